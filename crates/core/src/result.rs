@@ -1,0 +1,260 @@
+//! The result of `oio run`: one self-describing JSON document.
+//!
+//! Schema `oio.run`, version [`RUN_SCHEMA_VERSION`]; the JSON Schema is checked in at
+//! `schema/run.schema.json`. Paths scripts rely on: `summary.{read,write,total}.iops`,
+//! `.bytes_per_sec`, `.latency_ns.{mean,p50,p90,p99,p999,max}`, `summary.total.outstanding_mean`
+//! and `intervals[]` with the same fields per interval. Latencies are in nanoseconds, rates per
+//! second, sizes in bytes. A latency field is `null` when no I/O of that kind completed: zero
+//! would be a lie.
+
+use crate::histogram::{LatencyHistogram, LatencySummary, SparseHistogram};
+use crate::host::HostInfo;
+use crate::workload::Workload;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Schema name of run results.
+pub const RUN_SCHEMA: &str = "oio.run";
+/// Schema version of run results; bumped on any incompatible change.
+pub const RUN_SCHEMA_VERSION: u32 = 1;
+
+/// Everything one `oio run` measured, and the conditions it measured under.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Always [`RUN_SCHEMA`].
+    pub schema: String,
+    /// [`RUN_SCHEMA_VERSION`] of the writer.
+    pub schema_version: u32,
+    /// Version of oio that wrote this.
+    pub oio_version: String,
+    /// When the measured phase started, RFC 3339 UTC.
+    pub timestamp: String,
+    /// True when the run stopped before its configured time (Ctrl-C, I/O errors).
+    pub partial: bool,
+    /// "completed", "interrupted" or "errors".
+    pub stop_reason: String,
+    /// The command line as given.
+    pub command: Vec<String>,
+    /// The workload as it ran, after command-line overrides.
+    pub workload: Workload,
+    /// Run options as they took effect.
+    pub options: RunOptions,
+    /// The machine.
+    pub host: HostInfo,
+    /// Where the I/O went.
+    pub targets: Vec<TargetInfo>,
+    /// The engine and the kernel features it used.
+    pub engine: EngineInfo,
+    /// Length of the measured phase in seconds (excludes ramp).
+    pub duration_s: f64,
+    /// Totals over the measured phase.
+    pub summary: Summary,
+    /// Totals per stream (one entry per workload stream).
+    pub streams: Vec<StreamSummary>,
+    /// One entry per interval (default 1 s) of the measured phase.
+    pub intervals: Vec<Interval>,
+    /// CPU the generator used.
+    pub cpu: CpuUsage,
+    /// I/O errors, counted by kind.
+    pub errors: ErrorSummary,
+    /// Things the reader should know when interpreting the numbers.
+    pub warnings: Vec<String>,
+}
+
+/// Options that shaped the run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunOptions {
+    /// Measured time requested, seconds.
+    pub time_s: f64,
+    /// Warm-up before measuring, seconds.
+    pub ramp_s: f64,
+    /// Interval length of the series, seconds.
+    pub interval_s: f64,
+    /// Engine asked for ("auto", "io_uring", "sync", "null").
+    pub engine_requested: String,
+    /// O_DIRECT (true) or page cache (false).
+    pub direct: bool,
+    /// Seed of the offset and size generators.
+    pub seed: u64,
+    /// False when latency was not timed (to measure the cost of timing).
+    pub latency_tracking: bool,
+}
+
+/// Facts about one target.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TargetInfo {
+    /// Path as given.
+    pub path: String,
+    /// Role the target was bound to ("" for the default role).
+    pub role: String,
+    /// "file" or "block".
+    pub kind: String,
+    /// True when oio created (and filled) the file.
+    pub created_by_oio: bool,
+    /// Size used, bytes.
+    pub size_bytes: u64,
+    /// The block device underneath (for a file, the device holding its filesystem).
+    pub device: Option<DeviceInfo>,
+    /// Filesystem holding a file target.
+    pub filesystem: Option<FilesystemInfo>,
+}
+
+/// Block-layer facts from /sys/block.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    /// Kernel name (sda, nvme0n1, vda, loop0).
+    pub name: String,
+    /// Whole-disk name when `name` is a partition.
+    pub parent: Option<String>,
+    /// Vendor and model as the device reports them.
+    pub model: Option<String>,
+    /// Active I/O scheduler.
+    pub scheduler: Option<String>,
+    /// Block layer request queue size (`queue/nr_requests`).
+    pub nr_requests: Option<u64>,
+    /// Device queue depth (`device/queue_depth`, SCSI/SATA), when the driver exposes it.
+    pub queue_depth: Option<u64>,
+    /// Spinning disk (true) or not.
+    pub rotational: Option<bool>,
+    /// Logical sector size, bytes.
+    pub logical_block_size: Option<u64>,
+    /// Physical sector size, bytes.
+    pub physical_block_size: Option<u64>,
+    /// Largest request the block layer sends, KiB.
+    pub max_sectors_kb: Option<u64>,
+    /// Device size, bytes.
+    pub size_bytes: Option<u64>,
+}
+
+/// The filesystem a file lives on.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct FilesystemInfo {
+    /// Type (ext4, xfs, tmpfs, overlay…).
+    #[serde(rename = "type")]
+    pub fs_type: String,
+    /// Mount point.
+    pub mount_point: String,
+    /// Mount source (device or pseudo name).
+    pub source: String,
+    /// Mount options.
+    pub options: String,
+}
+
+/// The engine that ran the I/O.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct EngineInfo {
+    /// "io_uring", "sync" or "null".
+    pub name: String,
+    /// Features in use (e.g. "registered_buffers", "registered_files", "single_issuer").
+    pub features: Vec<String>,
+    /// Why this engine was chosen, when it was not the one asked for.
+    pub notice: Option<String>,
+}
+
+/// Totals for reads, writes and both.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Summary {
+    /// Reads.
+    pub read: DirStats,
+    /// Writes.
+    pub write: DirStats,
+    /// Reads and writes together.
+    pub total: DirStats,
+    /// Outstanding I/O the workload asked for (closed loop).
+    pub configured_outstanding: u32,
+}
+
+/// Totals for one stream.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct StreamSummary {
+    /// Stream name.
+    pub name: String,
+    /// Its totals.
+    pub summary: Summary,
+}
+
+/// One interval of the series.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Interval {
+    /// End of the interval, seconds since the measured phase began.
+    pub t_s: f64,
+    /// Length of the interval, seconds (the last may be shorter).
+    pub duration_s: f64,
+    /// Reads.
+    pub read: DirStats,
+    /// Writes.
+    pub write: DirStats,
+    /// Both.
+    pub total: DirStats,
+}
+
+/// Counters and latency for one direction over a period.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct DirStats {
+    /// I/Os completed.
+    pub ios: u64,
+    /// Bytes transferred.
+    pub bytes: u64,
+    /// I/Os per second.
+    pub iops: f64,
+    /// Bytes per second.
+    pub bytes_per_sec: f64,
+    /// Mean I/O size, bytes (null without I/O).
+    pub mean_io_bytes: Option<f64>,
+    /// Latency from submission to completion, ns.
+    pub latency_ns: LatencySummary,
+    /// Mean I/Os in flight by Little's law (IOPS × mean latency).
+    pub outstanding_mean: f64,
+    /// The latency histogram (summaries only; intervals carry none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<SparseHistogram>,
+}
+
+impl DirStats {
+    /// Builds the stats of `ios` I/Os and `bytes` over `secs` seconds with their latencies.
+    pub fn from_parts(
+        ios: u64,
+        bytes: u64,
+        hist: &LatencyHistogram,
+        secs: f64,
+        with_histogram: bool,
+    ) -> DirStats {
+        let per_sec = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
+        let iops = per_sec(ios);
+        let latency_ns = hist.summary();
+        DirStats {
+            ios,
+            bytes,
+            iops,
+            bytes_per_sec: per_sec(bytes),
+            mean_io_bytes: (ios > 0).then(|| bytes as f64 / ios as f64),
+            outstanding_mean: iops * latency_ns.mean.unwrap_or(0.0) / 1e9,
+            latency_ns,
+            histogram: (with_histogram && !hist.is_empty()).then(|| hist.to_sparse()),
+        }
+    }
+}
+
+/// CPU time the generator used during the measured phase.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct CpuUsage {
+    /// User CPU seconds of the whole oio process.
+    pub user_s: f64,
+    /// System CPU seconds of the whole oio process (includes the kernel's I/O submission work).
+    pub system_s: f64,
+    /// (user + system) per completed I/O, ns.
+    pub ns_per_io: Option<f64>,
+    /// (user + system) / wall time: cores kept busy.
+    pub cores_busy: f64,
+}
+
+/// I/O errors by kind.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ErrorSummary {
+    /// Failed I/Os (not counted in the statistics).
+    pub count: u64,
+    /// Count per error kind (errno name or "short_transfer").
+    pub by_kind: BTreeMap<String, u64>,
+    /// The first error in words, with offset and target.
+    pub first: Option<String>,
+}

@@ -1,0 +1,550 @@
+//! Workloads: what to run, independent of where it runs.
+//!
+//! A workload is a name and one or more streams. Several streams run at once (the "I/O
+//! blender"); each has its own read share, size mix per direction, randomness, alignment,
+//! region and load. The file format is TOML:
+//!
+//! ```toml
+//! name = "tempdb"
+//! description = "seed 002: SQL Server tempdb on a SAN"
+//!
+//! [[stream]]
+//! read_pct = 2
+//! read_bs = "64k:68,8k:32"
+//! write_bs = "64k:83,512:17"
+//! random_pct = 100
+//! outstanding = 600
+//! ```
+
+use crate::sizemix::SizeMix;
+use crate::units::{format_size, parse_size, Bytes};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::Path;
+
+/// A named set of streams.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workload {
+    /// Short name, shown in reports.
+    pub name: String,
+    /// What this workload models and where it comes from.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// The streams; all run at the same time.
+    #[serde(rename = "stream")]
+    pub streams: Vec<Stream>,
+}
+
+/// One stream of I/O: a mix, a region and a load.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stream {
+    /// Name, unique within the workload.
+    #[serde(default = "default_stream_name")]
+    pub name: String,
+    /// Target role this stream uses (bound on the command line with `--target ROLE=PATH,...`).
+    /// Without it the stream uses the targets given without a role.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// Share of I/Os that are reads, 0–100 (by count).
+    pub read_pct: Percent,
+    /// Size mix for both directions, unless `read_bs`/`write_bs` say otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bs: Option<SizeMix>,
+    /// Size mix of reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_bs: Option<SizeMix>,
+    /// Size mix of writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_bs: Option<SizeMix>,
+    /// Share of I/Os at random offsets, 0–100; the rest continue sequentially.
+    #[serde(default = "hundred")]
+    pub random_pct: Percent,
+    /// Offsets are multiples of this (default: the smallest size in the mixes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub align: Option<Bytes>,
+    /// The part of each target this stream touches.
+    #[serde(default, skip_serializing_if = "Region::is_whole")]
+    pub region: Region,
+    /// Closed loop: I/Os kept in flight, in total over the stream's workers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outstanding: Option<u32>,
+    /// Threads that issue this stream's I/O; `outstanding` is divided among them.
+    #[serde(default = "one")]
+    pub workers: u32,
+    /// Stripe unit when the stream's role has several targets (default 1m).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stripe: Option<Bytes>,
+}
+
+fn default_stream_name() -> String {
+    "main".into()
+}
+fn hundred() -> Percent {
+    Percent(100.0)
+}
+fn one() -> u32 {
+    1
+}
+
+/// How a stream decides when to issue I/O.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Load {
+    /// Keep this many I/Os in flight (closed loop): a new I/O starts when one completes.
+    Closed {
+        /// I/Os in flight over all workers of the stream.
+        outstanding: u32,
+    },
+}
+
+impl Stream {
+    /// Size mix of reads, falling back to `bs`.
+    pub fn read_mix(&self) -> Option<&SizeMix> {
+        self.read_bs.as_ref().or(self.bs.as_ref())
+    }
+
+    /// Size mix of writes, falling back to `bs`.
+    pub fn write_mix(&self) -> Option<&SizeMix> {
+        self.write_bs.as_ref().or(self.bs.as_ref())
+    }
+
+    /// The mixes that will actually be used (a direction with 0 % share is ignored).
+    fn used_mixes(&self) -> impl Iterator<Item = &SizeMix> {
+        let r = (self.read_pct.0 > 0.0).then(|| self.read_mix()).flatten();
+        let w = (self.read_pct.0 < 100.0)
+            .then(|| self.write_mix())
+            .flatten();
+        r.into_iter().chain(w)
+    }
+
+    /// Largest I/O this stream issues.
+    pub fn max_io(&self) -> u64 {
+        self.used_mixes().map(SizeMix::max).max().unwrap_or(0)
+    }
+
+    /// Offset alignment in bytes.
+    pub fn alignment(&self) -> u64 {
+        self.align
+            .map(|a| a.0)
+            .unwrap_or_else(|| self.used_mixes().map(SizeMix::min).min().unwrap_or(4096))
+    }
+
+    /// Stripe unit over several targets.
+    pub fn stripe_unit(&self) -> u64 {
+        self.stripe.map(|s| s.0).unwrap_or(1 << 20)
+    }
+
+    /// The load model.
+    pub fn load(&self) -> Load {
+        Load::Closed {
+            outstanding: self.outstanding.unwrap_or(1),
+        }
+    }
+
+    /// Checks the rules that involve several fields; returns what is wrong.
+    pub fn check(&self) -> Result<(), String> {
+        if self.read_pct.0 > 0.0 && self.read_mix().is_none() {
+            return Err(format!(
+                "stream '{}': read_pct is {} but there is no read size: add read_bs = \"8k\" (or bs)",
+                self.name, self.read_pct
+            ));
+        }
+        if self.read_pct.0 < 100.0 && self.write_mix().is_none() {
+            return Err(format!(
+                "stream '{}': read_pct is {} so {} % are writes, but there is no write size: add write_bs = \"8k\" (or bs)",
+                self.name,
+                self.read_pct,
+                100.0 - self.read_pct.0
+            ));
+        }
+        match self.outstanding {
+            None => {
+                return Err(format!(
+                    "stream '{}': missing outstanding (I/Os kept in flight), e.g. outstanding = 32",
+                    self.name
+                ))
+            }
+            Some(0) => return Err(format!("stream '{}': outstanding must be at least 1", self.name)),
+            Some(n) if n > 65536 => {
+                return Err(format!("stream '{}': outstanding {n} is more than 65536", self.name))
+            }
+            Some(n) if self.workers > n => {
+                return Err(format!(
+                    "stream '{}': {} workers cannot share {n} outstanding I/Os; use workers <= outstanding",
+                    self.name, self.workers
+                ))
+            }
+            _ => {}
+        }
+        if self.workers == 0 || self.workers > 1024 {
+            return Err(format!("stream '{}': workers must be 1 to 1024", self.name));
+        }
+        let align = self.alignment();
+        if align == 0 {
+            return Err(format!("stream '{}': align must be at least 1 byte", self.name));
+        }
+        if self.stripe_unit() < self.max_io() {
+            return Err(format!(
+                "stream '{}': stripe {} is smaller than the largest I/O {}",
+                self.name,
+                format_size(self.stripe_unit()),
+                format_size(self.max_io())
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Workload {
+    /// Checks every stream and the names.
+    pub fn check(&self) -> Result<(), String> {
+        if self.streams.is_empty() {
+            return Err("the workload has no [[stream]]".into());
+        }
+        for (i, s) in self.streams.iter().enumerate() {
+            s.check()?;
+            if self.streams[..i].iter().any(|o| o.name == s.name) {
+                return Err(format!("two streams are named '{}'; give each a unique name", s.name));
+            }
+        }
+        Ok(())
+    }
+
+    /// Total outstanding I/O configured over all closed-loop streams.
+    pub fn configured_outstanding(&self) -> u32 {
+        self.streams
+            .iter()
+            .map(|s| match s.load() {
+                Load::Closed { outstanding } => outstanding,
+            })
+            .sum()
+    }
+
+    /// Parses a workload from TOML text; `origin` names the file in errors.
+    pub fn from_toml(text: &str, origin: &str) -> Result<Workload, WorkloadError> {
+        let file: WorkloadFile = toml::from_str(text).map_err(|e| {
+            let (line, column) = e
+                .span()
+                .map(|s| line_col(text, s.start))
+                .unwrap_or((0, 0));
+            WorkloadError {
+                origin: origin.to_string(),
+                line,
+                column,
+                message: e.message().trim().to_string(),
+            }
+        })?;
+        let mut streams = Vec::with_capacity(file.stream.len());
+        for sp in file.stream {
+            let (line, column) = line_col(text, sp.span().start);
+            let stream = sp.into_inner();
+            stream.check().map_err(|message| WorkloadError {
+                origin: origin.to_string(),
+                line,
+                column,
+                message,
+            })?;
+            streams.push(stream);
+        }
+        let w = Workload {
+            name: file.name,
+            description: file.description,
+            streams,
+        };
+        w.check().map_err(|message| WorkloadError {
+            origin: origin.to_string(),
+            line: 1,
+            column: 1,
+            message,
+        })?;
+        Ok(w)
+    }
+
+    /// Reads and parses a workload file.
+    pub fn from_file(path: &Path) -> Result<Workload, WorkloadError> {
+        let text = std::fs::read_to_string(path).map_err(|e| WorkloadError {
+            origin: path.display().to_string(),
+            line: 0,
+            column: 0,
+            message: format!("cannot read the workload file: {e}"),
+        })?;
+        Workload::from_toml(&text, &path.display().to_string())
+    }
+
+    /// The workload as TOML, in the same format `from_toml` reads.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a workload always serializes to TOML")
+    }
+}
+
+/// The file as parsed, with the position of each stream kept for error messages.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WorkloadFile {
+    name: String,
+    #[serde(default)]
+    description: String,
+    stream: Vec<toml::Spanned<Stream>>,
+}
+
+/// 1-based line and column of a byte offset.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1;
+    (line, column)
+}
+
+/// A workload that could not be read, with where and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{origin}:{line}:{column}: {message}")]
+pub struct WorkloadError {
+    /// File name (or profile name) the text came from.
+    pub origin: String,
+    /// 1-based line, 0 when the file could not be read at all.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+    /// What was wrong and what was expected.
+    pub message: String,
+}
+
+/// A percentage 0–100.
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Default)]
+pub struct Percent(pub f64);
+
+impl fmt::Display for Percent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl Serialize for Percent {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.0.fract() == 0.0 {
+            s.serialize_u64(self.0 as u64)
+        } else {
+            s.serialize_f64(self.0)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Percent {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Percent;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a percentage from 0 to 100")
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Percent, E> {
+                if (0.0..=100.0).contains(&v) {
+                    Ok(Percent(v))
+                } else {
+                    Err(E::custom(format!("{v} is not a percentage from 0 to 100")))
+                }
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Percent, E> {
+                self.visit_f64(v as f64)
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Percent, E> {
+                self.visit_f64(v as f64)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A position or length in a target: bytes, or a percentage of the target's size.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Extent {
+    /// An exact number of bytes.
+    Bytes(u64),
+    /// A share of the target's size.
+    Percent(f64),
+}
+
+impl Extent {
+    /// Bytes for a target of `size` bytes.
+    pub fn resolve(self, size: u64) -> u64 {
+        match self {
+            Extent::Bytes(b) => b,
+            Extent::Percent(p) => (size as f64 * p / 100.0) as u64,
+        }
+    }
+}
+
+impl fmt::Display for Extent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Extent::Bytes(b) => f.write_str(&format_size(*b)),
+            Extent::Percent(p) => write!(f, "{p}%"),
+        }
+    }
+}
+
+impl std::str::FromStr for Extent {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        if let Some(p) = s.strip_suffix('%') {
+            let v: f64 = p
+                .trim()
+                .parse()
+                .map_err(|_| format!("'{s}' is not a percentage such as 50%"))?;
+            if !(0.0..=100.0).contains(&v) {
+                return Err(format!("'{s}' is not between 0% and 100%"));
+            }
+            return Ok(Extent::Percent(v));
+        }
+        parse_size(s).map(Extent::Bytes).map_err(|e| e.to_string())
+    }
+}
+
+impl Serialize for Extent {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Extent {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Extent;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a size such as \"1g\" or a percentage such as \"50%\"")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Extent, E> {
+                Ok(Extent::Bytes(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Extent, E> {
+                u64::try_from(v)
+                    .map(Extent::Bytes)
+                    .map_err(|_| E::custom("cannot be negative"))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Extent, E> {
+                v.parse().map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The part of a target a stream uses: `length` bytes from `offset`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Region {
+    /// Start, in bytes or percent of the target.
+    #[serde(default = "zero_extent")]
+    pub offset: Extent,
+    /// Length, in bytes or percent of the target (default: to the end).
+    #[serde(default = "whole_extent")]
+    pub length: Extent,
+}
+
+fn zero_extent() -> Extent {
+    Extent::Bytes(0)
+}
+fn whole_extent() -> Extent {
+    Extent::Percent(100.0)
+}
+
+impl Default for Region {
+    fn default() -> Self {
+        Region {
+            offset: zero_extent(),
+            length: whole_extent(),
+        }
+    }
+}
+
+impl Region {
+    /// True for the default, the whole target.
+    pub fn is_whole(&self) -> bool {
+        *self == Region::default()
+    }
+
+    /// Start and length in bytes on a target of `size` bytes, clipped to the target.
+    pub fn resolve(&self, size: u64) -> Result<(u64, u64), String> {
+        let off = self.offset.resolve(size);
+        if off >= size {
+            return Err(format!(
+                "region offset {} is beyond the end of the target ({} bytes)",
+                self.offset, size
+            ));
+        }
+        let len = self.length.resolve(size).min(size - off);
+        Ok((off, len))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEMPDB: &str = r#"
+name = "tempdb"
+[[stream]]
+read_pct = 2
+read_bs = "64k:68,8k:32"
+write_bs = "64k:83,512:17"
+outstanding = 600
+"#;
+
+    #[test]
+    fn parses_and_round_trips() {
+        let w = Workload::from_toml(TEMPDB, "t.toml").unwrap();
+        assert_eq!(w.streams[0].read_pct, Percent(2.0));
+        assert_eq!(w.streams[0].alignment(), 512);
+        assert_eq!(w.streams[0].max_io(), 65536);
+        assert_eq!(w.configured_outstanding(), 600);
+        let again = Workload::from_toml(&w.to_toml(), "again").unwrap();
+        assert_eq!(w, again);
+    }
+
+    #[test]
+    fn syntax_error_names_line_and_column() {
+        let text = "name = \"x\"\n[[stream]]\nread_pct = 2\nread_bs = 64k\n";
+        let e = Workload::from_toml(text, "bad.toml").unwrap_err();
+        assert_eq!((e.origin.as_str(), e.line), ("bad.toml", 4), "{e}");
+        assert!(e.column >= 10, "{e}");
+    }
+
+    #[test]
+    fn bad_value_is_located() {
+        let text = "name = \"x\"\n[[stream]]\nread_pct = 150\nbs = \"8k\"\noutstanding = 1\n";
+        let e = Workload::from_toml(text, "bad.toml").unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        assert!(e.message.contains("150"), "{e}");
+        let text = "name = \"x\"\n[[stream]]\nread_pct = 50\nbs = \"8q\"\noutstanding = 1\n";
+        let e = Workload::from_toml(text, "bad.toml").unwrap_err();
+        assert_eq!(e.line, 4, "{e}");
+        assert!(e.message.contains("expected"), "{e}");
+    }
+
+    #[test]
+    fn unknown_field_is_refused() {
+        let text = "name = \"x\"\n[[stream]]\nread_pct = 50\nbs = \"8k\"\nqd = 4\n";
+        let e = Workload::from_toml(text, "bad.toml").unwrap_err();
+        assert_eq!(e.line, 5, "{e}");
+        assert!(e.message.contains("unknown field"), "{e}");
+    }
+
+    #[test]
+    fn cross_field_error_points_at_the_stream() {
+        let text = "name = \"x\"\n\n[[stream]]\nread_pct = 50\nread_bs = \"8k\"\noutstanding = 4\n";
+        let e = Workload::from_toml(text, "bad.toml").unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        assert!(e.message.contains("write"), "{e}");
+    }
+
+    #[test]
+    fn regions_resolve() {
+        let r: Region = toml::from_str("offset = \"25%\"\nlength = \"1m\"").unwrap();
+        assert_eq!(r.resolve(8 << 20).unwrap(), (2 << 20, 1 << 20));
+        assert!(Region::default().resolve(0).is_err());
+        assert_eq!(Region::default().resolve(100).unwrap(), (0, 100));
+    }
+}
