@@ -7,6 +7,7 @@
 
 pub mod histogram;
 pub mod host;
+pub mod observation;
 pub mod profiles;
 pub mod result;
 pub mod sizemix;

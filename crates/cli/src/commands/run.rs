@@ -1,0 +1,390 @@
+//! `oio run`: run a workload (a profile, a file or inline flags) against targets.
+
+use crate::output::live::LiveLine;
+use crate::output::style;
+use crate::output::summary::write_summary;
+use crate::results::{result_file_name, write_json_atomic};
+use anyhow::{bail, Context};
+use clap::ValueEnum;
+use oio_core::profiles;
+use oio_core::units::{parse_duration, parse_size};
+use oio_core::workload::{Percent, Stream, Workload};
+use oio_core::SizeMix;
+use oio_engine::{EngineKind, RunPlan, TargetBinding, TargetOptions};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+/// File `oio run` uses when no target is given.
+pub const DEFAULT_TARGET: &str = "oio-testfile";
+/// Size of that file when oio creates it.
+pub const DEFAULT_SIZE: u64 = 1 << 30;
+/// Exit code of a run stopped by Ctrl-C (128 + SIGINT), after its partial result is written.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Arguments of `oio run`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  oio run                                   oltp-data profile on ./oio-testfile (1 GiB, created)
+  oio run --profile tempdb --time 60s /mnt/san/oio.dat --size 10G
+  oio run --rw randread --bs 4k --qd 32 --size 1G --time 30s ./t.dat
+  oio run --rw randrw --read-pct 70 --bs 64k:68,8k:32 --qd 16 /dev/nvme0n1   (reads only need no flag)
+  oio run -w log.toml --target log=/dev/sdb --target data=/dev/sdc,/dev/sdd")]
+pub struct Args {
+    /// Files or block devices; several are striped. Default: ./oio-testfile (created, 1 GiB).
+    #[arg(value_name = "TARGET")]
+    pub targets: Vec<PathBuf>,
+
+    /// Bind targets to a role named by streams (`target = "log"`): ROLE=PATH[,PATH...].
+    #[arg(long = "target", value_name = "ROLE=PATHS")]
+    pub roles: Vec<String>,
+
+    /// Workload file (TOML; see `oio profiles oltp-data` for the format).
+    #[arg(short = 'w', long, value_name = "FILE", conflicts_with_all = ["profile", "rw"])]
+    pub workload: Option<PathBuf>,
+
+    /// Built-in profile (`oio profiles` lists them). Default: oltp-data.
+    #[arg(short = 'p', long, value_name = "NAME", conflicts_with = "rw")]
+    pub profile: Option<String>,
+
+    /// Inline workload: the access pattern.
+    #[arg(long, value_enum, value_name = "PATTERN")]
+    pub rw: Option<Rw>,
+
+    /// I/O size or mix by count, e.g. 4k or 64k:68,8k:32 (both directions).
+    #[arg(long, value_name = "MIX")]
+    pub bs: Option<SizeMix>,
+
+    /// Read size mix (overrides --bs for reads).
+    #[arg(long, value_name = "MIX")]
+    pub read_bs: Option<SizeMix>,
+
+    /// Write size mix (overrides --bs for writes).
+    #[arg(long, value_name = "MIX")]
+    pub write_bs: Option<SizeMix>,
+
+    /// Share of reads in percent for --rw randrw/rw (default 50), or override of a profile's.
+    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
+    pub read_pct: Option<f64>,
+
+    /// Share of random offsets in percent (overrides the pattern or profile).
+    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
+    pub random_pct: Option<f64>,
+
+    /// Outstanding I/Os (queue depth) per stream, in total over its workers.
+    #[arg(long, value_name = "N")]
+    pub qd: Option<u32>,
+
+    /// Worker threads per stream.
+    #[arg(long, value_name = "N")]
+    pub workers: Option<u32>,
+
+    /// Size of the file to create, or the part of a file or device to use (e.g. 10G).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size_arg)]
+    pub size: Option<u64>,
+
+    /// Measured time.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration_arg)]
+    pub time: Duration,
+
+    /// Warm-up before the measured time (not counted).
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_duration_arg)]
+    pub ramp: Duration,
+
+    /// Length of each interval of the time series.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration_arg)]
+    pub interval: Duration,
+
+    /// I/O engine; auto uses io_uring and falls back to sync with a notice.
+    #[arg(long, value_enum, default_value_t = EngineArg::Auto, value_name = "ENGINE")]
+    pub engine: EngineArg,
+
+    /// Go through the page cache instead of O_DIRECT (needed on filesystems without O_DIRECT).
+    #[arg(long)]
+    pub buffered: bool,
+
+    /// Allow writing to files and block devices oio did not create.
+    #[arg(long)]
+    pub allow_overwrite: bool,
+
+    /// Allow writing to block devices that are partitioned, mounted or carry a signature.
+    #[arg(long)]
+    pub destroy_data: bool,
+
+    /// Directory for the result file.
+    #[arg(long, value_name = "DIR", default_value = "oio-results")]
+    pub out: PathBuf,
+
+    /// Print the result as JSON on stdout (and nothing else there).
+    #[arg(long)]
+    pub json: bool,
+
+    /// Seed for sizes, offsets and data (default: random, recorded in the result).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Do not time I/Os (measures what latency tracking costs).
+    #[arg(long, hide = true)]
+    pub no_latency: bool,
+}
+
+/// Access patterns for inline workloads (fio's names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Rw {
+    /// Sequential reads.
+    Read,
+    /// Sequential writes.
+    Write,
+    /// Random reads.
+    Randread,
+    /// Random writes.
+    Randwrite,
+    /// Random reads and writes (--read-pct, default 50).
+    Randrw,
+    /// Sequential reads and writes (--read-pct, default 50).
+    Rw,
+}
+
+/// Engines on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EngineArg {
+    /// io_uring if the kernel allows it, else sync.
+    Auto,
+    /// io_uring only.
+    #[value(name = "io_uring", alias = "io-uring", alias = "uring")]
+    IoUring,
+    /// Thread pool with pread/pwrite.
+    Sync,
+    /// No I/O: measures oio's own overhead.
+    Null,
+}
+
+fn parse_pct(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("'{s}' is not a percentage from 0 to 100"))?;
+    if (0.0..=100.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{v} is not a percentage from 0 to 100"))
+    }
+}
+
+fn parse_size_arg(s: &str) -> Result<u64, String> {
+    parse_size(s).map_err(|e| e.to_string())
+}
+
+fn parse_duration_arg(s: &str) -> Result<Duration, String> {
+    parse_duration(s).map_err(|e| e.to_string())
+}
+
+/// Set by Ctrl-C; the run stops, writes its partial result and exits 130.
+fn stop_flag() -> Arc<AtomicBool> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f = Arc::clone(&flag);
+        // A second Ctrl-C leaves at once.
+        let _ = ctrlc::set_handler(move || {
+            if f.swap(true, Ordering::SeqCst) {
+                std::process::exit(EXIT_INTERRUPTED as i32);
+            }
+        });
+        flag
+    })
+    .clone()
+}
+
+impl Args {
+    /// The workload after applying profile, file and flags.
+    pub fn workload(&self) -> anyhow::Result<Workload> {
+        let mut w = if let Some(path) = &self.workload {
+            Workload::from_file(path)?
+        } else if let Some(rw) = self.rw {
+            inline_workload(rw, self)?
+        } else {
+            let name = self.profile.as_deref().unwrap_or(profiles::DEFAULT_PROFILE);
+            profiles::profile(name).with_context(|| {
+                format!(
+                    "no built-in profile '{name}'; the profiles are: {}",
+                    profiles::names().collect::<Vec<_>>().join(", ")
+                )
+            })?
+        };
+        if self.rw.is_none() {
+            for s in &mut w.streams {
+                self.apply_overrides(s);
+            }
+        }
+        w.check().map_err(anyhow::Error::msg)?;
+        Ok(w)
+    }
+
+    fn apply_overrides(&self, s: &mut Stream) {
+        if let Some(b) = &self.bs {
+            s.bs = Some(b.clone());
+            s.read_bs = None;
+            s.write_bs = None;
+        }
+        if let Some(b) = &self.read_bs {
+            s.read_bs = Some(b.clone());
+        }
+        if let Some(b) = &self.write_bs {
+            s.write_bs = Some(b.clone());
+        }
+        if let Some(p) = self.read_pct {
+            s.read_pct = Percent(p);
+        }
+        if let Some(p) = self.random_pct {
+            s.random_pct = Percent(p);
+        }
+        if let Some(q) = self.qd {
+            s.outstanding = Some(q);
+        }
+        if let Some(n) = self.workers {
+            s.workers = n;
+        }
+        if self.bs.is_some() || self.read_bs.is_some() || self.write_bs.is_some() {
+            // The profile's alignment was chosen for its sizes, not the new ones.
+            s.align = None;
+        }
+    }
+
+    /// The run plan.
+    pub fn plan(&self) -> anyhow::Result<RunPlan> {
+        let workload = self.workload()?;
+        let mut bindings = Vec::new();
+        let default_used = self.targets.is_empty() && self.roles.is_empty();
+        if !self.targets.is_empty() || default_used {
+            let paths = if default_used {
+                vec![PathBuf::from(DEFAULT_TARGET)]
+            } else {
+                self.targets.clone()
+            };
+            bindings.push(TargetBinding {
+                role: String::new(),
+                paths,
+            });
+        }
+        for r in &self.roles {
+            let Some((role, paths)) = r.split_once('=') else {
+                bail!("--target '{r}': expected ROLE=PATH[,PATH...], e.g. --target log=/dev/sdb");
+            };
+            if role.is_empty() || paths.is_empty() {
+                bail!("--target '{r}': expected ROLE=PATH[,PATH...], e.g. --target log=/dev/sdb");
+            }
+            bindings.push(TargetBinding {
+                role: role.to_string(),
+                paths: paths.split(',').map(PathBuf::from).collect(),
+            });
+        }
+        let size = self.size.or(default_used.then_some(DEFAULT_SIZE));
+        Ok(RunPlan {
+            workload,
+            bindings,
+            target_options: TargetOptions {
+                write: false,
+                direct: !self.buffered,
+                size,
+                allow_overwrite: self.allow_overwrite,
+                destroy_data: self.destroy_data,
+                fill_seed: 0,
+            },
+            engine: match self.engine {
+                EngineArg::Auto => EngineKind::Auto,
+                EngineArg::IoUring => EngineKind::IoUring,
+                EngineArg::Sync => EngineKind::Sync,
+                EngineArg::Null => EngineKind::Null,
+            },
+            time: self.time,
+            ramp: self.ramp,
+            interval: self.interval,
+            seed: self.seed.unwrap_or_else(|| fastrand_seed()),
+            latency_tracking: !self.no_latency,
+        })
+    }
+}
+
+fn fastrand_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(std::process::id() as u64);
+    h.finish()
+}
+
+fn inline_workload(rw: Rw, a: &Args) -> anyhow::Result<Workload> {
+    let (read_pct, random_pct) = match rw {
+        Rw::Read => (100.0, 0.0),
+        Rw::Write => (0.0, 0.0),
+        Rw::Randread => (100.0, 100.0),
+        Rw::Randwrite => (0.0, 100.0),
+        Rw::Randrw => (a.read_pct.unwrap_or(50.0), 100.0),
+        Rw::Rw => (a.read_pct.unwrap_or(50.0), 0.0),
+    };
+    if a.read_pct.is_some() && !matches!(rw, Rw::Randrw | Rw::Rw) {
+        bail!("--read-pct goes with --rw randrw or --rw rw, not --rw {rw:?}");
+    }
+    let bs = a.bs.clone().unwrap_or_else(|| SizeMix::single(4096));
+    let name = format!(
+        "{}-{}",
+        format!("{rw:?}").to_lowercase(),
+        bs.to_string().replace([':', ','], "_")
+    );
+    Ok(Workload {
+        name,
+        description: String::new(),
+        streams: vec![Stream {
+            name: "main".into(),
+            target: None,
+            read_pct: Percent(read_pct),
+            bs: Some(bs),
+            read_bs: a.read_bs.clone(),
+            write_bs: a.write_bs.clone(),
+            random_pct: Percent(a.random_pct.unwrap_or(random_pct)),
+            align: None,
+            region: Default::default(),
+            outstanding: Some(a.qd.unwrap_or(32)),
+            workers: a.workers.unwrap_or(1),
+            stripe: None,
+        }],
+    })
+}
+
+/// Runs `oio run`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let plan = args.plan()?;
+    let stop = stop_flag();
+    let mut live = LiveLine::new();
+    let result = oio_engine::run(&plan, &mut live, stop);
+    live.finish();
+    let mut result = result?;
+    result.command = std::env::args().collect();
+
+    let name = result_file_name("run", &result.timestamp, &result.workload.name);
+    let saved = write_json_atomic(&args.out, &name, &result)?;
+    let saved_str = saved.display().to_string();
+
+    if args.json {
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut out, &result)?;
+        writeln!(out)?;
+        if let Some(n) = &result.engine.notice {
+            style::print_notice(n);
+        }
+        style::print_notice(&format!("result: {saved_str}"));
+    } else {
+        let mut out = anstream::stdout().lock();
+        write_summary(&mut out, &result, Some(&saved_str))?;
+    }
+    Ok(if result.stop_reason == "interrupted" {
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else if result.errors.count > 0 {
+        ExitCode::from(crate::EXIT_CHECK_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,39 @@
+//! The `oio` command line: glue between the measuring crates and the terminal.
+//!
+//! `main.rs` parses [`Cli`] and calls [`run`]; tests call [`run`] in process. Exit codes:
+//! 0 success; 1 the command finished but what it checked failed (I/O errors during a run, a
+//! failed consistency check); 2 bad usage or an error that stopped the command.
+
+pub mod cli;
+pub mod commands;
+pub mod output;
+pub mod results;
+
+pub use cli::{Cli, Command};
+
+use std::process::ExitCode;
+
+/// Exit code when the command finished but a check failed.
+pub const EXIT_CHECK_FAILED: u8 = 1;
+/// Exit code for usage and runtime errors.
+pub const EXIT_ERROR: u8 = 2;
+
+/// Runs one command line.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    output::style::set_color_choice(cli.color);
+    commands::dispatch(cli.command)
+}
+
+/// Prints an error chain the one way oio does and returns its exit code. A closed stdout
+/// (`oio run --json | head`) is not an error.
+pub fn report_error(err: &anyhow::Error) -> ExitCode {
+    for cause in err.chain() {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::BrokenPipe {
+                return ExitCode::SUCCESS;
+            }
+        }
+    }
+    output::style::print_error(&format!("{err:#}"));
+    ExitCode::from(EXIT_ERROR)
+}

@@ -1,0 +1,140 @@
+//! The terminal summary of a run: what ran where, a table per direction, and what the
+//! numbers cannot tell.
+
+use super::style::{DIM, HEAD, WARN};
+use oio_core::result::{DirStats, RunResult};
+use oio_core::units::{format_bytes, format_count, format_ns};
+use std::io::{self, Write};
+
+/// Writes the summary of `r`; `saved` is where the JSON went.
+pub fn write_summary(out: &mut dyn Write, r: &RunResult, saved: Option<&str>) -> io::Result<()> {
+    let targets: Vec<String> = r
+        .targets
+        .iter()
+        .map(|t| {
+            let mut s = format!("{} ({}, {}", t.path, t.kind, format_bytes(t.size_bytes as f64));
+            if let Some(fs) = &t.filesystem {
+                s.push_str(&format!(", {}", fs.fs_type));
+            }
+            if let Some(d) = &t.device {
+                s.push_str(&format!(" on {}", d.parent.as_deref().unwrap_or(&d.name)));
+                if let Some(m) = &d.model {
+                    s.push_str(&format!(" {m}"));
+                }
+            }
+            s.push(')');
+            s
+        })
+        .collect();
+    writeln!(
+        out,
+        "{HEAD}{}{HEAD:#} on {}",
+        r.workload.name,
+        targets.join(", ")
+    )?;
+    writeln!(
+        out,
+        "{DIM}{} engine [{}], {}, {:.1} s measured after {:.0} s ramp{}{DIM:#}",
+        r.engine.name,
+        r.engine.features.join(" "),
+        if r.options.direct { "O_DIRECT" } else { "buffered" },
+        r.duration_s,
+        r.options.ramp_s,
+        if r.partial {
+            format!(", PARTIAL ({})", r.stop_reason)
+        } else {
+            String::new()
+        }
+    )?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{HEAD}{:<7} {:>11} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}{HEAD:#}",
+        "", "IOPS", "MiB/s", "lat mean", "p50", "p90", "p99", "p99.9", "max", "QD"
+    )?;
+    let s = &r.summary;
+    let mut rows = vec![("read", &s.read), ("write", &s.write)];
+    if s.read.ios > 0 && s.write.ios > 0 {
+        rows.push(("total", &s.total));
+    }
+    for (name, d) in rows {
+        if d.ios == 0 {
+            continue;
+        }
+        row(out, name, d)?;
+    }
+    if s.total.ios == 0 {
+        writeln!(out, "(no I/O completed in the measured time)")?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "outstanding I/O: {:.1} on average by Little's law (IOPS × mean latency); configured {}",
+        s.total.outstanding_mean, s.configured_outstanding
+    )?;
+    if r.streams.len() > 1 {
+        for st in &r.streams {
+            writeln!(
+                out,
+                "  stream {:<12} {:>11} IOPS {:>9}/s  p99 {}",
+                st.name,
+                format_count(st.summary.total.iops),
+                format_bytes(st.summary.total.bytes_per_sec),
+                opt_ns(st.summary.total.latency_ns.p99)
+            )?;
+        }
+    }
+    if let Some(ns) = r.cpu.ns_per_io {
+        writeln!(
+            out,
+            "generator CPU: {} per I/O, {:.2} cores busy (user {:.2} s + system {:.2} s, whole process, ramp included)",
+            format_ns(ns),
+            r.cpu.cores_busy,
+            r.cpu.user_s,
+            r.cpu.system_s
+        )?;
+    }
+    writeln!(
+        out,
+        "{DIM}latency: submission to completion as oio saw it, ±1 % (log-linear histogram); percentiles from merged histograms{DIM:#}"
+    )?;
+    if r.errors.count > 0 {
+        let kinds: Vec<String> = r.errors.by_kind.iter().map(|(k, v)| format!("{k} ×{v}")).collect();
+        writeln!(
+            out,
+            "{WARN}I/O errors: {} ({}); first: {}{WARN:#}",
+            r.errors.count,
+            kinds.join(", "),
+            r.errors.first.as_deref().unwrap_or("-")
+        )?;
+    }
+    for w in &r.warnings {
+        writeln!(out, "{WARN}note:{WARN:#} {w}")?;
+    }
+    if let Some(p) = saved {
+        writeln!(out, "result: {p}")?;
+    }
+    Ok(())
+}
+
+fn opt_ns(v: Option<u64>) -> String {
+    v.map(|v| format_ns(v as f64)).unwrap_or_else(|| "-".into())
+}
+
+fn row(out: &mut dyn Write, name: &str, d: &DirStats) -> io::Result<()> {
+    let l = &d.latency_ns;
+    writeln!(
+        out,
+        "{:<7} {:>11} {:>11.1} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8.1}",
+        name,
+        format_count(d.iops),
+        d.bytes_per_sec / (1024.0 * 1024.0),
+        l.mean.map(format_ns).unwrap_or_else(|| "-".into()),
+        opt_ns(l.p50),
+        opt_ns(l.p90),
+        opt_ns(l.p99),
+        opt_ns(l.p999),
+        opt_ns(l.max),
+        d.outstanding_mean
+    )
+}

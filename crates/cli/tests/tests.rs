@@ -1,0 +1,1 @@
+//! Integration tests of the oio binary, one module per area.

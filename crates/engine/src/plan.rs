@@ -1,0 +1,209 @@
+//! A run plan: the workload, where each stream goes, and how long; resolved into per-worker
+//! assignments once the targets are open.
+
+use crate::engines::EngineKind;
+use crate::generator::{Extent, GeneratorSpec};
+use crate::target::TargetOptions;
+use oio_core::units::format_size;
+use oio_core::workload::{Load, Workload};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Targets bound to a role (`""` is the default role of streams that name none).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TargetBinding {
+    /// Role name used by streams (`target = "data"`).
+    pub role: String,
+    /// The files or devices; several are striped.
+    pub paths: Vec<PathBuf>,
+}
+
+/// Everything a run needs.
+#[derive(Clone, Debug)]
+pub struct RunPlan {
+    /// What to run.
+    pub workload: Workload,
+    /// Where.
+    pub bindings: Vec<TargetBinding>,
+    /// How to open targets (size, O_DIRECT, overwrite permissions).
+    pub target_options: TargetOptions,
+    /// Engine to use.
+    pub engine: EngineKind,
+    /// Measured time.
+    pub time: Duration,
+    /// Warm-up before measuring (not counted).
+    pub ramp: Duration,
+    /// Interval of the series.
+    pub interval: Duration,
+    /// Seed for sizes, offsets and data.
+    pub seed: u64,
+    /// Time every I/O (false only to measure what timing costs).
+    pub latency_tracking: bool,
+}
+
+/// What one worker thread does.
+#[derive(Clone, Debug)]
+pub struct WorkerAssignment {
+    /// Index of its stream in the workload.
+    pub stream: usize,
+    /// I/Os it keeps in flight.
+    pub depth: u32,
+    /// Largest I/O (buffer size).
+    pub buf_size: usize,
+    /// Indexes into the run's open targets, in the order of `gen.extents[].file`.
+    pub targets: Vec<usize>,
+    /// How it draws I/Os.
+    pub gen: GeneratorSpec,
+}
+
+/// A plan that cannot run as given.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct PlanError(pub String);
+
+impl RunPlan {
+    /// The paths a stream uses, from its role.
+    pub fn paths_for(&self, role: Option<&str>) -> Result<&[PathBuf], PlanError> {
+        let r = role.unwrap_or("");
+        self.bindings
+            .iter()
+            .find(|b| b.role == r)
+            .or_else(|| {
+                // A workload with roles still runs on a single unnamed target.
+                (self.bindings.len() == 1 && self.bindings[0].role.is_empty())
+                    .then(|| &self.bindings[0])
+            })
+            .map(|b| b.paths.as_slice())
+            .ok_or_else(|| {
+                PlanError(format!(
+                    "stream target role '{r}' is not bound to any path; give --target {r}=PATH[,PATH...]"
+                ))
+            })
+    }
+
+    /// Whether any stream that uses `path` writes.
+    pub fn writes_to(&self, path: &PathBuf) -> bool {
+        self.workload.streams.iter().any(|s| {
+            s.read_pct.0 < 100.0
+                && self
+                    .paths_for(s.target.as_deref())
+                    .map(|ps| ps.contains(path))
+                    .unwrap_or(false)
+        })
+    }
+
+    /// Splits every stream into workers over the open targets. `targets[i]` is
+    /// (path, size, O_DIRECT alignment) of open target `i`.
+    pub fn assign(
+        &self,
+        targets: &[(PathBuf, u64, u64)],
+    ) -> Result<Vec<WorkerAssignment>, PlanError> {
+        let mut out = Vec::new();
+        for (si, s) in self.workload.streams.iter().enumerate() {
+            let paths = self.paths_for(s.target.as_deref())?;
+            let idx: Vec<usize> = paths
+                .iter()
+                .map(|p| {
+                    targets
+                        .iter()
+                        .position(|(tp, _, _)| tp == p)
+                        .expect("every bound path was opened")
+                })
+                .collect();
+            let align = s.alignment();
+            let max_io = s.max_io();
+            let Load::Closed { outstanding } = s.load();
+            let workers = s.workers.min(outstanding).max(1);
+            let fr = |m: Option<&oio_core::SizeMix>| m.map(|m| m.fractions()).unwrap_or_default();
+            let read_sizes = fr(s.read_mix());
+            let write_sizes = fr(s.write_mix());
+            if self.target_options.direct {
+                for &ti in &idx {
+                    let (p, _, da) = &targets[ti];
+                    let bad = read_sizes
+                        .iter()
+                        .chain(&write_sizes)
+                        .map(|(b, _)| *b)
+                        .chain([align])
+                        .find(|v| v % da != 0);
+                    if let Some(v) = bad {
+                        return Err(PlanError(format!(
+                            "stream '{}': {} is not a multiple of {}'s {}-byte sector, which O_DIRECT requires; use sizes and align that are multiples of {da}, or --buffered",
+                            s.name,
+                            format_size(v),
+                            p.display(),
+                            da
+                        )));
+                    }
+                }
+            }
+            // Each target's region, aligned.
+            let mut regions = Vec::new();
+            for &ti in &idx {
+                let (p, size, _) = &targets[ti];
+                let (off, len) = s.region.resolve(*size).map_err(|e| {
+                    PlanError(format!("stream '{}' on {}: {e}", s.name, p.display()))
+                })?;
+                let start = off.div_ceil(align) * align;
+                let len = len.saturating_sub(start - off);
+                if len < max_io {
+                    return Err(PlanError(format!(
+                        "stream '{}': its region of {} holds {} bytes, less than its largest I/O ({}); give a larger --size or region",
+                        s.name,
+                        p.display(),
+                        len,
+                        format_size(max_io)
+                    )));
+                }
+                regions.push((start, len));
+            }
+            let sequential = s.random_pct.0 < 100.0;
+            for w in 0..workers {
+                let depth = outstanding / workers + u32::from(w < outstanding % workers);
+                let extents = idx
+                    .iter()
+                    .zip(&regions)
+                    .enumerate()
+                    .map(|(fi, (_, &(start, len)))| {
+                        // Sequential workers each take their own slice, as separate streams
+                        // would; random workers share the whole region.
+                        let slice = (len / workers as u64) / align * align;
+                        if sequential && workers > 1 && slice >= max_io {
+                            Extent {
+                                file: fi as u32,
+                                start: start + w as u64 * slice,
+                                len: slice,
+                            }
+                        } else {
+                            Extent {
+                                file: fi as u32,
+                                start,
+                                len,
+                            }
+                        }
+                    })
+                    .collect();
+                out.push(WorkerAssignment {
+                    stream: si,
+                    depth,
+                    buf_size: max_io as usize,
+                    targets: idx.clone(),
+                    gen: GeneratorSpec {
+                        read_frac: s.read_pct.0 / 100.0,
+                        read_sizes: read_sizes.clone(),
+                        write_sizes: write_sizes.clone(),
+                        random_frac: s.random_pct.0 / 100.0,
+                        align,
+                        stripe: s.stripe_unit(),
+                        extents,
+                        seed: self
+                            .seed
+                            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                            .wrapping_add((si as u64) << 32 | w as u64),
+                    },
+                });
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,686 @@
+//! The run: open targets, start workers, collect intervals, build the result.
+//!
+//! Each worker thread owns one engine and one generator and keeps its slots busy (closed
+//! loop). Time is read twice per batch, not per I/O: once before a batch is queued (the
+//! submit time of every I/O in it) and once after completions are reaped (their completion
+//! time), as fio's t/io_uring does. Latency is therefore submit-to-reap, which includes the
+//! time oio takes to notice a completion: never less than the truth. Workers accumulate
+//! per-interval counters and histograms and send each finished interval to the collector
+//! (this thread), which merges them; percentiles are read only from merged histograms.
+
+use crate::engines::null::NullEngine;
+use crate::engines::sync::SyncEngine;
+use crate::engines::uring::UringEngine;
+use crate::engines::{Dir, Engine, EngineError, EngineKind, EngineSetup, IoRequest};
+use crate::generator::{Generator, NextIo};
+use crate::plan::{PlanError, RunPlan, WorkerAssignment};
+use crate::target::{self, OpenTarget, TargetError, TargetOptions};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use oio_core::histogram::LatencyHistogram;
+use oio_core::host::HostInfo;
+use oio_core::result::{
+    CpuUsage, DirStats, EngineInfo, ErrorSummary, Interval, RunOptions, RunResult,
+    StreamSummary, Summary, RUN_SCHEMA, RUN_SCHEMA_VERSION,
+};
+use oio_core::units::format_size;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+/// Receives progress while a run goes on (the terminal's live line, or nothing).
+pub trait RunObserver {
+    /// A new target file is being filled.
+    fn filling(&mut self, _path: &Path, _done: u64, _total: u64) {}
+    /// Workers started; the ramp and then the measured time follow.
+    fn started(&mut self, _engine: &str, _ramp: Duration, _time: Duration) {}
+    /// Called a few times a second with the time since start and the last finished interval.
+    fn tick(&mut self, _elapsed: Duration, _last: Option<&Interval>) {}
+}
+
+/// An observer that ignores everything.
+pub struct Quiet;
+impl RunObserver for Quiet {}
+
+/// Why a run could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The plan does not fit the targets.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    /// A target could not be used.
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    /// An engine failed.
+    #[error("stream '{stream}': {source}")]
+    Engine {
+        /// Stream whose worker failed.
+        stream: String,
+        /// What failed.
+        source: EngineError,
+    },
+}
+
+/// Counters and latencies of one direction.
+#[derive(Clone, Default)]
+struct DirAcc {
+    ios: u64,
+    bytes: u64,
+    hist: LatencyHistogram,
+}
+
+impl DirAcc {
+    fn add(&mut self, o: &DirAcc) {
+        self.ios += o.ios;
+        self.bytes += o.bytes;
+        self.hist += &o.hist;
+    }
+}
+
+#[derive(Clone, Default)]
+struct DirPair {
+    read: DirAcc,
+    write: DirAcc,
+}
+
+impl DirPair {
+    fn add(&mut self, o: &DirPair) {
+        self.read.add(&o.read);
+        self.write.add(&o.write);
+    }
+    fn total(&self) -> DirAcc {
+        let mut t = self.read.clone();
+        t.add(&self.write);
+        t
+    }
+}
+
+#[derive(Default)]
+struct ErrorCounts {
+    by_kind: BTreeMap<String, u64>,
+    first: Option<String>,
+    count: u64,
+}
+
+enum Msg {
+    Interval {
+        stream: usize,
+        idx: u64,
+        end_ns: u64,
+        acc: Box<DirPair>,
+    },
+    Done {
+        engine: &'static str,
+        features: Vec<String>,
+        all_ios: u64,
+        end_ns: u64,
+        errors: ErrorCounts,
+    },
+    Failed {
+        stream: usize,
+        error: EngineError,
+    },
+}
+
+#[derive(Clone, Copy)]
+struct Timing {
+    epoch: Instant,
+    measure_start: u64,
+    end: u64,
+    interval: u64,
+}
+
+impl Timing {
+    #[inline]
+    fn now(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+}
+
+/// Runs a plan to completion (or until `stop` is set) and returns its result.
+pub fn run(
+    plan: &RunPlan,
+    observer: &mut dyn RunObserver,
+    stop: Arc<AtomicBool>,
+) -> Result<RunResult, RunError> {
+    plan.workload.check().map_err(PlanError)?;
+
+    // Open every bound path once, for writing only if some stream writes to it.
+    let mut paths: Vec<(PathBuf, String)> = Vec::new();
+    for s in &plan.workload.streams {
+        let role = s.target.clone().unwrap_or_default();
+        for p in plan.paths_for(s.target.as_deref())? {
+            if !paths.iter().any(|(q, _)| q == p) {
+                paths.push((p.clone(), role.clone()));
+            }
+        }
+    }
+    let mut targets: Vec<OpenTarget> = Vec::with_capacity(paths.len());
+    for (i, (p, role)) in paths.iter().enumerate() {
+        let opts = TargetOptions {
+            write: plan.writes_to(p),
+            fill_seed: plan.seed ^ (i as u64) << 48,
+            ..plan.target_options.clone()
+        };
+        targets.push(target::prepare(p, role, &opts, &mut |d, t| {
+            observer.filling(p, d, t)
+        })?);
+    }
+    let meta: Vec<(PathBuf, u64, u64)> = paths
+        .iter()
+        .zip(&targets)
+        .map(|((p, _), t)| (p.clone(), t.size, t.direct_align))
+        .collect();
+    let assignments = plan.assign(&meta)?;
+
+    let mut warnings = Vec::new();
+    let (engine, notice) = resolve_engine(plan.engine);
+    if let Some(n) = &notice {
+        warnings.push(n.clone());
+    }
+
+    let interval_ns = plan.interval.as_nanos().max(1_000_000) as u64;
+    let epoch = Instant::now();
+    let timing = Timing {
+        epoch,
+        measure_start: plan.ramp.as_nanos() as u64,
+        end: (plan.ramp + plan.time).as_nanos() as u64,
+        interval: interval_ns,
+    };
+    let started_wall = SystemTime::now() + plan.ramp;
+    let cpu_start = crate::sys::process_cpu();
+    let abort = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = crossbeam_channel::unbounded::<Msg>();
+
+    let mut handles = Vec::with_capacity(assignments.len());
+    for (wi, a) in assignments.iter().enumerate() {
+        let mut files = Vec::with_capacity(a.targets.len());
+        for &ti in &a.targets {
+            files.push(targets[ti].file.try_clone().map_err(|source| {
+                RunError::Target(TargetError::Io {
+                    path: paths[ti].0.clone(),
+                    what: "duplicating the file descriptor",
+                    source,
+                })
+            })?);
+        }
+        let target_paths: Vec<String> = a.targets.iter().map(|&ti| paths[ti].0.display().to_string()).collect();
+        let stream_name = plan.workload.streams[a.stream].name.clone();
+        let a = a.clone();
+        let (tx, stop, abort) = (tx.clone(), Arc::clone(&stop), Arc::clone(&abort));
+        let lat = plan.latency_tracking;
+        let seed = plan.seed;
+        let h = std::thread::Builder::new()
+            .name(format!("oio-worker-{wi}"))
+            .spawn(move || {
+                let setup = EngineSetup {
+                    depth: a.depth,
+                    buf_size: a.buf_size,
+                    files,
+                    fill_seed: seed ^ 0xD1B5_4A32_D192_ED03 ^ wi as u64,
+                };
+                let w = Worker {
+                    a: &a,
+                    t: timing,
+                    lat,
+                    stop: &stop,
+                    abort: &abort,
+                    tx: &tx,
+                    paths: &target_paths,
+                };
+                let r = match engine {
+                    EngineKind::Null => w.drive(NullEngine::new(&setup)),
+                    EngineKind::Sync => SyncEngine::new(setup).and_then(|e| w.drive(e)),
+                    _ => UringEngine::new(setup).and_then(|e| w.drive(e)),
+                };
+                if let Err(error) = r {
+                    abort.store(true, Ordering::Relaxed);
+                    let _ = tx.send(Msg::Failed {
+                        stream: a.stream,
+                        error,
+                    });
+                }
+            })
+            .map_err(|source| RunError::Engine {
+                stream: stream_name,
+                source: EngineError::Io {
+                    what: "starting a worker thread",
+                    source,
+                },
+            })?;
+        handles.push(h);
+    }
+    drop(tx);
+    observer.started(engine.name(), plan.ramp, plan.time);
+
+    let n_streams = plan.workload.streams.len();
+    let collected = collect(&rx, assignments.len(), n_streams, timing, observer, &stop);
+    for h in handles {
+        let _ = h.join();
+    }
+    let cpu_end = crate::sys::process_cpu();
+    let c = collected?;
+    if let Some((stream, error)) = c.failure {
+        return Err(RunError::Engine {
+            stream: plan.workload.streams[stream].name.clone(),
+            source: error,
+        });
+    }
+
+    // Build the result.
+    let measured_ns = c.end_ns.saturating_sub(timing.measure_start);
+    let secs = measured_ns as f64 / 1e9;
+    let summary_of = |p: &DirPair, configured: u32| Summary {
+        read: stats(&p.read, secs, true),
+        write: stats(&p.write, secs, true),
+        total: stats(&p.total(), secs, true),
+        configured_outstanding: configured,
+    };
+    let mut all = DirPair::default();
+    let mut streams = Vec::with_capacity(n_streams);
+    for (i, s) in plan.workload.streams.iter().enumerate() {
+        all.add(&c.streams[i]);
+        streams.push(StreamSummary {
+            name: s.name.clone(),
+            summary: summary_of(&c.streams[i], s.outstanding.unwrap_or(0)),
+        });
+    }
+    let summary = summary_of(&all, plan.workload.configured_outstanding());
+
+    let (user, sys) = (cpu_end.0 - cpu_start.0, cpu_end.1 - cpu_start.1);
+    let wall = c.end_ns.max(1) as f64 / 1e9;
+    let cpu = CpuUsage {
+        user_s: user,
+        system_s: sys,
+        ns_per_io: (c.all_ios > 0).then(|| (user + sys) * 1e9 / c.all_ios as f64),
+        cores_busy: (user + sys) / wall,
+    };
+
+    let stop_reason = if abort.load(Ordering::Relaxed) {
+        "errors"
+    } else if c.end_ns < timing.end {
+        "interrupted"
+    } else {
+        "completed"
+    };
+    if engine == EngineKind::Null {
+        warnings.push("null engine: no I/O reached any device; the latencies are oio's own overhead".into());
+    }
+    if !plan.target_options.direct {
+        warnings.push("buffered I/O (--buffered): reads may be served from the page cache and writes absorbed by it; the numbers describe the cache as much as the device".into());
+    }
+    if !plan.latency_tracking {
+        warnings.push("latency tracking was off: latency fields are empty".into());
+    }
+    let configured = summary.configured_outstanding as f64;
+    if engine != EngineKind::Null
+        && plan.latency_tracking
+        && summary.total.ios > 0
+        && summary.total.outstanding_mean < 0.8 * configured
+    {
+        warnings.push(format!(
+            "mean outstanding I/O by Little's law was {:.1}, below the configured {}: the generator, not the device, limited the queue",
+            summary.total.outstanding_mean, configured
+        ));
+    }
+    if c.errors.count > 0 {
+        warnings.push(format!("{} I/Os failed and are not counted in the statistics", c.errors.count));
+    }
+
+    Ok(RunResult {
+        schema: RUN_SCHEMA.into(),
+        schema_version: RUN_SCHEMA_VERSION,
+        oio_version: env!("CARGO_PKG_VERSION").into(),
+        timestamp: humantime::format_rfc3339_seconds(started_wall).to_string(),
+        partial: stop_reason != "completed",
+        stop_reason: stop_reason.into(),
+        command: Vec::new(),
+        workload: plan.workload.clone(),
+        options: RunOptions {
+            time_s: plan.time.as_secs_f64(),
+            ramp_s: plan.ramp.as_secs_f64(),
+            interval_s: interval_ns as f64 / 1e9,
+            engine_requested: plan.engine.name().into(),
+            direct: plan.target_options.direct,
+            seed: plan.seed,
+            latency_tracking: plan.latency_tracking,
+        },
+        host: HostInfo::detect(),
+        targets: targets.into_iter().map(|t| t.info).collect(),
+        engine: EngineInfo {
+            name: c.engine_name.unwrap_or(engine.name()).into(),
+            features: c.features,
+            notice,
+        },
+        duration_s: secs,
+        summary,
+        streams,
+        intervals: c.intervals,
+        cpu,
+        errors: ErrorSummary {
+            count: c.errors.count,
+            by_kind: c.errors.by_kind,
+            first: c.errors.first,
+        },
+        warnings,
+    })
+}
+
+fn stats(a: &DirAcc, secs: f64, hist: bool) -> DirStats {
+    DirStats::from_parts(a.ios, a.bytes, &a.hist, secs, hist)
+}
+
+/// Picks the engine, falling back from io_uring to sync with a notice under `auto`.
+fn resolve_engine(kind: EngineKind) -> (EngineKind, Option<String>) {
+    match kind {
+        EngineKind::Auto => match io_uring::IoUring::new(8) {
+            Ok(_) => (EngineKind::IoUring, None),
+            Err(e) => (
+                EngineKind::Sync,
+                Some(format!(
+                    "io_uring is unavailable ({e}; container seccomp profiles often block it): using the sync engine (a thread per outstanding I/O)"
+                )),
+            ),
+        },
+        k => (k, None),
+    }
+}
+
+struct Collected {
+    streams: Vec<DirPair>,
+    intervals: Vec<Interval>,
+    end_ns: u64,
+    all_ios: u64,
+    errors: ErrorCounts,
+    features: Vec<String>,
+    engine_name: Option<&'static str>,
+    failure: Option<(usize, EngineError)>,
+}
+
+struct Pending {
+    reported: usize,
+    end_ns: u64,
+    streams: Vec<DirPair>,
+}
+
+fn collect(
+    rx: &Receiver<Msg>,
+    workers: usize,
+    n_streams: usize,
+    t: Timing,
+    observer: &mut dyn RunObserver,
+    stop: &AtomicBool,
+) -> Result<Collected, RunError> {
+    let mut c = Collected {
+        streams: vec![DirPair::default(); n_streams],
+        intervals: Vec::new(),
+        end_ns: 0,
+        all_ios: 0,
+        errors: ErrorCounts::default(),
+        features: Vec::new(),
+        engine_name: None,
+        failure: None,
+    };
+    let mut pending: BTreeMap<u64, Pending> = BTreeMap::new();
+    let mut next = 0u64;
+    let mut done = 0usize;
+    let finalize = |c: &mut Collected, idx: u64, p: Pending| {
+        let start = t.measure_start + idx * t.interval;
+        let secs = p.end_ns.saturating_sub(start) as f64 / 1e9;
+        let mut all = DirPair::default();
+        for (i, s) in p.streams.iter().enumerate() {
+            all.add(s);
+            c.streams[i].add(s);
+        }
+        c.intervals.push(Interval {
+            t_s: p.end_ns.saturating_sub(t.measure_start) as f64 / 1e9,
+            duration_s: secs,
+            read: stats(&all.read, secs, false),
+            write: stats(&all.write, secs, false),
+            total: stats(&all.total(), secs, false),
+        });
+    };
+    while done < workers {
+        match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(Msg::Interval {
+                stream,
+                idx,
+                end_ns,
+                acc,
+            }) => {
+                let p = pending.entry(idx).or_insert_with(|| Pending {
+                    reported: 0,
+                    end_ns: 0,
+                    streams: vec![DirPair::default(); n_streams],
+                });
+                p.reported += 1;
+                p.end_ns = p.end_ns.max(end_ns);
+                p.streams[stream].add(&acc);
+                while pending.get(&next).is_some_and(|p| p.reported == workers) {
+                    let p = pending.remove(&next).expect("checked");
+                    finalize(&mut c, next, p);
+                    next += 1;
+                }
+            }
+            Ok(Msg::Done {
+                engine,
+                features,
+                all_ios,
+                end_ns,
+                errors,
+            }) => {
+                done += 1;
+                c.engine_name = Some(engine);
+                if c.features.is_empty() {
+                    c.features = features;
+                }
+                c.all_ios += all_ios;
+                c.end_ns = c.end_ns.max(end_ns);
+                c.errors.count += errors.count;
+                for (k, v) in errors.by_kind {
+                    *c.errors.by_kind.entry(k).or_default() += v;
+                }
+                if c.errors.first.is_none() {
+                    c.errors.first = errors.first;
+                }
+            }
+            Ok(Msg::Failed { stream, error }) => {
+                done += 1;
+                stop.store(true, Ordering::Relaxed);
+                if c.failure.is_none() {
+                    c.failure = Some((stream, error));
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        observer.tick(t.epoch.elapsed(), c.intervals.last());
+    }
+    // Workers that stopped early (Ctrl-C) may not have reported the last intervals.
+    for (idx, p) in std::mem::take(&mut pending) {
+        finalize(&mut c, idx, p);
+    }
+    Ok(c)
+}
+
+struct Worker<'a> {
+    a: &'a WorkerAssignment,
+    t: Timing,
+    lat: bool,
+    stop: &'a AtomicBool,
+    abort: &'a AtomicBool,
+    tx: &'a Sender<Msg>,
+    paths: &'a [String],
+}
+
+impl Worker<'_> {
+    /// The closed loop: keep every slot busy until the end, then drain.
+    fn drive<E: Engine>(&self, mut eng: E) -> Result<(), EngineError> {
+        let t = self.t;
+        let depth = self.a.depth as usize;
+        let mut gen = Generator::new(self.a.gen.clone());
+        let mut free: Vec<u32> = (0..self.a.depth).rev().collect();
+        let mut issued_at = vec![0u64; depth];
+        let mut what = vec![
+            NextIo {
+                dir: Dir::Read,
+                len: 0,
+                file: 0,
+                offset: 0
+            };
+            depth
+        ];
+        let mut comps = Vec::with_capacity(depth);
+        let mut cur = Box::<DirPair>::default();
+        let mut idx = 0u64;
+        let mut boundary = t.measure_start + t.interval;
+        let mut stopping = false;
+        let mut end_ns = t.end;
+        let mut all_ios = 0u64;
+        let mut ok_ios = 0u64;
+        let mut errors = ErrorCounts::default();
+        let wait = Some(Duration::from_millis(100));
+
+        loop {
+            if !stopping {
+                if !free.is_empty() {
+                    let now = if self.lat { t.now() } else { 0 };
+                    while let Some(slot) = free.pop() {
+                        let io = gen.next_io();
+                        what[slot as usize] = io;
+                        issued_at[slot as usize] = now;
+                        eng.queue(IoRequest {
+                            slot,
+                            file: io.file,
+                            dir: io.dir,
+                            offset: io.offset,
+                            len: io.len,
+                        })?;
+                    }
+                }
+            } else if eng.in_flight() == 0 {
+                break;
+            }
+            eng.submit_and_wait(1, wait)?;
+            comps.clear();
+            eng.reap(&mut comps);
+            let now = t.now();
+            if stopping {
+                continue;
+            }
+            // Close the intervals whose end has passed before counting this batch.
+            let cutoff = now.min(t.end);
+            while cutoff >= boundary {
+                self.send_interval(idx, boundary, std::mem::take(&mut cur));
+                idx += 1;
+                boundary += t.interval;
+            }
+            let counted = now >= t.measure_start && now < t.end;
+            for c in &comps {
+                let slot = c.slot as usize;
+                free.push(c.slot);
+                all_ios += 1;
+                let io = &what[slot];
+                if c.result != io.len as i32 {
+                    errors.record(c.result, io, self.paths);
+                    continue;
+                }
+                ok_ios += 1;
+                if !counted {
+                    continue;
+                }
+                let acc = match io.dir {
+                    Dir::Read => &mut cur.read,
+                    Dir::Write => &mut cur.write,
+                };
+                acc.ios += 1;
+                acc.bytes += io.len as u64;
+                if self.lat {
+                    acc.hist.record(now - issued_at[slot]);
+                }
+            }
+            if errors.count >= 100 && ok_ios == 0 {
+                // Every I/O fails: stop instead of spinning on errors.
+                self.abort.store(true, Ordering::Relaxed);
+            }
+            if now >= t.end || self.stop.load(Ordering::Relaxed) || self.abort.load(Ordering::Relaxed) {
+                stopping = true;
+                end_ns = now.min(t.end);
+                let interval_start = boundary - t.interval;
+                if end_ns > interval_start && end_ns > t.measure_start {
+                    self.send_interval(idx, end_ns, std::mem::take(&mut cur));
+                }
+            }
+        }
+        let _ = self.tx.send(Msg::Done {
+            engine: eng.name(),
+            features: eng.features(),
+            all_ios,
+            end_ns,
+            errors,
+        });
+        Ok(())
+    }
+
+    fn send_interval(&self, idx: u64, end_ns: u64, acc: Box<DirPair>) {
+        let _ = self.tx.send(Msg::Interval {
+            stream: self.a.stream,
+            idx,
+            end_ns,
+            acc,
+        });
+    }
+}
+
+impl ErrorCounts {
+    fn record(&mut self, result: i32, io: &NextIo, paths: &[String]) {
+        self.count += 1;
+        let kind = if result >= 0 {
+            "short_transfer".to_string()
+        } else {
+            errno_name(-result)
+        };
+        if self.first.is_none() {
+            let what = match io.dir {
+                Dir::Read => "read",
+                Dir::Write => "write",
+            };
+            let detail = if result >= 0 {
+                format!("transferred {result} of {} bytes", io.len)
+            } else {
+                format!("{kind} ({})", std::io::Error::from_raw_os_error(-result))
+            };
+            self.first = Some(format!(
+                "{what} of {} at offset {} on {}: {detail}",
+                format_size(io.len as u64),
+                io.offset,
+                paths.get(io.file as usize).map(String::as_str).unwrap_or("?"),
+            ));
+        }
+        *self.by_kind.entry(kind).or_default() += 1;
+    }
+}
+
+fn errno_name(e: i32) -> String {
+    let name = match e {
+        libc::EIO => "EIO",
+        libc::EINVAL => "EINVAL",
+        libc::ENOSPC => "ENOSPC",
+        libc::EBADF => "EBADF",
+        libc::EFAULT => "EFAULT",
+        libc::EAGAIN => "EAGAIN",
+        libc::ENXIO => "ENXIO",
+        libc::EROFS => "EROFS",
+        libc::EPERM => "EPERM",
+        libc::EACCES => "EACCES",
+        libc::EOPNOTSUPP => "EOPNOTSUPP",
+        libc::ETIMEDOUT => "ETIMEDOUT",
+        libc::ENODEV => "ENODEV",
+        libc::EOVERFLOW => "EOVERFLOW",
+        libc::ECANCELED => "ECANCELED",
+        libc::EINTR => "EINTR",
+        _ => return format!("errno {e}"),
+    };
+    name.to_string()
+}
