@@ -7,7 +7,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Writes `value` as pretty JSON to `dir/name` atomically and returns the path.
-pub fn write_json_atomic<T: Serialize>(dir: &Path, name: &str, value: &T) -> anyhow::Result<PathBuf> {
+pub fn write_json_atomic<T: Serialize>(
+    dir: &Path,
+    name: &str,
+    value: &T,
+) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("creating the results directory '{}'", dir.display()))?;
     let mut tmp = tempfile::Builder::new()
@@ -17,7 +21,9 @@ pub fn write_json_atomic<T: Serialize>(dir: &Path, name: &str, value: &T) -> any
         .with_context(|| format!("creating a temporary file in '{}'", dir.display()))?;
     serde_json::to_writer_pretty(&mut tmp, value).context("serializing the result")?;
     tmp.write_all(b"\n")?;
-    tmp.as_file().sync_data().context("syncing the result file")?;
+    tmp.as_file()
+        .sync_data()
+        .context("syncing the result file")?;
     // Never replace an earlier result: runs in the same second get a numbered name.
     let stem = name.strip_suffix(".json").unwrap_or(name);
     for n in 1.. {
@@ -40,10 +46,19 @@ pub fn write_json_atomic<T: Serialize>(dir: &Path, name: &str, value: &T) -> any
 
 /// A file name like `run-20261121T140502Z-oltp-data.json` from an RFC 3339 timestamp.
 pub fn result_file_name(kind: &str, timestamp: &str, label: &str) -> String {
-    let ts: String = timestamp.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    let ts: String = timestamp
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
     let label: String = label
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     format!("{kind}-{ts}-{label}.json")
 }

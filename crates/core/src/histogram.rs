@@ -224,7 +224,16 @@ mod tests {
     fn relative_error_is_within_one_percent() {
         let mut h = LatencyHistogram::new();
         // A value per decade position; each single-sample quantile must be within 1 %.
-        for v in [1u64, 7, 93, 1_234, 56_789, 987_654, 12_345_678, 3_000_000_000] {
+        for v in [
+            1u64,
+            7,
+            93,
+            1_234,
+            56_789,
+            987_654,
+            12_345_678,
+            3_000_000_000,
+        ] {
             h.clear();
             h.record(v);
             h.record(v);

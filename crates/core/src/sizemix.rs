@@ -78,7 +78,11 @@ impl SizeMix {
     /// Mean I/O size in bytes, weighted by I/O count.
     pub fn mean(&self) -> f64 {
         let total: f64 = self.0.iter().map(|s| s.weight).sum();
-        self.0.iter().map(|s| s.bytes as f64 * s.weight).sum::<f64>() / total
+        self.0
+            .iter()
+            .map(|s| s.bytes as f64 * s.weight)
+            .sum::<f64>()
+            / total
     }
 
     /// Each share as a fraction of the total weight (sums to 1).

@@ -59,7 +59,7 @@ pub fn parse_size(input: &str) -> Result<u64, SizeError> {
 pub fn format_size(bytes: u64) -> String {
     for (shift, unit) in [(40, "t"), (30, "g"), (20, "m"), (10, "k")] {
         let m = 1u64 << shift;
-        if bytes >= m && bytes % m == 0 {
+        if bytes >= m && bytes.is_multiple_of(m) {
             return format!("{}{unit}", bytes / m);
         }
     }
@@ -112,7 +112,7 @@ pub fn format_count(v: f64) -> String {
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

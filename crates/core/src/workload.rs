@@ -182,7 +182,10 @@ impl Stream {
         }
         let align = self.alignment();
         if align == 0 {
-            return Err(format!("stream '{}': align must be at least 1 byte", self.name));
+            return Err(format!(
+                "stream '{}': align must be at least 1 byte",
+                self.name
+            ));
         }
         if self.stripe_unit() < self.max_io() {
             return Err(format!(
@@ -205,7 +208,10 @@ impl Workload {
         for (i, s) in self.streams.iter().enumerate() {
             s.check()?;
             if self.streams[..i].iter().any(|o| o.name == s.name) {
-                return Err(format!("two streams are named '{}'; give each a unique name", s.name));
+                return Err(format!(
+                    "two streams are named '{}'; give each a unique name",
+                    s.name
+                ));
             }
         }
         Ok(())
@@ -224,10 +230,7 @@ impl Workload {
     /// Parses a workload from TOML text; `origin` names the file in errors.
     pub fn from_toml(text: &str, origin: &str) -> Result<Workload, WorkloadError> {
         let file: WorkloadFile = toml::from_str(text).map_err(|e| {
-            let (line, column) = e
-                .span()
-                .map(|s| line_col(text, s.start))
-                .unwrap_or((0, 0));
+            let (line, column) = e.span().map(|s| line_col(text, s.start)).unwrap_or((0, 0));
             WorkloadError {
                 origin: origin.to_string(),
                 line,

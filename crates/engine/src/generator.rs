@@ -249,7 +249,15 @@ mod tests {
 
     #[test]
     fn sequential_io_follows_on_and_wraps() {
-        let mut s = spec(1.0, 0.0, vec![Extent { file: 0, start: 0, len: 1 << 20 }]);
+        let mut s = spec(
+            1.0,
+            0.0,
+            vec![Extent {
+                file: 0,
+                start: 0,
+                len: 1 << 20,
+            }],
+        );
         s.read_sizes = vec![(65536, 1.0)];
         let mut g = Generator::new(s);
         let offs: Vec<u64> = (0..18).map(|_| g.next_io().offset).collect();
@@ -260,20 +268,32 @@ mod tests {
 
     #[test]
     fn striping_round_robins_over_targets() {
-        let extents = (0..3).map(|f| Extent { file: f, start: 0, len: 4 << 20 }).collect();
+        let extents = (0..3)
+            .map(|f| Extent {
+                file: f,
+                start: 0,
+                len: 4 << 20,
+            })
+            .collect();
         let mut s = spec(1.0, 0.0, extents);
         s.read_sizes = vec![(1 << 20, 1.0)];
         let mut g = Generator::new(s);
-        let ios: Vec<(u32, u64)> = (0..7).map(|_| {
-            let io = g.next_io();
-            (io.file, io.offset)
-        }).collect();
+        let ios: Vec<(u32, u64)> = (0..7)
+            .map(|_| {
+                let io = g.next_io();
+                (io.file, io.offset)
+            })
+            .collect();
         assert_eq!(ios[..4], [(0, 0), (1, 0), (2, 0), (0, 1 << 20)]);
     }
 
     #[test]
     fn the_same_seed_gives_the_same_ios() {
-        let e = vec![Extent { file: 0, start: 0, len: 1 << 30 }];
+        let e = vec![Extent {
+            file: 0,
+            start: 0,
+            len: 1 << 30,
+        }];
         let mut a = Generator::new(spec(0.5, 0.5, e.clone()));
         let mut b = Generator::new(spec(0.5, 0.5, e));
         for _ in 0..1000 {

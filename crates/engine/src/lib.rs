@@ -7,11 +7,11 @@
 #![deny(missing_docs)]
 
 pub mod engines;
-pub mod target;
-pub mod sys;
 pub mod generator;
 pub mod plan;
 pub mod runner;
+pub mod sys;
+pub mod target;
 
 pub use engines::{Dir, Engine, EngineKind};
 pub use plan::{RunPlan, TargetBinding};

@@ -39,6 +39,8 @@ pub struct RunPlan {
     pub seed: u64,
     /// Time every I/O (false only to measure what timing costs).
     pub latency_tracking: bool,
+    /// Stop after this many I/Os in total (divided among workers), or at the end of `time`.
+    pub io_limit: Option<u64>,
 }
 
 /// What one worker thread does.

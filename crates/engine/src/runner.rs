@@ -19,8 +19,8 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use oio_core::histogram::LatencyHistogram;
 use oio_core::host::HostInfo;
 use oio_core::result::{
-    CpuUsage, DirStats, EngineInfo, ErrorSummary, Interval, RunOptions, RunResult,
-    StreamSummary, Summary, RUN_SCHEMA, RUN_SCHEMA_VERSION,
+    CpuUsage, DirStats, EngineInfo, ErrorSummary, Interval, RunOptions, RunResult, StreamSummary,
+    Summary, RUN_SCHEMA, RUN_SCHEMA_VERSION,
 };
 use oio_core::units::format_size;
 use std::collections::BTreeMap;
@@ -205,12 +205,20 @@ pub fn run(
                 })
             })?);
         }
-        let target_paths: Vec<String> = a.targets.iter().map(|&ti| paths[ti].0.display().to_string()).collect();
+        let target_paths: Vec<String> = a
+            .targets
+            .iter()
+            .map(|&ti| paths[ti].0.display().to_string())
+            .collect();
         let stream_name = plan.workload.streams[a.stream].name.clone();
         let a = a.clone();
         let (tx, stop, abort) = (tx.clone(), Arc::clone(&stop), Arc::clone(&abort));
         let lat = plan.latency_tracking;
         let seed = plan.seed;
+        let n = assignments.len() as u64;
+        let quota = plan
+            .io_limit
+            .map(|l| l / n + u64::from((wi as u64) < l % n));
         let h = std::thread::Builder::new()
             .name(format!("oio-worker-{wi}"))
             .spawn(move || {
@@ -222,6 +230,7 @@ pub fn run(
                 };
                 let w = Worker {
                     a: &a,
+                    quota,
                     t: timing,
                     lat,
                     stop: &stop,
@@ -255,6 +264,7 @@ pub fn run(
     observer.started(engine.name(), plan.ramp, plan.time);
 
     let n_streams = plan.workload.streams.len();
+    let stop_requested = Arc::clone(&stop);
     let collected = collect(&rx, assignments.len(), n_streams, timing, observer, &stop);
     for h in handles {
         let _ = h.join();
@@ -299,13 +309,15 @@ pub fn run(
 
     let stop_reason = if abort.load(Ordering::Relaxed) {
         "errors"
-    } else if c.end_ns < timing.end {
+    } else if stop_requested.load(Ordering::Relaxed) {
         "interrupted"
     } else {
         "completed"
     };
     if engine == EngineKind::Null {
-        warnings.push("null engine: no I/O reached any device; the latencies are oio's own overhead".into());
+        warnings.push(
+            "null engine: no I/O reached any device; the latencies are oio's own overhead".into(),
+        );
     }
     if !plan.target_options.direct {
         warnings.push("buffered I/O (--buffered): reads may be served from the page cache and writes absorbed by it; the numbers describe the cache as much as the device".into());
@@ -325,7 +337,10 @@ pub fn run(
         ));
     }
     if c.errors.count > 0 {
-        warnings.push(format!("{} I/Os failed and are not counted in the statistics", c.errors.count));
+        warnings.push(format!(
+            "{} I/Os failed and are not counted in the statistics",
+            c.errors.count
+        ));
     }
 
     Ok(RunResult {
@@ -506,6 +521,7 @@ fn collect(
 
 struct Worker<'a> {
     a: &'a WorkerAssignment,
+    quota: Option<u64>,
     t: Timing,
     lat: bool,
     stop: &'a AtomicBool,
@@ -536,6 +552,8 @@ impl Worker<'_> {
         let mut idx = 0u64;
         let mut boundary = t.measure_start + t.interval;
         let mut stopping = false;
+        let mut issued = 0u64;
+        let quota = self.quota.unwrap_or(u64::MAX);
         let mut end_ns = t.end;
         let mut all_ios = 0u64;
         let mut ok_ios = 0u64;
@@ -544,9 +562,20 @@ impl Worker<'_> {
 
         loop {
             if !stopping {
-                if !free.is_empty() {
+                if issued >= quota && eng.in_flight() == 0 {
+                    // The I/O count is done: this is the end of the measurement.
+                    end_ns = t.now().min(t.end);
+                    let interval_start = boundary - t.interval;
+                    if end_ns > interval_start && end_ns > t.measure_start {
+                        self.send_interval(idx, end_ns, std::mem::take(&mut cur));
+                    }
+                    break;
+                }
+                if !free.is_empty() && issued < quota {
                     let now = if self.lat { t.now() } else { 0 };
-                    while let Some(slot) = free.pop() {
+                    while issued < quota {
+                        let Some(slot) = free.pop() else { break };
+                        issued += 1;
                         let io = gen.next_io();
                         what[slot as usize] = io;
                         issued_at[slot as usize] = now;
@@ -604,7 +633,10 @@ impl Worker<'_> {
                 // Every I/O fails: stop instead of spinning on errors.
                 self.abort.store(true, Ordering::Relaxed);
             }
-            if now >= t.end || self.stop.load(Ordering::Relaxed) || self.abort.load(Ordering::Relaxed) {
+            if now >= t.end
+                || self.stop.load(Ordering::Relaxed)
+                || self.abort.load(Ordering::Relaxed)
+            {
                 stopping = true;
                 end_ns = now.min(t.end);
                 let interval_start = boundary - t.interval;
@@ -655,7 +687,10 @@ impl ErrorCounts {
                 "{what} of {} at offset {} on {}: {detail}",
                 format_size(io.len as u64),
                 io.offset,
-                paths.get(io.file as usize).map(String::as_str).unwrap_or("?"),
+                paths
+                    .get(io.file as usize)
+                    .map(String::as_str)
+                    .unwrap_or("?"),
             ));
         }
         *self.by_kind.entry(kind).or_default() += 1;

@@ -126,6 +126,10 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
+    /// Stop after this many I/Os in total (or at the end of --time, whichever comes first).
+    #[arg(long, value_name = "N")]
+    pub ios: Option<u64>,
+
     /// Do not time I/Os (measures what latency tracking costs).
     #[arg(long, hide = true)]
     pub no_latency: bool,
@@ -305,6 +309,7 @@ impl Args {
             interval: self.interval,
             seed: self.seed.unwrap_or_else(|| fastrand_seed()),
             latency_tracking: !self.no_latency,
+            io_limit: self.ios,
         })
     }
 }

@@ -45,11 +45,15 @@ impl RunObserver for LiveLine {
         if !self.filling {
             self.filling = true;
             self.bar.set_style(
-                ProgressStyle::with_template("{msg} {wide_bar} {bytes}/{total_bytes} ({bytes_per_sec})")
-                    .expect("valid template"),
+                ProgressStyle::with_template(
+                    "{msg} {wide_bar} {bytes}/{total_bytes} ({bytes_per_sec})",
+                )
+                .expect("valid template"),
             );
-            self.bar
-                .set_message(format!("filling {} with incompressible data", path.display()));
+            self.bar.set_message(format!(
+                "filling {} with incompressible data",
+                path.display()
+            ));
             self.bar.set_length(total);
         }
         self.bar.set_position(done);
@@ -58,7 +62,8 @@ impl RunObserver for LiveLine {
     fn started(&mut self, engine: &str, ramp: Duration, time: Duration) {
         self.ramp = ramp;
         self.time = time;
-        self.bar.set_style(ProgressStyle::with_template("{msg}").expect("valid template"));
+        self.bar
+            .set_style(ProgressStyle::with_template("{msg}").expect("valid template"));
         self.bar.set_message(format!("starting ({engine})"));
         self.bar.set_length(0);
         self.bar.set_position(0);

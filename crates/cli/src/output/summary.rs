@@ -12,7 +12,12 @@ pub fn write_summary(out: &mut dyn Write, r: &RunResult, saved: Option<&str>) ->
         .targets
         .iter()
         .map(|t| {
-            let mut s = format!("{} ({}, {}", t.path, t.kind, format_bytes(t.size_bytes as f64));
+            let mut s = format!(
+                "{} ({}, {}",
+                t.path,
+                t.kind,
+                format_bytes(t.size_bytes as f64)
+            );
             if let Some(fs) = &t.filesystem {
                 s.push_str(&format!(", {}", fs.fs_type));
             }
@@ -37,7 +42,11 @@ pub fn write_summary(out: &mut dyn Write, r: &RunResult, saved: Option<&str>) ->
         "{DIM}{} engine [{}], {}, {:.1} s measured after {:.0} s ramp{}{DIM:#}",
         r.engine.name,
         r.engine.features.join(" "),
-        if r.options.direct { "O_DIRECT" } else { "buffered" },
+        if r.options.direct {
+            "O_DIRECT"
+        } else {
+            "buffered"
+        },
         r.duration_s,
         r.options.ramp_s,
         if r.partial {
@@ -99,7 +108,12 @@ pub fn write_summary(out: &mut dyn Write, r: &RunResult, saved: Option<&str>) ->
         "{DIM}latency: submission to completion as oio saw it, ±1 % (log-linear histogram); percentiles from merged histograms{DIM:#}"
     )?;
     if r.errors.count > 0 {
-        let kinds: Vec<String> = r.errors.by_kind.iter().map(|(k, v)| format!("{k} ×{v}")).collect();
+        let kinds: Vec<String> = r
+            .errors
+            .by_kind
+            .iter()
+            .map(|(k, v)| format!("{k} ×{v}"))
+            .collect();
         writeln!(
             out,
             "{WARN}I/O errors: {} ({}); first: {}{WARN:#}",

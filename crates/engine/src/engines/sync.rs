@@ -107,7 +107,10 @@ impl Engine for SyncEngine {
     }
 
     fn features(&self) -> Vec<String> {
-        vec![format!("threads={}", self.threads.len()), "pread_pwrite".into()]
+        vec![
+            format!("threads={}", self.threads.len()),
+            "pread_pwrite".into(),
+        ]
     }
 
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {

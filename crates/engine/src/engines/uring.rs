@@ -150,7 +150,9 @@ fn build_ring(entries: u32, features: &mut Vec<String>) -> Result<IoUring, Engin
             Err(e) => last = Some(e),
         }
     }
-    Err(EngineError::Unavailable(last.expect("at least one attempt")))
+    Err(EngineError::Unavailable(
+        last.expect("at least one attempt"),
+    ))
 }
 
 /// Builds the entry for a request with either a registered or a plain file descriptor.

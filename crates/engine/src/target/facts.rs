@@ -48,7 +48,10 @@ fn unescape_octal(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
             let v = (b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0');
             out.push(v);
             i += 4;
@@ -65,7 +68,13 @@ pub fn filesystem_of(path: &Path) -> Option<(FilesystemInfo, (u32, u32))> {
     let canon = fs::canonicalize(path)
         .or_else(|_| {
             path.parent()
-                .map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p })
+                .map(|p| {
+                    if p.as_os_str().is_empty() {
+                        Path::new(".")
+                    } else {
+                        p
+                    }
+                })
                 .map(fs::canonicalize)
                 .unwrap_or_else(|| Ok(PathBuf::from("/")))
         })
@@ -115,15 +124,20 @@ pub fn device_info(dev: (u32, u32)) -> Option<DeviceInfo> {
     let name = block_name(dev)?;
     let dir = sys_dir(&name);
     let parent = if dir.join("partition").exists() {
-        fs::canonicalize(&dir)
-            .ok()
-            .and_then(|p| p.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()))
+        fs::canonicalize(&dir).ok().and_then(|p| {
+            p.parent()
+                .and_then(|p| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+        })
     } else {
         None
     };
     let disk = sys_dir(parent.as_deref().unwrap_or(&name));
     let q = disk.join("queue");
-    let model = match (read_trim(disk.join("device/vendor")), read_trim(disk.join("device/model"))) {
+    let model = match (
+        read_trim(disk.join("device/vendor")),
+        read_trim(disk.join("device/model")),
+    ) {
         (Some(v), Some(m)) => Some(format!("{v} {m}")),
         (None, Some(m)) => Some(m),
         _ => read_trim(disk.join("dm/name")).map(|n| format!("device-mapper {n}")),

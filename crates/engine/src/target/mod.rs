@@ -88,7 +88,10 @@ pub enum TargetError {
     },
 }
 
-fn io_err<'a>(path: &'a Path, what: &'static str) -> impl FnOnce(std::io::Error) -> TargetError + 'a {
+fn io_err<'a>(
+    path: &'a Path,
+    what: &'static str,
+) -> impl FnOnce(std::io::Error) -> TargetError + 'a {
     move |source| TargetError::Io {
         path: path.to_path_buf(),
         what,
@@ -296,14 +299,16 @@ fn create_filled(
         e
     };
     if fresh {
-        rustix::fs::fsetxattr(&f, CREATED_XATTR, b"1", rustix::fs::XattrFlags::empty())
-            .map_err(|e| {
+        rustix::fs::fsetxattr(&f, CREATED_XATTR, b"1", rustix::fs::XattrFlags::empty()).map_err(
+            |e| {
                 cleanup(TargetError::Io {
                     path: path.into(),
-                    what: "marking the file as created by oio (extended attribute user.oio.created)",
+                    what:
+                        "marking the file as created by oio (extended attribute user.oio.created)",
                     source: e.into(),
                 })
-            })?;
+            },
+        )?;
     }
     f.seek(SeekFrom::Start(from))
         .map_err(|e| cleanup(io_err(path, "seeking")(e)))?;
@@ -381,8 +386,13 @@ mod tests {
     #[test]
     fn a_missing_file_needs_a_size() {
         let dir = tempfile::tempdir().unwrap();
-        let e = prepare(&dir.path().join("nope"), "", &opts(false, None), &mut |_, _| {})
-            .unwrap_err();
+        let e = prepare(
+            &dir.path().join("nope"),
+            "",
+            &opts(false, None),
+            &mut |_, _| {},
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("--size"), "{e}");
     }
 }

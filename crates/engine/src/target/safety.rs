@@ -38,7 +38,9 @@ pub fn inspect(file: &File, name: &str, dev: (u32, u32), size: u64) -> Vec<Strin
     }
     if let Ok(swaps) = fs::read_to_string("/proc/swaps") {
         for line in swaps.lines().skip(1) {
-            let Some(path) = line.split_whitespace().next() else { continue };
+            let Some(path) = line.split_whitespace().next() else {
+                continue;
+            };
             if let Ok(md) = fs::metadata(path) {
                 use std::os::unix::fs::MetadataExt;
                 let d = (rustix::fs::major(md.rdev()), rustix::fs::minor(md.rdev()));
@@ -93,7 +95,11 @@ pub fn signatures(file: &File, size: u64) -> Vec<String> {
     }
     // Filesystems and volume formats.
     let checks: &[(usize, &[u8], &str)] = &[
-        (1080, &[0x53, 0xEF], "an ext2/ext3/ext4 filesystem signature"),
+        (
+            1080,
+            &[0x53, 0xEF],
+            "an ext2/ext3/ext4 filesystem signature",
+        ),
         (0, b"XFSB", "an XFS filesystem signature"),
         (65600, b"_BHRfS_M", "a btrfs filesystem signature"),
         (3, b"NTFS    ", "an NTFS filesystem signature"),
@@ -101,7 +107,11 @@ pub fn signatures(file: &File, size: u64) -> Vec<String> {
         (82, b"FAT32   ", "a FAT32 filesystem signature"),
         (0, b"LUKS\xba\xbe", "a LUKS encryption header"),
         (0, b"hsqs", "a squashfs signature"),
-        (1024, &[0x10, 0x20, 0xF5, 0xF2], "an F2FS filesystem signature"),
+        (
+            1024,
+            &[0x10, 0x20, 0xF5, 0xF2],
+            "an F2FS filesystem signature",
+        ),
         (32769, b"CD001", "an ISO 9660 signature"),
         (4086, b"SWAPSPACE2", "a swap signature"),
     ];
@@ -167,13 +177,19 @@ mod tests {
     #[test]
     fn known_signatures_are_named() {
         let f = image(&[(1080, &[0x53, 0xEF])]);
-        assert_eq!(signatures(&f, 2 << 20), vec!["an ext2/ext3/ext4 filesystem signature"]);
+        assert_eq!(
+            signatures(&f, 2 << 20),
+            vec!["an ext2/ext3/ext4 filesystem signature"]
+        );
         let f = image(&[(512, b"EFI PART")]);
         assert_eq!(signatures(&f, 2 << 20), vec!["a GPT partition table"]);
         let f = image(&[(510, &[0x55, 0xAA]), (446 + 4, &[0x83])]);
         assert_eq!(signatures(&f, 2 << 20), vec!["a DOS (MBR) partition table"]);
         let f = image(&[(512, b"LABELONE"), (536, b"LVM2 001")]);
-        assert_eq!(signatures(&f, 2 << 20), vec!["an LVM2 physical volume label"]);
+        assert_eq!(
+            signatures(&f, 2 << 20),
+            vec!["an LVM2 physical volume label"]
+        );
         let f = image(&[(4096, &0xa92b4efcu32.to_le_bytes())]);
         assert_eq!(signatures(&f, 2 << 20), vec!["a Linux MD RAID superblock"]);
     }
