@@ -42,3 +42,12 @@ pub fn num(v: &Value, pointer: &str) -> f64 {
         .and_then(Value::as_f64)
         .unwrap_or_else(|| panic!("no number at {pointer}"))
 }
+
+/// Tests that need io_uring hold this for reading; the test that disables io_uring
+/// machine-wide (to check the fallback) holds it for writing.
+pub static IO_URING: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// Holds the io_uring lock for reading.
+pub fn uses_io_uring() -> std::sync::RwLockReadGuard<'static, ()> {
+    IO_URING.read().unwrap_or_else(|e| e.into_inner())
+}

@@ -1,4 +1,4 @@
-use crate::common::{num, oio, run_json, scratch};
+use crate::common::{num, oio, run_json, scratch, uses_io_uring, IO_URING};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -76,6 +76,7 @@ fn null_engine_honours_read_share_and_size_mix() {
 
 #[test]
 fn every_engine_does_the_same_ios_for_the_same_seed() {
+    let _uring = uses_io_uring();
     let d = scratch();
     let mut seen = Vec::new();
     for engine in ["null", "sync", "io_uring"] {
@@ -130,6 +131,7 @@ fn every_engine_does_the_same_ios_for_the_same_seed() {
 
 #[test]
 fn io_uring_reports_its_features_and_real_latency() {
+    let _uring = uses_io_uring();
     let d = scratch();
     let v = run_json(
         d.path(),
@@ -236,6 +238,7 @@ fn the_result_file_is_written_atomically_and_matches_stdout() {
 
 #[test]
 fn the_default_run_uses_the_oltp_profile_on_a_file_here() {
+    let _uring = uses_io_uring();
     let d = scratch();
     let out = oio()
         .current_dir(d.path())
@@ -332,4 +335,54 @@ fn bad_flags_are_refused_with_the_expected_form() {
         "nothing created on a usage error"
     );
     assert!(!d.path().join("oio-results").exists());
+}
+
+/// Restores the io_uring sysctl when dropped.
+struct Sysctl {
+    path: &'static str,
+    old: String,
+}
+
+impl Drop for Sysctl {
+    fn drop(&mut self) {
+        let _ = std::fs::write(self.path, &self.old);
+    }
+}
+
+#[test]
+fn auto_falls_back_to_sync_when_the_kernel_refuses_io_uring() {
+    let _all = IO_URING.write().unwrap_or_else(|e| e.into_inner());
+    let path = "/proc/sys/kernel/io_uring_disabled";
+    let Ok(old) = std::fs::read_to_string(path) else {
+        eprintln!("skipping: {path} does not exist (kernel older than 6.6)");
+        return;
+    };
+    if std::fs::write(path, "2").is_err() {
+        eprintln!("skipping: cannot write {path} (not root?)");
+        return;
+    }
+    let _restore = Sysctl { path, old };
+    let d = scratch();
+    let v = run_json(
+        d.path(),
+        &[
+            "run", "--rw", "randread", "--qd", "4", "--time", "300ms", "--ramp", "0", "--size",
+            "4M", "a.dat",
+        ],
+    );
+    assert_eq!(v["engine"]["name"], "sync");
+    let notice = v["engine"]["notice"].as_str().unwrap_or_default();
+    assert!(notice.contains("io_uring is unavailable"), "{notice}");
+    assert!(num(&v, "/summary/read/ios") > 0.0);
+    // Forcing io_uring fails with a message that names it.
+    let out = oio()
+        .current_dir(d.path())
+        .args([
+            "run", "--engine", "io_uring", "--rw", "randread", "--time", "300ms", "--ramp", "0",
+            "a.dat",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("io_uring"));
 }

@@ -1,9 +1,10 @@
-use crate::common::{oio, scratch};
+use crate::common::{oio, scratch, uses_io_uring};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 #[test]
 fn an_existing_file_is_not_overwritten_without_the_flag() {
+    let _uring = uses_io_uring();
     let d = scratch();
     let p = d.path().join("precious.db");
     std::fs::write(&p, vec![42u8; 1 << 20]).unwrap();
@@ -137,6 +138,7 @@ fn rustix_is_root() -> bool {
 
 #[test]
 fn block_devices_with_data_are_refused_and_named() {
+    let _uring = uses_io_uring();
     if !can_use_loop_devices() {
         return;
     }

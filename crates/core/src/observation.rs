@@ -164,18 +164,20 @@ impl DirCounters {
 
     /// Mean I/O size, falling back to bytes per second divided by IOPS.
     pub fn mean_size(&self) -> Option<f64> {
-        self.mean_io_bytes.or_else(|| match (self.bytes_per_sec, self.iops) {
-            (Some(b), Some(n)) if n > 0.0 => Some(b / n),
-            _ => None,
-        })
+        self.mean_io_bytes
+            .or_else(|| match (self.bytes_per_sec, self.iops) {
+                (Some(b), Some(n)) if n > 0.0 => Some(b / n),
+                _ => None,
+            })
     }
 
     /// Bytes per second, falling back to IOPS × mean size.
     pub fn throughput(&self) -> Option<f64> {
-        self.bytes_per_sec.or_else(|| match (self.iops, self.mean_io_bytes) {
+        let derived = match (self.iops, self.mean_io_bytes) {
             (Some(n), Some(s)) => Some(n * s),
             _ => None,
-        })
+        };
+        self.bytes_per_sec.or(derived)
     }
 }
 
@@ -302,8 +304,12 @@ mod tests {
         assert_eq!(back, o);
         assert_eq!(back.devices[0].intervals[0].read.mean_size(), Some(4096.0));
         let bad = text.replace("oio.observation", "oio.run");
-        assert!(Observation::from_json(&bad).unwrap_err().contains("not an observation"));
+        assert!(Observation::from_json(&bad)
+            .unwrap_err()
+            .contains("not an observation"));
         let newer = text.replace("\"schema_version\":1", "\"schema_version\":99");
-        assert!(Observation::from_json(&newer).unwrap_err().contains("newer"));
+        assert!(Observation::from_json(&newer)
+            .unwrap_err()
+            .contains("newer"));
     }
 }

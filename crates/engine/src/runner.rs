@@ -85,6 +85,14 @@ struct DirPair {
 }
 
 impl DirPair {
+    #[inline]
+    fn record(&mut self, dir: Dir, latency_ns: u64, n: u64) {
+        match dir {
+            Dir::Read => self.read.hist.record_n(latency_ns, n),
+            Dir::Write => self.write.hist.record_n(latency_ns, n),
+        }
+    }
+
     fn add(&mut self, o: &DirPair) {
         self.read.add(&o.read);
         self.write.add(&o.write);
@@ -606,6 +614,9 @@ impl Worker<'_> {
                 boundary += t.interval;
             }
             let counted = now >= t.measure_start && now < t.end;
+            // I/Os queued in one batch and reaped in one batch have the same latency: record
+            // each run of equal values once (histogram `record_n`), which keeps timing cheap.
+            let mut run: Option<(Dir, u64, u64)> = None;
             for c in &comps {
                 let slot = c.slot as usize;
                 free.push(c.slot);
@@ -626,8 +637,19 @@ impl Worker<'_> {
                 acc.ios += 1;
                 acc.bytes += io.len as u64;
                 if self.lat {
-                    acc.hist.record(now - issued_at[slot]);
+                    let lat = now - issued_at[slot];
+                    match &mut run {
+                        Some((d, l, n)) if *d == io.dir && *l == lat => *n += 1,
+                        _ => {
+                            if let Some((d, l, n)) = run.replace((io.dir, lat, 1)) {
+                                cur.record(d, l, n);
+                            }
+                        }
+                    }
                 }
+            }
+            if let Some((d, l, n)) = run {
+                cur.record(d, l, n);
             }
             if errors.count >= 100 && ok_ios == 0 {
                 // Every I/O fails: stop instead of spinning on errors.

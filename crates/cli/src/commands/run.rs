@@ -307,7 +307,7 @@ impl Args {
             time: self.time,
             ramp: self.ramp,
             interval: self.interval,
-            seed: self.seed.unwrap_or_else(|| fastrand_seed()),
+            seed: self.seed.unwrap_or_else(fastrand_seed),
             latency_tracking: !self.no_latency,
             io_limit: self.ios,
         })

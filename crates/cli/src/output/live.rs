@@ -44,6 +44,7 @@ impl RunObserver for LiveLine {
     fn filling(&mut self, path: &Path, done: u64, total: u64) {
         if !self.filling {
             self.filling = true;
+            self.bar.set_length(total);
             self.bar.set_style(
                 ProgressStyle::with_template(
                     "{msg} {wide_bar} {bytes}/{total_bytes} ({bytes_per_sec})",

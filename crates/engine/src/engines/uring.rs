@@ -124,9 +124,12 @@ impl UringEngine {
     }
 }
 
+/// Ring set-up flags by name, and how to ask for them.
+type RingFlags = (&'static [&'static str], fn(&mut io_uring::Builder));
+
 /// Tries the fastest ring set-up first and drops flags the kernel refuses.
 fn build_ring(entries: u32, features: &mut Vec<String>) -> Result<IoUring, EngineError> {
-    let attempts: [(&[&str], fn(&mut io_uring::Builder)); 3] = [
+    let attempts: [RingFlags; 3] = [
         (&["single_issuer", "defer_taskrun", "coop_taskrun"], |b| {
             b.setup_single_issuer()
                 .setup_defer_taskrun()

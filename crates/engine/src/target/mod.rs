@@ -228,17 +228,12 @@ pub fn prepare(
         oo.custom_flags(libc::O_DIRECT);
     }
     let file = oo.open(path).map_err(|e| {
-        if opts.direct && e.raw_os_error() == Some(libc::EINVAL) {
-            TargetError::DirectUnsupported {
-                path: path.into(),
-                fs: filesystem
-                    .as_ref()
-                    .map(|f| f.fs_type.clone())
-                    .unwrap_or_else(|| "target's".into()),
-            }
-        } else {
-            io_err(path, "opening")(e)
-        }
+        open_error(
+            path,
+            e,
+            opts.direct,
+            filesystem.as_ref().map(|f| f.fs_type.as_str()),
+        )
     })?;
 
     Ok(OpenTarget {
@@ -255,6 +250,19 @@ pub fn prepare(
             filesystem,
         },
     })
+}
+
+/// Turns a failed open into an error that says what to do: EINVAL with O_DIRECT means the
+/// filesystem refuses direct I/O (tmpfs before Linux 6.6, some FUSE filesystems).
+fn open_error(path: &Path, e: std::io::Error, direct: bool, fs: Option<&str>) -> TargetError {
+    if direct && e.raw_os_error() == Some(libc::EINVAL) {
+        TargetError::DirectUnsupported {
+            path: path.into(),
+            fs: fs.unwrap_or("target's").to_string(),
+        }
+    } else {
+        io_err(path, "opening")(e)
+    }
 }
 
 fn is_marked(path: &Path) -> bool {
@@ -381,6 +389,25 @@ mod tests {
         // Not grown without being ours.
         let e = prepare(&p, "", &opts(false, Some(1 << 20)), &mut |_, _| {}).unwrap_err();
         assert!(e.to_string().contains("does not grow"), "{e}");
+    }
+
+    #[test]
+    fn o_direct_refusal_suggests_buffered() {
+        let e = open_error(
+            Path::new("/dev/shm/x"),
+            std::io::Error::from_raw_os_error(libc::EINVAL),
+            true,
+            Some("tmpfs"),
+        );
+        let msg = e.to_string();
+        assert!(msg.contains("tmpfs") && msg.contains("--buffered"), "{msg}");
+        let e = open_error(
+            Path::new("/x"),
+            std::io::Error::from_raw_os_error(libc::EINVAL),
+            false,
+            Some("tmpfs"),
+        );
+        assert!(!e.to_string().contains("--buffered"));
     }
 
     #[test]

@@ -1,0 +1,914 @@
+//! Characterization: from device telemetry to a workload oio can replay.
+//!
+//! Seed 002's method, automated: bucket I/O sizes at powers of two from 512 B and keep the
+//! largest buckets until they cover `cover_pct` % of the I/Os (weighted by I/O count); take the
+//! read share by I/O count; take outstanding I/O from the time-averaged queue length; and
+//! consider only busy intervals (queue > `busy_queue`), because that is when storage choices
+//! matter. On top of that: rate levels (mean, p90, peak), burstiness, a Little's-law cross-check
+//! of the queue, random/sequential share and access skew when the source is a trace, and the
+//! periods where the workload changes shape (seed 003: a backup and a DSS load in one capture).
+//!
+//! Counter sources (perfmon, iostat, diskstats) only give a *mean* size per interval, so the
+//! size mix is the distribution of interval means, not of I/Os. That is stated in
+//! [`Characterization::assumptions`] and in the workload's description.
+//!
+//! JSON schema `oio.characterization` version [`SCHEMA_VERSION`]; public paths: `read_pct`,
+//! `outstanding.mean`, `outstanding.p90`, `intervals_used`, `{read,write}.mean_bytes`,
+//! `{read,write}.sizes[]` (`{bytes, pct}`), `{read,write}.iops.mean`.
+
+use crate::changepoint;
+use crate::summary_stats::{cv, quantile, weighted_mean};
+use oio_core::observation::{DeviceInterval, DeviceSeries, IoDir, IoRecord, Observation};
+use oio_core::sizemix::{SizeMix, SizeShare};
+use oio_core::units::format_size;
+use oio_core::workload::{Percent, Region, Stream, Workload};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Schema name of characterization documents.
+pub const SCHEMA: &str = "oio.characterization";
+/// Schema version; bumped on incompatible changes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// What to characterize and how.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Device (or perfmon instance) to use: exact name, or a unique substring. Required when
+    /// the observation has several devices.
+    pub device: Option<String>,
+    /// Keep only intervals whose mean queue length is above this (seed 002 used 2); 0 keeps
+    /// every interval with I/O.
+    pub busy_queue: f64,
+    /// Share of I/Os the chosen sizes must cover, percent.
+    pub cover_pct: f64,
+    /// Only intervals ending after this many seconds from the start.
+    pub from_s: Option<f64>,
+    /// Only intervals ending at or before this many seconds from the start.
+    pub to_s: Option<f64>,
+    /// Only this period (1-based) of the detected periods.
+    pub period: Option<usize>,
+    /// Name of the workload (default: from the device).
+    pub name: Option<String>,
+    /// Most periods to detect.
+    pub max_periods: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            device: None,
+            busy_queue: 2.0,
+            cover_pct: 80.0,
+            from_s: None,
+            to_s: None,
+            period: None,
+            name: None,
+            max_periods: 6,
+        }
+    }
+}
+
+/// Why a characterization could not be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CharacterizeError(pub String);
+
+/// Mean, 90th percentile and peak of a per-interval rate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Level {
+    /// Time-weighted mean.
+    pub mean: f64,
+    /// 90th percentile of interval values.
+    pub p90: f64,
+    /// Highest interval value.
+    pub peak: f64,
+}
+
+/// One size bucket.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SizeBucket {
+    /// Bucket size, bytes (a power of two from 512).
+    pub bytes: u64,
+    /// Share among the chosen buckets, percent (these sum to 100 and form the workload's mix).
+    pub pct: f64,
+    /// Share of all I/Os of this direction, percent.
+    pub pct_of_ios: f64,
+}
+
+/// One direction.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirProfile {
+    /// I/Os counted over the used intervals (rate × interval length).
+    pub ios: f64,
+    /// I/Os per second.
+    pub iops: Level,
+    /// MiB per second.
+    pub mib_per_sec: Level,
+    /// Mean I/O size, bytes, weighted by I/O count.
+    pub mean_bytes: Option<f64>,
+    /// The chosen size buckets, largest share first.
+    pub sizes: Vec<SizeBucket>,
+    /// Share of I/Os the chosen buckets cover, percent.
+    pub sizes_cover_pct: f64,
+    /// Every bucket seen (bytes → share of I/Os, percent).
+    pub all_sizes: BTreeMap<u64, f64>,
+    /// Mean latency weighted by I/O count, ms (includes queueing in the OS).
+    pub latency_mean_ms: Option<f64>,
+}
+
+/// Outstanding I/O.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Outstanding {
+    /// Time-weighted mean queue length.
+    pub mean: f64,
+    /// 90th percentile of interval queue lengths.
+    pub p90: f64,
+    /// Highest interval queue length.
+    pub peak: f64,
+    /// The same mean from Little's law (IOPS × mean latency), when latencies are known.
+    pub little_mean: Option<f64>,
+    /// Where `mean` comes from: "queue_length" (the counter) or "little" (IOPS × latency).
+    pub source: String,
+}
+
+/// How bursty the load is.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Burstiness {
+    /// Peak interval IOPS / mean IOPS.
+    pub iops_peak_to_mean: f64,
+    /// Coefficient of variation of interval IOPS.
+    pub iops_cv: Option<f64>,
+}
+
+/// A stretch of time with one workload shape.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Period {
+    /// Start, seconds from the observation's start.
+    pub from_s: f64,
+    /// End, seconds.
+    pub to_s: f64,
+    /// Intervals in it.
+    pub intervals: usize,
+    /// Reads, percent of I/Os.
+    pub read_pct: f64,
+    /// Mean total IOPS.
+    pub iops_mean: f64,
+    /// Mean MiB/s.
+    pub mib_per_sec_mean: f64,
+    /// Mean read size, bytes.
+    pub read_mean_bytes: Option<f64>,
+    /// Mean write size, bytes.
+    pub write_mean_bytes: Option<f64>,
+    /// Mean queue length.
+    pub outstanding_mean: Option<f64>,
+}
+
+/// Access pattern, from traces only.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Access {
+    /// I/Os that do not continue where a recent I/O ended, percent.
+    pub random_pct: f64,
+    /// Share of I/Os that go to the busiest 10 % of the 1 MiB regions touched, percent
+    /// (10 = no skew).
+    pub hottest_10pct_share: f64,
+    /// Bytes between the lowest and highest offset touched.
+    pub span_bytes: u64,
+}
+
+/// The result of characterizing one device.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Characterization {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Telemetry kind ("perfmon", "iostat", ...).
+    pub source: String,
+    /// Files read.
+    pub files: Vec<String>,
+    /// Device characterized.
+    pub device: String,
+    /// "interval_means" (counters) or "trace" (per-I/O records).
+    pub method: String,
+    /// What the numbers rest on.
+    pub assumptions: Vec<String>,
+    /// Things to check.
+    pub warnings: Vec<String>,
+    /// Busy filter used (queue length above this).
+    pub busy_queue: f64,
+    /// Size coverage asked for, percent.
+    pub cover_pct: f64,
+    /// Intervals in the time range.
+    pub intervals_total: usize,
+    /// Intervals that passed the busy filter and were used.
+    pub intervals_used: usize,
+    /// Seconds covered by the used intervals.
+    pub seconds_used: f64,
+    /// Reads, percent of I/Os.
+    pub read_pct: f64,
+    /// Reads.
+    pub read: DirProfile,
+    /// Writes.
+    pub write: DirProfile,
+    /// Reads and writes.
+    pub total: DirProfile,
+    /// Outstanding I/O.
+    pub outstanding: Outstanding,
+    /// Burstiness of the total rate.
+    pub burstiness: Burstiness,
+    /// Random share and skew (traces only).
+    pub access: Option<Access>,
+    /// Periods of different shape over the whole time range (before the busy filter).
+    pub periods: Vec<Period>,
+    /// The workload to replay.
+    pub workload: Workload,
+}
+
+/// Picks the device to characterize.
+pub fn pick_device<'a>(
+    obs: &'a Observation,
+    wanted: Option<&str>,
+) -> Result<&'a DeviceSeries, CharacterizeError> {
+    let names = || {
+        obs.devices
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match wanted {
+        Some(w) => {
+            if let Some(d) = obs.devices.iter().find(|d| d.name == w) {
+                return Ok(d);
+            }
+            let hits: Vec<&DeviceSeries> =
+                obs.devices.iter().filter(|d| d.name.contains(w)).collect();
+            match hits.len() {
+                1 => Ok(hits[0]),
+                0 => Err(CharacterizeError(format!(
+                    "no device matches '{w}'; devices are: {}",
+                    names()
+                ))),
+                _ => Err(CharacterizeError(format!(
+                    "'{w}' matches several devices ({}); give the full name",
+                    hits.iter()
+                        .map(|d| d.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))),
+            }
+        }
+        None => {
+            let active: Vec<&DeviceSeries> = obs
+                .devices
+                .iter()
+                .filter(|d| d.intervals.iter().any(|i| total_iops(i) > 0.0))
+                .collect();
+            match (obs.devices.len(), active.len()) {
+                (0, _) => Err(CharacterizeError("the observation has no devices".into())),
+                (1, _) => Ok(&obs.devices[0]),
+                (_, 1) => Ok(active[0]),
+                _ => Err(CharacterizeError(format!(
+                    "several devices: {}; choose one with --device",
+                    names()
+                ))),
+            }
+        }
+    }
+}
+
+fn total_iops(i: &DeviceInterval) -> f64 {
+    i.read.iops_or_zero() + i.write.iops_or_zero()
+}
+
+/// Little's law estimate of the queue in one interval.
+fn little(i: &DeviceInterval) -> Option<f64> {
+    let mut q = 0.0;
+    let mut any = false;
+    for c in [&i.read, &i.write] {
+        let n = c.iops_or_zero();
+        if n > 0.0 {
+            q += n * c.latency_mean_ns? / 1e9;
+            any = true;
+        }
+    }
+    any.then_some(q)
+}
+
+fn queue_of(i: &DeviceInterval) -> Option<f64> {
+    i.queue_mean.or_else(|| little(i))
+}
+
+/// Nearest power of two from 512 B, in log scale.
+pub fn bucket_of(bytes: f64) -> u64 {
+    if bytes <= 512.0 {
+        return 512;
+    }
+    let e = bytes.log2().round() as u32;
+    1u64 << e.clamp(9, 40)
+}
+
+/// Chooses the largest buckets until `cover` percent of I/Os are covered.
+fn choose_sizes(counts: &BTreeMap<u64, f64>, cover: f64) -> (Vec<SizeBucket>, f64) {
+    let total: f64 = counts.values().sum();
+    if total <= 0.0 {
+        return (Vec::new(), 0.0);
+    }
+    let mut v: Vec<(u64, f64)> = counts.iter().map(|(b, c)| (*b, *c)).collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    let mut chosen = Vec::new();
+    let mut acc = 0.0;
+    for (b, c) in v {
+        if acc / total * 100.0 >= cover - 1e-9 {
+            break;
+        }
+        acc += c;
+        chosen.push((b, c));
+    }
+    let sizes = chosen
+        .iter()
+        .map(|&(b, c)| SizeBucket {
+            bytes: b,
+            pct: round1(c / acc * 100.0),
+            pct_of_ios: round1(c / total * 100.0),
+        })
+        .collect();
+    (sizes, round1(acc / total * 100.0))
+}
+
+fn round1(v: f64) -> f64 {
+    (v * 10.0).round() / 10.0
+}
+
+fn level(values: &[f64], weights: &[f64]) -> Level {
+    Level {
+        mean: weighted_mean(values, weights).unwrap_or(0.0),
+        p90: quantile(values, 0.9).unwrap_or(0.0),
+        peak: values.iter().copied().fold(0.0, f64::max),
+    }
+}
+
+/// Characterizes one device of `obs`.
+pub fn characterize(
+    obs: &Observation,
+    opts: &Options,
+) -> Result<Characterization, CharacterizeError> {
+    let dev = pick_device(obs, opts.device.as_deref())?;
+    let trace = obs.source.kind.is_trace() && !dev.ios.is_empty();
+    let mut warnings: Vec<String> = obs.warnings.clone();
+    let mut assumptions = Vec::new();
+
+    // Time range, then periods over it, then the chosen period, then the busy filter.
+    let in_range: Vec<&DeviceInterval> = dev
+        .intervals
+        .iter()
+        .filter(|i| opts.from_s.is_none_or(|f| i.t_s > f) && opts.to_s.is_none_or(|t| i.t_s <= t))
+        .collect();
+    if in_range.is_empty() {
+        return Err(CharacterizeError(format!(
+            "{}: no intervals in the time range (the capture has {} intervals up to {:.0} s)",
+            dev.name,
+            dev.intervals.len(),
+            dev.intervals.last().map_or(0.0, |i| i.t_s)
+        )));
+    }
+    let periods = detect_periods(&in_range, opts.max_periods);
+    let in_period: Vec<&DeviceInterval> = match opts.period {
+        None => in_range.clone(),
+        Some(p) => {
+            let Some(per) = periods.get(p.wrapping_sub(1)) else {
+                return Err(CharacterizeError(format!(
+                    "period {p} does not exist: {} period(s) were detected",
+                    periods.len()
+                )));
+            };
+            in_range
+                .iter()
+                .copied()
+                .filter(|i| i.t_s > per.from_s && i.t_s <= per.to_s)
+                .collect()
+        }
+    };
+    let has_queue = in_period.iter().any(|i| queue_of(i).is_some());
+    if opts.busy_queue > 0.0 && !has_queue {
+        warnings.push(format!(
+            "no queue length nor latency counters: the busy filter (queue > {}) was not applied",
+            opts.busy_queue
+        ));
+    }
+    let used: Vec<&DeviceInterval> = in_period
+        .iter()
+        .copied()
+        .filter(|i| total_iops(i) > 0.0)
+        .filter(|i| {
+            opts.busy_queue <= 0.0 || !has_queue || queue_of(i).unwrap_or(0.0) > opts.busy_queue
+        })
+        .collect();
+    if used.is_empty() {
+        let max_q = in_period
+            .iter()
+            .filter_map(|i| queue_of(i))
+            .fold(0.0, f64::max);
+        return Err(CharacterizeError(format!(
+            "{}: no interval with I/O passes the busy filter (queue > {}; the highest queue length is {max_q:.2}); lower it with --busy-queue, or --busy-queue 0 to use every interval",
+            dev.name, opts.busy_queue
+        )));
+    }
+
+    let durations: Vec<f64> = used.iter().map(|i| i.duration_s).collect();
+    let seconds_used: f64 = durations.iter().sum();
+
+    // Sizes: per I/O for traces, per interval mean otherwise.
+    let mut counts = [BTreeMap::<u64, f64>::new(), BTreeMap::<u64, f64>::new()];
+    let mut io_count = [0.0f64; 2];
+    let mut bytes_sum = [0.0f64; 2];
+    let mut unknown_size = [0.0f64; 2];
+    let mut lat_sum = [0.0f64; 2];
+    let mut lat_n = [0.0f64; 2];
+    for i in &used {
+        for (d, c) in [&i.read, &i.write].into_iter().enumerate() {
+            let n = c.iops_or_zero() * i.duration_s;
+            if n <= 0.0 {
+                continue;
+            }
+            io_count[d] += n;
+            match c.mean_size() {
+                Some(s) if s > 0.0 => {
+                    bytes_sum[d] += s * n;
+                    if !trace {
+                        *counts[d].entry(bucket_of(s)).or_default() += n;
+                    }
+                }
+                _ => unknown_size[d] += n,
+            }
+            if let Some(l) = c.latency_mean_ns {
+                lat_sum[d] += l * n;
+                lat_n[d] += n;
+            }
+        }
+    }
+    let mut access = None;
+    if trace {
+        let windows: Vec<(f64, f64)> = used.iter().map(|i| (i.t_s - i.duration_s, i.t_s)).collect();
+        let in_used = |r: &IoRecord| {
+            let t = r.t_ns as f64 / 1e9;
+            windows.iter().any(|(a, b)| t >= *a && t < *b)
+        };
+        let ios: Vec<&IoRecord> = dev.ios.iter().filter(|r| in_used(r)).collect();
+        for r in &ios {
+            let d = match r.dir {
+                IoDir::Read => 0,
+                IoDir::Write => 1,
+                _ => continue,
+            };
+            if r.bytes > 0 {
+                *counts[d].entry(bucket_of(r.bytes as f64)).or_default() += 1.0;
+            }
+        }
+        access = Some(access_pattern(&ios));
+        assumptions.push("sizes, random share and skew come from per-I/O trace records".into());
+    } else {
+        assumptions.push(
+            "counters give one mean I/O size per interval: the size mix is the distribution of interval means weighted by I/O count, not of individual I/Os (a 50/50 mix of 4k and 64k in every interval looks like 32k)".into(),
+        );
+        assumptions
+            .push("random share is unknown from counters: the workload uses 100 % random".into());
+    }
+    for d in 0..2 {
+        if unknown_size[d] > 0.0 && io_count[d] > 0.0 {
+            warnings.push(format!(
+                "{:.1} % of {} had no size counter",
+                unknown_size[d] / io_count[d] * 100.0,
+                ["reads", "writes"][d]
+            ));
+        }
+    }
+
+    let all_ios = io_count[0] + io_count[1];
+    let read_pct = if all_ios > 0.0 {
+        io_count[0] / all_ios * 100.0
+    } else {
+        0.0
+    };
+    let mut profiles = Vec::new();
+    for d in 0..2 {
+        let iops: Vec<f64> = used
+            .iter()
+            .map(|i| {
+                if d == 0 {
+                    i.read.iops_or_zero()
+                } else {
+                    i.write.iops_or_zero()
+                }
+            })
+            .collect();
+        let mib: Vec<f64> = used
+            .iter()
+            .map(|i| {
+                let c = if d == 0 { &i.read } else { &i.write };
+                c.throughput().unwrap_or(0.0) / 1_048_576.0
+            })
+            .collect();
+        let (sizes, covered) = choose_sizes(&counts[d], opts.cover_pct);
+        let total: f64 = counts[d].values().sum();
+        let known = io_count[d] - unknown_size[d];
+        profiles.push(DirProfile {
+            ios: io_count[d].round(),
+            iops: level(&iops, &durations),
+            mib_per_sec: level(&mib, &durations),
+            mean_bytes: (known > 0.0).then(|| bytes_sum[d] / known),
+            sizes,
+            sizes_cover_pct: covered,
+            all_sizes: counts[d]
+                .iter()
+                .map(|(b, c)| (*b, round1(c / total * 100.0)))
+                .collect(),
+            latency_mean_ms: (lat_n[d] > 0.0).then(|| lat_sum[d] / lat_n[d] / 1e6),
+        });
+    }
+    let write = profiles.pop().expect("two directions");
+    let read = profiles.pop().expect("two directions");
+    let tot_iops: Vec<f64> = used.iter().map(|i| total_iops(i)).collect();
+    let tot_mib: Vec<f64> = used
+        .iter()
+        .map(|i| {
+            (i.read.throughput().unwrap_or(0.0) + i.write.throughput().unwrap_or(0.0)) / 1_048_576.0
+        })
+        .collect();
+    let total = DirProfile {
+        ios: all_ios.round(),
+        iops: level(&tot_iops, &durations),
+        mib_per_sec: level(&tot_mib, &durations),
+        mean_bytes: (all_ios > 0.0).then(|| (bytes_sum[0] + bytes_sum[1]) / all_ios),
+        ..DirProfile::default()
+    };
+
+    // Outstanding I/O.
+    let queues: Vec<(f64, f64)> = used
+        .iter()
+        .filter_map(|i| i.queue_mean.map(|q| (q, i.duration_s)))
+        .collect();
+    let littles: Vec<(f64, f64)> = used
+        .iter()
+        .filter_map(|i| little(i).map(|q| (q, i.duration_s)))
+        .collect();
+    let wmean = |v: &[(f64, f64)]| {
+        weighted_mean(
+            &v.iter().map(|x| x.0).collect::<Vec<_>>(),
+            &v.iter().map(|x| x.1).collect::<Vec<_>>(),
+        )
+    };
+    let little_mean = wmean(&littles);
+    let (qsrc, qv) = if !queues.is_empty() {
+        ("queue_length", &queues)
+    } else {
+        ("little", &littles)
+    };
+    let qvals: Vec<f64> = qv.iter().map(|x| x.0).collect();
+    let outstanding = Outstanding {
+        mean: wmean(qv).unwrap_or(0.0),
+        p90: quantile(&qvals, 0.9).unwrap_or(0.0),
+        peak: qvals.iter().copied().fold(0.0, f64::max),
+        little_mean,
+        source: qsrc.into(),
+    };
+    if qv.is_empty() {
+        warnings.push(
+            "no queue length nor latency: outstanding I/O is unknown and set to 1 in the workload"
+                .into(),
+        );
+    } else if qsrc == "little" {
+        assumptions.push("outstanding I/O is estimated by Little's law (IOPS × mean latency): the source has no queue length counter".into());
+    }
+    if let (Some(l), true) = (little_mean, qsrc == "queue_length") {
+        if outstanding.mean > 0.5 && (l - outstanding.mean).abs() / outstanding.mean > 0.25 {
+            warnings.push(format!(
+                "the queue length counter ({:.2}) and Little's law (IOPS × latency = {l:.2}) disagree by more than 25 %: sampling gaps or I/Os queued above the device",
+                outstanding.mean
+            ));
+        }
+    }
+    let burstiness = Burstiness {
+        iops_peak_to_mean: if total.iops.mean > 0.0 {
+            total.iops.peak / total.iops.mean
+        } else {
+            0.0
+        },
+        iops_cv: cv(&tot_iops),
+    };
+    if opts.busy_queue > 0.0 && has_queue {
+        assumptions.push(format!(
+            "only busy intervals are used (queue length > {}): {} of {} intervals",
+            opts.busy_queue,
+            used.len(),
+            in_period.len()
+        ));
+    }
+
+    let workload = build_workload(
+        obs,
+        dev,
+        opts,
+        read_pct,
+        &read,
+        &write,
+        &outstanding,
+        access.as_ref(),
+        &assumptions,
+    )?;
+    Ok(Characterization {
+        schema: SCHEMA.into(),
+        schema_version: SCHEMA_VERSION,
+        source: obs.source.kind.name().into(),
+        files: obs.source.files.clone(),
+        device: dev.name.clone(),
+        method: if trace { "trace" } else { "interval_means" }.into(),
+        assumptions,
+        warnings,
+        busy_queue: opts.busy_queue,
+        cover_pct: opts.cover_pct,
+        intervals_total: in_period.len(),
+        intervals_used: used.len(),
+        seconds_used,
+        read_pct: round1(read_pct),
+        read,
+        write,
+        total,
+        outstanding,
+        burstiness,
+        access,
+        periods,
+        workload,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_workload(
+    obs: &Observation,
+    dev: &DeviceSeries,
+    opts: &Options,
+    read_pct: f64,
+    read: &DirProfile,
+    write: &DirProfile,
+    outstanding: &Outstanding,
+    access: Option<&Access>,
+    assumptions: &[String],
+) -> Result<Workload, CharacterizeError> {
+    let mix = |p: &DirProfile, what: &str| -> Result<Option<SizeMix>, CharacterizeError> {
+        if p.ios <= 0.0 {
+            return Ok(None);
+        }
+        if p.sizes.is_empty() {
+            return Err(CharacterizeError(format!(
+                "{}: {what} happen but their sizes are unknown (record Avg. Disk Bytes/{} or Disk {} Bytes/sec)",
+                dev.name,
+                if what == "reads" { "Read" } else { "Write" },
+                if what == "reads" { "Read" } else { "Write" }
+            )));
+        }
+        let shares = p
+            .sizes
+            .iter()
+            .map(|s| SizeShare {
+                bytes: s.bytes,
+                weight: s.pct.max(0.1),
+            })
+            .collect();
+        SizeMix::new(shares).map(Some).map_err(CharacterizeError)
+    };
+    let mut rp = round1(read_pct);
+    // A direction that exists in the data must keep a non-zero share, and vice versa.
+    if read.ios > 0.0 && rp == 0.0 {
+        rp = 0.1;
+    }
+    if write.ios > 0.0 && rp == 100.0 {
+        rp = 99.9;
+    }
+    let read_bs = if rp > 0.0 { mix(read, "reads")? } else { None };
+    let write_bs = if rp < 100.0 {
+        mix(write, "writes")?
+    } else {
+        None
+    };
+    let outstanding_n = outstanding.mean.round().clamp(1.0, 65536.0) as u32;
+    let name = opts.name.clone().unwrap_or_else(|| {
+        let n: String = dev
+            .name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        let n = n.trim_matches('-').to_string();
+        if n.is_empty() {
+            "characterized".into()
+        } else {
+            n
+        }
+    });
+    let describe = |p: &DirProfile| {
+        p.sizes
+            .iter()
+            .map(|s| format!("{} {}%", format_size(s.bytes), s.pct))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut description = format!(
+        "characterized by oio from {} ({}, device {}): reads {rp} % [{}], writes {} % [{}], {} outstanding (mean queue {:.1}, p90 {:.1}).",
+        obs.source.files.join(", "),
+        obs.source.kind.name(),
+        dev.name,
+        describe(read),
+        round1(100.0 - rp),
+        describe(write),
+        outstanding_n,
+        outstanding.mean,
+        outstanding.p90
+    );
+    for a in assumptions {
+        description.push_str(" Assumption: ");
+        description.push_str(a);
+        description.push('.');
+    }
+    let w = Workload {
+        name,
+        description,
+        streams: vec![Stream {
+            name: "main".into(),
+            target: None,
+            read_pct: Percent(rp),
+            bs: None,
+            read_bs,
+            write_bs,
+            random_pct: Percent(access.map_or(100.0, |a| round1(a.random_pct))),
+            align: None,
+            region: Region::default(),
+            outstanding: Some(outstanding_n),
+            workers: 1,
+            stripe: None,
+        }],
+    };
+    w.check().map_err(CharacterizeError)?;
+    Ok(w)
+}
+
+/// Random share, skew and span of a trace.
+fn access_pattern(ios: &[&IoRecord]) -> Access {
+    let data: Vec<&&IoRecord> = ios
+        .iter()
+        .filter(|r| r.bytes > 0 && matches!(r.dir, IoDir::Read | IoDir::Write))
+        .collect();
+    if data.is_empty() {
+        return Access::default();
+    }
+    // Sequential = starts where one of the last few I/Os ended (several interleaved streams).
+    const RECENT: usize = 16;
+    let mut ends: std::collections::VecDeque<u64> =
+        std::collections::VecDeque::with_capacity(RECENT);
+    let mut seq = 0usize;
+    let mut regions: BTreeMap<u64, u64> = BTreeMap::new();
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    for r in &data {
+        if ends.contains(&r.offset_bytes) {
+            seq += 1;
+        }
+        if ends.len() == RECENT {
+            ends.pop_front();
+        }
+        ends.push_back(r.offset_bytes + r.bytes);
+        *regions.entry(r.offset_bytes >> 20).or_default() += 1;
+        lo = lo.min(r.offset_bytes);
+        hi = hi.max(r.offset_bytes + r.bytes);
+    }
+    let mut counts: Vec<u64> = regions.values().copied().collect();
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    let top = counts.len().div_ceil(10);
+    let hot: u64 = counts[..top].iter().sum();
+    Access {
+        random_pct: round1((data.len() - seq) as f64 / data.len() as f64 * 100.0),
+        hottest_10pct_share: round1(hot as f64 / data.len() as f64 * 100.0),
+        span_bytes: hi.saturating_sub(lo),
+    }
+}
+
+/// Splits intervals into periods of different shape.
+fn detect_periods(ivs: &[&DeviceInterval], max_periods: usize) -> Vec<Period> {
+    let feats: Vec<Vec<f64>> = vec![
+        ivs.iter().map(|i| total_iops(i).ln_1p()).collect(),
+        ivs.iter()
+            .map(|i| {
+                let t = total_iops(i);
+                if t > 0.0 {
+                    i.read.iops_or_zero() / t
+                } else {
+                    0.0
+                }
+            })
+            .collect(),
+        ivs.iter()
+            .map(|i| {
+                let t = total_iops(i);
+                let b = i.read.throughput().unwrap_or(0.0) + i.write.throughput().unwrap_or(0.0);
+                if t > 0.0 && b > 0.0 {
+                    (b / t).log2()
+                } else {
+                    0.0
+                }
+            })
+            .collect(),
+        ivs.iter()
+            .map(|i| queue_of(i).unwrap_or(0.0).ln_1p())
+            .collect(),
+    ];
+    let min_len = (ivs.len() / 20).max(3);
+    let bounds = changepoint::segment(&feats, min_len, max_periods.max(1), 4.0);
+    bounds
+        .windows(2)
+        .map(|w| {
+            let seg = &ivs[w[0]..w[1]];
+            let d: Vec<f64> = seg.iter().map(|i| i.duration_s).collect();
+            let r: f64 = seg
+                .iter()
+                .map(|i| i.read.iops_or_zero() * i.duration_s)
+                .sum();
+            let a: f64 = seg.iter().map(|i| total_iops(i) * i.duration_s).sum();
+            let size = |read: bool| {
+                let (mut b, mut n) = (0.0, 0.0);
+                for i in seg {
+                    let c = if read { &i.read } else { &i.write };
+                    if let Some(s) = c.mean_size() {
+                        b += s * c.iops_or_zero() * i.duration_s;
+                        n += c.iops_or_zero() * i.duration_s;
+                    }
+                }
+                (n > 0.0).then(|| b / n)
+            };
+            let q: Vec<(f64, f64)> = seg
+                .iter()
+                .filter_map(|i| queue_of(i).map(|q| (q, i.duration_s)))
+                .collect();
+            Period {
+                from_s: seg[0].t_s - seg[0].duration_s,
+                to_s: seg[seg.len() - 1].t_s,
+                intervals: seg.len(),
+                read_pct: if a > 0.0 { round1(r / a * 100.0) } else { 0.0 },
+                iops_mean: weighted_mean(
+                    &seg.iter().map(|i| total_iops(i)).collect::<Vec<_>>(),
+                    &d,
+                )
+                .unwrap_or(0.0),
+                mib_per_sec_mean: weighted_mean(
+                    &seg.iter()
+                        .map(|i| {
+                            (i.read.throughput().unwrap_or(0.0)
+                                + i.write.throughput().unwrap_or(0.0))
+                                / 1_048_576.0
+                        })
+                        .collect::<Vec<_>>(),
+                    &d,
+                )
+                .unwrap_or(0.0),
+                read_mean_bytes: size(true),
+                write_mean_bytes: size(false),
+                outstanding_mean: weighted_mean(
+                    &q.iter().map(|x| x.0).collect::<Vec<_>>(),
+                    &q.iter().map(|x| x.1).collect::<Vec<_>>(),
+                ),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_round_in_log_scale() {
+        assert_eq!(bucket_of(100.0), 512);
+        assert_eq!(bucket_of(8192.0), 8192);
+        assert_eq!(bucket_of(11000.0), 8192);
+        assert_eq!(bucket_of(12000.0), 16384);
+        assert_eq!(bucket_of(60000.0), 65536);
+        assert_eq!(bucket_of(1_000_000.0), 1 << 20);
+    }
+
+    #[test]
+    fn cover_stops_at_the_threshold() {
+        let m: BTreeMap<u64, f64> = [(512, 10.0), (8192, 30.0), (65536, 60.0)]
+            .into_iter()
+            .collect();
+        let (s, c) = choose_sizes(&m, 80.0);
+        assert_eq!(s.iter().map(|b| b.bytes).collect::<Vec<_>>(), [65536, 8192]);
+        assert_eq!((s[0].pct, s[1].pct, c), (66.7, 33.3, 90.0));
+        assert_eq!(s[0].pct_of_ios, 60.0);
+        let (s, _) = choose_sizes(&m, 100.0);
+        assert_eq!(s.len(), 3);
+        let (s, _) = choose_sizes(&m, 50.0);
+        assert_eq!(s.len(), 1);
+    }
+}

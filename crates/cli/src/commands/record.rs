@@ -1,0 +1,219 @@
+//! `oio record [DEVICE...]`: sample /proc/diskstats live, show iostat-like numbers per
+//! interval, and save the Observation.
+
+use anyhow::{bail, Context};
+use oio_core::observation::{DeviceInterval, Observation};
+use oio_core::units::parse_duration;
+use oio_telemetry::diskstats::{DiskstatsRecorder, Sample};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Arguments of `oio record`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Devices to record, kernel names as in /proc/diskstats (sda, nvme0n1, vda); default: every
+    /// whole disk.
+    #[arg(value_name = "DEVICE")]
+    pub devices: Vec<String>,
+
+    /// Length of each interval (500ms, 1s, 10s).
+    #[arg(long, default_value = "1s", value_name = "TIME")]
+    pub interval: String,
+
+    /// Stop after this long (default: until Ctrl-C).
+    #[arg(long, value_name = "TIME")]
+    pub duration: Option<String>,
+
+    /// Save the observation here (default: record-<time>.json in the current directory).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Print no per-interval lines, only the summary.
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// Print the observation as JSON on stdout instead of the tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Records until the duration ends or Ctrl-C.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let interval = parse_duration(&args.interval)?;
+    if interval < Duration::from_millis(100) {
+        bail!(
+            "--interval {} is too short; use 100ms or more",
+            args.interval
+        );
+    }
+    let duration = args.duration.as_deref().map(parse_duration).transpose()?;
+    let live = !(args.quiet || args.json);
+    let mut header_done = false;
+    let recorder =
+        DiskstatsRecorder::start_with_observer(&args.devices, interval, move |s: &Sample| {
+            if live {
+                let mut out = std::io::stdout().lock();
+                if !header_done {
+                    let _ = writeln!(out, "{}", header());
+                    header_done = true;
+                }
+                for (name, iv) in &s.devices {
+                    let _ = writeln!(out, "{}", row(&format!("{:.1}", s.t_s), name, iv));
+                }
+            }
+        })
+        .context("starting the diskstats recorder")?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let s2 = Arc::clone(&stop);
+    // Another handler may already be set in this process; then only --duration stops us.
+    let _ = ctrlc::set_handler(move || s2.store(true, Ordering::SeqCst));
+    let start = Instant::now();
+    while !stop.load(Ordering::SeqCst) && duration.is_none_or(|d| start.elapsed() < d) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let obs = recorder.stop().context("recording /proc/diskstats")?;
+    let saved = match &args.output {
+        Some(p) => {
+            write_file_atomic(p, &json_bytes(&obs)?)?;
+            p.display().to_string()
+        }
+        None => {
+            let name = format!("record-{}.json", file_stamp());
+            crate::results::write_json_atomic(Path::new("."), &name, &obs)?
+                .display()
+                .to_string()
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        out.write_all(&json_bytes(&obs)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    writeln!(out, "\nmeans over the recording (saved to {saved}):")?;
+    writeln!(out, "{}", header())?;
+    for d in &obs.devices {
+        if let Some(m) = mean_interval(&d.intervals) {
+            writeln!(out, "{}", row("mean", &d.name, &m))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn header() -> String {
+    format!(
+        "{:>7} {:<10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>7} {:>6}",
+        "t_s",
+        "device",
+        "r/s",
+        "w/s",
+        "rMiB/s",
+        "wMiB/s",
+        "rsize_kB",
+        "wsize_kB",
+        "r_await",
+        "w_await",
+        "aqu-sz",
+        "%util"
+    )
+}
+
+fn row(t: &str, name: &str, iv: &DeviceInterval) -> String {
+    let opt = |v: Option<f64>, scale: f64, prec: usize| match v {
+        Some(x) => format!("{:.*}", prec, x / scale),
+        None => "-".into(),
+    };
+    format!(
+        "{:>7} {:<10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>7} {:>6}",
+        t,
+        name,
+        opt(iv.read.iops, 1.0, 1),
+        opt(iv.write.iops, 1.0, 1),
+        opt(iv.read.bytes_per_sec, 1_048_576.0, 2),
+        opt(iv.write.bytes_per_sec, 1_048_576.0, 2),
+        opt(iv.read.mean_io_bytes, 1024.0, 1),
+        opt(iv.write.mean_io_bytes, 1024.0, 1),
+        opt(iv.read.latency_mean_ns, 1e6, 2),
+        opt(iv.write.latency_mean_ns, 1e6, 2),
+        opt(iv.queue_mean, 1.0, 2),
+        opt(iv.util_pct, 1.0, 1),
+    )
+}
+
+/// The whole recording as one interval: counts summed, so means are weighted correctly.
+fn mean_interval(ivs: &[DeviceInterval]) -> Option<DeviceInterval> {
+    let secs: f64 = ivs.iter().map(|i| i.duration_s).sum();
+    if secs <= 0.0 {
+        return None;
+    }
+    let mut m = DeviceInterval {
+        t_s: ivs.last()?.t_s,
+        duration_s: secs,
+        ..DeviceInterval::default()
+    };
+    for pick in 0..2 {
+        let (mut n, mut b, mut lat) = (0.0, 0.0, 0.0);
+        for i in ivs {
+            let c = if pick == 0 { &i.read } else { &i.write };
+            let k = c.iops_or_zero() * i.duration_s;
+            n += k;
+            b += c.bytes_per_sec.unwrap_or(0.0) * i.duration_s;
+            lat += c.latency_mean_ns.unwrap_or(0.0) * k;
+        }
+        let c = if pick == 0 { &mut m.read } else { &mut m.write };
+        c.iops = Some(n / secs);
+        c.bytes_per_sec = Some(b / secs);
+        c.mean_io_bytes = (n > 0.0).then(|| b / n);
+        c.latency_mean_ns = (n > 0.0).then(|| lat / n);
+    }
+    let tw = |f: fn(&DeviceInterval) -> Option<f64>| -> Option<f64> {
+        let v: Vec<(f64, f64)> = ivs
+            .iter()
+            .filter_map(|i| f(i).map(|x| (x, i.duration_s)))
+            .collect();
+        let w: f64 = v.iter().map(|x| x.1).sum();
+        (w > 0.0).then(|| v.iter().map(|x| x.0 * x.1).sum::<f64>() / w)
+    };
+    m.queue_mean = tw(|i| i.queue_mean);
+    m.util_pct = tw(|i| i.util_pct);
+    Some(m)
+}
+
+/// `20261121T135901` for file names.
+fn file_stamp() -> String {
+    oio_core::host::now_rfc3339()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .take(15)
+        .collect()
+}
+
+fn json_bytes(obs: &Observation) -> anyhow::Result<Vec<u8>> {
+    let mut v = serde_json::to_vec_pretty(obs)?;
+    v.push(b'\n');
+    Ok(v)
+}
+
+/// Writes `bytes` to `path` whole or not at all: a temporary file in the same directory, then
+/// a rename over the target.
+pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".oio-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .with_context(|| format!("creating a temporary file in '{}'", dir.display()))?;
+    tmp.write_all(bytes)
+        .with_context(|| format!("writing '{}'", path.display()))?;
+    tmp.as_file().sync_data()?;
+    tmp.persist(path)
+        .map_err(|e| e.error)
+        .with_context(|| format!("renaming into '{}'", path.display()))?;
+    Ok(())
+}

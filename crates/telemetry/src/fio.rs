@@ -1,0 +1,975 @@
+//! fio results and logs.
+//!
+//! * JSON and json+ output ([`parse_json_result`]) become oio run results (`oio.run`), so fio
+//!   runs can be reported and compared beside oio's own. Percentiles come from json+ `bins`
+//!   merged over jobs; without bins, one job's percentiles are copied and several jobs' are left
+//!   empty (percentiles cannot be averaged). Output files with warnings before the JSON, and
+//!   `--status-interval` files with several concatenated documents (the last one is the final
+//!   result) are accepted, as are client/server results (`client_stats`, preferring the
+//!   merged `All clients` record) and fio < 3.0 microsecond keys.
+//! * The same JSON as an observation ([`parse_json_observation`]): one interval per job over
+//!   the run, and fio's `disk_util` device counters.
+//! * bw/iops/lat/clat/slat logs ([`parse_logs`]): windowed logs (`log_avg_msec`) become
+//!   intervals; unaveraged logs are per-I/O records. Lines are
+//!   `time_ms, value[, value_max], ddir, bs[, offset], prio[, issue_time]` (4 to 8 columns).
+//! * Histogram logs ([`parse_hist_log`]): the bin count is inferred from the row length
+//!   (1856 bins >> `log_hist_coarseness`) and bins are mapped to ns the way fio defines them.
+
+use crate::{ParseOptions, TelemetryError};
+use oio_core::histogram::LatencyHistogram;
+use oio_core::observation::{
+    DeviceInterval, DirCounters, IoDir, IoRecord, Observation, SourceKind,
+};
+use oio_core::result::{
+    CpuUsage, DirStats, EngineInfo, ErrorSummary, RunOptions, RunResult, StreamSummary, Summary,
+    TargetInfo, RUN_SCHEMA, RUN_SCHEMA_VERSION,
+};
+use oio_core::sizemix::{SizeMix, SizeShare};
+use oio_core::workload::{Percent, Region, Stream, Workload};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// What a fio log file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogKind {
+    /// Bandwidth, KiB/s.
+    Bw,
+    /// I/Os per second (1 per row when unaveraged).
+    Iops,
+    /// Total latency, ns.
+    Lat,
+    /// Completion latency, ns.
+    Clat,
+    /// Submission latency, ns.
+    Slat,
+    /// Completion latency histogram.
+    ClatHist,
+}
+
+/// The kind of log and the job key from a file name such as `mix_iops.1.log`.
+pub fn log_kind_from_name(name: &str) -> Option<(LogKind, String)> {
+    let base = Path::new(name).file_name()?.to_string_lossy().into_owned();
+    for (tag, kind) in [
+        ("_clat_hist.", LogKind::ClatHist),
+        ("_clat.", LogKind::Clat),
+        ("_slat.", LogKind::Slat),
+        ("_lat.", LogKind::Lat),
+        ("_iops.", LogKind::Iops),
+        ("_bw.", LogKind::Bw),
+    ] {
+        if let Some(i) = base.find(tag) {
+            if !base.contains(".log") {
+                continue;
+            }
+            let job = &base[..i];
+            let rest = base[i + tag.len()..]
+                .trim_end_matches(".log")
+                .trim_start_matches("log");
+            let key = if rest.is_empty() {
+                job.to_string()
+            } else {
+                format!("{job}.{}", rest.trim_matches('.'))
+            };
+            return Some((kind, key));
+        }
+    }
+    None
+}
+
+/// One row of a fio log.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LogRow {
+    /// Time, ms since the job started (completion time for latency logs).
+    pub time_ms: u64,
+    /// The value (KiB/s, IOPS or ns).
+    pub value: u64,
+    /// 0 read, 1 write, 2 trim.
+    pub ddir: u8,
+    /// Block size of the I/O, 0 in windowed logs.
+    pub bs: u64,
+    /// Offset, when logged (`log_offset=1`).
+    pub offset: Option<u64>,
+}
+
+/// Parses the rows of one bw/iops/lat log.
+pub fn parse_log_rows(file: &str, text: &str) -> Result<Vec<LogRow>, TelemetryError> {
+    let mut raw: Vec<(usize, Vec<&str>)> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let l = line.trim();
+        if l.is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = l.split(',').map(str::trim).collect();
+        if !(4..=8).contains(&f.len()) {
+            return Err(TelemetryError::parse(
+                file,
+                i + 1,
+                format!("{} columns; expected 4 to 8 (time, value, [max,] ddir, bs, [offset,] prio ...)", f.len()),
+            ));
+        }
+        raw.push((i + 1, f));
+    }
+    let int = |line: usize, s: &str| -> Result<u64, TelemetryError> {
+        s.parse::<u64>().map_err(|_| {
+            TelemetryError::parse(
+                file,
+                line,
+                format!("expected an unsigned integer, found {s:?}"),
+            )
+        })
+    };
+    // log_window_value=both adds a max column after the value: then column 3 is no direction.
+    let has_max = raw
+        .iter()
+        .any(|(_, f)| f.len() >= 6 && f[2].parse::<u64>().is_ok_and(|v| v > 2));
+    let shift = usize::from(has_max);
+    let mut rows = Vec::with_capacity(raw.len());
+    for (line, f) in raw {
+        let ddir = int(line, f[2 + shift])?;
+        if ddir > 2 {
+            return Err(TelemetryError::parse(
+                file,
+                line,
+                format!("direction {ddir}; expected 0 (read), 1 (write) or 2 (trim)"),
+            ));
+        }
+        let offset = if f.len() - shift >= 6 {
+            Some(int(line, f[4 + shift])?)
+        } else {
+            None
+        };
+        rows.push(LogRow {
+            time_ms: int(line, f[0])?,
+            value: int(line, f[1])?,
+            ddir: ddir as u8,
+            bs: int(line, f[3 + shift])?,
+            offset,
+        });
+    }
+    Ok(rows)
+}
+
+fn dir_of(ddir: u8) -> IoDir {
+    match ddir {
+        0 => IoDir::Read,
+        1 => IoDir::Write,
+        _ => IoDir::Discard,
+    }
+}
+
+/// Parses the bw/iops/lat logs of one or more jobs (`(file name, text)` pairs) into one
+/// observation with a series per job (`fio:<job>`). Histogram logs are skipped here (see
+/// [`parse_hist_log`]).
+pub fn parse_logs(
+    files: &[(String, String)],
+    opts: &ParseOptions,
+) -> Result<Observation, TelemetryError> {
+    let mut obs = Observation::new(
+        SourceKind::FioLog,
+        files.iter().map(|(n, _)| n.clone()).collect(),
+    );
+    let mut jobs: BTreeMap<String, Vec<(LogKind, Vec<LogRow>)>> = BTreeMap::new();
+    for (name, text) in files {
+        let Some((kind, job)) = log_kind_from_name(name) else {
+            return Err(TelemetryError::invalid(
+                name,
+                "not a fio log name; expected <job>_{bw,iops,lat,clat,slat}.<n>.log",
+            ));
+        };
+        if kind == LogKind::ClatHist {
+            obs.warnings.push(format!(
+                "{name}: histogram logs give latency percentiles, not counters; skipped"
+            ));
+            continue;
+        }
+        jobs.entry(job)
+            .or_default()
+            .push((kind, parse_log_rows(name, text)?));
+    }
+    for (job, logs) in jobs {
+        let per_io = logs.iter().all(|(_, rows)| rows.iter().all(|r| r.bs > 0))
+            && logs.iter().any(|(_, r)| !r.is_empty());
+        let dev = format!("fio:{job}");
+        if per_io {
+            // Prefer a latency log: it gives issue time (completion - latency) and latency.
+            let pick = [
+                LogKind::Lat,
+                LogKind::Clat,
+                LogKind::Iops,
+                LogKind::Bw,
+                LogKind::Slat,
+            ]
+            .iter()
+            .find_map(|k| logs.iter().find(|(kk, _)| kk == k));
+            let Some((kind, rows)) = pick else { continue };
+            let with_lat = matches!(kind, LogKind::Lat | LogKind::Clat);
+            let mut ios: Vec<IoRecord> = rows
+                .iter()
+                .map(|r| {
+                    let done_ns = r.time_ms * 1_000_000;
+                    IoRecord {
+                        t_ns: if with_lat {
+                            done_ns.saturating_sub(r.value)
+                        } else {
+                            done_ns
+                        },
+                        dir: dir_of(r.ddir),
+                        offset_bytes: r.offset.unwrap_or(0),
+                        bytes: r.bs,
+                        latency_ns: with_lat.then_some(r.value),
+                        process: None,
+                    }
+                })
+                .collect();
+            ios.sort_by_key(|r| r.t_ns);
+            let series = obs.device_mut(&dev);
+            series.intervals =
+                crate::trace::intervals_from_ios(&ios, opts.interval_s.unwrap_or(1.0));
+            series.ios = ios;
+            if rows.iter().all(|r| r.offset.is_none()) {
+                obs.warnings.push(format!(
+                    "{dev}: logs have no offsets (log_offset=1): random/sequential share unknown"
+                ));
+            }
+            continue;
+        }
+        // Windowed: one row per direction per window.
+        let mut by_time: BTreeMap<u64, DeviceInterval> = BTreeMap::new();
+        for (kind, rows) in &logs {
+            for r in rows {
+                let iv = by_time.entry(r.time_ms).or_default();
+                let c: &mut DirCounters = match r.ddir {
+                    0 => &mut iv.read,
+                    1 => &mut iv.write,
+                    _ => iv.discard.get_or_insert_with(DirCounters::default),
+                };
+                let v = r.value as f64;
+                match kind {
+                    LogKind::Iops => c.iops = Some(v),
+                    LogKind::Bw => c.bytes_per_sec = Some(v * 1024.0),
+                    LogKind::Lat => c.latency_mean_ns = Some(v),
+                    LogKind::Clat if c.latency_mean_ns.is_none() => c.latency_mean_ns = Some(v),
+                    _ => {}
+                }
+            }
+        }
+        let mut prev = 0u64;
+        let series = obs.device_mut(&dev);
+        for (t, mut iv) in by_time {
+            // fio writes a last latency row after the last rate window: no counters there.
+            let rated = [&iv.read, &iv.write]
+                .iter()
+                .any(|c| c.iops.is_some() || c.bytes_per_sec.is_some());
+            if !rated {
+                continue;
+            }
+            iv.t_s = t as f64 / 1000.0;
+            iv.duration_s = (t - prev) as f64 / 1000.0;
+            prev = t;
+            for c in [&mut iv.read, &mut iv.write] {
+                c.mean_io_bytes = c.mean_size();
+                if c.iops.is_some() && c.bytes_per_sec.is_none() {
+                    c.mean_io_bytes = None;
+                }
+            }
+            // Little's law gives the mean I/Os in flight from rate and latency.
+            let q: Option<f64> = [&iv.read, &iv.write]
+                .iter()
+                .map(|c| Some(c.iops? * c.latency_mean_ns? / 1e9))
+                .sum();
+            iv.queue_mean = q;
+            series.intervals.push(iv);
+        }
+    }
+    if obs.devices.is_empty() {
+        return Err(TelemetryError::invalid(
+            files.first().map_or("-", |f| f.0.as_str()),
+            "no fio log rows",
+        ));
+    }
+    Ok(obs)
+}
+
+/// Bins in a full-resolution fio histogram (29 groups × 64).
+pub const FIO_HIST_BINS: usize = 1856;
+
+/// The ns value fio assigns to latency bin `idx` (full resolution): exact below 128, then 64
+/// buckets per power of two, each represented by its midpoint.
+pub fn plat_idx_to_ns(idx: usize) -> f64 {
+    const BITS: usize = 6;
+    if idx < (1 << (BITS + 1)) {
+        return idx as f64;
+    }
+    let error_bits = (idx >> BITS) - 1;
+    let base = (1u64 << (error_bits + BITS)) as f64;
+    let k = (idx % (1 << BITS)) as f64;
+    base + (k + 0.5) * (1u64 << error_bits) as f64
+}
+
+/// One row of a histogram log.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HistRow {
+    /// Time, ms.
+    pub time_ms: u64,
+    /// 0 read, 1 write, 2 trim.
+    pub ddir: u8,
+    /// Counts per (possibly coarsened) bin, completions since the previous row.
+    pub counts: Vec<u64>,
+}
+
+/// A parsed `*_clat_hist.*.log`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HistLog {
+    /// `log_hist_coarseness`: each bin merges 2^coarseness full-resolution bins.
+    pub coarseness: u32,
+    /// The rows.
+    pub rows: Vec<HistRow>,
+}
+
+impl HistLog {
+    /// All rows of one direction merged into a latency histogram (ns).
+    pub fn merged(&self, ddir: u8) -> LatencyHistogram {
+        let mut h = LatencyHistogram::new();
+        let w = 1usize << self.coarseness;
+        for r in self.rows.iter().filter(|r| r.ddir == ddir) {
+            for (i, &c) in r.counts.iter().enumerate() {
+                if c > 0 {
+                    let lo = plat_idx_to_ns(i * w);
+                    let hi = plat_idx_to_ns(i * w + w - 1);
+                    h.record_n(((lo + hi) / 2.0).round() as u64, c);
+                }
+            }
+        }
+        h
+    }
+}
+
+/// Parses a fio histogram log.
+pub fn parse_hist_log(file: &str, text: &str) -> Result<HistLog, TelemetryError> {
+    let mut rows = Vec::new();
+    let mut nbins: Option<usize> = None;
+    for (i, line) in text.lines().enumerate() {
+        let l = line.trim();
+        if l.is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = l.split(',').map(str::trim).collect();
+        let bins = f.len().saturating_sub(3);
+        let ok = bins > 0
+            && FIO_HIST_BINS.is_multiple_of(bins)
+            && (FIO_HIST_BINS / bins).is_power_of_two();
+        if !ok {
+            return Err(TelemetryError::parse(
+                file,
+                i + 1,
+                format!("{bins} bins; expected time, ddir, bs and 1856 >> coarseness bin counts"),
+            ));
+        }
+        if *nbins.get_or_insert(bins) != bins {
+            return Err(TelemetryError::parse(
+                file,
+                i + 1,
+                "the bin count changes between rows; the file looks truncated",
+            ));
+        }
+        let mut v = Vec::with_capacity(f.len());
+        for s in &f {
+            v.push(s.parse::<u64>().map_err(|_| {
+                TelemetryError::parse(
+                    file,
+                    i + 1,
+                    format!("expected an unsigned integer, found {s:?}"),
+                )
+            })?);
+        }
+        rows.push(HistRow {
+            time_ms: v[0],
+            ddir: v[1].min(2) as u8,
+            counts: v[3..].to_vec(),
+        });
+    }
+    let bins = nbins.ok_or_else(|| TelemetryError::invalid(file, "empty histogram log"))?;
+    Ok(HistLog {
+        coarseness: (FIO_HIST_BINS / bins).trailing_zeros(),
+        rows,
+    })
+}
+
+/// The final JSON document in fio's output (after warnings, last of concatenated ones).
+fn final_document(file: &str, text: &str) -> Result<Value, TelemetryError> {
+    let start = text.find('{').ok_or_else(|| {
+        TelemetryError::invalid(
+            file,
+            "no JSON object; expected fio --output-format=json output",
+        )
+    })?;
+    let mut last = None;
+    for doc in serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>() {
+        match doc {
+            Ok(v) => last = Some(v),
+            Err(e) => {
+                let line = text[..start].matches('\n').count() + e.line();
+                if last.is_some() && e.is_eof() {
+                    break;
+                }
+                return Err(TelemetryError::parse(
+                    file,
+                    line,
+                    format!("invalid JSON: {e}"),
+                ));
+            }
+        }
+    }
+    let v = last.ok_or_else(|| TelemetryError::invalid(file, "no JSON document"))?;
+    if v.get("fio version").is_none() {
+        return Err(TelemetryError::invalid(
+            file,
+            "JSON without \"fio version\"; expected fio output",
+        ));
+    }
+    Ok(v)
+}
+
+/// The job records: `jobs`, or the client/server `client_stats` (the merged `All clients`
+/// record when present).
+fn job_records(v: &Value) -> Vec<&Value> {
+    if let Some(cs) = v.get("client_stats").and_then(Value::as_array) {
+        if let Some(all) = cs
+            .iter()
+            .find(|j| j.get("jobname").and_then(Value::as_str) == Some("All clients"))
+        {
+            return vec![all];
+        }
+        return cs.iter().collect();
+    }
+    v.get("jobs")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().collect())
+        .unwrap_or_default()
+}
+
+fn f(v: &Value, key: &str) -> f64 {
+    v.get(key).and_then(Value::as_f64).unwrap_or(0.0)
+}
+
+/// A latency object (`clat_ns`, or `clat` in µs before fio 3.0) and its scale to ns.
+fn lat_obj<'a>(dir: &'a Value, name: &str) -> Option<(&'a Value, f64)> {
+    dir.get(format!("{name}_ns"))
+        .map(|o| (o, 1.0))
+        .or_else(|| dir.get(name).filter(|o| o.is_object()).map(|o| (o, 1000.0)))
+}
+
+/// Per-direction totals over jobs.
+#[derive(Default)]
+struct DirAcc {
+    ios: u64,
+    bytes: u64,
+    runtime_ms: f64,
+    hist: LatencyHistogram,
+    binned: bool,
+    lat_sum: f64,
+    lat_n: u64,
+    min: Option<u64>,
+    max: Option<u64>,
+    single_pct: Option<BTreeMap<String, f64>>,
+    jobs_with_io: usize,
+}
+
+fn accumulate(acc: &mut DirAcc, d: &Value) {
+    let ios = d.get("total_ios").and_then(Value::as_u64).unwrap_or(0);
+    acc.ios += ios;
+    acc.bytes += d.get("io_bytes").and_then(Value::as_u64).unwrap_or(0);
+    acc.runtime_ms = acc.runtime_ms.max(f(d, "runtime"));
+    if ios == 0 {
+        return;
+    }
+    acc.jobs_with_io += 1;
+    // Total latency when fio reports it (slat + clat), completion latency otherwise.
+    let lat = lat_obj(d, "lat")
+        .filter(|(o, _)| f(o, "N") > 0.0)
+        .or_else(|| lat_obj(d, "clat"));
+    if let Some((o, scale)) = lat {
+        let n = o.get("N").and_then(Value::as_u64).unwrap_or(ios);
+        acc.lat_sum += f(o, "mean") * scale * n as f64;
+        acc.lat_n += n;
+        let mn = (f(o, "min") * scale) as u64;
+        let mx = (f(o, "max") * scale) as u64;
+        acc.min = Some(acc.min.map_or(mn, |m| m.min(mn)));
+        acc.max = Some(acc.max.map_or(mx, |m| m.max(mx)));
+    }
+    // json+ bins live beside the percentiles, normally in clat_ns.
+    let binned = ["lat", "clat"].iter().find_map(|k| {
+        let (o, scale) = lat_obj(d, k)?;
+        let b = o.get("bins")?.as_object()?;
+        Some((b, scale))
+    });
+    if let Some((bins, scale)) = binned {
+        acc.binned = true;
+        for (k, c) in bins {
+            if let (Ok(v), Some(c)) = (k.parse::<f64>(), c.as_u64()) {
+                acc.hist.record_n((v * scale) as u64, c);
+            }
+        }
+    }
+    if let Some((o, scale)) = lat_obj(d, "clat") {
+        if let Some(p) = o.get("percentile").and_then(Value::as_object) {
+            acc.single_pct = Some(
+                p.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_f64()? * scale)))
+                    .collect(),
+            );
+        }
+    }
+}
+
+fn dir_stats(acc: &DirAcc, secs: f64, warnings: &mut Vec<String>, label: &str) -> DirStats {
+    let mut s = DirStats::from_parts(acc.ios, acc.bytes, &acc.hist, secs, acc.binned);
+    if acc.ios == 0 {
+        return s;
+    }
+    if acc.lat_n > 0 {
+        s.latency_ns.mean = Some(acc.lat_sum / acc.lat_n as f64);
+        s.latency_ns.min = acc.min;
+        s.latency_ns.max = acc.max;
+        s.outstanding_mean = s.iops * acc.lat_sum / acc.lat_n as f64 / 1e9;
+    }
+    if !acc.binned {
+        if let (1, Some(p)) = (acc.jobs_with_io, &acc.single_pct) {
+            let get = |k: &str| p.get(k).map(|v| *v as u64);
+            s.latency_ns.p50 = get("50.000000");
+            s.latency_ns.p90 = get("90.000000");
+            s.latency_ns.p95 = get("95.000000");
+            s.latency_ns.p99 = get("99.000000");
+            s.latency_ns.p999 = get("99.900000");
+        } else {
+            warnings.push(format!(
+                "{label}: fio JSON without json+ bins and several jobs: percentiles cannot be merged and are left empty; rerun fio with --output-format=json+"
+            ));
+        }
+    }
+    s
+}
+
+fn option<'a>(job: &'a Value, global: Option<&'a Value>, key: &str) -> Option<&'a str> {
+    job.get("job options")
+        .and_then(|o| o.get(key))
+        .or_else(|| global.and_then(|g| g.get(key)))
+        .and_then(Value::as_str)
+}
+
+/// Parses fio's `bs`/`bssplit` for one direction (0 read, 1 write).
+fn size_mix_option(bs: Option<&str>, bssplit: Option<&str>, dir: usize) -> Option<SizeMix> {
+    if let Some(split) = bssplit {
+        let parts: Vec<&str> = split.split(',').collect();
+        let part = parts.get(dir).or(parts.first())?;
+        let mut shares = Vec::new();
+        for e in part.split(':').filter(|e| !e.is_empty()) {
+            let (size, pct) = e.split_once('/').unwrap_or((e, "100"));
+            shares.push(SizeShare {
+                bytes: oio_core::units::parse_size(size).ok()?,
+                weight: pct.parse::<f64>().ok().filter(|w| *w > 0.0)?,
+            });
+        }
+        return SizeMix::new(shares).ok();
+    }
+    let bs = bs?;
+    let parts: Vec<&str> = bs.split(',').collect();
+    let one = parts.get(dir).or(parts.first())?;
+    oio_core::units::parse_size(one).ok().map(SizeMix::single)
+}
+
+/// Converts fio JSON (or json+) output into an oio run result.
+pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryError> {
+    let v = final_document(file, text)?;
+    let jobs = job_records(&v);
+    if jobs.is_empty() {
+        return Err(TelemetryError::invalid(file, "no jobs in the fio output"));
+    }
+    let version = v
+        .get("fio version")
+        .and_then(Value::as_str)
+        .unwrap_or("fio")
+        .to_string();
+    let global = v.get("global options");
+    let mut warnings = vec![format!(
+        "imported from {version} JSON ({file}): latency is fio's total latency (lat) when reported, else completion latency (clat)"
+    )];
+    let (mut r, mut w) = (DirAcc::default(), DirAcc::default());
+    let (mut usr_s, mut sys_s, mut errors) = (0.0, 0.0, 0u64);
+    let mut streams = Vec::new();
+    let mut stream_summaries = Vec::new();
+    let mut targets = Vec::new();
+    for (ji, job) in jobs.iter().enumerate() {
+        let (mut jr, mut jw) = (DirAcc::default(), DirAcc::default());
+        if let Some(d) = job.get("read") {
+            accumulate(&mut r, d);
+            accumulate(&mut jr, d);
+        }
+        if let Some(d) = job.get("write") {
+            accumulate(&mut w, d);
+            accumulate(&mut jw, d);
+        }
+        let runtime_s = jr.runtime_ms.max(jw.runtime_ms) / 1000.0;
+        let job_s = f(job, "job_runtime") / 1000.0;
+        let cpu_s = if job_s > 0.0 { job_s } else { runtime_s };
+        usr_s += f(job, "usr_cpu") / 100.0 * cpu_s;
+        sys_s += f(job, "sys_cpu") / 100.0 * cpu_s;
+        errors += job.get("total_err").and_then(Value::as_u64).unwrap_or(0);
+        let name = job.get("jobname").and_then(Value::as_str).unwrap_or("job");
+        let name = if jobs
+            .iter()
+            .filter(|j| j.get("jobname").and_then(Value::as_str) == Some(name))
+            .count()
+            > 1
+        {
+            format!("{name}-{ji}")
+        } else {
+            name.to_string()
+        };
+        // The stream as fio ran it: options when present, measured values otherwise.
+        let total = jr.ios + jw.ios;
+        let read_pct = if total > 0 {
+            (jr.ios as f64 * 100.0 / total as f64 * 10.0).round() / 10.0
+        } else {
+            50.0
+        };
+        let bs = option(job, global, "bs");
+        let bssplit = option(job, global, "bssplit");
+        let measured = |a: &DirAcc| {
+            (a.ios > 0).then(|| {
+                SizeMix::single(
+                    ((a.bytes as f64 / a.ios as f64 / 512.0).round().max(1.0) * 512.0) as u64,
+                )
+            })
+        };
+        let read_bs = size_mix_option(bs, bssplit, 0)
+            .or_else(|| measured(&jr))
+            .or(Some(SizeMix::single(4096)));
+        let write_bs = size_mix_option(bs, bssplit, 1)
+            .or_else(|| measured(&jw))
+            .or(Some(SizeMix::single(4096)));
+        let iodepth: u32 = option(job, global, "iodepth")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1);
+        let numjobs: u32 = option(job, global, "numjobs")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1);
+        let rw = option(job, global, "rw")
+            .or(option(job, global, "readwrite"))
+            .unwrap_or("read");
+        let random_pct = if rw.contains("rand") {
+            option(job, global, "percentage_random")
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(100.0)
+        } else {
+            0.0
+        };
+        streams.push(Stream {
+            name: name.clone(),
+            target: None,
+            read_pct: Percent(read_pct),
+            bs: None,
+            read_bs,
+            write_bs,
+            random_pct: Percent(random_pct),
+            align: None,
+            region: Region::default(),
+            outstanding: Some((iodepth * numjobs).max(1)),
+            workers: numjobs.max(1),
+            stripe: None,
+        });
+        let mut jwarn = Vec::new();
+        let mut js = Summary {
+            read: dir_stats(&jr, runtime_s, &mut jwarn, &name),
+            write: dir_stats(&jw, runtime_s, &mut jwarn, &name),
+            ..Summary::default()
+        };
+        js.total = total_stats(&jr, &jw, runtime_s, &js);
+        stream_summaries.push(StreamSummary { name, summary: js });
+        if let Some(f) = option(job, global, "filename") {
+            if !targets.iter().any(|t: &TargetInfo| t.path == f) {
+                targets.push(TargetInfo {
+                    path: f.to_string(),
+                    kind: if f.starts_with("/dev/") {
+                        "block".into()
+                    } else {
+                        "file".into()
+                    },
+                    ..TargetInfo::default()
+                });
+            }
+        }
+    }
+    let secs = r.runtime_ms.max(w.runtime_ms) / 1000.0;
+    let mut summary = Summary {
+        read: dir_stats(&r, secs, &mut warnings, "read"),
+        write: dir_stats(&w, secs, &mut warnings, "write"),
+        ..Summary::default()
+    };
+    summary.total = total_stats(&r, &w, secs, &summary);
+    let workload = Workload {
+        name: jobs[0]
+            .get("jobname")
+            .and_then(Value::as_str)
+            .unwrap_or("fio")
+            .to_string(),
+        description: format!("fio job(s) imported from {file}"),
+        streams,
+    };
+    summary.configured_outstanding = workload.configured_outstanding();
+    let timestamp = v
+        .get("timestamp")
+        .and_then(Value::as_u64)
+        .map(|t| crate::time::rfc3339(t as f64))
+        .unwrap_or_default();
+    let direct = option(jobs[0], global, "direct").is_some_and(|d| d == "1");
+    let total_ios = summary.total.ios;
+    Ok(RunResult {
+        schema: RUN_SCHEMA.into(),
+        schema_version: RUN_SCHEMA_VERSION,
+        oio_version: format!("imported ({version})"),
+        timestamp,
+        partial: false,
+        stop_reason: "completed".into(),
+        command: vec!["fio".into()],
+        workload,
+        options: RunOptions {
+            time_s: secs,
+            ramp_s: option(jobs[0], global, "ramp_time")
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0.0),
+            interval_s: 0.0,
+            engine_requested: "fio".into(),
+            direct,
+            seed: 0,
+            latency_tracking: true,
+        },
+        host: oio_core::host::HostInfo {
+            hostname: jobs[0]
+                .get("hostname")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            ..Default::default()
+        },
+        targets,
+        engine: EngineInfo {
+            name: format!(
+                "fio/{}",
+                option(jobs[0], global, "ioengine").unwrap_or("psync")
+            ),
+            features: Vec::new(),
+            notice: Some(format!("measured by {version}, not by oio")),
+        },
+        duration_s: secs,
+        summary,
+        streams: stream_summaries,
+        intervals: Vec::new(),
+        cpu: CpuUsage {
+            user_s: usr_s,
+            system_s: sys_s,
+            ns_per_io: (total_ios > 0).then(|| (usr_s + sys_s) * 1e9 / total_ios as f64),
+            cores_busy: if secs > 0.0 {
+                (usr_s + sys_s) / secs
+            } else {
+                0.0
+            },
+        },
+        errors: ErrorSummary {
+            count: errors,
+            ..Default::default()
+        },
+        warnings,
+    })
+}
+
+fn total_stats(r: &DirAcc, w: &DirAcc, secs: f64, s: &Summary) -> DirStats {
+    let mut h = r.hist.clone();
+    h += &w.hist;
+    let mut t = DirStats::from_parts(
+        r.ios + w.ios,
+        r.bytes + w.bytes,
+        &h,
+        secs,
+        r.binned && w.binned,
+    );
+    let n = r.lat_n + w.lat_n;
+    if n > 0 {
+        let mean = (r.lat_sum + w.lat_sum) / n as f64;
+        t.latency_ns.mean = Some(mean);
+        t.outstanding_mean = s.read.outstanding_mean + s.write.outstanding_mean;
+        t.latency_ns.min = [r.min, w.min].into_iter().flatten().min();
+        t.latency_ns.max = [r.max, w.max].into_iter().flatten().max();
+    }
+    t
+}
+
+/// fio JSON as an observation: one interval per job over the whole run (`fio:<job>`), and one
+/// per `disk_util` device with its counters over the run.
+pub fn parse_json_observation(file: &str, text: &str) -> Result<Observation, TelemetryError> {
+    let v = final_document(file, text)?;
+    let mut obs = Observation::new(SourceKind::FioJson, vec![file.to_string()]);
+    obs.source.tool_version = v
+        .get("fio version")
+        .and_then(Value::as_str)
+        .map(String::from);
+    let mut runtime_s = 0.0f64;
+    for job in job_records(&v) {
+        let name = job.get("jobname").and_then(Value::as_str).unwrap_or("job");
+        let mut iv = DeviceInterval::default();
+        let mut secs = 0.0f64;
+        for (key, c) in [("read", &mut iv.read), ("write", &mut iv.write)] {
+            let Some(d) = job.get(key) else { continue };
+            let ios = f(d, "total_ios");
+            let rt = f(d, "runtime") / 1000.0;
+            secs = secs.max(rt);
+            c.iops = Some(f(d, "iops"));
+            c.bytes_per_sec = Some(f(d, "bw_bytes"));
+            c.mean_io_bytes = (ios > 0.0).then(|| f(d, "io_bytes") / ios);
+            c.latency_mean_ns = lat_obj(d, "lat")
+                .or_else(|| lat_obj(d, "clat"))
+                .filter(|_| ios > 0.0)
+                .map(|(o, s)| f(o, "mean") * s);
+        }
+        iv.queue_mean = [&iv.read, &iv.write]
+            .iter()
+            .map(|c| Some(c.iops? * c.latency_mean_ns.unwrap_or(0.0) / 1e9))
+            .sum();
+        iv.t_s = secs;
+        iv.duration_s = secs;
+        runtime_s = runtime_s.max(secs);
+        obs.device_mut(&format!("fio:{name}")).intervals.push(iv);
+    }
+    for d in v
+        .get("disk_util")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let Some(name) = d.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        if runtime_s <= 0.0 {
+            break;
+        }
+        let ms = runtime_s * 1000.0;
+        let mut iv = DeviceInterval {
+            t_s: runtime_s,
+            duration_s: runtime_s,
+            util_pct: Some(f(d, "util")),
+            queue_mean: Some(f(d, "in_queue") / ms),
+            ..Default::default()
+        };
+        for (p, c) in [("read", &mut iv.read), ("write", &mut iv.write)] {
+            let ios = f(d, &format!("{p}_ios"));
+            c.iops = Some(ios / runtime_s);
+            c.latency_mean_ns = (ios > 0.0).then(|| f(d, &format!("{p}_ticks")) / ios * 1e6);
+            c.merged_per_sec = Some(f(d, &format!("{p}_merges")) / runtime_s);
+            if let Some(sec) = d.get(format!("{p}_sectors")).and_then(Value::as_f64) {
+                c.bytes_per_sec = Some(sec * 512.0 / runtime_s);
+                c.mean_io_bytes = (ios > 0.0).then(|| sec * 512.0 / ios);
+            }
+        }
+        obs.device_mut(name).intervals.push(iv);
+    }
+    obs.warnings
+        .push("fio JSON holds whole-run means: one interval per job, no time series".into());
+    Ok(obs)
+}
+
+/// Reads a result file: an oio run result, or fio JSON output converted to one.
+pub fn load_result(path: &Path) -> Result<RunResult, TelemetryError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| TelemetryError::Io {
+        file: file.clone(),
+        source,
+    })?;
+    if text.contains("\"fio version\"") {
+        return parse_json_result(&file, &text);
+    }
+    let r: RunResult = serde_json::from_str(&text).map_err(|e| {
+        TelemetryError::parse(
+            &file,
+            e.line(),
+            format!("not an oio result nor fio JSON: {e}"),
+        )
+    })?;
+    if r.schema != RUN_SCHEMA {
+        return Err(TelemetryError::invalid(
+            &file,
+            format!("schema {:?}; expected \"{RUN_SCHEMA}\"", r.schema),
+        ));
+    }
+    Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_names() {
+        assert_eq!(
+            log_kind_from_name("dir/mix_iops.1.log"),
+            Some((LogKind::Iops, "mix.1".into()))
+        );
+        assert_eq!(
+            log_kind_from_name("a_clat_hist.2.log"),
+            Some((LogKind::ClatHist, "a.2".into()))
+        );
+        assert_eq!(
+            log_kind_from_name("a_lat.log"),
+            Some((LogKind::Lat, "a".into()))
+        );
+        assert_eq!(
+            log_kind_from_name("a_lat.log.host1"),
+            Some((LogKind::Lat, "a.host1".into()))
+        );
+        assert_eq!(log_kind_from_name("notes.txt"), None);
+    }
+
+    #[test]
+    fn bin_values_follow_fio() {
+        assert_eq!(plat_idx_to_ns(0), 0.0);
+        assert_eq!(plat_idx_to_ns(127), 127.0);
+        // 128 starts the group [128, 256) with buckets of 2 ns.
+        assert_eq!(plat_idx_to_ns(128), 129.0);
+        assert_eq!(plat_idx_to_ns(191), 255.0);
+        assert_eq!(plat_idx_to_ns(192), 258.0);
+        assert!(plat_idx_to_ns(1855) > 1.6e10);
+    }
+
+    #[test]
+    fn log_columns() {
+        let rows = parse_log_rows("x", "1000, 17039, 0, 0, 0\n1000, 7391, 1, 0, 0\n").unwrap();
+        assert_eq!(rows[1].ddir, 1);
+        assert_eq!(rows[1].offset, None);
+        let rows = parse_log_rows("x", "5, 120000, 0, 4096, 81920, 0\n").unwrap();
+        assert_eq!((rows[0].bs, rows[0].offset), (4096, Some(81920)));
+        let rows = parse_log_rows("x", "1000, 100, 250, 1, 0, 0\n").unwrap();
+        assert_eq!((rows[0].value, rows[0].ddir), (100, 1));
+        let rows = parse_log_rows("x", "1000, 100, 0, 4096\n").unwrap();
+        assert_eq!(rows[0].bs, 4096);
+        let e = parse_log_rows("x.log", "1, 2, 0, 0\n1, 2\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("x.log:2:"), "{e}");
+        let e = parse_log_rows("x.log", "1, 2, 7, 0, 0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("direction 7"), "{e}");
+    }
+
+    #[test]
+    fn bssplit_options() {
+        let m = size_mix_option(None, Some("4k/50:64k/50,16k/100"), 1).unwrap();
+        assert_eq!(m, SizeMix::single(16384));
+        let m = size_mix_option(None, Some("4k/50:64k/50,16k/100"), 0).unwrap();
+        assert_eq!(m.to_string(), "4k:50,64k:50");
+        assert_eq!(
+            size_mix_option(Some("8k"), None, 1),
+            Some(SizeMix::single(8192))
+        );
+    }
+}

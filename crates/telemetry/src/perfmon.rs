@@ -1,0 +1,430 @@
+//! Windows perfmon CSV, as written by `relog -f csv`, `typeperf` and `logman -f csv`.
+//!
+//! The first header cell is `(PDH-CSV 4.0) (<zone>)(<bias minutes>)`; the zone name is
+//! localised and may contain parentheses, so the bias is the last parenthesised integer
+//! (UTC = local + bias). The other header cells are counter paths
+//! `\\HOST\Object(Instance)\Counter`; instances contain spaces, colons, backslashes and
+//! parentheses, so the instance is the outermost trailing `(...)` and the counter is the text
+//! after the last backslash. Rows start with a local time `MM/dd/yyyy HH:mm:ss.fff`; a missing
+//! sample is a single space. Each row's rate counters describe the interval that ends at its
+//! time, so the first row usually has none.
+//!
+//! Only `PhysicalDisk` and `LogicalDisk` counters are read; other objects are ignored. Counter
+//! names are matched without case and without the dot in `Avg.` (the seed spells it
+//! `Avg Disk Bytes/Read`). Localised (non-English) counter names are not translated: such a
+//! file reports that no disk counters were found.
+
+use crate::time::{civil_seconds, parse_clock, parse_us_date, rfc3339};
+use crate::TelemetryError;
+use oio_core::observation::{DeviceInterval, Observation, SourceKind};
+
+/// One parsed counter path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CounterPath {
+    /// Machine name, without the leading `\\` (empty when the path has none).
+    pub host: String,
+    /// Performance object (`PhysicalDisk`).
+    pub object: String,
+    /// Instance (`0 C:`), when the object has instances.
+    pub instance: Option<String>,
+    /// Counter name (`Disk Reads/sec`).
+    pub counter: String,
+}
+
+/// Splits `\\HOST\Object(Instance)\Counter`. Returns `None` for text that is not a counter path.
+pub fn parse_counter_path(path: &str) -> Option<CounterPath> {
+    let (host, rest) = if let Some(r) = path.strip_prefix("\\\\") {
+        let i = r.find('\\')?;
+        (r[..i].to_string(), &r[i + 1..])
+    } else if let Some(r) = path.strip_prefix('\\') {
+        (String::new(), r)
+    } else {
+        return None;
+    };
+    let (middle, counter) = rest.rsplit_once('\\')?;
+    if counter.is_empty() || middle.is_empty() {
+        return None;
+    }
+    let (object, instance) = if middle.ends_with(')') {
+        // Balance parentheses from the right: the instance may itself contain them.
+        let mut depth = 0i32;
+        let mut open = None;
+        for (i, c) in middle.char_indices().rev() {
+            match c {
+                ')' => depth += 1,
+                '(' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        open = Some(i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let open = open?;
+        (
+            middle[..open].to_string(),
+            Some(middle[open + 1..middle.len() - 1].to_string()),
+        )
+    } else {
+        (middle.to_string(), None)
+    };
+    Some(CounterPath {
+        host,
+        object,
+        instance,
+        counter: counter.to_string(),
+    })
+}
+
+/// The counters oio uses, and where each goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Field {
+    ReadIops,
+    WriteIops,
+    ReadBps,
+    WriteBps,
+    ReadSize,
+    WriteSize,
+    ReadLat,
+    WriteLat,
+    Queue,
+    ReadQueue,
+    WriteQueue,
+    CurrentQueue,
+    IdlePct,
+    DiskTimePct,
+}
+
+fn field_of(counter: &str) -> Option<Field> {
+    let norm: String = counter
+        .to_ascii_lowercase()
+        .replace('.', "")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    Some(match norm.as_str() {
+        "disk reads/sec" => Field::ReadIops,
+        "disk writes/sec" => Field::WriteIops,
+        "disk read bytes/sec" => Field::ReadBps,
+        "disk write bytes/sec" => Field::WriteBps,
+        "avg disk bytes/read" => Field::ReadSize,
+        "avg disk bytes/write" => Field::WriteSize,
+        "avg disk sec/read" => Field::ReadLat,
+        "avg disk sec/write" => Field::WriteLat,
+        "avg disk queue length" => Field::Queue,
+        "avg disk read queue length" => Field::ReadQueue,
+        "avg disk write queue length" => Field::WriteQueue,
+        "current disk queue length" => Field::CurrentQueue,
+        "% idle time" => Field::IdlePct,
+        "% disk time" => Field::DiskTimePct,
+        _ => return None,
+    })
+}
+
+/// Parses the bias in minutes from the first header cell; `None` when the cell has no zone.
+fn parse_bias(cell: &str) -> Option<i64> {
+    // The last "(...)" whose content is an integer.
+    let mut rest = cell;
+    let mut found = None;
+    while let Some(close) = rest.rfind(')') {
+        let open = rest[..close].rfind('(')?;
+        if let Ok(v) = rest[open + 1..close].trim().parse::<i64>() {
+            found = Some(v);
+            break;
+        }
+        rest = &rest[..open];
+    }
+    found
+}
+
+/// Parses `MM/dd/yyyy HH:mm:ss.fff` (also with ` AM`/` PM`) to naive seconds.
+fn parse_time(s: &str) -> Option<f64> {
+    let mut parts = s.split_whitespace();
+    let (y, mo, d) = parse_us_date(parts.next()?)?;
+    let (h, m, sec) = parse_clock(parts.next()?, parts.next())?;
+    if parts.next().is_some() {
+        return None;
+    }
+    civil_seconds(y, mo, d, h, m, sec)
+}
+
+struct Column {
+    device: usize,
+    field: Field,
+}
+
+/// Parses perfmon CSV text; `file` names the input in errors.
+pub fn parse(file: &str, text: &str) -> Result<Observation, TelemetryError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let mut header = csv::StringRecord::new();
+    match rdr.read_record(&mut header) {
+        Ok(true) => {}
+        Ok(false) => {
+            return Err(TelemetryError::invalid(
+                file,
+                "empty file; expected a perfmon CSV header",
+            ))
+        }
+        Err(e) => return Err(csv_error(file, &e)),
+    };
+    let first = header.get(0).unwrap_or("");
+    if !first.trim_start().starts_with("(PDH-CSV") {
+        return Err(TelemetryError::parse(
+            file,
+            1,
+            format!("expected the perfmon header \"(PDH-CSV 4.0) (zone)(bias)\" in the first column, found {first:?}"),
+        ));
+    }
+    let bias = parse_bias(first.trim_start().trim_start_matches("(PDH-CSV 4.0)"));
+    let mut obs = Observation::new(SourceKind::Perfmon, vec![file.to_string()]);
+
+    // Map columns to (device, field); several hosts in one file keep their names apart.
+    let mut paths = Vec::new();
+    for (i, cell) in header.iter().enumerate().skip(1) {
+        if let Some(p) = parse_counter_path(cell) {
+            paths.push((i, p));
+        }
+    }
+    let hosts: std::collections::BTreeSet<&str> =
+        paths.iter().map(|(_, p)| p.host.as_str()).collect();
+    let multi_host = hosts.len() > 1;
+    if let Some(h) = hosts.iter().next().filter(|_| !multi_host) {
+        if !h.is_empty() {
+            obs.source.host = Some(h.to_string());
+        }
+    }
+    let mut columns: Vec<Option<Column>> = (0..header.len()).map(|_| None).collect();
+    let mut names: Vec<String> = Vec::new();
+    for (i, p) in &paths {
+        let obj = p.object.to_ascii_lowercase();
+        if obj != "physicaldisk" && obj != "logicaldisk" {
+            continue;
+        }
+        let Some(field) = field_of(&p.counter) else {
+            continue;
+        };
+        let mut name = match &p.instance {
+            Some(inst) => format!("{}({inst})", p.object),
+            None => p.object.clone(),
+        };
+        if multi_host {
+            name = format!("\\\\{}\\{name}", p.host);
+        }
+        let device = match names.iter().position(|n| *n == name) {
+            Some(d) => d,
+            None => {
+                names.push(name);
+                names.len() - 1
+            }
+        };
+        columns[*i] = Some(Column { device, field });
+    }
+    if names.is_empty() {
+        return Err(TelemetryError::invalid(
+            file,
+            "no PhysicalDisk or LogicalDisk counters (Disk Reads/sec, Avg. Disk Bytes/Read, Avg. Disk Queue Length...) in the header; record them, and relog non-English logs with English counter names",
+        ));
+    }
+    for n in &names {
+        obs.device_mut(n);
+    }
+
+    let mut first_time: Option<f64> = None;
+    let mut prev_time: Option<f64> = None;
+    let mut first_gap: Option<f64> = None;
+    let mut rows = 0usize;
+    let mut skipped_empty = 0usize;
+    // One record reused for every row: wide files have thousands of cells per row.
+    let mut rec = csv::StringRecord::new();
+    while rdr.read_record(&mut rec).map_err(|e| csv_error(file, &e))? {
+        let line = rec.position().map(|p| p.line() as usize).unwrap_or(0);
+        if rec.len() == 1
+            && rec
+                .get(0)
+                .is_none_or(|c| c.trim().is_empty() || !c.contains('/'))
+        {
+            // relog and PAL leave trailer lines without separators; they carry no samples.
+            continue;
+        }
+        if rec.len() < header.len() {
+            return Err(TelemetryError::parse(
+                file,
+                line,
+                format!(
+                    "row has {} fields but the header has {}; the file looks truncated",
+                    rec.len(),
+                    header.len()
+                ),
+            ));
+        }
+        let tcell = rec.get(0).unwrap_or("");
+        let t = parse_time(tcell).ok_or_else(|| {
+            TelemetryError::parse(
+                file,
+                line,
+                format!(
+                    "expected a time MM/dd/yyyy HH:mm:ss.fff in the first column, found {tcell:?}"
+                ),
+            )
+        })?;
+        let start = *first_time.get_or_insert(t);
+        let gap = prev_time.map(|p| t - p);
+        if let Some(g) = gap {
+            if g <= 0.0 {
+                return Err(TelemetryError::parse(
+                    file,
+                    line,
+                    format!(
+                        "time {tcell:?} is not after the previous row's; expected increasing times"
+                    ),
+                ));
+            }
+            first_gap.get_or_insert(g);
+        }
+        prev_time = Some(t);
+        rows += 1;
+
+        let mut ivs: Vec<DeviceInterval> = vec![DeviceInterval::default(); names.len()];
+        let mut seen = vec![false; names.len()];
+        for (ci, col) in columns.iter().enumerate() {
+            let Some(col) = col else { continue };
+            let cell = rec.get(ci).unwrap_or("");
+            if cell.trim().is_empty() {
+                continue;
+            }
+            let v = crate::num(cell).ok_or_else(|| {
+                TelemetryError::parse(
+                    file,
+                    line,
+                    format!(
+                        "column {} ({}): expected a number or \" \" for a missing sample, found {cell:?}",
+                        ci + 1,
+                        header.get(ci).unwrap_or("")
+                    ),
+                )
+            })?;
+            seen[col.device] = true;
+            let iv = &mut ivs[col.device];
+            match col.field {
+                Field::ReadIops => iv.read.iops = Some(v),
+                Field::WriteIops => iv.write.iops = Some(v),
+                Field::ReadBps => iv.read.bytes_per_sec = Some(v),
+                Field::WriteBps => iv.write.bytes_per_sec = Some(v),
+                Field::ReadSize => iv.read.mean_io_bytes = Some(v),
+                Field::WriteSize => iv.write.mean_io_bytes = Some(v),
+                Field::ReadLat => iv.read.latency_mean_ns = Some(v * 1e9),
+                Field::WriteLat => iv.write.latency_mean_ns = Some(v * 1e9),
+                Field::Queue => iv.queue_mean = Some(v),
+                Field::ReadQueue => iv.read.queue_mean = Some(v),
+                Field::WriteQueue => iv.write.queue_mean = Some(v),
+                Field::CurrentQueue => iv.queue_current = Some(v),
+                Field::IdlePct => iv.util_pct = Some((100.0 - v).clamp(0.0, 100.0)),
+                Field::DiskTimePct => {
+                    if iv.util_pct.is_none() {
+                        iv.util_pct = Some(v.clamp(0.0, 100.0));
+                    }
+                }
+            }
+        }
+        for (d, mut iv) in ivs.into_iter().enumerate() {
+            // A row with only instantaneous counters (the first one) is not an interval.
+            let has_rates =
+                iv.read.iops.is_some() || iv.write.iops.is_some() || iv.queue_mean.is_some();
+            if !seen[d] || !has_rates {
+                if seen[d] || gap.is_some() {
+                    skipped_empty += 1;
+                }
+                continue;
+            }
+            iv.t_s = t - start;
+            iv.duration_s = gap.unwrap_or(0.0);
+            obs.devices[d].intervals.push(iv);
+        }
+    }
+    if rows == 0 {
+        return Err(TelemetryError::invalid(
+            file,
+            "the header is followed by no samples",
+        ));
+    }
+    // The first sampled row has no preceding sample: give it the usual interval.
+    let step = first_gap.unwrap_or(1.0);
+    for d in &mut obs.devices {
+        for iv in &mut d.intervals {
+            if iv.duration_s == 0.0 {
+                iv.duration_s = step;
+            }
+        }
+    }
+    if let Some(t0) = first_time {
+        match bias {
+            Some(b) => obs.start = Some(rfc3339(t0 - step + b as f64 * 60.0)),
+            None => obs.warnings.push(
+                "the perfmon header has no time-zone bias; times are local and the start is not known in UTC".into(),
+            ),
+        }
+    }
+    if skipped_empty > 0 {
+        obs.warnings.push(format!(
+            "{skipped_empty} device samples had no rate counters (\" \" in perfmon) and were skipped"
+        ));
+    }
+    for d in &obs.devices {
+        let has_size = d
+            .intervals
+            .iter()
+            .any(|i| i.read.mean_size().is_some() || i.write.mean_size().is_some());
+        if !has_size {
+            obs.warnings.push(format!(
+                "{}: no Avg. Disk Bytes/Read|Write nor Disk Read|Write Bytes/sec counters; I/O sizes are unknown",
+                d.name
+            ));
+        }
+    }
+    if obs.devices.iter().all(|d| d.name.ends_with("(_Total)")) {
+        obs.warnings
+            .push("only _Total instances were captured: the disks are summed together".into());
+    }
+    Ok(obs)
+}
+
+fn csv_error(file: &str, e: &csv::Error) -> TelemetryError {
+    let line = e.position().map(|p| p.line() as usize).unwrap_or(0);
+    TelemetryError::parse(file, line, format!("malformed CSV: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counter_paths() {
+        let p = parse_counter_path(r"\\SQL01\PhysicalDisk(0 D: E:)\% Disk Time").unwrap();
+        assert_eq!(p.host, "SQL01");
+        assert_eq!(p.object, "PhysicalDisk");
+        assert_eq!(p.instance.as_deref(), Some("0 D: E:"));
+        assert_eq!(p.counter, "% Disk Time");
+        let p = parse_counter_path(r"\\H\Paging File(\??\C:\pagefile.sys)\% Usage").unwrap();
+        assert_eq!(p.instance.as_deref(), Some(r"\??\C:\pagefile.sys"));
+        assert_eq!(p.counter, "% Usage");
+        let p = parse_counter_path(r"\\H\Process(sqlservr (x64)#1)\ID Process").unwrap();
+        assert_eq!(p.object, "Process");
+        assert_eq!(p.instance.as_deref(), Some("sqlservr (x64)#1"));
+        let p = parse_counter_path(r"\\H\Memory\Available MBytes").unwrap();
+        assert_eq!((p.object.as_str(), p.instance), ("Memory", None));
+        assert!(parse_counter_path("not a path").is_none());
+    }
+
+    #[test]
+    fn bias_is_the_last_integer_group() {
+        assert_eq!(parse_bias(" (Eastern Daylight Time)(240)"), Some(240));
+        assert_eq!(parse_bias(" (Maroc (heure d'été))(-60)"), Some(-60));
+        assert_eq!(parse_bias(""), None);
+    }
+}
