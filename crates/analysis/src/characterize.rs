@@ -750,6 +750,9 @@ fn build_workload(
             outstanding: Some(outstanding_n),
             workers: 1,
             stripe: None,
+            compress_pct: None,
+            dedupe_pct: None,
+            rate: None,
         }],
     };
     w.check().map_err(CharacterizeError)?;

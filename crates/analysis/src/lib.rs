@@ -10,4 +10,8 @@
 
 pub mod changepoint;
 pub mod characterize;
+pub mod compare;
+pub mod knee;
+pub mod stats;
 pub mod summary_stats;
+pub mod sweep;

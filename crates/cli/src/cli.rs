@@ -41,8 +41,26 @@ pub enum ColorWhen {
 pub enum Command {
     /// Run a workload against a file or block device and measure it.
     Run(commands::run::Args),
+    /// Check a target against the journal of an `oio run --verify` (after a crash or kill).
+    Verify(commands::verify::Args),
     /// List the built-in workload profiles, or print one as a workload file.
     Profiles(commands::profiles::Args),
+    /// TPC-C-like (TPROC-C-like) database benchmark: build, run (NOPM, TPM, waits), check.
+    Tpcc(commands::tpcc::Args),
+    /// Record /proc/diskstats live (iostat -x numbers) and save an observation.
+    Record(commands::record::Args),
+    /// Turn telemetry (perfmon, iostat, diskstats, blkparse, fio) into a workload file.
+    Characterize(commands::characterize::Args),
+    /// Write a workload as a fio job file, a diskspd command line or a vdbench parameter file.
+    Export(commands::export::Args),
+    /// Convert a fio JSON result into an oio run result.
+    Import(commands::import::Args),
+    /// Sweep queue depth (and block size, read share): find the knee where latency takes over.
+    Sweep(commands::sweep::Args),
+    /// Compare configurations from repeated runs: margins, confidence intervals, rank test.
+    Compare(commands::compare::Args),
+    /// Write an HTML report (inline SVG charts), and SVG, PNG or CSV files, from results.
+    Report(commands::report::Args),
 }
 
 #[test]

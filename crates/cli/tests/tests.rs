@@ -1,1 +1,24 @@
 //! Integration tests of the oio binary, one module per area.
+
+// Shared helpers: the binary, temp dirs, JSON access.
+mod common;
+// Data patterns: incompressible and unique by default, compressibility and duplication on demand.
+mod data;
+// Open loop: offered rates, bursts, coordinated omission.
+mod openloop;
+// `oio run`: workloads, engines, measurement, results, Ctrl-C.
+mod run;
+// Data safety: overwrite refusals, block devices on loop devices.
+mod safety;
+// Verification: self-checking blocks, the journal, `oio verify` after a kill.
+mod verify;
+// Workload files and profiles: parsing, errors, round trips.
+mod workload;
+// `oio tpcc`: build, run, check on SQLite and PostgreSQL.
+mod tpcc;
+// `oio record`, `characterize`, `export`, `import`: against iostat and fio.
+mod telemetry;
+// `oio run --repeat`, `oio compare`: groups, interleaved runs, statistics, JSON contract.
+mod compare;
+// `oio sweep` and `oio report`: knee, JSON contract, HTML in headless Chromium, SVG/PNG/CSV.
+mod report;

@@ -59,6 +59,37 @@ pub struct RunResult {
     pub errors: ErrorSummary,
     /// Things the reader should know when interpreting the numbers.
     pub warnings: Vec<String>,
+    /// Data verification (`--verify`), when it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifySummary>,
+}
+
+/// What read-back verification found.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct VerifySummary {
+    /// 4 KiB blocks read back and checked against the last acknowledged write.
+    pub blocks_checked: u64,
+    /// Blocks that failed.
+    pub mismatches: u64,
+    /// Failures by kind: wrong_data, torn, stale.
+    pub by_kind: BTreeMap<String, u64>,
+    /// The first failures in detail.
+    pub findings: Vec<VerifyFinding>,
+    /// Journals of acknowledged writes, one per target (for `oio verify` later).
+    pub journals: Vec<String>,
+}
+
+/// One failed block.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifyFinding {
+    /// Target path.
+    pub target: String,
+    /// Byte offset of the 4 KiB block.
+    pub offset: u64,
+    /// wrong_data, torn or stale.
+    pub kind: String,
+    /// Generation of the last acknowledged write there.
+    pub expected_generation: u64,
 }
 
 /// Options that shaped the run.
@@ -162,6 +193,15 @@ pub struct Summary {
     pub total: DirStats,
     /// Outstanding I/O the workload asked for (closed loop).
     pub configured_outstanding: u32,
+    /// Open loop: arrivals per second offered (compare with `total.iops`, the achieved rate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered_iops: Option<f64>,
+    /// Open loop: most arrivals waiting for a free slot at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backlog_max: Option<u64>,
+    /// Open loop: arrivals dropped because the backlog was full.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<u64>,
 }
 
 /// Totals for one stream.
@@ -186,6 +226,12 @@ pub struct Interval {
     pub write: DirStats,
     /// Both.
     pub total: DirStats,
+    /// Open loop: arrivals per second offered in this interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered_iops: Option<f64>,
+    /// Open loop: most arrivals waiting for a slot in this interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backlog_max: Option<u64>,
 }
 
 /// Counters and latency for one direction over a period.
@@ -201,8 +247,12 @@ pub struct DirStats {
     pub bytes_per_sec: f64,
     /// Mean I/O size, bytes (null without I/O).
     pub mean_io_bytes: Option<f64>,
-    /// Latency from submission to completion, ns.
+    /// Latency, ns: from submission to completion in closed loop; from the intended start
+    /// (arrival) to completion in open loop (response time, stalls included).
     pub latency_ns: LatencySummary,
+    /// Open loop only: from actual submission to completion (service time), ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_latency_ns: Option<LatencySummary>,
     /// Mean I/Os in flight by Little's law (IOPS × mean latency).
     pub outstanding_mean: f64,
     /// The latency histogram (summaries only; intervals carry none).
@@ -230,6 +280,7 @@ impl DirStats {
             mean_io_bytes: (ios > 0).then(|| bytes as f64 / ios as f64),
             outstanding_mean: iops * latency_ns.mean.unwrap_or(0.0) / 1e9,
             latency_ns,
+            service_latency_ns: None,
             histogram: (with_histogram && !hist.is_empty()).then(|| hist.to_sparse()),
         }
     }

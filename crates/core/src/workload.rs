@@ -76,6 +76,108 @@ pub struct Stream {
     /// Stripe unit when the stream's role has several targets (default 1m).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stripe: Option<Bytes>,
+    /// Share (0–100) of each written 4 KiB block that a compressor can remove (default 0:
+    /// incompressible).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compress_pct: Option<Percent>,
+    /// Share (0–100) of written 4 KiB blocks that duplicate another (default 0: all unique).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedupe_pct: Option<Percent>,
+    /// Open loop: I/Os arrive at an offered rate whatever the device does; `outstanding`
+    /// then caps the I/Os in flight (default [`DEFAULT_OPEN_CAP`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+}
+
+/// I/Os in flight at most in an open-loop stream without `outstanding`.
+pub const DEFAULT_OPEN_CAP: u32 = 1024;
+
+/// An offered rate: how many I/Os per second arrive, and how they are spread in time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rate {
+    /// Offered I/Os per second for the whole stream (outside bursts).
+    pub iops: f64,
+    /// How arrivals are spaced.
+    #[serde(default)]
+    pub arrival: Arrival,
+    /// On/off bursts: the rate during a burst.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_iops: Option<f64>,
+    /// Length of each burst.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_on: Option<crate::units::Secs>,
+    /// Time between bursts (at `iops`, which may be 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_off: Option<crate::units::Secs>,
+    /// A rate per time segment, replayed in order and repeated (overrides `iops` and bursts).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub schedule: Vec<RateSegment>,
+}
+
+/// One segment of a rate schedule.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateSegment {
+    /// How long this rate lasts.
+    #[serde(rename = "for")]
+    pub duration: crate::units::Secs,
+    /// Offered I/Os per second during the segment.
+    pub iops: f64,
+}
+
+/// The spacing of arrivals.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrival {
+    /// Evenly spaced.
+    #[default]
+    Constant,
+    /// Exponential inter-arrival times (a Poisson process), as independent clients produce.
+    Poisson,
+}
+
+impl Rate {
+    /// Checks the numbers.
+    pub fn check(&self) -> Result<(), String> {
+        let finite = |v: f64| v.is_finite() && v >= 0.0;
+        if !finite(self.iops) {
+            return Err(format!("rate iops {} must be a number >= 0", self.iops));
+        }
+        let bursts = [
+            self.burst_iops.is_some(),
+            self.burst_on.is_some(),
+            self.burst_off.is_some(),
+        ];
+        if bursts.iter().any(|b| *b) && !bursts.iter().all(|b| *b) {
+            return Err("bursts need all three of burst_iops, burst_on and burst_off".into());
+        }
+        if let Some(b) = self.burst_iops {
+            if !finite(b) {
+                return Err(format!("burst_iops {b} must be a number >= 0"));
+            }
+        }
+        if let (Some(on), Some(off)) = (self.burst_on, self.burst_off) {
+            if on.0.is_zero() && off.0.is_zero() {
+                return Err("burst_on and burst_off cannot both be 0".into());
+            }
+        }
+        for seg in &self.schedule {
+            if !finite(seg.iops) || seg.duration.0.is_zero() {
+                return Err("each schedule segment needs for > 0 and iops >= 0".into());
+            }
+        }
+        let peak = self
+            .schedule
+            .iter()
+            .map(|s| s.iops)
+            .chain([self.iops, self.burst_iops.unwrap_or(0.0)])
+            .fold(0.0, f64::max);
+        if peak <= 0.0 {
+            return Err("the offered rate is 0 everywhere: give rate iops > 0".into());
+        }
+        Ok(())
+    }
 }
 
 fn default_stream_name() -> String {
@@ -95,6 +197,12 @@ pub enum Load {
     Closed {
         /// I/Os in flight over all workers of the stream.
         outstanding: u32,
+    },
+    /// Issue I/Os at their arrival times (open loop), with at most `cap` in flight; arrivals
+    /// that find no free slot wait in a backlog, and their latency counts from arrival.
+    Open {
+        /// Most I/Os in flight over all workers of the stream.
+        cap: u32,
     },
 }
 
@@ -137,8 +245,21 @@ impl Stream {
 
     /// The load model.
     pub fn load(&self) -> Load {
-        Load::Closed {
-            outstanding: self.outstanding.unwrap_or(1),
+        match self.rate {
+            Some(_) => Load::Open {
+                cap: self.outstanding.unwrap_or(DEFAULT_OPEN_CAP),
+            },
+            None => Load::Closed {
+                outstanding: self.outstanding.unwrap_or(1),
+            },
+        }
+    }
+
+    /// Slots (I/Os in flight at most): the depth in closed loop, the cap in open loop.
+    pub fn slots(&self) -> u32 {
+        match self.load() {
+            Load::Closed { outstanding } => outstanding,
+            Load::Open { cap } => cap,
         }
     }
 
@@ -158,7 +279,12 @@ impl Stream {
                 100.0 - self.read_pct.0
             ));
         }
+        if let Some(r) = &self.rate {
+            r.check()
+                .map_err(|e| format!("stream '{}': {e}", self.name))?;
+        }
         match self.outstanding {
+            None if self.rate.is_some() => {}
             None => {
                 return Err(format!(
                     "stream '{}': missing outstanding (I/Os kept in flight), e.g. outstanding = 32",
@@ -217,12 +343,14 @@ impl Workload {
         Ok(())
     }
 
-    /// Total outstanding I/O configured over all closed-loop streams.
+    /// Total outstanding I/O configured over all closed-loop streams (open-loop streams have
+    /// no configured depth: theirs follows from the rate and the latency).
     pub fn configured_outstanding(&self) -> u32 {
         self.streams
             .iter()
             .map(|s| match s.load() {
                 Load::Closed { outstanding } => outstanding,
+                Load::Open { .. } => 0,
             })
             .sum()
     }
@@ -541,6 +669,36 @@ outstanding = 600
         let e = Workload::from_toml(text, "bad.toml").unwrap_err();
         assert_eq!(e.line, 3, "{e}");
         assert!(e.message.contains("write"), "{e}");
+    }
+
+    #[test]
+    fn open_loop_streams_parse_and_check() {
+        let text = r#"
+name = "bursty"
+[[stream]]
+read_pct = 70
+bs = "8k"
+outstanding = 64
+[stream.rate]
+iops = 8000
+arrival = "poisson"
+burst_iops = 10000
+burst_on = "3s"
+burst_off = "6s"
+"#;
+        let w = Workload::from_toml(text, "b.toml").unwrap();
+        assert_eq!(w.streams[0].load(), Load::Open { cap: 64 });
+        assert_eq!(
+            w.streams[0].rate.as_ref().unwrap().arrival,
+            Arrival::Poisson
+        );
+        assert_eq!(Workload::from_toml(&w.to_toml(), "again").unwrap(), w);
+        let bad = text.replace("burst_off = \"6s\"\n", "");
+        let e = Workload::from_toml(&bad, "b.toml").unwrap_err();
+        assert!(e.message.contains("all three"), "{e}");
+        let no_cap = text.replace("outstanding = 64\n", "");
+        let w = Workload::from_toml(&no_cap, "b.toml").unwrap();
+        assert_eq!(w.streams[0].slots(), DEFAULT_OPEN_CAP);
     }
 
     #[test]

@@ -87,6 +87,31 @@ pub struct NextIo {
     pub offset: u64,
 }
 
+impl Default for NextIo {
+    fn default() -> Self {
+        NextIo {
+            dir: Dir::Read,
+            len: 0,
+            file: 0,
+            offset: 0,
+        }
+    }
+}
+
+impl NextIo {
+    /// The engine request for this I/O on `slot`.
+    #[inline]
+    pub fn request(&self, slot: u32) -> crate::engines::IoRequest {
+        crate::engines::IoRequest {
+            slot,
+            file: self.file,
+            dir: self.dir,
+            offset: self.offset,
+            len: self.len,
+        }
+    }
+}
+
 /// A worker's I/O generator.
 pub struct Generator {
     rng: fastrand::Rng,

@@ -6,12 +6,15 @@
 //! `oio_core::result::RunResult`. Nothing here knows about the command line.
 #![deny(missing_docs)]
 
+pub mod arrivals;
+pub mod data;
 pub mod engines;
 pub mod generator;
 pub mod plan;
 pub mod runner;
 pub mod sys;
 pub mod target;
+pub mod verify;
 
 pub use engines::{Dir, Engine, EngineKind};
 pub use plan::{RunPlan, TargetBinding};

@@ -1,11 +1,12 @@
 //! A run plan: the workload, where each stream goes, and how long; resolved into per-worker
 //! assignments once the targets are open.
 
+use crate::data::DataPattern;
 use crate::engines::EngineKind;
 use crate::generator::{Extent, GeneratorSpec};
 use crate::target::TargetOptions;
 use oio_core::units::format_size;
-use oio_core::workload::{Load, Workload};
+use oio_core::workload::{Rate, Workload};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -41,6 +42,8 @@ pub struct RunPlan {
     pub latency_tracking: bool,
     /// Stop after this many I/Os in total (divided among workers), or at the end of `time`.
     pub io_limit: Option<u64>,
+    /// Write verifiable blocks, check what is read back, and journal acknowledged writes.
+    pub verify: bool,
 }
 
 /// What one worker thread does.
@@ -56,6 +59,12 @@ pub struct WorkerAssignment {
     pub targets: Vec<usize>,
     /// How it draws I/Os.
     pub gen: GeneratorSpec,
+    /// Open loop: the stream's offered rate, of which this worker issues `rate_share`.
+    pub rate: Option<Rate>,
+    /// This worker's share of the stream's rate (1 / workers).
+    pub rate_share: f64,
+    /// What its writes contain.
+    pub data: DataPattern,
 }
 
 /// A plan that cannot run as given.
@@ -101,8 +110,39 @@ impl RunPlan {
         targets: &[(PathBuf, u64, u64)],
     ) -> Result<Vec<WorkerAssignment>, PlanError> {
         let mut out = Vec::new();
+        let mut verified_paths: Vec<&PathBuf> = Vec::new();
         for (si, s) in self.workload.streams.iter().enumerate() {
             let paths = self.paths_for(s.target.as_deref())?;
+            if self.verify {
+                let block = crate::verify::BLOCK as u64;
+                if s.rate.is_some() {
+                    return Err(PlanError(format!(
+                        "stream '{}': --verify runs closed loop; drop the rate",
+                        s.name
+                    )));
+                }
+                let sizes_ok = [s.read_mix(), s.write_mix()]
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|m| m.shares().iter().map(|x| x.bytes))
+                    .chain([s.alignment()])
+                    .all(|b| b % block == 0);
+                if !sizes_ok {
+                    return Err(PlanError(format!(
+                        "stream '{}': --verify checks 4 KiB blocks, so sizes and align must be multiples of 4k",
+                        s.name
+                    )));
+                }
+                for p in paths {
+                    if verified_paths.contains(&p) {
+                        return Err(PlanError(format!(
+                            "--verify needs one stream per target, but {} is used by two",
+                            p.display()
+                        )));
+                    }
+                    verified_paths.push(p);
+                }
+            }
             let idx: Vec<usize> = paths
                 .iter()
                 .map(|p| {
@@ -114,7 +154,7 @@ impl RunPlan {
                 .collect();
             let align = s.alignment();
             let max_io = s.max_io();
-            let Load::Closed { outstanding } = s.load();
+            let outstanding = s.slots();
             let workers = s.workers.min(outstanding).max(1);
             let fr = |m: Option<&oio_core::SizeMix>| m.map(|m| m.fractions()).unwrap_or_default();
             let read_sizes = fr(s.read_mix());
@@ -170,7 +210,8 @@ impl RunPlan {
                         // Sequential workers each take their own slice, as separate streams
                         // would; random workers share the whole region.
                         let slice = (len / workers as u64) / align * align;
-                        if sequential && workers > 1 && slice >= max_io {
+                        // With --verify too: a block's expected content must have one owner.
+                        if (sequential || self.verify) && workers > 1 && slice >= max_io {
                             Extent {
                                 file: fi as u32,
                                 start: start + w as u64 * slice,
@@ -186,6 +227,12 @@ impl RunPlan {
                     })
                     .collect();
                 out.push(WorkerAssignment {
+                    rate: s.rate.clone(),
+                    rate_share: 1.0 / workers as f64,
+                    data: DataPattern {
+                        compress_pct: s.compress_pct.map(|p| p.0).unwrap_or(0.0),
+                        dedupe_pct: s.dedupe_pct.map(|p| p.0).unwrap_or(0.0),
+                    },
                     stream: si,
                     depth,
                     buf_size: max_io as usize,

@@ -8,22 +8,26 @@
 //! per-interval counters and histograms and send each finished interval to the collector
 //! (this thread), which merges them; percentiles are read only from merged histograms.
 
+use crate::arrivals::Arrivals;
+use crate::data::DataFiller;
 use crate::engines::null::NullEngine;
 use crate::engines::sync::SyncEngine;
 use crate::engines::uring::UringEngine;
-use crate::engines::{Dir, Engine, EngineError, EngineKind, EngineSetup, IoRequest};
+use crate::engines::{Dir, Engine, EngineError, EngineKind, EngineSetup};
 use crate::generator::{Generator, NextIo};
 use crate::plan::{PlanError, RunPlan, WorkerAssignment};
 use crate::target::{self, OpenTarget, TargetError, TargetOptions};
+use crate::verify::{VerifyCounts, VerifyShared, VerifyWorker};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use oio_core::histogram::LatencyHistogram;
 use oio_core::host::HostInfo;
 use oio_core::result::{
     CpuUsage, DirStats, EngineInfo, ErrorSummary, Interval, RunOptions, RunResult, StreamSummary,
-    Summary, RUN_SCHEMA, RUN_SCHEMA_VERSION,
+    Summary, VerifyFinding, VerifySummary, RUN_SCHEMA, RUN_SCHEMA_VERSION,
 };
 use oio_core::units::format_size;
-use std::collections::BTreeMap;
+use oio_core::workload::Load;
+use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -67,7 +71,10 @@ pub enum RunError {
 struct DirAcc {
     ios: u64,
     bytes: u64,
+    /// Latency: from submission (closed loop) or from arrival (open loop).
     hist: LatencyHistogram,
+    /// Open loop only: from submission.
+    service: LatencyHistogram,
 }
 
 impl DirAcc {
@@ -75,6 +82,7 @@ impl DirAcc {
         self.ios += o.ios;
         self.bytes += o.bytes;
         self.hist += &o.hist;
+        self.service += &o.service;
     }
 }
 
@@ -82,9 +90,33 @@ impl DirAcc {
 struct DirPair {
     read: DirAcc,
     write: DirAcc,
+    /// Open loop: arrivals in this period.
+    offered: u64,
+    /// Open loop: arrivals dropped because the backlog was full.
+    dropped: u64,
+    /// Open loop: the largest backlog seen.
+    backlog_max: u64,
 }
 
 impl DirPair {
+    #[inline]
+    fn count(&mut self, dir: Dir, len: u32) {
+        let acc = match dir {
+            Dir::Read => &mut self.read,
+            Dir::Write => &mut self.write,
+        };
+        acc.ios += 1;
+        acc.bytes += len as u64;
+    }
+
+    #[inline]
+    fn record_service(&mut self, dir: Dir, latency_ns: u64) {
+        match dir {
+            Dir::Read => self.read.service.record(latency_ns),
+            Dir::Write => self.write.service.record(latency_ns),
+        }
+    }
+
     #[inline]
     fn record(&mut self, dir: Dir, latency_ns: u64, n: u64) {
         match dir {
@@ -96,6 +128,9 @@ impl DirPair {
     fn add(&mut self, o: &DirPair) {
         self.read.add(&o.read);
         self.write.add(&o.write);
+        self.offered += o.offered;
+        self.dropped += o.dropped;
+        self.backlog_max = self.backlog_max.max(o.backlog_max);
     }
     fn total(&self) -> DirAcc {
         let mut t = self.read.clone();
@@ -123,7 +158,9 @@ enum Msg {
         features: Vec<String>,
         all_ios: u64,
         end_ns: u64,
+        late_max_ns: u64,
         errors: ErrorCounts,
+        verify: Option<VerifyCounts>,
     },
     Failed {
         stream: usize,
@@ -200,6 +237,34 @@ pub fn run(
     let cpu_start = crate::sys::process_cpu();
     let abort = Arc::new(AtomicBool::new(false));
     let (tx, rx) = crossbeam_channel::unbounded::<Msg>();
+    let mut journal_paths = Vec::new();
+    let verify_shared = if plan.verify {
+        let mut journals = Vec::with_capacity(paths.len());
+        for ((p, _), t) in paths.iter().zip(&targets) {
+            let jp = crate::verify::journal_path(p, t.info.kind == "block");
+            let j = crate::verify::Journal::create(&jp, p).map_err(|source| {
+                RunError::Target(TargetError::Io {
+                    path: jp.clone(),
+                    what: "creating the verification journal",
+                    source,
+                })
+            })?;
+            journal_paths.push(jp.display().to_string());
+            journals.push(std::sync::Mutex::new(j));
+        }
+        // Generations grow across runs too (microseconds since 1970, then one per write), so
+        // a block left from an earlier run is recognisably older than a journaled write.
+        let base = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_micros() as u64)
+            .unwrap_or(1);
+        Some(Arc::new(VerifyShared {
+            generation: std::sync::atomic::AtomicU64::new(base),
+            journals,
+        }))
+    } else {
+        None
+    };
 
     let mut handles = Vec::with_capacity(assignments.len());
     for (wi, a) in assignments.iter().enumerate() {
@@ -223,6 +288,7 @@ pub fn run(
         let (tx, stop, abort) = (tx.clone(), Arc::clone(&stop), Arc::clone(&abort));
         let lat = plan.latency_tracking;
         let seed = plan.seed;
+        let verify = verify_shared.clone();
         let n = assignments.len() as u64;
         let quota = plan
             .io_limit
@@ -238,6 +304,7 @@ pub fn run(
                 };
                 let w = Worker {
                     a: &a,
+                    verify,
                     quota,
                     t: timing,
                     lat,
@@ -273,7 +340,21 @@ pub fn run(
 
     let n_streams = plan.workload.streams.len();
     let stop_requested = Arc::clone(&stop);
-    let collected = collect(&rx, assignments.len(), n_streams, timing, observer, &stop);
+    let open_loop_streams = plan
+        .workload
+        .streams
+        .iter()
+        .filter(|s| s.rate.is_some())
+        .count();
+    let collected = collect(
+        &rx,
+        assignments.len(),
+        n_streams,
+        open_loop_streams,
+        timing,
+        observer,
+        &stop,
+    );
     for h in handles {
         let _ = h.join();
     }
@@ -289,11 +370,20 @@ pub fn run(
     // Build the result.
     let measured_ns = c.end_ns.saturating_sub(timing.measure_start);
     let secs = measured_ns as f64 / 1e9;
-    let summary_of = |p: &DirPair, configured: u32| Summary {
+    let summary_of = |p: &DirPair, configured: u32, open: bool| Summary {
         read: stats(&p.read, secs, true),
         write: stats(&p.write, secs, true),
         total: stats(&p.total(), secs, true),
         configured_outstanding: configured,
+        offered_iops: open.then(|| {
+            if secs > 0.0 {
+                p.offered as f64 / secs
+            } else {
+                0.0
+            }
+        }),
+        backlog_max: open.then_some(p.backlog_max),
+        dropped: open.then_some(p.dropped),
     };
     let mut all = DirPair::default();
     let mut streams = Vec::with_capacity(n_streams);
@@ -301,10 +391,21 @@ pub fn run(
         all.add(&c.streams[i]);
         streams.push(StreamSummary {
             name: s.name.clone(),
-            summary: summary_of(&c.streams[i], s.outstanding.unwrap_or(0)),
+            summary: summary_of(
+                &c.streams[i],
+                match s.load() {
+                    Load::Closed { outstanding } => outstanding,
+                    Load::Open { .. } => 0,
+                },
+                s.rate.is_some(),
+            ),
         });
     }
-    let summary = summary_of(&all, plan.workload.configured_outstanding());
+    let summary = summary_of(
+        &all,
+        plan.workload.configured_outstanding(),
+        open_loop_streams > 0,
+    );
 
     let (user, sys) = (cpu_end.0 - cpu_start.0, cpu_end.1 - cpu_start.1);
     let wall = c.end_ns.max(1) as f64 / 1e9;
@@ -333,8 +434,25 @@ pub fn run(
     if !plan.latency_tracking {
         warnings.push("latency tracking was off: latency fields are empty".into());
     }
+    if open_loop_streams > 0 {
+        if c.late_max_ns > 10_000_000 {
+            warnings.push(format!(
+                "the generator fell behind its arrival schedule by up to {:.1} ms while slots were free: those delays are oio's, and they are in the response times",
+                c.late_max_ns as f64 / 1e6
+            ));
+        }
+        if let Some(b) = summary.backlog_max.filter(|b| *b > 0) {
+            warnings.push(format!(
+                "arrivals found every slot busy and waited in a backlog (up to {b} I/Os): response times (latency_ns) include that wait, service times (service_latency_ns) do not"
+            ));
+        }
+        if let Some(d) = summary.dropped.filter(|d| *d > 0) {
+            warnings.push(format!("{d} arrivals were dropped because the backlog was full; the offered rate was not delivered"));
+        }
+    }
     let configured = summary.configured_outstanding as f64;
     if engine != EngineKind::Null
+        && open_loop_streams == 0
         && plan.latency_tracking
         && summary.total.ios > 0
         && summary.total.outstanding_mean < 0.8 * configured
@@ -350,6 +468,22 @@ pub fn run(
             c.errors.count
         ));
     }
+    let verify = c.verify.map(|v| VerifySummary {
+        blocks_checked: v.checked,
+        mismatches: v.mismatches(),
+        by_kind: v.by_kind.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
+        findings: v
+            .findings
+            .iter()
+            .map(|(t, f)| VerifyFinding {
+                target: paths[*t].0.display().to_string(),
+                offset: f.offset,
+                kind: f.kind.name().to_string(),
+                expected_generation: f.expected,
+            })
+            .collect(),
+        journals: journal_paths,
+    });
 
     Ok(RunResult {
         schema: RUN_SCHEMA.into(),
@@ -387,11 +521,16 @@ pub fn run(
             first: c.errors.first,
         },
         warnings,
+        verify,
     })
 }
 
 fn stats(a: &DirAcc, secs: f64, hist: bool) -> DirStats {
-    DirStats::from_parts(a.ios, a.bytes, &a.hist, secs, hist)
+    let mut d = DirStats::from_parts(a.ios, a.bytes, &a.hist, secs, hist);
+    if !a.service.is_empty() {
+        d.service_latency_ns = Some(a.service.summary());
+    }
+    d
 }
 
 /// Picks the engine, falling back from io_uring to sync with a notice under `auto`.
@@ -411,6 +550,8 @@ fn resolve_engine(kind: EngineKind) -> (EngineKind, Option<String>) {
 }
 
 struct Collected {
+    verify: Option<VerifyCounts>,
+    late_max_ns: u64,
     streams: Vec<DirPair>,
     intervals: Vec<Interval>,
     end_ns: u64,
@@ -431,11 +572,14 @@ fn collect(
     rx: &Receiver<Msg>,
     workers: usize,
     n_streams: usize,
+    open_loop_streams: usize,
     t: Timing,
     observer: &mut dyn RunObserver,
     stop: &AtomicBool,
 ) -> Result<Collected, RunError> {
     let mut c = Collected {
+        verify: None,
+        late_max_ns: 0,
         streams: vec![DirPair::default(); n_streams],
         intervals: Vec::new(),
         end_ns: 0,
@@ -456,12 +600,21 @@ fn collect(
             all.add(s);
             c.streams[i].add(s);
         }
+        let open = open_loop_streams > 0;
         c.intervals.push(Interval {
             t_s: p.end_ns.saturating_sub(t.measure_start) as f64 / 1e9,
             duration_s: secs,
             read: stats(&all.read, secs, false),
             write: stats(&all.write, secs, false),
             total: stats(&all.total(), secs, false),
+            offered_iops: open.then(|| {
+                if secs > 0.0 {
+                    all.offered as f64 / secs
+                } else {
+                    0.0
+                }
+            }),
+            backlog_max: open.then_some(all.backlog_max),
         });
     };
     while done < workers {
@@ -491,9 +644,15 @@ fn collect(
                 features,
                 all_ios,
                 end_ns,
+                late_max_ns,
                 errors,
+                verify,
             }) => {
                 done += 1;
+                if let Some(v) = verify {
+                    c.verify.get_or_insert_with(VerifyCounts::default).add(v);
+                }
+                c.late_max_ns = c.late_max_ns.max(late_max_ns);
                 c.engine_name = Some(engine);
                 if c.features.is_empty() {
                     c.features = features;
@@ -529,6 +688,7 @@ fn collect(
 
 struct Worker<'a> {
     a: &'a WorkerAssignment,
+    verify: Option<Arc<VerifyShared>>,
     quota: Option<u64>,
     t: Timing,
     lat: bool,
@@ -538,34 +698,125 @@ struct Worker<'a> {
     paths: &'a [String],
 }
 
+/// What a worker has counted: the current interval, errors, and where time stands.
+struct Tally<'w> {
+    w: &'w Worker<'w>,
+    cur: Box<DirPair>,
+    idx: u64,
+    boundary: u64,
+    all_ios: u64,
+    ok_ios: u64,
+    errors: ErrorCounts,
+    /// Open loop: the generator's own lateness (arrival to submit while a slot was free).
+    late_max: u64,
+}
+
+impl<'w> Tally<'w> {
+    fn new(w: &'w Worker<'w>) -> Self {
+        Tally {
+            w,
+            cur: Box::default(),
+            idx: 0,
+            boundary: w.t.measure_start + w.t.interval,
+            all_ios: 0,
+            ok_ios: 0,
+            errors: ErrorCounts::default(),
+            late_max: 0,
+        }
+    }
+
+    /// Sends every interval that ended before `now` (capped at the end of the run).
+    fn roll(&mut self, now: u64) {
+        let cutoff = now.min(self.w.t.end);
+        while cutoff >= self.boundary {
+            self.w
+                .send_interval(self.idx, self.boundary, std::mem::take(&mut self.cur));
+            self.idx += 1;
+            self.boundary += self.w.t.interval;
+        }
+    }
+
+    /// Sends the last, possibly short, interval ending at `end`.
+    fn close(&mut self, end: u64) {
+        let interval_start = self.boundary - self.w.t.interval;
+        if end > interval_start && end > self.w.t.measure_start {
+            self.w
+                .send_interval(self.idx, end, std::mem::take(&mut self.cur));
+        }
+    }
+
+    fn measuring(&self, now: u64) -> bool {
+        now >= self.w.t.measure_start && now < self.w.t.end
+    }
+
+    /// Counts one completion; false when it failed.
+    #[inline]
+    fn complete(&mut self, result: i32, io: &NextIo) -> bool {
+        self.all_ios += 1;
+        if result != io.len as i32 {
+            self.errors.record(result, io, self.w.paths);
+            return false;
+        }
+        self.ok_ios += 1;
+        true
+    }
+
+    fn done(
+        self,
+        eng_name: &'static str,
+        features: Vec<String>,
+        end_ns: u64,
+        verify: Option<VerifyCounts>,
+    ) {
+        let _ = self.w.tx.send(Msg::Done {
+            verify,
+            engine: eng_name,
+            features,
+            all_ios: self.all_ios,
+            end_ns,
+            late_max_ns: self.late_max,
+            errors: self.errors,
+        });
+    }
+
+    fn should_stop(&self, now: u64) -> bool {
+        if self.errors.count >= 100 && self.ok_ios == 0 {
+            // Every I/O fails: stop instead of spinning on errors.
+            self.w.abort.store(true, Ordering::Relaxed);
+        }
+        now >= self.w.t.end
+            || self.w.stop.load(Ordering::Relaxed)
+            || self.w.abort.load(Ordering::Relaxed)
+    }
+}
+
 impl Worker<'_> {
+    fn drive<E: Engine>(&self, eng: E) -> Result<(), EngineError> {
+        match &self.a.rate {
+            None => self.drive_closed(eng),
+            Some(rate) => self.drive_open(eng, rate),
+        }
+    }
+
     /// The closed loop: keep every slot busy until the end, then drain.
-    fn drive<E: Engine>(&self, mut eng: E) -> Result<(), EngineError> {
+    fn drive_closed<E: Engine>(&self, mut eng: E) -> Result<(), EngineError> {
         let t = self.t;
         let depth = self.a.depth as usize;
         let mut gen = Generator::new(self.a.gen.clone());
+        let mut filler = DataFiller::new(self.a.data, self.a.gen.seed);
+        let mut vw = self
+            .verify
+            .clone()
+            .map(|sh| VerifyWorker::new(sh, self.a.targets.clone(), depth, self.a.gen.seed));
         let mut free: Vec<u32> = (0..self.a.depth).rev().collect();
         let mut issued_at = vec![0u64; depth];
-        let mut what = vec![
-            NextIo {
-                dir: Dir::Read,
-                len: 0,
-                file: 0,
-                offset: 0
-            };
-            depth
-        ];
+        let mut what = vec![NextIo::default(); depth];
         let mut comps = Vec::with_capacity(depth);
-        let mut cur = Box::<DirPair>::default();
-        let mut idx = 0u64;
-        let mut boundary = t.measure_start + t.interval;
+        let mut tally = Tally::new(self);
         let mut stopping = false;
         let mut issued = 0u64;
         let quota = self.quota.unwrap_or(u64::MAX);
         let mut end_ns = t.end;
-        let mut all_ios = 0u64;
-        let mut ok_ios = 0u64;
-        let mut errors = ErrorCounts::default();
         let wait = Some(Duration::from_millis(100));
 
         loop {
@@ -573,27 +824,37 @@ impl Worker<'_> {
                 if issued >= quota && eng.in_flight() == 0 {
                     // The I/O count is done: this is the end of the measurement.
                     end_ns = t.now().min(t.end);
-                    let interval_start = boundary - t.interval;
-                    if end_ns > interval_start && end_ns > t.measure_start {
-                        self.send_interval(idx, end_ns, std::mem::take(&mut cur));
-                    }
+                    tally.close(end_ns);
                     break;
                 }
                 if !free.is_empty() && issued < quota {
                     let now = if self.lat { t.now() } else { 0 };
                     while issued < quota {
                         let Some(slot) = free.pop() else { break };
+                        let mut io = gen.next_io();
+                        if let Some(v) = &vw {
+                            // Never two I/Os in flight on one block: its content would be unknown.
+                            let mut tries = 0;
+                            while v.overlaps(io.file, io.offset, io.len) && tries < 16 {
+                                io = gen.next_io();
+                                tries += 1;
+                            }
+                            if v.overlaps(io.file, io.offset, io.len) {
+                                free.push(slot);
+                                break;
+                            }
+                        }
                         issued += 1;
-                        let io = gen.next_io();
                         what[slot as usize] = io;
                         issued_at[slot as usize] = now;
-                        eng.queue(IoRequest {
-                            slot,
-                            file: io.file,
-                            dir: io.dir,
-                            offset: io.offset,
-                            len: io.len,
-                        })?;
+                        match &mut vw {
+                            Some(v) => {
+                                let buf = eng.buffer(slot).expect("an idle slot has its buffer");
+                                v.start(&io.request(slot), buf);
+                            }
+                            None => prepare(&mut eng, &mut filler, &io, slot),
+                        }
+                        eng.queue(io.request(slot))?;
                     }
                 }
             } else if eng.in_flight() == 0 {
@@ -603,77 +864,177 @@ impl Worker<'_> {
             comps.clear();
             eng.reap(&mut comps);
             let now = t.now();
+            if let Some(v) = &mut vw {
+                for c in &comps {
+                    let io = what[c.slot as usize];
+                    let ok = c.result == io.len as i32;
+                    let buf = eng.buffer(c.slot).expect("a reaped slot has its buffer");
+                    v.finish(&io.request(c.slot), ok, buf);
+                }
+            }
             if stopping {
                 continue;
             }
-            // Close the intervals whose end has passed before counting this batch.
-            let cutoff = now.min(t.end);
-            while cutoff >= boundary {
-                self.send_interval(idx, boundary, std::mem::take(&mut cur));
-                idx += 1;
-                boundary += t.interval;
+            let idx_before = tally.idx;
+            tally.roll(now);
+            if tally.idx != idx_before {
+                if let Some(v) = &mut vw {
+                    v.flush().map_err(|source| EngineError::Io {
+                        what: "writing the verification journal",
+                        source,
+                    })?;
+                }
             }
-            let counted = now >= t.measure_start && now < t.end;
+            let counted = tally.measuring(now);
             // I/Os queued in one batch and reaped in one batch have the same latency: record
             // each run of equal values once (histogram `record_n`), which keeps timing cheap.
             let mut run: Option<(Dir, u64, u64)> = None;
             for c in &comps {
                 let slot = c.slot as usize;
                 free.push(c.slot);
-                all_ios += 1;
-                let io = &what[slot];
-                if c.result != io.len as i32 {
-                    errors.record(c.result, io, self.paths);
+                let io = what[slot];
+                if !tally.complete(c.result, &io) || !counted {
                     continue;
                 }
-                ok_ios += 1;
-                if !counted {
-                    continue;
-                }
-                let acc = match io.dir {
-                    Dir::Read => &mut cur.read,
-                    Dir::Write => &mut cur.write,
-                };
-                acc.ios += 1;
-                acc.bytes += io.len as u64;
+                tally.cur.count(io.dir, io.len);
                 if self.lat {
                     let lat = now - issued_at[slot];
                     match &mut run {
                         Some((d, l, n)) if *d == io.dir && *l == lat => *n += 1,
                         _ => {
                             if let Some((d, l, n)) = run.replace((io.dir, lat, 1)) {
-                                cur.record(d, l, n);
+                                tally.cur.record(d, l, n);
                             }
                         }
                     }
                 }
             }
             if let Some((d, l, n)) = run {
-                cur.record(d, l, n);
+                tally.cur.record(d, l, n);
             }
-            if errors.count >= 100 && ok_ios == 0 {
-                // Every I/O fails: stop instead of spinning on errors.
-                self.abort.store(true, Ordering::Relaxed);
-            }
-            if now >= t.end
-                || self.stop.load(Ordering::Relaxed)
-                || self.abort.load(Ordering::Relaxed)
-            {
+            if tally.should_stop(now) {
                 stopping = true;
                 end_ns = now.min(t.end);
-                let interval_start = boundary - t.interval;
-                if end_ns > interval_start && end_ns > t.measure_start {
-                    self.send_interval(idx, end_ns, std::mem::take(&mut cur));
-                }
+                tally.close(end_ns);
             }
         }
-        let _ = self.tx.send(Msg::Done {
-            engine: eng.name(),
-            features: eng.features(),
-            all_ios,
-            end_ns,
-            errors,
-        });
+        let counts = match vw {
+            Some(mut v) => {
+                v.flush().map_err(|source| EngineError::Io {
+                    what: "writing the verification journal",
+                    source,
+                })?;
+                Some(v.counts)
+            }
+            None => None,
+        };
+        tally.done(eng.name(), eng.features(), end_ns, counts);
+        Ok(())
+    }
+
+    /// The open loop: issue each I/O at its arrival time if a slot is free, else keep it in a
+    /// backlog; latency counts from arrival (response time) and from submission (service time).
+    fn drive_open<E: Engine>(
+        &self,
+        mut eng: E,
+        rate: &oio_core::workload::Rate,
+    ) -> Result<(), EngineError> {
+        /// Beyond this backlog arrivals are dropped and counted: memory stays bounded.
+        const MAX_BACKLOG: usize = 1 << 22;
+        let t = self.t;
+        let depth = self.a.depth as usize;
+        let mut gen = Generator::new(self.a.gen.clone());
+        let mut filler = DataFiller::new(self.a.data, self.a.gen.seed);
+        let mut arrivals = Arrivals::new(rate, self.a.rate_share, self.a.gen.seed ^ 0xA5A5_5A5A);
+        let mut next_arrival = arrivals.next_arrival();
+        let mut backlog: VecDeque<u64> = VecDeque::new();
+        let mut free: Vec<u32> = (0..self.a.depth).rev().collect();
+        let mut intended = vec![0u64; depth];
+        let mut issued_at = vec![0u64; depth];
+        let mut what = vec![NextIo::default(); depth];
+        let mut comps = Vec::with_capacity(depth);
+        let mut tally = Tally::new(self);
+        let mut stopping = false;
+        let mut issued = 0u64;
+        let quota = self.quota.unwrap_or(u64::MAX);
+        let mut end_ns = t.end;
+        crate::sys::precise_timers();
+
+        loop {
+            let now = t.now();
+            if !stopping {
+                // Arrivals due by now join the backlog (counted as offered when they arrive).
+                while next_arrival <= now && issued + (backlog.len() as u64) < quota {
+                    if backlog.len() < MAX_BACKLOG {
+                        backlog.push_back(next_arrival);
+                    } else {
+                        tally.cur.dropped += 1;
+                    }
+                    if next_arrival >= t.measure_start && next_arrival < t.end {
+                        tally.cur.offered += 1;
+                    }
+                    next_arrival = arrivals.next_arrival();
+                }
+                tally.cur.backlog_max = tally.cur.backlog_max.max(backlog.len() as u64);
+                let slots_were_free = !free.is_empty();
+                while let (Some(&arr), false) = (backlog.front(), free.is_empty()) {
+                    backlog.pop_front();
+                    let slot = free.pop().expect("checked");
+                    issued += 1;
+                    let io = gen.next_io();
+                    what[slot as usize] = io;
+                    intended[slot as usize] = arr;
+                    issued_at[slot as usize] = now;
+                    if slots_were_free && backlog.is_empty() {
+                        tally.late_max = tally.late_max.max(now - arr);
+                    }
+                    prepare(&mut eng, &mut filler, &io, slot);
+                    eng.queue(io.request(slot))?;
+                }
+                if issued >= quota && eng.in_flight() == 0 && backlog.is_empty() {
+                    end_ns = now.min(t.end);
+                    tally.close(end_ns);
+                    break;
+                }
+            } else if eng.in_flight() == 0 {
+                break;
+            }
+            // Wait for a completion, but no longer than until the next arrival.
+            let until_next = next_arrival.saturating_sub(t.now());
+            let wait = Duration::from_nanos(until_next.clamp(1_000, 100_000_000));
+            if eng.in_flight() > 0 {
+                eng.submit_and_wait(1, Some(wait))?;
+            } else if !stopping {
+                std::thread::sleep(wait);
+            }
+            comps.clear();
+            eng.reap(&mut comps);
+            let now = t.now();
+            if stopping {
+                continue;
+            }
+            tally.roll(now);
+            let counted = tally.measuring(now);
+            for c in &comps {
+                let slot = c.slot as usize;
+                free.push(c.slot);
+                let io = what[slot];
+                if !tally.complete(c.result, &io) || !counted {
+                    continue;
+                }
+                tally.cur.count(io.dir, io.len);
+                if self.lat {
+                    tally.cur.record(io.dir, now - intended[slot], 1);
+                    tally.cur.record_service(io.dir, now - issued_at[slot]);
+                }
+            }
+            if tally.should_stop(now) {
+                stopping = true;
+                end_ns = now.min(t.end);
+                tally.close(end_ns);
+            }
+        }
+        tally.done(eng.name(), eng.features(), end_ns, None);
         Ok(())
     }
 
@@ -684,6 +1045,15 @@ impl Worker<'_> {
             end_ns,
             acc,
         });
+    }
+}
+
+/// Fills a write's buffer before it is queued.
+#[inline]
+fn prepare<E: Engine>(eng: &mut E, filler: &mut DataFiller, io: &NextIo, slot: u32) {
+    if io.dir == Dir::Write {
+        let buf = eng.buffer(slot).expect("an idle slot has its buffer");
+        filler.fill(buf, io.len as usize);
     }
 }
 

@@ -74,6 +74,13 @@ pub fn process_cpu() -> (f64, f64) {
     (tv(ru.ru_utime), tv(ru.ru_stime))
 }
 
+/// Asks for precise timer wake-ups on this thread (timer slack 1 ns instead of 50 µs), so
+/// open-loop arrivals a few microseconds apart are issued on time.
+pub fn precise_timers() {
+    // SAFETY: PR_SET_TIMERSLACK takes an integer and touches no memory.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+}
+
 #[test]
 fn buffers_are_page_aligned_and_zeroed() {
     let mut b = AlignedBuf::new(5000);

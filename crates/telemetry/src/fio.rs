@@ -678,6 +678,9 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
             outstanding: Some((iodepth * numjobs).max(1)),
             workers: numjobs.max(1),
             stripe: None,
+            compress_pct: None,
+            dedupe_pct: None,
+            rate: None,
         });
         let mut jwarn = Vec::new();
         let mut js = Summary {
@@ -781,6 +784,7 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
             ..Default::default()
         },
         warnings,
+        verify: None,
     })
 }
 

@@ -1,7 +1,16 @@
 //! One module per command: its arguments (`Args`) and its `run`.
 
+pub mod characterize;
+pub mod compare;
+pub mod export;
+pub mod import;
 pub mod profiles;
+pub mod record;
+pub mod report;
 pub mod run;
+pub mod sweep;
+pub mod tpcc;
+pub mod verify;
 
 use crate::cli::Command;
 use std::process::ExitCode;
@@ -10,6 +19,15 @@ use std::process::ExitCode;
 pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Run(args) => run::run(args),
+        Command::Verify(args) => verify::run(args),
         Command::Profiles(args) => profiles::run(args),
+        Command::Tpcc(args) => tpcc::run(args),
+        Command::Record(args) => record::run(args),
+        Command::Characterize(args) => characterize::run(args),
+        Command::Export(args) => export::run(args),
+        Command::Import(args) => import::run(args),
+        Command::Sweep(args) => sweep::run(args),
+        Command::Compare(args) => compare::run(args),
+        Command::Report(args) => report::run(args),
     }
 }

@@ -7,8 +7,8 @@ use crate::results::{result_file_name, write_json_atomic};
 use anyhow::{bail, Context};
 use clap::ValueEnum;
 use oio_core::profiles;
-use oio_core::units::{parse_duration, parse_size};
-use oio_core::workload::{Percent, Stream, Workload};
+use oio_core::units::{parse_duration, parse_size, Secs};
+use oio_core::workload::{Arrival, Percent, Rate, Stream, Workload};
 use oio_core::SizeMix;
 use oio_engine::{EngineKind, RunPlan, TargetBinding, TargetOptions};
 use std::io::Write;
@@ -26,7 +26,7 @@ pub const DEFAULT_SIZE: u64 = 1 << 30;
 pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// Arguments of `oio run`.
-#[derive(Debug, clap::Args)]
+#[derive(Clone, Debug, clap::Args)]
 #[command(after_help = "Examples:
   oio run                                   oltp-data profile on ./oio-testfile (1 GiB, created)
   oio run --profile tempdb --time 60s /mnt/san/oio.dat --size 10G
@@ -74,9 +74,23 @@ pub struct Args {
     #[arg(long, value_name = "PCT", value_parser = parse_pct)]
     pub random_pct: Option<f64>,
 
-    /// Outstanding I/Os (queue depth) per stream, in total over its workers.
+    /// Outstanding I/Os (queue depth) per stream, in total over its workers; with --rate, the
+    /// cap on I/Os in flight (default 1024).
     #[arg(long, value_name = "N")]
     pub qd: Option<u32>,
+
+    /// Open loop: offer this many I/Os per second per stream, whatever the device does;
+    /// latency then counts from each I/O's intended start.
+    #[arg(long, value_name = "IOPS")]
+    pub rate: Option<f64>,
+
+    /// Spacing of open-loop arrivals.
+    #[arg(long, value_enum, value_name = "KIND", requires = "rate")]
+    pub arrival: Option<ArrivalArg>,
+
+    /// On/off bursts in open loop: BURST_IOPS,ON,OFF such as 10000,2s,8s (between bursts: --rate).
+    #[arg(long, value_name = "IOPS,ON,OFF", requires = "rate")]
+    pub burst: Option<String>,
 
     /// Worker threads per stream.
     #[arg(long, value_name = "N")]
@@ -122,6 +136,19 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
 
+    /// Share (0–100) of each written 4 KiB block a compressor can remove (default 0).
+    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
+    pub compress_pct: Option<f64>,
+
+    /// Share (0–100) of written 4 KiB blocks that duplicate others (default 0: all unique).
+    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
+    pub dedupe_pct: Option<f64>,
+
+    /// Write self-checking 4 KiB blocks, check every block read back, and journal acknowledged
+    /// writes beside the target (`oio verify TARGET` checks them later, e.g. after a crash).
+    #[arg(long)]
+    pub verify: bool,
+
     /// Seed for sizes, offsets and data (default: random, recorded in the result).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
@@ -133,6 +160,10 @@ pub struct Args {
     /// Do not time I/Os (measures what latency tracking costs).
     #[arg(long, hide = true)]
     pub no_latency: bool,
+
+    /// Run N times (one result file each) and summarize over runs; with --json, an array.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: u32,
 }
 
 /// Access patterns for inline workloads (fio's names).
@@ -150,6 +181,15 @@ pub enum Rw {
     Randrw,
     /// Sequential reads and writes (--read-pct, default 50).
     Rw,
+}
+
+/// Arrival spacing on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ArrivalArg {
+    /// Evenly spaced.
+    Constant,
+    /// Exponential gaps (Poisson process).
+    Poisson,
 }
 
 /// Engines on the command line.
@@ -187,7 +227,7 @@ fn parse_duration_arg(s: &str) -> Result<Duration, String> {
 }
 
 /// Set by Ctrl-C; the run stops, writes its partial result and exits 130.
-fn stop_flag() -> Arc<AtomicBool> {
+pub(crate) fn stop_flag() -> Arc<AtomicBool> {
     static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
     FLAG.get_or_init(|| {
         let flag = Arc::new(AtomicBool::new(false));
@@ -206,6 +246,12 @@ fn stop_flag() -> Arc<AtomicBool> {
 impl Args {
     /// The workload after applying profile, file and flags.
     pub fn workload(&self) -> anyhow::Result<Workload> {
+        if self.burst.is_some() && self.burst_parsed().is_none() {
+            bail!(
+                "--burst '{}': expected BURST_IOPS,ON,OFF such as 10000,2s,8s",
+                self.burst.as_deref().unwrap_or_default()
+            );
+        }
         let mut w = if let Some(path) = &self.workload {
             Workload::from_file(path)?
         } else if let Some(rw) = self.rw {
@@ -252,10 +298,59 @@ impl Args {
         if let Some(n) = self.workers {
             s.workers = n;
         }
+        if let Some(p) = self.compress_pct {
+            s.compress_pct = Some(Percent(p));
+        }
+        if let Some(p) = self.dedupe_pct {
+            s.dedupe_pct = Some(Percent(p));
+        }
+        if let Some(r) = self.rate_override(s.rate.as_ref()) {
+            s.rate = Some(r);
+        }
         if self.bs.is_some() || self.read_bs.is_some() || self.write_bs.is_some() {
             // The profile's alignment was chosen for its sizes, not the new ones.
             s.align = None;
         }
+    }
+
+    /// The open-loop rate after --rate, --arrival and --burst (None: unchanged).
+    fn rate_override(&self, base: Option<&Rate>) -> Option<Rate> {
+        let iops = self.rate?;
+        let mut r = base.cloned().unwrap_or(Rate {
+            iops,
+            arrival: Arrival::Constant,
+            burst_iops: None,
+            burst_on: None,
+            burst_off: None,
+            schedule: Vec::new(),
+        });
+        r.iops = iops;
+        if let Some(a) = self.arrival {
+            r.arrival = match a {
+                ArrivalArg::Constant => Arrival::Constant,
+                ArrivalArg::Poisson => Arrival::Poisson,
+            };
+        }
+        if let Some((b, on, off)) = self.burst_parsed() {
+            r.burst_iops = Some(b);
+            r.burst_on = Some(Secs(on));
+            r.burst_off = Some(Secs(off));
+        }
+        Some(r)
+    }
+
+    fn burst_parsed(&self) -> Option<(f64, Duration, Duration)> {
+        let b = self.burst.as_ref()?;
+        let parts: Vec<&str> = b.split(',').collect();
+        let (Some(i), Some(on), Some(off), 3) = (
+            parts.first().and_then(|v| v.trim().parse::<f64>().ok()),
+            parts.get(1).and_then(|v| parse_duration(v).ok()),
+            parts.get(2).and_then(|v| parse_duration(v).ok()),
+            parts.len(),
+        ) else {
+            return None;
+        };
+        Some((i, on, off))
     }
 
     /// The run plan.
@@ -310,6 +405,7 @@ impl Args {
             seed: self.seed.unwrap_or_else(fastrand_seed),
             latency_tracking: !self.no_latency,
             io_limit: self.ios,
+            verify: self.verify,
         })
     }
 }
@@ -352,15 +448,21 @@ fn inline_workload(rw: Rw, a: &Args) -> anyhow::Result<Workload> {
             random_pct: Percent(a.random_pct.unwrap_or(random_pct)),
             align: None,
             region: Default::default(),
-            outstanding: Some(a.qd.unwrap_or(32)),
+            outstanding: a.qd.or(a.rate.is_none().then_some(32)),
             workers: a.workers.unwrap_or(1),
             stripe: None,
+            compress_pct: a.compress_pct.map(Percent),
+            dedupe_pct: a.dedupe_pct.map(Percent),
+            rate: a.rate_override(None),
         }],
     })
 }
 
 /// Runs `oio run`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.repeat > 1 {
+        return super::compare::run_repeated(args);
+    }
     let plan = args.plan()?;
     let stop = stop_flag();
     let mut live = LiveLine::new();
@@ -387,7 +489,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     Ok(if result.stop_reason == "interrupted" {
         ExitCode::from(EXIT_INTERRUPTED)
-    } else if result.errors.count > 0 {
+    } else if result.errors.count > 0 || result.verify.as_ref().is_some_and(|v| v.mismatches > 0) {
         ExitCode::from(crate::EXIT_CHECK_FAILED)
     } else {
         ExitCode::SUCCESS

@@ -66,21 +66,44 @@ pub fn write_summary(out: &mut dyn Write, r: &RunResult, saved: Option<&str>) ->
     if s.read.ios > 0 && s.write.ios > 0 {
         rows.push(("total", &s.total));
     }
+    let open = s.offered_iops.is_some();
     for (name, d) in rows {
         if d.ios == 0 {
             continue;
         }
         row(out, name, d)?;
+        if let Some(svc) = &d.service_latency_ns {
+            let svc_stats = DirStats {
+                latency_ns: *svc,
+                ..d.clone()
+            };
+            row(out, &format!(" {name}·svc"), &svc_stats)?;
+        }
     }
     if s.total.ios == 0 {
         writeln!(out, "(no I/O completed in the measured time)")?;
     }
     writeln!(out)?;
-    writeln!(
-        out,
-        "outstanding I/O: {:.1} on average by Little's law (IOPS × mean latency); configured {}",
-        s.total.outstanding_mean, s.configured_outstanding
-    )?;
+    if open {
+        writeln!(
+            out,
+            "open loop: offered {} IOPS, achieved {} IOPS; backlog at most {} I/Os; latency counts from each I/O's intended start (·svc rows: from submission)",
+            format_count(s.offered_iops.unwrap_or(0.0)),
+            format_count(s.total.iops),
+            s.backlog_max.unwrap_or(0)
+        )?;
+        writeln!(
+            out,
+            "I/Os in the system (in flight + waiting): {:.1} on average by Little's law",
+            s.total.outstanding_mean
+        )?;
+    } else {
+        writeln!(
+            out,
+            "outstanding I/O: {:.1} on average by Little's law (IOPS × mean latency); configured {}",
+            s.total.outstanding_mean, s.configured_outstanding
+        )?;
+    }
     if r.streams.len() > 1 {
         for st in &r.streams {
             writeln!(
@@ -121,6 +144,32 @@ pub fn write_summary(out: &mut dyn Write, r: &RunResult, saved: Option<&str>) ->
             kinds.join(", "),
             r.errors.first.as_deref().unwrap_or("-")
         )?;
+    }
+    if let Some(v) = &r.verify {
+        if v.mismatches == 0 {
+            writeln!(
+                out,
+                "verify: {} blocks of 4 KiB read back and checked, no mismatch; journal {}",
+                format_count(v.blocks_checked as f64),
+                v.journals.join(", ")
+            )?;
+        } else {
+            let kinds: Vec<String> = v.by_kind.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+            writeln!(
+                out,
+                "{WARN}verify: {} of {} blocks checked FAILED ({}){WARN:#}",
+                v.mismatches,
+                v.blocks_checked,
+                kinds.join(", ")
+            )?;
+            for f in &v.findings {
+                writeln!(
+                    out,
+                    "  {} at offset {} on {} (last acknowledged write: generation {})",
+                    f.kind, f.offset, f.target, f.expected_generation
+                )?;
+            }
+        }
     }
     for w in &r.warnings {
         writeln!(out, "{WARN}note:{WARN:#} {w}")?;

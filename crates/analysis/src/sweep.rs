@@ -1,0 +1,249 @@
+//! The sweep document (`oio.sweep` v1, `schema/sweep.schema.json`): one point per queue depth
+//! (and block size and read share, for a grid), each from repeated runs, plus the knee.
+//!
+//! Kept here rather than in the binary so the report crate can draw sweeps it did not run.
+//! Public paths: `points[]` with `qd`, `iops`, `latency_ns.p50`, `latency_ns.p99`; `knee.qd`,
+//! `knee.iops`, `knee.latency_ns.p99`. A point's latencies come from the histograms of its
+//! repeats merged (never averaged); its `iops` is the mean over repeats, with each repeat's
+//! value in `iops_runs`.
+
+use crate::knee::{self, Knee, KneeInput, Production};
+use oio_core::histogram::{LatencyHistogram, LatencySummary};
+use oio_core::result::RunResult;
+use serde::{Deserialize, Serialize};
+
+/// Schema name of sweep documents.
+pub const SCHEMA: &str = "oio.sweep";
+/// Schema version; bumped on incompatible changes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A whole sweep.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Sweep {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Version of oio that wrote this.
+    pub oio_version: String,
+    /// When the sweep started, RFC 3339 UTC.
+    pub timestamp: String,
+    /// Workload name (before per-point overrides).
+    pub workload: String,
+    /// Target paths.
+    pub targets: Vec<String>,
+    /// Engine that ran the points.
+    pub engine: String,
+    /// Options as they took effect.
+    pub options: SweepOptions,
+    /// Every point, ordered by block size, read share, then depth.
+    pub points: Vec<SweepPoint>,
+    /// The knee of the first series (the only one without a grid).
+    pub knee: Option<Knee>,
+    /// The knee of every (bs, read_pct) series of a grid.
+    pub series: Vec<SeriesKnee>,
+    /// Where the production outstanding I/O lies (with --production-qd).
+    pub production: Option<Production>,
+    /// What to check.
+    pub warnings: Vec<String>,
+}
+
+/// Options of the sweep.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SweepOptions {
+    /// Depths swept.
+    pub qd: Vec<u32>,
+    /// Block sizes swept (empty: the workload's).
+    pub bs: Vec<String>,
+    /// Read shares swept, percent (empty: the workload's).
+    pub read_pct: Vec<f64>,
+    /// Measured seconds per run.
+    pub time_s: f64,
+    /// Ramp seconds per run.
+    pub ramp_s: f64,
+    /// Repeats per point.
+    pub repeat: u32,
+    /// Steady-state bound: |IOPS slope| × run length / mean IOPS, percent (null: not checked).
+    pub steady_pct: Option<f64>,
+    /// Most runs per repeat while waiting for steady state.
+    pub steady_max_runs: u32,
+    /// Share of peak IOPS defining the knee.
+    pub knee_fraction: f64,
+}
+
+/// Steady state of a point.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Steady {
+    /// Whether every repeat ended within the bound (null when not checked).
+    pub reached: Option<bool>,
+    /// Largest |slope| over the point's kept runs: IOPS change over a run as a percent of its
+    /// mean.
+    pub drift_pct: f64,
+    /// Runs made (including those discarded as not yet steady).
+    pub runs_made: u32,
+}
+
+/// One point.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SweepPoint {
+    /// Outstanding I/O.
+    pub qd: u32,
+    /// Block size mix of this point (null: the workload's).
+    pub bs: Option<String>,
+    /// Read share of this point, percent (null: the workload's).
+    pub read_pct: Option<f64>,
+    /// Repeats kept.
+    pub runs: usize,
+    /// Mean IOPS over repeats.
+    pub iops: f64,
+    /// IOPS of each repeat.
+    pub iops_runs: Vec<f64>,
+    /// Mean bytes per second over repeats.
+    pub bytes_per_sec: f64,
+    /// Latency from the repeats' histograms merged, ns.
+    pub latency_ns: LatencySummary,
+    /// Mean outstanding I/O by Little's law (mean IOPS × merged mean latency).
+    pub outstanding_mean: f64,
+    /// Steady state.
+    pub steady: Steady,
+    /// Result files of the repeats.
+    pub sources: Vec<String>,
+}
+
+/// The knee of one series of a grid.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SeriesKnee {
+    /// Block size (null: the workload's).
+    pub bs: Option<String>,
+    /// Read share, percent (null: the workload's).
+    pub read_pct: Option<f64>,
+    /// The knee.
+    pub knee: Option<Knee>,
+}
+
+/// IOPS drift of a run: least-squares slope of interval IOPS × run length / mean, percent.
+pub fn drift_pct(r: &RunResult) -> f64 {
+    let xs: Vec<f64> = r.intervals.iter().map(|i| i.t_s).collect();
+    let ys: Vec<f64> = r.intervals.iter().map(|i| i.total.iops).collect();
+    let n = xs.len();
+    if n < 3 {
+        return 0.0;
+    }
+    let mx = xs.iter().sum::<f64>() / n as f64;
+    let my = ys.iter().sum::<f64>() / n as f64;
+    let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
+    if sxx <= 0.0 || my <= 0.0 {
+        return 0.0;
+    }
+    let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    let span = xs[n - 1] - xs[0] + r.intervals[0].duration_s;
+    (sxy / sxx * span / my * 100.0).abs()
+}
+
+/// Builds a point from its repeats.
+pub fn point(
+    qd: u32,
+    bs: Option<String>,
+    read_pct: Option<f64>,
+    runs: &[RunResult],
+    sources: Vec<String>,
+    steady: Steady,
+) -> SweepPoint {
+    let n = runs.len().max(1) as f64;
+    let iops_runs: Vec<f64> = runs.iter().map(|r| r.summary.total.iops).collect();
+    let iops = iops_runs.iter().sum::<f64>() / n;
+    let mut merged = LatencyHistogram::new();
+    let mut all_hist = true;
+    for r in runs {
+        match &r.summary.total.histogram {
+            Some(h) => merged += &LatencyHistogram::from_sparse(h),
+            None => all_hist = false,
+        }
+    }
+    let latency_ns = if all_hist && !merged.is_empty() {
+        merged.summary()
+    } else {
+        // No histograms to merge: keep only what can be combined honestly (the mean).
+        let means: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| r.summary.total.latency_ns.mean)
+            .collect();
+        LatencySummary {
+            mean: (!means.is_empty()).then(|| means.iter().sum::<f64>() / means.len() as f64),
+            ..Default::default()
+        }
+    };
+    SweepPoint {
+        qd,
+        bs,
+        read_pct,
+        runs: runs.len(),
+        iops,
+        iops_runs,
+        bytes_per_sec: runs
+            .iter()
+            .map(|r| r.summary.total.bytes_per_sec)
+            .sum::<f64>()
+            / n,
+        outstanding_mean: iops * latency_ns.mean.unwrap_or(0.0) / 1e9,
+        latency_ns,
+        steady,
+        sources,
+    }
+}
+
+/// The knee inputs of the points of one series, sorted by depth.
+pub fn knee_inputs(points: &[&SweepPoint]) -> Vec<KneeInput> {
+    let mut v: Vec<KneeInput> = points
+        .iter()
+        .map(|p| KneeInput {
+            qd: p.qd,
+            iops_runs: p.iops_runs.clone(),
+            latency_mean_ns: p.latency_ns.mean,
+            latency_p50_ns: p.latency_ns.p50.map(|v| v as f64),
+            latency_p99_ns: p.latency_ns.p99.map(|v| v as f64),
+        })
+        .collect();
+    v.sort_by_key(|k| k.qd);
+    v
+}
+
+/// Groups points into (bs, read_pct) series in first-seen order.
+pub fn series(points: &[SweepPoint]) -> Vec<(Option<String>, Option<f64>, Vec<&SweepPoint>)> {
+    let mut out: Vec<(Option<String>, Option<f64>, Vec<&SweepPoint>)> = Vec::new();
+    for p in points {
+        match out
+            .iter_mut()
+            .find(|(b, r, _)| *b == p.bs && *r == p.read_pct)
+        {
+            Some(s) => s.2.push(p),
+            None => out.push((p.bs.clone(), p.read_pct, vec![p])),
+        }
+    }
+    out
+}
+
+/// Fills `knee`, `series` and (given a depth) `production` from the points.
+pub fn analyse(s: &mut Sweep, production_qd: Option<f64>) {
+    let fraction = s.options.knee_fraction;
+    let mut knees = Vec::new();
+    for (i, (bs, rp, pts)) in series(&s.points).into_iter().enumerate() {
+        let inputs = knee_inputs(&pts);
+        knees.push((
+            SeriesKnee {
+                bs,
+                read_pct: rp,
+                knee: knee::find_knee(&inputs, fraction, 0x6b6e_6565 + i as u64),
+            },
+            inputs,
+        ));
+    }
+    s.knee = knees.first().and_then(|k| k.0.knee.clone());
+    s.production = match (production_qd, knees.first()) {
+        (Some(q), Some((SeriesKnee { knee: Some(k), .. }, inputs))) => {
+            Some(knee::place_production(inputs, k, q))
+        }
+        _ => None,
+    };
+    s.series = knees.into_iter().map(|k| k.0).collect();
+}

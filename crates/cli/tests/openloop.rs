@@ -1,0 +1,289 @@
+use crate::common::{num, oio, run_json, scratch, uses_io_uring};
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+#[test]
+fn an_offered_rate_is_achieved_within_one_percent_on_a_real_file() {
+    let _uring = uses_io_uring();
+    let d = scratch();
+    let v = run_json(
+        d.path(),
+        &[
+            "run", "--rw", "randread", "--bs", "4k", "--rate", "10000", "--time", "3s", "--ramp",
+            "500ms", "--size", "64M", "--seed", "4", "r.dat",
+        ],
+    );
+    let offered = num(&v, "/summary/offered_iops");
+    let achieved = num(&v, "/summary/total/iops");
+    assert!((offered / 10_000.0 - 1.0).abs() < 0.01, "offered {offered}");
+    assert!(
+        (achieved / 10_000.0 - 1.0).abs() < 0.01,
+        "achieved {achieved}"
+    );
+    for iv in v["intervals"].as_array().unwrap() {
+        let a = num(iv, "/total/iops");
+        assert!((a / 10_000.0 - 1.0).abs() < 0.03, "interval {iv}");
+        assert!(iv["offered_iops"].is_number());
+    }
+    // Both views of latency are there; response time is never below service time.
+    let resp = num(&v, "/summary/read/latency_ns/p50");
+    let svc = num(&v, "/summary/read/service_latency_ns/p50");
+    assert!(svc > 0.0 && resp >= svc, "{resp} {svc}");
+}
+
+#[test]
+fn a_burst_schedule_is_followed_interval_by_interval() {
+    let d = scratch();
+    let v = run_json(
+        d.path(),
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--rw",
+            "randread",
+            "--rate",
+            "1000",
+            "--burst",
+            "5000,1s,2s",
+            "--time",
+            "6s",
+            "--ramp",
+            "0",
+            "--size",
+            "4M",
+            "b.dat",
+        ],
+    );
+    let got: Vec<f64> = v["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| num(i, "/total/iops"))
+        .collect();
+    let want = [5000.0, 1000.0, 1000.0, 5000.0, 1000.0, 1000.0];
+    assert_eq!(got.len(), want.len(), "{got:?}");
+    for (g, w) in got.iter().zip(want) {
+        assert!((g / w - 1.0).abs() < 0.02, "{got:?}");
+    }
+}
+
+/// Freezes and thaws a filesystem; thaws on drop.
+struct Frozen<'a>(&'a Path);
+impl Drop for Frozen<'_> {
+    fn drop(&mut self) {
+        let _ = Command::new("fsfreeze")
+            .arg("-u")
+            .arg(self.0)
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
+/// A loop-mounted ext4 filesystem, unmounted and detached on drop.
+struct Mounted {
+    dev: String,
+    dir: std::path::PathBuf,
+}
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("fsfreeze")
+            .arg("-u")
+            .arg(&self.dir)
+            .stderr(std::process::Stdio::null())
+            .status();
+        let _ = Command::new("umount").arg(&self.dir).status();
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+    }
+}
+
+fn mount_ext4(dir: &Path) -> Option<Mounted> {
+    let img = dir.join("fs.img");
+    std::fs::File::create(&img).ok()?.set_len(128 << 20).ok()?;
+    if !Command::new("mkfs.ext4")
+        .args(["-q", "-F"])
+        .arg(&img)
+        .status()
+        .ok()?
+        .success()
+    {
+        return None;
+    }
+    let out = Command::new("losetup")
+        .args(["-f", "--show"])
+        .arg(&img)
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        eprintln!(
+            "skipping: losetup: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return None;
+    }
+    let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let mnt = dir.join("mnt");
+    std::fs::create_dir_all(&mnt).ok()?;
+    let m = Mounted {
+        dev: dev.clone(),
+        dir: mnt.clone(),
+    };
+    if !Command::new("mount")
+        .arg(&dev)
+        .arg(&mnt)
+        .status()
+        .ok()?
+        .success()
+    {
+        return None;
+    }
+    Some(m)
+}
+
+/// Runs `cmd` while freezing `fs` for `stall` after `delay`; returns its stdout.
+fn with_stall(mut cmd: Command, fs: &Path, delay: Duration, stall: Duration) -> Vec<u8> {
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(delay);
+    {
+        assert!(Command::new("fsfreeze")
+            .arg("-f")
+            .arg(fs)
+            .status()
+            .unwrap()
+            .success());
+        let _thaw = Frozen(fs);
+        std::thread::sleep(stall);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+#[test]
+fn a_stall_shows_in_response_time_but_not_in_service_time() {
+    let _uring = uses_io_uring();
+    let is_root = Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout.starts_with(b"0"))
+        .unwrap_or(false);
+    if !is_root || Command::new("fsfreeze").arg("--version").output().is_err() {
+        eprintln!("skipping: needs root, loop devices and fsfreeze");
+        return;
+    }
+    let d = scratch();
+    let Some(fs) = mount_ext4(d.path()) else {
+        eprintln!("skipping: could not mount a loop ext4 filesystem");
+        return;
+    };
+    let target = fs.dir.join("t.dat");
+    // Create the file first so the stall falls inside the measured run.
+    let out = oio()
+        .args([
+            "run",
+            "--rw",
+            "randwrite",
+            "--time",
+            "100ms",
+            "--ramp",
+            "0",
+            "--size",
+            "16M",
+        ])
+        .arg(&target)
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let bin = assert_cmd::cargo::cargo_bin("oio");
+    let mut cmd = Command::new(bin);
+    cmd.current_dir(d.path())
+        .args([
+            "run",
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4k",
+            "--rate",
+            "2000",
+            "--qd",
+            "4",
+            "--time",
+            "4s",
+            "--ramp",
+            "0",
+            "--json",
+        ])
+        .arg(&target);
+    let stdout = with_stall(
+        cmd,
+        &fs.dir,
+        Duration::from_millis(1500),
+        Duration::from_secs(1),
+    );
+    let v: Value = serde_json::from_slice(&stdout).unwrap();
+    let resp_p99 = num(&v, "/summary/write/latency_ns/p99");
+    let resp_max = num(&v, "/summary/write/latency_ns/max");
+    let svc_p99 = num(&v, "/summary/write/service_latency_ns/p99");
+    assert!(
+        resp_max > 0.8e9,
+        "the 1 s stall is in the response time: max {resp_max}"
+    );
+    assert!(
+        resp_p99 > 0.5e9,
+        "a quarter of the arrivals waited: p99 {resp_p99}"
+    );
+    assert!(
+        svc_p99 < resp_p99 / 5.0,
+        "service p99 {svc_p99} vs response p99 {resp_p99}"
+    );
+    assert!(num(&v, "/summary/backlog_max") > 1000.0);
+
+    // fio on the same kind of run reports latency from submission, so the stall mostly vanishes.
+    if Command::new("fio").arg("--version").output().is_ok() {
+        let mut fio = Command::new("fio");
+        fio.args([
+            "--name=stall",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--rate_iops=2000",
+            "--iodepth=4",
+            "--ioengine=io_uring",
+            "--direct=1",
+            "--time_based",
+            "--runtime=4",
+            "--size=16M",
+            "--lat_percentiles=1",
+            "--output-format=json",
+        ])
+        .arg(format!("--filename={}", target.display()));
+        let out = with_stall(
+            fio,
+            &fs.dir,
+            Duration::from_millis(1500),
+            Duration::from_secs(1),
+        );
+        let j: Value = serde_json::from_slice(&out).unwrap();
+        let fio_p99 = num(&j["jobs"][0]["write"]["lat_ns"]["percentile"], "/99.000000");
+        eprintln!("stall of 1 s at 2000 IOPS offered: oio response p99 {:.0} ms, oio service p99 {:.1} ms, fio lat p99 {:.1} ms", resp_p99 / 1e6, svc_p99 / 1e6, fio_p99 / 1e6);
+        assert!(
+            fio_p99 < resp_p99 / 5.0,
+            "fio p99 {fio_p99} hides the stall that oio's response p99 {resp_p99} shows"
+        );
+    }
+}

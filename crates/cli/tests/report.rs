@@ -1,0 +1,280 @@
+//! `oio sweep` (the JSON contract on the null engine, and one real small sweep on this
+//! machine) and `oio report`: the HTML opened in a real headless Chromium (no console errors,
+//! every chart drawn, a screenshot that is not blank), SVG/CSV/PNG files.
+
+use crate::common::{num, oio, run_json, scratch, uses_io_uring};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn validate_sweep(v: &Value) {
+    let schema: Value =
+        serde_json::from_str(include_str!("../../../schema/sweep.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(v)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "does not match sweep.schema.json: {errors:#?}");
+}
+
+fn null_sweep(dir: &Path, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "sweep", "randrw", "--engine", "null", "--size", "1M", "--time", "1s", "--ramp", "0s",
+        "--out", "sw",
+    ];
+    args.extend_from_slice(extra);
+    run_json(dir, &args)
+}
+
+#[test]
+fn sweep_json_contract_grid_and_production() {
+    let dir = scratch();
+    let v = null_sweep(
+        dir.path(),
+        &[
+            "--qd", "1,4", "--bs", "4k,64k", "--read-pct", "100,50", "--production-qd", "2",
+        ],
+    );
+    validate_sweep(&v);
+    let points = v["points"].as_array().unwrap();
+    assert_eq!(points.len(), 8, "2 qd x 2 bs x 2 read shares");
+    for p in points {
+        assert!(p["qd"].as_u64().unwrap() >= 1);
+        assert!(p["iops"].as_f64().unwrap() > 0.0);
+        assert!(p["latency_ns"]["p50"].as_u64().unwrap() > 0);
+        assert!(p["latency_ns"]["p99"].as_u64().unwrap() >= p["latency_ns"]["p50"].as_u64().unwrap());
+        assert_eq!(p["sources"].as_array().unwrap().len(), 1);
+        assert!(Path::new(dir.path()).join(p["sources"][0].as_str().unwrap()).is_file());
+    }
+    assert!([1, 4].contains(&(num(&v, "/knee/qd") as u64)));
+    assert!(num(&v, "/knee/iops") > 0.0);
+    assert!(num(&v, "/knee/latency_ns/p99") > 0.0);
+    assert!(v["knee"]["rule"].as_str().unwrap().contains("90 %"));
+    assert_eq!(v["series"].as_array().unwrap().len(), 4);
+    assert!(v["production"]["summary"]
+        .as_str()
+        .unwrap()
+        .contains("production outstanding I/O 2.0"));
+    // One run per point: the output says the uncertainty is only the grid.
+    assert!(v["warnings"][0].as_str().unwrap().contains("grid"));
+}
+
+#[test]
+fn sweep_text_states_the_rule() {
+    let dir = scratch();
+    let out = oio()
+        .current_dir(dir.path())
+        .args([
+            "sweep", "randread", "--engine", "null", "--size", "1M", "--time", "1s", "--ramp",
+            "0s", "--qd", "1,2", "--repeat", "2", "--steady", "1000",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("knee at queue depth"), "{text}");
+    assert!(text.contains("rule: knee = smallest depth reaching 90 %"), "{text}");
+}
+
+/// One real sweep on this machine's disk (O_DIRECT where the filesystem allows it).
+#[test]
+fn real_sweep_finds_a_knee_on_this_machine() {
+    let _g = uses_io_uring();
+    let dir = scratch();
+    let mut args = vec![
+        "sweep", "randread", "t.dat", "--size", "64M", "--time", "1s", "--ramp", "500ms",
+        "--qd", "1,2,4,8,16,32,64",
+    ];
+    // tmpfs and overlay without O_DIRECT: fall back to the page cache, as `oio run` advises.
+    let probe = oio()
+        .current_dir(dir.path())
+        .args(["run", "--rw", "randread", "t.dat", "--size", "64M", "--time", "200ms", "--ramp", "0s", "--json"])
+        .output()
+        .unwrap();
+    if !probe.status.success() {
+        args.push("--buffered");
+    }
+    let v = run_json(dir.path(), &args);
+    validate_sweep(&v);
+    let points = v["points"].as_array().unwrap();
+    let peak = points
+        .iter()
+        .map(|p| p["iops"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    let knee_qd = num(&v, "/knee/qd");
+    let knee_iops = num(&v, "/knee/iops");
+    assert!(knee_iops >= 0.9 * peak - 1e-6);
+    // No shallower point reached 90 % of the peak.
+    for p in points {
+        if p["qd"].as_f64().unwrap() < knee_qd {
+            assert!(p["iops"].as_f64().unwrap() < 0.9 * peak);
+        }
+    }
+    eprintln!(
+        "real sweep: knee {} (engine {}, peak {:.0} IOPS, knee {:.0} IOPS, p99 {:.0} ns, saturation {})",
+        v["knee"]["summary"], v["engine"], peak, knee_iops, num(&v, "/knee/latency_ns/p99"), v["knee"]["saturation_qd"]
+    );
+}
+
+fn chromium() -> PathBuf {
+    oio_report::png::find_chromium().expect(
+        "Chromium is needed for the report test: apt-get install chromium (scripts/test installs it)",
+    )
+}
+
+fn headless(profile: &Path) -> Command {
+    let mut c = Command::new(chromium());
+    c.args(oio_report::png::headless_args(profile));
+    c
+}
+
+/// Loads the page in Chromium; returns the `<body ...>` tag after scripts ran and stderr.
+fn dump_dom(page: &Path, scratch: &Path) -> (String, String) {
+    let out = headless(&scratch.join("profile-dom"))
+        .args(["--enable-logging=stderr", "--v=0", "--virtual-time-budget=3000", "--dump-dom"])
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&out.stdout).to_string();
+    let body = dom
+        .split("<body")
+        .nth(1)
+        .and_then(|s| s.split('>').next())
+        .unwrap_or_else(|| panic!("no <body> in Chromium's DOM: {dom:.300}"))
+        .to_string();
+    (body, String::from_utf8_lossy(&out.stderr).to_string())
+}
+
+fn attr(tag: &str, name: &str) -> i64 {
+    tag.split(&format!("{name}=\""))
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in <body{tag}>: did the check script run?"))
+}
+
+/// Luma standard deviation and share of non-white pixels of a PNG.
+fn png_stats(path: &Path) -> (f64, f64, u32, u32) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let ch = info.color_type.samples();
+    let px: Vec<f64> = buf[..info.buffer_size()]
+        .chunks(ch)
+        .map(|p| {
+            if ch >= 3 {
+                0.299 * p[0] as f64 + 0.587 * p[1] as f64 + 0.114 * p[2] as f64
+            } else {
+                p[0] as f64
+            }
+        })
+        .collect();
+    let mean = px.iter().sum::<f64>() / px.len() as f64;
+    let sd = (px.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / px.len() as f64).sqrt();
+    let ink = px.iter().filter(|v| **v < 240.0).count() as f64 / px.len() as f64;
+    (sd, ink, info.width, info.height)
+}
+
+#[test]
+fn report_opens_in_chromium_with_every_chart_drawn() {
+    let dir = scratch();
+    let d = dir.path();
+    // Inputs of every kind: repeated runs, a sweep, a comparison, a fio result, an observation
+    // and a characterization.
+    for (out, qd) in [("a", "1"), ("b", "4")] {
+        run_json(
+            d,
+            &[
+                "run", "--engine", "null", "--rw", "randread", "--size", "1M", "--time", "2s",
+                "--ramp", "0s", "--qd", qd, "--repeat", "2", "--out", out,
+            ],
+        );
+    }
+    let sweep = null_sweep(d, &["--qd", "1,2,4", "--bs", "4k,16k", "--read-pct", "100,70"]);
+    std::fs::write(d.join("sweep.json"), sweep.to_string()).unwrap();
+    let cmp = run_json(d, &["compare", "a", "b"]);
+    std::fs::write(d.join("compare.json"), cmp.to_string()).unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../telemetry/tests/fixtures");
+    let fio = fixtures.join("fio_3_33_jsonplus_randrw70_bssplit.json");
+    let iostat = fixtures.join("iostat_12_6_iso_time_d_two_devices.txt");
+    let ch = run_json(
+        d,
+        &["characterize", iostat.to_str().unwrap(), "--device", "vda", "--busy-queue", "0"],
+    );
+    std::fs::write(d.join("char.json"), ch.to_string()).unwrap();
+    let obs = oio()
+        .current_dir(d)
+        .args(["record", "--interval", "200ms", "--duration", "1s", "-q", "-o", "obs.json"])
+        .output()
+        .unwrap();
+    assert!(obs.status.success(), "{}", String::from_utf8_lossy(&obs.stderr));
+
+    let out = oio()
+        .current_dir(d)
+        .args([
+            "report", "a", "b", "sweep.json", "compare.json", "char.json", "obs.json",
+            fio.to_str().unwrap(), "-o", "r/report.html", "--svg", "r/svg", "--csv", "r/csv",
+            "--png", "r/png",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let page = d.join("r/report.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    // Self-contained: nothing to fetch (the SVG namespace is a name, not a fetch).
+    for bad in ["src=", "href=\"http", "url(", "@import", "<link"] {
+        assert!(!html.contains(bad), "the report refers to something external: {bad}");
+    }
+    let charts = html.matches("class=\"oio-chart\"").count();
+    for id in [
+        "run-iops", "run-mibps", "run-latency", "run-outstanding", "run-percentiles",
+        "runs-iops-p99", "sweep-iops", "sweep-latency", "sweep-latency-iops", "sweep-heatmap",
+        "compare", "char-sizes-char",
+    ] {
+        assert!(html.contains(&format!("data-chart=\"{id}\"")), "chart {id} missing");
+        assert!(d.join(format!("r/svg/{id}.svg")).is_file(), "{id}.svg missing");
+        assert!(d.join(format!("r/png/{id}.png")).is_file(), "{id}.png missing");
+    }
+    assert!(html.contains("knee at queue depth"));
+    assert!(html.contains("rule: knee = smallest depth"));
+    assert_eq!(std::fs::read_dir(d.join("r/svg")).unwrap().count(), charts);
+    let runs_csv = std::fs::read_to_string(d.join("r/csv/runs.csv")).unwrap();
+    assert_eq!(runs_csv.lines().count(), 1 + 5, "4 oio runs + 1 fio run");
+    assert!(std::fs::read_to_string(d.join("r/csv/sweep-points.csv"))
+        .unwrap()
+        .lines()
+        .any(|l| l.ends_with(",true")));
+
+    // The browser: the page's own check script counts drawn charts and script errors.
+    let (body, stderr) = dump_dom(&page, d);
+    assert_eq!(attr(&body, "data-charts"), charts as i64);
+    assert_eq!(attr(&body, "data-charts-drawn"), charts as i64, "some chart is empty");
+    assert_eq!(attr(&body, "data-errors"), 0);
+    let console_errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("CONSOLE") || l.contains("Uncaught"))
+        .collect();
+    assert!(console_errors.is_empty(), "console: {console_errors:#?}");
+
+    // A screenshot that is not blank.
+    let shot = d.join("shot.png");
+    let st = headless(&d.join("profile-shot"))
+        .args(["--hide-scrollbars", "--window-size=1200,2400"])
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(shot.is_file(), "no screenshot: {}", String::from_utf8_lossy(&st.stderr));
+    let (sd, ink, w, h) = png_stats(&shot);
+    assert_eq!((w, h), (1200, 2400));
+    assert!(sd > 20.0 && ink > 0.02, "screenshot looks blank: luma sd {sd:.1}, ink {ink:.3}");
+    let (sd, ink, w, _) = png_stats(&d.join("r/png/sweep-iops.png"));
+    assert_eq!(w, 760);
+    assert!(sd > 10.0 && ink > 0.01, "chart PNG looks blank: sd {sd:.1}, ink {ink:.3}");
+    if let Ok(keep) = std::env::var("OIO_KEEP_REPORT") {
+        let _ = std::fs::copy(&shot, Path::new(&keep).join("report-shot.png"));
+        let _ = std::fs::copy(&page, Path::new(&keep).join("report.html"));
+    }
+}

@@ -1,0 +1,433 @@
+//! Data verification: self-describing blocks, read-back checks and a journal.
+//!
+//! With `--verify`, every 4 KiB block a write carries is made of eight 512-byte sectors, each
+//! starting with a header: magic, the block's byte offset, the write's generation, the
+//! sector's index, and a CRC-32 of the whole sector. Reads of blocks this run (or the journal)
+//! knows are checked, and a later `oio verify` re-reads everything the journal lists. A
+//! mismatch is classified by what the sectors say:
+//!
+//! - `wrong_data`: a sector is not a valid oio sector for this offset (corrupted, misdirected);
+//! - `torn`: valid sectors from different generations in one block (a partial write);
+//! - `stale`: a valid block of an older generation than the last acknowledged write (a lost
+//!   write).
+//!
+//! The journal records each acknowledged write (block, generation) as it completes; it is
+//! flushed every interval and on exit, so after a kill or crash it lists what the device
+//! acknowledged up to then.
+
+use crate::engines::{Dir, IoRequest};
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// The verified unit.
+pub const BLOCK: usize = 4096;
+const SECTOR: usize = 512;
+const MAGIC: &[u8; 8] = b"OIOVRFY1";
+const JOURNAL_MAGIC: &[u8; 16] = b"oio-journal-v1\n\0";
+
+/// How a block failed verification.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mismatch {
+    /// Not a valid oio block for this offset.
+    WrongData,
+    /// Sectors of different generations.
+    Torn,
+    /// An older generation than the last acknowledged write.
+    Stale,
+}
+
+impl Mismatch {
+    /// Name used in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mismatch::WrongData => "wrong_data",
+            Mismatch::Torn => "torn",
+            Mismatch::Stale => "stale",
+        }
+    }
+}
+
+/// Fills one 4 KiB block for a write of generation `generation` at byte `offset`.
+/// `noise` supplies the payload.
+pub fn fill_block(block: &mut [u8], offset: u64, generation: u64, noise: &mut fastrand::Rng) {
+    debug_assert_eq!(block.len(), BLOCK);
+    noise.fill(block);
+    for (i, s) in block.chunks_mut(SECTOR).enumerate() {
+        s[..8].copy_from_slice(MAGIC);
+        s[8..16].copy_from_slice(&offset.to_le_bytes());
+        s[16..24].copy_from_slice(&generation.to_le_bytes());
+        s[24..28].copy_from_slice(&(i as u32).to_le_bytes());
+        s[28..32].fill(0);
+        let crc = crc32fast::hash(s);
+        s[28..32].copy_from_slice(&crc.to_le_bytes());
+    }
+}
+
+/// What one sector says: its generation, if it is a valid oio sector for `offset`.
+fn sector_generation(s: &[u8], offset: u64, index: usize) -> Option<u64> {
+    if &s[..8] != MAGIC
+        || u64::from_le_bytes(s[8..16].try_into().ok()?) != offset
+        || u32::from_le_bytes(s[24..28].try_into().ok()?) as usize != index
+    {
+        return None;
+    }
+    let stored = u32::from_le_bytes(s[28..32].try_into().ok()?);
+    let mut h = crc32fast::Hasher::new();
+    h.update(&s[..28]);
+    h.update(&[0u8; 4]);
+    h.update(&s[32..]);
+    (h.finalize() == stored).then(|| u64::from_le_bytes(s[16..24].try_into().expect("8 bytes")))
+}
+
+/// Checks a block read at `offset` against the generation last acknowledged there.
+pub fn check_block(block: &[u8], offset: u64, expected: u64) -> Result<(), Mismatch> {
+    let mut gens = Vec::with_capacity(BLOCK / SECTOR);
+    for (i, s) in block.chunks(SECTOR).enumerate() {
+        match sector_generation(s, offset, i) {
+            Some(g) => gens.push(g),
+            None => return Err(Mismatch::WrongData),
+        }
+    }
+    if gens.iter().any(|g| *g != gens[0]) {
+        return Err(Mismatch::Torn);
+    }
+    match gens[0].cmp(&expected) {
+        std::cmp::Ordering::Equal => Ok(()),
+        // A newer generation than the journal knows: written after its last flush. Fine.
+        std::cmp::Ordering::Greater => Ok(()),
+        std::cmp::Ordering::Less => Err(Mismatch::Stale),
+    }
+}
+
+/// One mismatch, for reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// Byte offset of the block in the target.
+    pub offset: u64,
+    /// What was wrong.
+    pub kind: Mismatch,
+    /// Generation expected there.
+    pub expected: u64,
+}
+
+/// Appends acknowledged writes: 16-byte records (block offset, generation).
+pub struct Journal {
+    out: BufWriter<File>,
+    path: PathBuf,
+}
+
+impl Journal {
+    /// Creates (or truncates) the journal of `target`.
+    pub fn create(path: &Path, target: &Path) -> std::io::Result<Journal> {
+        let f = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)?;
+        let mut out = BufWriter::with_capacity(1 << 16, f);
+        out.write_all(JOURNAL_MAGIC)?;
+        let t = target.display().to_string();
+        out.write_all(&(t.len() as u32).to_le_bytes())?;
+        out.write_all(t.as_bytes())?;
+        Ok(Journal {
+            out,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Records an acknowledged write.
+    #[inline]
+    pub fn record(&mut self, offset: u64, generation: u64) -> std::io::Result<()> {
+        let mut rec = [0u8; 16];
+        rec[..8].copy_from_slice(&offset.to_le_bytes());
+        rec[8..].copy_from_slice(&generation.to_le_bytes());
+        self.out.write_all(&rec)
+    }
+
+    /// Makes what was recorded durable.
+    pub fn sync(&mut self) -> std::io::Result<()> {
+        self.out.flush()?;
+        self.out.get_ref().sync_data()
+    }
+
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// The journal's path for a target: beside a file (`t.dat.oio-journal`), or in the current
+/// directory for a block device (`sdb.oio-journal`).
+pub fn journal_path(target: &Path, is_block: bool) -> PathBuf {
+    let mut name = target.file_name().unwrap_or_default().to_os_string();
+    name.push(".oio-journal");
+    if is_block {
+        PathBuf::from(name)
+    } else {
+        target.with_file_name(name)
+    }
+}
+
+/// A journal as read back: the target it belongs to and the last generation per block.
+#[derive(Debug, Default)]
+pub struct JournalState {
+    /// Target path recorded in the journal.
+    pub target: String,
+    /// Last acknowledged generation per block offset.
+    pub blocks: HashMap<u64, u64>,
+    /// Bytes at the end that did not form a whole record (a write cut by a kill).
+    pub trailing_bytes: usize,
+}
+
+/// Reads a journal.
+pub fn read_journal(path: &Path) -> std::io::Result<JournalState> {
+    let mut data = Vec::new();
+    File::open(path)?.read_to_end(&mut data)?;
+    let bad = |why: &str| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{}: {why}", path.display()),
+        )
+    };
+    if data.len() < 20 || &data[..16] != JOURNAL_MAGIC {
+        return Err(bad("not an oio journal (bad header)"));
+    }
+    let n = u32::from_le_bytes(data[16..20].try_into().expect("4 bytes")) as usize;
+    let target = String::from_utf8_lossy(
+        data.get(20..20 + n)
+            .ok_or_else(|| bad("truncated header"))?,
+    )
+    .into_owned();
+    let recs = &data[20 + n..];
+    let mut blocks = HashMap::new();
+    for r in recs.chunks_exact(16) {
+        let off = u64::from_le_bytes(r[..8].try_into().expect("8 bytes"));
+        let g = u64::from_le_bytes(r[8..].try_into().expect("8 bytes"));
+        let e = blocks.entry(off).or_insert(0);
+        *e = (*e).max(g);
+    }
+    Ok(JournalState {
+        target,
+        blocks,
+        trailing_bytes: recs.len() % 16,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(offset: u64, g: u64) -> Vec<u8> {
+        let mut b = vec![0u8; BLOCK];
+        fill_block(&mut b, offset, g, &mut fastrand::Rng::with_seed(g));
+        b
+    }
+
+    #[test]
+    fn a_good_block_verifies_and_newer_is_fine() {
+        assert_eq!(check_block(&block(8192, 5), 8192, 5), Ok(()));
+        assert_eq!(check_block(&block(8192, 6), 8192, 5), Ok(()));
+    }
+
+    #[test]
+    fn mismatches_are_classified() {
+        // Another process scribbled over the middle.
+        let mut b = block(4096, 3);
+        b[1000] ^= 0xFF;
+        assert_eq!(check_block(&b, 4096, 3), Err(Mismatch::WrongData));
+        // The right block at the wrong place.
+        assert_eq!(check_block(&block(0, 3), 4096, 3), Err(Mismatch::WrongData));
+        // Half new, half old: torn.
+        let mut t = block(4096, 4);
+        t[2048..].copy_from_slice(&block(4096, 3)[2048..]);
+        assert_eq!(check_block(&t, 4096, 4), Err(Mismatch::Torn));
+        // All old: the last write was lost.
+        assert_eq!(check_block(&block(4096, 3), 4096, 4), Err(Mismatch::Stale));
+    }
+
+    #[test]
+    fn the_journal_keeps_the_last_generation() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("j");
+        let mut j = Journal::create(&p, Path::new("/x/t.dat")).unwrap();
+        j.record(0, 1).unwrap();
+        j.record(4096, 2).unwrap();
+        j.record(0, 3).unwrap();
+        j.sync().unwrap();
+        drop(j);
+        // A record cut in half by a kill is ignored.
+        let mut f = OpenOptions::new().append(true).open(&p).unwrap();
+        f.write_all(&[1, 2, 3]).unwrap();
+        let s = read_journal(&p).unwrap();
+        assert_eq!(s.target, "/x/t.dat");
+        assert_eq!(s.blocks[&0], 3);
+        assert_eq!(s.blocks[&4096], 2);
+        assert_eq!(s.trailing_bytes, 3);
+    }
+}
+
+/// What a run's verification found.
+#[derive(Clone, Debug, Default)]
+pub struct VerifyCounts {
+    /// Blocks read back and checked.
+    pub checked: u64,
+    /// Mismatches by kind.
+    pub by_kind: HashMap<&'static str, u64>,
+    /// The first mismatches, with the target index.
+    pub findings: Vec<(usize, Finding)>,
+}
+
+impl VerifyCounts {
+    /// Adds another worker's counts.
+    pub fn add(&mut self, o: VerifyCounts) {
+        self.checked += o.checked;
+        for (k, v) in o.by_kind {
+            *self.by_kind.entry(k).or_default() += v;
+        }
+        self.findings.extend(o.findings);
+        self.findings.truncate(MAX_FINDINGS);
+    }
+
+    /// Total mismatches.
+    pub fn mismatches(&self) -> u64 {
+        self.by_kind.values().sum()
+    }
+}
+
+/// Findings kept in detail (all are counted).
+pub const MAX_FINDINGS: usize = 32;
+
+/// Shared verification state of a run: generations and the journals.
+pub struct VerifyShared {
+    /// Source of write generations (unique over the run).
+    pub generation: std::sync::atomic::AtomicU64,
+    /// One journal per open target.
+    pub journals: Vec<std::sync::Mutex<Journal>>,
+}
+
+/// A worker's verification state.
+pub struct VerifyWorker {
+    shared: std::sync::Arc<VerifyShared>,
+    /// Target index of each of the worker's files.
+    targets: Vec<usize>,
+    noise: fastrand::Rng,
+    expected: HashMap<(u32, u64), u64>,
+    in_flight: std::collections::HashSet<(u32, u64)>,
+    slot_gen: Vec<u64>,
+    pending: Vec<(u32, u64, u64)>,
+    /// What was found.
+    pub counts: VerifyCounts,
+}
+
+impl VerifyWorker {
+    /// State for a worker with `depth` slots whose files are the run's targets `targets`.
+    pub fn new(
+        shared: std::sync::Arc<VerifyShared>,
+        targets: Vec<usize>,
+        depth: usize,
+        seed: u64,
+    ) -> Self {
+        VerifyWorker {
+            shared,
+            targets,
+            noise: fastrand::Rng::with_seed(seed ^ 0x7E57),
+            expected: HashMap::new(),
+            in_flight: Default::default(),
+            slot_gen: vec![0; depth],
+            pending: Vec::new(),
+            counts: VerifyCounts::default(),
+        }
+    }
+
+    fn blocks(file: u32, offset: u64, len: u32) -> impl Iterator<Item = (u32, u64)> {
+        (0..len as u64 / BLOCK as u64).map(move |i| (file, offset + i * BLOCK as u64))
+    }
+
+    /// True when an I/O would touch a block that is in flight (its outcome would be unknown).
+    pub fn overlaps(&self, file: u32, offset: u64, len: u32) -> bool {
+        Self::blocks(file, offset, len).any(|b| self.in_flight.contains(&b))
+    }
+
+    /// Marks the blocks in flight and, for a write, fills the buffer with verifiable blocks.
+    pub fn start(&mut self, req: &IoRequest, buf: &mut [u8]) {
+        for b in Self::blocks(req.file, req.offset, req.len) {
+            self.in_flight.insert(b);
+        }
+        if req.dir == Dir::Write {
+            let g = self
+                .shared
+                .generation
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                + 1;
+            self.slot_gen[req.slot as usize] = g;
+            for (i, block) in buf[..req.len as usize].chunks_mut(BLOCK).enumerate() {
+                fill_block(block, req.offset + (i * BLOCK) as u64, g, &mut self.noise);
+            }
+        }
+    }
+
+    /// Handles a completion (`ok`: the whole transfer succeeded): a write becomes the
+    /// expected content of its blocks; a read is checked against it.
+    pub fn finish(&mut self, req: &IoRequest, ok: bool, buf: &[u8]) {
+        let (file, offset, len) = (req.file, req.offset, req.len);
+        for b in Self::blocks(file, offset, len) {
+            self.in_flight.remove(&b);
+        }
+        if !ok {
+            return;
+        }
+        if req.dir == Dir::Write {
+            let g = self.slot_gen[req.slot as usize];
+            for (f, off) in Self::blocks(file, offset, len) {
+                self.expected.insert((f, off), g);
+                self.pending.push((f, off, g));
+            }
+            return;
+        }
+        for (i, (f, off)) in Self::blocks(file, offset, len).enumerate() {
+            let Some(&exp) = self.expected.get(&(f, off)) else {
+                continue;
+            };
+            self.counts.checked += 1;
+            if let Err(kind) = check_block(&buf[i * BLOCK..(i + 1) * BLOCK], off, exp) {
+                *self.counts.by_kind.entry(kind.name()).or_default() += 1;
+                if self.counts.findings.len() < MAX_FINDINGS {
+                    self.counts.findings.push((
+                        self.targets[f as usize],
+                        Finding {
+                            offset: off,
+                            kind,
+                            expected: exp,
+                        },
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Appends acknowledged writes to the journals and makes them durable.
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let mut by_target: HashMap<usize, Vec<(u64, u64)>> = HashMap::new();
+        for (f, off, g) in self.pending.drain(..) {
+            by_target
+                .entry(self.targets[f as usize])
+                .or_default()
+                .push((off, g));
+        }
+        for (t, recs) in by_target {
+            let mut j = self.shared.journals[t]
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            for (off, g) in recs {
+                j.record(off, g)?;
+            }
+            j.sync()?;
+        }
+        Ok(())
+    }
+}

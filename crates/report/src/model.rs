@@ -1,0 +1,54 @@
+//! What a report is made of: the documents oio reads, each with the label it is shown under.
+//! The binary loads files into this; renderers only read it.
+
+use oio_analysis::characterize::Characterization;
+use oio_analysis::compare::Comparison;
+use oio_analysis::sweep::Sweep;
+use oio_core::observation::Observation;
+use oio_core::result::RunResult;
+
+/// A document and where it came from.
+#[derive(Clone, Debug)]
+pub struct Entry<T> {
+    /// Short name shown in legends and tables.
+    pub label: String,
+    /// File it was read from.
+    pub source: String,
+    /// The document.
+    pub doc: T,
+}
+
+/// Everything one report shows.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// Title of the page.
+    pub title: String,
+    /// When the report was made, RFC 3339.
+    pub generated: String,
+    /// oio version that made it.
+    pub oio_version: String,
+    /// Run results (oio, or fio converted).
+    pub runs: Vec<Entry<RunResult>>,
+    /// Sweeps.
+    pub sweeps: Vec<Entry<Sweep>>,
+    /// Comparisons.
+    pub comparisons: Vec<Entry<Comparison>>,
+    /// Recorded telemetry.
+    pub observations: Vec<Entry<Observation>>,
+    /// Characterizations.
+    pub characterizations: Vec<Entry<Characterization>>,
+    /// Other oio documents (TPC-C results…), shown as key figures.
+    pub others: Vec<Entry<serde_json::Value>>,
+}
+
+impl Report {
+    /// True when there is nothing to show.
+    pub fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+            && self.sweeps.is_empty()
+            && self.comparisons.is_empty()
+            && self.observations.is_empty()
+            && self.characterizations.is_empty()
+            && self.others.is_empty()
+    }
+}

@@ -1,0 +1,109 @@
+//! Errors of the library: each keeps the offending input and says what to do about it.
+
+use thiserror::Error;
+
+/// Everything that can stop a build, run or check.
+#[derive(Debug, Error)]
+pub enum TpccError {
+    /// The database URL is not one of the accepted forms.
+    #[error("database URL '{url}' {reason}; expected sqlite:PATH (e.g. sqlite:./oio-tpcc.db) or postgres://USER@HOST:PORT/DBNAME (postgresql:// and libpq key=value options after '?' are accepted)")]
+    BadUrl {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// An option is out of range or contradicts another.
+    #[error("{0}")]
+    Invalid(String),
+    /// A SQLite call failed.
+    #[error("SQLite: {context}: {source}")]
+    Sqlite {
+        /// What oio was doing.
+        context: String,
+        /// The SQLite error.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// A PostgreSQL call failed.
+    #[error("PostgreSQL: {context}: {}", pg_message(.source))]
+    Postgres {
+        /// What oio was doing.
+        context: String,
+        /// The client error.
+        #[source]
+        source: postgres::Error,
+    },
+    /// The database already holds TPC-C tables and the build was not told to replace them.
+    #[error(
+        "the database already has TPC-C tables ({found}); pass --force to drop and rebuild them"
+    )]
+    SchemaExists {
+        /// Tables found.
+        found: String,
+    },
+    /// The database has no (complete) TPC-C schema.
+    #[error("no TPC-C schema in this database ({0}); create one with `oio tpcc build --db URL --warehouses N`")]
+    SchemaMissing(String),
+    /// A statement failed during a transaction in a way that is not retried.
+    #[error("{0}")]
+    Statement(String),
+    /// A file operation failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What oio was doing.
+        context: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A worker thread panicked (a bug in oio).
+    #[error("a {0} thread panicked; this is a bug in oio")]
+    Panicked(&'static str),
+}
+
+/// A PostgreSQL error with its server message, SQLSTATE and detail when there is one (the
+/// client's own Display says only "db error").
+pub(crate) fn pg_message(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => {
+            let mut s = format!("{} (SQLSTATE {})", db.message(), db.code().code());
+            if let Some(d) = db.detail() {
+                s.push_str(": ");
+                s.push_str(d);
+            }
+            s
+        }
+        None => {
+            // Connection errors carry their cause in the source chain.
+            let mut s = e.to_string();
+            let mut src = std::error::Error::source(e);
+            while let Some(c) = src {
+                s.push_str(": ");
+                s.push_str(&c.to_string());
+                src = c.source();
+            }
+            s
+        }
+    }
+}
+
+impl TpccError {
+    /// Wraps a SQLite error with what oio was doing.
+    pub fn sqlite(context: impl Into<String>, source: rusqlite::Error) -> Self {
+        TpccError::Sqlite {
+            context: context.into(),
+            source,
+        }
+    }
+    /// Wraps a PostgreSQL error with what oio was doing.
+    pub fn pg(context: impl Into<String>, source: postgres::Error) -> Self {
+        TpccError::Postgres {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+/// Result with [`TpccError`].
+pub type Result<T, E = TpccError> = std::result::Result<T, E>;

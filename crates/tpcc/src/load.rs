@@ -1,0 +1,936 @@
+//! The initial population (clause 4.3.3.1) and `build`: tables, parallel load, keys and
+//! indexes, ANALYZE, server-side functions.
+//!
+//! Work is split by warehouse (plus one unit for ITEM) and handed out from a shared counter,
+//! so fast workers take more units. On PostgreSQL every worker has its own connection and
+//! streams each table of its warehouse with `COPY … FROM STDIN`. SQLite has one writer, so
+//! workers only generate rows and one writer thread inserts them with prepared statements in
+//! large transactions (journal off-line: `synchronous=OFF` during the load, which is safe
+//! because a crashed build is rebuilt anyway).
+//!
+//! Generation is deterministic per warehouse and seed, so two builds with the same seed hold
+//! the same data whatever the number of workers.
+
+use crate::db::{Session, SqliteShared, SqliteSync};
+use crate::error::{Result, TpccError};
+use crate::random::{last_name, NuRandC, Rng};
+use crate::schema;
+use crate::url::{DbUrl, Dialect};
+use crate::{
+    CUSTOMERS_PER_DISTRICT, DISTRICTS_PER_WAREHOUSE, FIRST_UNDELIVERED_O_ID, ITEMS,
+    ORDERS_PER_DISTRICT,
+};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Instant;
+
+/// Schema name of build reports.
+pub const BUILD_SCHEMA: &str = "oio.tpcc.build";
+/// Schema version of build reports.
+pub const BUILD_SCHEMA_VERSION: u32 = 1;
+
+/// Rows one warehouse adds (order lines are 10 per order on average).
+pub const ROWS_PER_WAREHOUSE: u64 = 1 + 10 + 30_000 * 3 + 9_000 + 300_000 + 100_000;
+
+/// What to build.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BuildOptions {
+    /// Warehouses (the scale factor).
+    pub warehouses: u32,
+    /// Loader workers (connections on PostgreSQL, row generators on SQLite).
+    pub workers: u32,
+    /// Drop existing TPC-C tables first.
+    pub force: bool,
+    /// Seed of the data generator.
+    pub seed: u64,
+}
+
+/// Where the build is.
+#[derive(Clone, Debug)]
+pub struct BuildProgress {
+    /// "loading", "indexing", "analyzing" or "functions".
+    pub phase: &'static str,
+    /// Rows written so far.
+    pub rows_done: u64,
+    /// Rows the load will write (order lines estimated at their mean).
+    pub rows_total: u64,
+    /// Warehouses completely loaded.
+    pub warehouses_done: u32,
+}
+
+/// What `build` did, as written to JSON (schema `oio.tpcc.build`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BuildReport {
+    /// Always [`BUILD_SCHEMA`].
+    pub schema: String,
+    /// [`BUILD_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Version of oio that wrote this.
+    pub oio_version: String,
+    /// When the build started, RFC 3339 UTC.
+    pub timestamp: String,
+    /// Database (password redacted).
+    pub db: String,
+    /// "sqlite" or "postgres".
+    pub dialect: Dialect,
+    /// Server version string (PostgreSQL) or SQLite library version.
+    pub engine_version: String,
+    /// The options as they took effect.
+    pub options: BuildOptions,
+    /// Rows per table.
+    pub rows: BTreeMap<String, u64>,
+    /// All rows.
+    pub rows_total: u64,
+    /// Bytes of row data generated (as CSV-like text; what COPY sends).
+    pub data_bytes: u64,
+    /// Seconds creating tables and loading rows.
+    pub load_s: f64,
+    /// Seconds building keys and secondary indexes.
+    pub index_s: f64,
+    /// Seconds in ANALYZE.
+    pub analyze_s: f64,
+    /// Seconds creating server-side functions (PostgreSQL).
+    pub functions_s: f64,
+    /// Wall time of the whole build, seconds.
+    pub total_s: f64,
+    /// Rows loaded per second of `load_s`.
+    pub load_rows_per_s: f64,
+    /// Row data generated per second of `load_s`, bytes.
+    pub load_bytes_per_s: f64,
+    /// Database size on disk after the build, bytes (SQLite: file + WAL; PostgreSQL:
+    /// `pg_database_size`).
+    pub size_on_disk_bytes: u64,
+    /// `size_on_disk_bytes` ÷ warehouses (the ITEM table is shared, so small builds
+    /// overstate this slightly).
+    pub bytes_per_warehouse: u64,
+    /// The host.
+    pub host: oio_core::host::HostInfo,
+}
+
+/// One field of a generated row.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum F<'a> {
+    /// Integer.
+    I(i64),
+    /// Money (2 decimals).
+    M(f64),
+    /// A rate (4 decimals).
+    R(f64),
+    /// Text.
+    S(&'a str),
+    /// NULL.
+    Null,
+    /// The load timestamp.
+    Now,
+}
+
+/// An owned field, for rows generated on one thread and written on another.
+enum OwnedF {
+    I(i64),
+    F(f64),
+    S(String),
+    Null,
+    Now,
+}
+
+type Emit<'e> = dyn FnMut(&[F]) -> Result<()> + 'e;
+
+/// A unit of load work: ITEM, or one warehouse.
+#[derive(Clone, Copy, Debug)]
+enum Unit {
+    Item,
+    Warehouse(i64),
+}
+
+/// Tables of one warehouse, in the order they are written.
+const WAREHOUSE_TABLES: [&str; 8] = [
+    "warehouse",
+    "district",
+    "customer",
+    "history",
+    "orders",
+    "new_order",
+    "order_line",
+    "stock",
+];
+
+fn unit_seed(seed: u64, w: i64, table: usize) -> u64 {
+    seed ^ (w as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ((table as u64 + 1) << 56)
+}
+
+/// Order-line count of an order: deterministic so ORDERS and ORDER_LINE agree while being
+/// written by separate streams.
+fn ol_cnt(seed: u64, w: i64, d: i64, o: i64) -> i64 {
+    let mut x = seed ^ ((w as u64) << 40) ^ ((d as u64) << 20) ^ o as u64;
+    // splitmix64 finaliser: a good hash of the triple.
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^= x >> 31;
+    5 + (x % 11) as i64
+}
+
+/// Generates the rows of one table of one unit.
+fn generate(seed: u64, unit: Unit, table: &str, emit: &mut Emit) -> Result<()> {
+    let w = match unit {
+        Unit::Item => {
+            let mut r = Rng::new(unit_seed(seed, 0, 99));
+            for i in 1..=ITEMS {
+                let name = r.astring(14, 24);
+                let data = r.data_with_original();
+                emit(&[
+                    F::I(i),
+                    F::I(r.int(1, 10_000)),
+                    F::S(&name),
+                    F::M(r.fixed(1.0, 100.0, 2)),
+                    F::S(&data),
+                ])?;
+            }
+            return Ok(());
+        }
+        Unit::Warehouse(w) => w,
+    };
+    let ti = WAREHOUSE_TABLES
+        .iter()
+        .position(|t| *t == table)
+        .unwrap_or(0);
+    let mut r = Rng::new(unit_seed(seed, w, ti));
+    let c = NuRandC::for_load(&mut r);
+    match table {
+        "warehouse" => {
+            let (n, s1, s2, city, st, zip) = (
+                r.astring(6, 10),
+                r.astring(10, 20),
+                r.astring(10, 20),
+                r.astring(10, 20),
+                r.state(),
+                r.zip(),
+            );
+            emit(&[
+                F::I(w),
+                F::S(&n),
+                F::S(&s1),
+                F::S(&s2),
+                F::S(&city),
+                F::S(&st),
+                F::S(&zip),
+                F::R(r.fixed(0.0, 0.2, 4)),
+                F::M(300_000.0),
+            ])?;
+        }
+        "district" => {
+            for d in 1..=DISTRICTS_PER_WAREHOUSE {
+                let (n, s1, s2, city, st, zip) = (
+                    r.astring(6, 10),
+                    r.astring(10, 20),
+                    r.astring(10, 20),
+                    r.astring(10, 20),
+                    r.state(),
+                    r.zip(),
+                );
+                emit(&[
+                    F::I(d),
+                    F::I(w),
+                    F::S(&n),
+                    F::S(&s1),
+                    F::S(&s2),
+                    F::S(&city),
+                    F::S(&st),
+                    F::S(&zip),
+                    F::R(r.fixed(0.0, 0.2, 4)),
+                    F::M(30_000.0),
+                    F::I(ORDERS_PER_DISTRICT + 1),
+                ])?;
+            }
+        }
+        "customer" => {
+            let mut data = String::with_capacity(500);
+            for d in 1..=DISTRICTS_PER_WAREHOUSE {
+                for cid in 1..=CUSTOMERS_PER_DISTRICT {
+                    // The first 1,000 customers cover every last name once (clause 4.3.3.1).
+                    let last = if cid <= 1000 {
+                        last_name(cid - 1)
+                    } else {
+                        r.last_name(c.c_last)
+                    };
+                    let (first, s1, s2, city, st, zip, phone) = (
+                        r.astring(8, 16),
+                        r.astring(10, 20),
+                        r.astring(10, 20),
+                        r.astring(10, 20),
+                        r.state(),
+                        r.zip(),
+                        r.nstring(16),
+                    );
+                    let credit = if r.percent(10) { "BC" } else { "GC" };
+                    data.clear();
+                    r.astring_into(&mut data, 300, 500);
+                    emit(&[
+                        F::I(cid),
+                        F::I(d),
+                        F::I(w),
+                        F::S(&first),
+                        F::S("OE"),
+                        F::S(&last),
+                        F::S(&s1),
+                        F::S(&s2),
+                        F::S(&city),
+                        F::S(&st),
+                        F::S(&zip),
+                        F::S(&phone),
+                        F::Now,
+                        F::S(credit),
+                        F::M(50_000.0),
+                        F::R(r.fixed(0.0, 0.5, 4)),
+                        F::M(-10.0),
+                        F::M(10.0),
+                        F::I(1),
+                        F::I(0),
+                        F::S(&data),
+                    ])?;
+                }
+            }
+        }
+        "history" => {
+            for d in 1..=DISTRICTS_PER_WAREHOUSE {
+                for cid in 1..=CUSTOMERS_PER_DISTRICT {
+                    let data = r.astring(12, 24);
+                    emit(&[
+                        F::I(cid),
+                        F::I(d),
+                        F::I(w),
+                        F::I(d),
+                        F::I(w),
+                        F::Now,
+                        F::M(10.0),
+                        F::S(&data),
+                    ])?;
+                }
+            }
+        }
+        "orders" => {
+            for d in 1..=DISTRICTS_PER_WAREHOUSE {
+                let perm = r.permutation(CUSTOMERS_PER_DISTRICT);
+                for o in 1..=ORDERS_PER_DISTRICT {
+                    let carrier = if o < FIRST_UNDELIVERED_O_ID {
+                        F::I(r.int(1, 10))
+                    } else {
+                        F::Null
+                    };
+                    emit(&[
+                        F::I(o),
+                        F::I(d),
+                        F::I(w),
+                        F::I(perm[o as usize - 1]),
+                        F::Now,
+                        carrier,
+                        F::I(ol_cnt(seed, w, d, o)),
+                        F::I(1),
+                    ])?;
+                }
+            }
+        }
+        "new_order" => {
+            for d in 1..=DISTRICTS_PER_WAREHOUSE {
+                for o in FIRST_UNDELIVERED_O_ID..=ORDERS_PER_DISTRICT {
+                    emit(&[F::I(o), F::I(d), F::I(w)])?;
+                }
+            }
+        }
+        "order_line" => {
+            let mut info = String::with_capacity(24);
+            for d in 1..=DISTRICTS_PER_WAREHOUSE {
+                for o in 1..=ORDERS_PER_DISTRICT {
+                    let delivered = o < FIRST_UNDELIVERED_O_ID;
+                    for n in 1..=ol_cnt(seed, w, d, o) {
+                        info.clear();
+                        r.astring_into(&mut info, 24, 24);
+                        emit(&[
+                            F::I(o),
+                            F::I(d),
+                            F::I(w),
+                            F::I(n),
+                            F::I(r.int(1, ITEMS)),
+                            F::I(w),
+                            if delivered { F::Now } else { F::Null },
+                            F::I(5),
+                            F::M(if delivered {
+                                0.0
+                            } else {
+                                r.fixed(0.01, 9999.99, 2)
+                            }),
+                            F::S(&info),
+                        ])?;
+                    }
+                }
+            }
+        }
+        "stock" => {
+            let mut dists: Vec<String> = vec![String::with_capacity(24); 10];
+            for i in 1..=ITEMS {
+                for s in dists.iter_mut() {
+                    s.clear();
+                    r.astring_into(s, 24, 24);
+                }
+                let data = r.data_with_original();
+                emit(&[
+                    F::I(i),
+                    F::I(w),
+                    F::I(r.int(10, 100)),
+                    F::S(&dists[0]),
+                    F::S(&dists[1]),
+                    F::S(&dists[2]),
+                    F::S(&dists[3]),
+                    F::S(&dists[4]),
+                    F::S(&dists[5]),
+                    F::S(&dists[6]),
+                    F::S(&dists[7]),
+                    F::S(&dists[8]),
+                    F::S(&dists[9]),
+                    F::I(0),
+                    F::I(0),
+                    F::I(0),
+                    F::S(&data),
+                ])?;
+            }
+        }
+        other => unreachable!("no generator for table {other}"),
+    }
+    Ok(())
+}
+
+fn tables_of(unit: Unit) -> &'static [&'static str] {
+    match unit {
+        Unit::Item => &["item"],
+        Unit::Warehouse(_) => &WAREHOUSE_TABLES,
+    }
+}
+
+/// Appends a row in COPY text format.
+fn copy_line(buf: &mut Vec<u8>, row: &[F], now: &str) {
+    for (i, f) in row.iter().enumerate() {
+        if i > 0 {
+            buf.push(b'\t');
+        }
+        match f {
+            F::I(v) => {
+                let _ = write!(buf, "{v}");
+            }
+            F::M(v) => {
+                let _ = write!(buf, "{v:.2}");
+            }
+            F::R(v) => {
+                let _ = write!(buf, "{v:.4}");
+            }
+            // Generated text is alphanumeric: no tab, newline or backslash to escape.
+            F::S(s) => buf.extend_from_slice(s.as_bytes()),
+            F::Null => buf.extend_from_slice(b"\\N"),
+            F::Now => buf.extend_from_slice(now.as_bytes()),
+        }
+    }
+    buf.push(b'\n');
+}
+
+struct Counters {
+    rows: AtomicU64,
+    bytes: AtomicU64,
+    warehouses: AtomicU64,
+    per_table: Mutex<BTreeMap<String, u64>>,
+    failed: AtomicBool,
+}
+
+/// Builds the schema and loads it. `progress` is called often (at least every 10,000 rows
+/// per worker) from any thread.
+pub fn build(
+    url: &DbUrl,
+    opts: &BuildOptions,
+    progress: &(dyn Fn(&BuildProgress) + Sync),
+) -> Result<BuildReport> {
+    if opts.warehouses == 0 {
+        return Err(TpccError::Invalid("--warehouses must be at least 1".into()));
+    }
+    let workers = opts.workers.max(1);
+    let started = Instant::now();
+    let timestamp = oio_core::host::now_rfc3339();
+    // "2026-01-02T03:04:05Z" → "2026-01-02 03:04:05": a form both engines read as a timestamp.
+    let now = timestamp
+        .replace('T', " ")
+        .trim_end_matches('Z')
+        .to_string();
+    let dialect = url.dialect();
+    let shared = Arc::new(SqliteShared::default());
+    let mut admin = Session::open(url, "oio-tpcc-build", SqliteSync::Off, &shared)?;
+
+    let (_, existing) = admin.query_sql(&schema::existing_tables_sql(dialect))?;
+    if !existing.is_empty() {
+        let names: Vec<String> = existing.iter().map(|r| r[0].text().to_string()).collect();
+        if !opts.force {
+            return Err(TpccError::SchemaExists {
+                found: names.join(", "),
+            });
+        }
+        admin.batch(&schema::drop_all(dialect))?;
+        if dialect == Dialect::Sqlite {
+            admin.batch("VACUUM")?;
+        }
+    }
+    admin.batch(&schema::create_tables(dialect))?;
+
+    let counters = Counters {
+        rows: AtomicU64::new(0),
+        bytes: AtomicU64::new(0),
+        warehouses: AtomicU64::new(0),
+        per_table: Mutex::new(BTreeMap::new()),
+        failed: AtomicBool::new(false),
+    };
+    let rows_total = ITEMS as u64 + ROWS_PER_WAREHOUSE * opts.warehouses as u64;
+    let report = |phase: &'static str| {
+        progress(&BuildProgress {
+            phase,
+            rows_done: counters.rows.load(Ordering::Relaxed),
+            rows_total,
+            warehouses_done: counters.warehouses.load(Ordering::Relaxed) as u32,
+        })
+    };
+    let units: Vec<Unit> = std::iter::once(Unit::Item)
+        .chain((1..=opts.warehouses as i64).map(Unit::Warehouse))
+        .collect();
+    let next = AtomicU64::new(0);
+    let take = || {
+        let i = next.fetch_add(1, Ordering::Relaxed) as usize;
+        units.get(i).copied()
+    };
+
+    match url {
+        DbUrl::Postgres(u) => {
+            let results: Vec<Result<()>> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..workers)
+                    .map(|_| {
+                        s.spawn(|| -> Result<()> {
+                            let r = load_pg_worker(u, opts.seed, &now, &take, &counters, &report);
+                            if r.is_err() {
+                                counters.failed.store(true, Ordering::Relaxed);
+                            }
+                            r
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or(Err(TpccError::Panicked("loader"))))
+                    .collect()
+            });
+            results.into_iter().collect::<Result<Vec<()>>>()?;
+        }
+        DbUrl::Sqlite(_) => {
+            let Session::Sqlite(sq) = &mut admin else {
+                unreachable!("sqlite URL opens an sqlite session")
+            };
+            load_sqlite(
+                sq.conn(),
+                opts.seed,
+                &now,
+                workers,
+                &take,
+                &counters,
+                &report,
+            )?;
+        }
+    }
+    let load_s = started.elapsed().as_secs_f64();
+    report("indexing");
+
+    let t = Instant::now();
+    let ddl = schema::create_indexes(dialect);
+    match url {
+        DbUrl::Postgres(u) => {
+            // One connection per statement, `workers` at a time: PostgreSQL builds each index
+            // on one core, so several indexes at once use the machine.
+            let queue = Mutex::new(ddl.into_iter());
+            let results: Vec<Result<()>> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..workers)
+                    .map(|_| {
+                        s.spawn(|| -> Result<()> {
+                            let mut c = crate::db::connect_pg(u, "oio-tpcc-build")?;
+                            c.batch_execute("SET maintenance_work_mem = '256MB'")
+                                .map_err(|e| TpccError::pg("setting maintenance_work_mem", e))?;
+                            loop {
+                                let Some(sql) =
+                                    queue.lock().unwrap_or_else(|e| e.into_inner()).next()
+                                else {
+                                    return Ok(());
+                                };
+                                c.batch_execute(&sql)
+                                    .map_err(|e| TpccError::pg(sql.clone(), e))?;
+                            }
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join()
+                            .unwrap_or(Err(TpccError::Panicked("index builder")))
+                    })
+                    .collect()
+            });
+            results.into_iter().collect::<Result<Vec<()>>>()?;
+        }
+        DbUrl::Sqlite(_) => {
+            for sql in ddl {
+                admin.batch(&sql)?;
+            }
+        }
+    }
+    let index_s = t.elapsed().as_secs_f64();
+
+    report("analyzing");
+    let t = Instant::now();
+    admin.batch("ANALYZE")?;
+    let analyze_s = t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    if dialect == Dialect::Postgres {
+        report("functions");
+        admin.batch(&crate::server::create_functions())?;
+    }
+    let functions_s = t.elapsed().as_secs_f64();
+
+    let engine_version = engine_version(&mut admin);
+    let size_on_disk_bytes = size_on_disk(url, &mut admin)?;
+    let rows_done = counters.rows.load(Ordering::Relaxed);
+    let data_bytes = counters.bytes.load(Ordering::Relaxed);
+    let rows = counters
+        .per_table
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
+    Ok(BuildReport {
+        schema: BUILD_SCHEMA.into(),
+        schema_version: BUILD_SCHEMA_VERSION,
+        oio_version: env!("CARGO_PKG_VERSION").into(),
+        timestamp,
+        db: url.redacted(),
+        dialect,
+        engine_version,
+        options: BuildOptions {
+            workers,
+            ..opts.clone()
+        },
+        rows,
+        rows_total: rows_done,
+        data_bytes,
+        load_s,
+        index_s,
+        analyze_s,
+        functions_s,
+        total_s: started.elapsed().as_secs_f64(),
+        load_rows_per_s: rows_done as f64 / load_s.max(1e-9),
+        load_bytes_per_s: data_bytes as f64 / load_s.max(1e-9),
+        size_on_disk_bytes,
+        bytes_per_warehouse: size_on_disk_bytes / opts.warehouses as u64,
+        host: oio_core::host::HostInfo::detect(),
+    })
+}
+
+fn add_table_rows(counters: &Counters, table: &str, n: u64) {
+    *counters
+        .per_table
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(table.to_string())
+        .or_default() += n;
+}
+
+fn load_pg_worker(
+    url: &str,
+    seed: u64,
+    now: &str,
+    take: &(dyn Fn() -> Option<Unit> + Sync),
+    counters: &Counters,
+    report: &(dyn Fn(&'static str) + Sync),
+) -> Result<()> {
+    let mut client = crate::db::connect_pg(url, "oio-tpcc-build")?;
+    // A lost build is rebuilt, so the load need not wait for WAL flushes.
+    client
+        .batch_execute("SET synchronous_commit = off")
+        .map_err(|e| TpccError::pg("setting synchronous_commit", e))?;
+    let mut buf: Vec<u8> = Vec::with_capacity(1 << 20);
+    while let Some(unit) = take() {
+        if counters.failed.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        for table in tables_of(unit) {
+            let mut w = client
+                .copy_in(&format!("COPY {table} FROM STDIN"))
+                .map_err(|e| TpccError::pg(format!("starting COPY into {table}"), e))?;
+            let mut n = 0u64;
+            buf.clear();
+            generate(seed, unit, table, &mut |row| {
+                copy_line(&mut buf, row, now);
+                n += 1;
+                if buf.len() >= 1 << 20 {
+                    w.write_all(&buf).map_err(|e| TpccError::Io {
+                        context: format!("COPY into {table}"),
+                        source: e,
+                    })?;
+                    counters
+                        .bytes
+                        .fetch_add(buf.len() as u64, Ordering::Relaxed);
+                    buf.clear();
+                }
+                if n.is_multiple_of(10_000) {
+                    counters.rows.fetch_add(10_000, Ordering::Relaxed);
+                    report("loading");
+                }
+                Ok(())
+            })?;
+            w.write_all(&buf).map_err(|e| TpccError::Io {
+                context: format!("COPY into {table}"),
+                source: e,
+            })?;
+            counters
+                .bytes
+                .fetch_add(buf.len() as u64, Ordering::Relaxed);
+            w.finish()
+                .map_err(|e| TpccError::pg(format!("finishing COPY into {table}"), e))?;
+            counters.rows.fetch_add(n % 10_000, Ordering::Relaxed);
+            add_table_rows(counters, table, n);
+        }
+        if matches!(unit, Unit::Warehouse(_)) {
+            counters.warehouses.fetch_add(1, Ordering::Relaxed);
+        }
+        report("loading");
+    }
+    Ok(())
+}
+
+/// A batch of generated rows for the SQLite writer.
+struct Chunk {
+    table: &'static str,
+    ncols: usize,
+    fields: Vec<OwnedF>,
+    bytes: u64,
+    /// The last chunk of a warehouse.
+    warehouse_done: bool,
+}
+
+const CHUNK_ROWS: usize = 5_000;
+
+fn load_sqlite(
+    conn: &rusqlite::Connection,
+    seed: u64,
+    now: &str,
+    workers: u32,
+    take: &(dyn Fn() -> Option<Unit> + Sync),
+    counters: &Counters,
+    report: &(dyn Fn(&'static str) + Sync),
+) -> Result<()> {
+    let sq = |ctx: &str| {
+        let ctx = ctx.to_string();
+        move |e| TpccError::sqlite(ctx, e)
+    };
+    conn.execute_batch("PRAGMA synchronous=OFF; PRAGMA cache_size=-262144;")
+        .map_err(sq("setting load pragmas"))?;
+    // Bounded, so generators cannot run far ahead of the writer and fill memory.
+    let (tx, rx) = mpsc::sync_channel::<Chunk>(4 * workers as usize);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| -> Result<()> {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let stop = &stop;
+            s.spawn(move || {
+                while let Some(unit) = take() {
+                    for table in tables_of(unit) {
+                        let mut chunk = Chunk {
+                            table,
+                            ncols: 0,
+                            fields: Vec::new(),
+                            bytes: 0,
+                            warehouse_done: false,
+                        };
+                        let r = generate(seed, unit, table, &mut |row| {
+                            if stop.load(Ordering::Relaxed) {
+                                return Err(TpccError::Invalid("load stopped".into()));
+                            }
+                            chunk.ncols = row.len();
+                            for f in row {
+                                chunk.bytes += 1;
+                                chunk.fields.push(match *f {
+                                    F::I(v) => {
+                                        chunk.bytes += 6;
+                                        OwnedF::I(v)
+                                    }
+                                    F::M(v) | F::R(v) => {
+                                        chunk.bytes += 7;
+                                        OwnedF::F(v)
+                                    }
+                                    F::S(t) => {
+                                        chunk.bytes += t.len() as u64;
+                                        OwnedF::S(t.to_string())
+                                    }
+                                    F::Null => OwnedF::Null,
+                                    F::Now => {
+                                        chunk.bytes += 19;
+                                        OwnedF::Now
+                                    }
+                                });
+                            }
+                            if chunk.fields.len() >= CHUNK_ROWS * chunk.ncols {
+                                let full = std::mem::replace(
+                                    &mut chunk,
+                                    Chunk {
+                                        table,
+                                        ncols: row.len(),
+                                        fields: Vec::new(),
+                                        bytes: 0,
+                                        warehouse_done: false,
+                                    },
+                                );
+                                tx.send(full)
+                                    .map_err(|_| TpccError::Invalid("load stopped".into()))?;
+                            }
+                            Ok(())
+                        });
+                        if r.is_err() {
+                            return;
+                        }
+                        chunk.warehouse_done =
+                            matches!(unit, Unit::Warehouse(_)) && *table == "stock";
+                        if tx.send(chunk).is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let result = write_sqlite(conn, now, rx, counters, report);
+        if result.is_err() {
+            stop.store(true, Ordering::Relaxed);
+        }
+        result
+    })?;
+    conn.execute_batch("PRAGMA synchronous=FULL;")
+        .map_err(sq("restoring synchronous"))?;
+    Ok(())
+}
+
+fn write_sqlite(
+    conn: &rusqlite::Connection,
+    now: &str,
+    rx: mpsc::Receiver<Chunk>,
+    counters: &Counters,
+    report: &(dyn Fn(&'static str) + Sync),
+) -> Result<()> {
+    let sq = |e| TpccError::sqlite("loading rows", e);
+    let mut in_txn = 0u64;
+    conn.execute_batch("BEGIN").map_err(sq)?;
+    for chunk in rx {
+        if chunk.ncols == 0 {
+            continue;
+        }
+        let placeholders: Vec<String> = (1..=chunk.ncols).map(|i| format!("?{i}")).collect();
+        let sql = format!(
+            "INSERT INTO {} VALUES ({})",
+            chunk.table,
+            placeholders.join(",")
+        );
+        let mut st = conn.prepare_cached(&sql).map_err(sq)?;
+        let rows = chunk.fields.len() / chunk.ncols;
+        for row in chunk.fields.chunks(chunk.ncols) {
+            for (i, f) in row.iter().enumerate() {
+                match f {
+                    OwnedF::I(v) => st.raw_bind_parameter(i + 1, v),
+                    OwnedF::F(v) => st.raw_bind_parameter(i + 1, v),
+                    OwnedF::S(s) => st.raw_bind_parameter(i + 1, s.as_str()),
+                    OwnedF::Now => st.raw_bind_parameter(i + 1, now),
+                    OwnedF::Null => st.raw_bind_parameter(i + 1, rusqlite::types::Null),
+                }
+                .map_err(sq)?;
+            }
+            st.raw_execute().map_err(sq)?;
+        }
+        counters.rows.fetch_add(rows as u64, Ordering::Relaxed);
+        counters.bytes.fetch_add(chunk.bytes, Ordering::Relaxed);
+        add_table_rows(counters, chunk.table, rows as u64);
+        in_txn += rows as u64;
+        if chunk.warehouse_done {
+            counters.warehouses.fetch_add(1, Ordering::Relaxed);
+        }
+        // Large transactions: one commit per ~half a warehouse.
+        if in_txn >= 250_000 {
+            conn.execute_batch("COMMIT; BEGIN").map_err(sq)?;
+            in_txn = 0;
+        }
+        report("loading");
+    }
+    conn.execute_batch("COMMIT").map_err(sq)?;
+    Ok(())
+}
+
+fn engine_version(s: &mut Session) -> String {
+    match s.dialect() {
+        Dialect::Sqlite => format!("SQLite {}", rusqlite::version()),
+        Dialect::Postgres => s
+            .query_sql("SELECT version()")
+            .ok()
+            .and_then(|(_, r)| r.first().map(|r| r[0].text().to_string()))
+            .unwrap_or_default(),
+    }
+}
+
+/// Size of the database on disk, bytes.
+pub fn size_on_disk(url: &DbUrl, s: &mut Session) -> Result<u64> {
+    Ok(match url {
+        DbUrl::Sqlite(p) => {
+            let _ = s.batch("PRAGMA wal_checkpoint(TRUNCATE)");
+            let len = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+            let mut wal = p.as_os_str().to_owned();
+            wal.push("-wal");
+            len(p) + len(std::path::Path::new(&wal))
+        }
+        DbUrl::Postgres(_) => s
+            .query_int("SELECT pg_database_size(current_database())")
+            .map_err(TpccError::from)? as u64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_line_counts_are_in_range_and_average_ten() {
+        let mut sum = 0;
+        for o in 1..=3000 {
+            let n = ol_cnt(42, 1, 1, o);
+            assert!((5..=15).contains(&n));
+            sum += n;
+        }
+        let mean = sum as f64 / 3000.0;
+        assert!((9.5..10.5).contains(&mean), "{mean}");
+    }
+
+    #[test]
+    fn copy_lines_are_tab_separated_with_null_markers() {
+        let mut b = Vec::new();
+        copy_line(
+            &mut b,
+            &[
+                F::I(3),
+                F::M(-10.0),
+                F::R(0.1234),
+                F::S("abc"),
+                F::Null,
+                F::Now,
+            ],
+            "2026-01-01 00:00:00",
+        );
+        assert_eq!(
+            String::from_utf8(b).unwrap(),
+            "3\t-10.00\t0.1234\tabc\t\\N\t2026-01-01 00:00:00\n"
+        );
+    }
+}

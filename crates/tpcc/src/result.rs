@@ -1,0 +1,232 @@
+//! The result of `oio tpcc run`: one self-describing JSON document.
+//!
+//! Schema `oio.tpcc`, version [`TPCC_SCHEMA_VERSION`]. Paths scripts rely on:
+//! `summary.nopm`, `summary.tpm`, `summary.nopm_tpm_ratio`,
+//! `transactions.<type>.latency_us.{p50,p90,p95,p99,max}` (type: `new_order`, `payment`,
+//! `order_status`, `delivery`, `stock_level`), `transactions.<type>.{committed,rolled_back,
+//! retried,failed}`, `intervals[]`, `waits`, `cpu`. Latencies are in microseconds (`_us`),
+//! histograms in nanoseconds (`histogram_ns`, mergeable across runs); rates per minute where
+//! the name says so. A latency is `null` when no transaction of that type completed.
+//!
+//! Everything is measured over the measured window only (after `--ramp`): HammerDB's
+//! time profile and go-tpc's histograms include the ramp, these do not.
+
+use crate::driver::RunOptions;
+use crate::txn::TxnType;
+use crate::url::Dialect;
+use crate::waits::WaitProfile;
+use oio_core::histogram::{LatencyHistogram, SparseHistogram};
+use oio_core::host::HostInfo;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Schema name of TPC-C-like results.
+pub const TPCC_SCHEMA: &str = "oio.tpcc";
+/// Schema version; bumped on any incompatible change.
+pub const TPCC_SCHEMA_VERSION: u32 = 1;
+
+/// Everything one `oio tpcc run` measured, and the conditions it measured under.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TpccResult {
+    /// Always [`TPCC_SCHEMA`].
+    pub schema: String,
+    /// [`TPCC_SCHEMA_VERSION`] of the writer.
+    pub schema_version: u32,
+    /// Version of oio that wrote this.
+    pub oio_version: String,
+    /// When the measured window started, RFC 3339 UTC.
+    pub timestamp: String,
+    /// True when the run stopped before its configured time (Ctrl-C, every worker failed).
+    pub partial: bool,
+    /// "completed", "interrupted" or "errors".
+    pub stop_reason: String,
+    /// The command line as given (filled in by the CLI).
+    pub command: Vec<String>,
+    /// The database (password redacted).
+    pub db: String,
+    /// "sqlite" or "postgres".
+    pub dialect: Dialect,
+    /// Server or library version.
+    pub engine_version: String,
+    /// Warehouses in the database.
+    pub warehouses: u32,
+    /// Options as they took effect.
+    pub options: RunOptions,
+    /// The machine that ran the driver.
+    pub host: HostInfo,
+    /// Length of the measured window, seconds.
+    pub duration_s: f64,
+    /// Headline numbers.
+    pub summary: Summary,
+    /// Per transaction type, keyed by `new_order`, `payment`, `order_status`, `delivery`,
+    /// `stock_level`.
+    pub transactions: BTreeMap<String, TxnStats>,
+    /// One entry per interval of the measured window.
+    pub intervals: Vec<Interval>,
+    /// CPU the driver process used during the window.
+    pub cpu: DriverCpu,
+    /// What the database waited on during the window.
+    pub waits: WaitProfile,
+    /// The device holding the database during the window, from /proc/diskstats (null when
+    /// the device could not be found or recorded; `warnings` says why).
+    pub device: Option<oio_core::observation::Observation>,
+    /// Errors that were not retried away.
+    pub errors: ErrorSummary,
+    /// Things the reader should know when interpreting the numbers.
+    pub warnings: Vec<String>,
+    /// What these numbers cannot tell (stated once so nobody has to guess).
+    pub notes: Vec<String>,
+}
+
+/// Headline numbers.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Summary {
+    /// New orders per minute: Δ Σ `d_next_o_id` over the window ÷ minutes. Orders rolled back
+    /// (intentionally or by errors) do not count.
+    pub nopm: f64,
+    /// Transactions per minute from the database's own counter: PostgreSQL Δ(`xact_commit` +
+    /// `xact_rollback`) of the benchmark database, less oio's own monitoring queries;
+    /// SQLite: committed transactions counted by the driver.
+    pub tpm: f64,
+    /// Where `tpm` comes from: "pg_stat_database" or "client".
+    pub tpm_source: String,
+    /// Committed plus intentionally rolled-back transactions counted by the driver, per
+    /// minute (comparable across engines).
+    pub tpm_client: f64,
+    /// Δ Σ `d_next_o_id` over the window: the new orders behind `nopm`.
+    pub new_orders: u64,
+    /// `nopm` ÷ `tpm` (null when tpm is 0).
+    pub nopm_tpm_ratio: Option<f64>,
+    /// The ratio the mix implies.
+    pub expected_ratio: f64,
+    /// False when the ratio is more than 10 % away from `expected_ratio`: foreign load on the
+    /// database, many errors, or a changed mix.
+    pub ratio_ok: bool,
+    /// Transactions committed in the window (all types).
+    pub committed: u64,
+    /// Transactions intentionally rolled back (the 1 % New-Orders).
+    pub rolled_back: u64,
+    /// Retries after serialization failures, deadlocks or SQLite busy.
+    pub retries: u64,
+    /// Transactions that failed for good.
+    pub failed: u64,
+    /// NOPM ÷ (12.86 × warehouses), percent: only meaningful with `--paced`.
+    pub efficiency_pct: Option<f64>,
+}
+
+/// Latency summary in microseconds; fields are null when nothing completed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyUs {
+    /// Fastest.
+    pub min: Option<f64>,
+    /// Exact mean.
+    pub mean: Option<f64>,
+    /// Median.
+    pub p50: Option<f64>,
+    /// 90th percentile.
+    pub p90: Option<f64>,
+    /// 95th percentile.
+    pub p95: Option<f64>,
+    /// 99th percentile.
+    pub p99: Option<f64>,
+    /// 99.9th percentile.
+    pub p999: Option<f64>,
+    /// Slowest.
+    pub max: Option<f64>,
+}
+
+impl LatencyUs {
+    /// The summary of a nanosecond histogram, in µs.
+    pub fn of(h: &LatencyHistogram) -> LatencyUs {
+        let s = h.summary();
+        let us = |v: Option<u64>| v.map(|ns| ns as f64 / 1000.0);
+        LatencyUs {
+            min: us(s.min),
+            mean: s.mean.map(|m| m / 1000.0),
+            p50: us(s.p50),
+            p90: us(s.p90),
+            p95: us(s.p95),
+            p99: us(s.p99),
+            p999: us(s.p999),
+            max: us(s.max),
+        }
+    }
+}
+
+/// Counts and latency of one transaction type over the window.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TxnStats {
+    /// Committed.
+    pub committed: u64,
+    /// Intentionally rolled back.
+    pub rolled_back: u64,
+    /// Retries (one transaction can retry several times).
+    pub retried: u64,
+    /// Retries by cause: "serialization", "deadlock", "busy".
+    pub retry_reasons: BTreeMap<String, u64>,
+    /// Failed for good (not retryable, or out of retries).
+    pub failed: u64,
+    /// Share of all completed transactions, percent (the mix as it ran).
+    pub share_pct: f64,
+    /// Share the mix asked for, percent.
+    pub target_share_pct: f64,
+    /// Response time of completed transactions (committed or intentionally rolled back),
+    /// from the first attempt's start, so retries are inside it.
+    pub latency_us: LatencyUs,
+    /// The specification's 90th-percentile limit, seconds.
+    pub p90_limit_s: f64,
+    /// Whether p90 stayed within the limit (null when nothing completed).
+    pub p90_within_limit: Option<bool>,
+    /// The latency histogram, ns, for merging runs.
+    pub histogram_ns: Option<SparseHistogram>,
+}
+
+/// One interval of the measured window.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Interval {
+    /// End of the interval, seconds since the window began.
+    pub t_s: f64,
+    /// Length, seconds.
+    pub duration_s: f64,
+    /// New orders per minute in this interval (from Σ `d_next_o_id`).
+    pub nopm: f64,
+    /// Completed transactions per minute counted by the driver.
+    pub tpm_client: f64,
+    /// Completed transactions per type.
+    pub completed: BTreeMap<String, u64>,
+    /// Latency over all types in this interval.
+    pub latency_us: LatencyUs,
+    /// New-Order latency in this interval.
+    pub new_order_latency_us: LatencyUs,
+}
+
+/// CPU the driver used during the window.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct DriverCpu {
+    /// User CPU seconds of the oio process.
+    pub user_s: f64,
+    /// System CPU seconds of the oio process.
+    pub system_s: f64,
+    /// (user + system) ÷ wall time: cores kept busy.
+    pub cores_busy: f64,
+    /// (user + system) per completed transaction, µs.
+    pub us_per_txn: Option<f64>,
+    /// True for SQLite: the database engine runs inside oio, so this is database plus driver.
+    pub includes_database: bool,
+}
+
+/// Errors that were not retried away.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ErrorSummary {
+    /// Failed transactions.
+    pub count: u64,
+    /// Count per first line of the message.
+    pub by_kind: BTreeMap<String, u64>,
+    /// The first error, in words.
+    pub first: Option<String>,
+}
+
+/// Per-type name helper for map keys.
+pub fn key(t: TxnType) -> String {
+    t.name().to_string()
+}

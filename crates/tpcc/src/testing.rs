@@ -1,0 +1,225 @@
+//! Throwaway PostgreSQL servers for tests and benchmarks.
+//!
+//! [`TempPostgres::start`] runs `initdb` into a temporary directory, starts the server on a
+//! free port of 127.0.0.1 with its unix socket in the same directory, creates a database, and
+//! stops the server when dropped (also when a test panics). PostgreSQL refuses to run as
+//! root, so when oio runs as root the server runs as the unprivileged `nobody` user through
+//! `runuser`, and the directory is handed to that user.
+//!
+//! The binaries come from `$OIO_PG_BIN`, else `/usr/lib/postgresql/15/bin`, else the first
+//! `initdb` on `PATH`.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A running throwaway server.
+pub struct TempPostgres {
+    dir: PathBuf,
+    bin: PathBuf,
+    run_as: Option<String>,
+    /// TCP port on 127.0.0.1.
+    pub port: u16,
+    /// The database oio should use.
+    pub dbname: String,
+    user: String,
+}
+
+/// Where PostgreSQL's server binaries are, if anywhere.
+pub fn pg_bin() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("OIO_PG_BIN") {
+        return Some(PathBuf::from(p));
+    }
+    let debian = Path::new("/usr/lib/postgresql/15/bin");
+    if debian.join("initdb").exists() {
+        return Some(debian.to_path_buf());
+    }
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .find(|p| p.join("initdb").exists() && p.join("pg_ctl").exists())
+    })
+}
+
+fn is_root() -> bool {
+    rustix_uid() == 0
+}
+
+fn rustix_uid() -> u32 {
+    // /proc/self/status "Uid:" line: real, effective, …
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(str::to_string))
+        })
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(u32::MAX)
+}
+
+fn free_port() -> std::io::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+fn check(out: std::io::Result<Output>, what: &str) -> Result<(), String> {
+    match out {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(format!(
+            "{what} failed ({}): {}{}",
+            o.status,
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )),
+        Err(e) => Err(format!("{what}: {e}")),
+    }
+}
+
+impl TempPostgres {
+    /// Starts a server with `extra_conf` lines appended to postgresql.conf.
+    pub fn start(extra_conf: &str) -> Result<TempPostgres, String> {
+        let bin = pg_bin().ok_or("PostgreSQL server binaries not found (install the postgresql package or set OIO_PG_BIN)")?;
+        let base = std::env::temp_dir();
+        let dir = tempdir_in(&base)?;
+        let run_as = is_root().then(|| "nobody".to_string());
+        if run_as.is_some() {
+            // nobody must own the data directory and be able to reach it.
+            check(
+                Command::new("chown")
+                    .arg("-R")
+                    .arg("nobody:")
+                    .arg(&dir)
+                    .output(),
+                "chown",
+            )?;
+            check(Command::new("chmod").arg("755").arg(&dir).output(), "chmod")?;
+        }
+        let data = dir.join("data");
+        let user = "oio".to_string();
+        let mut pg = TempPostgres {
+            dir,
+            bin,
+            run_as,
+            port: 0,
+            dbname: "oio".into(),
+            user,
+        };
+        check(
+            pg.cmd("initdb")
+                .args([
+                    "-A",
+                    "trust",
+                    "-U",
+                    &pg.user,
+                    "-E",
+                    "UTF8",
+                    "--no-sync",
+                    "-D",
+                ])
+                .arg(&data)
+                .output(),
+            "initdb",
+        )?;
+        let conf = format!(
+            "\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '{}'\nfsync = on\nshared_buffers = 128MB\nmax_connections = 100\n{extra_conf}\n",
+            pg.dir.display()
+        );
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(data.join("postgresql.conf"))
+            .and_then(|mut f| std::io::Write::write_all(&mut f, conf.as_bytes()))
+            .map_err(|e| format!("writing postgresql.conf: {e}"))?;
+        // A port can be taken between probing and binding; try a few.
+        let mut last = String::new();
+        for _ in 0..5 {
+            pg.port = free_port().map_err(|e| format!("finding a free port: {e}"))?;
+            let r = check(
+                pg.cmd("pg_ctl")
+                    .arg("-D")
+                    .arg(&data)
+                    .arg("-l")
+                    .arg(pg.dir.join("log"))
+                    .args(["-w", "-t", "60", "-o", &format!("-p {}", pg.port), "start"])
+                    .output(),
+                "pg_ctl start",
+            );
+            match r {
+                Ok(()) => {
+                    check(
+                        pg.cmd("createdb")
+                            .args([
+                                "-h",
+                                "127.0.0.1",
+                                "-p",
+                                &pg.port.to_string(),
+                                "-U",
+                                &pg.user,
+                            ])
+                            .arg(&pg.dbname)
+                            .output(),
+                        "createdb",
+                    )?;
+                    return Ok(pg);
+                }
+                Err(e) => {
+                    let log = std::fs::read_to_string(pg.dir.join("log")).unwrap_or_default();
+                    last = format!("{e}\n{log}");
+                }
+            }
+        }
+        Err(last)
+    }
+
+    fn cmd(&self, tool: &str) -> Command {
+        let path = self.bin.join(tool);
+        match &self.run_as {
+            Some(u) => {
+                let mut c = Command::new("runuser");
+                c.args(["-u", u, "--"]).arg(path);
+                c
+            }
+            None => Command::new(path),
+        }
+    }
+
+    /// The database URL for oio.
+    pub fn url(&self) -> String {
+        format!(
+            "postgres://{}@127.0.0.1:{}/{}",
+            self.user, self.port, self.dbname
+        )
+    }
+
+    /// The server's data directory.
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+}
+
+fn tempdir_in(base: &Path) -> Result<PathBuf, String> {
+    for i in 0..100u32 {
+        let p = base.join(format!(
+            "oio-pg-{}-{}-{i}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.subsec_nanos())
+                .unwrap_or(0)
+        ));
+        if std::fs::create_dir(&p).is_ok() {
+            return Ok(p);
+        }
+    }
+    Err(format!("cannot create a directory in {}", base.display()))
+}
+
+impl Drop for TempPostgres {
+    fn drop(&mut self) {
+        let _ = self
+            .cmd("pg_ctl")
+            .arg("-D")
+            .arg(self.data_dir())
+            .args(["-m", "immediate", "-w", "stop"])
+            .output();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

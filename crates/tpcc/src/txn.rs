@@ -1,0 +1,661 @@
+//! The five transactions (clause 2): their random inputs, and client-side SQL that runs them
+//! through a [`Session`] on either engine.
+//!
+//! Inputs are drawn separately from execution, so the same inputs serve client-side SQL
+//! ([`execute`]) and PostgreSQL's server-side functions ([`crate::server`]), and a retried
+//! transaction runs again with exactly the inputs that failed.
+//!
+//! Round trips are kept low without leaving portable SQL: `UPDATE … RETURNING` reads and
+//! changes a row in one statement (the district's next order id, the stock quantity rule of
+//! clause 2.4.2.2, the customer's payment), which also takes the row lock at the first touch.
+//! New-Order visits its stock rows in (warehouse, item) order so two New-Orders never lock
+//! the same rows in opposite orders; the unused item id of the 1 % rollbacks is larger than
+//! every real id, so it stays last, as clause 2.4.1.5 wants.
+
+use crate::db::{Param, Session, StmtError, Val};
+use crate::random::{NuRandC, Rng};
+use crate::{CUSTOMERS_PER_DISTRICT, DISTRICTS_PER_WAREHOUSE, ITEMS};
+use serde::{Deserialize, Serialize};
+
+/// The five transaction types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TxnType {
+    /// New-Order (the counted one).
+    NewOrder,
+    /// Payment.
+    Payment,
+    /// Order-Status (read only).
+    OrderStatus,
+    /// Delivery (run inline, not deferred).
+    Delivery,
+    /// Stock-Level (read only).
+    StockLevel,
+}
+
+impl TxnType {
+    /// All types, in the specification's order.
+    pub const ALL: [TxnType; 5] = [
+        TxnType::NewOrder,
+        TxnType::Payment,
+        TxnType::OrderStatus,
+        TxnType::Delivery,
+        TxnType::StockLevel,
+    ];
+
+    /// The JSON name (`new_order`, `payment`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            TxnType::NewOrder => "new_order",
+            TxnType::Payment => "payment",
+            TxnType::OrderStatus => "order_status",
+            TxnType::Delivery => "delivery",
+            TxnType::StockLevel => "stock_level",
+        }
+    }
+
+    /// Share of the mix in percent (clause 5.2.3 minimums; New-Order takes the rest).
+    pub fn mix_pct(self) -> u32 {
+        match self {
+            TxnType::NewOrder => 45,
+            TxnType::Payment => 43,
+            _ => 4,
+        }
+    }
+
+    /// The 90th-percentile response-time limit, seconds (clause 5.2.5.3).
+    pub fn p90_limit_s(self) -> f64 {
+        match self {
+            TxnType::StockLevel => 20.0,
+            _ => 5.0,
+        }
+    }
+
+    /// Keying time and mean think time, seconds (clause 5.2.5.7).
+    pub fn keying_think_s(self) -> (f64, f64) {
+        match self {
+            TxnType::NewOrder => (18.0, 12.0),
+            TxnType::Payment => (3.0, 12.0),
+            TxnType::OrderStatus => (2.0, 10.0),
+            TxnType::Delivery => (2.0, 5.0),
+            TxnType::StockLevel => (2.0, 5.0),
+        }
+    }
+
+    /// Whether the transaction writes (SQLite takes the writer slot up front for these).
+    pub fn writes(self) -> bool {
+        !matches!(self, TxnType::OrderStatus | TxnType::StockLevel)
+    }
+
+    /// Draws a type with the mix's weights.
+    pub fn draw(rng: &mut Rng) -> TxnType {
+        let mut x = rng.int(0, 99) as u32;
+        for t in TxnType::ALL {
+            if x < t.mix_pct() {
+                return t;
+            }
+            x -= t.mix_pct();
+        }
+        TxnType::NewOrder
+    }
+}
+
+/// How a customer is chosen.
+#[derive(Clone, Debug)]
+pub enum CustomerBy {
+    /// By id.
+    Id(i64),
+    /// By last name (the middle one in first-name order, clause 2.5.2.2).
+    Name(String),
+}
+
+/// One order line of a New-Order.
+#[derive(Clone, Copy, Debug)]
+pub struct Line {
+    /// Item id (ITEMS + 1 for the unused item).
+    pub i_id: i64,
+    /// Supplying warehouse.
+    pub supply_w_id: i64,
+    /// Quantity, 1..=10.
+    pub quantity: i64,
+}
+
+/// The inputs of one transaction.
+#[derive(Clone, Debug)]
+pub enum Input {
+    /// New-Order.
+    NewOrder {
+        /// Home warehouse.
+        w_id: i64,
+        /// District.
+        d_id: i64,
+        /// Customer.
+        c_id: i64,
+        /// Lines, sorted by (supply warehouse, item).
+        lines: Vec<Line>,
+        /// Every line is supplied by the home warehouse.
+        all_local: bool,
+    },
+    /// Payment.
+    Payment {
+        /// Warehouse paid at.
+        w_id: i64,
+        /// District paid at.
+        d_id: i64,
+        /// Customer's warehouse (another one 15 % of the time).
+        c_w_id: i64,
+        /// Customer's district.
+        c_d_id: i64,
+        /// Which customer.
+        by: CustomerBy,
+        /// Amount, 1.00..=5000.00.
+        amount: f64,
+    },
+    /// Order-Status.
+    OrderStatus {
+        /// Warehouse.
+        w_id: i64,
+        /// District.
+        d_id: i64,
+        /// Which customer.
+        by: CustomerBy,
+    },
+    /// Delivery.
+    Delivery {
+        /// Warehouse.
+        w_id: i64,
+        /// Carrier, 1..=10.
+        carrier_id: i64,
+    },
+    /// Stock-Level.
+    StockLevel {
+        /// Warehouse.
+        w_id: i64,
+        /// The terminal's district.
+        d_id: i64,
+        /// Threshold, 10..=20.
+        threshold: i64,
+    },
+}
+
+impl Input {
+    /// The type of these inputs.
+    pub fn txn_type(&self) -> TxnType {
+        match self {
+            Input::NewOrder { .. } => TxnType::NewOrder,
+            Input::Payment { .. } => TxnType::Payment,
+            Input::OrderStatus { .. } => TxnType::OrderStatus,
+            Input::Delivery { .. } => TxnType::Delivery,
+            Input::StockLevel { .. } => TxnType::StockLevel,
+        }
+    }
+
+    /// Draws the inputs of a `ty` transaction at warehouse `w_id` (clauses 2.4.1, 2.5.1,
+    /// 2.6.1, 2.7.1, 2.8.1).
+    pub fn draw(
+        ty: TxnType,
+        rng: &mut Rng,
+        c: &NuRandC,
+        w_id: i64,
+        warehouses: i64,
+        terminal_d_id: i64,
+    ) -> Input {
+        let other_warehouse = |rng: &mut Rng| {
+            if warehouses <= 1 {
+                w_id
+            } else {
+                let o = rng.int(1, warehouses - 1);
+                if o >= w_id {
+                    o + 1
+                } else {
+                    o
+                }
+            }
+        };
+        let customer = |rng: &mut Rng| {
+            if rng.percent(60) {
+                CustomerBy::Name(rng.last_name(c.c_last))
+            } else {
+                CustomerBy::Id(rng.nurand(1023, c.c_id, 1, CUSTOMERS_PER_DISTRICT))
+            }
+        };
+        match ty {
+            TxnType::NewOrder => {
+                let d_id = rng.int(1, DISTRICTS_PER_WAREHOUSE);
+                let c_id = rng.nurand(1023, c.c_id, 1, CUSTOMERS_PER_DISTRICT);
+                let n = rng.int(5, 15);
+                let rollback = rng.percent(1);
+                let mut lines: Vec<Line> = (0..n)
+                    .map(|k| {
+                        let i_id = if rollback && k == n - 1 {
+                            ITEMS + 1
+                        } else {
+                            rng.nurand(8191, c.ol_i_id, 1, ITEMS)
+                        };
+                        let supply_w_id = if rng.percent(1) {
+                            other_warehouse(rng)
+                        } else {
+                            w_id
+                        };
+                        Line {
+                            i_id,
+                            supply_w_id,
+                            quantity: rng.int(1, 10),
+                        }
+                    })
+                    .collect();
+                lines.sort_by_key(|l| (l.i_id > ITEMS, l.supply_w_id, l.i_id));
+                let all_local = lines.iter().all(|l| l.supply_w_id == w_id);
+                Input::NewOrder {
+                    w_id,
+                    d_id,
+                    c_id,
+                    lines,
+                    all_local,
+                }
+            }
+            TxnType::Payment => {
+                let d_id = rng.int(1, DISTRICTS_PER_WAREHOUSE);
+                let (c_w_id, c_d_id) = if warehouses > 1 && rng.percent(15) {
+                    (other_warehouse(rng), rng.int(1, DISTRICTS_PER_WAREHOUSE))
+                } else {
+                    (w_id, d_id)
+                };
+                Input::Payment {
+                    w_id,
+                    d_id,
+                    c_w_id,
+                    c_d_id,
+                    by: customer(rng),
+                    amount: rng.fixed(1.0, 5000.0, 2),
+                }
+            }
+            TxnType::OrderStatus => Input::OrderStatus {
+                w_id,
+                d_id: rng.int(1, DISTRICTS_PER_WAREHOUSE),
+                by: customer(rng),
+            },
+            TxnType::Delivery => Input::Delivery {
+                w_id,
+                carrier_id: rng.int(1, 10),
+            },
+            TxnType::StockLevel => Input::StockLevel {
+                w_id,
+                d_id: terminal_d_id,
+                threshold: rng.int(10, 20),
+            },
+        }
+    }
+}
+
+/// How a transaction ended without an error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Committed.
+    Committed,
+    /// Rolled back on purpose (New-Order with an unused item).
+    RolledBack,
+}
+
+/// The client-side statements. Parameters are `$n` (SQLite reads them as `?n`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum Stmt {
+    NoWarehouse,
+    NoDistrict,
+    NoCustomer,
+    NoInsertOrder,
+    NoInsertNewOrder,
+    NoItem,
+    NoStock,
+    NoInsertLine,
+    PayWarehouse,
+    PayDistrict,
+    CustomerByName,
+    PayCustomer,
+    PayCustomerData,
+    PayHistory,
+    OsCustomer,
+    OsLastOrder,
+    OsLines,
+    DlNewOrder,
+    DlOrder,
+    DlLines,
+    DlCustomer,
+    SlDistrict,
+    SlCount,
+    SumNextOrderId,
+}
+
+impl Stmt {
+    /// Every statement, indexed by `as usize`.
+    pub const ALL: [Stmt; 24] = [
+        Stmt::NoWarehouse,
+        Stmt::NoDistrict,
+        Stmt::NoCustomer,
+        Stmt::NoInsertOrder,
+        Stmt::NoInsertNewOrder,
+        Stmt::NoItem,
+        Stmt::NoStock,
+        Stmt::NoInsertLine,
+        Stmt::PayWarehouse,
+        Stmt::PayDistrict,
+        Stmt::CustomerByName,
+        Stmt::PayCustomer,
+        Stmt::PayCustomerData,
+        Stmt::PayHistory,
+        Stmt::OsCustomer,
+        Stmt::OsLastOrder,
+        Stmt::OsLines,
+        Stmt::DlNewOrder,
+        Stmt::DlOrder,
+        Stmt::DlLines,
+        Stmt::DlCustomer,
+        Stmt::SlDistrict,
+        Stmt::SlCount,
+        Stmt::SumNextOrderId,
+    ];
+
+    /// The SQL text, valid on both engines.
+    pub fn sql(self) -> &'static str {
+        match self {
+            Stmt::NoWarehouse => "SELECT w_tax FROM warehouse WHERE w_id = $1",
+            Stmt::NoDistrict => "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = $1 AND d_id = $2 RETURNING d_next_o_id - 1, d_tax",
+            Stmt::NoCustomer => "SELECT c_discount, c_last, c_credit FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3",
+            Stmt::NoInsertOrder => "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP, NULL, $5, $6)",
+            Stmt::NoInsertNewOrder => "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES ($1, $2, $3)",
+            Stmt::NoItem => "SELECT i_price, i_name, i_data FROM item WHERE i_id = $1",
+            Stmt::NoStock => "UPDATE stock SET s_quantity = CASE WHEN s_quantity >= $1 + 10 THEN s_quantity - $1 ELSE s_quantity - $1 + 91 END, s_ytd = s_ytd + $1, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + $2 WHERE s_i_id = $3 AND s_w_id = $4 RETURNING s_quantity, s_data, CASE CAST($5 AS INTEGER) WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END",
+            Stmt::NoInsertLine => "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES ($1, $2, $3, $4, $5, $6, NULL, $7, $8, $9)",
+            Stmt::PayWarehouse => "UPDATE warehouse SET w_ytd = w_ytd + $1 WHERE w_id = $2 RETURNING w_name, w_street_1, w_street_2, w_city, w_state, w_zip",
+            Stmt::PayDistrict => "UPDATE district SET d_ytd = d_ytd + $1 WHERE d_w_id = $2 AND d_id = $3 RETURNING d_name, d_street_1, d_street_2, d_city, d_state, d_zip",
+            Stmt::CustomerByName => "SELECT c_id FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_last = $3 ORDER BY c_first",
+            Stmt::PayCustomer => "UPDATE customer SET c_balance = c_balance - $1, c_ytd_payment = c_ytd_payment + $1, c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = $2 AND c_d_id = $3 AND c_id = $4 RETURNING c_credit, c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit_lim, c_discount, c_balance",
+            Stmt::PayCustomerData => "UPDATE customer SET c_data = substr($1 || c_data, 1, 500) WHERE c_w_id = $2 AND c_d_id = $3 AND c_id = $4",
+            Stmt::PayHistory => "INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) VALUES ($1, $2, $3, $4, $5, CURRENT_TIMESTAMP, $6, $7)",
+            Stmt::OsCustomer => "SELECT c_balance, c_first, c_middle, c_last FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3",
+            Stmt::OsLastOrder => "SELECT o_id, o_carrier_id, o_entry_d FROM orders WHERE o_w_id = $1 AND o_d_id = $2 AND o_c_id = $3 ORDER BY o_id DESC LIMIT 1",
+            Stmt::OsLines => "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id = $3",
+            Stmt::DlNewOrder => "DELETE FROM new_order WHERE no_w_id = $1 AND no_d_id = $2 AND no_o_id = (SELECT min(no_o_id) FROM new_order WHERE no_w_id = $1 AND no_d_id = $2) RETURNING no_o_id",
+            Stmt::DlOrder => "UPDATE orders SET o_carrier_id = $1 WHERE o_w_id = $2 AND o_d_id = $3 AND o_id = $4 RETURNING o_c_id",
+            Stmt::DlLines => "UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id = $3 RETURNING ol_amount",
+            Stmt::DlCustomer => "UPDATE customer SET c_balance = c_balance + $1, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = $2 AND c_d_id = $3 AND c_id = $4",
+            Stmt::SlDistrict => "SELECT d_next_o_id FROM district WHERE d_w_id = $1 AND d_id = $2",
+            Stmt::SlCount => "SELECT count(DISTINCT s_i_id) FROM order_line JOIN stock ON s_w_id = ol_w_id AND s_i_id = ol_i_id WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id < $3 AND ol_o_id >= $4 AND s_quantity < $5",
+            Stmt::SumNextOrderId => "SELECT sum(d_next_o_id) FROM district",
+        }
+    }
+}
+
+use Param::{Float, Int, Text};
+
+fn one(rows: &[Vec<Val>], what: &str) -> Result<(), StmtError> {
+    if rows.is_empty() {
+        Err(StmtError::Fatal(format!("{what}: no row")))
+    } else {
+        Ok(())
+    }
+}
+
+/// The customer id for `by`: the middle row (rounded up) of the customers with that last
+/// name in first-name order.
+fn resolve_customer(
+    s: &mut Session,
+    w: i64,
+    d: i64,
+    by: &CustomerBy,
+    rows: &mut Vec<Vec<Val>>,
+) -> Result<i64, StmtError> {
+    match by {
+        CustomerBy::Id(id) => Ok(*id),
+        CustomerBy::Name(last) => {
+            s.query(Stmt::CustomerByName, &[Int(w), Int(d), Text(last)], rows)?;
+            one(rows, "customer by last name")?;
+            // Position ceil(n/2), 1-based.
+            Ok(rows[(rows.len() - 1) / 2][0].int())
+        }
+    }
+}
+
+/// Runs one transaction with client-side SQL, from BEGIN to COMMIT. On an error the caller
+/// rolls back (the session may be mid-transaction).
+pub fn execute(
+    s: &mut Session,
+    input: &Input,
+    rows: &mut Vec<Vec<Val>>,
+) -> Result<Outcome, StmtError> {
+    s.begin(input.txn_type().writes())?;
+    match input {
+        Input::NewOrder {
+            w_id,
+            d_id,
+            c_id,
+            lines,
+            all_local,
+        } => {
+            let (w, d) = (*w_id, *d_id);
+            s.query(Stmt::NoWarehouse, &[Int(w)], rows)?;
+            one(rows, "warehouse")?;
+            let w_tax = rows[0][0].float();
+            s.query(Stmt::NoDistrict, &[Int(w), Int(d)], rows)?;
+            one(rows, "district")?;
+            let (o_id, d_tax) = (rows[0][0].int(), rows[0][1].float());
+            s.query(Stmt::NoCustomer, &[Int(w), Int(d), Int(*c_id)], rows)?;
+            one(rows, "customer")?;
+            let discount = rows[0][0].float();
+            s.execute(
+                Stmt::NoInsertOrder,
+                &[
+                    Int(o_id),
+                    Int(d),
+                    Int(w),
+                    Int(*c_id),
+                    Int(lines.len() as i64),
+                    Int(*all_local as i64),
+                ],
+            )?;
+            s.execute(Stmt::NoInsertNewOrder, &[Int(o_id), Int(d), Int(w)])?;
+            let mut total = 0.0;
+            for (n, l) in lines.iter().enumerate() {
+                s.query(Stmt::NoItem, &[Int(l.i_id)], rows)?;
+                if rows.is_empty() {
+                    // The 1 % unused item: everything so far is undone (clause 2.4.2.3).
+                    s.rollback()?;
+                    return Ok(Outcome::RolledBack);
+                }
+                let price = rows[0][0].float();
+                s.query(
+                    Stmt::NoStock,
+                    &[
+                        Int(l.quantity),
+                        Int((l.supply_w_id != w) as i64),
+                        Int(l.i_id),
+                        Int(l.supply_w_id),
+                        Int(d),
+                    ],
+                    rows,
+                )?;
+                one(rows, "stock")?;
+                let dist_info = rows[0][2].text().to_string();
+                let amount = (l.quantity as f64 * price * 100.0).round() / 100.0;
+                total += amount;
+                s.execute(
+                    Stmt::NoInsertLine,
+                    &[
+                        Int(o_id),
+                        Int(d),
+                        Int(w),
+                        Int(n as i64 + 1),
+                        Int(l.i_id),
+                        Int(l.supply_w_id),
+                        Int(l.quantity),
+                        Float(amount),
+                        Text(&dist_info),
+                    ],
+                )?;
+            }
+            // The terminal's total; computed as the specification asks, then discarded.
+            let _ = total * (1.0 - discount) * (1.0 + w_tax + d_tax);
+        }
+        Input::Payment {
+            w_id,
+            d_id,
+            c_w_id,
+            c_d_id,
+            by,
+            amount,
+        } => {
+            let (w, d) = (*w_id, *d_id);
+            s.query(Stmt::PayWarehouse, &[Float(*amount), Int(w)], rows)?;
+            one(rows, "warehouse")?;
+            let w_name = rows[0][0].text().to_string();
+            s.query(Stmt::PayDistrict, &[Float(*amount), Int(w), Int(d)], rows)?;
+            one(rows, "district")?;
+            let d_name = rows[0][0].text().to_string();
+            let c_id = resolve_customer(s, *c_w_id, *c_d_id, by, rows)?;
+            s.query(
+                Stmt::PayCustomer,
+                &[Float(*amount), Int(*c_w_id), Int(*c_d_id), Int(c_id)],
+                rows,
+            )?;
+            one(rows, "customer")?;
+            if rows[0][0].text() == "BC" {
+                let note = format!("{c_id} {c_d_id} {c_w_id} {d} {w} {amount:.2} | ");
+                s.execute(
+                    Stmt::PayCustomerData,
+                    &[Text(&note), Int(*c_w_id), Int(*c_d_id), Int(c_id)],
+                )?;
+            }
+            let h_data = format!("{w_name}    {d_name}");
+            s.execute(
+                Stmt::PayHistory,
+                &[
+                    Int(c_id),
+                    Int(*c_d_id),
+                    Int(*c_w_id),
+                    Int(d),
+                    Int(w),
+                    Float(*amount),
+                    Text(&h_data),
+                ],
+            )?;
+        }
+        Input::OrderStatus { w_id, d_id, by } => {
+            let (w, d) = (*w_id, *d_id);
+            let c_id = resolve_customer(s, w, d, by, rows)?;
+            s.query(Stmt::OsCustomer, &[Int(w), Int(d), Int(c_id)], rows)?;
+            one(rows, "customer")?;
+            s.query(Stmt::OsLastOrder, &[Int(w), Int(d), Int(c_id)], rows)?;
+            // A customer may have no order yet; the specification reads the last one if any.
+            if let Some(o_id) = rows.first().map(|r| r[0].int()) {
+                s.query(Stmt::OsLines, &[Int(w), Int(d), Int(o_id)], rows)?;
+            }
+        }
+        Input::Delivery { w_id, carrier_id } => {
+            let w = *w_id;
+            for d in 1..=DISTRICTS_PER_WAREHOUSE {
+                s.query(Stmt::DlNewOrder, &[Int(w), Int(d)], rows)?;
+                // No undelivered order (or a concurrent Delivery took it): skip the district
+                // (clause 2.7.4.2).
+                let Some(o_id) = rows.first().map(|r| r[0].int()) else {
+                    continue;
+                };
+                s.query(
+                    Stmt::DlOrder,
+                    &[Int(*carrier_id), Int(w), Int(d), Int(o_id)],
+                    rows,
+                )?;
+                one(rows, "order")?;
+                let c_id = rows[0][0].int();
+                s.query(Stmt::DlLines, &[Int(w), Int(d), Int(o_id)], rows)?;
+                let sum: f64 = rows.iter().map(|r| r[0].float()).sum();
+                let sum = (sum * 100.0).round() / 100.0;
+                s.execute(Stmt::DlCustomer, &[Float(sum), Int(w), Int(d), Int(c_id)])?;
+            }
+        }
+        Input::StockLevel {
+            w_id,
+            d_id,
+            threshold,
+        } => {
+            let (w, d) = (*w_id, *d_id);
+            s.query(Stmt::SlDistrict, &[Int(w), Int(d)], rows)?;
+            one(rows, "district")?;
+            let next = rows[0][0].int();
+            s.query(
+                Stmt::SlCount,
+                &[Int(w), Int(d), Int(next), Int(next - 20), Int(*threshold)],
+                rows,
+            )?;
+        }
+    }
+    s.commit()?;
+    Ok(Outcome::Committed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mix_adds_up_and_draws_match_it() {
+        assert_eq!(TxnType::ALL.iter().map(|t| t.mix_pct()).sum::<u32>(), 100);
+        let mut r = Rng::new(5);
+        let mut n = [0u32; 5];
+        for _ in 0..100_000 {
+            n[TxnType::draw(&mut r) as usize] += 1;
+        }
+        for t in TxnType::ALL {
+            let got = n[t as usize] as f64 / 1000.0;
+            assert!((got - t.mix_pct() as f64).abs() < 1.0, "{t:?} {got}");
+        }
+    }
+
+    #[test]
+    fn new_order_inputs_follow_the_rules() {
+        let mut r = Rng::new(9);
+        let c = NuRandC::for_run(&mut r);
+        let (mut rollbacks, mut remote_lines, mut lines_total) = (0, 0, 0);
+        for _ in 0..20_000 {
+            let Input::NewOrder { lines, w_id, .. } =
+                Input::draw(TxnType::NewOrder, &mut r, &c, 2, 4, 1)
+            else {
+                unreachable!()
+            };
+            assert!((5..=15).contains(&lines.len()));
+            if lines.iter().any(|l| l.i_id > ITEMS) {
+                rollbacks += 1;
+                assert!(lines.last().unwrap().i_id > ITEMS, "unused item is last");
+            }
+            remote_lines += lines.iter().filter(|l| l.supply_w_id != w_id).count();
+            lines_total += lines.len();
+        }
+        assert!((120..300).contains(&rollbacks), "{rollbacks}");
+        let remote = remote_lines as f64 / lines_total as f64;
+        assert!((0.006..0.014).contains(&remote), "{remote}");
+    }
+
+    #[test]
+    fn payment_inputs_follow_the_rules() {
+        let mut r = Rng::new(11);
+        let c = NuRandC::for_run(&mut r);
+        let (mut by_name, mut remote) = (0, 0);
+        for _ in 0..20_000 {
+            let Input::Payment {
+                w_id,
+                c_w_id,
+                by,
+                amount,
+                ..
+            } = Input::draw(TxnType::Payment, &mut r, &c, 1, 3, 1)
+            else {
+                unreachable!()
+            };
+            assert!((1.0..=5000.0).contains(&amount));
+            by_name += matches!(by, CustomerBy::Name(_)) as u32;
+            remote += (c_w_id != w_id) as u32;
+        }
+        assert!((11_500..12_500).contains(&by_name), "{by_name}");
+        assert!((2_700..3_300).contains(&remote), "{remote}");
+    }
+}

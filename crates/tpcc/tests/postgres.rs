@@ -1,0 +1,107 @@
+//! End-to-end on a real, throwaway PostgreSQL server.
+
+use oio_tpcc::check::Status;
+use oio_tpcc::driver::{Isolation, Mode};
+use oio_tpcc::testing::{pg_bin, TempPostgres};
+use oio_tpcc::{build, check, run, BuildOptions, DbUrl, RunOptions};
+use std::sync::atomic::AtomicBool;
+
+fn all_pass(db: &DbUrl, after_run: bool) {
+    let c = check(db).unwrap();
+    for cond in &c.conditions {
+        if after_run && cond.number == 11 {
+            assert_eq!(cond.status, Status::NotApplicable);
+        } else {
+            assert_eq!(cond.status, Status::Pass, "{cond:?}");
+        }
+    }
+}
+
+#[test]
+fn postgres_build_run_check_in_both_modes() {
+    if pg_bin().is_none() {
+        eprintln!("SKIPPED: no PostgreSQL binaries (scripts/test installs them)");
+        return;
+    }
+    let pg = TempPostgres::start("").unwrap();
+    let db: DbUrl = pg.url().parse().unwrap();
+    let t = std::time::Instant::now();
+    let b = build(
+        &db,
+        &BuildOptions {
+            warehouses: 1,
+            workers: 2,
+            force: false,
+            seed: 3,
+        },
+        &|_| {},
+    )
+    .unwrap();
+    eprintln!(
+        "build {:.1}s load {:.1}s index {:.1}s: {:.0} rows/s, {:.1} MB/s, {} bytes/warehouse",
+        t.elapsed().as_secs_f64(),
+        b.load_s,
+        b.index_s,
+        b.load_rows_per_s,
+        b.load_bytes_per_s / 1e6,
+        b.bytes_per_warehouse
+    );
+    assert_eq!(b.rows["stock"], 100_000);
+    all_pass(&db, false);
+
+    let stop = AtomicBool::new(false);
+    for mode in [Mode::Client, Mode::Server] {
+        let r = run(
+            &db,
+            &RunOptions {
+                workers: 2,
+                ramp_s: 0.0,
+                time_s: 3.0,
+                mode,
+                ..RunOptions::default()
+            },
+            &|_| {},
+            &stop,
+        )
+        .unwrap();
+        eprintln!("{mode:?}: {}", serde_json::to_string(&r.summary).unwrap());
+        eprintln!(
+            "{mode:?} waits: {}",
+            serde_json::to_string(&r.waits.buckets).unwrap()
+        );
+        assert_eq!(r.summary.failed, 0, "{:?}", r.errors);
+        assert_eq!(r.summary.new_orders, r.transactions["new_order"].committed);
+        assert_eq!(r.summary.tpm_source, "pg_stat_database");
+        assert!(r.summary.tpm > 0.0);
+        assert!(r.waits.rounds > 10, "{:?}", r.waits);
+        all_pass(&db, true);
+    }
+
+    // Serializable isolation with all workers on one warehouse: conflicts must be retried
+    // and counted, and the database stays consistent.
+    let r = run(
+        &db,
+        &RunOptions {
+            workers: 4,
+            ramp_s: 0.0,
+            time_s: 3.0,
+            isolation: Isolation::Serializable,
+            ..RunOptions::default()
+        },
+        &|_| {},
+        &stop,
+    )
+    .unwrap();
+    eprintln!(
+        "serializable: {}",
+        serde_json::to_string(&r.summary).unwrap()
+    );
+    assert!(r.summary.retries > 0);
+    let reasons: u64 = r
+        .transactions
+        .values()
+        .flat_map(|t| t.retry_reasons.values())
+        .sum();
+    assert_eq!(reasons, r.summary.retries);
+    all_pass(&db, true);
+}
