@@ -41,6 +41,8 @@ pub enum ColorWhen {
 pub enum Command {
     /// Run a workload against a file or block device and measure it.
     Run(commands::run::Args),
+    /// The I/O blender: sequential streams alone, then together; throughput and sequentiality.
+    Blend(commands::blend::Args),
     /// Check a target against the journal of an `oio run --verify` (after a crash or kill).
     Verify(commands::verify::Args),
     /// List the built-in workload profiles, or print one as a workload file.

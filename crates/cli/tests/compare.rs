@@ -30,7 +30,9 @@ fn repeat(dir: &Path, out: &str, qd: &str, n: &str) -> Value {
 fn repeat_writes_one_result_per_run_and_compare_reads_the_groups() {
     let dir = scratch();
     let a = repeat(dir.path(), "a", "1", "4");
-    let arr = a.as_array().expect("--repeat --json prints an array of runs");
+    let arr = a
+        .as_array()
+        .expect("--repeat --json prints an array of runs");
     assert_eq!(arr.len(), 4);
     assert!(arr.iter().all(|r| r["schema"] == "oio.run"));
     // Each run has its own seed (reproducible, not identical offsets).
@@ -42,15 +44,25 @@ fn repeat_writes_one_result_per_run_and_compare_reads_the_groups() {
     assert_eq!(std::fs::read_dir(dir.path().join("a")).unwrap().count(), 4);
     repeat(dir.path(), "b", "1", "4");
 
-    let c = run_json(dir.path(), &["compare", "a", "b", "--label", "A", "--label", "B"]);
-    validate(&c, include_str!("../../../schema/compare.schema.json"), "compare.schema.json");
+    let c = run_json(
+        dir.path(),
+        &["compare", "a", "b", "--label", "A", "--label", "B"],
+    );
+    validate(
+        &c,
+        include_str!("../../../schema/compare.schema.json"),
+        "compare.schema.json",
+    );
     for m in ["iops", "bytes_per_sec", "latency_mean", "latency_p99"] {
         let p = format!("/metrics/{m}");
         assert!(c.pointer(&format!("{p}/margin_pct")).unwrap().is_number());
         assert!(num(&c, &format!("{p}/ci_low_pct")) <= num(&c, &format!("{p}/margin_pct")) + 1e-9);
         assert!(num(&c, &format!("{p}/ci_high_pct")) >= num(&c, &format!("{p}/margin_pct")) - 1e-9);
         assert!(c.pointer(&format!("{p}/significant")).unwrap().is_boolean());
-        assert_eq!(c.pointer(&format!("{p}/n")).unwrap(), &serde_json::json!([4, 4]));
+        assert_eq!(
+            c.pointer(&format!("{p}/n")).unwrap(),
+            &serde_json::json!([4, 4])
+        );
     }
     assert_eq!(c["groups"][0]["label"], "A");
     assert!(c["metrics"]["latency_p99"]["method"]
@@ -98,14 +110,24 @@ fn interleaved_runs_alternate_and_compare() {
         ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let c: Value = serde_json::from_slice(&out.stdout).expect("stdout is one JSON document");
     assert_eq!(c["groups"][0]["label"], "A");
     assert_eq!(c["groups"][1]["n"], 2);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("run order: A B A B"), "{err}");
-    assert_eq!(std::fs::read_dir(dir.path().join("ab/A")).unwrap().count(), 2);
-    assert_eq!(std::fs::read_dir(dir.path().join("ab/B")).unwrap().count(), 2);
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("ab/A")).unwrap().count(),
+        2
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("ab/B")).unwrap().count(),
+        2
+    );
 }
 
 #[test]

@@ -15,7 +15,10 @@ fn validate_sweep(v: &Value) {
         .iter_errors(v)
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect();
-    assert!(errors.is_empty(), "does not match sweep.schema.json: {errors:#?}");
+    assert!(
+        errors.is_empty(),
+        "does not match sweep.schema.json: {errors:#?}"
+    );
 }
 
 fn null_sweep(dir: &Path, extra: &[&str]) -> Value {
@@ -33,7 +36,14 @@ fn sweep_json_contract_grid_and_production() {
     let v = null_sweep(
         dir.path(),
         &[
-            "--qd", "1,4", "--bs", "4k,64k", "--read-pct", "100,50", "--production-qd", "2",
+            "--qd",
+            "1,4",
+            "--bs",
+            "4k,64k",
+            "--read-pct",
+            "100,50",
+            "--production-qd",
+            "2",
         ],
     );
     validate_sweep(&v);
@@ -43,9 +53,13 @@ fn sweep_json_contract_grid_and_production() {
         assert!(p["qd"].as_u64().unwrap() >= 1);
         assert!(p["iops"].as_f64().unwrap() > 0.0);
         assert!(p["latency_ns"]["p50"].as_u64().unwrap() > 0);
-        assert!(p["latency_ns"]["p99"].as_u64().unwrap() >= p["latency_ns"]["p50"].as_u64().unwrap());
+        assert!(
+            p["latency_ns"]["p99"].as_u64().unwrap() >= p["latency_ns"]["p50"].as_u64().unwrap()
+        );
         assert_eq!(p["sources"].as_array().unwrap().len(), 1);
-        assert!(Path::new(dir.path()).join(p["sources"][0].as_str().unwrap()).is_file());
+        assert!(Path::new(dir.path())
+            .join(p["sources"][0].as_str().unwrap())
+            .is_file());
     }
     assert!([1, 4].contains(&(num(&v, "/knee/qd") as u64)));
     assert!(num(&v, "/knee/iops") > 0.0);
@@ -71,10 +85,17 @@ fn sweep_text_states_the_rule() {
         ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("knee at queue depth"), "{text}");
-    assert!(text.contains("rule: knee = smallest depth reaching 90 %"), "{text}");
+    assert!(
+        text.contains("rule: knee = smallest depth reaching 90 %"),
+        "{text}"
+    );
 }
 
 /// One real sweep on this machine's disk (O_DIRECT where the filesystem allows it).
@@ -83,13 +104,25 @@ fn real_sweep_finds_a_knee_on_this_machine() {
     let _g = uses_io_uring();
     let dir = scratch();
     let mut args = vec![
-        "sweep", "randread", "t.dat", "--size", "64M", "--time", "1s", "--ramp", "500ms",
-        "--qd", "1,2,4,8,16,32,64",
+        "sweep",
+        "randread",
+        "t.dat",
+        "--size",
+        "64M",
+        "--time",
+        "1s",
+        "--ramp",
+        "500ms",
+        "--qd",
+        "1,2,4,8,16,32,64,128,256",
     ];
     // tmpfs and overlay without O_DIRECT: fall back to the page cache, as `oio run` advises.
     let probe = oio()
         .current_dir(dir.path())
-        .args(["run", "--rw", "randread", "t.dat", "--size", "64M", "--time", "200ms", "--ramp", "0s", "--json"])
+        .args([
+            "run", "--rw", "randread", "t.dat", "--size", "64M", "--time", "200ms", "--ramp", "0s",
+            "--json",
+        ])
         .output()
         .unwrap();
     if !probe.status.success() {
@@ -132,7 +165,12 @@ fn headless(profile: &Path) -> Command {
 /// Loads the page in Chromium; returns the `<body ...>` tag after scripts ran and stderr.
 fn dump_dom(page: &Path, scratch: &Path) -> (String, String) {
     let out = headless(&scratch.join("profile-dom"))
-        .args(["--enable-logging=stderr", "--v=0", "--virtual-time-budget=3000", "--dump-dom"])
+        .args([
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=3000",
+            "--dump-dom",
+        ])
         .arg(format!("file://{}", page.display()))
         .output()
         .expect("chromium runs");
@@ -192,7 +230,10 @@ fn report_opens_in_chromium_with_every_chart_drawn() {
             ],
         );
     }
-    let sweep = null_sweep(d, &["--qd", "1,2,4", "--bs", "4k,16k", "--read-pct", "100,70"]);
+    let sweep = null_sweep(
+        d,
+        &["--qd", "1,2,4", "--bs", "4k,16k", "--read-pct", "100,70"],
+    );
     std::fs::write(d.join("sweep.json"), sweep.to_string()).unwrap();
     let cmp = run_json(d, &["compare", "a", "b"]);
     std::fs::write(d.join("compare.json"), cmp.to_string()).unwrap();
@@ -201,41 +242,99 @@ fn report_opens_in_chromium_with_every_chart_drawn() {
     let iostat = fixtures.join("iostat_12_6_iso_time_d_two_devices.txt");
     let ch = run_json(
         d,
-        &["characterize", iostat.to_str().unwrap(), "--device", "vda", "--busy-queue", "0"],
+        &[
+            "characterize",
+            iostat.to_str().unwrap(),
+            "--device",
+            "vda",
+            "--busy-queue",
+            "0",
+        ],
     );
     std::fs::write(d.join("char.json"), ch.to_string()).unwrap();
     let obs = oio()
         .current_dir(d)
-        .args(["record", "--interval", "200ms", "--duration", "1s", "-q", "-o", "obs.json"])
+        .args([
+            "record",
+            "--interval",
+            "200ms",
+            "--duration",
+            "1s",
+            "-q",
+            "-o",
+            "obs.json",
+        ])
         .output()
         .unwrap();
-    assert!(obs.status.success(), "{}", String::from_utf8_lossy(&obs.stderr));
+    assert!(
+        obs.status.success(),
+        "{}",
+        String::from_utf8_lossy(&obs.stderr)
+    );
 
     let out = oio()
         .current_dir(d)
         .args([
-            "report", "a", "b", "sweep.json", "compare.json", "char.json", "obs.json",
-            fio.to_str().unwrap(), "-o", "r/report.html", "--svg", "r/svg", "--csv", "r/csv",
-            "--png", "r/png",
+            "report",
+            "a",
+            "b",
+            "sweep.json",
+            "compare.json",
+            "char.json",
+            "obs.json",
+            fio.to_str().unwrap(),
+            "-o",
+            "r/report.html",
+            "--svg",
+            "r/svg",
+            "--csv",
+            "r/csv",
+            "--png",
+            "r/png",
         ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let page = d.join("r/report.html");
     let html = std::fs::read_to_string(&page).unwrap();
     // Self-contained: nothing to fetch (the SVG namespace is a name, not a fetch).
     for bad in ["src=", "href=\"http", "url(", "@import", "<link"] {
-        assert!(!html.contains(bad), "the report refers to something external: {bad}");
+        assert!(
+            !html.contains(bad),
+            "the report refers to something external: {bad}"
+        );
     }
     let charts = html.matches("class=\"oio-chart\"").count();
     for id in [
-        "run-iops", "run-mibps", "run-latency", "run-outstanding", "run-percentiles",
-        "runs-iops-p99", "sweep-iops", "sweep-latency", "sweep-latency-iops", "sweep-heatmap",
-        "compare", "char-sizes-char",
+        "run-iops",
+        "run-mibps",
+        "run-latency",
+        "run-outstanding",
+        "run-percentiles",
+        "runs-iops-p99",
+        "sweep-iops",
+        "sweep-latency",
+        "sweep-latency-iops",
+        "sweep-heatmap",
+        "compare",
+        "char-sizes-char",
     ] {
-        assert!(html.contains(&format!("data-chart=\"{id}\"")), "chart {id} missing");
-        assert!(d.join(format!("r/svg/{id}.svg")).is_file(), "{id}.svg missing");
-        assert!(d.join(format!("r/png/{id}.png")).is_file(), "{id}.png missing");
+        assert!(
+            html.contains(&format!("data-chart=\"{id}\"")),
+            "chart {id} missing"
+        );
+        assert!(
+            d.join(format!("r/svg/{id}.svg")).is_file(),
+            "{id}.svg missing"
+        );
+        assert!(
+            d.join(format!("r/png/{id}.png")).is_file(),
+            "{id}.png missing"
+        );
     }
     assert!(html.contains("knee at queue depth"));
     assert!(html.contains("rule: knee = smallest depth"));
@@ -250,7 +349,11 @@ fn report_opens_in_chromium_with_every_chart_drawn() {
     // The browser: the page's own check script counts drawn charts and script errors.
     let (body, stderr) = dump_dom(&page, d);
     assert_eq!(attr(&body, "data-charts"), charts as i64);
-    assert_eq!(attr(&body, "data-charts-drawn"), charts as i64, "some chart is empty");
+    assert_eq!(
+        attr(&body, "data-charts-drawn"),
+        charts as i64,
+        "some chart is empty"
+    );
     assert_eq!(attr(&body, "data-errors"), 0);
     let console_errors: Vec<&str> = stderr
         .lines()
@@ -266,13 +369,23 @@ fn report_opens_in_chromium_with_every_chart_drawn() {
         .arg(format!("file://{}", page.display()))
         .output()
         .unwrap();
-    assert!(shot.is_file(), "no screenshot: {}", String::from_utf8_lossy(&st.stderr));
+    assert!(
+        shot.is_file(),
+        "no screenshot: {}",
+        String::from_utf8_lossy(&st.stderr)
+    );
     let (sd, ink, w, h) = png_stats(&shot);
     assert_eq!((w, h), (1200, 2400));
-    assert!(sd > 20.0 && ink > 0.02, "screenshot looks blank: luma sd {sd:.1}, ink {ink:.3}");
+    assert!(
+        sd > 20.0 && ink > 0.02,
+        "screenshot looks blank: luma sd {sd:.1}, ink {ink:.3}"
+    );
     let (sd, ink, w, _) = png_stats(&d.join("r/png/sweep-iops.png"));
     assert_eq!(w, 760);
-    assert!(sd > 10.0 && ink > 0.01, "chart PNG looks blank: sd {sd:.1}, ink {ink:.3}");
+    assert!(
+        sd > 10.0 && ink > 0.01,
+        "chart PNG looks blank: sd {sd:.1}, ink {ink:.3}"
+    );
     if let Ok(keep) = std::env::var("OIO_KEEP_REPORT") {
         let _ = std::fs::copy(&shot, Path::new(&keep).join("report-shot.png"));
         let _ = std::fs::copy(&page, Path::new(&keep).join("report.html"));

@@ -1,5 +1,7 @@
 //! Integration tests of the oio binary, one module per area.
 
+// `oio blend`: the I/O blender.
+mod blend;
 // Shared helpers: the binary, temp dirs, JSON access.
 mod common;
 // Data patterns: incompressible and unique by default, compressibility and duplication on demand.

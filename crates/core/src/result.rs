@@ -59,9 +59,26 @@ pub struct RunResult {
     pub errors: ErrorSummary,
     /// Things the reader should know when interpreting the numbers.
     pub warnings: Vec<String>,
+    /// The order the target saw (`oio blend`, `--access-order`), when tracked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_order: Option<AccessOrder>,
     /// Data verification (`--verify`), when it ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifySummary>,
+}
+
+/// How sequential the I/O was in the order the target saw it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct AccessOrder {
+    /// Where the order comes from: oio's completion order of the offsets it issued (a block
+    /// trace of the device would be the ground truth; the I/O scheduler may reorder).
+    pub basis: String,
+    /// I/Os observed.
+    pub ios: u64,
+    /// Share of I/Os that started exactly where the previous one on the same target ended.
+    pub sequential_pct: f64,
+    /// Share that started within 128 KiB of it (sequential, or nearly).
+    pub near_sequential_pct: f64,
 }
 
 /// What read-back verification found.

@@ -44,6 +44,9 @@ pub struct RunPlan {
     pub io_limit: Option<u64>,
     /// Write verifiable blocks, check what is read back, and journal acknowledged writes.
     pub verify: bool,
+    /// Measure how sequential the I/O is in the order it completes, per target (costs one
+    /// shared atomic operation per I/O).
+    pub track_order: bool,
 }
 
 /// What one worker thread does.

@@ -22,14 +22,14 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use oio_core::histogram::LatencyHistogram;
 use oio_core::host::HostInfo;
 use oio_core::result::{
-    CpuUsage, DirStats, EngineInfo, ErrorSummary, Interval, RunOptions, RunResult, StreamSummary,
-    Summary, VerifyFinding, VerifySummary, RUN_SCHEMA, RUN_SCHEMA_VERSION,
+    AccessOrder, CpuUsage, DirStats, EngineInfo, ErrorSummary, Interval, RunOptions, RunResult,
+    StreamSummary, Summary, VerifyFinding, VerifySummary, RUN_SCHEMA, RUN_SCHEMA_VERSION,
 };
 use oio_core::units::format_size;
 use oio_core::workload::Load;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -161,6 +161,7 @@ enum Msg {
         late_max_ns: u64,
         errors: ErrorCounts,
         verify: Option<VerifyCounts>,
+        order: [u64; 3],
     },
     Failed {
         stream: usize,
@@ -237,6 +238,13 @@ pub fn run(
     let cpu_start = crate::sys::process_cpu();
     let abort = Arc::new(AtomicBool::new(false));
     let (tx, rx) = crossbeam_channel::unbounded::<Msg>();
+    let order_shared = plan.track_order.then(|| {
+        Arc::new(
+            (0..paths.len())
+                .map(|_| AtomicU64::new(u64::MAX))
+                .collect::<Vec<_>>(),
+        )
+    });
     let mut journal_paths = Vec::new();
     let verify_shared = if plan.verify {
         let mut journals = Vec::with_capacity(paths.len());
@@ -289,6 +297,7 @@ pub fn run(
         let lat = plan.latency_tracking;
         let seed = plan.seed;
         let verify = verify_shared.clone();
+        let order = order_shared.clone();
         let n = assignments.len() as u64;
         let quota = plan
             .io_limit
@@ -304,6 +313,7 @@ pub fn run(
                 };
                 let w = Worker {
                     a: &a,
+                    order,
                     verify,
                     quota,
                     t: timing,
@@ -468,6 +478,21 @@ pub fn run(
             c.errors.count
         ));
     }
+    let access_order = plan.track_order.then(|| {
+        let pct = |n: u64| {
+            if c.order[0] > 0 {
+                n as f64 * 100.0 / c.order[0] as f64
+            } else {
+                0.0
+            }
+        };
+        AccessOrder {
+            basis: "completion order of the offsets oio issued, per target".into(),
+            ios: c.order[0],
+            sequential_pct: pct(c.order[1]),
+            near_sequential_pct: pct(c.order[2]),
+        }
+    });
     let verify = c.verify.map(|v| VerifySummary {
         blocks_checked: v.checked,
         mismatches: v.mismatches(),
@@ -521,6 +546,7 @@ pub fn run(
             first: c.errors.first,
         },
         warnings,
+        access_order,
         verify,
     })
 }
@@ -550,6 +576,7 @@ fn resolve_engine(kind: EngineKind) -> (EngineKind, Option<String>) {
 }
 
 struct Collected {
+    order: [u64; 3],
     verify: Option<VerifyCounts>,
     late_max_ns: u64,
     streams: Vec<DirPair>,
@@ -578,6 +605,7 @@ fn collect(
     stop: &AtomicBool,
 ) -> Result<Collected, RunError> {
     let mut c = Collected {
+        order: [0; 3],
         verify: None,
         late_max_ns: 0,
         streams: vec![DirPair::default(); n_streams],
@@ -647,8 +675,12 @@ fn collect(
                 late_max_ns,
                 errors,
                 verify,
+                order,
             }) => {
                 done += 1;
+                for (a, b) in c.order.iter_mut().zip(order) {
+                    *a += b;
+                }
                 if let Some(v) = verify {
                     c.verify.get_or_insert_with(VerifyCounts::default).add(v);
                 }
@@ -688,6 +720,7 @@ fn collect(
 
 struct Worker<'a> {
     a: &'a WorkerAssignment,
+    order: Option<Arc<Vec<AtomicU64>>>,
     verify: Option<Arc<VerifyShared>>,
     quota: Option<u64>,
     t: Timing,
@@ -709,6 +742,8 @@ struct Tally<'w> {
     errors: ErrorCounts,
     /// Open loop: the generator's own lateness (arrival to submit while a slot was free).
     late_max: u64,
+    /// Completion order: I/Os seen, exactly sequential, within 128 KiB.
+    order: [u64; 3],
 }
 
 impl<'w> Tally<'w> {
@@ -722,6 +757,7 @@ impl<'w> Tally<'w> {
             ok_ios: 0,
             errors: ErrorCounts::default(),
             late_max: 0,
+            order: [0; 3],
         }
     }
 
@@ -749,6 +785,22 @@ impl<'w> Tally<'w> {
         now >= self.w.t.measure_start && now < self.w.t.end
     }
 
+    /// Notes where this completion sits relative to the previous one on its target.
+    #[inline]
+    fn track_order(&mut self, io: &NextIo) {
+        if let Some(last) = &self.w.order {
+            let t = self.w.a.targets[io.file as usize];
+            let prev = last[t].swap(io.offset + io.len as u64, Ordering::Relaxed);
+            self.order[0] += 1;
+            if prev == io.offset {
+                self.order[1] += 1;
+            }
+            if prev != u64::MAX && prev.abs_diff(io.offset) <= 128 << 10 {
+                self.order[2] += 1;
+            }
+        }
+    }
+
     /// Counts one completion; false when it failed.
     #[inline]
     fn complete(&mut self, result: i32, io: &NextIo) -> bool {
@@ -770,6 +822,7 @@ impl<'w> Tally<'w> {
     ) {
         let _ = self.w.tx.send(Msg::Done {
             verify,
+            order: self.order,
             engine: eng_name,
             features,
             all_ios: self.all_ios,
@@ -897,6 +950,7 @@ impl Worker<'_> {
                     continue;
                 }
                 tally.cur.count(io.dir, io.len);
+                tally.track_order(&io);
                 if self.lat {
                     let lat = now - issued_at[slot];
                     match &mut run {
@@ -1023,6 +1077,7 @@ impl Worker<'_> {
                     continue;
                 }
                 tally.cur.count(io.dir, io.len);
+                tally.track_order(&io);
                 if self.lat {
                     tally.cur.record(io.dir, now - intended[slot], 1);
                     tally.cur.record_service(io.dir, now - issued_at[slot]);

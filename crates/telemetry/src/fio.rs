@@ -784,6 +784,7 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
             ..Default::default()
         },
         warnings,
+        access_order: None,
         verify: None,
     })
 }

@@ -41,7 +41,12 @@ pub struct Args {
     pub groups: Vec<PathBuf>,
 
     /// Run a configuration (`oio run` arguments in one string); give it once per configuration.
-    #[arg(long = "run", value_name = "ARGS", conflicts_with = "groups")]
+    #[arg(
+        long = "run",
+        value_name = "ARGS",
+        conflicts_with = "groups",
+        allow_hyphen_values = true
+    )]
     pub runs: Vec<String>,
 
     /// Runs per configuration with --run.

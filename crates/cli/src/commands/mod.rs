@@ -1,5 +1,6 @@
 //! One module per command: its arguments (`Args`) and its `run`.
 
+pub mod blend;
 pub mod characterize;
 pub mod compare;
 pub mod export;
@@ -20,6 +21,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Run(args) => run::run(args),
         Command::Verify(args) => verify::run(args),
+        Command::Blend(args) => blend::run(args),
         Command::Profiles(args) => profiles::run(args),
         Command::Tpcc(args) => tpcc::run(args),
         Command::Record(args) => record::run(args),

@@ -149,6 +149,10 @@ pub struct Args {
     #[arg(long)]
     pub verify: bool,
 
+    /// Report how sequential the I/O was in the order it completed, per target.
+    #[arg(long)]
+    pub access_order: bool,
+
     /// Seed for sizes, offsets and data (default: random, recorded in the result).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
@@ -406,6 +410,7 @@ impl Args {
             latency_tracking: !self.no_latency,
             io_limit: self.ios,
             verify: self.verify,
+            track_order: self.access_order,
         })
     }
 }

@@ -145,6 +145,13 @@ pub fn write_summary(out: &mut dyn Write, r: &RunResult, saved: Option<&str>) ->
             r.errors.first.as_deref().unwrap_or("-")
         )?;
     }
+    if let Some(a) = &r.access_order {
+        writeln!(
+            out,
+            "access order: {:.1} % of I/Os continued where the previous one on the target ended, {:.1} % within 128 KiB ({})",
+            a.sequential_pct, a.near_sequential_pct, a.basis
+        )?;
+    }
     if let Some(v) = &r.verify {
         if v.mismatches == 0 {
             writeln!(
