@@ -357,6 +357,7 @@ mod tests {
                 }
             }
             let rate = hits as f64 / sims as f64;
+            eprintln!("rank test at level 0.05, n = {n} per group: false-positive rate {rate:.3} over {sims} null simulations");
             // Binomial sd at 0.05 is ~0.009 (600) / ~0.011 (400); the exact test is a little
             // conservative by construction (discrete U).
             assert!(
@@ -400,6 +401,7 @@ mod tests {
             }
         }
         let coverage = covered as f64 / sims as f64;
+        eprintln!("95 % bootstrap interval of a ratio of means, n = 20 per group: coverage {coverage:.3} over {sims} simulations");
         assert!(
             (0.89..=0.99).contains(&coverage),
             "coverage {coverage} of a nominal 95 % interval"

@@ -114,7 +114,14 @@ fn runs(report: &Report, out: &mut Vec<Chart>) {
     );
     let mut pct = Plot::new(
         &format!("Latency by percentile (merged run histogram){more}"),
-        Axis::linear("percentile", Fmt::Nines).with_ticks(vec![0.30103, 1.0, 2.0, 3.0, 4.0, 5.0]),
+        Axis::linear("percentile", Fmt::Nines).with_ticks(vec![
+            std::f64::consts::LOG10_2,
+            1.0,
+            2.0,
+            3.0,
+            4.0,
+            5.0,
+        ]),
         Axis::log("latency", Fmt::Ns),
     );
     pct.x.from_zero = false;
@@ -151,7 +158,9 @@ fn runs(report: &Report, out: &mut Vec<Chart>) {
         if let Some(h) = &r.summary.total.histogram {
             let h = LatencyHistogram::from_sparse(h);
             let pts: Vec<(f64, f64)> = (0..=50)
-                .map(|k| 0.30103 + k as f64 * (5.0 - 0.30103) / 50.0)
+                .map(|k| {
+                    std::f64::consts::LOG10_2 + k as f64 * (5.0 - std::f64::consts::LOG10_2) / 50.0
+                })
                 .filter_map(|x| {
                     let qq = 1.0 - 10f64.powf(-x);
                     // Beyond the sample count a percentile is the maximum: stop there.

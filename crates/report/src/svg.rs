@@ -595,13 +595,16 @@ impl Plot {
     }
 }
 
+/// A bar's value and optional (low, high) whisker.
+pub type BarValue = (f64, Option<(f64, f64)>);
+
 /// One bar series of a bar chart.
 #[derive(Clone, Debug)]
 pub struct BarSeries {
     /// Legend name.
     pub name: String,
     /// Per category: value and optional (low, high) whisker.
-    pub values: Vec<Option<(f64, Option<(f64, f64)>)>>,
+    pub values: Vec<Option<BarValue>>,
 }
 
 /// Grouped vertical bars.
@@ -824,6 +827,8 @@ mod tests {
             vec![(1.0, 10.0), (2.0, 20.0), (4.0, 35.0), (8.0, 36.0)],
             Mode::LinePoints,
         ));
+        p.series
+            .push(Series::new("c", vec![(1.0, 5.0), (8.0, 6.0)], Mode::Line));
         p.markers.push(Marker {
             x: 4.0,
             y: 35.0,
@@ -832,7 +837,8 @@ mod tests {
         let s = p.to_svg("t");
         assert!(s.starts_with("<svg") && s.ends_with("</svg>"));
         assert!(s.contains("IOPS &lt;by&gt; depth") && s.contains("a&amp;b"));
-        assert_eq!(s.matches("class=\"mark\"").count(), 1 + 4);
+        // One line and four dots, then one line.
+        assert_eq!(s.matches("class=\"mark\"").count(), 1 + 4 + 1);
         assert!(s.contains("class=\"mark knee\""));
         assert!(!s.contains("http://") || s.matches("http://").count() == 1); // only xmlns
         assert!(!s.contains("NaN") && !s.contains("inf"));
@@ -848,7 +854,7 @@ mod tests {
     fn value_formats() {
         assert_eq!(fmt_value(2.0, Fmt::Nines), "p99");
         assert_eq!(fmt_value(3.0, Fmt::Nines), "p99.9");
-        assert_eq!(fmt_value(0.30103, Fmt::Nines), "p50");
+        assert_eq!(fmt_value(std::f64::consts::LOG10_2, Fmt::Nines), "p50");
         assert_eq!(fmt_value(123_456.0, Fmt::Count), "123.5k");
     }
 }
