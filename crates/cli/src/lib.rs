@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod interrupt;
 pub mod output;
 pub mod results;
 

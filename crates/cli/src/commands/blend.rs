@@ -17,8 +17,6 @@ use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Arguments of `oio blend`.
@@ -219,7 +217,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             track_order: true,
         };
         let mut live = LiveLine::new();
-        let r = oio_engine::run(&plan, &mut live, Arc::new(AtomicBool::new(false)));
+        let r = oio_engine::run(&plan, &mut live, crate::interrupt::stop_flag());
         live.finish();
         let mut r: RunResult = r?;
         r.command = std::env::args().collect();

@@ -14,16 +14,13 @@ use oio_engine::{EngineKind, RunPlan, TargetBinding, TargetOptions};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// File `oio run` uses when no target is given.
 pub const DEFAULT_TARGET: &str = "oio-testfile";
 /// Size of that file when oio creates it.
 pub const DEFAULT_SIZE: u64 = 1 << 30;
-/// Exit code of a run stopped by Ctrl-C (128 + SIGINT), after its partial result is written.
-pub const EXIT_INTERRUPTED: u8 = 130;
+pub use crate::interrupt::{stop_flag, EXIT_INTERRUPTED};
 
 /// Arguments of `oio run`.
 #[derive(Clone, Debug, clap::Args)]
@@ -228,23 +225,6 @@ fn parse_size_arg(s: &str) -> Result<u64, String> {
 
 fn parse_duration_arg(s: &str) -> Result<Duration, String> {
     parse_duration(s).map_err(|e| e.to_string())
-}
-
-/// Set by Ctrl-C; the run stops, writes its partial result and exits 130.
-pub(crate) fn stop_flag() -> Arc<AtomicBool> {
-    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-    FLAG.get_or_init(|| {
-        let flag = Arc::new(AtomicBool::new(false));
-        let f = Arc::clone(&flag);
-        // A second Ctrl-C leaves at once.
-        let _ = ctrlc::set_handler(move || {
-            if f.swap(true, Ordering::SeqCst) {
-                std::process::exit(EXIT_INTERRUPTED as i32);
-            }
-        });
-        flag
-    })
-    .clone()
 }
 
 impl Args {

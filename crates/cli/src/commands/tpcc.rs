@@ -6,7 +6,7 @@
 //! `oio-telemetry`'s diskstats recorder, prints the terminal summary and writes the result
 //! file atomically.
 
-use crate::commands::run::EXIT_INTERRUPTED;
+use crate::interrupt::{stop_flag, EXIT_INTERRUPTED};
 use crate::output::style;
 use crate::results::{result_file_name, write_json_atomic};
 use anyhow::Context;
@@ -19,8 +19,6 @@ use oio_tpcc::{BuildOptions, DbUrl, DeviceObserver, Isolation, Mode, RunOptions,
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// Arguments of `oio tpcc`.
@@ -177,22 +175,6 @@ fn parse_duration_arg(s: &str) -> Result<Duration, String> {
 
 fn parse_db(s: &str) -> anyhow::Result<DbUrl> {
     s.parse::<DbUrl>().context("--db")
-}
-
-/// Set by Ctrl-C; the run stops and writes its partial result.
-fn stop_flag() -> Arc<AtomicBool> {
-    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-    FLAG.get_or_init(|| {
-        let flag = Arc::new(AtomicBool::new(false));
-        let f = Arc::clone(&flag);
-        let _ = ctrlc::set_handler(move || {
-            if f.swap(true, Ordering::SeqCst) {
-                std::process::exit(EXIT_INTERRUPTED as i32);
-            }
-        });
-        flag
-    })
-    .clone()
 }
 
 /// Runs `oio tpcc …`.
