@@ -1029,7 +1029,6 @@ impl Worker<'_> {
                     }
                     next_arrival = arrivals.next_arrival();
                 }
-                tally.cur.backlog_max = tally.cur.backlog_max.max(backlog.len() as u64);
                 let slots_were_free = !free.is_empty();
                 while let (Some(&arr), false) = (backlog.front(), free.is_empty()) {
                     backlog.pop_front();
@@ -1045,6 +1044,8 @@ impl Worker<'_> {
                     prepare(&mut eng, &mut filler, &io, slot);
                     eng.queue(io.request(slot))?;
                 }
+                // What is left waits for a slot: that is the backlog.
+                tally.cur.backlog_max = tally.cur.backlog_max.max(backlog.len() as u64);
                 if issued >= quota && eng.in_flight() == 0 && backlog.is_empty() {
                     end_ns = now.min(t.end);
                     tally.close(end_ns);
