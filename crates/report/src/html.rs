@@ -120,7 +120,11 @@ fn runs_section(o: &mut String, r: &Report, charts: &[Chart]) {
             esc(&e.source),
             esc(&e.label),
             esc(&e.doc.workload.name),
-            e.doc.summary.configured_outstanding,
+            // Open-loop runs have an offered rate, not a configured depth.
+            match e.doc.summary.offered_iops {
+                Some(rate) => format!("open {}/s", format_count(rate)),
+                None => e.doc.summary.configured_outstanding.to_string(),
+            },
             format_count(t.iops),
             format_bytes(t.bytes_per_sec),
             opt_ns(l.mean),
