@@ -543,12 +543,16 @@ fn telemetry(report: &Report, out: &mut Vec<Chart>) {
                             (None, Some(w)) => Some(w),
                             _ => None,
                         }?;
-                        Some((i.queue_mean?, l))
+                        // Idle intervals have no latency to plot on a log axis.
+                        (l > 0.0).then_some((i.queue_mean?, l))
                     })
                     .collect(),
                 Mode::Points,
             ));
-            push_plot(out, format!("{id}-qlat"), "telemetry", s);
+            // A capture without I/O has no dots: leave the chart out rather than draw it empty.
+            if !s.series[0].points.is_empty() {
+                push_plot(out, format!("{id}-qlat"), "telemetry", s);
+            }
         }
     }
 }
