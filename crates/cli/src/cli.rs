@@ -65,6 +65,16 @@ pub enum Command {
     Report(commands::report::Args),
 }
 
+/// Value parser for durations (`30s`, `5m`, `500ms`), with oio's message on error.
+pub fn duration_arg(s: &str) -> Result<std::time::Duration, String> {
+    oio_core::units::parse_duration(s).map_err(|e| e.to_string())
+}
+
+/// Value parser for sizes (`4k`, `1G`), with oio's message on error.
+pub fn size_arg(s: &str) -> Result<u64, String> {
+    oio_core::units::parse_size(s).map_err(|e| e.to_string())
+}
+
 #[test]
 fn verify_cli() {
     use clap::CommandFactory;

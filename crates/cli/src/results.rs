@@ -6,7 +6,32 @@ use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Writes `value` as pretty JSON to `dir/name` atomically and returns the path.
+/// A temporary file in `dir`, for writing a file whole before it is renamed into place.
+fn temp_in(dir: &Path) -> anyhow::Result<tempfile::NamedTempFile> {
+    tempfile::Builder::new()
+        .prefix(".oio-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .with_context(|| format!("creating a temporary file in '{}'", dir.display()))
+}
+
+/// Writes `bytes` to `path` whole or not at all (replacing a file the user named).
+pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = temp_in(dir)?;
+    tmp.write_all(bytes)
+        .with_context(|| format!("writing '{}'", path.display()))?;
+    tmp.as_file().sync_data()?;
+    tmp.persist(path)
+        .map_err(|e| e.error)
+        .with_context(|| format!("renaming into '{}'", path.display()))?;
+    Ok(())
+}
+
+/// Writes `value` as pretty JSON into `dir/name` atomically and returns the path.
 pub fn write_json_atomic<T: Serialize>(
     dir: &Path,
     name: &str,
@@ -14,11 +39,7 @@ pub fn write_json_atomic<T: Serialize>(
 ) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("creating the results directory '{}'", dir.display()))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".oio-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .with_context(|| format!("creating a temporary file in '{}'", dir.display()))?;
+    let mut tmp = temp_in(dir)?;
     serde_json::to_writer_pretty(&mut tmp, value).context("serializing the result")?;
     tmp.write_all(b"\n")?;
     tmp.as_file()

@@ -1,6 +1,7 @@
 use assert_cmd::Command;
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command as Cmd;
 
 /// The oio binary built for these tests.
 pub fn oio() -> Command {
@@ -50,4 +51,62 @@ pub static IO_URING: std::sync::RwLock<()> = std::sync::RwLock::new(());
 /// Holds the io_uring lock for reading.
 pub fn uses_io_uring() -> std::sync::RwLockReadGuard<'static, ()> {
     IO_URING.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// True when the tests run as root (loop devices, mounts, fsfreeze need it).
+pub fn is_root() -> bool {
+    Cmd::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout.starts_with(b"0"))
+        .unwrap_or(false)
+}
+
+/// A sparse image file of `size` bytes.
+pub fn sparse_image(path: &Path, size: u64) -> PathBuf {
+    std::fs::File::create(path)
+        .and_then(|f| f.set_len(size))
+        .expect("image file");
+    path.to_path_buf()
+}
+
+/// A loop device over an image file, detached on drop.
+pub struct LoopDevice {
+    /// `/dev/loopN`.
+    pub dev: PathBuf,
+}
+
+impl LoopDevice {
+    /// Attaches `image`; None (with a note) where loop devices are not available.
+    pub fn attach(image: &Path) -> Option<LoopDevice> {
+        let out = Cmd::new("losetup")
+            .args(["-f", "--show"])
+            .arg(image)
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            eprintln!(
+                "skipping: losetup failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            return None;
+        }
+        Some(LoopDevice {
+            dev: PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()),
+        })
+    }
+
+    /// Kernel name (`loop3`), as in /proc/diskstats.
+    pub fn name(&self) -> &str {
+        self.dev
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = Cmd::new("losetup").arg("-d").arg(&self.dev).status();
+    }
 }

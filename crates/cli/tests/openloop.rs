@@ -1,4 +1,6 @@
-use crate::common::{num, oio, run_json, scratch, uses_io_uring};
+use crate::common::{
+    is_root, num, oio, run_json, scratch, sparse_image, uses_io_uring, LoopDevice,
+};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -85,10 +87,10 @@ impl Drop for Frozen<'_> {
     }
 }
 
-/// A loop-mounted ext4 filesystem, unmounted and detached on drop.
+/// A loop-mounted ext4 filesystem, thawed and unmounted on drop (then the device detaches).
 struct Mounted {
-    dev: String,
     dir: std::path::PathBuf,
+    _dev: LoopDevice,
 }
 impl Drop for Mounted {
     fn drop(&mut self) {
@@ -98,13 +100,11 @@ impl Drop for Mounted {
             .stderr(std::process::Stdio::null())
             .status();
         let _ = Command::new("umount").arg(&self.dir).status();
-        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
     }
 }
 
 fn mount_ext4(dir: &Path) -> Option<Mounted> {
-    let img = dir.join("fs.img");
-    std::fs::File::create(&img).ok()?.set_len(128 << 20).ok()?;
+    let img = sparse_image(&dir.join("fs.img"), 128 << 20);
     if !Command::new("mkfs.ext4")
         .args(["-q", "-F"])
         .arg(&img)
@@ -114,27 +114,11 @@ fn mount_ext4(dir: &Path) -> Option<Mounted> {
     {
         return None;
     }
-    let out = Command::new("losetup")
-        .args(["-f", "--show"])
-        .arg(&img)
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        eprintln!(
-            "skipping: losetup: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        return None;
-    }
-    let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let dev = LoopDevice::attach(&img)?;
     let mnt = dir.join("mnt");
     std::fs::create_dir_all(&mnt).ok()?;
-    let m = Mounted {
-        dev: dev.clone(),
-        dir: mnt.clone(),
-    };
     if !Command::new("mount")
-        .arg(&dev)
+        .arg(&dev.dev)
         .arg(&mnt)
         .status()
         .ok()?
@@ -142,7 +126,10 @@ fn mount_ext4(dir: &Path) -> Option<Mounted> {
     {
         return None;
     }
-    Some(m)
+    Some(Mounted {
+        dir: mnt,
+        _dev: dev,
+    })
 }
 
 /// Runs `cmd` while freezing `fs` for `stall` after `delay`; returns its stdout.
@@ -175,12 +162,7 @@ fn with_stall(mut cmd: Command, fs: &Path, delay: Duration, stall: Duration) -> 
 #[test]
 fn a_stall_shows_in_response_time_but_not_in_service_time() {
     let _uring = uses_io_uring();
-    let is_root = Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| o.stdout.starts_with(b"0"))
-        .unwrap_or(false);
-    if !is_root || Command::new("fsfreeze").arg("--version").output().is_err() {
+    if !is_root() || Command::new("fsfreeze").arg("--version").output().is_err() {
         eprintln!("skipping: needs root, loop devices and fsfreeze");
         return;
     }

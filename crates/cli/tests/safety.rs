@@ -1,4 +1,4 @@
-use crate::common::{oio, scratch, uses_io_uring};
+use crate::common::{is_root, oio, scratch, sparse_image, uses_io_uring, LoopDevice};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -52,29 +52,17 @@ fn an_existing_file_is_not_overwritten_without_the_flag() {
     assert_eq!(std::fs::read(&p).unwrap(), vec![42u8; 1 << 20], "untouched");
 }
 
-/// A loop device over an image file, detached on drop.
+/// A loop device, unmounted (when mounted) before it is detached.
 struct Loop {
-    dev: PathBuf,
     mount: Option<PathBuf>,
+    dev: LoopDevice,
 }
 
 impl Loop {
     fn new(image: &Path) -> Option<Loop> {
-        let out = Command::new("losetup")
-            .args(["-f", "--show"])
-            .arg(image)
-            .output()
-            .ok()?;
-        if !out.status.success() {
-            eprintln!(
-                "skipping: losetup failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            return None;
-        }
         Some(Loop {
-            dev: PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()),
             mount: None,
+            dev: LoopDevice::attach(image)?,
         })
     }
 }
@@ -84,15 +72,11 @@ impl Drop for Loop {
         if let Some(m) = &self.mount {
             let _ = Command::new("umount").arg(m).status();
         }
-        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
     }
 }
 
 fn image(dir: &Path, name: &str) -> PathBuf {
-    let p = dir.join(name);
-    let f = std::fs::File::create(&p).unwrap();
-    f.set_len(64 << 20).unwrap();
-    p
+    sparse_image(&dir.join(name), 64 << 20)
 }
 
 fn run_write(dev: &Path, extra: &[&str]) -> (Option<i32>, String) {
@@ -121,19 +105,11 @@ fn run_write(dev: &Path, extra: &[&str]) -> (Option<i32>, String) {
 }
 
 fn can_use_loop_devices() -> bool {
-    let ok = rustix_is_root() && Path::new("/dev/loop-control").exists();
+    let ok = is_root() && Path::new("/dev/loop-control").exists();
     if !ok {
         eprintln!("skipping loop-device safety test: needs root and /dev/loop-control");
     }
     ok
-}
-
-fn rustix_is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| o.stdout.starts_with(b"0"))
-        .unwrap_or(false)
 }
 
 #[test]
@@ -147,10 +123,10 @@ fn block_devices_with_data_are_refused_and_named() {
     // A blank device: writing needs --allow-overwrite, and then works.
     let blank = image(d.path(), "blank.img");
     let Some(l) = Loop::new(&blank) else { return };
-    let (code, err) = run_write(&l.dev, &[]);
+    let (code, err) = run_write(&l.dev.dev, &[]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--allow-overwrite"), "{err}");
-    let (code, err) = run_write(&l.dev, &["--allow-overwrite"]);
+    let (code, err) = run_write(&l.dev.dev, &["--allow-overwrite"]);
     assert_eq!(code, Some(0), "{err}");
     drop(l);
 
@@ -165,7 +141,7 @@ fn block_devices_with_data_are_refused_and_named() {
     let Some(mut l) = Loop::new(&ext4) else {
         return;
     };
-    let (code, err) = run_write(&l.dev, &["--allow-overwrite"]);
+    let (code, err) = run_write(&l.dev.dev, &["--allow-overwrite"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("ext2/ext3/ext4 filesystem signature"), "{err}");
     assert!(err.contains("--destroy-data"), "{err}");
@@ -174,14 +150,14 @@ fn block_devices_with_data_are_refused_and_named() {
     let mnt = d.path().join("mnt");
     std::fs::create_dir(&mnt).unwrap();
     if Command::new("mount")
-        .arg(&l.dev)
+        .arg(&l.dev.dev)
         .arg(&mnt)
         .status()
         .unwrap()
         .success()
     {
         l.mount = Some(mnt.clone());
-        let (code, err) = run_write(&l.dev, &["--allow-overwrite"]);
+        let (code, err) = run_write(&l.dev.dev, &["--allow-overwrite"]);
         assert_eq!(code, Some(2), "{err}");
         assert!(err.contains("is mounted at"), "{err}");
         let _ = Command::new("umount").arg(&mnt).status();
@@ -192,7 +168,7 @@ fn block_devices_with_data_are_refused_and_named() {
     let out = oio()
         .current_dir(d2.path())
         .args(["run", "--rw", "randread", "--time", "300ms", "--ramp", "0"])
-        .arg(&l.dev)
+        .arg(&l.dev.dev)
         .output()
         .unwrap();
     assert!(
@@ -201,7 +177,7 @@ fn block_devices_with_data_are_refused_and_named() {
         String::from_utf8_lossy(&out.stderr)
     );
     // --destroy-data is the explicit way through.
-    let (code, err) = run_write(&l.dev, &["--destroy-data"]);
+    let (code, err) = run_write(&l.dev.dev, &["--destroy-data"]);
     assert_eq!(code, Some(0), "{err}");
     drop(l);
 
@@ -221,7 +197,7 @@ fn block_devices_with_data_are_refused_and_named() {
         .unwrap();
     assert!(sf.wait().unwrap().success());
     let Some(l) = Loop::new(&parted) else { return };
-    let (code, err) = run_write(&l.dev, &["--allow-overwrite"]);
+    let (code, err) = run_write(&l.dev.dev, &["--allow-overwrite"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("GPT partition table"), "{err}");
 }

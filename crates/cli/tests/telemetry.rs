@@ -2,7 +2,7 @@
 //! sysstat's iostat and fio (installed by scripts/test), on a loop device so that no other I/O
 //! of the machine disturbs the comparison.
 
-use crate::common::{oio, scratch};
+use crate::common::{oio, scratch, sparse_image, LoopDevice};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -20,41 +20,6 @@ fn have(tool: &str) -> bool {
         .stdout(Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
-}
-
-/// A loop device over a sparse image, detached on drop.
-struct LoopDev {
-    dev: String,
-}
-
-impl LoopDev {
-    fn new(image: &Path, size: u64) -> Option<LoopDev> {
-        std::fs::File::create(image).ok()?.set_len(size).ok()?;
-        let out = Command::new("losetup")
-            .args(["-f", "--show"])
-            .arg(image)
-            .output()
-            .ok()?;
-        if !out.status.success() {
-            eprintln!(
-                "skipping: losetup failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            return None;
-        }
-        Some(LoopDev {
-            dev: String::from_utf8_lossy(&out.stdout).trim().to_string(),
-        })
-    }
-    fn name(&self) -> &str {
-        self.dev.trim_start_matches("/dev/")
-    }
-}
-
-impl Drop for LoopDev {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
-    }
 }
 
 fn ok_json(args: &[&str], dir: &Path) -> Value {
@@ -105,7 +70,7 @@ fn record_matches_iostat_and_fio() {
         return;
     }
     let dir = scratch();
-    let Some(lo) = LoopDev::new(&dir.path().join("rec.img"), 256 << 20) else {
+    let Some(lo) = LoopDevice::attach(&sparse_image(&dir.path().join("rec.img"), 256 << 20)) else {
         return;
     };
     let fio_json = dir.path().join("fio.json");
@@ -113,7 +78,7 @@ fn record_matches_iostat_and_fio() {
     let mut fio = Command::new("fio")
         .args([
             "--name=mix",
-            &format!("--filename={}", lo.dev),
+            &format!("--filename={}", lo.dev.display()),
             "--rw=randrw",
             "--rwmixread=70",
             "--bssplit=4k/50:64k/50,16k/100",

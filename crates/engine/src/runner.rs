@@ -801,16 +801,21 @@ impl<'w> Tally<'w> {
         }
     }
 
-    /// Counts one completion; false when it failed.
+    /// Counts one completion (into the interval when `counted`, i.e. in the measured phase);
+    /// true when its latency should be recorded.
     #[inline]
-    fn complete(&mut self, result: i32, io: &NextIo) -> bool {
+    fn complete(&mut self, result: i32, io: &NextIo, counted: bool) -> bool {
         self.all_ios += 1;
         if result != io.len as i32 {
             self.errors.record(result, io, self.w.paths);
             return false;
         }
         self.ok_ios += 1;
-        true
+        if counted {
+            self.cur.count(io.dir, io.len);
+            self.track_order(io);
+        }
+        counted
     }
 
     fn done(
@@ -946,11 +951,9 @@ impl Worker<'_> {
                 let slot = c.slot as usize;
                 free.push(c.slot);
                 let io = what[slot];
-                if !tally.complete(c.result, &io) || !counted {
+                if !tally.complete(c.result, &io, counted) {
                     continue;
                 }
-                tally.cur.count(io.dir, io.len);
-                tally.track_order(&io);
                 if self.lat {
                     let lat = now - issued_at[slot];
                     match &mut run {
@@ -1074,11 +1077,9 @@ impl Worker<'_> {
                 let slot = c.slot as usize;
                 free.push(c.slot);
                 let io = what[slot];
-                if !tally.complete(c.result, &io) || !counted {
+                if !tally.complete(c.result, &io, counted) {
                     continue;
                 }
-                tally.cur.count(io.dir, io.len);
-                tally.track_order(&io);
                 if self.lat {
                     tally.cur.record(io.dir, now - intended[slot], 1);
                     tally.cur.record_service(io.dir, now - issued_at[slot]);

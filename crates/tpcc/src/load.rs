@@ -200,14 +200,8 @@ fn generate(seed: u64, unit: Unit, table: &str, emit: &mut Emit) -> Result<()> {
     let c = NuRandC::for_load(&mut r);
     match table {
         "warehouse" => {
-            let (n, s1, s2, city, st, zip) = (
-                r.astring(6, 10),
-                r.astring(10, 20),
-                r.astring(10, 20),
-                r.astring(10, 20),
-                r.state(),
-                r.zip(),
-            );
+            let n = r.astring(6, 10);
+            let [s1, s2, city, st, zip] = r.address();
             emit(&[
                 F::I(w),
                 F::S(&n),
@@ -222,14 +216,8 @@ fn generate(seed: u64, unit: Unit, table: &str, emit: &mut Emit) -> Result<()> {
         }
         "district" => {
             for d in 1..=DISTRICTS_PER_WAREHOUSE {
-                let (n, s1, s2, city, st, zip) = (
-                    r.astring(6, 10),
-                    r.astring(10, 20),
-                    r.astring(10, 20),
-                    r.astring(10, 20),
-                    r.state(),
-                    r.zip(),
-                );
+                let n = r.astring(6, 10);
+                let [s1, s2, city, st, zip] = r.address();
                 emit(&[
                     F::I(d),
                     F::I(w),
@@ -255,15 +243,9 @@ fn generate(seed: u64, unit: Unit, table: &str, emit: &mut Emit) -> Result<()> {
                     } else {
                         r.last_name(c.c_last)
                     };
-                    let (first, s1, s2, city, st, zip, phone) = (
-                        r.astring(8, 16),
-                        r.astring(10, 20),
-                        r.astring(10, 20),
-                        r.astring(10, 20),
-                        r.state(),
-                        r.zip(),
-                        r.nstring(16),
-                    );
+                    let first = r.astring(8, 16);
+                    let [s1, s2, city, st, zip] = r.address();
+                    let phone = r.nstring(16);
                     let credit = if r.percent(10) { "BC" } else { "GC" };
                     data.clear();
                     r.astring_into(&mut data, 300, 500);

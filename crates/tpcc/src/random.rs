@@ -119,6 +119,18 @@ impl Rng {
         s
     }
 
+    /// An address as warehouse, district and customer rows carry it (clause 4.3.3.1):
+    /// street 1, street 2 and city of 10..20 characters, a state and a zip code.
+    pub fn address(&mut self) -> [String; 5] {
+        [
+            self.astring(10, 20),
+            self.astring(10, 20),
+            self.astring(10, 20),
+            self.state(),
+            self.zip(),
+        ]
+    }
+
     /// Two random upper-case letters.
     pub fn state(&mut self) -> String {
         (0..2).map(|_| (b'A' + self.0.u8(0..26)) as char).collect()

@@ -9,10 +9,10 @@ use crate::results::{result_file_name, write_json_atomic};
 use anyhow::bail;
 use clap::ValueEnum;
 use oio_core::result::RunResult;
-use oio_core::units::{format_bytes, format_count, format_ns, parse_duration, parse_size};
+use oio_core::units::{format_bytes, format_count, format_ns};
 use oio_core::workload::{Extent, Percent, Region, Stream, Workload};
 use oio_core::SizeMix;
-use oio_engine::{EngineKind, RunPlan, TargetBinding, TargetOptions};
+use oio_engine::{RunPlan, TargetBinding, TargetOptions};
 use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
@@ -43,15 +43,15 @@ pub struct Args {
     pub qd: u32,
 
     /// Measured time of each phase.
-    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = dur)]
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = crate::cli::duration_arg)]
     pub time: Duration,
 
     /// Warm-up of each phase.
-    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = dur)]
+    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = crate::cli::duration_arg)]
     pub ramp: Duration,
 
     /// Size of the file to create or of the part to use.
-    #[arg(long, value_name = "SIZE", value_parser = size)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::size_arg)]
     pub size: Option<u64>,
 
     /// I/O engine.
@@ -86,13 +86,6 @@ pub enum BlendDir {
     Read,
     /// Sequential writes.
     Write,
-}
-
-fn dur(s: &str) -> Result<Duration, String> {
-    parse_duration(s).map_err(|e| e.to_string())
-}
-fn size(s: &str) -> Result<u64, String> {
-    parse_size(s).map_err(|e| e.to_string())
 }
 
 /// One phase of the blend.
@@ -201,12 +194,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 destroy_data: false,
                 fill_seed: 0,
             },
-            engine: match a.engine {
-                EngineArg::Auto => EngineKind::Auto,
-                EngineArg::IoUring => EngineKind::IoUring,
-                EngineArg::Sync => EngineKind::Sync,
-                EngineArg::Null => EngineKind::Null,
-            },
+            engine: a.engine.into(),
             time: a.time,
             ramp: a.ramp,
             interval: Duration::from_secs(1),
@@ -249,9 +237,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         phases,
     };
     if a.json {
-        let mut out = std::io::stdout().lock();
-        serde_json::to_writer_pretty(&mut out, &doc)?;
-        writeln!(out)?;
+        crate::output::print_json(&doc)?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = anstream::stdout().lock();

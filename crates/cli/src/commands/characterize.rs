@@ -117,20 +117,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_default();
                 let path = out.with_file_name(format!("{stem}-p{k}.toml"));
-                super::record::write_file_atomic(&path, pc.workload.to_toml().as_bytes())?;
+                crate::results::write_file_atomic(&path, pc.workload.to_toml().as_bytes())?;
                 written.push(path.display().to_string());
             }
         } else {
-            super::record::write_file_atomic(out, c.workload.to_toml().as_bytes())?;
+            crate::results::write_file_atomic(out, c.workload.to_toml().as_bytes())?;
             written.push(out.display().to_string());
         }
     }
-    let mut out = std::io::stdout().lock();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &c)?;
-        writeln!(out)?;
+        crate::output::print_json(&c)?;
         return Ok(ExitCode::SUCCESS);
     }
+    let mut out = std::io::stdout().lock();
     write_summary(&mut out, &c)?;
     if written.is_empty() {
         writeln!(

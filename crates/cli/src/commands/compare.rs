@@ -193,9 +193,7 @@ pub fn run_repeated(args: run::Args) -> anyhow::Result<ExitCode> {
         results.push(r);
     }
     if args.json {
-        let mut out = std::io::stdout().lock();
-        serde_json::to_writer_pretty(&mut out, &results)?;
-        writeln!(out)?;
+        crate::output::print_json(&results)?;
     } else {
         let mut out = anstream::stdout().lock();
         write_repeat_summary(&mut out, &results)?;
@@ -402,9 +400,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let c = compare::compare(&groups, &o);
     if args.json {
-        let mut out = std::io::stdout().lock();
-        serde_json::to_writer_pretty(&mut out, &c)?;
-        writeln!(out)?;
+        crate::output::print_json(&c)?;
         for w in &c.warnings {
             style::print_warning(w);
         }

@@ -76,7 +76,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Tool::Vdbench => to_vdbench(&w, &opts)?,
     };
     match &args.output {
-        Some(p) => super::record::write_file_atomic(p, text.as_bytes())?,
+        Some(p) => crate::results::write_file_atomic(p, text.as_bytes())?,
         None => std::io::stdout().lock().write_all(text.as_bytes())?,
     }
     Ok(ExitCode::SUCCESS)

@@ -40,7 +40,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     if let Some(p) = &target {
-        super::record::write_file_atomic(p, &bytes)?;
+        crate::results::write_file_atomic(p, &bytes)?;
     }
     let mut out = std::io::stdout().lock();
     if args.json {

@@ -78,7 +78,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let obs = recorder.stop().context("recording /proc/diskstats")?;
     let saved = match &args.output {
         Some(p) => {
-            write_file_atomic(p, &json_bytes(&obs)?)?;
+            crate::results::write_file_atomic(p, &json_bytes(&obs)?)?;
             p.display().to_string()
         }
         None => {
@@ -195,25 +195,4 @@ fn json_bytes(obs: &Observation) -> anyhow::Result<Vec<u8>> {
     let mut v = serde_json::to_vec_pretty(obs)?;
     v.push(b'\n');
     Ok(v)
-}
-
-/// Writes `bytes` to `path` whole or not at all: a temporary file in the same directory, then
-/// a rename over the target.
-pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".oio-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .with_context(|| format!("creating a temporary file in '{}'", dir.display()))?;
-    tmp.write_all(bytes)
-        .with_context(|| format!("writing '{}'", path.display()))?;
-    tmp.as_file().sync_data()?;
-    tmp.persist(path)
-        .map_err(|e| e.error)
-        .with_context(|| format!("renaming into '{}'", path.display()))?;
-    Ok(())
 }

@@ -7,11 +7,10 @@ use crate::results::{result_file_name, write_json_atomic};
 use anyhow::{bail, Context};
 use clap::ValueEnum;
 use oio_core::profiles;
-use oio_core::units::{parse_duration, parse_size, Secs};
+use oio_core::units::{parse_duration, Secs};
 use oio_core::workload::{Arrival, Percent, Rate, Stream, Workload};
 use oio_core::SizeMix;
 use oio_engine::{EngineKind, RunPlan, TargetBinding, TargetOptions};
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -94,19 +93,19 @@ pub struct Args {
     pub workers: Option<u32>,
 
     /// Size of the file to create, or the part of a file or device to use (e.g. 10G).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size_arg)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::size_arg)]
     pub size: Option<u64>,
 
     /// Measured time.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::cli::duration_arg)]
     pub time: Duration,
 
     /// Warm-up before the measured time (not counted).
-    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = crate::cli::duration_arg)]
     pub ramp: Duration,
 
     /// Length of each interval of the time series.
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = crate::cli::duration_arg)]
     pub interval: Duration,
 
     /// I/O engine; auto uses io_uring and falls back to sync with a notice.
@@ -207,6 +206,17 @@ pub enum EngineArg {
     Null,
 }
 
+impl From<EngineArg> for EngineKind {
+    fn from(e: EngineArg) -> EngineKind {
+        match e {
+            EngineArg::Auto => EngineKind::Auto,
+            EngineArg::IoUring => EngineKind::IoUring,
+            EngineArg::Sync => EngineKind::Sync,
+            EngineArg::Null => EngineKind::Null,
+        }
+    }
+}
+
 fn parse_pct(s: &str) -> Result<f64, String> {
     let v: f64 = s
         .trim_end_matches('%')
@@ -217,14 +227,6 @@ fn parse_pct(s: &str) -> Result<f64, String> {
     } else {
         Err(format!("{v} is not a percentage from 0 to 100"))
     }
-}
-
-fn parse_size_arg(s: &str) -> Result<u64, String> {
-    parse_size(s).map_err(|e| e.to_string())
-}
-
-fn parse_duration_arg(s: &str) -> Result<Duration, String> {
-    parse_duration(s).map_err(|e| e.to_string())
 }
 
 impl Args {
@@ -377,12 +379,7 @@ impl Args {
                 destroy_data: self.destroy_data,
                 fill_seed: 0,
             },
-            engine: match self.engine {
-                EngineArg::Auto => EngineKind::Auto,
-                EngineArg::IoUring => EngineKind::IoUring,
-                EngineArg::Sync => EngineKind::Sync,
-                EngineArg::Null => EngineKind::Null,
-            },
+            engine: self.engine.into(),
             time: self.time,
             ramp: self.ramp,
             interval: self.interval,
@@ -461,9 +458,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let saved_str = saved.display().to_string();
 
     if args.json {
-        let mut out = std::io::stdout().lock();
-        serde_json::to_writer_pretty(&mut out, &result)?;
-        writeln!(out)?;
+        crate::output::print_json(&result)?;
         if let Some(n) = &result.engine.notice {
             style::print_notice(n);
         }

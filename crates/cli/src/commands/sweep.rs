@@ -294,9 +294,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let name = result_file_name("sweep", &doc.timestamp, &doc.workload);
     let saved = write_json_atomic(&args.out, &name, &doc)?;
     if args.json {
-        let mut out = std::io::stdout().lock();
-        serde_json::to_writer_pretty(&mut out, &doc)?;
-        writeln!(out)?;
+        crate::output::print_json(&doc)?;
         style::print_notice(&format!("sweep: {}", saved.display()));
         return Ok(ExitCode::SUCCESS);
     }

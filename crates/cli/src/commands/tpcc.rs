@@ -12,7 +12,7 @@ use crate::results::{result_file_name, write_json_atomic};
 use anyhow::Context;
 use clap::{Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use oio_core::units::{format_bytes, format_count, parse_duration};
+use oio_core::units::{format_bytes, format_count};
 use oio_tpcc::check::Status;
 use oio_tpcc::db::SqliteSync;
 use oio_tpcc::{BuildOptions, DbUrl, DeviceObserver, Isolation, Mode, RunOptions, TpccResult};
@@ -113,10 +113,10 @@ pub struct RunArgs {
     #[arg(long, short = 'n', value_name = "N", default_value_t = 4)]
     pub workers: u32,
     /// Warm-up before the measured window (e.g. 30s, 1m; 0 for none).
-    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = parse_duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = crate::cli::duration_arg)]
     pub ramp: Duration,
     /// Length of the measured window.
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::cli::duration_arg)]
     pub time: Duration,
     /// Where the transactions' SQL runs (server needs PostgreSQL).
     #[arg(long, value_enum, default_value_t = ModeArg::Client)]
@@ -133,10 +133,10 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = IsolationArg::ReadCommitted)]
     pub isolation: IsolationArg,
     /// Length of one interval of the per-interval series.
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = crate::cli::duration_arg)]
     pub interval: Duration,
     /// How often pg_stat_activity is sampled for the wait profile.
-    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = parse_duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = crate::cli::duration_arg)]
     pub wait_sample: Duration,
     /// SQLite's PRAGMA synchronous during the run.
     #[arg(long, value_enum, default_value_t = SyncArg::Full)]
@@ -167,10 +167,6 @@ pub struct CheckArgs {
     /// Print the report as JSON on stdout (and nothing else there).
     #[arg(long)]
     pub json: bool,
-}
-
-fn parse_duration_arg(s: &str) -> Result<Duration, String> {
-    parse_duration(s).map_err(|e| e.to_string())
 }
 
 fn parse_db(s: &str) -> anyhow::Result<DbUrl> {
@@ -228,9 +224,7 @@ fn build(a: BuildArgs) -> anyhow::Result<ExitCode> {
     );
     let saved = write_json_atomic(&a.out, &name, &report)?;
     if a.json {
-        let mut out = std::io::stdout().lock();
-        serde_json::to_writer_pretty(&mut out, &report)?;
-        writeln!(out)?;
+        crate::output::print_json(&report)?;
     } else {
         let mut out = anstream::stdout().lock();
         writeln!(
@@ -397,9 +391,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     let name = result_file_name("tpcc", &result.timestamp, &label);
     let saved = write_json_atomic(&a.out, &name, &result)?;
     if a.json {
-        let mut out = std::io::stdout().lock();
-        serde_json::to_writer_pretty(&mut out, &result)?;
-        writeln!(out)?;
+        crate::output::print_json(&result)?;
     } else {
         let mut out = anstream::stdout().lock();
         write_run_summary(&mut out, &result)?;
@@ -587,9 +579,7 @@ fn check(a: CheckArgs) -> anyhow::Result<ExitCode> {
     let db = parse_db(&a.db.db)?;
     let report = oio_tpcc::check(&db).with_context(|| format!("checking {db}"))?;
     if a.json {
-        let mut out = std::io::stdout().lock();
-        serde_json::to_writer_pretty(&mut out, &report)?;
-        writeln!(out)?;
+        crate::output::print_json(&report)?;
     } else {
         let mut out = anstream::stdout().lock();
         writeln!(

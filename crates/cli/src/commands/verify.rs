@@ -79,9 +79,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "findings": findings,
             "journal_trailing_bytes": journal.trailing_bytes,
         });
-        let mut out = std::io::stdout().lock();
-        serde_json::to_writer_pretty(&mut out, &doc)?;
-        writeln!(out)?;
+        crate::output::print_json(&doc)?;
     } else {
         let mut out = anstream::stdout().lock();
         writeln!(

@@ -3,3 +3,13 @@
 pub mod live;
 pub mod style;
 pub mod summary;
+
+use std::io::Write;
+
+/// Prints `value` as one pretty JSON document on stdout, the only thing `--json` puts there.
+pub fn print_json<T: serde::Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value)?;
+    writeln!(out)?;
+    Ok(())
+}
