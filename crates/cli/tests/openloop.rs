@@ -1,5 +1,5 @@
 use crate::common::{
-    is_root, num, oio, run_json, scratch, sparse_image, uses_io_uring, LoopDevice,
+    is_root, missing, num, oio, run_json, scratch, sparse_image, uses_io_uring, LoopDevice,
 };
 use serde_json::Value;
 use std::path::Path;
@@ -163,12 +163,12 @@ fn with_stall(mut cmd: Command, fs: &Path, delay: Duration, stall: Duration) -> 
 fn a_stall_shows_in_response_time_but_not_in_service_time() {
     let _uring = uses_io_uring();
     if !is_root() || Command::new("fsfreeze").arg("--version").output().is_err() {
-        eprintln!("skipping: needs root, loop devices and fsfreeze");
+        missing("needs root, loop devices and fsfreeze");
         return;
     }
     let d = scratch();
     let Some(fs) = mount_ext4(d.path()) else {
-        eprintln!("skipping: could not mount a loop ext4 filesystem");
+        missing("could not mount a loop ext4 filesystem");
         return;
     };
     let target = fs.dir.join("t.dat");

@@ -1,4 +1,4 @@
-use crate::common::{num, oio, run_json, scratch, uses_io_uring, IO_URING};
+use crate::common::{missing, num, oio, run_json, scratch, uses_io_uring, IO_URING};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -354,11 +354,11 @@ fn auto_falls_back_to_sync_when_the_kernel_refuses_io_uring() {
     let _all = IO_URING.write().unwrap_or_else(|e| e.into_inner());
     let path = "/proc/sys/kernel/io_uring_disabled";
     let Ok(old) = std::fs::read_to_string(path) else {
-        eprintln!("skipping: {path} does not exist (kernel older than 6.6)");
+        missing(&format!("{path} does not exist (kernel older than 6.6)"));
         return;
     };
     if std::fs::write(path, "2").is_err() {
-        eprintln!("skipping: cannot write {path} (not root?)");
+        missing(&format!("cannot write {path} (not root?)"));
         return;
     }
     let _restore = Sysctl { path, old };

@@ -1,4 +1,4 @@
-use crate::common::{is_root, oio, scratch, sparse_image, uses_io_uring, LoopDevice};
+use crate::common::{is_root, missing, oio, scratch, sparse_image, uses_io_uring, LoopDevice};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -107,7 +107,7 @@ fn run_write(dev: &Path, extra: &[&str]) -> (Option<i32>, String) {
 fn can_use_loop_devices() -> bool {
     let ok = is_root() && Path::new("/dev/loop-control").exists();
     if !ok {
-        eprintln!("skipping loop-device safety test: needs root and /dev/loop-control");
+        missing("loop-device safety test: needs root and /dev/loop-control");
     }
     ok
 }

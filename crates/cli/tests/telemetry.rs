@@ -2,7 +2,7 @@
 //! sysstat's iostat and fio (installed by scripts/test), on a loop device so that no other I/O
 //! of the machine disturbs the comparison.
 
-use crate::common::{oio, scratch, sparse_image, LoopDevice};
+use crate::common::{missing, oio, scratch, sparse_image, LoopDevice};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -66,7 +66,7 @@ fn totals(obs: &oio_core::observation::Observation, dev: &str) -> [f64; 6] {
 #[test]
 fn record_matches_iostat_and_fio() {
     if !(have("fio") && have("iostat")) {
-        eprintln!("skipping: needs fio and iostat (scripts/test installs them)");
+        missing("needs fio and iostat (scripts/test installs them)");
         return;
     }
     let dir = scratch();
@@ -193,7 +193,7 @@ fn record_matches_iostat_and_fio() {
 #[test]
 fn fio_export_runs_in_fio_with_the_workload_mix() {
     if !have("fio") {
-        eprintln!("skipping: needs fio (scripts/test installs it)");
+        missing("needs fio (scripts/test installs it)");
         return;
     }
     let dir = scratch();

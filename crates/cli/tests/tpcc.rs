@@ -1,6 +1,6 @@
 //! `oio tpcc`: build, run and check through the binary, on SQLite and a throwaway PostgreSQL.
 
-use crate::common::{num, oio, run_json, scratch};
+use crate::common::{missing, num, oio, run_json, scratch};
 use oio_tpcc::testing::{pg_bin, TempPostgres};
 use serde_json::Value;
 use std::path::Path;
@@ -151,7 +151,7 @@ fn bad_database_urls_say_what_is_expected() {
 #[test]
 fn postgres_server_mode_through_the_binary() {
     if pg_bin().is_none() {
-        eprintln!("SKIPPED: no PostgreSQL binaries (scripts/test installs them)");
+        missing("no PostgreSQL binaries (scripts/test installs them)");
         return;
     }
     let pg = TempPostgres::start("").unwrap();

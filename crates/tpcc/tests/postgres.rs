@@ -20,7 +20,7 @@ fn all_pass(db: &DbUrl, after_run: bool) {
 #[test]
 fn postgres_build_run_check_in_both_modes() {
     if pg_bin().is_none() {
-        eprintln!("SKIPPED: no PostgreSQL binaries (scripts/test installs them)");
+        oio_tpcc::testing::missing("no PostgreSQL binaries (scripts/test installs them)");
         return;
     }
     let pg = TempPostgres::start("").unwrap();
