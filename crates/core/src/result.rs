@@ -122,6 +122,9 @@ pub struct RunOptions {
     pub engine_requested: String,
     /// O_DIRECT (true) or page cache (false).
     pub direct: bool,
+    /// When queued I/Os reached the kernel: "per_io" or "batch" ("" when imported).
+    #[serde(default)]
+    pub submit: String,
     /// Seed of the offset and size generators.
     pub seed: u64,
     /// False when latency was not timed (to measure the cost of timing).

@@ -16,7 +16,7 @@ pub mod sys;
 pub mod target;
 pub mod verify;
 
-pub use engines::{Dir, Engine, EngineKind};
+pub use engines::{Dir, Engine, EngineKind, SubmitMode};
 pub use plan::{RunPlan, TargetBinding};
 pub use runner::{run, RunError, RunObserver};
 pub use target::TargetOptions;

@@ -2,7 +2,7 @@
 //! assignments once the targets are open.
 
 use crate::data::DataPattern;
-use crate::engines::EngineKind;
+use crate::engines::{EngineKind, SubmitMode};
 use crate::generator::{Extent, GeneratorSpec};
 use crate::target::TargetOptions;
 use oio_core::units::format_size;
@@ -30,6 +30,8 @@ pub struct RunPlan {
     pub target_options: TargetOptions,
     /// Engine to use.
     pub engine: EngineKind,
+    /// When queued I/Os reach the kernel (io_uring; the sync engine always submits one by one).
+    pub submit: SubmitMode,
     /// Measured time.
     pub time: Duration,
     /// Warm-up before measuring (not counted).

@@ -295,6 +295,7 @@ pub fn run(
         let a = a.clone();
         let (tx, stop, abort) = (tx.clone(), Arc::clone(&stop), Arc::clone(&abort));
         let lat = plan.latency_tracking;
+        let submit = plan.submit;
         let seed = plan.seed;
         let verify = verify_shared.clone();
         let order = order_shared.clone();
@@ -310,6 +311,7 @@ pub fn run(
                     buf_size: a.buf_size,
                     files,
                     fill_seed: seed ^ 0xD1B5_4A32_D192_ED03 ^ wi as u64,
+                    submit,
                 };
                 let w = Worker {
                     a: &a,
@@ -525,6 +527,7 @@ pub fn run(
             interval_s: interval_ns as f64 / 1e9,
             engine_requested: plan.engine.name().into(),
             direct: plan.target_options.direct,
+            submit: plan.submit.name().into(),
             seed: plan.seed,
             latency_tracking: plan.latency_tracking,
         },
@@ -886,7 +889,6 @@ impl Worker<'_> {
                     break;
                 }
                 if !free.is_empty() && issued < quota {
-                    let now = if self.lat { t.now() } else { 0 };
                     while issued < quota {
                         let Some(slot) = free.pop() else { break };
                         let mut io = gen.next_io();
@@ -904,7 +906,6 @@ impl Worker<'_> {
                         }
                         issued += 1;
                         what[slot as usize] = io;
-                        issued_at[slot as usize] = now;
                         match &mut vw {
                             Some(v) => {
                                 let buf = eng.buffer(slot).expect("an idle slot has its buffer");
@@ -912,6 +913,9 @@ impl Worker<'_> {
                             }
                             None => prepare(&mut eng, &mut filler, &io, slot),
                         }
+                        // Timed per I/O, after its data is prepared: the latency of the last
+                        // I/O of a batch does not include preparing the ones before it.
+                        issued_at[slot as usize] = if self.lat { t.now() } else { 0 };
                         eng.queue(io.request(slot))?;
                     }
                 }

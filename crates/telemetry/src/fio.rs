@@ -745,6 +745,7 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
             interval_s: 0.0,
             engine_requested: "fio".into(),
             direct,
+            submit: String::new(),
             seed: 0,
             latency_tracking: true,
         },

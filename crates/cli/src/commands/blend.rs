@@ -195,6 +195,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 fill_seed: 0,
             },
             engine: a.engine.into(),
+            submit: oio_engine::SubmitMode::default(),
             time: a.time,
             ramp: a.ramp,
             interval: Duration::from_secs(1),

@@ -10,7 +10,7 @@ use oio_core::profiles;
 use oio_core::units::{parse_duration, Secs};
 use oio_core::workload::{Arrival, Percent, Rate, Stream, Workload};
 use oio_core::SizeMix;
-use oio_engine::{EngineKind, RunPlan, TargetBinding, TargetOptions};
+use oio_engine::{EngineKind, RunPlan, SubmitMode, TargetBinding, TargetOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -112,6 +112,11 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = EngineArg::Auto, value_name = "ENGINE")]
     pub engine: EngineArg,
 
+    /// When queued I/Os reach the kernel: per-io (one system call per I/O, steady flow to the
+    /// device, what fio does by default) or batch (one call per batch: less CPU, burstier).
+    #[arg(long, value_enum, default_value_t = SubmitArg::PerIo, value_name = "MODE")]
+    pub submit: SubmitArg,
+
     /// Go through the page cache instead of O_DIRECT (needed on filesystems without O_DIRECT).
     #[arg(long)]
     pub buffered: bool,
@@ -204,6 +209,24 @@ pub enum EngineArg {
     Sync,
     /// No I/O: measures oio's own overhead.
     Null,
+}
+
+/// Submission styles on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SubmitArg {
+    /// One system call per I/O.
+    PerIo,
+    /// One system call per batch.
+    Batch,
+}
+
+impl From<SubmitArg> for SubmitMode {
+    fn from(s: SubmitArg) -> SubmitMode {
+        match s {
+            SubmitArg::PerIo => SubmitMode::PerIo,
+            SubmitArg::Batch => SubmitMode::Batch,
+        }
+    }
 }
 
 impl From<EngineArg> for EngineKind {
@@ -380,6 +403,7 @@ impl Args {
                 fill_seed: 0,
             },
             engine: self.engine.into(),
+            submit: self.submit.into(),
             time: self.time,
             ramp: self.ramp,
             interval: self.interval,

@@ -2,11 +2,11 @@
 //!
 //! One ring per worker thread, created on that thread (so `SINGLE_ISSUER` and
 //! `DEFER_TASKRUN` apply). Features are probed at run time and each one degrades on its own:
-//! ring flags, registered files, registered (fixed) buffers, timeouts on waits. Requests are
-//! pushed as they are queued and submitted in one `io_uring_enter` that also waits for
-//! completions, so a batch of N I/Os costs one system call.
+//! ring flags, registered files, registered (fixed) buffers, timeouts on waits. Each request
+//! is submitted as it is queued ([`SubmitMode::PerIo`], the default) or pushed and submitted
+//! with the others in the `io_uring_enter` that also waits ([`SubmitMode::Batch`]).
 
-use super::{Completion, Dir, Engine, EngineError, EngineSetup, IoRequest, SlotStates};
+use super::{Completion, Dir, Engine, EngineError, EngineSetup, IoRequest, SlotStates, SubmitMode};
 use crate::sys::AlignedBuf;
 use io_uring::{opcode, types, IoUring, Probe};
 use std::fs::File;
@@ -31,6 +31,7 @@ pub struct UringEngine {
     fixed_bufs: bool,
     fixed_files: bool,
     ext_arg: bool,
+    per_io: bool,
     features: Vec<String>,
 }
 
@@ -91,6 +92,7 @@ impl UringEngine {
             features.push("ext_arg".into());
         }
         features.push(format!("sq_entries={entries}"));
+        features.push(format!("submit={}", setup.submit.name()));
         Ok(UringEngine {
             ring,
             bufs,
@@ -100,6 +102,7 @@ impl UringEngine {
             fixed_bufs,
             fixed_files,
             ext_arg,
+            per_io: setup.submit == SubmitMode::PerIo,
             features,
         })
     }
@@ -215,7 +218,11 @@ impl Engine for UringEngine {
         unsafe { self.ring.submission().push(&entry) }.map_err(|_| EngineError::Io {
             what: "io_uring submission queue",
             source: std::io::Error::other("submission queue full after submit"),
-        })
+        })?;
+        if self.per_io {
+            self.submit_pending()?;
+        }
+        Ok(())
     }
 
     fn submit_and_wait(
