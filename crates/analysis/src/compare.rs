@@ -859,6 +859,7 @@ pub fn compare(groups: &[Group], kind: Kind, o: &Options) -> Comparison {
     };
     let mut summaries = Vec::new();
     let mut warnings = Vec::new();
+    let mut noisy_groups = Vec::new();
     for g in groups {
         let mut workloads: Vec<String> = g.runs.iter().map(|r| r.workload.clone()).collect();
         workloads.sort();
@@ -866,7 +867,7 @@ pub fn compare(groups: &[Group], kind: Kind, o: &Options) -> Comparison {
         let mut values = BTreeMap::new();
         let mut per_run = BTreeMap::new();
         let mut cvs = BTreeMap::new();
-        let mut noisy = Vec::new();
+        let mut noisy: Vec<(String, f64)> = Vec::new();
         for m in &defs {
             let p = prepare(m, g);
             let h = merged_hists(&p);
@@ -876,19 +877,13 @@ pub fn compare(groups: &[Group], kind: Kind, o: &Options) -> Comparison {
                 .flatten();
             let cv = cv_pct(&p.values);
             if m.aggregate == Aggregate::Mean && cv.is_some_and(|c| c > HIGH_CV_PCT) {
-                noisy.push(format!("{} {:.0} %", m.label, cv.unwrap_or(0.0)));
+                noisy.push((m.key.clone(), cv.unwrap_or(0.0)));
             }
             values.insert(m.key.clone(), v);
             cvs.insert(m.key.clone(), cv);
             per_run.insert(m.key.clone(), p.values);
         }
-        if !noisy.is_empty() {
-            warnings.push(format!(
-                "group '{}': run-to-run cv above {HIGH_CV_PCT} % ({}). Repeats of one configuration on a quiet system usually agree within a few percent, so something changed between runs (background work, caches, SSD garbage collection, thermal limits, a neighbour). The noise widens every interval with this group: differences smaller than `detectable_pct` cannot be called, and a verdict may stay inconclusive until the cause is found or more runs are made",
-                g.label,
-                noisy.join(", ")
-            ));
-        }
+        noisy_groups.push(noisy);
         if g.runs.len() < 2 {
             warnings.push(format!(
                 "group '{}' has {} run(s): intervals and tests need at least 2 per group (3 to 5 to detect modest differences)",
@@ -961,6 +956,11 @@ pub fn compare(groups: &[Group], kind: Kind, o: &Options) -> Comparison {
             metrics,
         });
     }
+    for (gi, noisy) in noisy_groups.iter().enumerate() {
+        if !noisy.is_empty() {
+            warnings.push(noise_warning(&defs, groups, &comparisons, gi, noisy));
+        }
+    }
     Comparison {
         schema: SCHEMA.into(),
         schema_version: SCHEMA_VERSION,
@@ -979,6 +979,47 @@ pub fn compare(groups: &[Group], kind: Kind, o: &Options) -> Comparison {
         verdicts,
         warnings,
     }
+}
+
+/// The warning for a group whose rates or means vary more than [`HIGH_CV_PCT`] run to run, with
+/// what that noise does to its comparison (the baseline's: to the first comparison).
+fn noise_warning(
+    defs: &[MetricDef],
+    groups: &[Group],
+    comparisons: &[CandidateComparison],
+    gi: usize,
+    noisy: &[(String, f64)],
+) -> String {
+    let label_of = |k: &str| {
+        defs.iter()
+            .find(|m| m.key == k)
+            .map_or(k.to_string(), |m| m.label.clone())
+    };
+    let list: Vec<String> = noisy
+        .iter()
+        .map(|(k, cv)| format!("{} {cv:.0} %", label_of(k)))
+        .collect();
+    let g = &groups[gi].label;
+    let mut s = format!(
+        "group '{g}': run-to-run cv above {HIGH_CV_PCT} % ({}). Repeats of one configuration on a quiet system usually agree within a few percent, so something changed between runs (background work, caches, SSD garbage collection, thermal limits, a neighbour)",
+        list.join(", ")
+    );
+    let cmp = if gi == 0 {
+        comparisons.first()
+    } else {
+        comparisons.get(gi - 1)
+    };
+    let (key, _) = &noisy[0];
+    if let Some((c, m)) = cmp.and_then(|c| Some((c, c.metrics.get(key)?))) {
+        if let Some(d) = m.detectable_pct {
+            let other = if gi == 0 { &c.group } else { &groups[0].label };
+            s.push_str(&format!(
+                ". It widens every interval with this group: against '{other}' at these run counts, {} changes within ±{d:.0} % cannot be told from noise, so a real difference may stay inconclusive until the cause is found or more runs are made",
+                label_of(key)
+            ));
+        }
+    }
+    s
 }
 
 fn methods(kind: Kind, o: &Options) -> Vec<String> {
@@ -1125,12 +1166,15 @@ mod tests {
         assert!(m.ci_low_pct.unwrap() < 0.0);
         assert!(m.cv_pct[1].unwrap() > 30.0);
         assert!(m.detectable_pct.unwrap() > 100.0);
+        let w = c
+            .warnings
+            .iter()
+            .find(|w| w.contains("group 'qd32': run-to-run cv above 10 %"))
+            .expect("a warning about qd32's noise");
+        eprintln!("{w}");
         assert!(
-            c.warnings
-                .iter()
-                .any(|w| w.contains("group 'qd32': run-to-run cv above 10 %")),
-            "{:?}",
-            c.warnings
+            w.contains("against 'qd4' at these run counts, IOPS changes within ±"),
+            "{w}"
         );
         assert!(!c.warnings.iter().any(|w| w.contains("group 'qd4'")));
     }

@@ -176,6 +176,21 @@ fn labels_must_match_the_groups() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(expect), "{err}");
     }
+    // `run --repeat` text: a t interval over runs (a bootstrap of 2 values would be too narrow).
+    let out = oio()
+        .current_dir(dir.path())
+        .args([
+            "run", "--engine", "null", "--rw", "randread", "--size", "1M", "--time", "1s",
+            "--ramp", "0s", "--repeat", "2", "--out", "c",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("(95 % t interval over runs), run-to-run cv"),
+        "{text}"
+    );
     // One name: the second group keeps its path.
     let c = run_json(dir.path(), &["compare", "a", "b", "--label", "base"]);
     assert_eq!(c["groups"][0]["label"], "base");

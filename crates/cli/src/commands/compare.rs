@@ -225,21 +225,24 @@ fn write_repeat_summary(out: &mut dyn Write, rs: &[RunResult]) -> std::io::Resul
     let n = rs.len();
     let iops: Vec<f64> = rs.iter().map(|r| r.summary.total.iops).collect();
     let mean = iops.iter().sum::<f64>() / n as f64;
-    let ci = stats::bootstrap_two_sample(n, 2, 0.95, stats::DEFAULT_RESAMPLES, 1, |ia, _| {
-        stats::mean_at(&iops, ia)
-    });
     let sd = oio_analysis::summary_stats::stdev(&iops);
     write!(out, "\nover {n} runs: IOPS mean {}", format_count(mean))?;
-    if let Some(c) = ci {
+    if let Some(sd) = sd {
+        // Student's t interval of the mean: a bootstrap of 2 to 5 values is far too narrow.
+        let h = stats::t_quantile(0.975, (n - 1) as f64) * sd / (n as f64).sqrt();
+        let cv = 100.0 * sd / mean.max(1e-9);
         write!(
             out,
-            " [{}, {}] (95 % bootstrap over runs)",
-            format_count(c.low),
-            format_count(c.high)
+            " [{}, {}] (95 % t interval over runs), run-to-run cv {cv:.1} %",
+            format_count((mean - h).max(0.0)),
+            format_count(mean + h),
         )?;
-    }
-    if let Some(sd) = sd {
-        write!(out, ", run-to-run cv {:.1} %", 100.0 * sd / mean.max(1e-9))?;
+        if cv > oio_analysis::compare::HIGH_CV_PCT {
+            write!(
+                out,
+                " (high: repeats on a quiet system usually agree within a few percent)"
+            )?;
+        }
     }
     writeln!(out)?;
     let mut merged = LatencyHistogram::new();
