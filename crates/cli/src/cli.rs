@@ -59,7 +59,7 @@ pub enum Command {
     Import(commands::import::Args),
     /// Sweep queue depth (and block size, read share): find the knee where latency takes over.
     Sweep(commands::sweep::Args),
-    /// Compare configurations from repeated runs: margins, confidence intervals, rank test.
+    /// Compare configurations from repeated runs or TPC-C results: margins, intervals, verdicts.
     Compare(commands::compare::Args),
     /// Write an HTML report (inline SVG charts), and SVG, PNG or CSV files, from results.
     Report(commands::report::Args),

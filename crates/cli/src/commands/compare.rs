@@ -1,7 +1,7 @@
 //! `oio compare`: is configuration B better than A, by how much, and is the difference real?
 //!
 //! Two ways in: groups of existing results (`oio compare raid5/ raid10/`, each a directory or a
-//! file of oio or fio results), or `--run 'ARGS' --run 'ARGS'`, which runs the configurations
+//! file of oio or fio results, or of `oio tpcc run` results), or `--run 'ARGS' --run 'ARGS'`, which runs the configurations
 //! itself, interleaved A B A B … so slow drift (a filling SSD, a warming cache, a neighbour's
 //! backup) hits every configuration alike instead of biasing the one that ran last. The
 //! statistics live in `oio_analysis::compare`; this file only gathers runs and prints.
@@ -15,7 +15,7 @@ use crate::output::style;
 use crate::results::{result_file_name, write_json_atomic};
 use anyhow::{bail, Context};
 use clap::Parser;
-use oio_analysis::compare::{self, Group, Options};
+use oio_analysis::compare::{self, Group, Kind, Options, RunData, TpccFacts, TxnFacts};
 use oio_analysis::stats;
 use oio_core::histogram::LatencyHistogram;
 use oio_core::result::RunResult;
@@ -31,10 +31,14 @@ use std::sync::atomic::Ordering;
   oio compare raid5/ raid10/                      each directory: repeated runs of one configuration
   oio compare base.json tuned-*.json              a file per group
   oio compare --run '--rw randread --qd 32 /mnt/a/t.dat' --run '--rw randread --qd 32 /mnt/b/t.dat' --repeat 5
+  oio compare before/ after/ --label before,after  TPC-C results (oio tpcc run): NOPM, TPM, p90/p99
   oio compare a/ b/ --json | jq .metrics.iops.margin_pct
 
-Margins are (B / A - 1) x 100 per metric; the interval is a bootstrap over runs and the test a
-Mann-Whitney rank test on per-run values. Significant = test p < alpha and interval excludes 0.")]
+Margins are (B / A - 1) x 100 per metric, on the group values (means; percentiles from merged
+histograms). With fewer than 8 runs a side the test is Welch's t-test on the logs of the per-run
+values (assumes log-normal run-to-run noise and independent runs) and the interval its interval
+of the ratio; with 8 or more a side, a Mann-Whitney rank test with a bootstrap interval over runs.
+\"no detectable difference\" only when the interval lies within +/- --equivalence percent.")]
 pub struct Args {
     /// Groups: result files or directories of them (oio or fio JSON), baseline first.
     #[arg(value_name = "GROUP")]
@@ -57,9 +61,14 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Order::Interleaved, value_name = "ORDER")]
     pub order: Order,
 
-    /// Names of the groups, in order (default: the paths, or A, B, … with --run).
-    #[arg(long = "label", value_name = "NAME")]
+    /// Names of the groups, in order: `--label a,b` or `--label a --label b` (default: the
+    /// paths, or A, B, … with --run).
+    #[arg(long = "label", value_name = "NAME", value_delimiter = ',')]
     pub labels: Vec<String>,
+
+    /// "No detectable difference" needs the whole interval within ± this many percent.
+    #[arg(long, value_name = "PCT", default_value_t = 5.0)]
+    pub equivalence: f64,
 
     /// Confidence level of the intervals, percent.
     #[arg(long, value_name = "PCT", default_value_t = 95.0)]
@@ -216,21 +225,24 @@ fn write_repeat_summary(out: &mut dyn Write, rs: &[RunResult]) -> std::io::Resul
     let n = rs.len();
     let iops: Vec<f64> = rs.iter().map(|r| r.summary.total.iops).collect();
     let mean = iops.iter().sum::<f64>() / n as f64;
-    let ci = stats::bootstrap_two_sample(n, 2, 0.95, stats::DEFAULT_RESAMPLES, 1, |ia, _| {
-        stats::mean_at(&iops, ia)
-    });
     let sd = oio_analysis::summary_stats::stdev(&iops);
     write!(out, "\nover {n} runs: IOPS mean {}", format_count(mean))?;
-    if let Some(c) = ci {
+    if let Some(sd) = sd {
+        // Student's t interval of the mean: a bootstrap of 2 to 5 values is far too narrow.
+        let h = stats::t_quantile(0.975, (n - 1) as f64) * sd / (n as f64).sqrt();
+        let cv = 100.0 * sd / mean.max(1e-9);
         write!(
             out,
-            " [{}, {}] (95 % bootstrap over runs)",
-            format_count(c.low),
-            format_count(c.high)
+            " [{}, {}] (95 % t interval over runs), run-to-run cv {cv:.1} %",
+            format_count((mean - h).max(0.0)),
+            format_count(mean + h),
         )?;
-    }
-    if let Some(sd) = sd {
-        write!(out, ", run-to-run cv {:.1} %", 100.0 * sd / mean.max(1e-9))?;
+        if cv > oio_analysis::compare::HIGH_CV_PCT {
+            write!(
+                out,
+                " (high: repeats on a quiet system usually agree within a few percent)"
+            )?;
+        }
     }
     writeln!(out)?;
     let mut merged = LatencyHistogram::new();
@@ -274,41 +286,129 @@ fn options(args: &Args) -> anyhow::Result<Options> {
             args.confidence
         );
     }
+    if !(args.equivalence > 0.0 && args.equivalence < 100.0) {
+        bail!(
+            "--equivalence {}: expected a percentage above 0 and below 100",
+            args.equivalence
+        );
+    }
     let d = Options::default();
     Ok(Options {
         confidence: args.confidence / 100.0,
         alpha: 0.05,
         resamples: args.resamples.max(100),
         seed: args.seed.unwrap_or(d.seed),
+        equivalence_pct: args.equivalence,
     })
 }
 
-/// Loads each group's runs (oio or fio results; other documents are an error here).
-fn load_groups(args: &Args) -> anyhow::Result<Vec<Group>> {
+/// Checks `--label` against the number of groups: one name each, no name twice.
+fn check_labels(labels: &[String], groups: usize) -> anyhow::Result<()> {
+    if labels.len() > groups {
+        bail!(
+            "--label gives {} names ({}) for {groups} groups: give one name per group, in order",
+            labels.len(),
+            labels.join(", ")
+        );
+    }
+    for (i, l) in labels.iter().enumerate() {
+        if l.trim().is_empty() {
+            bail!("--label: name {} is empty", i + 1);
+        }
+        if labels[..i].contains(l) {
+            bail!("--label: '{l}' names two groups; give each group its own name");
+        }
+    }
+    Ok(())
+}
+
+/// The part of a TPC-C result a comparison needs.
+fn tpcc_facts(t: &oio_tpcc::TpccResult) -> TpccFacts {
+    let mut workload = format!(
+        "tpcc, {} warehouse{}",
+        t.warehouses,
+        if t.warehouses == 1 { "" } else { "s" }
+    );
+    if t.options.paced {
+        workload.push_str(", paced");
+    }
+    TpccFacts {
+        workload,
+        partial: t.partial,
+        nopm: t.summary.nopm,
+        tpm: t.summary.tpm,
+        tpm_source: t.summary.tpm_source.clone(),
+        transactions: t
+            .transactions
+            .iter()
+            .map(|(k, x)| {
+                (
+                    k.clone(),
+                    TxnFacts {
+                        p90_us: x.latency_us.p90,
+                        p99_us: x.latency_us.p99,
+                        histogram_ns: x.histogram_ns.clone(),
+                    },
+                )
+            })
+            .collect(),
+    }
+}
+
+/// Loads each group's runs: oio or fio run results, or TPC-C results, never both (the metrics
+/// differ). Other documents are skipped with a notice.
+fn load_groups(args: &Args) -> anyhow::Result<(Vec<Group>, Kind)> {
     let mut groups = Vec::new();
+    let mut kinds: Vec<(Kind, String)> = Vec::new();
     for (i, path) in args.groups.iter().enumerate() {
         let inputs = load_inputs(std::slice::from_ref(path))?;
         let mut runs = Vec::new();
         let mut sources = Vec::new();
+        let mut kind: Option<(Kind, String)> = None;
         for input in inputs {
-            match input {
-                Input::Run { result, path } => {
-                    runs.push(*result);
-                    sources.push(path.display().to_string());
+            let (k, data, file) = match input {
+                Input::Run { result, path } => (Kind::Run, RunData::from_run(&result), path),
+                Input::Doc {
+                    schema,
+                    value,
+                    path,
+                } if schema == oio_tpcc::result::TPCC_SCHEMA => {
+                    let t: oio_tpcc::TpccResult =
+                        serde_json::from_value(value).with_context(|| {
+                            format!("'{}': not a valid oio.tpcc document", path.display())
+                        })?;
+                    (Kind::Tpcc, RunData::from_tpcc(&tpcc_facts(&t)), path)
                 }
-                other => style::print_notice(&format!(
-                    "{}: a {} document, not a run result; skipped",
-                    other.path().display(),
-                    other.kind()
-                )),
+                other => {
+                    style::print_notice(&format!(
+                        "{}: a {} document, not a run or TPC-C result; skipped",
+                        other.path().display(),
+                        other.kind()
+                    ));
+                    continue;
+                }
+            };
+            let file = file.display().to_string();
+            match &kind {
+                Some((first, first_file)) if *first != k => bail!(
+                    "'{}' mixes {} ({first_file}) with {} ({file}): put each kind in its own group; runs and TPC-C results cannot be compared with each other",
+                    path.display(),
+                    first.words(),
+                    k.words()
+                ),
+                Some(_) => {}
+                None => kind = Some((k, file.clone())),
             }
+            runs.push(data);
+            sources.push(file);
         }
-        if runs.is_empty() {
+        let Some(kind) = kind else {
             bail!(
-                "'{}' holds no run results (expected oio run JSON or fio JSON files)",
+                "'{}' holds no results to compare (expected oio run JSON, fio JSON or oio tpcc run JSON files)",
                 path.display()
             );
-        }
+        };
+        kinds.push((kind.0, path.display().to_string()));
         groups.push(Group {
             label: args
                 .labels
@@ -319,7 +419,16 @@ fn load_groups(args: &Args) -> anyhow::Result<Vec<Group>> {
             runs,
         });
     }
-    Ok(groups)
+    let kind = kinds[0].0;
+    if let Some((other, p)) = kinds.iter().find(|(k, _)| *k != kind) {
+        bail!(
+            "cannot compare {} with {}: '{}' holds the first kind and '{p}' the second; compare I/O runs with I/O runs and TPC-C results with TPC-C results",
+            kind.words(),
+            other.words(),
+            kinds[0].1
+        );
+    }
+    Ok((groups, kind))
 }
 
 /// Runs the `--run` configurations interleaved and returns them as groups.
@@ -364,7 +473,7 @@ fn run_groups(args: &Args) -> anyhow::Result<Vec<Group>> {
             style::print_notice(&run_line(round + 1, n, &prefix, &r, &path));
             sequence.push(labels[g].clone());
             groups[g].sources.push(path.display().to_string());
-            groups[g].runs.push(r);
+            groups[g].runs.push(RunData::from_run(&r));
         }
     }
     style::print_notice(&format!("run order: {}", sequence.join(" ")));
@@ -387,18 +496,20 @@ fn sanitize(label: &str) -> String {
 /// Runs `oio compare`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let o = options(&args)?;
-    let groups = if !args.runs.is_empty() {
+    let (groups, kind) = if !args.runs.is_empty() {
         if args.runs.len() < 2 {
             bail!("--run needs at least two configurations (give --run twice)");
         }
-        run_groups(&args)?
+        check_labels(&args.labels, args.runs.len())?;
+        (run_groups(&args)?, Kind::Run)
     } else {
         if args.groups.len() < 2 {
             bail!("compare needs at least two groups (files or directories), or --run twice");
         }
+        check_labels(&args.labels, args.groups.len())?;
         load_groups(&args)?
     };
-    let c = compare::compare(&groups, &o);
+    let c = compare::compare(&groups, kind, &o);
     if args.json {
         crate::output::print_json(&c)?;
         for w in &c.warnings {
@@ -407,64 +518,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = anstream::stdout().lock();
-    write_comparison(&mut out, &c)?;
+    crate::output::compare::write_comparison(&mut out, &c)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The comparison as a terminal table plus verdicts.
-fn write_comparison(out: &mut dyn Write, c: &compare::Comparison) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "{:<24} {:>4} {:>12} {:>12} {:>12} {:>12}",
-        "group", "runs", "IOPS", "MiB/s", "mean lat", "p99 lat"
-    )?;
-    for g in &c.groups {
-        let v = |k: &str| g.values.get(k).copied().flatten();
-        writeln!(
-            out,
-            "{:<24} {:>4} {:>12} {:>12} {:>12} {:>12}",
-            truncate(&g.label, 24),
-            g.n,
-            v("iops").map(format_count).unwrap_or("-".into()),
-            v("bytes_per_sec")
-                .map(|b| format!("{:.1}", b / (1024.0 * 1024.0)))
-                .unwrap_or("-".into()),
-            v("latency_mean").map(format_ns).unwrap_or("-".into()),
-            v("latency_p99").map(format_ns).unwrap_or("-".into()),
-        )?;
-    }
-    writeln!(
-        out,
-        "\nagainst {} (margin = group / baseline - 1):",
-        c.baseline
-    )?;
-    for v in &c.verdicts {
-        writeln!(out, "  {v}")?;
-    }
-    writeln!(out, "\nhow:")?;
-    for m in &c.methods {
-        writeln!(out, "  - {m}")?;
-    }
-    for w in &c.warnings {
-        writeln!(out, "warning: {w}")?;
-    }
-    Ok(())
-}
-
-fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let tail: String = s
-            .chars()
-            .rev()
-            .take(n - 1)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
-        format!("…{tail}")
-    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
-//! Terminal output: colour policy, the live line, the run summary.
+//! Terminal output: colour policy, the live line, the run summary, the comparison table.
 
+pub mod compare;
 pub mod live;
 pub mod style;
 pub mod summary;
