@@ -18,5 +18,5 @@ pub mod verify;
 
 pub use engines::{Dir, Engine, EngineKind, SubmitMode};
 pub use plan::{RunPlan, TargetBinding};
-pub use runner::{run, RunError, RunObserver};
+pub use runner::{run, RunError, RunObserver, Start};
 pub use target::TargetOptions;

@@ -23,7 +23,8 @@ use oio_core::histogram::LatencyHistogram;
 use oio_core::host::HostInfo;
 use oio_core::result::{
     AccessOrder, CpuUsage, DirStats, EngineInfo, ErrorSummary, Interval, RunOptions, RunResult,
-    StreamSummary, Summary, VerifyFinding, VerifySummary, RUN_SCHEMA, RUN_SCHEMA_VERSION,
+    StreamSummary, Summary, TargetInfo, VerifyFinding, VerifySummary, RUN_SCHEMA,
+    RUN_SCHEMA_VERSION,
 };
 use oio_core::units::format_size;
 use oio_core::workload::Load;
@@ -38,9 +39,29 @@ pub trait RunObserver {
     /// A new target file is being filled.
     fn filling(&mut self, _path: &Path, _done: u64, _total: u64) {}
     /// Workers started; the ramp and then the measured time follow.
-    fn started(&mut self, _engine: &str, _ramp: Duration, _time: Duration) {}
+    fn started(&mut self, _start: &Start<'_>) {}
     /// Called a few times a second with the time since start and the last finished interval.
     fn tick(&mut self, _elapsed: Duration, _last: Option<&Interval>) {}
+}
+
+/// What is about to run, told before the ramp starts so a user sees it before waiting.
+pub struct Start<'a> {
+    /// The engine that runs (after any fallback).
+    pub engine: &'static str,
+    /// When queued I/Os reach the kernel.
+    pub submit: crate::SubmitMode,
+    /// O_DIRECT or buffered.
+    pub direct: bool,
+    /// Warm-up, not measured.
+    pub ramp: Duration,
+    /// Measured time.
+    pub time: Duration,
+    /// The effective workload (flags and profile resolved).
+    pub workload: &'a oio_core::workload::Workload,
+    /// The opened targets and what the kernel says about them.
+    pub targets: &'a [TargetInfo],
+    /// Warnings known before the run (engine fallback, memory-backed targets).
+    pub warnings: &'a [String],
 }
 
 /// An observer that ignores everything.
@@ -225,6 +246,17 @@ pub fn run(
     if let Some(n) = &notice {
         warnings.push(n.clone());
     }
+    for t in &targets {
+        let info = &t.info;
+        if let Some(why) =
+            crate::target::facts::memory_backing(info.filesystem.as_ref(), info.device.as_ref())
+        {
+            warnings.push(format!(
+                "{}: {why}; the numbers describe memory, not a storage device",
+                info.path
+            ));
+        }
+    }
 
     let interval_ns = plan.interval.as_nanos().max(1_000_000) as u64;
     let epoch = Instant::now();
@@ -348,7 +380,17 @@ pub fn run(
         handles.push(h);
     }
     drop(tx);
-    observer.started(engine.name(), plan.ramp, plan.time);
+    let infos: Vec<TargetInfo> = targets.iter().map(|t| t.info.clone()).collect();
+    observer.started(&Start {
+        engine: engine.name(),
+        submit: plan.submit,
+        direct: plan.target_options.direct,
+        ramp: plan.ramp,
+        time: plan.time,
+        workload: &plan.workload,
+        targets: &infos,
+        warnings: &warnings,
+    });
 
     let n_streams = plan.workload.streams.len();
     let stop_requested = Arc::clone(&stop);

@@ -4,7 +4,7 @@
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use oio_core::result::Interval;
 use oio_core::units::{format_bytes, format_count, format_ns};
-use oio_engine::RunObserver;
+use oio_engine::{RunObserver, Start};
 use std::path::Path;
 use std::time::Duration;
 
@@ -14,6 +14,7 @@ pub struct LiveLine {
     ramp: Duration,
     time: Duration,
     filling: bool,
+    header: bool,
 }
 
 impl LiveLine {
@@ -25,7 +26,14 @@ impl LiveLine {
             ramp: Duration::ZERO,
             time: Duration::ZERO,
             filling: false,
+            header: true,
         }
+    }
+
+    /// Without the header before the ramp (callers that print their own).
+    pub fn without_header(mut self) -> LiveLine {
+        self.header = false;
+        self
     }
 
     /// Removes the line.
@@ -60,9 +68,15 @@ impl RunObserver for LiveLine {
         self.bar.set_position(done);
     }
 
-    fn started(&mut self, engine: &str, ramp: Duration, time: Duration) {
+    fn started(&mut self, s: &Start<'_>) {
+        let (engine, ramp, time) = (s.engine, s.ramp, s.time);
         self.ramp = ramp;
         self.time = time;
+        if self.header {
+            self.bar.suspend(|| {
+                let _ = super::header::write_header(&mut anstream::stderr().lock(), s);
+            });
+        }
         self.bar
             .set_style(ProgressStyle::with_template("{msg}").expect("valid template"));
         self.bar.set_message(format!("starting ({engine})"));

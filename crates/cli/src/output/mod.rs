@@ -1,6 +1,7 @@
 //! Terminal output: colour policy, the live line, the run summary, the comparison table.
 
 pub mod compare;
+pub mod header;
 pub mod live;
 pub mod style;
 pub mod summary;

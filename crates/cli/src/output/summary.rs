@@ -11,25 +11,7 @@ pub fn write_summary(out: &mut dyn Write, r: &RunResult, saved: Option<&str>) ->
     let targets: Vec<String> = r
         .targets
         .iter()
-        .map(|t| {
-            let mut s = format!(
-                "{} ({}, {}",
-                t.path,
-                t.kind,
-                format_bytes(t.size_bytes as f64)
-            );
-            if let Some(fs) = &t.filesystem {
-                s.push_str(&format!(", {}", fs.fs_type));
-            }
-            if let Some(d) = &t.device {
-                s.push_str(&format!(" on {}", d.parent.as_deref().unwrap_or(&d.name)));
-                if let Some(m) = &d.model {
-                    s.push_str(&format!(" {m}"));
-                }
-            }
-            s.push(')');
-            s
-        })
+        .map(super::header::describe_target)
         .collect();
     writeln!(
         out,

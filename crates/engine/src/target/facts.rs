@@ -96,6 +96,52 @@ pub fn filesystem_of(path: &Path) -> Option<(FilesystemInfo, (u32, u32))> {
         })
 }
 
+/// Why I/O to this target is served by memory rather than a storage device, if it is: a file
+/// on tmpfs/ramfs, a zram or RAM disk, or a loop device whose backing file lives in memory
+/// or is read through the page cache (direct I/O off). O_DIRECT on such a target still
+/// measures memory.
+pub fn memory_backing(fs: Option<&FilesystemInfo>, dev: Option<&DeviceInfo>) -> Option<String> {
+    if let Some(fs) = fs {
+        if MEMORY_FILESYSTEMS.contains(&fs.fs_type.as_str()) {
+            return Some(format!(
+                "the file is on {} ({}), which is memory",
+                fs.fs_type, fs.mount_point
+            ));
+        }
+    }
+    let name = dev?.parent.as_deref().unwrap_or(&dev?.name);
+    if name.starts_with("zram") {
+        return Some(format!("{name} is a zram device (compressed memory)"));
+    }
+    if name
+        .strip_prefix("ram")
+        .is_some_and(|n| n.parse::<u32>().is_ok())
+    {
+        return Some(format!("{name} is a RAM disk"));
+    }
+    if name.starts_with("loop") {
+        let dir = sys_dir(name).join("loop");
+        let backing = read_trim(dir.join("backing_file"))?;
+        if let Some((bfs, _)) = filesystem_of(Path::new(&backing)) {
+            if MEMORY_FILESYSTEMS.contains(&bfs.fs_type.as_str()) {
+                return Some(format!(
+                    "{name} is a loop device over {backing} on {}, which is memory",
+                    bfs.fs_type
+                ));
+            }
+        }
+        if read_u64(dir.join("dio")) == Some(0) {
+            return Some(format!(
+                "{name} is a loop device without direct I/O: its backing file {backing} is read and written through the page cache"
+            ));
+        }
+    }
+    None
+}
+
+/// Filesystems whose files live in memory.
+const MEMORY_FILESYSTEMS: &[&str] = &["tmpfs", "ramfs", "hugetlbfs", "devtmpfs"];
+
 fn read_trim(p: impl AsRef<Path>) -> Option<String> {
     fs::read_to_string(p)
         .ok()
@@ -171,6 +217,29 @@ fn mountinfo_lines_parse() {
     assert_eq!(m.mount_point, PathBuf::from("/mnt/with space"));
     assert_eq!(m.fs_type, "ext3");
     assert_eq!(m.source, "/dev/root");
+}
+
+#[test]
+fn memory_filesystems_and_devices_are_named() {
+    let fs = |t: &str| FilesystemInfo {
+        fs_type: t.into(),
+        mount_point: "/dev/shm".into(),
+        ..Default::default()
+    };
+    let dev = |n: &str| DeviceInfo {
+        name: n.into(),
+        ..Default::default()
+    };
+    assert!(memory_backing(Some(&fs("tmpfs")), None)
+        .unwrap()
+        .contains("tmpfs"));
+    assert!(memory_backing(Some(&fs("ramfs")), None).is_some());
+    assert!(memory_backing(Some(&fs("ext4")), Some(&dev("zram0")))
+        .unwrap()
+        .contains("zram"));
+    assert!(memory_backing(None, Some(&dev("ram0"))).is_some());
+    assert!(memory_backing(Some(&fs("ext4")), Some(&dev("vda"))).is_none());
+    assert!(memory_backing(None, Some(&dev("ramoops"))).is_none());
 }
 
 #[test]

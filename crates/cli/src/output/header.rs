@@ -1,0 +1,101 @@
+//! What is about to run, printed on stderr before the ramp: the effective workload (after
+//! flags and profile are resolved), engine, submission style and targets, so a user can stop
+//! a run that is not the one they meant before waiting for it.
+
+use super::style::{DIM, HEAD, WARN};
+use oio_core::result::TargetInfo;
+use oio_core::units::format_bytes;
+use oio_core::workload::{Load, Stream};
+use oio_engine::Start;
+use std::io::{self, Write};
+
+/// Writes the header of a run that is starting.
+pub fn write_header(out: &mut dyn Write, s: &Start<'_>) -> io::Result<()> {
+    let targets: Vec<String> = s.targets.iter().map(describe_target).collect();
+    writeln!(
+        out,
+        "{HEAD}{}{HEAD:#} on {}",
+        s.workload.name,
+        targets.join(", ")
+    )?;
+    for st in &s.workload.streams {
+        writeln!(out, "  {}", describe_stream(st))?;
+    }
+    writeln!(
+        out,
+        "{DIM}  {} engine, submit {}, {}, {:.0} s ramp + {:.0} s measured{DIM:#}",
+        s.engine,
+        s.submit.name(),
+        if s.direct { "O_DIRECT" } else { "buffered" },
+        s.ramp.as_secs_f64(),
+        s.time.as_secs_f64()
+    )?;
+    for w in s.warnings {
+        writeln!(out, "  {WARN}note:{WARN:#} {w}")?;
+    }
+    Ok(())
+}
+
+/// `./t.dat (file, 1 GiB, ext4 on vda QEMU disk)`.
+pub fn describe_target(t: &TargetInfo) -> String {
+    let mut s = format!(
+        "{} ({}, {}",
+        t.path,
+        t.kind,
+        format_bytes(t.size_bytes as f64)
+    );
+    if let Some(fs) = &t.filesystem {
+        s.push_str(&format!(", {}", fs.fs_type));
+    }
+    if let Some(d) = &t.device {
+        s.push_str(&format!(" on {}", d.parent.as_deref().unwrap_or(&d.name)));
+        if let Some(m) = &d.model {
+            s.push_str(&format!(" {m}"));
+        }
+    }
+    s.push(')');
+    s
+}
+
+/// `main: 70 % reads of 8k, writes of 64k:83,512:17, 100 % random, QD 32 over 1 worker`.
+fn describe_stream(st: &Stream) -> String {
+    let read = st.read_pct.0;
+    let mut sizes = Vec::new();
+    if read > 0.0 {
+        if let Some(m) = st.read_mix() {
+            sizes.push(format!("reads {m}"));
+        }
+    }
+    if read < 100.0 {
+        if let Some(m) = st.write_mix() {
+            sizes.push(format!("writes {m}"));
+        }
+    }
+    let load = match st.load() {
+        Load::Closed { outstanding } => format!("QD {outstanding} (closed loop)"),
+        Load::Open { cap } => {
+            let offered = match &st.rate {
+                Some(r) if !r.schedule.is_empty() => {
+                    format!("a schedule of {} rates", r.schedule.len())
+                }
+                Some(r) => {
+                    let mut o = format!("{} IOPS {:?}", r.iops, r.arrival).to_lowercase();
+                    if let Some(b) = r.burst_iops {
+                        o.push_str(&format!(" with bursts of {b} IOPS"));
+                    }
+                    o
+                }
+                None => String::from("no rate"),
+            };
+            format!("offered {offered} (open loop, at most {cap} in flight)")
+        }
+    };
+    format!(
+        "{}: {read} % reads; {}; {} % random; {load} over {} worker{}",
+        st.name,
+        sizes.join(", "),
+        st.random_pct.0,
+        st.workers,
+        if st.workers == 1 { "" } else { "s" }
+    )
+}
