@@ -122,7 +122,9 @@ impl FromStr for LatencyTarget {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let bad = || format!("'{s}': expected STAT=DURATION with STAT mean, p50, p90 or p99, e.g. p99=2ms");
+        let bad = || {
+            format!("'{s}': expected STAT=DURATION with STAT mean, p50, p90 or p99, e.g. p99=2ms")
+        };
         let (k, v) = s.split_once('=').ok_or_else(bad)?;
         let stat = match k.trim() {
             "mean" => LatencyStat::Mean,
@@ -401,7 +403,10 @@ fn apply_rules(
     };
     // Without a plateau, a peak still rising at the deepest depth is not the peak.
     if f.saturation.is_some() || !f.rising {
-        f.pct = cand.iter().copied().find(|&i| iops[i] >= fraction * f.level);
+        f.pct = cand
+            .iter()
+            .copied()
+            .find(|&i| iops[i] >= fraction * f.level);
     }
     f
 }
@@ -588,10 +593,7 @@ pub fn find_knee(points: &[KneeInput], opts: &KneeOptions, seed: u64) -> Option<
         );
         match (best, missed_at) {
             (None, Some(m)) => {
-                let msg = format!(
-                    "even qd {} misses the latency target {t}",
-                    points[m].qd
-                );
+                let msg = format!("even qd {} misses the latency target {t}", points[m].qd);
                 r.note = Some(msg.clone());
                 flags.push(KneeFlag {
                     kind: "latency_target_missed_everywhere".into(),
@@ -648,13 +650,16 @@ pub fn find_knee(points: &[KneeInput], opts: &KneeOptions, seed: u64) -> Option<
     let prev = if k > 0 { points[k - 1].qd } else { 0 };
     let name = |r: &RuleDepth| r.qd.map_or("none".to_string(), |q| q.to_string());
     let summary = format!(
-        "knee at queue depth {} by the {} rule ({} IOPS, {:.0} % of the peak {} at depth {}){}; power knee {}, saturation {}, {:.0} % of the peak at {}{}",
+        "knee at queue depth {} by the {} rule ({} IOPS, {:.0} % of {}){}; power knee {}, saturation {}, {:.0} % of the peak at {}{}",
         p.qd,
         headline.replace('_', " "),
         fmt_iops(iops[k]),
         100.0 * iops[k] / found.level.max(1e-9),
-        fmt_iops(found.level),
-        points[peak_i].qd,
+        if found.saturation.is_some() {
+            format!("the plateau's {} IOPS", fmt_iops(found.level))
+        } else {
+            format!("the peak {} IOPS at depth {}", fmt_iops(found.level), points[peak_i].qd)
+        },
         match qd_ci {
             Some([lo, hi]) if lo != hi => format!("; over repeats it lies between {lo} and {hi}"),
             Some(_) => "; the same depth in every resample of the repeats".to_string(),
@@ -887,7 +892,11 @@ mod tests {
         assert!((k.latency_ns.mean.unwrap() - 100_000.0).abs() < 1.0);
         assert!(k.qd_ci.is_none());
         assert!(k.rule.contains("90 %"));
-        assert!(k.summary.starts_with("knee at queue depth 16"), "{}", k.summary);
+        assert!(
+            k.summary.starts_with("knee at queue depth 16"),
+            "{}",
+            k.summary
+        );
         assert!(has_flag(&k, "single_runs", None));
         assert_eq!(k.noise.source, "unknown");
         // A plateau whose deepest point is highest by a hair is not "still rising".
@@ -914,7 +923,11 @@ mod tests {
             assert_eq!(k.rules.pct_of_peak.qd, Some(16));
             assert!(k.rules.power.qd.unwrap() <= 16);
             // The dip at 64 is flagged; with a known noise it is an outlier and left out.
-            let kind = if cv.is_some() { "outlier" } else { "non_monotonic" };
+            let kind = if cv.is_some() {
+                "outlier"
+            } else {
+                "non_monotonic"
+            };
             assert!(has_flag(&k, kind, Some(64)), "{:?}", k.flags);
             // The peak at the deepest depth is flagged.
             assert!(
@@ -976,7 +989,10 @@ mod tests {
             fraction: 0.5,
             ..opts()
         };
-        assert_eq!(find_knee(&pts, &o, 1).unwrap().rules.pct_of_peak.qd, Some(4));
+        assert_eq!(
+            find_knee(&pts, &o, 1).unwrap().rules.pct_of_peak.qd,
+            Some(4)
+        );
     }
 
     #[test]
@@ -1022,7 +1038,13 @@ mod tests {
         let k = find_knee(&pts[..4], &opts(), 1).unwrap();
         assert_eq!(k.saturation_qd, None);
         assert_eq!(k.rules.pct_of_peak.qd, None);
-        assert!(k.rules.pct_of_peak.note.as_deref().unwrap().contains("extend --qd"));
+        assert!(k
+            .rules
+            .pct_of_peak
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("extend --qd"));
         assert_eq!(k.headline, "power");
         assert!(has_flag(&k, "still_rising", Some(8)));
     }

@@ -169,10 +169,7 @@ pub fn interval_cv(r: &RunResult) -> Option<f64> {
 }
 
 fn cv_of(intervals: &[Interval]) -> Option<f64> {
-    let full = intervals
-        .iter()
-        .map(|i| i.duration_s)
-        .fold(0.0, f64::max);
+    let full = intervals.iter().map(|i| i.duration_s).fold(0.0, f64::max);
     let ys: Vec<f64> = intervals
         .iter()
         .filter(|i| i.duration_s >= 0.9 * full)
@@ -336,7 +333,8 @@ pub fn sort_points(s: &mut Sweep) {
             .position(|(b, r)| *b == p.bs && *r == p.read_pct)
             .unwrap_or(usize::MAX)
     };
-    s.points.sort_by(|a, b| key(a).cmp(&key(b)).then(a.qd.cmp(&b.qd)));
+    s.points
+        .sort_by(|a, b| key(a).cmp(&key(b)).then(a.qd.cmp(&b.qd)));
 }
 
 #[cfg(test)]

@@ -98,9 +98,11 @@ impl FromStr for SimDevice {
                     .ok_or_else(|| err(format!("'{kv}' is not KEY=VALUE")))?;
                 match k.trim() {
                     "servers" | "k" => {
-                        servers = Some(v.trim().parse::<u32>().map_err(|_| {
-                            err(format!("servers '{v}' is not a whole number"))
-                        })?)
+                        servers = Some(
+                            v.trim()
+                                .parse::<u32>()
+                                .map_err(|_| err(format!("servers '{v}' is not a whole number")))?,
+                        )
                     }
                     "service" | "s" => {
                         let d = parse_duration(v).map_err(|e| err(e.to_string()))?;
@@ -464,7 +466,8 @@ mod tests {
         e.reap(&mut out);
         assert!(out.is_empty(), "nothing is due at once");
         // A short timeout returns without a completion.
-        e.submit_and_wait(1, Some(Duration::from_millis(2))).unwrap();
+        e.submit_and_wait(1, Some(Duration::from_millis(2)))
+            .unwrap();
         e.reap(&mut out);
         assert!(out.is_empty());
         e.submit_and_wait(1, Some(Duration::from_secs(5))).unwrap();
@@ -474,7 +477,10 @@ mod tests {
         e.submit_and_wait(1, Some(Duration::from_secs(5))).unwrap();
         e.reap(&mut out);
         assert_eq!(out.len(), 2);
-        assert!(t0.elapsed() >= Duration::from_millis(40), "FIFO behind one server");
+        assert!(
+            t0.elapsed() >= Duration::from_millis(40),
+            "FIFO behind one server"
+        );
         assert_eq!(e.in_flight(), 0);
         // Nothing in flight and no deadline: no hang.
         assert_eq!(e.submit_and_wait(1, None).unwrap(), 0);
