@@ -671,11 +671,13 @@ pub fn find_knee(points: &[KneeInput], opts: &KneeOptions, seed: u64) -> Option<
         fraction * 100.0,
         name(&pct),
         match &latency_target {
-            Some(r) => format!(
-                "; {} met up to {}",
-                opts.latency_target.map(|t| t.to_string()).unwrap_or_default(),
-                name(r)
-            ),
+            Some(r) => {
+                let t = opts.latency_target.map(|t| t.to_string()).unwrap_or_default();
+                match r.qd {
+                    Some(q) => format!("; {t} met up to {q}"),
+                    None => format!("; {t} met at no depth"),
+                }
+            }
             None => String::new(),
         }
     );

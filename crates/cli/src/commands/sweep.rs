@@ -488,8 +488,8 @@ fn marks(k: Option<&Knee>, qd: u32, fraction: f64) -> String {
 fn print_table(out: &mut impl Write, doc: &Sweep) -> anyhow::Result<()> {
     writeln!(
         out,
-        "{:>5} {:>8} {:>6} {:>12} {:>12} {:>10} {:>10} {:>10} {:>8} {:>9}  {}",
-        "qd", "bs", "read%", "IOPS", "throughput", "mean", "p50", "p99", "oio", "drift", "rules"
+        "{:>5} {:>8} {:>6} {:>12} {:>12} {:>10} {:>10} {:>10} {:>8} {:>9}  rules and flags",
+        "qd", "bs", "read%", "IOPS", "throughput", "mean", "p50", "p99", "oio", "drift"
     )?;
     let groups = sweep::series(&doc.points);
     for p in &doc.points {
