@@ -7,15 +7,15 @@
 //! repeats merged (never averaged); its `iops` is the mean over repeats, with each repeat's
 //! value in `iops_runs`.
 
-use crate::knee::{self, Knee, KneeInput, Production};
+use crate::knee::{self, Knee, KneeInput, KneeOptions, LatencyTarget, Production};
 use oio_core::histogram::{LatencyHistogram, LatencySummary};
-use oio_core::result::RunResult;
+use oio_core::result::{Interval, RunResult};
 use serde::{Deserialize, Serialize};
 
 /// Schema name of sweep documents.
 pub const SCHEMA: &str = "oio.sweep";
 /// Schema version; bumped on incompatible changes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// A whole sweep.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -34,6 +34,9 @@ pub struct Sweep {
     pub targets: Vec<String>,
     /// Engine that ran the points.
     pub engine: String,
+    /// The simulated device's model when the points ran against one (null: a real target).
+    #[serde(default)]
+    pub simulated: Option<String>,
     /// Options as they took effect.
     pub options: SweepOptions,
     /// Every point, ordered by block size, read share, then depth.
@@ -69,6 +72,12 @@ pub struct SweepOptions {
     pub steady_max_runs: u32,
     /// Share of peak IOPS defining the knee.
     pub knee_fraction: f64,
+    /// The latency target rule's target (null: not asked for).
+    #[serde(default)]
+    pub latency_target: Option<LatencyTarget>,
+    /// Depths added between grid points around the knee (`--refine`), and measured.
+    #[serde(default)]
+    pub refined_qd: Vec<u32>,
 }
 
 /// Steady state of a point.
@@ -77,8 +86,8 @@ pub struct Steady {
     /// Whether every repeat ended within the bound (null when not checked).
     pub reached: Option<bool>,
     /// Largest |slope| over the point's kept runs: IOPS change over a run as a percent of its
-    /// mean.
-    pub drift_pct: f64,
+    /// mean (null: a run had fewer than 3 intervals, too short to judge).
+    pub drift_pct: Option<f64>,
     /// Runs made (including those discarded as not yet steady).
     pub runs_made: u32,
 }
@@ -104,6 +113,10 @@ pub struct SweepPoint {
     pub latency_ns: LatencySummary,
     /// Mean outstanding I/O by Little's law (mean IOPS × merged mean latency).
     pub outstanding_mean: f64,
+    /// Relative standard deviation of the per-interval IOPS within the runs, percent (null:
+    /// fewer than 3 full intervals). With one run per point it stands in for the noise.
+    #[serde(default)]
+    pub interval_cv_pct: Option<f64>,
     /// Steady state.
     pub steady: Steady,
     /// Result files of the repeats.
@@ -121,23 +134,57 @@ pub struct SeriesKnee {
     pub knee: Option<Knee>,
 }
 
-/// IOPS drift of a run: least-squares slope of interval IOPS × run length / mean, percent.
-pub fn drift_pct(r: &RunResult) -> f64 {
-    let xs: Vec<f64> = r.intervals.iter().map(|i| i.t_s).collect();
-    let ys: Vec<f64> = r.intervals.iter().map(|i| i.total.iops).collect();
+/// Fewest intervals a run needs before its drift or spread means anything: two points always
+/// lie on a line.
+pub const MIN_INTERVALS: usize = 3;
+
+/// IOPS drift of a run: least-squares slope of interval IOPS × run length / mean, percent;
+/// None with fewer than [`MIN_INTERVALS`] intervals (too short to judge).
+pub fn drift_pct(r: &RunResult) -> Option<f64> {
+    drift_of(&r.intervals)
+}
+
+fn drift_of(intervals: &[Interval]) -> Option<f64> {
+    let xs: Vec<f64> = intervals.iter().map(|i| i.t_s).collect();
+    let ys: Vec<f64> = intervals.iter().map(|i| i.total.iops).collect();
     let n = xs.len();
-    if n < 3 {
-        return 0.0;
+    if n < MIN_INTERVALS {
+        return None;
     }
     let mx = xs.iter().sum::<f64>() / n as f64;
     let my = ys.iter().sum::<f64>() / n as f64;
     let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
     if sxx <= 0.0 || my <= 0.0 {
-        return 0.0;
+        return Some(0.0);
     }
     let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
-    let span = xs[n - 1] - xs[0] + r.intervals[0].duration_s;
-    (sxy / sxx * span / my * 100.0).abs()
+    let span = xs[n - 1] - xs[0] + intervals[0].duration_s;
+    Some((sxy / sxx * span / my * 100.0).abs())
+}
+
+/// Relative sd of a run's interval IOPS (full intervals only: the last may be cut short), a
+/// fraction; None with fewer than [`MIN_INTERVALS`] of them.
+pub fn interval_cv(r: &RunResult) -> Option<f64> {
+    cv_of(&r.intervals)
+}
+
+fn cv_of(intervals: &[Interval]) -> Option<f64> {
+    let full = intervals.iter().map(|i| i.duration_s).fold(0.0, f64::max);
+    let ys: Vec<f64> = intervals
+        .iter()
+        .filter(|i| i.duration_s >= 0.9 * full)
+        .map(|i| i.total.iops)
+        .collect();
+    let n = ys.len();
+    if n < MIN_INTERVALS {
+        return None;
+    }
+    let m = ys.iter().sum::<f64>() / n as f64;
+    if m <= 0.0 {
+        return None;
+    }
+    let var = ys.iter().map(|y| (y - m).powi(2)).sum::<f64>() / (n - 1) as f64;
+    Some(var.sqrt() / m)
 }
 
 /// Builds a point from its repeats.
@@ -186,6 +233,12 @@ pub fn point(
             .sum::<f64>()
             / n,
         outstanding_mean: iops * latency_ns.mean.unwrap_or(0.0) / 1e9,
+        interval_cv_pct: {
+            // Pooled over the repeats (root mean square), as a percent.
+            let cvs: Vec<f64> = runs.iter().filter_map(interval_cv).collect();
+            (!cvs.is_empty() && cvs.len() == runs.len())
+                .then(|| (cvs.iter().map(|c| c * c).sum::<f64>() / cvs.len() as f64).sqrt() * 100.0)
+        },
         latency_ns,
         steady,
         sources,
@@ -201,7 +254,9 @@ pub fn knee_inputs(points: &[&SweepPoint]) -> Vec<KneeInput> {
             iops_runs: p.iops_runs.clone(),
             latency_mean_ns: p.latency_ns.mean,
             latency_p50_ns: p.latency_ns.p50.map(|v| v as f64),
+            latency_p90_ns: p.latency_ns.p90.map(|v| v as f64),
             latency_p99_ns: p.latency_ns.p99.map(|v| v as f64),
+            interval_cv: p.interval_cv_pct.map(|v| v / 100.0),
         })
         .collect();
     v.sort_by_key(|k| k.qd);
@@ -225,7 +280,10 @@ pub fn series(points: &[SweepPoint]) -> Vec<(Option<String>, Option<f64>, Vec<&S
 
 /// Fills `knee`, `series` and (given a depth) `production` from the points.
 pub fn analyse(s: &mut Sweep, production_qd: Option<f64>) {
-    let fraction = s.options.knee_fraction;
+    let opts = KneeOptions {
+        fraction: s.options.knee_fraction,
+        latency_target: s.options.latency_target,
+    };
     let mut knees = Vec::new();
     for (i, (bs, rp, pts)) in series(&s.points).into_iter().enumerate() {
         let inputs = knee_inputs(&pts);
@@ -233,7 +291,7 @@ pub fn analyse(s: &mut Sweep, production_qd: Option<f64>) {
             SeriesKnee {
                 bs,
                 read_pct: rp,
-                knee: knee::find_knee(&inputs, fraction, 0x6b6e_6565 + i as u64),
+                knee: knee::find_knee(&inputs, &opts, 0x6b6e_6565 + i as u64),
             },
             inputs,
         ));
@@ -246,4 +304,72 @@ pub fn analyse(s: &mut Sweep, production_qd: Option<f64>) {
         _ => None,
     };
     s.series = knees.into_iter().map(|k| k.0).collect();
+}
+
+/// Depths `--refine` should add to each (bs, read_pct) series: geometric midpoints around
+/// what its rules named, not yet measured.
+pub fn refine_depths(s: &Sweep) -> Vec<(Option<String>, Option<f64>, Vec<u32>)> {
+    series(&s.points)
+        .into_iter()
+        .zip(&s.series)
+        .filter_map(|((bs, rp, pts), sk)| {
+            let k = sk.knee.as_ref()?;
+            let d = knee::refine_depths(&knee_inputs(&pts), k);
+            (!d.is_empty()).then_some((bs, rp, d))
+        })
+        .collect()
+}
+
+/// Orders points by block size, read share (in first-seen order), then depth, so refined
+/// points sit among the grid's.
+pub fn sort_points(s: &mut Sweep) {
+    let order: Vec<(Option<String>, Option<f64>)> = series(&s.points)
+        .into_iter()
+        .map(|(b, r, _)| (b, r))
+        .collect();
+    let key = |p: &SweepPoint| {
+        order
+            .iter()
+            .position(|(b, r)| *b == p.bs && *r == p.read_pct)
+            .unwrap_or(usize::MAX)
+    };
+    s.points
+        .sort_by(|a, b| key(a).cmp(&key(b)).then(a.qd.cmp(&b.qd)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn intervals(iops: &[f64]) -> Vec<Interval> {
+        iops.iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let mut x = Interval {
+                    t_s: i as f64 + 1.0,
+                    duration_s: 1.0,
+                    ..Default::default()
+                };
+                x.total.iops = v;
+                x
+            })
+            .collect()
+    }
+
+    #[test]
+    fn drift_needs_three_intervals() {
+        // Two intervals always lie on a line: too short to judge, not "0 % drift".
+        assert_eq!(drift_of(&intervals(&[100.0, 200.0])), None);
+        assert_eq!(drift_of(&intervals(&[100.0])), None);
+        assert_eq!(cv_of(&intervals(&[100.0, 200.0])), None);
+        // 100, 110, 120: slope 10/s over a 3 s run of mean 110 = 27.3 %.
+        let d = drift_of(&intervals(&[100.0, 110.0, 120.0])).unwrap();
+        assert!((d - 30.0 / 110.0 * 100.0).abs() < 1e-9, "{d}");
+        assert_eq!(drift_of(&intervals(&[50.0, 50.0, 50.0])), Some(0.0));
+        // The spread of full intervals; a cut-short last one is left out.
+        let mut iv = intervals(&[90.0, 110.0, 90.0, 110.0, 5.0]);
+        iv[4].duration_s = 0.1;
+        let cv = cv_of(&iv).unwrap();
+        assert!((cv - (400.0f64 / 3.0).sqrt() / 100.0).abs() < 1e-9, "{cv}");
+    }
 }

@@ -93,7 +93,7 @@ fn sweep_text_states_the_rule() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("knee at queue depth"), "{text}");
     assert!(
-        text.contains("rule: knee = smallest depth reaching 90 %"),
+        text.contains("rule: knee = the saturation depth, else the 90 %-of-peak depth"),
         "{text}"
     );
 }
@@ -135,13 +135,17 @@ fn real_sweep_finds_a_knee_on_this_machine() {
         .iter()
         .map(|p| p["iops"].as_f64().unwrap())
         .fold(0.0, f64::max);
-    let knee_qd = num(&v, "/knee/qd");
     let knee_iops = num(&v, "/knee/iops");
-    assert!(knee_iops >= 0.9 * peak - 1e-6);
-    // No shallower point reached 90 % of the peak.
-    for p in points {
-        if p["qd"].as_f64().unwrap() < knee_qd {
-            assert!(p["iops"].as_f64().unwrap() < 0.9 * peak);
+    // The 90 %-of-peak rule (when the peak is in the sweep): its depth reaches 90 % of the
+    // level it states, and no shallower point did.
+    let level = num(&v, "/knee/plateau_iops");
+    assert!(level <= peak + 1e-6);
+    if let Some(q) = v["knee"]["rules"]["pct_of_peak"]["qd"].as_f64() {
+        assert!(num(&v, "/knee/rules/pct_of_peak/iops") >= 0.9 * level - 1e-6);
+        for p in points {
+            if p["qd"].as_f64().unwrap() < q {
+                assert!(p["iops"].as_f64().unwrap() < 0.9 * level);
+            }
         }
     }
     eprintln!(
@@ -325,7 +329,7 @@ fn report_opens_in_chromium_with_every_chart_drawn() {
         );
     }
     assert!(html.contains("knee at queue depth"));
-    assert!(html.contains("rule: knee = smallest depth"));
+    assert!(html.contains("rule: knee = the saturation depth"));
     assert_eq!(std::fs::read_dir(d.join("r/svg")).unwrap().count(), charts);
     let runs_csv = std::fs::read_to_string(d.join("r/csv/runs.csv")).unwrap();
     assert_eq!(runs_csv.lines().count(), 1 + 5, "4 oio runs + 1 fio run");

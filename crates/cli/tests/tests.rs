@@ -22,5 +22,7 @@ mod tpcc;
 mod telemetry;
 // `oio run --repeat`, `oio compare`: groups, interleaved runs, statistics, JSON contract.
 mod compare;
+// `oio sweep` against a simulated device: every knee rule, flags, --refine, steady state.
+mod sweep;
 // `oio sweep` and `oio report`: knee, JSON contract, HTML in headless Chromium, SVG/PNG/CSV.
 mod report;

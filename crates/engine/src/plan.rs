@@ -49,6 +49,9 @@ pub struct RunPlan {
     /// Measure how sequential the I/O is in the order it completes, per target (costs one
     /// shared atomic operation per I/O).
     pub track_order: bool,
+    /// With the null engine: a simulated device whose service model sets when each I/O
+    /// completes (None: every I/O completes at once).
+    pub sim: Option<crate::engines::null::SimDevice>,
 }
 
 /// What one worker thread does.

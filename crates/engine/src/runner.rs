@@ -10,7 +10,7 @@
 
 use crate::arrivals::Arrivals;
 use crate::data::DataFiller;
-use crate::engines::null::NullEngine;
+use crate::engines::null::{NullEngine, SimShared};
 use crate::engines::sync::SyncEngine;
 use crate::engines::uring::UringEngine;
 use crate::engines::{Dir, Engine, EngineError, EngineKind, EngineSetup};
@@ -212,6 +212,9 @@ pub fn run(
     stop: Arc<AtomicBool>,
 ) -> Result<RunResult, RunError> {
     plan.workload.check().map_err(PlanError)?;
+    if plan.sim.is_some() && plan.engine != EngineKind::Null {
+        return Err(PlanError("a simulated device (--sim) needs --engine null".into()).into());
+    }
 
     // Open every bound path once, for writing only if some stream writes to it.
     let mut paths: Vec<(PathBuf, String)> = Vec::new();
@@ -306,6 +309,8 @@ pub fn run(
         None
     };
 
+    // One simulated device for the whole run, whatever the number of workers driving it.
+    let sim = plan.sim.as_ref().map(|d| SimShared::new(d, plan.seed));
     let mut handles = Vec::with_capacity(assignments.len());
     for (wi, a) in assignments.iter().enumerate() {
         let mut files = Vec::with_capacity(a.targets.len());
@@ -331,6 +336,7 @@ pub fn run(
         let seed = plan.seed;
         let verify = verify_shared.clone();
         let order = order_shared.clone();
+        let sim = sim.clone();
         let n = assignments.len() as u64;
         let quota = plan
             .io_limit
@@ -358,7 +364,10 @@ pub fn run(
                     paths: &target_paths,
                 };
                 let r = match engine {
-                    EngineKind::Null => w.drive(NullEngine::new(&setup)),
+                    EngineKind::Null => match sim {
+                        Some(d) => w.drive(NullEngine::simulated(&setup, d)),
+                        None => w.drive(NullEngine::new(&setup)),
+                    },
                     EngineKind::Sync => SyncEngine::new(setup).and_then(|e| w.drive(e)),
                     _ => UringEngine::new(setup).and_then(|e| w.drive(e)),
                 };
@@ -477,7 +486,11 @@ pub fn run(
     } else {
         "completed"
     };
-    if engine == EngineKind::Null {
+    if let (EngineKind::Null, Some(d)) = (engine, &plan.sim) {
+        warnings.push(format!(
+            "simulated device ({d}): no I/O reached any device; the numbers are the model's plus oio's own overhead"
+        ));
+    } else if engine == EngineKind::Null {
         warnings.push(
             "null engine: no I/O reached any device; the latencies are oio's own overhead".into(),
         );

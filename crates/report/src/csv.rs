@@ -108,7 +108,7 @@ impl Renderer for CsvRenderer {
                         unum(p.latency_ns.p99),
                         p.outstanding_mean,
                         p.steady.reached.map(|b| b.to_string()).unwrap_or_default(),
-                        p.steady.drift_pct,
+                        num(p.steady.drift_pct),
                         knee
                     );
                 }

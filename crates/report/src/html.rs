@@ -177,10 +177,14 @@ fn sweeps_section(o: &mut String, r: &Report, charts: &[Chart]) {
         }
         o.push_str("<table><tr><th>QD</th><th class=\"l\">bs</th><th>read %</th><th>runs</th><th>IOPS</th><th>throughput</th><th>mean</th><th>p50</th><th>p99</th><th>outstanding</th><th class=\"l\">steady</th></tr>");
         for p in &s.points {
+            let drift = match p.steady.drift_pct {
+                Some(d) => format!("drift {d:.1} %"),
+                None => "too short to judge".to_string(),
+            };
             let steady = match p.steady.reached {
-                Some(true) => format!("yes (drift {:.1} %)", p.steady.drift_pct),
-                Some(false) => format!("NO (drift {:.1} %)", p.steady.drift_pct),
-                None => format!("not checked (drift {:.1} %)", p.steady.drift_pct),
+                Some(true) => format!("yes ({drift})"),
+                Some(false) => format!("NO ({drift})"),
+                None => format!("not checked ({drift})"),
             };
             let _ = write!(
                 o,

@@ -204,6 +204,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             io_limit: None,
             verify: false,
             track_order: true,
+            sim: None,
         };
         let mut live = LiveLine::new();
         let r = oio_engine::run(&plan, &mut live, crate::interrupt::stop_flag());

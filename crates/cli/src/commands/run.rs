@@ -117,6 +117,12 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = SubmitArg::PerIo, value_name = "MODE")]
     pub submit: SubmitArg,
 
+    /// With --engine null: a simulated device instead of instant completions, e.g.
+    /// servers=8,service=1ms,dist=exp (fixed, exp, lognormal[,sigma=S]); '+' adds a slower
+    /// tier behind a fast one. The result says it is simulated.
+    #[arg(long, value_name = "MODEL")]
+    pub sim: Option<oio_engine::engines::null::SimDevice>,
+
     /// Go through the page cache instead of O_DIRECT (needed on filesystems without O_DIRECT).
     #[arg(long)]
     pub buffered: bool,
@@ -391,6 +397,9 @@ impl Args {
             });
         }
         let size = self.size.or(default_used.then_some(DEFAULT_SIZE));
+        if self.sim.is_some() && self.engine != EngineArg::Null {
+            bail!("--sim simulates a device behind the null engine: add --engine null");
+        }
         Ok(RunPlan {
             workload,
             bindings,
@@ -412,6 +421,7 @@ impl Args {
             io_limit: self.ios,
             verify: self.verify,
             track_order: self.access_order,
+            sim: self.sim.clone(),
         })
     }
 }

@@ -1,17 +1,270 @@
-//! The null engine: every I/O completes at once without touching a device.
+//! The null engine: every I/O completes at once without touching a device, or, given a
+//! service model ([`SimDevice`]), at the time a simulated device would have finished it.
 //!
-//! It exists to test the run loop, the statistics and the reports deterministically, and to
-//! measure what oio itself costs per I/O (like fio's `null` engine and `t/io_uring -N`).
+//! Without a model it exists to test the run loop, the statistics and the reports
+//! deterministically, and to measure what oio itself costs per I/O (like fio's `null` engine
+//! and `t/io_uring -N`). With a model it is a device whose knee is known in advance: `k`
+//! parallel servers with a service time `S` serve `min(depth, k) / S` I/Os per second at a
+//! latency of about `S · max(1, depth / k)`, so sweeps and their knee rules can be checked
+//! against the answer. Completions become ready at their simulated time in real time.
 
 use super::{Completion, Engine, EngineError, EngineSetup, IoRequest, SlotStates};
 use crate::sys::AlignedBuf;
-use std::time::Duration;
+use oio_core::units::{format_ns, parse_duration};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fmt;
+use std::str::FromStr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-/// Completes every request immediately with its full length.
+/// Most servers a simulated device may have (bounds its memory and the per-I/O search).
+pub const MAX_SIM_SERVERS: u32 = 4096;
+
+/// How service times are drawn around their mean.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ServiceDist {
+    /// Every I/O takes exactly the mean.
+    Fixed,
+    /// Exponential with that mean (memoryless, as in M/M/k).
+    Exp,
+    /// Log-normal with that mean and this σ of the underlying normal (a long right tail).
+    LogNormal {
+        /// σ of ln(service time), 0 < σ ≤ 3.
+        sigma: f64,
+    },
+}
+
+/// One group of identical servers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimTier {
+    /// Servers working in parallel.
+    pub servers: u32,
+    /// Mean service time.
+    pub service: Duration,
+    /// Distribution of service times.
+    pub dist: ServiceDist,
+}
+
+/// A simulated device: tiers of servers, the first preferred (a fast cache in front of slower
+/// media gives a second plateau). An I/O takes the first free server in tier order, else
+/// waits in one FIFO queue for the server that frees first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimDevice {
+    /// At least one tier.
+    pub tiers: Vec<SimTier>,
+}
+
+impl SimDevice {
+    /// IOPS the model serves at `depth` outstanding I/Os in a closed loop (service means only;
+    /// the run loop's own delay between a completion and the next submission is not in it).
+    pub fn model_iops(&self, depth: u32) -> f64 {
+        let mut left = depth;
+        let mut iops = 0.0;
+        for t in &self.tiers {
+            let n = left.min(t.servers);
+            iops += n as f64 / t.service.as_secs_f64().max(1e-12);
+            left -= n;
+        }
+        iops
+    }
+}
+
+/// A `--sim` value that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--sim '{input}': {what}; expected e.g. servers=8,service=1ms,dist=exp (dist fixed, exp or lognormal[,sigma=0.5]; a second tier after '+', e.g. servers=4,service=100us+servers=16,service=2ms)")]
+pub struct SimParseError {
+    /// The text given.
+    pub input: String,
+    /// What was wrong.
+    pub what: String,
+}
+
+impl FromStr for SimDevice {
+    type Err = SimParseError;
+
+    fn from_str(input: &str) -> Result<Self, Self::Err> {
+        let err = |what: String| SimParseError {
+            input: input.to_string(),
+            what,
+        };
+        let mut tiers = Vec::new();
+        let mut total = 0u32;
+        for part in input.split('+') {
+            let (mut servers, mut service, mut dist, mut sigma) = (None, None, "fixed", None);
+            for kv in part.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                let (k, v) = kv
+                    .split_once('=')
+                    .ok_or_else(|| err(format!("'{kv}' is not KEY=VALUE")))?;
+                match k.trim() {
+                    "servers" | "k" => {
+                        servers = Some(
+                            v.trim()
+                                .parse::<u32>()
+                                .map_err(|_| err(format!("servers '{v}' is not a whole number")))?,
+                        )
+                    }
+                    "service" | "s" => {
+                        let d = parse_duration(v).map_err(|e| err(e.to_string()))?;
+                        service = Some(d);
+                    }
+                    "dist" => dist = v.trim(),
+                    "sigma" => {
+                        sigma = Some(
+                            v.trim()
+                                .parse::<f64>()
+                                .map_err(|_| err(format!("sigma '{v}' is not a number")))?,
+                        )
+                    }
+                    other => return Err(err(format!("unknown key '{other}'"))),
+                }
+            }
+            let servers = servers.ok_or_else(|| err("servers=N is missing".into()))?;
+            let service = service.ok_or_else(|| err("service=DURATION is missing".into()))?;
+            if servers == 0 {
+                return Err(err("servers must be at least 1".into()));
+            }
+            total = total.saturating_add(servers);
+            if total > MAX_SIM_SERVERS {
+                return Err(err(format!("at most {MAX_SIM_SERVERS} servers in all")));
+            }
+            if service < Duration::from_micros(1) || service > Duration::from_secs(10) {
+                return Err(err("service must be 1us to 10s".into()));
+            }
+            let dist = match dist {
+                "fixed" => ServiceDist::Fixed,
+                "exp" | "exponential" => ServiceDist::Exp,
+                "lognormal" | "lognorm" => {
+                    let sigma = sigma.unwrap_or(0.5);
+                    if !(sigma > 0.0 && sigma <= 3.0) {
+                        return Err(err(format!("sigma {sigma} is not in (0, 3]")));
+                    }
+                    ServiceDist::LogNormal { sigma }
+                }
+                other => return Err(err(format!("unknown dist '{other}'"))),
+            };
+            if sigma.is_some() && !matches!(dist, ServiceDist::LogNormal { .. }) {
+                return Err(err("sigma goes with dist=lognormal".into()));
+            }
+            tiers.push(SimTier {
+                servers,
+                service,
+                dist,
+            });
+        }
+        Ok(SimDevice { tiers })
+    }
+}
+
+impl fmt::Display for SimDevice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, t) in self.tiers.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", then ")?;
+            }
+            let dist = match t.dist {
+                ServiceDist::Fixed => "fixed".to_string(),
+                ServiceDist::Exp => "exponential".to_string(),
+                ServiceDist::LogNormal { sigma } => format!("log-normal σ {sigma}"),
+            };
+            write!(
+                f,
+                "{} servers × {} {dist} service",
+                t.servers,
+                format_ns(t.service.as_nanos() as f64)
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The servers of a simulated device, shared by every worker of a run (one device, whatever
+/// the number of threads driving it).
+pub struct SimShared {
+    epoch: Instant,
+    state: Mutex<SimState>,
+}
+
+struct SimState {
+    /// (time the server is next free, ns since epoch; its tier), in tier order.
+    servers: Vec<(u64, usize)>,
+    tiers: Vec<SimTier>,
+    rng: fastrand::Rng,
+}
+
+impl SimShared {
+    /// A device in its idle state; `seed` draws the service times.
+    pub fn new(dev: &SimDevice, seed: u64) -> Arc<SimShared> {
+        let servers = dev
+            .tiers
+            .iter()
+            .enumerate()
+            .flat_map(|(i, t)| std::iter::repeat_n((0u64, i), t.servers as usize))
+            .collect();
+        Arc::new(SimShared {
+            epoch: Instant::now(),
+            state: Mutex::new(SimState {
+                servers,
+                tiers: dev.tiers.clone(),
+                rng: fastrand::Rng::with_seed(seed),
+            }),
+        })
+    }
+
+    fn now(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+
+    /// Admits an I/O arriving at `now` and returns when it completes.
+    fn admit(&self, now: u64) -> u64 {
+        // A poisoned lock only means another worker panicked; the state is still consistent.
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let st = &mut *st;
+        let idx = st
+            .servers
+            .iter()
+            .position(|&(free, _)| free <= now)
+            .unwrap_or_else(|| {
+                // FIFO: the next I/O in line takes the server that frees first (the faster
+                // tier on a tie, as it comes first).
+                let mut best = 0;
+                for (i, &(free, _)) in st.servers.iter().enumerate() {
+                    if free < st.servers[best].0 {
+                        best = i;
+                    }
+                }
+                best
+            });
+        let (free, tier) = st.servers[idx];
+        let t = &st.tiers[tier];
+        let mean = t.service.as_nanos() as f64;
+        let service = match t.dist {
+            ServiceDist::Fixed => mean,
+            // 1 - u lies in (0, 1], so the logarithm is finite.
+            ServiceDist::Exp => -mean * (1.0 - st.rng.f64()).ln(),
+            ServiceDist::LogNormal { sigma } => {
+                let u1 = 1.0 - st.rng.f64();
+                let u2 = st.rng.f64();
+                let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+                // mu chosen so that the mean is `mean`: E = exp(mu + sigma²/2).
+                (mean.ln() - sigma * sigma / 2.0 + sigma * z).exp()
+            }
+        };
+        let done = free.max(now) + service.max(1.0) as u64;
+        st.servers[idx].0 = done;
+        done
+    }
+}
+
+/// Completes every request immediately with its full length, or at its simulated time.
 pub struct NullEngine {
     slots: SlotStates,
     ready: Vec<Completion>,
     bufs: Vec<AlignedBuf>,
+    sim: Option<Arc<SimShared>>,
+    /// Simulated I/Os not yet due: (due ns, slot, result).
+    pending: BinaryHeap<Reverse<(u64, u32, i32)>>,
+    queued: usize,
 }
 
 impl NullEngine {
@@ -24,6 +277,28 @@ impl NullEngine {
             bufs: (0..setup.depth)
                 .map(|_| AlignedBuf::new(setup.buf_size))
                 .collect(),
+            sim: None,
+            pending: BinaryHeap::with_capacity(setup.depth as usize),
+            queued: 0,
+        }
+    }
+
+    /// A null engine whose I/Os complete when the simulated device `sim` finishes them.
+    pub fn simulated(setup: &EngineSetup, sim: Arc<SimShared>) -> NullEngine {
+        NullEngine {
+            sim: Some(sim),
+            ..NullEngine::new(setup)
+        }
+    }
+
+    /// Moves due simulated completions to `ready`.
+    fn collect_due(&mut self, now: u64) {
+        while let Some(Reverse((due, slot, result))) = self.pending.peek().copied() {
+            if due > now {
+                break;
+            }
+            self.pending.pop();
+            self.ready.push(Completion { slot, result });
         }
     }
 }
@@ -34,7 +309,11 @@ impl Engine for NullEngine {
     }
 
     fn features(&self) -> Vec<String> {
-        vec!["no_io".into()]
+        let mut f = vec!["no_io".to_string()];
+        if self.sim.is_some() {
+            f.push("simulated_device".into());
+        }
+        f
     }
 
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {
@@ -47,19 +326,65 @@ impl Engine for NullEngine {
     #[inline]
     fn queue(&mut self, req: IoRequest) -> Result<(), EngineError> {
         self.slots.acquire(req.slot);
-        self.ready.push(Completion {
-            slot: req.slot,
-            result: req.len as i32,
-        });
+        let result = req.len as i32;
+        match &self.sim {
+            None => self.ready.push(Completion {
+                slot: req.slot,
+                result,
+            }),
+            Some(sim) => {
+                let due = sim.admit(sim.now());
+                self.pending.push(Reverse((due, req.slot, result)));
+                self.queued += 1;
+            }
+        }
         Ok(())
     }
 
-    fn submit_and_wait(&mut self, _min: usize, _t: Option<Duration>) -> Result<usize, EngineError> {
-        Ok(self.ready.len())
+    fn submit_and_wait(
+        &mut self,
+        min: usize,
+        timeout: Option<Duration>,
+    ) -> Result<usize, EngineError> {
+        let Some(sim) = self.sim.clone() else {
+            return Ok(self.ready.len());
+        };
+        let submitted = std::mem::take(&mut self.queued);
+        let start = sim.now();
+        let deadline = timeout.map(|t| start.saturating_add(t.as_nanos() as u64));
+        let mut now = start;
+        loop {
+            self.collect_due(now);
+            if self.ready.len() >= min {
+                break;
+            }
+            // Sleep until the next completion is due, but no later than the deadline; with
+            // nothing in flight and no deadline there is nothing to wait for.
+            let next = self.pending.peek().map(|Reverse((due, _, _))| *due);
+            let until = match (next, deadline) {
+                (Some(n), Some(d)) => n.min(d),
+                (Some(n), None) => n,
+                (None, Some(d)) => d,
+                (None, None) => break,
+            };
+            if until > now {
+                std::thread::sleep(Duration::from_nanos(until - now));
+            }
+            now = sim.now();
+            if deadline.is_some_and(|d| now >= d) {
+                self.collect_due(now);
+                break;
+            }
+        }
+        Ok(submitted)
     }
 
     #[inline]
     fn reap(&mut self, out: &mut Vec<Completion>) {
+        if let Some(sim) = &self.sim {
+            let now = sim.now();
+            self.collect_due(now);
+        }
         for c in &self.ready {
             self.slots.release(c.slot);
         }
@@ -68,5 +393,125 @@ impl Engine for NullEngine {
 
     fn in_flight(&self) -> usize {
         self.slots.count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engines::Dir;
+
+    fn setup(depth: u32) -> EngineSetup {
+        EngineSetup {
+            depth,
+            buf_size: 4096,
+            files: Vec::new(),
+            fill_seed: 1,
+        }
+    }
+
+    fn req(slot: u32) -> IoRequest {
+        IoRequest {
+            slot,
+            file: 0,
+            dir: Dir::Read,
+            offset: 0,
+            len: 4096,
+        }
+    }
+
+    #[test]
+    fn parses_models_and_refuses_bad_ones() {
+        let d: SimDevice = "servers=8,service=1ms,dist=exp".parse().unwrap();
+        assert_eq!(d.tiers.len(), 1);
+        assert_eq!(d.tiers[0].servers, 8);
+        assert_eq!(d.tiers[0].service, Duration::from_millis(1));
+        assert_eq!(d.tiers[0].dist, ServiceDist::Exp);
+        assert_eq!(d.model_iops(4), 4000.0);
+        assert_eq!(d.model_iops(64), 8000.0);
+        let d: SimDevice = "servers=2,service=100us+servers=4,service=2ms,dist=lognormal,sigma=1"
+            .parse()
+            .unwrap();
+        assert_eq!(d.tiers[1].dist, ServiceDist::LogNormal { sigma: 1.0 });
+        // 2 fast servers at 10k IOPS each, then 4 slow at 500 each.
+        assert!((d.model_iops(3) - 20_500.0).abs() < 1e-6);
+        assert!((d.model_iops(100) - 22_000.0).abs() < 1e-6);
+        assert!(d.to_string().contains("2 servers"), "{d}");
+        for bad in [
+            "servers=8",
+            "service=1ms",
+            "servers=0,service=1ms",
+            "servers=8,service=1ms,dist=gamma",
+            "servers=8,service=1ms,sigma=1",
+            "servers=8,service=lots",
+            "servers=99999,service=1ms",
+            "servers=8,service=1ms,colour=red",
+            "servers=8;service=1ms",
+        ] {
+            let e = bad.parse::<SimDevice>().unwrap_err();
+            assert!(e.to_string().contains(bad), "{e}");
+        }
+    }
+
+    #[test]
+    fn completions_wait_for_their_simulated_time() {
+        // One server of 20 ms: two I/Os queue behind each other.
+        let dev: SimDevice = "servers=1,service=20ms".parse().unwrap();
+        let mut e = NullEngine::simulated(&setup(2), SimShared::new(&dev, 1));
+        let t0 = Instant::now();
+        e.queue(req(0)).unwrap();
+        e.queue(req(1)).unwrap();
+        assert_eq!(e.submit_and_wait(0, None).unwrap(), 2);
+        let mut out = Vec::new();
+        e.reap(&mut out);
+        assert!(out.is_empty(), "nothing is due at once");
+        // A short timeout returns without a completion.
+        e.submit_and_wait(1, Some(Duration::from_millis(2)))
+            .unwrap();
+        e.reap(&mut out);
+        assert!(out.is_empty());
+        e.submit_and_wait(1, Some(Duration::from_secs(5))).unwrap();
+        e.reap(&mut out);
+        assert_eq!(out.len(), 1);
+        assert!(t0.elapsed() >= Duration::from_millis(20));
+        e.submit_and_wait(1, Some(Duration::from_secs(5))).unwrap();
+        e.reap(&mut out);
+        assert_eq!(out.len(), 2);
+        assert!(
+            t0.elapsed() >= Duration::from_millis(40),
+            "FIFO behind one server"
+        );
+        assert_eq!(e.in_flight(), 0);
+        // Nothing in flight and no deadline: no hang.
+        assert_eq!(e.submit_and_wait(1, None).unwrap(), 0);
+    }
+
+    #[test]
+    fn fast_tier_first_and_service_means_hold() {
+        let dev: SimDevice = "servers=1,service=1ms+servers=1,service=5ms,dist=exp"
+            .parse()
+            .unwrap();
+        let sim = SimShared::new(&dev, 7);
+        // Both idle at t=0: the first I/O takes the fast server, the second the slow one.
+        assert_eq!(sim.admit(0), 1_000_000);
+        let slow = sim.admit(0);
+        assert_ne!(slow, 1_000_000);
+        // Means of the distributions, from many draws on an always-free server.
+        for (spec, mean) in [
+            ("servers=1,service=1ms,dist=exp", 1e6),
+            ("servers=1,service=1ms,dist=lognormal,sigma=0.8", 1e6),
+        ] {
+            let sim = SimShared::new(&spec.parse().unwrap(), 3);
+            let n = 20_000u64;
+            let mut t = 0u64;
+            let mut sum = 0.0;
+            for _ in 0..n {
+                let done = sim.admit(t);
+                sum += (done - t) as f64;
+                t = done;
+            }
+            let m = sum / n as f64;
+            assert!((m / mean - 1.0).abs() < 0.05, "{spec}: mean {m}");
+        }
     }
 }
