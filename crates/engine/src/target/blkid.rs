@@ -172,7 +172,7 @@ impl Drop for ProbeGuard<'_> {
 }
 
 impl ProbeGuard<'_> {
-    /// A value of the last probing round, as bytes (without a trailing NUL).
+    /// A value of the last probing round, as the bytes libblkid holds (strings end in NUL).
     fn value(&self, name: &CStr) -> Option<Vec<u8>> {
         let mut data: *const c_char = std::ptr::null();
         let mut len: usize = 0;
@@ -184,13 +184,14 @@ impl ProbeGuard<'_> {
         // SAFETY: libblkid returns `len` readable bytes at `data`, valid until the next
         // probing call on `pr`; they are copied out at once.
         let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) };
-        let bytes = bytes.strip_suffix(&[0]).unwrap_or(bytes);
         Some(bytes.to_vec())
     }
 
     fn text(&self, name: &CStr) -> Option<String> {
-        self.value(name)
-            .map(|v| String::from_utf8_lossy(&v).into_owned())
+        self.value(name).map(|v| {
+            let v = v.strip_suffix(&[0]).unwrap_or(&v);
+            String::from_utf8_lossy(v).into_owned()
+        })
     }
 }
 
@@ -223,10 +224,12 @@ pub fn probe_libblkid(file: &File) -> Result<Probed, String> {
         (api.set_partitions_flags)(pr, PARTS_MAGIC | PARTS_FORCE_GPT);
     }
     let mut found: Vec<Signature> = Vec::new();
+    let mut finished = false;
     for _ in 0..MAX_ROUNDS {
         // SAFETY: `pr` is live.
         let rc = unsafe { (api.do_probe)(pr) };
         if rc == 1 {
+            finished = true;
             break;
         }
         if rc != 0 {
@@ -272,6 +275,12 @@ pub fn probe_libblkid(file: &File) -> Result<Probed, String> {
                 }
             }
         }
+    }
+    if !finished && found.is_empty() {
+        // Never call a device blank on a probe that did not finish.
+        return Err(format!(
+            "libblkid did not finish probing in {MAX_ROUNDS} rounds"
+        ));
     }
     Ok(Probed {
         by: api.version.clone(),
