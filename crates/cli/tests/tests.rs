@@ -12,6 +12,10 @@ mod openloop;
 mod run;
 // Data safety: overwrite refusals, block devices on loop devices.
 mod safety;
+// `oio export` with hostile names: nothing injected into fio, diskspd or vdbench output.
+mod hostile_export;
+// Block-device signatures by libblkid, cross-checked with wipefs, on loop devices.
+mod signatures;
 // Verification: self-checking blocks, the journal, `oio verify` after a kill.
 mod verify;
 // Workload files and profiles: parsing, errors, round trips.

@@ -4,6 +4,14 @@
 //! diskspd's command line has one block size for reads and writes, and vdbench's thread count
 //! is per run, not per stream. Integer percentages (fio `bssplit`, vdbench `xfersize`) are
 //! rounded by largest remainder so they still add up to 100.
+//!
+//! Names, descriptions and roles come from workload files, which may come from anyone; the
+//! target path and fio engine come from the command line. None of them may add an option, a
+//! section, a file or a command to the output. So: job, workload-definition and run names are
+//! rebuilt from letters, digits and `_` (`-` `.` for fio), unique, never fio's `global`; the
+//! original text appears only in one-line comments, escaped (`\u{..}`) to a few characters
+//! that no format acts on and cut short so no tool's line buffer splits it; paths are refused
+//! with a message naming the character when the format would read it as syntax.
 
 use oio_core::sizemix::SizeMix;
 use oio_core::units::format_size;
@@ -79,6 +87,218 @@ pub fn integer_shares(weights: &[f64], total: u32) -> Vec<u32> {
     out
 }
 
+/// Longest target path accepted, bytes: fio splits lines longer than its 4 KiB buffer, and
+/// the rest of a split line would be read as an option.
+const MAX_PATH: usize = 1024;
+/// Characters of a name shown in a comment before it is cut.
+const MAX_SHOWN: usize = 120;
+
+fn refuse(tool: &'static str, why: String) -> ExportError {
+    ExportError { tool, why }
+}
+
+/// `text` for one line of comment: letters, digits and a few inert punctuation marks pass;
+/// anything else (line breaks, quotes, `%`, `^`, `&`, `|`, `$`, backticks, `;`, `\`, NUL,
+/// non-ASCII) becomes `\u{hex}`, so the comment cannot end early, and Windows cmd (which
+/// expands `%` even in `REM` lines) sees nothing it acts on. Long text is cut with a note.
+fn shown(text: &str) -> String {
+    let mut out = String::new();
+    for (n, c) in text.chars().enumerate() {
+        if n == MAX_SHOWN {
+            let _ = write!(out, "... ({} more characters)", text.chars().count() - n);
+            break;
+        }
+        if c.is_ascii_alphanumeric() || " _-.,:()+=/@#[]{}*?~".contains(c) {
+            out.push(c);
+        } else {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        }
+    }
+    out
+}
+
+/// Names built from `names` with only `keep` characters (others become `_`), at most `max`
+/// long, none empty, none starting (ignoring case) with a `reserved` prefix (those get `s_`
+/// before them), all different (ignoring case).
+fn safe_names(
+    names: &[&str],
+    keep: fn(char) -> bool,
+    max: usize,
+    reserved: &[&str],
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        let mut base: String = name
+            .chars()
+            .map(|c| if keep(c) { c } else { '_' })
+            .take(max)
+            .collect();
+        if reserved
+            .iter()
+            .any(|r| base.to_ascii_lowercase().starts_with(r))
+        {
+            base = format!("s_{base}").chars().take(max).collect();
+        }
+        let clash =
+            |n: &str, out: &[String]| n.is_empty() || out.iter().any(|o| o.eq_ignore_ascii_case(n));
+        let mut candidate = base.clone();
+        let mut k = i + 1;
+        while clash(&candidate, &out) {
+            let suffix = format!("_{k}");
+            let room = max.saturating_sub(suffix.len());
+            candidate = base.chars().take(room).collect::<String>() + &suffix;
+            k += names.len();
+        }
+        out.push(candidate);
+    }
+    out
+}
+
+fn fio_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.'
+}
+
+fn word_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// The first character of `t` that is not printable, with what it is.
+fn first_control(t: &str) -> Option<char> {
+    t.chars()
+        .find(|c| c.is_control() || *c == '\u{2028}' || *c == '\u{2029}')
+}
+
+fn check_path_common(tool: &'static str, t: &str) -> Result<(), ExportError> {
+    if t.trim().is_empty() {
+        return Err(refuse(tool, "the target path is empty".into()));
+    }
+    if t.len() > MAX_PATH {
+        return Err(refuse(
+            tool,
+            format!(
+                "the target path is {} bytes long; at most {MAX_PATH} are exported",
+                t.len()
+            ),
+        ));
+    }
+    if let Some(c) = first_control(t) {
+        return Err(refuse(
+            tool,
+            format!(
+                "the target path \"{}\" contains the control character {:?}, which would end or break the line",
+                shown(t),
+                c
+            ),
+        ));
+    }
+    if t.trim() != t {
+        return Err(refuse(
+            tool,
+            format!(
+                "the target path \"{}\" begins or ends with white space, which {tool} strips",
+                shown(t)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The target as fio's `filename=` value: `:` separates files in fio, so it is escaped `\:`;
+/// `;` and `#` start a comment anywhere on a line and `$` expands variables, so those are
+/// refused.
+fn fio_filename(t: &str) -> Result<String, ExportError> {
+    check_path_common("fio", t)?;
+    if let Some(c) = t.chars().find(|c| matches!(c, ';' | '#' | '$')) {
+        return Err(refuse(
+            "fio",
+            format!(
+                "the target path \"{}\" contains '{c}', which fio reads as {} in a job file; rename or link the target",
+                shown(t),
+                if c == '$' { "a variable" } else { "the start of a comment" }
+            ),
+        ));
+    }
+    Ok(t.replace(':', "\\:"))
+}
+
+/// fio engines are plain names; `external:PATH` (a library fio loads) is not exported.
+fn fio_engine(e: &str) -> Result<&str, ExportError> {
+    if !e.is_empty() && e.len() <= 64 && e.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        Ok(e)
+    } else {
+        Err(refuse(
+            "fio",
+            format!(
+                "the I/O engine \"{}\" is not a plain engine name (letters, digits, '_')",
+                shown(e)
+            ),
+        ))
+    }
+}
+
+/// The target as one argument of a diskspd command line in a Windows `.cmd` file (and safe
+/// pasted into PowerShell), in double quotes. diskspd reads an argument starting with `-` or
+/// `/` as an option; cmd expands `%` and `!` even inside quotes and PowerShell `$` and
+/// backticks; so only letters, digits and inert punctuation are accepted.
+fn diskspd_target(t: &str) -> Result<String, ExportError> {
+    check_path_common("diskspd", t)?;
+    if t.starts_with(['-', '/']) {
+        return Err(refuse(
+            "diskspd",
+            format!(
+                "the target path \"{}\" begins with '{}', which diskspd reads as an option",
+                shown(t),
+                &t[..1]
+            ),
+        ));
+    }
+    if let Some(c) = t
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || " _-.:\\/#+,=~()".contains(*c)))
+    {
+        return Err(refuse(
+            "diskspd",
+            format!(
+                "the target path \"{}\" contains {:?}, which cmd or PowerShell could act on; use letters, digits, spaces and _-.:\\/#+,=~()",
+                shown(t),
+                c
+            ),
+        ));
+    }
+    Ok(format!("\"{t}\""))
+}
+
+/// The target as vdbench's `lun=` value: `,` `=` `(` `)` separate parameters and values, `*`
+/// starts a comment, `$` is a substitution, quotes and spaces end the value; only letters,
+/// digits and path punctuation are accepted.
+fn vdbench_lun(t: &str) -> Result<String, ExportError> {
+    check_path_common("vdbench", t)?;
+    if let Some(c) = t
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || "_-.:\\/+~@".contains(*c)))
+    {
+        return Err(refuse(
+            "vdbench",
+            format!(
+                "the target path \"{}\" contains {:?}, which a vdbench parameter file would read as syntax; use letters, digits and _-.:\\/+~@",
+                shown(t),
+                c
+            ),
+        ));
+    }
+    Ok(t.to_string())
+}
+
+/// The description as comment lines (at most 8, each under 100 characters plus escapes).
+fn description_lines(text: &str) -> Vec<String> {
+    let mut lines = wrap(text, 80);
+    if lines.len() > 8 {
+        lines.truncate(8);
+        lines.push("(description cut)".into());
+    }
+    lines.iter().map(|l| shown(l)).collect()
+}
+
 fn fio_split(mix: &SizeMix) -> String {
     let f = mix.fractions();
     let pcts = integer_shares(&f.iter().map(|x| x.1).collect::<Vec<_>>(), 100);
@@ -112,13 +332,18 @@ fn int_read_pct(s: &Stream) -> u32 {
 /// A fio job file: one job per stream, all running together.
 pub fn to_fio(w: &Workload, o: &ExportOptions) -> Result<String, ExportError> {
     w.check().map_err(|why| ExportError { tool: "fio", why })?;
+    let filename = fio_filename(&o.target)?;
+    let engine = fio_engine(&o.fio_ioengine)?;
+    let names: Vec<&str> = w.streams.iter().map(|s| s.name.as_str()).collect();
+    // fio takes every section whose name starts with "global" as a global section.
+    let jobs = safe_names(&names, fio_name_char, 48, &["global"]);
     let mut out = String::new();
     let _ = writeln!(
         out,
         "; fio job file exported by oio from workload '{}'",
-        w.name
+        shown(&w.name)
     );
-    for line in wrap(&w.description, 96) {
+    for line in description_lines(&w.description) {
         let _ = writeln!(out, "; {line}");
     }
     let _ = writeln!(
@@ -126,9 +351,9 @@ pub fn to_fio(w: &Workload, o: &ExportOptions) -> Result<String, ExportError> {
         "; run: fio THIS_FILE --output-format=json+ --output=result.json"
     );
     let _ = writeln!(out, "[global]");
-    let _ = writeln!(out, "filename={}", o.target);
+    let _ = writeln!(out, "filename={filename}");
     let _ = writeln!(out, "size={}", format_size(o.size_bytes));
-    let _ = writeln!(out, "ioengine={}", o.fio_ioengine);
+    let _ = writeln!(out, "ioengine={engine}");
     let _ = writeln!(out, "direct={}", u8::from(o.direct));
     let _ = writeln!(out, "time_based=1");
     let _ = writeln!(out, "runtime={}", o.runtime_s);
@@ -141,10 +366,21 @@ pub fn to_fio(w: &Workload, o: &ExportOptions) -> Result<String, ExportError> {
     );
     let _ = writeln!(out, "norandommap=1");
     let _ = writeln!(out, "randrepeat=0");
-    for s in &w.streams {
+    for (s, job) in w.streams.iter().zip(&jobs) {
         let rp = int_read_pct(s);
         let random = s.random_pct.0;
-        let _ = writeln!(out, "\n[{}]", s.name);
+        let _ = writeln!(out);
+        if *job != s.name {
+            let _ = writeln!(out, "; stream '{}'", shown(&s.name));
+        }
+        if let Some(role) = &s.target {
+            let _ = writeln!(
+                out,
+                "; stream role '{}': this file runs every stream on the one filename above",
+                shown(role)
+            );
+        }
+        let _ = writeln!(out, "[{job}]");
         let rw = match (rp, random > 0.0) {
             (100, true) => "randread",
             (100, false) => "read",
@@ -193,13 +429,25 @@ pub fn to_diskspd(w: &Workload, o: &ExportOptions) -> Result<String, ExportError
         tool: "diskspd",
         why,
     })?;
+    let target = diskspd_target(&o.target)?;
     let mut out = String::new();
     let _ = writeln!(
         out,
         "REM diskspd command exported by oio from workload '{}'",
-        w.name
+        shown(&w.name)
     );
+    for line in description_lines(&w.description) {
+        let _ = writeln!(out, "REM {line}");
+    }
     for s in &w.streams {
+        let name = shown(&s.name);
+        if let Some(role) = &s.target {
+            let _ = writeln!(
+                out,
+                "REM stream '{name}' role '{}': every stream runs on the one target below",
+                shown(role)
+            );
+        }
         let rp = int_read_pct(s);
         // One -b for everything: the size with the largest share of all I/Os.
         let mut all: Vec<(u64, f64)> = Vec::new();
@@ -218,13 +466,13 @@ pub fn to_diskspd(w: &Workload, o: &ExportOptions) -> Result<String, ExportError
         if all.len() > 1 {
             let mix = all
                 .iter()
-                .map(|(b, f)| format!("{} {:.0}%", format_size(*b), f * 100.0))
+                // `%%`: a batch file expands single percent signs, even in REM lines.
+                .map(|(b, f)| format!("{} {:.0}%%", format_size(*b), f * 100.0))
                 .collect::<Vec<_>>()
                 .join(", ");
             let _ = writeln!(
                 out,
-                "REM stream '{}': diskspd's command line takes one block size for reads and writes; the mix is {mix}. Using {} ({:.0} % of I/Os). Use an XML profile with one target per size for the full mix.",
-                s.name,
+                "REM stream '{name}': diskspd's command line takes one block size for reads and writes; the mix is {mix}. Using {} ({:.0} %% of I/Os). Use an XML profile with one target per size for the full mix.",
                 format_size(bs),
                 share * 100.0
             );
@@ -235,8 +483,7 @@ pub fn to_diskspd(w: &Workload, o: &ExportOptions) -> Result<String, ExportError
         if s.random_pct.0 > 0.0 && s.random_pct.0 < 100.0 {
             let _ = writeln!(
                 out,
-                "REM stream '{}': {} % random is rounded to {}",
-                s.name,
+                "REM stream '{name}': {} %% random is rounded to {}",
                 s.random_pct,
                 if random.is_empty() {
                     "sequential"
@@ -246,15 +493,17 @@ pub fn to_diskspd(w: &Workload, o: &ExportOptions) -> Result<String, ExportError
             );
         }
         let caching = if o.direct { " -Sh" } else { "" };
+        if w.streams.len() > 1 {
+            let _ = writeln!(out, "REM stream '{name}':");
+        }
         let _ = writeln!(
             out,
-            "diskspd.exe -c{} -d{} -W{}{random} -b{} -w{} -t{threads} -o{per_thread}{caching} -L -D {}",
+            "diskspd.exe -c{} -d{} -W{}{random} -b{} -w{} -t{threads} -o{per_thread}{caching} -L -D {target}",
             diskspd_size(o.size_bytes),
             o.runtime_s,
             o.ramp_s,
             diskspd_size(bs),
             100 - rp,
-            o.target
         );
     }
     Ok(out)
@@ -277,12 +526,18 @@ pub fn to_vdbench(w: &Workload, o: &ExportOptions) -> Result<String, ExportError
         tool: "vdbench",
         why,
     })?;
+    let lun = vdbench_lun(&o.target)?;
+    let names: Vec<&str> = w.streams.iter().map(|s| s.name.as_str()).collect();
+    let wd_names = safe_names(&names, word_char, 24, &[]);
     let mut out = String::new();
     let _ = writeln!(
         out,
         "* vdbench parameter file exported by oio from workload '{}'",
-        w.name
+        shown(&w.name)
     );
+    for line in description_lines(&w.description) {
+        let _ = writeln!(out, "* {line}");
+    }
     let total_oio: u32 = w.streams.iter().map(|s| s.outstanding.unwrap_or(1)).sum();
     if w.streams.len() > 1 {
         let _ = writeln!(
@@ -291,9 +546,20 @@ pub fn to_vdbench(w: &Workload, o: &ExportOptions) -> Result<String, ExportError
         );
     }
     let open = if o.direct { ",openflags=o_direct" } else { "" };
-    let _ = writeln!(out, "sd=sd1,lun={},size={}{open}", o.target, o.size_bytes);
+    let _ = writeln!(out, "sd=sd1,lun={lun},size={}{open}", o.size_bytes);
     let mut wds: Vec<(String, String, f64)> = Vec::new();
-    for s in &w.streams {
+    for (s, wd_name) in w.streams.iter().zip(&wd_names) {
+        if *wd_name != s.name {
+            let _ = writeln!(out, "* wd_{wd_name}_*: stream '{}'", shown(&s.name));
+        }
+        if let Some(role) = &s.target {
+            let _ = writeln!(
+                out,
+                "* stream '{}' role '{}': every stream runs on sd1",
+                shown(&s.name),
+                shown(role)
+            );
+        }
         let stream_share = s.outstanding.unwrap_or(1) as f64 / total_oio as f64;
         let rp = s.read_pct.0 / 100.0;
         for (dir, mix, share, rdpct) in [
@@ -317,7 +583,7 @@ pub fn to_vdbench(w: &Workload, o: &ExportOptions) -> Result<String, ExportError
                 format!("({xfer})")
             };
             wds.push((
-                format!("wd_{}_{dir}", sanitize(&s.name)),
+                format!("wd_{wd_name}_{dir}"),
                 format!(
                     "sd=sd1,rdpct={rdpct},xfersize={xfer},seekpct={}",
                     s.random_pct.0.round() as u32
@@ -342,16 +608,10 @@ pub fn to_vdbench(w: &Workload, o: &ExportOptions) -> Result<String, ExportError
     let _ = writeln!(
         out,
         "rd=rd_{},wd=wd_*,iorate=max,elapsed={},interval=1{warmup},threads={total_oio}",
-        sanitize(&w.name),
+        safe_names(&[w.name.as_str()], word_char, 24, &[])[0],
         o.runtime_s
     );
     Ok(out)
-}
-
-fn sanitize(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect()
 }
 
 fn wrap(text: &str, width: usize) -> Vec<String> {
@@ -451,7 +711,7 @@ outstanding = 600
         let cmd = d.lines().find(|l| l.starts_with("diskspd.exe")).unwrap();
         assert_eq!(
             cmd,
-            "diskspd.exe -c1G -d60 -W0 -r -b64K -w98 -t1 -o600 -Sh -L -D oio-test.dat"
+            "diskspd.exe -c1G -d60 -W0 -r -b64K -w98 -t1 -o600 -Sh -L -D \"oio-test.dat\""
         );
         assert!(d.contains("one block size") && d.contains("512"), "{d}");
     }
@@ -479,5 +739,202 @@ outstanding = 600
             v.contains("rd=rd_tempdb,wd=wd_*,iorate=max,elapsed=60,interval=1,threads=600\n"),
             "{v}"
         );
+    }
+    /// Names that tried to break out of every format: new sections and options, commands,
+    /// variables, comments, very long and non-ASCII text.
+    pub(crate) const HOSTILE: &[&str] = &[
+        "s]\nfilename=/dev/vdz\nrw=randwrite\n[t",
+        "global",
+        "[global]",
+        "a;b#c=d",
+        "x & calc.exe | del /q C:\\ > nul",
+        "%COMSPEC% /c calc %~",
+        "\"quoted\" and 'single'",
+        "$(touch /tmp/oio-pwned) `id` ${HOME}",
+        "cr\rfilename=/dev/vdz",
+        "nul\u{0}filename=/dev/vdz",
+        "日本語\u{2028}filename=/dev/vdz\u{85}x",
+        "^\n",
+        "main",
+        "main_",
+        "MAIN",
+    ];
+
+    fn hostile() -> Workload {
+        let mut w = tempdb();
+        w.name = "w\n[evil]\nfilename=/dev/vdz".into();
+        w.description = format!(
+            "d\r\n[evil]\nfilename=/dev/vdz %PATH% {}",
+            "x".repeat(20000)
+        );
+        let base = w.streams[0].clone();
+        w.streams = HOSTILE
+            .iter()
+            .map(|n| {
+                let mut s = base.clone();
+                s.name = n.to_string();
+                s
+            })
+            .collect();
+        let mut long = base.clone();
+        long.name = format!("{}\nfilename=/dev/vdz", "a".repeat(9000));
+        long.target = Some("log\nfilename=/dev/vdz".into());
+        w.streams.push(long);
+        w
+    }
+
+    #[test]
+    fn fio_lines_are_comments_sections_or_known_options() {
+        let w = hostile();
+        let f = to_fio(&w, &ExportOptions::default()).unwrap();
+        let mut sections = Vec::new();
+        for line in f.lines() {
+            assert!(line.len() < 2048, "a line fio would split: {}", line.len());
+            if line.is_empty() || line.starts_with("; ") {
+                continue;
+            }
+            if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+                assert!(name.chars().all(fio_name_char), "{name:?}");
+                sections.push(name.to_string());
+                continue;
+            }
+            let (key, _) = line.split_once('=').expect("key=value");
+            assert!(
+                key.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
+                "{line:?}"
+            );
+            assert!(!line.contains("vdz"), "{line:?}");
+        }
+        assert!(!f.contains('\r') && !f.contains('\0') && !f.contains('\u{2028}'));
+        assert_eq!(f.lines().filter(|l| l.starts_with("filename=")).count(), 1);
+        // One job per stream, then [global] first; all different, none another global.
+        assert_eq!(sections[0], "global");
+        assert_eq!(sections.len(), w.streams.len() + 1);
+        let jobs = &sections[1..];
+        for (i, a) in jobs.iter().enumerate() {
+            assert!(!a.to_ascii_lowercase().starts_with("global"), "{a}");
+            assert!(!jobs[..i].iter().any(|b| b.eq_ignore_ascii_case(a)), "{a}");
+            assert!(a.len() <= 48);
+        }
+        assert_eq!(jobs[12], "main", "a safe name is kept as it is");
+        // The originals are in the comments, escaped.
+        assert!(
+            f.contains("; stream 's]\\u{a}filename=/dev/vdz\\u{a}rw=randwrite\\u{a}[t'"),
+            "{f}"
+        );
+        assert!(f.contains("(description cut)") || f.contains("more characters"));
+        assert!(
+            f.contains("; stream role 'log\\u{a}filename=/dev/vdz'"),
+            "{f}"
+        );
+    }
+
+    #[test]
+    fn diskspd_lines_are_rem_or_one_command_per_stream() {
+        let w = hostile();
+        let d = to_diskspd(&w, &ExportOptions::default()).unwrap();
+        let mut commands = 0;
+        for line in d.lines() {
+            assert!(line.len() < 2048);
+            if let Some(rem) = line.strip_prefix("REM ") {
+                // Nothing cmd or PowerShell acts on in a REM line: `%` only doubled, no
+                // caret; the only quotes are the exporter's own '' around names.
+                let rest = rem.replace("%%", "");
+                assert!(
+                    !rest.contains(['%', '^', '&', '|', '<', '>', '"', '!', '`', '$']),
+                    "{line:?}"
+                );
+                continue;
+            }
+            assert!(line.starts_with("diskspd.exe -c1G "), "{line:?}");
+            assert!(line.ends_with(" -D \"oio-test.dat\""), "{line:?}");
+            commands += 1;
+        }
+        assert_eq!(commands, w.streams.len());
+        assert!(!d.contains('\r') && !d.contains('\0'));
+    }
+
+    #[test]
+    fn vdbench_lines_are_comments_or_definitions() {
+        let w = hostile();
+        let v = to_vdbench(&w, &ExportOptions::default()).unwrap();
+        let mut wds = Vec::new();
+        for line in v.lines() {
+            if line.starts_with("* ") {
+                continue;
+            }
+            let (kind, rest) = line.split_once('=').expect("definition");
+            let name = rest.split(',').next().unwrap();
+            assert!(name.chars().all(word_char), "{line:?}");
+            match kind {
+                "sd" => assert!(line.starts_with("sd=sd1,lun=oio-test.dat,")),
+                "wd" => wds.push(name.to_string()),
+                "rd" => assert!(rest.contains(",wd=wd_*,")),
+                _ => panic!("{line:?}"),
+            }
+        }
+        assert_eq!(wds.len(), 2 * w.streams.len());
+        for (i, a) in wds.iter().enumerate() {
+            assert!(!wds[..i].contains(a), "{a}");
+        }
+        assert_eq!(v.lines().filter(|l| l.starts_with("sd=")).count(), 1);
+    }
+
+    #[test]
+    fn hostile_targets_are_refused_by_name() {
+        let w = tempdb();
+        let with = |t: &str| ExportOptions {
+            target: t.into(),
+            ..ExportOptions::default()
+        };
+        for (t, tools) in [
+            ("a\nfilename=/dev/vdz", "fdv"),
+            ("a\rb", "fdv"),
+            ("a\0b", "fdv"),
+            ("", "fdv"),
+            (" a", "fdv"),
+            ("a;b", "fdv"),
+            ("a#b", "fv"),
+            ("${HOME}/x", "fdv"),
+            ("a\"b", "dv"),
+            ("a%b%", "dv"),
+            ("a&calc", "dv"),
+            ("a|b", "dv"),
+            ("-w100", "d"),
+            ("/dev/sdb", "d"),
+            ("a,openflags=x", "v"),
+            ("a b", "v"),
+            ("a(b)", "v"),
+        ] {
+            for (tool, r) in [
+                ('f', to_fio(&w, &with(t))),
+                ('d', to_diskspd(&w, &with(t))),
+                ('v', to_vdbench(&w, &with(t))),
+            ] {
+                assert_eq!(r.is_err(), tools.contains(tool), "{tool} {t:?}: {r:?}");
+                if let Err(e) = r {
+                    assert!(e.to_string().contains("target path"), "{e}");
+                }
+            }
+        }
+        let long = "a".repeat(MAX_PATH + 1);
+        for r in [
+            to_fio(&w, &with(&long)),
+            to_diskspd(&w, &with(&long)),
+            to_vdbench(&w, &with(&long)),
+        ] {
+            assert!(r.unwrap_err().to_string().contains("bytes long"));
+        }
+        // Accepted where the format can carry it: fio escapes ':'; diskspd quotes spaces.
+        let f = to_fio(&w, &with("F:\\dir\\oio.dat")).unwrap();
+        assert!(f.contains("filename=F\\:\\dir\\oio.dat\n"), "{f}");
+        let d = to_diskspd(&w, &with("D:\\my dir\\oio.dat")).unwrap();
+        assert!(d.contains(" -D \"D:\\my dir\\oio.dat\"\n"), "{d}");
+        let o = ExportOptions {
+            fio_ioengine: "external:/tmp/evil.so".into(),
+            ..ExportOptions::default()
+        };
+        let e = to_fio(&w, &o).unwrap_err();
+        assert!(e.to_string().contains("I/O engine"), "{e}");
     }
 }

@@ -6,6 +6,7 @@
 //! A new file is filled with incompressible bytes under a temporary name and renamed into
 //! place, so reads reach the device (no holes) and an interrupted fill leaves nothing behind.
 
+pub mod blkid;
 pub mod facts;
 pub mod safety;
 
@@ -178,20 +179,20 @@ pub fn prepare(
             .map_err(io_err(path, "finding the device size"))?;
         if opts.write {
             let name = facts::block_name(dev).unwrap_or_default();
-            let findings = safety::inspect(&probe, &name, dev, dev_size);
-            if !findings.is_empty() && !opts.destroy_data {
+            let found = safety::inspect(&probe, path, &name, dev, dev_size);
+            if !found.findings.is_empty() && !opts.destroy_data {
                 return Err(TargetError::Refused {
                     path: path.into(),
                     reason: format!(
                         "the device holds data or is in use: {}; pass --destroy-data if you mean to destroy it",
-                        findings.join("; ")
+                        found.findings.join("; ")
                     ),
                 });
             }
             if !opts.allow_overwrite && !opts.destroy_data {
                 return Err(TargetError::Refused {
                     path: path.into(),
-                    reason: "writing to a block device destroys its contents; it shows no signature, pass --allow-overwrite to write to it".into(),
+                    reason: format!("writing to a block device destroys its contents; it shows no signature ({} found none), pass --allow-overwrite to write to it", found.checked_by),
                 });
             }
         }

@@ -2,15 +2,29 @@
 //!
 //! Beyond fio's "is it mounted?": oio refuses to write to a device that is mounted (itself
 //! or a partition), used as swap, held by another block device (LVM, dm, md), partitioned,
-//! or that carries a known partition-table, filesystem, LVM, RAID or encryption signature,
-//! unless `--destroy-data` is given. Each finding is a sentence naming what was found.
+//! or that carries any signature the system's prober (libblkid, or wipefs when the library
+//! cannot be loaded; see [`super::blkid`]) or oio's own short list of magics knows, unless
+//! `--destroy-data` is given. Each finding is a sentence naming what was found, where, and
+//! which check found it. When no prober can run, that is itself a finding: oio's own list
+//! is a safety net, not an authority.
 
-use super::facts;
+use super::{blkid, facts};
 use std::fs::{self, File};
 use std::os::unix::fs::FileExt;
+use std::path::Path;
 
-/// Everything that says the device holds data or is in use; empty when it looks blank.
-pub fn inspect(file: &File, name: &str, dev: (u32, u32), size: u64) -> Vec<String> {
+/// What the checks of a device found.
+#[derive(Clone, Debug, Default)]
+pub struct Inspection {
+    /// Everything that says the device holds data or is in use; empty when it looks blank.
+    pub findings: Vec<String>,
+    /// Which checks looked, for the message when nothing was found
+    /// (`libblkid 2.38.1 and oio's own checks`).
+    pub checked_by: String,
+}
+
+/// Checks the device `path` (open as `file`, kernel name `name`, numbers `dev`, `size` bytes).
+pub fn inspect(file: &File, path: &Path, name: &str, dev: (u32, u32), size: u64) -> Inspection {
     let mut found = Vec::new();
     let sys = facts::sys_dir(name);
 
@@ -60,8 +74,34 @@ pub fn inspect(file: &File, name: &str, dev: (u32, u32), size: u64) -> Vec<Strin
             }
         }
     }
-    found.extend(signatures(file, size));
-    found
+    let checked_by = match blkid::probe(file, path) {
+        Ok(p) => {
+            if !p.signatures.is_empty() {
+                found.push(format!(
+                    "{} found {}",
+                    p.by,
+                    p.signatures
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            format!("{} and oio's own checks", p.by)
+        }
+        Err(why) => {
+            found.push(why);
+            "oio's own checks".to_string()
+        }
+    };
+    let own = signatures(file, size);
+    if !own.is_empty() {
+        found.push(format!("oio's own checks found {}", own.join(", ")));
+    }
+    Inspection {
+        findings: found,
+        checked_by,
+    }
 }
 
 fn read_dev(dir: &std::path::Path) -> Option<(u32, u32)> {
@@ -70,7 +110,8 @@ fn read_dev(dir: &std::path::Path) -> Option<(u32, u32)> {
     Some((a.parse().ok()?, b.parse().ok()?))
 }
 
-/// Known on-disk signatures found at the start or end of the device.
+/// oio's own short list of on-disk magics at the start or end of the device, each named
+/// with its offset. A safety net under libblkid (and the only check when no prober can run).
 pub fn signatures(file: &File, size: u64) -> Vec<String> {
     let mut head = vec![0u8; (1 << 20).min(size as usize)];
     let n = read_full(file, &mut head, 0);
@@ -78,22 +119,41 @@ pub fn signatures(file: &File, size: u64) -> Vec<String> {
     let mut found = Vec::new();
     let at = |off: usize, magic: &[u8]| head.get(off..off + magic.len()) == Some(magic);
 
-    // Partition tables.
-    for lba in [512usize, 4096] {
-        if at(lba, b"EFI PART") {
-            found.push("a GPT partition table".to_string());
-            break;
+    // Partition tables: GPT by its primary header (LBA 1 for 512-byte or 4 KiB sectors) and
+    // by its backup in the last sector, so a disk whose start was wiped is still seen.
+    let primary = [512usize, 4096].into_iter().find(|&o| at(o, b"EFI PART"));
+    if let Some(o) = primary {
+        found.push(format!("a GPT partition table at offset {o:#x}"));
+    } else {
+        for sector in [512u64, 4096] {
+            let Some(off) = size.checked_sub(sector) else {
+                continue;
+            };
+            let mut m = [0u8; 8];
+            if read_full(file, &mut m, off) == 8 && &m == b"EFI PART" {
+                found.push(format!(
+                    "gpt (backup header only): \"EFI PART\" in the last sector at offset {off:#x} and none at LBA 1"
+                ));
+                break;
+            }
         }
     }
-    if at(510, &[0x55, 0xAA]) && found.is_empty() {
-        // An MBR with a non-empty partition entry (a boot sector alone is not a table).
+    if at(510, &[0x55, 0xAA]) {
+        // A DOS table with entries, or a boot signature alone: an MBR with no entries yet,
+        // a protective MBR, or the boot sector of FAT, exFAT, NTFS. Any of them is data.
         let has_entry = (0..4).any(|i| head.get(446 + i * 16 + 4).is_some_and(|t| *t != 0));
         let is_fat = at(54, b"FAT") || at(82, b"FAT32");
-        if has_entry && !is_fat {
-            found.push("a DOS (MBR) partition table".to_string());
+        if has_entry && !is_fat && primary.is_none() {
+            found.push("a DOS (MBR) partition table at offset 0x1be".to_string());
+        } else {
+            found.push("a boot sector signature 0x55AA at offset 0x1fe".to_string());
         }
     }
     // Filesystems and volume formats.
+    let bcache = [
+        0xc6, 0x85, 0x73, 0xf6, 0x4e, 0x1a, 0x45, 0xca, 0x82, 0x65, 0xf5, 0x7f, 0x48, 0xba, 0x6d,
+        0x81,
+    ];
     let checks: &[(usize, &[u8], &str)] = &[
         (
             1080,
@@ -103,6 +163,8 @@ pub fn signatures(file: &File, size: u64) -> Vec<String> {
         (0, b"XFSB", "an XFS filesystem signature"),
         (65600, b"_BHRfS_M", "a btrfs filesystem signature"),
         (3, b"NTFS    ", "an NTFS filesystem signature"),
+        (3, b"EXFAT   ", "an exFAT filesystem signature"),
+        (3, b"-FVE-FS-", "a BitLocker encryption header"),
         (54, b"FAT1", "a FAT filesystem signature"),
         (82, b"FAT32   ", "a FAT32 filesystem signature"),
         (0, b"LUKS\xba\xbe", "a LUKS encryption header"),
@@ -114,31 +176,42 @@ pub fn signatures(file: &File, size: u64) -> Vec<String> {
         ),
         (32769, b"CD001", "an ISO 9660 signature"),
         (4086, b"SWAPSPACE2", "a swap signature"),
+        (65536 + 52, b"ReIsErFs", "a ReiserFS filesystem signature"),
+        (65536 + 52, b"ReIsEr2Fs", "a ReiserFS filesystem signature"),
+        (65536 + 52, b"ReIsEr3Fs", "a ReiserFS filesystem signature"),
+        (32768, b"JFS1", "a JFS filesystem signature"),
+        (4096 + 24, &bcache, "a bcache superblock"),
+        (0, b"bluestore block device", "a Ceph BlueStore label"),
     ];
     for (off, magic, what) in checks {
         if at(*off, magic) {
-            found.push(what.to_string());
+            found.push(format!("{what} at offset {off:#x}"));
         }
     }
     for sector in 0..4usize {
         if at(sector * 512, b"LABELONE") && at(sector * 512 + 24, b"LVM2 001") {
-            found.push("an LVM2 physical volume label".to_string());
+            found.push(format!(
+                "an LVM2 physical volume label at offset {:#x}",
+                sector * 512
+            ));
         }
     }
     // Linux MD RAID superblocks: 1.1 at 0, 1.2 at 4 KiB, 0.90 and 1.0 near the end.
     let md_magic = 0xa92b4efcu32.to_le_bytes();
-    if at(0, &md_magic) || at(4096, &md_magic) {
-        found.push("a Linux MD RAID superblock".to_string());
-    } else if size >= 128 << 10 {
+    let mut md = [0usize, 4096]
+        .into_iter()
+        .find(|&o| at(o, &md_magic))
+        .map(|o| o as u64);
+    if md.is_none() && size >= 128 << 10 {
         let v090 = (size & !(64 * 1024 - 1)) - 64 * 1024;
         let v10 = ((size - 8192) / 4096) * 4096;
-        for off in [v090, v10] {
+        md = [v090, v10].into_iter().find(|&off| {
             let mut m = [0u8; 4];
-            if read_full(file, &mut m, off) == 4 && m == md_magic {
-                found.push("a Linux MD RAID superblock".to_string());
-                break;
-            }
-        }
+            read_full(file, &mut m, off) == 4 && m == md_magic
+        });
+    }
+    if let Some(off) = md {
+        found.push(format!("a Linux MD RAID superblock at offset {off:#x}"));
     }
     found.dedup();
     found
@@ -179,18 +252,94 @@ mod tests {
         let f = image(&[(1080, &[0x53, 0xEF])]);
         assert_eq!(
             signatures(&f, 2 << 20),
-            vec!["an ext2/ext3/ext4 filesystem signature"]
+            vec!["an ext2/ext3/ext4 filesystem signature at offset 0x438"]
         );
         let f = image(&[(512, b"EFI PART")]);
-        assert_eq!(signatures(&f, 2 << 20), vec!["a GPT partition table"]);
+        assert_eq!(
+            signatures(&f, 2 << 20),
+            vec!["a GPT partition table at offset 0x200"]
+        );
         let f = image(&[(510, &[0x55, 0xAA]), (446 + 4, &[0x83])]);
-        assert_eq!(signatures(&f, 2 << 20), vec!["a DOS (MBR) partition table"]);
+        assert_eq!(
+            signatures(&f, 2 << 20),
+            vec!["a DOS (MBR) partition table at offset 0x1be"]
+        );
         let f = image(&[(512, b"LABELONE"), (536, b"LVM2 001")]);
         assert_eq!(
             signatures(&f, 2 << 20),
-            vec!["an LVM2 physical volume label"]
+            vec!["an LVM2 physical volume label at offset 0x200"]
         );
         let f = image(&[(4096, &0xa92b4efcu32.to_le_bytes())]);
-        assert_eq!(signatures(&f, 2 << 20), vec!["a Linux MD RAID superblock"]);
+        assert_eq!(
+            signatures(&f, 2 << 20),
+            vec!["a Linux MD RAID superblock at offset 0x1000"]
+        );
+        let f = image(&[(3, b"EXFAT   "), (510, &[0x55, 0xAA])]);
+        assert_eq!(
+            signatures(&f, 2 << 20),
+            vec![
+                "a boot sector signature 0x55AA at offset 0x1fe",
+                "an exFAT filesystem signature at offset 0x3"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_mbr_with_no_entries_and_a_backup_only_gpt_are_seen() {
+        let f = image(&[(510, &[0x55, 0xAA])]);
+        assert_eq!(
+            signatures(&f, 2 << 20),
+            vec!["a boot sector signature 0x55AA at offset 0x1fe"]
+        );
+        let f = image(&[((2 << 20) - 512, b"EFI PART")]);
+        let s = signatures(&f, 2 << 20);
+        assert_eq!(s.len(), 1, "{s:?}");
+        assert!(
+            s[0].starts_with("gpt (backup header only)") && s[0].contains("0x1ffe00"),
+            "{s:?}"
+        );
+        // 4 KiB sectors: the backup is in the last 4 KiB.
+        let f = image(&[((2 << 20) - 4096, b"EFI PART")]);
+        assert!(signatures(&f, 2 << 20)[0].contains("0x1ff000"));
+        // With the primary present, the backup is not reported separately.
+        let f = image(&[(512, b"EFI PART"), ((2 << 20) - 512, b"EFI PART")]);
+        assert_eq!(
+            signatures(&f, 2 << 20),
+            vec!["a GPT partition table at offset 0x200"]
+        );
+    }
+
+    #[test]
+    fn inspect_names_the_prober() {
+        let f = image(&[(510, &[0x55, 0xAA])]);
+        let i = inspect(
+            &f,
+            Path::new("/nonexistent"),
+            "oio-no-such-dev",
+            (0, 0),
+            2 << 20,
+        );
+        let all = i.findings.join("; ");
+        assert!(
+            all.contains("oio's own checks found a boot sector signature"),
+            "{all}"
+        );
+        if i.checked_by.starts_with("libblkid") {
+            assert!(
+                all.contains("dos (partition table) at offset 0x1fe"),
+                "{all}"
+            );
+        }
+        let blank = image(&[]);
+        let i = inspect(
+            &blank,
+            Path::new("/nonexistent"),
+            "oio-no-such-dev",
+            (0, 0),
+            2 << 20,
+        );
+        if i.checked_by.starts_with("libblkid") {
+            assert!(i.findings.is_empty(), "{:?}", i.findings);
+        }
     }
 }
