@@ -442,6 +442,7 @@ fn inline_workload(rw: Rw, a: &Args) -> anyhow::Result<Workload> {
 
 /// Runs `oio run`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    crate::results::check_destination(&args.out, "--out DIR")?;
     if args.repeat > 1 {
         return super::compare::run_repeated(args);
     }

@@ -171,6 +171,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.read_pct.iter().copied().map(Some).collect()
     };
     let total = bss.len() * rps.len() * qds.len() * args.repeat as usize;
+    crate::results::check_destination(&args.out, "--out DIR")?;
     let stop = super::run::stop_flag();
     let mut points = Vec::new();
     let mut engine = String::new();
