@@ -70,7 +70,9 @@ pub fn stop_flag() -> Arc<AtomicBool> {
                 .name("oio-signals".into())
                 .spawn(move || {
                     for s in signals.forever() {
-                        if CAUSE.compare_exchange(0, s, Ordering::SeqCst, Ordering::SeqCst).is_ok()
+                        if CAUSE
+                            .compare_exchange(0, s, Ordering::SeqCst, Ordering::SeqCst)
+                            .is_ok()
                             && !f.swap(true, Ordering::SeqCst)
                         {
                             continue;

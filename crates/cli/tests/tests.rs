@@ -12,6 +12,8 @@ mod openloop;
 mod run;
 // Data safety: overwrite refusals, block devices on loop devices.
 mod safety;
+// Hardening: traps at oio's file names, ownership records, signals, result destinations.
+mod hardening;
 // Verification: self-checking blocks, the journal, `oio verify` after a kill.
 mod verify;
 // Workload files and profiles: parsing, errors, round trips.

@@ -303,6 +303,44 @@ mod tests {
         assert_eq!(s.blocks[&0], 3);
         assert_eq!(s.blocks[&4096], 2);
         assert_eq!(s.trailing_bytes, 3);
+        // oio's own journal is replaced by the next one.
+        let j = Journal::create(&p, Path::new("/x/t.dat")).unwrap();
+        drop(j);
+        assert!(read_journal(&p).unwrap().blocks.is_empty());
+    }
+
+    #[test]
+    fn what_is_not_an_oio_journal_is_never_replaced() {
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, b"precious").unwrap();
+        let link = d.path().join("l.oio-journal");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let e = Journal::create(&link, Path::new("t"))
+            .err()
+            .expect("refused");
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        let foreign = d.path().join("f.oio-journal");
+        std::fs::write(&foreign, b"someone's").unwrap();
+        let e = Journal::create(&foreign, Path::new("t"))
+            .err()
+            .expect("refused");
+        assert!(e.to_string().contains("journal header"), "{e}");
+        // A journal's header without oio's mark (copied by hand): refused too.
+        let copied = d.path().join("c.oio-journal");
+        let mut bytes = JOURNAL_MAGIC.to_vec();
+        bytes.extend_from_slice(&[0, 0, 0, 0]);
+        std::fs::write(&copied, &bytes).unwrap();
+        let e = Journal::create(&copied, Path::new("t"))
+            .err()
+            .expect("refused");
+        assert!(e.to_string().contains("no oio mark"), "{e}");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        assert_eq!(std::fs::read(&foreign).unwrap(), b"someone's");
+        assert_eq!(std::fs::read(&copied).unwrap(), bytes);
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+        // Nothing of oio's left behind.
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 4);
     }
 }
 

@@ -156,13 +156,22 @@ pub fn prepare(
         let state = owner::ownership(&probe, &md);
         let ours = matches!(state, Ownership::Ours(_));
         let mut size = md.len();
+        // A file that appeared while oio was filling its own copy of it.
+        let raced_note = |reason: String| {
+            if raced {
+                format!("another process created it while oio was filling its own copy (another oio run on the same path?); oio removed its copy: {reason}")
+            } else {
+                reason
+            }
+        };
         if let Some(want) = opts.size {
             if want > size {
                 if !ours {
                     return Err(TargetError::Invalid {
                         path: path.into(),
-                        reason: format!(
-                            "is {} but --size asks for {}; oio does not grow files it did not create{}",
+                        reason: raced_note(format!(
+                            "{} {} but --size asks for {}; oio does not grow files it did not create{}",
+                            if raced { "it is" } else { "is" },
                             format_bytes(size as f64),
                             format_bytes(want as f64),
                             match &state {
@@ -171,7 +180,7 @@ pub fn prepare(
                                 }
                                 _ => String::new(),
                             }
-                        ),
+                        )),
                     });
                 }
                 grow(path, &probe, size, want, opts.fill_seed, stop, progress)?;
@@ -179,15 +188,9 @@ pub fn prepare(
             size = want;
         }
         if opts.write && !ours && !opts.allow_overwrite {
-            let mut reason = state.refusal();
-            if raced {
-                reason = format!(
-                    "another process created it while oio was filling its own copy (another oio run on the same path?); oio removed its copy, and {reason}"
-                );
-            }
             return Err(TargetError::Refused {
                 path: path.into(),
-                reason,
+                reason: raced_note(state.refusal()),
             });
         }
         if opts.write {
@@ -434,7 +437,14 @@ mod tests {
     fn creates_a_filled_marked_file() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("t");
-        let t = prepare(&p, "", &opts(true, Some(3 << 20)), &AtomicBool::new(false), &mut |_, _| {}).unwrap();
+        let t = prepare(
+            &p,
+            "",
+            &opts(true, Some(3 << 20)),
+            &AtomicBool::new(false),
+            &mut |_, _| {},
+        )
+        .unwrap();
         assert!(t.info.created_by_oio);
         assert_eq!(t.size, 3 << 20);
         let data = fs::read(&p).unwrap();
@@ -443,7 +453,14 @@ mod tests {
         assert!(data.chunks(4096).all(|c| c.iter().any(|&b| b != 0)));
         assert!(!dir.path().join("t.oio-tmp").exists());
         // Reusing our own file for writes needs no flag.
-        prepare(&p, "", &opts(true, None), &AtomicBool::new(false), &mut |_, _| {}).unwrap();
+        prepare(
+            &p,
+            "",
+            &opts(true, None),
+            &AtomicBool::new(false),
+            &mut |_, _| {},
+        )
+        .unwrap();
     }
 
     #[test]
@@ -451,17 +468,148 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("precious");
         fs::write(&p, vec![7u8; 65536]).unwrap();
-        let e = prepare(&p, "", &opts(true, None), &AtomicBool::new(false), &mut |_, _| {}).unwrap_err();
+        let e = prepare(
+            &p,
+            "",
+            &opts(true, None),
+            &AtomicBool::new(false),
+            &mut |_, _| {},
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("--allow-overwrite"), "{e}");
         // Reading is always allowed, and the data is untouched.
-        prepare(&p, "", &opts(false, None), &AtomicBool::new(false), &mut |_, _| {}).unwrap();
+        prepare(
+            &p,
+            "",
+            &opts(false, None),
+            &AtomicBool::new(false),
+            &mut |_, _| {},
+        )
+        .unwrap();
         let mut o = opts(true, None);
         o.allow_overwrite = true;
         prepare(&p, "", &o, &AtomicBool::new(false), &mut |_, _| {}).unwrap();
         assert_eq!(fs::read(&p).unwrap(), vec![7u8; 65536]);
         // Not grown without being ours.
-        let e = prepare(&p, "", &opts(false, Some(1 << 20)), &AtomicBool::new(false), &mut |_, _| {}).unwrap_err();
+        let e = prepare(
+            &p,
+            "",
+            &opts(false, Some(1 << 20)),
+            &AtomicBool::new(false),
+            &mut |_, _| {},
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("does not grow"), "{e}");
+    }
+
+    fn no_stop() -> AtomicBool {
+        AtomicBool::new(false)
+    }
+
+    #[test]
+    fn a_stop_during_the_fill_removes_the_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t");
+        let stop = AtomicBool::new(false);
+        let e = prepare(&p, "", &opts(true, Some(8 << 20)), &stop, &mut |done, _| {
+            if done >= 2 << 20 {
+                stop.store(true, Ordering::Relaxed);
+            }
+        })
+        .unwrap_err();
+        assert!(matches!(e, TargetError::Interrupted { .. }), "{e}");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0, "nothing left");
+    }
+
+    #[test]
+    fn two_creators_of_one_file_each_fill_their_own_and_the_loser_says_so() {
+        // The winner is oio too (another run creates the file while this one fills): the
+        // loser uses the winner's file.
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t");
+        let mut won = false;
+        let t = prepare(
+            &p,
+            "",
+            &opts(true, Some(2 << 20)),
+            &no_stop(),
+            &mut |_, _| {
+                if !won {
+                    won = true;
+                    prepare(
+                        &p,
+                        "",
+                        &opts(true, Some(2 << 20)),
+                        &no_stop(),
+                        &mut |_, _| {},
+                    )
+                    .unwrap();
+                }
+            },
+        )
+        .unwrap();
+        assert!(t.info.created_by_oio);
+        drop(t);
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary file"
+        );
+
+        // The winner is someone else: refused, their file untouched, nothing left behind.
+        let p = dir.path().join("u");
+        let e = prepare(
+            &p,
+            "",
+            &opts(true, Some(2 << 20)),
+            &no_stop(),
+            &mut |_, _| {
+                if !p.exists() {
+                    fs::write(&p, vec![7u8; 2 << 20]).unwrap();
+                }
+            },
+        )
+        .unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("another process created it while oio was filling its own copy")
+                && msg.contains("--allow-overwrite"),
+            "{msg}"
+        );
+        assert_eq!(fs::read(&p).unwrap(), vec![7u8; 2 << 20]);
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            2,
+            "no temporary file"
+        );
+    }
+
+    #[test]
+    fn a_grown_file_stays_oios() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t");
+        drop(
+            prepare(
+                &p,
+                "",
+                &opts(true, Some(1 << 20)),
+                &no_stop(),
+                &mut |_, _| {},
+            )
+            .unwrap(),
+        );
+        let t = prepare(
+            &p,
+            "",
+            &opts(true, Some(3 << 20)),
+            &no_stop(),
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert!(t.info.created_by_oio);
+        drop(t);
+        assert_eq!(fs::metadata(&p).unwrap().len(), 3 << 20);
+        drop(prepare(&p, "", &opts(true, None), &no_stop(), &mut |_, _| {}).unwrap());
     }
 
     #[test]
@@ -490,7 +638,8 @@ mod tests {
             &dir.path().join("nope"),
             "",
             &opts(false, None),
-            &AtomicBool::new(false), &mut |_, _| {},
+            &AtomicBool::new(false),
+            &mut |_, _| {},
         )
         .unwrap_err();
         assert!(e.to_string().contains("--size"), "{e}");

@@ -163,7 +163,10 @@ pub fn ownership(f: &File, md: &Metadata) -> Ownership {
         Err(_) => return Ownership::Foreign,
     };
     let Some(record) = Record::parse(&buf[..n]) else {
-        let shown: String = String::from_utf8_lossy(&buf[..n]).chars().take(40).collect();
+        let shown: String = String::from_utf8_lossy(&buf[..n])
+            .chars()
+            .take(40)
+            .collect();
         return Ownership::Unknown(shown.escape_debug().to_string());
     };
     let now = Record::of(record.id, md);
@@ -270,9 +273,9 @@ impl Drop for TempName<'_> {
 impl Dir {
     /// The directory of `path`, opened, and the file name in it.
     pub fn of(path: &Path) -> io::Result<(Dir, OsString)> {
-        let name = path.file_name().ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidInput, "the path names no file")
-        })?;
+        let name = path
+            .file_name()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the path names no file"))?;
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
@@ -339,7 +342,13 @@ impl Dir {
             // Filesystems without RENAME_NOREPLACE: a hard link fails the same way when the
             // name is taken; the temporary name is removed when `tmp` is dropped.
             Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS) => {
-                match rustix::fs::linkat(&self.fd, from.as_os_str(), &self.fd, name, AtFlags::empty()) {
+                match rustix::fs::linkat(
+                    &self.fd,
+                    from.as_os_str(),
+                    &self.fd,
+                    name,
+                    AtFlags::empty(),
+                ) {
                     Ok(()) => Ok(true),
                     Err(rustix::io::Errno::EXIST) => Ok(false),
                     Err(e) => Err(e.into()),
@@ -427,7 +436,10 @@ mod tests {
         let (dir, name) = Dir::of(&d.path().join("t")).unwrap();
         let (_f, mut tmp) = dir.create_temp(&name).unwrap();
         std::fs::write(d.path().join("t"), b"theirs").unwrap();
-        assert!(!dir.place_new(&mut tmp, &name).unwrap(), "the name was taken");
+        assert!(
+            !dir.place_new(&mut tmp, &name).unwrap(),
+            "the name was taken"
+        );
         drop(tmp);
         assert_eq!(std::fs::read(d.path().join("t")).unwrap(), b"theirs");
         // The loser's temporary file is gone.
