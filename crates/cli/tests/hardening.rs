@@ -628,3 +628,55 @@ fn two_runs_creating_one_new_file_never_leave_a_temporary_file_or_a_rename_error
         32 << 20
     );
 }
+
+#[test]
+fn a_result_that_cannot_be_saved_where_asked_is_saved_elsewhere_and_said_so() {
+    if !is_root() {
+        missing("a results directory made immutable mid-run: needs root (chattr +i)");
+        return;
+    }
+    let d = scratch();
+    let out = d.path().join("results");
+    let tmp = d.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let child = Command::new(assert_cmd::cargo::cargo_bin("oio"))
+        .current_dir(d.path())
+        .env("NO_COLOR", "1")
+        .env("TMPDIR", &tmp)
+        .args([
+            "run", "--engine", "null", "--rw", "randread", "--time", "1500ms", "--ramp", "0",
+            "--size", "4M", "--json", "--out", "results", "t.dat",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The destination was checked before the fill; now it breaks.
+    wait_until("the target", || d.path().join("t.dat").exists());
+    if !Command::new("chattr")
+        .arg("+i")
+        .arg(&out)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        let _ = child.wait_with_output();
+        missing("chattr +i (e2fsprogs) on the scratch filesystem");
+        return;
+    }
+    let o = child.wait_with_output().unwrap();
+    let _ = Command::new("chattr").arg("-i").arg(&out).status();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let saved = result_files(&tmp);
+    assert_eq!(saved.len(), 1, "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("could not save the result in 'results'")
+            && e.contains(&saved[0].display().to_string()),
+        "{e}"
+    );
+    // --json still printed it, and it is the saved one.
+    let printed: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let kept: Value = serde_json::from_slice(&std::fs::read(&saved[0]).unwrap()).unwrap();
+    assert_eq!(printed, kept);
+    assert!(result_files(&out).is_empty());
+}
