@@ -2,7 +2,10 @@
 //!
 //! `main.rs` parses [`Cli`] and calls [`run`]; tests call [`run`] in process. Exit codes:
 //! 0 success; 1 the command finished but what it checked failed (I/O errors during a run, a
-//! failed consistency check); 2 bad usage or an error that stopped the command.
+//! failed consistency check); 2 bad usage or an error that stopped the command, or a result
+//! that could not be saved where asked (it was saved elsewhere or printed, see
+//! [`results`]); 128 + the signal's number when SIGINT (130), SIGTERM (143) or SIGHUP (129)
+//! stopped the command (its partial result is written).
 
 pub mod cli;
 pub mod commands;
@@ -22,7 +25,8 @@ pub const EXIT_ERROR: u8 = 2;
 /// Runs one command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     output::style::set_color_choice(cli.color);
-    commands::dispatch(cli.command)
+    let code = commands::dispatch(cli.command)?;
+    Ok(interrupt::exit_code(results::exit_code(code)))
 }
 
 /// Prints an error chain the one way oio does and returns its exit code. A closed stdout
@@ -36,5 +40,5 @@ pub fn report_error(err: &anyhow::Error) -> ExitCode {
         }
     }
     output::style::print_error(&format!("{err:#}"));
-    ExitCode::from(EXIT_ERROR)
+    interrupt::exit_code(ExitCode::from(EXIT_ERROR))
 }

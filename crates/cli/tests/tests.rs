@@ -16,6 +16,8 @@ mod safety;
 mod hostile_export;
 // Block-device signatures by libblkid, cross-checked with wipefs, on loop devices.
 mod signatures;
+// Hardening: traps at oio's file names, ownership records, signals, result destinations.
+mod hardening;
 // Verification: self-checking blocks, the journal, `oio verify` after a kill.
 mod verify;
 // Workload files and profiles: parsing, errors, round trips.

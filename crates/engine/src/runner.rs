@@ -233,7 +233,7 @@ pub fn run(
             fill_seed: plan.seed ^ (i as u64) << 48,
             ..plan.target_options.clone()
         };
-        targets.push(target::prepare(p, role, &opts, &mut |d, t| {
+        targets.push(target::prepare(p, role, &opts, &stop, &mut |d, t| {
             observer.filling(p, d, t)
         })?);
     }

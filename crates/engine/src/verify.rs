@@ -17,7 +17,7 @@
 
 use crate::engines::{Dir, IoRequest};
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -119,18 +119,24 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// Creates (or truncates) the journal of `target`.
+    /// Creates the journal of `target` at `path`: written under a temporary name of its own
+    /// (O_EXCL|O_NOFOLLOW), marked as oio's, then renamed into place. What is already at
+    /// `path` is replaced only if it is a journal oio wrote (a regular file, not a symlink,
+    /// with the journal header and oio's mark for its inode); anything else is refused.
     pub fn create(path: &Path, target: &Path) -> std::io::Result<Journal> {
-        let f = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)?;
+        let (dir, name) = crate::target::owner::Dir::of(path)?;
+        let (f, mut tmp) = dir.create_temp(&name)?;
         let mut out = BufWriter::with_capacity(1 << 16, f);
         out.write_all(JOURNAL_MAGIC)?;
         let t = target.display().to_string();
         out.write_all(&(t.len() as u32).to_le_bytes())?;
         out.write_all(t.as_bytes())?;
+        out.flush()?;
+        crate::target::owner::record(out.get_ref(), None)?;
+        if !dir.place_new(&mut tmp, &name)? {
+            replaceable(&dir, &name)?;
+            dir.replace(&mut tmp, &name)?;
+        }
         Ok(Journal {
             out,
             path: path.to_path_buf(),
@@ -155,6 +161,37 @@ impl Journal {
     /// Where it is.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// Refuses unless `name` in `dir` is a journal oio wrote.
+fn replaceable(dir: &crate::target::owner::Dir, name: &std::ffi::OsStr) -> std::io::Result<()> {
+    let refuse = |why: &str| {
+        std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            format!("something is already there and {why}; oio replaces only a journal it wrote: move it away or remove it"),
+        )
+    };
+    let f = match dir.open_nofollow(name) {
+        Ok(f) => f,
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(refuse("it is a symbolic link"))
+        }
+        Err(e) => return Err(e),
+    };
+    let md = f.metadata()?;
+    if !md.is_file() {
+        return Err(refuse("it is not a regular file"));
+    }
+    let mut head = [0u8; 16];
+    if (&f).read_exact(&mut head).is_err() || &head != JOURNAL_MAGIC {
+        return Err(refuse("it does not start with oio's journal header"));
+    }
+    use std::os::unix::fs::MetadataExt;
+    match crate::target::owner::read_record(&f) {
+        Some(r) if r.ino == md.ino() => Ok(()),
+        Some(_) => Err(refuse("its oio mark was copied from another file")),
+        None => Err(refuse("it carries no oio mark")),
     }
 }
 
@@ -218,6 +255,7 @@ pub fn read_journal(path: &Path) -> std::io::Result<JournalState> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::OpenOptions;
 
     fn block(offset: u64, g: u64) -> Vec<u8> {
         let mut b = vec![0u8; BLOCK];
@@ -265,6 +303,44 @@ mod tests {
         assert_eq!(s.blocks[&0], 3);
         assert_eq!(s.blocks[&4096], 2);
         assert_eq!(s.trailing_bytes, 3);
+        // oio's own journal is replaced by the next one.
+        let j = Journal::create(&p, Path::new("/x/t.dat")).unwrap();
+        drop(j);
+        assert!(read_journal(&p).unwrap().blocks.is_empty());
+    }
+
+    #[test]
+    fn what_is_not_an_oio_journal_is_never_replaced() {
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, b"precious").unwrap();
+        let link = d.path().join("l.oio-journal");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let e = Journal::create(&link, Path::new("t"))
+            .err()
+            .expect("refused");
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        let foreign = d.path().join("f.oio-journal");
+        std::fs::write(&foreign, b"someone's").unwrap();
+        let e = Journal::create(&foreign, Path::new("t"))
+            .err()
+            .expect("refused");
+        assert!(e.to_string().contains("journal header"), "{e}");
+        // A journal's header without oio's mark (copied by hand): refused too.
+        let copied = d.path().join("c.oio-journal");
+        let mut bytes = JOURNAL_MAGIC.to_vec();
+        bytes.extend_from_slice(&[0, 0, 0, 0]);
+        std::fs::write(&copied, &bytes).unwrap();
+        let e = Journal::create(&copied, Path::new("t"))
+            .err()
+            .expect("refused");
+        assert!(e.to_string().contains("no oio mark"), "{e}");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        assert_eq!(std::fs::read(&foreign).unwrap(), b"someone's");
+        assert_eq!(std::fs::read(&copied).unwrap(), bytes);
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+        // Nothing of oio's left behind.
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 4);
     }
 }
 

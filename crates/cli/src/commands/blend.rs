@@ -171,6 +171,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         .map(|s| (format!("{} alone", s.name), vec![s.clone()]))
         .collect();
     phases_streams.push((format!("all {} together", a.streams), all.clone()));
+    crate::results::check_destination(&a.out, "--out DIR")?;
+    let stop = crate::interrupt::stop_flag();
 
     let mut phases = Vec::new();
     let mut basis = String::new();
@@ -207,7 +209,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             sim: None,
         };
         let mut live = LiveLine::new();
-        let r = oio_engine::run(&plan, &mut live, crate::interrupt::stop_flag());
+        let r = oio_engine::run(&plan, &mut live, stop.clone());
         live.finish();
         let mut r: RunResult = r?;
         r.command = std::env::args().collect();
@@ -229,6 +231,15 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             near_sequential_pct: order.near_sequential_pct,
             result_file: file.display().to_string(),
         });
+        if stop.load(std::sync::atomic::Ordering::SeqCst) {
+            // An interrupted phase compares nothing: no conclusions from it.
+            crate::output::style::print_notice(&format!(
+                "interrupted during \"{}\"; the phases' results are in {}; no blend drawn",
+                phases.last().map(|p| p.name.as_str()).unwrap_or_default(),
+                a.out.display()
+            ));
+            return Ok(ExitCode::from(crate::interrupt::EXIT_INTERRUPTED));
+        }
     }
     let doc = Blend {
         schema: "oio.blend",

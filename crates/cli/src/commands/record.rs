@@ -8,8 +8,7 @@ use oio_telemetry::diskstats::{DiskstatsRecorder, Sample};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// Arguments of `oio record`.
@@ -51,6 +50,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let duration = args.duration.as_deref().map(parse_duration).transpose()?;
+    match &args.output {
+        Some(p) => crate::results::check_destination(
+            p.parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new(".")),
+            "-o FILE",
+        )?,
+        None => crate::results::check_destination(Path::new("."), "-o FILE")?,
+    }
     let live = !(args.quiet || args.json);
     let mut header_done = false;
     let recorder =
@@ -67,13 +75,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         })
         .context("starting the diskstats recorder")?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let s2 = Arc::clone(&stop);
-    // Another handler may already be set in this process; then only --duration stops us.
-    let _ = ctrlc::set_handler(move || s2.store(true, Ordering::SeqCst));
+    let stop = crate::interrupt::stop_flag();
     let start = Instant::now();
     while !stop.load(Ordering::SeqCst) && duration.is_none_or(|d| start.elapsed() < d) {
         std::thread::sleep(Duration::from_millis(20));
+    }
+    if duration.is_none() {
+        // Without --duration a signal is the way to end a recording: it finished.
+        crate::interrupt::take_cause();
     }
     let obs = recorder.stop().context("recording /proc/diskstats")?;
     let saved = match &args.output {

@@ -303,7 +303,7 @@ fn write_artifacts(dir: &Path, r: &dyn Renderer, report: &Report) -> anyhow::Res
     let files = r.render(report)?;
     for a in &files {
         let p = dir.join(&a.name);
-        std::fs::write(&p, &a.bytes).with_context(|| format!("writing '{}'", p.display()))?;
+        crate::results::write_file_atomic(&p, &a.bytes)?;
     }
     Ok(files.len())
 }
@@ -323,8 +323,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("creating '{}'", parent.display()))?;
         }
-        std::fs::write(&args.output, &page)
-            .with_context(|| format!("writing '{}'", args.output.display()))?;
+        crate::results::write_file_atomic(&args.output, page.as_bytes())?;
         style::print_notice(&format!(
             "report: {} ({} runs, {} sweeps, {} comparisons, {} observations, {} characterizations)",
             args.output.display(),

@@ -476,10 +476,12 @@ fn inline_workload(rw: Rw, a: &Args) -> anyhow::Result<Workload> {
 
 /// Runs `oio run`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // Usage errors first, then where the results go, both before any I/O.
+    let plan = args.plan()?;
+    crate::results::check_destination(&args.out, "--out DIR")?;
     if args.repeat > 1 {
         return super::compare::run_repeated(args);
     }
-    let plan = args.plan()?;
     let stop = stop_flag();
     let mut live = LiveLine::new();
     let result = oio_engine::run(&plan, &mut live, stop);

@@ -357,6 +357,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         args.read_pct.iter().copied().map(Some).collect()
     };
+    crate::results::check_destination(&args.out, "--out DIR")?;
     let mut ctx = Ctx {
         args: &args,
         base,

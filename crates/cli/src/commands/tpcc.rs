@@ -353,6 +353,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
         rec: None,
     });
 
+    crate::results::check_destination(&a.out, "--out DIR")?;
     let stop = stop_flag();
     let pb = bar();
     pb.set_style(

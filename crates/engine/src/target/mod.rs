@@ -1,13 +1,16 @@
 //! Targets: files oio creates and fills, existing files, block devices.
 //!
-//! The rules that keep data safe live here: oio writes only to files it created (marked with
-//! the extended attribute `user.oio.created`) unless told `--allow-overwrite`, and a block
-//! device that shows any sign of holding data is refused unless told `--destroy-data`.
-//! A new file is filled with incompressible bytes under a temporary name and renamed into
-//! place, so reads reach the device (no holes) and an interrupted fill leaves nothing behind.
+//! The rules that keep data safe live here: oio writes only to files it created and that did
+//! not change since it last closed them (see [`owner`]) unless told `--allow-overwrite`, and a
+//! block device that shows any sign of holding data is refused unless told `--destroy-data`.
+//! A new file is filled with incompressible bytes under a temporary name of its own (created
+//! O_EXCL|O_NOFOLLOW through a directory fd, so nothing already there is ever opened) and
+//! put in place with RENAME_NOREPLACE, so reads reach the device (no holes), an interrupted
+//! fill leaves nothing behind, and a file that appeared meanwhile is never replaced.
 
 pub mod blkid;
 pub mod facts;
+pub mod owner;
 pub mod safety;
 
 use oio_core::result::TargetInfo;
@@ -16,9 +19,9 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Extended attribute that marks files oio created.
-pub const CREATED_XATTR: &str = "user.oio.created";
+pub use owner::{Ownership, CREATED_XATTR};
 
 /// How to open a target.
 #[derive(Clone, Debug)]
@@ -48,6 +51,8 @@ pub struct OpenTarget {
     pub info: TargetInfo,
     /// Offset and size alignment O_DIRECT needs, bytes.
     pub direct_align: u64,
+    /// Records what oio left in a file it owns when the target is dropped (after the run).
+    _seal: Option<owner::Seal>,
 }
 
 /// Why a target could not be used.
@@ -77,6 +82,12 @@ pub enum TargetError {
         /// What is wrong and what would work.
         reason: String,
     },
+    /// A stop (Ctrl-C, SIGTERM, SIGHUP) came while a new file was being filled.
+    #[error("{path}: stopped while filling the new file; its temporary file was removed")]
+    Interrupted {
+        /// The target.
+        path: PathBuf,
+    },
     /// A system call failed.
     #[error("{path}: {what}: {source}")]
     Io {
@@ -101,14 +112,17 @@ fn io_err<'a>(
 }
 
 /// Prepares a target: creates and fills it if it does not exist, checks that writing is
-/// allowed, opens it. `progress(done, total)` is called while filling a new file.
+/// allowed, opens it. `progress(done, total)` is called while filling a new file; a fill
+/// stops (and its temporary file is removed) when `stop` is set.
 pub fn prepare(
     path: &Path,
     role: &str,
     opts: &TargetOptions,
+    stop: &AtomicBool,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<OpenTarget, TargetError> {
     let mut created = false;
+    let mut raced = false;
     let md = match fs::metadata(path) {
         Ok(md) => md,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -116,40 +130,76 @@ pub fn prepare(
                 path: path.into(),
                 reason: "does not exist; give --size to let oio create it".into(),
             })?;
-            create_filled(path, 0, size, opts.fill_seed, progress)?;
-            created = true;
-            fs::metadata(path).map_err(io_err(path, "reading metadata"))?
+            created = create_new(path, size, opts.fill_seed, stop, progress)?;
+            raced = !created;
+            match fs::metadata(path) {
+                Ok(md) => md,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(TargetError::Invalid {
+                        path: path.into(),
+                        reason: "is a symbolic link to a file that does not exist; oio does not create files through symbolic links (name the file itself)".into(),
+                    })
+                }
+                Err(e) => return Err(io_err(path, "reading metadata")(e)),
+            }
         }
         Err(e) => return Err(io_err(path, "reading metadata")(e)),
     };
 
     let ft = md.file_type();
+    let mut seal = None;
+    let mut file_id = None;
     let (kind, size, dev) = if ft.is_file() {
-        let ours = created || is_marked(path);
+        // Ownership is judged on an open descriptor, and the descriptor used for I/O is checked
+        // to be the same file below, so a file swapped in meanwhile is not written.
+        let probe = File::open(path).map_err(io_err(path, "opening"))?;
+        let md = probe.metadata().map_err(io_err(path, "reading metadata"))?;
+        let state = owner::ownership(&probe, &md);
+        let ours = matches!(state, Ownership::Ours(_));
         let mut size = md.len();
+        // A file that appeared while oio was filling its own copy of it.
+        let raced_note = |reason: String| {
+            if raced {
+                format!("another process created it while oio was filling its own copy (another oio run on the same path?); oio removed its copy: {reason}")
+            } else {
+                reason
+            }
+        };
         if let Some(want) = opts.size {
             if want > size {
                 if !ours {
                     return Err(TargetError::Invalid {
                         path: path.into(),
-                        reason: format!(
-                            "is {} but --size asks for {}; oio does not grow files it did not create",
+                        reason: raced_note(format!(
+                            "{} {} but --size asks for {}; oio does not grow files it did not create{}",
+                            if raced { "it is" } else { "is" },
                             format_bytes(size as f64),
-                            format_bytes(want as f64)
-                        ),
+                            format_bytes(want as f64),
+                            match &state {
+                                Ownership::Changed { .. } | Ownership::Unknown(_) => {
+                                    format!(" or that changed since ({})", state.describe())
+                                }
+                                _ => String::new(),
+                            }
+                        )),
                     });
                 }
-                create_filled(path, size, want, opts.fill_seed, progress)?;
+                grow(path, &probe, size, want, opts.fill_seed, stop, progress)?;
             }
             size = want;
         }
         if opts.write && !ours && !opts.allow_overwrite {
             return Err(TargetError::Refused {
                 path: path.into(),
-                reason: "oio did not create this file and the workload writes; pass --allow-overwrite to let oio overwrite its contents".into(),
+                reason: raced_note(state.refusal()),
             });
         }
+        if opts.write {
+            // A file that carries oio's mark is oio's again once the user let it be written.
+            seal = owner::Seal::new(&probe, &state).map_err(io_err(path, "opening"))?;
+        }
         created = ours;
+        file_id = Some((md.dev(), md.ino()));
         (
             "file",
             size,
@@ -236,11 +286,21 @@ pub fn prepare(
             filesystem.as_ref().map(|f| f.fs_type.as_str()),
         )
     })?;
+    if let Some(id) = file_id {
+        let now = file.metadata().map_err(io_err(path, "reading metadata"))?;
+        if (now.dev(), now.ino()) != id {
+            return Err(TargetError::Invalid {
+                path: path.into(),
+                reason: "was replaced by another file while oio was opening it; run again".into(),
+            });
+        }
+    }
 
     Ok(OpenTarget {
         file,
         size,
         direct_align,
+        _seal: seal,
         info: TargetInfo {
             path: path.display().to_string(),
             role: role.to_string(),
@@ -266,81 +326,97 @@ fn open_error(path: &Path, e: std::io::Error, direct: bool, fs: Option<&str>) ->
     }
 }
 
-fn is_marked(path: &Path) -> bool {
-    let mut buf = [0u8; 8];
-    rustix::fs::getxattr(path, CREATED_XATTR, &mut buf[..]).is_ok()
-}
-
-/// Writes incompressible bytes from `from` to `to`. A new file is filled under a temporary
-/// name and renamed into place when complete.
-fn create_filled(
+/// Writes incompressible bytes to `f` from byte `from` to `to`, checking `stop` between
+/// chunks.
+fn fill(
+    f: &mut File,
     path: &Path,
     from: u64,
     to: u64,
     seed: u64,
+    stop: &AtomicBool,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(), TargetError> {
-    let fresh = from == 0;
-    let tmp = if fresh {
-        let mut name = path.file_name().unwrap_or_default().to_os_string();
-        name.push(".oio-tmp");
-        path.with_file_name(name)
-    } else {
-        path.to_path_buf()
-    };
-    let mut f = if fresh {
-        OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)
-            .map_err(io_err(path, "creating the file"))?
-    } else {
-        OpenOptions::new()
-            .write(true)
-            .open(&tmp)
-            .map_err(io_err(path, "opening the file to grow it"))?
-    };
-    let cleanup = |e: TargetError| {
-        if fresh {
-            let _ = fs::remove_file(&tmp);
-        }
-        e
-    };
-    if fresh {
-        rustix::fs::fsetxattr(&f, CREATED_XATTR, b"1", rustix::fs::XattrFlags::empty()).map_err(
-            |e| {
-                cleanup(TargetError::Io {
-                    path: path.into(),
-                    what:
-                        "marking the file as created by oio (extended attribute user.oio.created)",
-                    source: e.into(),
-                })
-            },
-        )?;
-    }
     f.seek(SeekFrom::Start(from))
-        .map_err(|e| cleanup(io_err(path, "seeking")(e)))?;
+        .map_err(io_err(path, "seeking"))?;
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut chunk = vec![0u8; 1 << 20];
     let mut done = from;
     while done < to {
+        if stop.load(Ordering::Relaxed) {
+            return Err(TargetError::Interrupted { path: path.into() });
+        }
         let n = ((to - done) as usize).min(chunk.len());
         rng.fill(&mut chunk[..n]);
         f.write_all(&chunk[..n])
-            .map_err(|e| cleanup(io_err(path, "filling the file")(e)))?;
+            .map_err(io_err(path, "filling the file"))?;
         done += n as u64;
         progress(done - from, to - from);
     }
-    f.sync_data()
-        .map_err(|e| cleanup(io_err(path, "syncing the file")(e)))?;
+    f.sync_data().map_err(io_err(path, "syncing the file"))?;
     // Drop the fill from the page cache so buffered reads start from the device too.
-    let _ = rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed);
-    drop(f);
-    if fresh {
-        fs::rename(&tmp, path).map_err(|e| cleanup(io_err(path, "renaming the filled file")(e)))?;
-    }
+    let _ = rustix::fs::fadvise(&*f, 0, None, rustix::fs::Advice::DontNeed);
     Ok(())
+}
+
+/// Creates `path` filled with `size` incompressible bytes: fills a temporary file of its own
+/// beside it, marks it as oio's and renames it into place without replacing anything. Returns
+/// false when another process put a file there meanwhile (oio's copy is then removed).
+fn create_new(
+    path: &Path,
+    size: u64,
+    seed: u64,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<bool, TargetError> {
+    let (dir, name) = owner::Dir::of(path).map_err(io_err(path, "opening its directory"))?;
+    let (mut f, mut tmp) = dir
+        .create_temp(&name)
+        .map_err(io_err(path, "creating the temporary file to fill"))?;
+    fill(&mut f, path, 0, size, seed, stop, progress)?;
+    owner::record(&f, None).map_err(|e| TargetError::Io {
+        path: path.into(),
+        what: "marking the file as created by oio (extended attribute user.oio.created)",
+        source: e,
+    })?;
+    drop(f);
+    dir.place_new(&mut tmp, &name)
+        .map_err(io_err(path, "renaming the filled file into place"))
+}
+
+/// Grows a file oio owns from `from` to `to` bytes and records it again.
+fn grow(
+    path: &Path,
+    probe: &File,
+    from: u64,
+    to: u64,
+    seed: u64,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<(), TargetError> {
+    let mut f = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(io_err(path, "opening the file to grow it"))?;
+    let (a, b) = (
+        f.metadata().map_err(io_err(path, "reading metadata"))?,
+        probe.metadata().map_err(io_err(path, "reading metadata"))?,
+    );
+    if (a.dev(), a.ino()) != (b.dev(), b.ino()) {
+        return Err(TargetError::Invalid {
+            path: path.into(),
+            reason: "was replaced by another file while oio was opening it; run again".into(),
+        });
+    }
+    let filled = fill(&mut f, path, from, to, seed, stop, progress);
+    // What oio wrote is oio's, whole or interrupted.
+    let id = owner::read_record(&f).map(|r| r.id);
+    owner::record(&f, id).map_err(|e| TargetError::Io {
+        path: path.into(),
+        what: "recording the file's state (extended attribute user.oio.created)",
+        source: e,
+    })?;
+    filled
 }
 
 #[cfg(test)]
@@ -362,7 +438,14 @@ mod tests {
     fn creates_a_filled_marked_file() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("t");
-        let t = prepare(&p, "", &opts(true, Some(3 << 20)), &mut |_, _| {}).unwrap();
+        let t = prepare(
+            &p,
+            "",
+            &opts(true, Some(3 << 20)),
+            &AtomicBool::new(false),
+            &mut |_, _| {},
+        )
+        .unwrap();
         assert!(t.info.created_by_oio);
         assert_eq!(t.size, 3 << 20);
         let data = fs::read(&p).unwrap();
@@ -371,7 +454,14 @@ mod tests {
         assert!(data.chunks(4096).all(|c| c.iter().any(|&b| b != 0)));
         assert!(!dir.path().join("t.oio-tmp").exists());
         // Reusing our own file for writes needs no flag.
-        prepare(&p, "", &opts(true, None), &mut |_, _| {}).unwrap();
+        prepare(
+            &p,
+            "",
+            &opts(true, None),
+            &AtomicBool::new(false),
+            &mut |_, _| {},
+        )
+        .unwrap();
     }
 
     #[test]
@@ -379,17 +469,148 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("precious");
         fs::write(&p, vec![7u8; 65536]).unwrap();
-        let e = prepare(&p, "", &opts(true, None), &mut |_, _| {}).unwrap_err();
+        let e = prepare(
+            &p,
+            "",
+            &opts(true, None),
+            &AtomicBool::new(false),
+            &mut |_, _| {},
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("--allow-overwrite"), "{e}");
         // Reading is always allowed, and the data is untouched.
-        prepare(&p, "", &opts(false, None), &mut |_, _| {}).unwrap();
+        prepare(
+            &p,
+            "",
+            &opts(false, None),
+            &AtomicBool::new(false),
+            &mut |_, _| {},
+        )
+        .unwrap();
         let mut o = opts(true, None);
         o.allow_overwrite = true;
-        prepare(&p, "", &o, &mut |_, _| {}).unwrap();
+        prepare(&p, "", &o, &AtomicBool::new(false), &mut |_, _| {}).unwrap();
         assert_eq!(fs::read(&p).unwrap(), vec![7u8; 65536]);
         // Not grown without being ours.
-        let e = prepare(&p, "", &opts(false, Some(1 << 20)), &mut |_, _| {}).unwrap_err();
+        let e = prepare(
+            &p,
+            "",
+            &opts(false, Some(1 << 20)),
+            &AtomicBool::new(false),
+            &mut |_, _| {},
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("does not grow"), "{e}");
+    }
+
+    fn no_stop() -> AtomicBool {
+        AtomicBool::new(false)
+    }
+
+    #[test]
+    fn a_stop_during_the_fill_removes_the_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t");
+        let stop = AtomicBool::new(false);
+        let e = prepare(&p, "", &opts(true, Some(8 << 20)), &stop, &mut |done, _| {
+            if done >= 2 << 20 {
+                stop.store(true, Ordering::Relaxed);
+            }
+        })
+        .unwrap_err();
+        assert!(matches!(e, TargetError::Interrupted { .. }), "{e}");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0, "nothing left");
+    }
+
+    #[test]
+    fn two_creators_of_one_file_each_fill_their_own_and_the_loser_says_so() {
+        // The winner is oio too (another run creates the file while this one fills): the
+        // loser uses the winner's file.
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t");
+        let mut won = false;
+        let t = prepare(
+            &p,
+            "",
+            &opts(true, Some(2 << 20)),
+            &no_stop(),
+            &mut |_, _| {
+                if !won {
+                    won = true;
+                    prepare(
+                        &p,
+                        "",
+                        &opts(true, Some(2 << 20)),
+                        &no_stop(),
+                        &mut |_, _| {},
+                    )
+                    .unwrap();
+                }
+            },
+        )
+        .unwrap();
+        assert!(t.info.created_by_oio);
+        drop(t);
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary file"
+        );
+
+        // The winner is someone else: refused, their file untouched, nothing left behind.
+        let p = dir.path().join("u");
+        let e = prepare(
+            &p,
+            "",
+            &opts(true, Some(2 << 20)),
+            &no_stop(),
+            &mut |_, _| {
+                if !p.exists() {
+                    fs::write(&p, vec![7u8; 2 << 20]).unwrap();
+                }
+            },
+        )
+        .unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("another process created it while oio was filling its own copy")
+                && msg.contains("--allow-overwrite"),
+            "{msg}"
+        );
+        assert_eq!(fs::read(&p).unwrap(), vec![7u8; 2 << 20]);
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            2,
+            "no temporary file"
+        );
+    }
+
+    #[test]
+    fn a_grown_file_stays_oios() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t");
+        drop(
+            prepare(
+                &p,
+                "",
+                &opts(true, Some(1 << 20)),
+                &no_stop(),
+                &mut |_, _| {},
+            )
+            .unwrap(),
+        );
+        let t = prepare(
+            &p,
+            "",
+            &opts(true, Some(3 << 20)),
+            &no_stop(),
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert!(t.info.created_by_oio);
+        drop(t);
+        assert_eq!(fs::metadata(&p).unwrap().len(), 3 << 20);
+        drop(prepare(&p, "", &opts(true, None), &no_stop(), &mut |_, _| {}).unwrap());
     }
 
     #[test]
@@ -418,6 +639,7 @@ mod tests {
             &dir.path().join("nope"),
             "",
             &opts(false, None),
+            &AtomicBool::new(false),
             &mut |_, _| {},
         )
         .unwrap_err();
