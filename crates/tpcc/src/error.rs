@@ -17,7 +17,7 @@ pub enum TpccError {
     #[error("{0}")]
     Invalid(String),
     /// A SQLite call failed.
-    #[error("SQLite: {context}: {source}")]
+    #[error("SQLite: {context}: {source}{}", busy_hint(.source))]
     Sqlite {
         /// What oio was doing.
         context: String,
@@ -57,9 +57,26 @@ pub enum TpccError {
         #[source]
         source: std::io::Error,
     },
+    /// A server or lock did not answer in time.
+    #[error("{0}")]
+    Timeout(String),
+    /// The TPC-C build of this database did not complete, or is still running.
+    #[error("{0}")]
+    BuildIncomplete(String),
+    /// Stopped on request (Ctrl-C).
+    #[error("{0}")]
+    Cancelled(String),
     /// A worker thread panicked (a bug in oio).
     #[error("a {0} thread panicked; this is a bug in oio")]
     Panicked(&'static str),
+}
+
+fn busy_hint(e: &rusqlite::Error) -> &'static str {
+    if crate::db::is_sqlite_busy(e) {
+        " (the file stayed locked by another connection or process for the whole busy timeout: another oio tpcc build or run on it?)"
+    } else {
+        ""
+    }
 }
 
 /// A PostgreSQL error with its server message, SQLSTATE and detail when there is one (the

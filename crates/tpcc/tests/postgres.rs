@@ -3,11 +3,11 @@
 use oio_tpcc::check::Status;
 use oio_tpcc::driver::{Isolation, Mode};
 use oio_tpcc::testing::{pg_bin, TempPostgres};
-use oio_tpcc::{build, check, run, BuildOptions, DbUrl, RunOptions};
+use oio_tpcc::{build, check, run, BuildOptions, DbUrl, RunOptions, Timeouts};
 use std::sync::atomic::AtomicBool;
 
 fn all_pass(db: &DbUrl, after_run: bool) {
-    let c = check(db).unwrap();
+    let c = check(db, &Timeouts::default()).unwrap();
     for cond in &c.conditions {
         if after_run && cond.number == 11 {
             assert_eq!(cond.status, Status::NotApplicable);
@@ -33,8 +33,10 @@ fn postgres_build_run_check_in_both_modes() {
             workers: 2,
             force: false,
             seed: 3,
+            timeouts: Timeouts::default(),
         },
         &|_| {},
+        &AtomicBool::new(false),
     )
     .unwrap();
     eprintln!(
