@@ -386,6 +386,11 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
                 );
                 None
             }
+            // A server that does not answer will not answer the run either.
+            Err(e @ TpccError::Timeout(_)) => {
+                return Err(anyhow::Error::new(e))
+                    .with_context(|| format!("running the TPC-C-like workload on {db}"));
+            }
             Err(e) => {
                 pre_warnings.push(format!("cannot locate the database's files ({e}); pass --device NAME to record a device"));
                 None
