@@ -355,7 +355,7 @@ pub fn connect_pg(
         })
         .map_err(|e| TpccError::Io {
             context: "starting a connection thread".into(),
-            source: e,
+            error: e,
         })?;
     match rx.recv_timeout(deadline) {
         Ok(r) => r.map_err(connect_err),

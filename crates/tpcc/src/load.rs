@@ -788,7 +788,7 @@ fn load_pg_worker(
                 if buf.len() >= 1 << 20 {
                     w.write_all(&buf).map_err(|e| TpccError::Io {
                         context: format!("COPY into {table}"),
-                        source: e,
+                        error: e,
                     })?;
                     counters
                         .bytes
@@ -805,7 +805,7 @@ fn load_pg_worker(
             })?;
             w.write_all(&buf).map_err(|e| TpccError::Io {
                 context: format!("COPY into {table}"),
-                source: e,
+                error: e,
             })?;
             counters
                 .bytes

@@ -197,4 +197,23 @@ fn an_interrupted_build_is_refused_by_run_and_check() {
     .unwrap_err()
     .to_string();
     assert!(e.contains("did not finish") && e.contains("--force"), "{e}");
+
+    // --force replaces it with a complete build that run and check accept.
+    build(
+        &db,
+        &BuildOptions {
+            warehouses: 1,
+            workers: 2,
+            force: true,
+            seed: 7,
+            timeouts: Timeouts::default(),
+        },
+        &|_| {},
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    let c = check(&db, &Timeouts::default()).unwrap();
+    assert!(c.passed, "{c:?}");
+    assert_eq!(c.build.as_ref().map(|b| b.state.as_str()), Some("complete"));
+    assert_eq!(c.build.as_ref().map(|b| b.warehouses), Some(1));
 }
