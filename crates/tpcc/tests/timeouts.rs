@@ -80,3 +80,42 @@ fn a_silent_server_fails_each_command_within_the_connect_timeout() {
     let r = check(&db, &timeouts);
     assert_times_out("check", t, r, port);
 }
+
+#[test]
+fn a_locked_sqlite_file_fails_after_the_busy_timeout_saying_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("locked.db");
+    let holder = rusqlite::Connection::open(&path).unwrap();
+    holder
+        .execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE other(x); BEGIN IMMEDIATE; INSERT INTO other VALUES (1);")
+        .unwrap();
+    let db: DbUrl = format!("sqlite:{}", path.display()).parse().unwrap();
+    let t = Instant::now();
+    let e = build(
+        &db,
+        &BuildOptions {
+            warehouses: 1,
+            workers: 1,
+            force: false,
+            seed: 1,
+            timeouts: Timeouts {
+                sqlite_busy_s: 1.0,
+                ..Timeouts::default()
+            },
+        },
+        &|_| {},
+        &AtomicBool::new(false),
+    )
+    .unwrap_err()
+    .to_string();
+    let took = t.elapsed();
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_secs(10),
+        "{took:?}"
+    );
+    assert!(
+        e.contains("locked") && e.contains("1 s busy timeout") && e.contains("another oio tpcc"),
+        "{e}"
+    );
+    holder.execute_batch("ROLLBACK").unwrap();
+}
