@@ -4,6 +4,8 @@ use crate::common::{missing, num, oio, run_json, scratch};
 use oio_tpcc::testing::{pg_bin, TempPostgres};
 use serde_json::Value;
 use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 fn check_json(dir: &Path, db: &str) -> (bool, Value) {
     let out = oio()
@@ -71,6 +73,20 @@ fn sqlite_build_run_check_and_a_broken_row_is_named() {
     assert_eq!(r["schema_version"], 1);
     let nopm = num(&r, "/summary/nopm");
     assert!(nopm > 0.0);
+    // Two workers on one warehouse share it, and the result says so.
+    let warnings = r["warnings"].to_string();
+    assert!(
+        warnings.contains("share home warehouses")
+            && warnings.contains("warehouse 1: workers 0, 1"),
+        "{warnings}"
+    );
+    // Checkpoints copy a WAL page at most once: never more than the WAL received.
+    let pages = num(&r, "/waits/sqlite/checkpoint_pages");
+    assert!(
+        pages > 0.0 && pages <= num(&r, "/waits/sqlite/wal_frames"),
+        "{}",
+        r["waits"]
+    );
     assert!(num(&r, "/summary/tpm") > nopm);
     // NOPM is the schema's delta over the window.
     let delta = num(&r, "/summary/new_orders");
@@ -98,6 +114,28 @@ fn sqlite_build_run_check_and_a_broken_row_is_named() {
     assert_eq!(r["waits"]["source"], "sqlite");
     assert!(!r["intervals"].as_array().unwrap().is_empty());
 
+    // One worker on one warehouse shares nothing: no warning.
+    let r = run_json(
+        dir.path(),
+        &[
+            "tpcc",
+            "run",
+            "--db",
+            &db,
+            "--workers",
+            "1",
+            "--ramp",
+            "0",
+            "--time",
+            "1s",
+        ],
+    );
+    assert!(
+        !r["warnings"].to_string().contains("share"),
+        "{}",
+        r["warnings"]
+    );
+
     let (ok, c) = check_json(dir.path(), &db);
     assert!(ok, "{c}");
     assert_eq!(status_of(&c, 11), "not_applicable");
@@ -105,9 +143,14 @@ fn sqlite_build_run_check_and_a_broken_row_is_named() {
     // Break one warehouse's year-to-date: conditions 1 and 8 must fail and name it.
     let url: oio_tpcc::DbUrl = db.parse().unwrap();
     let shared = Default::default();
-    let mut s =
-        oio_tpcc::db::Session::open(&url, "test", oio_tpcc::db::SqliteSync::Normal, &shared)
-            .unwrap();
+    let mut s = oio_tpcc::db::Session::open(
+        &url,
+        "test",
+        oio_tpcc::db::SqliteSync::Normal,
+        &shared,
+        &Default::default(),
+    )
+    .unwrap();
     s.batch("UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1")
         .unwrap();
     drop(s);
@@ -194,4 +237,187 @@ fn postgres_server_mode_through_the_binary() {
     assert!(!r["waits"]["buckets"].as_array().unwrap().is_empty());
     let (ok, c) = check_json(dir.path(), &db);
     assert!(ok, "{c}");
+}
+
+/// Accepts TCP connections and never sends a byte: a PostgreSQL that hangs.
+fn silent_server() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in l.incoming() {
+            held.push(c);
+        }
+    });
+    port
+}
+
+#[test]
+fn a_silent_postgres_fails_build_run_and_check_within_the_connect_timeout() {
+    let port = silent_server();
+    let dir = scratch();
+    let db = format!("postgres://oio@127.0.0.1:{port}/oio");
+    for cmd in [
+        &["tpcc", "run", "--ramp", "0", "--time", "1s"][..],
+        &["tpcc", "build"][..],
+        &["tpcc", "check"][..],
+    ] {
+        let t = Instant::now();
+        let out = oio()
+            .current_dir(dir.path())
+            .args(cmd)
+            .args(["--db", &db, "--connect-timeout", "2s"])
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let took = t.elapsed();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd:?}: {err}");
+        assert!(took < Duration::from_secs(10), "{cmd:?} took {took:?}");
+        assert!(
+            err.contains(&format!(
+                "127.0.0.1:{port} did not complete PostgreSQL's startup handshake within 2 s"
+            )),
+            "{cmd:?}: {err}"
+        );
+    }
+}
+
+fn oio_path() -> std::path::PathBuf {
+    assert_cmd::cargo::cargo_bin("oio")
+}
+
+/// Starts `oio tpcc build` of two warehouses into `db_path` and returns once it is loading
+/// rows (its WAL has grown past 8 MiB).
+fn start_build(dir: &Path, db_path: &Path) -> Child {
+    let mut child = Command::new(oio_path())
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .args([
+            "tpcc",
+            "build",
+            "--warehouses",
+            "2",
+            "--workers",
+            "2",
+            "--db",
+        ])
+        .arg(format!("sqlite:{}", db_path.display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut wal = db_path.as_os_str().to_owned();
+    wal.push("-wal");
+    let t = Instant::now();
+    loop {
+        if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 8 << 20) {
+            return child;
+        }
+        if let Some(st) = child.try_wait().unwrap() {
+            panic!("the build ended before loading: {st}");
+        }
+        if t.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the build did not start loading within 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Runs `oio tpcc ARGS --db DB` and returns its exit code and stderr.
+fn tpcc(dir: &Path, db: &str, args: &[&str]) -> (Option<i32>, String) {
+    let out = oio()
+        .current_dir(dir)
+        .arg("tpcc")
+        .args(args)
+        .args(["--db", db])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Kills the child on drop, so a failed assertion leaves no build running.
+struct Reaper(Child);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_build_in_progress_or_killed_is_refused_by_run_and_check() {
+    let dir = scratch();
+    let path = dir.path().join("k.db");
+    let db = format!("sqlite:{}", path.display());
+    let mut child = Reaper(start_build(dir.path(), &path));
+
+    // Still building in another process: refused, and said to be in progress.
+    let (code, err) = tpcc(dir.path(), &db, &["run", "--ramp", "0", "--time", "1s"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(&format!("tpcc build of {db} is still in progress")),
+        "{err}"
+    );
+
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
+    for args in [&["run", "--ramp", "0", "--time", "1s"][..], &["check"][..]] {
+        let (code, err) = tpcc(dir.path(), &db, args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("tpcc build of {db} did not finish"))
+                && err.contains("loading phase")
+                && err.contains("--force"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn ctrl_c_stops_a_build_promptly_with_exit_130_and_marks_it_incomplete() {
+    let dir = scratch();
+    let path = dir.path().join("i.db");
+    let db = format!("sqlite:{}", path.display());
+    let mut child = Reaper(start_build(dir.path(), &path));
+    let t = Instant::now();
+    let ok = Command::new("kill")
+        .args(["-INT", &child.0.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let status = loop {
+        if let Some(st) = child.0.try_wait().unwrap() {
+            break st;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "the build did not stop within 20 s of SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let took = t.elapsed();
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.0.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(took < Duration::from_secs(5), "stopping took {took:?}");
+    assert!(
+        err.contains("interrupted") && err.contains("--force"),
+        "{err}"
+    );
+    let (code, err) = tpcc(dir.path(), &db, &["check"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "tpcc build of {db} did not finish (interrupted in the loading phase"
+        )),
+        "{err}"
+    );
 }

@@ -9,7 +9,8 @@
 //! Money is compared with a tolerance of half a cent: SQLite keeps it in binary floating
 //! point, so sums can be off by far less than a cent without anything being wrong.
 
-use crate::db::{Session, SqliteShared, SqliteSync, Val};
+use crate::build_state::BuildRecord;
+use crate::db::{Session, SqliteShared, SqliteSync, Timeouts, Val};
 use crate::error::Result;
 use crate::url::DbUrl;
 use crate::{DISTRICTS_PER_WAREHOUSE, FIRST_UNDELIVERED_O_ID, ORDERS_PER_DISTRICT};
@@ -72,6 +73,10 @@ pub struct CheckReport {
     pub passed: bool,
     /// Each condition.
     pub conditions: Vec<ConditionResult>,
+    /// The database's build record (None: built by another tool or an older oio, so whether
+    /// the build finished is unknown).
+    #[serde(default)]
+    pub build: Option<BuildRecord>,
 }
 
 struct Condition {
@@ -188,15 +193,17 @@ pub(crate) fn require_file(url: &DbUrl) -> Result<()> {
     Ok(())
 }
 
-/// Checks the twelve conditions on the database at `url`.
-pub fn check(url: &DbUrl) -> Result<CheckReport> {
+/// Checks the twelve conditions on the database at `url`. A database whose build did not
+/// finish (or is still running) is refused.
+pub fn check(url: &DbUrl, timeouts: &Timeouts) -> Result<CheckReport> {
     require_file(url)?;
     let shared = Arc::new(SqliteShared::default());
-    let mut s = Session::open(url, "oio-tpcc-check", SqliteSync::Normal, &shared)?;
+    let mut s = Session::open(url, "oio-tpcc-check", SqliteSync::Normal, &shared, timeouts)?;
     check_session(url, &mut s)
 }
 
 fn check_session(url: &DbUrl, s: &mut Session) -> Result<CheckReport> {
+    let build = crate::build_state::require_complete(url, s)?;
     let warehouses = crate::driver::count_warehouses(s)?;
     let districts = warehouses as i64 * DISTRICTS_PER_WAREHOUSE;
     let initial = s.query_int("SELECT sum(d_next_o_id) FROM district")?
@@ -253,5 +260,6 @@ fn check_session(url: &DbUrl, s: &mut Session) -> Result<CheckReport> {
         warehouses,
         passed: out.iter().all(|c| c.status != Status::Fail),
         conditions: out,
+        build,
     })
 }

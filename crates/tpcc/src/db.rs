@@ -15,6 +15,7 @@
 use crate::error::{pg_message, Result, TpccError};
 use crate::txn::Stmt;
 use crate::url::{DbUrl, Dialect};
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -195,6 +196,7 @@ pub struct SqliteSession {
     shared: Arc<SqliteShared>,
     sql: Vec<String>,
     holding_gate: bool,
+    busy_s: f64,
 }
 
 /// A PostgreSQL connection with its prepared statements.
@@ -211,16 +213,56 @@ pub enum Session {
     Postgres(PgSession),
 }
 
+/// Timeouts of every database session, so no server, lock or network fault can make oio
+/// wait forever.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Timeouts {
+    /// PostgreSQL: the whole connection (TCP connect plus the startup handshake and
+    /// authentication), seconds. A URL's own `connect_timeout` takes precedence.
+    pub connect_s: f64,
+    /// PostgreSQL `statement_timeout`, seconds (0: none).
+    pub statement_s: f64,
+    /// PostgreSQL `idle_in_transaction_session_timeout`, seconds (0: none): a session whose
+    /// client stopped mid-transaction releases its locks after this long.
+    pub idle_in_transaction_s: f64,
+    /// SQLite: how long a statement waits for a lock another connection or process holds
+    /// before failing as busy, seconds.
+    pub sqlite_busy_s: f64,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect_s: 10.0,
+            statement_s: 3600.0,
+            idle_in_transaction_s: 60.0,
+            sqlite_busy_s: 30.0,
+        }
+    }
+}
+
+/// TCP keepalive and user timeout of PostgreSQL connections: a peer that vanished (host down,
+/// network cut) is noticed within about a minute instead of never.
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(30);
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
+const KEEPALIVE_RETRIES: u32 = 3;
+const TCP_USER_TIMEOUT: Duration = Duration::from_secs(60);
+
+fn secs(s: f64) -> Duration {
+    Duration::try_from_secs_f64(s.max(0.0)).unwrap_or(Duration::MAX)
+}
+
 /// Opens an SQLite file with oio's pragmas: WAL, the given sync level, a 64 MiB page cache,
 /// and a busy timeout for contention from outside the gate (checkpoints, other processes).
 pub fn open_sqlite(
     path: &Path,
     sync: SqliteSync,
     shared: Arc<SqliteShared>,
+    timeouts: &Timeouts,
 ) -> Result<SqliteSession> {
     let conn = rusqlite::Connection::open(path)
         .map_err(|e| TpccError::sqlite(format!("opening '{}'", path.display()), e))?;
-    conn.busy_timeout(Duration::from_secs(30))
+    conn.busy_timeout(secs(timeouts.sqlite_busy_s))
         .map_err(|e| TpccError::sqlite("setting the busy timeout", e))?;
     conn.execute_batch(&format!(
         "PRAGMA journal_mode=WAL; PRAGMA synchronous={}; PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;",
@@ -234,6 +276,7 @@ pub fn open_sqlite(
         shared,
         sql,
         holding_gate: false,
+        busy_s: timeouts.sqlite_busy_s,
     })
 }
 
@@ -253,25 +296,101 @@ pub(crate) fn sqlite_sql(sql: &str) -> String {
 }
 
 /// Connects to PostgreSQL with an application name (so oio can find its own sessions in
-/// `pg_stat_activity`).
-pub fn connect_pg(url: &str, application_name: &str) -> Result<postgres::Client> {
+/// `pg_stat_activity`), TCP keepalives, a TCP user timeout, and the statement and
+/// idle-in-transaction timeouts of `timeouts` as session settings (options in the URL win).
+///
+/// The client's own `connect_timeout` bounds only the TCP connect, not the startup handshake,
+/// so a server that accepts connections and never answers would hang it forever. The
+/// connection is therefore made on a helper thread and abandoned after the deadline; that
+/// thread ends when the server closes the socket or the process exits.
+pub fn connect_pg(
+    url: &str,
+    application_name: &str,
+    timeouts: &Timeouts,
+) -> Result<postgres::Client> {
+    let shown = DbUrl::Postgres(url.to_string()).redacted();
     let mut config: postgres::Config = url.parse().map_err(|e| TpccError::BadUrl {
-        url: crate::url::DbUrl::Postgres(url.to_string()).redacted(),
+        url: shown.clone(),
         reason: format!("cannot be parsed ({e})"),
     })?;
     config.application_name(application_name);
-    if config.get_connect_timeout().is_none() {
-        config.connect_timeout(Duration::from_secs(10));
+    if config.get_connect_timeout().is_none() && timeouts.connect_s > 0.0 {
+        config.connect_timeout(secs(timeouts.connect_s));
     }
-    config.connect(postgres::NoTls).map_err(|e| {
+    let deadline = config.get_connect_timeout().copied();
+    config.keepalives(true);
+    config.keepalives_idle(KEEPALIVE_IDLE);
+    config.keepalives_interval(KEEPALIVE_INTERVAL);
+    config.keepalives_retries(KEEPALIVE_RETRIES);
+    if config.get_tcp_user_timeout().is_none() {
+        config.tcp_user_timeout(TCP_USER_TIMEOUT);
+    }
+    // Ours first, so a `-c` for the same setting in the URL's options overrides it.
+    let ms = |s: f64| (s.max(0.0) * 1000.0).round() as u64;
+    let mut options = format!(
+        "-c statement_timeout={} -c idle_in_transaction_session_timeout={}",
+        ms(timeouts.statement_s),
+        ms(timeouts.idle_in_transaction_s)
+    );
+    if let Some(o) = config.get_options() {
+        options.push(' ');
+        options.push_str(o);
+    }
+    config.options(&options);
+    let address = pg_address(&config);
+    let connect_err = |e| {
         TpccError::pg(
-            format!(
-                "connecting to {} (is the server running, and does the database exist?)",
-                DbUrl::Postgres(url.to_string()).redacted()
-            ),
+            format!("connecting to {shown} (is the server running, and does the database exist?)"),
             e,
         )
-    })
+    };
+    let Some(deadline) = deadline else {
+        return config.connect(postgres::NoTls).map_err(connect_err);
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("oio-pg-connect".into())
+        .spawn(move || {
+            let _ = tx.send(config.connect(postgres::NoTls));
+        })
+        .map_err(|e| TpccError::Io {
+            context: "starting a connection thread".into(),
+            error: e,
+        })?;
+    match rx.recv_timeout(deadline) {
+        Ok(r) => r.map_err(connect_err),
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(TpccError::Timeout(format!(
+            "connecting to {shown}: {address} did not complete PostgreSQL's startup handshake within {} s (a server that accepts connections but does not answer, a host that drops packets, or a server too busy to reply); raise --connect-timeout if it is only slow",
+            deadline.as_secs_f64()
+        ))),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            Err(TpccError::Panicked("PostgreSQL connection"))
+        }
+    }
+}
+
+/// `host:port` of a PostgreSQL configuration, for messages.
+fn pg_address(config: &postgres::Config) -> String {
+    let ports = config.get_ports();
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let port = ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+            match h {
+                postgres::config::Host::Tcp(name) => format!("{name}:{port}"),
+                postgres::config::Host::Unix(dir) => {
+                    format!("{}/.s.PGSQL.{port}", dir.display())
+                }
+            }
+        })
+        .collect();
+    if hosts.is_empty() {
+        "the default PostgreSQL server".into()
+    } else {
+        hosts.join(", ")
+    }
 }
 
 impl Session {
@@ -281,11 +400,12 @@ impl Session {
         application_name: &str,
         sync: SqliteSync,
         shared: &Arc<SqliteShared>,
+        timeouts: &Timeouts,
     ) -> Result<Session> {
         Ok(match url {
-            DbUrl::Sqlite(p) => Session::Sqlite(open_sqlite(p, sync, shared.clone())?),
+            DbUrl::Sqlite(p) => Session::Sqlite(open_sqlite(p, sync, shared.clone(), timeouts)?),
             DbUrl::Postgres(u) => Session::Postgres(PgSession {
-                client: connect_pg(u, application_name)?,
+                client: connect_pg(u, application_name, timeouts)?,
                 prepared: vec![None; Stmt::ALL.len()],
             }),
         })
@@ -317,13 +437,13 @@ impl Session {
                     let r = s
                         .conn
                         .execute_batch("BEGIN IMMEDIATE")
-                        .map_err(classify_sqlite);
+                        .map_err(busy_after(s.busy_s));
                     if r.is_err() {
                         s.release_gate();
                     }
                     r
                 } else {
-                    s.conn.execute_batch("BEGIN").map_err(classify_sqlite)
+                    s.conn.execute_batch("BEGIN").map_err(busy_after(s.busy_s))
                 }
             }
             Session::Postgres(s) => s.client.batch_execute("BEGIN").map_err(classify_pg),
@@ -335,7 +455,7 @@ impl Session {
         match self {
             Session::Sqlite(s) => {
                 let t = Instant::now();
-                let r = s.conn.execute_batch("COMMIT").map_err(classify_sqlite);
+                let r = s.conn.execute_batch("COMMIT").map_err(busy_after(s.busy_s));
                 if s.holding_gate {
                     s.shared
                         .commit_ns
@@ -359,7 +479,9 @@ impl Session {
                 let r = if s.conn.is_autocommit() {
                     Ok(())
                 } else {
-                    s.conn.execute_batch("ROLLBACK").map_err(classify_sqlite)
+                    s.conn
+                        .execute_batch("ROLLBACK")
+                        .map_err(busy_after(s.busy_s))
                 };
                 s.release_gate();
                 r
@@ -375,9 +497,11 @@ impl Session {
                 let mut st = s
                     .conn
                     .prepare_cached(&s.sql[stmt as usize])
-                    .map_err(classify_sqlite)?;
+                    .map_err(busy_after(s.busy_s))?;
                 bind_sqlite(&mut st, params)?;
-                st.raw_execute().map(|n| n as u64).map_err(classify_sqlite)
+                st.raw_execute()
+                    .map(|n| n as u64)
+                    .map_err(busy_after(s.busy_s))
             }
             Session::Postgres(s) => {
                 let st = s.statement(stmt)?;
@@ -403,11 +527,11 @@ impl Session {
                 let mut st = s
                     .conn
                     .prepare_cached(&s.sql[stmt as usize])
-                    .map_err(classify_sqlite)?;
+                    .map_err(busy_after(s.busy_s))?;
                 bind_sqlite(&mut st, params)?;
                 let n = st.column_count();
                 let mut rows = st.raw_query();
-                while let Some(row) = rows.next().map_err(classify_sqlite)? {
+                while let Some(row) = rows.next().map_err(busy_after(s.busy_s))? {
                     out.push((0..n).map(|i| sqlite_val(row.get_ref_unwrap(i))).collect());
                 }
                 Ok(())
@@ -430,12 +554,12 @@ impl Session {
     pub fn query_sql(&mut self, sql: &str) -> Result<(Vec<String>, Vec<Vec<Val>>), StmtError> {
         match self {
             Session::Sqlite(s) => {
-                let mut st = s.conn.prepare(sql).map_err(classify_sqlite)?;
+                let mut st = s.conn.prepare(sql).map_err(busy_after(s.busy_s))?;
                 let names: Vec<String> = st.column_names().iter().map(|c| c.to_string()).collect();
                 let n = names.len();
                 let mut rows = st.raw_query();
                 let mut out = Vec::new();
-                while let Some(row) = rows.next().map_err(classify_sqlite)? {
+                while let Some(row) = rows.next().map_err(busy_after(s.busy_s))? {
                     out.push((0..n).map(|i| sqlite_val(row.get_ref_unwrap(i))).collect());
                 }
                 Ok((names, out))
@@ -467,8 +591,45 @@ impl Session {
     /// Runs one or more statements that return nothing.
     pub fn batch(&mut self, sql: &str) -> Result<(), StmtError> {
         match self {
-            Session::Sqlite(s) => s.conn.execute_batch(sql).map_err(classify_sqlite),
+            Session::Sqlite(s) => s.conn.execute_batch(sql).map_err(busy_after(s.busy_s)),
             Session::Postgres(s) => s.client.batch_execute(sql).map_err(classify_pg),
+        }
+    }
+}
+
+/// Stops the statement a session is running, from another thread (Ctrl-C during a build).
+pub enum Canceller {
+    /// `sqlite3_interrupt`.
+    Sqlite(rusqlite::InterruptHandle),
+    /// A PostgreSQL cancel request.
+    Postgres(postgres::CancelToken),
+}
+
+impl Canceller {
+    /// Asks the session's running statement to stop; returns at once. A PostgreSQL cancel
+    /// request needs a new connection, so it is sent from a helper thread that cannot hang
+    /// the caller.
+    pub fn cancel(&self) {
+        match self {
+            Canceller::Sqlite(h) => h.interrupt(),
+            Canceller::Postgres(t) => {
+                let t = t.clone();
+                let _ = std::thread::Builder::new()
+                    .name("oio-pg-cancel".into())
+                    .spawn(move || {
+                        let _ = t.cancel_query(postgres::NoTls);
+                    });
+            }
+        }
+    }
+}
+
+impl Session {
+    /// A handle that stops this session's running statement from another thread.
+    pub fn canceller(&self) -> Canceller {
+        match self {
+            Session::Sqlite(s) => Canceller::Sqlite(s.conn.get_interrupt_handle()),
+            Session::Postgres(s) => Canceller::Postgres(s.client.cancel_token()),
         }
     }
 }
@@ -527,17 +688,34 @@ fn sqlite_val(v: rusqlite::types::ValueRef<'_>) -> Val {
     }
 }
 
+/// True when SQLite gave up waiting for a lock.
+pub(crate) fn is_sqlite_busy(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if matches!(
+        f.code,
+        rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+    ))
+}
+
 /// Classifies an SQLite error.
 pub fn classify_sqlite(e: rusqlite::Error) -> StmtError {
-    if let rusqlite::Error::SqliteFailure(f, _) = &e {
-        if matches!(
-            f.code,
-            rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
-        ) {
-            return StmtError::Retry(RetryKind::Busy, e.to_string());
-        }
+    if is_sqlite_busy(&e) {
+        return StmtError::Retry(RetryKind::Busy, e.to_string());
     }
     StmtError::Fatal(format!("SQLite: {e}"))
+}
+
+/// [`classify_sqlite`], with a busy error saying how long it waited and what usually holds the
+/// lock.
+fn busy_after(busy_s: f64) -> impl Fn(rusqlite::Error) -> StmtError {
+    move |e| {
+        match classify_sqlite(e) {
+        StmtError::Retry(RetryKind::Busy, m) => StmtError::Retry(
+            RetryKind::Busy,
+            format!("{m} (still locked after the {busy_s} s busy timeout: another connection or process holds it, such as another oio tpcc build or run on this file)"),
+        ),
+        other => other,
+    }
+    }
 }
 
 /// Classifies a PostgreSQL error.
@@ -563,7 +741,7 @@ pub fn classify_pg(e: postgres::Error) -> StmtError {
 /// The directory holding the database's files, when it is on this machine: the SQLite file's
 /// directory, or PostgreSQL's `data_directory` when the server is local (readable by
 /// superusers and `pg_read_all_settings` members). Used to find the device to record.
-pub fn data_location(url: &DbUrl) -> Result<Option<std::path::PathBuf>> {
+pub fn data_location(url: &DbUrl, timeouts: &Timeouts) -> Result<Option<std::path::PathBuf>> {
     match url {
         DbUrl::Sqlite(p) => {
             let dir = match p.parent() {
@@ -586,7 +764,7 @@ pub fn data_location(url: &DbUrl) -> Result<Option<std::path::PathBuf>> {
             if !local {
                 return Ok(None);
             }
-            let mut c = connect_pg(u, "oio-tpcc-monitor")?;
+            let mut c = connect_pg(u, "oio-tpcc-monitor", timeouts)?;
             Ok(c.query_one("SHOW data_directory", &[])
                 .ok()
                 .map(|r| std::path::PathBuf::from(r.get::<_, String>(0))))

@@ -17,7 +17,7 @@
 //! serialization failures or deadlocks are inside the response time, where a user would feel
 //! them.
 
-use crate::db::{classify_pg, Session, SqliteShared, SqliteSync, StmtError, Val};
+use crate::db::{classify_pg, Session, SqliteShared, SqliteSync, StmtError, Timeouts, Val};
 use crate::error::{Result, TpccError};
 use crate::random::{NuRandC, Rng};
 use crate::result::{
@@ -27,7 +27,7 @@ use crate::result::{
 use crate::server::ServerCalls;
 use crate::txn::{self, Input, Outcome, Stmt, TxnType};
 use crate::url::{DbUrl, Dialect};
-use crate::waits::{PgSampler, SqliteWaits, WaitProfile};
+use crate::waits::{wal_checkpoint_seq, CheckpointCounter, PgSampler, SqliteWaits, WaitProfile};
 use oio_core::histogram::LatencyHistogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -94,6 +94,9 @@ pub struct RunOptions {
     pub max_retries: u32,
     /// `PRAGMA synchronous` on SQLite.
     pub sqlite_sync: SqliteSync,
+    /// Timeouts of every session.
+    #[serde(default)]
+    pub timeouts: Timeouts,
 }
 
 impl Default for RunOptions {
@@ -111,6 +114,10 @@ impl Default for RunOptions {
             seed: 1,
             max_retries: 10,
             sqlite_sync: SqliteSync::Full,
+            timeouts: Timeouts {
+                statement_s: 60.0,
+                ..Timeouts::default()
+            },
         }
     }
 }
@@ -231,6 +238,7 @@ fn open_worker(ctx: &WorkerCtx, idx: u32) -> Result<(Session, Option<ServerCalls
         &format!("oio-tpcc-worker-{idx}"),
         ctx.opts.sqlite_sync,
         ctx.sqlite,
+        &ctx.opts.timeouts,
     )?;
     let mut calls = None;
     match s.dialect() {
@@ -252,6 +260,67 @@ fn open_worker(ctx: &WorkerCtx, idx: u32) -> Result<(Session, Option<ServerCalls
     Ok((s, calls))
 }
 
+/// The input generator of worker `idx`; its first draw is the worker's home warehouse.
+fn worker_rng(seed: u64, idx: u32) -> Rng {
+    Rng::new(seed ^ (idx as u64 + 1).wrapping_mul(0xA076_1D64_78BD_642F))
+}
+
+/// Warehouses more than one worker uses as home, with those workers (0-based), in warehouse
+/// order. With `all_warehouses`, worker k owns warehouses k+1, k+1+N, …, so only workers
+/// beyond the warehouse count share (they pick any warehouse).
+pub fn shared_home_warehouses(
+    seed: u64,
+    workers: u32,
+    warehouses: u32,
+    all_warehouses: bool,
+) -> Vec<(i64, Vec<u32>)> {
+    if all_warehouses {
+        if workers <= warehouses {
+            return Vec::new();
+        }
+        return vec![(0, (warehouses..workers).collect())];
+    }
+    let mut by_home: BTreeMap<i64, Vec<u32>> = BTreeMap::new();
+    for idx in 0..workers {
+        let home = worker_rng(seed, idx).int(1, warehouses.max(1) as i64);
+        by_home.entry(home).or_default().push(idx);
+    }
+    by_home.into_iter().filter(|(_, w)| w.len() > 1).collect()
+}
+
+/// The warning for workers that share home warehouses, if any do.
+fn sharing_warning(opts: &RunOptions, warehouses: u32) -> Option<String> {
+    let shared = shared_home_warehouses(opts.seed, opts.workers, warehouses, opts.all_warehouses);
+    if shared.is_empty() {
+        return None;
+    }
+    let consequence = "they update the same district and warehouse rows, so the run measures lock contention more than the database or the storage";
+    if opts.all_warehouses {
+        return Some(format!(
+            "{} workers for {warehouses} warehouse(s) with --all-warehouses: workers {}… have no warehouse of their own and use any; {consequence} (build at least {} warehouses with `oio tpcc build --warehouses {}`)",
+            opts.workers, warehouses, opts.workers, opts.workers
+        ));
+    }
+    let list: Vec<String> = shared
+        .iter()
+        .take(5)
+        .map(|(w, idx)| {
+            let ids: Vec<String> = idx.iter().map(|i| i.to_string()).collect();
+            format!("warehouse {w}: workers {}", ids.join(", "))
+        })
+        .collect();
+    let more = if shared.len() > 5 {
+        format!(" and {} more", shared.len() - 5)
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "workers share home warehouses ({}{more}): {consequence}; home warehouses are drawn at random per worker, so build more warehouses (about 4 per worker makes sharing unlikely: `oio tpcc build --warehouses {}`) or pass --all-warehouses",
+        list.join("; "),
+        4 * opts.workers
+    ))
+}
+
 fn worker(ctx: &WorkerCtx, idx: u32) {
     let shared = ctx.shared;
     let (mut session, mut calls) = match open_worker(ctx, idx) {
@@ -263,7 +332,7 @@ fn worker(ctx: &WorkerCtx, idx: u32) {
         }
     };
     let opts = ctx.opts;
-    let mut rng = Rng::new(opts.seed ^ (idx as u64 + 1).wrapping_mul(0xA076_1D64_78BD_642F));
+    let mut rng = worker_rng(opts.seed, idx);
     let home = rng.int(1, ctx.warehouses);
     let n = opts.workers as i64;
     let mine: Vec<i64> = (idx as i64 + 1..=ctx.warehouses)
@@ -450,9 +519,16 @@ pub fn run_observed(
     let dialect = url.dialect();
     let sqlite = Arc::new(SqliteShared::default());
     let mut monitor = Monitor {
-        session: Session::open(url, "oio-tpcc-monitor", opts.sqlite_sync, &sqlite)?,
+        session: Session::open(
+            url,
+            "oio-tpcc-monitor",
+            opts.sqlite_sync,
+            &sqlite,
+            &opts.timeouts,
+        )?,
         queries: 0,
     };
+    let build_record = crate::build_state::require_complete(url, &mut monitor.session)?;
     let warehouses = count_warehouses(&mut monitor.session)?;
     let engine_version = match dialect {
         Dialect::Sqlite => format!("SQLite {}", rusqlite::version()),
@@ -469,13 +545,10 @@ pub fn run_observed(
         monitor.session.batch(&crate::server::create_functions())?;
     }
     let mut warnings = Vec::new();
-    if (warehouses as u64) < 4 * opts.workers as u64 && !opts.all_warehouses {
-        warnings.push(format!(
-            "{warehouses} warehouse(s) for {} workers: with fewer than about 4 warehouses per worker, workers share home warehouses and the run measures lock contention more than the database or the storage (build more with `oio tpcc build --warehouses {}`)",
-            opts.workers,
-            4 * opts.workers
-        ));
+    if build_record.is_none() {
+        warnings.push(crate::build_state::NO_RECORD_WARNING.to_string());
     }
+    warnings.extend(sharing_warning(opts, warehouses));
     if dialect == Dialect::Sqlite && opts.workers > 1 {
         warnings.push("SQLite runs one write transaction at a time: extra workers overlap reads and queue for the writer slot (see waits.sqlite.writer_wait_s)".into());
     }
@@ -503,7 +576,7 @@ pub fn run_observed(
     let window = Duration::from_secs_f64(opts.time_s);
     let sampler_stop = AtomicBool::new(false);
     let ckpt_stop = AtomicBool::new(false);
-    let ckpt = Mutex::new((0f64, 0u64, 0u64));
+    let ckpt = Mutex::new(CkptTotals::default());
 
     let outcome = std::thread::scope(|s| -> Result<_> {
         // A snapshot before any worker starts makes a ramp-less window exact.
@@ -560,7 +633,7 @@ pub fn run_observed(
             let sampler_stop = &sampler_stop;
             let every = Duration::from_secs_f64(opts.wait_sample_ms.max(1.0) / 1000.0);
             s.spawn(move || -> Result<PgSampler> {
-                let mut c = crate::db::connect_pg(u, "oio-tpcc-waits")?;
+                let mut c = crate::db::connect_pg(u, "oio-tpcc-waits", &opts.timeouts)?;
                 PgSampler::run(&mut c, every, sampler_stop).map_err(TpccError::from)
             })
         });
@@ -811,15 +884,19 @@ pub fn run_observed(
                     commit_s: secs(commit_ns),
                     commits,
                     commit_mean_us: (commits > 0).then(|| commit_ns as f64 / commits as f64 / 1e3),
-                    checkpoint_s: ck1.0 - ck0.0,
-                    checkpoints: ck1.1 - ck0.1,
-                    checkpoint_pages: ck1.2 - ck0.2,
+                    checkpoint_s: ck1.secs - ck0.secs,
+                    checkpoints: ck1.runs - ck0.runs,
+                    checkpoint_pages: ck1.pages - ck0.pages,
+                    checkpoint_bytes: (ck1.pages - ck0.pages) * ck1.page_size,
+                    wal_frames: ck1.wal_frames - ck0.wal_frames,
+                    page_size: ck1.page_size,
                     worker_s: opts.workers as f64 * duration_s,
                 }),
                 notes: vec![
                     "writer_wait_s: time write transactions queued for SQLite's single writer slot (its busy waits), summed over workers".into(),
                     "commit_s: time inside COMMIT of write transactions: the WAL append plus, with synchronous=full, the fsync".into(),
                     "checkpoint_s: PASSIVE WAL checkpoints run by a separate thread once a second".into(),
+                    "checkpoint_pages: pages the checkpoints copied from the WAL into the database file in the window (each page once); wal_frames: pages appended to the WAL in the window; both as seen at the once-a-second checkpoints".into(),
                 ],
                 ..WaitProfile::default()
             }
@@ -959,28 +1036,69 @@ fn sqlite_counters(s: &SqliteShared) -> (u64, u64, u64, u64) {
     )
 }
 
+/// What the checkpointer did so far.
+#[derive(Clone, Copy, Debug, Default)]
+struct CkptTotals {
+    secs: f64,
+    runs: u64,
+    pages: u64,
+    wal_frames: u64,
+    page_size: u64,
+}
+
 /// Runs PASSIVE checkpoints once a second on its own connection and times them.
 fn checkpointer(
     url: &DbUrl,
     opts: &RunOptions,
     sqlite: &Arc<SqliteShared>,
-    out: &Mutex<(f64, u64, u64)>,
+    out: &Mutex<CkptTotals>,
     stop: &AtomicBool,
 ) -> Result<()> {
-    let mut s = Session::open(url, "oio-tpcc-checkpointer", opts.sqlite_sync, sqlite)?;
+    let mut s = Session::open(
+        url,
+        "oio-tpcc-checkpointer",
+        opts.sqlite_sync,
+        sqlite,
+        &opts.timeouts,
+    )?;
+    let wal = match url {
+        DbUrl::Sqlite(p) => {
+            let mut w = p.as_os_str().to_owned();
+            w.push("-wal");
+            std::path::PathBuf::from(w)
+        }
+        DbUrl::Postgres(_) => return Ok(()),
+    };
+    let page_size = s.query_int("PRAGMA page_size")?.max(0) as u64;
+    out.lock().unwrap_or_else(|e| e.into_inner()).page_size = page_size;
+    let mut counter = CheckpointCounter::default();
     let mut last = Instant::now();
     loop {
         let done = stop.load(Ordering::Relaxed);
         if done || last.elapsed() >= Duration::from_secs(1) {
             last = Instant::now();
             let t = Instant::now();
-            let (_, rows) = s.query_sql("PRAGMA wal_checkpoint(PASSIVE)")?;
+            // A WAL restart racing with the call makes the header differ before and after:
+            // then which WAL the counts belong to is unknown, so ask again.
+            let mut counts = None;
+            for _ in 0..3 {
+                let before = wal_checkpoint_seq(&wal);
+                let (_, rows) = s.query_sql("PRAGMA wal_checkpoint(PASSIVE)")?;
+                let after = wal_checkpoint_seq(&wal);
+                if before == after {
+                    counts = rows.first().map(|r| (after, r[1].int(), r[2].int()));
+                    break;
+                }
+            }
             let secs = t.elapsed().as_secs_f64();
-            let pages = rows.first().map(|r| r[2].int().max(0) as u64).unwrap_or(0);
+            if let Some((seq, log, ckpt)) = counts {
+                counter.observe(seq, log, ckpt);
+            }
             let mut o = out.lock().unwrap_or_else(|e| e.into_inner());
-            o.0 += secs;
-            o.1 += 1;
-            o.2 += pages;
+            o.secs += secs;
+            o.runs += 1;
+            o.pages = counter.pages;
+            o.wal_frames = counter.wal_frames;
         }
         if done {
             return Ok(());
@@ -1010,4 +1128,47 @@ fn wait_for_workers_to_exit(m: &mut Monitor) -> Result<()> {
             .map_err(|e| TpccError::from(classify_pg(e)))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_worker_never_shares_and_two_on_one_warehouse_always_do() {
+        for seed in 0..50 {
+            assert!(shared_home_warehouses(seed, 1, 1, false).is_empty());
+            assert_eq!(
+                shared_home_warehouses(seed, 2, 1, false),
+                vec![(1, vec![0, 1])]
+            );
+        }
+        let o = RunOptions {
+            workers: 1,
+            ..RunOptions::default()
+        };
+        assert_eq!(sharing_warning(&o, 1), None);
+        let o = RunOptions {
+            workers: 2,
+            ..RunOptions::default()
+        };
+        let w = sharing_warning(&o, 1).unwrap();
+        assert!(w.contains("warehouse 1: workers 0, 1"), "{w}");
+    }
+
+    #[test]
+    fn sharing_follows_the_homes_the_workers_draw() {
+        // The warning's homes are the ones the workers use: the first draw of their generator.
+        for seed in 0..20 {
+            let homes: Vec<i64> = (0..3).map(|i| worker_rng(seed, i).int(1, 8)).collect();
+            let shared = shared_home_warehouses(seed, 3, 8, false);
+            let distinct = homes
+                .iter()
+                .collect::<std::collections::BTreeSet<_>>()
+                .len();
+            assert_eq!(shared.is_empty(), distinct == 3, "{homes:?} {shared:?}");
+        }
+        assert!(shared_home_warehouses(1, 4, 4, true).is_empty());
+        assert_eq!(shared_home_warehouses(1, 3, 1, true), vec![(0, vec![1, 2])]);
+    }
 }

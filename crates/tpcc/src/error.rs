@@ -17,22 +17,22 @@ pub enum TpccError {
     #[error("{0}")]
     Invalid(String),
     /// A SQLite call failed.
-    #[error("SQLite: {context}: {source}")]
+    // The causes are part of the message and deliberately not `source()`s: printed as a
+    // chain, they would appear twice.
+    #[error("SQLite: {context}: {error}{}", busy_hint(.error))]
     Sqlite {
         /// What oio was doing.
         context: String,
         /// The SQLite error.
-        #[source]
-        source: rusqlite::Error,
+        error: rusqlite::Error,
     },
     /// A PostgreSQL call failed.
-    #[error("PostgreSQL: {context}: {}", pg_message(.source))]
+    #[error("PostgreSQL: {context}: {}", pg_message(.error))]
     Postgres {
         /// What oio was doing.
         context: String,
         /// The client error.
-        #[source]
-        source: postgres::Error,
+        error: postgres::Error,
     },
     /// The database already holds TPC-C tables and the build was not told to replace them.
     #[error(
@@ -49,17 +49,33 @@ pub enum TpccError {
     #[error("{0}")]
     Statement(String),
     /// A file operation failed.
-    #[error("{context}: {source}")]
+    #[error("{context}: {error}")]
     Io {
         /// What oio was doing.
         context: String,
         /// The I/O error.
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
+    /// A server or lock did not answer in time.
+    #[error("{0}")]
+    Timeout(String),
+    /// The TPC-C build of this database did not complete, or is still running.
+    #[error("{0}")]
+    BuildIncomplete(String),
+    /// Stopped on request (Ctrl-C).
+    #[error("{0}")]
+    Cancelled(String),
     /// A worker thread panicked (a bug in oio).
     #[error("a {0} thread panicked; this is a bug in oio")]
     Panicked(&'static str),
+}
+
+fn busy_hint(e: &rusqlite::Error) -> &'static str {
+    if crate::db::is_sqlite_busy(e) {
+        " (the file stayed locked by another connection or process for the whole busy timeout: another oio tpcc build or run on it?)"
+    } else {
+        ""
+    }
 }
 
 /// A PostgreSQL error with its server message, SQLSTATE and detail when there is one (the
@@ -79,8 +95,12 @@ pub(crate) fn pg_message(e: &postgres::Error) -> String {
             let mut s = e.to_string();
             let mut src = std::error::Error::source(e);
             while let Some(c) = src {
-                s.push_str(": ");
-                s.push_str(&c.to_string());
+                // The client's Display often repeats its cause already: say it once.
+                let text = c.to_string();
+                if !s.contains(&text) {
+                    s.push_str(": ");
+                    s.push_str(&text);
+                }
                 src = c.source();
             }
             s
@@ -93,14 +113,14 @@ impl TpccError {
     pub fn sqlite(context: impl Into<String>, source: rusqlite::Error) -> Self {
         TpccError::Sqlite {
             context: context.into(),
-            source,
+            error: source,
         }
     }
     /// Wraps a PostgreSQL error with what oio was doing.
     pub fn pg(context: impl Into<String>, source: postgres::Error) -> Self {
         TpccError::Postgres {
             context: context.into(),
-            source,
+            error: source,
         }
     }
 }

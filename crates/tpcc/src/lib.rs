@@ -21,6 +21,7 @@
 //! benchmarks.
 #![deny(missing_docs)]
 
+pub mod build_state;
 pub mod check;
 pub mod db;
 pub mod driver;
@@ -37,6 +38,7 @@ pub mod url;
 pub mod waits;
 
 pub use check::{check, CheckReport};
+pub use db::Timeouts;
 pub use driver::{run, run_observed, DeviceObserver, Isolation, Mode, RunOptions, RunProgress};
 pub use error::TpccError;
 pub use load::{build, BuildOptions, BuildProgress, BuildReport};

@@ -11,7 +11,8 @@
 //! Generation is deterministic per warehouse and seed, so two builds with the same seed hold
 //! the same data whatever the number of workers.
 
-use crate::db::{Session, SqliteShared, SqliteSync};
+use crate::build_state;
+use crate::db::{Canceller, Session, SqliteShared, SqliteSync, Timeouts};
 use crate::error::{Result, TpccError};
 use crate::random::{last_name, NuRandC, Rng};
 use crate::schema;
@@ -46,6 +47,9 @@ pub struct BuildOptions {
     pub force: bool,
     /// Seed of the data generator.
     pub seed: u64,
+    /// Timeouts of the build's sessions.
+    #[serde(default)]
+    pub timeouts: Timeouts,
 }
 
 /// Where the build is.
@@ -424,30 +428,45 @@ struct Counters {
 }
 
 /// Builds the schema and loads it. `progress` is called often (at least every 10,000 rows
-/// per worker) from any thread.
+/// per worker) from any thread. Setting `cancel` stops the build promptly (running
+/// statements are interrupted) with [`TpccError::Cancelled`]; the database is then recorded
+/// as interrupted (see [`crate::build_state`]) and `run` and `check` refuse it.
 pub fn build(
     url: &DbUrl,
     opts: &BuildOptions,
     progress: &(dyn Fn(&BuildProgress) + Sync),
+    cancel: &AtomicBool,
 ) -> Result<BuildReport> {
     if opts.warehouses == 0 {
         return Err(TpccError::Invalid("--warehouses must be at least 1".into()));
     }
-    let workers = opts.workers.max(1);
     let started = Instant::now();
     let timestamp = oio_core::host::now_rfc3339();
-    // "2026-01-02T03:04:05Z" → "2026-01-02 03:04:05": a form both engines read as a timestamp.
-    let now = timestamp
-        .replace('T', " ")
-        .trim_end_matches('Z')
-        .to_string();
     let dialect = url.dialect();
     let shared = Arc::new(SqliteShared::default());
-    let mut admin = Session::open(url, "oio-tpcc-build", SqliteSync::Off, &shared)?;
+    let mut admin = Session::open(
+        url,
+        build_state::BUILD_APPLICATION,
+        SqliteSync::Off,
+        &shared,
+        &opts.timeouts,
+    )?;
 
     let (_, existing) = admin.query_sql(&schema::existing_tables_sql(dialect))?;
-    if !existing.is_empty() {
-        let names: Vec<String> = existing.iter().map(|r| r[0].text().to_string()).collect();
+    let record = build_state::read(&mut admin)?;
+    if let Some(rec) = &record {
+        if rec.state == "building" && build_state::builder_alive(&mut admin, rec) {
+            return Err(TpccError::BuildIncomplete(format!(
+                "tpcc build of {url} is already in progress ({} phase, started {} by process {} on {}): wait for it, or stop it first",
+                rec.phase, rec.started_at, rec.pid, rec.host
+            )));
+        }
+    }
+    if !existing.is_empty() || record.is_some() {
+        let mut names: Vec<String> = existing.iter().map(|r| r[0].text().to_string()).collect();
+        if let Some(rec) = record.as_ref().filter(|r| !r.is_complete()) {
+            names.push(format!("from a build that did not finish: {}", rec.state));
+        }
         if !opts.force {
             return Err(TpccError::SchemaExists {
                 found: names.join(", "),
@@ -458,8 +477,90 @@ pub fn build(
             admin.batch("VACUUM")?;
         }
     }
-    admin.batch(&schema::create_tables(dialect))?;
+    // The tables and the build record appear together, so tables without a record of how
+    // far their build got cannot exist.
+    admin.batch(&format!(
+        "BEGIN;\n{}{}COMMIT;",
+        schema::create_tables(dialect),
+        build_state::create_sql(opts.warehouses, opts.seed, &timestamp)
+    ))?;
 
+    let cancellers = Mutex::new(vec![admin.canceller()]);
+    let done = AtomicBool::new(false);
+    let body = std::thread::scope(|s| {
+        // Interrupts running statements when `cancel` is set; loops check the flag too.
+        s.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                if cancel.load(Ordering::Relaxed) {
+                    for c in cancellers.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                        c.cancel();
+                    }
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        });
+        let r = build_body(
+            url,
+            opts,
+            progress,
+            cancel,
+            &cancellers,
+            &mut admin,
+            &timestamp,
+            started,
+        );
+        done.store(true, Ordering::Relaxed);
+        r
+    });
+    match body {
+        Ok(report) => Ok(report),
+        Err(e) => {
+            let (state, e) = if cancel.load(Ordering::Relaxed) {
+                (
+                    "interrupted",
+                    TpccError::Cancelled(format!(
+                        "tpcc build of {url} interrupted; the database is marked incomplete: rebuild with `oio tpcc build --db {url} --warehouses {} --force`",
+                        opts.warehouses
+                    )),
+                )
+            } else {
+                ("failed", e)
+            };
+            // Best effort: a killed build stays `building`, which `run` and `check` refuse too.
+            let _ = admin.rollback();
+            let _ = admin.batch(&build_state::stopped_sql(state, &e.to_string()));
+            Err(e)
+        }
+    }
+}
+
+fn cancelled(cancel: &AtomicBool) -> Result<()> {
+    if cancel.load(Ordering::Relaxed) {
+        Err(TpccError::Cancelled("build stopped".into()))
+    } else {
+        Ok(())
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_body(
+    url: &DbUrl,
+    opts: &BuildOptions,
+    progress: &(dyn Fn(&BuildProgress) + Sync),
+    cancel: &AtomicBool,
+    cancellers: &Mutex<Vec<Canceller>>,
+    admin: &mut Session,
+    timestamp: &str,
+    started: Instant,
+) -> Result<BuildReport> {
+    let workers = opts.workers.max(1);
+    let dialect = url.dialect();
+    // "2026-01-02T03:04:05Z" → "2026-01-02 03:04:05": a form both engines read as a timestamp.
+    let now = timestamp
+        .replace('T', " ")
+        .trim_end_matches('Z')
+        .to_string();
     let counters = Counters {
         rows: AtomicU64::new(0),
         bytes: AtomicU64::new(0),
@@ -481,6 +582,9 @@ pub fn build(
         .collect();
     let next = AtomicU64::new(0);
     let take = || {
+        if cancel.load(Ordering::Relaxed) {
+            return None;
+        }
         let i = next.fetch_add(1, Ordering::Relaxed) as usize;
         units.get(i).copied()
     };
@@ -491,7 +595,9 @@ pub fn build(
                 let handles: Vec<_> = (0..workers)
                     .map(|_| {
                         s.spawn(|| -> Result<()> {
-                            let r = load_pg_worker(u, opts.seed, &now, &take, &counters, &report);
+                            let r = load_pg_worker(
+                                u, opts, &now, &take, &counters, &report, cancel, cancellers,
+                            );
                             if r.is_err() {
                                 counters.failed.store(true, Ordering::Relaxed);
                             }
@@ -507,7 +613,7 @@ pub fn build(
             results.into_iter().collect::<Result<Vec<()>>>()?;
         }
         DbUrl::Sqlite(_) => {
-            let Session::Sqlite(sq) = &mut admin else {
+            let Session::Sqlite(sq) = &mut *admin else {
                 unreachable!("sqlite URL opens an sqlite session")
             };
             load_sqlite(
@@ -518,11 +624,14 @@ pub fn build(
                 &take,
                 &counters,
                 &report,
+                cancel,
             )?;
         }
     }
+    cancelled(cancel)?;
     let load_s = started.elapsed().as_secs_f64();
     report("indexing");
+    admin.batch(&build_state::phase_sql("indexing"))?;
 
     let t = Instant::now();
     let ddl = schema::create_indexes(dialect);
@@ -535,10 +644,19 @@ pub fn build(
                 let handles: Vec<_> = (0..workers)
                     .map(|_| {
                         s.spawn(|| -> Result<()> {
-                            let mut c = crate::db::connect_pg(u, "oio-tpcc-build")?;
+                            let mut c = crate::db::connect_pg(
+                                u,
+                                build_state::BUILD_APPLICATION,
+                                &opts.timeouts,
+                            )?;
+                            cancellers
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .push(Canceller::Postgres(c.cancel_token()));
                             c.batch_execute("SET maintenance_work_mem = '256MB'")
                                 .map_err(|e| TpccError::pg("setting maintenance_work_mem", e))?;
                             loop {
+                                cancelled(cancel)?;
                                 let Some(sql) =
                                     queue.lock().unwrap_or_else(|e| e.into_inner()).next()
                                 else {
@@ -562,26 +680,33 @@ pub fn build(
         }
         DbUrl::Sqlite(_) => {
             for sql in ddl {
+                cancelled(cancel)?;
                 admin.batch(&sql)?;
             }
         }
     }
+    cancelled(cancel)?;
     let index_s = t.elapsed().as_secs_f64();
 
+    // The last step and the completion mark commit together.
     report("analyzing");
+    admin.batch(&build_state::phase_sql("analyzing"))?;
+    admin.batch("BEGIN")?;
     let t = Instant::now();
     admin.batch("ANALYZE")?;
     let analyze_s = t.elapsed().as_secs_f64();
-
     let t = Instant::now();
     if dialect == Dialect::Postgres {
         report("functions");
         admin.batch(&crate::server::create_functions())?;
     }
     let functions_s = t.elapsed().as_secs_f64();
+    cancelled(cancel)?;
+    admin.batch(&build_state::complete_sql())?;
+    admin.batch("COMMIT")?;
 
-    let engine_version = engine_version(&mut admin);
-    let size_on_disk_bytes = size_on_disk(url, &mut admin)?;
+    let engine_version = engine_version(admin);
+    let size_on_disk_bytes = size_on_disk(url, admin)?;
     let rows_done = counters.rows.load(Ordering::Relaxed);
     let data_bytes = counters.bytes.load(Ordering::Relaxed);
     let rows = counters
@@ -592,7 +717,7 @@ pub fn build(
         schema: BUILD_SCHEMA.into(),
         schema_version: BUILD_SCHEMA_VERSION,
         oio_version: env!("CARGO_PKG_VERSION").into(),
-        timestamp,
+        timestamp: timestamp.to_string(),
         db: url.redacted(),
         dialect,
         engine_version,
@@ -625,15 +750,23 @@ fn add_table_rows(counters: &Counters, table: &str, n: u64) {
         .or_default() += n;
 }
 
+#[allow(clippy::too_many_arguments)]
 fn load_pg_worker(
     url: &str,
-    seed: u64,
+    opts: &BuildOptions,
     now: &str,
     take: &(dyn Fn() -> Option<Unit> + Sync),
     counters: &Counters,
     report: &(dyn Fn(&'static str) + Sync),
+    cancel: &AtomicBool,
+    cancellers: &Mutex<Vec<Canceller>>,
 ) -> Result<()> {
-    let mut client = crate::db::connect_pg(url, "oio-tpcc-build")?;
+    let seed = opts.seed;
+    let mut client = crate::db::connect_pg(url, build_state::BUILD_APPLICATION, &opts.timeouts)?;
+    cancellers
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(Canceller::Postgres(client.cancel_token()));
     // A lost build is rebuilt, so the load need not wait for WAL flushes.
     client
         .batch_execute("SET synchronous_commit = off")
@@ -655,7 +788,7 @@ fn load_pg_worker(
                 if buf.len() >= 1 << 20 {
                     w.write_all(&buf).map_err(|e| TpccError::Io {
                         context: format!("COPY into {table}"),
-                        source: e,
+                        error: e,
                     })?;
                     counters
                         .bytes
@@ -665,12 +798,14 @@ fn load_pg_worker(
                 if n.is_multiple_of(10_000) {
                     counters.rows.fetch_add(10_000, Ordering::Relaxed);
                     report("loading");
+                    // Dropping the unfinished COPY aborts it.
+                    cancelled(cancel)?;
                 }
                 Ok(())
             })?;
             w.write_all(&buf).map_err(|e| TpccError::Io {
                 context: format!("COPY into {table}"),
-                source: e,
+                error: e,
             })?;
             counters
                 .bytes
@@ -700,6 +835,7 @@ struct Chunk {
 
 const CHUNK_ROWS: usize = 5_000;
 
+#[allow(clippy::too_many_arguments)]
 fn load_sqlite(
     conn: &rusqlite::Connection,
     seed: u64,
@@ -708,6 +844,7 @@ fn load_sqlite(
     take: &(dyn Fn() -> Option<Unit> + Sync),
     counters: &Counters,
     report: &(dyn Fn(&'static str) + Sync),
+    cancel: &AtomicBool,
 ) -> Result<()> {
     let sq = |ctx: &str| {
         let ctx = ctx.to_string();
@@ -733,7 +870,7 @@ fn load_sqlite(
                             warehouse_done: false,
                         };
                         let r = generate(seed, unit, table, &mut |row| {
-                            if stop.load(Ordering::Relaxed) {
+                            if stop.load(Ordering::Relaxed) || cancel.load(Ordering::Relaxed) {
                                 return Err(TpccError::Invalid("load stopped".into()));
                             }
                             chunk.ncols = row.len();
@@ -788,7 +925,7 @@ fn load_sqlite(
             });
         }
         drop(tx);
-        let result = write_sqlite(conn, now, rx, counters, report);
+        let result = write_sqlite(conn, now, rx, counters, report, cancel);
         if result.is_err() {
             stop.store(true, Ordering::Relaxed);
         }
@@ -805,11 +942,13 @@ fn write_sqlite(
     rx: mpsc::Receiver<Chunk>,
     counters: &Counters,
     report: &(dyn Fn(&'static str) + Sync),
+    cancel: &AtomicBool,
 ) -> Result<()> {
     let sq = |e| TpccError::sqlite("loading rows", e);
     let mut in_txn = 0u64;
     conn.execute_batch("BEGIN").map_err(sq)?;
     for chunk in rx {
+        cancelled(cancel)?;
         if chunk.ncols == 0 {
             continue;
         }

@@ -134,10 +134,10 @@ pub fn create_indexes(dialect: Dialect) -> Vec<String> {
     out
 }
 
-/// DDL dropping every table (and the server-side functions on PostgreSQL).
+/// DDL dropping every table, the build record (and the server-side functions on PostgreSQL).
 pub fn drop_all(dialect: Dialect) -> String {
     let mut sql = String::new();
-    for t in TABLES {
+    for t in TABLES.iter().chain([&crate::build_state::TABLE]) {
         sql.push_str(&format!("DROP TABLE IF EXISTS {t};\n"));
     }
     if dialect == Dialect::Postgres {
@@ -178,5 +178,6 @@ mod tests {
         assert!(!p.contains("PRIMARY KEY"));
         assert_eq!(create_indexes(Dialect::Postgres).len(), 10);
         assert_eq!(create_indexes(Dialect::Sqlite).len(), 2);
+        assert!(drop_all(Dialect::Sqlite).contains("DROP TABLE IF EXISTS oio_tpcc_build;"));
     }
 }

@@ -96,10 +96,69 @@ pub struct SqliteWaits {
     pub checkpoint_s: f64,
     /// Checkpoints run.
     pub checkpoints: u64,
-    /// Pages copied from the WAL into the database.
+    /// Pages copied from the WAL into the database by the checkpoints in the window.
     pub checkpoint_pages: u64,
+    /// `checkpoint_pages` × the page size, bytes.
+    #[serde(default)]
+    pub checkpoint_bytes: u64,
+    /// Frames (pages) appended to the WAL in the window, as the checkpoints saw them.
+    #[serde(default)]
+    pub wal_frames: u64,
+    /// The database's page size, bytes.
+    #[serde(default)]
+    pub page_size: u64,
     /// Worker-seconds available in the window (workers × window), to put the sums in scale.
     pub worker_s: f64,
+}
+
+/// Turns the results of successive `PRAGMA wal_checkpoint` calls into pages checkpointed.
+///
+/// The pragma's third column is the number of WAL frames checkpointed *so far in the current
+/// WAL*, not by this call: summing it per call (as oio once did) counts the same frames again
+/// every second until the WAL restarts, which made 1.2 GiB of device writes read as 14 GiB.
+/// Within one WAL generation the delta between calls is what a call copied; when the WAL
+/// restarts from its beginning (after being fully checkpointed, the next writer rewinds it)
+/// the count starts again from zero. A restart shows as a new checkpoint sequence number in
+/// the WAL header (or, before the header is rewritten, as counts that went down).
+#[derive(Clone, Debug, Default)]
+pub struct CheckpointCounter {
+    last: Option<(Option<u32>, u64, u64)>,
+    /// Pages checkpointed so far.
+    pub pages: u64,
+    /// Frames appended to the WAL so far, as seen at the checkpoints.
+    pub wal_frames: u64,
+}
+
+impl CheckpointCounter {
+    /// Accounts for one call: the WAL header's checkpoint sequence number when the call ran
+    /// (None when the WAL file could not be read), the frames in the WAL and the frames
+    /// checkpointed, as the pragma returned them (-1, outside WAL mode, counts as 0).
+    pub fn observe(&mut self, seq: Option<u32>, log: i64, checkpointed: i64) {
+        let (log, ckpt) = (log.max(0) as u64, checkpointed.max(0) as u64);
+        let same_generation = self
+            .last
+            .is_some_and(|(s, l, c)| s == seq && log >= l && ckpt >= c);
+        let (dl, dc) = match self.last {
+            Some((_, l, c)) if same_generation => (log - l, ckpt - c),
+            _ => (log, ckpt),
+        };
+        self.wal_frames += dl;
+        self.pages += dc;
+        self.last = Some((seq, log, ckpt));
+    }
+}
+
+/// The checkpoint sequence number in a WAL file's header (big-endian u32 at byte 12 after the
+/// magic number), which SQLite increments each time the WAL restarts.
+pub fn wal_checkpoint_seq(wal: &std::path::Path) -> Option<u32> {
+    use std::io::Read;
+    let mut h = [0u8; 16];
+    std::fs::File::open(wal).ok()?.read_exact(&mut h).ok()?;
+    let magic = u32::from_be_bytes([h[0], h[1], h[2], h[3]]);
+    if magic & !1 != 0x377f_0682 {
+        return None;
+    }
+    Some(u32::from_be_bytes([h[12], h[13], h[14], h[15]]))
 }
 
 /// The bottleneck bucket of a PostgreSQL wait (see the reference notes' mapping).
@@ -272,5 +331,81 @@ mod tests {
         assert!((p.classes[0].aas - 2.0).abs() < 1e-9);
         assert!((p.buckets[1].share_pct - 100.0 / 3.0).abs() < 1e-9);
         assert_eq!(p.top_events[0].bucket, "cpu");
+    }
+
+    /// A real WAL: pages checkpointed equal the frames written, counted once each, across a
+    /// reader-pinned WAL (many calls per generation) and a restart into a larger generation.
+    #[test]
+    fn checkpoint_pages_are_the_frames_written_once() {
+        use rusqlite::Connection;
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("w.db");
+        let wal = dir.path().join("w.db-wal");
+        let w = Connection::open(&db).unwrap();
+        w.execute_batch(
+            "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0; CREATE TABLE t(x BLOB)",
+        )
+        .unwrap();
+        let c = Connection::open(&db).unwrap();
+        c.execute_batch("PRAGMA wal_autocheckpoint=0").unwrap();
+        let reader = Connection::open(&db).unwrap();
+        let page: u64 = w.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap();
+        let mut counter = CheckpointCounter::default();
+        let summed_per_call = std::cell::Cell::new(0u64);
+        let checkpoint = |counter: &mut CheckpointCounter| -> (i64, i64) {
+            let seq = wal_checkpoint_seq(&wal);
+            let (log, ckpt): (i64, i64) = c
+                .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| {
+                    Ok((r.get(1)?, r.get(2)?))
+                })
+                .unwrap();
+            counter.observe(seq, log, ckpt);
+            summed_per_call.set(summed_per_call.get() + ckpt as u64);
+            (log, ckpt)
+        };
+        let insert = |n: usize| {
+            for _ in 0..n {
+                w.execute("INSERT INTO t VALUES (zeroblob(3000))", [])
+                    .unwrap();
+            }
+        };
+
+        // Generation 1: a reader pins an early snapshot, so the WAL grows and every call
+        // checkpoints only up to the reader until it lets go.
+        insert(20);
+        reader.execute_batch("BEGIN").unwrap();
+        let _: i64 = reader
+            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap();
+        for _ in 0..10 {
+            insert(1);
+            checkpoint(&mut counter);
+        }
+        reader.execute_batch("COMMIT").unwrap();
+        let (first, ckpt) = checkpoint(&mut counter);
+        assert_eq!(first, ckpt, "everything checkpointed");
+        assert_eq!(counter.pages, first as u64);
+        assert_eq!(counter.wal_frames, first as u64);
+        // The WAL file holds exactly the frames of this first generation.
+        let wal_len = std::fs::metadata(&wal).unwrap().len();
+        assert_eq!((wal_len - 32) / (page + 24), counter.pages);
+        let old_way = summed_per_call.get();
+        assert!(
+            old_way > 2 * counter.pages,
+            "{old_way} vs {}",
+            counter.pages
+        );
+
+        // Generation 2 restarts the WAL and grows past generation 1 before the next call, so
+        // only the header's sequence number shows the restart.
+        insert(40);
+        let (second, ckpt) = checkpoint(&mut counter);
+        assert_eq!(second, ckpt);
+        assert!(second > first, "{second} {first}");
+        assert_eq!(counter.pages, (first + second) as u64);
+        assert_eq!(counter.wal_frames, (first + second) as u64);
+        // A call with nothing new adds nothing.
+        checkpoint(&mut counter);
+        assert_eq!(counter.pages, (first + second) as u64);
     }
 }

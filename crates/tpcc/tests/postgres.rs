@@ -3,11 +3,11 @@
 use oio_tpcc::check::Status;
 use oio_tpcc::driver::{Isolation, Mode};
 use oio_tpcc::testing::{pg_bin, TempPostgres};
-use oio_tpcc::{build, check, run, BuildOptions, DbUrl, RunOptions};
+use oio_tpcc::{build, check, run, BuildOptions, DbUrl, RunOptions, Timeouts};
 use std::sync::atomic::AtomicBool;
 
 fn all_pass(db: &DbUrl, after_run: bool) {
-    let c = check(db).unwrap();
+    let c = check(db, &Timeouts::default()).unwrap();
     for cond in &c.conditions {
         if after_run && cond.number == 11 {
             assert_eq!(cond.status, Status::NotApplicable);
@@ -33,8 +33,10 @@ fn postgres_build_run_check_in_both_modes() {
             workers: 2,
             force: false,
             seed: 3,
+            timeouts: Timeouts::default(),
         },
         &|_| {},
+        &AtomicBool::new(false),
     )
     .unwrap();
     eprintln!(
@@ -104,4 +106,56 @@ fn postgres_build_run_check_in_both_modes() {
         .sum();
     assert_eq!(reasons, r.summary.retries);
     all_pass(&db, true);
+}
+
+#[test]
+fn postgres_interrupted_build_is_refused_by_run_and_check() {
+    if pg_bin().is_none() {
+        oio_tpcc::testing::missing("no PostgreSQL binaries (scripts/test installs them)");
+        return;
+    }
+    let pg = TempPostgres::start("").unwrap();
+    let db: DbUrl = pg.url().parse().unwrap();
+    let cancel = AtomicBool::new(false);
+    let t = std::time::Instant::now();
+    let e = build(
+        &db,
+        &BuildOptions {
+            warehouses: 2,
+            workers: 2,
+            force: false,
+            seed: 3,
+            timeouts: Timeouts::default(),
+        },
+        &|p| {
+            if p.rows_done > 100_000 {
+                cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        },
+        &cancel,
+    )
+    .unwrap_err();
+    assert!(matches!(e, oio_tpcc::TpccError::Cancelled(_)), "{e}");
+    assert!(t.elapsed().as_secs() < 60, "{:?}", t.elapsed());
+    let why = check(&db, &Timeouts::default()).unwrap_err().to_string();
+    assert!(
+        why.contains(&format!(
+            "tpcc build of {db} did not finish (interrupted in the loading phase"
+        )),
+        "{why}"
+    );
+    let why = run(
+        &db,
+        &RunOptions {
+            workers: 1,
+            ramp_s: 0.0,
+            time_s: 1.0,
+            ..RunOptions::default()
+        },
+        &|_| {},
+        &AtomicBool::new(false),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(why.contains("did not finish"), "{why}");
 }

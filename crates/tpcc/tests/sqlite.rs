@@ -1,7 +1,7 @@
 //! End-to-end on embedded SQLite: build, check, run, check again.
 
 use oio_tpcc::check::Status;
-use oio_tpcc::{build, check, run, BuildOptions, DbUrl, RunOptions};
+use oio_tpcc::{build, check, run, BuildOptions, DbUrl, RunOptions, Timeouts};
 use std::sync::atomic::AtomicBool;
 
 fn url(dir: &tempfile::TempDir) -> DbUrl {
@@ -22,8 +22,10 @@ fn build_check_run_check() {
             workers: 2,
             force: false,
             seed: 7,
+            timeouts: Timeouts::default(),
         },
         &|_| {},
+        &AtomicBool::new(false),
     )
     .unwrap();
     eprintln!(
@@ -46,14 +48,16 @@ fn build_check_run_check() {
             workers: 1,
             force: false,
             seed: 7,
+            timeouts: Timeouts::default(),
         },
         &|_| {},
+        &AtomicBool::new(false),
     )
     .unwrap_err()
     .to_string();
     assert!(e.contains("--force"), "{e}");
 
-    let c = check(&db).unwrap();
+    let c = check(&db, &Timeouts::default()).unwrap();
     for cond in &c.conditions {
         assert_eq!(cond.status, Status::Pass, "{cond:?}");
     }
@@ -74,13 +78,51 @@ fn build_check_run_check() {
     .unwrap();
     eprintln!("{}", serde_json::to_string_pretty(&r.summary).unwrap());
     eprintln!("{}", serde_json::to_string_pretty(&r.waits).unwrap());
+    // 2 workers on 1 warehouse share it, and say so.
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.contains("share home warehouses") && w.contains("warehouse 1: workers 0, 1")),
+        "{:?}",
+        r.warnings
+    );
+    // Checkpoints copy each WAL frame at most once: never more pages than the WAL received
+    // (it was empty when the window started: the build truncates it).
+    let sq = r.waits.sqlite.as_ref().unwrap();
+    assert!(sq.checkpoint_pages > 0, "{sq:?}");
+    assert!(sq.checkpoint_pages <= sq.wal_frames, "{sq:?}");
+    assert_eq!(sq.checkpoint_bytes, sq.checkpoint_pages * sq.page_size);
     let no = &r.transactions["new_order"];
     // No ramp: the schema's delta is exactly the New-Orders the workers saw commit.
     assert_eq!(r.summary.new_orders, no.committed);
     assert!(r.summary.nopm > 0.0);
     assert_eq!(r.summary.failed, 0, "{:?}", r.errors);
 
-    let c = check(&db).unwrap();
+    // One worker cannot share its warehouse with anyone.
+    let r1 = run(
+        &db,
+        &RunOptions {
+            workers: 1,
+            ramp_s: 0.0,
+            time_s: 1.0,
+            ..RunOptions::default()
+        },
+        &|_| {},
+        &stop,
+    )
+    .unwrap();
+    assert!(
+        !r1.warnings.iter().any(|w| w.contains("share")),
+        "{:?}",
+        r1.warnings
+    );
+
+    let c = check(&db, &Timeouts::default()).unwrap();
+    assert!(
+        c.build.as_ref().is_some_and(|b| b.is_complete()),
+        "{:?}",
+        c.build
+    );
     for cond in &c.conditions {
         if cond.number == 11 {
             assert_eq!(cond.status, Status::NotApplicable);
@@ -88,4 +130,90 @@ fn build_check_run_check() {
             assert_eq!(cond.status, Status::Pass, "{cond:?}");
         }
     }
+}
+
+#[test]
+fn an_interrupted_build_is_refused_by_run_and_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = url(&dir);
+    let cancel = AtomicBool::new(false);
+    let t = std::time::Instant::now();
+    let e = build(
+        &db,
+        &BuildOptions {
+            warehouses: 2,
+            workers: 2,
+            force: false,
+            seed: 7,
+            timeouts: Timeouts::default(),
+        },
+        &|p| {
+            if p.rows_done > 150_000 {
+                cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        },
+        &cancel,
+    )
+    .unwrap_err();
+    assert!(matches!(e, oio_tpcc::TpccError::Cancelled(_)), "{e}");
+    assert!(t.elapsed().as_secs() < 60, "{:?}", t.elapsed());
+
+    let why = check(&db, &Timeouts::default()).unwrap_err().to_string();
+    assert!(
+        why.contains(&format!("tpcc build of {db} did not finish"))
+            && why.contains("interrupted in the loading phase")
+            && why.contains("--force"),
+        "{why}"
+    );
+    let stop = AtomicBool::new(false);
+    let why = run(
+        &db,
+        &RunOptions {
+            workers: 1,
+            ramp_s: 0.0,
+            time_s: 1.0,
+            ..RunOptions::default()
+        },
+        &|_| {},
+        &stop,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(why.contains("did not finish"), "{why}");
+
+    // A new build without --force names the unfinished one.
+    let e = build(
+        &db,
+        &BuildOptions {
+            warehouses: 1,
+            workers: 1,
+            force: false,
+            seed: 7,
+            timeouts: Timeouts::default(),
+        },
+        &|_| {},
+        &AtomicBool::new(false),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("did not finish") && e.contains("--force"), "{e}");
+
+    // --force replaces it with a complete build that run and check accept.
+    build(
+        &db,
+        &BuildOptions {
+            warehouses: 1,
+            workers: 2,
+            force: true,
+            seed: 7,
+            timeouts: Timeouts::default(),
+        },
+        &|_| {},
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    let c = check(&db, &Timeouts::default()).unwrap();
+    assert!(c.passed, "{c:?}");
+    assert_eq!(c.build.as_ref().map(|b| b.state.as_str()), Some("complete"));
+    assert_eq!(c.build.as_ref().map(|b| b.warehouses), Some(1));
 }

@@ -15,7 +15,10 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use oio_core::units::{format_bytes, format_count};
 use oio_tpcc::check::Status;
 use oio_tpcc::db::SqliteSync;
-use oio_tpcc::{BuildOptions, DbUrl, DeviceObserver, Isolation, Mode, RunOptions, TpccResult};
+use oio_tpcc::{
+    BuildOptions, DbUrl, DeviceObserver, Isolation, Mode, RunOptions, Timeouts, TpccError,
+    TpccResult,
+};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -40,13 +43,47 @@ pub enum Action {
     Check(CheckArgs),
 }
 
-/// Where the database is.
+/// Where the database is, and how long to wait for it.
 #[derive(Debug, clap::Args)]
 pub struct DbArg {
     /// Database: sqlite:PATH (embedded, the default) or postgres://USER@HOST:PORT/DBNAME.
     #[arg(long, value_name = "URL", default_value = oio_tpcc::url::DEFAULT_URL)]
     pub db: String,
+    /// PostgreSQL: give up on a connection (TCP connect, startup and authentication) after
+    /// this long. A connect_timeout in the URL takes precedence.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::cli::duration_arg)]
+    pub connect_timeout: Duration,
+    /// PostgreSQL: cancel any statement running longer than this (statement_timeout; 0 for
+    /// none) [default: 1m for run, 1h for build and check].
+    #[arg(long, value_name = "DURATION", value_parser = crate::cli::duration_arg)]
+    pub statement_timeout: Option<Duration>,
+    /// PostgreSQL: end a session left idle inside a transaction this long, releasing its
+    /// locks (idle_in_transaction_session_timeout; 0 for none).
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = crate::cli::duration_arg)]
+    pub idle_in_transaction_timeout: Duration,
+    /// SQLite: how long a statement waits for a lock held by another connection or process
+    /// before failing as busy.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::cli::duration_arg)]
+    pub busy_timeout: Duration,
 }
+
+impl DbArg {
+    /// The timeouts, with `statement` as the command's default statement timeout.
+    fn timeouts(&self, statement: Duration) -> Timeouts {
+        Timeouts {
+            connect_s: self.connect_timeout.as_secs_f64(),
+            statement_s: self.statement_timeout.unwrap_or(statement).as_secs_f64(),
+            idle_in_transaction_s: self.idle_in_transaction_timeout.as_secs_f64(),
+            sqlite_busy_s: self.busy_timeout.as_secs_f64(),
+        }
+    }
+}
+
+/// Default statement timeout of `run`: a TPC-C statement takes milliseconds.
+const RUN_STATEMENT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default statement timeout of `build` and `check`: index builds and the consistency
+/// queries scan whole tables.
+const BULK_STATEMENT_TIMEOUT: Duration = Duration::from_secs(3600);
 
 /// Arguments of `oio tpcc build`.
 #[derive(Debug, clap::Args)]
@@ -199,6 +236,7 @@ fn build(a: BuildArgs) -> anyhow::Result<ExitCode> {
             .expect("valid template"),
     );
     pb.set_message(format!("loading {} warehouse(s)", a.warehouses));
+    let stop = stop_flag();
     let report = oio_tpcc::build(
         &db,
         &BuildOptions {
@@ -206,6 +244,7 @@ fn build(a: BuildArgs) -> anyhow::Result<ExitCode> {
             workers,
             force: a.force,
             seed: a.seed,
+            timeouts: a.db.timeouts(BULK_STATEMENT_TIMEOUT),
         },
         &|p| {
             pb.set_length(p.rows_total);
@@ -214,8 +253,13 @@ fn build(a: BuildArgs) -> anyhow::Result<ExitCode> {
                 pb.set_message(p.phase);
             }
         },
+        &stop,
     );
     pb.finish_and_clear();
+    if let Err(TpccError::Cancelled(why)) = &report {
+        style::print_error(why);
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    }
     let report = report.with_context(|| format!("building the TPC-C schema in {db}"))?;
     let name = result_file_name(
         "tpcc-build",
@@ -321,12 +365,13 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
             SyncArg::Normal => SqliteSync::Normal,
             SyncArg::Off => SqliteSync::Off,
         },
+        timeouts: a.db.timeouts(RUN_STATEMENT_TIMEOUT),
     };
     let mut pre_warnings = Vec::new();
     let device = match a.device.as_deref() {
         Some("none") => None,
         Some(d) => Some(d.to_string()),
-        None => match oio_tpcc::db::data_location(&db) {
+        None => match oio_tpcc::db::data_location(&db, &opts.timeouts) {
             Ok(Some(p)) => match device_of(&p) {
                 Some(d) => Some(d),
                 None => {
@@ -340,6 +385,11 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
                         .into(),
                 );
                 None
+            }
+            // A server that does not answer will not answer the run either.
+            Err(e @ TpccError::Timeout(_)) => {
+                return Err(anyhow::Error::new(e))
+                    .with_context(|| format!("running the TPC-C-like workload on {db}"));
             }
             Err(e) => {
                 pre_warnings.push(format!("cannot locate the database's files ({e}); pass --device NAME to record a device"));
@@ -533,13 +583,15 @@ fn write_run_summary(out: &mut dyn Write, r: &TpccResult) -> std::io::Result<()>
     if let Some(sq) = &w.sqlite {
         writeln!(
             out,
-            "\n  SQLite waits (worker-seconds of {:.0}): writer queue {:.2} s, commit/fsync {:.2} s (mean {}), checkpoints {:.2} s ({} pages)",
+            "\n  SQLite waits (worker-seconds of {:.0}): writer queue {:.2} s, commit/fsync {:.2} s (mean {}), checkpoints {:.2} s ({} pages, {}, of {} pages written to the WAL)",
             sq.worker_s,
             sq.writer_wait_s,
             sq.commit_s,
             us(sq.commit_mean_us),
             sq.checkpoint_s,
-            sq.checkpoint_pages
+            sq.checkpoint_pages,
+            format_bytes(sq.checkpoint_bytes as f64),
+            sq.wal_frames
         )?;
     }
     if let Some(o) = &r.device {
@@ -578,7 +630,8 @@ fn write_run_summary(out: &mut dyn Write, r: &TpccResult) -> std::io::Result<()>
 
 fn check(a: CheckArgs) -> anyhow::Result<ExitCode> {
     let db = parse_db(&a.db.db)?;
-    let report = oio_tpcc::check(&db).with_context(|| format!("checking {db}"))?;
+    let report = oio_tpcc::check(&db, &a.db.timeouts(BULK_STATEMENT_TIMEOUT))
+        .with_context(|| format!("checking {db}"))?;
     if a.json {
         crate::output::print_json(&report)?;
     } else {
