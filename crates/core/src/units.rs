@@ -373,7 +373,7 @@ impl<'de> serde::Deserialize<'de> for Secs {
                 }
                 let d = Duration::try_from_secs_f64(v).unwrap_or(Duration::MAX);
                 check_duration(d, Duration::ZERO, MAX_DURATION)
-                    .map_err(|why| E::custom(format!("duration {v} s: {why}")))?;
+                    .map_err(|why| E::custom(format!("duration {v:e} s: {why}")))?;
                 Ok(Secs(d))
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Secs, E> {

@@ -15,6 +15,7 @@
 //! * Histogram logs ([`parse_hist_log`]): the bin count is inferred from the row length
 //!   (1856 bins >> `log_hist_coarseness`) and bins are mapped to ns the way fio defines them.
 
+use crate::text::TextLines;
 use crate::{ParseOptions, TelemetryError};
 use oio_core::histogram::LatencyHistogram;
 use oio_core::observation::{
@@ -92,41 +93,74 @@ pub struct LogRow {
     pub offset: Option<u64>,
 }
 
+/// Latest time accepted in a log, ms since the job started: a year, like every duration.
+const MAX_LOG_MS: u64 = oio_core::units::MAX_DURATION.as_secs() * 1000;
+
 /// Parses the rows of one bw/iops/lat log.
 pub fn parse_log_rows(file: &str, text: &str) -> Result<Vec<LogRow>, TelemetryError> {
-    let mut raw: Vec<(usize, Vec<&str>)> = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+    parse_log_lines(&mut TextLines::from_str(file, text))
+}
+
+/// Parses the rows of one bw/iops/lat log from lines (streaming; the rows are kept, eight
+/// numbers each at most). Histogram logs give no rows (see [`parse_hist_log`]).
+pub fn parse_log_lines<R: std::io::Read>(
+    lines: &mut TextLines<R>,
+) -> Result<Vec<LogRow>, TelemetryError> {
+    let file = lines.file().to_string();
+    let file = file.as_str();
+    if log_kind_from_name(file).is_some_and(|(k, _)| k == LogKind::ClatHist) {
+        return Ok(Vec::new());
+    }
+    // Every column of a fio log is an unsigned integer.
+    let mut raw: Vec<(usize, u8, [u64; 8])> = Vec::new();
+    while let Some((n, line)) = lines.next_line()? {
         let l = line.trim();
         if l.is_empty() {
             continue;
         }
-        let f: Vec<&str> = l.split(',').map(str::trim).collect();
-        if !(4..=8).contains(&f.len()) {
+        let mut v = [0u64; 8];
+        let mut k = 0usize;
+        for tok in l.split(',').map(str::trim) {
+            if k == 8 {
+                k += 1;
+                break;
+            }
+            v[k] = tok.parse::<u64>().map_err(|_| {
+                TelemetryError::parse(
+                    file,
+                    n,
+                    format!("column {}: expected an unsigned integer, found {tok:?}", k + 1),
+                )
+            })?;
+            k += 1;
+        }
+        if !(4..=8).contains(&k) {
+            let cols = l.split(',').count();
             return Err(TelemetryError::parse(
                 file,
-                i + 1,
-                format!("{} columns; expected 4 to 8 (time, value, [max,] ddir, bs, [offset,] prio ...)", f.len()),
+                n,
+                format!("{cols} columns; expected 4 to 8 (time, value, [max,] ddir, bs, [offset,] prio ...)"),
             ));
         }
-        raw.push((i + 1, f));
-    }
-    let int = |line: usize, s: &str| -> Result<u64, TelemetryError> {
-        s.parse::<u64>().map_err(|_| {
-            TelemetryError::parse(
+        if v[0] > MAX_LOG_MS {
+            return Err(TelemetryError::parse(
                 file,
-                line,
-                format!("expected an unsigned integer, found {s:?}"),
-            )
-        })
-    };
+                n,
+                format!(
+                    "time {} ms is more than a year after the job started; expected ms since the start",
+                    v[0]
+                ),
+            ));
+        }
+        raw.push((n, k as u8, v));
+    }
     // log_window_value=both adds a max column after the value: then column 3 is no direction.
-    let has_max = raw
-        .iter()
-        .any(|(_, f)| f.len() >= 6 && f[2].parse::<u64>().is_ok_and(|v| v > 2));
+    let has_max = raw.iter().any(|(_, k, v)| *k >= 6 && v[2] > 2);
     let shift = usize::from(has_max);
     let mut rows = Vec::with_capacity(raw.len());
-    for (line, f) in raw {
-        let ddir = int(line, f[2 + shift])?;
+    for (line, k, v) in raw {
+        let k = k as usize;
+        let ddir = v[2 + shift];
         if ddir > 2 {
             return Err(TelemetryError::parse(
                 file,
@@ -134,17 +168,19 @@ pub fn parse_log_rows(file: &str, text: &str) -> Result<Vec<LogRow>, TelemetryEr
                 format!("direction {ddir}; expected 0 (read), 1 (write) or 2 (trim)"),
             ));
         }
-        let offset = if f.len() - shift >= 6 {
-            Some(int(line, f[4 + shift])?)
-        } else {
-            None
-        };
+        if k < 4 + shift {
+            return Err(TelemetryError::parse(
+                file,
+                line,
+                format!("{k} columns; rows with a max column need 5 to 8"),
+            ));
+        }
         rows.push(LogRow {
-            time_ms: int(line, f[0])?,
-            value: int(line, f[1])?,
+            time_ms: v[0],
+            value: v[1],
             ddir: ddir as u8,
-            bs: int(line, f[3 + shift])?,
-            offset,
+            bs: v[3 + shift],
+            offset: (k - shift >= 6).then_some(v[4 + shift]),
         });
     }
     Ok(rows)
@@ -165,15 +201,28 @@ pub fn parse_logs(
     files: &[(String, String)],
     opts: &ParseOptions,
 ) -> Result<Observation, TelemetryError> {
+    let mut parsed = Vec::with_capacity(files.len());
+    for (name, text) in files {
+        parsed.push((name.clone(), parse_log_rows(name, text)?));
+    }
+    parse_log_rows_of(parsed, opts)
+}
+
+/// [`parse_logs`] of rows already read (file name, rows).
+pub fn parse_log_rows_of(
+    files: Vec<(String, Vec<LogRow>)>,
+    opts: &ParseOptions,
+) -> Result<Observation, TelemetryError> {
     let mut obs = Observation::new(
         SourceKind::FioLog,
         files.iter().map(|(n, _)| n.clone()).collect(),
     );
+    let first_file = files.first().map(|f| f.0.clone());
     let mut jobs: BTreeMap<String, Vec<(LogKind, Vec<LogRow>)>> = BTreeMap::new();
-    for (name, text) in files {
-        let Some((kind, job)) = log_kind_from_name(name) else {
+    for (name, rows) in files {
+        let Some((kind, job)) = log_kind_from_name(&name) else {
             return Err(TelemetryError::invalid(
-                name,
+                &name,
                 "not a fio log name; expected <job>_{bw,iops,lat,clat,slat}.<n>.log",
             ));
         };
@@ -183,9 +232,7 @@ pub fn parse_logs(
             ));
             continue;
         }
-        jobs.entry(job)
-            .or_default()
-            .push((kind, parse_log_rows(name, text)?));
+        jobs.entry(job).or_default().push((kind, rows));
     }
     for (job, logs) in jobs {
         let per_io = logs.iter().all(|(_, rows)| rows.iter().all(|r| r.bs > 0))
@@ -225,7 +272,8 @@ pub fn parse_logs(
             ios.sort_by_key(|r| r.t_ns);
             let series = obs.device_mut(&dev);
             series.intervals =
-                crate::trace::intervals_from_ios(&ios, opts.interval_s.unwrap_or(1.0));
+                crate::trace::intervals_from_ios(&ios, opts.interval_s.unwrap_or(1.0))
+                    .map_err(|m| TelemetryError::invalid(&dev, m))?;
             series.ios = ios;
             if rows.iter().all(|r| r.offset.is_none()) {
                 obs.warnings.push(format!(
@@ -284,7 +332,7 @@ pub fn parse_logs(
     }
     if obs.devices.is_empty() {
         return Err(TelemetryError::invalid(
-            files.first().map_or("-", |f| f.0.as_str()),
+            first_file.as_deref().unwrap_or("-"),
             "no fio log rows",
         ));
     }
@@ -724,7 +772,7 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
     let timestamp = v
         .get("timestamp")
         .and_then(Value::as_u64)
-        .map(|t| crate::time::rfc3339(t as f64))
+        .and_then(|t| crate::time::rfc3339(t as f64))
         .unwrap_or_default();
     let direct = option(jobs[0], global, "direct").is_some_and(|d| d == "1");
     let total_ios = summary.total.ios;
