@@ -88,9 +88,7 @@ pub fn parse_size_in(input: &str, min: u64, max: u64) -> Result<u64, SizeError> 
             return Err(err(format!("too large; {}", range())));
         }
         if bytes.fract() != 0.0 {
-            return Err(err(format!(
-                "not a whole number of bytes; {SIZE_EXPECTED}"
-            )));
+            return Err(err(format!("not a whole number of bytes; {SIZE_EXPECTED}")));
         }
         bytes as u64
     };
@@ -428,12 +426,25 @@ fn human_formats() {
 #[test]
 fn durations_are_bounded_without_panicking() {
     // 1e20 s used to panic in Duration::from_secs_f64; 18446744074 s wrapped to 0.4 s later.
-    for s in ["1e20", "18446744074", "inf", "1e308", "366d", "99999999999999999999h"] {
+    for s in [
+        "1e20",
+        "18446744074",
+        "inf",
+        "1e308",
+        "366d",
+        "99999999999999999999h",
+    ] {
         let e = parse_duration(s).unwrap_err().to_string();
-        assert!(e.contains("too long") && e.contains("at most 1year"), "{s}: {e}");
+        assert!(
+            e.contains("too long") && e.contains("at most 1year"),
+            "{s}: {e}"
+        );
     }
     assert!(parse_duration("NaN").is_err());
-    assert!(parse_duration("-1").unwrap_err().to_string().contains("negative"));
+    assert!(parse_duration("-1")
+        .unwrap_err()
+        .to_string()
+        .contains("negative"));
     assert_eq!(parse_duration("1y").unwrap(), MAX_DURATION);
     assert!(parse_duration("365d").is_ok());
     let e = parse_duration_in("0", Duration::from_nanos(1), MAX_DURATION).unwrap_err();
@@ -446,7 +457,10 @@ fn durations_are_bounded_without_panicking() {
 fn sizes_and_rates_are_bounded() {
     let e = parse_size_in("0", 1, MAX_SIZE).unwrap_err().to_string();
     assert!(e.contains("must be > 0"), "{e}");
-    assert!(parse_size("2048p").unwrap_err().to_string().contains("at most"));
+    assert!(parse_size("2048p")
+        .unwrap_err()
+        .to_string()
+        .contains("at most"));
     assert_eq!(parse_size("1024p").unwrap(), MAX_SIZE);
     assert!(parse_size("1e400").is_err());
     for r in ["1.5e9", "1e-11", "inf", "NaN", "-5", "0"] {
@@ -455,6 +469,8 @@ fn sizes_and_rates_are_bounded() {
     }
     assert_eq!(parse_rate("9000").unwrap(), 9000.0);
     assert!(check_rate("iops", 0.0, true).is_ok());
-    assert!(check_rate("iops", 1e308, true).unwrap_err().contains("too high"));
+    assert!(check_rate("iops", 1e308, true)
+        .unwrap_err()
+        .contains("too high"));
     assert!(parse_count_in("0", 1, 10).is_err());
 }

@@ -161,10 +161,7 @@ impl Rate {
         let mut total = std::time::Duration::ZERO;
         for (i, seg) in self.schedule.iter().enumerate() {
             if seg.duration.0.is_zero() {
-                return Err(format!(
-                    "schedule segment {}: for must be > 0",
-                    i + 1
-                ));
+                return Err(format!("schedule segment {}: for must be > 0", i + 1));
             }
             check_rate(&format!("schedule segment {}: iops", i + 1), seg.iops, true)?;
             total = total.saturating_add(seg.duration.0);

@@ -135,7 +135,11 @@ pub fn parse_lines<R: std::io::Read>(
                     ));
                 };
                 let (sector, nsect) = sector_and_size(tail).unwrap_or((0, 0));
-                if sector.checked_add(nsect).and_then(|e| e.checked_mul(512)).is_none() {
+                if sector
+                    .checked_add(nsect)
+                    .and_then(|e| e.checked_mul(512))
+                    .is_none()
+                {
                     return Err(TelemetryError::parse(
                         file,
                         n,

@@ -129,7 +129,10 @@ pub fn parse_log_lines<R: std::io::Read>(
                 TelemetryError::parse(
                     file,
                     n,
-                    format!("column {}: expected an unsigned integer, found {tok:?}", k + 1),
+                    format!(
+                        "column {}: expected an unsigned integer, found {tok:?}",
+                        k + 1
+                    ),
                 )
             })?;
             k += 1;
@@ -479,6 +482,44 @@ fn final_document(file: &str, text: &str) -> Result<Value, TelemetryError> {
     Ok(v)
 }
 
+/// Refuses a job record without the fields a result is made of, naming the first missing one
+/// (a truncated or hand-edited file would otherwise import as an all-zero result).
+fn check_job(file: &str, i: usize, job: &Value) -> Result<(), TelemetryError> {
+    let name = job.get("jobname").and_then(Value::as_str);
+    let missing = |field: &str| {
+        TelemetryError::invalid(
+            file,
+            format!(
+                "job {} ({}): missing {field}; expected fio --output-format=json or json+ output",
+                i + 1,
+                name.map_or("no jobname".to_string(), |n| format!("{n:?}"))
+            ),
+        )
+    };
+    if name.is_none() {
+        return Err(missing("\"jobname\""));
+    }
+    for dir in ["read", "write"] {
+        let d = job
+            .get(dir)
+            .filter(|d| d.is_object())
+            .ok_or_else(|| missing(&format!("\"{dir}\"")))?;
+        for key in ["io_bytes", "total_ios"] {
+            if d.get(key).and_then(Value::as_u64).is_none() {
+                return Err(missing(&format!("\"{dir}.{key}\" (a whole number)")));
+            }
+        }
+        if d.get("runtime").and_then(Value::as_f64).is_none() {
+            return Err(missing(&format!("\"{dir}.runtime\" (ms)")));
+        }
+        let ios = d.get("total_ios").and_then(Value::as_u64).unwrap_or(0);
+        if ios > 0 && lat_obj(d, "lat").or_else(|| lat_obj(d, "clat")).is_none() {
+            return Err(missing(&format!("\"{dir}.clat_ns\" or \"{dir}.lat_ns\"")));
+        }
+    }
+    Ok(())
+}
+
 /// The job records: `jobs`, or the client/server `client_stats` (the merged `All clients`
 /// record when present).
 fn job_records(v: &Value) -> Vec<&Value> {
@@ -633,6 +674,9 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
     let jobs = job_records(&v);
     if jobs.is_empty() {
         return Err(TelemetryError::invalid(file, "no jobs in the fio output"));
+    }
+    for (i, job) in jobs.iter().enumerate() {
+        check_job(file, i, job)?;
     }
     let version = v
         .get("fio version")
@@ -934,10 +978,11 @@ pub fn parse_json_observation(file: &str, text: &str) -> Result<Observation, Tel
 /// Reads a result file: an oio run result, or fio JSON output converted to one.
 pub fn load_result(path: &Path) -> Result<RunResult, TelemetryError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| TelemetryError::Io {
+    let f = std::fs::File::open(path).map_err(|source| TelemetryError::Io {
         file: file.clone(),
         source,
     })?;
+    let text = TextLines::new(&file, f).rest_as_string()?;
     if text.contains("\"fio version\"") {
         return parse_json_result(&file, &text);
     }

@@ -11,8 +11,8 @@
 //! unless [`ParseOptions::keep_first_iostat_report`] is set. Interval length comes from the
 //! `-t` timestamps, or [`ParseOptions::interval_s`], or is assumed to be 1 s (with a warning).
 
-use crate::time::{civil_seconds, parse_clock, parse_iso_date, parse_us_date, rfc3339};
 use crate::text::TextLines;
+use crate::time::{civil_seconds, parse_clock, parse_iso_date, parse_us_date, rfc3339};
 use crate::{ParseOptions, TelemetryError};
 use oio_core::observation::{DeviceInterval, DirCounters, Observation, SourceKind};
 use std::io::Read;

@@ -28,8 +28,8 @@ mod time;
 pub mod trace;
 
 pub use diskstats::DiskstatsRecorder;
-pub use text::{Encoding, TextLines};
 pub use oio_core::observation::Observation;
+pub use text::{Encoding, TextLines};
 
 use std::path::Path;
 
@@ -198,6 +198,12 @@ fn parse_lines<R: std::io::Read>(
     lines: &mut TextLines<R>,
     opts: &ParseOptions,
 ) -> Result<Observation, TelemetryError> {
+    if format.is_none() && lines.peek(DETECT_BYTES)?.contains('\0') {
+        return Err(TelemetryError::invalid(
+            name,
+            "binary data (NUL bytes), not text; expected a telemetry text or JSON file",
+        ));
+    }
     let mut obs = match format {
         Some(Format::Perfmon) => perfmon::parse_lines(lines)?,
         Some(Format::Iostat) => iostat::parse_lines(lines, opts)?,

@@ -14,8 +14,8 @@
 //! `Avg Disk Bytes/Read`). Localised (non-English) counter names are not translated: such a
 //! file reports that no disk counters were found.
 
-use crate::time::{civil_seconds, parse_clock, parse_us_date, rfc3339};
 use crate::text::TextLines;
+use crate::time::{civil_seconds, parse_clock, parse_us_date, rfc3339};
 use crate::TelemetryError;
 use oio_core::observation::{DeviceInterval, Observation, SourceKind};
 use std::io::Read;
@@ -164,7 +164,12 @@ pub fn parse(file: &str, text: &str) -> Result<Observation, TelemetryError> {
 
 /// Splits one CSV line into `rec`. Perfmon never puts a line break inside a quoted cell, so
 /// the file is read line by line, in memory bounded by the longest line.
-fn split_csv(file: &str, n: usize, line: &str, rec: &mut csv::StringRecord) -> Result<(), TelemetryError> {
+fn split_csv(
+    file: &str,
+    n: usize,
+    line: &str,
+    rec: &mut csv::StringRecord,
+) -> Result<(), TelemetryError> {
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
@@ -175,7 +180,11 @@ fn split_csv(file: &str, n: usize, line: &str, rec: &mut csv::StringRecord) -> R
             rec.clear();
             Ok(())
         }
-        Err(e) => Err(TelemetryError::parse(file, n, format!("malformed CSV: {e}"))),
+        Err(e) => Err(TelemetryError::parse(
+            file,
+            n,
+            format!("malformed CSV: {e}"),
+        )),
     }
 }
 
@@ -188,7 +197,12 @@ pub fn parse_lines<R: Read>(lines: &mut TextLines<R>) -> Result<Observation, Tel
         match lines.next_line()? {
             Some((_, l)) if l.trim().is_empty() => continue,
             Some((n, l)) => {
-                split_csv(file, n, l.strip_prefix('\u{feff}').unwrap_or(l), &mut header)?;
+                split_csv(
+                    file,
+                    n,
+                    l.strip_prefix('\u{feff}').unwrap_or(l),
+                    &mut header,
+                )?;
                 break;
             }
             None => {

@@ -17,9 +17,7 @@ pub fn intervals_from_ios(
     interval_s: f64,
 ) -> Result<Vec<DeviceInterval>, String> {
     if !(interval_s.is_finite() && interval_s >= 1e-6) {
-        return Err(format!(
-            "interval {interval_s} s; expected at least 1 µs"
-        ));
+        return Err(format!("interval {interval_s} s; expected at least 1 µs"));
     }
     let step_ns = interval_s * 1e9;
     let end_ns = ios
@@ -133,7 +131,10 @@ mod tests {
         // An event at 999,999,999 s used to allocate a billion intervals (70 GB).
         let ios = vec![io(999_999_999_000, IoDir::Read, 4096, 1)];
         let e = intervals_from_ios(&ios, 1.0).unwrap_err();
-        assert!(e.contains("more than the 1000000") && e.contains("--interval 1000s"), "{e}");
+        assert!(
+            e.contains("more than the 1000000") && e.contains("--interval 1000s"),
+            "{e}"
+        );
         let ios = vec![io(2_000, IoDir::Read, 4096, 1)];
         assert!(intervals_from_ios(&ios, 1e-9).is_err());
         assert!(intervals_from_ios(&ios, f64::NAN).is_err());
