@@ -698,6 +698,37 @@ outstanding = 600
     }
 
     #[test]
+    fn positions_count_as_editors_do_and_unreadable_files_have_none() {
+        // CRLF and lone CR end lines; columns count characters, not bytes.
+        for nl in ["\n", "\r\n"] {
+            let text = format!("name = \"é\"{nl}[[stream]]{nl}bs = \"4k\"{nl}ouch = 1{nl}");
+            let e = Workload::from_toml(&text, "w.toml").unwrap_err();
+            assert_eq!((e.line, e.column), (4, 1), "{nl:?}: {e}");
+        }
+        assert_eq!(line_col("é = x", 4), (1, 4));
+        let e = Workload::from_file(Path::new("/nonexistent/nosuch.toml")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "/nonexistent/nosuch.toml: No such file or directory (os error 2)"
+        );
+        let e = Workload::from_file(Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("larger than 1024 KiB"), "{e}");
+    }
+
+    #[test]
+    fn rates_out_of_range_are_refused() {
+        for (rate, why) in [("1.5e9", "too high"), ("1e-11", "too low")] {
+            let text = format!("name = \"r\"\n[[stream]]\nbs = \"4k\"\nread_pct = 100\n[stream.rate]\niops = {rate}\n");
+            let e = Workload::from_toml(&text, "r.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(why) && e.contains("I/Os per second"), "{e}");
+        }
+    }
+
+    #[test]
     fn syntax_error_names_line_and_column() {
         let text = "name = \"x\"\n[[stream]]\nread_pct = 2\nread_bs = 64k\n";
         let e = Workload::from_toml(text, "bad.toml").unwrap_err();

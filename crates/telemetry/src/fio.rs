@@ -567,8 +567,11 @@ struct DirAcc {
 
 fn accumulate(acc: &mut DirAcc, d: &Value) {
     let ios = d.get("total_ios").and_then(Value::as_u64).unwrap_or(0);
-    acc.ios += ios;
-    acc.bytes += d.get("io_bytes").and_then(Value::as_u64).unwrap_or(0);
+    // Sums saturate: a hand-edited count near 2^64 must not wrap or panic.
+    acc.ios = acc.ios.saturating_add(ios);
+    acc.bytes = acc
+        .bytes
+        .saturating_add(d.get("io_bytes").and_then(Value::as_u64).unwrap_or(0));
     acc.runtime_ms = acc.runtime_ms.max(f(d, "runtime"));
     if ios == 0 {
         return;
@@ -581,7 +584,7 @@ fn accumulate(acc: &mut DirAcc, d: &Value) {
     if let Some((o, scale)) = lat {
         let n = o.get("N").and_then(Value::as_u64).unwrap_or(ios);
         acc.lat_sum += f(o, "mean") * scale * n as f64;
-        acc.lat_n += n;
+        acc.lat_n = acc.lat_n.saturating_add(n);
         let mn = (f(o, "min") * scale) as u64;
         let mx = (f(o, "max") * scale) as u64;
         acc.min = Some(acc.min.map_or(mn, |m| m.min(mn)));
@@ -597,7 +600,9 @@ fn accumulate(acc: &mut DirAcc, d: &Value) {
         acc.binned = true;
         for (k, c) in bins {
             if let (Ok(v), Some(c)) = (k.parse::<f64>(), c.as_u64()) {
-                acc.hist.record_n((v * scale) as u64, c);
+                // No run completes 2^48 I/Os; larger counts are damage, kept from overflowing
+                // the histogram's counters.
+                acc.hist.record_n((v * scale) as u64, c.min(1 << 48));
             }
         }
     }
@@ -707,7 +712,7 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
         let cpu_s = if job_s > 0.0 { job_s } else { runtime_s };
         usr_s += f(job, "usr_cpu") / 100.0 * cpu_s;
         sys_s += f(job, "sys_cpu") / 100.0 * cpu_s;
-        errors += job.get("total_err").and_then(Value::as_u64).unwrap_or(0);
+        errors = errors.saturating_add(job.get("total_err").and_then(Value::as_u64).unwrap_or(0));
         let name = job.get("jobname").and_then(Value::as_str).unwrap_or("job");
         let name = if jobs
             .iter()
@@ -720,7 +725,7 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
             name.to_string()
         };
         // The stream as fio ran it: options when present, measured values otherwise.
-        let total = jr.ios + jw.ios;
+        let total = jr.ios.saturating_add(jw.ios);
         let read_pct = if total > 0 {
             (jr.ios as f64 * 100.0 / total as f64 * 10.0).round() / 10.0
         } else {
@@ -885,13 +890,13 @@ fn total_stats(r: &DirAcc, w: &DirAcc, secs: f64, s: &Summary) -> DirStats {
     let mut h = r.hist.clone();
     h += &w.hist;
     let mut t = DirStats::from_parts(
-        r.ios + w.ios,
-        r.bytes + w.bytes,
+        r.ios.saturating_add(w.ios),
+        r.bytes.saturating_add(w.bytes),
         &h,
         secs,
         r.binned && w.binned,
     );
-    let n = r.lat_n + w.lat_n;
+    let n = r.lat_n.saturating_add(w.lat_n);
     if n > 0 {
         let mean = (r.lat_sum + w.lat_sum) / n as f64;
         t.latency_ns.mean = Some(mean);

@@ -160,6 +160,15 @@ pub fn detect_format(name: &str, text: &str) -> Option<Format> {
 /// How much of the start of a file format detection looks at (decoded text).
 const DETECT_BYTES: usize = 64 << 10;
 
+/// The start of a file for [`detect_format`], with line ends made `\n` (CRLF and lone CR
+/// files are detected like the others).
+fn head_of<R: std::io::Read>(lines: &mut TextLines<R>) -> Result<String, TelemetryError> {
+    Ok(lines
+        .peek(DETECT_BYTES)?
+        .replace("\r\n", "\n")
+        .replace('\r', "\n"))
+}
+
 /// Opens `path` as lines of text (see [`text`] for encodings and limits).
 fn open(path: &Path) -> Result<TextLines<std::fs::File>, TelemetryError> {
     let name = path.display().to_string();
@@ -174,7 +183,7 @@ fn open(path: &Path) -> Result<TextLines<std::fs::File>, TelemetryError> {
 /// the file holds (intervals, I/Os), not on its size.
 pub fn parse_file(path: &Path, opts: &ParseOptions) -> Result<Observation, TelemetryError> {
     let mut lines = open(path)?;
-    let head = lines.peek(DETECT_BYTES)?;
+    let head = head_of(&mut lines)?;
     let name = lines.file().to_string();
     parse_lines(&name, detect_format(&name, &head), &mut lines, opts)
 }
@@ -187,7 +196,7 @@ pub fn parse_text(
     opts: &ParseOptions,
 ) -> Result<Observation, TelemetryError> {
     let mut lines = TextLines::from_str(name, text);
-    let head = lines.peek(DETECT_BYTES)?;
+    let head = head_of(&mut lines)?;
     parse_lines(name, detect_format(name, &head), &mut lines, opts)
 }
 
@@ -236,7 +245,7 @@ pub fn parse_files(paths: &[&Path], opts: &ParseOptions) -> Result<Observation, 
     let mut others = Vec::new();
     for p in paths {
         let mut lines = open(p)?;
-        let head = lines.peek(DETECT_BYTES)?;
+        let head = head_of(&mut lines)?;
         let name = lines.file().to_string();
         let format = detect_format(&name, &head);
         if format == Some(Format::FioLog) {
