@@ -782,10 +782,10 @@ fn access_pattern(ios: &[&IoRecord]) -> Access {
         if ends.len() == RECENT {
             ends.pop_front();
         }
-        ends.push_back(r.offset_bytes + r.bytes);
+        ends.push_back(r.offset_bytes.saturating_add(r.bytes));
         *regions.entry(r.offset_bytes >> 20).or_default() += 1;
         lo = lo.min(r.offset_bytes);
-        hi = hi.max(r.offset_bytes + r.bytes);
+        hi = hi.max(r.offset_bytes.saturating_add(r.bytes));
     }
     let mut counts: Vec<u64> = regions.values().copied().collect();
     counts.sort_unstable_by(|a, b| b.cmp(a));

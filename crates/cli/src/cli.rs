@@ -70,9 +70,14 @@ pub fn duration_arg(s: &str) -> Result<std::time::Duration, String> {
     oio_core::units::parse_duration(s).map_err(|e| e.to_string())
 }
 
-/// Value parser for sizes (`4k`, `1G`), with oio's message on error.
+/// Value parser for sizes (`4k`, `1G`) above 0, with oio's message on error.
 pub fn size_arg(s: &str) -> Result<u64, String> {
-    oio_core::units::parse_size(s).map_err(|e| e.to_string())
+    oio_core::units::parse_size_in(s, 1, oio_core::units::MAX_SIZE).map_err(|e| e.to_string())
+}
+
+/// Value parser for offered rates in I/Os per second, within oio's range.
+pub fn rate_arg(s: &str) -> Result<f64, String> {
+    oio_core::units::parse_rate(s)
 }
 
 #[test]

@@ -39,6 +39,25 @@ pub fn report_error(err: &anyhow::Error) -> ExitCode {
             }
         }
     }
-    output::style::print_error(&format!("{err:#}"));
+    output::style::print_error(&error_text(err));
     interrupt::exit_code(ExitCode::from(EXIT_ERROR))
+}
+
+/// The error chain joined by ": ", each cause once. Many error types print their source in
+/// their own message *and* return it from `source()` (`"{file}: {source}"`), so anyhow's `{:#}`
+/// would say "No such file or directory (os error 2)" twice; a cause whose text already ends
+/// the message is left out.
+pub fn error_text(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let s = cause.to_string();
+        if !text.is_empty() && text.ends_with(&s) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&s);
+    }
+    text
 }

@@ -1,5 +1,7 @@
 //! Integration tests of the oio binary, one module per area.
 
+// Hostile and extreme input: bounds on every number, no panic, no hang, no allocation bomb.
+mod bounds;
 // `oio blend`: the I/O blender.
 mod blend;
 // Shared helpers: the binary, temp dirs, JSON access.

@@ -58,8 +58,9 @@ impl LatencyHistogram {
             return;
         }
         self.hist.saturating_record_n(ns.max(1), n);
-        self.count += n;
-        self.sum += ns as u128 * n as u128;
+        // Saturating: counts come from files too (fio json+ bins), and must not wrap.
+        self.count = self.count.saturating_add(n);
+        self.sum = self.sum.saturating_add(ns as u128 * n as u128);
         self.min = self.min.min(ns);
         self.max = self.max.max(ns);
     }
@@ -166,8 +167,8 @@ impl AddAssign<&LatencyHistogram> for LatencyHistogram {
         self.hist
             .add(&other.hist)
             .expect("histograms with the same bounds always merge");
-        self.count += other.count;
-        self.sum += other.sum;
+        self.count = self.count.saturating_add(other.count);
+        self.sum = self.sum.saturating_add(other.sum);
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
     }

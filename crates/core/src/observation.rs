@@ -98,6 +98,10 @@ pub struct Source {
     /// Version of the tool when known (sysstat, fio).
     #[serde(default)]
     pub tool_version: Option<String>,
+    /// Text encoding the files were read in (UTF-8, UTF-16LE, Windows-1252...), when read
+    /// from text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<String>,
 }
 
 /// The series of one device.
@@ -225,6 +229,7 @@ impl Observation {
                 files,
                 host: None,
                 tool_version: None,
+                encoding: None,
             },
             start: None,
             devices: Vec::new(),

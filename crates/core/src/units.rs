@@ -7,20 +7,56 @@
 use std::fmt;
 use std::time::Duration;
 
+/// Largest size oio accepts anywhere (1 EiB): far beyond any device or array today, and
+/// small enough that offset + length arithmetic cannot overflow 64 bits.
+pub const MAX_SIZE: u64 = 1 << 60;
+
+/// Longest duration oio accepts anywhere (a year, 365.25 days, which formats as `1year`): a
+/// year-long soak test fits; nanosecond clocks (u64 ns, 584 years) and `Duration` arithmetic
+/// stay far from overflow.
+pub const MAX_DURATION: Duration = Duration::from_secs(31_557_600);
+
+/// Highest offered rate (I/Os per second per stream) oio accepts: 100 million, above what a
+/// single host can issue. It keeps arrival gaps at 10 ns or more, so the arrival clock advances.
+pub const MAX_RATE: f64 = 1e8;
+
+/// Lowest non-zero offered rate (I/Os per second): one I/O per 1000 s. Slower rates are
+/// indistinguishable from idle within any run oio accepts, and their gaps overflow clocks.
+pub const MIN_RATE: f64 = 1e-3;
+
 /// A size that could not be parsed; keeps the input and says what is expected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid size '{input}': {why}; expected digits with an optional unit such as 512, 4k, 64KiB, 1M, 2G")]
+#[error("invalid size '{input}': {why}")]
 pub struct SizeError {
     /// The text that was given.
     pub input: String,
-    why: &'static str,
+    why: String,
 }
 
-/// Parses `512`, `4k`, `4K`, `64KiB`, `1.5M`, `2g`, `1T`. Units are powers of 1024.
+const SIZE_EXPECTED: &str = "expected digits with an optional unit such as 512, 4k, 64KiB, 1M, 2G";
+
+/// Parses `512`, `4k`, `4K`, `64KiB`, `1.5M`, `2g`, `1T`. Units are powers of 1024. Sizes
+/// above [`MAX_SIZE`] are refused.
 pub fn parse_size(input: &str) -> Result<u64, SizeError> {
-    let err = |why| SizeError {
+    parse_size_in(input, 0, MAX_SIZE)
+}
+
+/// Like [`parse_size`], and the size must be in `min..=max`; the error says the range.
+pub fn parse_size_in(input: &str, min: u64, max: u64) -> Result<u64, SizeError> {
+    let err = |why: String| SizeError {
         input: input.to_string(),
         why,
+    };
+    let range = || {
+        if min == 0 {
+            format!("expected a size of at most {}", format_size(max))
+        } else {
+            format!(
+                "expected a size from {} to {}",
+                format_size(min),
+                format_size(max)
+            )
+        }
     };
     let s = input.trim();
     let split = s
@@ -28,7 +64,7 @@ pub fn parse_size(input: &str) -> Result<u64, SizeError> {
         .unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
     if num.is_empty() {
-        return Err(err("no digits"));
+        return Err(err(format!("no digits; {SIZE_EXPECTED}")));
     }
     let shift = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 0,
@@ -37,21 +73,36 @@ pub fn parse_size(input: &str) -> Result<u64, SizeError> {
         "g" | "gb" | "gib" => 30,
         "t" | "tb" | "tib" => 40,
         "p" | "pb" | "pib" => 50,
-        _ => return Err(err("unknown unit")),
+        _ => return Err(err(format!("unknown unit; {SIZE_EXPECTED}"))),
     };
     let mult = 1u64 << shift;
-    if let Ok(n) = num.parse::<u64>() {
-        return n.checked_mul(mult).ok_or_else(|| err("too large"));
+    let bytes = if let Ok(n) = num.parse::<u64>() {
+        n.checked_mul(mult)
+            .ok_or_else(|| err(format!("too large; {}", range())))?
+    } else {
+        let f: f64 = num
+            .parse()
+            .map_err(|_| err(format!("not a number; {SIZE_EXPECTED}")))?;
+        let bytes = f * mult as f64;
+        if !bytes.is_finite() || bytes > max as f64 {
+            return Err(err(format!("too large; {}", range())));
+        }
+        if bytes.fract() != 0.0 {
+            return Err(err(format!("not a whole number of bytes; {SIZE_EXPECTED}")));
+        }
+        bytes as u64
+    };
+    if bytes > max {
+        return Err(err(format!("too large; {}", range())));
     }
-    let f: f64 = num.parse().map_err(|_| err("not a number"))?;
-    let bytes = f * mult as f64;
-    if !bytes.is_finite() || bytes >= u64::MAX as f64 {
-        return Err(err("too large"));
+    if bytes < min {
+        return Err(if min == 1 {
+            err("a size must be > 0".to_string())
+        } else {
+            err(format!("too small; {}", range()))
+        });
     }
-    if bytes.fract() != 0.0 {
-        return Err(err("not a whole number of bytes"));
-    }
-    Ok(bytes as u64)
+    Ok(bytes)
 }
 
 /// Formats a byte count compactly and exactly when it is a whole unit: 512, 4k, 64k, 1m, 1.5g.
@@ -120,25 +171,120 @@ pub fn format_count(v: f64) -> String {
     out
 }
 
-/// A duration that could not be parsed.
+/// A duration that could not be parsed or is out of range.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid duration '{input}': expected a number with a unit such as 500ms, 30s, 5m, 1h")]
+#[error("invalid duration '{input}': {why}")]
 pub struct DurationError {
     /// The text that was given.
     pub input: String,
+    why: String,
 }
 
-/// Parses `30s`, `5m`, `1h30m`, `500ms`; a bare number means seconds.
+const DURATION_EXPECTED: &str = "expected a number with a unit such as 500ms, 30s, 5m, 1h";
+
+/// Parses `30s`, `5m`, `1h30m`, `500ms`; a bare number means seconds. Durations above
+/// [`MAX_DURATION`] are refused.
 pub fn parse_duration(input: &str) -> Result<Duration, DurationError> {
-    let s = input.trim();
-    if let Ok(secs) = s.parse::<f64>() {
-        if secs.is_finite() && secs >= 0.0 {
-            return Ok(Duration::from_secs_f64(secs));
-        }
-    }
-    humantime::parse_duration(s).map_err(|_| DurationError {
+    parse_duration_in(input, Duration::ZERO, MAX_DURATION)
+}
+
+/// Like [`parse_duration`], and the duration must be in `min..=max`; the error says the range.
+pub fn parse_duration_in(
+    input: &str,
+    min: Duration,
+    max: Duration,
+) -> Result<Duration, DurationError> {
+    let err = |why: String| DurationError {
         input: input.to_string(),
-    })
+        why,
+    };
+    let s = input.trim();
+    let d = if let Ok(secs) = s.parse::<f64>() {
+        if secs.is_nan() || secs < 0.0 {
+            return Err(err(format!(
+                "a duration cannot be negative; {DURATION_EXPECTED}"
+            )));
+        }
+        // Out of Duration's range (1e20, inf) is simply too long.
+        Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
+    } else {
+        match humantime::parse_duration(s) {
+            Ok(d) => d,
+            Err(humantime::DurationError::NumberOverflow) => Duration::MAX,
+            Err(_) => return Err(err(DURATION_EXPECTED.to_string())),
+        }
+    };
+    check_duration(d, min, max).map_err(err)?;
+    Ok(d)
+}
+
+/// Checks that `d` is in `min..=max`; the error says the range in words.
+pub fn check_duration(d: Duration, min: Duration, max: Duration) -> Result<(), String> {
+    if d > max {
+        return Err(format!(
+            "too long; expected at most {}",
+            format_duration(max)
+        ));
+    }
+    if d < min {
+        return Err(if min <= Duration::from_nanos(1) {
+            "a duration must be > 0".to_string()
+        } else {
+            format!("too short; expected at least {}", format_duration(min))
+        });
+    }
+    Ok(())
+}
+
+/// Checks an offered rate in I/Os per second: 0 (idle) when `zero_ok`, otherwise from
+/// [`MIN_RATE`] to [`MAX_RATE`]. `what` names the flag or field in the message.
+pub fn check_rate(what: &str, iops: f64, zero_ok: bool) -> Result<(), String> {
+    let range = format!(
+        "expected {}{} to {} I/Os per second",
+        if zero_ok { "0, or " } else { "" },
+        MIN_RATE,
+        format_count(MAX_RATE)
+    );
+    if !iops.is_finite() || iops < 0.0 {
+        return Err(format!("{what} {iops} is not a rate; {range}"));
+    }
+    if iops == 0.0 && zero_ok {
+        return Ok(());
+    }
+    if iops > MAX_RATE {
+        return Err(format!(
+            "{what} {iops} is too high; {range} (no single host issues more)"
+        ));
+    }
+    if iops < MIN_RATE {
+        return Err(format!(
+            "{what} {iops} is too low; {range} (one I/O per 1000 s)"
+        ));
+    }
+    Ok(())
+}
+
+/// Parses an offered rate in I/Os per second (`9000`, `1.5e6`) within
+/// [`MIN_RATE`]..=[`MAX_RATE`].
+pub fn parse_rate(input: &str) -> Result<f64, String> {
+    let v: f64 = input.trim().parse().map_err(|_| {
+        format!("invalid rate '{input}': expected I/Os per second such as 9000 or 1.5e6")
+    })?;
+    check_rate("rate", v, false)?;
+    Ok(v)
+}
+
+/// Parses a count such as a number of I/Os or repetitions, within `min..=max`.
+pub fn parse_count_in(input: &str, min: u64, max: u64) -> Result<u64, String> {
+    let v: u64 = input.trim().parse().map_err(|_| {
+        format!("invalid count '{input}': expected a whole number from {min} to {max}")
+    })?;
+    if !(min..=max).contains(&v) {
+        return Err(format!(
+            "count {v} is out of range: expected {min} to {max}"
+        ));
+    }
+    Ok(v)
 }
 
 /// Formats a duration the way [`parse_duration`] reads it back: `30s`, `1m 30s`, `500ms`.
@@ -171,12 +317,17 @@ impl<'de> serde::Deserialize<'de> for Bytes {
                 f.write_str("a size such as \"4k\", \"1g\" or a number of bytes")
             }
             fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Bytes, E> {
+                if v > MAX_SIZE {
+                    return Err(E::custom(format!(
+                        "size {v} is too large; expected at most {} bytes",
+                        MAX_SIZE
+                    )));
+                }
                 Ok(Bytes(v))
             }
             fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Bytes, E> {
-                u64::try_from(v)
-                    .map(Bytes)
-                    .map_err(|_| E::custom("a size cannot be negative"))
+                let v = u64::try_from(v).map_err(|_| E::custom("a size cannot be negative"))?;
+                self.visit_u64(v)
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Bytes, E> {
                 parse_size(v).map(Bytes).map_err(E::custom)
@@ -205,14 +356,23 @@ impl<'de> serde::Deserialize<'de> for Secs {
                 f.write_str("a duration such as \"30s\" or \"5m\", or a number of seconds")
             }
             fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Secs, E> {
-                Ok(Secs(Duration::from_secs(v)))
+                let d = Duration::from_secs(v);
+                check_duration(d, Duration::ZERO, MAX_DURATION)
+                    .map_err(|why| E::custom(format!("duration {v} s: {why}")))?;
+                Ok(Secs(d))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Secs, E> {
+                let v = u64::try_from(v).map_err(|_| E::custom("a duration cannot be negative"))?;
+                self.visit_u64(v)
             }
             fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Secs, E> {
-                if v.is_finite() && v >= 0.0 {
-                    Ok(Secs(Duration::from_secs_f64(v)))
-                } else {
-                    Err(E::custom("a duration must be a non-negative number"))
+                if !(v.is_finite() && v >= 0.0) {
+                    return Err(E::custom("a duration must be a non-negative number"));
                 }
+                let d = Duration::try_from_secs_f64(v).unwrap_or(Duration::MAX);
+                check_duration(d, Duration::ZERO, MAX_DURATION)
+                    .map_err(|why| E::custom(format!("duration {v:e} s: {why}")))?;
+                Ok(Secs(d))
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Secs, E> {
                 parse_duration(v).map(Secs).map_err(E::custom)
@@ -261,4 +421,56 @@ fn human_formats() {
     assert_eq!(format_ns(1_250_000.0), "1.25 ms");
     assert_eq!(format_bytes(1024.0 * 1024.0 * 1024.0), "1.00 GiB");
     assert_eq!(format_count(1234567.0), "1,234,567");
+}
+
+#[test]
+fn durations_are_bounded_without_panicking() {
+    // 1e20 s used to panic in Duration::from_secs_f64; 18446744074 s wrapped to 0.4 s later.
+    for s in [
+        "1e20",
+        "18446744074",
+        "inf",
+        "1e308",
+        "366d",
+        "99999999999999999999h",
+    ] {
+        let e = parse_duration(s).unwrap_err().to_string();
+        assert!(
+            e.contains("too long") && e.contains("at most 1year"),
+            "{s}: {e}"
+        );
+    }
+    assert!(parse_duration("NaN").is_err());
+    assert!(parse_duration("-1")
+        .unwrap_err()
+        .to_string()
+        .contains("negative"));
+    assert_eq!(parse_duration("1y").unwrap(), MAX_DURATION);
+    assert!(parse_duration("365d").is_ok());
+    let e = parse_duration_in("0", Duration::from_nanos(1), MAX_DURATION).unwrap_err();
+    assert!(e.to_string().contains("must be > 0"), "{e}");
+    let e = parse_duration_in("1ns", Duration::from_millis(1), MAX_DURATION).unwrap_err();
+    assert!(e.to_string().contains("at least 1ms"), "{e}");
+}
+
+#[test]
+fn sizes_and_rates_are_bounded() {
+    let e = parse_size_in("0", 1, MAX_SIZE).unwrap_err().to_string();
+    assert!(e.contains("must be > 0"), "{e}");
+    assert!(parse_size("2048p")
+        .unwrap_err()
+        .to_string()
+        .contains("at most"));
+    assert_eq!(parse_size("1024p").unwrap(), MAX_SIZE);
+    assert!(parse_size("1e400").is_err());
+    for r in ["1.5e9", "1e-11", "inf", "NaN", "-5", "0"] {
+        let e = parse_rate(r).unwrap_err();
+        assert!(e.contains("I/Os per second"), "{r}: {e}");
+    }
+    assert_eq!(parse_rate("9000").unwrap(), 9000.0);
+    assert!(check_rate("iops", 0.0, true).is_ok());
+    assert!(check_rate("iops", 1e308, true)
+        .unwrap_err()
+        .contains("too high"));
+    assert!(parse_count_in("0", 1, 10).is_err());
 }

@@ -140,10 +140,8 @@ pub enum Arrival {
 impl Rate {
     /// Checks the numbers.
     pub fn check(&self) -> Result<(), String> {
-        let finite = |v: f64| v.is_finite() && v >= 0.0;
-        if !finite(self.iops) {
-            return Err(format!("rate iops {} must be a number >= 0", self.iops));
-        }
+        use crate::units::{check_rate, format_duration, MAX_DURATION};
+        check_rate("rate iops", self.iops, true)?;
         let bursts = [
             self.burst_iops.is_some(),
             self.burst_on.is_some(),
@@ -153,19 +151,27 @@ impl Rate {
             return Err("bursts need all three of burst_iops, burst_on and burst_off".into());
         }
         if let Some(b) = self.burst_iops {
-            if !finite(b) {
-                return Err(format!("burst_iops {b} must be a number >= 0"));
-            }
+            check_rate("burst_iops", b, true)?;
         }
         if let (Some(on), Some(off)) = (self.burst_on, self.burst_off) {
             if on.0.is_zero() && off.0.is_zero() {
                 return Err("burst_on and burst_off cannot both be 0".into());
             }
         }
-        for seg in &self.schedule {
-            if !finite(seg.iops) || seg.duration.0.is_zero() {
-                return Err("each schedule segment needs for > 0 and iops >= 0".into());
+        let mut total = std::time::Duration::ZERO;
+        for (i, seg) in self.schedule.iter().enumerate() {
+            if seg.duration.0.is_zero() {
+                return Err(format!("schedule segment {}: for must be > 0", i + 1));
             }
+            check_rate(&format!("schedule segment {}: iops", i + 1), seg.iops, true)?;
+            total = total.saturating_add(seg.duration.0);
+        }
+        if total > MAX_DURATION {
+            return Err(format!(
+                "the schedule lasts {}; expected at most {} in total",
+                format_duration(total),
+                format_duration(MAX_DURATION)
+            ));
         }
         let peak = self
             .schedule
@@ -392,15 +398,43 @@ impl Workload {
         Ok(w)
     }
 
-    /// Reads and parses a workload file.
+    /// Reads and parses a workload file (at most [`MAX_WORKLOAD_FILE`] bytes of UTF-8).
     pub fn from_file(path: &Path) -> Result<Workload, WorkloadError> {
-        let text = std::fs::read_to_string(path).map_err(|e| WorkloadError {
-            origin: path.display().to_string(),
+        use std::io::Read;
+        let origin = path.display().to_string();
+        let unreadable = |message: String| WorkloadError {
+            origin: origin.clone(),
             line: 0,
             column: 0,
-            message: format!("cannot read the workload file: {e}"),
-        })?;
-        Workload::from_toml(&text, &path.display().to_string())
+            message,
+        };
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_WORKLOAD_FILE + 1).read_to_end(&mut bytes))
+            .map_err(|e| unreadable(e.to_string()))?;
+        if bytes.len() as u64 > MAX_WORKLOAD_FILE {
+            return Err(unreadable(format!(
+                "larger than {} KiB; a workload file is a short TOML text",
+                MAX_WORKLOAD_FILE / 1024
+            )));
+        }
+        let text = match String::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                let valid = e.utf8_error().valid_up_to();
+                let ok = String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned();
+                let (line, column) = line_col(&ok, ok.len());
+                return Err(WorkloadError {
+                    origin,
+                    line,
+                    column,
+                    message: "not UTF-8 text; save the workload file as UTF-8".into(),
+                });
+            }
+        };
+        // Editors on Windows may start UTF-8 with a byte-order mark; it is not TOML.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        Workload::from_toml(text, &origin)
     }
 
     /// The workload as TOML, in the same format `from_toml` reads.
@@ -419,26 +453,54 @@ struct WorkloadFile {
     stream: Vec<toml::Spanned<Stream>>,
 }
 
-/// 1-based line and column of a byte offset.
+/// Largest workload file read (1 MiB): a real one is a few KiB; this keeps `-w /dev/zero`
+/// from filling memory.
+pub const MAX_WORKLOAD_FILE: u64 = 1 << 20;
+
+/// 1-based line and column of a byte offset, counted as editors do: `\n`, `\r\n` and a lone
+/// `\r` end a line, and columns count characters, not bytes.
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let column = before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1;
+    let mut end = offset.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let before = &text[..end];
+    let mut line = 1;
+    let mut column = 1;
+    let mut chars = before.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\n' | '\r' => {
+                line += 1;
+                column = 1;
+            }
+            _ => column += 1,
+        }
+    }
     (line, column)
 }
 
 /// A workload that could not be read, with where and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{origin}:{line}:{column}: {message}")]
+#[error("{origin}{}: {message}", position(*.line, *.column))]
 pub struct WorkloadError {
     /// File name (or profile name) the text came from.
     pub origin: String,
-    /// 1-based line, 0 when the file could not be read at all.
+    /// 1-based line, 0 when the file could not be read at all (then no position is shown).
     pub line: usize,
     /// 1-based column.
     pub column: usize,
     /// What was wrong and what was expected.
     pub message: String,
+}
+
+fn position(line: usize, column: usize) -> String {
+    if line == 0 {
+        String::new()
+    } else {
+        format!(":{line}:{column}")
+    }
 }
 
 /// A percentage 0–100.
@@ -633,6 +695,37 @@ outstanding = 600
         assert_eq!(w.configured_outstanding(), 600);
         let again = Workload::from_toml(&w.to_toml(), "again").unwrap();
         assert_eq!(w, again);
+    }
+
+    #[test]
+    fn positions_count_as_editors_do_and_unreadable_files_have_none() {
+        // CRLF and lone CR end lines; columns count characters, not bytes.
+        for nl in ["\n", "\r\n"] {
+            let text = format!("name = \"é\"{nl}[[stream]]{nl}bs = \"4k\"{nl}ouch = 1{nl}");
+            let e = Workload::from_toml(&text, "w.toml").unwrap_err();
+            assert_eq!((e.line, e.column), (4, 1), "{nl:?}: {e}");
+        }
+        assert_eq!(line_col("é = x", 4), (1, 4));
+        let e = Workload::from_file(Path::new("/nonexistent/nosuch.toml")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "/nonexistent/nosuch.toml: No such file or directory (os error 2)"
+        );
+        let e = Workload::from_file(Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("larger than 1024 KiB"), "{e}");
+    }
+
+    #[test]
+    fn rates_out_of_range_are_refused() {
+        for (rate, why) in [("1.5e9", "too high"), ("1e-11", "too low")] {
+            let text = format!("name = \"r\"\n[[stream]]\nbs = \"4k\"\nread_pct = 100\n[stream.rate]\niops = {rate}\n");
+            let e = Workload::from_toml(&text, "r.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(why) && e.contains("I/Os per second"), "{e}");
+        }
     }
 
     #[test]

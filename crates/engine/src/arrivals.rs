@@ -17,12 +17,16 @@ pub struct Arrivals {
     schedule: Vec<(u64, f64)>,
     period: u64,
     t: u64,
+    /// Fraction of a ns carried between gaps, so gaps shorter than 1 ns still add up and
+    /// rounding never loses time.
+    frac: f64,
 }
 
 impl Arrivals {
     /// Arrivals for a `share` (0–1] of the stream's rate.
     pub fn new(rate: &Rate, share: f64, seed: u64) -> Arrivals {
-        let ns = |d: std::time::Duration| d.as_nanos() as u64;
+        // Durations are bounded by the workload checks; saturate rather than wrap regardless.
+        let ns = |d: std::time::Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
         let burst = match (rate.burst_iops, rate.burst_on, rate.burst_off) {
             (Some(b), Some(on), Some(off)) => Some((b * share, ns(on.0), ns(off.0))),
             _ => None,
@@ -32,14 +36,14 @@ impl Arrivals {
             .schedule
             .iter()
             .map(|s| {
-                acc += ns(s.duration.0);
+                acc = u64::saturating_add(acc, ns(s.duration.0));
                 (acc, s.iops * share)
             })
             .collect();
         let period = if !schedule.is_empty() {
             acc
         } else if let Some((_, on, off)) = burst {
-            on + off
+            on.saturating_add(off)
         } else {
             0
         };
@@ -51,10 +55,12 @@ impl Arrivals {
             schedule,
             period,
             t: 0,
+            frac: 0.0,
         }
     }
 
-    /// The offered rate at `t` and the time it next changes.
+    /// The offered rate at `t` and the time it next changes; that time is after `t` unless
+    /// `t` is `u64::MAX`.
     pub fn rate_at(&self, t: u64) -> (f64, u64) {
         if self.period == 0 {
             return (self.iops, u64::MAX);
@@ -64,29 +70,38 @@ impl Arrivals {
         if !self.schedule.is_empty() {
             for &(end, iops) in &self.schedule {
                 if pos < end {
-                    return (iops, base + end);
+                    return (iops, base.saturating_add(end));
                 }
             }
-            return (self.schedule[0].1, base + self.period);
+            return (self.schedule[0].1, base.saturating_add(self.period));
         }
-        let (b, on, _) = self
-            .burst
-            .expect("a period without a schedule means bursts");
+        let Some((b, on, _)) = self.burst else {
+            return (self.iops, u64::MAX);
+        };
         if pos < on {
-            (b, base + on)
+            (b, base.saturating_add(on))
         } else {
-            (self.iops, base + self.period)
+            (self.iops, base.saturating_add(self.period))
         }
     }
 
-    /// The next intended start time.
+    /// The next intended start time; `u64::MAX` means no more arrivals (a rate so low that
+    /// the next one would come after the end of the clock).
+    ///
+    /// The clock never goes back, and the loop ends: each turn either returns or moves `t` to
+    /// the next rate change, which [`rate_at`](Self::rate_at) puts strictly after `t`.
     #[inline]
     pub fn next_arrival(&mut self) -> u64 {
         let mut t = self.t;
         loop {
+            if t == u64::MAX {
+                break;
+            }
             let (r, until) = self.rate_at(t);
-            if r <= 0.0 {
+            // NaN and negative rates are refused by the workload checks; treat them as idle.
+            if r.is_nan() || r <= 0.0 {
                 t = until;
+                self.frac = 0.0;
                 continue;
             }
             let gap = if self.poisson {
@@ -94,12 +109,18 @@ impl Arrivals {
             } else {
                 1e9 / r
             };
-            let next = t as f64 + gap;
-            if next < until as f64 {
-                t = next as u64;
+            let total = self.frac + gap;
+            let whole = total.floor();
+            // Compared in f64 so that a gap beyond u64 (a very low rate) cannot wrap.
+            if (t as f64) + whole < until as f64 {
+                let step = (whole as u64).min(until - t - 1);
+                t += step;
+                self.frac = total - whole;
                 break;
             }
+            // Restarting the spacing at a rate change (see the module documentation).
             t = until;
+            self.frac = 0.0;
         }
         self.t = t;
         t
@@ -122,6 +143,38 @@ mod tests {
             burst_off: None,
             schedule: vec![],
         }
+    }
+
+    #[test]
+    fn the_clock_advances_at_extreme_rates() {
+        // 1.5e9 IOPS used to round every gap to 0 ns once t was large: the clock stopped.
+        let mut a = Arrivals::new(&rate(1.5e9, Arrival::Constant), 1.0, 1);
+        a.t = 10_000_000_000_000;
+        let start = a.t;
+        let mut last = 0;
+        for _ in 0..3_000 {
+            last = a.next_arrival();
+        }
+        assert!(last.abs_diff(start + 2_000) <= 2, "{}", last - start);
+        // 1e-11 IOPS: the next arrival is after the end of the clock, and it says so.
+        let mut a = Arrivals::new(&rate(1e-11, Arrival::Poisson), 1.0, 1);
+        assert_eq!(a.next_arrival(), u64::MAX);
+        assert_eq!(a.next_arrival(), u64::MAX);
+        // A schedule segment of (nearly) forever does not wrap the period.
+        let mut r = rate(0.0, Arrival::Constant);
+        r.schedule = vec![
+            RateSegment {
+                duration: Secs(Duration::MAX),
+                iops: 1000.0,
+            },
+            RateSegment {
+                duration: Secs(Duration::from_secs(1)),
+                iops: 5.0,
+            },
+        ];
+        let mut a = Arrivals::new(&r, 1.0, 1);
+        assert_eq!(a.next_arrival(), 1_000_000);
+        assert_eq!(a.next_arrival(), 2_000_000);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! error code, not a process. Sizes are 512-byte sectors. The per-CPU and total summaries that
 //! blkparse prints after the events end the parse.
 
+use crate::text::TextLines;
 use crate::{ParseOptions, TelemetryError};
 use oio_core::observation::{IoDir, IoRecord, Observation, SourceKind};
 use std::collections::HashMap;
@@ -24,10 +25,13 @@ fn dir_of(rwbs: &str) -> Option<IoDir> {
     }
 }
 
-/// Parses the time `seconds.nanoseconds` into ns.
+/// Longest trace accepted, in seconds from its first event: a year, like every duration.
+const MAX_TRACE_S: u64 = oio_core::units::MAX_DURATION.as_secs();
+
+/// Parses the time `seconds.nanoseconds` into ns; `None` past [`MAX_TRACE_S`].
 fn parse_ns(s: &str) -> Option<u64> {
     let (sec, frac) = s.split_once('.')?;
-    let sec: u64 = sec.parse().ok()?;
+    let sec: u64 = sec.parse().ok().filter(|s| *s <= MAX_TRACE_S)?;
     if frac.is_empty() || frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -54,6 +58,16 @@ fn bracket(tail: &[&str]) -> Option<String> {
 /// Parses blkparse text output; intervals of [`ParseOptions::interval_s`] (default 1 s) are
 /// computed from the I/Os.
 pub fn parse(file: &str, text: &str, opts: &ParseOptions) -> Result<Observation, TelemetryError> {
+    parse_lines(&mut TextLines::from_str(file, text), opts)
+}
+
+/// Parses blkparse text from lines (streaming; the I/Os themselves are kept).
+pub fn parse_lines<R: std::io::Read>(
+    lines: &mut TextLines<R>,
+    opts: &ParseOptions,
+) -> Result<Observation, TelemetryError> {
+    let file = lines.file().to_string();
+    let file = file.as_str();
     let mut obs = Observation::new(SourceKind::Blkparse, vec![file.to_string()]);
     // Per device: I/Os and those issued but not yet completed, by sector.
     let mut ios: HashMap<String, Vec<IoRecord>> = HashMap::new();
@@ -61,8 +75,7 @@ pub fn parse(file: &str, text: &str, opts: &ParseOptions) -> Result<Observation,
     let mut pending: HashMap<(String, u64), Vec<usize>> = HashMap::new();
     let mut queued_by: HashMap<(String, u64), String> = HashMap::new();
     let mut events = 0usize;
-    for (i, line) in text.lines().enumerate() {
-        let n = i + 1;
+    while let Some((n, line)) = lines.next_line()? {
         let toks: Vec<&str> = line.split_whitespace().collect();
         if toks.is_empty() {
             continue;
@@ -93,7 +106,10 @@ pub fn parse(file: &str, text: &str, opts: &ParseOptions) -> Result<Observation,
             TelemetryError::parse(
                 file,
                 n,
-                format!("expected a time seconds.nanoseconds, found {:?}", toks[3]),
+                format!(
+                    "expected a time seconds.nanoseconds since the trace started (at most {} s), found {:?}",
+                    MAX_TRACE_S, toks[3]
+                ),
             )
         })?;
         let action = toks[5];
@@ -119,6 +135,17 @@ pub fn parse(file: &str, text: &str, opts: &ParseOptions) -> Result<Observation,
                     ));
                 };
                 let (sector, nsect) = sector_and_size(tail).unwrap_or((0, 0));
+                if sector
+                    .checked_add(nsect)
+                    .and_then(|e| e.checked_mul(512))
+                    .is_none()
+                {
+                    return Err(TelemetryError::parse(
+                        file,
+                        n,
+                        format!("sector {sector} + {nsect} is beyond any device (2^64 bytes); expected 512-byte sectors"),
+                    ));
+                }
                 // A preflush or FUA marker without data is a flush, not a 0-byte write.
                 let dir = if nsect == 0 { IoDir::Flush } else { dir };
                 let process = queued_by
@@ -174,7 +201,8 @@ pub fn parse(file: &str, text: &str, opts: &ParseOptions) -> Result<Observation,
             .filter(|r| r.latency_ns.is_none() && r.dir != IoDir::Flush)
             .count();
         let series = obs.device_mut(&dev);
-        series.intervals = crate::trace::intervals_from_ios(&v, interval);
+        series.intervals = crate::trace::intervals_from_ios(&v, interval)
+            .map_err(|m| TelemetryError::invalid(file, format!("{dev}: {m}")))?;
         series.ios = v;
     }
     if unmatched > 0 {

@@ -13,6 +13,7 @@
 //! without times, dumps are split where a device repeats and
 //! [`ParseOptions::interval_s`](crate::ParseOptions) (or 1 s) is the interval.
 
+use crate::text::TextLines;
 use crate::{ParseOptions, TelemetryError};
 use oio_core::observation::{DeviceInterval, DirCounters, Observation, SourceKind};
 use std::collections::BTreeMap;
@@ -178,9 +179,20 @@ pub fn parse_snapshots(
     text: &str,
     opts: &ParseOptions,
 ) -> Result<Observation, TelemetryError> {
+    parse_snapshot_lines(&mut TextLines::from_str(file, text), opts)
+}
+
+/// Parses diskstats snapshots from lines (streaming).
+pub fn parse_snapshot_lines<R: std::io::Read>(
+    lines: &mut TextLines<R>,
+    opts: &ParseOptions,
+) -> Result<Observation, TelemetryError> {
+    let file = lines.file().to_string();
+    let file = file.as_str();
     let mut snaps: Vec<(Option<f64>, BTreeMap<String, DiskCounters>)> = Vec::new();
     let mut pending_time: Option<f64> = None;
-    for (i, line) in text.lines().enumerate() {
+    while let Some((n, line)) = lines.next_line()? {
+        let i = n - 1;
         let l = line.trim();
         if l.is_empty() || l.starts_with('#') {
             continue;
@@ -193,6 +205,13 @@ pub fn parse_snapshots(
                     format!("expected a time in seconds or a diskstats line, found {l:?}"),
                 )
             })?;
+            if !(0.0..crate::time::END_OF_RFC3339).contains(&t) {
+                return Err(TelemetryError::parse(
+                    file,
+                    i + 1,
+                    format!("time {l} is not seconds since 1970 before the year 10000; expected `date +%s.%N` output"),
+                ));
+            }
             pending_time = Some(t);
             snaps.push((pending_time, BTreeMap::new()));
             continue;
@@ -231,7 +250,7 @@ pub fn parse_snapshots(
         );
     }
     if let Some(t0) = snaps[0].0.filter(|_| timed) {
-        obs.start = Some(crate::time::rfc3339(t0));
+        obs.start = crate::time::rfc3339(t0);
     }
     let mut t_s = 0.0;
     for k in 1..snaps.len() {

@@ -15,6 +15,7 @@
 //! * Histogram logs ([`parse_hist_log`]): the bin count is inferred from the row length
 //!   (1856 bins >> `log_hist_coarseness`) and bins are mapped to ns the way fio defines them.
 
+use crate::text::TextLines;
 use crate::{ParseOptions, TelemetryError};
 use oio_core::histogram::LatencyHistogram;
 use oio_core::observation::{
@@ -92,41 +93,77 @@ pub struct LogRow {
     pub offset: Option<u64>,
 }
 
+/// Latest time accepted in a log, ms since the job started: a year, like every duration.
+const MAX_LOG_MS: u64 = oio_core::units::MAX_DURATION.as_secs() * 1000;
+
 /// Parses the rows of one bw/iops/lat log.
 pub fn parse_log_rows(file: &str, text: &str) -> Result<Vec<LogRow>, TelemetryError> {
-    let mut raw: Vec<(usize, Vec<&str>)> = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+    parse_log_lines(&mut TextLines::from_str(file, text))
+}
+
+/// Parses the rows of one bw/iops/lat log from lines (streaming; the rows are kept, eight
+/// numbers each at most). Histogram logs give no rows (see [`parse_hist_log`]).
+pub fn parse_log_lines<R: std::io::Read>(
+    lines: &mut TextLines<R>,
+) -> Result<Vec<LogRow>, TelemetryError> {
+    let file = lines.file().to_string();
+    let file = file.as_str();
+    if log_kind_from_name(file).is_some_and(|(k, _)| k == LogKind::ClatHist) {
+        return Ok(Vec::new());
+    }
+    // Every column of a fio log is an unsigned integer.
+    let mut raw: Vec<(usize, u8, [u64; 8])> = Vec::new();
+    while let Some((n, line)) = lines.next_line()? {
         let l = line.trim();
         if l.is_empty() {
             continue;
         }
-        let f: Vec<&str> = l.split(',').map(str::trim).collect();
-        if !(4..=8).contains(&f.len()) {
+        let mut v = [0u64; 8];
+        let mut k = 0usize;
+        for tok in l.split(',').map(str::trim) {
+            if k == 8 {
+                k += 1;
+                break;
+            }
+            v[k] = tok.parse::<u64>().map_err(|_| {
+                TelemetryError::parse(
+                    file,
+                    n,
+                    format!(
+                        "column {}: expected an unsigned integer, found {tok:?}",
+                        k + 1
+                    ),
+                )
+            })?;
+            k += 1;
+        }
+        if !(4..=8).contains(&k) {
+            let cols = l.split(',').count();
             return Err(TelemetryError::parse(
                 file,
-                i + 1,
-                format!("{} columns; expected 4 to 8 (time, value, [max,] ddir, bs, [offset,] prio ...)", f.len()),
+                n,
+                format!("{cols} columns; expected 4 to 8 (time, value, [max,] ddir, bs, [offset,] prio ...)"),
             ));
         }
-        raw.push((i + 1, f));
-    }
-    let int = |line: usize, s: &str| -> Result<u64, TelemetryError> {
-        s.parse::<u64>().map_err(|_| {
-            TelemetryError::parse(
+        if v[0] > MAX_LOG_MS {
+            return Err(TelemetryError::parse(
                 file,
-                line,
-                format!("expected an unsigned integer, found {s:?}"),
-            )
-        })
-    };
+                n,
+                format!(
+                    "time {} ms is more than a year after the job started; expected ms since the start",
+                    v[0]
+                ),
+            ));
+        }
+        raw.push((n, k as u8, v));
+    }
     // log_window_value=both adds a max column after the value: then column 3 is no direction.
-    let has_max = raw
-        .iter()
-        .any(|(_, f)| f.len() >= 6 && f[2].parse::<u64>().is_ok_and(|v| v > 2));
+    let has_max = raw.iter().any(|(_, k, v)| *k >= 6 && v[2] > 2);
     let shift = usize::from(has_max);
     let mut rows = Vec::with_capacity(raw.len());
-    for (line, f) in raw {
-        let ddir = int(line, f[2 + shift])?;
+    for (line, k, v) in raw {
+        let k = k as usize;
+        let ddir = v[2 + shift];
         if ddir > 2 {
             return Err(TelemetryError::parse(
                 file,
@@ -134,17 +171,19 @@ pub fn parse_log_rows(file: &str, text: &str) -> Result<Vec<LogRow>, TelemetryEr
                 format!("direction {ddir}; expected 0 (read), 1 (write) or 2 (trim)"),
             ));
         }
-        let offset = if f.len() - shift >= 6 {
-            Some(int(line, f[4 + shift])?)
-        } else {
-            None
-        };
+        if k < 4 + shift {
+            return Err(TelemetryError::parse(
+                file,
+                line,
+                format!("{k} columns; rows with a max column need 5 to 8"),
+            ));
+        }
         rows.push(LogRow {
-            time_ms: int(line, f[0])?,
-            value: int(line, f[1])?,
+            time_ms: v[0],
+            value: v[1],
             ddir: ddir as u8,
-            bs: int(line, f[3 + shift])?,
-            offset,
+            bs: v[3 + shift],
+            offset: (k - shift >= 6).then_some(v[4 + shift]),
         });
     }
     Ok(rows)
@@ -165,15 +204,28 @@ pub fn parse_logs(
     files: &[(String, String)],
     opts: &ParseOptions,
 ) -> Result<Observation, TelemetryError> {
+    let mut parsed = Vec::with_capacity(files.len());
+    for (name, text) in files {
+        parsed.push((name.clone(), parse_log_rows(name, text)?));
+    }
+    parse_log_rows_of(parsed, opts)
+}
+
+/// [`parse_logs`] of rows already read (file name, rows).
+pub fn parse_log_rows_of(
+    files: Vec<(String, Vec<LogRow>)>,
+    opts: &ParseOptions,
+) -> Result<Observation, TelemetryError> {
     let mut obs = Observation::new(
         SourceKind::FioLog,
         files.iter().map(|(n, _)| n.clone()).collect(),
     );
+    let first_file = files.first().map(|f| f.0.clone());
     let mut jobs: BTreeMap<String, Vec<(LogKind, Vec<LogRow>)>> = BTreeMap::new();
-    for (name, text) in files {
-        let Some((kind, job)) = log_kind_from_name(name) else {
+    for (name, rows) in files {
+        let Some((kind, job)) = log_kind_from_name(&name) else {
             return Err(TelemetryError::invalid(
-                name,
+                &name,
                 "not a fio log name; expected <job>_{bw,iops,lat,clat,slat}.<n>.log",
             ));
         };
@@ -183,9 +235,7 @@ pub fn parse_logs(
             ));
             continue;
         }
-        jobs.entry(job)
-            .or_default()
-            .push((kind, parse_log_rows(name, text)?));
+        jobs.entry(job).or_default().push((kind, rows));
     }
     for (job, logs) in jobs {
         let per_io = logs.iter().all(|(_, rows)| rows.iter().all(|r| r.bs > 0))
@@ -225,7 +275,8 @@ pub fn parse_logs(
             ios.sort_by_key(|r| r.t_ns);
             let series = obs.device_mut(&dev);
             series.intervals =
-                crate::trace::intervals_from_ios(&ios, opts.interval_s.unwrap_or(1.0));
+                crate::trace::intervals_from_ios(&ios, opts.interval_s.unwrap_or(1.0))
+                    .map_err(|m| TelemetryError::invalid(&dev, m))?;
             series.ios = ios;
             if rows.iter().all(|r| r.offset.is_none()) {
                 obs.warnings.push(format!(
@@ -284,7 +335,7 @@ pub fn parse_logs(
     }
     if obs.devices.is_empty() {
         return Err(TelemetryError::invalid(
-            files.first().map_or("-", |f| f.0.as_str()),
+            first_file.as_deref().unwrap_or("-"),
             "no fio log rows",
         ));
     }
@@ -431,6 +482,44 @@ fn final_document(file: &str, text: &str) -> Result<Value, TelemetryError> {
     Ok(v)
 }
 
+/// Refuses a job record without the fields a result is made of, naming the first missing one
+/// (a truncated or hand-edited file would otherwise import as an all-zero result).
+fn check_job(file: &str, i: usize, job: &Value) -> Result<(), TelemetryError> {
+    let name = job.get("jobname").and_then(Value::as_str);
+    let missing = |field: &str| {
+        TelemetryError::invalid(
+            file,
+            format!(
+                "job {} ({}): missing {field}; expected fio --output-format=json or json+ output",
+                i + 1,
+                name.map_or("no jobname".to_string(), |n| format!("{n:?}"))
+            ),
+        )
+    };
+    if name.is_none() {
+        return Err(missing("\"jobname\""));
+    }
+    for dir in ["read", "write"] {
+        let d = job
+            .get(dir)
+            .filter(|d| d.is_object())
+            .ok_or_else(|| missing(&format!("\"{dir}\"")))?;
+        for key in ["io_bytes", "total_ios"] {
+            if d.get(key).and_then(Value::as_u64).is_none() {
+                return Err(missing(&format!("\"{dir}.{key}\" (a whole number)")));
+            }
+        }
+        if d.get("runtime").and_then(Value::as_f64).is_none() {
+            return Err(missing(&format!("\"{dir}.runtime\" (ms)")));
+        }
+        let ios = d.get("total_ios").and_then(Value::as_u64).unwrap_or(0);
+        if ios > 0 && lat_obj(d, "lat").or_else(|| lat_obj(d, "clat")).is_none() {
+            return Err(missing(&format!("\"{dir}.clat_ns\" or \"{dir}.lat_ns\"")));
+        }
+    }
+    Ok(())
+}
+
 /// The job records: `jobs`, or the client/server `client_stats` (the merged `All clients`
 /// record when present).
 fn job_records(v: &Value) -> Vec<&Value> {
@@ -478,8 +567,11 @@ struct DirAcc {
 
 fn accumulate(acc: &mut DirAcc, d: &Value) {
     let ios = d.get("total_ios").and_then(Value::as_u64).unwrap_or(0);
-    acc.ios += ios;
-    acc.bytes += d.get("io_bytes").and_then(Value::as_u64).unwrap_or(0);
+    // Sums saturate: a hand-edited count near 2^64 must not wrap or panic.
+    acc.ios = acc.ios.saturating_add(ios);
+    acc.bytes = acc
+        .bytes
+        .saturating_add(d.get("io_bytes").and_then(Value::as_u64).unwrap_or(0));
     acc.runtime_ms = acc.runtime_ms.max(f(d, "runtime"));
     if ios == 0 {
         return;
@@ -492,7 +584,7 @@ fn accumulate(acc: &mut DirAcc, d: &Value) {
     if let Some((o, scale)) = lat {
         let n = o.get("N").and_then(Value::as_u64).unwrap_or(ios);
         acc.lat_sum += f(o, "mean") * scale * n as f64;
-        acc.lat_n += n;
+        acc.lat_n = acc.lat_n.saturating_add(n);
         let mn = (f(o, "min") * scale) as u64;
         let mx = (f(o, "max") * scale) as u64;
         acc.min = Some(acc.min.map_or(mn, |m| m.min(mn)));
@@ -508,7 +600,9 @@ fn accumulate(acc: &mut DirAcc, d: &Value) {
         acc.binned = true;
         for (k, c) in bins {
             if let (Ok(v), Some(c)) = (k.parse::<f64>(), c.as_u64()) {
-                acc.hist.record_n((v * scale) as u64, c);
+                // No run completes 2^48 I/Os; larger counts are damage, kept from overflowing
+                // the histogram's counters.
+                acc.hist.record_n((v * scale) as u64, c.min(1 << 48));
             }
         }
     }
@@ -586,6 +680,9 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
     if jobs.is_empty() {
         return Err(TelemetryError::invalid(file, "no jobs in the fio output"));
     }
+    for (i, job) in jobs.iter().enumerate() {
+        check_job(file, i, job)?;
+    }
     let version = v
         .get("fio version")
         .and_then(Value::as_str)
@@ -615,7 +712,7 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
         let cpu_s = if job_s > 0.0 { job_s } else { runtime_s };
         usr_s += f(job, "usr_cpu") / 100.0 * cpu_s;
         sys_s += f(job, "sys_cpu") / 100.0 * cpu_s;
-        errors += job.get("total_err").and_then(Value::as_u64).unwrap_or(0);
+        errors = errors.saturating_add(job.get("total_err").and_then(Value::as_u64).unwrap_or(0));
         let name = job.get("jobname").and_then(Value::as_str).unwrap_or("job");
         let name = if jobs
             .iter()
@@ -628,7 +725,7 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
             name.to_string()
         };
         // The stream as fio ran it: options when present, measured values otherwise.
-        let total = jr.ios + jw.ios;
+        let total = jr.ios.saturating_add(jw.ios);
         let read_pct = if total > 0 {
             (jr.ios as f64 * 100.0 / total as f64 * 10.0).round() / 10.0
         } else {
@@ -724,7 +821,7 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
     let timestamp = v
         .get("timestamp")
         .and_then(Value::as_u64)
-        .map(|t| crate::time::rfc3339(t as f64))
+        .and_then(|t| crate::time::rfc3339(t as f64))
         .unwrap_or_default();
     let direct = option(jobs[0], global, "direct").is_some_and(|d| d == "1");
     let total_ios = summary.total.ios;
@@ -794,13 +891,13 @@ fn total_stats(r: &DirAcc, w: &DirAcc, secs: f64, s: &Summary) -> DirStats {
     let mut h = r.hist.clone();
     h += &w.hist;
     let mut t = DirStats::from_parts(
-        r.ios + w.ios,
-        r.bytes + w.bytes,
+        r.ios.saturating_add(w.ios),
+        r.bytes.saturating_add(w.bytes),
         &h,
         secs,
         r.binned && w.binned,
     );
-    let n = r.lat_n + w.lat_n;
+    let n = r.lat_n.saturating_add(w.lat_n);
     if n > 0 {
         let mean = (r.lat_sum + w.lat_sum) / n as f64;
         t.latency_ns.mean = Some(mean);
@@ -887,10 +984,11 @@ pub fn parse_json_observation(file: &str, text: &str) -> Result<Observation, Tel
 /// Reads a result file: an oio run result, or fio JSON output converted to one.
 pub fn load_result(path: &Path) -> Result<RunResult, TelemetryError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| TelemetryError::Io {
+    let f = std::fs::File::open(path).map_err(|source| TelemetryError::Io {
         file: file.clone(),
         source,
     })?;
+    let text = TextLines::new(&file, f).rest_as_string()?;
     if text.contains("\"fio version\"") {
         return parse_json_result(&file, &text);
     }

@@ -11,9 +11,11 @@
 //! unless [`ParseOptions::keep_first_iostat_report`] is set. Interval length comes from the
 //! `-t` timestamps, or [`ParseOptions::interval_s`], or is assumed to be 1 s (with a warning).
 
+use crate::text::TextLines;
 use crate::time::{civil_seconds, parse_clock, parse_iso_date, parse_us_date, rfc3339};
 use crate::{ParseOptions, TelemetryError};
 use oio_core::observation::{DeviceInterval, DirCounters, Observation, SourceKind};
+use std::io::Read;
 
 /// How one column maps onto the model.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -135,12 +137,29 @@ pub fn parse_text(
     text: &str,
     opts: &ParseOptions,
 ) -> Result<Observation, TelemetryError> {
+    parse_lines(&mut TextLines::from_str(file, text), opts)
+}
+
+/// Parses `iostat -x` text from lines (streaming).
+pub fn parse_lines<R: Read>(
+    lines: &mut TextLines<R>,
+    opts: &ParseOptions,
+) -> Result<Observation, TelemetryError> {
+    let file = lines.file().to_string();
+    let file = file.as_str();
     let mut obs = Observation::new(SourceKind::Iostat, vec![file.to_string()]);
-    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
-    let banner = lines
-        .by_ref()
-        .find(|(_, l)| !l.trim().is_empty())
-        .ok_or_else(|| TelemetryError::invalid(file, "empty file; expected iostat -x output"))?;
+    let banner = loop {
+        match lines.next_line()? {
+            Some((_, l)) if l.trim().is_empty() => continue,
+            Some((n, l)) => break (n, l.to_string()),
+            None => {
+                return Err(TelemetryError::invalid(
+                    file,
+                    "empty file; expected iostat -x output",
+                ))
+            }
+        }
+    };
     if !banner.1.starts_with("Linux") {
         return Err(TelemetryError::parse(
             file,
@@ -161,7 +180,7 @@ pub fn parse_text(
     let mut pending_time: Option<(f64, usize)> = None;
     let mut header: Option<Vec<Option<Col>>> = None;
     let mut skip_cpu_values = false;
-    for (n, line) in lines {
+    while let Some((n, line)) = lines.next_line()? {
         let trimmed = line.trim();
         if trimmed.is_empty() {
             header = None;
@@ -229,7 +248,7 @@ pub fn parse_text(
                     file,
                     n,
                     format!(
-                    "expected a timestamp, an avg-cpu: block or a Device header, found {trimmed:?}"
+                    "expected a timestamp (years 1970 to 9999), an avg-cpu: block or a Device header, found {trimmed:?}"
                 ),
                 ))
             }
@@ -283,7 +302,7 @@ fn build(
     }
     let t0 = reports[0].time;
     if let Some(t) = t0 {
-        obs.start = Some(rfc3339(t - step));
+        obs.start = rfc3339(t - step);
         obs.warnings
             .push("iostat timestamps are local time; the start is shown as if it were UTC".into());
     }

@@ -23,11 +23,13 @@ pub mod diskstats;
 pub mod fio;
 pub mod iostat;
 pub mod perfmon;
+pub mod text;
 mod time;
 pub mod trace;
 
 pub use diskstats::DiskstatsRecorder;
 pub use oio_core::observation::Observation;
+pub use text::{Encoding, TextLines};
 
 use std::path::Path;
 
@@ -155,23 +157,35 @@ pub fn detect_format(name: &str, text: &str) -> Option<Format> {
     None
 }
 
-/// Reads one telemetry file of any supported format.
-pub fn parse_file(path: &Path, opts: &ParseOptions) -> Result<Observation, TelemetryError> {
+/// How much of the start of a file format detection looks at (decoded text).
+const DETECT_BYTES: usize = 64 << 10;
+
+/// The start of a file for [`detect_format`], with line ends made `\n` (CRLF and lone CR
+/// files are detected like the others).
+fn head_of<R: std::io::Read>(lines: &mut TextLines<R>) -> Result<String, TelemetryError> {
+    Ok(lines
+        .peek(DETECT_BYTES)?
+        .replace("\r\n", "\n")
+        .replace('\r', "\n"))
+}
+
+/// Opens `path` as lines of text (see [`text`] for encodings and limits).
+fn open(path: &Path) -> Result<TextLines<std::fs::File>, TelemetryError> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| TelemetryError::Io {
+    let f = std::fs::File::open(path).map_err(|source| TelemetryError::Io {
         file: name.clone(),
         source,
     })?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        TelemetryError::invalid(
-            &name,
-            format!(
-                "not UTF-8 text (byte {}); perfmon CSV from relog/typeperf is ANSI or UTF-8: convert UTF-16 files with `iconv -f UTF-16 -t UTF-8`",
-                e.utf8_error().valid_up_to()
-            ),
-        )
-    })?;
-    parse_text(&name, &text, opts)
+    Ok(TextLines::new(&name, f))
+}
+
+/// Reads one telemetry file of any supported format, as a stream: memory depends on what
+/// the file holds (intervals, I/Os), not on its size.
+pub fn parse_file(path: &Path, opts: &ParseOptions) -> Result<Observation, TelemetryError> {
+    let mut lines = open(path)?;
+    let head = head_of(&mut lines)?;
+    let name = lines.file().to_string();
+    parse_lines(&name, detect_format(&name, &head), &mut lines, opts)
 }
 
 /// Parses telemetry text of any supported format; `name` is used in errors and to detect fio
@@ -181,42 +195,74 @@ pub fn parse_text(
     text: &str,
     opts: &ParseOptions,
 ) -> Result<Observation, TelemetryError> {
-    match detect_format(name, text) {
-        Some(Format::Perfmon) => perfmon::parse(name, text),
-        Some(Format::Iostat) => iostat::parse_text(name, text, opts),
-        Some(Format::IostatJson) => iostat::parse_json(name, text, opts),
-        Some(Format::Diskstats) => diskstats::parse_snapshots(name, text, opts),
-        Some(Format::Blkparse) => blkparse::parse(name, text, opts),
-        Some(Format::FioJson) => fio::parse_json_observation(name, text),
-        Some(Format::FioLog) => fio::parse_logs(&[(name.to_string(), text.to_string())], opts),
-        Some(Format::Observation) => Observation::from_json(text)
-            .map_err(|m| TelemetryError::invalid(name, m)),
-        None => Err(TelemetryError::invalid(
+    let mut lines = TextLines::from_str(name, text);
+    let head = head_of(&mut lines)?;
+    parse_lines(name, detect_format(name, &head), &mut lines, opts)
+}
+
+/// Parses lines of a known (or undetected) format.
+fn parse_lines<R: std::io::Read>(
+    name: &str,
+    format: Option<Format>,
+    lines: &mut TextLines<R>,
+    opts: &ParseOptions,
+) -> Result<Observation, TelemetryError> {
+    if format.is_none() && lines.peek(DETECT_BYTES)?.contains('\0') {
+        return Err(TelemetryError::invalid(
+            name,
+            "binary data (NUL bytes), not text; expected a telemetry text or JSON file",
+        ));
+    }
+    let mut obs = match format {
+        Some(Format::Perfmon) => perfmon::parse_lines(lines)?,
+        Some(Format::Iostat) => iostat::parse_lines(lines, opts)?,
+        Some(Format::IostatJson) => iostat::parse_json(name, &lines.rest_as_string()?, opts)?,
+        Some(Format::Diskstats) => diskstats::parse_snapshot_lines(lines, opts)?,
+        Some(Format::Blkparse) => blkparse::parse_lines(lines, opts)?,
+        Some(Format::FioJson) => fio::parse_json_observation(name, &lines.rest_as_string()?)?,
+        Some(Format::FioLog) => {
+            let rows = fio::parse_log_lines(lines)?;
+            fio::parse_log_rows_of(vec![(name.to_string(), rows)], opts)?
+        }
+        Some(Format::Observation) => Observation::from_json(&lines.rest_as_string()?)
+            .map_err(|m| TelemetryError::invalid(name, m))?,
+        None => return Err(TelemetryError::invalid(
             name,
             "unrecognised telemetry format; expected perfmon CSV (\"(PDH-CSV 4.0)\" header), iostat -x text or JSON, /proc/diskstats snapshots, blkparse text, fio JSON or a fio *_bw/_iops/_lat/_clat log",
         )),
+    };
+    if format != Some(Format::Observation) {
+        obs.source.encoding = Some(lines.encoding().name().to_string());
     }
+    Ok(obs)
 }
 
 /// Reads several files into one observation: fio logs of one run are combined, the rest must
 /// be of one kind and their device series are concatenated in the order given.
 pub fn parse_files(paths: &[&Path], opts: &ParseOptions) -> Result<Observation, TelemetryError> {
     let mut logs = Vec::new();
+    let mut encodings: Vec<String> = Vec::new();
     let mut others = Vec::new();
     for p in paths {
-        let name = p.display().to_string();
-        let text = std::fs::read_to_string(p).map_err(|source| TelemetryError::Io {
-            file: name.clone(),
-            source,
-        })?;
-        if detect_format(&name, &text) == Some(Format::FioLog) {
-            logs.push((name, text));
+        let mut lines = open(p)?;
+        let head = head_of(&mut lines)?;
+        let name = lines.file().to_string();
+        let format = detect_format(&name, &head);
+        if format == Some(Format::FioLog) {
+            let rows = fio::parse_log_lines(&mut lines)?;
+            let enc = lines.encoding().name().to_string();
+            if !encodings.contains(&enc) {
+                encodings.push(enc);
+            }
+            logs.push((name, rows));
         } else {
-            others.push(parse_text(&name, &text, opts)?);
+            others.push(parse_lines(&name, format, &mut lines, opts)?);
         }
     }
     if !logs.is_empty() {
-        others.push(fio::parse_logs(&logs, opts)?);
+        let mut o = fio::parse_log_rows_of(logs, opts)?;
+        o.source.encoding = Some(encodings.join(", "));
+        others.push(o);
     }
     let mut iter = others.into_iter();
     let Some(mut first) = iter.next() else {
@@ -236,6 +282,16 @@ fn append(acc: &mut Observation, next: Observation) {
         .filter_map(|d| d.intervals.last().map(|i| i.t_s))
         .fold(0.0, f64::max);
     acc.source.files.extend(next.source.files);
+    if let Some(e) = next.source.encoding {
+        match &mut acc.source.encoding {
+            Some(a) if a.split(", ").any(|x| x == e) => {}
+            Some(a) => {
+                a.push_str(", ");
+                a.push_str(&e);
+            }
+            None => acc.source.encoding = Some(e),
+        }
+    }
     acc.warnings.extend(next.warnings);
     for d in next.devices {
         let target = acc.device_mut(&d.name);
@@ -245,7 +301,7 @@ fn append(acc: &mut Observation, next: Observation) {
         }
         let ns = (offset * 1e9) as u64;
         target.ios.extend(d.ios.into_iter().map(|mut r| {
-            r.t_ns += ns;
+            r.t_ns = r.t_ns.saturating_add(ns);
             r
         }));
     }

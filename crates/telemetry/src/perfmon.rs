@@ -14,9 +14,11 @@
 //! `Avg Disk Bytes/Read`). Localised (non-English) counter names are not translated: such a
 //! file reports that no disk counters were found.
 
+use crate::text::TextLines;
 use crate::time::{civil_seconds, parse_clock, parse_us_date, rfc3339};
 use crate::TelemetryError;
 use oio_core::observation::{DeviceInterval, Observation, SourceKind};
+use std::io::Read;
 
 /// One parsed counter path.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -157,22 +159,60 @@ struct Column {
 
 /// Parses perfmon CSV text; `file` names the input in errors.
 pub fn parse(file: &str, text: &str) -> Result<Observation, TelemetryError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    parse_lines(&mut TextLines::from_str(file, text))
+}
+
+/// Splits one CSV line into `rec`. Perfmon never puts a line break inside a quoted cell, so
+/// the file is read line by line, in memory bounded by the longest line.
+fn split_csv(
+    file: &str,
+    n: usize,
+    line: &str,
+    rec: &mut csv::StringRecord,
+) -> Result<(), TelemetryError> {
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
-        .from_reader(text.as_bytes());
-    let mut header = csv::StringRecord::new();
-    match rdr.read_record(&mut header) {
-        Ok(true) => {}
+        .from_reader(line.as_bytes());
+    match rdr.read_record(rec) {
+        Ok(true) => Ok(()),
         Ok(false) => {
-            return Err(TelemetryError::invalid(
-                file,
-                "empty file; expected a perfmon CSV header",
-            ))
+            rec.clear();
+            Ok(())
         }
-        Err(e) => return Err(csv_error(file, &e)),
-    };
+        Err(e) => Err(TelemetryError::parse(
+            file,
+            n,
+            format!("malformed CSV: {e}"),
+        )),
+    }
+}
+
+/// Parses perfmon CSV from lines (streaming).
+pub fn parse_lines<R: Read>(lines: &mut TextLines<R>) -> Result<Observation, TelemetryError> {
+    let file = lines.file().to_string();
+    let file = file.as_str();
+    let mut header = csv::StringRecord::new();
+    loop {
+        match lines.next_line()? {
+            Some((_, l)) if l.trim().is_empty() => continue,
+            Some((n, l)) => {
+                split_csv(
+                    file,
+                    n,
+                    l.strip_prefix('\u{feff}').unwrap_or(l),
+                    &mut header,
+                )?;
+                break;
+            }
+            None => {
+                return Err(TelemetryError::invalid(
+                    file,
+                    "empty file; expected a perfmon CSV header",
+                ))
+            }
+        }
+    }
     let first = header.get(0).unwrap_or("");
     if !first.trim_start().starts_with("(PDH-CSV") {
         return Err(TelemetryError::parse(
@@ -242,8 +282,11 @@ pub fn parse(file: &str, text: &str) -> Result<Observation, TelemetryError> {
     let mut skipped_empty = 0usize;
     // One record reused for every row: wide files have thousands of cells per row.
     let mut rec = csv::StringRecord::new();
-    while rdr.read_record(&mut rec).map_err(|e| csv_error(file, &e))? {
-        let line = rec.position().map(|p| p.line() as usize).unwrap_or(0);
+    while let Some((line, text)) = lines.next_line()? {
+        if text.is_empty() {
+            continue;
+        }
+        split_csv(file, line, text, &mut rec)?;
         if rec.len() == 1
             && rec
                 .get(0)
@@ -269,7 +312,7 @@ pub fn parse(file: &str, text: &str) -> Result<Observation, TelemetryError> {
                 file,
                 line,
                 format!(
-                    "expected a time MM/dd/yyyy HH:mm:ss.fff in the first column, found {tcell:?}"
+                    "expected a time MM/dd/yyyy HH:mm:ss.fff (years 1970 to 9999) in the first column, found {tcell:?}"
                 ),
             )
         })?;
@@ -364,7 +407,7 @@ pub fn parse(file: &str, text: &str) -> Result<Observation, TelemetryError> {
     }
     if let Some(t0) = first_time {
         match bias {
-            Some(b) => obs.start = Some(rfc3339(t0 - step + b as f64 * 60.0)),
+            Some(b) => obs.start = rfc3339(t0 - step + b as f64 * 60.0),
             None => obs.warnings.push(
                 "the perfmon header has no time-zone bias; times are local and the start is not known in UTC".into(),
             ),
@@ -392,11 +435,6 @@ pub fn parse(file: &str, text: &str) -> Result<Observation, TelemetryError> {
             .push("only _Total instances were captured: the disks are summed together".into());
     }
     Ok(obs)
-}
-
-fn csv_error(file: &str, e: &csv::Error) -> TelemetryError {
-    let line = e.position().map(|p| p.line() as usize).unwrap_or(0);
-    TelemetryError::parse(file, line, format!("malformed CSV: {e}"))
 }
 
 #[cfg(test)]

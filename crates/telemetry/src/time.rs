@@ -13,9 +13,15 @@ pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// Seconds since the epoch of a civil date and time (no zone applied).
+/// Years a timestamp may have: before 1970 no tool recorded anything, and RFC 3339 (and
+/// the formatting of times) ends at 9999.
+pub const YEARS: std::ops::RangeInclusive<i64> = 1970..=9999;
+
+/// Seconds since the epoch of a civil date and time (no zone applied); `None` for an invalid
+/// date or a year outside [`YEARS`].
 pub fn civil_seconds(year: i64, month: u32, day: u32, h: u32, m: u32, s: f64) -> Option<f64> {
-    if !(1..=12).contains(&month)
+    if !YEARS.contains(&year)
+        || !(1..=12).contains(&month)
         || !(1..=31).contains(&day)
         || h > 23
         || m > 59
@@ -72,10 +78,17 @@ pub fn parse_iso_date(d: &str) -> Option<(i64, u32, u32)> {
     Some((y, mo, da))
 }
 
-/// RFC 3339 UTC text of seconds since the epoch (millisecond precision).
-pub fn rfc3339(epoch_s: f64) -> String {
-    let d = std::time::Duration::from_millis((epoch_s.max(0.0) * 1000.0).round() as u64);
-    humantime::format_rfc3339_millis(std::time::UNIX_EPOCH + d).to_string()
+/// Seconds since the epoch of 10000-01-01T00:00:00Z, where RFC 3339 ends.
+pub const END_OF_RFC3339: f64 = 253_402_300_800.0;
+
+/// RFC 3339 UTC text of seconds since the epoch (millisecond precision); `None` before 1970
+/// or from year 10000 on (humantime panics there).
+pub fn rfc3339(epoch_s: f64) -> Option<String> {
+    if !(0.0..END_OF_RFC3339 - 0.001).contains(&epoch_s) {
+        return None;
+    }
+    let d = std::time::Duration::from_millis((epoch_s * 1000.0).round() as u64);
+    Some(humantime::format_rfc3339_millis(std::time::UNIX_EPOCH + d).to_string())
 }
 
 #[cfg(test)]
@@ -91,7 +104,13 @@ mod tests {
             days_from_civil(2024, 3, 1)
         );
         let s = civil_seconds(2002, 9, 8, 12, 35, 45.166).unwrap();
-        assert_eq!(rfc3339(s), "2002-09-08T12:35:45.166Z");
+        assert_eq!(rfc3339(s).unwrap(), "2002-09-08T12:35:45.166Z");
+        assert!(civil_seconds(10000, 1, 1, 0, 0, 0.0).is_none());
+        assert!(civil_seconds(1969, 12, 31, 0, 0, 0.0).is_none());
+        let last = civil_seconds(9999, 12, 31, 23, 59, 59.0).unwrap();
+        assert_eq!(rfc3339(last).unwrap(), "9999-12-31T23:59:59.000Z");
+        assert_eq!(rfc3339(END_OF_RFC3339), None);
+        assert_eq!(rfc3339(-1.0), None);
         assert_eq!(parse_clock("12:05:01", Some("AM")), Some((0, 5, 1.0)));
         assert_eq!(parse_clock("01:05:01", Some("PM")), Some((13, 5, 1.0)));
         assert_eq!(parse_us_date("11/21/26"), Some((2026, 11, 21)));

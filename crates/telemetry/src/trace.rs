@@ -5,15 +5,35 @@
 
 use oio_core::observation::{DeviceInterval, DirCounters, IoDir, IoRecord};
 
-/// Bins `ios` (sorted or not) into intervals of `interval_s` seconds from time 0.
-pub fn intervals_from_ios(ios: &[IoRecord], interval_s: f64) -> Vec<DeviceInterval> {
-    let step_ns = (interval_s * 1e9).max(1.0);
+/// Most intervals made from one trace: a million (11.6 days of 1 s intervals, about 350 MB
+/// of intervals). Memory must follow the trace, not a timestamp in it.
+pub const MAX_INTERVALS: usize = 1_000_000;
+
+/// Bins `ios` (sorted or not) into intervals of `interval_s` seconds from time 0. Refuses
+/// (saying why) a trace that would make more than [`MAX_INTERVALS`] intervals, or an interval
+/// that is not a positive number of seconds.
+pub fn intervals_from_ios(
+    ios: &[IoRecord],
+    interval_s: f64,
+) -> Result<Vec<DeviceInterval>, String> {
+    if !(interval_s.is_finite() && interval_s >= 1e-6) {
+        return Err(format!("interval {interval_s} s; expected at least 1 µs"));
+    }
+    let step_ns = interval_s * 1e9;
     let end_ns = ios
         .iter()
-        .map(|r| r.t_ns + r.latency_ns.unwrap_or(0))
+        .map(|r| r.t_ns.saturating_add(r.latency_ns.unwrap_or(0)))
         .max()
         .unwrap_or(0);
-    let n = ((end_ns as f64 / step_ns).floor() as usize + 1).max(1);
+    let intervals = (end_ns as f64 / step_ns).floor() + 1.0;
+    if intervals > MAX_INTERVALS as f64 {
+        return Err(format!(
+            "the trace spans {:.0} s: {intervals:.0} intervals of {interval_s} s, more than the {MAX_INTERVALS} oio keeps; give a longer interval (--interval {:.0}s or more)",
+            end_ns as f64 / 1e9,
+            (end_ns as f64 / 1e9 / MAX_INTERVALS as f64).ceil().max(1.0)
+        ));
+    }
+    let n = (intervals as usize).max(1);
     #[derive(Clone, Default)]
     struct Acc {
         ios: u64,
@@ -39,7 +59,7 @@ pub fn intervals_from_ios(ios: &[IoRecord], interval_s: f64) -> Vec<DeviceInterv
             a.lat_sum += l as f64;
             a.lat_n += 1;
             // Spread the time in flight over the intervals it covers.
-            let (s, e) = (r.t_ns as f64, (r.t_ns + l) as f64);
+            let (s, e) = (r.t_ns as f64, r.t_ns.saturating_add(l) as f64);
             let mut i = (s / step_ns) as usize;
             while i < n && (i as f64) * step_ns < e {
                 let lo = s.max(i as f64 * step_ns);
@@ -49,7 +69,7 @@ pub fn intervals_from_ios(ios: &[IoRecord], interval_s: f64) -> Vec<DeviceInterv
             }
         }
     }
-    (0..n)
+    Ok((0..n)
         .map(|k| {
             let dir = |a: &Acc| DirCounters {
                 iops: Some(a.ios as f64 / interval_s),
@@ -70,7 +90,7 @@ pub fn intervals_from_ios(ios: &[IoRecord], interval_s: f64) -> Vec<DeviceInterv
                 util_pct: None,
             }
         })
-        .collect()
+        .collect())
 }
 
 #[cfg(test)]
@@ -95,7 +115,7 @@ mod tests {
             io(100, IoDir::Read, 8192, 500),
             io(1200, IoDir::Write, 65536, 1000),
         ];
-        let iv = intervals_from_ios(&ios, 1.0);
+        let iv = intervals_from_ios(&ios, 1.0).unwrap();
         assert_eq!(iv.len(), 3);
         assert_eq!(iv[0].read.iops, Some(2.0));
         assert_eq!(iv[0].read.mean_io_bytes, Some(6144.0));
@@ -104,5 +124,20 @@ mod tests {
         // The write is in flight from 1.2 s to 2.2 s.
         assert!((iv[1].queue_mean.unwrap() - 0.8).abs() < 1e-9);
         assert!((iv[2].queue_mean.unwrap() - 0.2).abs() < 1e-9);
+    }
+
+    #[test]
+    fn intervals_are_bounded_by_count_not_by_timestamps() {
+        // An event at 999,999,999 s used to allocate a billion intervals (70 GB).
+        let ios = vec![io(999_999_999_000, IoDir::Read, 4096, 1)];
+        let e = intervals_from_ios(&ios, 1.0).unwrap_err();
+        assert!(
+            e.contains("more than the 1000000") && e.contains("--interval 1000s"),
+            "{e}"
+        );
+        let ios = vec![io(2_000, IoDir::Read, 4096, 1)];
+        assert!(intervals_from_ios(&ios, 1e-9).is_err());
+        assert!(intervals_from_ios(&ios, f64::NAN).is_err());
+        assert_eq!(intervals_from_ios(&ios, 1.0).unwrap().len(), 3);
     }
 }

@@ -2,11 +2,12 @@
 
 use anyhow::{bail, Context};
 use oio_analysis::characterize::{characterize, Characterization, DirProfile, Options};
-use oio_core::units::{format_size, parse_duration};
+use oio_core::units::{format_size, parse_duration, parse_duration_in, MAX_DURATION};
 use oio_telemetry::{parse_files, ParseOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Arguments of `oio characterize`.
 #[derive(Debug, clap::Args)]
@@ -68,32 +69,45 @@ pub struct Args {
 
 /// Characterizes the files.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // Below 1 ms no telemetry source has resolution; traces are further bounded by the
+    // number of intervals they make.
+    let interval = args
+        .interval
+        .as_deref()
+        .map(|s| parse_duration_in(s, Duration::from_millis(1), MAX_DURATION))
+        .transpose()
+        .context("--interval")?;
+    if !(0.0..=100.0).contains(&args.cover) || args.cover == 0.0 {
+        bail!("--cover {} must be above 0 and at most 100", args.cover);
+    }
+    if !(args.busy_queue.is_finite() && args.busy_queue >= 0.0) {
+        bail!(
+            "--busy-queue {}: expected a queue length of 0 or more",
+            args.busy_queue
+        );
+    }
+    if args.period == Some(0) {
+        bail!("--period 0: periods are numbered from 1");
+    }
     let popts = ParseOptions {
-        interval_s: args
-            .interval
-            .as_deref()
-            .map(parse_duration)
-            .transpose()?
-            .map(|d| d.as_secs_f64()),
+        interval_s: interval.map(|d| d.as_secs_f64()),
         keep_first_iostat_report: args.keep_first,
     };
     let paths: Vec<&Path> = args.files.iter().map(PathBuf::as_path).collect();
     let obs = parse_files(&paths, &popts)?;
-    if !(0.0..=100.0).contains(&args.cover) || args.cover == 0.0 {
-        bail!("--cover {} must be above 0 and at most 100", args.cover);
-    }
-    let secs = |s: &Option<String>| -> anyhow::Result<Option<f64>> {
+    let secs = |flag: &str, s: &Option<String>| -> anyhow::Result<Option<f64>> {
         Ok(s.as_deref()
             .map(parse_duration)
-            .transpose()?
+            .transpose()
+            .context(flag.to_string())?
             .map(|d| d.as_secs_f64()))
     };
     let opts = Options {
         device: args.device.clone(),
         busy_queue: args.busy_queue,
         cover_pct: args.cover,
-        from_s: secs(&args.from)?,
-        to_s: secs(&args.to)?,
+        from_s: secs("--from", &args.from)?,
+        to_s: secs("--to", &args.to)?,
         period: args.period,
         name: args.name.clone(),
         ..Options::default()
@@ -130,7 +144,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = std::io::stdout().lock();
-    write_summary(&mut out, &c)?;
+    write_summary(&mut out, &c, obs.source.encoding.as_deref())?;
     if written.is_empty() {
         writeln!(
             out,
@@ -154,12 +168,17 @@ fn sizes(p: &DirProfile) -> String {
         .join(", ")
 }
 
-fn write_summary(out: &mut dyn Write, c: &Characterization) -> std::io::Result<()> {
+fn write_summary(
+    out: &mut dyn Write,
+    c: &Characterization,
+    encoding: Option<&str>,
+) -> std::io::Result<()> {
     writeln!(
         out,
-        "{} ({}), device {}: {} of {} intervals used ({:.0} s), method: {}",
+        "{} ({}{}), device {}: {} of {} intervals used ({:.0} s), method: {}",
         c.files.join(", "),
         c.source,
+        encoding.map(|e| format!(", {e}")).unwrap_or_default(),
         c.device,
         c.intervals_used,
         c.intervals_total,

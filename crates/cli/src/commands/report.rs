@@ -192,7 +192,10 @@ fn label_of(path: &Path) -> String {
     let stem = stem.strip_prefix("run-").unwrap_or(&stem).to_string();
     // 20261121T143731Z-randread-4k -> 14:37:31-randread-4k: the date is in the table.
     let stem = match stem.split_once('-') {
-        Some((ts, rest)) if ts.len() == 16 && ts.as_bytes()[8] == b'T' && ts.ends_with('Z') => {
+        // ASCII first: byte slicing a name with non-ASCII characters would split one.
+        Some((ts, rest))
+            if ts.is_ascii() && ts.len() == 16 && ts.as_bytes()[8] == b'T' && ts.ends_with('Z') =>
+        {
             format!("{}:{}:{}-{rest}", &ts[9..11], &ts[11..13], &ts[13..15])
         }
         _ => stem,

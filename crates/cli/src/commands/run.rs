@@ -77,7 +77,7 @@ pub struct Args {
 
     /// Open loop: offer this many I/Os per second per stream, whatever the device does;
     /// latency then counts from each I/O's intended start.
-    #[arg(long, value_name = "IOPS")]
+    #[arg(long, value_name = "IOPS", value_parser = crate::cli::rate_arg)]
     pub rate: Option<f64>,
 
     /// Spacing of open-loop arrivals.

@@ -1,0 +1,98 @@
+//! Input that panicked, wrapped or mislocated errors before: far dates, CRLF line numbers,
+//! encodings other than UTF-8.
+
+use oio_telemetry::{fio, parse_file, ParseOptions};
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+#[test]
+fn crlf_files_report_the_line_an_editor_shows() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture("perfmon_bad_number.csv")).unwrap();
+    let crlf = text.replace("\r\n", "\n").replace('\n', "\r\n");
+    for (name, t) in [("lf.csv", text.replace("\r\n", "\n")), ("crlf.csv", crlf)] {
+        let p = write(dir.path(), name, t.as_bytes());
+        let e = parse_file(&p, &ParseOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(&format!("{name}:4:")), "{e}");
+    }
+    // A lone CR ends a line too (classic Mac text), as editors count it.
+    let iostat = std::fs::read_to_string(fixture("iostat_truncated_row.txt")).unwrap();
+    let want = oio_telemetry::parse_text("a.txt", &iostat, &ParseOptions::default())
+        .unwrap_err()
+        .to_string();
+    let cr = iostat.replace("\r\n", "\n").replace('\n', "\r");
+    let got = oio_telemetry::parse_text("a.txt", &cr, &ParseOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn dates_after_9999_are_located_errors() {
+    let iostat = std::fs::read_to_string(fixture("iostat_12_6_iso_time_d_two_devices.txt"))
+        .unwrap()
+        .replacen("2026-11-21T13:59:23", "10000-11-21T13:59:23", 1);
+    let e = oio_telemetry::iostat::parse_text("i.txt", &iostat, &ParseOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("i.txt:10:") && e.contains("1970 to 9999"),
+        "{e}"
+    );
+    let json = std::fs::read_to_string(fixture("iostat_12_6_json_y.json"))
+        .unwrap()
+        .replace("\"date\": \"", "\"date\": \"10000-");
+    // JSON dates that do not parse leave the times unknown; no panic either way.
+    let _ = oio_telemetry::iostat::parse_json("i.json", &json, &ParseOptions::default());
+    // A fio timestamp in year 33658 (10^15 s) leaves the result's timestamp empty.
+    let fio_json = std::fs::read_to_string(fixture("fio_per_io_logs/pio.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&fio_json).unwrap();
+    let mut v = v;
+    v["timestamp"] = serde_json::json!(1_000_000_000_000_000u64);
+    let r = fio::parse_json_result("f.json", &v.to_string()).unwrap();
+    assert_eq!(r.timestamp, "");
+}
+
+#[test]
+fn windows_1252_and_utf16_perfmon_read_with_their_encoding() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture("perfmon_typeperf_plain_header.csv"))
+        .unwrap()
+        .replace("LogicalDisk(C:)", "LogicalDisk(Données C:)");
+    let utf8 = parse_file(
+        &write(dir.path(), "u.csv", text.as_bytes()),
+        &Default::default(),
+    )
+    .unwrap();
+    let (ansi, _, _) = encoding_rs::WINDOWS_1252.encode(&text);
+    let mut be = vec![0xFE, 0xFF];
+    for u in text.encode_utf16() {
+        be.extend_from_slice(&u.to_be_bytes());
+    }
+    for (name, bytes, enc) in [
+        ("a.csv", ansi.to_vec(), "Windows-1252"),
+        ("b.csv", be, "UTF-16BE"),
+    ] {
+        let o = parse_file(&write(dir.path(), name, &bytes), &Default::default()).unwrap();
+        assert_eq!(o.source.encoding.as_deref(), Some(enc));
+        assert_eq!(o.devices, utf8.devices, "{enc}");
+        assert!(
+            o.devices[0].name.contains("Données"),
+            "{}",
+            o.devices[0].name
+        );
+    }
+}
