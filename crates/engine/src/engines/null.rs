@@ -407,6 +407,7 @@ mod tests {
             buf_size: 4096,
             files: Vec::new(),
             fill_seed: 1,
+            submit: Default::default(),
         }
     }
 
