@@ -386,3 +386,107 @@ fn auto_falls_back_to_sync_when_the_kernel_refuses_io_uring() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("io_uring"));
 }
+
+/// Issue 10: one submission per I/O is the default (it matched fio on a virtio disk where a
+/// batch per call did not); `--submit batch` is offered, and the result says which one ran.
+#[test]
+fn the_submission_style_is_chosen_and_recorded() {
+    let _uring = uses_io_uring();
+    let d = scratch();
+    let base = [
+        "run", "--engine", "io_uring", "--rw", "randread", "--qd", "8", "--time", "300ms",
+        "--ramp", "0", "--size", "4M", "a.dat",
+    ];
+    let v = run_json(d.path(), &base);
+    assert_valid(&v);
+    assert_eq!(v["options"]["submit"], "per_io");
+    let features = v["engine"]["features"].to_string();
+    assert!(features.contains("submit=per_io"), "{features}");
+    let mut args = base.to_vec();
+    args.extend(["--submit", "batch"]);
+    let v = run_json(d.path(), &args);
+    assert_eq!(v["options"]["submit"], "batch");
+    assert!(num(&v, "/summary/read/ios") > 0.0);
+}
+
+/// Issue 10: a run on tmpfs says that its numbers describe memory, in the result and in the
+/// header, and the header (effective workload) is printed before the ramp, not after the run.
+#[test]
+fn a_memory_backed_target_is_named_and_the_header_comes_before_the_ramp() {
+    let shm = std::path::Path::new("/dev/shm");
+    if !shm.is_dir() {
+        missing("/dev/shm (tmpfs) is not mounted");
+        return;
+    }
+    let _uring = uses_io_uring();
+    let dir = tempfile::tempdir_in(shm).expect("a directory on tmpfs");
+    let out_dir = scratch();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_oio"))
+        .env("NO_COLOR", "1")
+        .current_dir(out_dir.path())
+        .args([
+            "run", "--json", "--rw", "randrw", "--bs", "8k", "--qd", "4", "--size", "4M", "--ramp",
+            "3s", "--time", "300ms",
+        ])
+        .arg(dir.path().join("t.dat"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("oio starts");
+    // The header's lines arrive while the run is still in its 3 s ramp.
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut header = String::new();
+    while !header.contains("s measured") {
+        let mut line = String::new();
+        if std::io::BufRead::read_line(&mut err, &mut line).unwrap() == 0 {
+            break;
+        }
+        header.push_str(&line);
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the header came only after the run ended:\n{header}"
+    );
+    assert!(header.contains("50 % reads"), "{header}");
+    assert!(header.contains("QD 4"), "{header}");
+    assert!(header.contains("tmpfs"), "{header}");
+    // Read stdout (the JSON, larger than a pipe's buffer) before the rest of stderr.
+    let out = child.wait_with_output().unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    assert!(out.status.success(), "{header}{rest}");
+    assert!(rest.contains("describe memory"), "{header}{rest}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let warnings = v["warnings"].to_string();
+    assert!(
+        warnings.contains("tmpfs") && warnings.contains("describe memory"),
+        "{warnings}"
+    );
+}
+
+/// Issue 9: a series with one record per interval is bounded: a year at 1 ms intervals is
+/// refused before anything is created, naming the flag that fixes it.
+#[test]
+fn a_series_too_long_for_memory_is_refused_before_the_run() {
+    let d = scratch();
+    let out = oio()
+        .current_dir(d.path())
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "--time",
+            "1y",
+            "--interval",
+            "1ms",
+            "--size",
+            "4M",
+            "t.dat",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("give a longer --interval"), "{err}");
+    assert!(!d.path().join("t.dat").exists());
+}

@@ -34,6 +34,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+/// Most intervals one run's series may hold (a day at 100 ms, a year at 32 s).
+const MAX_INTERVALS: u128 = 1_000_000;
+
 /// Receives progress while a run goes on (the terminal's live line, or nothing).
 pub trait RunObserver {
     /// A new target file is being filled.
@@ -214,6 +217,18 @@ pub fn run(
     plan.workload.check().map_err(PlanError)?;
     if plan.sim.is_some() && plan.engine != EngineKind::Null {
         return Err(PlanError("a simulated device (--sim) needs --engine null".into()).into());
+    }
+    // The series holds one record per interval: bound it, so a long run with a short
+    // interval cannot grow memory (and the result file) without limit.
+    let series_ns = plan.interval.as_nanos().max(1_000_000);
+    let intervals = (plan.ramp + plan.time).as_nanos() / series_ns;
+    if intervals > MAX_INTERVALS {
+        return Err(PlanError(format!(
+            "{:?} of ramp and run at --interval {:?} would make {intervals} intervals; at most {MAX_INTERVALS} are kept: give a longer --interval",
+            plan.ramp + plan.time,
+            plan.interval.max(Duration::from_millis(1)),
+        ))
+        .into());
     }
 
     // Open every bound path once, for writing only if some stream writes to it.

@@ -23,17 +23,27 @@ pub fn write_header(out: &mut dyn Write, s: &Start<'_>) -> io::Result<()> {
     }
     writeln!(
         out,
-        "{DIM}  {} engine, submit {}, {}, {:.0} s ramp + {:.0} s measured{DIM:#}",
+        "{DIM}  {} engine, submit {}, {}, {} ramp + {} measured{DIM:#}",
         s.engine,
         s.submit.name(),
         if s.direct { "O_DIRECT" } else { "buffered" },
-        s.ramp.as_secs_f64(),
-        s.time.as_secs_f64()
+        seconds(s.ramp),
+        seconds(s.time)
     )?;
     for w in s.warnings {
         writeln!(out, "  {WARN}note:{WARN:#} {w}")?;
     }
     Ok(())
+}
+
+/// `0.3 s`, `5 s`, `120 s`: a tenth of a second where it matters.
+fn seconds(d: std::time::Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 10.0 && s.fract() != 0.0 {
+        format!("{s:.1} s")
+    } else {
+        format!("{s:.0} s")
+    }
 }
 
 /// `./t.dat (file, 1 GiB, ext4 on vda QEMU disk)`.
