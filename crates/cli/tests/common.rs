@@ -120,3 +120,48 @@ impl Drop for LoopDevice {
         let _ = Cmd::new("losetup").arg("-d").arg(&self.dev).status();
     }
 }
+
+/// True when `tool` is on PATH.
+pub fn have(tool: &str) -> bool {
+    Cmd::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// True when loop devices can be made here (root and /dev/loop-control); otherwise the test
+/// is reported as not run (a failure under `OIO_TEST_REQUIRE_ALL=1`).
+pub fn can_use_loop_devices(test: &str) -> bool {
+    let ok = is_root() && Path::new("/dev/loop-control").exists();
+    if !ok {
+        missing(&format!("{test}: needs root and /dev/loop-control"));
+    }
+    ok
+}
+
+/// Runs a 16-I/O random-write `oio run` on `dev` with `extra` flags: (exit code, stderr).
+pub fn run_write(dev: &Path, extra: &[&str]) -> (Option<i32>, String) {
+    let d = scratch();
+    let out = oio()
+        .current_dir(d.path())
+        .args([
+            "run",
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4k",
+            "--ios",
+            "16",
+            "--ramp",
+            "0",
+        ])
+        .args(extra)
+        .arg(dev)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}

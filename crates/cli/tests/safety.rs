@@ -1,4 +1,6 @@
-use crate::common::{is_root, missing, oio, scratch, sparse_image, uses_io_uring, LoopDevice};
+use crate::common::{
+    can_use_loop_devices, oio, run_write, scratch, sparse_image, uses_io_uring, LoopDevice,
+};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -79,43 +81,10 @@ fn image(dir: &Path, name: &str) -> PathBuf {
     sparse_image(&dir.join(name), 64 << 20)
 }
 
-fn run_write(dev: &Path, extra: &[&str]) -> (Option<i32>, String) {
-    let d = scratch();
-    let out = oio()
-        .current_dir(d.path())
-        .args([
-            "run",
-            "--rw",
-            "randwrite",
-            "--bs",
-            "4k",
-            "--time",
-            "300ms",
-            "--ramp",
-            "0",
-        ])
-        .args(extra)
-        .arg(dev)
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn can_use_loop_devices() -> bool {
-    let ok = is_root() && Path::new("/dev/loop-control").exists();
-    if !ok {
-        missing("loop-device safety test: needs root and /dev/loop-control");
-    }
-    ok
-}
-
 #[test]
 fn block_devices_with_data_are_refused_and_named() {
     let _uring = uses_io_uring();
-    if !can_use_loop_devices() {
+    if !can_use_loop_devices("loop-device safety test") {
         return;
     }
     let d = scratch();

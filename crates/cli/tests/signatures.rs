@@ -2,51 +2,13 @@
 //! name with `--allow-overwrite` alone, written only with `--destroy-data`, and everything
 //! `wipefs --no-act` lists is named in the refusal (libblkid is the authority oio asks).
 
-use crate::common::{is_root, missing, oio, scratch, sparse_image, uses_io_uring, LoopDevice};
+use crate::common::{
+    can_use_loop_devices, have, missing, oio, run_write, scratch, sparse_image, uses_io_uring,
+    LoopDevice,
+};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-
-fn have(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-fn can_use_loop_devices() -> bool {
-    let ok = is_root() && Path::new("/dev/loop-control").exists();
-    if !ok {
-        missing("loop-device signature test: needs root and /dev/loop-control");
-    }
-    ok
-}
-
-fn run_write(dev: &Path, extra: &[&str]) -> (Option<i32>, String) {
-    let d = scratch();
-    let out = oio()
-        .current_dir(d.path())
-        .args([
-            "run",
-            "--rw",
-            "randwrite",
-            "--bs",
-            "4k",
-            "--ios",
-            "16",
-            "--ramp",
-            "0",
-        ])
-        .args(extra)
-        .arg(dev)
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// `(type, offset)` of every signature `wipefs --no-act` lists on `dev`.
 fn wipefs(dev: &Path) -> Vec<(String, String)> {
@@ -150,7 +112,7 @@ fn mkfs(dir: &Path, name: &str, mib: u64, tool: &str, args: &[&str]) -> Option<P
 #[test]
 fn exfat_is_refused_by_name() {
     let _uring = uses_io_uring();
-    if !can_use_loop_devices() {
+    if !can_use_loop_devices("loop-device signature test") {
         return;
     }
     let d = scratch();
@@ -185,7 +147,7 @@ fn exfat_is_refused_by_name() {
 #[test]
 fn a_gpt_with_only_its_backup_header_is_refused() {
     let _uring = uses_io_uring();
-    if !can_use_loop_devices() {
+    if !can_use_loop_devices("loop-device signature test") {
         return;
     }
     if !have("sfdisk") {
@@ -227,7 +189,7 @@ fn a_gpt_with_only_its_backup_header_is_refused() {
 #[test]
 fn an_mbr_with_no_entries_is_refused() {
     let _uring = uses_io_uring();
-    if !can_use_loop_devices() {
+    if !can_use_loop_devices("loop-device signature test") {
         return;
     }
     let d = scratch();
@@ -250,7 +212,7 @@ fn an_mbr_with_no_entries_is_refused() {
 #[test]
 fn formats_made_by_debian_tools_are_refused_by_name() {
     let _uring = uses_io_uring();
-    if !can_use_loop_devices() {
+    if !can_use_loop_devices("loop-device signature test") {
         return;
     }
     let d = scratch();

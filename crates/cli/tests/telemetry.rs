@@ -2,7 +2,7 @@
 //! sysstat's iostat and fio (installed by scripts/test), on a loop device so that no other I/O
 //! of the machine disturbs the comparison.
 
-use crate::common::{missing, oio, scratch, sparse_image, LoopDevice};
+use crate::common::{have, missing, oio, scratch, sparse_image, LoopDevice};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -12,14 +12,6 @@ fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../telemetry/tests/fixtures")
         .join(name)
-}
-
-fn have(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 fn ok_json(args: &[&str], dir: &Path) -> Value {
