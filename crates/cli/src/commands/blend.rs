@@ -75,7 +75,7 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
 
-    /// Random-number seed for offsets and data (the same seed repeats the same I/O).
+    /// Random-number seed for offsets and data (the same number repeats the same I/O).
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub seed: u64,
 }

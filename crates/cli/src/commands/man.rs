@@ -33,10 +33,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     .map(|c| c.get_name())
                     .filter(|n| *n != "help")
                     .collect();
-                format!(
-                    "no command '{name}'; expected one of: {}",
-                    names.join(", ")
-                )
+                format!("no command '{name}'; expected one of: {}", names.join(", "))
             })?;
             // Built, the command is named oio-COMMAND for the page's title and synopsis.
             sub.version(crate::cli::VERSION)
