@@ -54,13 +54,15 @@ pub fn print_warning(msg: &str) {
     let _ = writeln!(e, "oio: {WARN}warning:{WARN:#} {msg}");
 }
 
-/// Prints `oio: ...` on stderr. Under `--quiet` only the notice that says where a result was
-/// saved (`result: PATH`) is printed, as the bare path.
+/// Prints `oio: ...` on stderr. Under `--quiet` only a notice that says where a result was
+/// saved (`result: PATH`, `sweep: PATH`, `build report: PATH`) is printed, as the bare path.
 pub fn print_notice(msg: &str) {
     if quiet() {
-        if let Some(path) = msg.strip_prefix("result: ") {
-            let mut e = anstream::stderr();
-            let _ = writeln!(e, "{path}");
+        if let Some((_, path)) = msg.split_once(": ") {
+            if std::path::Path::new(path).is_file() {
+                let mut e = anstream::stderr();
+                let _ = writeln!(e, "{path}");
+            }
         }
         return;
     }
