@@ -5,34 +5,62 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::commands;
 
+/// `oio --version`: the crate version and the commit it was built from (see build.rs).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("OIO_GIT_COMMIT"),
+    ")"
+);
+
 /// oio (outstanding I/O): characterize, run, sweep and compare storage and database workloads.
 #[derive(Debug, Parser)]
 #[command(
     name = "oio",
-    version,
+    version = VERSION,
     help_expected = true,
     max_term_width = 100,
     arg_required_else_help = true,
     after_help = "Start with `oio run` (the default OLTP profile on a 1 GiB file in the current directory) and `oio profiles`."
 )]
 pub struct Cli {
-    /// When to use colour on the terminal (NO_COLOR and TERM=dumb are honoured with auto).
-    #[arg(long, value_enum, default_value_t = ColorWhen::Auto, global = true, value_name = "WHEN")]
+    /// Colour: auto (only on a terminal, honouring NO_COLOR and TERM=dumb), always or never.
+    // One short line and no per-value block: a global flag is shown in every command's help.
+    #[arg(
+        long,
+        value_enum,
+        default_value_t = ColorWhen::Auto,
+        global = true,
+        value_name = "WHEN",
+        hide_possible_values = true,
+        help_heading = "Global options",
+        display_order = 1000
+    )]
     pub color: ColorWhen,
+
+    /// Print only errors and where the result was saved (no header, progress, summary, notices).
+    #[arg(
+        short,
+        long,
+        global = true,
+        help_heading = "Global options",
+        display_order = 1001
+    )]
+    pub quiet: bool,
 
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
 }
 
-/// The colour policy.
+/// The colour policy (the values are described in the flag's one line of help).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ColorWhen {
-    /// Colour when the output is a terminal.
+    // Colour when the output is a terminal.
     Auto,
-    /// Always colour.
+    // Always colour.
     Always,
-    /// Never colour.
+    // Never colour.
     Never,
 }
 
@@ -63,6 +91,10 @@ pub enum Command {
     Compare(commands::compare::Args),
     /// Write an HTML report (inline SVG charts), and SVG, PNG or CSV files, from results.
     Report(commands::report::Args),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish) on stdout.
+    Completions(commands::completions::Args),
+    /// Print oio's manual page (roff) on stdout, or the page of one command.
+    Man(commands::man::Args),
 }
 
 /// Value parser for durations (`30s`, `5m`, `500ms`), with oio's message on error.

@@ -25,6 +25,7 @@ pub const EXIT_ERROR: u8 = 2;
 /// Runs one command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     output::style::set_color_choice(cli.color);
+    output::style::set_quiet(cli.quiet);
     let code = commands::dispatch(cli.command)?;
     Ok(interrupt::exit_code(results::exit_code(code)))
 }

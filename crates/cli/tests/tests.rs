@@ -6,6 +6,8 @@ mod bounds;
 mod blend;
 // Shared helpers: the binary, temp dirs, JSON access.
 mod common;
+// The words and conventions a user meets: help snapshots, completions, man, --quiet, --version.
+mod conventions;
 // Data patterns: incompressible and unique by default, compressibility and duplication on demand.
 mod data;
 // Open loop: offered rates, bursts, coordinated omission.

@@ -50,7 +50,8 @@ pub struct Args {
     #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = crate::cli::duration_arg)]
     pub ramp: Duration,
 
-    /// Size of the file to create or of the part to use.
+    /// Size of the file to create or of the part to use. Default: the whole of an existing
+    /// file or device; 1G for ./oio-testfile.
     #[arg(long, value_name = "SIZE", value_parser = crate::cli::size_arg)]
     pub size: Option<u64>,
 
@@ -74,7 +75,7 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
 
-    /// Seed.
+    /// Random-number seed for offsets and data (the same number repeats the same I/O).
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub seed: u64,
 }

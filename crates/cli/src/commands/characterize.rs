@@ -2,7 +2,7 @@
 
 use anyhow::{bail, Context};
 use oio_analysis::characterize::{characterize, Characterization, DirProfile, Options};
-use oio_core::units::{format_size, parse_duration, parse_duration_in, MAX_DURATION};
+use oio_core::units::{format_bytes, parse_duration, parse_duration_in, MAX_DURATION};
 use oio_telemetry::{parse_files, ParseOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -21,8 +21,8 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     pub device: Option<String>,
 
-    /// Use only intervals whose mean queue length is above this (seed 002's busy filter); 0
-    /// uses every interval with I/O.
+    /// The busy filter: use only intervals whose mean queue length is above N (the busy
+    /// periods, where the workload's shape shows); 0 uses every interval with I/O.
     #[arg(long, default_value_t = 2.0, value_name = "N")]
     pub busy_queue: f64,
 
@@ -94,7 +94,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         keep_first_iostat_report: args.keep_first,
     };
     let paths: Vec<&Path> = args.files.iter().map(PathBuf::as_path).collect();
-    let obs = parse_files(&paths, &popts)?;
+    let mut obs = parse_files(&paths, &popts)?;
+    // A saved observation (`oio record -o`) names no files of its own: name the ones given, so
+    // the summary and the workload's description say where the numbers came from.
+    if obs.source.files.iter().all(|f| f.is_empty()) {
+        obs.source.files = args.files.iter().map(|f| f.display().to_string()).collect();
+    }
     let secs = |flag: &str, s: &Option<String>| -> anyhow::Result<Option<f64>> {
         Ok(s.as_deref()
             .map(parse_duration)
@@ -157,13 +162,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A size for the summary table, in the one style the whole table uses (`49.5 KiB`, `512 B`).
+fn size_text(bytes: u64) -> String {
+    format_bytes(bytes as f64)
+}
+
 fn sizes(p: &DirProfile) -> String {
     if p.sizes.is_empty() {
         return "-".into();
     }
     p.sizes
         .iter()
-        .map(|s| format!("{} {}%", format_size(s.bytes), s.pct))
+        .map(|s| format!("{} {}%", size_text(s.bytes), s.pct))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -205,9 +215,8 @@ fn write_summary(
             p.iops.p90,
             p.iops.peak,
             p.mib_per_sec.mean,
-            p.mean_bytes.map_or("-".into(), |b| format_size(
-                (b / 512.0).round() as u64 * 512
-            )),
+            p.mean_bytes
+                .map_or("-".into(), |b| size_text((b / 512.0).round() as u64 * 512)),
             p.latency_mean_ms.map_or("-".into(), |l| format!("{l:.2}")),
             if name == "total" {
                 String::new()
@@ -251,14 +260,14 @@ fn write_summary(
         for (k, p) in c.periods.iter().enumerate() {
             writeln!(
                 out,
-                "  {}: {:>7.0}-{:<7.0} s  {:>9.1} IOPS  {:>8.2} MiB/s  reads {:>5.1} %  read size {:>6}  queue {}",
+                "  {}: {:>7.0}-{:<7.0} s  {:>9.1} IOPS  {:>8.2} MiB/s  reads {:>5.1} %  read size {:>9}  queue {}",
                 k + 1,
                 p.from_s,
                 p.to_s,
                 p.iops_mean,
                 p.mib_per_sec_mean,
                 p.read_pct,
-                p.read_mean_bytes.map_or("-".into(), |b| format_size((b / 512.0).round() as u64 * 512)),
+                p.read_mean_bytes.map_or("-".into(), |b| size_text((b / 512.0).round() as u64 * 512)),
                 p.outstanding_mean.map_or("-".into(), |q| format!("{q:.1}"))
             )?;
         }

@@ -78,7 +78,8 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = stats::DEFAULT_RESAMPLES)]
     pub resamples: usize,
 
-    /// Seed of the bootstrap (fixed by default: the same inputs print the same numbers).
+    /// Random-number seed of the bootstrap (fixed by default: the same inputs print the same
+    /// numbers).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
@@ -96,7 +97,7 @@ pub struct Args {
 pub enum Order {
     /// A B A B … (each round in the same order).
     Interleaved,
-    /// Each round in a random order (seeded by --seed).
+    /// Each round in a random order (reproducible with --seed).
     Shuffled,
 }
 

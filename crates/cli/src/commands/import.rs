@@ -42,7 +42,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(p) = &target {
         crate::results::write_file_atomic(p, &bytes)?;
     }
-    let mut out = std::io::stdout().lock();
+    // anstream strips the summary's colour when stdout is not a terminal (or with --color never).
+    let mut out = anstream::stdout().lock();
     if args.json {
         out.write_all(&bytes)?;
     } else {

@@ -3,8 +3,10 @@
 pub mod blend;
 pub mod characterize;
 pub mod compare;
+pub mod completions;
 pub mod export;
 pub mod import;
+pub mod man;
 pub mod profiles;
 pub mod record;
 pub mod report;
@@ -31,5 +33,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Sweep(args) => sweep::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Report(args) => report::run(args),
+        Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(args),
     }
 }

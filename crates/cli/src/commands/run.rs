@@ -50,7 +50,8 @@ pub struct Args {
     #[arg(long, value_enum, value_name = "PATTERN")]
     pub rw: Option<Rw>,
 
-    /// I/O size or mix by count, e.g. 4k or 64k:68,8k:32 (both directions).
+    /// I/O size or mix by count, e.g. 4k or 64k:68,8k:32 (both directions). Default: the
+    /// profile's or workload file's sizes; 4k with --rw.
     #[arg(long, value_name = "MIX")]
     pub bs: Option<SizeMix>,
 
@@ -62,16 +63,19 @@ pub struct Args {
     #[arg(long, value_name = "MIX")]
     pub write_bs: Option<SizeMix>,
 
-    /// Share of reads in percent for --rw randrw/rw (default 50), or override of a profile's.
+    /// Share of reads in percent. Default: the profile's or workload file's; 50 with --rw
+    /// randrw/rw.
     #[arg(long, value_name = "PCT", value_parser = parse_pct)]
     pub read_pct: Option<f64>,
 
-    /// Share of random offsets in percent (overrides the pattern or profile).
+    /// Share of random offsets in percent. Default: the profile's or workload file's, or the
+    /// --rw pattern's (100 for rand*, 0 otherwise).
     #[arg(long, value_name = "PCT", value_parser = parse_pct)]
     pub random_pct: Option<f64>,
 
-    /// Outstanding I/Os (queue depth) per stream, in total over its workers; with --rate, the
-    /// cap on I/Os in flight (default 1024).
+    /// Outstanding I/Os (queue depth) per stream, in total over its workers. Default: the
+    /// profile's or workload file's depth (oltp-data: 32); 32 with --rw. With --rate it is
+    /// instead the cap on I/Os in flight (default: the profile's depth; 1024 with --rw).
     #[arg(long, value_name = "N")]
     pub qd: Option<u32>,
 
@@ -88,11 +92,13 @@ pub struct Args {
     #[arg(long, value_name = "IOPS,ON,OFF", requires = "rate")]
     pub burst: Option<String>,
 
-    /// Worker threads per stream.
+    /// Worker threads per stream. Default: the profile's or workload file's; 1 with --rw.
     #[arg(long, value_name = "N")]
     pub workers: Option<u32>,
 
     /// Size of the file to create, or the part of a file or device to use (e.g. 10G).
+    /// Default: the whole of an existing file or device; 1G for ./oio-testfile. A new file at
+    /// a path you name needs it.
     #[arg(long, value_name = "SIZE", value_parser = crate::cli::size_arg)]
     pub size: Option<u64>,
 
@@ -160,7 +166,8 @@ pub struct Args {
     #[arg(long)]
     pub access_order: bool,
 
-    /// Seed for sizes, offsets and data (default: random, recorded in the result).
+    /// Random-number seed for sizes, offsets and data, to repeat a run exactly (default:
+    /// random, recorded in the result).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 

@@ -67,11 +67,13 @@ pub struct Args {
     )]
     pub qd: Vec<u32>,
 
-    /// Block sizes to sweep (a grid with --read-pct), e.g. 4k,64k.
+    /// Block sizes to sweep (a grid with --read-pct), e.g. 4k,64k. Default: the workload's
+    /// sizes (4k for a pattern).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub bs: Vec<String>,
 
-    /// Read shares to sweep, percent, e.g. 100,70,0.
+    /// Read shares to sweep, percent, e.g. 100,70,0. Default: the workload's (50 for the
+    /// patterns randrw and rw).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub read_pct: Vec<f64>,
 
@@ -123,7 +125,8 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub production_qd: Option<f64>,
 
-    /// Size of the file to create, or the part of the device to use.
+    /// Size of the file to create, or the part of the device to use. Default: the whole of an
+    /// existing file or device; 1G for ./oio-testfile.
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
 

@@ -99,7 +99,7 @@ pub struct BuildArgs {
     /// Drop existing TPC-C tables first.
     #[arg(long)]
     pub force: bool,
-    /// Seed of the data generator.
+    /// Random-number seed of the data generator.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
     /// Directory for the build report.
@@ -185,7 +185,7 @@ pub struct RunArgs {
     /// Retries of a transaction after serialization failures, deadlocks or SQLite busy.
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub max_retries: u32,
-    /// Seed of the input generators.
+    /// Random-number seed of the input generators.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
     /// Directory for the result file.

@@ -18,15 +18,21 @@ pub struct LiveLine {
 }
 
 impl LiveLine {
-    /// A live line on stderr (drawn only on a terminal).
+    /// A live line on stderr (drawn only on a terminal, never under `--quiet`).
     pub fn new() -> LiveLine {
-        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr_with_hz(4));
+        let quiet = super::style::quiet();
+        let target = if quiet {
+            ProgressDrawTarget::hidden()
+        } else {
+            ProgressDrawTarget::stderr_with_hz(4)
+        };
+        let bar = ProgressBar::with_draw_target(Some(0), target);
         LiveLine {
             bar,
             ramp: Duration::ZERO,
             time: Duration::ZERO,
             filling: false,
-            header: true,
+            header: !quiet,
         }
     }
 

@@ -4,6 +4,21 @@
 use crate::cli::ColorWhen;
 use anstyle::{AnsiColor, Style};
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// `--quiet`: set once before the command runs, read by every printer.
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Applies `--quiet` for the whole process: the live line, the run header, summaries,
+/// notices and warnings are left out; errors and the saved result's path remain.
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, Ordering::Relaxed);
+}
+
+/// True under `--quiet`.
+pub fn quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
 
 /// Headings.
 pub const HEAD: Style = Style::new().bold();
@@ -30,14 +45,27 @@ pub fn print_error(msg: &str) {
     let _ = writeln!(e, "oio: {ERROR}error:{ERROR:#} {msg}");
 }
 
-/// Prints `oio: warning: ...` on stderr.
+/// Prints `oio: warning: ...` on stderr (not under `--quiet`).
 pub fn print_warning(msg: &str) {
+    if quiet() {
+        return;
+    }
     let mut e = anstream::stderr();
     let _ = writeln!(e, "oio: {WARN}warning:{WARN:#} {msg}");
 }
 
-/// Prints `oio: ...` on stderr.
+/// Prints `oio: ...` on stderr. Under `--quiet` only a notice that says where a result was
+/// saved (`result: PATH`, `sweep: PATH`, `build report: PATH`) is printed, as the bare path.
 pub fn print_notice(msg: &str) {
+    if quiet() {
+        if let Some((_, path)) = msg.split_once(": ") {
+            if std::path::Path::new(path).is_file() {
+                let mut e = anstream::stderr();
+                let _ = writeln!(e, "{path}");
+            }
+        }
+        return;
+    }
     let mut e = anstream::stderr();
     let _ = writeln!(e, "oio: {msg}");
 }

@@ -6,8 +6,14 @@ use oio_core::result::{DirStats, RunResult};
 use oio_core::units::{format_bytes, format_count, format_ns};
 use std::io::{self, Write};
 
-/// Writes the summary of `r`; `saved` is where the JSON went.
+/// Writes the summary of `r`; `saved` is where the JSON went. Under `--quiet`, only that path.
 pub fn write_summary(out: &mut dyn Write, r: &RunResult, saved: Option<&str>) -> io::Result<()> {
+    if super::style::quiet() {
+        if let Some(p) = saved {
+            writeln!(out, "{p}")?;
+        }
+        return Ok(());
+    }
     let targets: Vec<String> = r
         .targets
         .iter()
@@ -38,29 +44,41 @@ pub fn write_summary(out: &mut dyn Write, r: &RunResult, saved: Option<&str>) ->
         }
     )?;
     writeln!(out)?;
-    writeln!(
-        out,
-        "{HEAD}{:<7} {:>11} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}{HEAD:#}",
-        "", "IOPS", "MiB/s", "lat mean", "p50", "p90", "p99", "p99.9", "max", "QD"
-    )?;
     let s = &r.summary;
     let mut rows = vec![("read", &s.read), ("write", &s.write)];
     if s.read.ios > 0 && s.write.ios > 0 {
         rows.push(("total", &s.total));
     }
     let open = s.offered_iops.is_some();
+    // The name column fits its longest row (" write·svc" in open loop), so every row's
+    // numbers stay under their headings.
+    let mut names: Vec<(String, DirStats)> = Vec::new();
     for (name, d) in rows {
         if d.ios == 0 {
             continue;
         }
-        row(out, name, d)?;
+        names.push((name.to_string(), d.clone()));
         if let Some(svc) = &d.service_latency_ns {
             let svc_stats = DirStats {
                 latency_ns: *svc,
                 ..d.clone()
             };
-            row(out, &format!(" {name}·svc"), &svc_stats)?;
+            names.push((format!(" {name}·svc"), svc_stats));
         }
+    }
+    let w = names
+        .iter()
+        .map(|(n, _)| n.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(7);
+    writeln!(
+        out,
+        "{HEAD}{:<w$} {:>11} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}{HEAD:#}",
+        "", "IOPS", "MiB/s", "lat mean", "p50", "p90", "p99", "p99.9", "max", "QD"
+    )?;
+    for (name, d) in &names {
+        row(out, name, d, w)?;
     }
     if s.total.ios == 0 {
         writeln!(out, "(no I/O completed in the measured time)")?;
@@ -173,11 +191,11 @@ fn opt_ns(v: Option<u64>) -> String {
     v.map(|v| format_ns(v as f64)).unwrap_or_else(|| "-".into())
 }
 
-fn row(out: &mut dyn Write, name: &str, d: &DirStats) -> io::Result<()> {
+fn row(out: &mut dyn Write, name: &str, d: &DirStats, w: usize) -> io::Result<()> {
     let l = &d.latency_ns;
     writeln!(
         out,
-        "{:<7} {:>11} {:>11.1} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8.1}",
+        "{:<w$} {:>11} {:>11.1} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8.1}",
         name,
         format_count(d.iops),
         d.bytes_per_sec / (1024.0 * 1024.0),
