@@ -63,6 +63,8 @@ pub enum Command {
     Compare(commands::compare::Args),
     /// Write an HTML report (inline SVG charts), and SVG, PNG or CSV files, from results.
     Report(commands::report::Args),
+    /// Name the bottleneck (queue, device, log, locks, CPU) with the evidence, from any inputs.
+    Diagnose(commands::diagnose::Args),
 }
 
 /// Value parser for durations (`30s`, `5m`, `500ms`), with oio's message on error.

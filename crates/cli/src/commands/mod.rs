@@ -3,6 +3,7 @@
 pub mod blend;
 pub mod characterize;
 pub mod compare;
+pub mod diagnose;
 pub mod export;
 pub mod import;
 pub mod profiles;
@@ -31,5 +32,6 @@ pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Sweep(args) => sweep::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Report(args) => report::run(args),
+        Command::Diagnose(args) => diagnose::run(args),
     }
 }
