@@ -56,14 +56,27 @@ fn server_model(q: f64, servers: f64, service_ns: f64, rng: &mut SeededRng) -> (
     (iops, lat)
 }
 
-fn ramp_capture(servers: f64, service_ns: f64, queues: &[f64], write_pct: f64, size: f64) -> Observation {
+fn ramp_capture(
+    servers: f64,
+    service_ns: f64,
+    queues: &[f64],
+    write_pct: f64,
+    size: f64,
+) -> Observation {
     let mut rng = SeededRng::new(7);
     let mut ivs = Vec::new();
     for &q in queues {
         for _ in 0..4 {
             let (iops, lat) = server_model(q, servers, service_ns, &mut rng);
             let w = iops * write_pct / 100.0;
-            ivs.push(Iv { q, r: iops - w, w, rl: lat, wl: lat, size });
+            ivs.push(Iv {
+                q,
+                r: iops - w,
+                w,
+                rl: lat,
+                wl: lat,
+                size,
+            });
         }
     }
     observation(&ivs)
@@ -112,10 +125,19 @@ const QUEUES: [f64; 9] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0];
 #[test]
 fn queue_saturation_is_found_at_the_devices_parallelism_and_compared_with_the_limit() {
     let obs = ramp_capture(8.0, 1e6, &QUEUES, 0.0, 4096.0);
-    let d = run_obs(&obs, &Options { queue_limit: Some(256.0) });
+    let d = run_obs(
+        &obs,
+        &Options {
+            queue_limit: Some(256.0),
+        },
+    );
     let f = found(&d, "queue_saturation");
     assert_eq!(evidence(f, "queue where saturation starts"), 8.0, "{f:#?}");
-    assert!(f.claim.contains("well below the queue limit (256"), "{}", f.claim);
+    assert!(
+        f.claim.contains("well below the queue limit (256"),
+        "{}",
+        f.claim
+    );
     assert_eq!(f.confidence, Confidence::High);
     assert!(evidence(f, "IOPS elasticity") < 0.2);
     // The intervals it rests on are named.
@@ -148,11 +170,30 @@ fn queue_saturation_is_found_at_the_devices_parallelism_and_compared_with_the_li
 #[test]
 fn saturation_at_an_adapter_limit_says_the_limit_and_the_excess_queue() {
     // Seed 003: fine to a queue of 256 (the adapter), then the OS queue grows to 800.
-    let obs = ramp_capture(256.0, 2e6, &[16.0, 32.0, 64.0, 128.0, 256.0, 400.0, 600.0, 800.0], 0.0, 65536.0);
-    let d = run_obs(&obs, &Options { queue_limit: Some(256.0) });
+    let obs = ramp_capture(
+        256.0,
+        2e6,
+        &[16.0, 32.0, 64.0, 128.0, 256.0, 400.0, 600.0, 800.0],
+        0.0,
+        65536.0,
+    );
+    let d = run_obs(
+        &obs,
+        &Options {
+            queue_limit: Some(256.0),
+        },
+    );
     let f = found(&d, "queue_saturation");
-    assert_eq!(evidence(f, "queue where saturation starts"), 256.0, "{f:#?}");
-    assert!(f.claim.contains("sits at the queue limit (256"), "{}", f.claim);
+    assert_eq!(
+        evidence(f, "queue where saturation starts"),
+        256.0,
+        "{f:#?}"
+    );
+    assert!(
+        f.claim.contains("sits at the queue limit (256"),
+        "{}",
+        f.claim
+    );
     assert!(f.claim.contains("above the limit of 256"), "{}", f.claim);
     assert!(found(&d, "bound").claim.starts_with("throughput-bound"));
 }
@@ -162,12 +203,21 @@ fn a_device_that_scales_is_not_saturated_and_a_quiet_one_is_undecided() {
     // Latency constant, IOPS proportional to the queue: no saturation.
     let obs = ramp_capture(1000.0, 1e6, &QUEUES, 0.0, 4096.0);
     let d = run_obs(&obs, &Options::default());
-    assert_eq!(status(&d, "queue_saturation"), Status::NotFound, "{:#?}", d.findings);
+    assert_eq!(
+        status(&d, "queue_saturation"),
+        Status::NotFound,
+        "{:#?}",
+        d.findings
+    );
     assert_ne!(status(&d, "bound"), Status::Found);
     // Queue below one I/O: nothing to decide on.
     let quiet = ramp_capture(8.0, 1e6, &[0.2, 0.5, 0.8], 0.0, 4096.0);
     let d = run_obs(&quiet, &Options::default());
-    let f = d.findings.iter().find(|f| f.rule == "queue_saturation").unwrap();
+    let f = d
+        .findings
+        .iter()
+        .find(|f| f.rule == "queue_saturation")
+        .unwrap();
     assert_eq!(f.status, Status::Undecided);
     assert!(f.claim.contains("not enough busy intervals"), "{}", f.claim);
 }
@@ -180,7 +230,14 @@ fn a_workload_that_never_queues_is_latency_bound() {
             let lat = 5e6 * (1.0 + (rng.unit() - 0.5) * 0.1);
             let q = 1.0;
             let iops = q / lat * 1e9;
-            Iv { q, r: iops, w: 0.0, rl: lat, wl: 0.0, size: 8192.0 }
+            Iv {
+                q,
+                r: iops,
+                w: 0.0,
+                rl: lat,
+                wl: 0.0,
+                size: 8192.0,
+            }
         })
         .collect();
     let d = run_obs(&observation(&ivs), &Options::default());
@@ -198,7 +255,14 @@ fn alternating(write_lat: impl Fn(f64) -> f64) -> Observation {
             let q = 8.0 + rng.unit();
             let lat = write_lat(wp) * (1.0 + (rng.unit() - 0.5) * 0.06);
             let iops = q / lat * 1e9;
-            Iv { q, r: iops * (1.0 - wp), w: iops * wp, rl: lat, wl: lat, size: 8192.0 }
+            Iv {
+                q,
+                r: iops * (1.0 - wp),
+                w: iops * wp,
+                rl: lat,
+                wl: lat,
+                size: 8192.0,
+            }
         })
         .collect();
     observation(&ivs)
@@ -206,19 +270,34 @@ fn alternating(write_lat: impl Fn(f64) -> f64) -> Observation {
 
 #[test]
 fn write_penalty_is_found_at_equal_queue_and_not_invented() {
-    let d = run_obs(&alternating(|wp| 1e6 * (1.0 + 2.0 * wp)), &Options::default());
+    let d = run_obs(
+        &alternating(|wp| 1e6 * (1.0 + 2.0 * wp)),
+        &Options::default(),
+    );
     let f = found(&d, "write_penalty");
     let r = evidence(f, "latency ratio");
     assert!((r - 2.4 / 1.2).abs() < 0.15, "{r}");
     assert!(evidence(f, "write share, write-heavy") >= 69.0);
     let d = run_obs(&alternating(|_| 1e6), &Options::default());
-    assert_eq!(status(&d, "write_penalty"), Status::NotFound, "{:#?}", d.findings);
+    assert_eq!(
+        status(&d, "write_penalty"),
+        Status::NotFound,
+        "{:#?}",
+        d.findings
+    );
     assert!(found_rules(&d).is_empty(), "{:#?}", d.findings);
 }
 
 fn two_periods(second: Iv) -> Observation {
     let mut rng = SeededRng::new(5);
-    let first = Iv { q: 4.0, r: 3600.0, w: 400.0, rl: 1e6, wl: 1e6, size: 8192.0 };
+    let first = Iv {
+        q: 4.0,
+        r: 3600.0,
+        w: 400.0,
+        rl: 1e6,
+        wl: 1e6,
+        size: 8192.0,
+    };
     let ivs: Vec<Iv> = (0..60)
         .map(|i| {
             let b = if i < 30 { first } else { second };
@@ -239,7 +318,14 @@ fn two_periods(second: Iv) -> Observation {
 #[test]
 fn periods_that_differ_say_what_differs_and_what_latency_follows() {
     // The slow period has ten times the queue, same mix: latency follows the queue.
-    let obs = two_periods(Iv { q: 40.0, r: 3600.0, w: 400.0, rl: 10e6, wl: 10e6, size: 8192.0 });
+    let obs = two_periods(Iv {
+        q: 40.0,
+        r: 3600.0,
+        w: 400.0,
+        rl: 10e6,
+        wl: 10e6,
+        size: 8192.0,
+    });
     let d = run_obs(&obs, &Options::default());
     let f = found(&d, "periods_differ");
     assert!(f.claim.starts_with("t=30–60 s is"), "{}", f.claim);
@@ -247,15 +333,38 @@ fn periods_that_differ_say_what_differs_and_what_latency_follows() {
     assert!(f.claim.contains("latency follows the queue"), "{}", f.claim);
     assert!(!f.claim.contains("write share"), "{}", f.claim);
     // The slow period is write-heavy at the same queue: latency follows the write share.
-    let obs = two_periods(Iv { q: 4.0, r: 600.0, w: 1400.0, rl: 2e6, wl: 2e6, size: 8192.0 });
+    let obs = two_periods(Iv {
+        q: 4.0,
+        r: 600.0,
+        w: 1400.0,
+        rl: 2e6,
+        wl: 2e6,
+        size: 8192.0,
+    });
     let f2 = run_obs(&obs, &Options::default());
     let f = found(&f2, "periods_differ");
     assert!(f.claim.contains("write share 70 % vs 10 %"), "{}", f.claim);
-    assert!(f.claim.contains("latency follows the write share"), "{}", f.claim);
+    assert!(
+        f.claim.contains("latency follows the write share"),
+        "{}",
+        f.claim
+    );
     // Nothing changes: one period.
-    let first = Iv { q: 4.0, r: 3600.0, w: 400.0, rl: 1e6, wl: 1e6, size: 8192.0 };
+    let first = Iv {
+        q: 4.0,
+        r: 3600.0,
+        w: 400.0,
+        rl: 1e6,
+        wl: 1e6,
+        size: 8192.0,
+    };
     let d = run_obs(&two_periods(first), &Options::default());
-    assert_eq!(status(&d, "periods_differ"), Status::NotFound, "{:#?}", d.findings);
+    assert_eq!(
+        status(&d, "periods_differ"),
+        Status::NotFound,
+        "{:#?}",
+        d.findings
+    );
     assert!(found_rules(&d).is_empty(), "{:#?}", d.findings);
 }
 
@@ -282,7 +391,11 @@ fn sim_sweep() -> Sweep {
                 },
                 outstanding_mean: qd as f64,
                 interval_cv_pct: Some(2.0),
-                steady: Steady { reached: None, drift_pct: Some(1.0), runs_made: 1 },
+                steady: Steady {
+                    reached: None,
+                    drift_pct: Some(1.0),
+                    runs_made: 1,
+                },
                 sources: vec![],
             }
         })
@@ -296,7 +409,10 @@ fn sim_sweep() -> Sweep {
         targets: vec![],
         engine: "io_uring".into(),
         simulated: None,
-        options: SweepOptions { knee_fraction: 0.9, ..Default::default() },
+        options: SweepOptions {
+            knee_fraction: 0.9,
+            ..Default::default()
+        },
         points,
         knee: None,
         series: vec![],
@@ -314,7 +430,14 @@ fn a_sweep_saturates_where_its_knee_says_and_production_is_placed_on_it() {
     assert_eq!(knee.saturation_qd, Some(8));
     // Production queues at 32 on average: beyond the knee.
     let prod = ramp_capture(8.0, 1e6, &[24.0, 32.0, 40.0], 0.0, 4096.0);
-    let c = characterize(&prod, &CharOptions { busy_queue: 0.0, ..Default::default() }).unwrap();
+    let c = characterize(
+        &prod,
+        &CharOptions {
+            busy_queue: 0.0,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let inputs = Inputs {
         sweeps: vec![("sweep.json".into(), s.clone())],
         characterizations: vec![("prod.json".into(), c)],
@@ -356,7 +479,11 @@ fn pg(buckets: &[(&str, f64)], warehouses: u32, workers: u32, driver: f64) -> Db
         session_samples: 4000,
         buckets: buckets
             .iter()
-            .map(|(n, s)| WaitShareFact { name: n.to_string(), aas: s / 100.0 * workers as f64, share_pct: *s })
+            .map(|(n, s)| WaitShareFact {
+                name: n.to_string(),
+                aas: s / 100.0 * workers as f64,
+                share_pct: *s,
+            })
             .collect(),
         committed: 10_000,
         ..Default::default()
@@ -364,27 +491,91 @@ fn pg(buckets: &[(&str, f64)], warehouses: u32, workers: u32, driver: f64) -> Db
 }
 
 fn db(facts: DbFacts) -> Diagnosis {
-    diagnose(&Inputs { databases: vec![facts], ..Default::default() }, &Options::default())
+    diagnose(
+        &Inputs {
+            databases: vec![facts],
+            ..Default::default()
+        },
+        &Options::default(),
+    )
 }
 
 #[test]
 fn database_causes_are_each_named_alone() {
     let cases: [(&str, DbFacts); 5] = [
-        ("log_flush_bound", pg(&[("wal_flush", 55.0), ("cpu", 20.0), ("client_round_trips", 25.0)], 8, 4, 0.2)),
-        ("data_read_bound", pg(&[("data_io", 60.0), ("cpu", 20.0), ("client_round_trips", 20.0)], 8, 4, 0.2)),
-        ("lock_contention", pg(&[("row_locks", 45.0), ("cpu", 15.0), ("client_round_trips", 40.0)], 1, 8, 0.2)),
+        (
+            "log_flush_bound",
+            pg(
+                &[
+                    ("wal_flush", 55.0),
+                    ("cpu", 20.0),
+                    ("client_round_trips", 25.0),
+                ],
+                8,
+                4,
+                0.2,
+            ),
+        ),
+        (
+            "data_read_bound",
+            pg(
+                &[
+                    ("data_io", 60.0),
+                    ("cpu", 20.0),
+                    ("client_round_trips", 20.0),
+                ],
+                8,
+                4,
+                0.2,
+            ),
+        ),
+        (
+            "lock_contention",
+            pg(
+                &[
+                    ("row_locks", 45.0),
+                    ("cpu", 15.0),
+                    ("client_round_trips", 40.0),
+                ],
+                1,
+                8,
+                0.2,
+            ),
+        ),
         // 4 workers, 45 % on CPU with AAS = 0.45 × 4 = 1.8 of 2 cores.
-        ("cpu_bound", pg(&[("cpu", 45.0), ("client_round_trips", 55.0)], 8, 4, 0.2)),
-        ("generator_bound", pg(&[("cpu", 10.0), ("client_round_trips", 90.0)], 8, 4, 1.9)),
+        (
+            "cpu_bound",
+            pg(&[("cpu", 45.0), ("client_round_trips", 55.0)], 8, 4, 0.2),
+        ),
+        (
+            "generator_bound",
+            pg(&[("cpu", 10.0), ("client_round_trips", 90.0)], 8, 4, 1.9),
+        ),
     ];
     for (rule, facts) in cases {
         let d = db(facts);
         assert_eq!(found_rules(&d), [rule], "{rule}: {:#?}", d.findings);
     }
-    let d = db(pg(&[("row_locks", 45.0), ("client_round_trips", 55.0)], 1, 8, 0.2));
-    assert!(found(&d, "lock_contention").claim.contains("too few warehouses per worker (1 warehouses for 8 workers)"));
+    let d = db(pg(
+        &[("row_locks", 45.0), ("client_round_trips", 55.0)],
+        1,
+        8,
+        0.2,
+    ));
+    assert!(found(&d, "lock_contention")
+        .claim
+        .contains("too few warehouses per worker (1 for 8 workers)"));
     // A healthy run: nothing.
-    let d = db(pg(&[("cpu", 30.0), ("client_round_trips", 60.0), ("wal_flush", 5.0)], 8, 4, 0.3));
+    let d = db(pg(
+        &[
+            ("cpu", 30.0),
+            ("client_round_trips", 60.0),
+            ("wal_flush", 5.0),
+        ],
+        8,
+        4,
+        0.3,
+    ));
     assert!(found_rules(&d).is_empty(), "{:#?}", d.findings);
     // Too few samples: undecided, not a guess.
     let mut few = pg(&[("wal_flush", 90.0)], 8, 4, 0.2);
@@ -443,9 +634,18 @@ fn run_fixture() -> RunResult {
 }
 
 fn runs(rs: Vec<RunResult>) -> Diagnosis {
-    let runs: Vec<(String, RunResult)> =
-        rs.into_iter().enumerate().map(|(i, r)| (format!("run-{i}.json"), r)).collect();
-    diagnose(&Inputs { runs, ..Default::default() }, &Options::default())
+    let runs: Vec<(String, RunResult)> = rs
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| (format!("run-{i}.json"), r))
+        .collect();
+    diagnose(
+        &Inputs {
+            runs,
+            ..Default::default()
+        },
+        &Options::default(),
+    )
 }
 
 #[test]
@@ -481,7 +681,11 @@ fn measurement_warnings_are_raised_for_their_cause_only() {
             .collect::<Vec<_>>()
     };
     let d = runs(with(&[1000.0, 1300.0, 800.0]));
-    assert!(found_rules(&d).contains(&"run_to_run_noise"), "{:#?}", d.findings);
+    assert!(
+        found_rules(&d).contains(&"run_to_run_noise"),
+        "{:#?}",
+        d.findings
+    );
     let d = runs(with(&[1000.0, 1010.0, 995.0]));
     assert_eq!(status(&d, "run_to_run_noise"), Status::NotFound);
     assert!(!found_rules(&d).contains(&"run_to_run_noise"));
@@ -489,12 +693,23 @@ fn measurement_warnings_are_raised_for_their_cause_only() {
 
 #[test]
 fn the_diagnosis_serialises_with_its_schema() {
-    let d = run_obs(&ramp_capture(8.0, 1e6, &QUEUES, 0.0, 4096.0), &Options::default());
+    let d = run_obs(
+        &ramp_capture(8.0, 1e6, &QUEUES, 0.0, 4096.0),
+        &Options::default(),
+    );
     let v = serde_json::to_value(&d).unwrap();
     assert_eq!(v["schema"], "oio.diagnosis");
     assert_eq!(v["schema_version"], 1);
     let f = &v["findings"][0];
-    for k in ["rule", "status", "claim", "evidence", "confidence", "next", "source"] {
+    for k in [
+        "rule",
+        "status",
+        "claim",
+        "evidence",
+        "confidence",
+        "next",
+        "source",
+    ] {
         assert!(f.get(k).is_some(), "{k} missing in {f}");
     }
     assert_eq!(f["status"], "found");

@@ -111,7 +111,10 @@ fn device_io(db: &DbFacts) -> Option<(f64, Option<f64>, f64, Option<f64>, String
         (w > 0.0).then(|| wl / w),
         r / n,
         (r > 0.0).then(|| rl / r),
-        format!("{src} (device during the run, {} intervals)", d.intervals.len()),
+        format!(
+            "{src} (device during the run, {} intervals)",
+            d.intervals.len()
+        ),
     ))
 }
 
@@ -143,7 +146,13 @@ pub fn rules(db: &DbFacts) -> Vec<Finding> {
     // Log flush.
     if db.pg() {
         if few {
-            out.push(undecided("log_flush_bound", format!("too few wait samples ({}; need {MIN_WAIT_SAMPLES})", db.session_samples)));
+            out.push(undecided(
+                "log_flush_bound",
+                format!(
+                    "too few wait samples ({}; need {MIN_WAIT_SAMPLES})",
+                    db.session_samples
+                ),
+            ));
         } else {
             let s = db.bucket("wal_flush").map_or(0.0, |b| b.share_pct);
             let f = Finding::new(
@@ -186,11 +195,19 @@ pub fn rules(db: &DbFacts) -> Vec<Finding> {
             Confidence::Medium
         });
         if let Some(m) = db.commit_mean_us {
-            f = f.ev("mean COMMIT", m * 1000.0, "ns", &format!("{src}: waits.sqlite.commit_mean_us"));
+            f = f.ev(
+                "mean COMMIT",
+                m * 1000.0,
+                "ns",
+                &format!("{src}: waits.sqlite.commit_mean_us"),
+            );
         }
         out.push(with_device(if found { log_next(f) } else { f }, db, true));
     } else {
-        out.push(undecided("log_flush_bound", "no commit or WAL wait data in the result".into()));
+        out.push(undecided(
+            "log_flush_bound",
+            "no commit or WAL wait data in the result".into(),
+        ));
     }
     // Data reads.
     if db.pg() && !few {
@@ -198,15 +215,26 @@ pub fn rules(db: &DbFacts) -> Vec<Finding> {
         let found = s >= WAIT_SHARE_PCT;
         let f = Finding::new(
             "data_read_bound",
-            if found { Status::Found } else { Status::NotFound },
+            if found {
+                Status::Found
+            } else {
+                Status::NotFound
+            },
             src,
             if found {
-                format!("data-read bound: sessions spend {s:.0} % of their samples reading data pages")
+                format!(
+                    "data-read bound: sessions spend {s:.0} % of their samples reading data pages"
+                )
             } else {
                 format!("not data-read bound: data file I/O waits are {s:.0} % of session samples")
             },
         )
-        .ev("data file I/O waits, share of session samples", s, "%", &format!("{src}: waits.buckets"))
+        .ev(
+            "data file I/O waits, share of session samples",
+            s,
+            "%",
+            &format!("{src}: waits.buckets"),
+        )
         .conf(Confidence::High);
         let f = if found {
             f.next("more memory for the buffer cache (shared_buffers), or faster reads on the data device")
@@ -221,11 +249,16 @@ pub fn rules(db: &DbFacts) -> Vec<Finding> {
         ));
     }
     // Locks.
-    let per_worker = if db.workers > 0 { db.warehouses as f64 / db.workers as f64 } else { f64::NAN };
+    let per_worker = if db.workers > 0 {
+        db.warehouses as f64 / db.workers as f64
+    } else {
+        f64::NAN
+    };
     let lock_share = if db.pg() {
         (!few).then(|| {
             db.bucket("row_locks").map_or(0.0, |b| b.share_pct)
-                + db.bucket("buffer_content_locks").map_or(0.0, |b| b.share_pct)
+                + db.bucket("buffer_content_locks")
+                    .map_or(0.0, |b| b.share_pct)
         })
     } else {
         match (db.writer_wait_s, db.worker_s) {
@@ -233,34 +266,70 @@ pub fn rules(db: &DbFacts) -> Vec<Finding> {
             _ => None,
         }
     };
-    let threshold = if db.pg() { LOCK_SHARE_PCT } else { SQLITE_WRITER_WAIT_PCT };
+    let threshold = if db.pg() {
+        LOCK_SHARE_PCT
+    } else {
+        SQLITE_WRITER_WAIT_PCT
+    };
     match lock_share {
-        None => out.push(undecided("lock_contention", "no lock wait data in the result".into())),
+        None => out.push(undecided(
+            "lock_contention",
+            "no lock wait data in the result".into(),
+        )),
         Some(s) => {
             let found = s >= threshold;
             let what = if db.pg() {
-                "row, tuple and buffer lock waits"
+                "row, tuple and buffer lock waits, share of session samples"
             } else {
-                "time queued for SQLite's single write slot"
+                "time queued for SQLite's single write slot, share of worker time"
             };
-            let mut claim = if found {
-                format!("lock contention: {what} take {s:.0} % of {}", if db.pg() { "session samples" } else { "worker time" })
-            } else {
-                format!("no lock contention: {what} take {s:.0} %")
+            let mut claim = match (found, db.pg()) {
+                (true, true) => format!("lock contention: row, tuple and buffer lock waits are {s:.0} % of session samples"),
+                (true, false) => format!("lock contention: workers spend {s:.0} % of their time queued for SQLite's single write slot (held through COMMIT, so a slow log lengthens it)"),
+                (false, true) => format!("no lock contention: lock waits are {s:.0} % of session samples"),
+                (false, false) => format!("no lock contention: workers spend {s:.0} % of their time queued for the write slot"),
             };
-            if found && per_worker < 1.0 {
+            // Warehouses only matter where locks are per row (SQLite locks the whole database).
+            if found && db.pg() && per_worker < 1.0 {
                 claim.push_str(&format!(
-                    "; too few warehouses per worker ({} warehouses for {} workers): workers collide on the same district and warehouse rows",
+                    "; too few warehouses per worker ({} for {} workers): workers collide on the same district and warehouse rows",
                     db.warehouses, db.workers
                 ));
             }
-            let mut f = Finding::new("lock_contention", if found { Status::Found } else { Status::NotFound }, src, claim)
-                .ev(what, s, "%", &format!("{src}: waits"))
-                .ev("warehouses per worker", per_worker, "", &format!("{src}: warehouses, options.workers"))
-                .ev("retries per 1000 committed", if db.committed > 0 { 1000.0 * db.retries as f64 / db.committed as f64 } else { f64::NAN }, "", &format!("{src}: summary.retries"))
-                .conf(if s >= threshold * 1.5 || s < threshold / 2.0 { Confidence::High } else { Confidence::Medium });
+            let mut f = Finding::new(
+                "lock_contention",
+                if found {
+                    Status::Found
+                } else {
+                    Status::NotFound
+                },
+                src,
+                claim,
+            )
+            .ev(what, s, "%", &format!("{src}: waits"))
+            .ev(
+                "warehouses per worker",
+                per_worker,
+                "",
+                &format!("{src}: warehouses, options.workers"),
+            )
+            .ev(
+                "retries per 1000 committed",
+                if db.committed > 0 {
+                    1000.0 * db.retries as f64 / db.committed as f64
+                } else {
+                    f64::NAN
+                },
+                "",
+                &format!("{src}: summary.retries"),
+            )
+            .conf(if s >= threshold * 1.5 || s < threshold / 2.0 {
+                Confidence::High
+            } else {
+                Confidence::Medium
+            });
             if found {
-                if per_worker < 1.0 {
+                if db.pg() && per_worker < 1.0 {
                     f = f.next("build at least one warehouse per worker (oio tpcc build --warehouses N), or run fewer workers");
                 }
                 if !db.pg() {
@@ -273,19 +342,32 @@ pub fn rules(db: &DbFacts) -> Vec<Finding> {
     // CPU: the server's (PostgreSQL CPU samples on this host) or the process's (SQLite).
     let cores = db.cpus.max(1) as f64;
     let (cpu_used, cpu_what) = if db.includes_database {
-        (Some(db.driver_cores_busy), "cores the oio process (driver and SQLite) kept busy")
+        (
+            Some(db.driver_cores_busy),
+            "cores the oio process (driver and SQLite) kept busy",
+        )
     } else if db.pg() && !few {
-        (db.bucket("cpu").map(|b| b.aas), "sessions on CPU (average active sessions)")
+        (
+            db.bucket("cpu").map(|b| b.aas),
+            "sessions on CPU (average active sessions)",
+        )
     } else {
         (None, "")
     };
     match cpu_used {
-        None => out.push(undecided("cpu_bound", "no CPU data for the database".into())),
+        None => out.push(undecided(
+            "cpu_bound",
+            "no CPU data for the database".into(),
+        )),
         Some(c) => {
             let found = c >= CPU_SHARE * cores;
             let f = Finding::new(
                 "cpu_bound",
-                if found { Status::Found } else { Status::NotFound },
+                if found {
+                    Status::Found
+                } else {
+                    Status::NotFound
+                },
                 src,
                 if found {
                     format!("CPU bound: {c:.2} of {cores:.0} cores busy ({cpu_what})")
@@ -294,7 +376,12 @@ pub fn rules(db: &DbFacts) -> Vec<Finding> {
                 },
             )
             .ev(cpu_what, c, "cores", &format!("{src}: cpu / waits"))
-            .ev("cores on the host", cores, "cores", &format!("{src}: host.cpus"))
+            .ev(
+                "cores on the host",
+                cores,
+                "cores",
+                &format!("{src}: host.cpus"),
+            )
             .conf(Confidence::Medium);
             out.push(if found {
                 f.next("faster or more cores; storage changes will not show until CPU is freed")

@@ -120,8 +120,10 @@ pub struct Saturation {
     pub groups: Vec<Group>,
 }
 
-/// Queue saturation: the queue length above which latency grows in proportion.
-pub fn queue_saturation(s: &Series, limit: Option<&QueueLimit>) -> Saturation {
+/// Queue saturation: the queue length above which latency grows in proportion. `known` is
+/// a sweep's own saturation depth: its rule is the same but allows for the noise it measured
+/// between repeats, which a series of medians cannot, so it is preferred when given.
+pub fn queue_saturation(s: &Series, limit: Option<&QueueLimit>, known: Option<f64>) -> Saturation {
     let g = groups(s);
     let busy: usize = g.iter().map(|x| x.n).sum();
     let min_busy = if s.kind == SeriesKind::Observation {
@@ -169,6 +171,18 @@ pub fn queue_saturation(s: &Series, limit: Option<&QueueLimit>) -> Saturation {
         at = Some((i, min_ew));
         break;
     }
+    let own = at.map(|(i, _)| g[i].queue);
+    if let Some(k) = known {
+        if let Some(i) = g[..g.len() - 1]
+            .iter()
+            .position(|x| (x.queue - k).abs() < 0.5)
+        {
+            let min_ew = (i + 1..g.len())
+                .map(|j| elasticity(g[i].latency_ns, g[j].latency_ns, g[i].queue, g[j].queue))
+                .fold(f64::INFINITY, f64::min);
+            at = Some((i, min_ew));
+        }
+    }
     let Some((i, min_ew)) = at else {
         let first = &g[0];
         let ex = elasticity(first.iops, top.iops, first.queue, top.queue);
@@ -184,7 +198,12 @@ pub fn queue_saturation(s: &Series, limit: Option<&QueueLimit>) -> Saturation {
             )
         };
         let f = Finding::new(rule, Status::NotFound, &s.source, claim)
-            .ev("IOPS elasticity, lowest to deepest queue", ex, "", &s.source)
+            .ev(
+                "IOPS elasticity, lowest to deepest queue",
+                ex,
+                "",
+                &s.source,
+            )
             .conf(if g.len() >= 4 {
                 Confidence::High
             } else {
@@ -221,16 +240,30 @@ pub fn queue_saturation(s: &Series, limit: Option<&QueueLimit>) -> Saturation {
     .ev("mean latency at the deepest queue", top.latency_ns, "ns", &top.from)
     .ev("IOPS elasticity beyond saturation (IOPS ∝ queue^e)", ex, "", &s.source)
     .ev("smallest latency elasticity beyond saturation (1 = proportional)", min_ew, "", &s.source)
-    .conf(if beyond >= 2 && min_ew >= 0.9 {
+    .conf(if beyond >= 2 && min_ew >= 0.9 && own == Some(a.queue) {
         Confidence::High
     } else if beyond >= 2 {
         Confidence::Medium
     } else {
         Confidence::Low
     });
+    if known.is_some() {
+        f.claim.push_str(" (the sweep's saturation depth)");
+        f = f.ev(
+            "depth this rule finds without the sweep's noise allowance",
+            own.unwrap_or(f64::NAN),
+            "I/Os",
+            &s.source,
+        );
+    }
     match limit {
         Some(l) => {
-            f = f.ev(&format!("queue limit ({})", l.from), l.value, "I/Os", &l.from);
+            f = f.ev(
+                &format!("queue limit ({})", l.from),
+                l.value,
+                "I/Os",
+                &l.from,
+            );
             if top.queue > l.value {
                 f.claim.push_str(&format!(
                     "; the queue reached {:.0}, above the limit of {:.0} ({}): I/Os beyond it wait in the OS queue",
@@ -363,7 +396,11 @@ pub fn bound(s: &Series, sat: &Saturation) -> Finding {
 /// Write penalty: latency rising with the write share at equal queue length.
 pub fn write_penalty(s: &Series) -> Finding {
     let rule = "write_penalty";
-    let min_n = if s.kind == SeriesKind::Observation { 4 } else { 2 };
+    let min_n = if s.kind == SeriesKind::Observation {
+        4
+    } else {
+        2
+    };
     let mut keyed: Vec<(i64, &Sample)> = s
         .samples
         .iter()
@@ -444,12 +481,29 @@ pub fn write_penalty(s: &Series) -> Finding {
             fmt_ns(best.3)
         )
     } else {
-        format!("no write penalty: at equal queue length, latency changes {r:.2}× with the write share")
+        format!(
+            "no write penalty: at equal queue length, latency changes {r:.2}× with the write share"
+        )
     };
     let mut f = Finding::new(rule, status, &s.source, claim)
-        .ev("latency ratio, write-heavy ÷ read-heavy half (median over queue levels)", r, "", &s.source)
-        .ev("write share, read-heavy half", best.1, "%", &format!("{}: {}", s.source, best.5))
-        .ev("write share, write-heavy half", best.2, "%", &format!("{}: {}", s.source, best.6))
+        .ev(
+            "latency ratio, write-heavy ÷ read-heavy half (median over queue levels)",
+            r,
+            "",
+            &s.source,
+        )
+        .ev(
+            "write share, read-heavy half",
+            best.1,
+            "%",
+            &format!("{}: {}", s.source, best.5),
+        )
+        .ev(
+            "write share, write-heavy half",
+            best.2,
+            "%",
+            &format!("{}: {}", s.source, best.6),
+        )
         .ev("mean latency, read-heavy half", best.3, "ns", &best.5)
         .ev("mean latency, write-heavy half", best.4, "ns", &best.6)
         .conf(if ratios.len() >= 2 {
@@ -461,8 +515,9 @@ pub fn write_penalty(s: &Series) -> Finding {
         f = f.next("check the write path: RAID parity (RAID 5/6 turns one write into four I/Os), write cache state, the log/journal device, flash garbage collection");
         if size_confound {
             f.confidence = Confidence::Low;
-            f.claim
-                .push_str("; the I/O size also differs between the halves, which can explain it too");
+            f.claim.push_str(
+                "; the I/O size also differs between the halves, which can explain it too",
+            );
         }
     }
     f
@@ -521,7 +576,11 @@ pub fn periods_differ(s: &Series) -> Finding {
             rule,
             Status::Undecided,
             &s.source,
-            format!("not enough intervals with I/O to split into periods ({}; need {})", v.len(), 2 * min_len),
+            format!(
+                "not enough intervals with I/O to split into periods ({}; need {})",
+                v.len(),
+                2 * min_len
+            ),
         )
         .conf(Confidence::Low);
     }
@@ -534,13 +593,21 @@ pub fn periods_differ(s: &Series) -> Finding {
     ];
     let bounds = crate::changepoint::segment(&feats, min_len, 6, 4.0);
     let periods: Vec<PeriodAgg> = bounds.windows(2).map(|w| agg(&v[w[0]..w[1]])).collect();
-    let at = |p: &PeriodAgg| format!("{}: t={:.0}–{:.0} s ({} intervals)", s.source, p.from, p.to, p.n);
+    let at = |p: &PeriodAgg| {
+        format!(
+            "{}: t={:.0}–{:.0} s ({} intervals)",
+            s.source, p.from, p.to, p.n
+        )
+    };
     if periods.len() < 2 {
         return Finding::new(
             rule,
             Status::NotFound,
             &s.source,
-            format!("one period: shape and latency do not change over {} intervals", v.len()),
+            format!(
+                "one period: shape and latency do not change over {} intervals",
+                v.len()
+            ),
         )
         .conf(Confidence::Medium);
     }
@@ -556,10 +623,37 @@ pub fn periods_differ(s: &Series) -> Finding {
     let mut diffs = Vec::new();
     // (name, feature index, differs?)
     let differs = [
-        ("write share", (slow.write_pct - fast.write_pct).abs() >= 10.0, format!("write share {:.0} % vs {:.0} %", slow.write_pct, fast.write_pct)),
-        ("I/O size", ratio_of(slow.io_bytes, fast.io_bytes) >= 1.5, format!("I/O size {} vs {}", fmt_bytes(slow.io_bytes), fmt_bytes(fast.io_bytes))),
-        ("queue", ratio_of(slow.queue, fast.queue) >= 1.5, format!("queue {:.1} vs {:.1}", slow.queue, fast.queue)),
-        ("throughput", ratio_of(slow.bytes_per_sec, fast.bytes_per_sec) >= 1.5, format!("throughput {:.1} vs {:.1} MiB/s", slow.bytes_per_sec / 1048576.0, fast.bytes_per_sec / 1048576.0)),
+        (
+            "write share",
+            (slow.write_pct - fast.write_pct).abs() >= 10.0,
+            format!(
+                "write share {:.0} % vs {:.0} %",
+                slow.write_pct, fast.write_pct
+            ),
+        ),
+        (
+            "I/O size",
+            ratio_of(slow.io_bytes, fast.io_bytes) >= 1.5,
+            format!(
+                "I/O size {} vs {}",
+                fmt_bytes(slow.io_bytes),
+                fmt_bytes(fast.io_bytes)
+            ),
+        ),
+        (
+            "queue",
+            ratio_of(slow.queue, fast.queue) >= 1.5,
+            format!("queue {:.1} vs {:.1}", slow.queue, fast.queue),
+        ),
+        (
+            "throughput",
+            ratio_of(slow.bytes_per_sec, fast.bytes_per_sec) >= 1.5,
+            format!(
+                "throughput {:.1} vs {:.1} MiB/s",
+                slow.bytes_per_sec / 1048576.0,
+                fast.bytes_per_sec / 1048576.0
+            ),
+        ),
     ];
     for (_, d, text) in &differs {
         if *d {
@@ -580,16 +674,56 @@ pub fn periods_differ(s: &Series) -> Finding {
     }
     let mut f = Finding::new(rule, Status::NotFound, &s.source, String::new())
         .ev("periods found", periods.len() as f64, "", &s.source)
-        .ev("mean latency, slowest period", slow.latency_ns, "ns", &at(slow))
-        .ev("mean latency, fastest period", fast.latency_ns, "ns", &at(fast))
-        .ev("write share, slowest period", slow.write_pct, "%", &at(slow))
-        .ev("write share, fastest period", fast.write_pct, "%", &at(fast))
-        .ev("mean I/O size, slowest period", slow.io_bytes, "bytes", &at(slow))
-        .ev("mean I/O size, fastest period", fast.io_bytes, "bytes", &at(fast))
+        .ev(
+            "mean latency, slowest period",
+            slow.latency_ns,
+            "ns",
+            &at(slow),
+        )
+        .ev(
+            "mean latency, fastest period",
+            fast.latency_ns,
+            "ns",
+            &at(fast),
+        )
+        .ev(
+            "write share, slowest period",
+            slow.write_pct,
+            "%",
+            &at(slow),
+        )
+        .ev(
+            "write share, fastest period",
+            fast.write_pct,
+            "%",
+            &at(fast),
+        )
+        .ev(
+            "mean I/O size, slowest period",
+            slow.io_bytes,
+            "bytes",
+            &at(slow),
+        )
+        .ev(
+            "mean I/O size, fastest period",
+            fast.io_bytes,
+            "bytes",
+            &at(fast),
+        )
         .ev("mean queue, slowest period", slow.queue, "I/Os", &at(slow))
         .ev("mean queue, fastest period", fast.queue, "I/Os", &at(fast))
-        .ev("throughput, slowest period", slow.bytes_per_sec, "bytes/s", &at(slow))
-        .ev("throughput, fastest period", fast.bytes_per_sec, "bytes/s", &at(fast));
+        .ev(
+            "throughput, slowest period",
+            slow.bytes_per_sec,
+            "bytes/s",
+            &at(slow),
+        )
+        .ev(
+            "throughput, fastest period",
+            fast.bytes_per_sec,
+            "bytes/s",
+            &at(fast),
+        );
     if ratio < PERIOD_LATENCY_RATIO {
         f.claim = format!(
             "{} periods, but latency stays within {ratio:.1}× across them ({} vs {})",
@@ -620,7 +754,12 @@ pub fn periods_differ(s: &Series) -> Finding {
             "; latency follows the {name} (r = {r:.2} over {} intervals)",
             v.len()
         ));
-        f = f.ev(&format!("correlation of log latency with the {name}"), r, "", &s.source);
+        f = f.ev(
+            &format!("correlation of log latency with the {name}"),
+            r,
+            "",
+            &s.source,
+        );
         f.confidence = if r.abs() >= 0.7 {
             Confidence::High
         } else {
@@ -643,13 +782,23 @@ fn production(sname: &str, sweep: &Sweep, qd: f64, qd_from: &str, extra: Option<
     let rule = "production_on_curve";
     let src = format!("{sname} + {qd_from}");
     let Some(k) = &sweep.knee else {
-        return Finding::new(rule, Status::Undecided, &src, "the sweep has no knee to compare with".into())
-            .conf(Confidence::Low);
+        return Finding::new(
+            rule,
+            Status::Undecided,
+            &src,
+            "the sweep has no knee to compare with".into(),
+        )
+        .conf(Confidence::Low);
     };
     let ser = sweep::series(&sweep.points);
     let Some((_, _, pts)) = ser.first() else {
-        return Finding::new(rule, Status::Undecided, &src, "the sweep has no points".into())
-            .conf(Confidence::Low);
+        return Finding::new(
+            rule,
+            Status::Undecided,
+            &src,
+            "the sweep has no points".into(),
+        )
+        .conf(Confidence::Low);
     };
     let inputs = sweep::knee_inputs(pts);
     let p = knee::place_production(&inputs, k, qd);
@@ -673,8 +822,17 @@ fn production(sname: &str, sweep: &Sweep, qd: f64, qd_from: &str, extra: Option<
     }
     let mut f = Finding::new(rule, Status::Found, &src, claim)
         .ev("production mean outstanding I/O", qd, "I/Os", qd_from)
-        .ev("knee depth", k.qd as f64, "I/Os", &format!("{sname}: knee ({})", k.headline))
-        .conf(if inside { Confidence::High } else { Confidence::Low });
+        .ev(
+            "knee depth",
+            k.qd as f64,
+            "I/Os",
+            &format!("{sname}: knee ({})", k.headline),
+        )
+        .conf(if inside {
+            Confidence::High
+        } else {
+            Confidence::Low
+        });
     if let Some(p90) = extra {
         f = f.ev("production p90 outstanding I/O", p90, "I/Os", qd_from);
     }
@@ -696,12 +854,20 @@ fn production(sname: &str, sweep: &Sweep, qd: f64, qd_from: &str, extra: Option<
 }
 
 /// Where production sits, from a characterization.
-pub fn production_on_curve(sname: &str, sweep: &Sweep, cname: &str, c: &Characterization) -> Finding {
+pub fn production_on_curve(
+    sname: &str,
+    sweep: &Sweep,
+    cname: &str,
+    c: &Characterization,
+) -> Finding {
     production(
         sname,
         sweep,
         c.outstanding.mean,
-        &format!("{cname} ({} intervals, {})", c.intervals_used, c.outstanding.source),
+        &format!(
+            "{cname} ({} intervals, {})",
+            c.intervals_used, c.outstanding.source
+        ),
         Some(c.outstanding.p90),
     )
 }

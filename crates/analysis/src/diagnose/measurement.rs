@@ -164,7 +164,9 @@ pub fn rules(inputs: &Inputs) -> Vec<Finding> {
                     "simulated",
                     Status::Found,
                     name,
-                    format!("simulated device ({m}): these points test oio's analysis, not storage"),
+                    format!(
+                        "simulated device ({m}): these points test oio's analysis, not storage"
+                    ),
                 )
                 .conf(Confidence::High),
             );
@@ -185,10 +187,19 @@ pub fn rules(inputs: &Inputs) -> Vec<Finding> {
                         "{} of {} sweep points too short or not steady (qd {})",
                         short.len(),
                         s.points.len(),
-                        short.iter().map(|q| q.to_string()).collect::<Vec<_>>().join(", ")
+                        short
+                            .iter()
+                            .map(|q| q.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                 )
-                .ev("measured seconds per run", s.options.time_s, "s", &format!("{name}: options.time_s"))
+                .ev(
+                    "measured seconds per run",
+                    s.options.time_s,
+                    "s",
+                    &format!("{name}: options.time_s"),
+                )
                 .conf(Confidence::Medium)
                 .next("a longer --time per point, or --steady"),
             );

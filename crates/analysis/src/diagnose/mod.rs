@@ -184,17 +184,25 @@ pub struct Options {
 pub fn diagnose(inputs: &Inputs, opts: &Options) -> Diagnosis {
     let mut out = Vec::new();
     let limit = queue_limit(inputs, opts);
-    let mut series: Vec<Series> = inputs.series.clone();
+    let mut series: Vec<(Series, Option<f64>)> =
+        inputs.series.iter().map(|s| (s.clone(), None)).collect();
     for (name, s) in &inputs.sweeps {
-        series.push(samples::from_sweep(name, s));
+        // A grid's knees are per series; the merged points have no single one.
+        let known = s
+            .knee
+            .as_ref()
+            .filter(|_| s.series.len() <= 1)
+            .and_then(|k| k.saturation_qd)
+            .map(f64::from);
+        series.push((samples::from_sweep(name, s), known));
     }
     if !inputs.runs.is_empty() {
         if let Some(s) = samples::from_runs(&inputs.runs) {
-            series.push(s);
+            series.push((s, None));
         }
     }
-    for s in &series {
-        let sat = device::queue_saturation(s, limit.as_ref());
+    for (s, known) in &series {
+        let sat = device::queue_saturation(s, limit.as_ref(), *known);
         out.push(sat.finding.clone());
         out.push(device::bound(s, &sat));
         out.push(device::write_penalty(s));
@@ -207,7 +215,10 @@ pub fn diagnose(inputs: &Inputs, opts: &Options) -> Diagnosis {
             out.push(device::production_on_curve(sname, sweep, cname, c));
         }
         if inputs.characterizations.is_empty() {
-            for obs in series.iter().filter(|s| s.kind == SeriesKind::Observation) {
+            for (obs, _) in series
+                .iter()
+                .filter(|s| s.0.kind == SeriesKind::Observation)
+            {
                 out.push(device::production_from_series(sname, sweep, obs));
             }
         }
@@ -257,7 +268,10 @@ fn queue_limit(inputs: &Inputs, opts: &Options) -> Option<QueueLimit> {
     for (_, r) in &inputs.runs {
         for t in &r.targets {
             let Some(d) = &t.device else { continue };
-            for (v, what) in [(d.queue_depth, "queue_depth"), (d.nr_requests, "nr_requests")] {
+            for (v, what) in [
+                (d.queue_depth, "queue_depth"),
+                (d.nr_requests, "nr_requests"),
+            ] {
                 if let Some(v) = v.filter(|v| *v > 0) {
                     if best.as_ref().is_none_or(|b| (v as f64) < b.value) {
                         best = Some(QueueLimit {

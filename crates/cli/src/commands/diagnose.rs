@@ -70,7 +70,10 @@ fn is_capture(path: &Path) -> anyhow::Result<bool> {
         Some(_) => true,
         // UTF-16 perfmon exports and other text: let the telemetry reader decide unless it
         // looks like JSON.
-        None => !text.trim_start_matches('\u{feff}').trim_start().starts_with(['{', '[']),
+        None => !text
+            .trim_start_matches('\u{feff}')
+            .trim_start()
+            .starts_with(['{', '[']),
     })
 }
 
