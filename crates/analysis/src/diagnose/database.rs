@@ -89,8 +89,17 @@ impl DbFacts {
     }
 }
 
+/// Device I/O during a run: rates per second and mean latencies (ns, weighted by rate).
+struct DeviceIo {
+    writes: f64,
+    write_lat: Option<f64>,
+    reads: f64,
+    read_lat: Option<f64>,
+    from: String,
+}
+
 /// Device write and read means over the run (iops-weighted), for evidence.
-fn device_io(db: &DbFacts) -> Option<(f64, Option<f64>, f64, Option<f64>, String)> {
+fn device_io(db: &DbFacts) -> Option<DeviceIo> {
     let obs = db.device.as_ref()?;
     let series = from_observation(&db.source, obs);
     let d = obs.devices.first()?;
@@ -106,20 +115,27 @@ fn device_io(db: &DbFacts) -> Option<(f64, Option<f64>, f64, Option<f64>, String
     let src = series
         .first()
         .map_or_else(|| db.source.clone(), |s| s.source.clone());
-    Some((
-        w / n,
-        (w > 0.0).then(|| wl / w),
-        r / n,
-        (r > 0.0).then(|| rl / r),
-        format!(
+    Some(DeviceIo {
+        writes: w / n,
+        write_lat: (w > 0.0).then(|| wl / w),
+        reads: r / n,
+        read_lat: (r > 0.0).then(|| rl / r),
+        from: format!(
             "{src} (device during the run, {} intervals)",
             d.intervals.len()
         ),
-    ))
+    })
 }
 
 fn with_device(mut f: Finding, db: &DbFacts, writes: bool) -> Finding {
-    if let Some((w, wl, r, rl, from)) = device_io(db) {
+    if let Some(DeviceIo {
+        writes: w,
+        write_lat: wl,
+        reads: r,
+        read_lat: rl,
+        from,
+    }) = device_io(db)
+    {
         if writes {
             f = f.ev("device writes", w, "I/O per s", &from);
             if let Some(l) = wl {
@@ -166,7 +182,7 @@ pub fn rules(db: &DbFacts) -> Vec<Finding> {
                 },
             )
             .ev("WAL flush waits, share of session samples", s, "%", &format!("{src}: waits.buckets"))
-            .conf(if s >= 40.0 || s < 10.0 { Confidence::High } else { Confidence::Medium });
+            .conf(if !(10.0..40.0).contains(&s) { Confidence::High } else { Confidence::Medium });
             out.push(with_device(log_next(f), db, true));
         }
     } else if let (Some(c), true) = (db.commit_s, db.duration_s > 0.0) {

@@ -663,7 +663,7 @@ pub fn periods_differ(s: &Series) -> Finding {
     let lat: Vec<f64> = feats[4].clone();
     let mut follows: Option<(&str, f64)> = None;
     for (k, (name, d, _)) in differs.iter().enumerate() {
-        if !*d && diffs.len() > 0 {
+        if !*d && !diffs.is_empty() {
             continue;
         }
         if let Some(r) = corr(&feats[k], &lat) {
