@@ -463,6 +463,24 @@ fn a_sweep_saturates_where_its_knee_says_and_production_is_placed_on_it() {
     let d = diagnose(&inputs, &Options::default());
     let p = found(&d, "production_on_curve");
     assert!(p.claim.contains("below the knee"), "{}", p.claim);
+    // A characterization without a sweep: undecided, and it says what is missing.
+    let c = characterize(
+        &low,
+        &CharOptions {
+            busy_queue: 0.0,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let d = diagnose(
+        &Inputs {
+            characterizations: vec![("c.json".into(), c)],
+            ..Default::default()
+        },
+        &Options::default(),
+    );
+    assert_eq!(status(&d, "production_on_curve"), Status::Undecided);
+    assert!(found_rules(&d).is_empty());
 }
 
 fn pg(buckets: &[(&str, f64)], warehouses: u32, workers: u32, driver: f64) -> DbFacts {

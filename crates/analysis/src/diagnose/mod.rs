@@ -223,6 +223,19 @@ pub fn diagnose(inputs: &Inputs, opts: &Options) -> Diagnosis {
             }
         }
     }
+    if inputs.sweeps.is_empty() {
+        for (cname, _) in &inputs.characterizations {
+            out.push(
+                Finding::new(
+                    "production_on_curve",
+                    Status::Undecided,
+                    cname,
+                    "a characterization alone has no curve: give a sweep of its workload too (oio sweep -w WORKLOAD.toml)".into(),
+                )
+                .conf(Confidence::Low),
+            );
+        }
+    }
     for db in &inputs.databases {
         out.extend(database::rules(db));
     }
