@@ -249,6 +249,11 @@ fn sqlite_with_fsync_at_commit_is_log_bound_and_without_it_is_not() {
     let off = diagnose_json(dir.path(), &[&results[1]], &[]);
     let log = findings(&full, "log_flush_bound", "found");
     assert_eq!(log.len(), 1, "{full:#}");
+    eprintln!("sqlite full: {}", log[0]["claim"]);
+    eprintln!(
+        "sqlite off: {}",
+        findings(&off, "log_flush_bound", "not_found")[0]["claim"]
+    );
     assert!(log[0]["claim"]
         .as_str()
         .unwrap()
@@ -264,4 +269,58 @@ fn sqlite_with_fsync_at_commit_is_log_bound_and_without_it_is_not() {
     let log = findings(&both, "log_flush_bound", "found");
     assert_eq!(log.len(), 1);
     assert!(log[0]["source"].as_str().unwrap().contains("full"));
+}
+
+#[test]
+fn postgres_with_one_warehouse_and_eight_workers_is_lock_contention() {
+    use crate::common::missing;
+    use oio_tpcc::testing::{pg_bin, TempPostgres};
+    if pg_bin().is_none() {
+        missing("no PostgreSQL binaries (scripts/test installs them)");
+        return;
+    }
+    let pg = TempPostgres::start("").unwrap();
+    let db = pg.url();
+    let dir = scratch();
+    run_json(
+        dir.path(),
+        &[
+            "tpcc",
+            "build",
+            "--db",
+            &db,
+            "--warehouses",
+            "1",
+            "--workers",
+            "2",
+        ],
+    );
+    let out = dir.path().join("pg");
+    run_json(
+        dir.path(),
+        &[
+            "tpcc",
+            "run",
+            "--db",
+            &db,
+            "--workers",
+            "8",
+            "--ramp",
+            "1s",
+            "--time",
+            "6s",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let f = files_named(&out, "tpcc-");
+    let d = diagnose_json(dir.path(), &[&f[0]], &[]);
+    let lock = findings(&d, "lock_contention", "found");
+    assert_eq!(lock.len(), 1, "{d:#}");
+    let claim = lock[0]["claim"].as_str().unwrap();
+    eprintln!("postgres w1 n8: {claim}");
+    assert!(
+        claim.contains("too few warehouses per worker (1 for 8 workers)"),
+        "{claim}"
+    );
 }
