@@ -11,6 +11,7 @@
 pub mod changepoint;
 pub mod characterize;
 pub mod compare;
+pub mod diagnose;
 pub mod knee;
 pub mod stats;
 pub mod summary_stats;

@@ -91,6 +91,8 @@ pub enum Command {
     Compare(commands::compare::Args),
     /// Write an HTML report (inline SVG charts), and SVG, PNG or CSV files, from results.
     Report(commands::report::Args),
+    /// Name the bottleneck (queue, device, log, locks, CPU) with the evidence, from any inputs.
+    Diagnose(commands::diagnose::Args),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish) on stdout.
     Completions(commands::completions::Args),
     /// Print oio's manual page (roff) on stdout, or the page of one command.

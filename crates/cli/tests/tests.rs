@@ -36,3 +36,5 @@ mod compare;
 mod sweep;
 // `oio sweep` and `oio report`: knee, JSON contract, HTML in headless Chromium, SVG/PNG/CSV.
 mod report;
+// `oio diagnose`: a real sweep, a raw capture, SQLite log-bound vs not.
+mod diagnose;

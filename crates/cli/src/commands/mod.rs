@@ -4,6 +4,7 @@ pub mod blend;
 pub mod characterize;
 pub mod compare;
 pub mod completions;
+pub mod diagnose;
 pub mod export;
 pub mod import;
 pub mod man;
@@ -33,6 +34,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Sweep(args) => sweep::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Report(args) => report::run(args),
+        Command::Diagnose(args) => diagnose::run(args),
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => man::run(args),
     }

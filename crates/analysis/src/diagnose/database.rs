@@ -1,0 +1,436 @@
+//! Database rules from a TPC-C result's wait profile, CPU and device I/O.
+//!
+//! This crate does not depend on the database drivers: the caller fills [`DbFacts`] from
+//! `oio_tpcc::result::TpccResult`.
+
+use super::samples::from_observation;
+use super::{fmt_ns, Confidence, Finding, Status};
+use oio_core::observation::Observation;
+
+/// A wait bucket's share of the session samples (PostgreSQL).
+pub const WAIT_SHARE_PCT: f64 = 25.0;
+/// Lock waits from this share count as contention: TPC-C's hot rows (district, warehouse)
+/// always show some.
+pub const LOCK_SHARE_PCT: f64 = 20.0;
+/// SQLite: share of the window the single write slot spends in COMMIT (WAL append, plus fsync
+/// with synchronous=full). SQLite admits one writer at a time, so this is the share of the
+/// write path's time the log takes.
+pub const SQLITE_COMMIT_SHARE_PCT: f64 = 30.0;
+/// SQLite: share of worker time spent queued for the write slot.
+pub const SQLITE_WRITER_WAIT_PCT: f64 = 30.0;
+/// CPU bound from this share of the cores.
+pub const CPU_SHARE: f64 = 0.8;
+/// Fewest wait samples before the PostgreSQL shares mean anything.
+pub const MIN_WAIT_SAMPLES: u64 = 50;
+
+/// One bucket of the wait profile.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WaitShareFact {
+    /// Bucket: `wal_flush`, `data_io`, `row_locks`, `buffer_content_locks`, `cpu`, ...
+    pub name: String,
+    /// Average active sessions.
+    pub aas: f64,
+    /// Share of session samples, percent.
+    pub share_pct: f64,
+}
+
+/// What the database rules need from one TPC-C result.
+#[derive(Clone, Debug, Default)]
+pub struct DbFacts {
+    /// The file.
+    pub source: String,
+    /// "sqlite" or "postgres".
+    pub dialect: String,
+    /// Warehouses.
+    pub warehouses: u32,
+    /// Workers (connections).
+    pub workers: u32,
+    /// Measured window, s.
+    pub duration_s: f64,
+    /// CPUs of the driver's host.
+    pub cpus: usize,
+    /// Cores the driver process kept busy.
+    pub driver_cores_busy: f64,
+    /// True when the database runs inside the driver (SQLite).
+    pub includes_database: bool,
+    /// Wait source: "pg_stat_activity", "sqlite" or "none".
+    pub wait_source: String,
+    /// Session samples (PostgreSQL).
+    pub session_samples: u64,
+    /// Buckets, largest first.
+    pub buckets: Vec<WaitShareFact>,
+    /// SQLite synchronous setting ("full", "normal", "off").
+    pub sqlite_sync: Option<String>,
+    /// SQLite: seconds in COMMIT, summed over workers.
+    pub commit_s: Option<f64>,
+    /// SQLite: mean COMMIT, µs.
+    pub commit_mean_us: Option<f64>,
+    /// SQLite: seconds queued for the writer slot, summed over workers.
+    pub writer_wait_s: Option<f64>,
+    /// SQLite: workers × window, s.
+    pub worker_s: Option<f64>,
+    /// Retries (serialization, deadlock, busy).
+    pub retries: u64,
+    /// Committed transactions.
+    pub committed: u64,
+    /// New orders per minute.
+    pub nopm: f64,
+    /// The device holding the database during the run.
+    pub device: Option<Observation>,
+}
+
+impl DbFacts {
+    fn bucket(&self, name: &str) -> Option<&WaitShareFact> {
+        self.buckets.iter().find(|b| b.name == name)
+    }
+
+    fn pg(&self) -> bool {
+        self.wait_source == "pg_stat_activity"
+    }
+}
+
+/// Device I/O during a run: rates per second and mean latencies (ns, weighted by rate).
+struct DeviceIo {
+    writes: f64,
+    write_lat: Option<f64>,
+    reads: f64,
+    read_lat: Option<f64>,
+    from: String,
+}
+
+/// Device write and read means over the run (iops-weighted), for evidence.
+fn device_io(db: &DbFacts) -> Option<DeviceIo> {
+    let obs = db.device.as_ref()?;
+    let series = from_observation(&db.source, obs);
+    let d = obs.devices.first()?;
+    let (mut w, mut wl, mut r, mut rl) = (0.0, 0.0, 0.0, 0.0);
+    for iv in &d.intervals {
+        let (wi, ri) = (iv.write.iops_or_zero(), iv.read.iops_or_zero());
+        w += wi;
+        r += ri;
+        wl += wi * iv.write.latency_mean_ns.unwrap_or(0.0);
+        rl += ri * iv.read.latency_mean_ns.unwrap_or(0.0);
+    }
+    let n = d.intervals.len().max(1) as f64;
+    let src = series
+        .first()
+        .map_or_else(|| db.source.clone(), |s| s.source.clone());
+    Some(DeviceIo {
+        writes: w / n,
+        write_lat: (w > 0.0).then(|| wl / w),
+        reads: r / n,
+        read_lat: (r > 0.0).then(|| rl / r),
+        from: format!(
+            "{src} (device during the run, {} intervals)",
+            d.intervals.len()
+        ),
+    })
+}
+
+fn with_device(mut f: Finding, db: &DbFacts, writes: bool) -> Finding {
+    if let Some(DeviceIo {
+        writes: w,
+        write_lat: wl,
+        reads: r,
+        read_lat: rl,
+        from,
+    }) = device_io(db)
+    {
+        if writes {
+            f = f.ev("device writes", w, "I/O per s", &from);
+            if let Some(l) = wl {
+                f = f.ev("device write latency (mean)", l, "ns", &from);
+            }
+        } else {
+            f = f.ev("device reads", r, "I/O per s", &from);
+            if let Some(l) = rl {
+                f = f.ev("device read latency (mean)", l, "ns", &from);
+            }
+        }
+    }
+    f
+}
+
+/// Every database rule for one result.
+pub fn rules(db: &DbFacts) -> Vec<Finding> {
+    let src = db.source.as_str();
+    let mut out = Vec::new();
+    let few = db.pg() && db.session_samples < MIN_WAIT_SAMPLES;
+    let undecided = |rule: &str, why: String| {
+        Finding::new(rule, Status::Undecided, src, why).conf(Confidence::Low)
+    };
+    // Log flush.
+    if db.pg() {
+        if few {
+            out.push(undecided(
+                "log_flush_bound",
+                format!(
+                    "too few wait samples ({}; need {MIN_WAIT_SAMPLES})",
+                    db.session_samples
+                ),
+            ));
+        } else {
+            let s = db.bucket("wal_flush").map_or(0.0, |b| b.share_pct);
+            let f = Finding::new(
+                "log_flush_bound",
+                if s >= WAIT_SHARE_PCT { Status::Found } else { Status::NotFound },
+                src,
+                if s >= WAIT_SHARE_PCT {
+                    format!("log flush bound: sessions spend {s:.0} % of their samples waiting for WAL writes and flushes")
+                } else {
+                    format!("not log-bound: WAL waits are {s:.0} % of session samples")
+                },
+            )
+            .ev("WAL flush waits, share of session samples", s, "%", &format!("{src}: waits.buckets"))
+            .conf(if !(10.0..40.0).contains(&s) { Confidence::High } else { Confidence::Medium });
+            out.push(with_device(log_next(f), db, true));
+        }
+    } else if let (Some(c), true) = (db.commit_s, db.duration_s > 0.0) {
+        let share = 100.0 * c / db.duration_s;
+        let found = share >= SQLITE_COMMIT_SHARE_PCT;
+        let mut f = Finding::new(
+            "log_flush_bound",
+            if found { Status::Found } else { Status::NotFound },
+            src,
+            if found {
+                format!(
+                    "log flush bound: SQLite's single write slot spends {share:.0} % of the window in COMMIT{}",
+                    db.commit_mean_us.map_or(String::new(), |m| format!(" ({} per commit", fmt_ns(m * 1000.0)) + &db.sqlite_sync.as_ref().map_or(")".into(), |s| format!(", synchronous={s})")))
+                )
+            } else {
+                format!(
+                    "not log-bound: COMMIT takes {share:.0} % of the window{}",
+                    db.sqlite_sync.as_ref().map_or(String::new(), |s| format!(" (synchronous={s})"))
+                )
+            },
+        )
+        .ev("COMMIT time, share of the window (one writer at a time)", share, "%", &format!("{src}: waits.sqlite.commit_s"))
+        .conf(if !(SQLITE_COMMIT_SHARE_PCT / 2.0..SQLITE_COMMIT_SHARE_PCT * 1.5).contains(&share) {
+            Confidence::High
+        } else {
+            Confidence::Medium
+        });
+        if let Some(m) = db.commit_mean_us {
+            f = f.ev(
+                "mean COMMIT",
+                m * 1000.0,
+                "ns",
+                &format!("{src}: waits.sqlite.commit_mean_us"),
+            );
+        }
+        out.push(with_device(if found { log_next(f) } else { f }, db, true));
+    } else {
+        out.push(undecided(
+            "log_flush_bound",
+            "no commit or WAL wait data in the result".into(),
+        ));
+    }
+    // Data reads.
+    if db.pg() && !few {
+        let s = db.bucket("data_io").map_or(0.0, |b| b.share_pct);
+        let found = s >= WAIT_SHARE_PCT;
+        let f = Finding::new(
+            "data_read_bound",
+            if found {
+                Status::Found
+            } else {
+                Status::NotFound
+            },
+            src,
+            if found {
+                format!(
+                    "data-read bound: sessions spend {s:.0} % of their samples reading data pages"
+                )
+            } else {
+                format!("not data-read bound: data file I/O waits are {s:.0} % of session samples")
+            },
+        )
+        .ev(
+            "data file I/O waits, share of session samples",
+            s,
+            "%",
+            &format!("{src}: waits.buckets"),
+        )
+        .conf(Confidence::High);
+        let f = if found {
+            f.next("more memory for the buffer cache (shared_buffers), or faster reads on the data device")
+        } else {
+            f
+        };
+        out.push(with_device(f, db, false));
+    } else if !db.pg() {
+        out.push(undecided(
+            "data_read_bound",
+            "SQLite reports no read waits; see the device's reads in the evidence of other findings".into(),
+        ));
+    }
+    // Locks.
+    let per_worker = if db.workers > 0 {
+        db.warehouses as f64 / db.workers as f64
+    } else {
+        f64::NAN
+    };
+    let lock_share = if db.pg() {
+        (!few).then(|| {
+            db.bucket("row_locks").map_or(0.0, |b| b.share_pct)
+                + db.bucket("buffer_content_locks")
+                    .map_or(0.0, |b| b.share_pct)
+        })
+    } else {
+        match (db.writer_wait_s, db.worker_s) {
+            (Some(w), Some(t)) if t > 0.0 => Some(100.0 * w / t),
+            _ => None,
+        }
+    };
+    let threshold = if db.pg() {
+        LOCK_SHARE_PCT
+    } else {
+        SQLITE_WRITER_WAIT_PCT
+    };
+    match lock_share {
+        None => out.push(undecided(
+            "lock_contention",
+            "no lock wait data in the result".into(),
+        )),
+        Some(s) => {
+            let found = s >= threshold;
+            let what = if db.pg() {
+                "row, tuple and buffer lock waits, share of session samples"
+            } else {
+                "time queued for SQLite's single write slot, share of worker time"
+            };
+            let mut claim = match (found, db.pg()) {
+                (true, true) => format!("lock contention: row, tuple and buffer lock waits are {s:.0} % of session samples"),
+                (true, false) => format!("lock contention: workers spend {s:.0} % of their time queued for SQLite's single write slot (held through COMMIT, so a slow log lengthens it)"),
+                (false, true) => format!("no lock contention: lock waits are {s:.0} % of session samples"),
+                (false, false) => format!("no lock contention: workers spend {s:.0} % of their time queued for the write slot"),
+            };
+            // Warehouses only matter where locks are per row (SQLite locks the whole database).
+            if found && db.pg() && per_worker < 1.0 {
+                claim.push_str(&format!(
+                    "; too few warehouses per worker ({} for {} workers): workers collide on the same district and warehouse rows",
+                    db.warehouses, db.workers
+                ));
+            }
+            let mut f = Finding::new(
+                "lock_contention",
+                if found {
+                    Status::Found
+                } else {
+                    Status::NotFound
+                },
+                src,
+                claim,
+            )
+            .ev(what, s, "%", &format!("{src}: waits"))
+            .ev(
+                "warehouses per worker",
+                per_worker,
+                "",
+                &format!("{src}: warehouses, options.workers"),
+            )
+            .ev(
+                "retries per 1000 committed",
+                if db.committed > 0 {
+                    1000.0 * db.retries as f64 / db.committed as f64
+                } else {
+                    f64::NAN
+                },
+                "",
+                &format!("{src}: summary.retries"),
+            )
+            .conf(if s >= threshold * 1.5 || s < threshold / 2.0 {
+                Confidence::High
+            } else {
+                Confidence::Medium
+            });
+            if found {
+                if db.pg() && per_worker < 1.0 {
+                    f = f.next("build at least one warehouse per worker (oio tpcc build --warehouses N), or run fewer workers");
+                }
+                if !db.pg() {
+                    f = f.next("SQLite serialises writers: fewer workers, or a server database, for write concurrency");
+                }
+            }
+            out.push(f);
+        }
+    }
+    // CPU: the server's (PostgreSQL CPU samples on this host) or the process's (SQLite).
+    let cores = db.cpus.max(1) as f64;
+    let (cpu_used, cpu_what) = if db.includes_database {
+        (
+            Some(db.driver_cores_busy),
+            "cores the oio process (driver and SQLite) kept busy",
+        )
+    } else if db.pg() && !few {
+        (
+            db.bucket("cpu").map(|b| b.aas),
+            "sessions on CPU (average active sessions)",
+        )
+    } else {
+        (None, "")
+    };
+    match cpu_used {
+        None => out.push(undecided(
+            "cpu_bound",
+            "no CPU data for the database".into(),
+        )),
+        Some(c) => {
+            let found = c >= CPU_SHARE * cores;
+            let f = Finding::new(
+                "cpu_bound",
+                if found {
+                    Status::Found
+                } else {
+                    Status::NotFound
+                },
+                src,
+                if found {
+                    format!("CPU bound: {c:.2} of {cores:.0} cores busy ({cpu_what})")
+                } else {
+                    format!("not CPU bound: {c:.2} of {cores:.0} cores busy ({cpu_what})")
+                },
+            )
+            .ev(cpu_what, c, "cores", &format!("{src}: cpu / waits"))
+            .ev(
+                "cores on the host",
+                cores,
+                "cores",
+                &format!("{src}: host.cpus"),
+            )
+            .conf(Confidence::Medium);
+            out.push(if found {
+                f.next("faster or more cores; storage changes will not show until CPU is freed")
+            } else {
+                f
+            });
+        }
+    }
+    if !db.includes_database {
+        let c = db.driver_cores_busy;
+        let found = c >= CPU_SHARE * cores;
+        out.push(
+            Finding::new(
+                "generator_bound",
+                if found { Status::Found } else { Status::NotFound },
+                src,
+                if found {
+                    format!("the generator is the bottleneck: oio's driver kept {c:.2} of {cores:.0} cores busy")
+                } else {
+                    format!("the generator is not the bottleneck: oio's driver used {c:.2} of {cores:.0} cores")
+                },
+            )
+            .ev("cores the driver kept busy", c, "cores", &format!("{src}: cpu.cores_busy"))
+            .conf(Confidence::High),
+        );
+    }
+    out
+}
+
+fn log_next(f: Finding) -> Finding {
+    if f.status != Status::Found {
+        return f;
+    }
+    f.next("put the log on a device with lower write latency (flash with power-loss protection), or batch commits (group commit, commit_delay)")
+        .next("check with durability relaxed (SQLite synchronous=normal/off, PostgreSQL synchronous_commit=off) on a scratch database: if throughput jumps, the log was the limit")
+}

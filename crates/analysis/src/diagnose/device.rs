@@ -1,0 +1,900 @@
+//! Device rules: queue saturation, what bounds the device, write penalty, periods that
+//! differ, and where production sits on a sweep's curve.
+
+use super::samples::{Sample, Series, SeriesKind};
+use super::{fmt_bytes, fmt_ns, Confidence, Finding, QueueLimit, Status};
+use crate::characterize::Characterization;
+use crate::knee;
+use crate::summary_stats::quantile;
+use crate::sweep::{self, Sweep};
+
+/// Queue length from which an interval counts as busy: below one I/O in flight the device
+/// idles part of the time and latency says nothing about queueing.
+pub const BUSY_QUEUE: f64 = 1.0;
+/// Fewest busy intervals (observations) before the saturation rule decides.
+pub const MIN_BUSY_INTERVALS: usize = 6;
+/// Fewest distinct queue levels before the saturation rule decides: two points always look
+/// like a line.
+pub const MIN_QUEUE_LEVELS: usize = 3;
+/// Saturated: deeper queues gain IOPS slower than queue^0.2 (the sweep's knee rule) ...
+pub const IOPS_ELASTICITY_MAX: f64 = 0.2;
+/// ... while latency grows at least as queue^0.8: in proportion (Little's law with flat IOPS
+/// gives exactly 1), allowing for noise.
+pub const LATENCY_ELASTICITY_MIN: f64 = 0.8;
+/// Mean I/O size from which a plateau is read as throughput-bound rather than IOPS-bound:
+/// from 64 KiB on, transfer time dominates per-I/O overhead on common devices.
+pub const LARGE_IO_BYTES: f64 = 65536.0;
+/// Write-penalty rule: the write share must vary by this many points at equal queue length...
+pub const WRITE_SPREAD_PCT: f64 = 20.0;
+/// ... and the write-heavy half be this much slower (below it, interval noise can explain it).
+pub const WRITE_PENALTY_RATIO: f64 = 1.3;
+/// Periods: the slow period must be this much slower than the fast one to count.
+pub const PERIOD_LATENCY_RATIO: f64 = 1.5;
+
+/// Samples with the same queue level, summarised by medians (robust to single bad intervals).
+#[derive(Clone, Debug, Default)]
+pub struct Group {
+    /// Median queue.
+    pub queue: f64,
+    /// Median latency, ns.
+    pub latency_ns: f64,
+    /// Median IOPS.
+    pub iops: f64,
+    /// Median bytes/s.
+    pub bytes_per_sec: f64,
+    /// Median I/O size.
+    pub io_bytes: f64,
+    /// Samples.
+    pub n: usize,
+    /// Where they come from.
+    pub from: String,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.retain(|x| x.is_finite());
+    quantile(&v, 0.5).unwrap_or(f64::NAN)
+}
+
+/// Names samples briefly: the first few labels and how many more.
+pub(crate) fn labels(s: &[&Sample]) -> String {
+    let mut l: Vec<&str> = s.iter().map(|s| s.label.as_str()).collect();
+    l.dedup();
+    if l.len() <= 3 {
+        l.join(", ")
+    } else {
+        format!("{}, {} … (+{} more)", l[0], l[1], l.len() - 2)
+    }
+}
+
+/// Groups busy samples by queue level: exact depth for sweeps, half-octave bins otherwise.
+pub fn groups(s: &Series) -> Vec<Group> {
+    let mut keyed: Vec<(i64, &Sample)> = s
+        .samples
+        .iter()
+        .filter(|x| x.queue >= BUSY_QUEUE && x.latency_ns > 0.0 && x.iops > 0.0)
+        .map(|x| {
+            let k = match s.kind {
+                SeriesKind::Sweep => (x.queue * 1000.0).round() as i64,
+                _ => (x.queue.log2() * 2.0).floor() as i64,
+            };
+            (k, x)
+        })
+        .collect();
+    keyed.sort_by_key(|(k, _)| *k);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < keyed.len() {
+        let k = keyed[i].0;
+        let members: Vec<&Sample> = keyed[i..]
+            .iter()
+            .take_while(|(kk, _)| *kk == k)
+            .map(|(_, x)| *x)
+            .collect();
+        i += members.len();
+        out.push(Group {
+            queue: median(members.iter().map(|x| x.queue).collect()),
+            latency_ns: median(members.iter().map(|x| x.latency_ns).collect()),
+            iops: median(members.iter().map(|x| x.iops).collect()),
+            bytes_per_sec: median(members.iter().map(|x| x.bytes_per_sec).collect()),
+            io_bytes: median(members.iter().map(|x| x.io_bytes).collect()),
+            n: members.len(),
+            from: format!("{}: {}", s.source, labels(&members)),
+        });
+    }
+    out
+}
+
+fn elasticity(a: f64, b: f64, qa: f64, qb: f64) -> f64 {
+    (b / a).ln() / (qb / qa).ln()
+}
+
+/// The saturation rule's answer, with what the bound rule needs.
+pub struct Saturation {
+    /// The finding.
+    pub finding: Finding,
+    /// The group where saturation starts.
+    pub at: Option<Group>,
+    /// The deepest group.
+    pub top: Option<Group>,
+    /// Busy groups, by queue.
+    pub groups: Vec<Group>,
+}
+
+/// Queue saturation: the queue length above which latency grows in proportion. `known` is
+/// a sweep's own saturation depth: its rule is the same but allows for the noise it measured
+/// between repeats, which a series of medians cannot, so it is preferred when given.
+pub fn queue_saturation(s: &Series, limit: Option<&QueueLimit>, known: Option<f64>) -> Saturation {
+    let g = groups(s);
+    let busy: usize = g.iter().map(|x| x.n).sum();
+    let min_busy = if s.kind == SeriesKind::Observation {
+        MIN_BUSY_INTERVALS
+    } else {
+        MIN_QUEUE_LEVELS
+    };
+    let what = match s.kind {
+        SeriesKind::Observation => "busy intervals",
+        SeriesKind::Sweep => "sweep points",
+        SeriesKind::Runs => "runs",
+    };
+    let rule = "queue_saturation";
+    if busy < min_busy || g.len() < MIN_QUEUE_LEVELS {
+        let f = Finding::new(
+            rule,
+            Status::Undecided,
+            &s.source,
+            format!(
+                "not enough {what}: {busy} with queue ≥ {BUSY_QUEUE} over {} queue levels (need {min_busy} over {MIN_QUEUE_LEVELS})",
+                g.len()
+            ),
+        )
+        .conf(Confidence::Low)
+        .next("capture a busier period, or sweep the depth (oio sweep --qd 1,2,4,…)");
+        return Saturation {
+            finding: f,
+            at: None,
+            top: g.last().cloned(),
+            groups: g,
+        };
+    }
+    let top = g.last().cloned().expect("checked non-empty");
+    let mut at = None;
+    'outer: for i in 0..g.len() - 1 {
+        let mut min_ew = f64::INFINITY;
+        for j in i + 1..g.len() {
+            let ex = elasticity(g[i].iops, g[j].iops, g[i].queue, g[j].queue);
+            let ew = elasticity(g[i].latency_ns, g[j].latency_ns, g[i].queue, g[j].queue);
+            if !(ex < IOPS_ELASTICITY_MAX && ew >= LATENCY_ELASTICITY_MIN) {
+                continue 'outer;
+            }
+            min_ew = min_ew.min(ew);
+        }
+        at = Some((i, min_ew));
+        break;
+    }
+    let own = at.map(|(i, _)| g[i].queue);
+    if let Some(k) = known {
+        if let Some(i) = g[..g.len() - 1]
+            .iter()
+            .position(|x| (x.queue - k).abs() < 0.5)
+        {
+            let min_ew = (i + 1..g.len())
+                .map(|j| elasticity(g[i].latency_ns, g[j].latency_ns, g[i].queue, g[j].queue))
+                .fold(f64::INFINITY, f64::min);
+            at = Some((i, min_ew));
+        }
+    }
+    let Some((i, min_ew)) = at else {
+        let first = &g[0];
+        let ex = elasticity(first.iops, top.iops, first.queue, top.queue);
+        let claim = if ex >= IOPS_ELASTICITY_MAX {
+            format!(
+                "no queue saturation: IOPS still grow with the queue up to {:.0} ({:.0} → {:.0} IOPS from queue {:.1})",
+                top.queue, first.iops, top.iops, first.queue
+            )
+        } else {
+            format!(
+                "no queue saturation: latency does not grow in proportion to the queue up to {:.0}",
+                top.queue
+            )
+        };
+        let f = Finding::new(rule, Status::NotFound, &s.source, claim)
+            .ev(
+                "IOPS elasticity, lowest to deepest queue",
+                ex,
+                "",
+                &s.source,
+            )
+            .conf(if g.len() >= 4 {
+                Confidence::High
+            } else {
+                Confidence::Medium
+            });
+        return Saturation {
+            finding: f,
+            at: None,
+            top: Some(top),
+            groups: g,
+        };
+    };
+    let a = g[i].clone();
+    let beyond = g.len() - 1 - i;
+    let ex = elasticity(a.iops, top.iops, a.queue, top.queue);
+    let mut f = Finding::new(
+        rule,
+        Status::Found,
+        &s.source,
+        format!(
+            "queue saturation above a queue of {:.0}: IOPS stay near {:.0} while latency grows in proportion to the queue ({} → {} at queue {:.0}); by Little's law the extra I/Os only wait",
+            a.queue,
+            a.iops,
+            fmt_ns(a.latency_ns),
+            fmt_ns(top.latency_ns),
+            top.queue
+        ),
+    )
+    .ev("queue where saturation starts", a.queue, "I/Os", &a.from)
+    .ev("IOPS there", a.iops, "IOPS", &a.from)
+    .ev("mean latency there", a.latency_ns, "ns", &a.from)
+    .ev("deepest queue", top.queue, "I/Os", &top.from)
+    .ev("IOPS at the deepest queue", top.iops, "IOPS", &top.from)
+    .ev("mean latency at the deepest queue", top.latency_ns, "ns", &top.from)
+    .ev("IOPS elasticity beyond saturation (IOPS ∝ queue^e)", ex, "", &s.source)
+    .ev("smallest latency elasticity beyond saturation (1 = proportional)", min_ew, "", &s.source)
+    .conf(if beyond >= 2 && min_ew >= 0.9 && own == Some(a.queue) {
+        Confidence::High
+    } else if beyond >= 2 {
+        Confidence::Medium
+    } else {
+        Confidence::Low
+    });
+    if known.is_some() {
+        f.claim.push_str(" (the sweep's saturation depth)");
+        f = f.ev(
+            "depth this rule finds without the sweep's noise allowance",
+            own.unwrap_or(f64::NAN),
+            "I/Os",
+            &s.source,
+        );
+    }
+    match limit {
+        Some(l) => {
+            f = f.ev(
+                &format!("queue limit ({})", l.from),
+                l.value,
+                "I/Os",
+                &l.from,
+            );
+            if top.queue > l.value {
+                f.claim.push_str(&format!(
+                    "; the queue reached {:.0}, above the limit of {:.0} ({}): I/Os beyond it wait in the OS queue",
+                    top.queue, l.value, l.from
+                ));
+            }
+            if a.queue >= l.value / 2.0 && a.queue <= l.value * 2.0 {
+                f.claim.push_str(&format!(
+                    "; saturation sits at the queue limit ({:.0}, {}), so the limit may be what stops throughput",
+                    l.value, l.from
+                ));
+                f = f.next("raise the limit (device queue_depth, nr_requests, the adapter's queue depth) or spread the load over more paths, then measure again");
+            } else if a.queue < l.value / 2.0 {
+                f.claim.push_str(&format!(
+                    "; that is well below the queue limit ({:.0}, {}): the device itself saturates",
+                    l.value, l.from
+                ));
+                f = f.next("more outstanding I/O only adds latency here: keep the queue near the saturation point, or add devices");
+            } else {
+                f = f.next("the device accepts more than its stated limit: check the limit given");
+            }
+        }
+        None => {
+            f = f.next("more outstanding I/O only adds latency here; state the adapter's queue limit with --queue-limit to compare");
+        }
+    }
+    Saturation {
+        finding: f,
+        at: Some(a),
+        top: Some(top),
+        groups: g,
+    }
+}
+
+/// Throughput-bound, IOPS-bound or latency-bound.
+pub fn bound(s: &Series, sat: &Saturation) -> Finding {
+    let rule = "bound";
+    if let Some(a) = &sat.at {
+        let plateau: Vec<&super::device::Group> =
+            sat.groups.iter().filter(|g| g.queue >= a.queue).collect();
+        let size = median(plateau.iter().map(|g| g.io_bytes).collect());
+        let iops = median(plateau.iter().map(|g| g.iops).collect());
+        let bw = median(plateau.iter().map(|g| g.bytes_per_sec).collect());
+        let from = format!("{} queue ≥ {:.0}", s.source, a.queue);
+        let f = if size >= LARGE_IO_BYTES {
+            Finding::new(
+                rule,
+                Status::Found,
+                &s.source,
+                format!(
+                    "throughput-bound: a plateau of {:.1} MiB/s with {} I/Os",
+                    bw / 1048576.0,
+                    fmt_bytes(size)
+                ),
+            )
+            .next("larger I/O will not help; more bandwidth (devices, paths, links) will")
+        } else {
+            Finding::new(
+                rule,
+                Status::Found,
+                &s.source,
+                format!(
+                    "IOPS-bound: a plateau of {iops:.0} IOPS with {} I/Os",
+                    fmt_bytes(size)
+                ),
+            )
+            .next("fewer, larger I/Os (or more devices) raise throughput; a deeper queue does not")
+        };
+        return f
+            .ev("plateau IOPS", iops, "IOPS", &from)
+            .ev("plateau throughput", bw, "bytes/s", &from)
+            .ev("mean I/O size on the plateau", size, "bytes", &from)
+            .conf(sat.finding.confidence);
+    }
+    let all: Vec<&Sample> = s.samples.iter().filter(|x| x.iops > 0.0).collect();
+    if all.is_empty() {
+        return Finding::new(
+            rule,
+            Status::Undecided,
+            &s.source,
+            "no intervals with I/O".into(),
+        )
+        .conf(Confidence::Low);
+    }
+    let q = median(all.iter().map(|x| x.queue).collect());
+    let qmax = all.iter().map(|x| x.queue).fold(0.0, f64::max);
+    let lat = median(all.iter().map(|x| x.latency_ns).collect());
+    if s.kind != SeriesKind::Sweep && qmax <= 2.0 {
+        return Finding::new(
+            rule,
+            Status::Found,
+            &s.source,
+            format!(
+                "latency-bound: at most {qmax:.1} I/Os outstanding, so each I/O's {} sets the rate (IOPS ≈ queue ÷ latency)",
+                fmt_ns(lat)
+            ),
+        )
+        .ev("median queue", q, "I/Os", &format!("{}: {}", s.source, labels(&all)))
+        .ev("median latency", lat, "ns", &s.source)
+        .conf(if all.len() >= 6 {
+            Confidence::High
+        } else {
+            Confidence::Medium
+        })
+        .next("issue more I/O in parallel (more workers or async I/O), or find a device with lower latency per I/O");
+    }
+    match sat.finding.status {
+        Status::Undecided => Finding::new(
+            rule,
+            Status::Undecided,
+            &s.source,
+            format!("cannot tell what bounds the device: {}", sat.finding.claim),
+        )
+        .conf(Confidence::Low),
+        _ => {
+            let claim = match &sat.top {
+                Some(t) => format!(
+                    "not bound yet: no plateau up to queue {:.0} ({:.0} IOPS, {:.1} MiB/s)",
+                    t.queue,
+                    t.iops,
+                    t.bytes_per_sec / 1048576.0
+                ),
+                None => "no plateau".into(),
+            };
+            Finding::new(rule, Status::NotFound, &s.source, claim).conf(Confidence::Medium)
+        }
+    }
+}
+
+/// Write penalty: latency rising with the write share at equal queue length.
+pub fn write_penalty(s: &Series) -> Finding {
+    let rule = "write_penalty";
+    let min_n = if s.kind == SeriesKind::Observation {
+        4
+    } else {
+        2
+    };
+    let mut keyed: Vec<(i64, &Sample)> = s
+        .samples
+        .iter()
+        .filter(|x| x.write_pct.is_finite() && x.queue > 0.0 && x.latency_ns > 0.0)
+        .map(|x| {
+            let k = match s.kind {
+                SeriesKind::Sweep => (x.queue * 1000.0).round() as i64,
+                _ => (x.queue.log2() * 2.0).floor() as i64,
+            };
+            (k, x)
+        })
+        .collect();
+    keyed.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.write_pct.total_cmp(&b.1.write_pct)));
+    let mut ratios = Vec::new();
+    let mut ev = Vec::new();
+    let mut size_confound = false;
+    let mut i = 0;
+    while i < keyed.len() {
+        let k = keyed[i].0;
+        let m: Vec<&Sample> = keyed[i..]
+            .iter()
+            .take_while(|(kk, _)| *kk == k)
+            .map(|(_, x)| *x)
+            .collect();
+        i += m.len();
+        if m.len() < min_n {
+            continue;
+        }
+        let spread = m.last().map_or(0.0, |x| x.write_pct) - m[0].write_pct;
+        if spread < WRITE_SPREAD_PCT {
+            continue;
+        }
+        let h = m.len() / 2;
+        let (lo, hi) = (&m[..h], &m[m.len() - h..]);
+        let lat = |v: &[&Sample]| median(v.iter().map(|x| x.latency_ns).collect());
+        let wr = |v: &[&Sample]| median(v.iter().map(|x| x.write_pct).collect());
+        let sz = |v: &[&Sample]| median(v.iter().map(|x| x.io_bytes).collect());
+        let ratio = lat(hi) / lat(lo);
+        let sr = sz(hi) / sz(lo);
+        if !(0.67..=1.5).contains(&sr) {
+            size_confound = true;
+        }
+        let q = median(m.iter().map(|x| x.queue).collect());
+        ratios.push((ratio, m.len()));
+        ev.push((q, wr(lo), wr(hi), lat(lo), lat(hi), labels(lo), labels(hi)));
+    }
+    if ratios.is_empty() {
+        return Finding::new(
+            rule,
+            Status::Undecided,
+            &s.source,
+            format!("not enough intervals whose write share differs by {WRITE_SPREAD_PCT:.0} points at equal queue length"),
+        )
+        .conf(Confidence::Low);
+    }
+    // Weighted median over queue levels: one odd level does not decide.
+    let w: Vec<f64> = ratios
+        .iter()
+        .flat_map(|(r, n)| std::iter::repeat_n(*r, *n))
+        .collect();
+    let r = quantile(&w, 0.5).unwrap_or(f64::NAN);
+    let best = ev
+        .iter()
+        .max_by(|a, b| (a.4 / a.3).total_cmp(&(b.4 / b.3)))
+        .expect("non-empty");
+    let status = if r >= WRITE_PENALTY_RATIO {
+        Status::Found
+    } else {
+        Status::NotFound
+    };
+    let claim = if status == Status::Found {
+        format!(
+            "write penalty: at equal queue length, latency is {r:.1}× higher when writes are {:.0} % of I/O than at {:.0} % (queue ≈ {:.0}: {} vs {})",
+            best.2,
+            best.1,
+            best.0,
+            fmt_ns(best.4),
+            fmt_ns(best.3)
+        )
+    } else {
+        format!(
+            "no write penalty: at equal queue length, latency changes {r:.2}× with the write share"
+        )
+    };
+    let mut f = Finding::new(rule, status, &s.source, claim)
+        .ev(
+            "latency ratio, write-heavy ÷ read-heavy half (median over queue levels)",
+            r,
+            "",
+            &s.source,
+        )
+        .ev(
+            "write share, read-heavy half",
+            best.1,
+            "%",
+            &format!("{}: {}", s.source, best.5),
+        )
+        .ev(
+            "write share, write-heavy half",
+            best.2,
+            "%",
+            &format!("{}: {}", s.source, best.6),
+        )
+        .ev("mean latency, read-heavy half", best.3, "ns", &best.5)
+        .ev("mean latency, write-heavy half", best.4, "ns", &best.6)
+        .conf(if ratios.len() >= 2 {
+            Confidence::High
+        } else {
+            Confidence::Medium
+        });
+    if status == Status::Found {
+        f = f.next("check the write path: RAID parity (RAID 5/6 turns one write into four I/Os), write cache state, the log/journal device, flash garbage collection");
+        if size_confound {
+            f.confidence = Confidence::Low;
+            f.claim.push_str(
+                "; the I/O size also differs between the halves, which can explain it too",
+            );
+        }
+    }
+    f
+}
+
+/// Pearson correlation.
+fn corr(x: &[f64], y: &[f64]) -> Option<f64> {
+    let n = x.len() as f64;
+    if x.len() < 3 {
+        return None;
+    }
+    let (mx, my) = (x.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (a, b) in x.iter().zip(y) {
+        sxy += (a - mx) * (b - my);
+        sxx += (a - mx) * (a - mx);
+        syy += (b - my) * (b - my);
+    }
+    (sxx > 0.0 && syy > 0.0).then(|| sxy / (sxx * syy).sqrt())
+}
+
+#[derive(Debug)]
+struct PeriodAgg {
+    from: f64,
+    to: f64,
+    n: usize,
+    latency_ns: f64,
+    write_pct: f64,
+    io_bytes: f64,
+    queue: f64,
+    bytes_per_sec: f64,
+}
+
+fn agg(v: &[Sample]) -> PeriodAgg {
+    let iops: f64 = v.iter().map(|x| x.iops).sum();
+    let n = v.len() as f64;
+    PeriodAgg {
+        from: v.first().map_or(0.0, |x| x.t_from),
+        to: v.last().map_or(0.0, |x| x.t_to),
+        n: v.len(),
+        latency_ns: v.iter().map(|x| x.latency_ns * x.iops).sum::<f64>() / iops,
+        write_pct: v.iter().map(|x| x.write_pct * x.iops).sum::<f64>() / iops,
+        io_bytes: v.iter().map(|x| x.bytes_per_sec).sum::<f64>() / iops,
+        queue: v.iter().map(|x| x.queue).sum::<f64>() / n,
+        bytes_per_sec: v.iter().map(|x| x.bytes_per_sec).sum::<f64>() / n,
+    }
+}
+
+/// Periods that differ: split a capture, say what differs and what latency follows.
+pub fn periods_differ(s: &Series) -> Finding {
+    let rule = "periods_differ";
+    let v = &s.samples;
+    let min_len = (v.len() / 20).max(3);
+    if v.len() < 2 * min_len {
+        return Finding::new(
+            rule,
+            Status::Undecided,
+            &s.source,
+            format!(
+                "not enough intervals with I/O to split into periods ({}; need {})",
+                v.len(),
+                2 * min_len
+            ),
+        )
+        .conf(Confidence::Low);
+    }
+    let feats = vec![
+        v.iter().map(|x| x.write_pct).collect::<Vec<_>>(),
+        v.iter().map(|x| x.io_bytes.max(1.0).ln()).collect(),
+        v.iter().map(|x| x.queue.ln_1p()).collect(),
+        v.iter().map(|x| x.bytes_per_sec.ln_1p()).collect(),
+        v.iter().map(|x| x.latency_ns.max(1.0).ln()).collect(),
+    ];
+    let bounds = crate::changepoint::segment(&feats, min_len, 6, 4.0);
+    let periods: Vec<PeriodAgg> = bounds.windows(2).map(|w| agg(&v[w[0]..w[1]])).collect();
+    let at = |p: &PeriodAgg| {
+        format!(
+            "{}: t={:.0}–{:.0} s ({} intervals)",
+            s.source, p.from, p.to, p.n
+        )
+    };
+    if periods.len() < 2 {
+        return Finding::new(
+            rule,
+            Status::NotFound,
+            &s.source,
+            format!(
+                "one period: shape and latency do not change over {} intervals",
+                v.len()
+            ),
+        )
+        .conf(Confidence::Medium);
+    }
+    let slow = periods
+        .iter()
+        .max_by(|a, b| a.latency_ns.total_cmp(&b.latency_ns))
+        .expect("≥2");
+    let fast = periods
+        .iter()
+        .min_by(|a, b| a.latency_ns.total_cmp(&b.latency_ns))
+        .expect("≥2");
+    let ratio = slow.latency_ns / fast.latency_ns;
+    let mut diffs = Vec::new();
+    // (name, feature index, differs?)
+    let differs = [
+        (
+            "write share",
+            (slow.write_pct - fast.write_pct).abs() >= 10.0,
+            format!(
+                "write share {:.0} % vs {:.0} %",
+                slow.write_pct, fast.write_pct
+            ),
+        ),
+        (
+            "I/O size",
+            ratio_of(slow.io_bytes, fast.io_bytes) >= 1.5,
+            format!(
+                "I/O size {} vs {}",
+                fmt_bytes(slow.io_bytes),
+                fmt_bytes(fast.io_bytes)
+            ),
+        ),
+        (
+            "queue",
+            ratio_of(slow.queue, fast.queue) >= 1.5,
+            format!("queue {:.1} vs {:.1}", slow.queue, fast.queue),
+        ),
+        (
+            "throughput",
+            ratio_of(slow.bytes_per_sec, fast.bytes_per_sec) >= 1.5,
+            format!(
+                "throughput {:.1} vs {:.1} MiB/s",
+                slow.bytes_per_sec / 1048576.0,
+                fast.bytes_per_sec / 1048576.0
+            ),
+        ),
+    ];
+    for (_, d, text) in &differs {
+        if *d {
+            diffs.push(text.clone());
+        }
+    }
+    let lat: Vec<f64> = feats[4].clone();
+    let mut follows: Option<(&str, f64)> = None;
+    for (k, (name, d, _)) in differs.iter().enumerate() {
+        if !*d && !diffs.is_empty() {
+            continue;
+        }
+        if let Some(r) = corr(&feats[k], &lat) {
+            if follows.is_none_or(|(_, b)| r.abs() > b.abs()) {
+                follows = Some((name, r));
+            }
+        }
+    }
+    let mut f = Finding::new(rule, Status::NotFound, &s.source, String::new())
+        .ev("periods found", periods.len() as f64, "", &s.source)
+        .ev(
+            "mean latency, slowest period",
+            slow.latency_ns,
+            "ns",
+            &at(slow),
+        )
+        .ev(
+            "mean latency, fastest period",
+            fast.latency_ns,
+            "ns",
+            &at(fast),
+        )
+        .ev(
+            "write share, slowest period",
+            slow.write_pct,
+            "%",
+            &at(slow),
+        )
+        .ev(
+            "write share, fastest period",
+            fast.write_pct,
+            "%",
+            &at(fast),
+        )
+        .ev(
+            "mean I/O size, slowest period",
+            slow.io_bytes,
+            "bytes",
+            &at(slow),
+        )
+        .ev(
+            "mean I/O size, fastest period",
+            fast.io_bytes,
+            "bytes",
+            &at(fast),
+        )
+        .ev("mean queue, slowest period", slow.queue, "I/Os", &at(slow))
+        .ev("mean queue, fastest period", fast.queue, "I/Os", &at(fast))
+        .ev(
+            "throughput, slowest period",
+            slow.bytes_per_sec,
+            "bytes/s",
+            &at(slow),
+        )
+        .ev(
+            "throughput, fastest period",
+            fast.bytes_per_sec,
+            "bytes/s",
+            &at(fast),
+        );
+    if ratio < PERIOD_LATENCY_RATIO {
+        f.claim = format!(
+            "{} periods, but latency stays within {ratio:.1}× across them ({} vs {})",
+            periods.len(),
+            fmt_ns(slow.latency_ns),
+            fmt_ns(fast.latency_ns)
+        );
+        f.confidence = Confidence::Medium;
+        return f;
+    }
+    f.status = Status::Found;
+    let what = if diffs.is_empty() {
+        "the workload's shape is the same, so the device itself got slower (other load on it, background work)".to_string()
+    } else {
+        diffs.join(", ")
+    };
+    f.claim = format!(
+        "t={:.0}–{:.0} s is {ratio:.1}× slower than t={:.0}–{:.0} s ({} vs {} mean latency): {what}",
+        slow.from,
+        slow.to,
+        fast.from,
+        fast.to,
+        fmt_ns(slow.latency_ns),
+        fmt_ns(fast.latency_ns)
+    );
+    if let Some((name, r)) = follows.filter(|_| !diffs.is_empty()) {
+        f.claim.push_str(&format!(
+            "; latency follows the {name} (r = {r:.2} over {} intervals)",
+            v.len()
+        ));
+        f = f.ev(
+            &format!("correlation of log latency with the {name}"),
+            r,
+            "",
+            &s.source,
+        );
+        f.confidence = if r.abs() >= 0.7 {
+            Confidence::High
+        } else {
+            Confidence::Medium
+        };
+    } else {
+        f.confidence = Confidence::Medium;
+    }
+    f.next("replay each period on its own (oio characterize --split, oio run -w) to see which difference the device reacts to")
+}
+
+fn ratio_of(a: f64, b: f64) -> f64 {
+    if a <= 0.0 || b <= 0.0 {
+        return f64::INFINITY;
+    }
+    (a / b).max(b / a)
+}
+
+fn production(sname: &str, sweep: &Sweep, qd: f64, qd_from: &str, extra: Option<f64>) -> Finding {
+    let rule = "production_on_curve";
+    let src = format!("{sname} + {qd_from}");
+    let Some(k) = &sweep.knee else {
+        return Finding::new(
+            rule,
+            Status::Undecided,
+            &src,
+            "the sweep has no knee to compare with".into(),
+        )
+        .conf(Confidence::Low);
+    };
+    let ser = sweep::series(&sweep.points);
+    let Some((_, _, pts)) = ser.first() else {
+        return Finding::new(
+            rule,
+            Status::Undecided,
+            &src,
+            "the sweep has no points".into(),
+        )
+        .conf(Confidence::Low);
+    };
+    let inputs = sweep::knee_inputs(pts);
+    let p = knee::place_production(&inputs, k, qd);
+    let lo = inputs.first().map_or(0, |x| x.qd) as f64;
+    let hi = inputs.last().map_or(0, |x| x.qd) as f64;
+    let inside = qd >= lo && qd <= hi;
+    let mut claim = format!(
+        "production's outstanding I/O ({qd:.1}) is {} (knee at qd {})",
+        p.position, k.qd
+    );
+    if let Some(l) = p.latency_p99_ns {
+        claim.push_str(&format!(", where the sweep implies p99 {}", fmt_ns(l)));
+    }
+    if let Some(m) = p.latency_mean_ns {
+        claim.push_str(&format!(" (mean {})", fmt_ns(m)));
+    }
+    if !inside {
+        claim.push_str(&format!(
+            "; outside the swept depths {lo:.0}–{hi:.0}, so the latency is the nearest point's"
+        ));
+    }
+    let mut f = Finding::new(rule, Status::Found, &src, claim)
+        .ev("production mean outstanding I/O", qd, "I/Os", qd_from)
+        .ev(
+            "knee depth",
+            k.qd as f64,
+            "I/Os",
+            &format!("{sname}: knee ({})", k.headline),
+        )
+        .conf(if inside {
+            Confidence::High
+        } else {
+            Confidence::Low
+        });
+    if let Some(p90) = extra {
+        f = f.ev("production p90 outstanding I/O", p90, "I/Os", qd_from);
+    }
+    if let Some(s) = k.saturation_qd {
+        f = f.ev("saturation depth", s as f64, "I/Os", sname);
+    }
+    if let Some(l) = p.latency_p99_ns {
+        f = f.ev("p99 latency the sweep implies there", l, "ns", sname);
+    }
+    if let Some(l) = p.latency_mean_ns {
+        f = f.ev("mean latency the sweep implies there", l, "ns", sname);
+    }
+    f.next(if qd < k.qd as f64 {
+        "there is headroom: the device can take more outstanding I/O before latency takes over"
+    } else {
+        "production already queues beyond the knee: more load adds latency, not throughput; spread it or add devices"
+    })
+    .next("only meaningful when the sweep ran the production workload (oio sweep -w the characterized workload)")
+}
+
+/// Where production sits, from a characterization.
+pub fn production_on_curve(
+    sname: &str,
+    sweep: &Sweep,
+    cname: &str,
+    c: &Characterization,
+) -> Finding {
+    production(
+        sname,
+        sweep,
+        c.outstanding.mean,
+        &format!(
+            "{cname} ({} intervals, {})",
+            c.intervals_used, c.outstanding.source
+        ),
+        Some(c.outstanding.p90),
+    )
+}
+
+/// Where production sits, from a capture's busy intervals.
+pub fn production_from_series(sname: &str, sweep: &Sweep, s: &Series) -> Finding {
+    let busy: Vec<f64> = s
+        .samples
+        .iter()
+        .filter(|x| x.queue >= BUSY_QUEUE)
+        .map(|x| x.queue)
+        .collect();
+    if busy.is_empty() {
+        return Finding::new(
+            "production_on_curve",
+            Status::Undecided,
+            &s.source,
+            "not enough busy intervals to place production on the sweep".into(),
+        )
+        .conf(Confidence::Low);
+    }
+    let mean = busy.iter().sum::<f64>() / busy.len() as f64;
+    production(
+        sname,
+        sweep,
+        mean,
+        &format!("{} ({} busy intervals)", s.source, busy.len()),
+        quantile(&busy, 0.9),
+    )
+}

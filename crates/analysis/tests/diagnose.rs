@@ -1,0 +1,736 @@
+//! `oio diagnose`'s rules on synthetic data with a known cause: each cause is named, and no
+//! rule names a cause that is not there.
+
+use oio_analysis::characterize::{characterize, Options as CharOptions};
+use oio_analysis::diagnose::{
+    diagnose, samples_from_observation, Confidence, DbFacts, Diagnosis, Inputs, Options, Status,
+    WaitShareFact,
+};
+use oio_analysis::stats::SeededRng;
+use oio_analysis::sweep::{self, Steady, Sweep, SweepOptions, SweepPoint};
+use oio_core::histogram::LatencySummary;
+use oio_core::observation::{DeviceInterval, DirCounters, Observation, SourceKind};
+use oio_core::result::RunResult;
+
+/// One interval: queue, reads/s, writes/s, mean latency of reads and writes (ns), I/O size.
+#[derive(Clone, Copy)]
+struct Iv {
+    q: f64,
+    r: f64,
+    w: f64,
+    rl: f64,
+    wl: f64,
+    size: f64,
+}
+
+fn observation(ivs: &[Iv]) -> Observation {
+    let mut o = Observation::new(SourceKind::Iostat, vec!["synthetic.txt".into()]);
+    let d = o.device_mut("sdb");
+    for (i, v) in ivs.iter().enumerate() {
+        let dir = |iops: f64, lat: f64| DirCounters {
+            iops: Some(iops),
+            bytes_per_sec: Some(iops * v.size),
+            mean_io_bytes: (iops > 0.0).then_some(v.size),
+            latency_mean_ns: (iops > 0.0).then_some(lat),
+            ..Default::default()
+        };
+        d.intervals.push(DeviceInterval {
+            t_s: (i + 1) as f64,
+            duration_s: 1.0,
+            read: dir(v.r, v.rl),
+            write: dir(v.w, v.wl),
+            queue_mean: Some(v.q),
+            util_pct: Some(100.0),
+            ..Default::default()
+        });
+    }
+    o
+}
+
+/// A device of `servers` servers with a fixed `service_ns`: IOPS and latency at queue `q`
+/// (Little's law), times `1 + noise` (±3 %).
+fn server_model(q: f64, servers: f64, service_ns: f64, rng: &mut SeededRng) -> (f64, f64) {
+    let n = 1.0 + (rng.unit() - 0.5) * 0.06;
+    let iops = q.min(servers) / service_ns * 1e9 * n;
+    let lat = q / iops * 1e9;
+    (iops, lat)
+}
+
+fn ramp_capture(
+    servers: f64,
+    service_ns: f64,
+    queues: &[f64],
+    write_pct: f64,
+    size: f64,
+) -> Observation {
+    let mut rng = SeededRng::new(7);
+    let mut ivs = Vec::new();
+    for &q in queues {
+        for _ in 0..4 {
+            let (iops, lat) = server_model(q, servers, service_ns, &mut rng);
+            let w = iops * write_pct / 100.0;
+            ivs.push(Iv {
+                q,
+                r: iops - w,
+                w,
+                rl: lat,
+                wl: lat,
+                size,
+            });
+        }
+    }
+    observation(&ivs)
+}
+
+fn run_obs(obs: &Observation, opts: &Options) -> Diagnosis {
+    let inputs = Inputs {
+        series: samples_from_observation("cap", obs),
+        names: vec!["cap".into()],
+        ..Default::default()
+    };
+    diagnose(&inputs, opts)
+}
+
+fn status(d: &Diagnosis, rule: &str) -> Status {
+    let f: Vec<_> = d.findings.iter().filter(|f| f.rule == rule).collect();
+    assert!(!f.is_empty(), "no {rule} finding in {:#?}", d.findings);
+    if f.iter().any(|f| f.status == Status::Found) {
+        Status::Found
+    } else {
+        f[0].status
+    }
+}
+
+fn found<'a>(d: &'a Diagnosis, rule: &str) -> &'a oio_analysis::diagnose::Finding {
+    d.findings
+        .iter()
+        .find(|f| f.rule == rule && f.status == Status::Found)
+        .unwrap_or_else(|| panic!("{rule} not found in {:#?}", d.findings))
+}
+
+fn found_rules(d: &Diagnosis) -> Vec<&str> {
+    d.found().map(|f| f.rule.as_str()).collect()
+}
+
+fn evidence(f: &oio_analysis::diagnose::Finding, what: &str) -> f64 {
+    f.evidence
+        .iter()
+        .find(|e| e.what.starts_with(what))
+        .and_then(|e| e.value)
+        .unwrap_or_else(|| panic!("no evidence {what:?} in {f:#?}"))
+}
+
+const QUEUES: [f64; 9] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0];
+
+#[test]
+fn queue_saturation_is_found_at_the_devices_parallelism_and_compared_with_the_limit() {
+    let obs = ramp_capture(8.0, 1e6, &QUEUES, 0.0, 4096.0);
+    let d = run_obs(
+        &obs,
+        &Options {
+            queue_limit: Some(256.0),
+        },
+    );
+    let f = found(&d, "queue_saturation");
+    assert_eq!(evidence(f, "queue where saturation starts"), 8.0, "{f:#?}");
+    assert!(
+        f.claim.contains("well below the queue limit (256"),
+        "{}",
+        f.claim
+    );
+    assert_eq!(f.confidence, Confidence::High);
+    assert!(evidence(f, "IOPS elasticity") < 0.2);
+    // The intervals it rests on are named.
+    assert!(f.evidence[0].from.contains("t="), "{:?}", f.evidence[0]);
+    let b = found(&d, "bound");
+    assert!(b.claim.starts_with("IOPS-bound"), "{}", b.claim);
+    // No write penalty (no writes), no latency-bound, no measurement warnings.
+    assert_ne!(status(&d, "write_penalty"), Status::Found);
+    for r in found_rules(&d) {
+        assert!(
+            ["queue_saturation", "bound", "periods_differ"].contains(&r),
+            "unexpected {r} in {:#?}",
+            d.findings
+        );
+    }
+    // Ordered: found first, by confidence.
+    let ranks: Vec<(bool, Confidence)> = d
+        .findings
+        .iter()
+        .map(|f| (f.status != Status::Found, f.confidence))
+        .collect();
+    for w in ranks.windows(2) {
+        assert!(w[0].0 <= w[1].0);
+        if w[0].0 == w[1].0 && !w[0].0 {
+            assert!(w[0].1 >= w[1].1, "{ranks:?}");
+        }
+    }
+}
+
+#[test]
+fn saturation_at_an_adapter_limit_says_the_limit_and_the_excess_queue() {
+    // Seed 003: fine to a queue of 256 (the adapter), then the OS queue grows to 800.
+    let obs = ramp_capture(
+        256.0,
+        2e6,
+        &[16.0, 32.0, 64.0, 128.0, 256.0, 400.0, 600.0, 800.0],
+        0.0,
+        65536.0,
+    );
+    let d = run_obs(
+        &obs,
+        &Options {
+            queue_limit: Some(256.0),
+        },
+    );
+    let f = found(&d, "queue_saturation");
+    assert_eq!(
+        evidence(f, "queue where saturation starts"),
+        256.0,
+        "{f:#?}"
+    );
+    assert!(
+        f.claim.contains("sits at the queue limit (256"),
+        "{}",
+        f.claim
+    );
+    assert!(f.claim.contains("above the limit of 256"), "{}", f.claim);
+    assert!(found(&d, "bound").claim.starts_with("throughput-bound"));
+}
+
+#[test]
+fn a_device_that_scales_is_not_saturated_and_a_quiet_one_is_undecided() {
+    // Latency constant, IOPS proportional to the queue: no saturation.
+    let obs = ramp_capture(1000.0, 1e6, &QUEUES, 0.0, 4096.0);
+    let d = run_obs(&obs, &Options::default());
+    assert_eq!(
+        status(&d, "queue_saturation"),
+        Status::NotFound,
+        "{:#?}",
+        d.findings
+    );
+    assert_ne!(status(&d, "bound"), Status::Found);
+    // Queue below one I/O: nothing to decide on.
+    let quiet = ramp_capture(8.0, 1e6, &[0.2, 0.5, 0.8], 0.0, 4096.0);
+    let d = run_obs(&quiet, &Options::default());
+    let f = d
+        .findings
+        .iter()
+        .find(|f| f.rule == "queue_saturation")
+        .unwrap();
+    assert_eq!(f.status, Status::Undecided);
+    assert!(f.claim.contains("not enough busy intervals"), "{}", f.claim);
+}
+
+#[test]
+fn a_workload_that_never_queues_is_latency_bound() {
+    let mut rng = SeededRng::new(3);
+    let ivs: Vec<Iv> = (0..30)
+        .map(|_| {
+            let lat = 5e6 * (1.0 + (rng.unit() - 0.5) * 0.1);
+            let q = 1.0;
+            let iops = q / lat * 1e9;
+            Iv {
+                q,
+                r: iops,
+                w: 0.0,
+                rl: lat,
+                wl: 0.0,
+                size: 8192.0,
+            }
+        })
+        .collect();
+    let d = run_obs(&observation(&ivs), &Options::default());
+    let b = found(&d, "bound");
+    assert!(b.claim.starts_with("latency-bound"), "{}", b.claim);
+    assert!(b.claim.contains("5.0"), "{}", b.claim);
+    assert_eq!(found_rules(&d), ["bound"], "{:#?}", d.findings);
+}
+
+fn alternating(write_lat: impl Fn(f64) -> f64) -> Observation {
+    let mut rng = SeededRng::new(11);
+    let ivs: Vec<Iv> = (0..40)
+        .map(|i| {
+            let wp = if i % 2 == 0 { 0.1 } else { 0.7 };
+            let q = 8.0 + rng.unit();
+            let lat = write_lat(wp) * (1.0 + (rng.unit() - 0.5) * 0.06);
+            let iops = q / lat * 1e9;
+            Iv {
+                q,
+                r: iops * (1.0 - wp),
+                w: iops * wp,
+                rl: lat,
+                wl: lat,
+                size: 8192.0,
+            }
+        })
+        .collect();
+    observation(&ivs)
+}
+
+#[test]
+fn write_penalty_is_found_at_equal_queue_and_not_invented() {
+    let d = run_obs(
+        &alternating(|wp| 1e6 * (1.0 + 2.0 * wp)),
+        &Options::default(),
+    );
+    let f = found(&d, "write_penalty");
+    let r = evidence(f, "latency ratio");
+    assert!((r - 2.4 / 1.2).abs() < 0.15, "{r}");
+    assert!(evidence(f, "write share, write-heavy") >= 69.0);
+    let d = run_obs(&alternating(|_| 1e6), &Options::default());
+    assert_eq!(
+        status(&d, "write_penalty"),
+        Status::NotFound,
+        "{:#?}",
+        d.findings
+    );
+    assert!(found_rules(&d).is_empty(), "{:#?}", d.findings);
+}
+
+fn two_periods(second: Iv) -> Observation {
+    let mut rng = SeededRng::new(5);
+    let first = Iv {
+        q: 4.0,
+        r: 3600.0,
+        w: 400.0,
+        rl: 1e6,
+        wl: 1e6,
+        size: 8192.0,
+    };
+    let ivs: Vec<Iv> = (0..60)
+        .map(|i| {
+            let b = if i < 30 { first } else { second };
+            let n = |v: f64, rng: &mut SeededRng| v * (1.0 + (rng.unit() - 0.5) * 0.06);
+            Iv {
+                q: n(b.q, &mut rng),
+                r: n(b.r, &mut rng),
+                w: n(b.w, &mut rng),
+                rl: n(b.rl, &mut rng),
+                wl: n(b.wl, &mut rng),
+                size: b.size,
+            }
+        })
+        .collect();
+    observation(&ivs)
+}
+
+#[test]
+fn periods_that_differ_say_what_differs_and_what_latency_follows() {
+    // The slow period has ten times the queue, same mix: latency follows the queue.
+    let obs = two_periods(Iv {
+        q: 40.0,
+        r: 3600.0,
+        w: 400.0,
+        rl: 10e6,
+        wl: 10e6,
+        size: 8192.0,
+    });
+    let d = run_obs(&obs, &Options::default());
+    let f = found(&d, "periods_differ");
+    assert!(f.claim.starts_with("t=30–60 s is"), "{}", f.claim);
+    assert!(f.claim.contains("queue 40"), "{}", f.claim);
+    assert!(f.claim.contains("latency follows the queue"), "{}", f.claim);
+    assert!(!f.claim.contains("write share"), "{}", f.claim);
+    // The slow period is write-heavy at the same queue: latency follows the write share.
+    let obs = two_periods(Iv {
+        q: 4.0,
+        r: 600.0,
+        w: 1400.0,
+        rl: 2e6,
+        wl: 2e6,
+        size: 8192.0,
+    });
+    let f2 = run_obs(&obs, &Options::default());
+    let f = found(&f2, "periods_differ");
+    assert!(f.claim.contains("write share 70 % vs 10 %"), "{}", f.claim);
+    assert!(
+        f.claim.contains("latency follows the write share"),
+        "{}",
+        f.claim
+    );
+    // Nothing changes: one period.
+    let first = Iv {
+        q: 4.0,
+        r: 3600.0,
+        w: 400.0,
+        rl: 1e6,
+        wl: 1e6,
+        size: 8192.0,
+    };
+    let d = run_obs(&two_periods(first), &Options::default());
+    assert_eq!(
+        status(&d, "periods_differ"),
+        Status::NotFound,
+        "{:#?}",
+        d.findings
+    );
+    assert!(found_rules(&d).is_empty(), "{:#?}", d.findings);
+}
+
+fn sim_sweep() -> Sweep {
+    let mut rng = SeededRng::new(9);
+    let points = [1u32, 2, 4, 8, 16, 32, 64, 128]
+        .iter()
+        .map(|&qd| {
+            let (iops, lat) = server_model(qd as f64, 8.0, 1e6, &mut rng);
+            SweepPoint {
+                qd,
+                bs: None,
+                read_pct: None,
+                runs: 1,
+                iops,
+                iops_runs: vec![iops],
+                bytes_per_sec: iops * 4096.0,
+                latency_ns: LatencySummary {
+                    mean: Some(lat),
+                    p50: Some(lat as u64),
+                    p90: Some((lat * 1.5) as u64),
+                    p99: Some((lat * 2.0) as u64),
+                    ..Default::default()
+                },
+                outstanding_mean: qd as f64,
+                interval_cv_pct: Some(2.0),
+                steady: Steady {
+                    reached: None,
+                    drift_pct: Some(1.0),
+                    runs_made: 1,
+                },
+                sources: vec![],
+            }
+        })
+        .collect();
+    let mut s = Sweep {
+        schema: sweep::SCHEMA.into(),
+        schema_version: sweep::SCHEMA_VERSION,
+        oio_version: "test".into(),
+        timestamp: String::new(),
+        workload: "randread-4k".into(),
+        targets: vec![],
+        engine: "io_uring".into(),
+        simulated: None,
+        options: SweepOptions {
+            knee_fraction: 0.9,
+            ..Default::default()
+        },
+        points,
+        knee: None,
+        series: vec![],
+        production: None,
+        warnings: vec![],
+    };
+    sweep::analyse(&mut s, None);
+    s
+}
+
+#[test]
+fn a_sweep_saturates_where_its_knee_says_and_production_is_placed_on_it() {
+    let s = sim_sweep();
+    let knee = s.knee.as_ref().expect("knee");
+    assert_eq!(knee.saturation_qd, Some(8));
+    // Production queues at 32 on average: beyond the knee.
+    let prod = ramp_capture(8.0, 1e6, &[24.0, 32.0, 40.0], 0.0, 4096.0);
+    let c = characterize(
+        &prod,
+        &CharOptions {
+            busy_queue: 0.0,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let inputs = Inputs {
+        sweeps: vec![("sweep.json".into(), s.clone())],
+        characterizations: vec![("prod.json".into(), c)],
+        ..Default::default()
+    };
+    let d = diagnose(&inputs, &Options::default());
+    let f = found(&d, "queue_saturation");
+    assert_eq!(evidence(f, "queue where saturation starts"), 8.0);
+    assert!(f.evidence[0].from.contains("qd 8"), "{:?}", f.evidence[0]);
+    let p = found(&d, "production_on_curve");
+    assert!(p.claim.contains("beyond saturation"), "{}", p.claim);
+    assert!((evidence(p, "production mean outstanding") - 32.0).abs() < 1.0);
+    // The implied latency: 32 queued on 8 × 1 ms servers ≈ 4 ms mean.
+    let m = evidence(p, "mean latency the sweep implies");
+    assert!((m - 4e6).abs() < 0.3e6, "{m}");
+    // Production at 2: below the knee, with headroom.
+    let low = ramp_capture(8.0, 1e6, &[2.0, 2.0, 2.0], 0.0, 4096.0);
+    let inputs = Inputs {
+        sweeps: vec![("sweep.json".into(), s)],
+        series: samples_from_observation("low", &low),
+        ..Default::default()
+    };
+    let d = diagnose(&inputs, &Options::default());
+    let p = found(&d, "production_on_curve");
+    assert!(p.claim.contains("below the knee"), "{}", p.claim);
+    // A characterization without a sweep: undecided, and it says what is missing.
+    let c = characterize(
+        &low,
+        &CharOptions {
+            busy_queue: 0.0,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let d = diagnose(
+        &Inputs {
+            characterizations: vec![("c.json".into(), c)],
+            ..Default::default()
+        },
+        &Options::default(),
+    );
+    assert_eq!(status(&d, "production_on_curve"), Status::Undecided);
+    assert!(found_rules(&d).is_empty());
+}
+
+fn pg(buckets: &[(&str, f64)], warehouses: u32, workers: u32, driver: f64) -> DbFacts {
+    DbFacts {
+        source: "tpcc.json".into(),
+        dialect: "postgres".into(),
+        warehouses,
+        workers,
+        duration_s: 60.0,
+        cpus: 2,
+        driver_cores_busy: driver,
+        includes_database: false,
+        wait_source: "pg_stat_activity".into(),
+        session_samples: 4000,
+        buckets: buckets
+            .iter()
+            .map(|(n, s)| WaitShareFact {
+                name: n.to_string(),
+                aas: s / 100.0 * workers as f64,
+                share_pct: *s,
+            })
+            .collect(),
+        committed: 10_000,
+        ..Default::default()
+    }
+}
+
+fn db(facts: DbFacts) -> Diagnosis {
+    diagnose(
+        &Inputs {
+            databases: vec![facts],
+            ..Default::default()
+        },
+        &Options::default(),
+    )
+}
+
+#[test]
+fn database_causes_are_each_named_alone() {
+    let cases: [(&str, DbFacts); 5] = [
+        (
+            "log_flush_bound",
+            pg(
+                &[
+                    ("wal_flush", 55.0),
+                    ("cpu", 20.0),
+                    ("client_round_trips", 25.0),
+                ],
+                8,
+                4,
+                0.2,
+            ),
+        ),
+        (
+            "data_read_bound",
+            pg(
+                &[
+                    ("data_io", 60.0),
+                    ("cpu", 20.0),
+                    ("client_round_trips", 20.0),
+                ],
+                8,
+                4,
+                0.2,
+            ),
+        ),
+        (
+            "lock_contention",
+            pg(
+                &[
+                    ("row_locks", 45.0),
+                    ("cpu", 15.0),
+                    ("client_round_trips", 40.0),
+                ],
+                1,
+                8,
+                0.2,
+            ),
+        ),
+        // 4 workers, 45 % on CPU with AAS = 0.45 × 4 = 1.8 of 2 cores.
+        (
+            "cpu_bound",
+            pg(&[("cpu", 45.0), ("client_round_trips", 55.0)], 8, 4, 0.2),
+        ),
+        (
+            "generator_bound",
+            pg(&[("cpu", 10.0), ("client_round_trips", 90.0)], 8, 4, 1.9),
+        ),
+    ];
+    for (rule, facts) in cases {
+        let d = db(facts);
+        assert_eq!(found_rules(&d), [rule], "{rule}: {:#?}", d.findings);
+    }
+    let d = db(pg(
+        &[("row_locks", 45.0), ("client_round_trips", 55.0)],
+        1,
+        8,
+        0.2,
+    ));
+    assert!(found(&d, "lock_contention")
+        .claim
+        .contains("too few warehouses per worker (1 for 8 workers)"));
+    // A healthy run: nothing.
+    let d = db(pg(
+        &[
+            ("cpu", 30.0),
+            ("client_round_trips", 60.0),
+            ("wal_flush", 5.0),
+        ],
+        8,
+        4,
+        0.3,
+    ));
+    assert!(found_rules(&d).is_empty(), "{:#?}", d.findings);
+    // Too few samples: undecided, not a guess.
+    let mut few = pg(&[("wal_flush", 90.0)], 8, 4, 0.2);
+    few.session_samples = 10;
+    let d = db(few);
+    assert_eq!(status(&d, "log_flush_bound"), Status::Undecided);
+}
+
+fn sqlite(sync: &str, commit_s: f64, writer_wait_s: f64) -> DbFacts {
+    DbFacts {
+        source: format!("tpcc-{sync}.json"),
+        dialect: "sqlite".into(),
+        warehouses: 1,
+        workers: 4,
+        duration_s: 20.0,
+        cpus: 2,
+        driver_cores_busy: 0.4,
+        includes_database: true,
+        wait_source: "sqlite".into(),
+        sqlite_sync: Some(sync.into()),
+        commit_s: Some(commit_s),
+        commit_mean_us: Some(commit_s * 1e6 / 2000.0),
+        writer_wait_s: Some(writer_wait_s),
+        worker_s: Some(80.0),
+        committed: 4000,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn sqlite_full_is_log_bound_and_off_is_not() {
+    let d = db(sqlite("full", 14.0, 50.0));
+    let f = found(&d, "log_flush_bound");
+    assert!(f.claim.contains("synchronous=full"), "{}", f.claim);
+    let d = db(sqlite("off", 0.6, 2.0));
+    assert_eq!(status(&d, "log_flush_bound"), Status::NotFound);
+    assert!(found_rules(&d).is_empty(), "{:#?}", d.findings);
+}
+
+fn run_fixture() -> RunResult {
+    let mut r: RunResult =
+        serde_json::from_str(include_str!("fixtures/run-null.json")).expect("fixture parses");
+    r.engine.name = "io_uring".into();
+    r.warnings.clear();
+    r.cpu.cores_busy = 0.1;
+    let iv = r.intervals[0].clone();
+    r.intervals = (1..=10)
+        .map(|i| {
+            let mut v = iv.clone();
+            v.t_s = i as f64;
+            v
+        })
+        .collect();
+    r.duration_s = 10.0;
+    r
+}
+
+fn runs(rs: Vec<RunResult>) -> Diagnosis {
+    let runs: Vec<(String, RunResult)> = rs
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| (format!("run-{i}.json"), r))
+        .collect();
+    diagnose(
+        &Inputs {
+            runs,
+            ..Default::default()
+        },
+        &Options::default(),
+    )
+}
+
+#[test]
+fn measurement_warnings_are_raised_for_their_cause_only() {
+    let clean = run_fixture();
+    let d = runs(vec![clean.clone()]);
+    assert!(found_rules(&d).is_empty(), "{:#?}", d.findings);
+    let mut b = clean.clone();
+    b.options.direct = false;
+    assert_eq!(found_rules(&runs(vec![b])), ["buffered_io"]);
+    let mut m = clean.clone();
+    m.targets[0].filesystem.as_mut().unwrap().fs_type = "tmpfs".into();
+    assert_eq!(found_rules(&runs(vec![m])), ["memory_backed"]);
+    let mut s = clean.clone();
+    s.intervals.truncate(2);
+    let d = runs(vec![s]);
+    assert_eq!(found_rules(&d), ["too_short"]);
+    assert!(found(&d, "too_short").claim.contains("2 intervals"));
+    let mut g = clean.clone();
+    g.cpu.cores_busy = 0.98;
+    assert_eq!(found_rules(&runs(vec![g])), ["generator_bound"]);
+    let mut n = clean.clone();
+    n.engine.name = "null".into();
+    assert_eq!(found_rules(&runs(vec![n])), ["simulated"]);
+    // Three runs of one configuration: noisy, or not.
+    let with = |iops: &[f64]| {
+        iops.iter()
+            .map(|&v| {
+                let mut r = clean.clone();
+                r.summary.total.iops = v;
+                r
+            })
+            .collect::<Vec<_>>()
+    };
+    let d = runs(with(&[1000.0, 1300.0, 800.0]));
+    assert!(
+        found_rules(&d).contains(&"run_to_run_noise"),
+        "{:#?}",
+        d.findings
+    );
+    let d = runs(with(&[1000.0, 1010.0, 995.0]));
+    assert_eq!(status(&d, "run_to_run_noise"), Status::NotFound);
+    assert!(!found_rules(&d).contains(&"run_to_run_noise"));
+}
+
+#[test]
+fn the_diagnosis_serialises_with_its_schema() {
+    let d = run_obs(
+        &ramp_capture(8.0, 1e6, &QUEUES, 0.0, 4096.0),
+        &Options::default(),
+    );
+    let v = serde_json::to_value(&d).unwrap();
+    assert_eq!(v["schema"], "oio.diagnosis");
+    assert_eq!(v["schema_version"], 1);
+    let f = &v["findings"][0];
+    for k in [
+        "rule",
+        "status",
+        "claim",
+        "evidence",
+        "confidence",
+        "next",
+        "source",
+    ] {
+        assert!(f.get(k).is_some(), "{k} missing in {f}");
+    }
+    assert_eq!(f["status"], "found");
+    let back: Diagnosis = serde_json::from_value(v).unwrap();
+    assert_eq!(back.findings, d.findings);
+}

@@ -1,0 +1,326 @@
+//! `oio diagnose` through the binary: a real sweep against the simulated device, a raw
+//! iostat capture, and TPC-C runs on SQLite with and without fsync at commit.
+
+use crate::common::{num, oio, run_json, scratch};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn diagnose_json(dir: &Path, inputs: &[&Path], extra: &[&str]) -> Value {
+    let out = oio()
+        .current_dir(dir)
+        .arg("diagnose")
+        .args(inputs)
+        .args(extra)
+        .arg("--json")
+        .output()
+        .expect("oio runs");
+    assert!(
+        out.status.success(),
+        "oio diagnose failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(v["schema"], "oio.diagnosis");
+    // Every output must match the published schema.
+    let schema: Value =
+        serde_json::from_str(include_str!("../../../schema/diagnose.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(&v)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "does not match diagnose.schema.json: {errors:#?}"
+    );
+    v
+}
+
+/// The findings of `rule` with `status`.
+fn findings<'a>(v: &'a Value, rule: &str, status: &str) -> Vec<&'a Value> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == rule && f["status"] == status)
+        .collect()
+}
+
+fn evidence(f: &Value, what: &str) -> f64 {
+    f["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["what"].as_str().unwrap().starts_with(what))
+        .and_then(|e| e["value"].as_f64())
+        .unwrap_or_else(|| panic!("no evidence {what:?} in {f}"))
+}
+
+fn files_named(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(files_named(&p, prefix));
+        } else if p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with(prefix) && n.ends_with(".json"))
+        {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_real_sweep_on_the_simulated_device_is_diagnosed_as_queue_saturation_at_its_knee() {
+    let dir = scratch();
+    let out = dir.path().join("sw");
+    let sweep = run_json(
+        dir.path(),
+        &[
+            "sweep",
+            "randread",
+            "--sim",
+            "servers=8,service=5ms",
+            "--size",
+            "1M",
+            "--time",
+            "1s",
+            "--ramp",
+            "0s",
+            "--interval",
+            "250ms",
+            "--qd",
+            "1,2,4,8,16,32,64",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    // 8 servers; timing noise on a busy machine can move the sweep's answer a step deeper.
+    let knee = num(&sweep, "/knee/saturation_qd");
+    assert!([8.0, 16.0, 32.0].contains(&knee), "{}", sweep["knee"]);
+    let sweep_file = files_named(&out, "sweep-");
+    assert_eq!(sweep_file.len(), 1, "{sweep_file:?}");
+    let d = diagnose_json(dir.path(), &[&sweep_file[0]], &[]);
+    let sat = findings(&d, "queue_saturation", "found");
+    assert_eq!(sat.len(), 1, "{d:#}");
+    assert_eq!(evidence(sat[0], "queue where saturation starts"), knee);
+    assert!(!findings(&d, "simulated", "found").is_empty(), "{d:#}");
+    assert_eq!(d["findings"][0]["status"], "found");
+    // The sweep's own run results, as a set of runs, with the adapter limit stated.
+    let runs = files_named(&out, "run-");
+    assert_eq!(runs.len(), 7, "{runs:?}");
+    let refs: Vec<&Path> = runs.iter().map(PathBuf::as_path).collect();
+    let d = diagnose_json(dir.path(), &refs, &["--queue-limit", "256"]);
+    let sat = findings(&d, "queue_saturation", "found");
+    assert_eq!(sat.len(), 1, "{d:#}");
+    let q = evidence(sat[0], "queue where saturation starts");
+    // Without the sweep's noise allowance: within one grid step of its depth (Little's law
+    // puts a run's queue a fraction below the depth asked for).
+    assert!(
+        q > knee / 2.0 - 1.0 && q < knee * 2.0,
+        "runs saturate at {q}, the sweep at {knee}"
+    );
+    assert!(sat[0]["claim"]
+        .as_str()
+        .unwrap()
+        .contains("well below the queue limit (256"));
+    assert_eq!(d["queue_limit"]["from"], "--queue-limit");
+    // Text output: the claim first, exit 0.
+    let text = oio()
+        .current_dir(dir.path())
+        .arg("diagnose")
+        .arg(&sweep_file[0])
+        .output()
+        .unwrap();
+    assert!(text.status.success());
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains(&format!("queue saturation above a queue of {knee}")),
+        "{text}"
+    );
+}
+
+/// `iostat -x -t` text of a device with 8 servers of 1 ms, driven at rising queue lengths.
+fn iostat_capture() -> String {
+    let mut s = String::from("Linux 6.1.0 (host) \t2026-11-21 \t_x86_64_\t(2 CPU)\n\n");
+    let mut sec = 0;
+    for q in [1.0f64, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0] {
+        for k in 0..3 {
+            sec += 1;
+            let iops = q.min(8.0) * 1000.0 * (1.0 + 0.01 * k as f64);
+            let await_ms = q / iops * 1000.0;
+            s.push_str(&format!("\n2026-11-21T14:00:{sec:02}+0000\n"));
+            s.push_str("Device            r/s     rkB/s   rrqm/s  %rrqm r_await rareq-sz     w/s     wkB/s   wrqm/s  %wrqm w_await wareq-sz     d/s     dkB/s   drqm/s  %drqm d_await dareq-sz     f/s f_await  aqu-sz  %util\n");
+            s.push_str(&format!(
+                "sdb {iops:.2} {:.2} 0.00 0.00 {await_ms:.3} 4.00 0.00 0.00 0.00 0.00 0.00 0.00 0.00 0.00 0.00 0.00 0.00 0.00 0.00 0.00 {q:.2} 100.00\n\n",
+                iops * 4.0
+            ));
+        }
+    }
+    s
+}
+
+#[test]
+fn a_raw_iostat_capture_is_read_and_a_quiet_device_is_undecided() {
+    let dir = scratch();
+    let cap = dir.path().join("iostat.txt");
+    std::fs::write(&cap, iostat_capture()).unwrap();
+    let d = diagnose_json(dir.path(), &[&cap], &["--queue-limit", "32"]);
+    let sat = findings(&d, "queue_saturation", "found");
+    assert_eq!(sat.len(), 1, "{d:#}");
+    assert_eq!(evidence(sat[0], "queue where saturation starts"), 8.0);
+    let claim = sat[0]["claim"].as_str().unwrap();
+    assert!(claim.contains("above the limit of 32"), "{claim}");
+    assert!(sat[0]["evidence"][0]["from"]
+        .as_str()
+        .unwrap()
+        .contains("t="));
+    // A capture of an idle device decides nothing and says why.
+    let quiet = "Linux 6.1.0 (host) \t2026-11-21 \t_x86_64_\t(2 CPU)\n\n\n2026-11-21T14:00:01+0000\nDevice            r/s     rkB/s   rrqm/s  %rrqm r_await rareq-sz     w/s     wkB/s   wrqm/s  %wrqm w_await wareq-sz     d/s     dkB/s   drqm/s  %drqm d_await dareq-sz     f/s f_await  aqu-sz  %util\nsdb 10.00 40.00 0.00 0.00 0.50 4.00 0.00 0.00 0.00 0.00 0.00 0.00 0.00 0.00 0.00 0.00 0.00 0.00 0.00 0.00 0.01 0.50\n\n";
+    let q = dir.path().join("quiet.txt");
+    std::fs::write(&q, quiet).unwrap();
+    let d = diagnose_json(dir.path(), &[&q], &[]);
+    let u = findings(&d, "queue_saturation", "undecided");
+    assert_eq!(u.len(), 1, "{d:#}");
+    assert!(u[0]["claim"]
+        .as_str()
+        .unwrap()
+        .contains("not enough busy intervals"));
+    assert!(findings(&d, "queue_saturation", "found").is_empty());
+    // Input that is neither: a clear error, exit 2.
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&bad, "hello\n").unwrap();
+    let out = oio().arg("diagnose").arg(&bad).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.txt") && err.contains("unrecognised"),
+        "{err}"
+    );
+}
+
+#[test]
+fn sqlite_with_fsync_at_commit_is_log_bound_and_without_it_is_not() {
+    let dir = scratch();
+    let db = format!("sqlite:{}", dir.path().join("t.db").display());
+    run_json(
+        dir.path(),
+        &[
+            "tpcc",
+            "build",
+            "--db",
+            &db,
+            "--warehouses",
+            "1",
+            "--workers",
+            "2",
+        ],
+    );
+    let mut results = Vec::new();
+    for sync in ["full", "off"] {
+        let out = dir.path().join(sync);
+        run_json(
+            dir.path(),
+            &[
+                "tpcc",
+                "run",
+                "--db",
+                &db,
+                "--workers",
+                "4",
+                "--ramp",
+                "1s",
+                "--time",
+                "5s",
+                "--sqlite-sync",
+                sync,
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        let f = files_named(&out, "tpcc-");
+        assert_eq!(f.len(), 1, "{f:?}");
+        results.push(f[0].clone());
+    }
+    let full = diagnose_json(dir.path(), &[&results[0]], &[]);
+    let off = diagnose_json(dir.path(), &[&results[1]], &[]);
+    let log = findings(&full, "log_flush_bound", "found");
+    assert_eq!(log.len(), 1, "{full:#}");
+    eprintln!("sqlite full: {}", log[0]["claim"]);
+    eprintln!(
+        "sqlite off: {}",
+        findings(&off, "log_flush_bound", "not_found")[0]["claim"]
+    );
+    assert!(log[0]["claim"]
+        .as_str()
+        .unwrap()
+        .contains("synchronous=full"));
+    assert_eq!(full["findings"][0]["rule"], "log_flush_bound", "{full:#}");
+    assert_eq!(
+        findings(&off, "log_flush_bound", "not_found").len(),
+        1,
+        "{off:#}"
+    );
+    // Both together: one each.
+    let both = diagnose_json(dir.path(), &[&results[0], &results[1]], &[]);
+    let log = findings(&both, "log_flush_bound", "found");
+    assert_eq!(log.len(), 1);
+    assert!(log[0]["source"].as_str().unwrap().contains("full"));
+}
+
+#[test]
+fn postgres_with_one_warehouse_and_eight_workers_is_lock_contention() {
+    use crate::common::missing;
+    use oio_tpcc::testing::{pg_bin, TempPostgres};
+    if pg_bin().is_none() {
+        missing("no PostgreSQL binaries (scripts/test installs them)");
+        return;
+    }
+    let pg = TempPostgres::start("").unwrap();
+    let db = pg.url();
+    let dir = scratch();
+    run_json(
+        dir.path(),
+        &[
+            "tpcc",
+            "build",
+            "--db",
+            &db,
+            "--warehouses",
+            "1",
+            "--workers",
+            "2",
+        ],
+    );
+    let out = dir.path().join("pg");
+    run_json(
+        dir.path(),
+        &[
+            "tpcc",
+            "run",
+            "--db",
+            &db,
+            "--workers",
+            "8",
+            "--ramp",
+            "1s",
+            "--time",
+            "6s",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let f = files_named(&out, "tpcc-");
+    let d = diagnose_json(dir.path(), &[&f[0]], &[]);
+    let lock = findings(&d, "lock_contention", "found");
+    assert_eq!(lock.len(), 1, "{d:#}");
+    let claim = lock[0]["claim"].as_str().unwrap();
+    eprintln!("postgres w1 n8: {claim}");
+    assert!(
+        claim.contains("too few warehouses per worker (1 for 8 workers)"),
+        "{claim}"
+    );
+}
