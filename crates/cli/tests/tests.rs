@@ -34,3 +34,5 @@ mod compare;
 mod sweep;
 // `oio sweep` and `oio report`: knee, JSON contract, HTML in headless Chromium, SVG/PNG/CSV.
 mod report;
+// Real inputs: localized perfmon, diskspd/IOMeter/vdbench imports, fio logs against fio JSON.
+mod inputs;
