@@ -515,3 +515,124 @@ fn unknown_options_are_named() {
     assert_eq!(out.status.code(), Some(2));
     assert!(se.contains("bad.icf:4: column 3 (% reads)"), "{se}");
 }
+
+/// fio's own mean latency (ns) and Little's-law outstanding I/O, per direction, from its JSON.
+fn fio_json_truth(path: &Path) -> ([f64; 2], f64) {
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let job = &v["jobs"][0];
+    let mut lat = [0.0; 2];
+    let mut q = 0.0;
+    for (i, d) in ["read", "write"].iter().enumerate() {
+        let iops = job[d]["iops"].as_f64().unwrap();
+        lat[i] = job[d]["lat_ns"]["mean"].as_f64().unwrap();
+        q += iops * lat[i] / 1e9;
+    }
+    (lat, q)
+}
+
+fn run_fio(dir: &Path, name: &str, extra: &[&str]) -> bool {
+    let mut args = vec![
+        format!("--name={name}"),
+        "--filename=fio.dat".into(),
+        "--size=64m".into(),
+        "--rw=randrw".into(),
+        "--rwmixread=70".into(),
+        "--bs=4k".into(),
+        "--iodepth=15".into(),
+        "--ioengine=libaio".into(),
+        "--direct=1".into(),
+        "--time_based".into(),
+        "--runtime=3".into(),
+        "--output-format=json".into(),
+        format!("--output={name}.json"),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let out = std::process::Command::new("fio")
+        .current_dir(dir)
+        .args(&args)
+        .output();
+    match out {
+        Ok(o) => {
+            assert!(
+                o.status.success(),
+                "fio: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn fio_logs_characterize_like_fios_json() {
+    let dir = scratch();
+    let d = dir.path();
+    let per_io = ["--write_lat_log=pio", "--log_offset=1"];
+    if !run_fio(d, "pio", &per_io) {
+        missing("fio (scripts/test installs it)");
+        return;
+    }
+    let windowed = [
+        "--write_lat_log=win",
+        "--write_iops_log=win",
+        "--write_bw_log=win",
+        "--log_avg_msec=250",
+    ];
+    assert!(run_fio(d, "win", &windowed));
+    let opts = Options {
+        busy_queue: 0.0,
+        ..Default::default()
+    };
+    let cases: [(&str, &[&str]); 4] = [
+        (
+            "pio",
+            &["pio_lat.1.log", "pio_clat.1.log", "pio_slat.1.log"],
+        ),
+        ("pio", &["pio_clat.1.log", "pio_slat.1.log"]),
+        ("win", &["win_lat.1.log", "win_iops.1.log", "win_bw.1.log"]),
+        // Averaged clat + slat, without the lat log: their means add up to it.
+        (
+            "win",
+            &[
+                "win_clat.1.log",
+                "win_slat.1.log",
+                "win_iops.1.log",
+                "win_bw.1.log",
+            ],
+        ),
+    ];
+    for (job, files) in cases {
+        let (lat, q) = fio_json_truth(&d.join(format!("{job}.json")));
+        let paths: Vec<std::path::PathBuf> = files.iter().map(|f| d.join(f)).collect();
+        let refs: Vec<&Path> = paths.iter().map(|p| p.as_path()).collect();
+        let obs = parse_files(&refs, &ParseOptions::default()).unwrap();
+        let c = characterize(&obs, &opts).unwrap();
+        let what = format!("{files:?}: {c:?}");
+        assert!(q > 5.0, "fio kept {q} in flight; expected about 15");
+        assert!(
+            (c.outstanding.mean - q).abs() <= 0.10 * q,
+            "outstanding {} vs fio's {q}: {what}",
+            c.outstanding.mean
+        );
+        for (i, p) in [&c.read, &c.write].iter().enumerate() {
+            let ms = p
+                .latency_mean_ms
+                .unwrap_or_else(|| panic!("no latency: {what}"));
+            let want = lat[i] / 1e6;
+            assert!(
+                (ms - want).abs() <= 0.05 * want,
+                "direction {i}: {ms} ms vs fio's {want} ms: {what}"
+            );
+        }
+        assert_eq!(
+            c.workload.streams[0].outstanding,
+            Some(q.round() as u32),
+            "{what}"
+        );
+    }
+    // Averaged latency logs alone cannot give I/O counts: the error says what to add.
+    let only = d.join("win_lat.1.log");
+    let e = parse_files(&[only.as_path()], &ParseOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("write_iops_log"), "{e}");
+}
