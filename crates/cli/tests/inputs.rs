@@ -21,7 +21,10 @@ const COUNTERS: [&str; 9] = [
 
 /// An English perfmon CSV as relog writes it: two disks, one busy, the other idle, 40
 /// samples 15 s apart from 11/23/2026 13:59:30 (so the date has a day above 12).
-fn english_rows() -> (Vec<(String, String, &'static str)>, Vec<(u32, Vec<f64>)>) {
+/// Columns (object, instance, English counter) and rows (sample number, values).
+type Capture = (Vec<(String, String, &'static str)>, Vec<(u32, Vec<f64>)>);
+
+fn english_rows() -> Capture {
     let mut cols = Vec::new();
     for inst in ["0 C:", "1 E:"] {
         for c in COUNTERS {

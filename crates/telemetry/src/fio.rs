@@ -305,6 +305,27 @@ pub fn parse_log_rows_of(
             series.intervals =
                 crate::trace::intervals_from_ios(&ios, opts.interval_s.unwrap_or(1.0))
                     .map_err(|m| TelemetryError::invalid(&dev, m))?;
+            // A fio run ends with its last completion, not on an interval boundary: a
+            // 3.4 s run's last interval holds 0.4 s of I/O, so its rates and queue are over
+            // those 0.4 s (at least 1 ms), or it would pull the mean queue down (15 → 12).
+            let end_s = ios
+                .iter()
+                .map(|r| r.t_ns.saturating_add(r.latency_ns.unwrap_or(0)))
+                .max()
+                .unwrap_or(0) as f64
+                / 1e9;
+            if let Some(last) = series.intervals.last_mut() {
+                let start = last.t_s - last.duration_s;
+                let len = (end_s - start).clamp(last.duration_s.min(1e-3), last.duration_s);
+                let k = last.duration_s / len;
+                for c in [&mut last.read, &mut last.write] {
+                    c.iops = c.iops.map(|v| v * k);
+                    c.bytes_per_sec = c.bytes_per_sec.map(|v| v * k);
+                }
+                last.queue_mean = last.queue_mean.map(|v| v * k);
+                last.duration_s = len;
+                last.t_s = start + len;
+            }
             series.ios = ios;
             if rows.iter().all(|r| r.offset.is_none()) {
                 obs.warnings.push(format!(

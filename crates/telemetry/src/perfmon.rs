@@ -341,14 +341,26 @@ pub fn parse_lines_with<R: Read>(
     // The locale: forced, else the one naming the most disk counters of the file (Spanish
     // and Portuguese share "Disco físico"), English on a tie.
     let locale: &'static Locale = forced.unwrap_or_else(|| {
+        // Normalized once: wide files have thousands of columns, mostly of other objects.
+        let disk: Vec<(&Locale, String)> = paths
+            .iter()
+            .filter_map(|(_, p)| {
+                loc::LOCALES
+                    .iter()
+                    .find(|l| loc::is_disk_object(l, &p.object))
+                    .map(|_| (&p.object, loc::normalize(&p.counter)))
+            })
+            .map(|(o, c)| (loc::locale_of_object(o).unwrap_or(loc::ENGLISH), c))
+            .collect();
         let score = |l: &Locale| {
-            paths
-                .iter()
-                .filter(|(_, p)| {
-                    loc::is_disk_object(l, &p.object)
-                        && l.counters
-                            .iter()
-                            .any(|(_, c)| loc::normalize(c) == loc::normalize(&p.counter))
+            disk.iter()
+                .filter(|(ol, c)| {
+                    // Spanish and Portuguese share object names: compare those, not the locale.
+                    l.physical_disk
+                        .iter()
+                        .chain(l.logical_disk)
+                        .any(|o| loc::is_disk_object(ol, o))
+                        && l.counters.iter().any(|(_, n)| loc::normalize(n) == *c)
                 })
                 .count()
         };

@@ -79,7 +79,7 @@ fn xfersize(file: &str, n: usize, v: &str) -> Result<Vec<(u64, f64)>, TelemetryE
     if items.len() == 1 {
         return Ok(vec![(size(file, n, items[0])?, 100.0)]);
     }
-    if items.len() % 2 != 0 {
+    if !items.len().is_multiple_of(2) {
         return Err(TelemetryError::parse(
             file,
             n,
