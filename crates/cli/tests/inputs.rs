@@ -618,13 +618,21 @@ fn fio_logs_characterize_like_fios_json() {
             "outstanding {} vs fio's {q}: {what}",
             c.outstanding.mean
         );
+        // Averaged logs end with fio's final flush: latency windows after the last iops
+        // window, with no I/O count to weigh them, and their windows drift from the iops
+        // windows when fio is descheduled. On an idle machine they agree within 2 %; on a
+        // busy one the last I/Os wait tens of ms to be reaped, and leaving them out (said
+        // in a warning) has lowered the mean by up to 14 % here. Per-I/O logs count every
+        // I/O and stay within 5 %.
+        let flushed = c.warnings.iter().any(|w| w.contains("final flush"));
+        let tol = if job == "win" && flushed { 0.20 } else { 0.05 };
         for (i, p) in [&c.read, &c.write].iter().enumerate() {
             let ms = p
                 .latency_mean_ms
                 .unwrap_or_else(|| panic!("no latency: {what}"));
             let want = lat[i] / 1e6;
             assert!(
-                (ms - want).abs() <= 0.05 * want,
+                (ms - want).abs() <= tol * want,
                 "direction {i}: {ms} ms vs fio's {want} ms: {what}"
             );
         }

@@ -187,7 +187,8 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Imported>, TelemetryError> {
                 "line {n}: neither -r nor -s: diskspd's default, sequential, is used"
             ));
         }
-        let workers = total_threads.unwrap_or(threads * targets.len().max(1) as u32);
+        let workers =
+            total_threads.unwrap_or(threads.saturating_mul(targets.len().clamp(1, 1024) as u32));
         if targets.len() > 1 {
             warnings.push(format!("line {n}: {} targets: oio runs the stream on the targets given to oio run, with -t threads per target counted together", targets.len()));
         }
