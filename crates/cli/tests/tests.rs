@@ -38,3 +38,5 @@ mod sweep;
 mod report;
 // `oio diagnose`: a real sweep, a raw capture, SQLite log-bound vs not.
 mod diagnose;
+// Real inputs: localized perfmon, diskspd/IOMeter/vdbench imports, fio logs against fio JSON.
+mod inputs;

@@ -102,6 +102,10 @@ pub struct Source {
     /// from text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encoding: Option<String>,
+    /// Display language and number/date conventions the files were read with (perfmon),
+    /// e.g. `de-DE (German; decimal comma; dates dmy)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locale: Option<String>,
 }
 
 /// The series of one device.
@@ -230,6 +234,7 @@ impl Observation {
                 host: None,
                 tool_version: None,
                 encoding: None,
+                locale: None,
             },
             start: None,
             devices: Vec::new(),

@@ -254,10 +254,38 @@ pub fn parse_log_rows_of(
             .find_map(|k| logs.iter().find(|(kk, _)| kk == k));
             let Some((kind, rows)) = pick else { continue };
             let with_lat = matches!(kind, LogKind::Lat | LogKind::Clat);
+            // Without a lat log, clat leaves out the submission time: add the mean slat of
+            // the direction (per-I/O slat rows cannot be paired with clat rows reliably).
+            let mut slat_mean = [0.0f64; 3];
+            if *kind == LogKind::Clat {
+                match logs.iter().find(|(k, _)| *k == LogKind::Slat) {
+                    Some((_, sl)) => {
+                        let mut sum = [(0.0f64, 0u64); 3];
+                        for r in sl {
+                            let d = (r.ddir as usize).min(2);
+                            sum[d].0 += r.value as f64;
+                            sum[d].1 += 1;
+                        }
+                        for d in 0..3 {
+                            if sum[d].1 > 0 {
+                                slat_mean[d] = sum[d].0 / sum[d].1 as f64;
+                            }
+                        }
+                        obs.warnings.push(format!(
+                            "{dev}: no lat log: each I/O's latency is its clat plus the mean slat of its direction"
+                        ));
+                    }
+                    None => obs.warnings.push(format!(
+                        "{dev}: completion latency (clat) without slat or lat logs: latency and outstanding I/O leave out the submission time"
+                    )),
+                }
+            }
             let mut ios: Vec<IoRecord> = rows
                 .iter()
                 .map(|r| {
                     let done_ns = r.time_ms * 1_000_000;
+                    let value = r.value + slat_mean[(r.ddir as usize).min(2)].round() as u64;
+                    let r = LogRow { value, ..*r };
                     IoRecord {
                         t_ns: if with_lat {
                             done_ns.saturating_sub(r.value)
@@ -277,6 +305,27 @@ pub fn parse_log_rows_of(
             series.intervals =
                 crate::trace::intervals_from_ios(&ios, opts.interval_s.unwrap_or(1.0))
                     .map_err(|m| TelemetryError::invalid(&dev, m))?;
+            // A fio run ends with its last completion, not on an interval boundary: a
+            // 3.4 s run's last interval holds 0.4 s of I/O, so its rates and queue are over
+            // those 0.4 s (at least 1 ms), or it would pull the mean queue down (15 → 12).
+            let end_s = ios
+                .iter()
+                .map(|r| r.t_ns.saturating_add(r.latency_ns.unwrap_or(0)))
+                .max()
+                .unwrap_or(0) as f64
+                / 1e9;
+            if let Some(last) = series.intervals.last_mut() {
+                let start = last.t_s - last.duration_s;
+                let len = (end_s - start).clamp(last.duration_s.min(1e-3), last.duration_s);
+                let k = last.duration_s / len;
+                for c in [&mut last.read, &mut last.write] {
+                    c.iops = c.iops.map(|v| v * k);
+                    c.bytes_per_sec = c.bytes_per_sec.map(|v| v * k);
+                }
+                last.queue_mean = last.queue_mean.map(|v| v * k);
+                last.duration_s = len;
+                last.t_s = start + len;
+            }
             series.ios = ios;
             if rows.iter().all(|r| r.offset.is_none()) {
                 obs.warnings.push(format!(
@@ -285,11 +334,38 @@ pub fn parse_log_rows_of(
             }
             continue;
         }
-        // Windowed: one row per direction per window.
+        // Windowed (log_avg_msec): one row per direction per window in each log, in order.
+        // The logs stamp a window at different times (iops at 500, lat at 523, and later
+        // under load, when completions lag), so the k-th row of a direction in each log is
+        // window k; its time is that of the rate log (iops, else bw). Latency rows past the
+        // last rate row are fio's final flush, with no I/O count to weigh them: left out.
         let mut by_time: BTreeMap<u64, DeviceInterval> = BTreeMap::new();
+        let mut times: BTreeMap<u64, u64> = BTreeMap::new();
+        // clat and slat means per (window, direction): their sum is the total latency mean
+        // when there is no lat log (means add; percentiles would not).
+        let mut parts: BTreeMap<(u64, u8), [Option<f64>; 2]> = BTreeMap::new();
+        let has = |k: LogKind| logs.iter().any(|(kk, r)| *kk == k && !r.is_empty());
+        let (has_lat, has_clat, has_slat) =
+            (has(LogKind::Lat), has(LogKind::Clat), has(LogKind::Slat));
+        if !has(LogKind::Iops) && !has(LogKind::Bw) {
+            return Err(TelemetryError::invalid(
+                first_file.as_deref().unwrap_or("-"),
+                format!("{dev}: averaged (log_avg_msec) latency logs give no I/O counts; record write_iops_log (or write_bw_log) with the same log_avg_msec and give those logs too"),
+            ));
+        }
         for (kind, rows) in &logs {
+            let mut next = [0u64; 3];
             for r in rows {
-                let iv = by_time.entry(r.time_ms).or_default();
+                let d = (r.ddir as usize).min(2);
+                let k = next[d];
+                next[d] += 1;
+                if matches!(kind, LogKind::Iops)
+                    || (matches!(kind, LogKind::Bw) && !has(LogKind::Iops))
+                {
+                    let t = times.entry(k).or_insert(r.time_ms);
+                    *t = (*t).max(r.time_ms);
+                }
+                let iv = by_time.entry(k).or_default();
                 let c: &mut DirCounters = match r.ddir {
                     0 => &mut iv.read,
                     1 => &mut iv.write,
@@ -300,14 +376,42 @@ pub fn parse_log_rows_of(
                     LogKind::Iops => c.iops = Some(v),
                     LogKind::Bw => c.bytes_per_sec = Some(v * 1024.0),
                     LogKind::Lat => c.latency_mean_ns = Some(v),
-                    LogKind::Clat if c.latency_mean_ns.is_none() => c.latency_mean_ns = Some(v),
+                    LogKind::Clat => parts.entry((k, r.ddir)).or_default()[0] = Some(v),
+                    LogKind::Slat => parts.entry((k, r.ddir)).or_default()[1] = Some(v),
                     _ => {}
                 }
             }
         }
+        if !has_lat && has_clat {
+            for (&(k, d), p) in &parts {
+                let Some(iv) = by_time.get_mut(&k) else {
+                    continue;
+                };
+                let c = match d {
+                    0 => &mut iv.read,
+                    1 => &mut iv.write,
+                    _ => continue,
+                };
+                if let Some(cl) = p[0] {
+                    c.latency_mean_ns = Some(cl + p[1].unwrap_or(0.0));
+                }
+            }
+            if !has_slat {
+                obs.warnings.push(format!(
+                    "{dev}: completion latency (clat) without slat or lat logs: latency and outstanding I/O leave out the submission time"
+                ));
+            }
+        }
+        let unrated = by_time.keys().filter(|k| !times.contains_key(k)).count();
+        if unrated > 0 {
+            obs.warnings.push(format!(
+                "{dev}: {unrated} latency windows after the last iops/bw window (fio's final flush) have no I/O count and are left out; fio's JSON counts those I/Os"
+            ));
+        }
         let mut prev = 0u64;
         let series = obs.device_mut(&dev);
-        for (t, mut iv) in by_time {
+        for (k, mut iv) in by_time {
+            let Some(&t) = times.get(&k) else { continue };
             // fio writes a last latency row after the last rate window: no counters there.
             let rated = [&iv.read, &iv.write]
                 .iter()

@@ -7,7 +7,7 @@
 //!
 //! | source | module | what it gives |
 //! |---|---|---|
-//! | perfmon CSV (relog, typeperf, logman) | [`perfmon`] | per-interval means per disk instance |
+//! | perfmon CSV/TSV (relog, typeperf, logman, "Save data as"), 13 display languages | [`perfmon`] | per-interval means per disk instance |
 //! | `iostat -x` text, `iostat -x -o JSON` | [`iostat`] | per-interval means per device |
 //! | `/proc/diskstats` snapshots, live | [`diskstats`] | counter deltas; [`DiskstatsRecorder`] samples live |
 //! | blkparse text | [`blkparse`] | per-I/O records, and intervals computed from them |
@@ -22,7 +22,9 @@ pub mod blkparse;
 pub mod diskstats;
 pub mod fio;
 pub mod iostat;
+pub mod jobfile;
 pub mod perfmon;
+pub mod perfmon_locale;
 pub mod text;
 mod time;
 pub mod trace;
@@ -92,6 +94,8 @@ pub struct ParseOptions {
     /// Keep the first `iostat` report. It holds averages since boot unless iostat ran with
     /// `-y`, so it is dropped by default.
     pub keep_first_iostat_report: bool,
+    /// Locale, decimal separator and date order of perfmon files.
+    pub perfmon: perfmon::PerfmonOptions,
 }
 
 /// The formats [`parse_file`] recognises.
@@ -119,7 +123,10 @@ pub enum Format {
 pub fn detect_format(name: &str, text: &str) -> Option<Format> {
     let t = text.trim_start_matches('\u{feff}').trim_start();
     let first = t.lines().next().unwrap_or("");
-    if first.starts_with("\"(PDH-CSV") || first.starts_with("(PDH-CSV") {
+    if ["\"(PDH-CSV", "(PDH-CSV", "\"(PDH-TSV", "(PDH-TSV"]
+        .iter()
+        .any(|p| first.starts_with(p))
+    {
         return Some(Format::Perfmon);
     }
     if t.starts_with('{') || t.contains("\"fio version\"") {
@@ -172,6 +179,12 @@ fn head_of<R: std::io::Read>(lines: &mut TextLines<R>) -> Result<String, Telemet
 /// Opens `path` as lines of text (see [`text`] for encodings and limits).
 fn open(path: &Path) -> Result<TextLines<std::fs::File>, TelemetryError> {
     let name = path.display().to_string();
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("blg"))
+    {
+        return Err(TelemetryError::invalid(&name, perfmon::blg_message(&name)));
+    }
     let f = std::fs::File::open(path).map_err(|source| TelemetryError::Io {
         file: name.clone(),
         source,
@@ -214,7 +227,7 @@ fn parse_lines<R: std::io::Read>(
         ));
     }
     let mut obs = match format {
-        Some(Format::Perfmon) => perfmon::parse_lines(lines)?,
+        Some(Format::Perfmon) => perfmon::parse_lines_with(lines, &opts.perfmon)?,
         Some(Format::Iostat) => iostat::parse_lines(lines, opts)?,
         Some(Format::IostatJson) => iostat::parse_json(name, &lines.rest_as_string()?, opts)?,
         Some(Format::Diskstats) => diskstats::parse_snapshot_lines(lines, opts)?,

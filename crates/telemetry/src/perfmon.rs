@@ -1,21 +1,30 @@
-//! Windows perfmon CSV, as written by `relog -f csv`, `typeperf` and `logman -f csv`.
+//! Windows perfmon counter logs as text: `relog -f csv|tsv`, `typeperf`, `logman -f csv` and
+//! Performance Monitor's "Save data as" (comma or tab separated).
 //!
-//! The first header cell is `(PDH-CSV 4.0) (<zone>)(<bias minutes>)`; the zone name is
-//! localised and may contain parentheses, so the bias is the last parenthesised integer
-//! (UTC = local + bias). The other header cells are counter paths
-//! `\\HOST\Object(Instance)\Counter`; instances contain spaces, colons, backslashes and
+//! The first header cell is `(PDH-CSV 4.0) (<zone>)(<bias minutes>)` (`PDH-TSV` for tab
+//! separated files); the zone name is localised and may contain parentheses, so the bias is
+//! the last parenthesised integer (UTC = local + bias). The other header cells are counter
+//! paths `\\HOST\Object(Instance)\Counter`; instances contain spaces, colons, backslashes and
 //! parentheses, so the instance is the outermost trailing `(...)` and the counter is the text
-//! after the last backslash. Rows start with a local time `MM/dd/yyyy HH:mm:ss.fff`; a missing
-//! sample is a single space. Each row's rate counters describe the interval that ends at its
-//! time, so the first row usually has none.
+//! after the last backslash. Rows start with a local time; a missing sample is a single
+//! space. Each row's rate counters describe the interval that ends at its time, so the first
+//! row usually has none.
 //!
-//! Only `PhysicalDisk` and `LogicalDisk` counters are read; other objects are ignored. Counter
-//! names are matched without case and without the dot in `Avg.` (the seed spells it
-//! `Avg Disk Bytes/Read`). Localised (non-English) counter names are not translated: such a
-//! file reports that no disk counters were found.
+//! Only `PhysicalDisk` and `LogicalDisk` counters are read; other objects are ignored. Windows
+//! writes object and counter names in the display language of the user who recorded them:
+//! [`crate::perfmon_locale`] holds the names in 13 languages, and the language of the disk
+//! object names found is the detected locale. It also gives the defaults of the locale's
+//! regional format: the decimal separator (a value with a comma is read as a decimal comma
+//! unless `--decimal point` says otherwise: perfmon never writes thousands separators) and
+//! the order of day, month and year in the time column (a four-digit first field is always a
+//! year; `--date-order` overrides, and a file whose dates only parse in the other order is
+//! read in that order, with a warning). What was used is stated in the observation's source
+//! (`source.locale`). Binary `.blg` logs are refused with the `relog` command that converts
+//! them.
 
+use crate::perfmon_locale::{self as loc, Counter as Field, DateOrder, Locale};
 use crate::text::TextLines;
-use crate::time::{civil_seconds, parse_clock, parse_us_date, rfc3339};
+use crate::time::{civil_seconds, parse_clock, rfc3339};
 use crate::TelemetryError;
 use oio_core::observation::{DeviceInterval, Observation, SourceKind};
 use std::io::Read;
@@ -80,49 +89,35 @@ pub fn parse_counter_path(path: &str) -> Option<CounterPath> {
     })
 }
 
-/// The counters oio uses, and where each goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Field {
-    ReadIops,
-    WriteIops,
-    ReadBps,
-    WriteBps,
-    ReadSize,
-    WriteSize,
-    ReadLat,
-    WriteLat,
-    Queue,
-    ReadQueue,
-    WriteQueue,
-    CurrentQueue,
-    IdlePct,
-    DiskTimePct,
+/// Choices about a perfmon file that its content may not settle.
+#[derive(Clone, Debug, Default)]
+pub struct PerfmonOptions {
+    /// Read counter names in this locale (a tag from [`loc::LOCALES`], `de` or `de-DE`)
+    /// instead of the one detected from the disk object names.
+    pub locale: Option<String>,
+    /// `Some(true)`: values use a decimal comma; `Some(false)`: a comma in a value is an
+    /// error. `None` accepts both (perfmon never writes thousands separators).
+    pub decimal_comma: Option<bool>,
+    /// Order of the date fields in the time column (default: the locale's).
+    pub date_order: Option<DateOrder>,
 }
 
-fn field_of(counter: &str) -> Option<Field> {
-    let norm: String = counter
-        .to_ascii_lowercase()
-        .replace('.', "")
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    Some(match norm.as_str() {
-        "disk reads/sec" => Field::ReadIops,
-        "disk writes/sec" => Field::WriteIops,
-        "disk read bytes/sec" => Field::ReadBps,
-        "disk write bytes/sec" => Field::WriteBps,
-        "avg disk bytes/read" => Field::ReadSize,
-        "avg disk bytes/write" => Field::WriteSize,
-        "avg disk sec/read" => Field::ReadLat,
-        "avg disk sec/write" => Field::WriteLat,
-        "avg disk queue length" => Field::Queue,
-        "avg disk read queue length" => Field::ReadQueue,
-        "avg disk write queue length" => Field::WriteQueue,
-        "current disk queue length" => Field::CurrentQueue,
-        "% idle time" => Field::IdlePct,
-        "% disk time" => Field::DiskTimePct,
-        _ => return None,
-    })
+/// The error for a binary `.blg` counter log, with the command that converts it.
+pub fn blg_message(path: &str) -> String {
+    let p = std::path::Path::new(path);
+    let csv = p.with_extension("csv").display().to_string();
+    let q = |s: &str| {
+        if s.contains(' ') {
+            format!("\"{s}\"")
+        } else {
+            s.to_string()
+        }
+    };
+    format!(
+        "a binary perfmon log (.blg), which oio cannot read; convert it on Windows with `relog {} -f csv -o {}` and characterize the CSV",
+        q(path),
+        q(&csv)
+    )
 }
 
 /// Parses the bias in minutes from the first header cell; `None` when the cell has no zone.
@@ -141,15 +136,64 @@ fn parse_bias(cell: &str) -> Option<i64> {
     found
 }
 
-/// Parses `MM/dd/yyyy HH:mm:ss.fff` (also with ` AM`/` PM`) to naive seconds.
-fn parse_time(s: &str) -> Option<f64> {
+/// Splits a date into its three numbers: `11/23/2026`, `23.11.2026`, `2026-11-23`,
+/// `2026. 11. 23.` (with the field texts, to tell a four-digit year).
+fn date_fields(d: &str) -> Option<[(&str, u32); 3]> {
+    let mut it = d
+        .split(['/', '.', '-'])
+        .map(str::trim)
+        .filter(|x| !x.is_empty());
+    let mut out = [("", 0u32); 3];
+    for slot in &mut out {
+        let t = it.next()?;
+        *slot = (t, t.parse().ok()?);
+    }
+    it.next().is_none().then_some(out)
+}
+
+/// Parses a perfmon local time (`date time[.fff] [AM|PM]`) in `order` to naive seconds.
+fn parse_time(s: &str, order: DateOrder) -> Option<f64> {
     let mut parts = s.split_whitespace();
-    let (y, mo, d) = parse_us_date(parts.next()?)?;
-    let (h, m, sec) = parse_clock(parts.next()?, parts.next())?;
+    let mut date = parts.next()?.to_string();
+    // Korean dates have spaces inside (`2026. 11. 23.`): join fields until a clock appears.
+    let mut clock = parts.next()?;
+    while !clock.contains(':') {
+        date.push_str(clock);
+        clock = parts.next()?;
+    }
+    let f = date_fields(&date)?;
+    let year = |(t, v): (&str, u32)| -> i64 {
+        if t.len() <= 2 {
+            2000 + v as i64
+        } else {
+            v as i64
+        }
+    };
+    let (y, mo, d) = if f[0].0.len() == 4 || order == DateOrder::Ymd {
+        (year(f[0]), f[1].1, f[2].1)
+    } else if order == DateOrder::Dmy {
+        (year(f[2]), f[1].1, f[0].1)
+    } else {
+        (year(f[2]), f[0].1, f[1].1)
+    };
+    let clock = clock.replace(',', ".");
+    let (h, m, sec) = parse_clock(&clock, parts.next())?;
     if parts.next().is_some() {
         return None;
     }
     civil_seconds(y, mo, d, h, m, sec)
+}
+
+/// Parses a counter value: decimal point, or decimal comma unless `comma` is `Some(false)`.
+fn parse_value(cell: &str, comma: Option<bool>) -> Option<f64> {
+    let t = cell.trim();
+    if t.contains(',') {
+        if comma == Some(false) || t.contains('.') || t.matches(',').count() > 1 {
+            return None;
+        }
+        return crate::num(&t.replace(',', "."));
+    }
+    crate::num(t)
 }
 
 struct Column {
@@ -162,16 +206,27 @@ pub fn parse(file: &str, text: &str) -> Result<Observation, TelemetryError> {
     parse_lines(&mut TextLines::from_str(file, text))
 }
 
+/// Parses perfmon text with choices the file does not settle.
+pub fn parse_with(
+    file: &str,
+    text: &str,
+    opts: &PerfmonOptions,
+) -> Result<Observation, TelemetryError> {
+    parse_lines_with(&mut TextLines::from_str(file, text), opts)
+}
+
 /// Splits one CSV line into `rec`. Perfmon never puts a line break inside a quoted cell, so
 /// the file is read line by line, in memory bounded by the longest line.
 fn split_csv(
     file: &str,
     n: usize,
     line: &str,
+    delim: u8,
     rec: &mut csv::StringRecord,
 ) -> Result<(), TelemetryError> {
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(false)
+        .delimiter(delim)
         .flexible(true)
         .from_reader(line.as_bytes());
     match rdr.read_record(rec) {
@@ -188,19 +243,58 @@ fn split_csv(
     }
 }
 
+/// The field separator of a header line: a tab (relog -f tsv, "Save data as" tab separated),
+/// else what follows the first quoted cell (`,` or `;`), else a comma.
+fn delimiter_of(header: &str) -> u8 {
+    if header.contains('\t') {
+        return b'\t';
+    }
+    let h = header.trim_start_matches('\u{feff}');
+    if let Some(rest) = h.strip_prefix('"') {
+        if let Some(close) = rest.find('"') {
+            if let Some(&c) = rest.as_bytes().get(close + 1) {
+                if c == b';' || c == b',' {
+                    return c;
+                }
+            }
+        }
+    }
+    b','
+}
+
 /// Parses perfmon CSV from lines (streaming).
 pub fn parse_lines<R: Read>(lines: &mut TextLines<R>) -> Result<Observation, TelemetryError> {
+    parse_lines_with(lines, &PerfmonOptions::default())
+}
+
+/// Parses perfmon CSV or TSV from lines (streaming), with choices the file does not settle.
+pub fn parse_lines_with<R: Read>(
+    lines: &mut TextLines<R>,
+    opts: &PerfmonOptions,
+) -> Result<Observation, TelemetryError> {
     let file = lines.file().to_string();
     let file = file.as_str();
+    let forced: Option<&'static Locale> = match &opts.locale {
+        Some(t) => Some(loc::by_tag(t).ok_or_else(|| {
+            TelemetryError::invalid(
+                file,
+                format!("unknown locale {t:?}; expected one of {}", loc::tags()),
+            )
+        })?),
+        None => None,
+    };
     let mut header = csv::StringRecord::new();
+    let delim;
     loop {
         match lines.next_line()? {
             Some((_, l)) if l.trim().is_empty() => continue,
             Some((n, l)) => {
+                delim = delimiter_of(l);
                 split_csv(
                     file,
                     n,
                     l.strip_prefix('\u{feff}').unwrap_or(l),
+                    delim,
                     &mut header,
                 )?;
                 break;
@@ -214,14 +308,19 @@ pub fn parse_lines<R: Read>(lines: &mut TextLines<R>) -> Result<Observation, Tel
         }
     }
     let first = header.get(0).unwrap_or("");
-    if !first.trim_start().starts_with("(PDH-CSV") {
+    let first_t = first.trim_start();
+    if !first_t.starts_with("(PDH-CSV") && !first_t.starts_with("(PDH-TSV") {
         return Err(TelemetryError::parse(
             file,
             1,
             format!("expected the perfmon header \"(PDH-CSV 4.0) (zone)(bias)\" in the first column, found {first:?}"),
         ));
     }
-    let bias = parse_bias(first.trim_start().trim_start_matches("(PDH-CSV 4.0)"));
+    let bias = parse_bias(
+        first_t
+            .trim_start_matches("(PDH-CSV 4.0)")
+            .trim_start_matches("(PDH-TSV 4.0)"),
+    );
     let mut obs = Observation::new(SourceKind::Perfmon, vec![file.to_string()]);
 
     // Map columns to (device, field); several hosts in one file keep their names apart.
@@ -239,14 +338,49 @@ pub fn parse_lines<R: Read>(lines: &mut TextLines<R>) -> Result<Observation, Tel
             obs.source.host = Some(h.to_string());
         }
     }
+    // The locale: forced, else the one naming the most disk counters of the file (Spanish
+    // and Portuguese share "Disco físico"), English on a tie.
+    let locale: &'static Locale = forced.unwrap_or_else(|| {
+        // Normalized once: wide files have thousands of columns, mostly of other objects.
+        let disk: Vec<(&Locale, String)> = paths
+            .iter()
+            .filter_map(|(_, p)| {
+                loc::LOCALES
+                    .iter()
+                    .find(|l| loc::is_disk_object(l, &p.object))
+                    .map(|_| (&p.object, loc::normalize(&p.counter)))
+            })
+            .map(|(o, c)| (loc::locale_of_object(o).unwrap_or(loc::ENGLISH), c))
+            .collect();
+        let score = |l: &Locale| {
+            disk.iter()
+                .filter(|(ol, c)| {
+                    // Spanish and Portuguese share object names: compare those, not the locale.
+                    l.physical_disk
+                        .iter()
+                        .chain(l.logical_disk)
+                        .any(|o| loc::is_disk_object(ol, o))
+                        && l.counters.iter().any(|(_, n)| loc::normalize(n) == *c)
+                })
+                .count()
+        };
+        let mut best = (loc::ENGLISH, score(loc::ENGLISH));
+        for l in &loc::LOCALES[1..] {
+            let s = score(l);
+            if s > best.1 {
+                best = (l, s);
+            }
+        }
+        best.0
+    });
     let mut columns: Vec<Option<Column>> = (0..header.len()).map(|_| None).collect();
     let mut names: Vec<String> = Vec::new();
     for (i, p) in &paths {
-        let obj = p.object.to_ascii_lowercase();
-        if obj != "physicaldisk" && obj != "logicaldisk" {
+        if !loc::is_disk_object(locale, &p.object) && !loc::is_disk_object(loc::ENGLISH, &p.object)
+        {
             continue;
         }
-        let Some(field) = field_of(&p.counter) else {
+        let Some(field) = loc::counter_of(locale, &p.counter) else {
             continue;
         };
         let mut name = match &p.instance {
@@ -268,9 +402,12 @@ pub fn parse_lines<R: Read>(lines: &mut TextLines<R>) -> Result<Observation, Tel
     if names.is_empty() {
         return Err(TelemetryError::invalid(
             file,
-            "no PhysicalDisk or LogicalDisk counters (Disk Reads/sec, Avg. Disk Bytes/Read, Avg. Disk Queue Length...) in the header; record them, and relog non-English logs with English counter names",
+            format!("no PhysicalDisk or LogicalDisk counters (Disk Reads/sec, Avg. Disk Bytes/Read, Avg. Disk Queue Length...) in the header, in {} ({}) names; record them (oio knows the names in {}; --locale chooses one)", locale.language, locale.tag, loc::tags()),
         ));
     }
+    let mut order = opts.date_order.unwrap_or(locale.date_order);
+    let mut order_checked = opts.date_order.is_some();
+    let mut comma_seen = false;
     for n in &names {
         obs.device_mut(n);
     }
@@ -286,11 +423,11 @@ pub fn parse_lines<R: Read>(lines: &mut TextLines<R>) -> Result<Observation, Tel
         if text.is_empty() {
             continue;
         }
-        split_csv(file, line, text, &mut rec)?;
+        split_csv(file, line, text, delim, &mut rec)?;
         if rec.len() == 1
             && rec
                 .get(0)
-                .is_none_or(|c| c.trim().is_empty() || !c.contains('/'))
+                .is_none_or(|c| c.trim().is_empty() || !c.contains(['/', '.', '-']))
         {
             // relog and PAL leave trailer lines without separators; they carry no samples.
             continue;
@@ -307,12 +444,33 @@ pub fn parse_lines<R: Read>(lines: &mut TextLines<R>) -> Result<Observation, Tel
             ));
         }
         let tcell = rec.get(0).unwrap_or("");
-        let t = parse_time(tcell).ok_or_else(|| {
+        if !order_checked {
+            // The locale's date order is a default: a file whose first date only reads in
+            // the other day/month order (English names, British dates) is read that way.
+            order_checked = true;
+            let other = match order {
+                DateOrder::Mdy => Some(DateOrder::Dmy),
+                DateOrder::Dmy => Some(DateOrder::Mdy),
+                DateOrder::Ymd => None,
+            };
+            if let Some(o) = other
+                .filter(|o| parse_time(tcell, order).is_none() && parse_time(tcell, *o).is_some())
+            {
+                obs.warnings.push(format!(
+                    "dates read as {} ({tcell:?} is no valid {} date); --date-order overrides",
+                    o.name(),
+                    order.name()
+                ));
+                order = o;
+            }
+        }
+        let t = parse_time(tcell, order).ok_or_else(|| {
             TelemetryError::parse(
                 file,
                 line,
                 format!(
-                    "expected a time MM/dd/yyyy HH:mm:ss.fff (years 1970 to 9999) in the first column, found {tcell:?}"
+                    "expected a time (date in {} order, HH:mm:ss.fff; years 1970 to 9999) in the first column, found {tcell:?}; --date-order mdy|dmy|ymd sets the order",
+                    order.name()
                 ),
             )
         })?;
@@ -341,14 +499,20 @@ pub fn parse_lines<R: Read>(lines: &mut TextLines<R>) -> Result<Observation, Tel
             if cell.trim().is_empty() {
                 continue;
             }
-            let v = crate::num(cell).ok_or_else(|| {
+            comma_seen |= cell.contains(',');
+            let v = parse_value(cell, opts.decimal_comma).ok_or_else(|| {
                 TelemetryError::parse(
                     file,
                     line,
                     format!(
-                        "column {} ({}): expected a number or \" \" for a missing sample, found {cell:?}",
+                        "column {} ({}): expected a number (decimal {}) or \" \" for a missing sample, found {cell:?}",
                         ci + 1,
-                        header.get(ci).unwrap_or("")
+                        header.get(ci).unwrap_or(""),
+                        match opts.decimal_comma {
+                            Some(false) => "point: --decimal point was given",
+                            Some(true) => "comma",
+                            None => "point or comma",
+                        }
                     ),
                 )
             })?;
@@ -413,6 +577,22 @@ pub fn parse_lines<R: Read>(lines: &mut TextLines<R>) -> Result<Observation, Tel
             ),
         }
     }
+    let comma = opts
+        .decimal_comma
+        .unwrap_or(comma_seen || locale.decimal_comma);
+    obs.source.locale = Some(format!(
+        "{} ({}{}; decimal {}; dates {}; {})",
+        locale.tag,
+        locale.language,
+        if forced.is_some() { ", as given" } else { "" },
+        if comma { "comma" } else { "point" },
+        order.name(),
+        match delim {
+            b'\t' => "tab separated",
+            b';' => "semicolon separated",
+            _ => "comma separated",
+        }
+    ));
     if skipped_empty > 0 {
         obs.warnings.push(format!(
             "{skipped_empty} device samples had no rate counters (\" \" in perfmon) and were skipped"

@@ -54,6 +54,19 @@ pub struct Args {
     #[arg(long)]
     pub keep_first: bool,
 
+    /// Perfmon: read counter names in this display language (de, fr-FR, ja...) instead of the
+    /// one detected from the disk object names.
+    #[arg(long, value_name = "TAG")]
+    pub locale: Option<String>,
+
+    /// Perfmon: decimal separator of the values (default: a comma in a value is a decimal comma).
+    #[arg(long, value_name = "point|comma", value_parser = ["point", "comma"])]
+    pub decimal: Option<String>,
+
+    /// Perfmon: order of day, month and year in the time column (default: the locale's).
+    #[arg(long, value_name = "mdy|dmy|ymd", value_parser = ["mdy", "dmy", "ymd"])]
+    pub date_order: Option<String>,
+
     /// Name of the workload (default: from the device name).
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
@@ -92,6 +105,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let popts = ParseOptions {
         interval_s: interval.map(|d| d.as_secs_f64()),
         keep_first_iostat_report: args.keep_first,
+        perfmon: oio_telemetry::perfmon::PerfmonOptions {
+            locale: args.locale.clone(),
+            decimal_comma: args.decimal.as_deref().map(|d| d == "comma"),
+            date_order: args
+                .date_order
+                .as_deref()
+                .and_then(oio_telemetry::perfmon_locale::DateOrder::parse),
+        },
     };
     let paths: Vec<&Path> = args.files.iter().map(PathBuf::as_path).collect();
     let mut obs = parse_files(&paths, &popts)?;
@@ -149,7 +170,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = std::io::stdout().lock();
-    write_summary(&mut out, &c, obs.source.encoding.as_deref())?;
+    let read_as: Vec<&str> = [&obs.source.encoding, &obs.source.locale]
+        .into_iter()
+        .flatten()
+        .map(String::as_str)
+        .collect();
+    let read_as = read_as.join(", locale ");
+    write_summary(
+        &mut out,
+        &c,
+        (!read_as.is_empty()).then_some(read_as.as_str()),
+    )?;
     if written.is_empty() {
         writeln!(
             out,

@@ -1,5 +1,6 @@
 //! `oio import FIO.json`: a fio result as an oio run result, so fio runs can be reported and
-//! compared beside oio's.
+//! compared beside oio's. `oio import FILE` of a diskspd command line, an IOMeter `.icf` or a
+//! vdbench parameter file: the workloads in it as oio workload files.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -8,8 +9,9 @@ use std::process::ExitCode;
 /// Arguments of `oio import`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// fio output written with --output-format=json or json+ (json+ keeps exact percentiles).
-    #[arg(value_name = "FIO.json")]
+    /// fio output written with --output-format=json or json+ (json+ keeps exact percentiles),
+    /// or a diskspd command line (.cmd), IOMeter .icf or vdbench parameter file.
+    #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
     /// Write the oio result here (default: beside the input, as NAME.oio.json).
@@ -24,6 +26,9 @@ pub struct Args {
 
 /// Converts and saves.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(code) = import_jobfile(&args)? {
+        return Ok(code);
+    }
     let r = oio_telemetry::fio::load_result(&args.file)?;
     let mut bytes = serde_json::to_vec_pretty(&r)?;
     bytes.push(b'\n');
@@ -51,4 +56,65 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         crate::output::summary::write_summary(&mut out, &r, saved.as_deref())?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// diskspd, IOMeter and vdbench files become workload files; `None` for other files.
+fn import_jobfile(args: &Args) -> anyhow::Result<Option<ExitCode>> {
+    use oio_telemetry::jobfile;
+    let name = args.file.display().to_string();
+    let f = std::fs::File::open(&args.file).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+    let mut lines = oio_telemetry::TextLines::new(&name, f);
+    let head = lines.peek(64 << 10)?;
+    let Some(format) = jobfile::detect(&name, &head) else {
+        return Ok(None);
+    };
+    let text = lines.rest_as_string()?;
+    let imported = jobfile::import(&name, &text, format)?;
+    let mut stderr = std::io::stderr().lock();
+    let mut stdout = std::io::stdout().lock();
+    for (k, i) in imported.iter().enumerate() {
+        for w in &i.warnings {
+            writeln!(stderr, "warning: {}: {w}", i.workload.name)?;
+        }
+        let toml = i.workload.to_toml();
+        match &args.output {
+            Some(p) => {
+                let p = if imported.len() == 1 {
+                    p.clone()
+                } else {
+                    let stem = p
+                        .file_stem()
+                        .map(|s| s.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    let safe: String = i
+                        .workload
+                        .name
+                        .chars()
+                        .map(|c| {
+                            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                                c
+                            } else {
+                                '_'
+                            }
+                        })
+                        .collect();
+                    p.with_file_name(format!("{stem}-{}-{safe}.toml", k + 1))
+                };
+                crate::results::write_file_atomic(&p, toml.as_bytes())?;
+                writeln!(
+                    stdout,
+                    "workload '{}' written to {}",
+                    i.workload.name,
+                    p.display()
+                )?;
+            }
+            None => {
+                if imported.len() > 1 {
+                    writeln!(stdout, "# workload {} of {}", k + 1, imported.len())?;
+                }
+                stdout.write_all(toml.as_bytes())?;
+            }
+        }
+    }
+    Ok(Some(ExitCode::SUCCESS))
 }

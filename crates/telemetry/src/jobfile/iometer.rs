@@ -1,0 +1,280 @@
+//! IOMeter configuration files (`.icf`, as IOMeter's "Save" writes them).
+//!
+//! Sections start with a comment line (`'ACCESS SPECIFICATIONS ====`), and each block of
+//! values follows the comment line that names its columns. An access specification is
+//! `'Access specification name,default assignment` then `NAME,ASSIGNMENT`, then after
+//! `'size,% of size,% reads,% random,delay,burst,align,reply` one line per size (1998 files
+//! stop after `burst`). Each specification becomes one workload: its lines make the read and
+//! write size mixes (a line's `% of size` × `% reads` goes to reads), the read share and the
+//! random share; outstanding I/O comes from the workers the specification is assigned to in
+//! the manager list (`'Number of outstanding IOs`, `'Assigned access specs`), summed over
+//! workers. Delay, burst, reply, per-line random shares that differ, targets and the test
+//! setup are named in warnings.
+
+use super::{mix_of, name_or, pct, stream, Imported, StreamSpec};
+use crate::TelemetryError;
+use oio_core::workload::Workload;
+use std::collections::BTreeMap;
+
+struct Line {
+    size: u64,
+    share: f64,
+    reads: f64,
+    random: f64,
+    delay: u64,
+    burst: u64,
+    align: u64,
+    reply: u64,
+}
+
+#[derive(PartialEq)]
+enum State {
+    None,
+    SpecName,
+    SpecLines,
+    Outstanding,
+    Assigned,
+}
+
+fn field<T: std::str::FromStr>(
+    file: &str,
+    n: usize,
+    cols: &[&str],
+    i: usize,
+    what: &str,
+) -> Result<T, TelemetryError> {
+    let c = cols.get(i).copied().unwrap_or("");
+    c.trim().parse().map_err(|_| {
+        TelemetryError::parse(
+            file,
+            n,
+            format!(
+                "column {} ({what}): expected a non-negative integer, found {c:?}",
+                i + 1
+            ),
+        )
+    })
+}
+
+/// Parses an `.icf` file into one workload per access specification.
+pub fn parse(file: &str, text: &str) -> Result<Vec<Imported>, TelemetryError> {
+    let mut specs: Vec<(String, usize, Vec<Line>)> = Vec::new();
+    // Outstanding I/O and worker count per assigned specification.
+    let mut assigned: BTreeMap<String, (u32, u32)> = BTreeMap::new();
+    let mut worker_oio: u32 = 1;
+    let mut state = State::None;
+    let mut setup_seen = false;
+    let mut targets_seen = false;
+    for (i, raw) in text.lines().enumerate() {
+        let n = i + 1;
+        let line = raw.trim().trim_start_matches('\u{feff}');
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(c) = line.strip_prefix('\'') {
+            let c = c.trim().to_ascii_lowercase();
+            state = if c.starts_with("access specification name") {
+                State::SpecName
+            } else if c.starts_with("size,% of size") {
+                State::SpecLines
+            } else if c.starts_with("number of outstanding ios") {
+                State::Outstanding
+            } else if c.starts_with("assigned access specs") {
+                State::Assigned
+            } else {
+                if c.starts_with("test setup") {
+                    setup_seen = true;
+                }
+                if c.starts_with("target") {
+                    targets_seen = true;
+                }
+                State::None
+            };
+            continue;
+        }
+        match state {
+            State::SpecName => {
+                let name = line.rsplit_once(',').map_or(line, |(a, _)| a);
+                specs.push((name.trim().to_string(), n, Vec::new()));
+                state = State::None;
+            }
+            State::SpecLines => {
+                let cols: Vec<&str> = line.split(',').collect();
+                if !(6..=8).contains(&cols.len()) {
+                    return Err(TelemetryError::parse(
+                        file,
+                        n,
+                        format!("{} columns; expected size,% of size,% reads,% random,delay,burst[,align,reply]", cols.len()),
+                    ));
+                }
+                let l = Line {
+                    size: field(file, n, &cols, 0, "size")?,
+                    share: field::<u32>(file, n, &cols, 1, "% of size")? as f64,
+                    reads: field::<u32>(file, n, &cols, 2, "% reads")? as f64,
+                    random: field::<u32>(file, n, &cols, 3, "% random")? as f64,
+                    delay: field(file, n, &cols, 4, "delay")?,
+                    burst: field(file, n, &cols, 5, "burst")?,
+                    align: if cols.len() > 6 {
+                        field(file, n, &cols, 6, "align")?
+                    } else {
+                        0
+                    },
+                    reply: if cols.len() > 7 {
+                        field(file, n, &cols, 7, "reply")?
+                    } else {
+                        0
+                    },
+                };
+                for (v, what) in [
+                    (l.share, "% of size"),
+                    (l.reads, "% reads"),
+                    (l.random, "% random"),
+                ] {
+                    if v > 100.0 {
+                        return Err(TelemetryError::parse(
+                            file,
+                            n,
+                            format!("{what} is {v}; expected 0 to 100"),
+                        ));
+                    }
+                }
+                if l.size == 0 || l.size > u32::MAX as u64 {
+                    return Err(TelemetryError::parse(
+                        file,
+                        n,
+                        format!("size {}; expected 1 byte to 4 GiB", l.size),
+                    ));
+                }
+                match specs.last_mut() {
+                    Some(s) => s.2.push(l),
+                    None => {
+                        return Err(TelemetryError::parse(
+                            file,
+                            n,
+                            "a size line before any access specification name",
+                        ))
+                    }
+                }
+            }
+            State::Outstanding => {
+                let cols: Vec<&str> = line.split(',').collect();
+                worker_oio = field(file, n, &cols, 0, "number of outstanding IOs")?;
+                state = State::None;
+            }
+            State::Assigned => {
+                let e = assigned.entry(line.to_string()).or_insert((0, 0));
+                e.0 = e.0.saturating_add(worker_oio.max(1));
+                e.1 += 1;
+            }
+            State::None => {}
+        }
+    }
+    if specs.is_empty() {
+        return Err(TelemetryError::invalid(
+            file,
+            "no access specification ('Access specification name,default assignment); expected an IOMeter .icf file",
+        ));
+    }
+    let mut out = Vec::new();
+    for (name, n, lines) in specs {
+        let mut warnings = Vec::new();
+        let total: f64 = lines.iter().map(|l| l.share).sum();
+        if lines.is_empty() || total == 0.0 {
+            return Err(TelemetryError::parse(
+                file,
+                n,
+                format!("access specification '{name}' has no size lines with a share above 0 %"),
+            ));
+        }
+        if (total - 100.0).abs() > 1e-9 {
+            warnings.push(format!(
+                "'{name}': the % of size column sums to {total} %, not 100; shares are scaled to it"
+            ));
+        }
+        let reads: Vec<(u64, f64)> = lines.iter().map(|l| (l.size, l.share * l.reads)).collect();
+        let writes: Vec<(u64, f64)> = lines
+            .iter()
+            .map(|l| (l.size, l.share * (100.0 - l.reads)))
+            .collect();
+        let read_pct = lines.iter().map(|l| l.share * l.reads).sum::<f64>() / total;
+        let random_pct = lines.iter().map(|l| l.share * l.random).sum::<f64>() / total;
+        if lines.iter().any(|l| l.random != lines[0].random) {
+            warnings.push(format!(
+                "'{name}': lines have different % random; oio applies their weighted mean ({:.1} %) to every size",
+                pct(random_pct)
+            ));
+        }
+        if lines.iter().any(|l| l.reads != lines[0].reads) && lines.len() > 1 {
+            warnings.push(format!(
+                "'{name}': lines have different % reads; oio keeps the read share ({:.1} %) and the size mix of each direction, not which size goes with which share",
+                pct(read_pct)
+            ));
+        }
+        for l in &lines {
+            if l.delay > 0 {
+                warnings.push(format!("'{name}': {} B line: delay {} ms between bursts is not honoured (oio has no think time; use a rate)", l.size, l.delay));
+            }
+            if l.burst > 1 {
+                warnings.push(format!(
+                    "'{name}': {} B line: burst length {} is not honoured",
+                    l.size, l.burst
+                ));
+            }
+            if l.reply > 0 {
+                warnings.push(format!(
+                    "'{name}': {} B line: reply size {} (network targets) is not honoured",
+                    l.size, l.reply
+                ));
+            }
+        }
+        let aligns: Vec<u64> = lines.iter().map(|l| l.align).collect();
+        let align = if aligns.iter().all(|a| *a == aligns[0]) && aligns[0] > 0 {
+            Some(aligns[0])
+        } else {
+            if aligns.iter().any(|a| *a > 0) {
+                warnings.push(format!("'{name}': lines have different alignments {aligns:?}; oio aligns every I/O to the smallest size"));
+            } else {
+                warnings.push(format!("'{name}': align 0 (sector boundaries) is taken as oio's default, the smallest I/O size"));
+            }
+            None
+        };
+        let (outstanding, workers) = match assigned.get(&name) {
+            Some(&(o, w)) => (o, w),
+            None => {
+                warnings.push(format!("'{name}' is assigned to no worker in the manager list; outstanding I/O is set to 1"));
+                (1, 1)
+            }
+        };
+        if setup_seen {
+            warnings.push("the test setup (run time, ramp-up, cycling) is not imported: give --time and --ramp to oio run".into());
+        }
+        if targets_seen {
+            warnings.push(
+                "the targets of the manager list are not imported: give the target to oio run"
+                    .into(),
+            );
+        }
+        let wname = name_or(&name, "iometer");
+        let s = stream(StreamSpec {
+            name: "main".into(),
+            read_pct,
+            read: mix_of(&reads),
+            write: mix_of(&writes),
+            random_pct,
+            outstanding,
+            workers,
+            align,
+        });
+        out.push(Imported {
+            workload: Workload {
+                name: wname,
+                description: format!(
+                    "IOMeter access specification '{name}' imported by oio from {file}"
+                ),
+                streams: vec![s],
+            },
+            warnings,
+        });
+    }
+    Ok(out)
+}
