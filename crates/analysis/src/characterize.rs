@@ -753,6 +753,7 @@ fn build_workload(
             compress_pct: None,
             dedupe_pct: None,
             rate: None,
+            distribution: None,
         }],
     };
     w.check().map_err(CharacterizeError)?;

@@ -257,6 +257,7 @@ impl RunPlan {
                             .seed
                             .wrapping_mul(0x9E37_79B9_7F4A_7C15)
                             .wrapping_add((si as u64) << 32 | w as u64),
+                        distribution: s.distribution.clone(),
                     },
                 });
             }

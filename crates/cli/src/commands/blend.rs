@@ -149,6 +149,7 @@ fn stream(i: u32, n: u32, a: &Args) -> Stream {
         compress_pct: None,
         dedupe_pct: None,
         rate: None,
+        distribution: None,
     }
 }
 

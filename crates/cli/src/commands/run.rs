@@ -70,6 +70,11 @@ pub struct Args {
     #[arg(long, value_name = "PCT", value_parser = parse_pct)]
     pub random_pct: Option<f64>,
 
+    /// Where random offsets fall: random (uniform), zipf:THETA, pareto:H, normal:SIGMA% or
+    /// zoned:IO%/SIZE%:... (fio's random_distribution), e.g. zipf:1.2 or zoned:80/10:20/90.
+    #[arg(long, value_name = "DIST")]
+    pub distribution: Option<oio_core::workload::Distribution>,
+
     /// Outstanding I/Os (queue depth) per stream, in total over its workers; with --rate, the
     /// cap on I/Os in flight (default 1024).
     #[arg(long, value_name = "N")]
@@ -307,6 +312,9 @@ impl Args {
         if let Some(p) = self.random_pct {
             s.random_pct = Percent(p);
         }
+        if let Some(d) = &self.distribution {
+            s.distribution = Some(d.clone());
+        }
         if let Some(q) = self.qd {
             s.outstanding = Some(q);
         }
@@ -470,6 +478,7 @@ fn inline_workload(rw: Rw, a: &Args) -> anyhow::Result<Workload> {
             compress_pct: a.compress_pct.map(Percent),
             dedupe_pct: a.dedupe_pct.map(Percent),
             rate: a.rate_override(None),
+            distribution: a.distribution.clone(),
         }],
     })
 }
