@@ -12,6 +12,7 @@ pub const PROFILES: &[(&str, &str)] = &[
     ("backup", include_str!("../profiles/backup.toml")),
     ("checkdb", include_str!("../profiles/checkdb.toml")),
     ("dss-scan", include_str!("../profiles/dss-scan.toml")),
+    ("hot-pages", include_str!("../profiles/hot-pages.toml")),
 ];
 
 /// The profile `oio run` uses when given none.

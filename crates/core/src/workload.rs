@@ -959,4 +959,70 @@ burst_off = "6s"
         assert!(Region::default().resolve(0).is_err());
         assert_eq!(Region::default().resolve(100).unwrap(), (0, 100));
     }
+
+    #[test]
+    fn rate_as_a_number_and_schedules_without_iops() {
+        let base = "name = \"r\"\n[[stream]]\nbs = \"8k\"\nread_pct = 70\n";
+        let w = Workload::from_toml(&format!("{base}rate = 5000\n"), "r.toml").unwrap();
+        let r = w.streams[0].rate.as_ref().unwrap();
+        assert_eq!((r.iops, r.arrival), (5000.0, Arrival::Constant));
+        assert_eq!(Workload::from_toml(&w.to_toml(), "again").unwrap(), w);
+        let sched = format!(
+            "{base}[stream.rate]\nschedule = [{{ for = \"10s\", iops = 8000 }}, {{ for = \"5s\", iops = 12000 }}]\n"
+        );
+        let w = Workload::from_toml(&sched, "s.toml").unwrap();
+        assert_eq!(w.streams[0].rate.as_ref().unwrap().schedule.len(), 2);
+        // A table keeps its own errors, located.
+        let e = Workload::from_toml(
+            &format!("{base}rate = {{ iops = 1, arival = \"poisson\" }}\n"),
+            "t.toml",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("unknown field `arival`"), "{e}");
+        assert_eq!(e.line, 5, "{e}");
+        let e = Workload::from_toml(&format!("{base}rate = \"fast\"\n"), "t.toml").unwrap_err();
+        assert!(e.message.contains("I/Os per second (rate = 5000)"), "{e}");
+        let e = Workload::from_toml(
+            &format!("{base}[stream.rate]\narrival = \"poisson\"\n"),
+            "t.toml",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("give rate iops > 0"), "{e}");
+    }
+
+    #[test]
+    fn distributions_parse_print_and_refuse_nonsense() {
+        for d in [
+            "zipf:1.2",
+            "pareto:0.2",
+            "normal:10",
+            "zoned:60/10:30/20:10/70",
+            "random",
+        ] {
+            let parsed: Distribution = d.parse().unwrap();
+            assert_eq!(parsed.to_string(), d);
+        }
+        assert_eq!(
+            "gauss:5".parse::<Distribution>().unwrap(),
+            Distribution::Normal(5.0)
+        );
+        for (bad, why) in [
+            ("zipf", "zipf:THETA"),
+            ("zipf:-1", "THETA > 0"),
+            ("pareto:1", "0 < H < 1"),
+            ("normal:0", "SIGMA"),
+            ("zoned:60/10:30/20", "sum to 90 % and their sizes to 30 %"),
+            ("zoned:60-10", "zoned:IO%/SIZE%"),
+            ("lognormal:3", "expected random, zipf"),
+        ] {
+            let e = bad.parse::<Distribution>().unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+        let text = "name = \"z\"\n[[stream]]\nbs = \"8k\"\nread_pct = 70\noutstanding = 4\ndistribution = \"zipf:0\"\n";
+        let e = Workload::from_toml(text, "z.toml").unwrap_err();
+        assert_eq!(e.line, 6, "{e}");
+        let w = Workload::from_toml(&text.replace("zipf:0", "zipf:1.1"), "z.toml").unwrap();
+        assert_eq!(w.streams[0].distribution, Some(Distribution::Zipf(1.1)));
+        assert_eq!(Workload::from_toml(&w.to_toml(), "again").unwrap(), w);
+    }
 }

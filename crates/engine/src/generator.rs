@@ -141,10 +141,7 @@ impl Skew {
             Distribution::Zipf(theta) => rand_distr::Zipf::new(n as f64, *theta)
                 .ok()
                 .map(|z| Skew::Zipf(z, Scatter::new(n))),
-            Distribution::Pareto(h) => Some(Skew::Pareto(
-                h.ln() / (1.0 - h).ln(),
-                Scatter::new(n),
-            )),
+            Distribution::Pareto(h) => Some(Skew::Pareto(h.ln() / (1.0 - h).ln(), Scatter::new(n))),
             Distribution::Normal(sigma_pct) => {
                 rand_distr::Normal::new(n as f64 / 2.0, n as f64 * sigma_pct / 100.0)
                     .ok()
@@ -285,9 +282,7 @@ impl Generator {
             Some(d) => spec
                 .extents
                 .iter()
-                .filter_map(|e| {
-                    Skew::new(d, e.len.saturating_sub(max_len) / align + 1)
-                })
+                .filter_map(|e| Skew::new(d, e.len.saturating_sub(max_len) / align + 1))
                 .collect(),
             None => Vec::new(),
         };

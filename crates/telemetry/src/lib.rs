@@ -22,6 +22,7 @@ pub mod blkparse;
 pub mod diskstats;
 pub mod fio;
 pub mod iostat;
+pub mod jobfile;
 pub mod perfmon;
 pub mod text;
 mod time;
