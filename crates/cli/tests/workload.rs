@@ -290,3 +290,143 @@ fn a_fio_job_file_imports_with_every_unhonoured_option_named() {
     assert_eq!(v["workload"]["stream"][0]["distribution"], "zipf:1.2");
     assert_eq!(num(&v, "/summary/configured_outstanding"), 16.0);
 }
+
+/// (read share, share of 4 KiB I/Os, share of I/Os on the hottest 10 % of 4 KiB blocks,
+/// I/Os) from fio-format latency logs: `time, latency, direction, size, offset, ...`.
+fn log_shape(files: &[std::path::PathBuf], blocks: usize) -> (f64, f64, f64, usize) {
+    let (mut n, mut reads, mut small) = (0usize, 0usize, 0usize);
+    let mut hits = vec![0usize; blocks];
+    for f in files {
+        for line in std::fs::read_to_string(f).unwrap().lines() {
+            let v: Vec<u64> = line.split(',').map(|x| x.trim().parse().unwrap()).collect();
+            assert!(v.len() >= 5, "{}: {line}", f.display());
+            n += 1;
+            reads += usize::from(v[2] == 0);
+            small += usize::from(v[3] == 4096);
+            hits[(v[4] / 4096) as usize] += 1;
+        }
+    }
+    hits.sort_unstable_by(|a, b| b.cmp(a));
+    let hot: usize = hits[..blocks / 10].iter().sum();
+    let f = |x: usize| x as f64 / n as f64;
+    (f(reads), f(small), f(hot), n)
+}
+
+#[test]
+fn latency_log_is_fios_format_one_file_per_worker_and_never_overwrites() {
+    let d = scratch();
+    let v = quick(
+        d.path(),
+        &[
+            "--rw",
+            "randrw",
+            "--bs",
+            "4k",
+            "--qd",
+            "4",
+            "--workers",
+            "2",
+            "--lat-log",
+            "x",
+        ],
+    );
+    let files: Vec<_> = (1..=2)
+        .map(|n| d.path().join(format!("x_lat.{n}.log")))
+        .collect();
+    let (reads, small, _, n) = log_shape(&files, 2048);
+    assert_eq!(n as f64, num(&v, "/summary/total/ios"));
+    assert_eq!(reads, num(&v, "/summary/read/ios") / n as f64);
+    assert_eq!(small, 1.0);
+    // A second run must not write over the first run's logs.
+    let out = oio()
+        .current_dir(d.path())
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "--ios",
+            "10",
+            "--size",
+            "8M",
+            "--lat-log",
+            "x",
+            "t.dat",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("x_lat.1.log"));
+    assert_eq!(log_shape(&files, 2048).3, n);
+}
+
+#[test]
+fn oio_and_fio_run_an_imported_skewed_job_alike() {
+    if std::process::Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        return crate::common::missing("fio");
+    }
+    let d = scratch();
+    let job = "[global]\nioengine=psync\nfilename=f.dat\nsize=64m\nio_size=4g\nnumber_ios=40000\n\
+               write_lat_log=fio\nlog_offset=1\nrandrepeat=0\n\n[db]\nrw=randrw\nrwmixread=70\n\
+               bssplit=4k/70:16k/30\niodepth=4\nrandom_distribution=zipf:1.2\nfdatasync=8\n";
+    std::fs::write(d.path().join("db.fio"), job).unwrap();
+    let out = std::process::Command::new("fio")
+        .current_dir(d.path())
+        .args(["db.fio", "--output-format=json", "--output=fio.json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = oio()
+        .current_dir(d.path())
+        .args(["import", "db.fio", "-o", "db.toml"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && err.contains("fdatasync=8"), "{err}");
+    let v = run_json(
+        d.path(),
+        &[
+            "run",
+            "-w",
+            "db.toml",
+            "--ios",
+            "40000",
+            "--time",
+            "120s",
+            "--ramp",
+            "0",
+            "--size",
+            "64M",
+            "--buffered",
+            "--engine",
+            "sync",
+            "--lat-log",
+            "oio",
+            "t.dat",
+        ],
+    );
+    assert_eq!(num(&v, "/errors/count"), 0.0);
+    let blocks = 64 << 20 >> 12;
+    let fio = log_shape(&[d.path().join("fio_lat.1.log")], blocks);
+    let oio = log_shape(&[d.path().join("oio_lat.1.log")], blocks);
+    eprintln!("read share, 4k share, hottest-10% share, I/Os: fio {fio:?}, oio {oio:?}");
+    assert!(
+        (fio.0 - oio.0).abs() < 0.05 * fio.0,
+        "read share {fio:?} {oio:?}"
+    );
+    assert!(
+        (fio.1 - oio.1).abs() < 0.05 * fio.1,
+        "size mix {fio:?} {oio:?}"
+    );
+    assert!(
+        (fio.2 - oio.2).abs() < 0.05 * fio.2,
+        "hot blocks {fio:?} {oio:?}"
+    );
+}

@@ -52,6 +52,9 @@ pub struct RunPlan {
     /// With the null engine: a simulated device whose service model sets when each I/O
     /// completes (None: every I/O completes at once).
     pub sim: Option<crate::engines::null::SimDevice>,
+    /// Per-I/O latency log in fio's format, one file per worker: `PREFIX_lat.N.log`
+    /// (None: no log).
+    pub lat_log: Option<std::path::PathBuf>,
 }
 
 /// What one worker thread does.

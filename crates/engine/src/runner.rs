@@ -309,6 +309,14 @@ pub fn run(
         None
     };
 
+    // Latency logs are created before any I/O, so a refused name stops the run at once.
+    let mut lat_logs = Vec::new();
+    if let Some(prefix) = &plan.lat_log {
+        for wi in 0..assignments.len() {
+            lat_logs.push(Some(LatLog::create(prefix, wi + 1)?));
+        }
+    }
+    let mut lat_logs = lat_logs.into_iter();
     // One simulated device for the whole run, whatever the number of workers driving it.
     let sim = plan.sim.as_ref().map(|d| SimShared::new(d, plan.seed));
     let mut handles = Vec::with_capacity(assignments.len());
@@ -337,6 +345,7 @@ pub fn run(
         let verify = verify_shared.clone();
         let order = order_shared.clone();
         let sim = sim.clone();
+        let lat_log = std::cell::RefCell::new(lat_logs.next().flatten());
         let n = assignments.len() as u64;
         let quota = plan
             .io_limit
@@ -362,6 +371,7 @@ pub fn run(
                     abort: &abort,
                     tx: &tx,
                     paths: &target_paths,
+                    lat_log,
                 };
                 let r = match engine {
                     EngineKind::Null => match sim {
@@ -787,6 +797,69 @@ struct Worker<'a> {
     abort: &'a AtomicBool,
     tx: &'a Sender<Msg>,
     paths: &'a [String],
+    /// Taken by the drive loop: the worker's per-I/O latency log.
+    lat_log: std::cell::RefCell<Option<LatLog>>,
+}
+
+/// One worker's per-I/O log in fio's lat log format: `time (ms since the measured phase
+/// began), latency (ns), direction (0 read, 1 write), size (bytes), offset (bytes),
+/// priority (0)` — what fio writes with `write_lat_log` and `log_offset=1`. Measured I/Os
+/// only; streamed through a buffer, so memory stays fixed whatever the run's length.
+pub(crate) struct LatLog {
+    out: std::io::BufWriter<std::fs::File>,
+}
+
+impl LatLog {
+    fn create(prefix: &Path, n: usize) -> Result<LatLog, RunError> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut name = prefix.as_os_str().to_owned();
+        name.push(format!("_lat.{n}.log"));
+        let path = PathBuf::from(name);
+        // Never through a symlink, never over an existing file: the log is oio's own.
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)
+            .map_err(|source| {
+                RunError::Target(TargetError::Io {
+                    path: path.clone(),
+                    what: "creating the latency log (it must not exist yet)",
+                    source,
+                })
+            })?;
+        Ok(LatLog {
+            out: std::io::BufWriter::with_capacity(1 << 16, file),
+        })
+    }
+
+    #[inline]
+    fn write(&mut self, since_start_ns: u64, lat_ns: u64, io: &NextIo) -> Result<(), EngineError> {
+        use std::io::Write;
+        let dir = match io.dir {
+            Dir::Read => 0,
+            Dir::Write => 1,
+        };
+        writeln!(
+            self.out,
+            "{}, {lat_ns}, {dir}, {}, {}, 0",
+            since_start_ns / 1_000_000,
+            io.len,
+            io.offset
+        )
+        .map_err(|source| EngineError::Io {
+            what: "writing the latency log",
+            source,
+        })
+    }
+
+    fn finish(mut self) -> Result<(), EngineError> {
+        use std::io::Write;
+        self.out.flush().map_err(|source| EngineError::Io {
+            what: "writing the latency log",
+            source,
+        })
+    }
 }
 
 /// What a worker has counted: the current interval, errors, and where time stands.
@@ -934,6 +1007,7 @@ impl Worker<'_> {
         let quota = self.quota.unwrap_or(u64::MAX);
         let mut end_ns = t.end;
         let wait = Some(Duration::from_millis(100));
+        let mut log = self.lat_log.borrow_mut().take();
 
         loop {
             if !stopping {
@@ -1015,6 +1089,9 @@ impl Worker<'_> {
                 }
                 if self.lat {
                     let lat = now - issued_at[slot];
+                    if let Some(l) = &mut log {
+                        l.write(now - t.measure_start, lat, &io)?;
+                    }
                     match &mut run {
                         Some((d, l, n)) if *d == io.dir && *l == lat => *n += 1,
                         _ => {
@@ -1044,6 +1121,9 @@ impl Worker<'_> {
             }
             None => None,
         };
+        if let Some(l) = log {
+            l.finish()?;
+        }
         tally.done(eng.name(), eng.features(), end_ns, counts);
         Ok(())
     }
@@ -1070,6 +1150,7 @@ impl Worker<'_> {
         let mut what = vec![NextIo::default(); depth];
         let mut comps = Vec::with_capacity(depth);
         let mut tally = Tally::new(self);
+        let mut log = self.lat_log.borrow_mut().take();
         let mut stopping = false;
         let mut issued = 0u64;
         let quota = self.quota.unwrap_or(u64::MAX);
@@ -1142,6 +1223,9 @@ impl Worker<'_> {
                 if self.lat {
                     tally.cur.record(io.dir, now - intended[slot], 1);
                     tally.cur.record_service(io.dir, now - issued_at[slot]);
+                    if let Some(l) = &mut log {
+                        l.write(now - t.measure_start, now - intended[slot], &io)?;
+                    }
                 }
             }
             if tally.should_stop(now) {
@@ -1149,6 +1233,9 @@ impl Worker<'_> {
                 end_ns = now.min(t.end);
                 tally.close(end_ns);
             }
+        }
+        if let Some(l) = log {
+            l.finish()?;
         }
         tally.done(eng.name(), eng.features(), end_ns, None);
         Ok(())

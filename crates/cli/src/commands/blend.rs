@@ -207,6 +207,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             io_limit: None,
             verify: false,
             track_order: true,
+            lat_log: None,
             sim: None,
         };
         let mut live = LiveLine::new();

@@ -70,6 +70,11 @@ pub struct Args {
     #[arg(long, value_name = "PCT", value_parser = parse_pct)]
     pub random_pct: Option<f64>,
 
+    /// Per-I/O latency log in fio's lat log format (time ms, latency ns, direction, size,
+    /// offset, priority), one file per worker: PREFIX_lat.N.log. Off by default.
+    #[arg(long, value_name = "PREFIX")]
+    pub lat_log: Option<PathBuf>,
+
     /// Where random offsets fall: random (uniform), zipf:THETA, pareto:H, normal:SIGMA% or
     /// zoned:IO%/SIZE%:... (fio's random_distribution), e.g. zipf:1.2 or zoned:80/10:20/90.
     #[arg(long, value_name = "DIST")]
@@ -429,6 +434,7 @@ impl Args {
             io_limit: self.ios,
             verify: self.verify,
             track_order: self.access_order,
+            lat_log: self.lat_log.clone(),
             sim: self.sim.clone(),
         })
     }
