@@ -13,6 +13,7 @@ fn profiles_are_listed_and_print_as_workload_files() {
         "checkdb",
         "dss-scan",
         "hot-pages",
+        "checkpoint",
     ] {
         assert!(
             text.lines().any(|l| l.starts_with(p)),
@@ -131,7 +132,9 @@ fn every_readme_workload_example_runs() {
         );
     }
     // The one with skew, rate = N and a schedule: all three are in the effective workload.
-    let w = &quick(d.path(), &["-w", "readme1.toml"])["workload"]["stream"];
+    let v = quick(d.path(), &["-w", "readme1.toml"]);
+    crate::run::assert_valid(&v);
+    let w = &v["workload"]["stream"];
     assert_eq!(w[0]["distribution"], "zipf:1.2");
     assert_eq!(w[1]["rate"]["iops"], 2000.0);
     assert_eq!(w[2]["rate"]["schedule"][1]["iops"], 3000.0);

@@ -13,6 +13,7 @@ pub const PROFILES: &[(&str, &str)] = &[
     ("checkdb", include_str!("../profiles/checkdb.toml")),
     ("dss-scan", include_str!("../profiles/dss-scan.toml")),
     ("hot-pages", include_str!("../profiles/hot-pages.toml")),
+    ("checkpoint", include_str!("../profiles/checkpoint.toml")),
 ];
 
 /// The profile `oio run` uses when given none.
