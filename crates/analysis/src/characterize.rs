@@ -754,6 +754,7 @@ fn build_workload(
             dedupe_pct: None,
             rate: None,
             distribution: None,
+            fdatasync: None,
         }],
     };
     w.check().map_err(CharacterizeError)?;

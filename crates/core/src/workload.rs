@@ -96,6 +96,10 @@ pub struct Stream {
     /// `"normal:10"`, `"zoned:60/10:30/20:10/70"`, written as fio's `random_distribution`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distribution: Option<Distribution>,
+    /// fdatasync each target after every N writes of a worker (fio's `fdatasync=N`); the
+    /// sync is timed as its own operation (`summary.sync`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fdatasync: Option<u32>,
 }
 
 /// `rate = 5000` or a `[stream.rate]` table; the table's own errors are kept.
@@ -466,6 +470,12 @@ impl Stream {
                 ))
             }
             _ => {}
+        }
+        if self.fdatasync == Some(0) {
+            return Err(format!(
+                "stream '{}': fdatasync must be at least 1 (sync after every N writes)",
+                self.name
+            ));
         }
         if self.workers == 0 || self.workers > 1024 {
             return Err(format!("stream '{}': workers must be 1 to 1024", self.name));

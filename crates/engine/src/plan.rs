@@ -76,6 +76,8 @@ pub struct WorkerAssignment {
     pub rate_share: f64,
     /// What its writes contain.
     pub data: DataPattern,
+    /// fdatasync the worker's targets after every N of its writes.
+    pub fdatasync: Option<u32>,
 }
 
 /// A plan that cannot run as given.
@@ -238,6 +240,7 @@ impl RunPlan {
                     })
                     .collect();
                 out.push(WorkerAssignment {
+                    fdatasync: s.fdatasync,
                     rate: s.rate.clone(),
                     rate_share: 1.0 / workers as f64,
                     data: DataPattern {

@@ -111,6 +111,8 @@ impl DirAcc {
 struct DirPair {
     read: DirAcc,
     write: DirAcc,
+    /// fdatasync calls (ios) and their latency; not part of the total.
+    sync: DirAcc,
     /// Open loop: arrivals in this period.
     offered: u64,
     /// Open loop: arrivals dropped because the backlog was full.
@@ -149,6 +151,7 @@ impl DirPair {
     fn add(&mut self, o: &DirPair) {
         self.read.add(&o.read);
         self.write.add(&o.write);
+        self.sync.add(&o.sync);
         self.offered += o.offered;
         self.dropped += o.dropped;
         self.backlog_max = self.backlog_max.max(o.backlog_max);
@@ -346,6 +349,18 @@ pub fn run(
         let order = order_shared.clone();
         let sim = sim.clone();
         let lat_log = std::cell::RefCell::new(lat_logs.next().flatten());
+        let mut sync_files = Vec::new();
+        if a.fdatasync.is_some() && engine != EngineKind::Null {
+            for f in &files {
+                sync_files.push(f.try_clone().map_err(|source| {
+                    RunError::Target(TargetError::Io {
+                        path: PathBuf::from(&target_paths[sync_files.len()]),
+                        what: "duplicating the file descriptor",
+                        source,
+                    })
+                })?);
+            }
+        }
         let n = assignments.len() as u64;
         let quota = plan
             .io_limit
@@ -372,6 +387,7 @@ pub fn run(
                     tx: &tx,
                     paths: &target_paths,
                     lat_log,
+                    sync_files,
                 };
                 let r = match engine {
                     EngineKind::Null => match sim {
@@ -457,6 +473,7 @@ pub fn run(
         }),
         backlog_max: open.then_some(p.backlog_max),
         dropped: open.then_some(p.dropped),
+        sync: (p.sync.ios > 0).then(|| stats(&p.sync, secs, true)),
     };
     let mut all = DirPair::default();
     let mut streams = Vec::with_capacity(n_streams);
@@ -799,6 +816,36 @@ struct Worker<'a> {
     paths: &'a [String],
     /// Taken by the drive loop: the worker's per-I/O latency log.
     lat_log: std::cell::RefCell<Option<LatLog>>,
+    /// With `fdatasync`: the worker's targets, to sync (empty on the null engine, which
+    /// does no I/O: its syncs are counted and cost nothing).
+    sync_files: Vec<std::fs::File>,
+}
+
+/// Counts a worker's completed writes and syncs its targets after every N.
+struct Syncer {
+    every: u64,
+    writes: u64,
+}
+
+impl Syncer {
+    /// Notes `writes` completed writes; syncs when N are reached and returns the sync's
+    /// latency.
+    fn wrote(&mut self, writes: u64, w: &Worker<'_>) -> Result<Option<u64>, EngineError> {
+        self.writes += writes;
+        if self.writes < self.every {
+            return Ok(None);
+        }
+        // Writes past N (a batch completing together) count towards the next sync.
+        self.writes -= self.every;
+        let start = w.t.now();
+        for f in &w.sync_files {
+            rustix::fs::fdatasync(f).map_err(|e| EngineError::Io {
+                what: "fdatasync",
+                source: e.into(),
+            })?;
+        }
+        Ok(Some(w.t.now() - start))
+    }
 }
 
 /// One worker's per-I/O log in fio's lat log format: `time (ms since the measured phase
@@ -1008,6 +1055,10 @@ impl Worker<'_> {
         let mut end_ns = t.end;
         let wait = Some(Duration::from_millis(100));
         let mut log = self.lat_log.borrow_mut().take();
+        let mut syncer = self.a.fdatasync.map(|n| Syncer {
+            every: n as u64,
+            writes: 0,
+        });
 
         loop {
             if !stopping {
@@ -1105,6 +1156,21 @@ impl Worker<'_> {
             if let Some((d, l, n)) = run {
                 tally.cur.record(d, l, n);
             }
+            if let Some(s) = &mut syncer {
+                let writes = comps
+                    .iter()
+                    .filter(|c| {
+                        let io = what[c.slot as usize];
+                        io.dir == Dir::Write && c.result == io.len as i32
+                    })
+                    .count() as u64;
+                if let Some(lat) = s.wrote(writes, self)? {
+                    if counted {
+                        tally.cur.sync.ios += 1;
+                        tally.cur.sync.hist.record(lat);
+                    }
+                }
+            }
             if tally.should_stop(now) {
                 stopping = true;
                 end_ns = now.min(t.end);
@@ -1151,6 +1217,10 @@ impl Worker<'_> {
         let mut comps = Vec::with_capacity(depth);
         let mut tally = Tally::new(self);
         let mut log = self.lat_log.borrow_mut().take();
+        let mut syncer = self.a.fdatasync.map(|n| Syncer {
+            every: n as u64,
+            writes: 0,
+        });
         let mut stopping = false;
         let mut issued = 0u64;
         let quota = self.quota.unwrap_or(u64::MAX);
@@ -1225,6 +1295,19 @@ impl Worker<'_> {
                     tally.cur.record_service(io.dir, now - issued_at[slot]);
                     if let Some(l) = &mut log {
                         l.write(now - t.measure_start, now - intended[slot], &io)?;
+                    }
+                }
+                if io.dir == Dir::Write {
+                    if let Some(lat) = syncer
+                        .as_mut()
+                        .map(|s| s.wrote(1, self))
+                        .transpose()?
+                        .flatten()
+                    {
+                        if counted {
+                            tally.cur.sync.ios += 1;
+                            tally.cur.sync.hist.record(lat);
+                        }
                     }
                 }
             }

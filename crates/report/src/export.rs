@@ -422,6 +422,9 @@ pub fn to_fio(w: &Workload, o: &ExportOptions) -> Result<String, ExportError> {
         if let Some(d) = s.distribution.as_ref().filter(|_| random > 0.0) {
             let _ = writeln!(out, "random_distribution={d}");
         }
+        if let Some(n) = s.fdatasync {
+            let _ = writeln!(out, "fdatasync={n}");
+        }
         if let Some(p) = s.compress_pct.filter(|p| p.0 > 0.0) {
             let _ = writeln!(out, "buffer_compress_percentage={}", p.0.round() as u32);
         }

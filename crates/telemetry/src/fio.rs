@@ -779,6 +779,7 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
             dedupe_pct: None,
             rate: None,
             distribution: None,
+            fdatasync: None,
         });
         let mut jwarn = Vec::new();
         let mut js = Summary {

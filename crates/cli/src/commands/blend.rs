@@ -150,6 +150,7 @@ fn stream(i: u32, n: u32, a: &Args) -> Stream {
         dedupe_pct: None,
         rate: None,
         distribution: None,
+        fdatasync: None,
     }
 }
 

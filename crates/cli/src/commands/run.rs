@@ -70,6 +70,11 @@ pub struct Args {
     #[arg(long, value_name = "PCT", value_parser = parse_pct)]
     pub random_pct: Option<f64>,
 
+    /// fdatasync each target after every N writes of a worker (fio's fdatasync=N); the sync
+    /// latency is reported on its own (summary.sync).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub fdatasync: Option<u32>,
+
     /// Per-I/O latency log in fio's lat log format (time ms, latency ns, direction, size,
     /// offset, priority), one file per worker: PREFIX_lat.N.log. Off by default.
     #[arg(long, value_name = "PREFIX")]
@@ -320,6 +325,9 @@ impl Args {
         if let Some(d) = &self.distribution {
             s.distribution = Some(d.clone());
         }
+        if let Some(n) = self.fdatasync {
+            s.fdatasync = Some(n);
+        }
         if let Some(q) = self.qd {
             s.outstanding = Some(q);
         }
@@ -485,6 +493,7 @@ fn inline_workload(rw: Rw, a: &Args) -> anyhow::Result<Workload> {
             dedupe_pct: a.dedupe_pct.map(Percent),
             rate: a.rate_override(None),
             distribution: a.distribution.clone(),
+            fdatasync: a.fdatasync,
         }],
     })
 }
