@@ -753,6 +753,8 @@ fn build_workload(
             compress_pct: None,
             dedupe_pct: None,
             rate: None,
+            distribution: None,
+            fdatasync: None,
         }],
     };
     w.check().map_err(CharacterizeError)?;

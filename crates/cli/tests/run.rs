@@ -8,7 +8,7 @@ fn schema_validator() -> jsonschema::Validator {
     jsonschema::validator_for(&schema).expect("the schema compiles")
 }
 
-fn assert_valid(v: &Value) {
+pub(crate) fn assert_valid(v: &Value) {
     let validator = schema_validator();
     let errors: Vec<String> = validator
         .iter_errors(v)

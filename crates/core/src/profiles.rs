@@ -12,6 +12,8 @@ pub const PROFILES: &[(&str, &str)] = &[
     ("backup", include_str!("../profiles/backup.toml")),
     ("checkdb", include_str!("../profiles/checkdb.toml")),
     ("dss-scan", include_str!("../profiles/dss-scan.toml")),
+    ("hot-pages", include_str!("../profiles/hot-pages.toml")),
+    ("checkpoint", include_str!("../profiles/checkpoint.toml")),
 ];
 
 /// The profile `oio run` uses when given none.

@@ -222,6 +222,9 @@ pub struct Summary {
     /// Open loop: arrivals dropped because the backlog was full.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dropped: Option<u64>,
+    /// With `fdatasync`: the syncs, each timed as one operation (`ios` = syncs, bytes 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync: Option<DirStats>,
 }
 
 /// Totals for one stream.

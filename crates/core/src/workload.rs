@@ -84,19 +84,181 @@ pub struct Stream {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dedupe_pct: Option<Percent>,
     /// Open loop: I/Os arrive at an offered rate whatever the device does; `outstanding`
-    /// then caps the I/Os in flight (default [`DEFAULT_OPEN_CAP`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// then caps the I/Os in flight (default [`DEFAULT_OPEN_CAP`]). `rate = 5000` is short
+    /// for `[stream.rate] iops = 5000`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "rate_or_iops"
+    )]
     pub rate: Option<Rate>,
+    /// Where random offsets fall (default uniform): `"zipf:1.2"`, `"pareto:0.2"`,
+    /// `"normal:10"`, `"zoned:60/10:30/20:10/70"`, written as fio's `random_distribution`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distribution: Option<Distribution>,
+    /// fdatasync each target after every N writes of a worker (fio's `fdatasync=N`); the
+    /// sync is timed as its own operation (`summary.sync`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fdatasync: Option<u32>,
+}
+
+/// `rate = 5000` or a `[stream.rate]` table; the table's own errors are kept.
+fn rate_or_iops<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Rate>, D::Error> {
+    struct V;
+    impl<'de> serde::de::Visitor<'de> for V {
+        type Value = Rate;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("I/Os per second (rate = 5000) or a table such as { iops = 5000, arrival = \"poisson\" }")
+        }
+        fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Rate, E> {
+            Ok(Rate {
+                iops: v,
+                ..Rate::default()
+            })
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Rate, E> {
+            self.visit_f64(v as f64)
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Rate, E> {
+            self.visit_f64(v as f64)
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, m: A) -> Result<Rate, A::Error> {
+            Rate::deserialize(serde::de::value::MapAccessDeserializer::new(m))
+        }
+    }
+    d.deserialize_any(V).map(Some)
+}
+
+/// Where random offsets fall in a stream's region. Positions are `align`-sized blocks; the
+/// skewed kinds rank blocks by heat and, like fio, scatter the ranks over the region so the
+/// hot blocks are not all adjacent (zoned keeps its zones in place: that is its point).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Distribution {
+    /// Every block equally likely.
+    Uniform,
+    /// Zipf with exponent θ > 0: block of rank k gets I/O in proportion to 1/k^θ.
+    Zipf(f64),
+    /// Pareto with 0 < h < 1: the hottest h share of blocks gets 1 − h of the I/O, and the
+    /// same holds within that share (0.2 is the "80/20" law).
+    Pareto(f64),
+    /// Normal around the middle of the region with this standard deviation, in percent of
+    /// the region.
+    Normal(f64),
+    /// Zones in region order: `io_pct` of the I/O goes uniformly into the next `size_pct` of
+    /// the region (fio's zoned, vdbench's hot bands). Both columns sum to 100.
+    Zoned(Vec<Zone>),
+}
+
+/// One zone of a [`Distribution::Zoned`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Zone {
+    /// Share of the I/O, percent.
+    pub io_pct: f64,
+    /// Share of the region, percent.
+    pub size_pct: f64,
+}
+
+impl fmt::Display for Distribution {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Distribution::Uniform => f.write_str("random"),
+            Distribution::Zipf(t) => write!(f, "zipf:{t}"),
+            Distribution::Pareto(h) => write!(f, "pareto:{h}"),
+            Distribution::Normal(s) => write!(f, "normal:{s}"),
+            Distribution::Zoned(z) => {
+                f.write_str("zoned:")?;
+                for (i, z) in z.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(":")?;
+                    }
+                    write!(f, "{}/{}", z.io_pct, z.size_pct)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl std::str::FromStr for Distribution {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        let (kind, arg) = s.split_once(':').unwrap_or((s, ""));
+        let num = |what: &str, ok: &dyn Fn(f64) -> bool| -> Result<f64, String> {
+            match arg.trim().parse::<f64>() {
+                Ok(v) if v.is_finite() && ok(v) => Ok(v),
+                _ => Err(format!("'{s}': expected {what}")),
+            }
+        };
+        match kind.trim().to_ascii_lowercase().as_str() {
+            "random" | "uniform" if arg.is_empty() => Ok(Distribution::Uniform),
+            "zipf" => num("zipf:THETA with THETA > 0, e.g. zipf:1.2", &|v| v > 0.0 && v <= 100.0)
+                .map(Distribution::Zipf),
+            "pareto" => num("pareto:H with 0 < H < 1, e.g. pareto:0.2", &|v| v > 0.0 && v < 1.0)
+                .map(Distribution::Pareto),
+            "normal" | "gauss" => num(
+                "normal:SIGMA with SIGMA the standard deviation in percent of the region (0 < SIGMA <= 100), e.g. normal:10",
+                &|v| v > 0.0 && v <= 100.0,
+            )
+            .map(Distribution::Normal),
+            "zoned" => {
+                let mut zones = Vec::new();
+                for part in arg.split(':') {
+                    let bad = || format!("'{s}': expected zoned:IO%/SIZE%:IO%/SIZE%..., e.g. zoned:60/10:30/20:10/70, not '{part}'");
+                    let (io, size) = part.split_once('/').ok_or_else(bad)?;
+                    let io: f64 = io.trim().parse().map_err(|_| bad())?;
+                    let size: f64 = size.trim().parse().map_err(|_| bad())?;
+                    if !(0.0..=100.0).contains(&io) || !(0.0..=100.0).contains(&size) {
+                        return Err(bad());
+                    }
+                    zones.push(Zone { io_pct: io, size_pct: size });
+                }
+                if zones.len() > 256 {
+                    return Err(format!("'{s}': at most 256 zones"));
+                }
+                let (io, size) = zones
+                    .iter()
+                    .fold((0.0, 0.0), |(a, b), z| (a + z.io_pct, b + z.size_pct));
+                if (io - 100.0).abs() > 0.01 || (size - 100.0).abs() > 0.01 {
+                    return Err(format!(
+                        "'{s}': the zones' I/O shares sum to {io} % and their sizes to {size} %; both must sum to 100"
+                    ));
+                }
+                if zones.iter().any(|z| z.io_pct > 0.0 && z.size_pct == 0.0) {
+                    return Err(format!("'{s}': a zone with I/O needs a size > 0"));
+                }
+                Ok(Distribution::Zoned(zones))
+            }
+            _ => Err(format!(
+                "'{s}': expected random, zipf:THETA, pareto:H, normal:SIGMA% or zoned:IO%/SIZE%:..."
+            )),
+        }
+    }
+}
+
+impl Serialize for Distribution {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Distribution {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 /// I/Os in flight at most in an open-loop stream without `outstanding`.
 pub const DEFAULT_OPEN_CAP: u32 = 1024;
 
 /// An offered rate: how many I/Os per second arrive, and how they are spread in time.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rate {
-    /// Offered I/Os per second for the whole stream (outside bursts).
+    /// Offered I/Os per second for the whole stream (outside bursts; 0 when a schedule gives
+    /// the rates).
+    #[serde(default)]
     pub iops: f64,
     /// How arrivals are spaced.
     #[serde(default)]
@@ -308,6 +470,12 @@ impl Stream {
                 ))
             }
             _ => {}
+        }
+        if self.fdatasync == Some(0) {
+            return Err(format!(
+                "stream '{}': fdatasync must be at least 1 (sync after every N writes)",
+                self.name
+            ));
         }
         if self.workers == 0 || self.workers > 1024 {
             return Err(format!("stream '{}': workers must be 1 to 1024", self.name));
@@ -800,5 +968,71 @@ burst_off = "6s"
         assert_eq!(r.resolve(8 << 20).unwrap(), (2 << 20, 1 << 20));
         assert!(Region::default().resolve(0).is_err());
         assert_eq!(Region::default().resolve(100).unwrap(), (0, 100));
+    }
+
+    #[test]
+    fn rate_as_a_number_and_schedules_without_iops() {
+        let base = "name = \"r\"\n[[stream]]\nbs = \"8k\"\nread_pct = 70\n";
+        let w = Workload::from_toml(&format!("{base}rate = 5000\n"), "r.toml").unwrap();
+        let r = w.streams[0].rate.as_ref().unwrap();
+        assert_eq!((r.iops, r.arrival), (5000.0, Arrival::Constant));
+        assert_eq!(Workload::from_toml(&w.to_toml(), "again").unwrap(), w);
+        let sched = format!(
+            "{base}[stream.rate]\nschedule = [{{ for = \"10s\", iops = 8000 }}, {{ for = \"5s\", iops = 12000 }}]\n"
+        );
+        let w = Workload::from_toml(&sched, "s.toml").unwrap();
+        assert_eq!(w.streams[0].rate.as_ref().unwrap().schedule.len(), 2);
+        // A table keeps its own errors, located.
+        let e = Workload::from_toml(
+            &format!("{base}rate = {{ iops = 1, arival = \"poisson\" }}\n"),
+            "t.toml",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("unknown field `arival`"), "{e}");
+        assert_eq!(e.line, 5, "{e}");
+        let e = Workload::from_toml(&format!("{base}rate = \"fast\"\n"), "t.toml").unwrap_err();
+        assert!(e.message.contains("I/Os per second (rate = 5000)"), "{e}");
+        let e = Workload::from_toml(
+            &format!("{base}[stream.rate]\narrival = \"poisson\"\n"),
+            "t.toml",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("give rate iops > 0"), "{e}");
+    }
+
+    #[test]
+    fn distributions_parse_print_and_refuse_nonsense() {
+        for d in [
+            "zipf:1.2",
+            "pareto:0.2",
+            "normal:10",
+            "zoned:60/10:30/20:10/70",
+            "random",
+        ] {
+            let parsed: Distribution = d.parse().unwrap();
+            assert_eq!(parsed.to_string(), d);
+        }
+        assert_eq!(
+            "gauss:5".parse::<Distribution>().unwrap(),
+            Distribution::Normal(5.0)
+        );
+        for (bad, why) in [
+            ("zipf", "zipf:THETA"),
+            ("zipf:-1", "THETA > 0"),
+            ("pareto:1", "0 < H < 1"),
+            ("normal:0", "SIGMA"),
+            ("zoned:60/10:30/20", "sum to 90 % and their sizes to 30 %"),
+            ("zoned:60-10", "zoned:IO%/SIZE%"),
+            ("lognormal:3", "expected random, zipf"),
+        ] {
+            let e = bad.parse::<Distribution>().unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+        let text = "name = \"z\"\n[[stream]]\nbs = \"8k\"\nread_pct = 70\noutstanding = 4\ndistribution = \"zipf:0\"\n";
+        let e = Workload::from_toml(text, "z.toml").unwrap_err();
+        assert_eq!(e.line, 6, "{e}");
+        let w = Workload::from_toml(&text.replace("zipf:0", "zipf:1.1"), "z.toml").unwrap();
+        assert_eq!(w.streams[0].distribution, Some(Distribution::Zipf(1.1)));
+        assert_eq!(Workload::from_toml(&w.to_toml(), "again").unwrap(), w);
     }
 }

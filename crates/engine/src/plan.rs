@@ -52,6 +52,9 @@ pub struct RunPlan {
     /// With the null engine: a simulated device whose service model sets when each I/O
     /// completes (None: every I/O completes at once).
     pub sim: Option<crate::engines::null::SimDevice>,
+    /// Per-I/O latency log in fio's format, one file per worker: `PREFIX_lat.N.log`
+    /// (None: no log).
+    pub lat_log: Option<std::path::PathBuf>,
 }
 
 /// What one worker thread does.
@@ -73,6 +76,8 @@ pub struct WorkerAssignment {
     pub rate_share: f64,
     /// What its writes contain.
     pub data: DataPattern,
+    /// fdatasync the worker's targets after every N of its writes.
+    pub fdatasync: Option<u32>,
 }
 
 /// A plan that cannot run as given.
@@ -235,6 +240,7 @@ impl RunPlan {
                     })
                     .collect();
                 out.push(WorkerAssignment {
+                    fdatasync: s.fdatasync,
                     rate: s.rate.clone(),
                     rate_share: 1.0 / workers as f64,
                     data: DataPattern {
@@ -257,6 +263,7 @@ impl RunPlan {
                             .seed
                             .wrapping_mul(0x9E37_79B9_7F4A_7C15)
                             .wrapping_add((si as u64) << 32 | w as u64),
+                        distribution: s.distribution.clone(),
                     },
                 });
             }

@@ -114,6 +114,8 @@ impl DirAcc {
 struct DirPair {
     read: DirAcc,
     write: DirAcc,
+    /// fdatasync calls (ios) and their latency; not part of the total.
+    sync: DirAcc,
     /// Open loop: arrivals in this period.
     offered: u64,
     /// Open loop: arrivals dropped because the backlog was full.
@@ -152,6 +154,7 @@ impl DirPair {
     fn add(&mut self, o: &DirPair) {
         self.read.add(&o.read);
         self.write.add(&o.write);
+        self.sync.add(&o.sync);
         self.offered += o.offered;
         self.dropped += o.dropped;
         self.backlog_max = self.backlog_max.max(o.backlog_max);
@@ -324,6 +327,14 @@ pub fn run(
         None
     };
 
+    // Latency logs are created before any I/O, so a refused name stops the run at once.
+    let mut lat_logs = Vec::new();
+    if let Some(prefix) = &plan.lat_log {
+        for wi in 0..assignments.len() {
+            lat_logs.push(Some(LatLog::create(prefix, wi + 1)?));
+        }
+    }
+    let mut lat_logs = lat_logs.into_iter();
     // One simulated device for the whole run, whatever the number of workers driving it.
     let sim = plan.sim.as_ref().map(|d| SimShared::new(d, plan.seed));
     let mut handles = Vec::with_capacity(assignments.len());
@@ -352,6 +363,19 @@ pub fn run(
         let verify = verify_shared.clone();
         let order = order_shared.clone();
         let sim = sim.clone();
+        let lat_log = std::cell::RefCell::new(lat_logs.next().flatten());
+        let mut sync_files = Vec::new();
+        if a.fdatasync.is_some() && engine != EngineKind::Null {
+            for f in &files {
+                sync_files.push(f.try_clone().map_err(|source| {
+                    RunError::Target(TargetError::Io {
+                        path: PathBuf::from(&target_paths[sync_files.len()]),
+                        what: "duplicating the file descriptor",
+                        source,
+                    })
+                })?);
+            }
+        }
         let n = assignments.len() as u64;
         let quota = plan
             .io_limit
@@ -377,6 +401,8 @@ pub fn run(
                     abort: &abort,
                     tx: &tx,
                     paths: &target_paths,
+                    lat_log,
+                    sync_files,
                 };
                 let r = match engine {
                     EngineKind::Null => match sim {
@@ -462,6 +488,7 @@ pub fn run(
         }),
         backlog_max: open.then_some(p.backlog_max),
         dropped: open.then_some(p.dropped),
+        sync: (p.sync.ios > 0).then(|| stats(&p.sync, secs, true)),
     };
     let mut all = DirPair::default();
     let mut streams = Vec::with_capacity(n_streams);
@@ -802,6 +829,99 @@ struct Worker<'a> {
     abort: &'a AtomicBool,
     tx: &'a Sender<Msg>,
     paths: &'a [String],
+    /// Taken by the drive loop: the worker's per-I/O latency log.
+    lat_log: std::cell::RefCell<Option<LatLog>>,
+    /// With `fdatasync`: the worker's targets, to sync (empty on the null engine, which
+    /// does no I/O: its syncs are counted and cost nothing).
+    sync_files: Vec<std::fs::File>,
+}
+
+/// Counts a worker's completed writes and syncs its targets after every N.
+struct Syncer {
+    every: u64,
+    writes: u64,
+}
+
+impl Syncer {
+    /// Notes `writes` completed writes; syncs when N are reached and returns the sync's
+    /// latency.
+    fn wrote(&mut self, writes: u64, w: &Worker<'_>) -> Result<Option<u64>, EngineError> {
+        self.writes += writes;
+        if self.writes < self.every {
+            return Ok(None);
+        }
+        // Writes past N (a batch completing together) count towards the next sync.
+        self.writes -= self.every;
+        let start = w.t.now();
+        for f in &w.sync_files {
+            rustix::fs::fdatasync(f).map_err(|e| EngineError::Io {
+                what: "fdatasync",
+                source: e.into(),
+            })?;
+        }
+        Ok(Some(w.t.now() - start))
+    }
+}
+
+/// One worker's per-I/O log in fio's lat log format: `time (ms since the measured phase
+/// began), latency (ns), direction (0 read, 1 write), size (bytes), offset (bytes),
+/// priority (0)` — what fio writes with `write_lat_log` and `log_offset=1`. Measured I/Os
+/// only; streamed through a buffer, so memory stays fixed whatever the run's length.
+pub(crate) struct LatLog {
+    out: std::io::BufWriter<std::fs::File>,
+}
+
+impl LatLog {
+    fn create(prefix: &Path, n: usize) -> Result<LatLog, RunError> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut name = prefix.as_os_str().to_owned();
+        name.push(format!("_lat.{n}.log"));
+        let path = PathBuf::from(name);
+        // Never through a symlink, never over an existing file: the log is oio's own.
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)
+            .map_err(|source| {
+                RunError::Target(TargetError::Io {
+                    path: path.clone(),
+                    what: "creating the latency log (it must not exist yet)",
+                    source,
+                })
+            })?;
+        Ok(LatLog {
+            out: std::io::BufWriter::with_capacity(1 << 16, file),
+        })
+    }
+
+    #[inline]
+    fn write(&mut self, since_start_ns: u64, lat_ns: u64, io: &NextIo) -> Result<(), EngineError> {
+        use std::io::Write;
+        let dir = match io.dir {
+            Dir::Read => 0,
+            Dir::Write => 1,
+        };
+        writeln!(
+            self.out,
+            "{}, {lat_ns}, {dir}, {}, {}, 0",
+            since_start_ns / 1_000_000,
+            io.len,
+            io.offset
+        )
+        .map_err(|source| EngineError::Io {
+            what: "writing the latency log",
+            source,
+        })
+    }
+
+    fn finish(mut self) -> Result<(), EngineError> {
+        use std::io::Write;
+        self.out.flush().map_err(|source| EngineError::Io {
+            what: "writing the latency log",
+            source,
+        })
+    }
 }
 
 /// What a worker has counted: the current interval, errors, and where time stands.
@@ -949,6 +1069,11 @@ impl Worker<'_> {
         let quota = self.quota.unwrap_or(u64::MAX);
         let mut end_ns = t.end;
         let wait = Some(Duration::from_millis(100));
+        let mut log = self.lat_log.borrow_mut().take();
+        let mut syncer = self.a.fdatasync.map(|n| Syncer {
+            every: n as u64,
+            writes: 0,
+        });
 
         loop {
             if !stopping {
@@ -1030,6 +1155,9 @@ impl Worker<'_> {
                 }
                 if self.lat {
                     let lat = now - issued_at[slot];
+                    if let Some(l) = &mut log {
+                        l.write(now - t.measure_start, lat, &io)?;
+                    }
                     match &mut run {
                         Some((d, l, n)) if *d == io.dir && *l == lat => *n += 1,
                         _ => {
@@ -1042,6 +1170,21 @@ impl Worker<'_> {
             }
             if let Some((d, l, n)) = run {
                 tally.cur.record(d, l, n);
+            }
+            if let Some(s) = &mut syncer {
+                let writes = comps
+                    .iter()
+                    .filter(|c| {
+                        let io = what[c.slot as usize];
+                        io.dir == Dir::Write && c.result == io.len as i32
+                    })
+                    .count() as u64;
+                if let Some(lat) = s.wrote(writes, self)? {
+                    if counted {
+                        tally.cur.sync.ios += 1;
+                        tally.cur.sync.hist.record(lat);
+                    }
+                }
             }
             if tally.should_stop(now) {
                 stopping = true;
@@ -1059,6 +1202,9 @@ impl Worker<'_> {
             }
             None => None,
         };
+        if let Some(l) = log {
+            l.finish()?;
+        }
         tally.done(eng.name(), eng.features(), end_ns, counts);
         Ok(())
     }
@@ -1085,6 +1231,11 @@ impl Worker<'_> {
         let mut what = vec![NextIo::default(); depth];
         let mut comps = Vec::with_capacity(depth);
         let mut tally = Tally::new(self);
+        let mut log = self.lat_log.borrow_mut().take();
+        let mut syncer = self.a.fdatasync.map(|n| Syncer {
+            every: n as u64,
+            writes: 0,
+        });
         let mut stopping = false;
         let mut issued = 0u64;
         let quota = self.quota.unwrap_or(u64::MAX);
@@ -1157,6 +1308,22 @@ impl Worker<'_> {
                 if self.lat {
                     tally.cur.record(io.dir, now - intended[slot], 1);
                     tally.cur.record_service(io.dir, now - issued_at[slot]);
+                    if let Some(l) = &mut log {
+                        l.write(now - t.measure_start, now - intended[slot], &io)?;
+                    }
+                }
+                if io.dir == Dir::Write {
+                    if let Some(lat) = syncer
+                        .as_mut()
+                        .map(|s| s.wrote(1, self))
+                        .transpose()?
+                        .flatten()
+                    {
+                        if counted {
+                            tally.cur.sync.ios += 1;
+                            tally.cur.sync.hist.record(lat);
+                        }
+                    }
                 }
             }
             if tally.should_stop(now) {
@@ -1164,6 +1331,9 @@ impl Worker<'_> {
                 end_ns = now.min(t.end);
                 tally.close(end_ns);
             }
+        }
+        if let Some(l) = log {
+            l.finish()?;
         }
         tally.done(eng.name(), eng.features(), end_ns, None);
         Ok(())

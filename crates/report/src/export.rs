@@ -419,6 +419,32 @@ pub fn to_fio(w: &Workload, o: &ExportOptions) -> Result<String, ExportError> {
             let _ = writeln!(out, "offset={}", fio_extent(s.region.offset));
             let _ = writeln!(out, "size={}", fio_extent(s.region.length));
         }
+        if let Some(d) = s.distribution.as_ref().filter(|_| random > 0.0) {
+            let _ = writeln!(out, "random_distribution={d}");
+        }
+        if let Some(n) = s.fdatasync {
+            let _ = writeln!(out, "fdatasync={n}");
+        }
+        if let Some(p) = s.compress_pct.filter(|p| p.0 > 0.0) {
+            let _ = writeln!(out, "buffer_compress_percentage={}", p.0.round() as u32);
+        }
+        if let Some(p) = s.dedupe_pct.filter(|p| p.0 > 0.0) {
+            let _ = writeln!(out, "dedupe_percentage={}", p.0.round() as u32);
+        }
+        if let Some(r) = &s.rate {
+            if !r.schedule.is_empty() || r.burst_iops.is_some() {
+                let _ = writeln!(
+                    out,
+                    "; fio has no rate schedule or bursts: this job offers the base rate throughout"
+                );
+            }
+            // fio's rate_iops is per job; the stream's rate is shared by its workers.
+            let per_job = r.iops / workers as f64;
+            let _ = writeln!(out, "rate_iops={}", per_job.round().max(1.0) as u64);
+            if r.arrival == oio_core::workload::Arrival::Poisson {
+                let _ = writeln!(out, "rate_process=poisson");
+            }
+        }
     }
     Ok(out)
 }

@@ -882,6 +882,8 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
             compress_pct: None,
             dedupe_pct: None,
             rate: None,
+            distribution: None,
+            fdatasync: None,
         });
         let mut jwarn = Vec::new();
         let mut js = Summary {

@@ -150,6 +150,8 @@ fn stream(i: u32, n: u32, a: &Args) -> Stream {
         compress_pct: None,
         dedupe_pct: None,
         rate: None,
+        distribution: None,
+        fdatasync: None,
     }
 }
 
@@ -207,6 +209,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             io_limit: None,
             verify: false,
             track_order: true,
+            lat_log: None,
             sim: None,
         };
         let mut live = LiveLine::new();

@@ -1,6 +1,6 @@
 //! `oio import FIO.json`: a fio result as an oio run result, so fio runs can be reported and
-//! compared beside oio's. `oio import FILE` of a diskspd command line, an IOMeter `.icf` or a
-//! vdbench parameter file: the workloads in it as oio workload files.
+//! compared beside oio's. `oio import FILE` of a fio job file, a diskspd command line, an
+//! IOMeter `.icf` or a vdbench parameter file: the workloads in it as oio workload files.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -10,11 +10,14 @@ use std::process::ExitCode;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// fio output written with --output-format=json or json+ (json+ keeps exact percentiles),
-    /// or a diskspd command line (.cmd), IOMeter .icf or vdbench parameter file.
+    /// or a workload definition: a fio job file (.fio), a diskspd command line (.cmd), an
+    /// IOMeter .icf or a vdbench parameter file (these become workload files, on stdout unless
+    /// -o is given).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
-    /// Write the oio result here (default: beside the input, as NAME.oio.json).
+    /// Write the oio result (or workload file) here (default for results: beside the input,
+    /// as NAME.oio.json).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
@@ -26,6 +29,9 @@ pub struct Args {
 
 /// Converts and saves.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if is_job_file(&args.file) {
+        return job_file(args);
+    }
     if let Some(code) = import_jobfile(&args)? {
         return Ok(code);
     }
@@ -117,4 +123,48 @@ fn import_jobfile(args: &Args) -> anyhow::Result<Option<ExitCode>> {
         }
     }
     Ok(Some(ExitCode::SUCCESS))
+}
+
+/// A fio job file rather than a JSON result: by extension, else by its first character.
+fn is_job_file(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("json") => return false,
+        Some("fio" | "job" | "ini") => return true,
+        _ => {}
+    }
+    let mut head = [0u8; 512];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
+    let first = head[..n]
+        .iter()
+        .find(|b| !b.is_ascii_whitespace() && **b != 0xEF && **b != 0xBB && **b != 0xBF);
+    matches!(first, Some(b'[' | b';' | b'#'))
+}
+
+/// Converts a fio job file to a workload file; notes and warnings go to stderr.
+fn job_file(args: Args) -> anyhow::Result<ExitCode> {
+    let i = oio_telemetry::jobfile::fio::load(&args.file)?;
+    let mut stderr = anstream::stderr().lock();
+    for n in &i.notes {
+        writeln!(stderr, "note: {n}")?;
+    }
+    for w in &i.warnings {
+        writeln!(stderr, "warning: {w}")?;
+    }
+    let text = i.workload.to_toml();
+    match &args.output {
+        Some(p) => {
+            crate::results::write_file_atomic(p, text.as_bytes())?;
+            writeln!(
+                stderr,
+                "workload '{}' written to {}",
+                i.workload.name,
+                p.display()
+            )?;
+        }
+        None => std::io::stdout().lock().write_all(text.as_bytes())?,
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -73,6 +73,21 @@ pub struct Args {
     #[arg(long, value_name = "PCT", value_parser = parse_pct)]
     pub random_pct: Option<f64>,
 
+    /// fdatasync each target after every N writes of a worker (fio's fdatasync=N); the sync
+    /// latency is reported on its own (summary.sync).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub fdatasync: Option<u32>,
+
+    /// Per-I/O latency log in fio's lat log format (time ms, latency ns, direction, size,
+    /// offset, priority), one file per worker: PREFIX_lat.N.log. Off by default.
+    #[arg(long, value_name = "PREFIX")]
+    pub lat_log: Option<PathBuf>,
+
+    /// Where random offsets fall: random (uniform), zipf:THETA, pareto:H, normal:SIGMA% or
+    /// zoned:IO%/SIZE%:... (fio's random_distribution), e.g. zipf:1.2 or zoned:80/10:20/90.
+    #[arg(long, value_name = "DIST")]
+    pub distribution: Option<oio_core::workload::Distribution>,
+
     /// Outstanding I/Os (queue depth) per stream, in total over its workers. Default: the
     /// profile's or workload file's depth (oltp-data: 32); 32 with --rw. With --rate it is
     /// instead the cap on I/Os in flight (default: the profile's depth; 1024 with --rw).
@@ -314,6 +329,12 @@ impl Args {
         if let Some(p) = self.random_pct {
             s.random_pct = Percent(p);
         }
+        if let Some(d) = &self.distribution {
+            s.distribution = Some(d.clone());
+        }
+        if let Some(n) = self.fdatasync {
+            s.fdatasync = Some(n);
+        }
         if let Some(q) = self.qd {
             s.outstanding = Some(q);
         }
@@ -428,6 +449,7 @@ impl Args {
             io_limit: self.ios,
             verify: self.verify,
             track_order: self.access_order,
+            lat_log: self.lat_log.clone(),
             sim: self.sim.clone(),
         })
     }
@@ -477,6 +499,8 @@ fn inline_workload(rw: Rw, a: &Args) -> anyhow::Result<Workload> {
             compress_pct: a.compress_pct.map(Percent),
             dedupe_pct: a.dedupe_pct.map(Percent),
             rate: a.rate_override(None),
+            distribution: a.distribution.clone(),
+            fdatasync: a.fdatasync,
         }],
     })
 }

@@ -219,6 +219,7 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Imported>, TelemetryError> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "diskspd".into());
     Ok(vec![Imported {
+        notes: Vec::new(),
         workload: Workload {
             name: super::name_or(&name, "diskspd"),
             description: format!("diskspd command imported by oio from {file}"),

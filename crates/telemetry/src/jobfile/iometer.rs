@@ -266,6 +266,7 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Imported>, TelemetryError> {
             align,
         });
         out.push(Imported {
+            notes: Vec::new(),
             workload: Workload {
                 name: wname,
                 description: format!(

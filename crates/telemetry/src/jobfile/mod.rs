@@ -1,5 +1,5 @@
-//! Workload definitions other tools keep, imported as oio workloads: diskspd command lines,
-//! IOMeter `.icf` configuration files and vdbench parameter files.
+//! Workload definitions other tools keep, imported as oio workloads: fio job files, diskspd
+//! command lines, IOMeter `.icf` configuration files and vdbench parameter files.
 //!
 //! An importer honours what an oio workload can say (read share, size mixes per direction,
 //! random share, alignment, outstanding I/O, workers) and names every other option in a
@@ -7,6 +7,7 @@
 //! line, and the rest oio does not do. Nothing is dropped without a warning.
 
 pub mod diskspd;
+pub mod fio;
 pub mod iometer;
 pub mod vdbench;
 
@@ -21,6 +22,9 @@ pub struct Imported {
     pub workload: Workload,
     /// Options not honoured, each named with what to do instead.
     pub warnings: Vec<String>,
+    /// Options that are run settings rather than workload, with the oio flag that does the
+    /// same (e.g. fio's `runtime=60` → `--time 60s`).
+    pub notes: Vec<String>,
 }
 
 /// The formats [`detect`] recognises.
@@ -164,5 +168,7 @@ pub(crate) fn stream(s: StreamSpec) -> oio_core::workload::Stream {
         compress_pct: None,
         dedupe_pct: None,
         rate: None,
+        distribution: None,
+        fdatasync: None,
     }
 }

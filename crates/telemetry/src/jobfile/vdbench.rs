@@ -322,6 +322,7 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Imported>, TelemetryError> {
         let rname = rd.name();
         let wname = rname.strip_prefix("rd_").unwrap_or(rname);
         out.push(Imported {
+            notes: Vec::new(),
             workload: Workload {
                 name: name_or(wname, "vdbench"),
                 description: format!(

@@ -1,0 +1,672 @@
+//! fio job files (`.fio` INI text) as oio workloads: one stream per job.
+//!
+//! fio's rules that matter here: a `[global]` section's options apply to the jobs defined
+//! after it, and a job's own options override them; jobs run at the same time unless
+//! `stonewall`/`wait_for` say otherwise (oio runs every stream at once, and says so). `size`
+//! in `[global]` is read as the size of the target (oio's `--size`), `size` and `offset` in a
+//! job as the region that job touches — which is how `oio export --to fio` writes them, so
+//! export → import gives the same workload.
+
+use super::Imported;
+use crate::TelemetryError;
+use oio_core::sizemix::{SizeMix, SizeShare};
+use oio_core::units::parse_size;
+use oio_core::workload::{Arrival, Distribution, Extent, Percent, Rate, Region, Stream, Workload};
+use std::path::Path;
+
+/// Largest job file read (1 MiB): real ones are a few KiB.
+const MAX_JOB_FILE: u64 = 1 << 20;
+
+/// Most jobs in one file (each becomes a stream with its own threads).
+const MAX_JOBS: usize = 256;
+
+/// Reads a fio job file.
+pub fn load(path: &Path) -> Result<Imported, TelemetryError> {
+    use std::io::Read;
+    let file = path.display().to_string();
+    let io = |source| TelemetryError::Io {
+        file: file.clone(),
+        source,
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(MAX_JOB_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_JOB_FILE {
+        return Err(TelemetryError::Invalid {
+            file,
+            message: format!(
+                "larger than {} KiB; a fio job file is a short INI text",
+                MAX_JOB_FILE / 1024
+            ),
+        });
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        TelemetryError::Parse {
+            file: file.clone(),
+            line: good.iter().filter(|b| **b == b'\n').count() + 1,
+            message: "not UTF-8 text; expected a fio job file".into(),
+        }
+    })?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "imported".into());
+    parse(&text, &file, &stem)
+}
+
+/// One `key[=value]` line.
+#[derive(Clone, Debug)]
+struct Opt {
+    key: String,
+    value: String,
+    line: usize,
+    global: bool,
+}
+
+struct Job {
+    name: String,
+    line: usize,
+    opts: Vec<Opt>,
+}
+
+/// Parses job-file text; `file` names it in messages, `default_name` names the workload
+/// when the file does not (oio's own exports carry the workload's name in a comment).
+pub fn parse(text: &str, file: &str, default_name: &str) -> Result<Imported, TelemetryError> {
+    let err = |line: usize, message: String| TelemetryError::Parse {
+        file: file.to_string(),
+        line,
+        message,
+    };
+    let mut name = None;
+    let mut description: Vec<String> = Vec::new();
+    let mut in_header = true;
+    let mut globals: Vec<Opt> = Vec::new();
+    let mut jobs: Vec<Job> = Vec::new();
+    let mut in_global = false;
+    let mut seen_section = false;
+    for (i, raw) in text
+        .strip_prefix('\u{feff}')
+        .unwrap_or(text)
+        .lines()
+        .enumerate()
+    {
+        let line_no = i + 1;
+        let line = raw.trim();
+        if let Some(c) = line.strip_prefix(';').or_else(|| line.strip_prefix('#')) {
+            let c = c.trim();
+            if in_header {
+                if let Some(n) = c
+                    .strip_prefix("fio job file exported by oio from workload '")
+                    .and_then(|n| n.strip_suffix('\''))
+                {
+                    name = Some(n.to_string());
+                } else if c.starts_with("run: fio ") {
+                    in_header = false;
+                } else if name.is_some() {
+                    description.push(c.to_string());
+                }
+            }
+            continue;
+        }
+        if line.is_empty() {
+            continue;
+        }
+        in_header = false;
+        if let Some(section) = line.strip_prefix('[') {
+            let section = section.strip_suffix(']').ok_or_else(|| {
+                err(
+                    line_no,
+                    format!("'{line}': expected a section such as [job1]"),
+                )
+            })?;
+            seen_section = true;
+            // fio takes every section whose name starts with "global" as global.
+            in_global = section.starts_with("global");
+            if !in_global {
+                if jobs.len() == MAX_JOBS {
+                    return Err(err(line_no, format!("more than {MAX_JOBS} jobs")));
+                }
+                jobs.push(Job {
+                    name: section.trim().to_string(),
+                    line: line_no,
+                    opts: globals.clone(),
+                });
+            }
+            continue;
+        }
+        if !seen_section {
+            return Err(err(
+                line_no,
+                format!("'{line}': expected a section such as [global] or [job1] first"),
+            ));
+        }
+        let (key, value) = match line.split_once('=') {
+            Some((k, v)) => (k.trim(), v.trim()),
+            None => (line, ""),
+        };
+        if key.is_empty() || key.contains(char::is_whitespace) && !key.starts_with("include") {
+            return Err(err(line_no, format!("'{line}': expected option=value")));
+        }
+        let opt = Opt {
+            key: key.to_ascii_lowercase(),
+            value: value.to_string(),
+            line: line_no,
+            global: in_global,
+        };
+        if in_global {
+            globals.push(opt);
+        } else if let Some(j) = jobs.last_mut() {
+            j.opts.push(opt);
+        }
+    }
+    if jobs.is_empty() {
+        return Err(TelemetryError::Invalid {
+            file: file.to_string(),
+            message: "no job section: expected at least one [job] after [global]".into(),
+        });
+    }
+    let mut notes = Vec::new();
+    let mut warnings = Vec::new();
+    let mut streams: Vec<Stream> = Vec::new();
+    let mut told: Vec<usize> = Vec::new();
+    for job in &jobs {
+        let mut b = JobBuilder::default();
+        for o in &job.opts {
+            let msg = b
+                .apply(o)
+                .map_err(|m| err(o.line, format!("{}={}: {m}", o.key, o.value)))?;
+            // An option set in [global] is reported once, not once per job.
+            if let Some(m) = msg {
+                if !told.contains(&o.line) {
+                    told.push(o.line);
+                    let at = format!("{file}:{}: {}", o.line, shown_opt(o));
+                    match m {
+                        Said::Note(m) => notes.push(format!("{at}: {m}")),
+                        Said::Warn(m) => warnings.push(format!("{at}: {m}")),
+                    }
+                }
+            }
+        }
+        match b.stream(&job.name) {
+            Ok(mut s) => {
+                let mut n = 2;
+                let base = s.name.clone();
+                while streams.iter().any(|o| o.name == s.name) {
+                    s.name = format!("{base}-{n}");
+                    n += 1;
+                }
+                streams.push(s);
+            }
+            Err(Skip(why)) => warnings.push(format!(
+                "{file}:{}: job [{}] left out: {why}",
+                job.line, job.name
+            )),
+        }
+        if let Some(desc) = b.description.filter(|_| description.is_empty()) {
+            description.push(desc);
+        }
+    }
+    if streams.is_empty() {
+        return Err(TelemetryError::Invalid {
+            file: file.to_string(),
+            message: format!("no job oio can run: {}", warnings.join("; ")),
+        });
+    }
+    let workload = Workload {
+        name: name.unwrap_or_else(|| default_name.to_string()),
+        description: description.join("\n"),
+        streams,
+    };
+    workload.check().map_err(|m| TelemetryError::Invalid {
+        file: file.to_string(),
+        message: m,
+    })?;
+    Ok(Imported {
+        workload,
+        notes,
+        warnings,
+    })
+}
+
+fn shown_opt(o: &Opt) -> String {
+    if o.value.is_empty() {
+        o.key.clone()
+    } else {
+        format!("{}={}", o.key, o.value)
+    }
+}
+
+enum Said {
+    Note(String),
+    Warn(String),
+}
+
+struct Skip(String);
+
+/// A job's options as oio reads them; the last value given wins, as in fio.
+#[derive(Default)]
+struct JobBuilder {
+    rw: Option<String>,
+    rwmixread: Option<f64>,
+    bs: Option<String>,
+    bssplit: Option<String>,
+    iodepth: Option<u32>,
+    numjobs: Option<u32>,
+    percentage_random: Option<f64>,
+    align: Option<u64>,
+    offset: Option<Extent>,
+    size: Option<Extent>,
+    distribution: Option<Distribution>,
+    compress: Option<f64>,
+    dedupe: Option<f64>,
+    rate_iops: Option<f64>,
+    poisson: bool,
+    fdatasync: Option<u32>,
+    description: Option<String>,
+}
+
+fn pct(v: &str) -> Result<f64, String> {
+    match v.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(p) if (0.0..=100.0).contains(&p) => Ok(p),
+        _ => Err("expected a percentage from 0 to 100".into()),
+    }
+}
+
+fn count(v: &str, max: u32) -> Result<u32, String> {
+    match v.trim().parse::<u32>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(format!("expected a whole number from 1 to {max}")),
+    }
+}
+
+/// fio's times are seconds without a unit; oio's flags want one.
+fn secs(v: &str) -> String {
+    if !v.is_empty() && v.chars().all(|c| c.is_ascii_digit()) {
+        format!("{v}s")
+    } else {
+        v.to_string()
+    }
+}
+
+fn bool_opt(v: &str) -> bool {
+    !matches!(v.trim(), "0" | "false")
+}
+
+/// fio's per-direction form `read,write[,trim]`: the values oio uses, with a warning when
+/// the directions differ and oio can take one value only.
+fn first_of(v: &str) -> (&str, bool) {
+    let mut parts = v.split(',').map(str::trim).filter(|p| !p.is_empty());
+    let first = parts.next().unwrap_or("");
+    (first, parts.any(|p| p != first))
+}
+
+impl JobBuilder {
+    /// Takes one option; says what the user must know about it (run setting or not honoured).
+    fn apply(&mut self, o: &Opt) -> Result<Option<Said>, String> {
+        let v = o.value.as_str();
+        let note = |m: &str| Ok(Some(Said::Note(m.to_string())));
+        let warn = |m: &str| Ok(Some(Said::Warn(m.to_string())));
+        match o.key.as_str() {
+            "rw" | "readwrite" => {
+                let (pattern, modifier) = v.split_once(':').unwrap_or((v, ""));
+                self.rw = Some(pattern.trim().to_ascii_lowercase());
+                if !modifier.is_empty() {
+                    return warn("the ':N' offset modifier is not honoured");
+                }
+            }
+            "rwmixread" => self.rwmixread = Some(pct(v)?),
+            "rwmixwrite" => self.rwmixread = Some(100.0 - pct(v)?),
+            "bs" | "blocksize" => {
+                self.bs = Some(v.to_string());
+                self.mixes()?;
+            }
+            "bssplit" => {
+                self.bssplit = Some(v.to_string());
+                self.mixes()?;
+            }
+            "iodepth" => self.iodepth = Some(count(v, 65536)?),
+            "numjobs" => self.numjobs = Some(count(v, 1024)?),
+            "percentage_random" => {
+                let (p, differ) = first_of(v);
+                self.percentage_random = Some(pct(p)?);
+                if differ {
+                    return warn("per-direction random shares: oio uses the read value for all");
+                }
+            }
+            "blockalign" | "ba" => {
+                let (a, differ) = first_of(v);
+                self.align = Some(parse_size(a).map_err(|e| e.to_string())?);
+                if differ {
+                    return warn("per-direction alignment: oio uses the read value for all");
+                }
+            }
+            "offset" => self.offset = Some(v.parse()?),
+            "size" if o.global => {
+                return note(&format!("the size of the target: run with --size {v}"));
+            }
+            "size" => self.size = Some(v.parse()?),
+            "random_distribution" => {
+                let (d, differ) = first_of(v);
+                if d.split(':').count() > 2 && !d.starts_with("zoned") {
+                    return Err("a distribution centre (third field) is not supported".into());
+                }
+                self.distribution = Some(d.parse()?);
+                if differ {
+                    return warn("per-direction distributions: oio uses the read one for all");
+                }
+            }
+            "buffer_compress_percentage" => self.compress = Some(pct(v)?),
+            "dedupe_percentage" => self.dedupe = Some(pct(v)?),
+            "rate_iops" => {
+                let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+                let mut total = 0.0;
+                for p in parts.iter().filter(|p| !p.is_empty()) {
+                    total += p
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|x| x.is_finite() && *x > 0.0)
+                        .ok_or("expected I/Os per second")?;
+                }
+                self.rate_iops = Some(total);
+                if parts.iter().filter(|p| !p.is_empty()).count() > 1 {
+                    return warn("per-direction rates: oio offers their sum to the whole stream");
+                }
+            }
+            "rate_process" => match v {
+                "poisson" => self.poisson = true,
+                "linear" => self.poisson = false,
+                _ => return Err("expected linear or poisson".into()),
+            },
+            "description" => self.description = Some(v.trim_matches('"').to_string()),
+            "name" => return note("oio names streams after their [section]"),
+            "filename" | "directory" | "filename_format" => {
+                return note("give the target on the command line (oio run ... PATH)")
+            }
+            "ioengine" => return note("oio picks its engine with --engine (io_uring, sync, null)"),
+            "direct" | "buffered" => {
+                let cached = (o.key == "direct") != bool_opt(v);
+                return note(if cached {
+                    "page cache I/O: run with --buffered"
+                } else {
+                    "O_DIRECT is oio's default"
+                });
+            }
+            "runtime" | "timeout" => return note(&format!("run with --time {}", secs(v))),
+            "ramp_time" => return note(&format!("run with --ramp {}", secs(v))),
+            "number_ios" => return note(&format!("run with --ios {v}")),
+            "time_based" | "group_reporting" | "norandommap" | "randrepeat" | "thread"
+            | "output-format" | "output" | "invalidate" | "random_generator" | "kb_base"
+                if o.key != "kb_base" || v.trim() == "1024" =>
+            {
+                return note("a fio run setting with no effect on the workload")
+            }
+            "stonewall" | "wait_for" | "new_group" | "startdelay" => {
+                return warn("oio runs every stream at the same time")
+            }
+            "fdatasync" => {
+                self.fdatasync = match v.trim() {
+                    "0" => None,
+                    n => Some(count(n, u32::MAX)?),
+                }
+            }
+            "fsync" | "sync" | "fsync_on_close" | "end_fsync" => {
+                return warn("not honoured: oio syncs only with fdatasync=N (--fdatasync N)")
+            }
+            "thinktime" | "thinktime_blocks" | "thinktime_spin" => {
+                return warn("think time is not honoured: I/Os follow each other at once")
+            }
+            "zero_buffers" | "buffer_pattern" | "refill_buffers" | "scramble_buffers" => {
+                return warn(
+                    "oio writes unique incompressible data (or --compress-pct/--dedupe-pct)",
+                )
+            }
+            _ => return warn("not honoured by oio"),
+        }
+        Ok(None)
+    }
+
+    fn stream(&self, name: &str) -> Result<Stream, Skip> {
+        let rw = self.rw.as_deref().unwrap_or("read");
+        let (read_pct, random) = match rw {
+            "read" => (100.0, false),
+            "write" => (0.0, false),
+            "randread" => (100.0, true),
+            "randwrite" => (0.0, true),
+            "rw" | "readwrite" => (self.rwmixread.unwrap_or(50.0), false),
+            "randrw" => (self.rwmixread.unwrap_or(50.0), true),
+            other => {
+                return Err(Skip(format!(
+                    "rw={other}: oio does read, write, randread, randwrite, rw and randrw"
+                )))
+            }
+        };
+        let (read_mix, write_mix) = self.mixes().map_err(Skip)?;
+        let (bs, read_bs, write_bs) = match (read_pct > 0.0, read_pct < 100.0) {
+            (true, true) if read_mix == write_mix => (Some(read_mix), None, None),
+            (true, true) => (None, Some(read_mix), Some(write_mix)),
+            (true, false) => (Some(read_mix), None, None),
+            _ => (Some(write_mix), None, None),
+        };
+        let workers = self.numjobs.unwrap_or(1);
+        let depth = self.iodepth.unwrap_or(1);
+        let region = match (self.offset, self.size) {
+            (None, None) => Region::default(),
+            (o, l) => Region {
+                offset: o.unwrap_or(Extent::Bytes(0)),
+                length: l.unwrap_or(Extent::Percent(100.0)),
+            },
+        };
+        Ok(Stream {
+            name: name.to_string(),
+            target: None,
+            read_pct: Percent(read_pct),
+            bs,
+            read_bs,
+            write_bs,
+            random_pct: Percent(if random {
+                self.percentage_random.unwrap_or(100.0)
+            } else {
+                0.0
+            }),
+            align: self.align.map(oio_core::units::Bytes),
+            region,
+            outstanding: Some(depth.saturating_mul(workers)),
+            workers,
+            stripe: None,
+            compress_pct: self.compress.map(Percent),
+            dedupe_pct: self.dedupe.map(Percent),
+            rate: self.rate_iops.map(|per_job| Rate {
+                iops: per_job * workers as f64,
+                arrival: if self.poisson {
+                    Arrival::Poisson
+                } else {
+                    Arrival::Constant
+                },
+                ..Rate::default()
+            }),
+            distribution: self
+                .distribution
+                .clone()
+                .filter(|d| random && *d != Distribution::Uniform),
+            fdatasync: self.fdatasync.filter(|_| read_pct < 100.0),
+        })
+    }
+
+    /// Read and write size mixes from bssplit, else bs, else fio's default 4k.
+    fn mixes(&self) -> Result<(SizeMix, SizeMix), String> {
+        if let Some(split) = &self.bssplit {
+            let mut dirs = split.split(',');
+            let read = dirs.next().unwrap_or("");
+            let write = dirs.next().unwrap_or(read);
+            let read = if read.trim().is_empty() {
+                SizeMix::single(4096)
+            } else {
+                bssplit_mix(read)?
+            };
+            let write = if write.trim().is_empty() {
+                read.clone()
+            } else {
+                bssplit_mix(write)?
+            };
+            return Ok((read, write));
+        }
+        let bs = self.bs.as_deref().unwrap_or("4k");
+        let mut dirs = bs.split(',').map(str::trim);
+        let size = |s: &str| -> Result<SizeMix, String> {
+            let b = parse_size(s).map_err(|e| e.to_string())?;
+            SizeMix::new(vec![SizeShare {
+                bytes: b,
+                weight: 100.0,
+            }])
+            .map_err(|e| format!("bs={bs}: {e}"))
+        };
+        let read = dirs.next().filter(|s| !s.is_empty()).unwrap_or("4k");
+        let write = dirs.next().filter(|s| !s.is_empty()).unwrap_or(read);
+        Ok((size(read)?, size(write)?))
+    }
+}
+
+/// One direction of fio's bssplit: `4k/10:64k/50:32k/` (an empty share takes an equal part
+/// of what the others leave).
+fn bssplit_mix(text: &str) -> Result<SizeMix, String> {
+    let mut given = Vec::new();
+    let mut open = Vec::new();
+    for part in text.split(':').map(str::trim).filter(|p| !p.is_empty()) {
+        let (size, share) = part.split_once('/').unwrap_or((part, ""));
+        let bytes = parse_size(size).map_err(|e| format!("bssplit {part}: {e}"))?;
+        if share.trim().is_empty() {
+            open.push(bytes);
+        } else {
+            let w = pct(share).map_err(|e| format!("bssplit {part}: {e}"))?;
+            given.push(SizeShare { bytes, weight: w });
+        }
+    }
+    let used: f64 = given.iter().map(|s| s.weight).sum();
+    if !open.is_empty() {
+        let each = (100.0 - used).max(0.0) / open.len() as f64;
+        given.extend(open.into_iter().map(|bytes| SizeShare {
+            bytes,
+            weight: each,
+        }));
+    }
+    given.retain(|s| s.weight > 0.0);
+    SizeMix::new(given).map_err(|e| format!("bssplit {text}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const JOB: &str = "\
+; a user's job
+[global]
+ioengine=libaio
+direct=1
+size=10g
+runtime=60
+time_based
+random_distribution=zipf:1.2
+fdatasync=8
+
+[oltp]
+rw=randrw
+rwmixread=70
+bssplit=8k/80:64k/,4k/100
+iodepth=8
+numjobs=4
+
+[log]
+rw=write
+bs=64k
+iodepth=1
+thinktime=100
+";
+
+    #[test]
+    fn a_users_job_file_imports_and_says_what_it_could_not() {
+        let i = parse(JOB, "u.fio", "u").unwrap();
+        let w = &i.workload;
+        assert_eq!(w.name, "u");
+        assert_eq!(w.streams.len(), 2);
+        let s = &w.streams[0];
+        assert_eq!(
+            (s.name.as_str(), s.read_pct.0, s.random_pct.0),
+            ("oltp", 70.0, 100.0)
+        );
+        assert_eq!((s.outstanding, s.workers), (Some(32), 4));
+        assert_eq!(s.read_bs.as_ref().unwrap().to_string(), "8k:80,64k:20");
+        assert_eq!(s.write_bs.as_ref().unwrap().to_string(), "4k");
+        assert_eq!(s.distribution, Some(Distribution::Zipf(1.2)));
+        let l = &w.streams[1];
+        assert_eq!((l.read_pct.0, l.random_pct.0), (0.0, 0.0));
+        assert_eq!(l.bs.as_ref().unwrap().to_string(), "64k");
+        assert_eq!(l.distribution, None, "sequential I/O has no distribution");
+        // Every option not honoured is named with its line, once.
+        let warned = i.warnings.join("\n");
+        assert!(
+            warned.contains("u.fio:22: thinktime=100: think time"),
+            "{warned}"
+        );
+        assert_eq!(i.warnings.len(), 1, "{warned}");
+        assert_eq!((s.fdatasync, l.fdatasync), (Some(8), Some(8)));
+        let noted = i.notes.join("\n");
+        for n in [
+            "size=10g: the size of the target: run with --size 10g",
+            "--time 60s",
+            "ioengine=libaio",
+        ] {
+            assert!(noted.contains(n), "{n}: {noted}");
+        }
+        assert_eq!(i.notes.len(), 5, "{noted}");
+    }
+
+    #[test]
+    fn bad_input_names_file_line_and_what_was_expected() {
+        for (text, line, what) in [
+            ("rw=read\n", 1, "expected a section"),
+            ("[a]\nrwmixread=150\n", 2, "percentage"),
+            ("[a]\nbs=4q\n", 2, "bs=4q"),
+            ("[a]\nrandom_distribution=zipf\n", 2, "zipf:THETA"),
+            ("[a]\niodepth=0\n", 2, "whole number"),
+            ("[a\n", 1, "expected a section"),
+        ] {
+            let e = parse(text, "b.fio", "b").unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("b.fio:{line}: ")) && e.contains(what),
+                "{text:?}: {e}"
+            );
+        }
+        let e = parse("[global]\nbs=4k\n", "b.fio", "b")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no job section"), "{e}");
+        let e = parse("[t]\nrw=randtrim\n", "b.fio", "b")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("job [t] left out: rw=randtrim"), "{e}");
+    }
+
+    #[test]
+    fn bssplit_open_shares_and_single_direction_forms() {
+        let m = bssplit_mix("4k/10:64k/50:32k/:16k/").unwrap();
+        assert_eq!(m.to_string(), "4k:10,64k:50,32k:20,16k:20");
+        let i = parse("[w]\nrw=randwrite\nbssplit=,16k/100\n", "w.fio", "w").unwrap();
+        assert_eq!(
+            i.workload.streams[0].bs.as_ref().unwrap().to_string(),
+            "16k"
+        );
+        let i = parse("[w]\nrw=randrw\nbs=4k,8k\n", "w.fio", "w").unwrap();
+        let s = &i.workload.streams[0];
+        assert_eq!(
+            (
+                s.read_bs.as_ref().unwrap().to_string(),
+                s.write_bs.as_ref().unwrap().to_string()
+            ),
+            ("4k".into(), "8k".into())
+        );
+    }
+}
