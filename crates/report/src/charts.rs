@@ -87,6 +87,8 @@ pub fn build(report: &Report) -> Vec<Chart> {
 
 /// Most series one chart overlays; more runs get small multiples.
 pub const MAX_SERIES: usize = 6;
+/// Most runs drawn as small multiples; more are summarised per interval.
+pub const MAX_SMALL: usize = 12;
 /// Size of one small multiple, px.
 pub const SMALL: (f64, f64) = (372.0, 250.0);
 
@@ -127,6 +129,38 @@ fn per_run(
     if series.len() <= MAX_SERIES {
         let mut p = Plot::new(title, t, y);
         p.series = series;
+        push_plot(out, format!("{}-{key}", x.id), &x.id, p);
+        return;
+    }
+    if series.len() > MAX_SMALL {
+        // Too many for small multiples too: the median run per interval, whiskers from the
+        // lowest to the highest run, so the file stays small and the spread stays visible.
+        let n = series.iter().map(|s| s.points.len()).max().unwrap_or(0);
+        let mut med = Vec::with_capacity(n);
+        let mut wh = Vec::with_capacity(n);
+        for k in 0..n {
+            let mut v: Vec<f64> = series
+                .iter()
+                .filter_map(|s| s.points.get(k).map(|p| p.1))
+                .collect();
+            let Some(t) = series.iter().find_map(|s| s.points.get(k).map(|p| p.0)) else {
+                continue;
+            };
+            v.sort_by(f64::total_cmp);
+            med.push((t, v[v.len() / 2]));
+            wh.push((v[0], v[v.len() - 1]));
+        }
+        let mut p = Plot::new(
+            &format!(
+                "{title}: median of {} runs per interval, whiskers lowest to highest",
+                series.len()
+            ),
+            t,
+            y,
+        );
+        let mut m = Series::new("median run", med, Mode::LinePoints);
+        m.whiskers = Some(wh);
+        p.series.push(m);
         push_plot(out, format!("{}-{key}", x.id), &x.id, p);
         return;
     }
@@ -176,7 +210,9 @@ fn experiment(report: &Report, x: &Experiment, out: &mut Vec<Chart>) {
             ));
             let mut ach = Series::new(
                 "achieved",
-                pts.iter().map(|(o, r, _)| (*o, r.summary.total.iops)).collect(),
+                pts.iter()
+                    .map(|(o, r, _)| (*o, r.summary.total.iops))
+                    .collect(),
                 Mode::LinePoints,
             );
             ach.labels = Some(pts.iter().map(|(_, _, l)| l.to_string()).collect());
@@ -198,8 +234,12 @@ fn experiment(report: &Report, x: &Experiment, out: &mut Vec<Chart>) {
                 s.dashed = dashed;
                 s
             };
-            l.series.push(lat("response p50", false, &|r| r.summary.total.latency_ns.p50));
-            l.series.push(lat("response p99", true, &|r| r.summary.total.latency_ns.p99));
+            l.series.push(lat("response p50", false, &|r| {
+                r.summary.total.latency_ns.p50
+            }));
+            l.series.push(lat("response p99", true, &|r| {
+                r.summary.total.latency_ns.p99
+            }));
             l.series.push(lat("service p50", false, &|r| {
                 r.summary.total.service_latency_ns.as_ref()?.p50
             }));
@@ -216,10 +256,16 @@ fn experiment(report: &Report, x: &Experiment, out: &mut Vec<Chart>) {
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
             let xq = Axis::log("queue depth (outstanding I/O)", Fmt::Count)
                 .with_ticks(pts.iter().map(|p| p.0).collect());
-            let mut p = Plot::new("IOPS by queue depth", xq.clone(), Axis::linear("IOPS", Fmt::Count));
+            let mut p = Plot::new(
+                "IOPS by queue depth",
+                xq.clone(),
+                Axis::linear("IOPS", Fmt::Count),
+            );
             p.series.push(Series::new(
                 "IOPS",
-                pts.iter().map(|(q, r)| (*q, r.summary.total.iops)).collect(),
+                pts.iter()
+                    .map(|(q, r)| (*q, r.summary.total.iops))
+                    .collect(),
                 Mode::LinePoints,
             ));
             push_plot(out, format!("{sec}-depth-iops"), sec, p);
@@ -246,6 +292,26 @@ fn experiment(report: &Report, x: &Experiment, out: &mut Vec<Chart>) {
             l.series.push(p99);
             push_plot(out, format!("{sec}-depth-latency"), sec, l);
         }
+        Kind::Repeat | Kind::Interleaved | Kind::Blend | Kind::Series if runs.len() > 24 => {
+            // Too many bars to label: one dot per run, in the order they ran.
+            let mut p = Plot::new(
+                &format!(
+                    "IOPS of each run, in the order they ran ({} runs)",
+                    runs.len()
+                ),
+                Axis::linear("run", Fmt::Count),
+                Axis::linear("IOPS", Fmt::Count),
+            );
+            p.series.push(Series::new(
+                "run",
+                runs.iter()
+                    .enumerate()
+                    .map(|(k, r)| ((k + 1) as f64, r.summary.total.iops))
+                    .collect(),
+                Mode::Points,
+            ));
+            push_plot(out, format!("{sec}-runs"), sec, p);
+        }
         Kind::Repeat | Kind::Interleaved | Kind::Blend | Kind::Series if runs.len() > 1 => {
             // One bar per run: the spread a repeat shows, or the configurations side by side.
             let bars = Bars {
@@ -261,10 +327,7 @@ fn experiment(report: &Report, x: &Experiment, out: &mut Vec<Chart>) {
                             let iv = r.intervals.iter().map(|i| i.total.iops);
                             let lo = iv.clone().fold(f64::INFINITY, f64::min);
                             let hi = iv.fold(f64::NEG_INFINITY, f64::max);
-                            Some((
-                                r.summary.total.iops,
-                                lo.is_finite().then_some((lo, hi)),
-                            ))
+                            Some((r.summary.total.iops, lo.is_finite().then_some((lo, hi))))
                         })
                         .collect(),
                 }],
@@ -310,7 +373,10 @@ fn experiment(report: &Report, x: &Experiment, out: &mut Vec<Chart>) {
         Mode::Line,
         &|i| Some(i.total.outstanding_mean),
     );
-    if runs.iter().any(|r| r.intervals.iter().any(|i| i.offered_iops.is_some())) {
+    if runs
+        .iter()
+        .any(|r| r.intervals.iter().any(|i| i.offered_iops.is_some()))
+    {
         per_run(
             out,
             x,
@@ -345,7 +411,11 @@ fn experiment(report: &Report, x: &Experiment, out: &mut Vec<Chart>) {
     let mut by_p99: Vec<usize> = (0..runs.len()).collect();
     by_p99.sort_by_key(|&k| runs[k].summary.total.latency_ns.p99.unwrap_or(0));
     let pick: Vec<usize> = if runs.len() > MAX_SERIES {
-        vec![by_p99[0], by_p99[by_p99.len() / 2], by_p99[by_p99.len() - 1]]
+        vec![
+            by_p99[0],
+            by_p99[by_p99.len() / 2],
+            by_p99[by_p99.len() - 1],
+        ]
     } else {
         (0..runs.len()).collect()
     };
@@ -409,11 +479,8 @@ fn tpcc(report: &Report, out: &mut Vec<Chart>) {
         push_plot(out, format!("{sec}-latency-time"), &sec, l);
         // Per-transaction percentiles as grouped bars (linear axis, ns).
         let kinds: Vec<&String> = r.transactions.keys().collect();
-        let pcts: [(&str, fn(&oio_tpcc::result::LatencyUs) -> Option<f64>); 3] = [
-            ("p50", |l| l.p50),
-            ("p90", |l| l.p90),
-            ("p99", |l| l.p99),
-        ];
+        let pcts: [(&str, fn(&oio_tpcc::result::LatencyUs) -> Option<f64>); 3] =
+            [("p50", |l| l.p50), ("p90", |l| l.p90), ("p99", |l| l.p99)];
         let bars = Bars {
             title: format!("{name}: latency by transaction type"),
             y_label: "latency".into(),
@@ -430,7 +497,11 @@ fn tpcc(report: &Report, out: &mut Vec<Chart>) {
                 })
                 .collect(),
         };
-        if bars.series.iter().any(|s| s.values.iter().any(Option::is_some)) {
+        if bars
+            .series
+            .iter()
+            .any(|s| s.values.iter().any(Option::is_some))
+        {
             let id = format!("{sec}-txn-latency");
             out.push(Chart {
                 svg: bars.to_svg(&id),
@@ -478,11 +549,19 @@ fn tpcc(report: &Report, out: &mut Vec<Chart>) {
             series: vec![
                 BarSeries {
                     name: "NOPM".into(),
-                    values: report.tpcc.iter().map(|e| Some((e.doc.summary.nopm, None))).collect(),
+                    values: report
+                        .tpcc
+                        .iter()
+                        .map(|e| Some((e.doc.summary.nopm, None)))
+                        .collect(),
                 },
                 BarSeries {
                     name: "TPM".into(),
-                    values: report.tpcc.iter().map(|e| Some((e.doc.summary.tpm, None))).collect(),
+                    values: report
+                        .tpcc
+                        .iter()
+                        .map(|e| Some((e.doc.summary.tpm, None)))
+                        .collect(),
                 },
             ],
         };
@@ -532,7 +611,13 @@ pub fn tpcc_labels(report: &Report) -> Vec<String> {
         .map(|f| {
             f.iter()
                 .filter(|(k, _)| differs(k))
-                .map(|(k, v)| if k.is_empty() { v.clone() } else { format!("{k} {v}") })
+                .map(|(k, v)| {
+                    if k.is_empty() {
+                        v.clone()
+                    } else {
+                        format!("{k} {v}")
+                    }
+                })
                 .collect::<Vec<_>>()
                 .join(", ")
         })
@@ -547,7 +632,12 @@ pub fn tpcc_labels(report: &Report) -> Vec<String> {
 
 /// An observation's device as panels on one time axis: IOPS, MiB/s, latency per direction
 /// and queue length, each in its own unit, busy periods shaded.
-fn observation_panels(out: &mut Vec<Chart>, sec: &str, name: &str, obs: &oio_core::observation::Observation) {
+fn observation_panels(
+    out: &mut Vec<Chart>,
+    sec: &str,
+    name: &str,
+    obs: &oio_core::observation::Observation,
+) {
     for d in obs.devices.iter().take(4) {
         let iv = &d.intervals;
         if iv.is_empty() {
@@ -561,37 +651,51 @@ fn observation_panels(out: &mut Vec<Chart>, sec: &str, name: &str, obs: &oio_cor
             .collect();
         let t = Axis::linear("time (s)", Fmt::Secs);
         let id = format!("{sec}-{}", slug(&name));
-        let panel = |title: &str, y: Axis, f: &dyn Fn(&oio_core::observation::DirCounters) -> Option<f64>| {
-            let mut p = Plot::new(
-                &format!("{name}: {title}, busy (queue > {BUSY_QUEUE}) shaded"),
-                t.clone(),
-                y,
-            );
-            for (dir, pick) in [("reads", 0), ("writes", 1)] {
-                p.series.push(Series::new(
-                    dir,
-                    iv.iter()
-                        .filter_map(|i| f(if pick == 0 { &i.read } else { &i.write }).map(|v| (i.t_s, v)))
-                        .collect(),
-                    Mode::Line,
-                ));
-            }
-            p.bands = bands.clone();
-            p.band_label = Some("busy".into());
-            p
-        };
-        push_plot(out, format!("{id}-iops"), sec, panel("IOPS", Axis::linear("IOPS", Fmt::Count), &|c| c.iops));
+        let panel =
+            |title: &str,
+             y: Axis,
+             f: &dyn Fn(&oio_core::observation::DirCounters) -> Option<f64>| {
+                let mut p = Plot::new(
+                    &format!("{name}: {title}, busy (queue > {BUSY_QUEUE}) shaded"),
+                    t.clone(),
+                    y,
+                );
+                for (dir, pick) in [("reads", 0), ("writes", 1)] {
+                    p.series.push(Series::new(
+                        dir,
+                        iv.iter()
+                            .filter_map(|i| {
+                                f(if pick == 0 { &i.read } else { &i.write }).map(|v| (i.t_s, v))
+                            })
+                            .collect(),
+                        Mode::Line,
+                    ));
+                }
+                p.bands = bands.clone();
+                p.band_label = Some("busy".into());
+                p
+            };
+        push_plot(
+            out,
+            format!("{id}-iops"),
+            sec,
+            panel("IOPS", Axis::linear("IOPS", Fmt::Count), &|c| c.iops),
+        );
         push_plot(
             out,
             format!("{id}-mibps"),
             sec,
-            panel("throughput", Axis::linear("MiB/s", Fmt::Count), &|c| c.bytes_per_sec.map(|b| b / 1048576.0)),
+            panel("throughput", Axis::linear("MiB/s", Fmt::Count), &|c| {
+                c.bytes_per_sec.map(|b| b / 1048576.0)
+            }),
         );
         push_plot(
             out,
             format!("{id}-lat"),
             sec,
-            panel("mean latency", Axis::log("mean latency", Fmt::Ns), &|c| c.latency_mean_ns.filter(|v| *v > 0.0)),
+            panel("mean latency", Axis::log("mean latency", Fmt::Ns), &|c| {
+                c.latency_mean_ns.filter(|v| *v > 0.0)
+            }),
         );
         let mut q = Plot::new(
             &format!("{name}: queue length (mean outstanding I/Os), busy shaded"),
@@ -600,7 +704,9 @@ fn observation_panels(out: &mut Vec<Chart>, sec: &str, name: &str, obs: &oio_cor
         );
         q.series.push(Series::new(
             "queue length",
-            iv.iter().filter_map(|i| i.queue_mean.map(|v| (i.t_s, v))).collect(),
+            iv.iter()
+                .filter_map(|i| i.queue_mean.map(|v| (i.t_s, v)))
+                .collect(),
             Mode::Line,
         ));
         q.bands = bands.clone();
@@ -908,7 +1014,11 @@ fn telemetry(report: &Report, out: &mut Vec<Chart>) {
                     .collect(),
                 series: vec![BarSeries {
                     name: "IOPS".into(),
-                    values: c.periods.iter().map(|p| Some((p.iops_mean, None))).collect(),
+                    values: c
+                        .periods
+                        .iter()
+                        .map(|p| Some((p.iops_mean, None)))
+                        .collect(),
                 }],
             };
             let id = format!("char-periods-{}", slug(&e.label));

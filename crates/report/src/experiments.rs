@@ -80,7 +80,15 @@ pub struct Experiment {
 
 /// Options of a command line that do not describe the workload or the target.
 const IGNORED: [&str; 10] = [
-    "--out", "-o", "--json", "--repeat", "--quiet", "-q", "--progress", "--seed", "--color",
+    "--out",
+    "-o",
+    "--json",
+    "--repeat",
+    "--quiet",
+    "-q",
+    "--progress",
+    "--seed",
+    "--color",
     "--allow-overwrite",
 ];
 
@@ -94,8 +102,10 @@ fn options(r: &RunResult) -> BTreeMap<String, String> {
     while i < args.len() {
         let a = args[i];
         if let Some(flag) = a.strip_prefix("--").map(|_| a).or_else(|| {
-            (a.starts_with('-') && a.len() == 2 && !a[1..].starts_with(|c: char| c.is_ascii_digit()))
-                .then_some(a)
+            (a.starts_with('-')
+                && a.len() == 2
+                && !a[1..].starts_with(|c: char| c.is_ascii_digit()))
+            .then_some(a)
         }) {
             let (k, v) = match flag.split_once('=') {
                 Some((k, v)) => (k.to_string(), v.to_string()),
@@ -118,15 +128,27 @@ fn options(r: &RunResult) -> BTreeMap<String, String> {
             }
         } else {
             pos += 1;
-            m.insert(if pos == 1 { "target".into() } else { format!("arg{pos}") }, a.to_string());
+            m.insert(
+                if pos == 1 {
+                    "target".into()
+                } else {
+                    format!("arg{pos}")
+                },
+                a.to_string(),
+            );
         }
         i += 1;
     }
     // Facts that hold whatever the command line said (fio imports have none).
     m.insert("workload".into(), r.workload.name.clone());
-    match r.summary.offered_iops {
-        Some(rate) => m.insert("rate".into(), format!("{rate:.0}/s")),
-        None => m.insert("qd".into(), r.summary.configured_outstanding.to_string()),
+    // Depth and rate under one name whether given or defaulted; the rate as asked (the
+    // measured offered rate of Poisson arrivals differs from run to run).
+    m.remove("--qd");
+    let asked = m.remove("--rate");
+    match (asked, r.summary.offered_iops) {
+        (Some(a), _) => m.insert("rate".into(), format!("{a}/s")),
+        (None, Some(rate)) => m.insert("rate".into(), format!("{rate:.0}/s")),
+        (None, None) => m.insert("qd".into(), r.summary.configured_outstanding.to_string()),
     };
     m
 }
@@ -185,10 +207,7 @@ pub fn group(report: &Report) -> Vec<Experiment> {
                 .and_then(|d| d.file_name())
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            (
-                path.parent().map(parent_name).unwrap_or_default(),
-                cfg,
-            )
+            (path.parent().map(parent_name).unwrap_or_default(), cfg)
         } else {
             (parent_name(path), String::new())
         };
@@ -217,10 +236,13 @@ pub fn group(report: &Report) -> Vec<Experiment> {
             .cloned()
             .collect();
         let first = &report.runs[runs[0]].doc;
-        let interleaved = config.iter().any(|c| !c.is_empty())
-            && config.iter().any(|c| *c != config[0]);
+        let interleaved =
+            config.iter().any(|c| !c.is_empty()) && config.iter().any(|c| *c != config[0]);
         let only = |names: &[&str]| {
-            !differs.is_empty() && differs.iter().all(|d| names.contains(&d.trim_start_matches('-')))
+            !differs.is_empty()
+                && differs
+                    .iter()
+                    .all(|d| names.contains(&d.trim_start_matches('-')))
         };
         let kind = if is_blend(first) {
             Kind::Blend

@@ -159,11 +159,16 @@ fn experiment_section(o: &mut String, r: &Report, x: &Experiment, charts: &[Char
         Kind::Blend => "the I/O blender: streams alone, then together; does mixing turn sequential I/O random?".into(),
         Kind::Series => "runs differing in several options.".into(),
     };
-    let _ = write!(o, "<p class=\"note\">{}{}</p>", esc(&what), if x.differs.is_empty() {
-        String::new()
-    } else {
-        format!(" They differ in: {}.", esc(&x.differs.join(", ")))
-    });
+    let _ = write!(
+        o,
+        "<p class=\"note\">{}{}</p>",
+        esc(&what),
+        if x.differs.is_empty() {
+            String::new()
+        } else {
+            format!(" They differ in: {}.", esc(&x.differs.join(", ")))
+        }
+    );
     o.push_str("<div class=\"scroll\"><table><tr><th class=\"l\">run</th><th class=\"l\">workload</th><th>QD / rate</th><th>IOPS</th><th>throughput</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>outstanding</th><th>time</th></tr>");
     for (&i, label) in x.runs.iter().zip(&x.labels) {
         let e = &r.runs[i];
@@ -192,7 +197,11 @@ fn experiment_section(o: &mut String, r: &Report, x: &Experiment, charts: &[Char
     }
     o.push_str("</table></div>");
     if x.kind == Kind::Repeat && x.runs.len() >= 2 {
-        let v: Vec<f64> = x.runs.iter().map(|&i| r.runs[i].doc.summary.total.iops).collect();
+        let v: Vec<f64> = x
+            .runs
+            .iter()
+            .map(|&i| r.runs[i].doc.summary.total.iops)
+            .collect();
         let mean = v.iter().sum::<f64>() / v.len() as f64;
         let sd = (v.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt();
         let _ = write!(
@@ -448,7 +457,9 @@ fn comparisons_section(o: &mut String, r: &Report, charts: &[Chart]) {
 }
 
 fn telemetry_section(o: &mut String, r: &Report, charts: &[Chart]) {
-    o.push_str("<section data-kind=\"telemetry\"><h2 id=\"telemetry\">Telemetry and characterization</h2>");
+    o.push_str(
+        "<section data-kind=\"telemetry\"><h2 id=\"telemetry\">Telemetry and characterization</h2>",
+    );
     for e in &r.characterizations {
         let c = &e.doc;
         let _ = write!(
@@ -524,7 +535,13 @@ fn environment_section(o: &mut String, r: &Report) {
         .chain(r.tpcc.iter().map(|e| (&e.doc.host, e.label.clone())));
     for (h, label) in all {
         let key = |h: &oio_core::host::HostInfo| {
-            (h.hostname.clone(), h.kernel.clone(), h.cpus, h.cpu_model.clone(), h.os.clone())
+            (
+                h.hostname.clone(),
+                h.kernel.clone(),
+                h.cpus,
+                h.cpu_model.clone(),
+                h.os.clone(),
+            )
         };
         match hosts.iter_mut().find(|(k, _)| key(k) == key(h)) {
             Some((_, l)) => l.push(label),
@@ -536,7 +553,10 @@ fn environment_section(o: &mut String, r: &Report) {
         .map(|(h, _)| {
             vec![
                 ("host name", h.hostname.clone()),
-                ("system", h.distribution.clone().unwrap_or_else(|| h.os.clone())),
+                (
+                    "system",
+                    h.distribution.clone().unwrap_or_else(|| h.os.clone()),
+                ),
                 ("kernel", h.kernel.clone()),
                 ("CPUs", h.cpus.to_string()),
                 ("CPU model", h.cpu_model.clone().unwrap_or_default()),
@@ -544,7 +564,13 @@ fn environment_section(o: &mut String, r: &Report) {
         })
         .collect();
     for (n, ((_, labels), row)) in hosts.iter().zip(&rows).enumerate() {
-        let _ = write!(o, "<h3>Host {} ({} result{})</h3><table>", n + 1, labels.len(), if labels.len() == 1 { "" } else { "s" });
+        let _ = write!(
+            o,
+            "<h3>Host {} ({} result{})</h3><table>",
+            n + 1,
+            labels.len(),
+            if labels.len() == 1 { "" } else { "s" }
+        );
         for (k, (name, v)) in row.iter().enumerate() {
             let differs = rows.iter().any(|r| r[k].1 != *v);
             let _ = write!(
@@ -569,8 +595,11 @@ fn environment_section(o: &mut String, r: &Report) {
                 format!(
                     "{} ({}{})",
                     t.path,
-                    dv.and_then(|d| d.model.clone()).unwrap_or_else(|| t.kind.clone()),
-                    dv.and_then(|d| d.scheduler.clone()).map(|s| format!(", {s}")).unwrap_or_default()
+                    dv.and_then(|d| d.model.clone())
+                        .unwrap_or_else(|| t.kind.clone()),
+                    dv.and_then(|d| d.scheduler.clone())
+                        .map(|s| format!(", {s}"))
+                        .unwrap_or_default()
                 )
             });
             (

@@ -235,7 +235,10 @@ impl Map {
             return None;
         }
         if let Some((a, b)) = axis.span {
-            for v in [a, b].into_iter().filter(|v| v.is_finite() && (!axis.log || *v > 0.0)) {
+            for v in [a, b]
+                .into_iter()
+                .filter(|v| v.is_finite() && (!axis.log || *v > 0.0))
+            {
                 lo = lo.min(v);
                 hi = hi.max(v);
             }
@@ -719,10 +722,28 @@ impl Bars {
         let zero = my.px(0.0);
         for (ci, c) in self.categories.iter().enumerate() {
             let cx = LEFT + slot * (ci as f64 + 0.5);
+            // Crowded labels alternate between two rows; one still wider than two slots is
+            // squeezed to fit (its full text is in the table beside the chart).
+            let est = 6.2 * c.chars().count() as f64;
+            let crowded = self
+                .categories
+                .iter()
+                .any(|c| 6.2 * c.chars().count() as f64 > slot - 4.0);
+            let room = if crowded {
+                2.0 * slot - 6.0
+            } else {
+                slot - 4.0
+            };
+            let room = room.min(2.0 * (cx - 2.0)).min(2.0 * (w - cx - 2.0));
             let _ = write!(
                 o,
-                r#"<text x="{cx:.1}" y="{}" text-anchor="middle" font-size="11">{}</text>"#,
-                h - BOTTOM + 15.0,
+                r#"<text x="{cx:.1}" y="{}" text-anchor="middle" font-size="11"{}>{}</text>"#,
+                h - BOTTOM + if crowded && ci % 2 == 1 { 29.0 } else { 15.0 },
+                if est > room {
+                    format!(r#" textLength="{room:.0}" lengthAdjust="spacingAndGlyphs""#)
+                } else {
+                    String::new()
+                },
                 esc(c)
             );
             for (si, s) in self.series.iter().enumerate() {

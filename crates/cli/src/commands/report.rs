@@ -189,14 +189,23 @@ fn label_of(path: &Path) -> String {
         .and_then(|s| s.to_str())
         .unwrap_or("?")
         .to_string();
-    let stem = stem.strip_prefix("run-").unwrap_or(&stem).to_string();
-    // 20261121T143731Z-randread-4k -> 14:37:31-randread-4k: the date is in the table.
+    // run-20261121T143731Z-randread-4k -> randread-4k: what ran, not when (the time is in
+    // the tables and the environment).
+    let stem = match stem.split_once('-') {
+        Some((kind, rest)) if ["run", "sweep", "tpcc", "compare", "record"].contains(&kind) => {
+            rest.to_string()
+        }
+        _ => stem,
+    };
     let stem = match stem.split_once('-') {
         // ASCII first: byte slicing a name with non-ASCII characters would split one.
         Some((ts, rest))
             if ts.is_ascii() && ts.len() == 16 && ts.as_bytes()[8] == b'T' && ts.ends_with('Z') =>
         {
-            format!("{}:{}:{}-{rest}", &ts[9..11], &ts[11..13], &ts[13..15])
+            rest.to_string()
+        }
+        None if stem.is_ascii() && stem.len() == 16 && stem.as_bytes()[8] == b'T' => {
+            "result".to_string()
         }
         _ => stem,
     };
@@ -253,7 +262,10 @@ fn head(path: &Path) -> anyhow::Result<String> {
 /// a file named on the command line that is neither is an error.
 pub fn load_report_inputs(
     paths: &[PathBuf],
-) -> anyhow::Result<(Vec<Input>, Vec<(PathBuf, oio_core::observation::Observation)>)> {
+) -> anyhow::Result<(
+    Vec<Input>,
+    Vec<(PathBuf, oio_core::observation::Observation)>,
+)> {
     let mut files = Vec::new();
     for p in paths {
         all_files(p, &mut files)?;
