@@ -429,6 +429,9 @@ fn experiment(report: &Report, x: &Experiment, out: &mut Vec<Chart>) {
     push_plot(out, format!("{sec}-percentiles"), sec, pct);
 }
 
+/// Picks one percentile of a TPC-C latency summary.
+type Pick = fn(&oio_tpcc::result::LatencyUs) -> Option<f64>;
+
 fn tpcc(report: &Report, out: &mut Vec<Chart>) {
     let labels = tpcc_labels(report);
     for (n, e) in report.tpcc.iter().enumerate() {
@@ -479,8 +482,7 @@ fn tpcc(report: &Report, out: &mut Vec<Chart>) {
         push_plot(out, format!("{sec}-latency-time"), &sec, l);
         // Per-transaction percentiles as grouped bars (linear axis, ns).
         let kinds: Vec<&String> = r.transactions.keys().collect();
-        let pcts: [(&str, fn(&oio_tpcc::result::LatencyUs) -> Option<f64>); 3] =
-            [("p50", |l| l.p50), ("p90", |l| l.p90), ("p99", |l| l.p99)];
+        let pcts: [(&str, Pick); 3] = [("p50", |l| l.p50), ("p90", |l| l.p90), ("p99", |l| l.p99)];
         let bars = Bars {
             title: format!("{name}: latency by transaction type"),
             y_label: "latency".into(),

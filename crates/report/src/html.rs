@@ -228,10 +228,23 @@ fn experiment_section(o: &mut String, r: &Report, x: &Experiment, charts: &[Char
         }
         o.push_str("</table>");
     }
-    for (&i, label) in x.runs.iter().zip(&x.labels).take(10) {
+    // Each warning once, with the runs it concerns.
+    let mut warned: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (&i, label) in x.runs.iter().zip(&x.labels) {
         for w in &r.runs[i].doc.warnings {
-            let _ = write!(o, "<p class=\"warn\">{}: {}</p>", esc(label), esc(w));
+            match warned.iter_mut().find(|(t, _)| *t == w.as_str()) {
+                Some((_, l)) => l.push(label),
+                None => warned.push((w, vec![label])),
+            }
         }
+    }
+    for (w, labels) in warned.iter().take(10) {
+        let who = if labels.len() == x.runs.len() && labels.len() > 1 {
+            format!("all {} runs", labels.len())
+        } else {
+            labels.join(", ")
+        };
+        let _ = write!(o, "<p class=\"warn\">{}: {}</p>", esc(&who), esc(w));
     }
     charts_of(o, charts, &x.id);
     o.push_str("</section>");

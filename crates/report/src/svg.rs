@@ -916,6 +916,43 @@ mod tests {
     }
 
     #[test]
+    fn long_titles_and_crowded_labels_are_fitted_not_clipped() {
+        // A short title keeps its size; a long one shrinks, then is squeezed to the width.
+        assert_eq!(title_fit("IOPS", WIDTH), (15.0, None));
+        let long = "x".repeat(200);
+        let (size, squeeze) = title_fit(&long, WIDTH);
+        assert_eq!(size, 11.0);
+        assert_eq!(squeeze, Some(WIDTH - 16.0));
+        let svg = Plot::new(
+            &long,
+            Axis::linear("t", Fmt::Secs),
+            Axis::linear("v", Fmt::Count),
+        )
+        .to_svg("t");
+        assert!(svg.contains(r#"textLength="744""#));
+        let bars = Bars {
+            title: "b".into(),
+            y_label: "IOPS".into(),
+            fmt: Fmt::Count,
+            categories: (0..20)
+                .map(|i| format!("a rather long run name {i}"))
+                .collect(),
+            series: vec![BarSeries {
+                name: "IOPS".into(),
+                values: (0..20).map(|i| Some((i as f64, None))).collect(),
+            }],
+        }
+        .to_svg("b");
+        // Crowded: every label is squeezed into at most two slots, odd ones on a second row.
+        let slot = (WIDTH - LEFT - RIGHT) / 20.0;
+        for l in bars.split("textLength=\"").skip(1) {
+            let v: f64 = l.split('"').next().unwrap().parse().unwrap();
+            assert!(v <= 2.0 * slot - 6.0 + 0.5, "{v} > two slots");
+        }
+        assert!(bars.contains(&format!("y=\"{}\"", HEIGHT - BOTTOM + 29.0)));
+    }
+
+    #[test]
     fn empty_plot_says_so() {
         let p = Plot::new("x", Axis::linear("a", Fmt::Count), Axis::log("b", Fmt::Ns));
         assert!(p.to_svg("e").contains("no data"));

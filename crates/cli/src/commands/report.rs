@@ -278,12 +278,11 @@ pub fn load_report_inputs(
         let format = oio_telemetry::detect_format(&name, &h);
         let t = h.trim_start_matches('\u{feff}').trim_start();
         let json = t.starts_with('{') || t.starts_with('[');
+        // JSON is an oio or fio document unless it is iostat's (the text heuristics of the
+        // detector could take a one-line JSON document for something else).
+        let iostat_json = format == Some(oio_telemetry::Format::IostatJson);
         match format {
-            Some(oio_telemetry::Format::Observation | oio_telemetry::Format::FioJson) | None
-                if json =>
-            {
-                docs.extend(load_inputs(std::slice::from_ref(&f))?)
-            }
+            _ if json && !iostat_json => docs.extend(load_inputs(std::slice::from_ref(&f))?),
             Some(fmt) if fmt != oio_telemetry::Format::FioJson => obs.push((
                 f.clone(),
                 oio_telemetry::parse_file(&f, &oio_telemetry::ParseOptions::default())?,
