@@ -379,6 +379,31 @@ fn sweeps_section(o: &mut String, r: &Report, charts: &[Chart]) {
                 esc(&k.summary),
                 esc(&k.rule)
             );
+            // What each rule names (all are marked on the charts), then what to check.
+            o.push_str("<table><tr><th class=\"l\">rule</th><th>depth</th><th>IOPS</th><th>p99</th><th class=\"l\">note</th></tr>");
+            let mut rules = vec![
+                ("saturation", &k.rules.saturation),
+                ("% of peak", &k.rules.pct_of_peak),
+                ("power", &k.rules.power),
+            ];
+            if let Some(t) = &k.rules.latency_target {
+                rules.push(("latency target", t));
+            }
+            for (name, rd) in rules {
+                let _ = write!(
+                    o,
+                    "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+                    name,
+                    rd.qd.map(|q| q.to_string()).unwrap_or("-".into()),
+                    rd.iops.map(format_count).unwrap_or("-".into()),
+                    opt_ns(rd.latency_ns.p99),
+                    esc(rd.note.as_deref().unwrap_or(""))
+                );
+            }
+            o.push_str("</table>");
+            for f in &k.flags {
+                let _ = write!(o, "<p class=\"warn\">{}</p>", esc(&f.message));
+            }
         } else {
             o.push_str("<p class=\"note\">no knee: no point completed any I/O</p>");
         }

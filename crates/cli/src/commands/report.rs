@@ -256,16 +256,14 @@ fn head(path: &Path) -> anyhow::Result<String> {
     Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
+/// A telemetry file read as an observation.
+pub type Telemetry = (PathBuf, oio_core::observation::Observation);
+
 /// Reads what `oio report` is given: oio and fio JSON documents, and telemetry files of any
 /// format the telemetry parsers read (perfmon CSV, iostat, diskstats, blkparse, fio logs),
 /// which become observations. In a directory, files that are neither are skipped (and said);
 /// a file named on the command line that is neither is an error.
-pub fn load_report_inputs(
-    paths: &[PathBuf],
-) -> anyhow::Result<(
-    Vec<Input>,
-    Vec<(PathBuf, oio_core::observation::Observation)>,
-)> {
+pub fn load_report_inputs(paths: &[PathBuf]) -> anyhow::Result<(Vec<Input>, Vec<Telemetry>)> {
     let mut files = Vec::new();
     for p in paths {
         all_files(p, &mut files)?;
