@@ -2,7 +2,7 @@
 //! machine) and `oio report`: the HTML opened in a real headless Chromium (no console errors,
 //! every chart drawn, a screenshot that is not blank), SVG/CSV/PNG files.
 
-use crate::common::{num, oio, run_json, scratch, uses_io_uring};
+use crate::common::{missing, num, oio, run_json, scratch, uses_io_uring};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -221,6 +221,9 @@ fn png_stats(path: &Path) -> (f64, f64, u32, u32) {
 
 #[test]
 fn report_opens_in_chromium_with_every_chart_drawn() {
+    if oio_report::png::find_chromium().is_none() {
+        return missing("Chromium (apt-get install chromium)");
+    }
     let dir = scratch();
     let d = dir.path();
     // Inputs of every kind: repeated runs, a sweep, a comparison, a fio result, an observation
@@ -302,12 +305,12 @@ fn report_opens_in_chromium_with_every_chart_drawn() {
     }
     let charts = html.matches("class=\"oio-chart\"").count();
     for id in [
-        "run-iops",
-        "run-mibps",
-        "run-latency",
-        "run-outstanding",
-        "run-percentiles",
-        "runs-iops-p99",
+        "exp1-repeat-runs",
+        "exp1-repeat-iops",
+        "exp1-repeat-latency",
+        "exp1-repeat-outstanding",
+        "exp1-repeat-percentiles",
+        "exp2-repeat-runs",
         "sweep-iops",
         "sweep-latency",
         "sweep-latency-iops",
@@ -347,6 +350,11 @@ fn report_opens_in_chromium_with_every_chart_drawn() {
         "some chart is empty"
     );
     assert_eq!(attr(&body, "data-errors"), 0);
+    assert_eq!(
+        attr(&body, "data-overflow"),
+        0,
+        "text outside its chart: {body}"
+    );
     let console_errors: Vec<&str> = stderr
         .lines()
         .filter(|l| l.contains("CONSOLE") || l.contains("Uncaught"))
@@ -382,4 +390,345 @@ fn report_opens_in_chromium_with_every_chart_drawn() {
         let _ = std::fs::copy(&shot, Path::new(&keep).join("report-shot.png"));
         let _ = std::fs::copy(&page, Path::new(&keep).join("report.html"));
     }
+}
+
+/// Runs oio in `dir`, expecting success; returns stderr.
+fn oio_ok(dir: &Path, args: &[&str]) -> String {
+    let out = oio().current_dir(dir).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "oio {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The `<section ... data-kind="KIND">…</section>` blocks of a page.
+fn sections<'a>(html: &'a str, kind: &str) -> Vec<&'a str> {
+    let open = format!("data-kind=\"{kind}\"");
+    html.match_indices(&open)
+        .map(|(i, _)| {
+            let start = html[..i].rfind("<section").unwrap();
+            let end = i + html[i..].find("</section>").unwrap() + "</section>".len();
+            &html[start..end]
+        })
+        .collect()
+}
+
+#[test]
+fn report_over_a_mixed_directory_has_one_section_per_experiment() {
+    if oio_report::png::find_chromium().is_none() {
+        return missing("Chromium (apt-get install chromium)");
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let w = d.join("work");
+    std::fs::create_dir(&w).unwrap();
+    let null = [
+        "--engine", "null", "--size", "1M", "--ramp", "0s", "--rw", "randrw", "--bs", "8k",
+    ];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> {
+        let mut v = vec!["run"];
+        v.extend_from_slice(&null);
+        v.extend_from_slice(extra);
+        v
+    };
+    // A repeat group.
+    oio_ok(
+        &w,
+        &with(&[
+            "--time", "2s", "--qd", "4", "--repeat", "3", "--out", "repeat",
+        ]),
+    );
+    // Open-loop runs at three offered rates on a simulated 4-server device (seed 001).
+    for rate in ["8000", "9000", "10000"] {
+        oio_ok(
+            &w,
+            &with(&[
+                "--time",
+                "3s",
+                "--rate",
+                rate,
+                "--arrival",
+                "poisson",
+                "--sim",
+                "servers=4,service=400us,dist=exp",
+                "--out",
+                "openloop",
+            ]),
+        );
+    }
+    // An interleaved A/B.
+    oio_ok(
+        &w,
+        &[
+            "compare",
+            "--run",
+            "--engine null --size 1M --ramp 0s --time 1s --rw randread --qd 1",
+            "--run",
+            "--engine null --size 1M --ramp 0s --time 1s --rw randread --qd 8",
+            "--label",
+            "qd1,qd8",
+            "--repeat",
+            "2",
+            "--out",
+            "ab",
+        ],
+    );
+    // A sweep of a simulated device, a blend.
+    oio_ok(
+        &w,
+        &[
+            "sweep",
+            "randread",
+            "--sim",
+            "servers=4,service=1ms,dist=exp",
+            "--qd",
+            "1,2,4,8",
+            "--time",
+            "1s",
+            "--ramp",
+            "0s",
+            "--out",
+            "sweep",
+        ],
+    );
+    oio_ok(
+        &w,
+        &[
+            "blend",
+            "--streams",
+            "2",
+            "--bs",
+            "64k",
+            "--size",
+            "4M",
+            "--time",
+            "1s",
+            "--ramp",
+            "0s",
+            "--engine",
+            "null",
+            "--out",
+            "blend",
+            "blend.dat",
+        ],
+    );
+    std::fs::remove_file(w.join("blend.dat")).unwrap();
+    // Telemetry: a perfmon CSV as it is, and a characterization of another.
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../telemetry/tests/fixtures");
+    std::fs::copy(
+        fixtures.join("perfmon_relog_bom_crlf_zone_parens_gaps.csv"),
+        w.join("tempdb.csv"),
+    )
+    .unwrap();
+    let ch = run_json(
+        d,
+        &[
+            "characterize",
+            fixtures
+                .join("iostat_12_6_iso_time_d_two_devices.txt")
+                .to_str()
+                .unwrap(),
+            "--device",
+            "vda",
+            "--busy-queue",
+            "0",
+        ],
+    );
+    std::fs::write(w.join("char.json"), ch.to_string()).unwrap();
+    // Two TPC-C runs on SQLite (one and two workers) and the consistency check.
+    let db = format!("sqlite:{}", d.join("tpcc.db").display());
+    oio_ok(d, &["tpcc", "build", "--warehouses", "1", "--db", &db]);
+    for n in ["1", "2"] {
+        oio_ok(
+            &w,
+            &[
+                "tpcc",
+                "run",
+                "--db",
+                &db,
+                "--workers",
+                n,
+                "--time",
+                "3s",
+                "--ramp",
+                "0s",
+            ],
+        );
+    }
+    let check = run_json(d, &["tpcc", "check", "--db", &db]);
+    std::fs::write(w.join("tpcc-check.json"), check.to_string()).unwrap();
+
+    let err = oio_ok(
+        &w,
+        &[
+            "report",
+            ".",
+            "-o",
+            "../r/report.html",
+            "--svg",
+            "../r/svg",
+            "--png",
+            "../r/png",
+        ],
+    );
+    // The size is printed.
+    assert!(
+        err.contains("report: ../r/report.html (") && err.contains("KiB"),
+        "{err}"
+    );
+    let page = d.join("r/report.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    // One section per experiment.
+    for (kind, n) in [
+        ("repeat", 1),
+        ("rate", 1),
+        ("ab", 1),
+        ("blend", 1),
+        ("sweep", 1),
+        ("tpcc", 1),
+        ("telemetry", 1),
+        ("environment", 1),
+        ("depth", 0),
+        ("series", 0),
+    ] {
+        assert_eq!(sections(&html, kind).len(), n, "sections of kind {kind}");
+    }
+    // The charts that answer each one's question.
+    let rate = sections(&html, "rate")[0];
+    for id in ["-offered\"", "-response\"", "-latency\"", "-iops\""] {
+        assert!(rate.contains(id), "rate series lacks {id}");
+    }
+    // Runs named by what differs, never by time of day.
+    for l in ["rate 8000/s", "rate 9000/s", "rate 10000/s"] {
+        assert!(rate.contains(&format!(">{l}<")), "no run labelled {l}");
+    }
+    let ab = sections(&html, "ab")[0];
+    assert!(
+        ab.contains(">qd1 #1<") && ab.contains(">qd8 #2<"),
+        "{ab:.2000}"
+    );
+    assert!(sections(&html, "repeat")[0].contains(">run 3<"));
+    assert!(!regex_like_time(&html), "a label looks like a time of day");
+    let sweep = sections(&html, "sweep")[0];
+    assert!(sweep.contains("data-chart=\"sweep-iops\"") && sweep.contains("class=\"mark knee\""));
+    let tpcc = sections(&html, "tpcc")[0];
+    for id in [
+        "tpcc1-rate",
+        "tpcc1-latency-time",
+        "tpcc1-txn-latency",
+        "tpcc2-rate",
+        "tpcc-compare",
+    ] {
+        assert!(
+            tpcc.contains(&format!("data-chart=\"{id}\"")),
+            "TPC-C lacks {id}"
+        );
+    }
+    assert!(
+        tpcc.contains("PASSED"),
+        "the consistency check outcome is shown"
+    );
+    assert!(tpcc.contains(">workers 1<") && tpcc.contains(">workers 2<"));
+    let tel = sections(&html, "telemetry")[0];
+    for id in [
+        "-iops\"",
+        "-mibps\"",
+        "-lat\"",
+        "-queue\"",
+        "char-sizes-char",
+    ] {
+        assert!(tel.contains(id), "telemetry lacks {id}");
+    }
+    // The environment once per host (one host here).
+    assert_eq!(
+        sections(&html, "environment")[0]
+            .matches("<h3>Host ")
+            .count(),
+        1
+    );
+    let charts = html.matches("class=\"oio-chart\"").count();
+    assert_eq!(std::fs::read_dir(d.join("r/svg")).unwrap().count(), charts);
+    assert_eq!(std::fs::read_dir(d.join("r/png")).unwrap().count(), charts);
+    let (sd, ink, w0, _) = png_stats(&d.join("r/png/tpcc-compare.png"));
+    assert!(w0 == 760 && sd > 10.0 && ink > 0.01, "PNG looks blank");
+
+    // In the browser: every chart drawn, no error, no text outside its chart.
+    let (body, stderr) = dump_dom(&page, d);
+    assert_eq!(attr(&body, "data-charts"), charts as i64);
+    assert_eq!(
+        attr(&body, "data-charts-drawn"),
+        charts as i64,
+        "some chart is empty"
+    );
+    assert_eq!(attr(&body, "data-errors"), 0);
+    assert_eq!(
+        attr(&body, "data-overflow"),
+        0,
+        "text outside its chart: {body}"
+    );
+    assert!(!stderr
+        .lines()
+        .any(|l| l.contains("CONSOLE") || l.contains("Uncaught")));
+
+    // A screenshot of each section kind, alone on a page with the report's style.
+    let style = &html[html.find("<head>").unwrap()..html.find("</head>").unwrap() + 7];
+    let shots = d.join("shots");
+    std::fs::create_dir(&shots).unwrap();
+    for kind in [
+        "repeat",
+        "rate",
+        "ab",
+        "blend",
+        "sweep",
+        "tpcc",
+        "telemetry",
+        "environment",
+    ] {
+        let one = d.join(format!("{kind}.html"));
+        std::fs::write(
+            &one,
+            format!(
+                "<!DOCTYPE html><html lang=\"en\">{style}<body>{}</body></html>",
+                sections(&html, kind)[0]
+            ),
+        )
+        .unwrap();
+        let (body, _) = dump_dom(&one, d);
+        assert_eq!(attr(&body, "data-errors"), 0, "{kind}");
+        assert_eq!(attr(&body, "data-overflow"), 0, "{kind}: {body}");
+        let shot = shots.join(format!("{kind}.png"));
+        headless(&d.join(format!("profile-{kind}")))
+            .args(["--window-size=1100,1500"])
+            .arg(format!("--screenshot={}", shot.display()))
+            .arg(format!("file://{}", one.display()))
+            .output()
+            .unwrap();
+        let (sd, ink, _, _) = png_stats(&shot);
+        assert!(sd > 20.0 && ink > 0.02, "{kind} screenshot looks blank");
+    }
+    if let Ok(keep) = std::env::var("OIO_REPORT_SHOTS") {
+        for e in std::fs::read_dir(&shots).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), Path::new(&keep).join(e.file_name())).unwrap();
+        }
+    }
+    eprintln!(
+        "mixed report: {} bytes, {charts} charts, {} sections",
+        html.len(),
+        html.matches("<section").count()
+    );
+}
+
+/// True when the page shows a label like `14:56:31-…` (a run named by its time of day).
+fn regex_like_time(html: &str) -> bool {
+    html.as_bytes().windows(9).any(|w| {
+        w[0].is_ascii_digit()
+            && w[1].is_ascii_digit()
+            && w[2] == b':'
+            && w[5] == b':'
+            && w[8] == b'-'
+            && w[3..5].iter().chain(&w[6..8]).all(u8::is_ascii_digit)
+    })
 }

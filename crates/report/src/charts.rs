@@ -3,6 +3,7 @@
 //! most [`MAX_OVERLAY`] runs (more lines are unreadable); the run table and the IOPS–latency
 //! scatter show every run.
 
+use crate::experiments::{self, Experiment, Kind};
 use crate::model::Report;
 use crate::svg::{Axis, BarSeries, Bars, Fmt, Heatmap, Marker, Mode, Plot, Series};
 use oio_analysis::sweep;
@@ -19,8 +20,8 @@ pub const BUSY_QUEUE: f64 = 2.0;
 pub struct Chart {
     /// Stable id (`[a-z0-9-]`), used as file name.
     pub id: String,
-    /// Section it belongs to ("runs", "sweeps", "comparisons", "telemetry").
-    pub section: &'static str,
+    /// Section it belongs to (an experiment's id, "sweeps", "comparisons", "telemetry", "tpcc").
+    pub section: String,
     /// Title.
     pub title: String,
     /// The `<svg>` element.
@@ -44,13 +45,13 @@ fn slug(s: &str) -> String {
     out.trim_matches('-').chars().take(40).collect()
 }
 
-fn push_plot(out: &mut Vec<Chart>, id: String, section: &'static str, p: Plot) {
+fn push_plot(out: &mut Vec<Chart>, id: String, section: &str, p: Plot) {
     if p.has_data() {
         out.push(Chart {
             svg: p.to_svg(&id),
             title: p.title.clone(),
             id,
-            section,
+            section: section.to_string(),
         });
     }
 }
@@ -74,46 +75,322 @@ fn series_of(
 /// Every chart of the report, in page order.
 pub fn build(report: &Report) -> Vec<Chart> {
     let mut out = Vec::new();
-    runs(report, &mut out);
+    for x in experiments::group(report) {
+        experiment(report, &x, &mut out);
+    }
     sweeps(report, &mut out);
     comparisons(report, &mut out);
     telemetry(report, &mut out);
+    tpcc(report, &mut out);
     out
 }
 
-fn runs(report: &Report, out: &mut Vec<Chart>) {
-    let shown: Vec<_> = report.runs.iter().take(MAX_OVERLAY).collect();
-    if shown.is_empty() {
+/// Most series one chart overlays; more runs get small multiples.
+pub const MAX_SERIES: usize = 6;
+/// Most runs drawn as small multiples; more are summarised per interval.
+pub const MAX_SMALL: usize = 12;
+/// Size of one small multiple, px.
+pub const SMALL: (f64, f64) = (372.0, 250.0);
+
+fn pct_curve(h: &LatencyHistogram) -> Vec<(f64, f64)> {
+    (0..=50)
+        .map(|k| std::f64::consts::LOG10_2 + k as f64 * (5.0 - std::f64::consts::LOG10_2) / 50.0)
+        .filter_map(|x| {
+            let qq = 1.0 - 10f64.powf(-x);
+            // Beyond the sample count a percentile is the maximum: stop there.
+            if (1.0 - qq) * (h.count() as f64) < 1.0 {
+                return None;
+            }
+            h.quantile(qq).map(|v| (x, v as f64))
+        })
+        .collect()
+}
+
+/// One time-series quantity per run: overlaid when few, else one small chart per run on a
+/// shared scale.
+#[allow(clippy::too_many_arguments)]
+fn per_run(
+    out: &mut Vec<Chart>,
+    x: &Experiment,
+    report: &Report,
+    key: &str,
+    title: &str,
+    y: Axis,
+    mode: Mode,
+    f: &dyn Fn(&Interval) -> Option<f64>,
+) {
+    let series: Vec<Series> = x
+        .runs
+        .iter()
+        .zip(&x.labels)
+        .map(|(&i, l)| series_of(&report.runs[i].doc, l, f, mode))
+        .collect();
+    let t = Axis::linear("time (s)", Fmt::Secs);
+    if series.len() <= MAX_SERIES {
+        let mut p = Plot::new(title, t, y);
+        p.series = series;
+        push_plot(out, format!("{}-{key}", x.id), &x.id, p);
         return;
     }
-    let more = if report.runs.len() > MAX_OVERLAY {
-        format!(" (first {MAX_OVERLAY} of {} runs)", report.runs.len())
-    } else {
-        String::new()
-    };
-    let t = Axis::linear("time (s)", Fmt::Secs);
-    let mut p = Plot::new(
-        &format!("IOPS per interval{more}"),
-        t.clone(),
+    if series.len() > MAX_SMALL {
+        // Too many for small multiples too: the median run per interval, whiskers from the
+        // lowest to the highest run, so the file stays small and the spread stays visible.
+        let n = series.iter().map(|s| s.points.len()).max().unwrap_or(0);
+        let mut med = Vec::with_capacity(n);
+        let mut wh = Vec::with_capacity(n);
+        for k in 0..n {
+            let mut v: Vec<f64> = series
+                .iter()
+                .filter_map(|s| s.points.get(k).map(|p| p.1))
+                .collect();
+            let Some(t) = series.iter().find_map(|s| s.points.get(k).map(|p| p.0)) else {
+                continue;
+            };
+            v.sort_by(f64::total_cmp);
+            med.push((t, v[v.len() / 2]));
+            wh.push((v[0], v[v.len() - 1]));
+        }
+        let mut p = Plot::new(
+            &format!(
+                "{title}: median of {} runs per interval, whiskers lowest to highest",
+                series.len()
+            ),
+            t,
+            y,
+        );
+        let mut m = Series::new("median run", med, Mode::LinePoints);
+        m.whiskers = Some(wh);
+        p.series.push(m);
+        push_plot(out, format!("{}-{key}", x.id), &x.id, p);
+        return;
+    }
+    let all = series.iter().flat_map(|s| s.points.iter());
+    let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+        (a.min(p.1), b.max(p.1))
+    });
+    let tmax = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .fold(0.0, f64::max);
+    for (k, s) in series.into_iter().enumerate() {
+        let mut p = Plot::new(
+            &format!("{title}: {}", s.name),
+            t.clone().with_span(0.0, tmax),
+            y.clone().with_span(lo, hi),
+        );
+        p.size = SMALL;
+        p.series.push(s);
+        push_plot(out, format!("{}-{key}-{}", x.id, k + 1), &x.id, p);
+    }
+}
+
+fn experiment(report: &Report, x: &Experiment, out: &mut Vec<Chart>) {
+    let runs: Vec<&RunResult> = x.runs.iter().map(|&i| &report.runs[i].doc).collect();
+    let sec = x.id.as_str();
+    // The question first.
+    match x.kind {
+        Kind::Rate => {
+            let mut pts: Vec<(f64, &RunResult, &str)> = runs
+                .iter()
+                .zip(&x.labels)
+                .filter_map(|(r, l)| r.summary.offered_iops.map(|o| (o, *r, l.as_str())))
+                .collect();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let mut xo = Axis::linear("offered rate (IOPS)", Fmt::Count);
+            xo.from_zero = false;
+            let mut p = Plot::new(
+                "Offered and achieved rate",
+                xo.clone(),
+                Axis::linear("IOPS", Fmt::Count),
+            );
+            p.series.push(Series::new(
+                "offered (the line y = x)",
+                pts.iter().map(|(o, _, _)| (*o, *o)).collect(),
+                Mode::Line,
+            ));
+            let mut ach = Series::new(
+                "achieved",
+                pts.iter()
+                    .map(|(o, r, _)| (*o, r.summary.total.iops))
+                    .collect(),
+                Mode::LinePoints,
+            );
+            ach.labels = Some(pts.iter().map(|(_, _, l)| l.to_string()).collect());
+            p.series.push(ach);
+            push_plot(out, format!("{sec}-offered"), sec, p);
+            let mut l = Plot::new(
+                "Response time (from intended start) and service time (from submission)",
+                xo,
+                Axis::log("latency", Fmt::Ns),
+            );
+            let lat = |name: &str, dashed: bool, f: &dyn Fn(&RunResult) -> Option<u64>| {
+                let mut s = Series::new(
+                    name,
+                    pts.iter()
+                        .filter_map(|(o, r, _)| f(r).map(|v| (*o, v as f64)))
+                        .collect(),
+                    Mode::LinePoints,
+                );
+                s.dashed = dashed;
+                s
+            };
+            l.series.push(lat("response p50", false, &|r| {
+                r.summary.total.latency_ns.p50
+            }));
+            l.series.push(lat("response p99", true, &|r| {
+                r.summary.total.latency_ns.p99
+            }));
+            l.series.push(lat("service p50", false, &|r| {
+                r.summary.total.service_latency_ns.as_ref()?.p50
+            }));
+            l.series.push(lat("service p99", true, &|r| {
+                r.summary.total.service_latency_ns.as_ref()?.p99
+            }));
+            push_plot(out, format!("{sec}-response"), sec, l);
+        }
+        Kind::Depth => {
+            let mut pts: Vec<(f64, &RunResult)> = runs
+                .iter()
+                .map(|r| (r.summary.configured_outstanding as f64, *r))
+                .collect();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let xq = Axis::log("queue depth (outstanding I/O)", Fmt::Count)
+                .with_ticks(pts.iter().map(|p| p.0).collect());
+            let mut p = Plot::new(
+                "IOPS by queue depth",
+                xq.clone(),
+                Axis::linear("IOPS", Fmt::Count),
+            );
+            p.series.push(Series::new(
+                "IOPS",
+                pts.iter()
+                    .map(|(q, r)| (*q, r.summary.total.iops))
+                    .collect(),
+                Mode::LinePoints,
+            ));
+            push_plot(out, format!("{sec}-depth-iops"), sec, p);
+            let mut l = Plot::new(
+                "Latency by queue depth: p50 (solid), p99 (dashed)",
+                xq,
+                Axis::log("latency", Fmt::Ns),
+            );
+            l.series.push(Series::new(
+                "p50",
+                pts.iter()
+                    .filter_map(|(q, r)| r.summary.total.latency_ns.p50.map(|v| (*q, v as f64)))
+                    .collect(),
+                Mode::LinePoints,
+            ));
+            let mut p99 = Series::new(
+                "p99",
+                pts.iter()
+                    .filter_map(|(q, r)| r.summary.total.latency_ns.p99.map(|v| (*q, v as f64)))
+                    .collect(),
+                Mode::LinePoints,
+            );
+            p99.dashed = true;
+            l.series.push(p99);
+            push_plot(out, format!("{sec}-depth-latency"), sec, l);
+        }
+        Kind::Repeat | Kind::Interleaved | Kind::Blend | Kind::Series if runs.len() > 24 => {
+            // Too many bars to label: one dot per run, in the order they ran.
+            let mut p = Plot::new(
+                &format!(
+                    "IOPS of each run, in the order they ran ({} runs)",
+                    runs.len()
+                ),
+                Axis::linear("run", Fmt::Count),
+                Axis::linear("IOPS", Fmt::Count),
+            );
+            p.series.push(Series::new(
+                "run",
+                runs.iter()
+                    .enumerate()
+                    .map(|(k, r)| ((k + 1) as f64, r.summary.total.iops))
+                    .collect(),
+                Mode::Points,
+            ));
+            push_plot(out, format!("{sec}-runs"), sec, p);
+        }
+        Kind::Repeat | Kind::Interleaved | Kind::Blend | Kind::Series if runs.len() > 1 => {
+            // One bar per run: the spread a repeat shows, or the configurations side by side.
+            let bars = Bars {
+                title: "IOPS of each run (whiskers: min and max of its intervals)".into(),
+                y_label: "IOPS".into(),
+                fmt: Fmt::Count,
+                categories: x.labels.clone(),
+                series: vec![BarSeries {
+                    name: "IOPS".into(),
+                    values: runs
+                        .iter()
+                        .map(|r| {
+                            let iv = r.intervals.iter().map(|i| i.total.iops);
+                            let lo = iv.clone().fold(f64::INFINITY, f64::min);
+                            let hi = iv.fold(f64::NEG_INFINITY, f64::max);
+                            Some((r.summary.total.iops, lo.is_finite().then_some((lo, hi))))
+                        })
+                        .collect(),
+                }],
+            };
+            let id = format!("{sec}-runs");
+            out.push(Chart {
+                svg: bars.to_svg(&id),
+                title: bars.title,
+                id,
+                section: sec.to_string(),
+            });
+        }
+        _ => {}
+    }
+    per_run(
+        out,
+        x,
+        report,
+        "iops",
+        "IOPS per interval",
         Axis::linear("IOPS", Fmt::Count),
+        Mode::Line,
+        &|i| Some(i.total.iops),
     );
-    let mut b = Plot::new(
-        &format!("Throughput per interval{more}"),
-        t.clone(),
-        Axis::linear("MiB/s", Fmt::Count),
+    // Seed 001's `await` plot: each interval's latency as a dot.
+    per_run(
+        out,
+        x,
+        report,
+        "latency",
+        "p99 latency per interval (one dot per interval)",
+        Axis::log("p99 latency", Fmt::Ns),
+        Mode::Points,
+        &|i| i.total.latency_ns.p99.map(|v| v as f64),
     );
-    let mut l = Plot::new(
-        &format!("Latency per interval: p50 (solid) and p99 (dashed){more}"),
-        t.clone(),
-        Axis::log("latency", Fmt::Ns),
-    );
-    let mut q = Plot::new(
-        &format!("Outstanding I/O per interval (Little's law){more}"),
-        t,
+    per_run(
+        out,
+        x,
+        report,
+        "outstanding",
+        "Outstanding I/O per interval (Little's law)",
         Axis::linear("outstanding I/Os", Fmt::Count),
+        Mode::Line,
+        &|i| Some(i.total.outstanding_mean),
     );
+    if runs
+        .iter()
+        .any(|r| r.intervals.iter().any(|i| i.offered_iops.is_some()))
+    {
+        per_run(
+            out,
+            x,
+            report,
+            "offered-interval",
+            "Offered rate per interval",
+            Axis::linear("offered IOPS", Fmt::Count),
+            Mode::Line,
+            &|i| i.offered_iops,
+        );
+    }
+    // Percentile curves: one per run, at most MAX_SERIES (more are told apart in the table).
     let mut pct = Plot::new(
-        &format!("Latency by percentile (merged run histogram){more}"),
+        "Latency by percentile (merged run histogram)",
         Axis::linear("percentile", Fmt::Nines).with_ticks(vec![
             std::f64::consts::LOG10_2,
             1.0,
@@ -125,82 +402,318 @@ fn runs(report: &Report, out: &mut Vec<Chart>) {
         Axis::log("latency", Fmt::Ns),
     );
     pct.x.from_zero = false;
-    for e in &shown {
-        let r = &e.doc;
-        p.series
-            .push(series_of(r, &e.label, |i| Some(i.total.iops), Mode::Line));
-        b.series.push(series_of(
-            r,
-            &e.label,
-            |i| Some(i.total.bytes_per_sec / 1048576.0),
-            Mode::Line,
-        ));
-        l.series.push(series_of(
-            r,
-            &format!("{} p50", e.label),
-            |i| i.total.latency_ns.p50.map(|v| v as f64),
-            Mode::Line,
-        ));
-        let mut s99 = series_of(
-            r,
-            &format!("{} p99", e.label),
-            |i| i.total.latency_ns.p99.map(|v| v as f64),
-            Mode::Line,
+    if runs.len() > MAX_SERIES {
+        pct.title = format!(
+            "Latency by percentile: fastest, median and slowest of {} runs by p99",
+            runs.len()
         );
-        s99.dashed = true;
-        l.series.push(s99);
-        q.series.push(series_of(
-            r,
-            &e.label,
-            |i| Some(i.total.outstanding_mean),
-            Mode::Line,
-        ));
-        if let Some(h) = &r.summary.total.histogram {
+    }
+    let mut by_p99: Vec<usize> = (0..runs.len()).collect();
+    by_p99.sort_by_key(|&k| runs[k].summary.total.latency_ns.p99.unwrap_or(0));
+    let pick: Vec<usize> = if runs.len() > MAX_SERIES {
+        vec![
+            by_p99[0],
+            by_p99[by_p99.len() / 2],
+            by_p99[by_p99.len() - 1],
+        ]
+    } else {
+        (0..runs.len()).collect()
+    };
+    for k in pick {
+        if let Some(h) = &runs[k].summary.total.histogram {
             let h = LatencyHistogram::from_sparse(h);
-            let pts: Vec<(f64, f64)> = (0..=50)
-                .map(|k| {
-                    std::f64::consts::LOG10_2 + k as f64 * (5.0 - std::f64::consts::LOG10_2) / 50.0
-                })
-                .filter_map(|x| {
-                    let qq = 1.0 - 10f64.powf(-x);
-                    // Beyond the sample count a percentile is the maximum: stop there.
-                    if (1.0 - qq) * (h.count() as f64) < 1.0 {
-                        return None;
-                    }
-                    h.quantile(qq).map(|v| (x, v as f64))
-                })
-                .collect();
             pct.series
-                .push(Series::new(&e.label, pts, Mode::LinePoints));
+                .push(Series::new(&x.labels[k], pct_curve(&h), Mode::LinePoints));
         }
     }
-    push_plot(out, "run-iops".into(), "runs", p);
-    push_plot(out, "run-mibps".into(), "runs", b);
-    push_plot(out, "run-latency".into(), "runs", l);
-    push_plot(out, "run-outstanding".into(), "runs", q);
-    push_plot(out, "run-percentiles".into(), "runs", pct);
-    if report.runs.len() >= 2 {
-        let mut s = Plot::new(
-            &format!(
-                "Every run: IOPS against p99 latency ({} runs)",
-                report.runs.len()
-            ),
-            Axis::linear("IOPS", Fmt::Count),
-            Axis::log("p99 latency", Fmt::Ns),
+    push_plot(out, format!("{sec}-percentiles"), sec, pct);
+}
+
+/// Picks one percentile of a TPC-C latency summary.
+type Pick = fn(&oio_tpcc::result::LatencyUs) -> Option<f64>;
+
+fn tpcc(report: &Report, out: &mut Vec<Chart>) {
+    let labels = tpcc_labels(report);
+    for (n, e) in report.tpcc.iter().enumerate() {
+        let r = &e.doc;
+        let sec = format!("tpcc{}", n + 1);
+        let name = &labels[n];
+        let t = Axis::linear("time (s)", Fmt::Secs);
+        let mut p = Plot::new(
+            &format!("{name}: NOPM and TPM per interval (client-counted, per minute)"),
+            t.clone(),
+            Axis::linear("transactions per minute", Fmt::Count),
         );
-        s.series.push(Series::new(
-            "run",
-            report
-                .runs
+        p.series.push(Series::new(
+            "NOPM (new orders)",
+            r.intervals.iter().map(|i| (i.t_s, i.nopm)).collect(),
+            Mode::Line,
+        ));
+        p.series.push(Series::new(
+            "TPM (all committed)",
+            r.intervals.iter().map(|i| (i.t_s, i.tpm_client)).collect(),
+            Mode::Line,
+        ));
+        push_plot(out, format!("{sec}-rate"), &sec, p);
+        let mut l = Plot::new(
+            &format!("{name}: new-order latency per interval, p50 (solid) and p99 (dashed)"),
+            t.clone(),
+            Axis::log("latency", Fmt::Ns),
+        );
+        let us = |v: Option<f64>| v.map(|v| v * 1000.0);
+        l.series.push(Series::new(
+            "p50",
+            r.intervals
                 .iter()
-                .filter_map(|e| {
-                    let t = &e.doc.summary.total;
-                    t.latency_ns.p99.map(|v| (t.iops, v as f64))
+                .filter_map(|i| us(i.new_order_latency_us.p50).map(|v| (i.t_s, v)))
+                .collect(),
+            Mode::LinePoints,
+        ));
+        let mut s = Series::new(
+            "p99",
+            r.intervals
+                .iter()
+                .filter_map(|i| us(i.new_order_latency_us.p99).map(|v| (i.t_s, v)))
+                .collect(),
+            Mode::LinePoints,
+        );
+        s.dashed = true;
+        l.series.push(s);
+        push_plot(out, format!("{sec}-latency-time"), &sec, l);
+        // Per-transaction percentiles as grouped bars (linear axis, ns).
+        let kinds: Vec<&String> = r.transactions.keys().collect();
+        let pcts: [(&str, Pick); 3] = [("p50", |l| l.p50), ("p90", |l| l.p90), ("p99", |l| l.p99)];
+        let bars = Bars {
+            title: format!("{name}: latency by transaction type"),
+            y_label: "latency".into(),
+            fmt: Fmt::Ns,
+            categories: kinds.iter().map(|k| k.replace('_', " ")).collect(),
+            series: pcts
+                .iter()
+                .map(|(n, f)| BarSeries {
+                    name: (*n).into(),
+                    values: kinds
+                        .iter()
+                        .map(|k| f(&r.transactions[*k].latency_us).map(|v| (v * 1000.0, None)))
+                        .collect(),
                 })
                 .collect(),
-            Mode::Points,
+        };
+        if bars
+            .series
+            .iter()
+            .any(|s| s.values.iter().any(Option::is_some))
+        {
+            let id = format!("{sec}-txn-latency");
+            out.push(Chart {
+                svg: bars.to_svg(&id),
+                title: bars.title,
+                id,
+                section: sec.clone(),
+            });
+        }
+        // The wait profile: shares by class (the result holds totals, not a series).
+        let w = &r.waits;
+        let shares: Vec<&oio_tpcc::waits::WaitShare> = if w.buckets.is_empty() {
+            w.classes.iter().collect()
+        } else {
+            w.buckets.iter().collect()
+        };
+        if !shares.is_empty() {
+            let bars = Bars {
+                title: format!("{name}: wait profile, share of sampled session time"),
+                y_label: "share (%)".into(),
+                fmt: Fmt::Pct,
+                categories: shares.iter().map(|s| s.name.clone()).collect(),
+                series: vec![BarSeries {
+                    name: "share".into(),
+                    values: shares.iter().map(|s| Some((s.share_pct, None))).collect(),
+                }],
+            };
+            let id = format!("{sec}-waits");
+            out.push(Chart {
+                svg: bars.to_svg(&id),
+                title: bars.title,
+                id,
+                section: sec.clone(),
+            });
+        }
+        if let Some(obs) = &r.device {
+            observation_panels(out, &sec, &format!("{name} device"), obs);
+        }
+    }
+    if report.tpcc.len() >= 2 {
+        let bars = Bars {
+            title: "TPC-C runs compared: NOPM and TPM".into(),
+            y_label: "per minute".into(),
+            fmt: Fmt::Count,
+            categories: labels.clone(),
+            series: vec![
+                BarSeries {
+                    name: "NOPM".into(),
+                    values: report
+                        .tpcc
+                        .iter()
+                        .map(|e| Some((e.doc.summary.nopm, None)))
+                        .collect(),
+                },
+                BarSeries {
+                    name: "TPM".into(),
+                    values: report
+                        .tpcc
+                        .iter()
+                        .map(|e| Some((e.doc.summary.tpm, None)))
+                        .collect(),
+                },
+            ],
+        };
+        let id = "tpcc-compare".to_string();
+        out.push(Chart {
+            svg: bars.to_svg(&id),
+            title: bars.title,
+            id,
+            section: "tpcc".into(),
+        });
+    }
+}
+
+/// TPC-C runs named by what differs between them (database, workers, warehouses, options).
+pub fn tpcc_labels(report: &Report) -> Vec<String> {
+    let facts: Vec<Vec<(String, String)>> = report
+        .tpcc
+        .iter()
+        .map(|e| {
+            let r = &e.doc;
+            let mut v = vec![
+                ("".to_string(), format!("{:?}", r.dialect).to_lowercase()),
+                ("workers".to_string(), r.options.workers.to_string()),
+                ("warehouses".to_string(), r.warehouses.to_string()),
+            ];
+            let args: Vec<&String> = r.command.iter().skip(3).collect();
+            for w in args.windows(2) {
+                if w[0].starts_with("--")
+                    && !w[1].starts_with('-')
+                    && !["--workers", "--warehouses", "--out", "--db"].contains(&w[0].as_str())
+                {
+                    v.push((w[0].trim_start_matches('-').to_string(), w[1].clone()));
+                }
+            }
+            v
+        })
+        .collect();
+    let differs = |k: &str| {
+        let vals: Vec<Option<&String>> = facts
+            .iter()
+            .map(|f| f.iter().find(|(a, _)| a == k).map(|(_, b)| b))
+            .collect();
+        vals.iter().any(|v| *v != vals[0])
+    };
+    let mut out: Vec<String> = facts
+        .iter()
+        .map(|f| {
+            f.iter()
+                .filter(|(k, _)| differs(k))
+                .map(|(k, v)| {
+                    if k.is_empty() {
+                        v.clone()
+                    } else {
+                        format!("{k} {v}")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .collect();
+    for (k, l) in out.iter_mut().enumerate() {
+        if l.is_empty() {
+            *l = format!("TPC-C run {}", k + 1);
+        }
+    }
+    out
+}
+
+/// An observation's device as panels on one time axis: IOPS, MiB/s, latency per direction
+/// and queue length, each in its own unit, busy periods shaded.
+fn observation_panels(
+    out: &mut Vec<Chart>,
+    sec: &str,
+    name: &str,
+    obs: &oio_core::observation::Observation,
+) {
+    for d in obs.devices.iter().take(4) {
+        let iv = &d.intervals;
+        if iv.is_empty() {
+            continue;
+        }
+        let name = format!("{name} {}", d.name);
+        let bands: Vec<(f64, f64)> = iv
+            .iter()
+            .filter(|i| i.queue_mean.is_some_and(|q| q > BUSY_QUEUE))
+            .map(|i| (i.t_s - i.duration_s, i.t_s))
+            .collect();
+        let t = Axis::linear("time (s)", Fmt::Secs);
+        let id = format!("{sec}-{}", slug(&name));
+        let panel =
+            |title: &str,
+             y: Axis,
+             f: &dyn Fn(&oio_core::observation::DirCounters) -> Option<f64>| {
+                let mut p = Plot::new(
+                    &format!("{name}: {title}, busy (queue > {BUSY_QUEUE}) shaded"),
+                    t.clone(),
+                    y,
+                );
+                for (dir, pick) in [("reads", 0), ("writes", 1)] {
+                    p.series.push(Series::new(
+                        dir,
+                        iv.iter()
+                            .filter_map(|i| {
+                                f(if pick == 0 { &i.read } else { &i.write }).map(|v| (i.t_s, v))
+                            })
+                            .collect(),
+                        Mode::Line,
+                    ));
+                }
+                p.bands = bands.clone();
+                p.band_label = Some("busy".into());
+                p
+            };
+        push_plot(
+            out,
+            format!("{id}-iops"),
+            sec,
+            panel("IOPS", Axis::linear("IOPS", Fmt::Count), &|c| c.iops),
+        );
+        push_plot(
+            out,
+            format!("{id}-mibps"),
+            sec,
+            panel("throughput", Axis::linear("MiB/s", Fmt::Count), &|c| {
+                c.bytes_per_sec.map(|b| b / 1048576.0)
+            }),
+        );
+        push_plot(
+            out,
+            format!("{id}-lat"),
+            sec,
+            panel("mean latency", Axis::log("mean latency", Fmt::Ns), &|c| {
+                c.latency_mean_ns.filter(|v| *v > 0.0)
+            }),
+        );
+        let mut q = Plot::new(
+            &format!("{name}: queue length (mean outstanding I/Os), busy shaded"),
+            t.clone(),
+            Axis::linear("queue length (I/Os)", Fmt::Count),
+        );
+        q.series.push(Series::new(
+            "queue length",
+            iv.iter()
+                .filter_map(|i| i.queue_mean.map(|v| (i.t_s, v)))
+                .collect(),
+            Mode::Line,
         ));
-        push_plot(out, "runs-iops-p99".into(), "runs", s);
+        q.bands = bands.clone();
+        q.band_label = Some("busy".into());
+        push_plot(out, format!("{id}-queue"), sec, q);
     }
 }
 
@@ -309,23 +822,41 @@ fn sweeps(report: &Report, out: &mut Vec<Chart>) {
             li.series.push(sc);
         }
         if let Some(k) = &s.knee {
-            let label = format!("knee: qd {}", k.qd);
-            iops.markers.push(Marker {
-                x: k.qd as f64,
-                y: k.iops,
-                label: label.clone(),
+            // Every rule that names a depth is marked; the headline rule first.
+            let mut rules: Vec<(&str, &oio_analysis::knee::RuleDepth)> = vec![
+                ("saturation", &k.rules.saturation),
+                ("% of peak", &k.rules.pct_of_peak),
+                ("power", &k.rules.power),
+            ];
+            if let Some(t) = &k.rules.latency_target {
+                rules.push(("latency target", t));
+            }
+            rules.sort_by_key(|(n, _)| {
+                let h = k.headline.replace('_', " ");
+                !(h == *n || (h == "pct of peak" && *n == "% of peak"))
             });
-            if let Some(p99) = k.latency_ns.p99 {
-                lat.markers.push(Marker {
-                    x: k.qd as f64,
-                    y: p99,
+            for (name, r) in rules {
+                let (Some(qd), Some(ri)) = (r.qd, r.iops) else {
+                    continue;
+                };
+                let label = format!("{name}: qd {qd}");
+                iops.markers.push(Marker {
+                    x: qd as f64,
+                    y: ri,
                     label: label.clone(),
                 });
-                li.markers.push(Marker {
-                    x: k.iops,
-                    y: p99,
-                    label,
-                });
+                if let Some(p99) = r.latency_ns.p99 {
+                    lat.markers.push(Marker {
+                        x: qd as f64,
+                        y: p99,
+                        label: label.clone(),
+                    });
+                    li.markers.push(Marker {
+                        x: ri,
+                        y: p99,
+                        label,
+                    });
+                }
             }
         }
         push_plot(out, id("iops"), "sweeps", iops);
@@ -374,7 +905,7 @@ fn sweeps(report: &Report, out: &mut Vec<Chart>) {
                 svg: h.to_svg(&hid),
                 title: h.title,
                 id: hid,
-                section: "sweeps",
+                section: "sweeps".into(),
             });
         }
     }
@@ -433,7 +964,7 @@ fn comparisons(report: &Report, out: &mut Vec<Chart>) {
             svg: bars.to_svg(&id),
             title: bars.title,
             id,
-            section: "comparisons",
+            section: "comparisons".into(),
         });
     }
 }
@@ -472,59 +1003,48 @@ fn telemetry(report: &Report, out: &mut Vec<Chart>) {
                 })
                 .collect(),
         };
+        if c.periods.len() > 1 {
+            // Detected busy periods side by side.
+            let p = Bars {
+                title: format!("{}: detected periods side by side", e.label),
+                y_label: "IOPS (mean)".into(),
+                fmt: Fmt::Count,
+                categories: c
+                    .periods
+                    .iter()
+                    .map(|p| format!("{:.0}–{:.0} s", p.from_s, p.to_s))
+                    .collect(),
+                series: vec![BarSeries {
+                    name: "IOPS".into(),
+                    values: c
+                        .periods
+                        .iter()
+                        .map(|p| Some((p.iops_mean, None)))
+                        .collect(),
+                }],
+            };
+            let id = format!("char-periods-{}", slug(&e.label));
+            out.push(Chart {
+                svg: p.to_svg(&id),
+                title: p.title,
+                id,
+                section: "telemetry".into(),
+            });
+        }
         let id = format!("char-sizes-{}", slug(&e.label));
         out.push(Chart {
             svg: bars.to_svg(&id),
             title: bars.title,
             id,
-            section: "telemetry",
+            section: "telemetry".into(),
         });
     }
     for e in &report.observations {
+        observation_panels(out, "telemetry", &e.label, &e.doc);
         for d in e.doc.devices.iter().take(4) {
             let name = format!("{} {}", e.label, d.name);
             let iv = &d.intervals;
-            let mut p = Plot::new(
-                &format!(
-                    "{name}: IOPS and queue length, busy periods (queue > {BUSY_QUEUE}) shaded"
-                ),
-                Axis::linear("time (s)", Fmt::Secs),
-                Axis::linear("IOPS / queue length", Fmt::Count),
-            );
-            p.series.push(Series::new(
-                "IOPS",
-                iv.iter()
-                    .map(|i| (i.t_s, i.read.iops_or_zero() + i.write.iops_or_zero()))
-                    .collect(),
-                Mode::Line,
-            ));
-            let queue: Vec<(f64, f64)> = iv
-                .iter()
-                .filter_map(|i| i.queue_mean.map(|q| (i.t_s, q)))
-                .collect();
-            let qmax = queue.iter().map(|q| q.1).fold(0.0, f64::max);
-            let imax = p.series[0].points.iter().map(|q| q.1).fold(0.0, f64::max);
-            if !queue.is_empty() {
-                // Queue on the IOPS scale would be flat: scale it and say so.
-                let k = if qmax > 0.0 && imax > 0.0 {
-                    (imax / qmax).max(1.0).round()
-                } else {
-                    1.0
-                };
-                p.series.push(Series::new(
-                    &format!("queue length × {k:.0}"),
-                    queue.iter().map(|(t, q)| (*t, q * k)).collect(),
-                    Mode::Line,
-                ));
-            }
-            p.bands = iv
-                .iter()
-                .filter(|i| i.queue_mean.is_some_and(|q| q > BUSY_QUEUE))
-                .map(|i| (i.t_s - i.duration_s, i.t_s))
-                .collect();
-            p.band_label = Some("busy".into());
-            let id = format!("obs-{}", slug(&name));
-            push_plot(out, id.clone(), "telemetry", p);
+            let id = format!("telemetry-{}", slug(&name));
             let mut s = Plot::new(
                 &format!("{name}: latency against queue length (one dot per interval)"),
                 Axis::linear("queue length", Fmt::Count),

@@ -3,10 +3,12 @@
 //!
 //! A few lines of inline script only *check* the page (they draw nothing): they count the
 //! charts that have visible marks and any script errors and write the counts on `<body>`
-//! (`data-charts`, `data-charts-drawn`, `data-errors`), which is what the headless-browser
-//! test reads.
+//! (`data-charts`, `data-charts-drawn`, `data-errors`), and the texts whose box (`getBBox()`
+//! mapped into the chart's viewBox) leaves their chart (`data-overflow`, `data-overflow-list`),
+//! which is what the headless-browser test reads.
 
 use crate::charts::{self, Chart};
+use crate::experiments::{self, Experiment, Kind};
 use crate::model::Report;
 use crate::svg::esc;
 use crate::{Artifact, Renderer, ReportError};
@@ -25,13 +27,26 @@ h1{font-size:24px}h2{border-bottom:2px solid #0072B2;padding-bottom:4px;margin-t
 table{border-collapse:collapse;font-size:13px;margin:8px 0}th,td{border:1px solid #ddd;padding:3px 8px;text-align:right}
 th{background:#f2f6fa}td.l,th.l{text-align:left}.chart{margin:14px 0}.note{color:#555;font-size:13px}
 .sig{color:#006b3c;font-weight:bold}.nsig{color:#555}.warn{color:#a04000}nav a{margin-right:14px}
-.scroll{max-height:480px;overflow:auto}";
+.scroll{max-height:480px;overflow:auto}td.diff,th.diff{background:#fff3cd;color:#222}
+nav ol{columns:2;font-size:14px}.chart{display:inline-block;vertical-align:top;margin:6px}
+svg.oio-chart{max-width:100%;height:auto;border:1px solid #ddd}
+@media (prefers-color-scheme:dark){body{background:#1b1d21;color:#e6e6e6}th{background:#2a3340}td,th{border-color:#444}
+.note,.nsig{color:#b8b8b8}.sig{color:#5fd39a}.warn{color:#ffb070}a{color:#7cc4ff}}
+@media print{body{max-width:none;margin:0;color:#000;background:#fff}nav{display:none}.scroll{max-height:none;overflow:visible}
+.chart,table,h3{break-inside:avoid}h2{break-before:page}}";
 
 const CHECK_SCRIPT: &str = "window.__oioErrors=[];window.addEventListener('error',function(e){window.__oioErrors.push(String(e.message))});
-document.addEventListener('DOMContentLoaded',function(){var c=document.querySelectorAll('svg.oio-chart'),d=0;
+document.addEventListener('DOMContentLoaded',function(){var c=document.querySelectorAll('svg.oio-chart'),d=0,over=[];
 for(var i=0;i<c.length;i++){var s=c[i],b=s.getBBox(),m=s.querySelectorAll('.mark');var ok=m.length>0&&b.width>0&&b.height>0;
-for(var j=0;ok&&j<m.length;j++){var r=m[j].getBBox();if(r.width>0||r.height>0){d++;break}}}
+for(var j=0;ok&&j<m.length;j++){var r=m[j].getBBox();if(r.width>0||r.height>0){d++;break}}
+var vb=s.viewBox.baseVal,t=s.querySelectorAll('text');
+for(var k=0;k<t.length;k++){var e=t[k],x=e.getBBox(),M=e.getCTM(),S=s.getCTM(),lo=[1e9,1e9],hi=[-1e9,-1e9];
+if(!M||!S)continue;M=S.inverse().multiply(M);
+[[x.x,x.y],[x.x+x.width,x.y],[x.x,x.y+x.height],[x.x+x.width,x.y+x.height]].forEach(function(p){
+var q=new DOMPoint(p[0],p[1]).matrixTransform(M);lo=[Math.min(lo[0],q.x),Math.min(lo[1],q.y)];hi=[Math.max(hi[0],q.x),Math.max(hi[1],q.y)]});
+if(lo[0]<vb.x-0.5||lo[1]<vb.y-0.5||hi[0]>vb.x+vb.width+0.5||hi[1]>vb.y+vb.height+0.5)over.push(s.getAttribute('data-chart')+': '+e.textContent)}}
 document.body.setAttribute('data-charts',String(c.length));document.body.setAttribute('data-charts-drawn',String(d));
+document.body.setAttribute('data-overflow',String(over.length));document.body.setAttribute('data-overflow-list',over.slice(0,5).join(' | '));
 document.body.setAttribute('data-errors',String(window.__oioErrors.length));});";
 
 fn opt_ns(v: Option<f64>) -> String {
@@ -56,34 +71,43 @@ impl HtmlRenderer {
     /// The page as a string.
     pub fn page(&self, r: &Report) -> String {
         let charts = charts::build(r);
+        let exps = experiments::group(r);
         let mut o = String::with_capacity(64 * 1024 + r.runs.len() * 600);
         let _ = write!(
             o,
-            "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>{t}</title><style>{STYLE}</style><script>{CHECK_SCRIPT}</script></head><body><h1>{t}</h1><p class=\"note\">generated {g} by oio {v}; {n} chart(s). Latency percentiles come from merged histograms, never averaged.</p><nav>",
+            "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><meta name=\"color-scheme\" content=\"light dark\"><title>{t}</title><style>{STYLE}</style><script>{CHECK_SCRIPT}</script></head><body><h1>{t}</h1><p class=\"note\">generated {g} by oio {v}; {n} chart(s). Latency percentiles come from merged histograms, never averaged. Runs are named by what differs between them within their experiment.</p><nav><b>Contents</b><ol>",
             t = esc(&r.title),
             g = esc(&r.generated),
             v = esc(&r.oio_version),
             n = charts.len()
         );
-        for (sec, name, present) in [
-            ("runs", "Runs", !r.runs.is_empty()),
-            ("sweeps", "Sweeps", !r.sweeps.is_empty()),
-            ("comparisons", "Comparisons", !r.comparisons.is_empty()),
-            (
-                "telemetry",
-                "Telemetry",
-                !r.observations.is_empty() || !r.characterizations.is_empty(),
-            ),
-            ("others", "Other results", !r.others.is_empty()),
-            ("environment", "Environment", !r.runs.is_empty()),
-        ] {
-            if present {
-                let _ = write!(o, "<a href=\"#{sec}\">{name}</a>");
-            }
+        let mut toc = |id: &str, name: &str| {
+            let _ = write!(o, "<li><a href=\"#{id}\">{}</a></li>", esc(name));
+        };
+        for x in &exps {
+            toc(&x.id, &exp_title(x));
         }
-        o.push_str("</nav>");
-        if !r.runs.is_empty() {
-            runs_section(&mut o, r, &charts);
+        if !r.sweeps.is_empty() {
+            toc("sweeps", "Sweeps");
+        }
+        if !r.comparisons.is_empty() {
+            toc("comparisons", "Comparisons");
+        }
+        if !r.tpcc.is_empty() || !r.tpcc_checks.is_empty() {
+            toc("tpcc", "TPC-C");
+        }
+        if !r.observations.is_empty() || !r.characterizations.is_empty() {
+            toc("telemetry", "Telemetry and characterization");
+        }
+        if !r.others.is_empty() {
+            toc("others", "Other results");
+        }
+        if !r.runs.is_empty() || !r.tpcc.is_empty() {
+            toc("environment", "Environment");
+        }
+        o.push_str("</ol></nav>");
+        for x in &exps {
+            experiment_section(&mut o, r, x, &charts);
         }
         if !r.sweeps.is_empty() {
             sweeps_section(&mut o, r, &charts);
@@ -91,13 +115,16 @@ impl HtmlRenderer {
         if !r.comparisons.is_empty() {
             comparisons_section(&mut o, r, &charts);
         }
+        if !r.tpcc.is_empty() || !r.tpcc_checks.is_empty() {
+            tpcc_section(&mut o, r, &charts);
+        }
         if !r.observations.is_empty() || !r.characterizations.is_empty() {
             telemetry_section(&mut o, r, &charts);
         }
         if !r.others.is_empty() {
             others_section(&mut o, r);
         }
-        if !r.runs.is_empty() {
+        if !r.runs.is_empty() || !r.tpcc.is_empty() {
             environment_section(&mut o, r);
         }
         o.push_str("</body></html>\n");
@@ -105,22 +132,54 @@ impl HtmlRenderer {
     }
 }
 
-fn runs_section(o: &mut String, r: &Report, charts: &[Chart]) {
+fn exp_title(x: &Experiment) -> String {
+    format!(
+        "{} — {} ({} run{})",
+        x.kind.name(),
+        if x.place.is_empty() { "." } else { &x.place },
+        x.runs.len(),
+        if x.runs.len() == 1 { "" } else { "s" }
+    )
+}
+
+fn experiment_section(o: &mut String, r: &Report, x: &Experiment, charts: &[Chart]) {
     let _ = write!(
         o,
-        "<h2 id=\"runs\">Runs ({})</h2><div class=\"scroll\"><table><tr><th class=\"l\">run</th><th class=\"l\">workload</th><th>QD</th><th>IOPS</th><th>throughput</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>outstanding</th><th>time</th><th class=\"l\">engine</th></tr>",
-        r.runs.len()
+        "<section class=\"exp\" data-kind=\"{}\"><h2 id=\"{}\">{}</h2>",
+        x.kind.slug(),
+        x.id,
+        esc(&exp_title(x))
     );
-    for e in &r.runs {
+    let what = match x.kind {
+        Kind::Single => "one run.".to_string(),
+        Kind::Repeat => "the same configuration run repeatedly: the spread between runs is the noise any comparison must beat.".into(),
+        Kind::Interleaved => "configurations run interleaved (A B A B …), so slow drift hits them alike: which is better, and by how much?".into(),
+        Kind::Depth => "closed-loop runs at several depths: where do deeper queues stop adding IOPS?".into(),
+        Kind::Rate => "open-loop runs at several offered rates: which rate does the device carry, and what does response time (from each I/O's intended start) do near it?".into(),
+        Kind::Blend => "the I/O blender: streams alone, then together; does mixing turn sequential I/O random?".into(),
+        Kind::Series => "runs differing in several options.".into(),
+    };
+    let _ = write!(
+        o,
+        "<p class=\"note\">{}{}</p>",
+        esc(&what),
+        if x.differs.is_empty() {
+            String::new()
+        } else {
+            format!(" They differ in: {}.", esc(&x.differs.join(", ")))
+        }
+    );
+    o.push_str("<div class=\"scroll\"><table><tr><th class=\"l\">run</th><th class=\"l\">workload</th><th>QD / rate</th><th>IOPS</th><th>throughput</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>outstanding</th><th>time</th></tr>");
+    for (&i, label) in x.runs.iter().zip(&x.labels) {
+        let e = &r.runs[i];
         let t = &e.doc.summary.total;
         let l = &t.latency_ns;
         let _ = write!(
             o,
-            "<tr><td class=\"l\" title=\"{}\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}/s</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.0} s</td><td class=\"l\">{}</td></tr>",
+            "<tr><td class=\"l\" title=\"{}\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}/s</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.0} s</td></tr>",
             esc(&e.source),
-            esc(&e.label),
+            esc(label),
             esc(&e.doc.workload.name),
-            // Open-loop runs have an offered rate, not a configured depth.
             match e.doc.summary.offered_iops {
                 Some(rate) => format!("open {}/s", format_count(rate)),
                 None => e.doc.summary.configured_outstanding.to_string(),
@@ -134,25 +193,176 @@ fn runs_section(o: &mut String, r: &Report, charts: &[Chart]) {
             opt_u(l.max),
             t.outstanding_mean,
             e.doc.duration_s,
-            esc(&e.doc.engine.name)
         );
     }
     o.push_str("</table></div>");
-    let warned: Vec<_> = r
-        .runs
-        .iter()
-        .filter(|e| !e.doc.warnings.is_empty())
-        .collect();
-    for e in warned.iter().take(10) {
-        for w in &e.doc.warnings {
-            let _ = write!(o, "<p class=\"warn\">{}: {}</p>", esc(&e.label), esc(w));
+    if x.kind == Kind::Repeat && x.runs.len() >= 2 {
+        let v: Vec<f64> = x
+            .runs
+            .iter()
+            .map(|&i| r.runs[i].doc.summary.total.iops)
+            .collect();
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        let sd = (v.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt();
+        let _ = write!(
+            o,
+            "<p>IOPS over {} runs: mean {}, standard deviation {} ({:.1} % of the mean). A difference smaller than about twice that is not distinguishable from noise with this many runs.</p>",
+            v.len(),
+            format_count(mean),
+            format_count(sd),
+            if mean > 0.0 { 100.0 * sd / mean } else { 0.0 }
+        );
+    }
+    if x.kind == Kind::Blend {
+        o.push_str("<table><tr><th class=\"l\">phase</th><th>sequential %</th><th>near-sequential %</th></tr>");
+        for (&i, label) in x.runs.iter().zip(&x.labels) {
+            if let Some(a) = &r.runs[i].doc.access_order {
+                let _ = write!(
+                    o,
+                    "<tr><td class=\"l\">{}</td><td>{:.1}</td><td>{:.1}</td></tr>",
+                    esc(label),
+                    a.sequential_pct,
+                    a.near_sequential_pct
+                );
+            }
+        }
+        o.push_str("</table>");
+    }
+    // Each warning once, with the runs it concerns.
+    let mut warned: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (&i, label) in x.runs.iter().zip(&x.labels) {
+        for w in &r.runs[i].doc.warnings {
+            match warned.iter_mut().find(|(t, _)| *t == w.as_str()) {
+                Some((_, l)) => l.push(label),
+                None => warned.push((w, vec![label])),
+            }
         }
     }
-    charts_of(o, charts, "runs");
+    for (w, labels) in warned.iter().take(10) {
+        let who = if labels.len() == x.runs.len() && labels.len() > 1 {
+            format!("all {} runs", labels.len())
+        } else {
+            labels.join(", ")
+        };
+        let _ = write!(o, "<p class=\"warn\">{}: {}</p>", esc(&who), esc(w));
+    }
+    charts_of(o, charts, &x.id);
+    o.push_str("</section>");
+}
+
+fn tpcc_section(o: &mut String, r: &Report, charts: &[Chart]) {
+    o.push_str("<section data-kind=\"tpcc\"><h2 id=\"tpcc\">TPC-C</h2><p class=\"note\">NOPM: new orders per minute; TPM: transactions per minute (source per run below). Latencies are measured by the client over the measured window (after ramp).</p>");
+    let labels = charts::tpcc_labels(r);
+    if !r.tpcc.is_empty() {
+        o.push_str("<table><tr><th class=\"l\">run</th><th class=\"l\">database</th><th>warehouses</th><th>workers</th><th>NOPM</th><th>TPM</th><th class=\"l\">TPM source</th><th>NOPM/TPM</th><th>efficiency</th><th>committed</th><th>rolled back</th><th>failed</th><th>time</th></tr>");
+        for (e, l) in r.tpcc.iter().zip(&labels) {
+            let d = &e.doc;
+            let s = &d.summary;
+            let _ = write!(
+                o,
+                "<tr><td class=\"l\" title=\"{}\">{}</td><td class=\"l\">{} {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0} s</td></tr>",
+                esc(&e.source),
+                esc(l),
+                esc(&format!("{:?}", d.dialect).to_lowercase()),
+                esc(&d.engine_version),
+                d.warehouses,
+                d.options.workers,
+                format_count(s.nopm),
+                format_count(s.tpm),
+                esc(&s.tpm_source),
+                if s.ratio_ok { "" } else { "warn" },
+                s.nopm_tpm_ratio.map(|v| format!("{v:.3}")).unwrap_or("-".into()),
+                s.efficiency_pct.map(|v| format!("{v:.1} %")).unwrap_or("-".into()),
+                s.committed,
+                s.rolled_back,
+                s.failed,
+                d.duration_s
+            );
+        }
+        o.push_str("</table>");
+    }
+    for (n, (e, l)) in r.tpcc.iter().zip(&labels).enumerate() {
+        let d = &e.doc;
+        let _ = write!(o, "<h3>{}</h3><table><tr><th class=\"l\">transaction</th><th>committed</th><th>rolled back</th><th>share %</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>max</th></tr>", esc(l));
+        let us = |v: Option<f64>| v.map(|v| format_ns(v * 1000.0)).unwrap_or("-".into());
+        for (k, t) in &d.transactions {
+            let lat = &t.latency_us;
+            let _ = write!(
+                o,
+                "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&k.replace('_', " ")),
+                t.committed,
+                t.rolled_back,
+                t.share_pct,
+                us(lat.p50),
+                us(lat.p90),
+                us(lat.p95),
+                us(lat.p99),
+                us(lat.max)
+            );
+        }
+        o.push_str("</table>");
+        if !d.waits.top_events.is_empty() {
+            o.push_str("<table><tr><th class=\"l\">wait event</th><th class=\"l\">class</th><th>share %</th><th>avg active sessions</th></tr>");
+            for w in d.waits.top_events.iter().take(8) {
+                let _ = write!(
+                    o,
+                    "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.1}</td><td>{:.2}</td></tr>",
+                    esc(&w.event),
+                    esc(&w.class),
+                    w.share_pct,
+                    w.aas
+                );
+            }
+            o.push_str("</table>");
+        }
+        let _ = write!(
+            o,
+            "<p class=\"note\">waits sampled from {}; the result holds the profile over the whole window, so it is drawn as shares, not over time.</p>",
+            esc(&d.waits.source)
+        );
+        for w in d.waits.notes.iter().chain(&d.warnings).chain(&d.notes) {
+            let _ = write!(o, "<p class=\"note\">{}</p>", esc(w));
+        }
+        if d.device.is_none() {
+            o.push_str("<p class=\"note\">no device I/O was recorded during this run.</p>");
+        }
+        charts_of(o, charts, &format!("tpcc{}", n + 1));
+    }
+    for c in &r.tpcc_checks {
+        let d = &c.doc;
+        let _ = write!(
+            o,
+            "<h3>Consistency check — {}</h3><p class=\"{}\">{}: {} of {} conditions passed ({} warehouses, {})</p><table><tr><th>#</th><th class=\"l\">condition</th><th class=\"l\">status</th><th>violations</th></tr>",
+            esc(&c.label),
+            if d.passed { "sig" } else { "warn" },
+            if d.passed { "PASSED" } else { "FAILED" },
+            d.conditions.iter().filter(|c| c.status == oio_tpcc::check::Status::Pass).count(),
+            d.conditions.len(),
+            d.warehouses,
+            esc(&d.timestamp)
+        );
+        for k in &d.conditions {
+            let _ = write!(
+                o,
+                "<tr><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td></tr>",
+                k.number,
+                esc(&k.title),
+                esc(&format!("{:?}", k.status).to_lowercase()),
+                k.violations
+            );
+        }
+        o.push_str("</table>");
+    }
+    if r.tpcc.iter().all(|_| r.tpcc_checks.is_empty()) && !r.tpcc.is_empty() {
+        o.push_str("<p class=\"note\">no consistency check (oio tpcc check) among the inputs.</p>");
+    }
+    charts_of(o, charts, "tpcc");
+    o.push_str("</section>");
 }
 
 fn sweeps_section(o: &mut String, r: &Report, charts: &[Chart]) {
-    o.push_str("<h2 id=\"sweeps\">Sweeps</h2>");
+    o.push_str("<section data-kind=\"sweep\"><h2 id=\"sweeps\">Sweeps</h2>");
     for e in &r.sweeps {
         let s = &e.doc;
         let _ = write!(
@@ -169,6 +379,31 @@ fn sweeps_section(o: &mut String, r: &Report, charts: &[Chart]) {
                 esc(&k.summary),
                 esc(&k.rule)
             );
+            // What each rule names (all are marked on the charts), then what to check.
+            o.push_str("<table><tr><th class=\"l\">rule</th><th>depth</th><th>IOPS</th><th>p99</th><th class=\"l\">note</th></tr>");
+            let mut rules = vec![
+                ("saturation", &k.rules.saturation),
+                ("% of peak", &k.rules.pct_of_peak),
+                ("power", &k.rules.power),
+            ];
+            if let Some(t) = &k.rules.latency_target {
+                rules.push(("latency target", t));
+            }
+            for (name, rd) in rules {
+                let _ = write!(
+                    o,
+                    "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+                    name,
+                    rd.qd.map(|q| q.to_string()).unwrap_or("-".into()),
+                    rd.iops.map(format_count).unwrap_or("-".into()),
+                    opt_ns(rd.latency_ns.p99),
+                    esc(rd.note.as_deref().unwrap_or(""))
+                );
+            }
+            o.push_str("</table>");
+            for f in &k.flags {
+                let _ = write!(o, "<p class=\"warn\">{}</p>", esc(&f.message));
+            }
         } else {
             o.push_str("<p class=\"note\">no knee: no point completed any I/O</p>");
         }
@@ -208,10 +443,11 @@ fn sweeps_section(o: &mut String, r: &Report, charts: &[Chart]) {
         }
     }
     charts_of(o, charts, "sweeps");
+    o.push_str("</section>");
 }
 
 fn comparisons_section(o: &mut String, r: &Report, charts: &[Chart]) {
-    o.push_str("<h2 id=\"comparisons\">Comparisons</h2>");
+    o.push_str("<section data-kind=\"comparison\"><h2 id=\"comparisons\">Comparisons</h2>");
     for e in &r.comparisons {
         let c = &e.doc;
         let _ = write!(
@@ -255,10 +491,13 @@ fn comparisons_section(o: &mut String, r: &Report, charts: &[Chart]) {
         }
     }
     charts_of(o, charts, "comparisons");
+    o.push_str("</section>");
 }
 
 fn telemetry_section(o: &mut String, r: &Report, charts: &[Chart]) {
-    o.push_str("<h2 id=\"telemetry\">Telemetry and characterization</h2>");
+    o.push_str(
+        "<section data-kind=\"telemetry\"><h2 id=\"telemetry\">Telemetry and characterization</h2>",
+    );
     for e in &r.characterizations {
         let c = &e.doc;
         let _ = write!(
@@ -296,10 +535,11 @@ fn telemetry_section(o: &mut String, r: &Report, charts: &[Chart]) {
         );
     }
     charts_of(o, charts, "telemetry");
+    o.push_str("</section>");
 }
 
 fn others_section(o: &mut String, r: &Report) {
-    o.push_str("<h2 id=\"others\">Other results</h2>");
+    o.push_str("<section data-kind=\"others\"><h2 id=\"others\">Other results</h2>");
     for e in &r.others {
         let _ = write!(
             o,
@@ -319,62 +559,131 @@ fn others_section(o: &mut String, r: &Report) {
         }
         o.push_str("</table>");
     }
+    o.push_str("</section>");
 }
 
 fn environment_section(o: &mut String, r: &Report) {
-    o.push_str("<h2 id=\"environment\">Environment</h2>");
-    for e in r.runs.iter().take(MAX_ENV_RUNS) {
-        let d = &e.doc;
+    o.push_str("<section data-kind=\"environment\"><h2 id=\"environment\">Environment</h2>");
+    // One block per distinct host; fields that differ between hosts are highlighted.
+    let mut hosts: Vec<(&oio_core::host::HostInfo, Vec<String>)> = Vec::new();
+    let all = r
+        .runs
+        .iter()
+        .map(|e| (&e.doc.host, e.label.clone()))
+        .chain(r.tpcc.iter().map(|e| (&e.doc.host, e.label.clone())));
+    for (h, label) in all {
+        let key = |h: &oio_core::host::HostInfo| {
+            (
+                h.hostname.clone(),
+                h.kernel.clone(),
+                h.cpus,
+                h.cpu_model.clone(),
+                h.os.clone(),
+            )
+        };
+        match hosts.iter_mut().find(|(k, _)| key(k) == key(h)) {
+            Some((_, l)) => l.push(label),
+            None => hosts.push((h, vec![label])),
+        }
+    }
+    let rows: Vec<Vec<(&str, String)>> = hosts
+        .iter()
+        .map(|(h, _)| {
+            vec![
+                ("host name", h.hostname.clone()),
+                (
+                    "system",
+                    h.distribution.clone().unwrap_or_else(|| h.os.clone()),
+                ),
+                ("kernel", h.kernel.clone()),
+                ("CPUs", h.cpus.to_string()),
+                ("CPU model", h.cpu_model.clone().unwrap_or_default()),
+            ]
+        })
+        .collect();
+    for (n, ((_, labels), row)) in hosts.iter().zip(&rows).enumerate() {
         let _ = write!(
             o,
-            "<h3>{}</h3><table><tr><th class=\"l\">host</th><td class=\"l\">{} — {} {} — {} CPUs {}</td></tr><tr><th class=\"l\">oio</th><td class=\"l\">{} — {}</td></tr><tr><th class=\"l\">engine</th><td class=\"l\">{} {} (asked {}; direct {})</td></tr><tr><th class=\"l\">time</th><td class=\"l\">{} — {:.0} s measured after {:.0} s ramp, interval {} s, seed {}</td></tr>",
-            esc(&e.label),
-            esc(&d.host.hostname),
-            esc(d.host.distribution.as_deref().unwrap_or(&d.host.os)),
-            esc(&d.host.kernel),
-            d.host.cpus,
-            esc(d.host.cpu_model.as_deref().unwrap_or("")),
-            esc(&d.oio_version),
-            esc(&d.command.join(" ")),
-            esc(&d.engine.name),
-            esc(&d.engine.features.join(", ")),
-            esc(&d.options.engine_requested),
-            d.options.direct,
-            esc(&d.timestamp),
-            d.duration_s,
-            d.options.ramp_s,
-            d.options.interval_s,
-            d.options.seed
+            "<h3>Host {} ({} result{})</h3><table>",
+            n + 1,
+            labels.len(),
+            if labels.len() == 1 { "" } else { "s" }
         );
-        for t in &d.targets {
-            let dev = t.device.as_ref();
+        for (k, (name, v)) in row.iter().enumerate() {
+            let differs = rows.iter().any(|r| r[k].1 != *v);
             let _ = write!(
                 o,
-                "<tr><th class=\"l\">target</th><td class=\"l\">{} ({}, {}{}) — device {} model {} scheduler {} nr_requests {} queue_depth {}{}</td></tr>",
-                esc(&t.path),
-                esc(&t.kind),
-                format_bytes(t.size_bytes as f64),
-                if t.created_by_oio { ", created by oio" } else { "" },
-                esc(dev.map(|d| d.name.as_str()).unwrap_or("-")),
-                esc(dev.and_then(|d| d.model.as_deref()).unwrap_or("-")),
-                esc(dev.and_then(|d| d.scheduler.as_deref()).unwrap_or("-")),
-                dev.and_then(|d| d.nr_requests).map(|v| v.to_string()).unwrap_or("-".into()),
-                dev.and_then(|d| d.queue_depth).map(|v| v.to_string()).unwrap_or("-".into()),
-                t.filesystem
-                    .as_ref()
-                    .map(|f| format!(" — {} on {}", esc(&f.fs_type), esc(&f.mount_point)))
-                    .unwrap_or_default()
+                "<tr><th class=\"l\">{}</th><td class=\"l{}\">{}</td></tr>",
+                name,
+                if differs { " diff" } else { "" },
+                esc(v)
             );
         }
         o.push_str("</table>");
     }
-    if r.runs.len() > MAX_ENV_RUNS {
-        let _ = write!(
-            o,
-            "<p class=\"note\">{} more runs: their environments are in their result files.</p>",
-            r.runs.len() - MAX_ENV_RUNS
-        );
+    // Per-run facts that differ (engine, direct I/O, oio version, target device): listed only
+    // when they are not the same everywhere.
+    let facts: Vec<(String, Vec<(&str, String)>)> = r
+        .runs
+        .iter()
+        .map(|e| {
+            let d = &e.doc;
+            let dev = d.targets.iter().map(|t| {
+                let dv = t.device.as_ref();
+                format!(
+                    "{} ({}{})",
+                    t.path,
+                    dv.and_then(|d| d.model.clone())
+                        .unwrap_or_else(|| t.kind.clone()),
+                    dv.and_then(|d| d.scheduler.clone())
+                        .map(|s| format!(", {s}"))
+                        .unwrap_or_default()
+                )
+            });
+            (
+                e.label.clone(),
+                vec![
+                    ("oio", d.oio_version.clone()),
+                    ("engine", d.engine.name.clone()),
+                    ("direct I/O", d.options.direct.to_string()),
+                    ("submission", d.options.submit.clone()),
+                    ("targets", dev.collect::<Vec<_>>().join("; ")),
+                ],
+            )
+        })
+        .collect();
+    if let Some((_, first)) = facts.first() {
+        let same: Vec<bool> = (0..first.len())
+            .map(|k| facts.iter().all(|(_, f)| f[k].1 == first[k].1))
+            .collect();
+        o.push_str("<table><tr><th class=\"l\">the same in every run</th><td class=\"l\">");
+        for (k, (name, v)) in first.iter().enumerate() {
+            if same[k] {
+                let _ = write!(o, "{name}: {}<br>", esc(v));
+            }
+        }
+        o.push_str("</td></tr></table>");
+        if same.iter().any(|s| !s) {
+            o.push_str("<div class=\"scroll\"><table><tr><th class=\"l\">run</th>");
+            for (k, (name, _)) in first.iter().enumerate() {
+                if !same[k] {
+                    let _ = write!(o, "<th class=\"l diff\">{name}</th>");
+                }
+            }
+            o.push_str("</tr>");
+            for (label, f) in &facts {
+                let _ = write!(o, "<tr><td class=\"l\">{}</td>", esc(label));
+                for (k, (_, v)) in f.iter().enumerate() {
+                    if !same[k] {
+                        let _ = write!(o, "<td class=\"l\">{}</td>", esc(v));
+                    }
+                }
+                o.push_str("</tr>");
+            }
+            o.push_str("</table></div>");
+        }
     }
+    o.push_str("</section>");
 }
 
 impl Renderer for HtmlRenderer {

@@ -37,7 +37,11 @@ pub struct Report {
     pub observations: Vec<Entry<Observation>>,
     /// Characterizations.
     pub characterizations: Vec<Entry<Characterization>>,
-    /// Other oio documents (TPC-C results…), shown as key figures.
+    /// TPC-C-like results.
+    pub tpcc: Vec<Entry<oio_tpcc::result::TpccResult>>,
+    /// TPC-C consistency checks (`oio.tpcc.check`).
+    pub tpcc_checks: Vec<Entry<oio_tpcc::check::CheckReport>>,
+    /// Other oio documents (blends…), shown as key figures.
     pub others: Vec<Entry<serde_json::Value>>,
 }
 
@@ -49,6 +53,8 @@ impl Report {
             && self.comparisons.is_empty()
             && self.observations.is_empty()
             && self.characterizations.is_empty()
+            && self.tpcc.is_empty()
+            && self.tpcc_checks.is_empty()
             && self.others.is_empty()
     }
 }

@@ -93,6 +93,8 @@ pub struct Axis {
     pub ticks: Option<Vec<f64>>,
     /// Start the axis at zero (linear only).
     pub from_zero: bool,
+    /// Values the axis must include whatever the data (small multiples share one scale).
+    pub span: Option<(f64, f64)>,
 }
 
 impl Axis {
@@ -104,6 +106,7 @@ impl Axis {
             fmt,
             ticks: None,
             from_zero: true,
+            span: None,
         }
     }
 
@@ -115,7 +118,14 @@ impl Axis {
             fmt,
             ticks: None,
             from_zero: false,
+            span: None,
         }
+    }
+
+    /// Spanning at least `lo..=hi`.
+    pub fn with_span(mut self, lo: f64, hi: f64) -> Axis {
+        self.span = Some((lo, hi));
+        self
     }
 
     /// With fixed ticks.
@@ -195,6 +205,8 @@ pub struct Plot {
     pub bands: Vec<(f64, f64)>,
     /// Legend entry for the bands.
     pub band_label: Option<String>,
+    /// Size in px (small multiples are smaller than [`WIDTH`] × [`HEIGHT`]).
+    pub size: (f64, f64),
 }
 
 struct Map {
@@ -221,6 +233,15 @@ impl Map {
         }
         if !lo.is_finite() {
             return None;
+        }
+        if let Some((a, b)) = axis.span {
+            for v in [a, b]
+                .into_iter()
+                .filter(|v| v.is_finite() && (!axis.log || *v > 0.0))
+            {
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
         }
         if axis.log {
             let (l, h) = (lo.log10(), hi.log10());
@@ -289,6 +310,10 @@ impl Map {
                 }
                 v = more;
             }
+            if v.is_empty() {
+                // A range narrower than 1-2-5 steps: label its middle so the axis has a scale.
+                v.push(10f64.powf((self.lo + self.hi) / 2.0));
+            }
             return v;
         }
         let span = self.hi - self.lo;
@@ -309,12 +334,26 @@ impl Map {
     }
 }
 
+/// Font size and forced length of a title so it fits `w` (estimated at 0.6 em per bold
+/// character; when even 11 px is too wide the browser squeezes it to the width).
+fn title_fit(title: &str, w: f64) -> (f64, Option<f64>) {
+    let room = w - 16.0;
+    let chars = title.chars().count().max(1) as f64;
+    let size = (room / (0.6 * chars)).clamp(11.0, 15.0);
+    let squeeze = (0.6 * size * chars > room).then_some(room);
+    (size, squeeze)
+}
+
 fn open(out: &mut String, id: &str, title: &str, w: f64, h: f64) {
+    let (size, squeeze) = title_fit(title, w);
     let _ = write!(
         out,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" class="oio-chart" data-chart="{id}" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" font-family="sans-serif" font-size="12"><title>{t}</title><rect width="{w}" height="{h}" fill="#ffffff"/><text x="{tx}" y="20" text-anchor="middle" font-size="15" font-weight="bold">{t}</text>"##,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" class="oio-chart" data-chart="{id}" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" font-family="sans-serif" font-size="12"><title>{t}</title><rect width="{w}" height="{h}" fill="#ffffff"/><text class="title" x="{tx}" y="20" text-anchor="middle" font-size="{size:.1}" font-weight="bold"{sq}>{t}</text>"##,
         t = esc(title),
         tx = w / 2.0,
+        sq = squeeze
+            .map(|l| format!(r#" textLength="{l:.0}" lengthAdjust="spacingAndGlyphs""#))
+            .unwrap_or_default(),
     );
 }
 
@@ -382,6 +421,7 @@ impl Plot {
             markers: Vec::new(),
             bands: Vec::new(),
             band_label: None,
+            size: (WIDTH, HEIGHT),
         }
     }
 
@@ -397,9 +437,9 @@ impl Plot {
             names.push(b.clone());
         }
         // The legend takes rows under the title; the chart grows by them.
-        let extra = (legend_rows(&names, WIDTH) as f64 - 1.0) * 14.0;
+        let extra = (legend_rows(&names, self.size.0) as f64 - 1.0) * 14.0;
         let top = TOP + extra;
-        let (w, h) = (WIDTH, HEIGHT + extra);
+        let (w, h) = (self.size.0, self.size.1 + extra);
         let mut o = String::with_capacity(8192);
         open(&mut o, id, &self.title, w, h);
         let xs = self
@@ -558,25 +598,38 @@ impl Plot {
             if let Some(labels) = &s.labels {
                 for ((x, y), l) in s.points.iter().zip(labels) {
                     if ok(*x, *y, &mx, &my) {
+                        let px = mx.px(*x);
+                        // Near the right edge the label goes left of its point, inside the box.
+                        let (lx, anchor) = if px > w * 0.8 {
+                            (px - 5.0, "end")
+                        } else {
+                            (px + 5.0, "start")
+                        };
                         let _ = write!(
                             o,
-                            r##"<text x="{:.1}" y="{:.1}" font-size="10" fill="#333">{}</text>"##,
-                            mx.px(*x) + 5.0,
-                            my.px(*y) - 5.0,
+                            r##"<text x="{lx:.1}" y="{:.1}" font-size="10" fill="#333" text-anchor="{anchor}">{}</text>"##,
+                            (my.px(*y) - 5.0).max(top + 10.0),
                             esc(l)
                         );
                     }
                 }
             }
         }
-        for m in &self.markers {
+        for (k, m) in self.markers.iter().enumerate() {
             if ok(m.x, m.y, &mx, &my) {
                 let (x, y) = (mx.px(m.x), my.px(m.y));
+                // Several markers (knee rules) stack their labels; near the bottom they go up.
+                let below = y + 16.0 + 13.0 * k as f64;
+                let ly = if below > h - BOTTOM - 4.0 {
+                    y - 12.0 - 13.0 * k as f64
+                } else {
+                    below
+                };
                 let _ = write!(
                     o,
                     r##"<circle class="mark knee" cx="{x:.1}" cy="{y:.1}" r="7" fill="none" stroke="#D00000" stroke-width="2.5"/><text x="{:.1}" y="{:.1}" font-size="11" font-weight="bold" fill="#D00000" text-anchor="{}">{}</text>"##,
                     if x > w * 0.7 { x - 10.0 } else { x + 10.0 },
-                    y + 16.0,
+                    ly.max(top + 10.0),
                     if x > w * 0.7 { "end" } else { "start" },
                     esc(&m.label)
                 );
@@ -669,10 +722,28 @@ impl Bars {
         let zero = my.px(0.0);
         for (ci, c) in self.categories.iter().enumerate() {
             let cx = LEFT + slot * (ci as f64 + 0.5);
+            // Crowded labels alternate between two rows; one still wider than two slots is
+            // squeezed to fit (its full text is in the table beside the chart).
+            let est = 6.2 * c.chars().count() as f64;
+            let crowded = self
+                .categories
+                .iter()
+                .any(|c| 6.2 * c.chars().count() as f64 > slot - 4.0);
+            let room = if crowded {
+                2.0 * slot - 6.0
+            } else {
+                slot - 4.0
+            };
+            let room = room.min(2.0 * (cx - 2.0)).min(2.0 * (w - cx - 2.0));
             let _ = write!(
                 o,
-                r#"<text x="{cx:.1}" y="{}" text-anchor="middle" font-size="11">{}</text>"#,
-                h - BOTTOM + 15.0,
+                r#"<text x="{cx:.1}" y="{}" text-anchor="middle" font-size="11"{}>{}</text>"#,
+                h - BOTTOM + if crowded && ci % 2 == 1 { 29.0 } else { 15.0 },
+                if est > room {
+                    format!(r#" textLength="{room:.0}" lengthAdjust="spacingAndGlyphs""#)
+                } else {
+                    String::new()
+                },
                 esc(c)
             );
             for (si, s) in self.series.iter().enumerate() {
@@ -842,6 +913,43 @@ mod tests {
         assert!(s.contains("class=\"mark knee\""));
         assert!(!s.contains("http://") || s.matches("http://").count() == 1); // only xmlns
         assert!(!s.contains("NaN") && !s.contains("inf"));
+    }
+
+    #[test]
+    fn long_titles_and_crowded_labels_are_fitted_not_clipped() {
+        // A short title keeps its size; a long one shrinks, then is squeezed to the width.
+        assert_eq!(title_fit("IOPS", WIDTH), (15.0, None));
+        let long = "x".repeat(200);
+        let (size, squeeze) = title_fit(&long, WIDTH);
+        assert_eq!(size, 11.0);
+        assert_eq!(squeeze, Some(WIDTH - 16.0));
+        let svg = Plot::new(
+            &long,
+            Axis::linear("t", Fmt::Secs),
+            Axis::linear("v", Fmt::Count),
+        )
+        .to_svg("t");
+        assert!(svg.contains(r#"textLength="744""#));
+        let bars = Bars {
+            title: "b".into(),
+            y_label: "IOPS".into(),
+            fmt: Fmt::Count,
+            categories: (0..20)
+                .map(|i| format!("a rather long run name {i}"))
+                .collect(),
+            series: vec![BarSeries {
+                name: "IOPS".into(),
+                values: (0..20).map(|i| Some((i as f64, None))).collect(),
+            }],
+        }
+        .to_svg("b");
+        // Crowded: every label is squeezed into at most two slots, odd ones on a second row.
+        let slot = (WIDTH - LEFT - RIGHT) / 20.0;
+        for l in bars.split("textLength=\"").skip(1) {
+            let v: f64 = l.split('"').next().unwrap().parse().unwrap();
+            assert!(v <= 2.0 * slot - 6.0 + 0.5, "{v} > two slots");
+        }
+        assert!(bars.contains(&format!("y=\"{}\"", HEIGHT - BOTTOM + 29.0)));
     }
 
     #[test]

@@ -189,14 +189,23 @@ fn label_of(path: &Path) -> String {
         .and_then(|s| s.to_str())
         .unwrap_or("?")
         .to_string();
-    let stem = stem.strip_prefix("run-").unwrap_or(&stem).to_string();
-    // 20261121T143731Z-randread-4k -> 14:37:31-randread-4k: the date is in the table.
+    // run-20261121T143731Z-randread-4k -> randread-4k: what ran, not when (the time is in
+    // the tables and the environment).
+    let stem = match stem.split_once('-') {
+        Some((kind, rest)) if ["run", "sweep", "tpcc", "compare", "record"].contains(&kind) => {
+            rest.to_string()
+        }
+        _ => stem,
+    };
     let stem = match stem.split_once('-') {
         // ASCII first: byte slicing a name with non-ASCII characters would split one.
         Some((ts, rest))
             if ts.is_ascii() && ts.len() == 16 && ts.as_bytes()[8] == b'T' && ts.ends_with('Z') =>
         {
-            format!("{}:{}:{}-{rest}", &ts[9..11], &ts[11..13], &ts[13..15])
+            rest.to_string()
+        }
+        None if stem.is_ascii() && stem.len() == 16 && stem.as_bytes()[8] == b'T' => {
+            "result".to_string()
         }
         _ => stem,
     };
@@ -208,6 +217,83 @@ fn label_of(path: &Path) -> String {
         Some(d) if d != "oio-results" && !d.is_empty() => format!("{d}/{stem}"),
         _ => stem,
     }
+}
+
+/// Files of a directory, recursively, sorted by name, hidden ones left out.
+fn all_files(path: &Path, out: &mut Vec<(PathBuf, bool)>) -> anyhow::Result<()> {
+    let meta = std::fs::metadata(path).with_context(|| format!("reading '{}'", path.display()))?;
+    if !meta.is_dir() {
+        out.push((path.to_path_buf(), true));
+        return Ok(());
+    }
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+        .with_context(|| format!("listing '{}'", path.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            !p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with('.'))
+        })
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            all_files(&p, out)?;
+        } else if p.is_file() {
+            out.push((p, false));
+        }
+    }
+    Ok(())
+}
+
+/// The start of a file, enough to tell its format.
+fn head(path: &Path) -> anyhow::Result<String> {
+    use std::io::Read;
+    let mut buf = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(64 << 10).read_to_end(&mut buf))
+        .with_context(|| format!("reading '{}'", path.display()))?;
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// A telemetry file read as an observation.
+pub type Telemetry = (PathBuf, oio_core::observation::Observation);
+
+/// Reads what `oio report` is given: oio and fio JSON documents, and telemetry files of any
+/// format the telemetry parsers read (perfmon CSV, iostat, diskstats, blkparse, fio logs),
+/// which become observations. In a directory, files that are neither are skipped (and said);
+/// a file named on the command line that is neither is an error.
+pub fn load_report_inputs(paths: &[PathBuf]) -> anyhow::Result<(Vec<Input>, Vec<Telemetry>)> {
+    let mut files = Vec::new();
+    for p in paths {
+        all_files(p, &mut files)?;
+    }
+    let mut docs = Vec::new();
+    let mut obs = Vec::new();
+    for (f, named) in files {
+        let h = head(&f)?;
+        let name = f.display().to_string();
+        let format = oio_telemetry::detect_format(&name, &h);
+        let t = h.trim_start_matches('\u{feff}').trim_start();
+        let json = t.starts_with('{') || t.starts_with('[');
+        // JSON is an oio or fio document unless it is iostat's (the text heuristics of the
+        // detector could take a one-line JSON document for something else).
+        let iostat_json = format == Some(oio_telemetry::Format::IostatJson);
+        match format {
+            _ if json && !iostat_json => docs.extend(load_inputs(std::slice::from_ref(&f))?),
+            Some(fmt) if fmt != oio_telemetry::Format::FioJson => obs.push((
+                f.clone(),
+                oio_telemetry::parse_file(&f, &oio_telemetry::ParseOptions::default())?,
+            )),
+            _ if named => bail!(
+                "'{name}' is neither an oio or fio JSON document nor telemetry oio reads (perfmon CSV, iostat -x or JSON, /proc/diskstats snapshots, blkparse text, fio bw/iops/lat logs)"
+            ),
+            _ => style::print_notice(&format!(
+                "skipping '{name}': not a result or telemetry oio reads"
+            )),
+        }
+    }
+    Ok((docs, obs))
 }
 
 /// Builds the report model from documents.
@@ -249,6 +335,17 @@ pub fn build_report(inputs: Vec<Input>, title: &str) -> anyhow::Result<Report> {
                         source,
                         doc: serde_json::from_value(value)
                             .with_context(|| bad("oio.observation"))?,
+                    }),
+                    oio_tpcc::result::TPCC_SCHEMA => r.tpcc.push(Entry {
+                        label,
+                        source,
+                        doc: serde_json::from_value(value).with_context(|| bad("oio.tpcc"))?,
+                    }),
+                    oio_tpcc::check::CHECK_SCHEMA => r.tpcc_checks.push(Entry {
+                        label,
+                        source,
+                        doc: serde_json::from_value(value)
+                            .with_context(|| bad("oio.tpcc.check"))?,
                     }),
                     oio_analysis::characterize::SCHEMA => r.characterizations.push(Entry {
                         label,
@@ -313,8 +410,15 @@ fn write_artifacts(dir: &Path, r: &dyn Renderer, report: &Report) -> anyhow::Res
 
 /// Runs `oio report`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let inputs = load_inputs(&args.inputs)?;
-    let report = build_report(inputs, &args.title)?;
+    let (inputs, observations) = load_report_inputs(&args.inputs)?;
+    let mut report = build_report(inputs, &args.title)?;
+    for (path, doc) in observations {
+        report.observations.push(Entry {
+            label: label_of(&path),
+            source: path.display().to_string(),
+            doc,
+        });
+    }
     if report.is_empty() {
         bail!("no results in {:?}", args.inputs);
     }
@@ -328,11 +432,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         crate::results::write_file_atomic(&args.output, page.as_bytes())?;
         style::print_notice(&format!(
-            "report: {} ({} runs, {} sweeps, {} comparisons, {} observations, {} characterizations)",
+            "report: {} ({}; {} runs, {} sweeps, {} comparisons, {} TPC-C runs, {} observations, {} characterizations)",
             args.output.display(),
+            oio_core::units::format_bytes(page.len() as f64),
             report.runs.len(),
             report.sweeps.len(),
             report.comparisons.len(),
+            report.tpcc.len(),
             report.observations.len(),
             report.characterizations.len()
         ));

@@ -1,0 +1,324 @@
+//! Recognising experiments among run results, and naming runs by what differs between them.
+//!
+//! A set of runs is grouped by the directory it was written to (`--out`), which is how oio
+//! keeps an experiment together; runs that `oio compare --run` wrote into one directory per
+//! configuration form one interleaved A/B experiment. Runs that a sweep lists as its sources
+//! belong to that sweep and are not repeated. Within a group, each run is labelled by the
+//! options of its command line that differ from the other runs (depth, rate, size, target,
+//! `--label`…), never by the time it ran.
+
+use crate::model::Report;
+use oio_core::result::RunResult;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// What question a group of runs answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// One run.
+    Single,
+    /// The same configuration run several times: how large is the noise?
+    Repeat,
+    /// Configurations run interleaved (`oio compare --run`): which is better?
+    Interleaved,
+    /// Closed-loop runs at several depths: where is the knee?
+    Depth,
+    /// Open-loop runs at several offered rates: what rate does the device carry?
+    Rate,
+    /// The I/O blender's phases: what does mixing streams do?
+    Blend,
+    /// Runs differing in several ways.
+    Series,
+}
+
+impl Kind {
+    /// A heading for the kind.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Single => "Run",
+            Kind::Repeat => "Repeat group",
+            Kind::Interleaved => "Interleaved comparison",
+            Kind::Depth => "Depth series",
+            Kind::Rate => "Open-loop rate series",
+            Kind::Blend => "I/O blender",
+            Kind::Series => "Series",
+        }
+    }
+
+    /// A short css-safe id.
+    pub fn slug(self) -> &'static str {
+        match self {
+            Kind::Single => "single",
+            Kind::Repeat => "repeat",
+            Kind::Interleaved => "ab",
+            Kind::Depth => "depth",
+            Kind::Rate => "rate",
+            Kind::Blend => "blend",
+            Kind::Series => "series",
+        }
+    }
+}
+
+/// One experiment: runs of the report and how they are told apart.
+#[derive(Clone, Debug)]
+pub struct Experiment {
+    /// Stable id (`exp-N-kind`), used for sections and chart file names.
+    pub id: String,
+    /// What it is.
+    pub kind: Kind,
+    /// The directory its runs came from.
+    pub place: String,
+    /// Indices into [`Report::runs`].
+    pub runs: Vec<usize>,
+    /// Label of each run (same order as `runs`).
+    pub labels: Vec<String>,
+    /// The options that differ between the runs (`--qd`, `--rate`, …).
+    pub differs: Vec<String>,
+    /// For an interleaved comparison, the configuration (sub-directory) of each run.
+    pub config: Vec<String>,
+}
+
+/// Options of a command line that do not describe the workload or the target.
+const IGNORED: [&str; 10] = [
+    "--out",
+    "-o",
+    "--json",
+    "--repeat",
+    "--quiet",
+    "-q",
+    "--progress",
+    "--seed",
+    "--color",
+    "--allow-overwrite",
+];
+
+/// `--flag value` pairs (and bare flags) and positional arguments of a command line, after
+/// the subcommand.
+fn options(r: &RunResult) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    let args: Vec<&str> = r.command.iter().skip(2).map(String::as_str).collect();
+    let mut i = 0;
+    let mut pos = 0;
+    while i < args.len() {
+        let a = args[i];
+        if let Some(flag) = a.strip_prefix("--").map(|_| a).or_else(|| {
+            (a.starts_with('-')
+                && a.len() == 2
+                && !a[1..].starts_with(|c: char| c.is_ascii_digit()))
+            .then_some(a)
+        }) {
+            let (k, v) = match flag.split_once('=') {
+                Some((k, v)) => (k.to_string(), v.to_string()),
+                None => match args.get(i + 1) {
+                    Some(v) if !v.starts_with('-') => {
+                        i += 1;
+                        (flag.to_string(), v.to_string())
+                    }
+                    _ => (flag.to_string(), "yes".to_string()),
+                },
+            };
+            if !IGNORED.contains(&k.as_str()) {
+                // Repeated flags (--target a --target b) accumulate.
+                m.entry(k)
+                    .and_modify(|e: &mut String| {
+                        e.push(' ');
+                        e.push_str(&v);
+                    })
+                    .or_insert(v);
+            }
+        } else {
+            pos += 1;
+            m.insert(
+                if pos == 1 {
+                    "target".into()
+                } else {
+                    format!("arg{pos}")
+                },
+                a.to_string(),
+            );
+        }
+        i += 1;
+    }
+    // Facts that hold whatever the command line said (fio imports have none).
+    m.insert("workload".into(), r.workload.name.clone());
+    // Depth and rate under one name whether given or defaulted; the rate as asked (the
+    // measured offered rate of Poisson arrivals differs from run to run).
+    m.remove("--qd");
+    let asked = m.remove("--rate");
+    match (asked, r.summary.offered_iops) {
+        (Some(a), _) => m.insert("rate".into(), format!("{a}/s")),
+        (None, Some(rate)) => m.insert("rate".into(), format!("{rate:.0}/s")),
+        (None, None) => m.insert("qd".into(), r.summary.configured_outstanding.to_string()),
+    };
+    m
+}
+
+/// How an option is shown in a label.
+fn short(k: &str) -> &str {
+    match k.trim_start_matches('-') {
+        "qd" | "outstanding" => "qd",
+        "rate" => "rate",
+        "bs" => "bs",
+        "rw" => "rw",
+        "label" => "",
+        "target" => "",
+        "workload" | "w" | "profile" => "",
+        other => other,
+    }
+}
+
+fn parent_name(p: &Path) -> String {
+    p.parent()
+        .map(|d| d.display().to_string())
+        .unwrap_or_default()
+}
+
+fn is_blend(r: &RunResult) -> bool {
+    r.command.get(1).is_some_and(|c| c == "blend")
+}
+
+fn is_compare(r: &RunResult) -> bool {
+    r.command.get(1).is_some_and(|c| c == "compare")
+}
+
+/// Groups the report's runs into experiments, in the order their directories first appear.
+pub fn group(report: &Report) -> Vec<Experiment> {
+    // Runs a sweep already shows.
+    let swept: Vec<&str> = report
+        .sweeps
+        .iter()
+        .flat_map(|s| s.doc.points.iter().flat_map(|p| p.sources.iter()))
+        .map(String::as_str)
+        .collect();
+    let mut order: Vec<String> = Vec::new();
+    let mut by: BTreeMap<String, Vec<(usize, String)>> = BTreeMap::new();
+    for (i, e) in report.runs.iter().enumerate() {
+        if swept
+            .iter()
+            .any(|s| !s.is_empty() && (e.source.ends_with(s) || s.ends_with(&e.source)))
+        {
+            continue;
+        }
+        let path = Path::new(&e.source);
+        let (key, config) = if is_compare(&e.doc) {
+            // compare --run writes OUT/<label>/run-….json: the experiment is OUT.
+            let cfg = path
+                .parent()
+                .and_then(|d| d.file_name())
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            (path.parent().map(parent_name).unwrap_or_default(), cfg)
+        } else {
+            (parent_name(path), String::new())
+        };
+        let key = format!("{key}\u{0}{}", is_blend(&e.doc));
+        if !by.contains_key(&key) {
+            order.push(key.clone());
+        }
+        by.entry(key).or_default().push((i, config));
+    }
+    let mut out = Vec::new();
+    for (n, key) in order.iter().enumerate() {
+        let members = &by[key];
+        let runs: Vec<usize> = members.iter().map(|m| m.0).collect();
+        let config: Vec<String> = members.iter().map(|m| m.1.clone()).collect();
+        let opts: Vec<BTreeMap<String, String>> =
+            runs.iter().map(|&i| options(&report.runs[i].doc)).collect();
+        let mut keys: Vec<&String> = opts.iter().flat_map(|o| o.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        let differs: Vec<String> = keys
+            .into_iter()
+            .filter(|k| {
+                let first = opts[0].get(*k);
+                opts.iter().any(|o| o.get(*k) != first)
+            })
+            .cloned()
+            .collect();
+        let first = &report.runs[runs[0]].doc;
+        let interleaved =
+            config.iter().any(|c| !c.is_empty()) && config.iter().any(|c| *c != config[0]);
+        let only = |names: &[&str]| {
+            !differs.is_empty()
+                && differs
+                    .iter()
+                    .all(|d| names.contains(&d.trim_start_matches('-')))
+        };
+        let kind = if is_blend(first) {
+            Kind::Blend
+        } else if interleaved {
+            Kind::Interleaved
+        } else if runs.len() == 1 {
+            Kind::Single
+        } else if differs.is_empty() {
+            Kind::Repeat
+        } else if only(&["rate", "arrival", "burst"]) {
+            Kind::Rate
+        } else if only(&["qd", "outstanding"]) {
+            Kind::Depth
+        } else {
+            Kind::Series
+        };
+        let mut labels: Vec<String> = runs
+            .iter()
+            .zip(&opts)
+            .zip(&config)
+            .map(|((&i, o), cfg)| {
+                let mut parts: Vec<String> = Vec::new();
+                if kind == Kind::Interleaved {
+                    parts.push(cfg.clone());
+                }
+                if kind == Kind::Blend {
+                    parts.push(report.runs[i].doc.workload.name.clone());
+                }
+                for d in &differs {
+                    // In a comparison the configuration name already says it.
+                    if kind == Kind::Interleaved || kind == Kind::Blend {
+                        continue;
+                    }
+                    let v = o.get(d).map(String::as_str).unwrap_or("-");
+                    let v = if d == "target" {
+                        Path::new(v)
+                            .file_name()
+                            .map(|s| s.to_string_lossy().into_owned())
+                            .unwrap_or_else(|| v.to_string())
+                    } else {
+                        v.to_string()
+                    };
+                    let k = short(d);
+                    parts.push(if k.is_empty() { v } else { format!("{k} {v}") });
+                }
+                parts.retain(|p| !p.is_empty());
+                parts.join(", ")
+            })
+            .collect();
+        // Runs of one configuration: numbered in the order they ran.
+        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+        let counts: BTreeMap<String, usize> = labels.iter().fold(BTreeMap::new(), |mut m, l| {
+            *m.entry(l.clone()).or_default() += 1;
+            m
+        });
+        for l in labels.iter_mut() {
+            if counts[l.as_str()] > 1 || l.is_empty() {
+                let k = seen.entry(l.clone()).or_default();
+                *k += 1;
+                *l = if l.is_empty() {
+                    format!("run {k}")
+                } else {
+                    format!("{l} #{k}")
+                };
+            }
+        }
+        let place = key.split('\u{0}').next().unwrap_or("").to_string();
+        out.push(Experiment {
+            id: format!("exp{}-{}", n + 1, kind.slug()),
+            kind,
+            place,
+            runs,
+            labels,
+            differs,
+            config,
+        });
+    }
+    out
+}
