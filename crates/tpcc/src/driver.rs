@@ -156,7 +156,7 @@ struct TypeAcc {
     committed: u64,
     rolled_back: u64,
     retried: u64,
-    retry_reasons: [u64; 3],
+    retry_reasons: [u64; 4],
     failed: u64,
     hist: LatencyHistogram,
 }
@@ -166,7 +166,7 @@ impl TypeAcc {
         self.committed += o.committed;
         self.rolled_back += o.rolled_back;
         self.retried += o.retried;
-        for i in 0..3 {
+        for i in 0..self.retry_reasons.len() {
             self.retry_reasons[i] += o.retry_reasons[i];
         }
         self.failed += o.failed;
@@ -256,6 +256,12 @@ fn open_worker(ctx: &WorkerCtx, idx: u32) -> Result<(Session, Option<ServerCalls
                 calls = Some(ServerCalls::prepare(pg)?);
             }
         }
+        Dialect::Mysql => {
+            s.batch(&format!(
+                "SET SESSION TRANSACTION ISOLATION LEVEL {}",
+                ctx.opts.isolation.sql()
+            ))?;
+        }
     }
     Ok((s, calls))
 }
@@ -341,6 +347,7 @@ fn worker(ctx: &WorkerCtx, idx: u32) {
     let terminal_d = idx as i64 % crate::DISTRICTS_PER_WAREHOUSE + 1;
     let mut rows: Vec<Vec<Val>> = Vec::new();
     let mut consecutive_failures = 0u32;
+    let procedures = opts.mode == Mode::Server && session.dialect() == Dialect::Mysql;
     while shared.running() {
         let ty = TxnType::draw(&mut rng);
         let w = if opts.all_warehouses {
@@ -365,9 +372,13 @@ fn worker(ctx: &WorkerCtx, idx: u32) {
         let mut attempts = 0u32;
         let mut acc = TypeAcc::default();
         loop {
-            let r = match (&calls, session.pg()) {
-                (Some(c), Some(pg)) => c.execute(pg, &input),
-                _ => txn::execute(&mut session, &input, &mut rows),
+            let r = if procedures {
+                crate::mysql_server::execute(&mut session, &input)
+            } else {
+                match (&calls, session.pg()) {
+                    (Some(c), Some(pg)) => c.execute(pg, &input),
+                    _ => txn::execute(&mut session, &input, &mut rows),
+                }
             };
             match r {
                 Ok(outcome) => {
@@ -532,7 +543,7 @@ pub fn run_observed(
     let warehouses = count_warehouses(&mut monitor.session)?;
     let engine_version = match dialect {
         Dialect::Sqlite => format!("SQLite {}", rusqlite::version()),
-        Dialect::Postgres => monitor
+        Dialect::Postgres | Dialect::Mysql => monitor
             .session
             .query_sql("SELECT version()")?
             .1
@@ -543,6 +554,9 @@ pub fn run_observed(
     if dialect == Dialect::Postgres && opts.mode == Mode::Server {
         // Older schemas (or ones built by other tools) may lack the functions.
         monitor.session.batch(&crate::server::create_functions())?;
+    }
+    if dialect == Dialect::Mysql && opts.mode == Mode::Server {
+        crate::mysql_server::create_procedures(&mut monitor.session)?;
     }
     let mut warnings = Vec::new();
     if build_record.is_none() {
@@ -823,7 +837,10 @@ pub fn run_observed(
         let a = &total.0[t as usize];
         let lat = LatencyUs::of(&a.hist);
         let mut reasons = BTreeMap::new();
-        for (i, name) in ["serialization", "deadlock", "busy"].iter().enumerate() {
+        for (i, name) in ["serialization", "deadlock", "busy", "lock_wait_timeout"]
+            .iter()
+            .enumerate()
+        {
             if a.retry_reasons[i] > 0 {
                 reasons.insert(name.to_string(), a.retry_reasons[i]);
             }
@@ -1067,7 +1084,7 @@ fn checkpointer(
             w.push("-wal");
             std::path::PathBuf::from(w)
         }
-        DbUrl::Postgres(_) => return Ok(()),
+        DbUrl::Postgres(_) | DbUrl::Mysql(_) => return Ok(()),
     };
     let page_size = s.query_int("PRAGMA page_size")?.max(0) as u64;
     out.lock().unwrap_or_else(|e| e.into_inner()).page_size = page_size;

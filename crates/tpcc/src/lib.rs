@@ -27,6 +27,8 @@ pub mod db;
 pub mod driver;
 pub mod error;
 pub mod load;
+pub mod mysql;
+pub mod mysql_server;
 mod pgval;
 pub mod random;
 pub mod result;

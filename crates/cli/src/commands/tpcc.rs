@@ -46,7 +46,8 @@ pub enum Action {
 /// Where the database is, and how long to wait for it.
 #[derive(Debug, clap::Args)]
 pub struct DbArg {
-    /// Database: sqlite:PATH (embedded, the default) or postgres://USER@HOST:PORT/DBNAME.
+    /// Database: sqlite:PATH (embedded, the default), postgres://USER@HOST:PORT/DBNAME, or
+    /// mysql://USER:PASSWORD@HOST:PORT/DBNAME (also mariadb://) for MariaDB or MySQL.
     #[arg(long, value_name = "URL", default_value = oio_tpcc::url::DEFAULT_URL)]
     pub db: String,
     /// PostgreSQL: give up on a connection (TCP connect, startup and authentication) after
@@ -469,6 +470,7 @@ impl DialectName for TpccResult {
         match self.dialect {
             oio_tpcc::url::Dialect::Sqlite => "sqlite",
             oio_tpcc::url::Dialect::Postgres => "postgres",
+            oio_tpcc::url::Dialect::Mysql => "mysql",
         }
     }
 }
