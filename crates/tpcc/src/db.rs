@@ -422,7 +422,9 @@ impl Session {
                 client: connect_pg(u, application_name, timeouts)?,
                 prepared: vec![None; Stmt::ALL.len()],
             }),
-            DbUrl::Mysql(u) => Session::Mysql(crate::mysql::connect(u, application_name, timeouts)?),
+            DbUrl::Mysql(u) => {
+                Session::Mysql(crate::mysql::connect(u, application_name, timeouts)?)
+            }
         })
     }
 

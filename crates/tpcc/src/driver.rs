@@ -27,7 +27,9 @@ use crate::result::{
 use crate::server::ServerCalls;
 use crate::txn::{self, Input, Outcome, Stmt, TxnType};
 use crate::url::{DbUrl, Dialect};
-use crate::waits::{wal_checkpoint_seq, CheckpointCounter, PgSampler, SqliteWaits, WaitProfile};
+use crate::waits::{
+    wal_checkpoint_seq, CheckpointCounter, PgSampler, Sampler, SqliteWaits, WaitProfile,
+};
 use oio_core::histogram::LatencyHistogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -640,17 +642,31 @@ pub fn run_observed(
         let window_start = Instant::now();
         let cpu_start = process_cpu();
 
-        let sampler = (dialect == Dialect::Postgres).then(|| {
-            let DbUrl::Postgres(u) = url else {
-                unreachable!()
-            };
-            let sampler_stop = &sampler_stop;
-            let every = Duration::from_secs_f64(opts.wait_sample_ms.max(1.0) / 1000.0);
-            s.spawn(move || -> Result<PgSampler> {
-                let mut c = crate::db::connect_pg(u, "oio-tpcc-waits", &opts.timeouts)?;
-                PgSampler::run(&mut c, every, sampler_stop).map_err(TpccError::from)
-            })
-        });
+        let sampler = match url {
+            DbUrl::Postgres(u) => {
+                let sampler_stop = &sampler_stop;
+                let every = Duration::from_secs_f64(opts.wait_sample_ms.max(1.0) / 1000.0);
+                Some(s.spawn(move || -> Result<Sampler> {
+                    let mut c = crate::db::connect_pg(u, "oio-tpcc-waits", &opts.timeouts)?;
+                    PgSampler::run(&mut c, every, sampler_stop)
+                        .map(Sampler::Pg)
+                        .map_err(TpccError::from)
+                }))
+            }
+            DbUrl::Mysql(u) => {
+                let sampler_stop = &sampler_stop;
+                // Counters, not samples: one read per interval gives the per-interval deltas.
+                let every = interval;
+                let workers = opts.workers;
+                Some(s.spawn(move || -> Result<Sampler> {
+                    let mut c = crate::mysql::connect(u, "oio-tpcc-waits", &opts.timeouts)?;
+                    crate::mysql::waits::Sampler::run(&mut c, every, sampler_stop, workers)
+                        .map(Sampler::Mysql)
+                        .map_err(TpccError::from)
+                }))
+            }
+            DbUrl::Sqlite(_) => None,
+        };
 
         // Measure.
         let mut total = Acc::default();
@@ -808,7 +824,11 @@ pub fn run_observed(
             )
         }
         _ => {
-            notes.push("SQLite has no transaction counter; TPM is the committed transactions the driver counted".into());
+            notes.push(if dialect == Dialect::Mysql {
+                "TPM is the transactions the driver counted (MariaDB/MySQL's Com_commit also counts oio's monitoring and is not used)".into()
+            } else {
+                "SQLite has no transaction counter; TPM is the committed transactions the driver counted".into()
+            });
             (
                 committed as f64 / minutes,
                 "client",

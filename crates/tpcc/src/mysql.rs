@@ -154,14 +154,14 @@ pub fn connect(url: &str, program: &str, timeouts: &Timeouts) -> Result<MySessio
         ))
     })?;
     let mariadb = conn.server_version().0 >= 10 || conn_is_mariadb(&mut conn);
-    let wait = timeouts.idle_in_transaction_s.max(timeouts.statement_s).ceil() as u64;
+    let wait = timeouts
+        .idle_in_transaction_s
+        .max(timeouts.statement_s)
+        .ceil() as u64;
     let mut set = format!("SET SESSION wait_timeout = {}", wait.max(1));
     if timeouts.statement_s > 0.0 {
         if mariadb {
-            set.push_str(&format!(
-                ", max_statement_time = {}",
-                timeouts.statement_s
-            ));
+            set.push_str(&format!(", max_statement_time = {}", timeouts.statement_s));
         } else {
             set.push_str(&format!(
                 ", max_execution_time = {}",
@@ -333,7 +333,11 @@ impl MySession {
     pub(crate) fn query_sql(&mut self, q: &str) -> Result<(Vec<String>, Vec<Vec<Val>>), StmtError> {
         let mut res = self.conn.query_iter(q).map_err(classify)?;
         let cols = res.columns();
-        let names: Vec<String> = cols.as_ref().iter().map(|c| c.name_str().into_owned()).collect();
+        let names: Vec<String> = cols
+            .as_ref()
+            .iter()
+            .map(|c| c.name_str().into_owned())
+            .collect();
         let numeric: Vec<bool> = cols.as_ref().iter().map(is_numeric).collect();
         let mut rows = Vec::new();
         for row in res.by_ref() {
@@ -438,6 +442,316 @@ mod tests {
                 "{s:?}"
             );
             assert!(parts.iter().all(|p| !p.contains("RETURNING")), "{s:?}");
+        }
+    }
+}
+
+/// Samples MariaDB/MySQL's wait statistics: `performance_schema`'s
+/// `events_waits_summary_global_by_event_name` and InnoDB's status counters, as deltas per
+/// interval.
+pub mod waits {
+    use super::MySession;
+    use crate::db::{StmtError, Val};
+    use crate::waits::{MysqlInterval, MysqlWaits, WaitEvent, WaitProfile, WaitShare};
+    use std::collections::HashMap;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+
+    /// The InnoDB status counters read at every sample.
+    const STATUS: [&str; 10] = [
+        "Innodb_buffer_pool_read_requests",
+        "Innodb_buffer_pool_reads",
+        "Innodb_buffer_pool_pages_total",
+        "Innodb_buffer_pool_pages_dirty",
+        "Innodb_os_log_written",
+        "Innodb_log_waits",
+        "Innodb_data_fsyncs",
+        "Innodb_row_lock_waits",
+        "Innodb_row_lock_time",
+        "Innodb_data_written",
+    ];
+
+    /// The bucket of a wait event: `io`, `log`, `lock` or `cpu_other`.
+    pub fn group(event: &str) -> &'static str {
+        let e = event.to_ascii_lowercase();
+        if e.contains("innodb_log") || e.contains("/log_") || e.contains("redo") {
+            "log"
+        } else if e.starts_with("wait/io/") {
+            "io"
+        } else if e.starts_with("wait/synch/") || e.starts_with("wait/lock/") {
+            "lock"
+        } else {
+            "cpu_other"
+        }
+    }
+
+    #[derive(Default, Clone)]
+    struct Snap {
+        /// Event → (count, picoseconds).
+        events: HashMap<String, (u64, u64)>,
+        status: HashMap<String, i64>,
+        at: Option<Instant>,
+    }
+
+    /// A running sampler's state.
+    pub struct Sampler {
+        enabled: bool,
+        enable_error: Option<String>,
+        interval: Duration,
+        workers: u32,
+        first: Snap,
+        last: Snap,
+        intervals: Vec<MysqlInterval>,
+        rounds: u64,
+    }
+
+    fn snap(s: &mut MySession, enabled: bool) -> Result<Snap, StmtError> {
+        let mut out = Snap {
+            at: Some(Instant::now()),
+            ..Snap::default()
+        };
+        if enabled {
+            // `idle` is time between statements, `wait/io/table` the handler's row accesses
+            // (logical, not device I/O): neither is a wait of the database.
+            let (_, rows) = s.query_sql(
+                "SELECT event_name, count_star, sum_timer_wait FROM performance_schema.events_waits_summary_global_by_event_name \
+                 WHERE count_star > 0 AND event_name NOT LIKE 'idle%' AND event_name NOT LIKE 'wait/io/table/%'",
+            )?;
+            for r in rows {
+                let n = |v: &Val| v.int().max(0) as u64;
+                out.events
+                    .insert(r[0].text().to_string(), (n(&r[1]), n(&r[2])));
+            }
+        }
+        let list = STATUS
+            .iter()
+            .map(|v| format!("'{v}'"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let (_, rows) = s.query_sql(&format!(
+            "SHOW GLOBAL STATUS WHERE Variable_name IN ({list})"
+        ))?;
+        for r in rows {
+            out.status.insert(r[0].text().to_string(), r[1].int());
+        }
+        Ok(out)
+    }
+
+    fn seconds_by_group(a: &Snap, b: &Snap) -> HashMap<&'static str, f64> {
+        let mut m: HashMap<&'static str, f64> = HashMap::new();
+        for (name, (_, ps)) in &b.events {
+            let before = a.events.get(name).map_or(0, |x| x.1);
+            *m.entry(group(name)).or_default() += ps.saturating_sub(before) as f64 / 1e12;
+        }
+        // InnoDB's row lock waits are not in MariaDB's performance_schema; its status
+        // counter has them (milliseconds).
+        let d =
+            |k: &str| b.status.get(k).copied().unwrap_or(0) - a.status.get(k).copied().unwrap_or(0);
+        *m.entry("lock").or_default() += d("Innodb_row_lock_time").max(0) as f64 / 1e3;
+        m
+    }
+
+    impl Sampler {
+        /// Enables the wait instruments (server-wide: `setup_instruments` has no session
+        /// scope) and samples every `interval` until `stop`.
+        pub fn run(
+            s: &mut MySession,
+            interval: Duration,
+            stop: &AtomicBool,
+            workers: u32,
+        ) -> Result<Sampler, StmtError> {
+            let on = s
+                .query_sql("SELECT @@performance_schema")
+                .map(|(_, r)| r.first().is_some_and(|r| r[0].int() == 1))
+                .unwrap_or(false);
+            let mut enable_error = None;
+            if on {
+                if let Err(e) = s.batch(
+                    "UPDATE performance_schema.setup_instruments SET enabled = 'YES', timed = 'YES' \
+                     WHERE name LIKE 'wait/io/file/%' OR name LIKE 'wait/synch/%' OR name LIKE 'wait/lock/%'; \
+                     UPDATE performance_schema.setup_consumers SET enabled = 'YES' \
+                     WHERE name IN ('global_instrumentation', 'thread_instrumentation')",
+                ) {
+                    enable_error = Some(e.to_string());
+                }
+            } else {
+                enable_error = Some("performance_schema is OFF (it can only be turned on at server start: performance_schema=ON in the server's configuration)".into());
+            }
+            let enabled = on;
+            let first = snap(s, enabled)?;
+            let mut me = Sampler {
+                enabled,
+                enable_error,
+                interval,
+                workers,
+                last: first.clone(),
+                first,
+                intervals: Vec::new(),
+                rounds: 1,
+            };
+            let mut next = Instant::now();
+            while !stop.load(Ordering::Relaxed) {
+                next += interval;
+                let mut left = next.saturating_duration_since(Instant::now());
+                while left > Duration::ZERO && !stop.load(Ordering::Relaxed) {
+                    let step = left.min(Duration::from_millis(50));
+                    std::thread::sleep(step);
+                    left = left.saturating_sub(step);
+                }
+                let now = snap(s, enabled)?;
+                me.rounds += 1;
+                let g = seconds_by_group(&me.last, &now);
+                let (t0, t1) = (me.first.at, now.at);
+                let (l0, l1) = (me.last.at, now.at);
+                let dt = |a: Option<Instant>, b: Option<Instant>| match (a, b) {
+                    (Some(a), Some(b)) => b.duration_since(a).as_secs_f64(),
+                    _ => 0.0,
+                };
+                let d = |k: &str| {
+                    now.status.get(k).copied().unwrap_or(0)
+                        - me.last.status.get(k).copied().unwrap_or(0)
+                };
+                me.intervals.push(MysqlInterval {
+                    end_s: dt(t0, t1),
+                    duration_s: dt(l0, l1),
+                    io_s: g.get("io").copied().unwrap_or(0.0),
+                    log_s: g.get("log").copied().unwrap_or(0.0),
+                    lock_s: g.get("lock").copied().unwrap_or(0.0),
+                    buffer_pool_reads: d("Innodb_buffer_pool_reads").max(0) as u64,
+                    redo_bytes: d("Innodb_os_log_written").max(0) as u64,
+                });
+                me.last = now;
+            }
+            Ok(me)
+        }
+
+        /// Sampling rounds taken.
+        pub fn rounds(&self) -> u64 {
+            self.rounds
+        }
+
+        /// The wait profile over the sampled window.
+        pub fn profile(&self) -> WaitProfile {
+            let window = match (self.first.at, self.last.at) {
+                (Some(a), Some(b)) => b.duration_since(a).as_secs_f64(),
+                _ => 0.0,
+            }
+            .max(1e-9);
+            let g = seconds_by_group(&self.first, &self.last);
+            let waited: f64 = g.values().sum();
+            let mut buckets: Vec<(String, f64)> = ["io", "log", "lock"]
+                .iter()
+                .map(|b| (b.to_string(), g.get(b).copied().unwrap_or(0.0)))
+                .collect();
+            buckets.push((
+                "cpu_other".into(),
+                (self.workers as f64 * window - waited).max(0.0)
+                    + g.get("cpu_other").copied().unwrap_or(0.0),
+            ));
+            let total: f64 = buckets.iter().map(|b| b.1).sum::<f64>().max(1e-12);
+            let mut shares: Vec<WaitShare> = buckets
+                .iter()
+                .map(|(n, s)| WaitShare {
+                    name: n.clone(),
+                    aas: s / window,
+                    share_pct: s * 100.0 / total,
+                })
+                .collect();
+            shares.sort_by(|a, b| b.aas.total_cmp(&a.aas).then(a.name.cmp(&b.name)));
+            let mut events: Vec<WaitEvent> = self
+                .last
+                .events
+                .iter()
+                .filter_map(|(name, (n, ps))| {
+                    let (n0, ps0) = self.first.events.get(name).copied().unwrap_or((0, 0));
+                    let s = ps.saturating_sub(ps0) as f64 / 1e12;
+                    (s > 0.0).then(|| WaitEvent {
+                        class: group(name).into(),
+                        event: name.clone(),
+                        bucket: group(name).into(),
+                        samples: n.saturating_sub(n0),
+                        aas: s / window,
+                        share_pct: s * 100.0 / total,
+                    })
+                })
+                .collect();
+            events.sort_by(|a, b| b.aas.total_cmp(&a.aas).then(a.event.cmp(&b.event)));
+            events.truncate(15);
+            let d = |k: &str| {
+                (self.last.status.get(k).copied().unwrap_or(0)
+                    - self.first.status.get(k).copied().unwrap_or(0))
+                .max(0) as u64
+            };
+            let requests = d("Innodb_buffer_pool_read_requests");
+            let reads = d("Innodb_buffer_pool_reads");
+            let mut notes = vec![
+                "aas = seconds waited ÷ window seconds (performance_schema timer deltas, summed over every thread, background ones included); top_events' `samples` is the number of waits".into(),
+                "lock includes InnoDB row lock waits from Innodb_row_lock_time (MariaDB's performance_schema has no row-lock instrument)".into(),
+                "cpu_other = workers × window − the waits above (never below 0), plus uninstrumented waits: time sessions spent on CPU, in the network or waiting for the client; background waits make it an underestimate".into(),
+            ];
+            if let Some(e) = &self.enable_error {
+                notes.push(format!("wait instruments could not be enabled, so only the InnoDB counters are reported: {e}"));
+            } else {
+                notes.push("oio enabled performance_schema's wait/io/file, wait/synch and wait/lock instruments server-wide; they stay on until the server restarts".into());
+            }
+            WaitProfile {
+                source: if self.enabled && self.enable_error.is_none() {
+                    "performance_schema".into()
+                } else {
+                    "innodb_status".into()
+                },
+                sample_interval_ms: Some(self.interval.as_secs_f64() * 1000.0),
+                rounds: self.rounds,
+                session_samples: 0,
+                classes: Vec::new(),
+                buckets: shares,
+                top_events: events,
+                sqlite: None,
+                mysql: Some(MysqlWaits {
+                    performance_schema: self.enabled && self.enable_error.is_none(),
+                    buffer_pool_read_requests: requests,
+                    buffer_pool_reads: reads,
+                    buffer_pool_hit_pct: (requests > 0)
+                        .then(|| (1.0 - reads as f64 / requests as f64) * 100.0),
+                    buffer_pool_pages_total: self
+                        .last
+                        .status
+                        .get("Innodb_buffer_pool_pages_total")
+                        .copied()
+                        .unwrap_or(0)
+                        .max(0) as u64,
+                    buffer_pool_pages_dirty: self
+                        .last
+                        .status
+                        .get("Innodb_buffer_pool_pages_dirty")
+                        .copied()
+                        .unwrap_or(0)
+                        .max(0) as u64,
+                    redo_bytes: d("Innodb_os_log_written"),
+                    log_waits: d("Innodb_log_waits"),
+                    data_fsyncs: d("Innodb_data_fsyncs"),
+                    data_written_bytes: d("Innodb_data_written"),
+                    row_lock_waits: d("Innodb_row_lock_waits"),
+                    row_lock_time_s: d("Innodb_row_lock_time") as f64 / 1e3,
+                    intervals: self.intervals.clone(),
+                }),
+                notes,
+            }
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::group;
+
+        #[test]
+        fn events_fall_into_the_four_groups() {
+            assert_eq!(group("wait/io/file/innodb/innodb_log_file"), "log");
+            assert_eq!(group("wait/synch/mutex/innodb/log_sys_mutex"), "log");
+            assert_eq!(group("wait/io/file/innodb/innodb_data_file"), "io");
+            assert_eq!(group("wait/synch/rwlock/innodb/index_tree_rw_lock"), "lock");
+            assert_eq!(group("wait/lock/table/sql/handler"), "lock");
+            assert_eq!(group("stage/sql/statistics"), "cpu_other");
         }
     }
 }

@@ -114,7 +114,9 @@ pub fn create_tables(dialect: Dialect) -> String {
             )),
             (Dialect::Mysql, key) => {
                 let cols = cols.replace("TIMESTAMP", "DATETIME");
-                let key = key.map(|k| format!(", PRIMARY KEY ({k})")).unwrap_or_default();
+                let key = key
+                    .map(|k| format!(", PRIMARY KEY ({k})"))
+                    .unwrap_or_default();
                 sql.push_str(&format!(
                     "CREATE TABLE {} ({cols}{key}) ENGINE=InnoDB;\n",
                     t.name

@@ -147,7 +147,10 @@ mod tests {
         assert_eq!(u, DbUrl::Mysql("mysql://oio:pw@127.0.0.1:3306/tpcc".into()));
         assert_eq!(u.dialect(), Dialect::Mysql);
         assert_eq!(u.redacted(), "mysql://oio:***@127.0.0.1:3306/tpcc");
-        let e = "mysql://oio@127.0.0.1:3306".parse::<DbUrl>().unwrap_err().to_string();
+        let e = "mysql://oio@127.0.0.1:3306"
+            .parse::<DbUrl>()
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("names no database"), "{e}");
     }
 

@@ -54,6 +54,14 @@ fn mariadb_build_run_check_in_both_modes() {
     let db: DbUrl = server.url().parse().unwrap();
     build_one(&db);
     all_pass(&db, false);
+    // The device to record is found from @@datadir.
+    let dir = oio_tpcc::db::data_location(&db, &Timeouts::default())
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        dir.canonicalize().unwrap(),
+        server.data_dir().canonicalize().unwrap()
+    );
     // A second build without --force refuses to touch the tables.
     let e = build(
         &db,
@@ -89,8 +97,27 @@ fn mariadb_build_run_check_in_both_modes() {
         assert_eq!(r.summary.failed, 0, "{:?}", r.errors);
         assert!(r.summary.new_orders > 0);
         assert_eq!(r.summary.new_orders, r.transactions["new_order"].committed);
+        eprintln!(
+            "{mode:?} waits: {}",
+            serde_json::to_string(&r.waits).unwrap()
+        );
+        assert_eq!(r.waits.source, "performance_schema", "{:?}", r.waits.notes);
+        let names: Vec<&str> = r.waits.buckets.iter().map(|b| b.name.as_str()).collect();
+        for b in ["io", "log", "lock", "cpu_other"] {
+            assert!(names.contains(&b), "{names:?}");
+        }
+        assert!(!r.waits.top_events.is_empty());
+        let m = r.waits.mysql.as_ref().unwrap();
+        assert!(m.performance_schema);
+        assert!(m.redo_bytes > 0, "{m:?}");
+        assert!(m.buffer_pool_read_requests > 0, "{m:?}");
+        assert!(m.intervals.len() >= 2, "{m:?}");
         for t in ["payment", "order_status", "delivery", "stock_level"] {
-            assert!(r.transactions[t].committed > 0, "{t}: {:?}", r.transactions[t]);
+            assert!(
+                r.transactions[t].committed > 0,
+                "{t}: {:?}",
+                r.transactions[t]
+            );
         }
         all_pass(&db, true);
     }
@@ -132,7 +159,7 @@ fn mariadb_deadlocks_and_lock_wait_timeouts_are_retried_and_counted() {
                     .unwrap();
                 std::thread::sleep(Duration::from_millis(300));
                 let _ = x.batch("UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1");
-                if round % 3 == 0 {
+                if round.is_multiple_of(3) {
                     std::thread::sleep(Duration::from_millis(1500));
                 }
                 x.rollback().unwrap();
