@@ -421,3 +421,61 @@ fn ctrl_c_stops_a_build_promptly_with_exit_130_and_marks_it_incomplete() {
         "{err}"
     );
 }
+
+#[test]
+fn a_worker_sequence_writes_a_series_and_each_step() {
+    let dir = scratch();
+    let db = format!("sqlite:{}", dir.path().join("s.db").display());
+    run_json(
+        dir.path(),
+        &["tpcc", "build", "--db", &db, "--warehouses", "1"],
+    );
+    let out = dir.path().join("res");
+    let s = run_json(
+        dir.path(),
+        &[
+            "tpcc",
+            "run",
+            "--db",
+            &db,
+            "--workers",
+            "1,2",
+            "--ramp",
+            "0",
+            "--time",
+            "2s",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(s["schema"], "oio.tpcc.series", "{s}");
+    assert_eq!(s["workers"], serde_json::json!([1, 2]));
+    assert_eq!(s["stop_reason"], "completed");
+    let steps = s["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2, "{s}");
+    assert_eq!(num(&steps[0], "/efficiency_pct"), 100.0);
+    let (n0, n1) = (num(&steps[0], "/nopm"), num(&steps[1], "/nopm"));
+    assert!(n0 > 0.0 && n1 > 0.0, "{s}");
+    let eff = num(&steps[1], "/efficiency_pct");
+    assert!((eff - (n1 / 2.0) / n0 * 100.0).abs() < 1e-6, "{s}");
+    for (k, step) in steps.iter().enumerate() {
+        assert_eq!(step["workers"], k as u64 + 1);
+        let lat = &step["latency_us"]["new_order"];
+        assert!(
+            lat[0].as_f64().unwrap() <= lat[1].as_f64().unwrap(),
+            "{step}"
+        );
+        // Each step's own result is saved beside the series.
+        let file = out.join(step["result_file"].as_str().unwrap());
+        let r: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        assert_eq!(r["schema"], "oio.tpcc");
+        assert_eq!(r["options"]["workers"], k as u64 + 1);
+        assert_eq!(num(&r, "/summary/nopm"), num(step, "/nopm"));
+    }
+    let series_files: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("series"))
+        .collect();
+    assert_eq!(series_files.len(), 1);
+}

@@ -511,11 +511,15 @@ pub mod waits {
             ..Snap::default()
         };
         if enabled {
-            // `idle` is time between statements, `wait/io/table` the handler's row accesses
-            // (logical, not device I/O): neither is a wait of the database.
+            // Left out: `idle` (time between statements), `wait/io/table` (the handler's row
+            // accesses: logical, not device I/O), and condition waits (mostly threads asleep
+            // until signalled, such as the timer thread's COND_timer, which alone read as a
+            // whole busy session; InnoDB's row lock waits are condition waits too, and come
+            // from Innodb_row_lock_time instead).
             let (_, rows) = s.query_sql(
                 "SELECT event_name, count_star, sum_timer_wait FROM performance_schema.events_waits_summary_global_by_event_name \
-                 WHERE count_star > 0 AND event_name NOT LIKE 'idle%' AND event_name NOT LIKE 'wait/io/table/%'",
+                 WHERE count_star > 0 AND event_name NOT LIKE 'idle%' AND event_name NOT LIKE 'wait/io/table/%' \
+                 AND event_name NOT LIKE 'wait/synch/cond/%'",
             )?;
             for r in rows {
                 let n = |v: &Val| v.int().max(0) as u64;
@@ -686,7 +690,7 @@ pub mod waits {
             let reads = d("Innodb_buffer_pool_reads");
             let mut notes = vec![
                 "aas = seconds waited ÷ window seconds (performance_schema timer deltas, summed over every thread, background ones included); top_events' `samples` is the number of waits".into(),
-                "lock includes InnoDB row lock waits from Innodb_row_lock_time (MariaDB's performance_schema has no row-lock instrument)".into(),
+                "lock includes InnoDB row lock waits from Innodb_row_lock_time (MariaDB's performance_schema has no row-lock instrument); condition waits (threads asleep until signalled) are left out".into(),
                 "cpu_other = workers × window − the waits above (never below 0), plus uninstrumented waits: time sessions spent on CPU, in the network or waiting for the client; background waits make it an underestimate".into(),
             ];
             if let Some(e) = &self.enable_error {
