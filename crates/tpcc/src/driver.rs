@@ -661,7 +661,7 @@ pub fn run_observed(
                 Some(s.spawn(move || -> Result<Sampler> {
                     let mut c = crate::mysql::connect(u, "oio-tpcc-waits", &opts.timeouts)?;
                     crate::mysql::waits::Sampler::run(&mut c, every, sampler_stop, workers)
-                        .map(Sampler::Mysql)
+                        .map(|m| Sampler::Mysql(Box::new(m)))
                         .map_err(TpccError::from)
                 }))
             }

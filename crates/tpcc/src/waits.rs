@@ -364,7 +364,7 @@ pub enum Sampler {
     /// PostgreSQL's `pg_stat_activity` sampler.
     Pg(PgSampler),
     /// MariaDB/MySQL's `performance_schema` sampler.
-    Mysql(crate::mysql::waits::Sampler),
+    Mysql(Box<crate::mysql::waits::Sampler>),
 }
 
 impl Sampler {

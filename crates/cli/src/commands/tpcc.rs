@@ -536,7 +536,7 @@ fn run_step(
                 )
             });
         },
-        &stop,
+        stop,
         observer.as_mut().map(|o| o as &mut dyn DeviceObserver),
     );
     pb.finish_and_clear();
