@@ -171,13 +171,13 @@ fn bad_database_urls_say_what_is_expected() {
     let dir = scratch();
     let out = oio()
         .current_dir(dir.path())
-        .args(["tpcc", "check", "--db", "mysql://x/y"])
+        .args(["tpcc", "check", "--db", "oracle://x/y"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("sqlite:PATH") && err.contains("postgres://"),
+        err.contains("sqlite:PATH") && err.contains("postgres://") && err.contains("mysql://"),
         "{err}"
     );
 
