@@ -471,6 +471,26 @@ fn a_worker_sequence_writes_a_series_and_each_step() {
         assert_eq!(r["schema"], "oio.tpcc");
         assert_eq!(r["options"]["workers"], k as u64 + 1);
         assert_eq!(num(&r, "/summary/nopm"), num(step, "/nopm"));
+        // The per-type time profile: every interval has each type, percentiles in order.
+        let intervals = r["intervals"].as_array().unwrap();
+        assert!(!intervals.is_empty());
+        let mut new_orders = 0;
+        for i in intervals {
+            let by = i["latency_by_type_us"].as_object().unwrap();
+            assert_eq!(by.len(), 5, "{i}");
+            let no = &by["new_order"];
+            new_orders += no["n"].as_u64().unwrap();
+            if no["n"].as_u64().unwrap() > 0 {
+                let (p50, p90, p99) = (num(no, "/p50"), num(no, "/p90"), num(no, "/p99"));
+                assert!(0.0 < p50 && p50 <= p90 && p90 <= p99, "{no}");
+            }
+        }
+        let no = &r["transactions"]["new_order"];
+        let total = no["committed"].as_u64().unwrap() + no["rolled_back"].as_u64().unwrap();
+        assert!(
+            new_orders > 0 && new_orders <= total,
+            "{new_orders} {total}"
+        );
     }
     let series_files: Vec<_> = std::fs::read_dir(&out)
         .unwrap()

@@ -1041,10 +1041,21 @@ fn drain(shared: &Shared) -> Acc {
 fn interval_of(acc: &Acc, t_s: f64, duration_s: f64, new_orders: i64) -> Interval {
     let mut all = LatencyHistogram::new();
     let mut completed = BTreeMap::new();
+    let mut by_type = BTreeMap::new();
     for t in TxnType::ALL {
         let a = &acc.0[t as usize];
         all += &a.hist;
         completed.insert(key(t), a.completed());
+        let l = LatencyUs::of(&a.hist);
+        by_type.insert(
+            key(t),
+            crate::result::TypeTimeProfile {
+                n: a.hist.count(),
+                p50: l.p50,
+                p90: l.p90,
+                p99: l.p99,
+            },
+        );
     }
     let per_min = |n: f64| {
         if duration_s > 0.0 {
@@ -1061,6 +1072,7 @@ fn interval_of(acc: &Acc, t_s: f64, duration_s: f64, new_orders: i64) -> Interva
         completed,
         latency_us: LatencyUs::of(&all),
         new_order_latency_us: LatencyUs::of(&acc.0[TxnType::NewOrder as usize].hist),
+        latency_by_type_us: by_type,
     }
 }
 

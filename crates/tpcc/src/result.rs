@@ -198,6 +198,10 @@ pub struct Interval {
     pub latency_us: LatencyUs,
     /// New-Order latency in this interval.
     pub new_order_latency_us: LatencyUs,
+    /// Per transaction type: this interval's p50/p90/p99, from the type's histogram merged
+    /// over workers (HammerDB's time profile; percentiles are never averaged).
+    #[serde(default)]
+    pub latency_by_type_us: BTreeMap<String, TypeTimeProfile>,
 }
 
 /// CPU the driver used during the window.
@@ -229,6 +233,20 @@ pub struct ErrorSummary {
 /// Per-type name helper for map keys.
 pub fn key(t: TxnType) -> String {
     t.name().to_string()
+}
+
+/// One transaction type's latency in one interval, µs.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TypeTimeProfile {
+    /// Transactions of this type whose latency was recorded in the interval (committed or
+    /// intentionally rolled back).
+    pub n: u64,
+    /// Median.
+    pub p50: Option<f64>,
+    /// 90th percentile.
+    pub p90: Option<f64>,
+    /// 99th percentile.
+    pub p99: Option<f64>,
 }
 
 /// Schema name of a worker-count sequence ([`Series`]).
