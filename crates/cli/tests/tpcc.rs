@@ -499,3 +499,83 @@ fn a_worker_sequence_writes_a_series_and_each_step() {
         .collect();
     assert_eq!(series_files.len(), 1);
 }
+
+#[test]
+fn ctrl_c_stops_a_sequence_with_exit_130_and_keeps_the_finished_steps() {
+    let dir = scratch();
+    let db = format!("sqlite:{}", dir.path().join("q.db").display());
+    run_json(
+        dir.path(),
+        &["tpcc", "build", "--db", &db, "--warehouses", "1"],
+    );
+    let out = dir.path().join("res");
+    let child = Command::new(oio_path())
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .args([
+            "tpcc",
+            "run",
+            "--workers",
+            "1,2,4",
+            "--ramp",
+            "0",
+            "--time",
+            "3s",
+            "--db",
+            &db,
+        ])
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = Reaper(child);
+    // Interrupt once the first step's result is saved (the second step is running).
+    let t = Instant::now();
+    loop {
+        let saved = std::fs::read_dir(&out)
+            .map(|d| d.filter_map(|e| e.ok()).count())
+            .unwrap_or(0);
+        if saved >= 1 {
+            break;
+        }
+        assert!(
+            child.0.try_wait().unwrap().is_none(),
+            "the sequence ended early"
+        );
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "no step finished in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(Command::new("kill")
+        .args(["-INT", &child.0.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let status = loop {
+        if let Some(st) = child.0.try_wait().unwrap() {
+            break st;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(90),
+            "did not stop after SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(130));
+    let series = std::fs::read_dir(&out)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .find(|e| e.file_name().to_string_lossy().contains("series"))
+        .expect("the series is saved");
+    let s: Value = serde_json::from_slice(&std::fs::read(series.path()).unwrap()).unwrap();
+    let steps = s["steps"].as_array().unwrap();
+    assert!((1..3).contains(&steps.len()), "{s}");
+    assert_eq!(steps[0]["workers"], 1);
+    assert_eq!(steps[0]["partial"], false);
+    assert_eq!(s["stop_reason"], "interrupted", "{s}");
+}

@@ -393,6 +393,13 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
             break;
         }
     }
+    let interrupted = stop.load(std::sync::atomic::Ordering::Relaxed);
+    if let Some(s) = &mut series {
+        // Ctrl-C may come between two steps, after the last finished one.
+        if interrupted {
+            s.stop_reason = "interrupted".into();
+        }
+    }
     if let Some(s) = &series {
         let saved = save_series(&a.out, s)?;
         let mut out = anstream::stdout().lock();
@@ -416,7 +423,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
         drop(out);
         style::print_notice(&format!("series: {}", saved.display()));
     }
-    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+    if interrupted {
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
     }
     Ok(last_code)
