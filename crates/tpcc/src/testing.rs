@@ -275,13 +275,23 @@ impl TempMariadb {
         )?;
         let dir = tempdir_in(&std::env::temp_dir())?;
         let run_as = is_root().then(|| "mysql".to_string());
-        let as_user = |program: &Path| match &run_as {
-            Some(u) => {
-                let mut c = Command::new("runuser");
-                c.args(["-u", u, "--"]).arg(program);
-                c
+        if run_as.is_some() {
+            // mysql must be able to reach the directory.
+            check(Command::new("chmod").arg("755").arg(&dir).output(), "chmod")?;
+        }
+        // The server runs as the user directly (set on spawn, no runuser in between), so the
+        // child oio holds is mariadbd itself and killing it on drop stops the server.
+        let ids = match &run_as {
+            Some(u) => Some((user_id(u, "-u")?, user_id(u, "-g")?)),
+            None => None,
+        };
+        let as_user = |program: &Path| {
+            let mut c = Command::new(program);
+            if let Some((uid, gid)) = ids {
+                use std::os::unix::process::CommandExt;
+                c.uid(uid).gid(gid);
             }
-            None => Command::new(program),
+            c
         };
         if let Some(u) = &run_as {
             check(
@@ -385,6 +395,18 @@ impl TempMariadb {
     pub fn runs_as(&self) -> Option<&str> {
         self.run_as.as_deref()
     }
+}
+
+/// A user's uid (`flag` "-u") or gid ("-g"), from `id`.
+fn user_id(user: &str, flag: &str) -> Result<u32, String> {
+    let out = Command::new("id")
+        .args([flag, user])
+        .output()
+        .map_err(|e| format!("id {flag} {user}: {e}"))?;
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .map_err(|_| format!("no user '{user}' (the mariadb-server package creates it)"))
 }
 
 impl Drop for TempMariadb {
