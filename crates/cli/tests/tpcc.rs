@@ -171,13 +171,13 @@ fn bad_database_urls_say_what_is_expected() {
     let dir = scratch();
     let out = oio()
         .current_dir(dir.path())
-        .args(["tpcc", "check", "--db", "mysql://x/y"])
+        .args(["tpcc", "check", "--db", "oracle://x/y"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("sqlite:PATH") && err.contains("postgres://"),
+        err.contains("sqlite:PATH") && err.contains("postgres://") && err.contains("mysql://"),
         "{err}"
     );
 
@@ -420,4 +420,162 @@ fn ctrl_c_stops_a_build_promptly_with_exit_130_and_marks_it_incomplete() {
         )),
         "{err}"
     );
+}
+
+#[test]
+fn a_worker_sequence_writes_a_series_and_each_step() {
+    let dir = scratch();
+    let db = format!("sqlite:{}", dir.path().join("s.db").display());
+    run_json(
+        dir.path(),
+        &["tpcc", "build", "--db", &db, "--warehouses", "1"],
+    );
+    let out = dir.path().join("res");
+    let s = run_json(
+        dir.path(),
+        &[
+            "tpcc",
+            "run",
+            "--db",
+            &db,
+            "--workers",
+            "1,2",
+            "--ramp",
+            "0",
+            "--time",
+            "2s",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(s["schema"], "oio.tpcc.series", "{s}");
+    assert_eq!(s["workers"], serde_json::json!([1, 2]));
+    assert_eq!(s["stop_reason"], "completed");
+    let steps = s["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2, "{s}");
+    assert_eq!(num(&steps[0], "/efficiency_pct"), 100.0);
+    let (n0, n1) = (num(&steps[0], "/nopm"), num(&steps[1], "/nopm"));
+    assert!(n0 > 0.0 && n1 > 0.0, "{s}");
+    let eff = num(&steps[1], "/efficiency_pct");
+    assert!((eff - (n1 / 2.0) / n0 * 100.0).abs() < 1e-6, "{s}");
+    for (k, step) in steps.iter().enumerate() {
+        assert_eq!(step["workers"], k as u64 + 1);
+        let lat = &step["latency_us"]["new_order"];
+        assert!(
+            lat[0].as_f64().unwrap() <= lat[1].as_f64().unwrap(),
+            "{step}"
+        );
+        // Each step's own result is saved beside the series.
+        let file = out.join(step["result_file"].as_str().unwrap());
+        let r: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        assert_eq!(r["schema"], "oio.tpcc");
+        assert_eq!(r["options"]["workers"], k as u64 + 1);
+        assert_eq!(num(&r, "/summary/nopm"), num(step, "/nopm"));
+        // The per-type time profile: every interval has each type, percentiles in order.
+        let intervals = r["intervals"].as_array().unwrap();
+        assert!(!intervals.is_empty());
+        let mut new_orders = 0;
+        for i in intervals {
+            let by = i["latency_by_type_us"].as_object().unwrap();
+            assert_eq!(by.len(), 5, "{i}");
+            let no = &by["new_order"];
+            new_orders += no["n"].as_u64().unwrap();
+            if no["n"].as_u64().unwrap() > 0 {
+                let (p50, p90, p99) = (num(no, "/p50"), num(no, "/p90"), num(no, "/p99"));
+                assert!(0.0 < p50 && p50 <= p90 && p90 <= p99, "{no}");
+            }
+        }
+        let no = &r["transactions"]["new_order"];
+        let total = no["committed"].as_u64().unwrap() + no["rolled_back"].as_u64().unwrap();
+        assert!(
+            new_orders > 0 && new_orders <= total,
+            "{new_orders} {total}"
+        );
+    }
+    let series_files: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("series"))
+        .collect();
+    assert_eq!(series_files.len(), 1);
+}
+
+#[test]
+fn ctrl_c_stops_a_sequence_with_exit_130_and_keeps_the_finished_steps() {
+    let dir = scratch();
+    let db = format!("sqlite:{}", dir.path().join("q.db").display());
+    run_json(
+        dir.path(),
+        &["tpcc", "build", "--db", &db, "--warehouses", "1"],
+    );
+    let out = dir.path().join("res");
+    let child = Command::new(oio_path())
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .args([
+            "tpcc",
+            "run",
+            "--workers",
+            "1,2,4",
+            "--ramp",
+            "0",
+            "--time",
+            "3s",
+            "--db",
+            &db,
+        ])
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = Reaper(child);
+    // Interrupt once the first step's result is saved (the second step is running).
+    let t = Instant::now();
+    loop {
+        let saved = std::fs::read_dir(&out)
+            .map(|d| d.filter_map(|e| e.ok()).count())
+            .unwrap_or(0);
+        if saved >= 1 {
+            break;
+        }
+        assert!(
+            child.0.try_wait().unwrap().is_none(),
+            "the sequence ended early"
+        );
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "no step finished in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(Command::new("kill")
+        .args(["-INT", &child.0.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let status = loop {
+        if let Some(st) = child.0.try_wait().unwrap() {
+            break st;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(90),
+            "did not stop after SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(130));
+    let series = std::fs::read_dir(&out)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .find(|e| e.file_name().to_string_lossy().contains("series"))
+        .expect("the series is saved");
+    let s: Value = serde_json::from_slice(&std::fs::read(series.path()).unwrap()).unwrap();
+    let steps = s["steps"].as_array().unwrap();
+    assert!((1..3).contains(&steps.len()), "{s}");
+    assert_eq!(steps[0]["workers"], 1);
+    assert_eq!(steps[0]["partial"], false);
+    assert_eq!(s["stop_reason"], "interrupted", "{s}");
 }

@@ -115,6 +115,9 @@ fn exists_sql(dialect: Dialect) -> String {
         Dialect::Postgres => format!(
             "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = '{TABLE}'"
         ),
+        Dialect::Mysql => format!(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = database() AND table_name = '{TABLE}'"
+        ),
     }
 }
 
@@ -165,6 +168,15 @@ pub(crate) fn builder_alive(s: &mut Session, rec: &BuildRecord) -> bool {
     if s.dialect() == Dialect::Postgres {
         let sql = format!(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = '{BUILD_APPLICATION}' AND pid <> pg_backend_pid()"
+        );
+        if s.query_int(&sql).unwrap_or(0) > 0 {
+            return true;
+        }
+    }
+    if s.dialect() == Dialect::Mysql {
+        // Build sessions name themselves in the `program_name` connection attribute.
+        let sql = format!(
+            "SELECT count(*) FROM performance_schema.session_connect_attrs WHERE attr_name = 'program_name' AND attr_value = '{BUILD_APPLICATION}' AND processlist_id <> connection_id()"
         );
         if s.query_int(&sql).unwrap_or(0) > 0 {
             return true;

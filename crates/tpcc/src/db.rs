@@ -99,6 +99,18 @@ pub enum RetryKind {
     Deadlock,
     /// SQLite SQLITE_BUSY / SQLITE_LOCKED.
     Busy,
+    /// MySQL error 1205: a row lock was not granted within `innodb_lock_wait_timeout`.
+    LockWait,
+}
+
+impl RetryKind {
+    /// Every kind, indexed by `as usize`.
+    pub const ALL: [RetryKind; 4] = [
+        RetryKind::Serialization,
+        RetryKind::Deadlock,
+        RetryKind::Busy,
+        RetryKind::LockWait,
+    ];
 }
 
 /// A classified statement failure.
@@ -211,6 +223,8 @@ pub enum Session {
     Sqlite(SqliteSession),
     /// PostgreSQL.
     Postgres(PgSession),
+    /// MariaDB or MySQL.
+    Mysql(crate::mysql::MySession),
 }
 
 /// Timeouts of every database session, so no server, lock or network fault can make oio
@@ -408,6 +422,9 @@ impl Session {
                 client: connect_pg(u, application_name, timeouts)?,
                 prepared: vec![None; Stmt::ALL.len()],
             }),
+            DbUrl::Mysql(u) => {
+                Session::Mysql(crate::mysql::connect(u, application_name, timeouts)?)
+            }
         })
     }
 
@@ -416,6 +433,7 @@ impl Session {
         match self {
             Session::Sqlite(_) => Dialect::Sqlite,
             Session::Postgres(_) => Dialect::Postgres,
+            Session::Mysql(_) => Dialect::Mysql,
         }
     }
 
@@ -423,7 +441,7 @@ impl Session {
     pub fn pg(&mut self) -> Option<&mut postgres::Client> {
         match self {
             Session::Postgres(s) => Some(&mut s.client),
-            Session::Sqlite(_) => None,
+            Session::Sqlite(_) | Session::Mysql(_) => None,
         }
     }
 
@@ -447,6 +465,7 @@ impl Session {
                 }
             }
             Session::Postgres(s) => s.client.batch_execute("BEGIN").map_err(classify_pg),
+            Session::Mysql(s) => s.batch("BEGIN"),
         }
     }
 
@@ -469,6 +488,7 @@ impl Session {
                 r
             }
             Session::Postgres(s) => s.client.batch_execute("COMMIT").map_err(classify_pg),
+            Session::Mysql(s) => s.batch("COMMIT"),
         }
     }
 
@@ -487,6 +507,7 @@ impl Session {
                 r
             }
             Session::Postgres(s) => s.client.batch_execute("ROLLBACK").map_err(classify_pg),
+            Session::Mysql(s) => s.batch("ROLLBACK"),
         }
     }
 
@@ -511,6 +532,7 @@ impl Session {
                     .collect();
                 s.client.execute(&st, &p).map_err(classify_pg)
             }
+            Session::Mysql(s) => s.run(stmt, params, None),
         }
     }
 
@@ -547,6 +569,7 @@ impl Session {
                 }
                 Ok(())
             }
+            Session::Mysql(s) => s.run(stmt, params, Some(out)).map(|_| ()),
         }
     }
 
@@ -575,6 +598,7 @@ impl Session {
                         .collect(),
                 ))
             }
+            Session::Mysql(s) => s.query_sql(sql),
         }
     }
 
@@ -593,6 +617,7 @@ impl Session {
         match self {
             Session::Sqlite(s) => s.conn.execute_batch(sql).map_err(busy_after(s.busy_s)),
             Session::Postgres(s) => s.client.batch_execute(sql).map_err(classify_pg),
+            Session::Mysql(s) => s.batch(sql),
         }
     }
 }
@@ -603,6 +628,8 @@ pub enum Canceller {
     Sqlite(rusqlite::InterruptHandle),
     /// A PostgreSQL cancel request.
     Postgres(postgres::CancelToken),
+    /// `KILL QUERY` from another MariaDB/MySQL connection.
+    Mysql(crate::mysql::Canceller),
 }
 
 impl Canceller {
@@ -612,6 +639,7 @@ impl Canceller {
     pub fn cancel(&self) {
         match self {
             Canceller::Sqlite(h) => h.interrupt(),
+            Canceller::Mysql(c) => c.cancel(),
             Canceller::Postgres(t) => {
                 let t = t.clone();
                 let _ = std::thread::Builder::new()
@@ -630,6 +658,7 @@ impl Session {
         match self {
             Session::Sqlite(s) => Canceller::Sqlite(s.conn.get_interrupt_handle()),
             Session::Postgres(s) => Canceller::Postgres(s.client.cancel_token()),
+            Session::Mysql(s) => Canceller::Mysql(s.canceller()),
         }
     }
 }
@@ -740,7 +769,8 @@ pub fn classify_pg(e: postgres::Error) -> StmtError {
 
 /// The directory holding the database's files, when it is on this machine: the SQLite file's
 /// directory, or PostgreSQL's `data_directory` when the server is local (readable by
-/// superusers and `pg_read_all_settings` members). Used to find the device to record.
+/// superusers and `pg_read_all_settings` members), or MariaDB/MySQL's `@@datadir` when the
+/// server is local. Used to find the device to record.
 pub fn data_location(url: &DbUrl, timeouts: &Timeouts) -> Result<Option<std::path::PathBuf>> {
     match url {
         DbUrl::Sqlite(p) => {
@@ -769,6 +799,7 @@ pub fn data_location(url: &DbUrl, timeouts: &Timeouts) -> Result<Option<std::pat
                 .ok()
                 .map(|r| std::path::PathBuf::from(r.get::<_, String>(0))))
         }
+        DbUrl::Mysql(u) => crate::mysql::data_dir(u, timeouts),
     }
 }
 

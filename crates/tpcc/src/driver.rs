@@ -27,7 +27,9 @@ use crate::result::{
 use crate::server::ServerCalls;
 use crate::txn::{self, Input, Outcome, Stmt, TxnType};
 use crate::url::{DbUrl, Dialect};
-use crate::waits::{wal_checkpoint_seq, CheckpointCounter, PgSampler, SqliteWaits, WaitProfile};
+use crate::waits::{
+    wal_checkpoint_seq, CheckpointCounter, PgSampler, Sampler, SqliteWaits, WaitProfile,
+};
 use oio_core::histogram::LatencyHistogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -156,7 +158,7 @@ struct TypeAcc {
     committed: u64,
     rolled_back: u64,
     retried: u64,
-    retry_reasons: [u64; 3],
+    retry_reasons: [u64; 4],
     failed: u64,
     hist: LatencyHistogram,
 }
@@ -166,7 +168,7 @@ impl TypeAcc {
         self.committed += o.committed;
         self.rolled_back += o.rolled_back;
         self.retried += o.retried;
-        for i in 0..3 {
+        for i in 0..self.retry_reasons.len() {
             self.retry_reasons[i] += o.retry_reasons[i];
         }
         self.failed += o.failed;
@@ -256,6 +258,12 @@ fn open_worker(ctx: &WorkerCtx, idx: u32) -> Result<(Session, Option<ServerCalls
                 calls = Some(ServerCalls::prepare(pg)?);
             }
         }
+        Dialect::Mysql => {
+            s.batch(&format!(
+                "SET SESSION TRANSACTION ISOLATION LEVEL {}",
+                ctx.opts.isolation.sql()
+            ))?;
+        }
     }
     Ok((s, calls))
 }
@@ -341,6 +349,7 @@ fn worker(ctx: &WorkerCtx, idx: u32) {
     let terminal_d = idx as i64 % crate::DISTRICTS_PER_WAREHOUSE + 1;
     let mut rows: Vec<Vec<Val>> = Vec::new();
     let mut consecutive_failures = 0u32;
+    let procedures = opts.mode == Mode::Server && session.dialect() == Dialect::Mysql;
     while shared.running() {
         let ty = TxnType::draw(&mut rng);
         let w = if opts.all_warehouses {
@@ -365,9 +374,13 @@ fn worker(ctx: &WorkerCtx, idx: u32) {
         let mut attempts = 0u32;
         let mut acc = TypeAcc::default();
         loop {
-            let r = match (&calls, session.pg()) {
-                (Some(c), Some(pg)) => c.execute(pg, &input),
-                _ => txn::execute(&mut session, &input, &mut rows),
+            let r = if procedures {
+                crate::mysql_server::execute(&mut session, &input)
+            } else {
+                match (&calls, session.pg()) {
+                    (Some(c), Some(pg)) => c.execute(pg, &input),
+                    _ => txn::execute(&mut session, &input, &mut rows),
+                }
             };
             match r {
                 Ok(outcome) => {
@@ -532,7 +545,7 @@ pub fn run_observed(
     let warehouses = count_warehouses(&mut monitor.session)?;
     let engine_version = match dialect {
         Dialect::Sqlite => format!("SQLite {}", rusqlite::version()),
-        Dialect::Postgres => monitor
+        Dialect::Postgres | Dialect::Mysql => monitor
             .session
             .query_sql("SELECT version()")?
             .1
@@ -543,6 +556,9 @@ pub fn run_observed(
     if dialect == Dialect::Postgres && opts.mode == Mode::Server {
         // Older schemas (or ones built by other tools) may lack the functions.
         monitor.session.batch(&crate::server::create_functions())?;
+    }
+    if dialect == Dialect::Mysql && opts.mode == Mode::Server {
+        crate::mysql_server::create_procedures(&mut monitor.session)?;
     }
     let mut warnings = Vec::new();
     if build_record.is_none() {
@@ -626,17 +642,31 @@ pub fn run_observed(
         let window_start = Instant::now();
         let cpu_start = process_cpu();
 
-        let sampler = (dialect == Dialect::Postgres).then(|| {
-            let DbUrl::Postgres(u) = url else {
-                unreachable!()
-            };
-            let sampler_stop = &sampler_stop;
-            let every = Duration::from_secs_f64(opts.wait_sample_ms.max(1.0) / 1000.0);
-            s.spawn(move || -> Result<PgSampler> {
-                let mut c = crate::db::connect_pg(u, "oio-tpcc-waits", &opts.timeouts)?;
-                PgSampler::run(&mut c, every, sampler_stop).map_err(TpccError::from)
-            })
-        });
+        let sampler = match url {
+            DbUrl::Postgres(u) => {
+                let sampler_stop = &sampler_stop;
+                let every = Duration::from_secs_f64(opts.wait_sample_ms.max(1.0) / 1000.0);
+                Some(s.spawn(move || -> Result<Sampler> {
+                    let mut c = crate::db::connect_pg(u, "oio-tpcc-waits", &opts.timeouts)?;
+                    PgSampler::run(&mut c, every, sampler_stop)
+                        .map(Sampler::Pg)
+                        .map_err(TpccError::from)
+                }))
+            }
+            DbUrl::Mysql(u) => {
+                let sampler_stop = &sampler_stop;
+                // Counters, not samples: one read per interval gives the per-interval deltas.
+                let every = interval;
+                let workers = opts.workers;
+                Some(s.spawn(move || -> Result<Sampler> {
+                    let mut c = crate::mysql::connect(u, "oio-tpcc-waits", &opts.timeouts)?;
+                    crate::mysql::waits::Sampler::run(&mut c, every, sampler_stop, workers)
+                        .map(|m| Sampler::Mysql(Box::new(m)))
+                        .map_err(TpccError::from)
+                }))
+            }
+            DbUrl::Sqlite(_) => None,
+        };
 
         // Measure.
         let mut total = Acc::default();
@@ -794,7 +824,11 @@ pub fn run_observed(
             )
         }
         _ => {
-            notes.push("SQLite has no transaction counter; TPM is the committed transactions the driver counted".into());
+            notes.push(if dialect == Dialect::Mysql {
+                "TPM is the transactions the driver counted (MariaDB/MySQL's Com_commit also counts oio's monitoring and is not used)".into()
+            } else {
+                "SQLite has no transaction counter; TPM is the committed transactions the driver counted".into()
+            });
             (
                 committed as f64 / minutes,
                 "client",
@@ -823,7 +857,10 @@ pub fn run_observed(
         let a = &total.0[t as usize];
         let lat = LatencyUs::of(&a.hist);
         let mut reasons = BTreeMap::new();
-        for (i, name) in ["serialization", "deadlock", "busy"].iter().enumerate() {
+        for (i, name) in ["serialization", "deadlock", "busy", "lock_wait_timeout"]
+            .iter()
+            .enumerate()
+        {
             if a.retry_reasons[i] > 0 {
                 reasons.insert(name.to_string(), a.retry_reasons[i]);
             }
@@ -1004,10 +1041,21 @@ fn drain(shared: &Shared) -> Acc {
 fn interval_of(acc: &Acc, t_s: f64, duration_s: f64, new_orders: i64) -> Interval {
     let mut all = LatencyHistogram::new();
     let mut completed = BTreeMap::new();
+    let mut by_type = BTreeMap::new();
     for t in TxnType::ALL {
         let a = &acc.0[t as usize];
         all += &a.hist;
         completed.insert(key(t), a.completed());
+        let l = LatencyUs::of(&a.hist);
+        by_type.insert(
+            key(t),
+            crate::result::TypeTimeProfile {
+                n: a.hist.count(),
+                p50: l.p50,
+                p90: l.p90,
+                p99: l.p99,
+            },
+        );
     }
     let per_min = |n: f64| {
         if duration_s > 0.0 {
@@ -1024,6 +1072,7 @@ fn interval_of(acc: &Acc, t_s: f64, duration_s: f64, new_orders: i64) -> Interva
         completed,
         latency_us: LatencyUs::of(&all),
         new_order_latency_us: LatencyUs::of(&acc.0[TxnType::NewOrder as usize].hist),
+        latency_by_type_us: by_type,
     }
 }
 
@@ -1067,7 +1116,7 @@ fn checkpointer(
             w.push("-wal");
             std::path::PathBuf::from(w)
         }
-        DbUrl::Postgres(_) => return Ok(()),
+        DbUrl::Postgres(_) | DbUrl::Mysql(_) => return Ok(()),
     };
     let page_size = s.query_int("PRAGMA page_size")?.max(0) as u64;
     out.lock().unwrap_or_else(|e| e.into_inner()).page_size = page_size;

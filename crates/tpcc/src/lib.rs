@@ -1,5 +1,5 @@
-//! oio's TPC-C-like benchmark (TPROC-C-like, in HammerDB's words) for embedded SQLite and
-//! PostgreSQL.
+//! oio's TPC-C-like benchmark (TPROC-C-like, in HammerDB's words) for embedded SQLite,
+//! PostgreSQL and MariaDB/MySQL.
 //!
 //! Why it exists: the seeds measure databases with HammerDB (TPM and NOPM) and hunt the
 //! bottleneck in wait statistics next to the disk counters. This crate does that in-process:
@@ -15,10 +15,31 @@
 //! "TPC-C" and "tpmC" are reserved for audited results, so neither appears in the output.
 //!
 //! One concern per module: [`url`] (what a database URL means), [`db`] (one session API over
-//! both engines), [`random`] (the specification's random inputs), [`schema`], [`load`],
+//! the engines), [`mysql`] and [`mysql_server`] (the MariaDB/MySQL dialect and its stored
+//! procedures), [`random`] (the specification's random inputs), [`schema`], [`load`],
 //! [`txn`] (client-side SQL), [`server`] (PL/pgSQL functions), [`driver`], [`waits`],
 //! [`check`], [`result`]; [`testing`] starts throwaway PostgreSQL servers for tests and
 //! benchmarks.
+//!
+//! # Adding an engine
+//!
+//! A dialect is one module (see [`mysql`]) plus one arm in each `match` on [`url::Dialect`].
+//! It must provide:
+//! - a URL scheme in [`url`] and a connection with oio's [`Timeouts`] (connect, statement,
+//!   idle sessions), named so oio can find its own sessions (build in progress);
+//! - a [`db::Session`] variant: BEGIN/COMMIT/ROLLBACK, the [`txn::Stmt`] statements in its
+//!   SQL (prepared once per connection; a statement may be several parts when the engine
+//!   lacks `UPDATE … RETURNING`), ad-hoc queries returning [`db::Val`]s, a
+//!   [`db::Canceller`], and errors classified into [`db::StmtError`] (retryable by
+//!   [`db::RetryKind`], intentional rollback, connection lost, fatal);
+//! - DDL in [`schema`] (tables, keys, secondary indexes, listing and dropping them) and the
+//!   build record's table lookup in [`build_state`];
+//! - a parallel bulk load in [`load`] (COPY, multi-row INSERT, …) and the database's size;
+//! - optionally server-side transactions (`--mode server`), a wait sampler in [`waits`], and
+//!   the data directory in [`db::data_location`] so the device is recorded beside the run.
+//!
+//! The five transactions, the checks (clause 3.3.2's portable SQL), the driver and the
+//! result are shared.
 #![deny(missing_docs)]
 
 pub mod build_state;
@@ -27,6 +48,8 @@ pub mod db;
 pub mod driver;
 pub mod error;
 pub mod load;
+pub mod mysql;
+pub mod mysql_server;
 mod pgval;
 pub mod random;
 pub mod result;

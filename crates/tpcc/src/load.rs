@@ -612,6 +612,28 @@ fn build_body(
             });
             results.into_iter().collect::<Result<Vec<()>>>()?;
         }
+        DbUrl::Mysql(u) => {
+            let results: Vec<Result<()>> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..workers)
+                    .map(|_| {
+                        s.spawn(|| -> Result<()> {
+                            let r = load_mysql_worker(
+                                u, opts, &now, &take, &counters, &report, cancel, cancellers,
+                            );
+                            if r.is_err() {
+                                counters.failed.store(true, Ordering::Relaxed);
+                            }
+                            r
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or(Err(TpccError::Panicked("loader"))))
+                    .collect()
+            });
+            results.into_iter().collect::<Result<Vec<()>>>()?;
+        }
         DbUrl::Sqlite(_) => {
             let Session::Sqlite(sq) = &mut *admin else {
                 unreachable!("sqlite URL opens an sqlite session")
@@ -678,7 +700,7 @@ fn build_body(
             });
             results.into_iter().collect::<Result<Vec<()>>>()?;
         }
-        DbUrl::Sqlite(_) => {
+        DbUrl::Sqlite(_) | DbUrl::Mysql(_) => {
             for sql in ddl {
                 cancelled(cancel)?;
                 admin.batch(&sql)?;
@@ -691,14 +713,28 @@ fn build_body(
     // The last step and the completion mark commit together.
     report("analyzing");
     admin.batch(&build_state::phase_sql("analyzing"))?;
-    admin.batch("BEGIN")?;
     let t = Instant::now();
-    admin.batch("ANALYZE")?;
+    if dialect == Dialect::Mysql {
+        // ANALYZE TABLE and CREATE PROCEDURE commit implicitly on MySQL, so they run before
+        // the transaction that marks the build complete.
+        admin.batch(&format!("ANALYZE TABLE {}", schema::TABLES.join(", ")))?;
+    } else {
+        admin.batch("BEGIN")?;
+        admin.batch("ANALYZE")?;
+    }
     let analyze_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    if dialect == Dialect::Postgres {
-        report("functions");
-        admin.batch(&crate::server::create_functions())?;
+    match dialect {
+        Dialect::Postgres => {
+            report("functions");
+            admin.batch(&crate::server::create_functions())?;
+        }
+        Dialect::Mysql => {
+            report("functions");
+            crate::mysql_server::create_procedures(admin)?;
+            admin.batch("BEGIN")?;
+        }
+        Dialect::Sqlite => {}
     }
     let functions_s = t.elapsed().as_secs_f64();
     cancelled(cancel)?;
@@ -812,6 +848,116 @@ fn load_pg_worker(
                 .fetch_add(buf.len() as u64, Ordering::Relaxed);
             w.finish()
                 .map_err(|e| TpccError::pg(format!("finishing COPY into {table}"), e))?;
+            counters.rows.fetch_add(n % 10_000, Ordering::Relaxed);
+            add_table_rows(counters, table, n);
+        }
+        if matches!(unit, Unit::Warehouse(_)) {
+            counters.warehouses.fetch_add(1, Ordering::Relaxed);
+        }
+        report("loading");
+    }
+    Ok(())
+}
+
+/// Appends a row as a parenthesised VALUES tuple.
+fn values_tuple(buf: &mut String, row: &[F], now: &str) {
+    use std::fmt::Write as _;
+    buf.push('(');
+    for (i, f) in row.iter().enumerate() {
+        if i > 0 {
+            buf.push(',');
+        }
+        let _ = match f {
+            F::I(v) => write!(buf, "{v}"),
+            F::M(v) => write!(buf, "{v:.2}"),
+            F::R(v) => write!(buf, "{v:.4}"),
+            // Generated text is alphanumeric; quotes and backslashes are escaped anyway.
+            F::S(s) => {
+                buf.push('\'');
+                for c in s.chars() {
+                    match c {
+                        '\'' => buf.push_str("''"),
+                        '\\' => buf.push_str("\\\\"),
+                        c => buf.push(c),
+                    }
+                }
+                buf.push('\'');
+                Ok(())
+            }
+            F::Null => write!(buf, "NULL"),
+            F::Now => write!(buf, "'{now}'"),
+        };
+    }
+    buf.push(')');
+}
+
+/// Multi-row INSERT statements are cut at this size (MariaDB's default
+/// `max_allowed_packet` is 16 MiB; 1 MiB keeps each round trip short).
+const MYSQL_STATEMENT_BYTES: usize = 1 << 20;
+
+#[allow(clippy::too_many_arguments)]
+fn load_mysql_worker(
+    url: &str,
+    opts: &BuildOptions,
+    now: &str,
+    take: &(dyn Fn() -> Option<Unit> + Sync),
+    counters: &Counters,
+    report: &(dyn Fn(&'static str) + Sync),
+    cancel: &AtomicBool,
+    cancellers: &Mutex<Vec<Canceller>>,
+) -> Result<()> {
+    let seed = opts.seed;
+    let mut s = Session::Mysql(crate::mysql::connect(
+        url,
+        build_state::BUILD_APPLICATION,
+        &opts.timeouts,
+    )?);
+    cancellers
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(s.canceller());
+    // One transaction per table of a unit; the generated keys are unique, so InnoDB need not
+    // check them against the index (a failed build is rebuilt).
+    s.batch("SET SESSION unique_checks = 0, foreign_key_checks = 0, autocommit = 0")?;
+    let mut buf = String::with_capacity(MYSQL_STATEMENT_BYTES + 4096);
+    while let Some(unit) = take() {
+        if counters.failed.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        for table in tables_of(unit) {
+            let head = format!("INSERT INTO {table} VALUES ");
+            let mut n = 0u64;
+            let flush = |buf: &mut String, s: &mut Session| -> Result<()> {
+                if buf.len() > head.len() {
+                    s.batch(buf)?;
+                    counters
+                        .bytes
+                        .fetch_add(buf.len() as u64, Ordering::Relaxed);
+                }
+                buf.clear();
+                buf.push_str(&head);
+                Ok(())
+            };
+            buf.clear();
+            flush(&mut buf, &mut s)?;
+            generate(seed, unit, table, &mut |row| {
+                if buf.len() > head.len() {
+                    buf.push(',');
+                }
+                values_tuple(&mut buf, row, now);
+                n += 1;
+                if buf.len() >= MYSQL_STATEMENT_BYTES {
+                    flush(&mut buf, &mut s)?;
+                }
+                if n.is_multiple_of(10_000) {
+                    counters.rows.fetch_add(10_000, Ordering::Relaxed);
+                    report("loading");
+                    cancelled(cancel)?;
+                }
+                Ok(())
+            })?;
+            flush(&mut buf, &mut s)?;
+            s.commit()?;
             counters.rows.fetch_add(n % 10_000, Ordering::Relaxed);
             add_table_rows(counters, table, n);
         }
@@ -994,7 +1140,7 @@ fn write_sqlite(
 fn engine_version(s: &mut Session) -> String {
     match s.dialect() {
         Dialect::Sqlite => format!("SQLite {}", rusqlite::version()),
-        Dialect::Postgres => s
+        Dialect::Postgres | Dialect::Mysql => s
             .query_sql("SELECT version()")
             .ok()
             .and_then(|(_, r)| r.first().map(|r| r[0].text().to_string()))
@@ -1014,6 +1160,10 @@ pub fn size_on_disk(url: &DbUrl, s: &mut Session) -> Result<u64> {
         }
         DbUrl::Postgres(_) => s
             .query_int("SELECT pg_database_size(current_database())")
+            .map_err(TpccError::from)? as u64,
+        // InnoDB's own estimate of its pages in use (not the file sizes, which only grow).
+        DbUrl::Mysql(_) => s
+            .query_int("SELECT CAST(coalesce(sum(data_length + index_length), 0) AS SIGNED) FROM information_schema.tables WHERE table_schema = database()")
             .map_err(TpccError::from)? as u64,
     })
 }

@@ -44,7 +44,7 @@ pub struct TpccResult {
     pub command: Vec<String>,
     /// The database (password redacted).
     pub db: String,
-    /// "sqlite" or "postgres".
+    /// "sqlite", "postgres" or "mysql".
     pub dialect: Dialect,
     /// Server or library version.
     pub engine_version: String,
@@ -198,6 +198,10 @@ pub struct Interval {
     pub latency_us: LatencyUs,
     /// New-Order latency in this interval.
     pub new_order_latency_us: LatencyUs,
+    /// Per transaction type: this interval's p50/p90/p99, from the type's histogram merged
+    /// over workers (HammerDB's time profile; percentiles are never averaged).
+    #[serde(default)]
+    pub latency_by_type_us: BTreeMap<String, TypeTimeProfile>,
 }
 
 /// CPU the driver used during the window.
@@ -229,4 +233,124 @@ pub struct ErrorSummary {
 /// Per-type name helper for map keys.
 pub fn key(t: TxnType) -> String {
     t.name().to_string()
+}
+
+/// One transaction type's latency in one interval, µs.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TypeTimeProfile {
+    /// Transactions of this type whose latency was recorded in the interval (committed or
+    /// intentionally rolled back).
+    pub n: u64,
+    /// Median.
+    pub p50: Option<f64>,
+    /// 90th percentile.
+    pub p90: Option<f64>,
+    /// 99th percentile.
+    pub p99: Option<f64>,
+}
+
+/// Schema name of a worker-count sequence ([`Series`]).
+pub const SERIES_SCHEMA: &str = "oio.tpcc.series";
+/// Version of the [`Series`] layout.
+pub const SERIES_SCHEMA_VERSION: u32 = 1;
+
+/// A sequence of runs with growing worker counts (`oio tpcc run --workers 1,2,4`), like
+/// HammerDB's autopilot: one point per finished step, each step's full result in its own file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Series {
+    /// Always [`SERIES_SCHEMA`].
+    pub schema: String,
+    /// [`SERIES_SCHEMA_VERSION`] of the writer.
+    pub schema_version: u32,
+    /// Version of oio that wrote this.
+    pub oio_version: String,
+    /// When the first step's measured window started, RFC 3339 UTC.
+    pub timestamp: String,
+    /// The command line as given.
+    pub command: Vec<String>,
+    /// The database (password redacted).
+    pub db: String,
+    /// The engine.
+    pub dialect: Dialect,
+    /// Warehouses in the database.
+    pub warehouses: u32,
+    /// The worker counts asked for, in order.
+    pub workers: Vec<u32>,
+    /// "completed", "interrupted" or "errors" (the step that ended the sequence).
+    pub stop_reason: String,
+    /// One point per step that ran, in order.
+    pub steps: Vec<SeriesPoint>,
+    /// How to read these numbers.
+    pub notes: Vec<String>,
+}
+
+/// One step of a [`Series`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SeriesPoint {
+    /// Workers of this step.
+    pub workers: u32,
+    /// New orders per minute.
+    pub nopm: f64,
+    /// Transactions per minute.
+    pub tpm: f64,
+    /// NOPM per worker relative to the first step's NOPM per worker, percent (100 = linear
+    /// scaling).
+    pub efficiency_pct: Option<f64>,
+    /// The step stopped early (Ctrl-C or errors).
+    pub partial: bool,
+    /// Failed transactions.
+    pub failed: u64,
+    /// Per transaction type: p90 and p99 latency of the whole step, µs (from the step's
+    /// merged histogram, never averaged).
+    pub latency_us: BTreeMap<String, (Option<f64>, Option<f64>)>,
+    /// The step's own result file (name in the same directory).
+    pub result_file: String,
+}
+
+impl SeriesPoint {
+    /// The point of `r`, with efficiency relative to `first` (None for the first step).
+    pub fn of(r: &TpccResult, first: Option<&SeriesPoint>, result_file: String) -> SeriesPoint {
+        let workers = r.options.workers;
+        let efficiency_pct = first.and_then(|f| {
+            (f.nopm > 0.0 && f.workers > 0 && workers > 0)
+                .then(|| (r.summary.nopm / workers as f64) / (f.nopm / f.workers as f64) * 100.0)
+        });
+        SeriesPoint {
+            workers,
+            nopm: r.summary.nopm,
+            tpm: r.summary.tpm,
+            efficiency_pct: efficiency_pct.or(first.is_none().then_some(100.0)),
+            partial: r.partial,
+            failed: r.summary.failed,
+            latency_us: r
+                .transactions
+                .iter()
+                .map(|(k, t)| (k.clone(), (t.latency_us.p90, t.latency_us.p99)))
+                .collect(),
+            result_file,
+        }
+    }
+}
+
+impl Series {
+    /// An empty series for a sequence over `workers`, described by its first result.
+    pub fn new(first: &TpccResult, workers: Vec<u32>) -> Series {
+        Series {
+            schema: SERIES_SCHEMA.into(),
+            schema_version: SERIES_SCHEMA_VERSION,
+            oio_version: env!("CARGO_PKG_VERSION").into(),
+            timestamp: first.timestamp.clone(),
+            command: first.command.clone(),
+            db: first.db.clone(),
+            dialect: first.dialect,
+            warehouses: first.warehouses,
+            workers,
+            stop_reason: "completed".into(),
+            steps: Vec::new(),
+            notes: vec![
+                "each step runs with its own ramp; efficiency_pct = (NOPM ÷ workers) ÷ (first step's NOPM ÷ workers) × 100".into(),
+                "latency_us holds each step's [p90, p99] per transaction type from its merged histogram".into(),
+            ],
+        }
+    }
 }

@@ -9,6 +9,10 @@
 //! the loader writes each table in key order, which appends to the B-tree instead of
 //! splitting it. The secondary indexes still come after the load. HISTORY has no key in the
 //! specification and stays a rowid table.
+//!
+//! MariaDB/MySQL (InnoDB) clusters every table on its primary key too, so the key is inline
+//! as on SQLite and the loader inserts in key order; timestamps are DATETIME (MySQL's
+//! TIMESTAMP has time-zone conversions and a 2038 limit that the benchmark does not want).
 
 use crate::url::Dialect;
 
@@ -108,6 +112,16 @@ pub fn create_tables(dialect: Dialect) -> String {
                 "CREATE TABLE {} ({cols}, PRIMARY KEY ({key})) WITHOUT ROWID;\n",
                 t.name
             )),
+            (Dialect::Mysql, key) => {
+                let cols = cols.replace("TIMESTAMP", "DATETIME");
+                let key = key
+                    .map(|k| format!(", PRIMARY KEY ({k})"))
+                    .unwrap_or_default();
+                sql.push_str(&format!(
+                    "CREATE TABLE {} ({cols}{key}) ENGINE=InnoDB;\n",
+                    t.name
+                ))
+            }
             _ => sql.push_str(&format!("CREATE TABLE {} ({cols});\n", t.name)),
         }
     }
@@ -140,8 +154,10 @@ pub fn drop_all(dialect: Dialect) -> String {
     for t in TABLES.iter().chain([&crate::build_state::TABLE]) {
         sql.push_str(&format!("DROP TABLE IF EXISTS {t};\n"));
     }
-    if dialect == Dialect::Postgres {
-        sql.push_str(&crate::server::drop_functions());
+    match dialect {
+        Dialect::Postgres => sql.push_str(&crate::server::drop_functions()),
+        Dialect::Mysql => sql.push_str(&crate::mysql_server::drop_procedures()),
+        Dialect::Sqlite => {}
     }
     sql
 }
@@ -159,6 +175,9 @@ pub fn existing_tables_sql(dialect: Dialect) -> String {
         ),
         Dialect::Postgres => format!(
             "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() AND tablename IN ({list}) ORDER BY 1"
+        ),
+        Dialect::Mysql => format!(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = database() AND table_name IN ({list}) ORDER BY 1"
         ),
     }
 }
@@ -178,6 +197,10 @@ mod tests {
         assert!(!p.contains("PRIMARY KEY"));
         assert_eq!(create_indexes(Dialect::Postgres).len(), 10);
         assert_eq!(create_indexes(Dialect::Sqlite).len(), 2);
+        let m = create_tables(Dialect::Mysql);
+        assert!(m.contains("PRIMARY KEY (s_w_id, s_i_id)) ENGINE=InnoDB"));
+        assert!(!m.contains("TIMESTAMP"));
+        assert_eq!(create_indexes(Dialect::Mysql).len(), 2);
         assert!(drop_all(Dialect::Sqlite).contains("DROP TABLE IF EXISTS oio_tpcc_build;"));
     }
 }

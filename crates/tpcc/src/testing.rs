@@ -1,4 +1,4 @@
-//! Throwaway PostgreSQL servers for tests and benchmarks.
+//! Throwaway PostgreSQL and MariaDB servers for tests and benchmarks.
 //!
 //! [`TempPostgres::start`] runs `initdb` into a temporary directory, starts the server on a
 //! free port of 127.0.0.1 with its unix socket in the same directory, creates a database, and
@@ -229,6 +229,191 @@ impl Drop for TempPostgres {
             .arg(self.data_dir())
             .args(["-m", "immediate", "-w", "stop"])
             .output();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A running throwaway MariaDB server (from the Debian `mariadb-server` package), with a
+/// database `oio` and a user `oio` with a password; stopped when dropped (also when a test
+/// panics).
+///
+/// `mariadb-install-db` writes a fresh data directory into a temporary directory; `mariadbd`
+/// listens on a free port of 127.0.0.1 with its socket in the same directory. As root the
+/// server runs as the `mysql` user (created by the package), else as the caller.
+pub struct TempMariadb {
+    dir: PathBuf,
+    run_as: Option<String>,
+    child: std::process::Child,
+    /// TCP port on 127.0.0.1.
+    pub port: u16,
+}
+
+/// The user and password [`TempMariadb`] creates.
+pub const MARIADB_USER: (&str, &str) = ("oio", "oio-test-pw");
+
+/// Where `mariadbd` and `mariadb-install-db` are, if anywhere.
+pub fn mariadb_bin() -> Option<(PathBuf, PathBuf, PathBuf)> {
+    let find = |name: &str| -> Option<PathBuf> {
+        ["/usr/sbin", "/usr/bin"]
+            .iter()
+            .map(|d| Path::new(d).join(name))
+            .find(|p| p.exists())
+    };
+    Some((
+        find("mariadbd")?,
+        find("mariadb-install-db")?,
+        find("mariadb")?,
+    ))
+}
+
+impl TempMariadb {
+    /// Installs a data directory and starts the server with `extra_args` (server options such
+    /// as `--innodb-lock-wait-timeout=5`).
+    pub fn start(extra_args: &[&str]) -> Result<TempMariadb, String> {
+        let (server, install, client) = mariadb_bin().ok_or(
+            "MariaDB binaries not found (install the mariadb-server and mariadb-client packages)",
+        )?;
+        let dir = tempdir_in(&std::env::temp_dir())?;
+        let run_as = is_root().then(|| "mysql".to_string());
+        if run_as.is_some() {
+            // mysql must be able to reach the directory.
+            check(Command::new("chmod").arg("755").arg(&dir).output(), "chmod")?;
+        }
+        // The server runs as the user directly (set on spawn, no runuser in between), so the
+        // child oio holds is mariadbd itself and killing it on drop stops the server.
+        let ids = match &run_as {
+            Some(u) => Some((user_id(u, "-u")?, user_id(u, "-g")?)),
+            None => None,
+        };
+        let as_user = |program: &Path| {
+            let mut c = Command::new(program);
+            if let Some((uid, gid)) = ids {
+                use std::os::unix::process::CommandExt;
+                c.uid(uid).gid(gid);
+            }
+            c
+        };
+        if let Some(u) = &run_as {
+            check(
+                Command::new("chown")
+                    .arg(format!("{u}:"))
+                    .arg(&dir)
+                    .output(),
+                "chown",
+            )?;
+        }
+        let data = dir.join("data");
+        check(
+            as_user(&install)
+                .arg("--no-defaults")
+                .arg(format!("--datadir={}", data.display()))
+                .args(["--auth-root-authentication-method=normal", "--skip-test-db"])
+                .output(),
+            "mariadb-install-db",
+        )?;
+        let socket = dir.join("sock");
+        let mut last = String::new();
+        for _ in 0..5 {
+            let port = free_port().map_err(|e| format!("finding a free port: {e}"))?;
+            let mut child = as_user(&server)
+                .arg("--no-defaults")
+                .arg(format!("--datadir={}", data.display()))
+                .arg(format!("--socket={}", socket.display()))
+                .arg(format!("--pid-file={}", dir.join("pid").display()))
+                .arg(format!("--log-error={}", dir.join("log").display()))
+                .arg(format!("--port={port}"))
+                .args([
+                    "--bind-address=127.0.0.1",
+                    "--innodb-buffer-pool-size=256M",
+                    "--performance-schema=ON",
+                ])
+                .args(extra_args)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .map_err(|e| format!("starting mariadbd: {e}"))?;
+            // Ready when root can run SQL through the socket (60 s at most).
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            let sql = format!(
+                "CREATE USER '{u}'@'127.0.0.1' IDENTIFIED BY '{p}'; CREATE DATABASE oio; GRANT ALL ON *.* TO '{u}'@'127.0.0.1';",
+                u = MARIADB_USER.0,
+                p = MARIADB_USER.1
+            );
+            loop {
+                if let Ok(Some(status)) = child.try_wait() {
+                    last = format!(
+                        "mariadbd exited ({status}): {}",
+                        std::fs::read_to_string(dir.join("log")).unwrap_or_default()
+                    );
+                    break;
+                }
+                let ok = Command::new(&client)
+                    .arg("--no-defaults")
+                    .arg(format!("--socket={}", socket.display()))
+                    .args(["-uroot", "-e", &sql])
+                    .output()
+                    .is_ok_and(|o| o.status.success());
+                if ok {
+                    return Ok(TempMariadb {
+                        dir,
+                        run_as,
+                        child,
+                        port,
+                    });
+                }
+                if std::time::Instant::now() > deadline {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    last = format!(
+                        "mariadbd did not accept connections within 60 s: {}",
+                        std::fs::read_to_string(dir.join("log")).unwrap_or_default()
+                    );
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        Err(last)
+    }
+
+    /// The database URL for oio.
+    pub fn url(&self) -> String {
+        format!(
+            "mysql://{}:{}@127.0.0.1:{}/oio",
+            MARIADB_USER.0, MARIADB_USER.1, self.port
+        )
+    }
+
+    /// The server's data directory.
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+
+    /// Whether the server runs as another user (root runs it as `mysql`).
+    pub fn runs_as(&self) -> Option<&str> {
+        self.run_as.as_deref()
+    }
+}
+
+/// A user's uid (`flag` "-u") or gid ("-g"), from `id`.
+fn user_id(user: &str, flag: &str) -> Result<u32, String> {
+    let out = Command::new("id")
+        .args([flag, user])
+        .output()
+        .map_err(|e| format!("id {flag} {user}: {e}"))?;
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .map_err(|_| format!("no user '{user}' (the mariadb-server package creates it)"))
+}
+
+impl Drop for TempMariadb {
+    fn drop(&mut self) {
+        // The server is a test fixture: no clean shutdown is needed.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

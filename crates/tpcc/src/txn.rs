@@ -356,8 +356,8 @@ impl Stmt {
         Stmt::SumNextOrderId,
     ];
 
-    /// The SQL text, valid on both engines.
-    pub fn sql(self) -> &'static str {
+    /// The SQL text, valid on SQLite and PostgreSQL (MySQL's is [`crate::mysql::sql`]).
+    pub const fn sql(self) -> &'static str {
         match self {
             Stmt::NoWarehouse => "SELECT w_tax FROM warehouse WHERE w_id = $1",
             Stmt::NoDistrict => "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = $1 AND d_id = $2 RETURNING d_next_o_id - 1, d_tax",

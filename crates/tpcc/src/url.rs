@@ -1,4 +1,5 @@
-//! Database URLs: `sqlite:PATH` (the default, embedded) or `postgres://…`.
+//! Database URLs: `sqlite:PATH` (the default, embedded), `postgres://…`, or `mysql://…` /
+//! `mariadb://…` (MariaDB or MySQL).
 
 use crate::error::TpccError;
 use std::fmt;
@@ -15,6 +16,9 @@ pub enum DbUrl {
     Sqlite(PathBuf),
     /// A PostgreSQL server, as a libpq-style URL.
     Postgres(String),
+    /// A MariaDB or MySQL server, as a `mysql://user:password@host:port/db` URL (a
+    /// `mariadb://` URL is kept in this form).
+    Mysql(String),
 }
 
 /// The SQL dialect of a database.
@@ -25,6 +29,8 @@ pub enum Dialect {
     Sqlite,
     /// PostgreSQL (15 is what oio is tested against).
     Postgres,
+    /// MariaDB or MySQL with InnoDB (MariaDB 10.11 is what oio is tested against).
+    Mysql,
 }
 
 impl DbUrl {
@@ -33,6 +39,7 @@ impl DbUrl {
         match self {
             DbUrl::Sqlite(_) => Dialect::Sqlite,
             DbUrl::Postgres(_) => Dialect::Postgres,
+            DbUrl::Mysql(_) => Dialect::Mysql,
         }
     }
 
@@ -40,7 +47,7 @@ impl DbUrl {
     pub fn redacted(&self) -> String {
         match self {
             DbUrl::Sqlite(p) => format!("sqlite:{}", p.display()),
-            DbUrl::Postgres(u) => redact_password(u),
+            DbUrl::Postgres(u) | DbUrl::Mysql(u) => redact_password(u),
         }
     }
 }
@@ -82,7 +89,22 @@ impl FromStr for DbUrl {
                 .map_err(|e| bad(&format!("cannot be parsed ({e})")))?;
             return Ok(DbUrl::Postgres(s.to_string()));
         }
-        Err(bad("has an unknown scheme"))
+        if let Some(rest) = s
+            .strip_prefix("mysql://")
+            .or_else(|| s.strip_prefix("mariadb://"))
+        {
+            let u = format!("mysql://{rest}");
+            mysql::Opts::from_url(&u).map_err(|e| bad(&format!("cannot be parsed ({e})")))?;
+            if !rest.contains('/') || rest.ends_with('/') {
+                return Err(bad(
+                    "names no database (write mysql://user:password@host:port/DATABASE)",
+                ));
+            }
+            return Ok(DbUrl::Mysql(u));
+        }
+        Err(bad(
+            "has an unknown scheme (expected sqlite:PATH, postgres://…, mysql://… or mariadb://…)",
+        ))
     }
 }
 
@@ -110,13 +132,26 @@ mod tests {
             "postgres://u@127.0.0.1:5432/db".parse::<DbUrl>().unwrap(),
             DbUrl::Postgres(_)
         ));
-        let e = "mysql://x".parse::<DbUrl>().unwrap_err().to_string();
+        let e = "oracle://x".parse::<DbUrl>().unwrap_err().to_string();
         assert!(
             e.contains("sqlite:PATH") && e.contains("postgres://"),
             "{e}"
         );
         let e = "sqlite:".parse::<DbUrl>().unwrap_err().to_string();
         assert!(e.contains("no file path"), "{e}");
+    }
+
+    #[test]
+    fn mysql_and_mariadb_urls() {
+        let u: DbUrl = "mariadb://oio:pw@127.0.0.1:3306/tpcc".parse().unwrap();
+        assert_eq!(u, DbUrl::Mysql("mysql://oio:pw@127.0.0.1:3306/tpcc".into()));
+        assert_eq!(u.dialect(), Dialect::Mysql);
+        assert_eq!(u.redacted(), "mysql://oio:***@127.0.0.1:3306/tpcc");
+        let e = "mysql://oio@127.0.0.1:3306"
+            .parse::<DbUrl>()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("names no database"), "{e}");
     }
 
     #[test]

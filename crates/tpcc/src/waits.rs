@@ -14,6 +14,10 @@
 //! checkpoints (run by a separate thread so their cost is visible instead of hidden inside
 //! some unlucky commit).
 //!
+//! MariaDB/MySQL: [`crate::mysql::waits`] reads `performance_schema`'s per-event wait
+//! totals and InnoDB's status counters once per interval and reports the deltas (time
+//! waited, not samples), grouped into I/O, log, lock and CPU/other.
+//!
 //! Sampling cannot see waits shorter than the interval in proportion to their count, only to
 //! their total time: AAS is a time share, not an event count.
 
@@ -43,6 +47,9 @@ pub struct WaitProfile {
     pub top_events: Vec<WaitEvent>,
     /// SQLite's timed waits.
     pub sqlite: Option<SqliteWaits>,
+    /// MariaDB/MySQL: InnoDB's buffer pool and redo log figures, and the waits per interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mysql: Option<MysqlWaits>,
     /// How to read these numbers.
     pub notes: Vec<String>,
 }
@@ -109,6 +116,57 @@ pub struct SqliteWaits {
     pub page_size: u64,
     /// Worker-seconds available in the window (workers × window), to put the sums in scale.
     pub worker_s: f64,
+}
+
+/// MariaDB/MySQL's InnoDB figures over the window (deltas of `SHOW GLOBAL STATUS`, except the
+/// page counts, which are at the end).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct MysqlWaits {
+    /// The wait instruments were on and sampled (else only these counters are reported).
+    pub performance_schema: bool,
+    /// Logical page reads (`Innodb_buffer_pool_read_requests`).
+    pub buffer_pool_read_requests: u64,
+    /// Reads that missed the buffer pool and went to the device (`Innodb_buffer_pool_reads`).
+    pub buffer_pool_reads: u64,
+    /// 100 × (1 − reads ÷ read requests), percent.
+    pub buffer_pool_hit_pct: Option<f64>,
+    /// Pages in the buffer pool, at the end.
+    pub buffer_pool_pages_total: u64,
+    /// Dirty pages in the buffer pool, at the end.
+    pub buffer_pool_pages_dirty: u64,
+    /// Redo log bytes written (`Innodb_os_log_written`).
+    pub redo_bytes: u64,
+    /// Times a transaction waited for room in the log buffer (`Innodb_log_waits`).
+    pub log_waits: u64,
+    /// fsync calls by InnoDB (`Innodb_data_fsyncs`).
+    pub data_fsyncs: u64,
+    /// Bytes InnoDB wrote, all files (`Innodb_data_written`).
+    pub data_written_bytes: u64,
+    /// Row lock waits (`Innodb_row_lock_waits`).
+    pub row_lock_waits: u64,
+    /// Seconds spent waiting for row locks (`Innodb_row_lock_time`).
+    pub row_lock_time_s: f64,
+    /// The waits per sampling interval.
+    pub intervals: Vec<MysqlInterval>,
+}
+
+/// Waits of one sampling interval, seconds summed over threads.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct MysqlInterval {
+    /// Seconds from the first sample to the end of this interval.
+    pub end_s: f64,
+    /// Length of the interval, seconds.
+    pub duration_s: f64,
+    /// File I/O waits (data files, not the redo log), s.
+    pub io_s: f64,
+    /// Redo log file I/O and log mutex waits, s.
+    pub log_s: f64,
+    /// Mutex, rw-lock, table lock and InnoDB row lock waits, s.
+    pub lock_s: f64,
+    /// Buffer pool misses read from the device.
+    pub buffer_pool_reads: u64,
+    /// Redo log bytes written.
+    pub redo_bytes: u64,
 }
 
 /// Turns the results of successive `PRAGMA wal_checkpoint` calls into pages checkpointed.
@@ -291,11 +349,37 @@ impl PgSampler {
             buckets: to_shares(buckets),
             top_events: events,
             sqlite: None,
+            mysql: None,
             notes: vec![
                 "AAS = sampled sessions ÷ sampling rounds: the average number of sessions in each state; a time share, not an event count".into(),
                 "client sessions idle inside a transaction count as Client:ClientRead (waiting for the driver's next statement: a round trip)".into(),
                 "row_locks holds every heavyweight lock wait (Lock:transactionid and Lock:tuple are the row-level ones)".into(),
             ],
+        }
+    }
+}
+
+/// A finished wait sampler of either server engine.
+pub enum Sampler {
+    /// PostgreSQL's `pg_stat_activity` sampler.
+    Pg(PgSampler),
+    /// MariaDB/MySQL's `performance_schema` sampler.
+    Mysql(Box<crate::mysql::waits::Sampler>),
+}
+
+impl Sampler {
+    /// Queries the sampler ran (PostgreSQL counts them out of its transaction counter).
+    pub fn rounds(&self) -> u64 {
+        match self {
+            Sampler::Pg(p) => p.rounds(),
+            Sampler::Mysql(m) => m.rounds(),
+        }
+    }
+    /// The wait profile.
+    pub fn profile(&self) -> WaitProfile {
+        match self {
+            Sampler::Pg(p) => p.profile(),
+            Sampler::Mysql(m) => m.profile(),
         }
     }
 }

@@ -46,7 +46,8 @@ pub enum Action {
 /// Where the database is, and how long to wait for it.
 #[derive(Debug, clap::Args)]
 pub struct DbArg {
-    /// Database: sqlite:PATH (embedded, the default) or postgres://USER@HOST:PORT/DBNAME.
+    /// Database: sqlite:PATH (embedded, the default), postgres://USER@HOST:PORT/DBNAME, or
+    /// mysql://USER:PASSWORD@HOST:PORT/DBNAME (also mariadb://) for MariaDB or MySQL.
     #[arg(long, value_name = "URL", default_value = oio_tpcc::url::DEFAULT_URL)]
     pub db: String,
     /// PostgreSQL: give up on a connection (TCP connect, startup and authentication) after
@@ -146,16 +147,18 @@ pub enum SyncArg {
 pub struct RunArgs {
     #[command(flatten)]
     pub db: DbArg,
-    /// Workers (connections), each like a HammerDB virtual user.
-    #[arg(long, short = 'n', value_name = "N", default_value_t = 4)]
-    pub workers: u32,
+    /// Workers (connections), each like a HammerDB virtual user. A list (1,2,4) runs each
+    /// count in turn, each with its ramp, and writes a series with the scaling curve.
+    #[arg(long, short = 'n', value_name = "N[,N…]", default_value = "4", value_delimiter = ',', num_args = 1..)]
+    pub workers: Vec<u32>,
     /// Warm-up before the measured window (e.g. 30s, 1m; 0 for none).
     #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = crate::cli::duration_arg)]
     pub ramp: Duration,
     /// Length of the measured window.
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::cli::duration_arg)]
     pub time: Duration,
-    /// Where the transactions' SQL runs (server needs PostgreSQL).
+    /// Where the transactions' SQL runs (server: PL/pgSQL functions on PostgreSQL, stored
+    /// procedures on MariaDB/MySQL).
     #[arg(long, value_enum, default_value_t = ModeArg::Client)]
     pub mode: ModeArg,
     /// Use the specification's keying and think times (then efficiency vs 12.86 NOPM per
@@ -172,7 +175,8 @@ pub struct RunArgs {
     /// Length of one interval of the per-interval series.
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = crate::cli::duration_arg)]
     pub interval: Duration,
-    /// How often pg_stat_activity is sampled for the wait profile.
+    /// How often pg_stat_activity is sampled for the wait profile (MariaDB/MySQL's counters
+    /// are read once per --interval).
     #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = crate::cli::duration_arg)]
     pub wait_sample: Duration,
     /// SQLite's PRAGMA synchronous during the run.
@@ -182,7 +186,8 @@ pub struct RunArgs {
     /// "none" to record nothing).
     #[arg(long, value_name = "NAME")]
     pub device: Option<String>,
-    /// Retries of a transaction after serialization failures, deadlocks or SQLite busy.
+    /// Retries of a transaction after serialization failures, deadlocks, lock-wait timeouts
+    /// or SQLite busy.
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub max_retries: u32,
     /// Random-number seed of the input generators.
@@ -341,8 +346,123 @@ impl DeviceObserver for Diskstats {
 
 fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     let db = parse_db(&a.db.db)?;
+    if a.workers.is_empty() || a.workers.contains(&0) {
+        anyhow::bail!("--workers: every count must be at least 1 (for example 4, or 1,2,4)");
+    }
+    crate::results::check_destination(&a.out, "--out DIR")?;
+    let stop = stop_flag();
+    if a.workers.len() == 1 {
+        let (result, _) = run_step(&a, &db, a.workers[0], &stop)?;
+        return Ok(exit_code(&result));
+    }
+    // A sequence: each step saves its own result, and the series is rewritten after every
+    // step, so a Ctrl-C or a failing step keeps what finished.
+    let mut series: Option<oio_tpcc::result::Series> = None;
+    let mut last_code = ExitCode::SUCCESS;
+    for (i, &n) in a.workers.iter().enumerate() {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        style::print_notice(&format!(
+            "step {}/{}: {n} worker(s)",
+            i + 1,
+            a.workers.len()
+        ));
+        let (result, saved) = match run_step(&a, &db, n, &stop) {
+            Ok(r) => r,
+            Err(e) => {
+                // Keep the finished steps before reporting the failure.
+                if let Some(s) = &mut series {
+                    s.stop_reason = "errors".into();
+                    let _ = save_series(&a.out, s);
+                }
+                return Err(e);
+            }
+        };
+        let s =
+            series.get_or_insert_with(|| oio_tpcc::result::Series::new(&result, a.workers.clone()));
+        let file = saved
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let point = oio_tpcc::result::SeriesPoint::of(&result, s.steps.first(), file);
+        s.steps.push(point);
+        s.stop_reason = result.stop_reason.clone();
+        last_code = exit_code(&result);
+        if result.stop_reason != "completed" {
+            break;
+        }
+    }
+    let interrupted = stop.load(std::sync::atomic::Ordering::Relaxed);
+    if let Some(s) = &mut series {
+        // Ctrl-C may come between two steps, after the last finished one.
+        if interrupted {
+            s.stop_reason = "interrupted".into();
+        }
+    }
+    if let Some(s) = &series {
+        let saved = save_series(&a.out, s)?;
+        let mut out = anstream::stdout().lock();
+        if a.json {
+            crate::output::print_json(s)?;
+        } else {
+            writeln!(out, "workers        NOPM         TPM  efficiency")?;
+            for p in &s.steps {
+                writeln!(
+                    out,
+                    "{:>7} {:>11} {:>11}  {}",
+                    p.workers,
+                    format_count(p.nopm),
+                    format_count(p.tpm),
+                    p.efficiency_pct
+                        .map(|e| format!("{e:.0} %"))
+                        .unwrap_or_else(|| "-".into())
+                )?;
+            }
+        }
+        drop(out);
+        style::print_notice(&format!("series: {}", saved.display()));
+    }
+    if interrupted {
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    }
+    Ok(last_code)
+}
+
+fn save_series(dir: &std::path::Path, s: &oio_tpcc::result::Series) -> anyhow::Result<PathBuf> {
+    let dialect = match s.dialect {
+        oio_tpcc::url::Dialect::Sqlite => "sqlite",
+        oio_tpcc::url::Dialect::Postgres => "postgres",
+        oio_tpcc::url::Dialect::Mysql => "mysql",
+    };
+    let label = format!("{dialect}-w{}-series", s.warehouses);
+    write_json_atomic(
+        dir,
+        &result_file_name("tpcc-series", &s.timestamp, &label),
+        s,
+    )
+}
+
+fn exit_code(result: &TpccResult) -> ExitCode {
+    if result.stop_reason == "interrupted" {
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else if result.summary.failed > 0 || result.partial {
+        ExitCode::from(crate::EXIT_CHECK_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// One run with `workers` workers: runs, saves the result, prints it.
+fn run_step(
+    a: &RunArgs,
+    db: &DbUrl,
+    workers: u32,
+    stop: &std::sync::atomic::AtomicBool,
+) -> anyhow::Result<(TpccResult, PathBuf)> {
+    let db = db.clone();
     let opts = RunOptions {
-        workers: a.workers,
+        workers,
         ramp_s: a.ramp.as_secs_f64(),
         time_s: a.time.as_secs_f64(),
         mode: match a.mode {
@@ -403,8 +523,6 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
         rec: None,
     });
 
-    crate::results::check_destination(&a.out, "--out DIR")?;
-    let stop = stop_flag();
     let pb = bar();
     pb.set_style(
         ProgressStyle::with_template("{msg} {wide_bar} {pos}/{len} s").expect("valid template"),
@@ -425,7 +543,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
                 )
             });
         },
-        &stop,
+        stop,
         observer.as_mut().map(|o| o as &mut dyn DeviceObserver),
     );
     pb.finish_and_clear();
@@ -442,7 +560,10 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     let name = result_file_name("tpcc", &result.timestamp, &label);
     let saved = write_json_atomic(&a.out, &name, &result)?;
     if a.json {
-        crate::output::print_json(&result)?;
+        // A sequence prints its series instead.
+        if a.workers.len() == 1 {
+            crate::output::print_json(&result)?;
+        }
     } else {
         let mut out = anstream::stdout().lock();
         write_run_summary(&mut out, &result)?;
@@ -451,13 +572,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
         style::print_warning(w);
     }
     style::print_notice(&format!("result: {}", saved.display()));
-    Ok(if result.stop_reason == "interrupted" {
-        ExitCode::from(EXIT_INTERRUPTED)
-    } else if result.summary.failed > 0 || result.partial {
-        ExitCode::from(crate::EXIT_CHECK_FAILED)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok((result, saved))
 }
 
 trait DialectName {
@@ -469,6 +584,7 @@ impl DialectName for TpccResult {
         match self.dialect {
             oio_tpcc::url::Dialect::Sqlite => "sqlite",
             oio_tpcc::url::Dialect::Postgres => "postgres",
+            oio_tpcc::url::Dialect::Mysql => "mysql",
         }
     }
 }

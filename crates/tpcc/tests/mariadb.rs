@@ -1,0 +1,201 @@
+//! End-to-end on a real, throwaway MariaDB server (the Debian package's binaries).
+
+use oio_tpcc::check::Status;
+use oio_tpcc::db::{Session, SqliteShared, SqliteSync};
+use oio_tpcc::driver::Mode;
+use oio_tpcc::testing::{mariadb_bin, missing, TempMariadb};
+use oio_tpcc::{build, check, run, BuildOptions, DbUrl, RunOptions, Timeouts};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn all_pass(db: &DbUrl, after_run: bool) {
+    let c = check(db, &Timeouts::default()).unwrap();
+    assert_eq!(c.conditions.len(), 12);
+    for cond in &c.conditions {
+        if after_run && cond.number == 11 {
+            assert_eq!(cond.status, Status::NotApplicable);
+        } else {
+            assert_eq!(cond.status, Status::Pass, "{cond:?}");
+        }
+    }
+}
+
+fn build_one(db: &DbUrl) {
+    let b = build(
+        db,
+        &BuildOptions {
+            warehouses: 1,
+            workers: 2,
+            force: false,
+            seed: 3,
+            timeouts: Timeouts::default(),
+        },
+        &|_| {},
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    eprintln!(
+        "build load {:.1}s index {:.1}s: {:.0} rows/s, {} bytes/warehouse, {}",
+        b.load_s, b.index_s, b.load_rows_per_s, b.bytes_per_warehouse, b.engine_version
+    );
+    assert_eq!(b.rows["stock"], 100_000);
+    assert_eq!(b.rows["customer"], 30_000);
+    assert!(b.engine_version.contains("MariaDB"), "{}", b.engine_version);
+}
+
+#[test]
+fn mariadb_build_run_check_in_both_modes() {
+    if mariadb_bin().is_none() {
+        missing("no MariaDB binaries (scripts/test installs mariadb-server and mariadb-client)");
+        return;
+    }
+    let server = TempMariadb::start(&[]).unwrap();
+    let db: DbUrl = server.url().parse().unwrap();
+    build_one(&db);
+    all_pass(&db, false);
+    // The device to record is found from @@datadir.
+    let dir = oio_tpcc::db::data_location(&db, &Timeouts::default())
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        dir.canonicalize().unwrap(),
+        server.data_dir().canonicalize().unwrap()
+    );
+    // A second build without --force refuses to touch the tables.
+    let e = build(
+        &db,
+        &BuildOptions {
+            warehouses: 1,
+            workers: 1,
+            force: false,
+            seed: 3,
+            timeouts: Timeouts::default(),
+        },
+        &|_| {},
+        &AtomicBool::new(false),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("warehouse"), "{e}");
+
+    let stop = AtomicBool::new(false);
+    for mode in [Mode::Client, Mode::Server] {
+        let r = run(
+            &db,
+            &RunOptions {
+                workers: 2,
+                ramp_s: 0.0,
+                time_s: 3.0,
+                mode,
+                ..RunOptions::default()
+            },
+            &|_| {},
+            &stop,
+        )
+        .unwrap();
+        eprintln!("{mode:?}: {}", serde_json::to_string(&r.summary).unwrap());
+        assert_eq!(r.summary.failed, 0, "{:?}", r.errors);
+        assert!(r.summary.new_orders > 0);
+        assert_eq!(r.summary.new_orders, r.transactions["new_order"].committed);
+        eprintln!(
+            "{mode:?} waits: {}",
+            serde_json::to_string(&r.waits).unwrap()
+        );
+        assert_eq!(r.waits.source, "performance_schema", "{:?}", r.waits.notes);
+        let names: Vec<&str> = r.waits.buckets.iter().map(|b| b.name.as_str()).collect();
+        for b in ["io", "log", "lock", "cpu_other"] {
+            assert!(names.contains(&b), "{names:?}");
+        }
+        assert!(!r.waits.top_events.is_empty());
+        let m = r.waits.mysql.as_ref().unwrap();
+        assert!(m.performance_schema);
+        assert!(m.redo_bytes > 0, "{m:?}");
+        assert!(m.buffer_pool_read_requests > 0, "{m:?}");
+        assert!(m.intervals.len() >= 2, "{m:?}");
+        for t in ["payment", "order_status", "delivery", "stock_level"] {
+            assert!(
+                r.transactions[t].committed > 0,
+                "{t}: {:?}",
+                r.transactions[t]
+            );
+        }
+        all_pass(&db, true);
+    }
+}
+
+#[test]
+fn mariadb_deadlocks_and_lock_wait_timeouts_are_retried_and_counted() {
+    if mariadb_bin().is_none() {
+        missing("no MariaDB binaries (scripts/test installs mariadb-server and mariadb-client)");
+        return;
+    }
+    let server = TempMariadb::start(&["--innodb-lock-wait-timeout=1"]).unwrap();
+    let db: DbUrl = server.url().parse().unwrap();
+    build_one(&db);
+    let stop = AtomicBool::new(false);
+    let done = AtomicBool::new(false);
+    let r = std::thread::scope(|s| {
+        // The injector locks warehouse 1's districts, waits until the worker blocks on one
+        // (New-Order) or holds the warehouse row and waits for a district (Payment), then
+        // asks for the warehouse row: with a Payment that is a deadlock, which InnoDB
+        // resolves by rolling back the worker (it changed fewer rows). Every third round
+        // holds the districts past the 1 s lock-wait timeout. The injector really changes
+        // the rows (and rolls back): InnoDB picks the transaction that changed fewer rows as
+        // the victim, and one that changed none would always lose.
+        let injector = s.spawn(|| {
+            let mut x = Session::open(
+                &db,
+                "oio-test-injector",
+                SqliteSync::Full,
+                &Arc::new(SqliteShared::default()),
+                &Timeouts::default(),
+            )
+            .unwrap();
+            let mut round = 0u32;
+            while !done.load(Ordering::Relaxed) {
+                round += 1;
+                x.begin(true).unwrap();
+                x.batch("UPDATE district SET d_ytd = d_ytd + 1 WHERE d_w_id = 1")
+                    .unwrap();
+                std::thread::sleep(Duration::from_millis(300));
+                let _ = x.batch("UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1");
+                if round.is_multiple_of(3) {
+                    std::thread::sleep(Duration::from_millis(1500));
+                }
+                x.rollback().unwrap();
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        let r = run(
+            &db,
+            &RunOptions {
+                workers: 1,
+                ramp_s: 0.0,
+                time_s: 12.0,
+                ..RunOptions::default()
+            },
+            &|_| {},
+            &stop,
+        );
+        done.store(true, Ordering::Relaxed);
+        injector.join().unwrap();
+        r
+    })
+    .unwrap();
+    let reasons = |k: &str| -> u64 {
+        r.transactions
+            .values()
+            .map(|t| t.retry_reasons.get(k).copied().unwrap_or(0))
+            .sum()
+    };
+    eprintln!(
+        "deadlock {} lock_wait_timeout {} failed {}",
+        reasons("deadlock"),
+        reasons("lock_wait_timeout"),
+        r.summary.failed
+    );
+    assert!(reasons("deadlock") >= 1, "{:?}", r.transactions);
+    assert!(reasons("lock_wait_timeout") >= 1, "{:?}", r.transactions);
+    assert_eq!(r.summary.failed, 0, "{:?}", r.errors);
+    all_pass(&db, true);
+}
