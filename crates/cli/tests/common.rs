@@ -165,3 +165,20 @@ pub fn run_write(dev: &Path, extra: &[&str]) -> (Option<i32>, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// `oio tpcc build` of one warehouse with two loader workers into `db`, run in `dir`.
+pub fn tpcc_build_one_warehouse(dir: &Path, db: &str) {
+    run_json(
+        dir,
+        &[
+            "tpcc",
+            "build",
+            "--db",
+            db,
+            "--warehouses",
+            "1",
+            "--workers",
+            "2",
+        ],
+    );
+}

@@ -3,7 +3,7 @@
 //! own overhead, but the plumbing, the verdicts and the contract are what is checked here;
 //! verdicts on known numbers use copies of a real result with the compared values set.
 
-use crate::common::{num, oio, run_json, scratch};
+use crate::common::{num, oio, run_json, scratch, tpcc_build_one_warehouse};
 use serde_json::Value;
 use std::path::Path;
 
@@ -203,19 +203,7 @@ fn labels_must_match_the_groups() {
 fn tpcc_results_compare_and_do_not_mix_with_runs() {
     let dir = scratch();
     let db = format!("sqlite:{}", dir.path().join("t.db").display());
-    run_json(
-        dir.path(),
-        &[
-            "tpcc",
-            "build",
-            "--db",
-            &db,
-            "--warehouses",
-            "1",
-            "--workers",
-            "2",
-        ],
-    );
+    tpcc_build_one_warehouse(dir.path(), &db);
     let mut last = Value::Null;
     for group in ["t1", "t2"] {
         for _ in 0..2 {

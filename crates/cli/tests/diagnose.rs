@@ -1,7 +1,7 @@
 //! `oio diagnose` through the binary: a real sweep against the simulated device, a raw
 //! iostat capture, and TPC-C runs on SQLite with and without fsync at commit.
 
-use crate::common::{num, oio, run_json, scratch};
+use crate::common::{num, oio, run_json, scratch, tpcc_build_one_warehouse};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -206,19 +206,7 @@ fn a_raw_iostat_capture_is_read_and_a_quiet_device_is_undecided() {
 fn sqlite_with_fsync_at_commit_is_log_bound_and_without_it_is_not() {
     let dir = scratch();
     let db = format!("sqlite:{}", dir.path().join("t.db").display());
-    run_json(
-        dir.path(),
-        &[
-            "tpcc",
-            "build",
-            "--db",
-            &db,
-            "--warehouses",
-            "1",
-            "--workers",
-            "2",
-        ],
-    );
+    tpcc_build_one_warehouse(dir.path(), &db);
     let mut results = Vec::new();
     for sync in ["full", "off"] {
         let out = dir.path().join(sync);
@@ -282,19 +270,7 @@ fn postgres_with_one_warehouse_and_eight_workers_is_lock_contention() {
     let pg = TempPostgres::start("").unwrap();
     let db = pg.url();
     let dir = scratch();
-    run_json(
-        dir.path(),
-        &[
-            "tpcc",
-            "build",
-            "--db",
-            &db,
-            "--warehouses",
-            "1",
-            "--workers",
-            "2",
-        ],
-    );
+    tpcc_build_one_warehouse(dir.path(), &db);
     let out = dir.path().join("pg");
     run_json(
         dir.path(),

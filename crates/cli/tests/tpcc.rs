@@ -1,6 +1,6 @@
 //! `oio tpcc`: build, run and check through the binary, on SQLite and a throwaway PostgreSQL.
 
-use crate::common::{missing, num, oio, run_json, scratch};
+use crate::common::{missing, num, oio, run_json, scratch, tpcc_build_one_warehouse};
 use oio_tpcc::testing::{pg_bin, TempPostgres};
 use serde_json::Value;
 use std::path::Path;
@@ -200,19 +200,7 @@ fn postgres_server_mode_through_the_binary() {
     let pg = TempPostgres::start("").unwrap();
     let db = pg.url();
     let dir = scratch();
-    run_json(
-        dir.path(),
-        &[
-            "tpcc",
-            "build",
-            "--db",
-            &db,
-            "--warehouses",
-            "1",
-            "--workers",
-            "2",
-        ],
-    );
+    tpcc_build_one_warehouse(dir.path(), &db);
     let r = run_json(
         dir.path(),
         &[
