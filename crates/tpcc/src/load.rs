@@ -419,6 +419,33 @@ fn copy_line(buf: &mut Vec<u8>, row: &[F], now: &str) {
     buf.push(b'\n');
 }
 
+/// Runs `work` on `workers` loader threads at once; a failed or panicked one marks the load
+/// failed (so the others stop taking units) and its error is returned.
+fn in_parallel(
+    workers: u32,
+    counters: &Counters,
+    work: impl Fn() -> Result<()> + Sync,
+) -> Result<()> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let r = work();
+                    if r.is_err() {
+                        counters.failed.store(true, Ordering::Relaxed);
+                    }
+                    r
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or(Err(TpccError::Panicked("loader"))))
+            .collect::<Result<Vec<()>>>()
+    })?;
+    Ok(())
+}
+
 struct Counters {
     rows: AtomicU64,
     bytes: AtomicU64,
@@ -591,48 +618,14 @@ fn build_body(
 
     match url {
         DbUrl::Postgres(u) => {
-            let results: Vec<Result<()>> = std::thread::scope(|s| {
-                let handles: Vec<_> = (0..workers)
-                    .map(|_| {
-                        s.spawn(|| -> Result<()> {
-                            let r = load_pg_worker(
-                                u, opts, &now, &take, &counters, &report, cancel, cancellers,
-                            );
-                            if r.is_err() {
-                                counters.failed.store(true, Ordering::Relaxed);
-                            }
-                            r
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or(Err(TpccError::Panicked("loader"))))
-                    .collect()
-            });
-            results.into_iter().collect::<Result<Vec<()>>>()?;
+            in_parallel(workers, &counters, || {
+                load_pg_worker(u, opts, &now, &take, &counters, &report, cancel, cancellers)
+            })?;
         }
         DbUrl::Mysql(u) => {
-            let results: Vec<Result<()>> = std::thread::scope(|s| {
-                let handles: Vec<_> = (0..workers)
-                    .map(|_| {
-                        s.spawn(|| -> Result<()> {
-                            let r = load_mysql_worker(
-                                u, opts, &now, &take, &counters, &report, cancel, cancellers,
-                            );
-                            if r.is_err() {
-                                counters.failed.store(true, Ordering::Relaxed);
-                            }
-                            r
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or(Err(TpccError::Panicked("loader"))))
-                    .collect()
-            });
-            results.into_iter().collect::<Result<Vec<()>>>()?;
+            in_parallel(workers, &counters, || {
+                load_mysql_worker(u, opts, &now, &take, &counters, &report, cancel, cancellers)
+            })?;
         }
         DbUrl::Sqlite(_) => {
             let Session::Sqlite(sq) = &mut *admin else {

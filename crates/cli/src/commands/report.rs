@@ -91,28 +91,13 @@ impl Input {
 }
 
 fn collect_files(path: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
-    let meta = std::fs::metadata(path).with_context(|| format!("reading '{}'", path.display()))?;
-    if !meta.is_dir() {
-        out.push(path.to_path_buf());
-        return Ok(());
-    }
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
-        .with_context(|| format!("listing '{}'", path.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            !p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with('.'))
-        })
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            collect_files(&p, out)?;
-        } else if p.extension().is_some_and(|e| e == "json") {
-            out.push(p);
-        }
-    }
+    let mut all = Vec::new();
+    all_files(path, &mut all)?;
+    out.extend(
+        all.into_iter()
+            .filter(|(p, named)| *named || p.extension().is_some_and(|e| e == "json"))
+            .map(|(p, _)| p),
+    );
     Ok(())
 }
 
