@@ -303,14 +303,40 @@ impl TempMariadb {
             )?;
         }
         let data = dir.join("data");
-        check(
-            as_user(&install)
-                .arg("--no-defaults")
-                .arg(format!("--datadir={}", data.display()))
-                .args(["--auth-root-authentication-method=normal", "--skip-test-db"])
-                .output(),
-            "mariadb-install-db",
-        )?;
+        // Each server gets its own tmpdir: the bootstrap's temporary tables are files named
+        // by pid and counter, and in a shared /tmp two servers starting at once have been
+        // seen to trip over each other ("Could not remove temporary table").
+        let tmp = dir.join("tmp");
+        std::fs::create_dir(&tmp).map_err(|e| format!("creating {}: {e}", tmp.display()))?;
+        if let Some(u) = &run_as {
+            check(
+                Command::new("chown")
+                    .arg(format!("{u}:"))
+                    .arg(&tmp)
+                    .output(),
+                "chown",
+            )?;
+        }
+        let mut installed = Err(String::new());
+        for _ in 0..2 {
+            let _ = std::fs::remove_dir_all(&data);
+            installed = check(
+                as_user(&install)
+                    .arg("--no-defaults")
+                    .arg(format!("--datadir={}", data.display()))
+                    .arg(format!("--tmpdir={}", tmp.display()))
+                    .args(["--auth-root-authentication-method=normal", "--skip-test-db"])
+                    .output(),
+                "mariadb-install-db",
+            );
+            if installed.is_ok() {
+                break;
+            }
+        }
+        if let Err(e) = installed {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(e);
+        }
         let socket = dir.join("sock");
         let mut last = String::new();
         for _ in 0..5 {
@@ -321,6 +347,7 @@ impl TempMariadb {
                 .arg(format!("--socket={}", socket.display()))
                 .arg(format!("--pid-file={}", dir.join("pid").display()))
                 .arg(format!("--log-error={}", dir.join("log").display()))
+                .arg(format!("--tmpdir={}", tmp.display()))
                 .arg(format!("--port={port}"))
                 .args([
                     "--bind-address=127.0.0.1",
