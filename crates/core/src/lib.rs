@@ -5,6 +5,8 @@
 //! defined here are public contracts and carry schema versions.
 #![deny(missing_docs)]
 
+pub mod cancel;
+pub mod document;
 pub mod histogram;
 pub mod host;
 pub mod observation;
@@ -14,6 +16,8 @@ pub mod sizemix;
 pub mod units;
 pub mod workload;
 
+pub use cancel::Cancel;
+pub use document::{Envelope, StopReason};
 pub use histogram::{LatencyHistogram, LatencySummary};
 pub use sizemix::SizeMix;
 pub use workload::{Load, Stream, Workload, WorkloadError};
