@@ -69,6 +69,10 @@ pub struct Envelope {
     /// Things the reader should know when interpreting the numbers.
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// The experiment plan that produced the document, as `oio rerun` reads it back (absent
+    /// for documents that are analyses of other documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<serde_json::Value>,
 }
 
 impl Envelope {
@@ -84,6 +88,7 @@ impl Envelope {
             partial: false,
             stop_reason: StopReason::Completed,
             warnings: Vec::new(),
+            plan: None,
         }
     }
 
