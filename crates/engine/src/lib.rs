@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod arrivals;
+pub mod clock;
 pub mod data;
 pub mod engines;
 pub mod generator;

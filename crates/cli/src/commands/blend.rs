@@ -213,7 +213,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             sim: None,
         };
         let mut live = LiveLine::new();
-        let r = oio_engine::run(&plan, &mut live, stop.clone());
+        let r = oio_engine::run(&plan, &mut live, &oio_core::Cancel::from_flag(stop.clone()));
         live.finish();
         let mut r: RunResult = r?;
         r.command = std::env::args().collect();

@@ -159,7 +159,7 @@ pub(crate) fn split_words(s: &str) -> anyhow::Result<Vec<String>> {
 fn run_once(plan: &oio_engine::RunPlan, dir: &Path) -> anyhow::Result<(RunResult, PathBuf)> {
     let stop = run::stop_flag();
     let mut live = LiveLine::new();
-    let result = oio_engine::run(plan, &mut live, stop.clone());
+    let result = oio_engine::run(plan, &mut live, &oio_core::Cancel::from_flag(stop.clone()));
     live.finish();
     let mut result = result?;
     result.command = std::env::args().collect();

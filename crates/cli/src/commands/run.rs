@@ -515,7 +515,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let stop = stop_flag();
     let mut live = LiveLine::new();
-    let result = oio_engine::run(&plan, &mut live, stop);
+    let result = oio_engine::run(&plan, &mut live, &oio_core::Cancel::from_flag(stop));
     live.finish();
     let mut result = result?;
     result.command = std::env::args().collect();

@@ -253,7 +253,11 @@ impl Ctx<'_> {
                 steady.runs_made += 1;
                 plan.seed = self.seed.wrapping_add(u64::from(rep) * 1000 + tries);
                 let mut live = LiveLine::new();
-                let r = oio_engine::run(&plan, &mut live, self.stop.clone());
+                let r = oio_engine::run(
+                    &plan,
+                    &mut live,
+                    &oio_core::Cancel::from_flag(self.stop.clone()),
+                );
                 live.finish();
                 let mut r = r.with_context(|| format!("sweep point qd {qd}"))?;
                 r.command = std::env::args().collect();

@@ -6,9 +6,12 @@
 //! and `t/io_uring -N`). With a model it is a device whose knee is known in advance: `k`
 //! parallel servers with a service time `S` serve `min(depth, k) / S` I/Os per second at a
 //! latency of about `S · max(1, depth / k)`, so sweeps and their knee rules can be checked
-//! against the answer. Completions become ready at their simulated time in real time.
+//! against the answer. Completions become ready at their simulated time on the run's clock:
+//! real time by default, or, with `clock=virtual`, simulated time that jumps from event to
+//! event (see [`crate::clock`]), which makes the run's numbers exact and its duration short.
 
 use super::{Completion, Engine, EngineError, EngineSetup, IoRequest, SlotStates};
+use crate::clock::Clock;
 use crate::sys::AlignedBuf;
 use oio_core::units::{format_ns, parse_duration};
 use std::cmp::Reverse;
@@ -16,7 +19,7 @@ use std::collections::BinaryHeap;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Most servers a simulated device may have (bounds its memory and the per-I/O search).
 pub const MAX_SIM_SERVERS: u32 = 4096;
@@ -53,6 +56,9 @@ pub struct SimTier {
 pub struct SimDevice {
     /// At least one tier.
     pub tiers: Vec<SimTier>,
+    /// Run on a virtual clock (`clock=virtual`): time jumps to the next completion or arrival
+    /// instead of passing, so the numbers are the model's exactly.
+    pub virtual_clock: bool,
 }
 
 impl SimDevice {
@@ -72,7 +78,7 @@ impl SimDevice {
 
 /// A `--sim` value that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("--sim '{input}': {what}; expected e.g. servers=8,service=1ms,dist=exp (dist fixed, exp or lognormal[,sigma=0.5]; a second tier after '+', e.g. servers=4,service=100us+servers=16,service=2ms)")]
+#[error("--sim '{input}': {what}; expected e.g. servers=8,service=1ms,dist=exp (dist fixed, exp or lognormal[,sigma=0.5]; a second tier after '+', e.g. servers=4,service=100us+servers=16,service=2ms; clock=virtual for simulated time)")]
 pub struct SimParseError {
     /// The text given.
     pub input: String,
@@ -90,6 +96,7 @@ impl FromStr for SimDevice {
         };
         let mut tiers = Vec::new();
         let mut total = 0u32;
+        let mut virtual_clock = false;
         for part in input.split('+') {
             let (mut servers, mut service, mut dist, mut sigma) = (None, None, "fixed", None);
             for kv in part.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -109,6 +116,18 @@ impl FromStr for SimDevice {
                         service = Some(d);
                     }
                     "dist" => dist = v.trim(),
+                    // One clock for the whole device: accepted in any tier.
+                    "clock" => {
+                        virtual_clock = match v.trim() {
+                            "virtual" => true,
+                            "real" => false,
+                            other => {
+                                return Err(err(format!(
+                                    "clock '{other}' is not 'virtual' or 'real'"
+                                )))
+                            }
+                        }
+                    }
                     "sigma" => {
                         sigma = Some(
                             v.trim()
@@ -152,7 +171,10 @@ impl FromStr for SimDevice {
                 dist,
             });
         }
-        Ok(SimDevice { tiers })
+        Ok(SimDevice {
+            tiers,
+            virtual_clock,
+        })
     }
 }
 
@@ -174,6 +196,9 @@ impl fmt::Display for SimDevice {
                 format_ns(t.service.as_nanos() as f64)
             )?;
         }
+        if self.virtual_clock {
+            f.write_str(", on a virtual clock")?;
+        }
         Ok(())
     }
 }
@@ -181,7 +206,7 @@ impl fmt::Display for SimDevice {
 /// The servers of a simulated device, shared by every worker of a run (one device, whatever
 /// the number of threads driving it).
 pub struct SimShared {
-    epoch: Instant,
+    clock: Clock,
     state: Mutex<SimState>,
 }
 
@@ -193,8 +218,13 @@ struct SimState {
 }
 
 impl SimShared {
-    /// A device in its idle state; `seed` draws the service times.
+    /// A device in its idle state on its own real clock; `seed` draws the service times.
     pub fn new(dev: &SimDevice, seed: u64) -> Arc<SimShared> {
+        SimShared::with_clock(dev, seed, Clock::real())
+    }
+
+    /// A device in its idle state whose time is `clock` (the run's).
+    pub fn with_clock(dev: &SimDevice, seed: u64, clock: Clock) -> Arc<SimShared> {
         let servers = dev
             .tiers
             .iter()
@@ -202,7 +232,7 @@ impl SimShared {
             .flat_map(|(i, t)| std::iter::repeat_n((0u64, i), t.servers as usize))
             .collect();
         Arc::new(SimShared {
-            epoch: Instant::now(),
+            clock,
             state: Mutex::new(SimState {
                 servers,
                 tiers: dev.tiers.clone(),
@@ -212,7 +242,7 @@ impl SimShared {
     }
 
     fn now(&self) -> u64 {
-        self.epoch.elapsed().as_nanos() as u64
+        self.clock.now()
     }
 
     /// Admits an I/O arriving at `now` and returns when it completes.
@@ -368,7 +398,7 @@ impl Engine for NullEngine {
                 (None, None) => break,
             };
             if until > now {
-                std::thread::sleep(Duration::from_nanos(until - now));
+                sim.clock.sleep_until(until);
             }
             now = sim.now();
             if deadline.is_some_and(|d| now >= d) {
@@ -400,6 +430,7 @@ impl Engine for NullEngine {
 mod tests {
     use super::*;
     use crate::engines::Dir;
+    use std::time::Instant;
 
     fn setup(depth: u32) -> EngineSetup {
         EngineSetup {
@@ -485,6 +516,50 @@ mod tests {
         assert_eq!(e.in_flight(), 0);
         // Nothing in flight and no deadline: no hang.
         assert_eq!(e.submit_and_wait(1, None).unwrap(), 0);
+    }
+
+    #[test]
+    fn a_virtual_clock_is_named_and_refused_when_misspelt() {
+        let d: SimDevice = "servers=4,service=1ms,clock=virtual".parse().unwrap();
+        assert!(d.virtual_clock);
+        assert!(d.to_string().ends_with("on a virtual clock"), "{d}");
+        assert!(
+            !"servers=4,service=1ms,clock=real"
+                .parse::<SimDevice>()
+                .unwrap()
+                .virtual_clock
+        );
+        let e = "servers=4,service=1ms,clock=fast"
+            .parse::<SimDevice>()
+            .unwrap_err();
+        assert!(e.to_string().contains("clock 'fast'"), "{e}");
+    }
+
+    #[test]
+    fn on_a_virtual_clock_completions_come_at_their_exact_time_without_sleeping() {
+        // One server of 10 s: real time would take 20 s.
+        let dev: SimDevice = "servers=1,service=10s,clock=virtual".parse().unwrap();
+        let clock = Clock::simulated();
+        let _p = clock.participant();
+        let mut e = NullEngine::simulated(&setup(2), SimShared::with_clock(&dev, 1, clock.clone()));
+        let t0 = Instant::now();
+        e.queue(req(0)).unwrap();
+        e.queue(req(1)).unwrap();
+        let mut out = Vec::new();
+        // A timeout moves time only to the deadline.
+        e.submit_and_wait(1, Some(Duration::from_secs(3))).unwrap();
+        e.reap(&mut out);
+        assert!(out.is_empty());
+        assert_eq!(clock.now(), 3_000_000_000);
+        e.submit_and_wait(1, None).unwrap();
+        e.reap(&mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(clock.now(), 10_000_000_000, "the first completion, exactly");
+        e.submit_and_wait(1, None).unwrap();
+        e.reap(&mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!(clock.now(), 20_000_000_000, "FIFO behind one server");
+        assert!(t0.elapsed() < Duration::from_secs(5), "no real waiting");
     }
 
     #[test]

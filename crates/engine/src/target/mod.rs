@@ -15,11 +15,11 @@ pub mod safety;
 
 use oio_core::result::TargetInfo;
 use oio_core::units::format_bytes;
+use oio_core::Cancel;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use owner::{Ownership, CREATED_XATTR};
 
@@ -113,12 +113,12 @@ fn io_err<'a>(
 
 /// Prepares a target: creates and fills it if it does not exist, checks that writing is
 /// allowed, opens it. `progress(done, total)` is called while filling a new file; a fill
-/// stops (and its temporary file is removed) when `stop` is set.
+/// stops (and its temporary file is removed) when `cancel` is cancelled.
 pub fn prepare(
     path: &Path,
     role: &str,
     opts: &TargetOptions,
-    stop: &AtomicBool,
+    cancel: &Cancel,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<OpenTarget, TargetError> {
     let mut created = false;
@@ -130,7 +130,7 @@ pub fn prepare(
                 path: path.into(),
                 reason: "does not exist; give --size to let oio create it".into(),
             })?;
-            created = create_new(path, size, opts.fill_seed, stop, progress)?;
+            created = create_new(path, size, opts.fill_seed, cancel, progress)?;
             raced = !created;
             match fs::metadata(path) {
                 Ok(md) => md,
@@ -184,7 +184,7 @@ pub fn prepare(
                         )),
                     });
                 }
-                grow(path, &probe, size, want, opts.fill_seed, stop, progress)?;
+                grow(path, &probe, size, want, opts.fill_seed, cancel, progress)?;
             }
             size = want;
         }
@@ -326,7 +326,7 @@ fn open_error(path: &Path, e: std::io::Error, direct: bool, fs: Option<&str>) ->
     }
 }
 
-/// Writes incompressible bytes to `f` from byte `from` to `to`, checking `stop` between
+/// Writes incompressible bytes to `f` from byte `from` to `to`, checking `cancel` between
 /// chunks.
 fn fill(
     f: &mut File,
@@ -334,7 +334,7 @@ fn fill(
     from: u64,
     to: u64,
     seed: u64,
-    stop: &AtomicBool,
+    cancel: &Cancel,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(), TargetError> {
     f.seek(SeekFrom::Start(from))
@@ -343,7 +343,7 @@ fn fill(
     let mut chunk = vec![0u8; 1 << 20];
     let mut done = from;
     while done < to {
-        if stop.load(Ordering::Relaxed) {
+        if cancel.is_cancelled() {
             return Err(TargetError::Interrupted { path: path.into() });
         }
         let n = ((to - done) as usize).min(chunk.len());
@@ -366,14 +366,14 @@ fn create_new(
     path: &Path,
     size: u64,
     seed: u64,
-    stop: &AtomicBool,
+    cancel: &Cancel,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<bool, TargetError> {
     let (dir, name) = owner::Dir::of(path).map_err(io_err(path, "opening its directory"))?;
     let (mut f, mut tmp) = dir
         .create_temp(&name)
         .map_err(io_err(path, "creating the temporary file to fill"))?;
-    fill(&mut f, path, 0, size, seed, stop, progress)?;
+    fill(&mut f, path, 0, size, seed, cancel, progress)?;
     owner::record(&f, None).map_err(|e| TargetError::Io {
         path: path.into(),
         what: "marking the file as created by oio (extended attribute user.oio.created)",
@@ -391,7 +391,7 @@ fn grow(
     from: u64,
     to: u64,
     seed: u64,
-    stop: &AtomicBool,
+    cancel: &Cancel,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(), TargetError> {
     let mut f = OpenOptions::new()
@@ -408,7 +408,7 @@ fn grow(
             reason: "was replaced by another file while oio was opening it; run again".into(),
         });
     }
-    let filled = fill(&mut f, path, from, to, seed, stop, progress);
+    let filled = fill(&mut f, path, from, to, seed, cancel, progress);
     // What oio wrote is oio's, whole or interrupted.
     let id = owner::read_record(&f).map(|r| r.id);
     owner::record(&f, id).map_err(|e| TargetError::Io {
@@ -442,7 +442,7 @@ mod tests {
             &p,
             "",
             &opts(true, Some(3 << 20)),
-            &AtomicBool::new(false),
+            &Cancel::new(),
             &mut |_, _| {},
         )
         .unwrap();
@@ -454,14 +454,7 @@ mod tests {
         assert!(data.chunks(4096).all(|c| c.iter().any(|&b| b != 0)));
         assert!(!dir.path().join("t.oio-tmp").exists());
         // Reusing our own file for writes needs no flag.
-        prepare(
-            &p,
-            "",
-            &opts(true, None),
-            &AtomicBool::new(false),
-            &mut |_, _| {},
-        )
-        .unwrap();
+        prepare(&p, "", &opts(true, None), &Cancel::new(), &mut |_, _| {}).unwrap();
     }
 
     #[test]
@@ -469,52 +462,38 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("precious");
         fs::write(&p, vec![7u8; 65536]).unwrap();
-        let e = prepare(
-            &p,
-            "",
-            &opts(true, None),
-            &AtomicBool::new(false),
-            &mut |_, _| {},
-        )
-        .unwrap_err();
+        let e = prepare(&p, "", &opts(true, None), &Cancel::new(), &mut |_, _| {}).unwrap_err();
         assert!(e.to_string().contains("--allow-overwrite"), "{e}");
         // Reading is always allowed, and the data is untouched.
-        prepare(
-            &p,
-            "",
-            &opts(false, None),
-            &AtomicBool::new(false),
-            &mut |_, _| {},
-        )
-        .unwrap();
+        prepare(&p, "", &opts(false, None), &Cancel::new(), &mut |_, _| {}).unwrap();
         let mut o = opts(true, None);
         o.allow_overwrite = true;
-        prepare(&p, "", &o, &AtomicBool::new(false), &mut |_, _| {}).unwrap();
+        prepare(&p, "", &o, &Cancel::new(), &mut |_, _| {}).unwrap();
         assert_eq!(fs::read(&p).unwrap(), vec![7u8; 65536]);
         // Not grown without being ours.
         let e = prepare(
             &p,
             "",
             &opts(false, Some(1 << 20)),
-            &AtomicBool::new(false),
+            &Cancel::new(),
             &mut |_, _| {},
         )
         .unwrap_err();
         assert!(e.to_string().contains("does not grow"), "{e}");
     }
 
-    fn no_stop() -> AtomicBool {
-        AtomicBool::new(false)
+    fn no_stop() -> Cancel {
+        Cancel::new()
     }
 
     #[test]
     fn a_stop_during_the_fill_removes_the_temporary_file() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("t");
-        let stop = AtomicBool::new(false);
+        let stop = Cancel::new();
         let e = prepare(&p, "", &opts(true, Some(8 << 20)), &stop, &mut |done, _| {
             if done >= 2 << 20 {
-                stop.store(true, Ordering::Relaxed);
+                stop.cancel();
             }
         })
         .unwrap_err();
@@ -639,7 +618,7 @@ mod tests {
             &dir.path().join("nope"),
             "",
             &opts(false, None),
-            &AtomicBool::new(false),
+            &Cancel::new(),
             &mut |_, _| {},
         )
         .unwrap_err();

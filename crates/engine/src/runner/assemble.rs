@@ -1,0 +1,263 @@
+//! The last phase: the run's result from what the workers reported.
+
+use super::collect::Collected;
+use super::tally::{DirAcc, DirPair, Timing};
+use super::TargetPath;
+use crate::engines::EngineKind;
+use crate::plan::RunPlan;
+use crate::target::OpenTarget;
+use oio_core::host::HostInfo;
+use oio_core::result::{
+    AccessOrder, CpuUsage, DirStats, EngineInfo, ErrorSummary, RunOptions, RunResult,
+    StreamSummary, Summary, VerifyFinding, VerifySummary, RUN_SCHEMA, RUN_SCHEMA_VERSION,
+};
+use oio_core::workload::Load;
+use std::time::{Duration, SystemTime};
+
+/// Everything the result is made from.
+pub(super) struct Assembly<'a> {
+    pub(super) plan: &'a RunPlan,
+    /// The engine that ran (after any fallback) and the notice of the fallback.
+    pub(super) engine: EngineKind,
+    pub(super) notice: Option<String>,
+    /// Warnings known before the run.
+    pub(super) warnings: Vec<String>,
+    pub(super) paths: Vec<TargetPath>,
+    /// Dropped here, after the run: a file oio owns records its state then.
+    pub(super) targets: Vec<OpenTarget>,
+    pub(super) journal_paths: Vec<String>,
+    /// Wall-clock time the measured phase started.
+    pub(super) started_wall: SystemTime,
+    /// Process CPU (user, system) seconds before and after.
+    pub(super) cpu: ((f64, f64), (f64, f64)),
+    /// Real time the workers ran (on a virtual clock, the run's own time is not that).
+    pub(super) real_elapsed: Duration,
+    pub(super) timing: &'a Timing,
+    pub(super) stop_reason: &'static str,
+    pub(super) collected: Collected,
+}
+
+/// Counters and a histogram as the result's statistics of one direction.
+pub(super) fn stats(a: &DirAcc, secs: f64, hist: bool) -> DirStats {
+    let mut d = DirStats::from_parts(a.ios, a.bytes, &a.hist, secs, hist);
+    if !a.service.is_empty() {
+        d.service_latency_ns = Some(a.service.summary());
+    }
+    d
+}
+
+/// Builds the run's result.
+pub(super) fn assemble(a: Assembly<'_>) -> RunResult {
+    let plan = a.plan;
+    let c = &a.collected;
+    let measured_ns = c.end_ns.saturating_sub(a.timing.measure_start);
+    let secs = measured_ns as f64 / 1e9;
+    let (summary, streams) = summaries(plan, c, secs);
+    let cpu = cpu_usage(&a, c);
+    let mut warnings = a.warnings;
+    after_run_warnings(&mut warnings, plan, a.engine, a.timing, &summary, c);
+    let access_order = plan.track_order.then(|| access_order(c.order));
+    let verify = c.verify.as_ref().map(|v| VerifySummary {
+        blocks_checked: v.checked,
+        mismatches: v.mismatches(),
+        by_kind: v.by_kind.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
+        findings: v
+            .findings
+            .iter()
+            .map(|(t, f)| VerifyFinding {
+                target: a.paths[*t].path.display().to_string(),
+                offset: f.offset,
+                kind: f.kind.name().to_string(),
+                expected_generation: f.expected,
+            })
+            .collect(),
+        journals: a.journal_paths,
+    });
+    let mut features = c.features.clone();
+    if a.timing.clock.is_virtual() {
+        features.push("virtual_clock".into());
+    }
+    let c = a.collected;
+
+    RunResult {
+        schema: RUN_SCHEMA.into(),
+        schema_version: RUN_SCHEMA_VERSION,
+        oio_version: env!("CARGO_PKG_VERSION").into(),
+        timestamp: humantime::format_rfc3339_seconds(a.started_wall).to_string(),
+        partial: a.stop_reason != "completed",
+        stop_reason: a.stop_reason.into(),
+        command: Vec::new(),
+        workload: plan.workload.clone(),
+        options: RunOptions {
+            time_s: plan.time.as_secs_f64(),
+            ramp_s: plan.ramp.as_secs_f64(),
+            interval_s: a.timing.interval as f64 / 1e9,
+            engine_requested: plan.engine.name().into(),
+            direct: plan.target_options.direct,
+            submit: plan.submit.name().into(),
+            seed: plan.seed,
+            latency_tracking: plan.latency_tracking,
+        },
+        host: HostInfo::detect(),
+        targets: a.targets.into_iter().map(|t| t.info).collect(),
+        engine: EngineInfo {
+            name: c.engine_name.unwrap_or(a.engine.name()).into(),
+            features,
+            notice: a.notice,
+        },
+        duration_s: secs,
+        summary,
+        streams,
+        intervals: c.intervals,
+        cpu,
+        errors: ErrorSummary {
+            count: c.errors.count,
+            by_kind: c.errors.by_kind,
+            first: c.errors.first,
+        },
+        warnings,
+        access_order,
+        verify,
+    }
+}
+
+/// The whole run's summary and each stream's.
+fn summaries(plan: &RunPlan, c: &Collected, secs: f64) -> (Summary, Vec<StreamSummary>) {
+    let summary_of = |p: &DirPair, configured: u32, open: bool| Summary {
+        read: stats(&p.read, secs, true),
+        write: stats(&p.write, secs, true),
+        total: stats(&p.total(), secs, true),
+        configured_outstanding: configured,
+        offered_iops: open.then(|| {
+            if secs > 0.0 {
+                p.offered as f64 / secs
+            } else {
+                0.0
+            }
+        }),
+        backlog_max: open.then_some(p.backlog_max),
+        dropped: open.then_some(p.dropped),
+        sync: (p.sync.ios > 0).then(|| stats(&p.sync, secs, true)),
+    };
+    let mut all = DirPair::default();
+    let mut streams = Vec::with_capacity(plan.workload.streams.len());
+    for (i, s) in plan.workload.streams.iter().enumerate() {
+        all.add(&c.streams[i]);
+        streams.push(StreamSummary {
+            name: s.name.clone(),
+            summary: summary_of(
+                &c.streams[i],
+                match s.load() {
+                    Load::Closed { outstanding } => outstanding,
+                    Load::Open { .. } => 0,
+                },
+                s.rate.is_some(),
+            ),
+        });
+    }
+    let open = plan.workload.streams.iter().any(|s| s.rate.is_some());
+    let summary = summary_of(&all, plan.workload.configured_outstanding(), open);
+    (summary, streams)
+}
+
+/// The generator's CPU: per I/O, and in cores over the time it ran (real time: on a virtual
+/// clock the run's own duration is simulated).
+fn cpu_usage(a: &Assembly<'_>, c: &Collected) -> CpuUsage {
+    let ((u0, s0), (u1, s1)) = a.cpu;
+    let (user, sys) = (u1 - u0, s1 - s0);
+    let wall = if a.timing.clock.is_virtual() {
+        a.real_elapsed.as_secs_f64().max(1e-9)
+    } else {
+        c.end_ns.max(1) as f64 / 1e9
+    };
+    CpuUsage {
+        user_s: user,
+        system_s: sys,
+        ns_per_io: (c.all_ios > 0).then(|| (user + sys) * 1e9 / c.all_ios as f64),
+        cores_busy: (user + sys) / wall,
+    }
+}
+
+/// What the reader must know to interpret the numbers, learnt from the run.
+fn after_run_warnings(
+    warnings: &mut Vec<String>,
+    plan: &RunPlan,
+    engine: EngineKind,
+    timing: &Timing,
+    summary: &Summary,
+    c: &Collected,
+) {
+    if let (EngineKind::Null, Some(d)) = (engine, &plan.sim) {
+        if timing.clock.is_virtual() {
+            warnings.push(format!(
+                "simulated device ({d}): no I/O reached any device and time was simulated; the numbers are the model's exactly, not a measurement"
+            ));
+        } else {
+            warnings.push(format!(
+                "simulated device ({d}): no I/O reached any device; the numbers are the model's plus oio's own overhead"
+            ));
+        }
+    } else if engine == EngineKind::Null {
+        warnings.push(
+            "null engine: no I/O reached any device; the latencies are oio's own overhead".into(),
+        );
+    }
+    if !plan.target_options.direct {
+        warnings.push("buffered I/O (--buffered): reads may be served from the page cache and writes absorbed by it; the numbers describe the cache as much as the device".into());
+    }
+    if !plan.latency_tracking {
+        warnings.push("latency tracking was off: latency fields are empty".into());
+    }
+    let open_loop = plan.workload.streams.iter().any(|s| s.rate.is_some());
+    if open_loop {
+        if c.late_max_ns > 10_000_000 {
+            warnings.push(format!(
+                "the generator fell behind its arrival schedule by up to {:.1} ms while slots were free: those delays are oio's, and they are in the response times",
+                c.late_max_ns as f64 / 1e6
+            ));
+        }
+        if let Some(b) = summary.backlog_max.filter(|b| *b > 0) {
+            warnings.push(format!(
+                "arrivals found every slot busy and waited in a backlog (up to {b} I/Os): response times (latency_ns) include that wait, service times (service_latency_ns) do not"
+            ));
+        }
+        if let Some(d) = summary.dropped.filter(|d| *d > 0) {
+            warnings.push(format!("{d} arrivals were dropped because the backlog was full; the offered rate was not delivered"));
+        }
+    }
+    let configured = summary.configured_outstanding as f64;
+    if engine != EngineKind::Null
+        && !open_loop
+        && plan.latency_tracking
+        && summary.total.ios > 0
+        && summary.total.outstanding_mean < 0.8 * configured
+    {
+        warnings.push(format!(
+            "mean outstanding I/O by Little's law was {:.1}, below the configured {}: the generator, not the device, limited the queue",
+            summary.total.outstanding_mean, configured
+        ));
+    }
+    if c.errors.count > 0 {
+        warnings.push(format!(
+            "{} I/Os failed and are not counted in the statistics",
+            c.errors.count
+        ));
+    }
+}
+
+/// How sequential the completions were, per target.
+fn access_order(order: [u64; 3]) -> AccessOrder {
+    let pct = |n: u64| {
+        if order[0] > 0 {
+            n as f64 * 100.0 / order[0] as f64
+        } else {
+            0.0
+        }
+    };
+    AccessOrder {
+        basis: "completion order of the offsets oio issued, per target".into(),
+        ios: order[0],
+        sequential_pct: pct(order[1]),
+        near_sequential_pct: pct(order[2]),
+    }
+}

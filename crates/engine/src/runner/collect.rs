@@ -1,0 +1,191 @@
+//! The collector (the calling thread) while workers ramp, measure and drain: merges each
+//! interval once every worker has sent it, adds up the workers' totals, and tells the
+//! observer how far the run is. Percentiles are read only from merged histograms.
+
+use super::assemble::stats;
+use super::tally::{DirPair, ErrorCounts, Msg, Stops, Timing};
+use super::RunObserver;
+use crate::engines::EngineError;
+use crate::verify::VerifyCounts;
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+use oio_core::result::Interval;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// What the workers reported, merged.
+pub(super) struct Collected {
+    pub(super) order: [u64; 3],
+    pub(super) verify: Option<VerifyCounts>,
+    pub(super) late_max_ns: u64,
+    pub(super) streams: Vec<DirPair>,
+    pub(super) intervals: Vec<Interval>,
+    pub(super) end_ns: u64,
+    pub(super) all_ios: u64,
+    pub(super) errors: ErrorCounts,
+    pub(super) features: Vec<String>,
+    pub(super) engine_name: Option<&'static str>,
+    pub(super) failure: Option<(usize, EngineError)>,
+}
+
+/// An interval some workers have sent and others not yet.
+struct Pending {
+    reported: usize,
+    end_ns: u64,
+    streams: Vec<DirPair>,
+}
+
+/// The shape of the run the collector merges for.
+pub(super) struct Shape {
+    pub(super) workers: usize,
+    pub(super) streams: usize,
+    pub(super) open_loop: bool,
+}
+
+struct Collector<'a> {
+    shape: &'a Shape,
+    t: &'a Timing,
+    c: Collected,
+    pending: BTreeMap<u64, Pending>,
+    next: u64,
+}
+
+/// Receives from the workers until every one has finished (or failed).
+pub(super) fn collect(
+    rx: &Receiver<Msg>,
+    shape: &Shape,
+    t: &Timing,
+    observer: &mut dyn RunObserver,
+    stops: &Stops,
+) -> Collected {
+    let mut col = Collector {
+        shape,
+        t,
+        c: Collected {
+            order: [0; 3],
+            verify: None,
+            late_max_ns: 0,
+            streams: vec![DirPair::default(); shape.streams],
+            intervals: Vec::new(),
+            end_ns: 0,
+            all_ios: 0,
+            errors: ErrorCounts::default(),
+            features: Vec::new(),
+            engine_name: None,
+            failure: None,
+        },
+        pending: BTreeMap::new(),
+        next: 0,
+    };
+    let mut done = 0usize;
+    while done < shape.workers {
+        match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(Msg::Interval {
+                stream,
+                idx,
+                end_ns,
+                acc,
+            }) => col.interval(stream, idx, end_ns, &acc),
+            Ok(Msg::Done {
+                engine,
+                features,
+                all_ios,
+                end_ns,
+                late_max_ns,
+                errors,
+                verify,
+                order,
+            }) => {
+                done += 1;
+                let c = &mut col.c;
+                for (a, b) in c.order.iter_mut().zip(order) {
+                    *a += b;
+                }
+                if let Some(v) = verify {
+                    c.verify.get_or_insert_with(VerifyCounts::default).add(v);
+                }
+                c.late_max_ns = c.late_max_ns.max(late_max_ns);
+                c.engine_name = Some(engine);
+                if c.features.is_empty() {
+                    c.features = features;
+                }
+                c.all_ios += all_ios;
+                c.end_ns = c.end_ns.max(end_ns);
+                c.errors.count += errors.count;
+                for (k, v) in errors.by_kind {
+                    *c.errors.by_kind.entry(k).or_default() += v;
+                }
+                if c.errors.first.is_none() {
+                    c.errors.first = errors.first;
+                }
+            }
+            Ok(Msg::Failed { stream, error }) => {
+                done += 1;
+                // The other workers stop too; the caller's token is left alone.
+                stops.stop_for_errors();
+                if col.c.failure.is_none() {
+                    col.c.failure = Some((stream, error));
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        observer.tick(t.clock.elapsed(), col.c.intervals.last());
+    }
+    // Workers that stopped early (Ctrl-C) may not have reported the last intervals.
+    for (idx, p) in std::mem::take(&mut col.pending) {
+        col.finalize(idx, p);
+    }
+    col.c
+}
+
+impl Collector<'_> {
+    /// One worker's part of interval `idx`; finished intervals are merged in order.
+    fn interval(&mut self, stream: usize, idx: u64, end_ns: u64, acc: &DirPair) {
+        let n_streams = self.shape.streams;
+        let p = self.pending.entry(idx).or_insert_with(|| Pending {
+            reported: 0,
+            end_ns: 0,
+            streams: vec![DirPair::default(); n_streams],
+        });
+        p.reported += 1;
+        p.end_ns = p.end_ns.max(end_ns);
+        p.streams[stream].add(acc);
+        while self
+            .pending
+            .get(&self.next)
+            .is_some_and(|p| p.reported == self.shape.workers)
+        {
+            let p = self.pending.remove(&self.next).expect("checked");
+            self.finalize(self.next, p);
+            self.next += 1;
+        }
+    }
+
+    /// Adds a merged interval to the series and to the run's totals.
+    fn finalize(&mut self, idx: u64, p: Pending) {
+        let t = self.t;
+        let start = t.measure_start + idx * t.interval;
+        let secs = p.end_ns.saturating_sub(start) as f64 / 1e9;
+        let mut all = DirPair::default();
+        for (i, s) in p.streams.iter().enumerate() {
+            all.add(s);
+            self.c.streams[i].add(s);
+        }
+        let open = self.shape.open_loop;
+        self.c.intervals.push(Interval {
+            t_s: p.end_ns.saturating_sub(t.measure_start) as f64 / 1e9,
+            duration_s: secs,
+            read: stats(&all.read, secs, false),
+            write: stats(&all.write, secs, false),
+            total: stats(&all.total(), secs, false),
+            offered_iops: open.then(|| {
+                if secs > 0.0 {
+                    all.offered as f64 / secs
+                } else {
+                    0.0
+                }
+            }),
+            backlog_max: open.then_some(all.backlog_max),
+        });
+    }
+}

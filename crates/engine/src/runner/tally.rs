@@ -1,0 +1,334 @@
+//! What workers count and send: per-direction accumulators, the messages to the collector,
+//! the run's timing, and a worker's tally of its current interval.
+
+use super::worker::Worker;
+use crate::clock::Clock;
+use crate::engines::{Dir, EngineError};
+use crate::generator::NextIo;
+use crate::verify::VerifyCounts;
+use oio_core::histogram::LatencyHistogram;
+use oio_core::units::format_size;
+use oio_core::Cancel;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Counters and latencies of one direction.
+#[derive(Clone, Default)]
+pub(super) struct DirAcc {
+    pub(super) ios: u64,
+    pub(super) bytes: u64,
+    /// Latency: from submission (closed loop) or from arrival (open loop).
+    pub(super) hist: LatencyHistogram,
+    /// Open loop only: from submission.
+    pub(super) service: LatencyHistogram,
+}
+
+impl DirAcc {
+    pub(super) fn add(&mut self, o: &DirAcc) {
+        self.ios += o.ios;
+        self.bytes += o.bytes;
+        self.hist += &o.hist;
+        self.service += &o.service;
+    }
+}
+
+#[derive(Clone, Default)]
+pub(super) struct DirPair {
+    pub(super) read: DirAcc,
+    pub(super) write: DirAcc,
+    /// fdatasync calls (ios) and their latency; not part of the total.
+    pub(super) sync: DirAcc,
+    /// Open loop: arrivals in this period.
+    pub(super) offered: u64,
+    /// Open loop: arrivals dropped because the backlog was full.
+    pub(super) dropped: u64,
+    /// Open loop: the largest backlog seen.
+    pub(super) backlog_max: u64,
+}
+
+impl DirPair {
+    #[inline]
+    pub(super) fn count(&mut self, dir: Dir, len: u32) {
+        let acc = match dir {
+            Dir::Read => &mut self.read,
+            Dir::Write => &mut self.write,
+        };
+        acc.ios += 1;
+        acc.bytes += len as u64;
+    }
+
+    #[inline]
+    pub(super) fn record_service(&mut self, dir: Dir, latency_ns: u64) {
+        match dir {
+            Dir::Read => self.read.service.record(latency_ns),
+            Dir::Write => self.write.service.record(latency_ns),
+        }
+    }
+
+    #[inline]
+    pub(super) fn record(&mut self, dir: Dir, latency_ns: u64, n: u64) {
+        match dir {
+            Dir::Read => self.read.hist.record_n(latency_ns, n),
+            Dir::Write => self.write.hist.record_n(latency_ns, n),
+        }
+    }
+
+    pub(super) fn add(&mut self, o: &DirPair) {
+        self.read.add(&o.read);
+        self.write.add(&o.write);
+        self.sync.add(&o.sync);
+        self.offered += o.offered;
+        self.dropped += o.dropped;
+        self.backlog_max = self.backlog_max.max(o.backlog_max);
+    }
+    pub(super) fn total(&self) -> DirAcc {
+        let mut t = self.read.clone();
+        t.add(&self.write);
+        t
+    }
+}
+
+#[derive(Default)]
+pub(super) struct ErrorCounts {
+    pub(super) by_kind: BTreeMap<String, u64>,
+    pub(super) first: Option<String>,
+    pub(super) count: u64,
+}
+
+pub(super) enum Msg {
+    Interval {
+        stream: usize,
+        idx: u64,
+        end_ns: u64,
+        acc: Box<DirPair>,
+    },
+    Done {
+        engine: &'static str,
+        features: Vec<String>,
+        all_ios: u64,
+        end_ns: u64,
+        late_max_ns: u64,
+        errors: ErrorCounts,
+        verify: Option<VerifyCounts>,
+        order: [u64; 3],
+    },
+    Failed {
+        stream: usize,
+        error: EngineError,
+    },
+}
+
+/// How a run's workers are told to stop. The caller's token is never written: the workers
+/// watch a child of it, which the run cancels itself when errors stop it.
+pub(super) struct Stops {
+    /// Cancelled when the caller's token is, or by the run when a worker fails.
+    pub(super) workers: Cancel,
+    /// Set when errors stopped the run (its result says `errors`, not `interrupted`).
+    pub(super) errors: AtomicBool,
+}
+
+impl Stops {
+    pub(super) fn new(caller: &Cancel) -> Stops {
+        Stops {
+            workers: caller.child(),
+            errors: AtomicBool::new(false),
+        }
+    }
+
+    /// Stops every worker because of errors.
+    pub(super) fn stop_for_errors(&self) {
+        self.errors.store(true, Ordering::Relaxed);
+        self.workers.cancel();
+    }
+
+    pub(super) fn errors_stopped(&self) -> bool {
+        self.errors.load(Ordering::Relaxed)
+    }
+}
+
+/// The run's clock and its phase boundaries, ns since the clock's epoch: ramp until
+/// `measure_start`, measure until `end`, then drain.
+#[derive(Clone)]
+pub(super) struct Timing {
+    pub(super) clock: Clock,
+    pub(super) measure_start: u64,
+    pub(super) end: u64,
+    pub(super) interval: u64,
+}
+
+impl Timing {
+    #[inline]
+    pub(super) fn now(&self) -> u64 {
+        self.clock.now()
+    }
+}
+
+/// What a worker has counted: the current interval, errors, and where time stands.
+pub(super) struct Tally<'w> {
+    pub(super) w: &'w Worker<'w>,
+    pub(super) cur: Box<DirPair>,
+    pub(super) idx: u64,
+    pub(super) boundary: u64,
+    pub(super) all_ios: u64,
+    pub(super) ok_ios: u64,
+    pub(super) errors: ErrorCounts,
+    /// Open loop: the generator's own lateness (arrival to submit while a slot was free).
+    pub(super) late_max: u64,
+    /// Completion order: I/Os seen, exactly sequential, within 128 KiB.
+    pub(super) order: [u64; 3],
+}
+
+impl<'w> Tally<'w> {
+    pub(super) fn new(w: &'w Worker<'w>) -> Self {
+        Tally {
+            w,
+            cur: Box::default(),
+            idx: 0,
+            boundary: w.t.measure_start + w.t.interval,
+            all_ios: 0,
+            ok_ios: 0,
+            errors: ErrorCounts::default(),
+            late_max: 0,
+            order: [0; 3],
+        }
+    }
+
+    /// Sends every interval that ended before `now` (capped at the end of the run).
+    pub(super) fn roll(&mut self, now: u64) {
+        let cutoff = now.min(self.w.t.end);
+        while cutoff >= self.boundary {
+            self.w
+                .send_interval(self.idx, self.boundary, std::mem::take(&mut self.cur));
+            self.idx += 1;
+            self.boundary += self.w.t.interval;
+        }
+    }
+
+    /// Sends the last, possibly short, interval ending at `end`.
+    pub(super) fn close(&mut self, end: u64) {
+        let interval_start = self.boundary - self.w.t.interval;
+        if end > interval_start && end > self.w.t.measure_start {
+            self.w
+                .send_interval(self.idx, end, std::mem::take(&mut self.cur));
+        }
+    }
+
+    pub(super) fn measuring(&self, now: u64) -> bool {
+        now >= self.w.t.measure_start && now < self.w.t.end
+    }
+
+    /// Notes where this completion sits relative to the previous one on its target.
+    #[inline]
+    pub(super) fn track_order(&mut self, io: &NextIo) {
+        if let Some(last) = &self.w.order {
+            let t = self.w.a.targets[io.file as usize];
+            let prev = last[t].swap(io.offset + io.len as u64, Ordering::Relaxed);
+            self.order[0] += 1;
+            if prev == io.offset {
+                self.order[1] += 1;
+            }
+            if prev != u64::MAX && prev.abs_diff(io.offset) <= 128 << 10 {
+                self.order[2] += 1;
+            }
+        }
+    }
+
+    /// Counts one completion (into the interval when `counted`, i.e. in the measured phase);
+    /// true when its latency should be recorded.
+    #[inline]
+    pub(super) fn complete(&mut self, result: i32, io: &NextIo, counted: bool) -> bool {
+        self.all_ios += 1;
+        if result != io.len as i32 {
+            self.errors.record(result, io, self.w.paths);
+            return false;
+        }
+        self.ok_ios += 1;
+        if counted {
+            self.cur.count(io.dir, io.len);
+            self.track_order(io);
+        }
+        counted
+    }
+
+    pub(super) fn done(
+        self,
+        eng_name: &'static str,
+        features: Vec<String>,
+        end_ns: u64,
+        verify: Option<VerifyCounts>,
+    ) {
+        let _ = self.w.tx.send(Msg::Done {
+            verify,
+            order: self.order,
+            engine: eng_name,
+            features,
+            all_ios: self.all_ios,
+            end_ns,
+            late_max_ns: self.late_max,
+            errors: self.errors,
+        });
+    }
+
+    pub(super) fn should_stop(&self, now: u64) -> bool {
+        if self.errors.count >= 100 && self.ok_ios == 0 {
+            // Every I/O fails: stop instead of spinning on errors.
+            self.w.stops.stop_for_errors();
+        }
+        now >= self.w.t.end || self.w.stops.workers.is_cancelled()
+    }
+}
+
+impl ErrorCounts {
+    pub(super) fn record(&mut self, result: i32, io: &NextIo, paths: &[String]) {
+        self.count += 1;
+        let kind = if result >= 0 {
+            "short_transfer".to_string()
+        } else {
+            errno_name(-result)
+        };
+        if self.first.is_none() {
+            let what = match io.dir {
+                Dir::Read => "read",
+                Dir::Write => "write",
+            };
+            let detail = if result >= 0 {
+                format!("transferred {result} of {} bytes", io.len)
+            } else {
+                format!("{kind} ({})", std::io::Error::from_raw_os_error(-result))
+            };
+            self.first = Some(format!(
+                "{what} of {} at offset {} on {}: {detail}",
+                format_size(io.len as u64),
+                io.offset,
+                paths
+                    .get(io.file as usize)
+                    .map(String::as_str)
+                    .unwrap_or("?"),
+            ));
+        }
+        *self.by_kind.entry(kind).or_default() += 1;
+    }
+}
+
+pub(super) fn errno_name(e: i32) -> String {
+    let name = match e {
+        libc::EIO => "EIO",
+        libc::EINVAL => "EINVAL",
+        libc::ENOSPC => "ENOSPC",
+        libc::EBADF => "EBADF",
+        libc::EFAULT => "EFAULT",
+        libc::EAGAIN => "EAGAIN",
+        libc::ENXIO => "ENXIO",
+        libc::EROFS => "EROFS",
+        libc::EPERM => "EPERM",
+        libc::EACCES => "EACCES",
+        libc::EOPNOTSUPP => "EOPNOTSUPP",
+        libc::ETIMEDOUT => "ETIMEDOUT",
+        libc::ENODEV => "ENODEV",
+        libc::EOVERFLOW => "EOVERFLOW",
+        libc::ECANCELED => "ECANCELED",
+        libc::EINTR => "EINTR",
+        _ => return format!("errno {e}"),
+    };
+    name.to_string()
+}

@@ -1,0 +1,582 @@
+//! A worker thread's phases. It builds its generator and data filler, then runs its loop
+//! through the ramp (completions not counted) and the measured time, then drains the I/Os
+//! still in flight, and last sends its totals to the collector.
+//!
+//! Time is read twice per batch, not per I/O: once before a batch is queued (the submit time
+//! of every I/O in it) and once after completions are reaped (their completion time), as
+//! fio's t/io_uring does. Latency is therefore submit-to-reap, which includes the time oio
+//! takes to notice a completion: never less than the truth.
+
+use super::tally::{Msg, Stops, Tally, Timing};
+use super::RunError;
+use crate::arrivals::Arrivals;
+use crate::data::DataFiller;
+use crate::engines::{Completion, Dir, Engine, EngineError};
+use crate::generator::{Generator, NextIo};
+use crate::plan::WorkerAssignment;
+use crate::target::TargetError;
+use crate::verify::{VerifyShared, VerifyWorker};
+use crossbeam_channel::Sender;
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One worker: its assignment and what it shares with the run.
+pub(super) struct Worker<'a> {
+    pub(super) a: &'a WorkerAssignment,
+    pub(super) order: Option<Arc<Vec<AtomicU64>>>,
+    pub(super) verify: Option<Arc<VerifyShared>>,
+    pub(super) quota: Option<u64>,
+    pub(super) t: Timing,
+    pub(super) lat: bool,
+    pub(super) stops: &'a Stops,
+    pub(super) tx: &'a Sender<Msg>,
+    pub(super) paths: &'a [String],
+    /// Taken by the drive loop: the worker's per-I/O latency log.
+    pub(super) lat_log: RefCell<Option<LatLog>>,
+    /// With `fdatasync`: the worker's targets, to sync (empty on the null engine, which
+    /// does no I/O: its syncs are counted and cost nothing).
+    pub(super) sync_files: Vec<std::fs::File>,
+}
+
+impl Worker<'_> {
+    /// Runs every phase on `eng`: closed loop, or open loop when the stream has a rate.
+    pub(super) fn drive<E: Engine>(&self, eng: E) -> Result<(), EngineError> {
+        match &self.a.rate {
+            None => {
+                let mut l = ClosedLoop::build(self, eng);
+                let end_ns = l.ramp_and_measure()?;
+                l.drain()?;
+                l.finish(end_ns)
+            }
+            Some(rate) => {
+                crate::sys::precise_timers();
+                let mut l = OpenLoop::build(self, eng, rate);
+                let end_ns = l.ramp_and_measure()?;
+                l.drain()?;
+                l.finish(end_ns)
+            }
+        }
+    }
+
+    pub(super) fn send_interval(&self, idx: u64, end_ns: u64, acc: Box<super::tally::DirPair>) {
+        let _ = self.tx.send(Msg::Interval {
+            stream: self.a.stream,
+            idx,
+            end_ns,
+            acc,
+        });
+    }
+
+    fn syncer(&self) -> Option<Syncer> {
+        self.a.fdatasync.map(|n| Syncer {
+            every: n as u64,
+            writes: 0,
+        })
+    }
+}
+
+/// The closed loop: keep every slot busy until the end, then drain.
+struct ClosedLoop<'w, E: Engine> {
+    w: &'w Worker<'w>,
+    eng: E,
+    gen: Generator,
+    filler: DataFiller,
+    vw: Option<VerifyWorker>,
+    free: Vec<u32>,
+    issued_at: Vec<u64>,
+    what: Vec<NextIo>,
+    comps: Vec<Completion>,
+    tally: Tally<'w>,
+    issued: u64,
+    quota: u64,
+    log: Option<LatLog>,
+    syncer: Option<Syncer>,
+}
+
+impl<'w, E: Engine> ClosedLoop<'w, E> {
+    /// Build phase: the generator, the data filler, verification and free slots.
+    fn build(w: &'w Worker<'w>, eng: E) -> Self {
+        let depth = w.a.depth as usize;
+        ClosedLoop {
+            gen: Generator::new(w.a.gen.clone()),
+            filler: DataFiller::new(w.a.data, w.a.gen.seed),
+            vw: w
+                .verify
+                .clone()
+                .map(|sh| VerifyWorker::new(sh, w.a.targets.clone(), depth, w.a.gen.seed)),
+            free: (0..w.a.depth).rev().collect(),
+            issued_at: vec![0u64; depth],
+            what: vec![NextIo::default(); depth],
+            comps: Vec::with_capacity(depth),
+            tally: Tally::new(w),
+            issued: 0,
+            quota: w.quota.unwrap_or(u64::MAX),
+            log: w.lat_log.borrow_mut().take(),
+            syncer: w.syncer(),
+            eng,
+            w,
+        }
+    }
+
+    /// Ramp and measure: one loop, the phase told by the completion time. Returns where the
+    /// measurement ended (the end time, the I/O count reached, or a stop).
+    fn ramp_and_measure(&mut self) -> Result<u64, EngineError> {
+        let wait = Some(Duration::from_millis(100));
+        loop {
+            if self.issued >= self.quota && self.eng.in_flight() == 0 {
+                // The I/O count is done: this is the end of the measurement.
+                let end_ns = self.w.t.now().min(self.w.t.end);
+                self.tally.close(end_ns);
+                return Ok(end_ns);
+            }
+            if !self.free.is_empty() && self.issued < self.quota {
+                self.issue()?;
+            }
+            let now = self.wait_and_reap(wait)?;
+            self.account(now)?;
+            if self.tally.should_stop(now) {
+                let end_ns = now.min(self.w.t.end);
+                self.tally.close(end_ns);
+                return Ok(end_ns);
+            }
+        }
+    }
+
+    /// Queues an I/O on every free slot (within the quota).
+    #[inline]
+    fn issue(&mut self) -> Result<(), EngineError> {
+        let t = &self.w.t;
+        while self.issued < self.quota {
+            let Some(slot) = self.free.pop() else { break };
+            let mut io = self.gen.next_io();
+            if let Some(v) = &self.vw {
+                // Never two I/Os in flight on one block: its content would be unknown.
+                let mut tries = 0;
+                while v.overlaps(io.file, io.offset, io.len) && tries < 16 {
+                    io = self.gen.next_io();
+                    tries += 1;
+                }
+                if v.overlaps(io.file, io.offset, io.len) {
+                    self.free.push(slot);
+                    break;
+                }
+            }
+            self.issued += 1;
+            self.what[slot as usize] = io;
+            match &mut self.vw {
+                Some(v) => {
+                    let buf = self.eng.buffer(slot).expect("an idle slot has its buffer");
+                    v.start(&io.request(slot), buf);
+                }
+                None => prepare(&mut self.eng, &mut self.filler, &io, slot),
+            }
+            // Timed per I/O, after its data is prepared: the latency of the last
+            // I/O of a batch does not include preparing the ones before it.
+            self.issued_at[slot as usize] = if self.w.lat { t.now() } else { 0 };
+            self.eng.queue(io.request(slot))?;
+        }
+        Ok(())
+    }
+
+    /// Submits what is queued, waits for at least one completion, reaps them all and checks
+    /// read-back data; returns the completion time.
+    #[inline]
+    fn wait_and_reap(&mut self, wait: Option<Duration>) -> Result<u64, EngineError> {
+        self.eng.submit_and_wait(1, wait)?;
+        self.comps.clear();
+        self.eng.reap(&mut self.comps);
+        let now = self.w.t.now();
+        if let Some(v) = &mut self.vw {
+            for c in &self.comps {
+                let io = self.what[c.slot as usize];
+                let ok = c.result == io.len as i32;
+                let buf = self
+                    .eng
+                    .buffer(c.slot)
+                    .expect("a reaped slot has its buffer");
+                v.finish(&io.request(c.slot), ok, buf);
+            }
+        }
+        Ok(now)
+    }
+
+    /// Counts the reaped completions (in the measured phase) and frees their slots.
+    #[inline]
+    fn account(&mut self, now: u64) -> Result<(), EngineError> {
+        let t = &self.w.t;
+        let tally = &mut self.tally;
+        let idx_before = tally.idx;
+        tally.roll(now);
+        if tally.idx != idx_before {
+            if let Some(v) = &mut self.vw {
+                v.flush().map_err(|source| EngineError::Io {
+                    what: "writing the verification journal",
+                    source,
+                })?;
+            }
+        }
+        let counted = tally.measuring(now);
+        // I/Os queued in one batch and reaped in one batch have the same latency: record
+        // each run of equal values once (histogram `record_n`), which keeps timing cheap.
+        let mut run: Option<(Dir, u64, u64)> = None;
+        for c in &self.comps {
+            let slot = c.slot as usize;
+            self.free.push(c.slot);
+            let io = self.what[slot];
+            if !tally.complete(c.result, &io, counted) {
+                continue;
+            }
+            if self.w.lat {
+                let lat = now - self.issued_at[slot];
+                if let Some(l) = &mut self.log {
+                    l.write(now - t.measure_start, lat, &io)?;
+                }
+                match &mut run {
+                    Some((d, l, n)) if *d == io.dir && *l == lat => *n += 1,
+                    _ => {
+                        if let Some((d, l, n)) = run.replace((io.dir, lat, 1)) {
+                            tally.cur.record(d, l, n);
+                        }
+                    }
+                }
+            }
+        }
+        if let Some((d, l, n)) = run {
+            tally.cur.record(d, l, n);
+        }
+        if let Some(s) = &mut self.syncer {
+            let what = &self.what;
+            let writes = self
+                .comps
+                .iter()
+                .filter(|c| {
+                    let io = what[c.slot as usize];
+                    io.dir == Dir::Write && c.result == io.len as i32
+                })
+                .count() as u64;
+            if let Some(lat) = s.wrote(writes, self.w)? {
+                if counted {
+                    tally.cur.sync.ios += 1;
+                    tally.cur.sync.hist.record(lat);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Drain phase: waits for the I/Os still in flight (their data is still checked, they are
+    /// not counted).
+    fn drain(&mut self) -> Result<(), EngineError> {
+        while self.eng.in_flight() > 0 {
+            self.wait_and_reap(Some(Duration::from_millis(100)))?;
+        }
+        Ok(())
+    }
+
+    /// Flushes the journal and the latency log and sends the worker's totals.
+    fn finish(self, end_ns: u64) -> Result<(), EngineError> {
+        let counts = match self.vw {
+            Some(mut v) => {
+                v.flush().map_err(|source| EngineError::Io {
+                    what: "writing the verification journal",
+                    source,
+                })?;
+                Some(v.counts)
+            }
+            None => None,
+        };
+        if let Some(l) = self.log {
+            l.finish()?;
+        }
+        self.tally
+            .done(self.eng.name(), self.eng.features(), end_ns, counts);
+        Ok(())
+    }
+}
+
+/// Beyond this backlog arrivals are dropped and counted: memory stays bounded.
+const MAX_BACKLOG: usize = 1 << 22;
+
+/// The open loop: issue each I/O at its arrival time if a slot is free, else keep it in a
+/// backlog; latency counts from arrival (response time) and from submission (service time).
+struct OpenLoop<'w, E: Engine> {
+    w: &'w Worker<'w>,
+    eng: E,
+    gen: Generator,
+    filler: DataFiller,
+    arrivals: Arrivals,
+    next_arrival: u64,
+    backlog: VecDeque<u64>,
+    free: Vec<u32>,
+    intended: Vec<u64>,
+    issued_at: Vec<u64>,
+    what: Vec<NextIo>,
+    comps: Vec<Completion>,
+    tally: Tally<'w>,
+    log: Option<LatLog>,
+    syncer: Option<Syncer>,
+    issued: u64,
+    quota: u64,
+}
+
+impl<'w, E: Engine> OpenLoop<'w, E> {
+    /// Build phase: the generator, the arrival schedule and free slots.
+    fn build(w: &'w Worker<'w>, eng: E, rate: &oio_core::workload::Rate) -> Self {
+        let depth = w.a.depth as usize;
+        let mut arrivals = Arrivals::new(rate, w.a.rate_share, w.a.gen.seed ^ 0xA5A5_5A5A);
+        OpenLoop {
+            gen: Generator::new(w.a.gen.clone()),
+            filler: DataFiller::new(w.a.data, w.a.gen.seed),
+            next_arrival: arrivals.next_arrival(),
+            arrivals,
+            backlog: VecDeque::new(),
+            free: (0..w.a.depth).rev().collect(),
+            intended: vec![0u64; depth],
+            issued_at: vec![0u64; depth],
+            what: vec![NextIo::default(); depth],
+            comps: Vec::with_capacity(depth),
+            tally: Tally::new(w),
+            log: w.lat_log.borrow_mut().take(),
+            syncer: w.syncer(),
+            issued: 0,
+            quota: w.quota.unwrap_or(u64::MAX),
+            eng,
+            w,
+        }
+    }
+
+    /// Ramp and measure; returns where the measurement ended.
+    fn ramp_and_measure(&mut self) -> Result<u64, EngineError> {
+        loop {
+            let now = self.w.t.now();
+            self.admit_arrivals(now);
+            self.issue(now)?;
+            // What is left waits for a slot: that is the backlog.
+            self.tally.cur.backlog_max = self.tally.cur.backlog_max.max(self.backlog.len() as u64);
+            if self.issued >= self.quota && self.eng.in_flight() == 0 && self.backlog.is_empty() {
+                let end_ns = now.min(self.w.t.end);
+                self.tally.close(end_ns);
+                return Ok(end_ns);
+            }
+            let now = self.wait_and_reap(false)?;
+            self.account(now)?;
+            if self.tally.should_stop(now) {
+                let end_ns = now.min(self.w.t.end);
+                self.tally.close(end_ns);
+                return Ok(end_ns);
+            }
+        }
+    }
+
+    /// Arrivals due by now join the backlog (counted as offered when they arrive).
+    #[inline]
+    fn admit_arrivals(&mut self, now: u64) {
+        let t = &self.w.t;
+        while self.next_arrival <= now && self.issued + (self.backlog.len() as u64) < self.quota {
+            if self.backlog.len() < MAX_BACKLOG {
+                self.backlog.push_back(self.next_arrival);
+            } else {
+                self.tally.cur.dropped += 1;
+            }
+            if self.next_arrival >= t.measure_start && self.next_arrival < t.end {
+                self.tally.cur.offered += 1;
+            }
+            self.next_arrival = self.arrivals.next_arrival();
+        }
+    }
+
+    /// Queues backlogged arrivals on free slots.
+    #[inline]
+    fn issue(&mut self, now: u64) -> Result<(), EngineError> {
+        let slots_were_free = !self.free.is_empty();
+        while let (Some(&arr), false) = (self.backlog.front(), self.free.is_empty()) {
+            self.backlog.pop_front();
+            let slot = self.free.pop().expect("checked");
+            self.issued += 1;
+            let io = self.gen.next_io();
+            self.what[slot as usize] = io;
+            self.intended[slot as usize] = arr;
+            self.issued_at[slot as usize] = now;
+            if slots_were_free && self.backlog.is_empty() {
+                self.tally.late_max = self.tally.late_max.max(now - arr);
+            }
+            prepare(&mut self.eng, &mut self.filler, &io, slot);
+            self.eng.queue(io.request(slot))?;
+        }
+        Ok(())
+    }
+
+    /// Waits for a completion, but no longer than until the next arrival; reaps; returns the
+    /// time after reaping. While draining nothing sleeps when nothing is in flight.
+    #[inline]
+    fn wait_and_reap(&mut self, draining: bool) -> Result<u64, EngineError> {
+        let until_next = self.next_arrival.saturating_sub(self.w.t.now());
+        let wait = Duration::from_nanos(until_next.clamp(1_000, 100_000_000));
+        if self.eng.in_flight() > 0 {
+            self.eng.submit_and_wait(1, Some(wait))?;
+        } else if !draining {
+            self.w.t.clock.sleep(wait);
+        }
+        self.comps.clear();
+        self.eng.reap(&mut self.comps);
+        Ok(self.w.t.now())
+    }
+
+    /// Counts the reaped completions (in the measured phase) and frees their slots.
+    #[inline]
+    fn account(&mut self, now: u64) -> Result<(), EngineError> {
+        let t = &self.w.t;
+        let tally = &mut self.tally;
+        tally.roll(now);
+        let counted = tally.measuring(now);
+        for c in &self.comps {
+            let slot = c.slot as usize;
+            self.free.push(c.slot);
+            let io = self.what[slot];
+            if !tally.complete(c.result, &io, counted) {
+                continue;
+            }
+            if self.w.lat {
+                tally.cur.record(io.dir, now - self.intended[slot], 1);
+                tally.cur.record_service(io.dir, now - self.issued_at[slot]);
+                if let Some(l) = &mut self.log {
+                    l.write(now - t.measure_start, now - self.intended[slot], &io)?;
+                }
+            }
+            if io.dir == Dir::Write {
+                if let Some(lat) = self
+                    .syncer
+                    .as_mut()
+                    .map(|s| s.wrote(1, self.w))
+                    .transpose()?
+                    .flatten()
+                {
+                    if counted {
+                        tally.cur.sync.ios += 1;
+                        tally.cur.sync.hist.record(lat);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Drain phase: waits for the I/Os still in flight (not counted).
+    fn drain(&mut self) -> Result<(), EngineError> {
+        while self.eng.in_flight() > 0 {
+            self.wait_and_reap(true)?;
+        }
+        Ok(())
+    }
+
+    /// Flushes the latency log and sends the worker's totals.
+    fn finish(self, end_ns: u64) -> Result<(), EngineError> {
+        if let Some(l) = self.log {
+            l.finish()?;
+        }
+        self.tally
+            .done(self.eng.name(), self.eng.features(), end_ns, None);
+        Ok(())
+    }
+}
+
+/// Fills a write's buffer before it is queued.
+#[inline]
+fn prepare<E: Engine>(eng: &mut E, filler: &mut DataFiller, io: &NextIo, slot: u32) {
+    if io.dir == Dir::Write {
+        let buf = eng.buffer(slot).expect("an idle slot has its buffer");
+        filler.fill(buf, io.len as usize);
+    }
+}
+
+/// Counts a worker's completed writes and syncs its targets after every N.
+pub(super) struct Syncer {
+    every: u64,
+    writes: u64,
+}
+
+impl Syncer {
+    /// Notes `writes` completed writes; syncs when N are reached and returns the sync's
+    /// latency.
+    fn wrote(&mut self, writes: u64, w: &Worker<'_>) -> Result<Option<u64>, EngineError> {
+        self.writes += writes;
+        if self.writes < self.every {
+            return Ok(None);
+        }
+        // Writes past N (a batch completing together) count towards the next sync.
+        self.writes -= self.every;
+        let start = w.t.now();
+        for f in &w.sync_files {
+            rustix::fs::fdatasync(f).map_err(|e| EngineError::Io {
+                what: "fdatasync",
+                source: e.into(),
+            })?;
+        }
+        Ok(Some(w.t.now() - start))
+    }
+}
+
+/// One worker's per-I/O log in fio's lat log format: `time (ms since the measured phase
+/// began), latency (ns), direction (0 read, 1 write), size (bytes), offset (bytes),
+/// priority (0)` — what fio writes with `write_lat_log` and `log_offset=1`. Measured I/Os
+/// only; streamed through a buffer, so memory stays fixed whatever the run's length.
+pub(crate) struct LatLog {
+    out: std::io::BufWriter<std::fs::File>,
+}
+
+impl LatLog {
+    pub(super) fn create(prefix: &Path, n: usize) -> Result<LatLog, RunError> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut name = prefix.as_os_str().to_owned();
+        name.push(format!("_lat.{n}.log"));
+        let path = PathBuf::from(name);
+        // Never through a symlink, never over an existing file: the log is oio's own.
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)
+            .map_err(|source| {
+                RunError::Target(TargetError::Io {
+                    path: path.clone(),
+                    what: "creating the latency log (it must not exist yet)",
+                    source,
+                })
+            })?;
+        Ok(LatLog {
+            out: std::io::BufWriter::with_capacity(1 << 16, file),
+        })
+    }
+
+    #[inline]
+    fn write(&mut self, since_start_ns: u64, lat_ns: u64, io: &NextIo) -> Result<(), EngineError> {
+        use std::io::Write;
+        let dir = match io.dir {
+            Dir::Read => 0,
+            Dir::Write => 1,
+        };
+        writeln!(
+            self.out,
+            "{}, {lat_ns}, {dir}, {}, {}, 0",
+            since_start_ns / 1_000_000,
+            io.len,
+            io.offset
+        )
+        .map_err(|source| EngineError::Io {
+            what: "writing the latency log",
+            source,
+        })
+    }
+
+    fn finish(mut self) -> Result<(), EngineError> {
+        use std::io::Write;
+        self.out.flush().map_err(|source| EngineError::Io {
+            what: "writing the latency log",
+            source,
+        })
+    }
+}
