@@ -6,6 +6,7 @@
 //! change-point detection that splits a capture into periods of different shape in
 //! [`changepoint`]. Each module is self-contained so later analyses (A/B statistics, knee
 //! detection) can sit beside them without coupling.
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod changepoint;

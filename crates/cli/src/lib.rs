@@ -6,6 +6,7 @@
 //! that could not be saved where asked (it was saved elsewhere or printed, see
 //! [`results`]); 128 + the signal's number when SIGINT (130), SIGTERM (143) or SIGHUP (129)
 //! stopped the command (its partial result is written).
+#![forbid(unsafe_code)]
 
 pub mod cli;
 pub mod commands;

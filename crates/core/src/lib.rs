@@ -3,6 +3,7 @@
 //! Every other oio crate depends on this one and on nothing of each other's, so a workload
 //! file or a result written by one part can be read by any other. The JSON and TOML formats
 //! defined here are public contracts and carry schema versions.
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod cancel;

@@ -7,6 +7,7 @@
 //! headless Chromium) and [`csv`] (the series behind the charts). They share one
 //! [`Renderer`] trait and one input, [`model::Report`], and the chart list in [`charts`], so
 //! every format shows the same charts under the same names.
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod charts;

@@ -16,6 +16,7 @@
 //! Parsers read by header names and keys, never by position, so new tool versions that add
 //! columns keep working. Bad input is an error naming the file, the line and what was expected;
 //! what a parser had to skip or assume goes into [`Observation::warnings`].
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod blkparse;

@@ -40,6 +40,7 @@
 //!
 //! The five transactions, the checks (clause 3.3.2's portable SQL), the driver and the
 //! result are shared.
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod build_state;
