@@ -40,3 +40,7 @@ mod report;
 mod diagnose;
 // Real inputs: localized perfmon, diskspd/IOMeter/vdbench imports, fio logs against fio JSON.
 mod inputs;
+// `oio::run` in this process on the simulated device's virtual clock: exact numbers, no sleep.
+mod inprocess;
+// Snapshots of the terminal tables of deterministic (virtual-clock) results.
+mod tables;

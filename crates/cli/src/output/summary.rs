@@ -27,7 +27,7 @@ pub fn write_summary(out: &mut dyn Write, r: &RunResult, saved: Option<&str>) ->
     )?;
     writeln!(
         out,
-        "{DIM}{} engine [{}], {}, {:.1} s measured after {:.0} s ramp{}{DIM:#}",
+        "{DIM}{} engine [{}], {}, {:.1} s measured after {} s ramp{}{DIM:#}",
         r.engine.name,
         r.engine.features.join(" "),
         if r.options.direct {
@@ -36,6 +36,7 @@ pub fn write_summary(out: &mut dyn Write, r: &RunResult, saved: Option<&str>) ->
             "buffered"
         },
         r.duration_s,
+        // Shortest form: a 0.5 s ramp must not read "0 s".
         r.options.ramp_s,
         if r.partial {
             format!(", PARTIAL ({})", r.stop_reason)

@@ -191,8 +191,9 @@ impl fmt::Display for SimDevice {
             };
             write!(
                 f,
-                "{} servers × {} {dist} service",
+                "{} server{} × {} {dist} service",
                 t.servers,
+                if t.servers == 1 { "" } else { "s" },
                 format_ns(t.service.as_nanos() as f64)
             )?;
         }
