@@ -128,23 +128,7 @@ pub fn run(
     let real_start = Instant::now();
     let cpu_start = crate::sys::process_cpu();
     let stops = Arc::new(Stops::new(cancel));
-    let shared = WorkerShared {
-        timing: timing.clone(),
-        stops: Arc::clone(&stops),
-        verify: verify.shared.clone(),
-        order: plan.track_order.then(|| {
-            Arc::new(
-                (0..opened.paths.len())
-                    .map(|_| AtomicU64::new(u64::MAX))
-                    .collect::<Vec<_>>(),
-            )
-        }),
-        // One simulated device for the whole run, whatever the number of workers driving it.
-        sim: plan
-            .sim
-            .as_ref()
-            .map(|d| SimShared::with_clock(d, plan.seed, timing.clock.clone())),
-    };
+    let shared = WorkerShared::new(plan, &opened, &verify, &timing, &stops);
     let (tx, rx) = crossbeam_channel::unbounded::<Msg>();
     let handles = spawn_workers(plan, engine, &opened, inputs, &shared, tx)?;
     let infos: Vec<TargetInfo> = opened.targets.iter().map(|t| t.info.clone()).collect();
@@ -424,6 +408,35 @@ struct WorkerShared {
     verify: Option<Arc<VerifyShared>>,
     order: Option<Arc<Vec<AtomicU64>>>,
     sim: Option<Arc<SimShared>>,
+}
+
+impl WorkerShared {
+    fn new(
+        plan: &RunPlan,
+        opened: &Opened,
+        verify: &Verification,
+        timing: &Timing,
+        stops: &Arc<Stops>,
+    ) -> WorkerShared {
+        WorkerShared {
+            timing: timing.clone(),
+            stops: Arc::clone(stops),
+            verify: verify.shared.clone(),
+            order: plan.track_order.then(|| {
+                Arc::new(
+                    (0..opened.paths.len())
+                        .map(|_| AtomicU64::new(u64::MAX))
+                        .collect::<Vec<_>>(),
+                )
+            }),
+            // One simulated device for the whole run, whatever the number of workers
+            // driving it.
+            sim: plan
+                .sim
+                .as_ref()
+                .map(|d| SimShared::with_clock(d, plan.seed, timing.clock.clone())),
+        }
+    }
 }
 
 /// Starts one thread per worker; each builds its engine and runs its phases. If a thread

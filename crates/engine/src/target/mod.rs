@@ -114,6 +114,10 @@ fn io_err<'a>(
 /// Prepares a target: creates and fills it if it does not exist, checks that writing is
 /// allowed, opens it. `progress(done, total)` is called while filling a new file; a fill
 /// stops (and its temporary file is removed) when `cancel` is cancelled.
+///
+/// In steps: find or create the path, check a file ([`check_file`]: ownership, growing) or
+/// a block device ([`check_block`]: signatures, size), then open it for I/O and make sure it
+/// is still the file that was checked.
 pub fn prepare(
     path: &Path,
     role: &str,
@@ -121,171 +125,241 @@ pub fn prepare(
     cancel: &Cancel,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<OpenTarget, TargetError> {
-    let mut created = false;
-    let mut raced = false;
-    let md = match fs::metadata(path) {
-        Ok(md) => md,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let size = opts.size.ok_or_else(|| TargetError::Invalid {
-                path: path.into(),
-                reason: "does not exist; give --size to let oio create it".into(),
-            })?;
-            created = create_new(path, size, opts.fill_seed, cancel, progress)?;
-            raced = !created;
-            match fs::metadata(path) {
-                Ok(md) => md,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    return Err(TargetError::Invalid {
-                        path: path.into(),
-                        reason: "is a symbolic link to a file that does not exist; oio does not create files through symbolic links (name the file itself)".into(),
-                    })
-                }
-                Err(e) => return Err(io_err(path, "reading metadata")(e)),
-            }
-        }
-        Err(e) => return Err(io_err(path, "reading metadata")(e)),
-    };
-
-    let ft = md.file_type();
-    let mut seal = None;
-    let mut file_id = None;
-    let (kind, size, dev) = if ft.is_file() {
-        // Ownership is judged on an open descriptor, and the descriptor used for I/O is checked
-        // to be the same file below, so a file swapped in meanwhile is not written.
-        let probe = File::open(path).map_err(io_err(path, "opening"))?;
-        let md = probe.metadata().map_err(io_err(path, "reading metadata"))?;
-        let state = owner::ownership(&probe, &md);
-        let ours = matches!(state, Ownership::Ours(_));
-        let mut size = md.len();
-        // A file that appeared while oio was filling its own copy of it.
-        let raced_note = |reason: String| {
-            if raced {
-                format!("another process created it while oio was filling its own copy (another oio run on the same path?); oio removed its copy: {reason}")
-            } else {
-                reason
-            }
-        };
-        if let Some(want) = opts.size {
-            if want > size {
-                if !ours {
-                    return Err(TargetError::Invalid {
-                        path: path.into(),
-                        reason: raced_note(format!(
-                            "{} {} but --size asks for {}; oio does not grow files it did not create{}",
-                            if raced { "it is" } else { "is" },
-                            format_bytes(size as f64),
-                            format_bytes(want as f64),
-                            match &state {
-                                Ownership::Changed { .. } | Ownership::Unknown(_) => {
-                                    format!(" or that changed since ({})", state.describe())
-                                }
-                                _ => String::new(),
-                            }
-                        )),
-                    });
-                }
-                grow(path, &probe, size, want, opts.fill_seed, cancel, progress)?;
-            }
-            size = want;
-        }
-        if opts.write && !ours && !opts.allow_overwrite {
-            return Err(TargetError::Refused {
-                path: path.into(),
-                reason: raced_note(state.refusal()),
-            });
-        }
-        if opts.write {
-            // A file that carries oio's mark is oio's again once the user let it be written.
-            seal = owner::Seal::new(&probe, &state).map_err(io_err(path, "opening"))?;
-        }
-        created = ours;
-        file_id = Some((md.dev(), md.ino()));
-        (
-            "file",
-            size,
-            (rustix::fs::major(md.dev()), rustix::fs::minor(md.dev())),
-        )
+    let found = find_or_create(path, opts, cancel, progress)?;
+    let ft = found.md.file_type();
+    let checked = if ft.is_file() {
+        check_file(path, opts, found.raced, cancel, progress)?
     } else if ft.is_block_device() {
+        let md = &found.md;
         let dev = (rustix::fs::major(md.rdev()), rustix::fs::minor(md.rdev()));
-        ("block", 0, dev)
+        check_block(path, opts, dev)?
     } else {
         return Err(TargetError::Invalid {
             path: path.into(),
             reason: "is neither a regular file nor a block device".into(),
         });
     };
-    if kind == "file" && size == 0 {
+
+    let filesystem = if checked.kind == "file" {
+        facts::filesystem_of(path).map(|(f, _)| f)
+    } else {
+        None
+    };
+    let device = facts::device_info(checked.dev);
+    let direct_align = device
+        .as_ref()
+        .and_then(|d| d.logical_block_size)
+        .unwrap_or(512);
+    let file = open_checked(path, opts, checked.file_id, filesystem.as_ref())?;
+
+    Ok(OpenTarget {
+        file,
+        size: checked.size,
+        direct_align,
+        _seal: checked.seal,
+        info: TargetInfo {
+            path: path.display().to_string(),
+            role: role.to_string(),
+            kind: checked.kind.to_string(),
+            created_by_oio: checked.created,
+            size_bytes: checked.size,
+            device,
+            filesystem,
+        },
+    })
+}
+
+/// The path's metadata, after creating and filling it when it did not exist.
+struct Found {
+    md: fs::Metadata,
+    /// Another process created the path while oio was filling its own copy.
+    raced: bool,
+}
+
+fn find_or_create(
+    path: &Path,
+    opts: &TargetOptions,
+    cancel: &Cancel,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Found, TargetError> {
+    match fs::metadata(path) {
+        Ok(md) => Ok(Found { md, raced: false }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let size = opts.size.ok_or_else(|| TargetError::Invalid {
+                path: path.into(),
+                reason: "does not exist; give --size to let oio create it".into(),
+            })?;
+            let created = create_new(path, size, opts.fill_seed, cancel, progress)?;
+            match fs::metadata(path) {
+                Ok(md) => Ok(Found {
+                    md,
+                    raced: !created,
+                }),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(TargetError::Invalid {
+                    path: path.into(),
+                    reason: "is a symbolic link to a file that does not exist; oio does not create files through symbolic links (name the file itself)".into(),
+                }),
+                Err(e) => Err(io_err(path, "reading metadata")(e)),
+            }
+        }
+        Err(e) => Err(io_err(path, "reading metadata")(e)),
+    }
+}
+
+/// A file or device that passed its checks.
+struct Checked {
+    kind: &'static str,
+    /// Bytes to use.
+    size: u64,
+    /// (major, minor) of the device that holds it, or of the device itself.
+    dev: (u32, u32),
+    created: bool,
+    /// A file's (dev, inode) as checked, to compare with the descriptor opened for I/O.
+    file_id: Option<(u64, u64)>,
+    seal: Option<owner::Seal>,
+}
+
+/// A regular file: oio writes to it only if it created it (or is allowed to), and grows it
+/// only if it is oio's.
+fn check_file(
+    path: &Path,
+    opts: &TargetOptions,
+    raced: bool,
+    cancel: &Cancel,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Checked, TargetError> {
+    // Ownership is judged on an open descriptor, and the descriptor used for I/O is checked
+    // to be the same file (open_checked), so a file swapped in meanwhile is not written.
+    let probe = File::open(path).map_err(io_err(path, "opening"))?;
+    let md = probe.metadata().map_err(io_err(path, "reading metadata"))?;
+    let state = owner::ownership(&probe, &md);
+    let ours = matches!(state, Ownership::Ours(_));
+    let mut size = md.len();
+    // A file that appeared while oio was filling its own copy of it.
+    let raced_note = |reason: String| {
+        if raced {
+            format!("another process created it while oio was filling its own copy (another oio run on the same path?); oio removed its copy: {reason}")
+        } else {
+            reason
+        }
+    };
+    if let Some(want) = opts.size {
+        if want > size {
+            if !ours {
+                return Err(TargetError::Invalid {
+                    path: path.into(),
+                    reason: raced_note(format!(
+                        "{} {} but --size asks for {}; oio does not grow files it did not create{}",
+                        if raced { "it is" } else { "is" },
+                        format_bytes(size as f64),
+                        format_bytes(want as f64),
+                        match &state {
+                            Ownership::Changed { .. } | Ownership::Unknown(_) => {
+                                format!(" or that changed since ({})", state.describe())
+                            }
+                            _ => String::new(),
+                        }
+                    )),
+                });
+            }
+            grow(path, &probe, size, want, opts.fill_seed, cancel, progress)?;
+        }
+        size = want;
+    }
+    if opts.write && !ours && !opts.allow_overwrite {
+        return Err(TargetError::Refused {
+            path: path.into(),
+            reason: raced_note(state.refusal()),
+        });
+    }
+    let seal = if opts.write {
+        // A file that carries oio's mark is oio's again once the user let it be written.
+        owner::Seal::new(&probe, &state).map_err(io_err(path, "opening"))?
+    } else {
+        None
+    };
+    if size == 0 {
         return Err(TargetError::Invalid {
             path: path.into(),
             reason: "is empty; give --size to use a file oio creates".into(),
         });
     }
+    Ok(Checked {
+        kind: "file",
+        size,
+        dev: (rustix::fs::major(md.dev()), rustix::fs::minor(md.dev())),
+        created: ours,
+        file_id: Some((md.dev(), md.ino())),
+        seal,
+    })
+}
 
-    let mut size = size;
-    if kind == "block" {
-        let mut probe = File::open(path).map_err(io_err(path, "opening"))?;
-        let dev_size = probe
-            .seek(SeekFrom::End(0))
-            .map_err(io_err(path, "finding the device size"))?;
-        if opts.write {
-            let name = facts::block_name(dev).unwrap_or_default();
-            let found = safety::inspect(&probe, path, &name, dev, dev_size);
-            if !found.findings.is_empty() && !opts.destroy_data {
-                return Err(TargetError::Refused {
-                    path: path.into(),
-                    reason: format!(
-                        "the device holds data or is in use: {}; pass --destroy-data if you mean to destroy it",
-                        found.findings.join("; ")
-                    ),
-                });
-            }
-            if !opts.allow_overwrite && !opts.destroy_data {
-                return Err(TargetError::Refused {
-                    path: path.into(),
-                    reason: format!("writing to a block device destroys its contents; it shows no signature ({} found none), pass --allow-overwrite to write to it", found.checked_by),
-                });
-            }
+/// A block device: written only when it shows no data (or `--destroy-data`) and the user
+/// allowed overwriting; `--size` may not exceed it.
+fn check_block(path: &Path, opts: &TargetOptions, dev: (u32, u32)) -> Result<Checked, TargetError> {
+    let mut probe = File::open(path).map_err(io_err(path, "opening"))?;
+    let dev_size = probe
+        .seek(SeekFrom::End(0))
+        .map_err(io_err(path, "finding the device size"))?;
+    if opts.write {
+        let name = facts::block_name(dev).unwrap_or_default();
+        let found = safety::inspect(&probe, path, &name, dev, dev_size);
+        if !found.findings.is_empty() && !opts.destroy_data {
+            return Err(TargetError::Refused {
+                path: path.into(),
+                reason: format!(
+                    "the device holds data or is in use: {}; pass --destroy-data if you mean to destroy it",
+                    found.findings.join("; ")
+                ),
+            });
         }
-        size = match opts.size {
-            Some(s) if s <= dev_size => s,
-            Some(s) => {
-                return Err(TargetError::Invalid {
-                    path: path.into(),
-                    reason: format!(
-                        "--size {} is larger than the device ({})",
-                        format_bytes(s as f64),
-                        format_bytes(dev_size as f64)
-                    ),
-                })
-            }
-            None => dev_size,
-        };
+        if !opts.allow_overwrite && !opts.destroy_data {
+            return Err(TargetError::Refused {
+                path: path.into(),
+                reason: format!("writing to a block device destroys its contents; it shows no signature ({} found none), pass --allow-overwrite to write to it", found.checked_by),
+            });
+        }
     }
-
-    let filesystem = if kind == "file" {
-        facts::filesystem_of(path).map(|(f, _)| f)
-    } else {
-        None
+    let size = match opts.size {
+        Some(s) if s <= dev_size => s,
+        Some(s) => {
+            return Err(TargetError::Invalid {
+                path: path.into(),
+                reason: format!(
+                    "--size {} is larger than the device ({})",
+                    format_bytes(s as f64),
+                    format_bytes(dev_size as f64)
+                ),
+            })
+        }
+        None => dev_size,
     };
-    let device = facts::device_info(dev);
-    let direct_align = device
-        .as_ref()
-        .and_then(|d| d.logical_block_size)
-        .unwrap_or(512);
+    Ok(Checked {
+        kind: "block",
+        size,
+        dev,
+        created: false,
+        file_id: None,
+        seal: None,
+    })
+}
 
+/// Opens the checked path for I/O (O_DIRECT unless buffered) and makes sure a file is still
+/// the one checked.
+fn open_checked(
+    path: &Path,
+    opts: &TargetOptions,
+    file_id: Option<(u64, u64)>,
+    filesystem: Option<&oio_core::result::FilesystemInfo>,
+) -> Result<File, TargetError> {
     let mut oo = OpenOptions::new();
     oo.read(true).write(opts.write);
     if opts.direct {
         oo.custom_flags(libc::O_DIRECT);
     }
-    let file = oo.open(path).map_err(|e| {
-        open_error(
-            path,
-            e,
-            opts.direct,
-            filesystem.as_ref().map(|f| f.fs_type.as_str()),
-        )
-    })?;
+    let file = oo
+        .open(path)
+        .map_err(|e| open_error(path, e, opts.direct, filesystem.map(|f| f.fs_type.as_str())))?;
     if let Some(id) = file_id {
         let now = file.metadata().map_err(io_err(path, "reading metadata"))?;
         if (now.dev(), now.ino()) != id {
@@ -295,22 +369,7 @@ pub fn prepare(
             });
         }
     }
-
-    Ok(OpenTarget {
-        file,
-        size,
-        direct_align,
-        _seal: seal,
-        info: TargetInfo {
-            path: path.display().to_string(),
-            role: role.to_string(),
-            kind: kind.to_string(),
-            created_by_oio: created,
-            size_bytes: size,
-            device,
-            filesystem,
-        },
-    })
+    Ok(file)
 }
 
 /// Turns a failed open into an error that says what to do: EINVAL with O_DIRECT means the
