@@ -3,12 +3,12 @@
 //! 1. **build** (this file): check the plan, open (and if needed create and fill) the targets,
 //!    split the streams into worker assignments, pick the engine, create the verification
 //!    journals and latency logs, and start one thread per worker, which builds its own engine,
-//!    generator and data filler ([`worker`]);
+//!    generator and data filler (`runner/worker.rs`);
 //! 2. **ramp**, 3. **measure**, 4. **drain**: each worker keeps its slots busy (closed loop) or
 //!    issues I/Os at their arrival times (open loop) through the ramp, whose completions are
 //!    not counted, and the measured time, then waits for what is still in flight; it sends each
-//!    finished interval to the collector ([`collect`]), this thread, which merges them;
-//! 5. **assemble** ([`assemble`]): summaries, CPU, warnings and the `RunResult`.
+//!    finished interval to the collector (`runner/collect.rs`), this thread, which merges them;
+//! 5. **assemble** (`runner/assemble.rs`): summaries, CPU, warnings and the `RunResult`.
 //!
 //! Every time in a run is read from one [`Clock`]: the monotonic clock, or, for a simulated
 //! device with `clock=virtual`, a virtual clock on which the run's numbers are exact.
