@@ -115,8 +115,8 @@ fn io_err<'a>(
 /// allowed, opens it. `progress(done, total)` is called while filling a new file; a fill
 /// stops (and its temporary file is removed) when `cancel` is cancelled.
 ///
-/// In steps: find or create the path, check a file ([`check_file`]: ownership, growing) or
-/// a block device ([`check_block`]: signatures, size), then open it for I/O and make sure it
+/// In steps: find or create the path, check a file (`check_file`: ownership, growing) or
+/// a block device (`check_block`: signatures, size), then open it for I/O and make sure it
 /// is still the file that was checked.
 pub fn prepare(
     path: &Path,
