@@ -196,7 +196,7 @@ fn an_open_loop_over_capacity_queues_as_the_model_says() {
 }
 
 #[test]
-fn a_cancelled_run_stops_and_the_token_is_left_alone() {
+fn a_cancelled_run_on_the_real_clock_stops_at_once_with_a_partial_result() {
     let dir = tempfile::tempdir().unwrap();
     // A simulated hour on the real clock would take an hour; cancelled first, it stops at once.
     let p = plan(
@@ -237,4 +237,30 @@ fn several_workers_share_one_virtual_clock() {
     for s in &r.streams {
         assert_eq!(s.summary.total.ios, 2000, "{}", s.name);
     }
+}
+
+#[test]
+fn a_cancelled_run_on_the_virtual_clock_stops_too() {
+    let dir = tempfile::tempdir().unwrap();
+    // A simulated hour of 1 µs I/Os is billions of events: far more CPU than the test waits.
+    let mut p = plan(
+        &dir,
+        &closed(1),
+        "servers=1,service=1us,clock=virtual",
+        Duration::from_secs(3600),
+    );
+    p.ramp = Duration::ZERO;
+    let cancel = Cancel::new();
+    let c2 = cancel.clone();
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        c2.cancel();
+    });
+    let r = oio_engine::run(&p, &mut Quiet, &cancel).unwrap();
+    stopper.join().unwrap();
+    assert_eq!(r.stop_reason, "interrupted");
+    // What was measured before the stop is still exact.
+    let t = &r.summary.total;
+    assert!(t.ios > 0);
+    assert_eq!(t.latency_ns, all_at(1_000, t.ios));
 }

@@ -332,3 +332,23 @@ pub(super) fn errno_name(e: i32) -> String {
     };
     name.to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_stop_the_workers_but_never_write_the_callers_token() {
+        let caller = Cancel::new();
+        let stops = Stops::new(&caller);
+        stops.stop_for_errors();
+        assert!(stops.workers.is_cancelled());
+        assert!(stops.errors_stopped());
+        assert!(!caller.is_cancelled());
+        // The caller's cancellation reaches the workers, and is not an error.
+        let stops = Stops::new(&caller);
+        caller.cancel();
+        assert!(stops.workers.is_cancelled());
+        assert!(!stops.errors_stopped());
+    }
+}
