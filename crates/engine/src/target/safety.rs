@@ -117,8 +117,20 @@ pub fn signatures(file: &File, size: u64) -> Vec<String> {
     let n = read_full(file, &mut head, 0);
     head.truncate(n);
     let mut found = Vec::new();
-    let at = |off: usize, magic: &[u8]| head.get(off..off + magic.len()) == Some(magic);
+    partition_tables(file, size, &head, &mut found);
+    filesystems(&head, &mut found);
+    md_raid(file, size, &head, &mut found);
+    found.dedup();
+    found
+}
 
+/// Whether `head` holds `magic` at `off`.
+fn at(head: &[u8], off: usize, magic: &[u8]) -> bool {
+    head.get(off..off + magic.len()) == Some(magic)
+}
+
+fn partition_tables(file: &File, size: u64, head: &[u8], found: &mut Vec<String>) {
+    let at = |off: usize, magic: &[u8]| at(head, off, magic);
     // Partition tables: GPT by its primary header (LBA 1 for 512-byte or 4 KiB sectors) and
     // by its backup in the last sector, so a disk whose start was wiped is still seen.
     let primary = [512usize, 4096].into_iter().find(|&o| at(o, b"EFI PART"));
@@ -149,6 +161,10 @@ pub fn signatures(file: &File, size: u64) -> Vec<String> {
             found.push("a boot sector signature 0x55AA at offset 0x1fe".to_string());
         }
     }
+}
+
+fn filesystems(head: &[u8], found: &mut Vec<String>) {
+    let at = |off: usize, magic: &[u8]| at(head, off, magic);
     // Filesystems and volume formats.
     let bcache = [
         0xc6, 0x85, 0x73, 0xf6, 0x4e, 0x1a, 0x45, 0xca, 0x82, 0x65, 0xf5, 0x7f, 0x48, 0xba, 0x6d,
@@ -196,6 +212,10 @@ pub fn signatures(file: &File, size: u64) -> Vec<String> {
             ));
         }
     }
+}
+
+fn md_raid(file: &File, size: u64, head: &[u8], found: &mut Vec<String>) {
+    let at = |off: usize, magic: &[u8]| at(head, off, magic);
     // Linux MD RAID superblocks: 1.1 at 0, 1.2 at 4 KiB, 0.90 and 1.0 near the end.
     let md_magic = 0xa92b4efcu32.to_le_bytes();
     let mut md = [0usize, 4096]
@@ -213,8 +233,6 @@ pub fn signatures(file: &File, size: u64) -> Vec<String> {
     if let Some(off) = md {
         found.push(format!("a Linux MD RAID superblock at offset {off:#x}"));
     }
-    found.dedup();
-    found
 }
 
 fn read_full(file: &File, buf: &mut [u8], offset: u64) -> usize {
