@@ -4,13 +4,14 @@
 //! rendering.
 
 use crate::common::scratch;
+use oio::output::header::write_header;
 use oio::output::summary::write_summary;
 use oio_core::result::RunResult;
 use oio_core::workload::Workload;
 use oio_core::Cancel;
 use oio_engine::plan::{RunPlan, TargetBinding};
 use oio_engine::runner::Quiet;
-use oio_engine::{EngineKind, SubmitMode, TargetOptions};
+use oio_engine::{EngineKind, Start, SubmitMode, TargetOptions};
 use std::time::Duration;
 
 fn simulated(workload: &str, sim: &str) -> RunResult {
@@ -80,4 +81,27 @@ fn open_loop_summary() {
         "servers=1,service=250us,clock=virtual",
     );
     insta::assert_snapshot!("summary-open-loop", render(&r));
+}
+
+#[test]
+fn header_of_a_virtual_clock_run() {
+    let r = simulated(
+        "name = \"oltp-sim\"\n[[stream]]\nbs = \"8k\"\nread_pct = 70\noutstanding = 16\n",
+        "servers=8,service=500us,clock=virtual",
+    );
+    let start = Start {
+        engine: "null",
+        submit: SubmitMode::PerIo,
+        direct: true,
+        ramp: Duration::from_millis(500),
+        time: Duration::from_secs(2),
+        workload: &r.workload,
+        targets: &r.targets,
+        warnings: &[],
+        virtual_clock: true,
+    };
+    let mut out = Vec::new();
+    write_header(&mut out, &start).unwrap();
+    let text = anstream::adapter::strip_str(&String::from_utf8(out).unwrap()).to_string();
+    insta::assert_snapshot!("header-virtual-clock", text);
 }

@@ -71,6 +71,9 @@ pub struct Start<'a> {
     pub targets: &'a [TargetInfo],
     /// Warnings known before the run (engine fallback, memory-backed targets).
     pub warnings: &'a [String],
+    /// Time is simulated (`--sim ...,clock=virtual`): the ramp and measured time are not
+    /// waited for.
+    pub virtual_clock: bool,
 }
 
 /// An observer that ignores everything.
@@ -141,6 +144,7 @@ pub fn run(
         workload: &plan.workload,
         targets: &infos,
         warnings: &warnings,
+        virtual_clock: timing.clock.is_virtual(),
     });
 
     // Ramp, measure, drain: the workers go through them; this thread collects.

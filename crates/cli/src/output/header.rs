@@ -23,12 +23,17 @@ pub fn write_header(out: &mut dyn Write, s: &Start<'_>) -> io::Result<()> {
     }
     writeln!(
         out,
-        "{DIM}  {} engine, submit {}, {}, {} ramp + {} measured{DIM:#}",
+        "{DIM}  {} engine, submit {}, {}, {} ramp + {} measured{}{DIM:#}",
         s.engine,
         s.submit.name(),
         if s.direct { "O_DIRECT" } else { "buffered" },
         seconds(s.ramp),
-        seconds(s.time)
+        seconds(s.time),
+        if s.virtual_clock {
+            " of simulated time (virtual clock: not waited for)"
+        } else {
+            ""
+        }
     )?;
     for w in s.warnings {
         writeln!(out, "  {WARN}note:{WARN:#} {w}")?;
