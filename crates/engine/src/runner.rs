@@ -648,6 +648,7 @@ pub fn run(
         warnings,
         access_order,
         verify,
+        plan: None,
     })
 }
 
