@@ -69,6 +69,8 @@ pub enum ColorWhen {
 pub enum Command {
     /// Run a workload against a file or block device and measure it.
     Run(commands::run::Args),
+    /// Run again exactly what produced a result (same plan, same seed); write a new result.
+    Rerun(commands::rerun::Args),
     /// The I/O blender: sequential streams alone, then together; throughput and sequentiality.
     Blend(commands::blend::Args),
     /// Check a target against the journal of an `oio run --verify` (after a crash or kill).

@@ -7,8 +7,11 @@
 //! [`results`]); 128 + the signal's number when SIGINT (130), SIGTERM (143) or SIGHUP (129)
 //! stopped the command (its partial result is written).
 
+pub mod args;
 pub mod cli;
 pub mod commands;
+pub mod experiment;
+pub mod groups;
 pub mod interrupt;
 pub mod output;
 pub mod results;

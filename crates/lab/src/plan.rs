@@ -52,6 +52,8 @@ pub struct Interleave {
 }
 
 /// An experiment.
+// A command makes one plan: boxing variants would only complicate building and matching them.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Plan {
