@@ -301,8 +301,8 @@ pub struct ExecArgs {
     #[arg(long, value_name = "MODEL")]
     pub sim: Option<oio_engine::engines::null::SimDevice>,
 
-    /// Random-number seed for sizes, offsets and data, to repeat a run exactly (default:
-    /// random, recorded in the result).
+    /// Random-number seed for sizes, offsets and data, to repeat a run exactly; recorded in
+    /// the result (without a default below, a random one).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 

@@ -69,8 +69,6 @@ pub enum ColorWhen {
 pub enum Command {
     /// Run a workload against a file or block device and measure it.
     Run(commands::run::Args),
-    /// Run again exactly what produced a result (same plan, same seed); write a new result.
-    Rerun(commands::rerun::Args),
     /// The I/O blender: sequential streams alone, then together; throughput and sequentiality.
     Blend(commands::blend::Args),
     /// Check a target against the journal of an `oio run --verify` (after a crash or kill).
@@ -91,6 +89,8 @@ pub enum Command {
     Sweep(commands::sweep::Args),
     /// Compare configurations from repeated runs or TPC-C results: margins, intervals, verdicts.
     Compare(commands::compare::Args),
+    /// Run again exactly what produced a result (the same plan, the same random numbers).
+    Rerun(commands::rerun::Args),
     /// Write an HTML report (inline SVG charts), and SVG, PNG or CSV files, from results.
     Report(commands::report::Args),
     /// Name the bottleneck (queue, device, log, locks, CPU) with the evidence, from any inputs.

@@ -15,7 +15,8 @@ use std::process::ExitCode;
 #[derive(Debug, clap::Args)]
 #[command(
     mut_arg("time", |a| a.default_value("5s")),
-    mut_arg("ramp", |a| a.default_value("1s"))
+    mut_arg("ramp", |a| a.default_value("1s")),
+    mut_arg("seed", |a| a.default_value("1"))
 )]
 pub struct Args {
     /// Sequential streams, each in its own slice of the target.
@@ -38,7 +39,7 @@ pub struct Args {
     #[command(flatten)]
     pub target: TargetArgs,
 
-    /// How each phase runs (the seed defaults to 1: the same number repeats the same I/O).
+    /// How each phase runs.
     #[command(flatten)]
     pub exec: ExecArgs,
 
@@ -62,8 +63,7 @@ pub enum BlendDir {
 
 /// Runs the phases.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let mut s = settings(&a.target, &a.exec);
-    s.seed = s.seed.or(Some(1));
+    let s = settings(&a.target, &a.exec);
     let spec = BlendSpec {
         streams: a.streams,
         write: a.rw == BlendDir::Write,

@@ -1,5 +1,5 @@
 //! `oio rerun RESULT.json`: run again exactly what produced a result — the same plan (the
-//! workload as it ran, targets, times, engine) and the same seed — and write a new result.
+//! workload as it ran, targets, times, engine, random-number seed) — and write a new result.
 //! Works for run results (each run of a repeat, comparison, sweep or blend embeds its own
 //! run), sweep documents and blend documents (`--json` output of `oio blend`).
 
