@@ -142,7 +142,8 @@ impl FromStr for Burst {
         let [i, on, off] = parts.as_slice() else {
             return Err(bad());
         };
-        let iops = oio_core::units::parse_rate(i).map_err(|_| bad())?;
+        // The range is the workload's to check (it names the field: burst_iops).
+        let iops: f64 = i.parse().map_err(|_| bad())?;
         let d = |v: &str| oio_core::units::parse_duration(v).map_err(|_| bad());
         Ok(Burst {
             iops,
