@@ -225,26 +225,40 @@ impl Lab<'_> {
             document: None,
             warnings: Vec::new(),
         };
-        match plan {
-            Plan::Run { run } => {
-                self.run_step(run, None, &Step::Single, &mut out)?;
-            }
+        let ran = match plan {
+            Plan::Run { run } => self.run_step(run, None, &Step::Single, &mut out).map(drop),
             Plan::Repeat { run, count } => {
                 let n = *count as usize;
                 for i in 0..n {
                     // Different offsets per run, reproducible from the recorded seeds.
                     let mut c = run.clone();
                     c.seed = run.seed.wrapping_add(i as u64);
-                    if !self.run_step(&c, None, &Step::Repeat { i: i + 1, n }, &mut out)? {
-                        break;
+                    match self.run_step(&c, None, &Step::Repeat { i: i + 1, n }, &mut out) {
+                        Ok(true) => {}
+                        other => return self.ended(other.map(drop), out),
                     }
                 }
+                Ok(())
             }
-            Plan::Interleave(il) => self.interleave(il, &mut out)?,
-            Plan::Sweep(s) => sweep::execute(self, s, &mut out)?,
-            Plan::Blend(b) => blend::execute(self, b, &mut out)?,
+            Plan::Interleave(il) => self.interleave(il, &mut out),
+            Plan::Sweep(s) => sweep::execute(self, s, &mut out),
+            Plan::Blend(b) => blend::execute(self, b, &mut out),
+        };
+        self.ended(ran, out)
+    }
+
+    /// The outcome of an experiment that ended with `ran`: a run that failed because it was
+    /// cancelled before it measured anything (during a target's fill) is an interruption.
+    fn ended(&mut self, ran: Result<()>, mut out: Outcome) -> Result<Outcome> {
+        match ran {
+            Ok(()) => Ok(out),
+            Err(e) if self.cancel.is_cancelled() => {
+                self.progress.notice(&e.to_string());
+                out.stop = StopReason::Interrupted;
+                Ok(out)
+            }
+            Err(e) => Err(e),
         }
-        Ok(out)
     }
 
     /// Runs one configuration, stores its result, and says whether the experiment goes on
@@ -369,5 +383,129 @@ impl Lab<'_> {
         self.progress
             .notice(&format!("run order: {}", sequence.join(" ")));
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Engine, RunSettings, Submit};
+    use crate::sink::MemorySink;
+    use crate::workload::{Pattern, WorkloadOverrides, WorkloadSource};
+    use std::time::Duration;
+
+    fn null_run(dir: &Path, ios: u64) -> RunConfig {
+        RunSettings {
+            targets: vec![dir.join("t.dat")],
+            roles: vec![],
+            size: Some(1 << 20),
+            buffered: true,
+            allow_overwrite: false,
+            destroy_data: false,
+            engine: Engine::Null,
+            submit: Submit::PerIo,
+            sim: None,
+            time: Duration::from_secs(30),
+            ramp: Duration::ZERO,
+            interval: Duration::from_secs(1),
+            seed: Some(40),
+            ios: Some(ios),
+            verify: false,
+            access_order: false,
+            lat_log: None,
+            no_latency: false,
+        }
+        .config(
+            &WorkloadSource::Pattern(Pattern::Randread),
+            &WorkloadOverrides {
+                qd: Some(2),
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    }
+
+    fn execute(plan: &Plan, cancel: &Cancel) -> (Outcome, MemorySink) {
+        let mut sink = MemorySink::default();
+        let mut progress = Silent::default();
+        let outcome = Lab {
+            sink: &mut sink,
+            progress: &mut progress,
+            cancel,
+            command: vec!["test".into()],
+        }
+        .execute(plan)
+        .unwrap();
+        (outcome, sink)
+    }
+
+    #[test]
+    fn a_repeat_stores_every_run_with_its_own_seed_and_plan() {
+        let d = tempfile::tempdir().unwrap();
+        let plan = Plan::Repeat {
+            run: null_run(d.path(), 200),
+            count: 3,
+        };
+        // Through JSON and back: the plan is data.
+        let plan = Plan::from_value(&plan.to_value()).unwrap();
+        let (outcome, sink) = execute(&plan, &Cancel::new());
+        assert_eq!(outcome.stop, StopReason::Completed);
+        assert_eq!(sink.docs.len(), 3);
+        for (i, (_, doc)) in sink.docs.iter().enumerate() {
+            assert_eq!(doc["plan"]["kind"], "run");
+            assert_eq!(doc["plan"]["run"]["seed"], 40 + i as u64);
+            assert_eq!(doc["options"]["seed"], 40 + i as u64);
+            assert_eq!(doc["summary"]["total"]["ios"], 200);
+            assert_eq!(doc["command"][0], "test");
+        }
+    }
+
+    #[test]
+    fn a_cancelled_token_stops_before_the_next_run_with_one_partial_result() {
+        let d = tempfile::tempdir().unwrap();
+        let cancel = Cancel::new();
+        cancel.cancel();
+        // Cancelled while the new target fills: nothing measured, nothing stored.
+        let (outcome, sink) = execute(
+            &Plan::Run {
+                run: null_run(d.path(), 100),
+            },
+            &cancel,
+        );
+        assert_eq!(outcome.stop, StopReason::Interrupted);
+        assert!(sink.docs.is_empty());
+        execute(
+            &Plan::Run {
+                run: null_run(d.path(), 100),
+            },
+            &Cancel::new(),
+        );
+        let plan = Plan::Interleave(Interleave {
+            configs: vec![
+                Labelled {
+                    label: "A".into(),
+                    run: null_run(d.path(), 100),
+                },
+                Labelled {
+                    label: "B".into(),
+                    run: null_run(d.path(), 100),
+                },
+            ],
+            repeat: 3,
+            order: Order::Interleaved,
+            order_seed: 1,
+        });
+        let (outcome, sink) = execute(&plan, &cancel);
+        assert_eq!(outcome.stop, StopReason::Interrupted);
+        assert_eq!(
+            sink.docs.len(),
+            1,
+            "only the run in progress, saved as partial"
+        );
+        assert_eq!(sink.docs[0].1["partial"], true);
+        assert_eq!(
+            sink.docs[0].0,
+            Path::new("A").join(sink.docs[0].0.file_name().unwrap())
+        );
     }
 }
