@@ -11,20 +11,17 @@ use std::io::Write;
 pub fn write_repeat_summary(out: &mut dyn Write, rs: &[RunResult]) -> std::io::Result<()> {
     let n = rs.len();
     let iops: Vec<f64> = rs.iter().map(|r| r.summary.total.iops).collect();
-    let mean = iops.iter().sum::<f64>() / n as f64;
-    let sd = oio_analysis::summary_stats::stdev(&iops);
+    let mean = iops.iter().sum::<f64>() / n.max(1) as f64;
     write!(out, "\nover {n} runs: IOPS mean {}", format_count(mean))?;
-    if let Some(sd) = sd {
-        // Student's t interval of the mean: a bootstrap of 2 to 5 values is far too narrow.
-        let h = stats::t_quantile(0.975, (n - 1) as f64) * sd / (n as f64).sqrt();
-        let cv = 100.0 * sd / mean.max(1e-9);
+    if let Some(m) = stats::mean_t_interval(&iops, 0.95) {
         write!(
             out,
-            " [{}, {}] (95 % t interval over runs), run-to-run cv {cv:.1} %",
-            format_count((mean - h).max(0.0)),
-            format_count(mean + h),
+            " [{}, {}] (95 % t interval over runs), run-to-run cv {:.1} %",
+            format_count(m.low),
+            format_count(m.high),
+            m.cv_pct
         )?;
-        if cv > oio_analysis::compare::HIGH_CV_PCT {
+        if m.cv_pct > oio_analysis::compare::HIGH_CV_PCT {
             write!(
                 out,
                 " (high: repeats on a quiet system usually agree within a few percent)"
