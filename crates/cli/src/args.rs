@@ -299,7 +299,7 @@ pub struct ExecArgs {
     /// servers=8,service=1ms,dist=exp (fixed, exp, lognormal[,sigma=S]); '+' adds a slower
     /// tier behind a fast one. The result says it is simulated.
     #[arg(long, value_name = "MODEL")]
-    pub sim: Option<oio_engine::engines::null::SimDevice>,
+    pub sim: Option<oio_lab::Sim>,
 
     /// Random-number seed for sizes, offsets and data, to repeat a run exactly; recorded in
     /// the result (without a default below, a random one).

@@ -135,6 +135,59 @@ fn a_rerun_of_a_real_file_run_runs_the_same_plan() {
 }
 
 #[test]
+fn a_rerun_of_a_sweep_sweeps_the_same_plan_again() {
+    let d = scratch();
+    let first = run_json(
+        d.path(),
+        &[
+            "sweep",
+            "randread",
+            "t.dat",
+            "--engine",
+            "null",
+            "--sim",
+            "servers=2,service=1ms",
+            "--qd",
+            "1,4",
+            "--time",
+            "1s",
+            "--ramp",
+            "0",
+            "--size",
+            "1M",
+            "--seed",
+            "3",
+        ],
+    );
+    assert_eq!(first["plan"]["kind"], "sweep");
+    let doc = json_files(&d.path().join("oio-results"))
+        .into_iter()
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("sweep-2")
+        })
+        .expect("the sweep document");
+    let second = run_json(
+        d.path(),
+        &["rerun", doc.to_str().unwrap(), "--out", "again"],
+    );
+    assert_eq!(first["plan"], second["plan"]);
+    assert_eq!(first["options"], second["options"]);
+    assert_eq!(second["points"].as_array().unwrap().len(), 2);
+    assert_eq!(second["simulated"], first["simulated"]);
+    // Each point's run embeds its own plan: the point's depth and seed.
+    let run = read(Path::new(
+        second["points"][1]["sources"][0].as_str().unwrap(),
+    ));
+    assert_eq!(
+        run["plan"]["run"]["workload"]["streams"][0]["outstanding"],
+        4
+    );
+}
+
+#[test]
 fn rerun_refuses_what_it_cannot_rerun() {
     let d = scratch();
     std::fs::write(d.path().join("no-plan.json"), r#"{"schema": "oio.run"}"#).unwrap();

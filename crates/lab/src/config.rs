@@ -87,20 +87,44 @@ impl std::str::FromStr for Binding {
     }
 }
 
-/// A simulated device, kept in plans as its text (`servers=8,service=1ms,dist=exp`).
+/// A simulated device, kept in plans as the text it was given in
+/// (`servers=8,service=1ms,dist=exp`), which parses back to the same model.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Sim(pub SimDevice);
+pub struct Sim {
+    text: String,
+    device: SimDevice,
+}
+
+impl Sim {
+    /// The model.
+    pub fn device(&self) -> &SimDevice {
+        &self.device
+    }
+}
+
+impl std::str::FromStr for Sim {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Sim, String> {
+        Ok(Sim {
+            device: s
+                .parse()
+                .map_err(|e: oio_engine::engines::null::SimParseError| e.to_string())?,
+            text: s.to_string(),
+        })
+    }
+}
 
 impl Serialize for Sim {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(&self.0)
+        s.serialize_str(&self.text)
     }
 }
 
 impl<'de> Deserialize<'de> for Sim {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Sim, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map(Sim).map_err(serde::de::Error::custom)
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
     }
 }
 
@@ -194,7 +218,7 @@ impl RunConfig {
             verify: self.verify,
             track_order: self.track_order,
             lat_log: self.lat_log.clone(),
-            sim: self.sim.as_ref().map(|s| s.0.clone()),
+            sim: self.sim.as_ref().map(|s| s.device.clone()),
         }
     }
 
@@ -227,7 +251,7 @@ pub struct RunSettings {
     /// Submission style.
     pub submit: Submit,
     /// Simulated device (needs the null engine).
-    pub sim: Option<SimDevice>,
+    pub sim: Option<Sim>,
     /// Measured time.
     pub time: Duration,
     /// Warm-up.
@@ -297,7 +321,7 @@ impl RunSettings {
             verify: self.verify,
             track_order: self.access_order,
             lat_log: self.lat_log.clone(),
-            sim: self.sim.clone().map(Sim),
+            sim: self.sim.clone(),
         })
     }
 }

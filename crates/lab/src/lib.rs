@@ -27,7 +27,9 @@ pub mod sink;
 pub mod sweep;
 pub mod workload;
 
-pub use config::{Binding, Engine, RunConfig, RunSettings, Submit, DEFAULT_SIZE, DEFAULT_TARGET};
+pub use config::{
+    Binding, Engine, RunConfig, RunSettings, Sim, Submit, DEFAULT_SIZE, DEFAULT_TARGET,
+};
 pub use error::LabError;
 pub use plan::{Document, Done, Interleave, Lab, Labelled, Order, Outcome, Plan, Progress, Step};
 pub use sink::{FileSink, MemorySink, Sink};

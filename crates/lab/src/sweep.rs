@@ -265,7 +265,7 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &SweepPlan, out: &mut Outcome) ->
         workload: plan.base.workload.name.clone(),
         targets: plan.base.target_paths(),
         engine: String::new(),
-        simulated: plan.base.sim.as_ref().map(|s| s.0.to_string()),
+        simulated: plan.base.sim.as_ref().map(|s| s.device().to_string()),
         options: SweepOptions {
             qd: plan.qd.clone(),
             bs: plan.bs.iter().map(|b| b.to_string()).collect(),
