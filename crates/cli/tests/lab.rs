@@ -178,9 +178,10 @@ fn a_rerun_of_a_sweep_sweeps_the_same_plan_again() {
     assert_eq!(second["points"].as_array().unwrap().len(), 2);
     assert_eq!(second["simulated"], first["simulated"]);
     // Each point's run embeds its own plan: the point's depth and seed.
-    let run = read(Path::new(
-        second["points"][1]["sources"][0].as_str().unwrap(),
-    ));
+    let run = read(
+        &d.path()
+            .join(second["points"][1]["sources"][0].as_str().unwrap()),
+    );
     assert_eq!(
         run["plan"]["run"]["workload"]["streams"][0]["outstanding"],
         4
