@@ -183,7 +183,7 @@ fn a_rerun_of_a_sweep_sweeps_the_same_plan_again() {
             .join(second["points"][1]["sources"][0].as_str().unwrap()),
     );
     assert_eq!(
-        run["plan"]["run"]["workload"]["streams"][0]["outstanding"],
+        run["plan"]["run"]["workload"]["stream"][0]["outstanding"],
         4
     );
 }
