@@ -189,6 +189,41 @@ fn a_rerun_of_a_sweep_sweeps_the_same_plan_again() {
 }
 
 #[test]
+fn a_blend_printed_as_json_reruns_its_phases() {
+    let d = scratch();
+    let first = run_json(
+        d.path(),
+        &[
+            "blend",
+            "b.dat",
+            "--streams",
+            "2",
+            "--engine",
+            "null",
+            "--size",
+            "4M",
+            "--time",
+            "1s",
+            "--ramp",
+            "0",
+        ],
+    );
+    assert_eq!(first["plan"]["kind"], "blend");
+    std::fs::write(d.path().join("blend.json"), first.to_string()).unwrap();
+    let second = run_json(d.path(), &["rerun", "blend.json", "--out", "again"]);
+    assert_eq!(second["schema"], "oio.blend");
+    assert_eq!(first["plan"], second["plan"]);
+    let phases = second["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 3, "two alone, then together");
+    for p in phases {
+        assert!(
+            p["result_file"].as_str().unwrap().starts_with("again/"),
+            "{p}"
+        );
+    }
+}
+
+#[test]
 fn rerun_refuses_what_it_cannot_rerun() {
     let d = scratch();
     std::fs::write(d.path().join("no-plan.json"), r#"{"schema": "oio.run"}"#).unwrap();
