@@ -404,6 +404,34 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
     }
 }
 
+/// The mean of repeated runs' values with Student's t interval and the run-to-run cv.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MeanInterval {
+    /// Mean of the values.
+    pub mean: f64,
+    /// Lower end of the interval (not below 0: the values are rates).
+    pub low: f64,
+    /// Upper end of the interval.
+    pub high: f64,
+    /// Sample standard deviation over the mean, percent.
+    pub cv_pct: f64,
+}
+
+/// Student's t interval of the mean of `values` at `level` (0.95): with 2 to 5 runs a
+/// bootstrap is far too narrow. None with fewer than 2 values.
+pub fn mean_t_interval(values: &[f64], level: f64) -> Option<MeanInterval> {
+    let n = values.len();
+    let sd = crate::summary_stats::stdev(values)?;
+    let mean = values.iter().sum::<f64>() / n as f64;
+    let h = t_quantile(0.5 + level / 2.0, (n - 1) as f64) * sd / (n as f64).sqrt();
+    Some(MeanInterval {
+        mean,
+        low: (mean - h).max(0.0),
+        high: mean + h,
+        cv_pct: 100.0 * sd / mean.max(1e-9),
+    })
+}
+
 /// Arithmetic mean of the values at `idx`.
 pub fn mean_at(values: &[f64], idx: &[usize]) -> Option<f64> {
     (!idx.is_empty()).then(|| idx.iter().map(|&i| values[i]).sum::<f64>() / idx.len() as f64)
@@ -450,6 +478,17 @@ pub struct MergeableHist {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_t_interval_of_three_runs() {
+        // mean 10, sd 1, n 3: half-width t(0.975, 2) = 4.303 × 1 / √3 = 2.484.
+        let m = mean_t_interval(&[9.0, 10.0, 11.0], 0.95).unwrap();
+        assert!((m.mean - 10.0).abs() < 1e-12);
+        assert!((m.high - 12.484).abs() < 1e-3, "{m:?}");
+        assert!((m.low - 7.516).abs() < 1e-3, "{m:?}");
+        assert!((m.cv_pct - 10.0).abs() < 1e-9);
+        assert!(mean_t_interval(&[5.0], 0.95).is_none());
+    }
 
     fn sample(rng: &mut SeededRng, n: usize, mean: f64, sd: f64) -> Vec<f64> {
         (0..n).map(|_| mean + sd * rng.normal()).collect()

@@ -49,6 +49,10 @@ pub struct Sweep {
     pub production: Option<Production>,
     /// What to check.
     pub warnings: Vec<String>,
+    /// The plan that produced it, as `oio rerun` reads it back (until the sweep flattens the
+    /// shared envelope, which carries it as `plan` too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<serde_json::Value>,
 }
 
 /// Options of the sweep.

@@ -418,6 +418,7 @@ fn sim_sweep() -> Sweep {
         series: vec![],
         production: None,
         warnings: vec![],
+        plan: None,
     };
     sweep::analyse(&mut s, None);
     s

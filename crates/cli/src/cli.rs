@@ -89,6 +89,8 @@ pub enum Command {
     Sweep(commands::sweep::Args),
     /// Compare configurations from repeated runs or TPC-C results: margins, intervals, verdicts.
     Compare(commands::compare::Args),
+    /// Run again exactly what produced a result (the same plan, the same random numbers).
+    Rerun(commands::rerun::Args),
     /// Write an HTML report (inline SVG charts), and SVG, PNG or CSV files, from results.
     Report(commands::report::Args),
     /// Name the bottleneck (queue, device, log, locks, CPU) with the evidence, from any inputs.

@@ -56,6 +56,12 @@ pub fn exit_code(code: std::process::ExitCode) -> std::process::ExitCode {
     }
 }
 
+/// The cancellation token of the running command: cancelled by the first stopping signal
+/// (installs the handler on first use). Only the signal handler cancels it.
+pub fn cancel_token() -> oio_core::Cancel {
+    oio_core::Cancel::from_flag(stop_flag())
+}
+
 /// The flag a stopping signal sets; installs the handler on first use.
 pub fn stop_flag() -> Arc<AtomicBool> {
     static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();

@@ -1,6 +1,9 @@
 //! The `oio` command line: glue between the measuring crates and the terminal.
 //!
-//! `main.rs` parses [`Cli`] and calls [`run`]; tests call [`run`] in process. Exit codes:
+//! `main.rs` parses [`Cli`] and calls [`run`]; tests call [`run`] in process. The commands
+//! that measure (`run`, `sweep`, `compare --run`, `blend`, `rerun`) share the flag groups of
+//! [`args`], turn them into an `oio_lab` plan, run it through [`experiment`] and print; they
+//! never import each other. Exit codes:
 //! 0 success; 1 the command finished but what it checked failed (I/O errors during a run, a
 //! failed consistency check); 2 bad usage or an error that stopped the command, or a result
 //! that could not be saved where asked (it was saved elsewhere or printed, see
@@ -8,8 +11,11 @@
 //! stopped the command (its partial result is written).
 #![forbid(unsafe_code)]
 
+pub mod args;
 pub mod cli;
 pub mod commands;
+pub mod experiment;
+pub mod groups;
 pub mod interrupt;
 pub mod output;
 pub mod results;

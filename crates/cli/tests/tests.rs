@@ -32,6 +32,9 @@ mod tpcc;
 mod telemetry;
 // `oio run --repeat`, `oio compare`: groups, interleaved runs, statistics, JSON contract.
 mod compare;
+// Experiments as plans: `oio rerun`, Ctrl-C in compare --run, sweep and blend, the compare and
+// sweep tables from fixed documents.
+mod lab;
 // `oio sweep` against a simulated device: every knee rule, flags, --refine, steady state.
 mod sweep;
 // `oio sweep` and `oio report`: knee, JSON contract, HTML in headless Chromium, SVG/PNG/CSV.

@@ -65,6 +65,10 @@ pub struct RunResult {
     /// Data verification (`--verify`), when it ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifySummary>,
+    /// The experiment plan that produced it, as `oio rerun` reads it back (until the result
+    /// flattens the shared envelope, which carries it as `plan` too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<serde_json::Value>,
 }
 
 /// How sequential the I/O was in the order the target saw it.

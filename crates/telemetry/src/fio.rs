@@ -990,6 +990,7 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
         warnings,
         access_order: None,
         verify: None,
+        plan: None,
     })
 }
 

@@ -11,6 +11,7 @@ pub mod man;
 pub mod profiles;
 pub mod record;
 pub mod report;
+pub mod rerun;
 pub mod run;
 pub mod sweep;
 pub mod tpcc;
@@ -23,6 +24,7 @@ use std::process::ExitCode;
 pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Run(args) => run::run(args),
+        Command::Rerun(args) => rerun::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Blend(args) => blend::run(args),
         Command::Profiles(args) => profiles::run(args),

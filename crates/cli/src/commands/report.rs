@@ -375,14 +375,6 @@ pub(crate) fn now_rfc3339() -> String {
     )
 }
 
-/// The current time as `20261121T140502Z`, for directory names.
-pub(crate) fn now_compact() -> String {
-    now_rfc3339()
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .collect()
-}
-
 fn write_artifacts(dir: &Path, r: &dyn Renderer, report: &Report) -> anyhow::Result<usize> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating '{}'", dir.display()))?;
     let files = r.render(report)?;

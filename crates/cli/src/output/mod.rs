@@ -1,10 +1,14 @@
-//! Terminal output: colour policy, the live line, the run summary, the comparison table.
+//! Terminal output: colour policy, the live line, the run summary, the repeat summary, the
+//! comparison, sweep and blend tables.
 
+pub mod blend;
 pub mod compare;
 pub mod header;
 pub mod live;
+pub mod repeat;
 pub mod style;
 pub mod summary;
+pub mod sweep;
 
 use std::io::Write;
 

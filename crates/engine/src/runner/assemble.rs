@@ -118,6 +118,7 @@ pub(super) fn assemble(a: Assembly<'_>) -> RunResult {
         warnings,
         access_order,
         verify,
+        plan: None,
     }
 }
 

@@ -1,0 +1,480 @@
+//! The flag groups that define a workload and a run, flattened into every command that runs
+//! one (`run`, `sweep`, `compare --run`, `blend`): the same flag means the same thing, with
+//! the same help, everywhere. Each group turns into the typed settings of `oio_lab`; nothing
+//! here builds or re-parses an argument vector.
+
+use clap::{Parser, ValueEnum};
+use oio_core::SizeMix;
+use oio_lab::{Binding, Burst, Pattern, RunSettings, WorkloadOverrides, WorkloadSource};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Access patterns for inline workloads (fio's names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RwArg {
+    /// Sequential reads.
+    Read,
+    /// Sequential writes.
+    Write,
+    /// Random reads.
+    Randread,
+    /// Random writes.
+    Randwrite,
+    /// Random reads and writes (--read-pct, default 50).
+    Randrw,
+    /// Sequential reads and writes (--read-pct, default 50).
+    Rw,
+}
+
+impl From<RwArg> for Pattern {
+    fn from(r: RwArg) -> Pattern {
+        match r {
+            RwArg::Read => Pattern::Read,
+            RwArg::Write => Pattern::Write,
+            RwArg::Randread => Pattern::Randread,
+            RwArg::Randwrite => Pattern::Randwrite,
+            RwArg::Randrw => Pattern::Randrw,
+            RwArg::Rw => Pattern::Rw,
+        }
+    }
+}
+
+/// Arrival spacing on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ArrivalArg {
+    /// Evenly spaced.
+    Constant,
+    /// Exponential gaps (Poisson process).
+    Poisson,
+}
+
+/// Engines on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EngineArg {
+    /// io_uring if the kernel allows it, else sync.
+    Auto,
+    /// io_uring only.
+    #[value(name = "io_uring", alias = "io-uring", alias = "uring")]
+    IoUring,
+    /// Thread pool with pread/pwrite.
+    Sync,
+    /// No I/O: measures oio's own overhead.
+    Null,
+}
+
+impl From<EngineArg> for oio_lab::Engine {
+    fn from(e: EngineArg) -> oio_lab::Engine {
+        match e {
+            EngineArg::Auto => oio_lab::Engine::Auto,
+            EngineArg::IoUring => oio_lab::Engine::IoUring,
+            EngineArg::Sync => oio_lab::Engine::Sync,
+            EngineArg::Null => oio_lab::Engine::Null,
+        }
+    }
+}
+
+/// Submission styles on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SubmitArg {
+    /// One system call per I/O.
+    PerIo,
+    /// One system call per batch.
+    Batch,
+}
+
+/// A percentage from 0 to 100 (`70` or `70%`).
+pub fn parse_pct(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("'{s}' is not a percentage from 0 to 100"))?;
+    if (0.0..=100.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{v} is not a percentage from 0 to 100"))
+    }
+}
+
+/// Where the workload comes from.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct SourceArgs {
+    /// Workload file (TOML; see `oio profiles oltp-data` for the format).
+    #[arg(short = 'w', long, value_name = "FILE", conflicts_with_all = ["profile", "rw"])]
+    pub workload: Option<PathBuf>,
+
+    /// Built-in profile (`oio profiles` lists them). Default: oltp-data.
+    #[arg(short = 'p', long, value_name = "NAME", conflicts_with = "rw")]
+    pub profile: Option<String>,
+
+    /// Inline workload: the access pattern.
+    #[arg(long, value_enum, value_name = "PATTERN")]
+    pub rw: Option<RwArg>,
+}
+
+impl SourceArgs {
+    /// The source these flags name (the default profile when none).
+    pub fn source(&self) -> WorkloadSource {
+        if let Some(p) = &self.workload {
+            WorkloadSource::File(p.clone())
+        } else if let Some(rw) = self.rw {
+            WorkloadSource::Pattern(rw.into())
+        } else if let Some(p) = &self.profile {
+            WorkloadSource::Profile(p.clone())
+        } else {
+            WorkloadSource::default()
+        }
+    }
+}
+
+/// Size, read share and depth of one run (a sweep takes lists of the same flags).
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct ShapeArgs {
+    /// I/O size or mix by count, e.g. 4k or 64k:68,8k:32 (both directions). Default: the
+    /// profile's or workload file's sizes; 4k with --rw.
+    #[arg(long, value_name = "MIX")]
+    pub bs: Option<SizeMix>,
+
+    /// Share of reads in percent. Default: the profile's or workload file's; 50 with --rw
+    /// randrw/rw.
+    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
+    pub read_pct: Option<f64>,
+
+    /// Outstanding I/Os (queue depth) per stream, in total over its workers. Default: the
+    /// profile's or workload file's depth (oltp-data: 32); 32 with --rw. With --rate it is
+    /// instead the cap on I/Os in flight (default: the profile's depth; 1024 with --rw).
+    #[arg(long, value_name = "N")]
+    pub qd: Option<u32>,
+}
+
+/// Every other workload flag.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct WorkloadArgs {
+    /// Read size mix (overrides --bs for reads).
+    #[arg(long, value_name = "MIX")]
+    pub read_bs: Option<SizeMix>,
+
+    /// Write size mix (overrides --bs for writes).
+    #[arg(long, value_name = "MIX")]
+    pub write_bs: Option<SizeMix>,
+
+    /// Share of random offsets in percent. Default: the profile's or workload file's, or the
+    /// --rw pattern's (100 for rand*, 0 otherwise).
+    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
+    pub random_pct: Option<f64>,
+
+    /// fdatasync each target after every N writes of a worker (fio's fdatasync=N); the sync
+    /// latency is reported on its own (summary.sync).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub fdatasync: Option<u32>,
+
+    /// Where random offsets fall: random (uniform), zipf:THETA, pareto:H, normal:SIGMA% or
+    /// zoned:IO%/SIZE%:... (fio's random_distribution), e.g. zipf:1.2 or zoned:80/10:20/90.
+    #[arg(long, value_name = "DIST")]
+    pub distribution: Option<oio_core::workload::Distribution>,
+
+    /// Open loop: offer this many I/Os per second per stream, whatever the device does;
+    /// latency then counts from each I/O's intended start.
+    #[arg(long, value_name = "IOPS", value_parser = crate::cli::rate_arg)]
+    pub rate: Option<f64>,
+
+    /// Spacing of open-loop arrivals.
+    #[arg(long, value_enum, value_name = "KIND", requires = "rate")]
+    pub arrival: Option<ArrivalArg>,
+
+    /// On/off bursts in open loop: BURST_IOPS,ON,OFF such as 10000,2s,8s (between bursts: --rate).
+    #[arg(long, value_name = "IOPS,ON,OFF", requires = "rate")]
+    pub burst: Option<Burst>,
+
+    /// Worker threads per stream. Default: the profile's or workload file's; 1 with --rw.
+    #[arg(long, value_name = "N")]
+    pub workers: Option<u32>,
+
+    /// Share (0–100) of each written 4 KiB block a compressor can remove (default 0).
+    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
+    pub compress_pct: Option<f64>,
+
+    /// Share (0–100) of written 4 KiB blocks that duplicate others (default 0: all unique).
+    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
+    pub dedupe_pct: Option<f64>,
+}
+
+impl WorkloadArgs {
+    /// The typed overrides of these flags and the shape.
+    pub fn overrides(&self, shape: &ShapeArgs) -> WorkloadOverrides {
+        WorkloadOverrides {
+            bs: shape.bs.clone(),
+            read_bs: self.read_bs.clone(),
+            write_bs: self.write_bs.clone(),
+            read_pct: shape.read_pct,
+            random_pct: self.random_pct,
+            distribution: self.distribution.clone(),
+            fdatasync: self.fdatasync,
+            qd: shape.qd,
+            rate: self.rate,
+            arrival: self.arrival.map(|a| match a {
+                ArrivalArg::Constant => oio_core::workload::Arrival::Constant,
+                ArrivalArg::Poisson => oio_core::workload::Arrival::Poisson,
+            }),
+            burst: self.burst,
+            workers: self.workers,
+            compress_pct: self.compress_pct,
+            dedupe_pct: self.dedupe_pct,
+        }
+    }
+
+    /// These flags, each filled from `other` where not given here.
+    pub fn or(self, other: WorkloadArgs) -> WorkloadArgs {
+        WorkloadArgs {
+            read_bs: self.read_bs.or(other.read_bs),
+            write_bs: self.write_bs.or(other.write_bs),
+            random_pct: self.random_pct.or(other.random_pct),
+            fdatasync: self.fdatasync.or(other.fdatasync),
+            distribution: self.distribution.or(other.distribution),
+            rate: self.rate.or(other.rate),
+            arrival: self.arrival.or(other.arrival),
+            burst: self.burst.or(other.burst),
+            workers: self.workers.or(other.workers),
+            compress_pct: self.compress_pct.or(other.compress_pct),
+            dedupe_pct: self.dedupe_pct.or(other.dedupe_pct),
+        }
+    }
+}
+
+/// Where the I/O goes.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct TargetArgs {
+    /// Files or block devices; several are striped. Default: ./oio-testfile (created, 1 GiB).
+    #[arg(value_name = "TARGET")]
+    pub targets: Vec<PathBuf>,
+
+    /// Bind targets to a role named by streams (`target = "log"`): ROLE=PATH[,PATH...].
+    #[arg(long = "target", value_name = "ROLE=PATHS")]
+    pub roles: Vec<Binding>,
+
+    /// Size of the file to create, or the part of a file or device to use (e.g. 10G).
+    /// Default: the whole of an existing file or device; 1G for ./oio-testfile. A new file at
+    /// a path you name needs it.
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::size_arg)]
+    pub size: Option<u64>,
+
+    /// Go through the page cache instead of O_DIRECT (needed on filesystems without O_DIRECT).
+    #[arg(long)]
+    pub buffered: bool,
+
+    /// Allow writing to files and block devices oio did not create.
+    #[arg(long)]
+    pub allow_overwrite: bool,
+
+    /// Allow writing to block devices that are partitioned, mounted or carry a signature.
+    #[arg(long)]
+    pub destroy_data: bool,
+}
+
+/// How each run goes. Commands change the defaults of `--time` and `--ramp` (a sweep's runs
+/// and a blend's phases are shorter).
+#[derive(Clone, Debug, clap::Args)]
+pub struct ExecArgs {
+    /// Measured time of each run.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::cli::duration_arg)]
+    pub time: Duration,
+
+    /// Warm-up before the measured time of each run (not counted).
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = crate::cli::duration_arg)]
+    pub ramp: Duration,
+
+    /// Length of each interval of the time series.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = crate::cli::duration_arg)]
+    pub interval: Duration,
+
+    /// I/O engine; auto uses io_uring and falls back to sync with a notice.
+    #[arg(long, value_enum, default_value_t = EngineArg::Auto, value_name = "ENGINE")]
+    pub engine: EngineArg,
+
+    /// When queued I/Os reach the kernel: per-io (one system call per I/O, steady flow to the
+    /// device, what fio does by default) or batch (one call per batch: less CPU, burstier).
+    #[arg(long, value_enum, default_value_t = SubmitArg::PerIo, value_name = "MODE")]
+    pub submit: SubmitArg,
+
+    /// With --engine null: a simulated device instead of instant completions, e.g.
+    /// servers=8,service=1ms,dist=exp (fixed, exp, lognormal[,sigma=S]); '+' adds a slower
+    /// tier behind a fast one. The result says it is simulated.
+    #[arg(long, value_name = "MODEL")]
+    pub sim: Option<oio_lab::Sim>,
+
+    /// Random-number seed for sizes, offsets and data, to repeat a run exactly; recorded in
+    /// the result (without a default below, a random one).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Stop after this many I/Os in total (or at the end of --time, whichever comes first).
+    #[arg(long, value_name = "N")]
+    pub ios: Option<u64>,
+
+    /// Write self-checking 4 KiB blocks, check every block read back, and journal acknowledged
+    /// writes beside the target (`oio verify TARGET` checks them later, e.g. after a crash).
+    #[arg(long)]
+    pub verify: bool,
+
+    /// Report how sequential the I/O was in the order it completed, per target.
+    #[arg(long)]
+    pub access_order: bool,
+
+    /// Per-I/O latency log in fio's lat log format (time ms, latency ns, direction, size,
+    /// offset, priority), one file per worker: PREFIX_lat.N.log. Off by default.
+    #[arg(long, value_name = "PREFIX")]
+    pub lat_log: Option<PathBuf>,
+
+    /// Do not time I/Os (measures what latency tracking costs).
+    #[arg(long, hide = true)]
+    pub no_latency: bool,
+}
+
+/// The typed run settings of the target and run flags.
+pub fn settings(t: &TargetArgs, e: &ExecArgs) -> RunSettings {
+    RunSettings {
+        targets: t.targets.clone(),
+        roles: t.roles.clone(),
+        size: t.size,
+        buffered: t.buffered,
+        allow_overwrite: t.allow_overwrite,
+        destroy_data: t.destroy_data,
+        engine: e.engine.into(),
+        submit: match e.submit {
+            SubmitArg::PerIo => oio_lab::Submit::PerIo,
+            SubmitArg::Batch => oio_lab::Submit::Batch,
+        },
+        sim: e.sim.clone(),
+        time: e.time,
+        ramp: e.ramp,
+        interval: e.interval,
+        seed: e.seed,
+        ios: e.ios,
+        verify: e.verify,
+        access_order: e.access_order,
+        lat_log: e.lat_log.clone(),
+        no_latency: e.no_latency,
+    }
+}
+
+/// One run's flags: what `oio run` takes besides its own, and what each `compare --run`
+/// string is parsed against.
+#[derive(Clone, Debug, clap::Args)]
+pub struct RunFlags {
+    /// Where the workload comes from.
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Size, read share, depth.
+    #[command(flatten)]
+    pub shape: ShapeArgs,
+    /// The other workload flags.
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// Targets.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Run settings.
+    #[command(flatten)]
+    pub exec: ExecArgs,
+}
+
+impl RunFlags {
+    /// The run these flags describe.
+    pub fn config(&self) -> anyhow::Result<oio_lab::RunConfig> {
+        Ok(settings(&self.target, &self.exec)
+            .config(&self.source.source(), &self.workload.overrides(&self.shape))?)
+    }
+}
+
+/// A `compare --run` string, parsed by clap against the same flags as `oio run`.
+#[derive(Debug, Parser)]
+#[command(name = "oio run", no_binary_name = true)]
+struct RunLine {
+    #[command(flatten)]
+    flags: RunFlags,
+}
+
+/// Parses one configuration string of `oio compare --run`.
+pub fn parse_run_line(line: &str) -> anyhow::Result<RunFlags> {
+    let words = split_words(line)?;
+    RunLine::try_parse_from(words)
+        .map(|l| l.flags)
+        .map_err(|e| anyhow::anyhow!("{}", e.render().to_string().trim_end()))
+}
+
+/// A sweep's `--with` string: workload flags for every point (the same flags the sweep
+/// takes directly) and a seed.
+#[derive(Debug, Parser)]
+#[command(name = "oio sweep --with", no_binary_name = true)]
+pub struct WithLine {
+    /// The workload flags.
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// Seed of the first run.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+}
+
+/// Parses a sweep's `--with` string.
+pub fn parse_with(line: &str) -> anyhow::Result<WithLine> {
+    WithLine::try_parse_from(split_words(line)?)
+        .map_err(|e| anyhow::anyhow!("--with '{line}': {}", e.render().to_string().trim_end()))
+}
+
+/// Splits a command line into words: whitespace separates, single and double quotes group.
+pub fn split_words(s: &str) -> anyhow::Result<Vec<String>> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    for c in s.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => cur.push(c),
+            None if c == '\'' || c == '"' => {
+                quote = Some(c);
+                in_word = true;
+            }
+            None if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            None => {
+                cur.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if quote.is_some() {
+        anyhow::bail!("unclosed quote in '{s}'");
+    }
+    if in_word {
+        words.push(cur);
+    }
+    Ok(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_split_like_a_shell() {
+        assert_eq!(
+            split_words(" --rw randread  --bs '64k:68,8k:32' \"/tmp/a b\" ").unwrap(),
+            vec!["--rw", "randread", "--bs", "64k:68,8k:32", "/tmp/a b"]
+        );
+        assert!(split_words("--rw 'x").is_err());
+    }
+
+    #[test]
+    fn a_run_line_parses_against_the_run_flags() {
+        let f = parse_run_line("--engine null --qd 8 --rw randread t.dat").unwrap();
+        assert_eq!(f.shape.qd, Some(8));
+        assert_eq!(f.exec.engine, EngineArg::Null);
+        assert_eq!(f.target.targets, vec![PathBuf::from("t.dat")]);
+        let e = parse_run_line("--nope").unwrap_err().to_string();
+        assert!(e.contains("--nope"), "{e}");
+    }
+}

@@ -1,0 +1,238 @@
+//! Running a plan from the terminal: the signal flag as the cancellation token, the result
+//! directory as the sink (results saved elsewhere make the command exit 2, see
+//! [`crate::results`]), the live line and one progress line per stored run on stderr, and the
+//! exit code from the stop reason.
+
+use crate::output::live::LiveLine;
+use crate::output::style;
+use oio_analysis::compare::{Group, Kind, RunData};
+use oio_core::result::RunResult;
+use oio_core::units::{format_bytes, format_count, format_ns};
+use oio_core::StopReason;
+use oio_engine::RunObserver;
+use oio_lab::{Document, FileSink, Lab, Outcome, Plan, Progress, Step};
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// The live line and progress lines of a plan's runs.
+struct Terminal {
+    live: Option<LiveLine>,
+    header: bool,
+}
+
+impl Progress for Terminal {
+    fn observer(&mut self) -> &mut dyn RunObserver {
+        let live = if self.header {
+            LiveLine::new()
+        } else {
+            LiveLine::new().without_header()
+        };
+        self.live.insert(live)
+    }
+
+    fn run_ended(&mut self) {
+        if let Some(l) = self.live.take() {
+            l.finish();
+        }
+    }
+
+    fn run_saved(&mut self, step: &Step, r: &RunResult, path: &Path) {
+        let t = &r.summary.total;
+        let p99 = t
+            .latency_ns
+            .p99
+            .map(|v| format_ns(v as f64))
+            .unwrap_or("-".into());
+        let line = |prefix: String| {
+            format!(
+                "{prefix}{} IOPS  {}/s  mean {}  p99 {p99}  -> {}",
+                format_count(t.iops),
+                format_bytes(t.bytes_per_sec),
+                t.latency_ns.mean.map(format_ns).unwrap_or("-".into()),
+                path.display()
+            )
+        };
+        let msg = match step {
+            Step::Single | Step::BlendPhase { .. } => return,
+            Step::Repeat { i, n } => line(format!("run {i}/{n}: ")),
+            Step::Interleave { label, round, n } => line(format!("{label}: run {round}/{n}: ")),
+            Step::SweepPoint {
+                done,
+                total,
+                label,
+                steady,
+            } => format!(
+                "[{done}/{total}] {label}: {} IOPS, p99 {p99}{}",
+                format_count(t.iops),
+                if *steady { "" } else { " (not steady)" }
+            ),
+        };
+        style::print_notice(&msg);
+    }
+
+    fn notice(&mut self, message: &str) {
+        style::print_notice(message);
+    }
+}
+
+/// Runs `plan` into `out` until it ends or a signal stops it. `header`: whether each run
+/// prints the workload header before its ramp.
+pub fn execute(plan: &Plan, out: &Path, header: bool) -> anyhow::Result<Outcome> {
+    let cancel = crate::interrupt::cancel_token();
+    let mut sink = FileSink::new(
+        out,
+        Box::new(std::io::stdout()),
+        Box::new(|w: &str| style::print_warning(w)),
+    );
+    let mut progress = Terminal { live: None, header };
+    let mut lab = Lab {
+        sink: &mut sink,
+        progress: &mut progress,
+        cancel: &cancel,
+        command: std::env::args().collect(),
+    };
+    let outcome = lab.execute(plan);
+    if sink.rescued() {
+        crate::results::mark_rescued();
+    }
+    Ok(outcome?)
+}
+
+/// The exit code of an experiment that stopped for `stop`, before the signal's own code
+/// replaces it (see [`crate::interrupt::exit_code`]).
+pub fn exit_code(stop: StopReason) -> ExitCode {
+    match stop {
+        StopReason::Completed => ExitCode::SUCCESS,
+        StopReason::Interrupted => ExitCode::from(crate::interrupt::EXIT_INTERRUPTED),
+        StopReason::Errors => ExitCode::from(crate::EXIT_CHECK_FAILED),
+    }
+}
+
+/// The stop reason of runs, counting I/O errors and failed verification as errors.
+pub fn run_stop(outcome: &Outcome) -> StopReason {
+    let failed = outcome.runs.iter().any(|d| {
+        d.result.errors.count > 0 || d.result.verify.as_ref().is_some_and(|v| v.mismatches > 0)
+    });
+    if outcome.stop == StopReason::Completed && failed {
+        StopReason::Errors
+    } else {
+        outcome.stop
+    }
+}
+
+/// Prints what an experiment left, the way the command that plans it does (`oio rerun`
+/// prints the same), and returns the exit code. `compare` sets the statistics of an
+/// interleaved comparison.
+pub fn present(
+    plan: &Plan,
+    outcome: &Outcome,
+    out: &Path,
+    json: bool,
+    compare: &oio_analysis::compare::Options,
+) -> anyhow::Result<ExitCode> {
+    let stop = run_stop(outcome);
+    match plan {
+        Plan::Run { .. } => {
+            if let Some(done) = outcome.runs.first() {
+                print_run(&done.result, &done.path, json)?;
+            }
+        }
+        Plan::Repeat { .. } => {
+            let results: Vec<_> = outcome.runs.iter().map(|d| d.result.clone()).collect();
+            if json {
+                crate::output::print_json(&results)?;
+            } else if !results.is_empty() {
+                let mut o = anstream::stdout().lock();
+                crate::output::repeat::write_repeat_summary(&mut o, &results)?;
+                writeln!(
+                    o,
+                    "\nresults in {}; compare configurations with `oio compare DIR_A DIR_B`",
+                    out.display()
+                )?;
+            }
+        }
+        Plan::Interleave(il) => {
+            if outcome.stop == StopReason::Interrupted {
+                style::print_notice(&format!(
+                    "interrupted; the finished runs and the partial one are in {}; no comparison drawn",
+                    out.display()
+                ));
+                return Ok(exit_code(stop));
+            }
+            let groups = interleaved_groups(il, outcome);
+            let c = oio_analysis::compare::compare(&groups, Kind::Run, compare);
+            if json {
+                crate::output::print_json(&c)?;
+                for w in &c.warnings {
+                    style::print_warning(w);
+                }
+            } else {
+                let mut o = anstream::stdout().lock();
+                crate::output::compare::write_comparison(&mut o, &c)?;
+            }
+        }
+        Plan::Sweep(_) => match &outcome.document {
+            Some(Document::Sweep(doc, path)) => {
+                if json {
+                    crate::output::print_json(doc)?;
+                    style::print_notice(&format!("sweep: {}", path.display()));
+                } else {
+                    let mut o = anstream::stdout().lock();
+                    crate::output::sweep::print_table(&mut o, doc)?;
+                    writeln!(o, "\nsweep: {}", path.display())?;
+                }
+            }
+            _ => style::print_notice(&format!(
+                "interrupted; finished points are in {}; no sweep drawn",
+                out.display()
+            )),
+        },
+        Plan::Blend(b) => {
+            if let Some(Document::Blend(doc)) = &outcome.document {
+                if json {
+                    crate::output::print_json(doc)?;
+                } else {
+                    let mut o = anstream::stdout().lock();
+                    crate::output::blend::write_blend(&mut o, &b.spec, doc)?;
+                }
+            }
+        }
+    }
+    Ok(exit_code(stop))
+}
+
+/// The runs of an interleaved comparison as the groups `oio_analysis::compare` compares.
+fn interleaved_groups(il: &oio_lab::Interleave, outcome: &Outcome) -> Vec<Group> {
+    il.configs
+        .iter()
+        .map(|c| {
+            let mine: Vec<_> = outcome
+                .runs
+                .iter()
+                .filter(|d| d.label.as_deref() == Some(c.label.as_str()))
+                .collect();
+            Group {
+                label: c.label.clone(),
+                sources: mine.iter().map(|d| d.path.display().to_string()).collect(),
+                runs: mine.iter().map(|d| RunData::from_run(&d.result)).collect(),
+            }
+        })
+        .collect()
+}
+
+/// Prints one run as `oio run` does: the summary, or JSON on stdout and the path on stderr.
+fn print_run(result: &RunResult, path: &Path, json: bool) -> anyhow::Result<()> {
+    let saved = path.display().to_string();
+    if json {
+        crate::output::print_json(result)?;
+        if let Some(n) = &result.engine.notice {
+            style::print_notice(n);
+        }
+        style::print_notice(&format!("result: {saved}"));
+    } else {
+        let mut o = anstream::stdout().lock();
+        crate::output::summary::write_summary(&mut o, result, Some(&saved))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,119 @@
+//! The groups of `oio compare` read from result files and directories: oio or fio runs, or
+//! TPC-C results, never both in one comparison.
+//!
+//! It reads files with `commands::report::load_inputs` until that moves into the report crate
+//! (`oio_report::inputs`), which is why this is not part of the compare command itself.
+
+use crate::commands::report::{load_inputs, Input};
+use crate::output::style;
+use anyhow::{bail, Context};
+use oio_analysis::compare::{Group, Kind, RunData, TpccFacts, TxnFacts};
+use std::path::PathBuf;
+
+/// The part of a TPC-C result a comparison needs.
+fn tpcc_facts(t: &oio_tpcc::TpccResult) -> TpccFacts {
+    let mut workload = format!(
+        "tpcc, {} warehouse{}",
+        t.warehouses,
+        if t.warehouses == 1 { "" } else { "s" }
+    );
+    if t.options.paced {
+        workload.push_str(", paced");
+    }
+    TpccFacts {
+        workload,
+        partial: t.partial,
+        nopm: t.summary.nopm,
+        tpm: t.summary.tpm,
+        tpm_source: t.summary.tpm_source.clone(),
+        transactions: t
+            .transactions
+            .iter()
+            .map(|(k, x)| {
+                (
+                    k.clone(),
+                    TxnFacts {
+                        p90_us: x.latency_us.p90,
+                        p99_us: x.latency_us.p99,
+                        histogram_ns: x.histogram_ns.clone(),
+                    },
+                )
+            })
+            .collect(),
+    }
+}
+
+/// Loads each group's runs: oio or fio run results, or TPC-C results, never both (the metrics
+/// differ). Other documents are skipped with a notice.
+pub fn load_groups(paths: &[PathBuf], labels: &[String]) -> anyhow::Result<(Vec<Group>, Kind)> {
+    let mut groups = Vec::new();
+    let mut kinds: Vec<(Kind, String)> = Vec::new();
+    for (i, path) in paths.iter().enumerate() {
+        let inputs = load_inputs(std::slice::from_ref(path))?;
+        let mut runs = Vec::new();
+        let mut sources = Vec::new();
+        let mut kind: Option<(Kind, String)> = None;
+        for input in inputs {
+            let (k, data, file) = match input {
+                Input::Run { result, path } => (Kind::Run, RunData::from_run(&result), path),
+                Input::Doc {
+                    schema,
+                    value,
+                    path,
+                } if schema == oio_tpcc::result::TPCC_SCHEMA => {
+                    let t: oio_tpcc::TpccResult =
+                        serde_json::from_value(value).with_context(|| {
+                            format!("'{}': not a valid oio.tpcc document", path.display())
+                        })?;
+                    (Kind::Tpcc, RunData::from_tpcc(&tpcc_facts(&t)), path)
+                }
+                other => {
+                    style::print_notice(&format!(
+                        "{}: a {} document, not a run or TPC-C result; skipped",
+                        other.path().display(),
+                        other.kind()
+                    ));
+                    continue;
+                }
+            };
+            let file = file.display().to_string();
+            match &kind {
+                Some((first, first_file)) if *first != k => bail!(
+                    "'{}' mixes {} ({first_file}) with {} ({file}): put each kind in its own group; runs and TPC-C results cannot be compared with each other",
+                    path.display(),
+                    first.words(),
+                    k.words()
+                ),
+                Some(_) => {}
+                None => kind = Some((k, file.clone())),
+            }
+            runs.push(data);
+            sources.push(file);
+        }
+        let Some(kind) = kind else {
+            bail!(
+                "'{}' holds no results to compare (expected oio run JSON, fio JSON or oio tpcc run JSON files)",
+                path.display()
+            );
+        };
+        kinds.push((kind.0, path.display().to_string()));
+        groups.push(Group {
+            label: labels
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| path.display().to_string()),
+            sources,
+            runs,
+        });
+    }
+    let kind = kinds[0].0;
+    if let Some((other, p)) = kinds.iter().find(|(k, _)| *k != kind) {
+        bail!(
+            "cannot compare {} with {}: '{}' holds the first kind and '{p}' the second; compare I/O runs with I/O runs and TPC-C results with TPC-C results",
+            kind.words(),
+            other.words(),
+            kinds[0].1
+        );
+    }
+    Ok((groups, kind))
+}

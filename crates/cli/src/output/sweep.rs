@@ -1,0 +1,146 @@
+//! The terminal form of `oio sweep`: one row per point with the rules and flags that name it,
+//! then each series' knee by every rule, the production depth and the warnings.
+
+use oio_analysis::knee::{Knee, RuleDepth};
+use oio_analysis::sweep::{self, Sweep};
+use oio_core::units::{format_bytes, format_count, format_ns};
+use std::io::Write;
+
+/// The rules (and flags) that name this point of a series, for the table's last column.
+fn marks(k: Option<&Knee>, qd: u32, fraction: f64) -> String {
+    let Some(k) = k else {
+        return String::new();
+    };
+    let mut m = Vec::new();
+    if k.qd == qd {
+        m.push("KNEE".to_string());
+    }
+    let named = |r: &RuleDepth| r.qd == Some(qd);
+    if named(&k.rules.power) {
+        m.push("power".into());
+    }
+    if named(&k.rules.saturation) {
+        m.push("saturation".into());
+    }
+    if named(&k.rules.pct_of_peak) {
+        m.push(format!("{:.0}%-of-peak", fraction * 100.0));
+    }
+    if k.rules.latency_target.as_ref().is_some_and(named) {
+        m.push("latency-target".into());
+    }
+    for f in &k.flags {
+        if f.qd == Some(qd) {
+            m.push(f.kind.replace('_', "-"));
+        }
+    }
+    m.join(" ")
+}
+
+pub fn print_table(out: &mut impl Write, doc: &Sweep) -> anyhow::Result<()> {
+    writeln!(
+        out,
+        "{:>5} {:>8} {:>6} {:>12} {:>12} {:>10} {:>10} {:>10} {:>8} {:>9}  rules and flags",
+        "qd", "bs", "read%", "IOPS", "throughput", "mean", "p50", "p99", "oio", "drift"
+    )?;
+    let groups = sweep::series(&doc.points);
+    for p in &doc.points {
+        let knee = groups
+            .iter()
+            .position(|(b, r, _)| *b == p.bs && *r == p.read_pct)
+            .and_then(|i| doc.series.get(i))
+            .and_then(|s| s.knee.as_ref());
+        writeln!(
+            out,
+            "{:>5} {:>8} {:>6} {:>12} {:>12} {:>10} {:>10} {:>10} {:>8.1} {:>9}  {}",
+            p.qd,
+            p.bs.as_deref().unwrap_or("-"),
+            p.read_pct.map(|v| format!("{v:.0}")).unwrap_or("-".into()),
+            format_count(p.iops),
+            format!("{}/s", format_bytes(p.bytes_per_sec)),
+            p.latency_ns.mean.map(format_ns).unwrap_or("-".into()),
+            p.latency_ns
+                .p50
+                .map(|v| format_ns(v as f64))
+                .unwrap_or("-".into()),
+            p.latency_ns
+                .p99
+                .map(|v| format_ns(v as f64))
+                .unwrap_or("-".into()),
+            p.outstanding_mean,
+            p.steady
+                .drift_pct
+                .map(|d| format!("{d:.1} %"))
+                .unwrap_or("too short".into()),
+            marks(knee, p.qd, doc.options.knee_fraction)
+        )?;
+    }
+    if doc.points.iter().any(|p| p.steady.drift_pct.is_none()) {
+        writeln!(
+            out,
+            "drift: IOPS change over a run; \"too short\" = fewer than {} intervals, too short to judge",
+            sweep::MIN_INTERVALS
+        )?;
+    }
+    for (i, s) in doc.series.iter().enumerate() {
+        let Some(k) = &s.knee else {
+            if i == 0 {
+                writeln!(out, "\nno knee: no point completed any I/O")?;
+            }
+            continue;
+        };
+        if doc.series.len() > 1 {
+            writeln!(
+                out,
+                "\nbs {} read {}:",
+                s.bs.as_deref().unwrap_or("-"),
+                s.read_pct
+                    .map(|v| format!("{v:.0} %"))
+                    .unwrap_or("-".into())
+            )?;
+        } else {
+            writeln!(out)?;
+        }
+        writeln!(out, "{}", k.summary)?;
+        let mut rules = vec![
+            ("power", &k.rules.power),
+            ("saturation", &k.rules.saturation),
+            ("X % of peak", &k.rules.pct_of_peak),
+        ];
+        if let Some(r) = &k.rules.latency_target {
+            rules.push(("latency target", r));
+        }
+        for (name, r) in rules {
+            let at = match (r.qd, r.iops) {
+                (Some(q), Some(x)) => format!(
+                    "qd {q}: {} IOPS, mean {}, p99 {}",
+                    format_count(x),
+                    r.latency_ns.mean.map(format_ns).unwrap_or("-".into()),
+                    r.latency_ns.p99.map(format_ns).unwrap_or("-".into())
+                ),
+                _ => "none".into(),
+            };
+            writeln!(
+                out,
+                "  {name:<15} {at}  ({}){}",
+                r.rule,
+                r.note
+                    .as_ref()
+                    .map(|n| format!("; {n}"))
+                    .unwrap_or_default()
+            )?;
+        }
+        for f in &k.flags {
+            writeln!(out, "  flag: {}", f.message)?;
+        }
+        if i == 0 {
+            writeln!(out, "rule: {}", k.rule)?;
+        }
+    }
+    if let Some(p) = &doc.production {
+        writeln!(out, "{}", p.summary)?;
+    }
+    for w in &doc.warnings {
+        writeln!(out, "warning: {w}")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,402 @@
+//! Experiments as plans (`oio_lab`): `oio rerun` repeats a result's plan, Ctrl-C stops
+//! `compare --run`, `sweep` and `blend` at once with the finished results and a partial one on
+//! disk, and the compare and sweep tables from fixed documents.
+
+use crate::common::{num, oio, run_json, scratch, uses_io_uring};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Run results (JSON files) under `dir`, recursively, sorted.
+fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(json_files(&p));
+            } else if p.extension().is_some_and(|x| x == "json") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn read(p: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+/// The one result file under `dir/oio-results` whose name contains `part`.
+fn only_result(dir: &Path) -> Value {
+    let files = json_files(&dir.join("oio-results"));
+    assert_eq!(files.len(), 1, "{files:?}");
+    read(&files[0])
+}
+
+fn counts(v: &Value) -> [f64; 4] {
+    [
+        num(v, "/summary/read/ios"),
+        num(v, "/summary/read/bytes"),
+        num(v, "/summary/write/ios"),
+        num(v, "/summary/write/bytes"),
+    ]
+}
+
+#[test]
+fn a_seeded_null_run_and_its_rerun_do_the_same_ios() {
+    let d = scratch();
+    let first = run_json(
+        d.path(),
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--rw",
+            "randrw",
+            "--bs",
+            "4k:50,64k:50",
+            "--qd",
+            "8",
+            "--ios",
+            "5000",
+            "--time",
+            "60s",
+            "--ramp",
+            "0",
+            "--seed",
+            "7",
+            "--size",
+            "16M",
+            "t.dat",
+        ],
+    );
+    assert_eq!(first["plan"]["kind"], "run", "{}", first["plan"]);
+    assert_eq!(first["plan"]["run"]["seed"], 7);
+    let saved = only_result(d.path());
+    let again = d.path().join("again");
+    let file = json_files(&d.path().join("oio-results")).remove(0);
+    let second = run_json(
+        d.path(),
+        &[
+            "rerun",
+            file.to_str().unwrap(),
+            "--out",
+            again.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(counts(&first), counts(&second));
+    assert_eq!(counts(&saved), counts(&second));
+    assert_eq!(num(&second, "/summary/total/ios"), 5000.0);
+    assert_eq!(
+        first["plan"], second["plan"],
+        "the rerun embeds the same plan"
+    );
+    assert_eq!(second["options"]["seed"], 7);
+    assert_eq!(json_files(&again).len(), 1, "the rerun wrote a new result");
+    // A second rerun of the rerun's result: still the same I/Os.
+    let third = run_json(
+        d.path(),
+        &[
+            "rerun",
+            json_files(&again)[0].to_str().unwrap(),
+            "--out",
+            "third",
+        ],
+    );
+    assert_eq!(counts(&first), counts(&third));
+}
+
+#[test]
+fn a_rerun_of_a_real_file_run_runs_the_same_plan() {
+    let _uring = uses_io_uring();
+    let d = scratch();
+    let first = run_json(
+        d.path(),
+        &[
+            "run", "--rw", "randread", "--bs", "4k", "--qd", "4", "--size", "16M", "--time", "1s",
+            "--ramp", "0", "real.dat",
+        ],
+    );
+    let file = json_files(&d.path().join("oio-results")).remove(0);
+    let second = run_json(
+        d.path(),
+        &["rerun", file.to_str().unwrap(), "--out", "again"],
+    );
+    assert_eq!(first["plan"], second["plan"]);
+    assert_eq!(first["workload"], second["workload"]);
+    assert_eq!(first["options"]["seed"], second["options"]["seed"]);
+    assert_eq!(first["targets"][0]["path"], second["targets"][0]["path"]);
+    assert_eq!(second["targets"][0]["size_bytes"], 16 << 20);
+    assert!(num(&second, "/summary/total/ios") > 0.0);
+    assert_eq!(second["stop_reason"], "completed");
+}
+
+#[test]
+fn a_rerun_of_a_sweep_sweeps_the_same_plan_again() {
+    let d = scratch();
+    let first = run_json(
+        d.path(),
+        &[
+            "sweep",
+            "randread",
+            "t.dat",
+            "--engine",
+            "null",
+            "--sim",
+            "servers=2,service=1ms",
+            "--qd",
+            "1,4",
+            "--time",
+            "1s",
+            "--ramp",
+            "0",
+            "--size",
+            "1M",
+            "--seed",
+            "3",
+        ],
+    );
+    assert_eq!(first["plan"]["kind"], "sweep");
+    let doc = json_files(&d.path().join("oio-results"))
+        .into_iter()
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("sweep-2")
+        })
+        .expect("the sweep document");
+    let second = run_json(
+        d.path(),
+        &["rerun", doc.to_str().unwrap(), "--out", "again"],
+    );
+    assert_eq!(first["plan"], second["plan"]);
+    assert_eq!(first["options"], second["options"]);
+    assert_eq!(second["points"].as_array().unwrap().len(), 2);
+    assert_eq!(second["simulated"], first["simulated"]);
+    // Each point's run embeds its own plan: the point's depth and seed.
+    let run = read(
+        &d.path()
+            .join(second["points"][1]["sources"][0].as_str().unwrap()),
+    );
+    assert_eq!(
+        run["plan"]["run"]["workload"]["stream"][0]["outstanding"],
+        4
+    );
+}
+
+#[test]
+fn a_blend_printed_as_json_reruns_its_phases() {
+    let d = scratch();
+    let first = run_json(
+        d.path(),
+        &[
+            "blend",
+            "b.dat",
+            "--streams",
+            "2",
+            "--engine",
+            "null",
+            "--size",
+            "4M",
+            "--time",
+            "1s",
+            "--ramp",
+            "0",
+        ],
+    );
+    assert_eq!(first["plan"]["kind"], "blend");
+    std::fs::write(d.path().join("blend.json"), first.to_string()).unwrap();
+    let second = run_json(d.path(), &["rerun", "blend.json", "--out", "again"]);
+    assert_eq!(second["schema"], "oio.blend");
+    assert_eq!(first["plan"], second["plan"]);
+    let phases = second["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 3, "two alone, then together");
+    for p in phases {
+        assert!(
+            p["result_file"].as_str().unwrap().starts_with("again/"),
+            "{p}"
+        );
+    }
+}
+
+#[test]
+fn rerun_refuses_what_it_cannot_rerun() {
+    let d = scratch();
+    std::fs::write(d.path().join("no-plan.json"), r#"{"schema": "oio.run"}"#).unwrap();
+    std::fs::write(d.path().join("bad.json"), "{\n  \"plan\": ").unwrap();
+    std::fs::write(
+        d.path().join("odd-plan.json"),
+        r#"{"plan": {"kind": "teleport"}}"#,
+    )
+    .unwrap();
+    for (file, expected) in [
+        ("no-plan.json", "no plan in this document"),
+        ("bad.json", "bad.json':2:"),
+        ("odd-plan.json", "not one this oio can run"),
+        ("missing.json", "missing.json"),
+    ] {
+        let out = oio()
+            .current_dir(d.path())
+            .args(["rerun", file])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{file}: {err}");
+        assert!(err.contains(expected), "{file}: {err}");
+    }
+    assert!(!d.path().join("oio-results").exists(), "nothing ran");
+}
+
+/// Starts oio with `args` in `dir`, sends SIGINT once `ready` result files exist under
+/// `dir/oio-results`, and returns its output and how long it took to stop after the signal.
+fn interrupt(dir: &Path, args: &[&str], ready: usize) -> (Output, Duration) {
+    let child = Command::new(assert_cmd::cargo::cargo_bin("oio"))
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let results = dir.join("oio-results");
+    let start = Instant::now();
+    while json_files(&results).len() < ready {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no results after 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let signalled = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    (out, signalled.elapsed())
+}
+
+/// The partial and complete run results under `dir/oio-results`.
+fn partial_and_complete(dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    json_files(&dir.join("oio-results"))
+        .into_iter()
+        .filter(|p| read(p)["schema"] == "oio.run")
+        .partition(|p| read(p)["partial"] == true)
+}
+
+fn check_interrupted(what: &str, dir: &Path, out: &Output, took: Duration) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{what}: {err}");
+    // Each run is 2 s long: stopping "at once" is well within one run.
+    assert!(
+        took < Duration::from_millis(1500),
+        "{what}: took {took:?} to stop"
+    );
+    let (partial, complete) = partial_and_complete(dir);
+    assert_eq!(partial.len(), 1, "{what}: one partial result: {partial:?}");
+    assert!(!complete.is_empty(), "{what}: the finished runs are kept");
+    let p = read(&partial[0]);
+    assert_eq!(p["stop_reason"], "interrupted");
+    assert!(
+        p["plan"]["run"].is_object(),
+        "{what}: the partial run has its plan"
+    );
+}
+
+const NULL_RUN: &str = "--engine null --rw randread --size 4M --time 2s --ramp 0 t.dat";
+
+#[test]
+fn ctrl_c_stops_compare_run_at_once_and_draws_no_comparison() {
+    let d = scratch();
+    let a = format!("{NULL_RUN} --qd 1");
+    let b = format!("{NULL_RUN} --qd 4");
+    let (out, took) = interrupt(
+        d.path(),
+        &[
+            "compare", "--run", &a, "--run", &b, "--repeat", "3", "--json",
+        ],
+        1,
+    );
+    check_interrupted("compare --run", d.path(), &out, took);
+    assert!(out.stdout.is_empty(), "no comparison from a partial set");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no comparison drawn"));
+}
+
+#[test]
+fn ctrl_c_stops_sweep_and_blend_at_once_with_a_partial_result() {
+    let d = scratch();
+    let (out, took) = interrupt(
+        d.path(),
+        &[
+            "sweep", "randread", "t.dat", "--size", "4M", "--engine", "null", "--qd", "1,2,4",
+            "--time", "2s", "--ramp", "0", "--json",
+        ],
+        1,
+    );
+    check_interrupted("sweep", d.path(), &out, took);
+    assert!(out.stdout.is_empty(), "no sweep document");
+    assert!(json_files(&d.path().join("oio-results")).iter().all(|p| !p
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .starts_with("sweep-")));
+
+    let d = scratch();
+    let (out, took) = interrupt(
+        d.path(),
+        &[
+            "blend",
+            "t.dat",
+            "--size",
+            "4M",
+            "--engine",
+            "null",
+            "--streams",
+            "3",
+            "--time",
+            "2s",
+            "--ramp",
+            "0",
+            "--json",
+        ],
+        1,
+    );
+    check_interrupted("blend", d.path(), &out, took);
+    assert!(out.stdout.is_empty(), "no blend drawn");
+    let (partial, complete) = partial_and_complete(d.path());
+    assert!(
+        partial.len() + complete.len() < 4,
+        "the remaining phases never started"
+    );
+}
+
+#[test]
+fn the_comparison_table_of_fixed_results() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/compare");
+    let out = oio()
+        .current_dir(&data)
+        .args(["compare", "raid5", "raid10", "--label", "raid5,raid10"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    insta::assert_snapshot!(String::from_utf8(out.stdout).unwrap());
+}
+
+#[test]
+fn the_sweep_table_of_a_fixed_sweep() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sweep-sim8.json");
+    let doc: oio_analysis::sweep::Sweep =
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let mut text = Vec::new();
+    oio::output::sweep::print_table(&mut text, &doc).unwrap();
+    insta::assert_snapshot!(String::from_utf8(text).unwrap());
+}

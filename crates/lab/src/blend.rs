@@ -1,0 +1,213 @@
+//! The I/O blender (seed 001): N sequential streams, each in its own slice of one target, run
+//! one at a time, then all together; the document shows how throughput and sequentiality
+//! change when regular streams are mixed on one target. Cancelling stops it between and
+//! inside phases: the phases' results are stored, and no blend is drawn from an incomplete set.
+
+use crate::config::{RunConfig, RunSettings};
+use crate::error::{LabError, Result};
+use crate::plan::{Lab, Outcome, Plan, Step};
+use oio_core::workload::{Extent, Percent, Region, Stream, Workload};
+use oio_core::SizeMix;
+use serde::{Deserialize, Serialize};
+
+/// Schema name of blend documents.
+pub const SCHEMA: &str = "oio.blend";
+
+/// What to blend.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BlendSpec {
+    /// Sequential streams (2 to 64).
+    pub streams: u32,
+    /// Writes instead of reads.
+    pub write: bool,
+    /// I/O size of every stream.
+    pub bs: SizeMix,
+    /// Outstanding I/Os per stream.
+    pub qd: u32,
+}
+
+/// One phase: its name and its run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BlendPhase {
+    /// `seq-2 alone`, `all 4 together`.
+    pub name: String,
+    /// The run.
+    pub run: RunConfig,
+}
+
+/// A blend, as data.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BlendPlan {
+    /// What is blended.
+    pub spec: BlendSpec,
+    /// Each stream alone, then all together.
+    pub phases: Vec<BlendPhase>,
+}
+
+fn stream(i: u32, spec: &BlendSpec) -> Stream {
+    let share = 100.0 / f64::from(spec.streams);
+    Stream {
+        name: format!("seq-{}", i + 1),
+        target: None,
+        read_pct: Percent(if spec.write { 0.0 } else { 100.0 }),
+        bs: Some(spec.bs.clone()),
+        read_bs: None,
+        write_bs: None,
+        random_pct: Percent(0.0),
+        align: None,
+        region: Region {
+            offset: Extent::Percent(share * f64::from(i)),
+            length: Extent::Percent(share),
+        },
+        outstanding: Some(spec.qd),
+        workers: 1,
+        stripe: None,
+        compress_pct: None,
+        dedupe_pct: None,
+        rate: None,
+        distribution: None,
+        fdatasync: None,
+    }
+}
+
+impl BlendPlan {
+    /// The phases of `spec` under `settings` (the completion order is always tracked: it is
+    /// what the blend measures).
+    pub fn new(spec: BlendSpec, settings: &RunSettings) -> Result<BlendPlan> {
+        if spec.streams < 2 || spec.streams > 64 {
+            return Err(LabError::Invalid(format!(
+                "--streams {}: the blender needs 2 to 64 streams",
+                spec.streams
+            )));
+        }
+        if spec.qd == 0 {
+            return Err(LabError::Invalid("--qd must be at least 1".into()));
+        }
+        if settings.targets.len() > 1 || !settings.roles.is_empty() {
+            return Err(LabError::Invalid(
+                "the blender runs on one target: give one file or device".into(),
+            ));
+        }
+        let settings = RunSettings {
+            access_order: true,
+            ..settings.clone()
+        };
+        let all: Vec<Stream> = (0..spec.streams).map(|i| stream(i, &spec)).collect();
+        let mut sets: Vec<(String, Vec<Stream>)> = all
+            .iter()
+            .map(|s| (format!("{} alone", s.name), vec![s.clone()]))
+            .collect();
+        sets.push((format!("all {} together", spec.streams), all));
+        let phases = sets
+            .into_iter()
+            .map(|(name, streams)| {
+                let workload = Workload {
+                    name: format!("blend-{}", name.replace(' ', "-")),
+                    description: format!("oio blend: {name}"),
+                    streams,
+                };
+                Ok(BlendPhase {
+                    run: settings.config_of(workload)?,
+                    name,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(BlendPlan { spec, phases })
+    }
+}
+
+/// One phase of the document.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Phase {
+    /// "seq-2 alone" or "all 4 together".
+    pub name: String,
+    /// Streams running.
+    pub streams: Vec<String>,
+    /// I/Os per second.
+    pub iops: f64,
+    /// Bytes per second.
+    pub bytes_per_sec: f64,
+    /// Median latency, ns.
+    pub latency_p50_ns: Option<u64>,
+    /// 99th percentile latency, ns.
+    pub latency_p99_ns: Option<u64>,
+    /// Share of I/Os that continued where the previous one on the target ended.
+    pub sequential_pct: f64,
+    /// Share within 128 KiB of it.
+    pub near_sequential_pct: f64,
+    /// The phase's full result.
+    pub result_file: String,
+}
+
+/// The blend document.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Blend {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// 1.
+    pub schema_version: u32,
+    /// oio's version.
+    pub oio_version: String,
+    /// Target path.
+    pub target: String,
+    /// What the sequentiality is measured from.
+    pub basis: String,
+    /// The phases: each stream alone, then all together.
+    pub phases: Vec<Phase>,
+    /// The plan that produced it (`oio rerun` reads it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<serde_json::Value>,
+}
+
+/// Runs the phases; the document only when every phase completed.
+pub(crate) fn execute(lab: &mut Lab<'_>, plan: &BlendPlan, out: &mut Outcome) -> Result<()> {
+    let mut phases = Vec::new();
+    let mut basis = String::new();
+    for ph in &plan.phases {
+        let step = Step::BlendPhase {
+            name: ph.name.clone(),
+        };
+        let (r, path) = lab.run_one(&ph.run, None, &step, None)?;
+        let order = r.access_order.clone().unwrap_or_default();
+        basis = order.basis.clone();
+        phases.push(Phase {
+            name: ph.name.clone(),
+            streams: r.streams.iter().map(|s| s.name.clone()).collect(),
+            iops: r.summary.total.iops,
+            bytes_per_sec: r.summary.total.bytes_per_sec,
+            latency_p50_ns: r.summary.total.latency_ns.p50,
+            latency_p99_ns: r.summary.total.latency_ns.p99,
+            sequential_pct: order.sequential_pct,
+            near_sequential_pct: order.near_sequential_pct,
+            result_file: path.display().to_string(),
+        });
+        let stop = crate::plan::stop_reason(&r);
+        out.runs.push(crate::plan::Done {
+            label: None,
+            result: r,
+            path,
+        });
+        if !lab.note_stop(stop, out) {
+            // An interrupted phase compares nothing: no conclusions from it.
+            lab.progress.notice(&format!(
+                "interrupted during \"{}\"; the phases' results are kept; no blend drawn",
+                ph.name
+            ));
+            return Ok(());
+        }
+    }
+    out.document = Some(crate::plan::Document::Blend(Blend {
+        schema: SCHEMA.into(),
+        schema_version: 1,
+        oio_version: env!("CARGO_PKG_VERSION").into(),
+        target: plan
+            .phases
+            .first()
+            .map(|p| p.run.target_paths().join(","))
+            .unwrap_or_default(),
+        basis,
+        phases,
+        plan: Some(Plan::Blend(plan.clone()).to_value()),
+    }));
+    Ok(())
+}
