@@ -45,6 +45,11 @@ pub trait RunObserver {
     fn started(&mut self, _start: &Start<'_>) {}
     /// Called a few times a second with the time since start and the last finished interval.
     fn tick(&mut self, _elapsed: Duration, _last: Option<&Interval>) {}
+    /// Whether each interval should carry its latency histograms (a fleet agent streams them
+    /// for exact merging; a result file otherwise keeps only summaries per interval).
+    fn interval_histograms(&self) -> bool {
+        false
+    }
 }
 
 /// What is about to run, told before the ramp starts so a user sees it before waiting.
@@ -720,6 +725,7 @@ fn collect(
     let mut pending: BTreeMap<u64, Pending> = BTreeMap::new();
     let mut next = 0u64;
     let mut done = 0usize;
+    let hist = observer.interval_histograms();
     let finalize = |c: &mut Collected, idx: u64, p: Pending| {
         let start = t.measure_start + idx * t.interval;
         let secs = p.end_ns.saturating_sub(start) as f64 / 1e9;
@@ -732,9 +738,9 @@ fn collect(
         c.intervals.push(Interval {
             t_s: p.end_ns.saturating_sub(t.measure_start) as f64 / 1e9,
             duration_s: secs,
-            read: stats(&all.read, secs, false),
-            write: stats(&all.write, secs, false),
-            total: stats(&all.total(), secs, false),
+            read: stats(&all.read, secs, hist),
+            write: stats(&all.write, secs, hist),
+            total: stats(&all.total(), secs, hist),
             offered_iops: open.then(|| {
                 if secs > 0.0 {
                     all.offered as f64 / secs
