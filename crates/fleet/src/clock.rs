@@ -163,9 +163,18 @@ mod tests {
         drop(to_agent_w);
         agent.join().unwrap();
         let err = (e.offset_ns - offset).abs();
-        assert!(e.rtt_ns >= 4_000_000, "a round trip cannot beat the injected 4 ms: {e:?}");
-        assert!(e.rtt_ns < 24_000_000, "the delayed probes were not kept: {e:?}");
-        assert!(err <= e.rtt_ns / 2, "error {err} ns beyond half the round trip: {e:?}");
+        assert!(
+            e.rtt_ns >= 4_000_000,
+            "a round trip cannot beat the injected 4 ms: {e:?}"
+        );
+        assert!(
+            e.rtt_ns < 24_000_000,
+            "the delayed probes were not kept: {e:?}"
+        );
+        assert!(
+            err <= e.rtt_ns / 2,
+            "error {err} ns beyond half the round trip: {e:?}"
+        );
         // Legs differ by at most the 3 ms jitter (plus scheduling): the estimate is that good.
         assert!(err < 4_000_000, "error {err} ns: {e:?}");
         assert_eq!(e.probes, PROBES);

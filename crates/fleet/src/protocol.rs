@@ -330,7 +330,6 @@ pub struct TargetCheck {
 /// Every message, tagged by `msg`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "msg", rename_all = "snake_case")]
-#[allow(clippy::large_enum_variant)]
 pub enum Message {
     /// Both sides, first.
     Hello(Hello),
@@ -377,7 +376,7 @@ pub enum Message {
         agent_ns: i64,
     },
     /// Agent: one finished interval.
-    Interval(WireInterval),
+    Interval(Box<WireInterval>),
     /// Agent: the host's result (its last message).
     Result {
         /// The full `oio.run` document.
@@ -525,7 +524,16 @@ mod tests {
 
     #[test]
     fn a_histogram_crosses_the_wire_bucket_for_bucket() {
-        let h = hist(&[1, 999, 1000, 1001, 55_555, 7_000_000, 7_000_001, 3_000_000_000]);
+        let h = hist(&[
+            1,
+            999,
+            1000,
+            1001,
+            55_555,
+            7_000_000,
+            7_000_001,
+            3_000_000_000,
+        ]);
         let sparse = h.to_sparse();
         let wire = WireHistogram::from_sparse(&sparse);
         let line = serde_json::to_string(&wire).unwrap();
@@ -571,7 +579,10 @@ mod tests {
         );
         out.extend_from_slice(b"\n{\"msg\":\"warp\"}\n");
         let mut r = Reader::new(out.as_slice());
-        assert!(matches!(r.next_message(), Ok(Some(Message::Time { seq: 3 }))));
+        assert!(matches!(
+            r.next_message(),
+            Ok(Some(Message::Time { seq: 3 }))
+        ));
         assert!(matches!(
             r.next_message(),
             Ok(Some(Message::Go { start_agent_ns: -5 }))
@@ -600,14 +611,20 @@ mod tests {
         assert!(me.check_peer(&peer).is_ok());
         peer.protocol = 2;
         let e = me.check_peer(&peer).unwrap_err();
-        assert!(e.contains("protocol version 2") && e.contains("install the same oio"), "{e}");
+        assert!(
+            e.contains("protocol version 2") && e.contains("install the same oio"),
+            "{e}"
+        );
         let mut peer = me.clone();
         peer.oio_version = "0.2.0 (commit def)".into();
         let e = me.check_peer(&peer).unwrap_err();
         assert!(e.contains("oio 0.2.0 (commit def) does not match"), "{e}");
         let mut peer = me.clone();
         peer.histogram.significant_digits = 3;
-        assert!(me.check_peer(&peer).unwrap_err().contains("histogram layout"));
+        assert!(me
+            .check_peer(&peer)
+            .unwrap_err()
+            .contains("histogram layout"));
         // The refusal is a message the other side can parse.
         let line = serde_json::to_string(&Message::Hello(me)).unwrap();
         assert!(line.starts_with("{\"msg\":\"hello\""), "{line}");
@@ -627,7 +644,7 @@ mod tests {
             backlog_max: None,
         };
         let w = WireInterval::from_interval(0, &i);
-        let json = serde_json::to_string(&Message::Interval(w)).unwrap();
+        let json = serde_json::to_string(&Message::Interval(Box::new(w))).unwrap();
         let Message::Interval(back) = serde_json::from_str(&json).unwrap() else {
             panic!("not an interval")
         };
