@@ -40,3 +40,5 @@ mod report;
 mod diagnose;
 // Real inputs: localized perfmon, diskspd/IOMeter/vdbench imports, fio logs against fio JSON.
 mod inputs;
+// `oio fleet` over real SSH between network namespaces: start skew, exact merge, refusals, lost hosts.
+mod fleet;
