@@ -6,9 +6,9 @@
 //! the session logic runs in the caller's thread.
 
 use crate::clock::{estimate, ClockOffset, Sample, PROBES};
-use crate::protocol::{now_ns, send, Hello, Message, Reader, TargetCheck};
+use crate::protocol::{now_ns, send, Hello, Message, Reader, TargetCheck, WireInterval};
 use crossbeam_channel::{Receiver, RecvTimeoutError};
-use oio_core::result::{Interval, RunResult, TargetInfo};
+use oio_core::result::{RunResult, TargetInfo};
 use oio_core::Cancel;
 use oio_engine::RunPlan;
 use serde::{Deserialize, Serialize};
@@ -23,6 +23,8 @@ const STDERR_TAIL: usize = 4096;
 const STOP_GRACE: Duration = Duration::from_secs(20);
 /// How long a finished agent's launcher gets to exit before it is killed.
 const EXIT_GRACE: Duration = Duration::from_secs(5);
+/// Most streamed intervals kept per host (the engine's own bound on a run's series).
+const MAX_STREAMED: usize = 1_000_000;
 
 /// One host to run on.
 #[derive(Clone, Debug)]
@@ -89,8 +91,10 @@ pub struct HostOutcome {
     /// When its workers started against the common start, ns (controller's clock, through
     /// the clock offset: uncertain by ± half the probe's round trip).
     pub start_skew_ns: Option<i64>,
-    /// Intervals as they were streamed (with histograms).
-    pub streamed: Vec<Interval>,
+    /// Intervals as they were streamed, still encoded: they are decoded only for a host whose
+    /// own result never came (its result holds them all otherwise), which keeps the
+    /// controller's cost per host and interval to parsing one line.
+    pub streamed: Vec<WireInterval>,
     /// Its own result, when it came.
     pub result: Option<RunResult>,
     /// Set when the host was lost.
@@ -556,14 +560,11 @@ fn run_on(
                 h.start_skew_ns = Some(h.clock.to_controller(agent_ns) - start_ns);
                 None
             }
-            Ev::Msg(Message::Interval(w)) => match w.to_interval() {
-                Ok(iv) if h.streamed.len() < 10_000_000 => {
-                    h.streamed.push(iv);
-                    None
-                }
-                Ok(_) => Some("more intervals than any plan makes".to_string()),
-                Err(e) => Some(format!("interval {}: {e}", w.index)),
-            },
+            Ev::Msg(Message::Interval(w)) if h.streamed.len() < MAX_STREAMED => {
+                h.streamed.push(*w);
+                None
+            }
+            Ev::Msg(Message::Interval(_)) => Some("more intervals than any plan makes".into()),
             Ev::Msg(Message::Result { result }) => {
                 h.result = Some(*result);
                 fleet.sessions[i].stdin = None;

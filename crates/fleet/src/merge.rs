@@ -2,14 +2,17 @@
 //! so merged percentiles are those of every I/O of every host; rates and Little's-law
 //! outstanding I/O are sums of the hosts'. Percentiles are never averaged.
 
-use oio_core::histogram::LatencyHistogram;
+use oio_core::histogram::{LatencyHistogram, SparseHistogram};
 use oio_core::result::{DirStats, Interval, Summary};
 
 /// Sums per-direction stats of several hosts. IOPS, bytes/s and mean outstanding I/O are the
 /// sums of the hosts' (each measured over its own clock); latency comes from the summed
 /// histogram. A part without a histogram (latency tracking off) leaves the merged one out.
 pub fn merge_dirs(parts: &[&DirStats]) -> DirStats {
-    let mut hist = LatencyHistogram::new();
+    // Buckets are keyed by their highest value, the same in every host's histogram (one
+    // layout, checked at hello), so summing by key is the bucket-by-bucket sum.
+    let mut buckets: std::collections::BTreeMap<u64, u64> = std::collections::BTreeMap::new();
+    let (mut count, mut sum, mut min, mut max) = (0u64, 0f64, None::<u64>, None::<u64>);
     let mut exact = true;
     let mut d = DirStats::default();
     for p in parts {
@@ -19,15 +22,33 @@ pub fn merge_dirs(parts: &[&DirStats]) -> DirStats {
         d.bytes_per_sec += p.bytes_per_sec;
         d.outstanding_mean += p.outstanding_mean;
         match &p.histogram {
-            Some(h) => hist += &LatencyHistogram::from_sparse(h),
+            Some(h) => {
+                for [v, c] in &h.buckets {
+                    let e = buckets.entry(*v).or_default();
+                    *e = e.saturating_add(*c);
+                }
+                count = count.saturating_add(h.count);
+                sum += h.sum;
+                min = min.into_iter().chain(h.min).min();
+                max = max.into_iter().chain(h.max).max();
+            }
             None if p.ios > 0 => exact = false,
             None => {}
         }
     }
     d.mean_io_bytes = (d.ios > 0).then(|| d.bytes as f64 / d.ios as f64);
-    if exact {
-        d.latency_ns = hist.summary();
-        d.histogram = (!hist.is_empty()).then(|| hist.to_sparse());
+    if exact && count > 0 {
+        let sparse = SparseHistogram {
+            unit: "ns".into(),
+            significant_digits: oio_core::histogram::SIGNIFICANT_DIGITS,
+            count,
+            sum,
+            min,
+            max,
+            buckets: buckets.into_iter().map(|(v, c)| [v, c]).collect(),
+        };
+        d.latency_ns = LatencyHistogram::from_sparse(&sparse).summary();
+        d.histogram = Some(sparse);
     }
     d
 }
@@ -269,12 +290,34 @@ pub fn document(
     let mut lost = Vec::new();
     let mut any_errors = false;
     let mut any_interrupted = run.interrupted;
+    let mut undecodable = Vec::new();
+    // A host's own result is authoritative (it holds the last, unstreamed intervals); a lost
+    // host contributes what it streamed.
+    let decoded: Vec<Vec<Interval>> = run
+        .hosts
+        .iter()
+        .map(|h| match &h.result {
+            Some(_) => Vec::new(),
+            None => h
+                .streamed
+                .iter()
+                .filter_map(|w| {
+                    w.to_interval()
+                        .map_err(|e| {
+                            undecodable.push(format!(
+                                "host {}: interval {}: {e}; left out",
+                                h.name, w.index
+                            ))
+                        })
+                        .ok()
+                })
+                .collect(),
+        })
+        .collect();
     for (i, h) in run.hosts.iter().enumerate() {
-        // A host's own result is authoritative (it holds the last, unstreamed intervals);
-        // a lost host contributes what it streamed.
         let (iv, summary): (&[Interval], Summary) = match &h.result {
             Some(r) => (&r.intervals, r.summary.clone()),
-            None => (&h.streamed, summary_of_intervals(&h.streamed)),
+            None => (&decoded[i], summary_of_intervals(&decoded[i])),
         };
         let status = match (&h.result, &h.lost) {
             (Some(r), _) => r.stop_reason.clone(),
@@ -316,6 +359,7 @@ pub fn document(
         oio_core::document::StopReason::Completed
     });
     envelope.warnings.extend(lost.iter().cloned());
+    envelope.warnings.extend(undecodable);
     envelope.warnings.push(
         "rates (IOPS, bytes/s, outstanding I/O) are sums of the hosts' own measurements; latency percentiles come from the hosts' histograms summed bucket by bucket; each host's interval i covers the same span after its own start, which differs from the common start by its start skew".into(),
     );
