@@ -679,6 +679,28 @@ fn a_refusal_on_one_host_starts_nothing_anywhere() {
         "{stderr}"
     );
     assert_eq!(std::fs::read(lab.path("t1.dat")).unwrap(), foreign);
+    // `oio fleet check` says the same without creating anything. (h0's prepare may have
+    // made its file before h1 refused, or been stopped while filling it.)
+    let _ = std::fs::remove_file(lab.path("t0.dat"));
+    let out = Command::new(env!("CARGO_BIN_EXE_oio"))
+        .env("NO_COLOR", "1")
+        .args(["fleet", "check", "--inventory"])
+        .arg(lab.inventory())
+        .arg("--launcher")
+        .arg(lab.launcher())
+        .args(["--rw", "randwrite", "--size", "4M"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    println!("{text}");
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("h0: oio "), "{text}");
+    assert!(text.contains("  create "), "{text}");
+    assert!(
+        text.contains("  refused ") && text.contains("t1.dat"),
+        "{text}"
+    );
+    assert!(!lab.path("t0.dat").exists(), "check created a file");
     let results: Vec<_> = walk_json(&lab.path("res"));
     assert!(results.is_empty(), "results were written: {results:?}");
     no_agents_left(&lab);
@@ -773,4 +795,128 @@ fn losing_one_agent_mid_run_makes_a_partial_result_and_stops_the_others() {
         );
     }
     no_agents_left(&lab);
+}
+
+/// The agent alone on pipes: after `go`, closing its stdin (the controller gone) stops its I/O
+/// at once and it exits; the file it made is sealed as oio's (a later run may write it).
+#[test]
+fn an_agent_stops_at_once_when_its_controller_goes() {
+    use oio_fleet::protocol::{send, Hello, Message, Reader};
+    let dir = scratch();
+    let target = dir.path().join("t.dat");
+    let plan = oio_engine::RunPlan {
+        workload: oio_core::profiles::profile("oltp-data").unwrap(),
+        bindings: vec![oio_engine::TargetBinding {
+            role: String::new(),
+            paths: vec![target.clone()],
+        }],
+        target_options: oio_engine::TargetOptions {
+            write: false,
+            direct: false,
+            size: Some(1 << 20),
+            allow_overwrite: false,
+            destroy_data: false,
+            fill_seed: 0,
+        },
+        engine: oio_engine::EngineKind::Sync,
+        submit: oio_engine::SubmitMode::PerIo,
+        time: Duration::from_secs(120),
+        ramp: Duration::ZERO,
+        interval: Duration::from_millis(200),
+        seed: 1,
+        latency_tracking: true,
+        io_limit: None,
+        verify: false,
+        track_order: false,
+        sim: None,
+        lat_log: None,
+    };
+    let mut agent = Command::new(env!("CARGO_BIN_EXE_oio"))
+        .args(["agent", "--stdio"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut w = agent.stdin.take().unwrap();
+    let mut r = Reader::new(std::io::BufReader::new(agent.stdout.take().unwrap()));
+    let version = String::from_utf8(
+        Command::new(env!("CARGO_BIN_EXE_oio"))
+            .arg("--version")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let version = version.trim().trim_start_matches("oio ").to_string();
+    send(&mut w, &Message::Hello(Hello::current(&version))).unwrap();
+    assert!(matches!(r.next_message(), Ok(Some(Message::Hello(_)))));
+    send(
+        &mut w,
+        &Message::Prepare {
+            plan: Box::new(plan),
+        },
+    )
+    .unwrap();
+    match r.next_message() {
+        Ok(Some(Message::Ready { targets })) => assert!(targets[0].created_by_oio),
+        other => panic!("expected ready, got {other:?}"),
+    }
+    send(
+        &mut w,
+        &Message::Go {
+            start_agent_ns: oio_fleet::protocol::now_ns(),
+        },
+    )
+    .unwrap();
+    assert!(matches!(
+        r.next_message(),
+        Ok(Some(Message::Started { .. }))
+    ));
+    // Measuring: at least one interval arrives.
+    assert!(matches!(r.next_message(), Ok(Some(Message::Interval(_)))));
+    let t = Instant::now();
+    drop(w);
+    let deadline = t + Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = agent.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = agent.kill();
+            panic!("the agent did not exit after its stdin closed");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    println!(
+        "agent exited {:?} after its stdin closed ({status})",
+        t.elapsed()
+    );
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    // It stopped cleanly: the file is sealed as oio's, so a writing run may use it.
+    let out = Command::new(env!("CARGO_BIN_EXE_oio"))
+        .args([
+            "run",
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4k",
+            "--engine",
+            "null",
+            "--time",
+            "100ms",
+            "--ramp",
+            "0s",
+            "--buffered",
+            "--out",
+        ])
+        .arg(dir.path().join("res"))
+        .arg(&target)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -237,7 +237,12 @@ fn fleet_check(a: FleetArgs) -> anyhow::Result<ExitCode> {
             };
             println!("{}: {head}", h.host);
             for t in &h.targets {
-                println!("  {} {}: {} ({})", t.status, t.path, t.role, t.detail);
+                let role = if t.role.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (role {})", t.role)
+                };
+                println!("  {} {}{role}: {}", t.status, t.path, t.detail);
             }
         }
     }
