@@ -498,6 +498,20 @@ fn wait_bounded(mut c: Child, limit: Duration) -> Output {
     }
 }
 
+fn assert_fleet_schema(doc: &Value) {
+    let schema: Value =
+        serde_json::from_str(include_str!("../../../schema/fleet.schema.json")).unwrap();
+    let v = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "not valid against schema/fleet.schema.json: {errors:#?}"
+    );
+}
+
 fn buckets(h: &Value) -> BTreeMap<u64, u64> {
     h["buckets"]
         .as_array()
@@ -571,6 +585,7 @@ fn three_hosts_over_ssh_start_together_and_merge_exactly() {
     let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document on stdout");
     assert_eq!(doc["schema"], "oio.fleet");
     assert_eq!(doc["partial"], false);
+    assert_fleet_schema(&doc);
     let hosts = doc["hosts"].as_array().unwrap();
     assert_eq!(hosts.len(), HOSTS);
     println!("slow link on h{}: {}", HOSTS - 1, lab.slow);
@@ -600,7 +615,9 @@ fn three_hosts_over_ssh_start_together_and_merge_exactly() {
             "true skew of {}",
             h["host"]
         );
-        per_host.push(read_json(h["result_file"].as_str().unwrap()));
+        let own = read_json(h["result_file"].as_str().unwrap());
+        crate::run::assert_valid(&own);
+        per_host.push(own);
     }
     let slow_rtt = hosts[HOSTS - 1]["clock_rtt_ns"].as_i64().unwrap();
     assert!(
@@ -772,6 +789,7 @@ fn losing_one_agent_mid_run_makes_a_partial_result_and_stops_the_others() {
         t0.elapsed() - killed_at
     );
     let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document on stdout");
+    assert_fleet_schema(&doc);
     assert_eq!(doc["partial"], true);
     assert_eq!(doc["stop_reason"], "errors");
     let lost = doc["lost"].as_array().unwrap();
