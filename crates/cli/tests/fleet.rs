@@ -938,3 +938,39 @@ fn an_agent_stops_at_once_when_its_controller_goes() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// An agent refuses a controller of another oio version with a message saying what to do.
+#[test]
+fn an_agent_refuses_another_version() {
+    use oio_fleet::protocol::{send, Hello, Message, Reader};
+    let mut agent = Command::new(env!("CARGO_BIN_EXE_oio"))
+        .args(["agent", "--stdio"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut w = agent.stdin.take().unwrap();
+    let mut r = Reader::new(std::io::BufReader::new(agent.stdout.take().unwrap()));
+    send(
+        &mut w,
+        &Message::Hello(Hello::current("0.0.1 (commit 0000000)")),
+    )
+    .unwrap();
+    match r.next_message() {
+        Ok(Some(Message::Error { phase, message })) => {
+            assert_eq!(phase, "hello");
+            assert!(
+                message.contains("oio 0.0.1 (commit 0000000) does not match"),
+                "{message}"
+            );
+            assert!(
+                message.contains("install the same oio on every host"),
+                "{message}"
+            );
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    let out = wait_bounded(agent, Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(2));
+}
