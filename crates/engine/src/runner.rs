@@ -50,6 +50,11 @@ pub trait RunObserver {
     fn interval_histograms(&self) -> bool {
         false
     }
+    /// A start instant shared with other hosts (a fleet agent's): the run waits for it after
+    /// opening its targets, so only starting the workers stands between it and the I/O.
+    fn start_at(&self) -> Option<SystemTime> {
+        None
+    }
 }
 
 /// What is about to run, told before the ramp starts so a user sees it before waiting.
@@ -285,6 +290,9 @@ pub fn run(
     }
 
     let interval_ns = plan.interval.as_nanos().max(1_000_000) as u64;
+    if let Some(at) = observer.start_at() {
+        wait_until(at, &stop);
+    }
     let epoch = Instant::now();
     let timing = Timing {
         epoch,
@@ -654,6 +662,21 @@ pub fn run(
         access_order,
         verify,
     })
+}
+
+/// Sleeps until `at` (wall clock, read once) or until `stop` is set.
+fn wait_until(at: SystemTime, stop: &AtomicBool) {
+    let Ok(left) = at.duration_since(SystemTime::now()) else {
+        return;
+    };
+    let deadline = Instant::now() + left;
+    while !stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if now >= deadline {
+            return;
+        }
+        std::thread::sleep((deadline - now).min(Duration::from_millis(10)));
+    }
 }
 
 fn stats(a: &DirAcc, secs: f64, hist: bool) -> DirStats {

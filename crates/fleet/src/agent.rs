@@ -19,8 +19,6 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(60);
 const IDLE_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
 /// The farthest in the future a start instant may be.
 const MAX_START_WAIT: Duration = Duration::from_secs(3600);
-/// The most the run is entered ahead of the start instant to cover reopening targets.
-const MAX_EARLY: Duration = Duration::from_millis(50);
 
 /// How a session ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -152,9 +150,6 @@ pub fn serve(
     }
 
     let mut prepared: Option<RunPlan> = None;
-    // How long reopening the prepared targets takes (the engine opens them again at the
-    // start); the run is entered that much before the start instant, so its workers start at it.
-    let mut open_time = Duration::ZERO;
     loop {
         let m = match rx.recv_timeout(IDLE_TIMEOUT) {
             Ok(Incoming::Msg(m)) => m,
@@ -169,9 +164,8 @@ pub fn serve(
                 return Ok(AgentEnd::Done);
             }
             Message::Prepare { plan } => match prepare_targets(&plan, &stop) {
-                Ok((targets, took)) => {
+                Ok(targets) => {
                     emit(&out, &stop, &Message::Ready { targets });
-                    open_time = took;
                     prepared = Some(*plan);
                 }
                 Err(e) => return Err(fail(&out, &stop, "prepare", e)),
@@ -180,9 +174,8 @@ pub fn serve(
                 let Some(plan) = prepared.take() else {
                     return Err(fail(&out, &stop, "protocol", "go before prepare".into()));
                 };
-                let early = open_time.min(MAX_EARLY).as_nanos() as i64;
-                let wait_ns = (start_agent_ns - early).saturating_sub(now_ns()).max(0) as u64;
-                let wait = Duration::from_nanos(wait_ns);
+                let wait =
+                    Duration::from_nanos(start_agent_ns.saturating_sub(now_ns()).max(0) as u64);
                 if wait > MAX_START_WAIT {
                     return Err(fail(
                         &out,
@@ -191,29 +184,12 @@ pub fn serve(
                         format!("the start instant is {wait:?} away; at most {MAX_START_WAIT:?}"),
                     ));
                 }
-                // Wait for the instant, still listening: a stop or the controller going away
-                // ends the wait.
-                match rx.recv_timeout(wait) {
-                    Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
-                    Ok(Incoming::Msg(Message::Stop { reason })) => {
-                        return Ok(AgentEnd::Stopped(reason))
-                    }
-                    Ok(Incoming::Eof) | Err(_) => {
-                        return Ok(AgentEnd::Stopped("the controller went away".into()))
-                    }
-                    Ok(Incoming::Msg(m)) => {
-                        return Err(fail(
-                            &out,
-                            &stop,
-                            "protocol",
-                            format!("{} while waiting to start", name(&m)),
-                        ))
-                    }
-                    Ok(Incoming::Bad(e)) => {
-                        return Err(fail(&out, &stop, "protocol", e.to_string()))
-                    }
-                }
-                return run(&plan, &out, &stop);
+                // The engine opens the targets again and then waits for the instant itself
+                // (a stop or the controller going away ends the wait), so reopening costs
+                // the start nothing.
+                let start =
+                    std::time::UNIX_EPOCH + Duration::from_nanos(start_agent_ns.max(0) as u64);
+                return run(&plan, &out, &stop, start);
             }
             Message::Stop { reason } => return Ok(AgentEnd::Stopped(reason)),
             other => {
@@ -228,12 +204,18 @@ pub fn serve(
     }
 }
 
-fn run(plan: &RunPlan, out: &Out, stop: &Arc<AtomicBool>) -> Result<AgentEnd, AgentError> {
+fn run(
+    plan: &RunPlan,
+    out: &Out,
+    stop: &Arc<AtomicBool>,
+    start: std::time::SystemTime,
+) -> Result<AgentEnd, AgentError> {
     let mut obs = Streamer {
         out: Arc::clone(out),
         stop: Arc::clone(stop),
         sent: 0,
         last_t: None,
+        start,
     };
     match crate::execute(plan, &mut obs, stop) {
         Ok(result) => {
@@ -257,6 +239,7 @@ struct Streamer {
     stop: Arc<AtomicBool>,
     sent: u64,
     last_t: Option<f64>,
+    start: std::time::SystemTime,
 }
 
 impl RunObserver for Streamer {
@@ -278,6 +261,10 @@ impl RunObserver for Streamer {
 
     fn interval_histograms(&self) -> bool {
         true
+    }
+
+    fn start_at(&self) -> Option<std::time::SystemTime> {
+        Some(self.start)
     }
 }
 
@@ -310,10 +297,7 @@ fn options(plan: &RunPlan, i: usize, p: &PathBuf) -> TargetOptions {
 /// Opens (creating and filling when asked) every target with all of the engine's safety
 /// checks, and checks the plan fits them; runs no I/O. The targets are closed again (files oio
 /// owns are sealed as after a run) and the run reopens them.
-fn prepare_targets(
-    plan: &RunPlan,
-    stop: &AtomicBool,
-) -> Result<(Vec<TargetInfo>, Duration), String> {
+fn prepare_targets(plan: &RunPlan, stop: &AtomicBool) -> Result<Vec<TargetInfo>, String> {
     plan.workload.check()?;
     if plan.sim.is_some() && plan.engine != oio_engine::EngineKind::Null {
         return Err("a simulated device (--sim) needs --engine null".into());
@@ -331,18 +315,7 @@ fn prepare_targets(
         .map(|((p, _), t)| (p.clone(), t.size, t.direct_align))
         .collect();
     plan.assign(&meta).map_err(|e| e.to_string())?;
-    let infos = opened.into_iter().map(|t| t.info).collect();
-    // Open once more, as the engine will at the start (files made above are now oio's and
-    // already filled), to learn how long that takes here.
-    let t0 = std::time::Instant::now();
-    for (i, (p, role)) in paths.iter().enumerate() {
-        drop(
-            oio_engine::target::prepare(p, role, &options(plan, i, p), stop, &mut |_, _| {})
-                .map_err(|e| e.to_string())?,
-        );
-    }
-    let took = t0.elapsed();
-    Ok((infos, took))
+    Ok(opened.into_iter().map(|t| t.info).collect())
 }
 
 /// What `prepare` would do with each target, changing nothing: a missing file is reported,
