@@ -99,6 +99,10 @@ pub enum Command {
     Completions(commands::completions::Args),
     /// Print oio's manual page (roff) on stdout, or the page of one command.
     Man(commands::man::Args),
+    /// Serve `oio fleet` on stdin/stdout (started by a launcher such as ssh; not a daemon).
+    Agent(commands::agent::Args),
+    /// Run one workload on many hosts at once over SSH (or any stdio launcher) and merge.
+    Fleet(commands::fleet::Args),
 }
 
 /// Value parser for durations (`30s`, `5m`, `500ms`), with oio's message on error.

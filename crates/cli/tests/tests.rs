@@ -47,3 +47,5 @@ mod inputs;
 mod inprocess;
 // Snapshots of the terminal tables of deterministic (virtual-clock) results.
 mod tables;
+// `oio fleet` over real SSH between network namespaces: start skew, exact merge, refusals, lost hosts.
+mod fleet;

@@ -7,11 +7,12 @@ use crate::generator::{Extent, GeneratorSpec};
 use crate::target::TargetOptions;
 use oio_core::units::format_size;
 use oio_core::workload::{Rate, Workload};
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// Targets bound to a role (`""` is the default role of streams that name none).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TargetBinding {
     /// Role name used by streams (`target = "data"`).
     pub role: String,
@@ -19,8 +20,9 @@ pub struct TargetBinding {
     pub paths: Vec<PathBuf>,
 }
 
-/// Everything a run needs.
-#[derive(Clone, Debug)]
+/// Everything a run needs. Serialisable (JSON), so one plan can be sent to many hosts; durations
+/// are integer nanoseconds.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunPlan {
     /// What to run.
     pub workload: Workload,
@@ -33,10 +35,13 @@ pub struct RunPlan {
     /// When queued I/Os reach the kernel (io_uring; the sync engine always submits one by one).
     pub submit: SubmitMode,
     /// Measured time.
+    #[serde(with = "duration_ns")]
     pub time: Duration,
     /// Warm-up before measuring (not counted).
+    #[serde(with = "duration_ns")]
     pub ramp: Duration,
     /// Interval of the series.
+    #[serde(with = "duration_ns")]
     pub interval: Duration,
     /// Seed for sizes, offsets and data.
     pub seed: u64,
@@ -55,6 +60,22 @@ pub struct RunPlan {
     /// Per-I/O latency log in fio's format, one file per worker: `PREFIX_lat.N.log`
     /// (None: no log).
     pub lat_log: Option<std::path::PathBuf>,
+}
+
+/// `Duration` as integer nanoseconds in serialised plans (exact, and the unit of every latency).
+pub mod duration_ns {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    /// Writes nanoseconds (saturating at u64::MAX, about 584 years).
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+    }
+
+    /// Reads nanoseconds.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        u64::deserialize(d).map(Duration::from_nanos)
+    }
 }
 
 /// What one worker thread does.
@@ -269,5 +290,53 @@ impl RunPlan {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plan_survives_json_exactly() {
+        let plan = RunPlan {
+            workload: oio_core::profiles::profile("tempdb").expect("built-in"),
+            bindings: vec![TargetBinding {
+                role: "data".into(),
+                paths: vec!["/a".into(), "/b".into()],
+            }],
+            target_options: TargetOptions {
+                write: true,
+                direct: false,
+                size: Some(1 << 20),
+                allow_overwrite: false,
+                destroy_data: false,
+                fill_seed: 7,
+            },
+            engine: EngineKind::IoUring,
+            submit: SubmitMode::Batch,
+            time: Duration::from_nanos(1_500_000_001),
+            ramp: Duration::from_millis(250),
+            interval: Duration::from_secs(1),
+            seed: u64::MAX,
+            latency_tracking: true,
+            io_limit: Some(9),
+            verify: false,
+            track_order: true,
+            sim: Some(
+                "servers=4,service=100us+servers=16,service=2ms,dist=lognormal,sigma=0.5"
+                    .parse()
+                    .expect("valid"),
+            ),
+            lat_log: Some("lat".into()),
+        };
+        let json = serde_json::to_string(&plan).expect("serialises");
+        assert!(json.contains("\"engine\":\"io_uring\""), "{json}");
+        assert!(json.contains("\"time\":1500000001"), "{json}");
+        let back: RunPlan = serde_json::from_str(&json).expect("parses");
+        assert_eq!(serde_json::to_string(&back).expect("serialises"), json);
+        assert_eq!(back.sim, plan.sim);
+        assert_eq!(back.time, plan.time);
+        assert_eq!(back.workload, plan.workload);
     }
 }

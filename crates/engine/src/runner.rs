@@ -51,6 +51,16 @@ pub trait RunObserver {
     /// Called a few times a second with the time since start (on the run's clock) and the
     /// last finished interval.
     fn tick(&mut self, _elapsed: Duration, _last: Option<&Interval>) {}
+    /// Whether each interval should carry its latency histograms (a fleet agent streams them
+    /// for exact merging; a result file otherwise keeps only summaries per interval).
+    fn interval_histograms(&self) -> bool {
+        false
+    }
+    /// A start instant shared with other hosts (a fleet agent's): the run waits for it after
+    /// opening its targets, so only starting the workers stands between it and the I/O.
+    fn start_at(&self) -> Option<SystemTime> {
+        None
+    }
 }
 
 /// What is about to run, told before the ramp starts so a user sees it before waiting.
@@ -116,6 +126,10 @@ pub fn run(
     let verify = Verification::create(plan, &opened)?;
     let lat_logs = open_lat_logs(plan, opened.assignments.len())?;
     let inputs = worker_inputs(plan, engine, &opened, lat_logs)?;
+    // A fleet agent starts at the instant shared with the other hosts, with its targets open.
+    if let Some(at) = observer.start_at() {
+        wait_until(at, cancel);
+    }
     let clock = if plan.sim.as_ref().is_some_and(|d| d.virtual_clock) {
         Clock::simulated()
     } else {
@@ -550,5 +564,20 @@ fn resolve_engine(kind: EngineKind) -> (EngineKind, Option<String>) {
             ),
         },
         k => (k, None),
+    }
+}
+
+/// Sleeps until `at` (wall clock, read once) or until `cancel` is cancelled.
+fn wait_until(at: SystemTime, cancel: &Cancel) {
+    let Ok(left) = at.duration_since(SystemTime::now()) else {
+        return;
+    };
+    let deadline = Instant::now() + left;
+    while !cancel.is_cancelled() {
+        let now = Instant::now();
+        if now >= deadline {
+            return;
+        }
+        std::thread::sleep((deadline - now).min(Duration::from_millis(10)));
     }
 }

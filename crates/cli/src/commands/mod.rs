@@ -1,11 +1,13 @@
 //! One module per command: its arguments (`Args`) and its `run`.
 
+pub mod agent;
 pub mod blend;
 pub mod characterize;
 pub mod compare;
 pub mod completions;
 pub mod diagnose;
 pub mod export;
+pub mod fleet;
 pub mod import;
 pub mod man;
 pub mod profiles;
@@ -39,5 +41,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Diagnose(args) => diagnose::run(args),
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => man::run(args),
+        Command::Agent(args) => agent::run(args),
+        Command::Fleet(args) => fleet::run(args),
     }
 }

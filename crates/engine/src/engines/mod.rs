@@ -68,7 +68,8 @@ pub struct EngineSetup {
 /// `iodepth_batch_submit=1`). One call per I/O costs a system call each but keeps the flow
 /// to the device steady, so it is the default; `Batch` saves CPU where the generator, not
 /// the device, is the limit.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum SubmitMode {
     /// Each I/O is submitted as soon as it is queued (one `io_uring_enter` per I/O).
     #[default]
@@ -141,7 +142,8 @@ pub trait Engine {
 }
 
 /// Which engine to use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum EngineKind {
     /// io_uring, falling back to sync with a notice when the kernel or a sandbox refuses it.
     Auto,

@@ -25,7 +25,8 @@ use std::time::Duration;
 pub const MAX_SIM_SERVERS: u32 = 4096;
 
 /// How service times are drawn around their mean.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ServiceDist {
     /// Every I/O takes exactly the mean.
     Fixed,
@@ -39,11 +40,12 @@ pub enum ServiceDist {
 }
 
 /// One group of identical servers.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SimTier {
     /// Servers working in parallel.
     pub servers: u32,
     /// Mean service time.
+    #[serde(with = "crate::plan::duration_ns")]
     pub service: Duration,
     /// Distribution of service times.
     pub dist: ServiceDist,
@@ -52,7 +54,7 @@ pub struct SimTier {
 /// A simulated device: tiers of servers, the first preferred (a fast cache in front of slower
 /// media gives a second plateau). An I/O takes the first free server in tier order, else
 /// waits in one FIFO queue for the server that frees first.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SimDevice {
     /// At least one tier.
     pub tiers: Vec<SimTier>,

@@ -47,6 +47,8 @@ struct Collector<'a> {
     c: Collected,
     pending: BTreeMap<u64, Pending>,
     next: u64,
+    /// Whether each interval keeps its histograms (a fleet agent streams them).
+    hist: bool,
 }
 
 /// Receives from the workers until every one has finished (or failed).
@@ -75,6 +77,7 @@ pub(super) fn collect(
         },
         pending: BTreeMap::new(),
         next: 0,
+        hist: observer.interval_histograms(),
     };
     let mut done = 0usize;
     while done < shape.workers {
@@ -175,9 +178,9 @@ impl Collector<'_> {
         self.c.intervals.push(Interval {
             t_s: p.end_ns.saturating_sub(t.measure_start) as f64 / 1e9,
             duration_s: secs,
-            read: stats(&all.read, secs, false),
-            write: stats(&all.write, secs, false),
-            total: stats(&all.total(), secs, false),
+            read: stats(&all.read, secs, self.hist),
+            write: stats(&all.write, secs, self.hist),
+            total: stats(&all.total(), secs, self.hist),
             offered_iops: open.then(|| {
                 if secs > 0.0 {
                     all.offered as f64 / secs

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 pub use owner::{Ownership, CREATED_XATTR};
 
 /// How to open a target.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct TargetOptions {
     /// The workload writes.
     pub write: bool,

@@ -1,0 +1,259 @@
+//! `oio fleet run|check`: one plan on many hosts over SSH (or any launcher giving a stdio pipe).
+
+use crate::output::style;
+use crate::results::{check_destination, result_file_name, write_json_atomic};
+use anyhow::bail;
+use oio_core::units::{format_bytes, format_ns};
+use oio_engine::{RunPlan, TargetBinding};
+use oio_fleet::controller::{self, HostJob, Options};
+use oio_fleet::inventory::{Inventory, Launcher};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Arguments of `oio fleet`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Sub,
+}
+
+/// `oio fleet` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum Sub {
+    /// Run one workload on every host, started together; per-host and merged results.
+    Run(FleetArgs),
+    /// Check every host: reachable, same oio, clock offset, targets (nothing is created).
+    Check(FleetArgs),
+}
+
+/// Hosts, launcher, and `oio run`'s workload flags.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  oio fleet run --hosts db1,db2,db3 --rw randread --bs 8k --qd 32 --time 60s /data/oio.dat --size 10G
+  oio fleet run --inventory lab.toml -p oltp-data --time 5m
+  oio fleet run --hosts pod-0,pod-1 --launcher 'kubectl exec -i {host} -- oio agent --stdio' ...
+  oio fleet check --hosts db1,db2 /data/oio.dat --size 10G")]
+pub struct FleetArgs {
+    /// Hosts, comma-separated, as the launcher takes them (ssh: names from ~/.ssh/config).
+    #[arg(
+        long,
+        value_name = "HOSTS",
+        required_unless_present = "inventory",
+        conflicts_with = "inventory"
+    )]
+    pub hosts: Option<String>,
+
+    /// Inventory file (TOML): hosts, per-host targets and roles, launchers.
+    #[arg(long, value_name = "FILE")]
+    pub inventory: Option<PathBuf>,
+
+    /// How to start an agent on a host; {host} is replaced. Default: ssh {host} oio agent --stdio.
+    #[arg(long, value_name = "TEMPLATE")]
+    pub launcher: Option<String>,
+
+    /// Time for every host to connect and answer.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::cli::duration_arg)]
+    pub connect_timeout: Duration,
+
+    /// The workload, as `oio run` takes it (targets are paths on each host).
+    #[command(flatten)]
+    pub run: crate::args::RunFlags,
+
+    /// Directory for the per-host and merged result files.
+    #[arg(long, value_name = "DIR", default_value = "oio-results")]
+    pub out: PathBuf,
+
+    /// Print the merged result as JSON on stdout (and nothing else there).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `oio fleet`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match args.command {
+        Sub::Run(a) => fleet_run(a),
+        Sub::Check(a) => fleet_check(a),
+    }
+}
+
+fn jobs(a: &FleetArgs) -> anyhow::Result<(RunPlan, Vec<HostJob>)> {
+    let inv = match (&a.hosts, &a.inventory) {
+        (Some(list), _) => Inventory::from_list(list, a.launcher.as_deref())?,
+        (None, Some(path)) => {
+            let mut inv = Inventory::from_file(path)?;
+            if let Some(l) = &a.launcher {
+                inv.launcher = Some(l.clone());
+            }
+            inv
+        }
+        (None, None) => bail!("give --hosts a,b,c or --inventory FILE"),
+    };
+    let plan = a.run.config()?.engine_plan();
+    let mut jobs = Vec::with_capacity(inv.hosts.len());
+    for h in &inv.hosts {
+        let launcher = Launcher::parse(inv.launcher_of(h)).map_err(anyhow::Error::msg)?;
+        let mut p = plan.clone();
+        if !h.targets.is_empty() || !h.roles.is_empty() {
+            p.bindings.clear();
+            if !h.targets.is_empty() {
+                p.bindings.push(TargetBinding {
+                    role: String::new(),
+                    paths: h.targets.clone(),
+                });
+            }
+            for (role, paths) in &h.roles {
+                p.bindings.push(TargetBinding {
+                    role: role.clone(),
+                    paths: paths.clone(),
+                });
+            }
+        }
+        jobs.push(HostJob {
+            name: h.name.clone(),
+            argv: launcher.argv(&h.name),
+            plan: p,
+        });
+    }
+    Ok((plan, jobs))
+}
+
+fn options(a: &FleetArgs) -> Options {
+    Options {
+        oio_version: crate::cli::VERSION.to_string(),
+        connect_timeout: a.connect_timeout,
+        min_lead: Duration::from_millis(250),
+    }
+}
+
+fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
+    let (plan, jobs) = jobs(&a)?;
+    check_destination(&a.out, "--out DIR")?;
+    let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());
+    if !style::quiet() {
+        eprintln!(
+            "oio fleet: {} on {} hosts ({})",
+            plan.workload.name,
+            jobs.len(),
+            jobs.iter()
+                .map(|j| j.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let run = controller::run(&jobs, &options(&a), &cancel)?;
+
+    // Each host's own result first, then the merged one that names them.
+    let stamp = oio_core::host::now_rfc3339();
+    let dir = a
+        .out
+        .join(result_file_name("fleet", &stamp, &plan.workload.name).trim_end_matches(".json"));
+    let mut files = Vec::with_capacity(run.hosts.len());
+    for h in &run.hosts {
+        files.push(match &h.result {
+            Some(r) => {
+                let mut r = r.clone();
+                r.command = std::env::args().collect();
+                let p = write_json_atomic(&dir, &format!("{}.json", h.name), &r)?;
+                Some(p.display().to_string())
+            }
+            None => None,
+        });
+    }
+    let mut doc = oio_fleet::merge::document(&run, &plan, &files);
+    doc.envelope.command = std::env::args().collect();
+    let merged = write_json_atomic(&dir, "merged.json", &doc)?;
+
+    if a.json {
+        crate::output::print_json(&doc)?;
+    } else if !style::quiet() {
+        print_table(&doc);
+    }
+    for l in &doc.lost {
+        style::print_warning(l);
+    }
+    style::print_notice(&format!("result: {}", merged.display()));
+    Ok(if run.interrupted {
+        ExitCode::from(crate::interrupt::EXIT_INTERRUPTED)
+    } else if doc.envelope.partial {
+        ExitCode::from(crate::EXIT_CHECK_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn ms(ns: f64) -> String {
+    format!("{:.3} ms", ns / 1e6)
+}
+
+fn print_table(doc: &oio_fleet::merge::FleetResult) {
+    println!(
+        "{:<16} {:>12} {:>14} {:>14} {:>12} {:>10}",
+        "host", "IOPS", "clock offset", "± (rtt/2)", "start skew", "status"
+    );
+    for h in &doc.hosts {
+        println!(
+            "{:<16} {:>12.1} {:>14} {:>14} {:>12} {:>10}",
+            h.host,
+            h.iops,
+            ms(h.clock_offset_ns as f64),
+            ms(h.clock_rtt_ns as f64 / 2.0),
+            h.start_skew_ns
+                .map(|s| ms(s as f64))
+                .unwrap_or_else(|| "-".into()),
+            h.status
+        );
+    }
+    let t = &doc.summary.total;
+    let lat = |v: Option<u64>| v.map(|v| format_ns(v as f64)).unwrap_or_else(|| "-".into());
+    println!(
+        "merged: {:.1} IOPS, {}/s, latency p50 {} p99 {} max {} (from the summed histograms), {:.1} outstanding",
+        t.iops,
+        format_bytes(t.bytes_per_sec),
+        lat(t.latency_ns.p50),
+        lat(t.latency_ns.p99),
+        lat(t.latency_ns.max),
+        t.outstanding_mean
+    );
+    println!(
+        "controller: {:.3} s CPU, {:.1} µs per host per interval, merge {:.2} ms",
+        doc.controller.cpu_s, doc.controller.cpu_us_per_host_interval, doc.controller.merge_ms
+    );
+}
+
+fn fleet_check(a: FleetArgs) -> anyhow::Result<ExitCode> {
+    let (_, jobs) = jobs(&a)?;
+    let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());
+    let out = controller::check(&jobs, &options(&a), &cancel);
+    if a.json {
+        crate::output::print_json(&out)?;
+    } else {
+        for h in &out {
+            let head = match (&h.error, &h.oio_version, &h.clock) {
+                (Some(e), _, _) => format!("FAILED: {e}"),
+                (None, Some(v), Some(c)) => format!(
+                    "oio {v}, clock offset {} ± {}",
+                    ms(c.offset_ns as f64),
+                    ms(c.rtt_ns as f64 / 2.0)
+                ),
+                _ => "reachable".into(),
+            };
+            println!("{}: {head}", h.host);
+            for t in &h.targets {
+                let role = if t.role.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (role {})", t.role)
+                };
+                println!("  {} {}{role}: {}", t.status, t.path, t.detail);
+            }
+        }
+    }
+    let bad = out.iter().filter(|h| !h.ok()).count();
+    if bad > 0 {
+        style::print_warning(&format!("{bad} of {} hosts failed the check", out.len()));
+        return Ok(ExitCode::from(crate::EXIT_CHECK_FAILED));
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,976 @@
+//! `oio fleet` over real SSH: three "hosts" as network namespaces, each running its own sshd,
+//! joined to a controller namespace by veth pairs (a star) with addresses from 198.18.0.0/15
+//! only; the controller's ssh runs inside the controller namespace, so nothing is added to
+//! the machine's own network. One host's link is slowed with delay and jitter (tc netem, or,
+//! on a kernel without netem, a delaying TCP relay in this test process inside the controller
+//! namespace). Namespaces (and with them the veths), sshd and every process started in them
+//! are removed when the lab is dropped, also on failure.
+
+use crate::common::{is_root, missing, scratch};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const HOSTS: usize = 3;
+/// One-way delay and jitter of the slow host's link, ms.
+const DELAY_MS: u64 = 10;
+const JITTER_MS: u64 = 3;
+
+fn sh(args: &[&str]) -> Result<(), String> {
+    let out = Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .map_err(|e| format!("{}: {e}", args.join(" ")))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+struct Lab {
+    ctl: String,
+    hosts: Vec<String>,
+    sshd: Vec<Child>,
+    dir: tempfile::TempDir,
+    relay_stop: Arc<AtomicBool>,
+    relay: Option<std::thread::JoinHandle<()>>,
+    slow: &'static str,
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        self.relay_stop.store(true, Ordering::SeqCst);
+        for c in &mut self.sshd {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        // Whatever still runs in the hosts (sshd sessions, agents) was started by this test.
+        for ns in &self.hosts {
+            for pid in pids_in(ns) {
+                let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            }
+        }
+        for ns in self.hosts.iter().chain([&self.ctl]) {
+            let _ = Command::new("ip").args(["netns", "del", ns]).status();
+        }
+        if let Some(r) = self.relay.take() {
+            let _ = r.join();
+        }
+    }
+}
+
+fn pids_in(ns: &str) -> Vec<u32> {
+    Command::new("ip")
+        .args(["netns", "pids", ns])
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// oio processes (agents) running in a namespace.
+fn agents_in(ns: &str) -> Vec<u32> {
+    pids_in(ns)
+        .into_iter()
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "oio")
+        })
+        .collect()
+}
+
+impl Lab {
+    /// Builds the lab, or says what is missing and returns None.
+    fn new(tag: &str) -> Option<Lab> {
+        if !is_root() {
+            missing("root (network namespaces, sshd)");
+            return None;
+        }
+        for (tool, pkg) in [
+            ("/usr/sbin/sshd", "sshd (openssh-server)"),
+            ("/usr/bin/ssh", "ssh (openssh-client)"),
+            ("/usr/bin/ssh-keygen", "ssh-keygen (openssh-client)"),
+        ] {
+            if !Path::new(tool).exists() {
+                missing(pkg);
+                return None;
+            }
+        }
+        if Command::new("ip").arg("-V").output().is_err() {
+            missing("ip (iproute2)");
+            return None;
+        }
+        let id = format!("oio{tag}{}", std::process::id());
+        let mut lab = Lab {
+            ctl: String::new(),
+            hosts: Vec::new(),
+            sshd: Vec::new(),
+            dir: scratch(),
+            relay_stop: Arc::new(AtomicBool::new(false)),
+            relay: None,
+            slow: "",
+        };
+        if let Err(e) = lab.build(&id) {
+            if e.starts_with("ip netns add") {
+                missing(&format!("network namespaces: {e}"));
+                return None;
+            }
+            panic!("building the lab: {e}");
+        }
+        Some(lab)
+    }
+
+    fn build(&mut self, id: &str) -> Result<(), String> {
+        let ctl = format!("{id}c");
+        sh(&["ip", "netns", "add", &ctl])?;
+        self.ctl = ctl.clone();
+        sh(&["ip", "-n", &ctl, "link", "set", "lo", "up"])?;
+        let d = self.dir.path().to_path_buf();
+        let key = |name: &str| -> Result<String, String> {
+            let p = d.join(name);
+            sh(&[
+                "ssh-keygen",
+                "-q",
+                "-t",
+                "ed25519",
+                "-N",
+                "",
+                "-f",
+                p.to_str().unwrap(),
+            ])?;
+            std::fs::read_to_string(p.with_extension("pub")).map_err(|e| e.to_string())
+        };
+        let user_pub = key("id")?;
+        std::fs::write(d.join("authorized_keys"), &user_pub).map_err(|e| e.to_string())?;
+        let host_pub = key("host_key")?;
+        // sshd checks for its privilege separation directory even when it never uses it.
+        let _ = std::fs::create_dir_all("/run/sshd");
+        let mut ssh_config = String::new();
+        let mut known = String::new();
+        for i in 0..HOSTS {
+            let ns = format!("{id}h{i}");
+            sh(&["ip", "netns", "add", &ns])?;
+            self.hosts.push(ns.clone());
+            sh(&["ip", "-n", &ns, "link", "set", "lo", "up"])?;
+            let c = format!("c{i}");
+            sh(&[
+                "ip", "-n", &ctl, "link", "add", &c, "type", "veth", "peer", "name", "eth0",
+                "netns", &ns,
+            ])?;
+            sh(&[
+                "ip",
+                "-n",
+                &ctl,
+                "addr",
+                "add",
+                &format!("198.18.{i}.1/24"),
+                "dev",
+                &c,
+            ])?;
+            sh(&["ip", "-n", &ctl, "link", "set", &c, "up"])?;
+            sh(&[
+                "ip",
+                "-n",
+                &ns,
+                "addr",
+                "add",
+                &format!("198.18.{i}.2/24"),
+                "dev",
+                "eth0",
+            ])?;
+            sh(&["ip", "-n", &ns, "link", "set", "eth0", "up"])?;
+            let cfg = d.join(format!("sshd{i}.conf"));
+            std::fs::write(
+                &cfg,
+                format!(
+                    "ListenAddress 198.18.{i}.2:22\nHostKey {hk}\nPidFile {pid}\nAuthorizedKeysFile {ak}\n\
+                     StrictModes no\nUsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+                     PubkeyAuthentication yes\nPermitRootLogin prohibit-password\nLogLevel ERROR\nMaxStartups 50\n",
+                    hk = d.join("host_key").display(),
+                    pid = d.join(format!("sshd{i}.pid")).display(),
+                    ak = d.join("authorized_keys").display(),
+                ),
+            )
+            .map_err(|e| e.to_string())?;
+            let log =
+                std::fs::File::create(d.join(format!("sshd{i}.log"))).map_err(|e| e.to_string())?;
+            let child = Command::new("ip")
+                .args(["netns", "exec", &ns, "/usr/sbin/sshd", "-D", "-e", "-f"])
+                .arg(&cfg)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(log)
+                .spawn()
+                .map_err(|e| format!("starting sshd: {e}"))?;
+            self.sshd.push(child);
+            let slow = i == HOSTS - 1;
+            let (addr, port) = if slow {
+                (format!("198.18.{i}.1"), 2222)
+            } else {
+                (format!("198.18.{i}.2"), 22)
+            };
+            ssh_config.push_str(&format!(
+                "Host h{i}\n  HostName {addr}\n  Port {port}\n  HostKeyAlias h{i}\n"
+            ));
+            known.push_str(&format!("h{i} {host_pub}"));
+        }
+        ssh_config.push_str(&format!(
+            "Host *\n  User root\n  IdentityFile {}\n  IdentitiesOnly yes\n  UserKnownHostsFile {}\n  \
+             GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n  BatchMode yes\n  \
+             ConnectTimeout 10\n  LogLevel ERROR\n  ControlMaster no\n",
+            d.join("id").display(),
+            d.join("known_hosts").display()
+        ));
+        std::fs::write(d.join("ssh_config"), ssh_config).map_err(|e| e.to_string())?;
+        std::fs::write(d.join("known_hosts"), known).map_err(|e| e.to_string())?;
+        self.slow_down(HOSTS - 1)?;
+        for i in 0..HOSTS {
+            self.wait_for_ssh(i)?;
+        }
+        Ok(())
+    }
+
+    /// Delay and jitter on host `i`'s link, both ways; its ssh goes through 198.18.i.1:2222.
+    fn slow_down(&mut self, i: usize) -> Result<(), String> {
+        let netem = format!("{DELAY_MS}ms");
+        let jitter = format!("{JITTER_MS}ms");
+        let c = format!("c{i}");
+        let tc = sh(&[
+            "tc", "-n", &self.ctl, "qdisc", "add", "dev", &c, "root", "netem", "delay", &netem,
+            &jitter,
+        ])
+        .and_then(|()| {
+            sh(&[
+                "tc",
+                "-n",
+                &self.hosts[i],
+                "qdisc",
+                "add",
+                "dev",
+                "eth0",
+                "root",
+                "netem",
+                "delay",
+                &netem,
+                &jitter,
+            ])
+        });
+        let target = format!("198.18.{i}.2:22");
+        let listen = format!("198.18.{i}.1:2222");
+        let ctl = self.ctl.clone();
+        let stop = Arc::clone(&self.relay_stop);
+        let (delay, jit) = match tc {
+            // netem delays the packets; the relay only forwards.
+            Ok(()) => {
+                self.slow = "tc netem";
+                (0, 0)
+            }
+            Err(e) => {
+                eprintln!("tc netem is not available ({e}): delaying host h{i} with a relay in this test instead");
+                self.slow = "a delaying TCP relay (this kernel has no netem)";
+                (DELAY_MS * 1000, JITTER_MS * 1000)
+            }
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.relay = Some(std::thread::spawn(move || {
+            relay(&ctl, &listen, &target, delay, jit, &stop, tx)
+        }));
+        rx.recv_timeout(Duration::from_secs(10))
+            .map_err(|_| "the relay did not start".to_string())?
+    }
+
+    fn wait_for_ssh(&self, i: usize) -> Result<(), String> {
+        let mut last = String::new();
+        for _ in 0..100 {
+            let out = self
+                .ssh_cmd(&format!("h{i}"), &["true"])
+                .output()
+                .map_err(|e| e.to_string())?;
+            if out.status.success() {
+                return Ok(());
+            }
+            last = String::from_utf8_lossy(&out.stderr).into_owned();
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Err(format!("ssh to h{i} never worked: {last}"))
+    }
+
+    fn ssh_cmd(&self, host: &str, args: &[&str]) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &self.ctl, "ssh", "-F"])
+            .arg(self.dir.path().join("ssh_config"))
+            .arg(host)
+            .args(args);
+        c
+    }
+
+    fn launcher(&self) -> String {
+        format!(
+            "ip netns exec {} ssh -F '{}' {{host}} '{}' agent --stdio",
+            self.ctl,
+            self.dir.path().join("ssh_config").display(),
+            env!("CARGO_BIN_EXE_oio")
+        )
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// An inventory giving each host its own target file in the lab's directory.
+    fn inventory(&self) -> PathBuf {
+        let mut t = String::new();
+        for i in 0..HOSTS {
+            t.push_str(&format!(
+                "[[host]]\nname = \"h{i}\"\ntargets = [\"{}\"]\n",
+                self.path(&format!("t{i}.dat")).display()
+            ));
+        }
+        let p = self.path("inventory.toml");
+        std::fs::write(&p, t).unwrap();
+        p
+    }
+
+    fn fleet(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_oio"));
+        c.env("NO_COLOR", "1")
+            .current_dir(self.dir.path())
+            .args(["fleet", "run", "--inventory"])
+            .arg(self.inventory())
+            .arg("--launcher")
+            .arg(self.launcher())
+            .args(["--out"])
+            .arg(self.path("res"))
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c
+    }
+}
+
+/// Accepts connections on `listen` inside namespace `ns` and forwards each to `target`,
+/// holding every chunk back by `delay_us` plus up to `jitter_us` (in order, as a link would).
+fn relay(
+    ns: &str,
+    listen: &str,
+    target: &str,
+    delay_us: u64,
+    jitter_us: u64,
+    stop: &AtomicBool,
+    ready: std::sync::mpsc::Sender<Result<(), String>>,
+) {
+    let enter = || -> Result<TcpListener, String> {
+        let f = std::fs::File::open(format!("/run/netns/{ns}")).map_err(|e| e.to_string())?;
+        rustix::thread::move_into_link_name_space(
+            std::os::fd::AsFd::as_fd(&f),
+            Some(rustix::thread::LinkNameSpaceType::Network),
+        )
+        .map_err(|e| format!("setns: {e}"))?;
+        let l = TcpListener::bind(listen).map_err(|e| format!("bind {listen}: {e}"))?;
+        l.set_nonblocking(true).map_err(|e| e.to_string())?;
+        Ok(l)
+    };
+    let l = match enter() {
+        Ok(l) => {
+            let _ = ready.send(Ok(()));
+            l
+        }
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    while !stop.load(Ordering::SeqCst) {
+        match l.accept() {
+            Ok((client, _)) => {
+                // This thread is in the namespace, so the outgoing socket is too.
+                let Ok(server) = TcpStream::connect(target) else {
+                    continue;
+                };
+                let _ = client.set_nonblocking(false);
+                for (from, to) in [
+                    (client.try_clone(), server.try_clone()),
+                    (server.try_clone(), client.try_clone()),
+                ] {
+                    let (Ok(from), Ok(to)) = (from, to) else {
+                        continue;
+                    };
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    let s = seed;
+                    std::thread::spawn(move || pump(from, to, delay_us, jitter_us, s));
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            Err(_) => return,
+        }
+    }
+}
+
+/// Copies one direction, releasing each chunk at its due time.
+fn pump(mut from: TcpStream, mut to: TcpStream, delay_us: u64, jitter_us: u64, mut seed: u64) {
+    let (tx, rx) = std::sync::mpsc::channel::<(Instant, Vec<u8>)>();
+    let writer = std::thread::spawn(move || {
+        for (due, data) in rx {
+            let now = Instant::now();
+            if due > now {
+                std::thread::sleep(due - now);
+            }
+            if to.write_all(&data).is_err() {
+                break;
+            }
+        }
+        let _ = to.shutdown(std::net::Shutdown::Write);
+    });
+    let mut last = Instant::now();
+    let mut buf = [0u8; 16384];
+    while let Ok(n) = from.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let jitter = if jitter_us > 0 {
+            seed % (2 * jitter_us)
+        } else {
+            0
+        };
+        let due = (Instant::now() + Duration::from_micros(delay_us + jitter))
+            .checked_sub(Duration::from_micros(jitter_us.min(delay_us)))
+            .unwrap_or_else(Instant::now)
+            .max(last);
+        last = due;
+        if tx.send((due, buf[..n].to_vec())).is_err() {
+            break;
+        }
+    }
+    drop(tx);
+    let _ = writer.join();
+}
+
+/// Waits for a child with a bound, killing it past the bound; its output is read meanwhile
+/// (a full pipe would otherwise stop it).
+fn wait_bounded(mut c: Child, limit: Duration) -> Output {
+    let drain = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut v);
+            }
+            v
+        })
+    };
+    let out = drain(c.stdout.take().map(|r| Box::new(r) as Box<dyn Read + Send>));
+    let err = drain(c.stderr.take().map(|r| Box::new(r) as Box<dyn Read + Send>));
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        match c.try_wait() {
+            Ok(Some(s)) => break s,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+            _ => {
+                let _ = c.kill();
+                break c.wait().expect("wait");
+            }
+        }
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
+
+fn assert_fleet_schema(doc: &Value) {
+    let schema: Value =
+        serde_json::from_str(include_str!("../../../schema/fleet.schema.json")).unwrap();
+    let v = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "not valid against schema/fleet.schema.json: {errors:#?}"
+    );
+}
+
+fn buckets(h: &Value) -> BTreeMap<u64, u64> {
+    h["buckets"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|b| (b[0].as_u64().unwrap(), b[1].as_u64().unwrap()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn sum_buckets<'a>(hs: impl Iterator<Item = &'a Value>) -> BTreeMap<u64, u64> {
+    let mut out = BTreeMap::new();
+    for h in hs {
+        for (v, n) in buckets(h) {
+            *out.entry(v).or_default() += n;
+        }
+    }
+    out
+}
+
+fn read_json(p: &str) -> Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+fn no_agents_left(lab: &Lab) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left: Vec<(String, Vec<u32>)> = lab
+            .hosts
+            .iter()
+            .map(|h| (h.clone(), agents_in(h)))
+            .filter(|(_, p)| !p.is_empty())
+            .collect();
+        if left.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "agents still running: {left:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn three_hosts_over_ssh_start_together_and_merge_exactly() {
+    let Some(lab) = Lab::new("a") else { return };
+    let c = lab
+        .fleet(&[
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--qd",
+            "4",
+            "--engine",
+            "sync",
+            "--size",
+            "4M",
+            "--time",
+            "3s",
+            "--ramp",
+            "0s",
+            "--interval",
+            "1s",
+            "--json",
+        ])
+        .spawn()
+        .unwrap();
+    let out = wait_bounded(c, Duration::from_secs(120));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "oio fleet run failed: {stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document on stdout");
+    assert_eq!(doc["schema"], "oio.fleet");
+    assert_eq!(doc["partial"], false);
+    assert_fleet_schema(&doc);
+    let hosts = doc["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), HOSTS);
+    println!("slow link on h{}: {}", HOSTS - 1, lab.slow);
+    let mut per_host = Vec::new();
+    for h in hosts {
+        let skew = h["start_skew_ns"].as_i64().expect("a measured skew");
+        let offset = h["clock_offset_ns"].as_i64().unwrap();
+        let rtt = h["clock_rtt_ns"].as_i64().unwrap();
+        println!(
+            "{}: start skew {:.3} ms, clock offset {:.3} ms ± {:.3} ms, {:.0} IOPS",
+            h["host"],
+            skew as f64 / 1e6,
+            offset as f64 / 1e6,
+            rtt as f64 / 2e6,
+            h["iops"].as_f64().unwrap()
+        );
+        assert!(
+            skew.abs() < 5_000_000,
+            "start skew of {}: {skew} ns",
+            h["host"]
+        );
+        // Every namespace shares this kernel's clock: the true offset is 0, so the estimate
+        // must be within the uncertainty it states, and the true skew is skew + offset.
+        assert!(offset.abs() <= rtt / 2 + 1_000_000, "{h}");
+        assert!(
+            (skew + offset).abs() < 5_000_000,
+            "true skew of {}",
+            h["host"]
+        );
+        let own = read_json(h["result_file"].as_str().unwrap());
+        crate::run::assert_valid(&own);
+        per_host.push(own);
+    }
+    let slow_rtt = hosts[HOSTS - 1]["clock_rtt_ns"].as_i64().unwrap();
+    assert!(
+        slow_rtt >= 2 * (DELAY_MS as i64 - JITTER_MS as i64) * 1_000_000,
+        "the slow host's round trip {slow_rtt} ns shows no delay"
+    );
+    // Merged histogram == sum of the three hosts' histograms, bucket by bucket, in total and
+    // per interval; total IOPS == sum of the hosts'.
+    let merged_total = buckets(&doc["summary"]["total"]["histogram"]);
+    assert!(!merged_total.is_empty());
+    assert_eq!(
+        merged_total,
+        sum_buckets(per_host.iter().map(|r| &r["summary"]["total"]["histogram"]))
+    );
+    let sum_iops: f64 = per_host
+        .iter()
+        .map(|r| r["summary"]["total"]["iops"].as_f64().unwrap())
+        .sum();
+    let iops = doc["summary"]["total"]["iops"].as_f64().unwrap();
+    assert!(
+        (iops - sum_iops).abs() <= 1e-9 * sum_iops,
+        "{iops} vs {sum_iops}"
+    );
+    let ios: u64 = per_host
+        .iter()
+        .map(|r| r["summary"]["total"]["ios"].as_u64().unwrap())
+        .sum();
+    assert_eq!(doc["summary"]["total"]["ios"].as_u64().unwrap(), ios);
+    let intervals = doc["intervals"].as_array().unwrap();
+    assert!(intervals.len() >= 3, "{} intervals", intervals.len());
+    for (i, iv) in intervals.iter().enumerate() {
+        let want = sum_buckets(
+            per_host
+                .iter()
+                .filter_map(|r| r["intervals"].get(i))
+                .map(|x| &x["total"]["histogram"]),
+        );
+        assert_eq!(buckets(&iv["total"]["histogram"]), want, "interval {i}");
+    }
+    no_agents_left(&lab);
+}
+
+#[test]
+fn a_refusal_on_one_host_starts_nothing_anywhere() {
+    let Some(lab) = Lab::new("b") else { return };
+    // A file oio did not create, where h1's workload would write.
+    let foreign: Vec<u8> = (0..(4u32 << 20)).map(|i| (i % 251) as u8).collect();
+    std::fs::write(lab.path("t1.dat"), &foreign).unwrap();
+    let c = lab
+        .fleet(&[
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4k",
+            "--qd",
+            "2",
+            "--engine",
+            "sync",
+            "--size",
+            "4M",
+            "--time",
+            "2s",
+            "--ramp",
+            "0s",
+        ])
+        .spawn()
+        .unwrap();
+    let out = wait_bounded(c, Duration::from_secs(120));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stderr}");
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("host h1"), "{stderr}");
+    assert!(stderr.contains("refusing to write"), "{stderr}");
+    assert!(
+        stderr.contains("nothing was started on any host"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(lab.path("t1.dat")).unwrap(), foreign);
+    // `oio fleet check` says the same without creating anything. (h0's prepare may have
+    // made its file before h1 refused, or been stopped while filling it.)
+    let _ = std::fs::remove_file(lab.path("t0.dat"));
+    let out = Command::new(env!("CARGO_BIN_EXE_oio"))
+        .env("NO_COLOR", "1")
+        .args(["fleet", "check", "--inventory"])
+        .arg(lab.inventory())
+        .arg("--launcher")
+        .arg(lab.launcher())
+        .args(["--rw", "randwrite", "--size", "4M"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    println!("{text}");
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("h0: oio "), "{text}");
+    assert!(text.contains("  create "), "{text}");
+    assert!(
+        text.contains("  refused ") && text.contains("t1.dat"),
+        "{text}"
+    );
+    assert!(!lab.path("t0.dat").exists(), "check created a file");
+    let results: Vec<_> = walk_json(&lab.path("res"));
+    assert!(results.is_empty(), "results were written: {results:?}");
+    no_agents_left(&lab);
+}
+
+fn walk_json(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk_json(&p));
+        } else if p.extension().is_some_and(|x| x == "json") {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn losing_one_agent_mid_run_makes_a_partial_result_and_stops_the_others() {
+    let Some(lab) = Lab::new("k") else { return };
+    let t0 = Instant::now();
+    let c = lab
+        .fleet(&[
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--qd",
+            "2",
+            "--engine",
+            "sync",
+            "--size",
+            "4M",
+            "--time",
+            "60s",
+            "--ramp",
+            "0s",
+            "--interval",
+            "500ms",
+            "--json",
+        ])
+        .spawn()
+        .unwrap();
+    // Wait for h1's agent to be measuring (bounded), then kill it.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let victim = loop {
+        let a = agents_in(&lab.hosts[1]);
+        if let Some(&p) = a.first() {
+            break p;
+        }
+        assert!(Instant::now() < deadline, "h1's agent never started");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // The agent exists from the handshake on; give it time to prepare and measure a while.
+    std::thread::sleep(Duration::from_millis(4000));
+    let killed_at = t0.elapsed();
+    sh(&["kill", "-9", &victim.to_string()]).unwrap();
+    let out = wait_bounded(c, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        t0.elapsed() < killed_at + Duration::from_secs(25),
+        "the others did not stop: {:?} after the kill",
+        t0.elapsed() - killed_at
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document on stdout");
+    assert_fleet_schema(&doc);
+    assert_eq!(doc["partial"], true);
+    assert_eq!(doc["stop_reason"], "errors");
+    let lost = doc["lost"].as_array().unwrap();
+    assert_eq!(lost.len(), 1, "{lost:?}");
+    assert!(
+        lost[0].as_str().unwrap().starts_with("host h1 was lost"),
+        "{lost:?}"
+    );
+    let h1 = &doc["hosts"][1];
+    assert_eq!(h1["status"], "lost");
+    assert!(h1["lost"]["at_s"].as_f64().unwrap() > 0.0, "{h1}");
+    assert!(
+        h1["intervals"].as_u64().unwrap() >= 1,
+        "h1's streamed intervals are kept: {h1}"
+    );
+    for i in [0, 2] {
+        assert_eq!(
+            doc["hosts"][i]["status"], "interrupted",
+            "{}",
+            doc["hosts"][i]
+        );
+    }
+    no_agents_left(&lab);
+}
+
+/// The agent alone on pipes: after `go`, closing its stdin (the controller gone) stops its I/O
+/// at once and it exits; the file it made is sealed as oio's (a later run may write it).
+#[test]
+fn an_agent_stops_at_once_when_its_controller_goes() {
+    use oio_fleet::protocol::{send, Hello, Message, Reader};
+    let dir = scratch();
+    let target = dir.path().join("t.dat");
+    let plan = oio_engine::RunPlan {
+        workload: oio_core::profiles::profile("oltp-data").unwrap(),
+        bindings: vec![oio_engine::TargetBinding {
+            role: String::new(),
+            paths: vec![target.clone()],
+        }],
+        target_options: oio_engine::TargetOptions {
+            write: false,
+            direct: false,
+            size: Some(1 << 20),
+            allow_overwrite: false,
+            destroy_data: false,
+            fill_seed: 0,
+        },
+        engine: oio_engine::EngineKind::Sync,
+        submit: oio_engine::SubmitMode::PerIo,
+        time: Duration::from_secs(120),
+        ramp: Duration::ZERO,
+        interval: Duration::from_millis(200),
+        seed: 1,
+        latency_tracking: true,
+        io_limit: None,
+        verify: false,
+        track_order: false,
+        sim: None,
+        lat_log: None,
+    };
+    let mut agent = Command::new(env!("CARGO_BIN_EXE_oio"))
+        .args(["agent", "--stdio"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut w = agent.stdin.take().unwrap();
+    let mut r = Reader::new(std::io::BufReader::new(agent.stdout.take().unwrap()));
+    let version = String::from_utf8(
+        Command::new(env!("CARGO_BIN_EXE_oio"))
+            .arg("--version")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let version = version.trim().trim_start_matches("oio ").to_string();
+    send(&mut w, &Message::Hello(Hello::current(&version))).unwrap();
+    assert!(matches!(r.next_message(), Ok(Some(Message::Hello(_)))));
+    send(
+        &mut w,
+        &Message::Prepare {
+            plan: Box::new(plan),
+        },
+    )
+    .unwrap();
+    match r.next_message() {
+        Ok(Some(Message::Ready { targets })) => assert!(targets[0].created_by_oio),
+        other => panic!("expected ready, got {other:?}"),
+    }
+    send(
+        &mut w,
+        &Message::Go {
+            start_agent_ns: oio_fleet::protocol::now_ns(),
+        },
+    )
+    .unwrap();
+    assert!(matches!(
+        r.next_message(),
+        Ok(Some(Message::Started { .. }))
+    ));
+    // Measuring: at least one interval arrives.
+    assert!(matches!(r.next_message(), Ok(Some(Message::Interval(_)))));
+    let t = Instant::now();
+    drop(w);
+    let deadline = t + Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = agent.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = agent.kill();
+            panic!("the agent did not exit after its stdin closed");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    println!(
+        "agent exited {:?} after its stdin closed ({status})",
+        t.elapsed()
+    );
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    // It stopped cleanly: the file is sealed as oio's, so a writing run may use it.
+    let out = Command::new(env!("CARGO_BIN_EXE_oio"))
+        .args([
+            "run",
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4k",
+            "--engine",
+            "null",
+            "--time",
+            "100ms",
+            "--ramp",
+            "0s",
+            "--buffered",
+            "--out",
+        ])
+        .arg(dir.path().join("res"))
+        .arg(&target)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// An agent refuses a controller of another oio version with a message saying what to do.
+#[test]
+fn an_agent_refuses_another_version() {
+    use oio_fleet::protocol::{send, Hello, Message, Reader};
+    let mut agent = Command::new(env!("CARGO_BIN_EXE_oio"))
+        .args(["agent", "--stdio"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut w = agent.stdin.take().unwrap();
+    let mut r = Reader::new(std::io::BufReader::new(agent.stdout.take().unwrap()));
+    send(
+        &mut w,
+        &Message::Hello(Hello::current("0.0.1 (commit 0000000)")),
+    )
+    .unwrap();
+    match r.next_message() {
+        Ok(Some(Message::Error { phase, message })) => {
+            assert_eq!(phase, "hello");
+            assert!(
+                message.contains("oio 0.0.1 (commit 0000000) does not match"),
+                "{message}"
+            );
+            assert!(
+                message.contains("install the same oio on every host"),
+                "{message}"
+            );
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    let out = wait_bounded(agent, Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -1,0 +1,411 @@
+//! The agent's side of a session (`oio agent --stdio`): answer the controller on a pipe,
+//! prepare the targets, start at the instant given, stream intervals, send the result.
+//!
+//! The controller going away (end of file or an error on stdin, a broken stdout) sets the stop
+//! flag at once, so the engine stops its I/O within a batch and the agent returns.
+
+use crate::protocol::{now_ns, send, Hello, Message, ReadError, Reader, TargetCheck, WireInterval};
+use oio_core::result::{Interval, TargetInfo};
+use oio_engine::{RunObserver, RunPlan, Start, TargetOptions};
+use std::io::{BufReader, Read, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long an agent waits for the controller's hello.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long an agent waits between messages before the run (a controller that stalls).
+const IDLE_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
+/// The farthest in the future a start instant may be.
+const MAX_START_WAIT: Duration = Duration::from_secs(3600);
+
+/// How a session ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum AgentEnd {
+    /// A run finished and its result was sent.
+    Ran {
+        /// Why the run stopped ("completed", "interrupted", "errors").
+        stop_reason: String,
+    },
+    /// The controller stopped the session, or went away, before a run.
+    Stopped(String),
+    /// A `check` or other session ended without running.
+    Done,
+}
+
+/// Why a session failed (the controller was told too, when it could be).
+#[derive(Debug, thiserror::Error)]
+#[error("{phase}: {message}")]
+pub struct AgentError {
+    /// Where: hello, prepare, run, protocol.
+    pub phase: &'static str,
+    /// What.
+    pub message: String,
+}
+
+enum Incoming {
+    Msg(Message),
+    Eof,
+    Bad(ReadError),
+}
+
+type Out = Arc<Mutex<Box<dyn Write + Send>>>;
+
+/// Writes one message; a failed write means the controller is gone, so it stops everything.
+fn emit(out: &Out, stop: &AtomicBool, m: &Message) -> bool {
+    let mut w = out.lock().unwrap_or_else(|e| e.into_inner());
+    if send(&mut **w, m).is_err() {
+        stop.store(true, Ordering::SeqCst);
+        return false;
+    }
+    true
+}
+
+fn fail(out: &Out, stop: &AtomicBool, phase: &'static str, message: String) -> AgentError {
+    emit(
+        out,
+        stop,
+        &Message::Error {
+            phase: phase.into(),
+            message: message.clone(),
+        },
+    );
+    AgentError { phase, message }
+}
+
+/// Serves one session on `input`/`output`. `stop` is the caller's (its signal handler's)
+/// flag; the session sets it too when the controller goes away or says stop.
+pub fn serve(
+    input: impl Read + Send + 'static,
+    output: impl Write + Send + 'static,
+    oio_version: &str,
+    stop: Arc<AtomicBool>,
+) -> Result<AgentEnd, AgentError> {
+    let out: Out = Arc::new(Mutex::new(Box::new(output)));
+    let (tx, rx) = crossbeam_channel::unbounded::<Incoming>();
+    {
+        // Clock probes are answered here, the moment they are read, so the answer's
+        // timestamp is not delayed by whatever the session thread is doing.
+        let (out, stop) = (Arc::clone(&out), Arc::clone(&stop));
+        std::thread::Builder::new()
+            .name("oio-agent-stdin".into())
+            .spawn(move || {
+                let mut r = Reader::new(BufReader::new(input));
+                loop {
+                    let m = match r.next_message() {
+                        Ok(Some(Message::Time { seq })) => {
+                            let reply = Message::TimeReply {
+                                seq,
+                                agent_ns: now_ns(),
+                            };
+                            emit(&out, &stop, &reply);
+                            continue;
+                        }
+                        Ok(Some(Message::Stop { reason })) => {
+                            stop.store(true, Ordering::SeqCst);
+                            Incoming::Msg(Message::Stop { reason })
+                        }
+                        Ok(Some(m)) => Incoming::Msg(m),
+                        Ok(None) => {
+                            stop.store(true, Ordering::SeqCst);
+                            Incoming::Eof
+                        }
+                        Err(e) => {
+                            stop.store(true, Ordering::SeqCst);
+                            Incoming::Bad(e)
+                        }
+                    };
+                    let last = !matches!(m, Incoming::Msg(_));
+                    if tx.send(m).is_err() || last {
+                        return;
+                    }
+                }
+            })
+            .map_err(|e| AgentError {
+                phase: "start",
+                message: format!("starting the reader thread: {e}"),
+            })?;
+    }
+    let me = Hello::current(oio_version);
+    match rx.recv_timeout(HELLO_TIMEOUT) {
+        Ok(Incoming::Msg(Message::Hello(peer))) => {
+            if let Err(e) = me.check_peer(&peer) {
+                return Err(fail(&out, &stop, "hello", e));
+            }
+            emit(&out, &stop, &Message::Hello(me));
+        }
+        Ok(Incoming::Msg(m)) => {
+            return Err(fail(
+                &out,
+                &stop,
+                "protocol",
+                format!("expected hello first, got {}", name(&m)),
+            ))
+        }
+        Ok(Incoming::Eof) | Err(_) => {
+            return Ok(AgentEnd::Stopped("no hello from the controller".into()))
+        }
+        Ok(Incoming::Bad(e)) => return Err(fail(&out, &stop, "protocol", e.to_string())),
+    }
+
+    let mut prepared: Option<RunPlan> = None;
+    loop {
+        let m = match rx.recv_timeout(IDLE_TIMEOUT) {
+            Ok(Incoming::Msg(m)) => m,
+            Ok(Incoming::Eof) => return Ok(AgentEnd::Stopped("the controller went away".into())),
+            Ok(Incoming::Bad(e)) => return Err(fail(&out, &stop, "protocol", e.to_string())),
+            Err(_) => return Ok(AgentEnd::Stopped("the controller fell silent".into())),
+        };
+        match m {
+            Message::Check { plan } => {
+                let targets = check_targets(&plan, &stop);
+                emit(&out, &stop, &Message::Checked { targets });
+                return Ok(AgentEnd::Done);
+            }
+            Message::Prepare { plan } => match prepare_targets(&plan, &stop) {
+                Ok(targets) => {
+                    emit(&out, &stop, &Message::Ready { targets });
+                    prepared = Some(*plan);
+                }
+                Err(e) => return Err(fail(&out, &stop, "prepare", e)),
+            },
+            Message::Go { start_agent_ns } => {
+                let Some(plan) = prepared.take() else {
+                    return Err(fail(&out, &stop, "protocol", "go before prepare".into()));
+                };
+                let wait =
+                    Duration::from_nanos(start_agent_ns.saturating_sub(now_ns()).max(0) as u64);
+                if wait > MAX_START_WAIT {
+                    return Err(fail(
+                        &out,
+                        &stop,
+                        "go",
+                        format!("the start instant is {wait:?} away; at most {MAX_START_WAIT:?}"),
+                    ));
+                }
+                // The engine opens the targets again and then waits for the instant itself
+                // (a stop or the controller going away ends the wait), so reopening costs
+                // the start nothing.
+                let start =
+                    std::time::UNIX_EPOCH + Duration::from_nanos(start_agent_ns.max(0) as u64);
+                return run(&plan, &out, &stop, start);
+            }
+            Message::Stop { reason } => return Ok(AgentEnd::Stopped(reason)),
+            other => {
+                return Err(fail(
+                    &out,
+                    &stop,
+                    "protocol",
+                    format!("unexpected {}", name(&other)),
+                ))
+            }
+        }
+    }
+}
+
+fn run(
+    plan: &RunPlan,
+    out: &Out,
+    stop: &Arc<AtomicBool>,
+    start: std::time::SystemTime,
+) -> Result<AgentEnd, AgentError> {
+    let mut obs = Streamer {
+        out: Arc::clone(out),
+        stop: Arc::clone(stop),
+        sent: 0,
+        last_t: None,
+        start,
+    };
+    match crate::execute(plan, &mut obs, stop) {
+        Ok(result) => {
+            let stop_reason = result.stop_reason.clone();
+            emit(
+                out,
+                stop,
+                &Message::Result {
+                    result: Box::new(result),
+                },
+            );
+            Ok(AgentEnd::Ran { stop_reason })
+        }
+        Err(e) => Err(fail(out, stop, "run", e.to_string())),
+    }
+}
+
+/// Streams the run's progress to the controller.
+struct Streamer {
+    out: Out,
+    stop: Arc<AtomicBool>,
+    sent: u64,
+    last_t: Option<f64>,
+    start: std::time::SystemTime,
+}
+
+impl RunObserver for Streamer {
+    fn started(&mut self, _start: &Start<'_>) {
+        let m = Message::Started { agent_ns: now_ns() };
+        emit(&self.out, &self.stop, &m);
+    }
+
+    fn tick(&mut self, _elapsed: Duration, last: Option<&Interval>) {
+        let Some(i) = last else { return };
+        if self.last_t == Some(i.t_s) {
+            return;
+        }
+        self.last_t = Some(i.t_s);
+        let m = Message::Interval(Box::new(WireInterval::from_interval(self.sent, i)));
+        self.sent += 1;
+        emit(&self.out, &self.stop, &m);
+    }
+
+    fn interval_histograms(&self) -> bool {
+        true
+    }
+
+    fn start_at(&self) -> Option<std::time::SystemTime> {
+        Some(self.start)
+    }
+}
+
+/// Every bound path once, with the role of the first stream using it (as the engine does).
+fn bound_paths(plan: &RunPlan) -> Result<Vec<(PathBuf, String)>, String> {
+    let mut paths: Vec<(PathBuf, String)> = Vec::new();
+    for s in &plan.workload.streams {
+        let role = s.target.clone().unwrap_or_default();
+        for p in plan
+            .paths_for(s.target.as_deref())
+            .map_err(|e| e.to_string())?
+        {
+            if !paths.iter().any(|(q, _)| q == p) {
+                paths.push((p.clone(), role.clone()));
+            }
+        }
+    }
+    Ok(paths)
+}
+
+fn options(plan: &RunPlan, i: usize, p: &PathBuf) -> TargetOptions {
+    TargetOptions {
+        write: plan.writes_to(p),
+        // The engine's fill seed for the i-th target, so a file made here is the one it would make.
+        fill_seed: plan.seed ^ (i as u64) << 48,
+        ..plan.target_options.clone()
+    }
+}
+
+/// Opens (creating and filling when asked) every target with all of the engine's safety
+/// checks, and checks the plan fits them; runs no I/O. The targets are closed again (files oio
+/// owns are sealed as after a run) and the run reopens them.
+fn prepare_targets(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Result<Vec<TargetInfo>, String> {
+    plan.workload.check()?;
+    if plan.sim.is_some() && plan.engine != oio_engine::EngineKind::Null {
+        return Err("a simulated device (--sim) needs --engine null".into());
+    }
+    let paths = bound_paths(plan)?;
+    let mut opened = Vec::with_capacity(paths.len());
+    for (i, (p, role)) in paths.iter().enumerate() {
+        let t = oio_engine::target::prepare(
+            p,
+            role,
+            &options(plan, i, p),
+            &oio_core::Cancel::from_flag(Arc::clone(stop)),
+            &mut |_, _| {},
+        )
+            .map_err(|e| e.to_string())?;
+        opened.push(t);
+    }
+    let meta: Vec<(PathBuf, u64, u64)> = paths
+        .iter()
+        .zip(&opened)
+        .map(|((p, _), t)| (p.clone(), t.size, t.direct_align))
+        .collect();
+    plan.assign(&meta).map_err(|e| e.to_string())?;
+    Ok(opened.into_iter().map(|t| t.info).collect())
+}
+
+/// What `prepare` would do with each target, changing nothing: a missing file is reported,
+/// not created.
+fn check_targets(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Vec<TargetCheck> {
+    let paths = match bound_paths(plan) {
+        Ok(p) => p,
+        Err(e) => {
+            return vec![TargetCheck {
+                path: String::new(),
+                role: String::new(),
+                status: "refused".into(),
+                detail: e,
+            }]
+        }
+    };
+    let mut out = Vec::new();
+    for (i, (p, role)) in paths.iter().enumerate() {
+        let opts = options(plan, i, p);
+        let (status, detail) = match std::fs::symlink_metadata(p) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => match opts.size {
+                Some(n) => (
+                    "create",
+                    format!("does not exist; prepare would create it ({n} bytes)"),
+                ),
+                None => (
+                    "refused",
+                    "does not exist; give --size to let oio create it".into(),
+                ),
+            },
+            Err(e) => ("refused", e.to_string()),
+            Ok(_) => match oio_engine::target::prepare(
+                p,
+                role,
+                &opts,
+                &oio_core::Cancel::from_flag(Arc::clone(stop)),
+                &mut |_, _| {},
+            ) {
+                Ok(t) => (
+                    "ok",
+                    format!(
+                        "{} of {} bytes{}{}",
+                        t.info.kind,
+                        t.size,
+                        if t.info.created_by_oio {
+                            ", created by oio"
+                        } else {
+                            ""
+                        },
+                        if opts.write {
+                            ", writable"
+                        } else {
+                            ", read only"
+                        }
+                    ),
+                ),
+                Err(e) => ("refused", e.to_string()),
+            },
+        };
+        out.push(TargetCheck {
+            path: p.display().to_string(),
+            role: role.clone(),
+            status: status.into(),
+            detail,
+        });
+    }
+    out
+}
+
+/// A message's tag, for errors.
+pub fn name(m: &Message) -> &'static str {
+    match m {
+        Message::Hello(_) => "hello",
+        Message::Time { .. } => "time",
+        Message::TimeReply { .. } => "time_reply",
+        Message::Check { .. } => "check",
+        Message::Checked { .. } => "checked",
+        Message::Prepare { .. } => "prepare",
+        Message::Ready { .. } => "ready",
+        Message::Go { .. } => "go",
+        Message::Started { .. } => "started",
+        Message::Interval(_) => "interval",
+        Message::Result { .. } => "result",
+        Message::Stop { .. } => "stop",
+        Message::Error { .. } => "error",
+    }
+}

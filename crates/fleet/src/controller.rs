@@ -1,0 +1,709 @@
+//! The controller: one launcher process per host, the handshake, clock probes, prepare on
+//! every host (any refusal aborts all before any I/O), a common start instant, collection.
+//!
+//! Each host's stdout is read by its own thread, which stamps every message with the
+//! controller's clock as it arrives (clock replies need that) and hands it to one channel;
+//! the session logic runs in the caller's thread.
+
+use crate::clock::{estimate, ClockOffset, Sample, PROBES};
+use crate::protocol::{now_ns, send, Hello, Message, Reader, TargetCheck, WireInterval};
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+use oio_core::result::{RunResult, TargetInfo};
+use oio_core::Cancel;
+use oio_engine::RunPlan;
+use serde::{Deserialize, Serialize};
+use std::io::{BufReader, Read};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Bytes of each agent's stderr kept for messages (the last ones).
+const STDERR_TAIL: usize = 4096;
+/// How long stopped agents get to send their partial results.
+const STOP_GRACE: Duration = Duration::from_secs(20);
+/// How long a finished agent's launcher gets to exit before it is killed.
+const EXIT_GRACE: Duration = Duration::from_secs(5);
+/// Most streamed intervals kept per host (the engine's own bound on a run's series).
+const MAX_STREAMED: usize = 1_000_000;
+
+/// One host to run on.
+#[derive(Clone, Debug)]
+pub struct HostJob {
+    /// Its name (results, messages).
+    pub name: String,
+    /// The launcher's command line for it.
+    pub argv: Vec<String>,
+    /// The plan, with this host's target bindings.
+    pub plan: RunPlan,
+}
+
+/// Settings of a fleet session.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// This oio's `--version` (agents must match it).
+    pub oio_version: String,
+    /// Time for every launcher to connect and say hello.
+    pub connect_timeout: Duration,
+    /// Least time between sending `go` and the start instant.
+    pub min_lead: Duration,
+}
+
+/// Why a fleet session did not run.
+#[derive(Debug, thiserror::Error)]
+pub enum FleetError {
+    /// A host could not be started, reached or prepared; nothing ran anywhere.
+    #[error("host {host}: {reason}; nothing was started on any host")]
+    Host {
+        /// The host.
+        host: String,
+        /// What it said or what happened.
+        reason: String,
+    },
+    /// Ctrl-C (or the caller) stopped the session before the start.
+    #[error("stopped before the start; nothing was started on any host")]
+    Interrupted,
+}
+
+/// A host that stopped answering during the run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Lost {
+    /// Seconds after the common start when it was noticed.
+    pub at_s: f64,
+    /// The same instant, RFC 3339 UTC (controller's clock).
+    pub at: String,
+    /// What happened.
+    pub reason: String,
+}
+
+/// What one host did.
+#[derive(Clone, Debug)]
+pub struct HostOutcome {
+    /// Its name.
+    pub name: String,
+    /// The launcher's command line.
+    pub argv: Vec<String>,
+    /// The agent's hello.
+    pub hello: Hello,
+    /// Its clock against the controller's.
+    pub clock: ClockOffset,
+    /// The targets as prepared.
+    pub targets: Vec<TargetInfo>,
+    /// When its workers started against the common start, ns (controller's clock, through
+    /// the clock offset: uncertain by ± half the probe's round trip).
+    pub start_skew_ns: Option<i64>,
+    /// Intervals as they were streamed, still encoded: they are decoded only for a host whose
+    /// own result never came (its result holds them all otherwise), which keeps the
+    /// controller's cost per host and interval to parsing one line.
+    pub streamed: Vec<WireInterval>,
+    /// Its own result, when it came.
+    pub result: Option<RunResult>,
+    /// Set when the host was lost.
+    pub lost: Option<Lost>,
+    /// The last of what its launcher wrote on stderr.
+    pub stderr_tail: String,
+}
+
+/// A fleet run as collected.
+#[derive(Clone, Debug)]
+pub struct FleetRun {
+    /// The common start, controller's clock, ns since 1970.
+    pub start_ns: i64,
+    /// Time from sending `go` to the start instant.
+    pub lead: Duration,
+    /// Every host, in the order given.
+    pub hosts: Vec<HostOutcome>,
+    /// True when Ctrl-C (the caller's token) stopped the run.
+    pub interrupted: bool,
+    /// The controller's CPU seconds (user + system) from `go` to the last result.
+    pub controller_cpu_s: f64,
+}
+
+enum Ev {
+    Msg(Message),
+    Eof,
+    Bad(String),
+}
+
+struct Session {
+    name: String,
+    argv: Vec<String>,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    hello: Option<Hello>,
+    clock: ClockOffset,
+    samples: Vec<Sample>,
+    probe_sent: i64,
+    targets: Vec<TargetInfo>,
+    gone: bool,
+}
+
+impl Session {
+    fn tell(&mut self, m: &Message) -> bool {
+        match self.stdin.as_mut() {
+            Some(w) => send(w, m).is_ok(),
+            None => false,
+        }
+    }
+
+    fn stderr_tail(&self) -> String {
+        let b = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        String::from_utf8_lossy(&b).trim().to_string()
+    }
+
+    /// What happened to a host that went away: its launcher's exit and last stderr.
+    fn why_gone(&mut self) -> String {
+        let deadline = Instant::now() + Duration::from_millis(500);
+        let status = loop {
+            match self.child.try_wait() {
+                Ok(Some(s)) => break Some(s),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
+                _ => break None,
+            }
+        };
+        let mut why = match status {
+            Some(s) => format!("the connection closed ({} exited: {s})", self.argv[0]),
+            None => "the connection closed".to_string(),
+        };
+        let tail = self.stderr_tail();
+        if !tail.is_empty() {
+            let last: Vec<&str> = tail.lines().rev().take(3).collect();
+            why.push_str(": ");
+            why.push_str(&last.into_iter().rev().collect::<Vec<_>>().join(" / "));
+        }
+        why
+    }
+}
+
+struct Fleet {
+    sessions: Vec<Session>,
+    rx: Receiver<(usize, i64, Ev)>,
+}
+
+impl Drop for Fleet {
+    /// Every launcher ends with the fleet: stdin closed (an agent then stops and exits), a
+    /// grace period, then a kill; every thread joined.
+    fn drop(&mut self) {
+        for s in &mut self.sessions {
+            s.stdin = None;
+        }
+        let deadline = Instant::now() + EXIT_GRACE;
+        for s in &mut self.sessions {
+            loop {
+                match s.child.try_wait() {
+                    Ok(Some(_)) | Err(_) => break,
+                    Ok(None) if Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(10))
+                    }
+                    Ok(None) => {
+                        let _ = s.child.kill();
+                        let _ = s.child.wait();
+                        break;
+                    }
+                }
+            }
+            for t in s.threads.drain(..) {
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+impl Fleet {
+    fn launch(jobs: &[(String, Vec<String>)]) -> Result<Fleet, FleetError> {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let mut fleet = Fleet {
+            sessions: Vec::with_capacity(jobs.len()),
+            rx,
+        };
+        for (i, (name, argv)) in jobs.iter().enumerate() {
+            let mut child = Command::new(&argv[0])
+                .args(&argv[1..])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| FleetError::Host {
+                    host: name.clone(),
+                    reason: format!("cannot start the launcher `{}`: {e}", argv.join(" ")),
+                })?;
+            let stdout = child.stdout.take().expect("piped");
+            let mut stderr = child.stderr.take().expect("piped");
+            let tail = Arc::new(Mutex::new(Vec::new()));
+            let tx = tx.clone();
+            let reader = std::thread::Builder::new()
+                .name(format!("oio-fleet-{i}"))
+                .spawn(move || {
+                    let mut r = Reader::new(BufReader::new(stdout));
+                    loop {
+                        let m = r.next_message();
+                        let at = now_ns();
+                        let (ev, last) = match m {
+                            Ok(Some(m)) => (Ev::Msg(m), false),
+                            Ok(None) => (Ev::Eof, true),
+                            Err(e) => (Ev::Bad(e.to_string()), true),
+                        };
+                        if tx.send((i, at, ev)).is_err() || last {
+                            return;
+                        }
+                    }
+                });
+            let t2 = Arc::clone(&tail);
+            let err_reader = std::thread::Builder::new()
+                .name(format!("oio-fleet-err-{i}"))
+                .spawn(move || {
+                    let mut buf = [0u8; 4096];
+                    while let Ok(n) = stderr.read(&mut buf) {
+                        if n == 0 {
+                            return;
+                        }
+                        let mut t = t2.lock().unwrap_or_else(|e| e.into_inner());
+                        t.extend_from_slice(&buf[..n]);
+                        if t.len() > STDERR_TAIL {
+                            let cut = t.len() - STDERR_TAIL;
+                            t.drain(..cut);
+                        }
+                    }
+                });
+            let stdin = child.stdin.take();
+            let mut threads = Vec::new();
+            let mut failed = None;
+            for t in [reader, err_reader] {
+                match t {
+                    Ok(h) => threads.push(h),
+                    Err(e) => failed = Some(e),
+                }
+            }
+            fleet.sessions.push(Session {
+                name: name.clone(),
+                argv: argv.clone(),
+                child,
+                stdin,
+                stderr: tail,
+                threads,
+                hello: None,
+                clock: ClockOffset::default(),
+                samples: Vec::new(),
+                probe_sent: 0,
+                targets: Vec::new(),
+                gone: false,
+            });
+            if let Some(e) = failed {
+                return Err(FleetError::Host {
+                    host: name.clone(),
+                    reason: format!("starting a reader thread: {e}"),
+                });
+            }
+        }
+        Ok(fleet)
+    }
+
+    fn host_error(&mut self, i: usize, reason: String) -> FleetError {
+        FleetError::Host {
+            host: self.sessions[i].name.clone(),
+            reason,
+        }
+    }
+
+    /// Waits until `done(session)` holds for every session, handling each message with
+    /// `on`; any error, end of file or timeout fails naming the host.
+    fn wait_all(
+        &mut self,
+        phase: &str,
+        timeout: Option<Duration>,
+        cancel: &Cancel,
+        mut on: impl FnMut(&mut Session, i64, Message) -> Result<bool, String>,
+    ) -> Result<(), FleetError> {
+        let mut done = vec![false; self.sessions.len()];
+        let deadline = timeout.map(|t| Instant::now() + t);
+        while done.iter().any(|d| !d) {
+            if cancel.is_cancelled() {
+                return Err(FleetError::Interrupted);
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                let i = done.iter().position(|d| !d).expect("one is not done");
+                let tail = self.sessions[i].stderr_tail();
+                return Err(self.host_error(
+                    i,
+                    format!(
+                        "no answer to {phase} within {:?}{}{}",
+                        timeout.unwrap_or_default(),
+                        if tail.is_empty() {
+                            ""
+                        } else {
+                            "; its stderr: "
+                        },
+                        tail
+                    ),
+                ));
+            }
+            let (i, at, ev) = match self.rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(x) => x,
+                Err(RecvTimeoutError::Timeout) => continue,
+                Err(RecvTimeoutError::Disconnected) => {
+                    let i = done.iter().position(|d| !d).expect("one is not done");
+                    return Err(self.host_error(i, "every connection closed".into()));
+                }
+            };
+            match ev {
+                Ev::Msg(Message::Error { phase, message }) => {
+                    return Err(self.host_error(i, format!("{phase}: {message}")))
+                }
+                Ev::Msg(m) => match on(&mut self.sessions[i], at, m) {
+                    Ok(true) => done[i] = true,
+                    Ok(false) => {}
+                    Err(e) => return Err(self.host_error(i, e)),
+                },
+                Ev::Eof => {
+                    self.sessions[i].gone = true;
+                    let why = self.sessions[i].why_gone();
+                    return Err(self.host_error(i, format!("during {phase}: {why}")));
+                }
+                Ev::Bad(e) => return Err(self.host_error(i, format!("during {phase}: {e}"))),
+            }
+        }
+        Ok(())
+    }
+
+    /// Hello both ways, then clock probes, on every host at once.
+    fn connect(&mut self, opts: &Options, cancel: &Cancel) -> Result<(), FleetError> {
+        let me = Hello::current(&opts.oio_version);
+        for s in &mut self.sessions {
+            s.tell(&Message::Hello(me.clone()));
+        }
+        self.wait_all(
+            "hello",
+            Some(opts.connect_timeout),
+            cancel,
+            |s, _, m| match m {
+                Message::Hello(peer) => {
+                    me.check_peer(&peer)?;
+                    s.hello = Some(peer);
+                    Ok(true)
+                }
+                other => Err(format!(
+                    "expected hello, got {}",
+                    crate::agent::name(&other)
+                )),
+            },
+        )?;
+        for seq in 0..PROBES {
+            for s in &mut self.sessions {
+                s.probe_sent = now_ns();
+                s.tell(&Message::Time { seq });
+            }
+            self.wait_all(
+                "a clock probe",
+                Some(opts.connect_timeout),
+                cancel,
+                |s, at, m| match m {
+                    Message::TimeReply { seq: got, agent_ns } if got == seq => {
+                        s.samples.push(Sample {
+                            sent_ns: s.probe_sent,
+                            agent_ns,
+                            received_ns: at,
+                        });
+                        Ok(true)
+                    }
+                    other => Err(format!(
+                        "expected time_reply {seq}, got {}",
+                        crate::agent::name(&other)
+                    )),
+                },
+            )?;
+        }
+        for s in &mut self.sessions {
+            s.clock = estimate(&s.samples).unwrap_or_default();
+        }
+        Ok(())
+    }
+
+    /// Tells every host still connected to stop.
+    fn stop_all(&mut self, reason: &str) {
+        for s in &mut self.sessions {
+            s.tell(&Message::Stop {
+                reason: reason.to_string(),
+            });
+        }
+    }
+}
+
+fn jobs_argv(jobs: &[HostJob]) -> Vec<(String, Vec<String>)> {
+    jobs.iter()
+        .map(|j| (j.name.clone(), j.argv.clone()))
+        .collect()
+}
+
+/// Runs one plan on every host: connect, probe clocks, prepare all (any refusal aborts every
+/// host before any I/O), start all at one instant, collect. A host lost mid-run is named with
+/// the time; the others are stopped and their partial results kept.
+pub fn run(jobs: &[HostJob], opts: &Options, cancel: &Cancel) -> Result<FleetRun, FleetError> {
+    let mut fleet = Fleet::launch(&jobs_argv(jobs))?;
+    let result = run_on(&mut fleet, jobs, opts, cancel);
+    if result.is_err() {
+        fleet.stop_all("another host failed before the start");
+    }
+    result
+}
+
+fn run_on(
+    fleet: &mut Fleet,
+    jobs: &[HostJob],
+    opts: &Options,
+    cancel: &Cancel,
+) -> Result<FleetRun, FleetError> {
+    fleet.connect(opts, cancel)?;
+    for (s, j) in fleet.sessions.iter_mut().zip(jobs) {
+        s.tell(&Message::Prepare {
+            plan: Box::new(j.plan.clone()),
+        });
+    }
+    // Filling new files may take long: no time limit here, but Ctrl-C and any host failing
+    // end the wait.
+    fleet.wait_all("prepare", None, cancel, |s, _, m| match m {
+        Message::Ready { targets } => {
+            s.targets = targets;
+            Ok(true)
+        }
+        other => Err(format!(
+            "expected ready, got {}",
+            crate::agent::name(&other)
+        )),
+    })?;
+
+    // The start instant leaves room for `go` to reach the slowest host.
+    let worst_rtt = fleet
+        .sessions
+        .iter()
+        .map(|s| s.clock.rtt_ns.max(0) as u64)
+        .max()
+        .unwrap_or(0);
+    let lead = opts
+        .min_lead
+        .max(Duration::from_nanos(worst_rtt.saturating_mul(4)))
+        + Duration::from_micros(500 * jobs.len() as u64);
+    let cpu0 = oio_engine::sys::process_cpu();
+    let start_ns = now_ns().saturating_add(lead.as_nanos() as i64);
+    for s in &mut fleet.sessions {
+        let start_agent_ns = s.clock.to_agent(start_ns);
+        s.tell(&Message::Go { start_agent_ns });
+    }
+    let mut out: Vec<HostOutcome> = fleet
+        .sessions
+        .iter()
+        .map(|s| HostOutcome {
+            name: s.name.clone(),
+            argv: s.argv.clone(),
+            hello: s.hello.clone().expect("hello received"),
+            clock: s.clock,
+            targets: s.targets.clone(),
+            start_skew_ns: None,
+            streamed: Vec::new(),
+            result: None,
+            lost: None,
+            stderr_tail: String::new(),
+        })
+        .collect();
+    let longest = jobs
+        .iter()
+        .map(|j| j.plan.ramp + j.plan.time)
+        .max()
+        .unwrap_or_default();
+    let run_deadline = Instant::now() + lead + longest + Duration::from_secs(30).max(longest / 10);
+    let mut stop_deadline: Option<Instant> = None;
+    let mut interrupted = false;
+    let lost_now = |reason: String| {
+        let now = now_ns();
+        Lost {
+            at_s: (now - start_ns) as f64 / 1e9,
+            at: humantime::format_rfc3339_millis(
+                std::time::UNIX_EPOCH + Duration::from_nanos(now.max(0) as u64),
+            )
+            .to_string(),
+            reason,
+        }
+    };
+    let pending = |out: &[HostOutcome]| out.iter().any(|h| h.result.is_none() && h.lost.is_none());
+    while pending(&out) {
+        if cancel.is_cancelled() && !interrupted {
+            interrupted = true;
+            fleet.stop_all("the controller was interrupted");
+            stop_deadline.get_or_insert(Instant::now() + STOP_GRACE);
+        }
+        let now = Instant::now();
+        let expired = stop_deadline.map_or(now >= run_deadline, |d| now >= d);
+        if expired {
+            let why = if stop_deadline.is_some() {
+                format!("no result within {STOP_GRACE:?} of being told to stop")
+            } else {
+                "no result by the end of the run and its grace period".to_string()
+            };
+            for h in out
+                .iter_mut()
+                .filter(|h| h.result.is_none() && h.lost.is_none())
+            {
+                h.lost = Some(lost_now(why.clone()));
+            }
+            break;
+        }
+        let (i, _at, ev) = match fleet.rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(x) => x,
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => break,
+        };
+        let h = &mut out[i];
+        let lost = match ev {
+            Ev::Msg(Message::Started { agent_ns }) => {
+                h.start_skew_ns = Some(h.clock.to_controller(agent_ns) - start_ns);
+                None
+            }
+            Ev::Msg(Message::Interval(w)) if h.streamed.len() < MAX_STREAMED => {
+                h.streamed.push(*w);
+                None
+            }
+            Ev::Msg(Message::Interval(_)) => Some("more intervals than any plan makes".into()),
+            Ev::Msg(Message::Result { result }) => {
+                h.result = Some(*result);
+                fleet.sessions[i].stdin = None;
+                None
+            }
+            Ev::Msg(Message::Error { phase, message }) => Some(format!("{phase}: {message}")),
+            Ev::Msg(other) => Some(format!("unexpected {}", crate::agent::name(&other))),
+            Ev::Eof => {
+                fleet.sessions[i].gone = true;
+                Some(fleet.sessions[i].why_gone())
+            }
+            Ev::Bad(e) => Some(e),
+        };
+        if let Some(reason) = lost {
+            if h.result.is_none() && h.lost.is_none() {
+                h.lost = Some(lost_now(reason));
+                fleet.sessions[i].stdin = None;
+                let msg = format!("host {} was lost", h.name);
+                fleet.stop_all(&msg);
+                stop_deadline.get_or_insert(Instant::now() + STOP_GRACE);
+            }
+        }
+    }
+    let cpu1 = oio_engine::sys::process_cpu();
+    for (h, s) in out.iter_mut().zip(&fleet.sessions) {
+        h.stderr_tail = s.stderr_tail();
+    }
+    Ok(FleetRun {
+        start_ns,
+        lead,
+        hosts: out,
+        interrupted,
+        controller_cpu_s: (cpu1.0 - cpu0.0) + (cpu1.1 - cpu0.1),
+    })
+}
+
+/// What `check` found on one host.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CheckOutcome {
+    /// The host.
+    pub host: String,
+    /// Its oio version, when it answered.
+    pub oio_version: Option<String>,
+    /// Its clock against the controller's, when it answered.
+    pub clock: Option<ClockOffset>,
+    /// Its targets.
+    pub targets: Vec<TargetCheck>,
+    /// Why it could not be checked.
+    pub error: Option<String>,
+}
+
+impl CheckOutcome {
+    /// Reachable, same version, every target usable or creatable.
+    pub fn ok(&self) -> bool {
+        self.error.is_none() && self.targets.iter().all(|t| t.status != "refused")
+    }
+}
+
+/// Checks every host on its own (one failing does not stop the others): reachable, same oio,
+/// clock, targets; nothing is created or written.
+pub fn check(jobs: &[HostJob], opts: &Options, cancel: &Cancel) -> Vec<CheckOutcome> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = jobs
+            .iter()
+            .map(|j| scope.spawn(move || check_one(j, opts, cancel)))
+            .collect();
+        handles
+            .into_iter()
+            .zip(jobs)
+            .map(|(h, j)| {
+                h.join().unwrap_or_else(|_| CheckOutcome {
+                    host: j.name.clone(),
+                    oio_version: None,
+                    clock: None,
+                    targets: Vec::new(),
+                    error: Some("the check of this host failed internally".into()),
+                })
+            })
+            .collect()
+    })
+}
+
+fn check_one(job: &HostJob, opts: &Options, cancel: &Cancel) -> CheckOutcome {
+    let mut out = CheckOutcome {
+        host: job.name.clone(),
+        oio_version: None,
+        clock: None,
+        targets: Vec::new(),
+        error: None,
+    };
+    let mut fleet = match Fleet::launch(&jobs_argv(std::slice::from_ref(job))) {
+        Ok(f) => f,
+        Err(e) => {
+            out.error = Some(strip_host(&e, &job.name));
+            return out;
+        }
+    };
+    if let Err(e) = fleet.connect(opts, cancel) {
+        out.oio_version = fleet.sessions[0]
+            .hello
+            .as_ref()
+            .map(|h| h.oio_version.clone());
+        out.error = Some(strip_host(&e, &job.name));
+        return out;
+    }
+    out.oio_version = fleet.sessions[0]
+        .hello
+        .as_ref()
+        .map(|h| h.oio_version.clone());
+    out.clock = Some(fleet.sessions[0].clock);
+    fleet.sessions[0].tell(&Message::Check {
+        plan: Box::new(job.plan.clone()),
+    });
+    let mut targets = Vec::new();
+    let r = fleet.wait_all(
+        "check",
+        Some(opts.connect_timeout * 4),
+        cancel,
+        |_, _, m| match m {
+            Message::Checked { targets: t } => {
+                targets = t;
+                Ok(true)
+            }
+            other => Err(format!(
+                "expected checked, got {}",
+                crate::agent::name(&other)
+            )),
+        },
+    );
+    out.targets = targets;
+    if let Err(e) = r {
+        out.error = Some(strip_host(&e, &job.name));
+    }
+    out
+}
+
+fn strip_host(e: &FleetError, host: &str) -> String {
+    match e {
+        FleetError::Host { reason, .. } => reason.clone(),
+        other => other.to_string().replace(&format!("host {host}: "), ""),
+    }
+}

@@ -1,0 +1,657 @@
+//! The agent protocol: one JSON object per line over any byte pipe (an SSH session's stdio,
+//! `kubectl exec -i`, `ip netns exec`, a local pipe).
+//!
+//! A session, controller (C) and agent (A):
+//!
+//! ```text
+//! C→A hello        A→C hello        oio version, protocol version, histogram layout; any
+//!                                   mismatch is refused by either side with an `error`
+//! C→A time ×N      A→C time_reply   clock-offset estimation (see [`crate::clock`])
+//! C→A prepare      A→C ready|error  the plan; the agent opens or creates every target with
+//!                                   every safety refusal the engine has, and runs nothing
+//! C→A go           A→C started      the start instant, in the agent's clock
+//!                  A→C interval ×n  each interval: counters and exact histograms
+//!                  A→C result       the host's full `oio.run` result
+//! C→A stop                          stop now (another host was lost, or Ctrl-C)
+//! ```
+//!
+//! `check` (instead of `prepare`) asks for the targets' state without creating or writing
+//! anything. End of file on the agent's stdin means the controller is gone: the agent stops its
+//! I/O at once and exits.
+
+use oio_core::histogram::{SparseHistogram, HIGHEST_NS, SIGNIFICANT_DIGITS};
+use oio_core::result::{DirStats, Interval, RunResult, TargetInfo};
+use oio_engine::RunPlan;
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, Write};
+
+/// Version of this protocol; bumped on any incompatible change.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Longest line either side accepts (a final result with a long series of per-interval
+/// histograms is the largest message): a hostile or broken peer cannot make the reader grow
+/// without limit.
+pub const MAX_LINE: usize = 256 << 20;
+
+/// Longest base64 histogram accepted (a full V2 histogram of oio's layout is about 30 KiB).
+const MAX_HISTOGRAM_B64: usize = 1 << 20;
+
+/// How latency histograms are bucketed; both sides must agree, or merging would be inexact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistogramLayout {
+    /// Always "ns".
+    pub unit: Unit,
+    /// Lowest discernible value.
+    pub lowest: u64,
+    /// Highest trackable value.
+    pub highest: u64,
+    /// Significant decimal digits.
+    pub significant_digits: u8,
+}
+
+/// The unit of every latency on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    /// Nanoseconds.
+    Ns,
+}
+
+impl HistogramLayout {
+    /// The layout of this build of oio.
+    pub fn current() -> HistogramLayout {
+        HistogramLayout {
+            unit: Unit::Ns,
+            lowest: 1,
+            highest: HIGHEST_NS,
+            significant_digits: SIGNIFICANT_DIGITS,
+        }
+    }
+}
+
+/// What a side says about itself first.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hello {
+    /// `oio --version` of the sender (version and commit).
+    pub oio_version: String,
+    /// [`PROTOCOL_VERSION`] of the sender.
+    pub protocol: u32,
+    /// The sender's histogram layout.
+    pub histogram: HistogramLayout,
+    /// The sender's host name (for messages).
+    #[serde(default)]
+    pub hostname: String,
+}
+
+impl Hello {
+    /// This process's hello.
+    pub fn current(oio_version: &str) -> Hello {
+        Hello {
+            oio_version: oio_version.to_string(),
+            protocol: PROTOCOL_VERSION,
+            histogram: HistogramLayout::current(),
+            hostname: oio_core::host::HostInfo::detect().hostname,
+        }
+    }
+
+    /// Refuses a peer that differs in protocol, oio version or histogram layout, saying what
+    /// differs and what to do.
+    pub fn check_peer(&self, peer: &Hello) -> Result<(), String> {
+        if peer.protocol != self.protocol {
+            return Err(format!(
+                "protocol version {} (oio {}) does not match this side's {} (oio {}): install the same oio on every host (`oio --version`)",
+                peer.protocol, peer.oio_version, self.protocol, self.oio_version
+            ));
+        }
+        if peer.oio_version != self.oio_version {
+            return Err(format!(
+                "oio {} does not match this side's oio {}: install the same oio on every host, so one plan means the same thing everywhere",
+                peer.oio_version, self.oio_version
+            ));
+        }
+        if peer.histogram != self.histogram {
+            return Err(format!(
+                "histogram layout {:?} does not match this side's {:?}: histograms could not be merged exactly",
+                peer.histogram, self.histogram
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One latency histogram on the wire: the buckets as hdrhistogram's V2 serialisation in
+/// base64, plus what buckets cannot hold exactly (count, sum, min, max).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WireHistogram {
+    /// hdrhistogram V2 (uncompressed), base64 (standard alphabet, padded).
+    pub v2: String,
+    /// Samples.
+    pub count: u64,
+    /// Exact sum of the samples, ns.
+    pub sum: f64,
+    /// Exact minimum, ns.
+    pub min: Option<u64>,
+    /// Exact maximum, ns.
+    pub max: Option<u64>,
+}
+
+/// A histogram that could not be decoded.
+#[derive(Debug, thiserror::Error)]
+#[error("histogram: {0}")]
+pub struct HistogramError(pub String);
+
+fn empty_hdr() -> hdrhistogram::Histogram<u64> {
+    hdrhistogram::Histogram::new_with_bounds(1, HIGHEST_NS, SIGNIFICANT_DIGITS)
+        .expect("static histogram bounds are valid")
+}
+
+impl WireHistogram {
+    /// Encodes a result file's sparse histogram. Each bucket is recorded at its highest
+    /// value, which falls in the same bucket, so nothing moves.
+    pub fn from_sparse(s: &SparseHistogram) -> WireHistogram {
+        use base64::Engine as _;
+        use hdrhistogram::serialization::Serializer as _;
+        let mut h = empty_hdr();
+        for [v, c] in &s.buckets {
+            h.saturating_record_n((*v).max(1), *c);
+        }
+        let mut bytes = Vec::new();
+        hdrhistogram::serialization::V2Serializer::new()
+            .serialize(&h, &mut bytes)
+            .expect("a histogram of valid bounds serialises into memory");
+        WireHistogram {
+            v2: base64::engine::general_purpose::STANDARD.encode(&bytes),
+            count: s.count,
+            sum: s.sum,
+            min: s.min,
+            max: s.max,
+        }
+    }
+
+    /// Decodes into a sparse histogram, refusing a layout other than oio's (checked in the
+    /// header before anything is allocated) and bucket counts that disagree with `count`.
+    pub fn to_sparse(&self) -> Result<SparseHistogram, HistogramError> {
+        use base64::Engine as _;
+        if self.v2.len() > MAX_HISTOGRAM_B64 {
+            return Err(HistogramError(format!(
+                "{} bytes of base64, more than the {MAX_HISTOGRAM_B64} a histogram of oio's layout can need",
+                self.v2.len()
+            )));
+        }
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&self.v2)
+            .map_err(|e| HistogramError(format!("not base64: {e}")))?;
+        // V2 header (big-endian): cookie, payload length, normalizing offset, significant
+        // digits (i32 each), lowest, highest (u64 each), integer-to-double ratio.
+        if bytes.len() < 40 {
+            return Err(HistogramError("shorter than a V2 header".into()));
+        }
+        let be32 = |o: usize| u32::from_be_bytes(bytes[o..o + 4].try_into().expect("4 bytes"));
+        let be64 = |o: usize| u64::from_be_bytes(bytes[o..o + 8].try_into().expect("8 bytes"));
+        let (digits, lowest, highest) = (be32(12), be64(16), be64(24));
+        if (digits, lowest, highest) != (u32::from(SIGNIFICANT_DIGITS), 1, HIGHEST_NS) {
+            return Err(HistogramError(format!(
+                "layout {digits} digits, {lowest}..{highest} ns; oio uses {SIGNIFICANT_DIGITS} digits, 1..{HIGHEST_NS} ns"
+            )));
+        }
+        let h: hdrhistogram::Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .map_err(|e| HistogramError(format!("not an hdrhistogram V2 serialisation: {e:?}")))?;
+        let buckets: Vec<[u64; 2]> = h
+            .iter_recorded()
+            .map(|v| [v.value_iterated_to(), v.count_at_value()])
+            .collect();
+        let in_buckets = buckets.iter().fold(0u64, |a, b| a.saturating_add(b[1]));
+        if in_buckets != self.count {
+            return Err(HistogramError(format!(
+                "its buckets hold {in_buckets} samples but its count says {}",
+                self.count
+            )));
+        }
+        Ok(SparseHistogram {
+            unit: "ns".into(),
+            significant_digits: SIGNIFICANT_DIGITS,
+            count: self.count,
+            sum: self.sum,
+            min: self.min,
+            max: self.max,
+            buckets,
+        })
+    }
+}
+
+/// One direction of one interval on the wire.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WireDir {
+    /// I/Os completed.
+    pub ios: u64,
+    /// Bytes transferred.
+    pub bytes: u64,
+    /// I/Os per second over the interval.
+    pub iops: f64,
+    /// Bytes per second over the interval.
+    pub bytes_per_sec: f64,
+    /// Latency histogram, ns (None: no I/O).
+    pub latency: Option<WireHistogram>,
+}
+
+impl WireDir {
+    /// From a result's per-direction stats (with their histogram).
+    pub fn from_stats(d: &DirStats) -> WireDir {
+        WireDir {
+            ios: d.ios,
+            bytes: d.bytes,
+            iops: d.iops,
+            bytes_per_sec: d.bytes_per_sec,
+            latency: d.histogram.as_ref().map(WireHistogram::from_sparse),
+        }
+    }
+
+    /// Back to stats, percentiles computed from the decoded histogram.
+    pub fn to_stats(&self) -> Result<DirStats, HistogramError> {
+        let sparse = self.latency.as_ref().map(|h| h.to_sparse()).transpose()?;
+        let hist = sparse
+            .as_ref()
+            .map(oio_core::histogram::LatencyHistogram::from_sparse)
+            .unwrap_or_default();
+        let latency_ns = hist.summary();
+        Ok(DirStats {
+            ios: self.ios,
+            bytes: self.bytes,
+            iops: self.iops,
+            bytes_per_sec: self.bytes_per_sec,
+            mean_io_bytes: (self.ios > 0).then(|| self.bytes as f64 / self.ios as f64),
+            outstanding_mean: self.iops * latency_ns.mean.unwrap_or(0.0) / 1e9,
+            latency_ns,
+            service_latency_ns: None,
+            histogram: sparse,
+        })
+    }
+}
+
+/// One interval as an agent streams it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WireInterval {
+    /// 0-based index in the host's measured series.
+    pub index: u64,
+    /// End of the interval, seconds since the host's measured phase began.
+    pub t_s: f64,
+    /// Length, seconds.
+    pub duration_s: f64,
+    /// Reads.
+    pub read: WireDir,
+    /// Writes.
+    pub write: WireDir,
+    /// Both.
+    pub total: WireDir,
+}
+
+impl WireInterval {
+    /// From a finished interval of the engine (which must carry histograms to be exact).
+    pub fn from_interval(index: u64, i: &Interval) -> WireInterval {
+        WireInterval {
+            index,
+            t_s: i.t_s,
+            duration_s: i.duration_s,
+            read: WireDir::from_stats(&i.read),
+            write: WireDir::from_stats(&i.write),
+            total: WireDir::from_stats(&i.total),
+        }
+    }
+
+    /// Back to a result interval.
+    pub fn to_interval(&self) -> Result<Interval, HistogramError> {
+        Ok(Interval {
+            t_s: self.t_s,
+            duration_s: self.duration_s,
+            read: self.read.to_stats()?,
+            write: self.write.to_stats()?,
+            total: self.total.to_stats()?,
+            offered_iops: None,
+            backlog_max: None,
+        })
+    }
+}
+
+/// What `check` found about one target.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetCheck {
+    /// Path as bound.
+    pub path: String,
+    /// Role ("" default).
+    pub role: String,
+    /// `ok` (usable as the plan asks), `create` (does not exist; `prepare` would create it) or
+    /// `refused` (with the reason).
+    pub status: String,
+    /// Facts or the reason.
+    pub detail: String,
+}
+
+/// Every message, tagged by `msg`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "msg", rename_all = "snake_case")]
+pub enum Message {
+    /// Both sides, first.
+    Hello(Hello),
+    /// Controller: a clock probe.
+    Time {
+        /// Probe number, echoed.
+        seq: u32,
+    },
+    /// Agent: its wall clock when the probe arrived.
+    TimeReply {
+        /// The probe's number.
+        seq: u32,
+        /// Agent's CLOCK_REALTIME, ns since 1970.
+        agent_ns: i64,
+    },
+    /// Controller: check the plan's targets without creating or writing anything.
+    Check {
+        /// The plan (this host's bindings).
+        plan: Box<RunPlan>,
+    },
+    /// Agent: the targets' state.
+    Checked {
+        /// One per bound path.
+        targets: Vec<TargetCheck>,
+    },
+    /// Controller: open or create the targets and get ready; run nothing.
+    Prepare {
+        /// The plan (this host's bindings).
+        plan: Box<RunPlan>,
+    },
+    /// Agent: prepared.
+    Ready {
+        /// The targets, as the result will describe them.
+        targets: Vec<TargetInfo>,
+    },
+    /// Controller: start at this instant of the agent's clock.
+    Go {
+        /// Agent's CLOCK_REALTIME, ns since 1970.
+        start_agent_ns: i64,
+    },
+    /// Agent: workers started.
+    Started {
+        /// Agent's CLOCK_REALTIME when its workers had started, ns since 1970.
+        agent_ns: i64,
+    },
+    /// Agent: one finished interval.
+    Interval(Box<WireInterval>),
+    /// Agent: the host's result (its last message).
+    Result {
+        /// The full `oio.run` document.
+        result: Box<RunResult>,
+    },
+    /// Controller: stop at once (the agent then sends its partial result).
+    Stop {
+        /// Why, for the agent's log.
+        reason: String,
+    },
+    /// Either side: a refusal or failure; the sender stops.
+    Error {
+        /// `hello`, `prepare`, `run`, `protocol`.
+        phase: String,
+        /// What went wrong, in words.
+        message: String,
+    },
+}
+
+/// A line that is not a message.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The pipe failed.
+    #[error("reading: {0}")]
+    Io(#[from] std::io::Error),
+    /// Longer than the reader's limit ([`MAX_LINE`] by default).
+    #[error("a line longer than {0} bytes")]
+    TooLong(usize),
+    /// Not a message of this protocol.
+    #[error("line {line}: not a message of oio's agent protocol ({error}): {start}")]
+    Bad {
+        /// 1-based line number on this pipe.
+        line: u64,
+        /// What the parser said.
+        error: String,
+        /// The line's first characters.
+        start: String,
+    },
+}
+
+/// Writes one message as one line and flushes.
+pub fn send(w: &mut dyn Write, m: &Message) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(m).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    w.write_all(&line)?;
+    w.flush()
+}
+
+/// Reads messages line by line with a bound on each line.
+pub struct Reader<R> {
+    inner: R,
+    line: u64,
+    buf: Vec<u8>,
+    limit: usize,
+}
+
+impl<R: BufRead> Reader<R> {
+    /// Wraps a buffered pipe.
+    pub fn new(inner: R) -> Self {
+        Self::with_limit(inner, MAX_LINE)
+    }
+
+    /// Wraps a buffered pipe, accepting lines of at most `limit` bytes.
+    pub fn with_limit(inner: R, limit: usize) -> Self {
+        Reader {
+            inner,
+            line: 0,
+            buf: Vec::new(),
+            limit,
+        }
+    }
+
+    /// The next message; `Ok(None)` at end of file. Empty lines are skipped.
+    pub fn next_message(&mut self) -> Result<Option<Message>, ReadError> {
+        loop {
+            self.buf.clear();
+            let got = self.read_line()?;
+            if !got {
+                return Ok(None);
+            }
+            self.line += 1;
+            let text = self.buf.trim_ascii();
+            if text.is_empty() {
+                continue;
+            }
+            return serde_json::from_slice(text).map(Some).map_err(|e| {
+                let s = String::from_utf8_lossy(&text[..text.len().min(80)]).into_owned();
+                ReadError::Bad {
+                    line: self.line,
+                    error: e.to_string(),
+                    start: s,
+                }
+            });
+        }
+    }
+
+    /// Reads up to and including '\n' into `buf`, at most MAX_LINE bytes; false at EOF with
+    /// nothing read.
+    fn read_line(&mut self) -> Result<bool, ReadError> {
+        loop {
+            let avail = match self.inner.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e.into()),
+            };
+            if avail.is_empty() {
+                return Ok(!self.buf.is_empty());
+            }
+            let (take, done) = match avail.iter().position(|&b| b == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (avail.len(), false),
+            };
+            if self.buf.len() + take > self.limit {
+                return Err(ReadError::TooLong(self.limit));
+            }
+            self.buf.extend_from_slice(&avail[..take]);
+            self.inner.consume(take);
+            if done {
+                return Ok(true);
+            }
+        }
+    }
+}
+
+/// CLOCK_REALTIME in ns since 1970 (negative before it).
+pub fn now_ns() -> i64 {
+    match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
+        Err(e) => -i64::try_from(e.duration().as_nanos()).unwrap_or(i64::MAX),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oio_core::histogram::LatencyHistogram;
+
+    fn hist(values: &[u64]) -> LatencyHistogram {
+        let mut h = LatencyHistogram::new();
+        for &v in values {
+            h.record(v);
+        }
+        h
+    }
+
+    #[test]
+    fn a_histogram_crosses_the_wire_bucket_for_bucket() {
+        let h = hist(&[
+            1,
+            999,
+            1000,
+            1001,
+            55_555,
+            7_000_000,
+            7_000_001,
+            3_000_000_000,
+        ]);
+        let sparse = h.to_sparse();
+        let wire = WireHistogram::from_sparse(&sparse);
+        let line = serde_json::to_string(&wire).unwrap();
+        let back: WireHistogram = serde_json::from_str(&line).unwrap();
+        assert_eq!(back.to_sparse().unwrap(), sparse);
+    }
+
+    #[test]
+    fn a_foreign_layout_or_a_lying_count_is_refused() {
+        use base64::Engine as _;
+        use hdrhistogram::serialization::Serializer as _;
+        let mut other = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 1000, 3).unwrap();
+        other.record(5).unwrap();
+        let mut bytes = Vec::new();
+        hdrhistogram::serialization::V2Serializer::new()
+            .serialize(&other, &mut bytes)
+            .unwrap();
+        let w = WireHistogram {
+            v2: base64::engine::general_purpose::STANDARD.encode(&bytes),
+            count: 1,
+            sum: 5.0,
+            min: Some(5),
+            max: Some(5),
+        };
+        let e = w.to_sparse().unwrap_err().to_string();
+        assert!(e.contains("3 digits"), "{e}");
+        let mut lying = WireHistogram::from_sparse(&hist(&[10, 20]).to_sparse());
+        lying.count = 3;
+        let e = lying.to_sparse().unwrap_err().to_string();
+        assert!(e.contains("hold 2 samples"), "{e}");
+        lying.v2 = "%%%".into();
+        assert!(lying.to_sparse().is_err());
+    }
+
+    #[test]
+    fn messages_are_one_tagged_line_each() {
+        let mut out = Vec::new();
+        send(&mut out, &Message::Time { seq: 3 }).unwrap();
+        send(&mut out, &Message::Go { start_agent_ns: -5 }).unwrap();
+        assert_eq!(
+            String::from_utf8(out.clone()).unwrap(),
+            "{\"msg\":\"time\",\"seq\":3}\n{\"msg\":\"go\",\"start_agent_ns\":-5}\n"
+        );
+        out.extend_from_slice(b"\n{\"msg\":\"warp\"}\n");
+        let mut r = Reader::new(out.as_slice());
+        assert!(matches!(
+            r.next_message(),
+            Ok(Some(Message::Time { seq: 3 }))
+        ));
+        assert!(matches!(
+            r.next_message(),
+            Ok(Some(Message::Go { start_agent_ns: -5 }))
+        ));
+        match r.next_message() {
+            Err(ReadError::Bad { line, start, .. }) => {
+                assert_eq!(line, 4);
+                assert!(start.contains("warp"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(r.next_message(), Ok(None)));
+    }
+
+    #[test]
+    fn an_endless_line_is_refused_without_reading_it_all() {
+        let endless = std::io::repeat(b'x');
+        let mut r = Reader::with_limit(std::io::BufReader::new(endless), 1 << 20);
+        assert!(matches!(r.next_message(), Err(ReadError::TooLong(_))));
+    }
+
+    #[test]
+    fn hello_refuses_another_protocol_version_or_layout() {
+        let me = Hello::current("0.1.0 (commit abc)");
+        let mut peer = me.clone();
+        assert!(me.check_peer(&peer).is_ok());
+        peer.protocol = 2;
+        let e = me.check_peer(&peer).unwrap_err();
+        assert!(
+            e.contains("protocol version 2") && e.contains("install the same oio"),
+            "{e}"
+        );
+        let mut peer = me.clone();
+        peer.oio_version = "0.2.0 (commit def)".into();
+        let e = me.check_peer(&peer).unwrap_err();
+        assert!(e.contains("oio 0.2.0 (commit def) does not match"), "{e}");
+        let mut peer = me.clone();
+        peer.histogram.significant_digits = 3;
+        assert!(me
+            .check_peer(&peer)
+            .unwrap_err()
+            .contains("histogram layout"));
+        // The refusal is a message the other side can parse.
+        let line = serde_json::to_string(&Message::Hello(me)).unwrap();
+        assert!(line.starts_with("{\"msg\":\"hello\""), "{line}");
+    }
+
+    #[test]
+    fn an_interval_round_trips_with_percentiles_from_its_buckets() {
+        let h = hist(&[100, 200, 300, 400_000]);
+        let d = DirStats::from_parts(4, 4 * 4096, &h, 1.0, true);
+        let i = Interval {
+            t_s: 1.0,
+            duration_s: 1.0,
+            read: d.clone(),
+            write: DirStats::default(),
+            total: d.clone(),
+            offered_iops: None,
+            backlog_max: None,
+        };
+        let w = WireInterval::from_interval(0, &i);
+        let json = serde_json::to_string(&Message::Interval(Box::new(w))).unwrap();
+        let Message::Interval(back) = serde_json::from_str(&json).unwrap() else {
+            panic!("not an interval")
+        };
+        let back = back.to_interval().unwrap();
+        assert_eq!(back.total.histogram, d.histogram);
+        assert_eq!(back.total.latency_ns, d.latency_ns);
+        assert_eq!(back.write.ios, 0);
+        assert!(back.write.histogram.is_none());
+    }
+}
