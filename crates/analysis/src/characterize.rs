@@ -18,6 +18,7 @@
 
 use crate::changepoint;
 use crate::summary_stats::{cv, quantile, weighted_mean};
+use oio_core::document::{Envelope, Kind};
 use oio_core::observation::{DeviceInterval, DeviceSeries, IoDir, IoRecord, Observation};
 use oio_core::sizemix::{SizeMix, SizeShare};
 use oio_core::units::format_size;
@@ -26,9 +27,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Schema name of characterization documents.
-pub const SCHEMA: &str = "oio.characterization";
+pub const SCHEMA: &str = Kind::Characterization.schema();
 /// Schema version; bumped on incompatible changes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = Kind::Characterization.version();
 
 /// What to characterize and how.
 #[derive(Clone, Debug)]
@@ -178,10 +179,10 @@ pub struct Access {
 /// The result of characterizing one device.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Characterization {
-    /// Always [`SCHEMA`].
-    pub schema: String,
-    /// [`SCHEMA_VERSION`].
-    pub schema_version: u32,
+    /// Schema [`SCHEMA`], version, oio version, when it was made, and things to check
+    /// (warnings).
+    #[serde(flatten)]
+    pub envelope: Envelope,
     /// Telemetry kind ("perfmon", "iostat", ...).
     pub source: String,
     /// Files read.
@@ -192,8 +193,6 @@ pub struct Characterization {
     pub method: String,
     /// What the numbers rest on.
     pub assumptions: Vec<String>,
-    /// Things to check.
-    pub warnings: Vec<String>,
     /// Busy filter used (queue length above this).
     pub busy_queue: f64,
     /// Size coverage asked for, percent.
@@ -355,7 +354,7 @@ pub fn characterize(
 ) -> Result<Characterization, CharacterizeError> {
     let dev = pick_device(obs, opts.device.as_deref())?;
     let trace = obs.source.kind.is_trace() && !dev.ios.is_empty();
-    let mut warnings: Vec<String> = obs.warnings.clone();
+    let mut warnings: Vec<String> = obs.envelope.warnings.clone();
     let mut assumptions = Vec::new();
 
     // Time range, then periods over it, then the chosen period, then the busy filter.
@@ -616,15 +615,15 @@ pub fn characterize(
         access.as_ref(),
         &assumptions,
     )?;
+    let mut envelope = Envelope::new(SCHEMA, SCHEMA_VERSION);
+    envelope.warnings = warnings;
     Ok(Characterization {
-        schema: SCHEMA.into(),
-        schema_version: SCHEMA_VERSION,
+        envelope,
         source: obs.source.kind.name().into(),
         files: obs.source.files.clone(),
         device: dev.name.clone(),
         method: if trace { "trace" } else { "interval_means" }.into(),
         assumptions,
-        warnings,
         busy_queue: opts.busy_queue,
         cover_pct: opts.cover_pct,
         intervals_total: in_period.len(),

@@ -19,6 +19,7 @@ use crate::plan::{PlanError, RunPlan, WorkerAssignment};
 use crate::target::{self, OpenTarget, TargetError, TargetOptions};
 use crate::verify::{VerifyCounts, VerifyShared, VerifyWorker};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use oio_core::document::{Envelope, StopReason};
 use oio_core::histogram::LatencyHistogram;
 use oio_core::host::HostInfo;
 use oio_core::result::{
@@ -522,11 +523,11 @@ pub fn run(
     };
 
     let stop_reason = if abort.load(Ordering::Relaxed) {
-        "errors"
+        StopReason::Errors
     } else if stop_requested.load(Ordering::Relaxed) {
-        "interrupted"
+        StopReason::Interrupted
     } else {
-        "completed"
+        StopReason::Completed
     };
     if let (EngineKind::Null, Some(d)) = (engine, &plan.sim) {
         warnings.push(format!(
@@ -610,13 +611,14 @@ pub fn run(
     });
 
     Ok(RunResult {
-        schema: RUN_SCHEMA.into(),
-        schema_version: RUN_SCHEMA_VERSION,
-        oio_version: env!("CARGO_PKG_VERSION").into(),
-        timestamp: humantime::format_rfc3339_seconds(started_wall).to_string(),
-        partial: stop_reason != "completed",
-        stop_reason: stop_reason.into(),
-        command: Vec::new(),
+        envelope: Envelope {
+            timestamp: humantime::format_rfc3339_seconds(started_wall).to_string(),
+            partial: stop_reason.is_partial(),
+            stop_reason,
+            host: Some(HostInfo::detect()),
+            warnings,
+            ..Envelope::new(RUN_SCHEMA, RUN_SCHEMA_VERSION)
+        },
         workload: plan.workload.clone(),
         options: RunOptions {
             time_s: plan.time.as_secs_f64(),
@@ -628,7 +630,6 @@ pub fn run(
             seed: plan.seed,
             latency_tracking: plan.latency_tracking,
         },
-        host: HostInfo::detect(),
         targets: targets.into_iter().map(|t| t.info).collect(),
         engine: EngineInfo {
             name: c.engine_name.unwrap_or(engine.name()).into(),
@@ -645,7 +646,6 @@ pub fn run(
             by_kind: c.errors.by_kind,
             first: c.errors.first,
         },
-        warnings,
         access_order,
         verify,
     })

@@ -115,12 +115,9 @@ pub struct Phase {
 /// The blend document (`--json`).
 #[derive(Debug, Serialize)]
 pub struct Blend {
-    /// Always "oio.blend".
-    pub schema: &'static str,
-    /// 1.
-    pub schema_version: u32,
-    /// oio's version.
-    pub oio_version: &'static str,
+    /// Schema `oio.blend`, version, oio version, timestamp, command line, host.
+    #[serde(flatten)]
+    pub envelope: oio_core::Envelope,
     /// Target path.
     pub target: String,
     /// What the sequentiality is measured from.
@@ -216,10 +213,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         let r = oio_engine::run(&plan, &mut live, stop.clone());
         live.finish();
         let mut r: RunResult = r?;
-        r.command = std::env::args().collect();
+        r.envelope.command = std::env::args().collect();
         let file = write_json_atomic(
             &a.out,
-            &result_file_name("run", &r.timestamp, &r.workload.name),
+            &result_file_name("run", &r.envelope.timestamp, &r.workload.name),
             &r,
         )?;
         let order = r.access_order.clone().unwrap_or_default();
@@ -246,9 +243,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
     }
     let doc = Blend {
-        schema: "oio.blend",
-        schema_version: 1,
-        oio_version: env!("CARGO_PKG_VERSION"),
+        envelope: oio_core::Envelope {
+            command: std::env::args().collect(),
+            host: Some(oio_core::host::HostInfo::detect()),
+            ..oio_core::Envelope::new(
+                oio_core::document::Kind::Blend.schema(),
+                oio_core::document::Kind::Blend.version(),
+            )
+        },
         target: target.display().to_string(),
         basis,
         phases,

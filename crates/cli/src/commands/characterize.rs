@@ -309,9 +309,9 @@ fn write_summary(
             writeln!(out, "  - {a}")?;
         }
     }
-    if !c.warnings.is_empty() {
+    if !c.envelope.warnings.is_empty() {
         writeln!(out, "warnings:")?;
-        for w in &c.warnings {
+        for w in &c.envelope.warnings {
             writeln!(out, "  - {w}")?;
         }
     }

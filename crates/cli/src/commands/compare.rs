@@ -162,8 +162,8 @@ fn run_once(plan: &oio_engine::RunPlan, dir: &Path) -> anyhow::Result<(RunResult
     let result = oio_engine::run(plan, &mut live, stop.clone());
     live.finish();
     let mut result = result?;
-    result.command = std::env::args().collect();
-    let name = result_file_name("run", &result.timestamp, &result.workload.name);
+    result.envelope.command = std::env::args().collect();
+    let name = result_file_name("run", &result.envelope.timestamp, &result.workload.name);
     let path = write_json_atomic(dir, &name, &result)?;
     if stop.load(Ordering::SeqCst) {
         bail!(
@@ -513,7 +513,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let c = compare::compare(&groups, kind, &o);
     if args.json {
         crate::output::print_json(&c)?;
-        for w in &c.warnings {
+        for w in &c.envelope.warnings {
             style::print_warning(w);
         }
         return Ok(ExitCode::SUCCESS);

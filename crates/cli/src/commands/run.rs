@@ -518,9 +518,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let result = oio_engine::run(&plan, &mut live, stop);
     live.finish();
     let mut result = result?;
-    result.command = std::env::args().collect();
+    result.envelope.command = std::env::args().collect();
 
-    let name = result_file_name("run", &result.timestamp, &result.workload.name);
+    let name = result_file_name("run", &result.envelope.timestamp, &result.workload.name);
     let saved = write_json_atomic(&args.out, &name, &result)?;
     let saved_str = saved.display().to_string();
 
@@ -534,11 +534,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let mut out = anstream::stdout().lock();
         write_summary(&mut out, &result, Some(&saved_str))?;
     }
-    Ok(if result.stop_reason == "interrupted" {
-        ExitCode::from(EXIT_INTERRUPTED)
-    } else if result.errors.count > 0 || result.verify.as_ref().is_some_and(|v| v.mismatches > 0) {
-        ExitCode::from(crate::EXIT_CHECK_FAILED)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(
+        if result.envelope.stop_reason == oio_core::StopReason::Interrupted {
+            ExitCode::from(EXIT_INTERRUPTED)
+        } else if result.errors.count > 0
+            || result.verify.as_ref().is_some_and(|v| v.mismatches > 0)
+        {
+            ExitCode::from(crate::EXIT_CHECK_FAILED)
+        } else {
+            ExitCode::SUCCESS
+        },
+    )
 }

@@ -256,7 +256,7 @@ impl Ctx<'_> {
                 let r = oio_engine::run(&plan, &mut live, self.stop.clone());
                 live.finish();
                 let mut r = r.with_context(|| format!("sweep point qd {qd}"))?;
-                r.command = std::env::args().collect();
+                r.envelope.command = std::env::args().collect();
                 if self.stop.load(Ordering::SeqCst) {
                     bail!(
                         "interrupted; finished points are in {}",
@@ -278,7 +278,7 @@ impl Ctx<'_> {
                     self.engine = r.engine.name.clone();
                     let name = result_file_name(
                         "run",
-                        &r.timestamp,
+                        &r.envelope.timestamp,
                         &format!("{}-qd{qd}", r.workload.name),
                     );
                     let path = write_json_atomic(&self.runs_dir, &name, &r)?;
@@ -344,7 +344,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut qds = args.qd.clone();
     qds.sort_unstable();
     qds.dedup();
-    let stamp = super::report::now_compact();
+    let stamp = oio_core::host::now_compact();
     let runs_dir = args.out.join(format!("sweep-{stamp}"));
     let base = base_argv(&args, &runs_dir)?;
     // Validate once before running anything.
@@ -386,10 +386,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .and_then(|m| m.parse::<SimDevice>().ok())
         .map(|d| d.to_string());
     let mut doc = Sweep {
-        schema: sweep::SCHEMA.into(),
-        schema_version: sweep::SCHEMA_VERSION,
-        oio_version: env!("CARGO_PKG_VERSION").into(),
-        timestamp: super::report::now_rfc3339(),
+        envelope: oio_core::Envelope::new(sweep::SCHEMA, sweep::SCHEMA_VERSION),
         workload: first_plan.workload.name.clone(),
         targets: first_plan
             .bindings
@@ -415,7 +412,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         knee: None,
         series: Vec::new(),
         production: None,
-        warnings: Vec::new(),
     };
     sweep::analyse(&mut doc, args.production_qd);
     if args.refine {
@@ -434,19 +430,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         sweep::analyse(&mut doc, args.production_qd);
     }
     doc.engine = ctx.engine;
-    doc.warnings = ctx.warnings;
+    doc.envelope.warnings = ctx.warnings;
     if let Some(m) = &doc.simulated {
-        doc.warnings.push(format!(
+        doc.envelope.warnings.push(format!(
             "simulated device ({m}): no I/O reached any device; the points describe the model (plus oio's own overhead)"
         ));
     }
     if args.repeat < 2 {
-        doc.warnings.push(
+        doc.envelope.warnings.push(
             "one run per point: the knee's uncertainty is only the grid spacing (use --repeat 3 or more)"
                 .into(),
         );
     }
-    let name = result_file_name("sweep", &doc.timestamp, &doc.workload);
+    let name = result_file_name("sweep", &doc.envelope.timestamp, &doc.workload);
     let saved = write_json_atomic(&args.out, &name, &doc)?;
     if args.json {
         crate::output::print_json(&doc)?;
@@ -592,7 +588,7 @@ fn print_table(out: &mut impl Write, doc: &Sweep) -> anyhow::Result<()> {
     if let Some(p) = &doc.production {
         writeln!(out, "{}", p.summary)?;
     }
-    for w in &doc.warnings {
+    for w in &doc.envelope.warnings {
         writeln!(out, "warning: {w}")?;
     }
     Ok(())

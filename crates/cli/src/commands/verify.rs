@@ -66,10 +66,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let mismatches: u64 = by_kind.values().sum();
     if args.json {
-        let doc = serde_json::json!({
-            "schema": VERIFY_SCHEMA,
-            "schema_version": 1,
-            "oio_version": env!("CARGO_PKG_VERSION"),
+        let envelope = oio_core::Envelope {
+            command: std::env::args().collect(),
+            host: Some(oio_core::host::HostInfo::detect()),
+            ..oio_core::Envelope::new(VERIFY_SCHEMA, oio_core::document::Kind::Verify.version())
+        };
+        let doc = envelope.wrap(serde_json::json!({
             "target": args.target.display().to_string(),
             "journal": jpath.display().to_string(),
             "journal_target": journal.target,
@@ -78,7 +80,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "by_kind": by_kind,
             "findings": findings,
             "journal_trailing_bytes": journal.trailing_bytes,
-        });
+        }));
         crate::output::print_json(&doc)?;
     } else {
         let mut out = anstream::stdout().lock();
