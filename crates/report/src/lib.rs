@@ -14,6 +14,7 @@ pub mod csv;
 pub mod experiments;
 pub mod export;
 pub mod html;
+pub mod inputs;
 pub mod model;
 pub mod png;
 pub mod svg;

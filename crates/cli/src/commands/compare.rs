@@ -8,7 +8,6 @@
 //!
 //! Also home of `oio run --repeat N` (the same runner, one configuration).
 
-use super::report::{load_inputs, Input};
 use super::run;
 use crate::output::live::LiveLine;
 use crate::output::style;
@@ -20,6 +19,7 @@ use oio_analysis::stats;
 use oio_core::histogram::LatencyHistogram;
 use oio_core::result::RunResult;
 use oio_core::units::{format_bytes, format_count, format_ns};
+use oio_report::inputs::{load_inputs, Input};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
