@@ -393,11 +393,19 @@ fn check_head(file: &str, item: &str, v: &Value) -> Result<(Kind, u32), Document
 /// Recognises the JSON text of `file` (used in messages only): oio documents, checked by
 /// [`check_head`], or fio's JSON output.
 pub fn parse(file: &str, text: &str) -> Result<Loaded, DocumentError> {
-    let value: Value = serde_json::from_str(text).map_err(|e| DocumentError::NotJson {
-        file: file.to_string(),
-        line: e.line(),
-        column: e.column(),
-        message: e.to_string(),
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        // serde_json's words end with the position, which the message states once already.
+        let words = e.to_string();
+        let message = match words.rsplit_once(" at line ") {
+            Some((m, _)) => m.to_string(),
+            None => words,
+        };
+        DocumentError::NotJson {
+            file: file.to_string(),
+            line: e.line(),
+            column: e.column(),
+            message,
+        }
     })?;
     if value.get("fio version").is_some() {
         return Ok(Loaded::FioJson(text.to_string()));
