@@ -632,8 +632,9 @@ fn fio_logs_characterize_like_fios_json() {
         let tol = if job == "win" && flushed { 0.20 } else { 0.05 };
         for (i, p) in [&c.read, &c.write].iter().enumerate() {
             let ms = p
-                .latency_mean_ms
-                .unwrap_or_else(|| panic!("no latency: {what}"));
+                .latency_mean_ns
+                .unwrap_or_else(|| panic!("no latency: {what}"))
+                / 1e6;
             let want = lat[i] / 1e6;
             assert!(
                 (ms - want).abs() <= tol * want,

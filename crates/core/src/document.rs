@@ -195,7 +195,8 @@ impl Kind {
     /// version: it changes only when a reader of the older one would misread the newer.
     pub const fn version(self) -> u32 {
         match self {
-            Kind::Compare | Kind::Sweep => 2,
+            // characterization 2: latency_mean_ns instead of latency_mean_ms (1 still reads).
+            Kind::Compare | Kind::Sweep | Kind::Characterization => 2,
             _ => 1,
         }
     }
@@ -391,7 +392,7 @@ fn check_head(file: &str, item: &str, v: &Value) -> Result<(Kind, u32), Document
 }
 
 /// Recognises the JSON text of `file` (used in messages only): oio documents, checked by
-/// [`check_head`], or fio's JSON output.
+/// their head (kind and version), or fio's JSON output.
 pub fn parse(file: &str, text: &str) -> Result<Loaded, DocumentError> {
     let value: Value = serde_json::from_str(text).map_err(|e| {
         // serde_json's words end with the position, which the message states once already.

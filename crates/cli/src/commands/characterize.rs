@@ -248,7 +248,8 @@ fn write_summary(
             p.mib_per_sec.mean,
             p.mean_bytes
                 .map_or("-".into(), |b| size_text((b / 512.0).round() as u64 * 512)),
-            p.latency_mean_ms.map_or("-".into(), |l| format!("{l:.2}")),
+            p.latency_mean_ns
+                .map_or("-".into(), |l| format!("{:.2}", l / 1e6)),
             if name == "total" {
                 String::new()
             } else {
