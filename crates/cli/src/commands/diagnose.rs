@@ -123,12 +123,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     {
         bail!("nothing to diagnose in {:?}", args.inputs);
     }
-    let d = diagnose::diagnose(
+    let mut d = diagnose::diagnose(
         &inputs,
         &Options {
             queue_limit: args.queue_limit,
         },
     );
+    d.envelope.command = std::env::args().collect();
     if args.json {
         crate::output::print_json(&d)?;
     } else {

@@ -534,15 +534,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let mut out = anstream::stdout().lock();
         write_summary(&mut out, &result, Some(&saved_str))?;
     }
-    Ok(
-        if result.envelope.stop_reason == oio_core::StopReason::Interrupted {
-            ExitCode::from(EXIT_INTERRUPTED)
-        } else if result.errors.count > 0
-            || result.verify.as_ref().is_some_and(|v| v.mismatches > 0)
-        {
-            ExitCode::from(crate::EXIT_CHECK_FAILED)
-        } else {
-            ExitCode::SUCCESS
-        },
-    )
+    let interrupted = result.envelope.stop_reason == oio_core::StopReason::Interrupted;
+    Ok(if interrupted {
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else if result.errors.count > 0 || result.verify.as_ref().is_some_and(|v| v.mismatches > 0) {
+        ExitCode::from(crate::EXIT_CHECK_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
