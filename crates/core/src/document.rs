@@ -394,6 +394,14 @@ fn check_head(file: &str, item: &str, v: &Value) -> Result<(Kind, u32), Document
 /// Recognises the JSON text of `file` (used in messages only): oio documents, checked by
 /// their head (kind and version), or fio's JSON output.
 pub fn parse(file: &str, text: &str) -> Result<Loaded, DocumentError> {
+    Ok(match recognise(file, text)? {
+        Some(docs) => Loaded::Documents(docs),
+        None => Loaded::FioJson(text.to_string()),
+    })
+}
+
+/// The documents in `text`, or `None` for fio's JSON output.
+fn recognise(file: &str, text: &str) -> Result<Option<Vec<Document>>, DocumentError> {
     let value: Value = serde_json::from_str(text).map_err(|e| {
         // serde_json's words end with the position, which the message states once already.
         let words = e.to_string();
@@ -409,7 +417,7 @@ pub fn parse(file: &str, text: &str) -> Result<Loaded, DocumentError> {
         }
     })?;
     if value.get("fio version").is_some() {
-        return Ok(Loaded::FioJson(text.to_string()));
+        return Ok(None);
     }
     match value {
         Value::Array(items) => {
@@ -422,11 +430,11 @@ pub fn parse(file: &str, text: &str) -> Result<Loaded, DocumentError> {
                     value: v,
                 });
             }
-            Ok(Loaded::Documents(docs))
+            Ok(Some(docs))
         }
         v => {
             let (kind, schema_version) = check_head(file, "", &v)?;
-            Ok(Loaded::Documents(vec![Document {
+            Ok(Some(vec![Document {
                 kind,
                 schema_version,
                 value: v,
@@ -465,7 +473,10 @@ pub fn read_text(path: &Path) -> Result<String, DocumentError> {
 /// Reads and recognises one JSON file: see [`parse`].
 pub fn load_file(path: &Path) -> Result<Loaded, DocumentError> {
     let text = read_text(path)?;
-    parse(&path.display().to_string(), &text)
+    Ok(match recognise(&path.display().to_string(), &text)? {
+        Some(docs) => Loaded::Documents(docs),
+        None => Loaded::FioJson(text),
+    })
 }
 
 /// Reads one document of `kind` from JSON text, typed; `file` names it in messages. Errors in

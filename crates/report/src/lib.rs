@@ -7,6 +7,10 @@
 //! headless Chromium) and [`csv`] (the series behind the charts). They share one
 //! [`Renderer`] trait and one input, [`model::Report`], and the chart list in [`charts`], so
 //! every format shows the same charts under the same names.
+//!
+//! [`inputs`] reads what the analysis commands are given (files and directories of oio
+//! documents, fio JSON, telemetry) through `oio_core::document`, into the [`model::Report`]
+//! and into the inputs of `oio compare` and `oio diagnose`.
 #![deny(missing_docs)]
 
 pub mod charts;
