@@ -466,6 +466,43 @@ mod tests {
     }
 
     #[test]
+    fn a_repeat_array_gives_one_run_per_item_and_other_kinds_stay_documents() {
+        // A run written before the envelope existed: same layout, still loads.
+        let run = include_str!("../../analysis/tests/fixtures/run-null.json");
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("repeat.json"), format!("[{run},{run}]")).unwrap();
+        std::fs::write(
+            d.path().join("notes.txt"),
+            "not json, and not read: only *.json in a directory",
+        )
+        .unwrap();
+        let mut obs = Observation::new(oio_core::observation::SourceKind::Record, vec![]);
+        obs.envelope.warnings.push("w".into());
+        std::fs::write(
+            d.path().join("rec.json"),
+            serde_json::to_string(&obs).unwrap(),
+        )
+        .unwrap();
+        let got = load_inputs(&[d.path().to_path_buf()]).unwrap();
+        let kinds: Vec<&str> = got.iter().map(Input::kind).collect();
+        assert_eq!(kinds, ["oio.observation", "oio.run", "oio.run"]);
+        let Input::Run { result, .. } = &got[1] else {
+            panic!("a run")
+        };
+        assert!(result.envelope.host.is_some());
+        let report = build_report(
+            ReportInputs {
+                docs: got,
+                ..Default::default()
+            },
+            "t",
+        )
+        .unwrap();
+        assert_eq!((report.runs.len(), report.observations.len()), (2, 1));
+        assert_eq!(report.observations[0].doc.envelope.warnings, ["w"]);
+    }
+
+    #[test]
     fn a_newer_document_in_a_directory_is_refused_with_its_name() {
         let d = tempfile::tempdir().unwrap();
         let f = d.path().join("s.json");
