@@ -18,6 +18,7 @@
 
 use crate::changepoint;
 use crate::summary_stats::{cv, quantile, weighted_mean};
+use oio_core::document::{Envelope, Kind};
 use oio_core::observation::{DeviceInterval, DeviceSeries, IoDir, IoRecord, Observation};
 use oio_core::sizemix::{SizeMix, SizeShare};
 use oio_core::units::format_size;
@@ -26,9 +27,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Schema name of characterization documents.
-pub const SCHEMA: &str = "oio.characterization";
+pub const SCHEMA: &str = Kind::Characterization.schema();
 /// Schema version; bumped on incompatible changes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = Kind::Characterization.version();
 
 /// What to characterize and how.
 #[derive(Clone, Debug)]
@@ -97,6 +98,7 @@ pub struct SizeBucket {
 
 /// One direction.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(from = "DirProfileOnDisk")]
 pub struct DirProfile {
     /// I/Os counted over the used intervals (rate × interval length).
     pub ios: f64,
@@ -112,8 +114,40 @@ pub struct DirProfile {
     pub sizes_cover_pct: f64,
     /// Every bucket seen (bytes → share of I/Os, percent).
     pub all_sizes: BTreeMap<u64, f64>,
-    /// Mean latency weighted by I/O count, ms (includes queueing in the OS).
-    pub latency_mean_ms: Option<f64>,
+    /// Mean latency weighted by I/O count, ns (includes queueing in the OS).
+    pub latency_mean_ns: Option<f64>,
+}
+
+/// [`DirProfile`] as read: version 1 documents gave the latency in milliseconds
+/// (`latency_mean_ms`); it is read into nanoseconds so older files keep loading.
+#[derive(Deserialize)]
+struct DirProfileOnDisk {
+    ios: f64,
+    iops: Level,
+    mib_per_sec: Level,
+    mean_bytes: Option<f64>,
+    sizes: Vec<SizeBucket>,
+    sizes_cover_pct: f64,
+    all_sizes: BTreeMap<u64, f64>,
+    #[serde(default)]
+    latency_mean_ns: Option<f64>,
+    #[serde(default)]
+    latency_mean_ms: Option<f64>,
+}
+
+impl From<DirProfileOnDisk> for DirProfile {
+    fn from(d: DirProfileOnDisk) -> DirProfile {
+        DirProfile {
+            ios: d.ios,
+            iops: d.iops,
+            mib_per_sec: d.mib_per_sec,
+            mean_bytes: d.mean_bytes,
+            sizes: d.sizes,
+            sizes_cover_pct: d.sizes_cover_pct,
+            all_sizes: d.all_sizes,
+            latency_mean_ns: d.latency_mean_ns.or(d.latency_mean_ms.map(|ms| ms * 1e6)),
+        }
+    }
 }
 
 /// Outstanding I/O.
@@ -178,10 +212,10 @@ pub struct Access {
 /// The result of characterizing one device.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Characterization {
-    /// Always [`SCHEMA`].
-    pub schema: String,
-    /// [`SCHEMA_VERSION`].
-    pub schema_version: u32,
+    /// Schema [`SCHEMA`], version, oio version, when it was made, and things to check
+    /// (warnings).
+    #[serde(flatten)]
+    pub envelope: Envelope,
     /// Telemetry kind ("perfmon", "iostat", ...).
     pub source: String,
     /// Files read.
@@ -192,8 +226,6 @@ pub struct Characterization {
     pub method: String,
     /// What the numbers rest on.
     pub assumptions: Vec<String>,
-    /// Things to check.
-    pub warnings: Vec<String>,
     /// Busy filter used (queue length above this).
     pub busy_queue: f64,
     /// Size coverage asked for, percent.
@@ -355,7 +387,7 @@ pub fn characterize(
 ) -> Result<Characterization, CharacterizeError> {
     let dev = pick_device(obs, opts.device.as_deref())?;
     let trace = obs.source.kind.is_trace() && !dev.ios.is_empty();
-    let mut warnings: Vec<String> = obs.warnings.clone();
+    let mut warnings: Vec<String> = obs.envelope.warnings.clone();
     let mut assumptions = Vec::new();
 
     // Time range, then periods over it, then the chosen period, then the busy filter.
@@ -523,7 +555,7 @@ pub fn characterize(
                 .iter()
                 .map(|(b, c)| (*b, round1(c / total * 100.0)))
                 .collect(),
-            latency_mean_ms: (lat_n[d] > 0.0).then(|| lat_sum[d] / lat_n[d] / 1e6),
+            latency_mean_ns: (lat_n[d] > 0.0).then(|| lat_sum[d] / lat_n[d]),
         });
     }
     let write = profiles.pop().expect("two directions");
@@ -616,15 +648,15 @@ pub fn characterize(
         access.as_ref(),
         &assumptions,
     )?;
+    let mut envelope = Envelope::new(SCHEMA, SCHEMA_VERSION);
+    envelope.warnings = warnings;
     Ok(Characterization {
-        schema: SCHEMA.into(),
-        schema_version: SCHEMA_VERSION,
+        envelope,
         source: obs.source.kind.name().into(),
         files: obs.source.files.clone(),
         device: dev.name.clone(),
         method: if trace { "trace" } else { "interval_means" }.into(),
         assumptions,
-        warnings,
         busy_queue: opts.busy_queue,
         cover_pct: opts.cover_pct,
         intervals_total: in_period.len(),
@@ -915,5 +947,19 @@ mod tests {
         assert_eq!(s.len(), 3);
         let (s, _) = choose_sizes(&m, 50.0);
         assert_eq!(s.len(), 1);
+    }
+
+    #[test]
+    fn a_version_1_latency_in_ms_reads_as_ns_and_is_written_as_ns() {
+        let v1 = r#"{"ios":10,"iops":{"mean":1,"p90":1,"peak":1},
+            "mib_per_sec":{"mean":1,"p90":1,"peak":1},"mean_bytes":4096,"sizes":[],
+            "sizes_cover_pct":100,"all_sizes":{},"latency_mean_ms":2.5}"#;
+        let p: DirProfile = serde_json::from_str(v1).unwrap();
+        assert_eq!(p.latency_mean_ns, Some(2_500_000.0));
+        let out = serde_json::to_value(&p).unwrap();
+        assert_eq!(out["latency_mean_ns"], 2_500_000.0);
+        assert!(out.get("latency_mean_ms").is_none());
+        let back: DirProfile = serde_json::from_value(out).unwrap();
+        assert_eq!(back, p);
     }
 }

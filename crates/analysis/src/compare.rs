@@ -29,16 +29,17 @@
 
 use crate::stats::{self, Interval, MergeableHist, WelchLog};
 use crate::summary_stats;
+use oio_core::document::Envelope;
 use oio_core::histogram::SparseHistogram;
 use oio_core::result::{DirStats, RunResult};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Schema name of comparison documents.
-pub const SCHEMA: &str = "oio.compare";
+pub const SCHEMA: &str = oio_core::document::Kind::Compare.schema();
 /// Schema version; bumped on incompatible changes (2: tests by run count, "inconclusive",
 /// TPC-C metrics).
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = oio_core::document::Kind::Compare.version();
 
 /// From this many runs on *each* side the rank test decides; below it, Welch's t-test on logs.
 /// At 8 + 8 the exact rank test can reach p = 0.0002 and loses little power against the t-test
@@ -211,7 +212,7 @@ impl RunData {
         }
         RunData {
             workload: r.workload.name.clone(),
-            partial: r.partial,
+            partial: r.envelope.partial,
             values,
             hists,
             sources: BTreeMap::new(),
@@ -333,12 +334,10 @@ impl Default for Options {
 /// The comparison document.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Comparison {
-    /// Always [`SCHEMA`].
-    pub schema: String,
-    /// [`SCHEMA_VERSION`].
-    pub schema_version: u32,
-    /// Version of oio that wrote this.
-    pub oio_version: String,
+    /// Schema [`SCHEMA`], version, oio version, when it was made, and the things to check
+    /// before trusting the numbers (warnings).
+    #[serde(flatten)]
+    pub envelope: Envelope,
     /// What was compared.
     #[serde(default)]
     pub kind: Kind,
@@ -359,8 +358,6 @@ pub struct Comparison {
     pub comparisons: Vec<CandidateComparison>,
     /// One line per group and metric, in words.
     pub verdicts: Vec<String>,
-    /// Things to check before trusting the numbers.
-    pub warnings: Vec<String>,
 }
 
 /// One group's runs and values.
@@ -961,10 +958,10 @@ pub fn compare(groups: &[Group], kind: Kind, o: &Options) -> Comparison {
             warnings.push(noise_warning(&defs, groups, &comparisons, gi, noisy));
         }
     }
+    let mut envelope = Envelope::new(SCHEMA, SCHEMA_VERSION);
+    envelope.warnings = warnings;
     Comparison {
-        schema: SCHEMA.into(),
-        schema_version: SCHEMA_VERSION,
-        oio_version: env!("CARGO_PKG_VERSION").into(),
+        envelope,
         kind,
         options: *o,
         methods: methods(kind, o),
@@ -977,7 +974,6 @@ pub fn compare(groups: &[Group], kind: Kind, o: &Options) -> Comparison {
         groups: summaries,
         comparisons,
         verdicts,
-        warnings,
     }
 }
 
@@ -1167,6 +1163,7 @@ mod tests {
         assert!(m.cv_pct[1].unwrap() > 30.0);
         assert!(m.detectable_pct.unwrap() > 100.0);
         let w = c
+            .envelope
             .warnings
             .iter()
             .find(|w| w.contains("group 'qd32': run-to-run cv above 10 %"))
@@ -1176,7 +1173,11 @@ mod tests {
             w.contains("against 'qd4' at these run counts, IOPS changes within ±"),
             "{w}"
         );
-        assert!(!c.warnings.iter().any(|w| w.contains("group 'qd4'")));
+        assert!(!c
+            .envelope
+            .warnings
+            .iter()
+            .any(|w| w.contains("group 'qd4'")));
     }
 
     #[test]
@@ -1352,6 +1353,6 @@ mod tests {
         assert_eq!(p.outcome, "better", "{p:?}");
         assert!(p.method.contains("merged"));
         assert_eq!(p.unit, "ns");
-        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        assert!(c.envelope.warnings.is_empty(), "{:?}", c.envelope.warnings);
     }
 }

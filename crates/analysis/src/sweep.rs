@@ -8,26 +8,23 @@
 //! value in `iops_runs`.
 
 use crate::knee::{self, Knee, KneeInput, KneeOptions, LatencyTarget, Production};
+use oio_core::document::{Envelope, Kind};
 use oio_core::histogram::{LatencyHistogram, LatencySummary};
 use oio_core::result::{Interval, RunResult};
 use serde::{Deserialize, Serialize};
 
 /// Schema name of sweep documents.
-pub const SCHEMA: &str = "oio.sweep";
+pub const SCHEMA: &str = Kind::Sweep.schema();
 /// Schema version; bumped on incompatible changes.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = Kind::Sweep.version();
 
 /// A whole sweep.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Sweep {
-    /// Always [`SCHEMA`].
-    pub schema: String,
-    /// [`SCHEMA_VERSION`].
-    pub schema_version: u32,
-    /// Version of oio that wrote this.
-    pub oio_version: String,
-    /// When the sweep started, RFC 3339 UTC.
-    pub timestamp: String,
+    /// Schema [`SCHEMA`], version, oio version, when the sweep started, command line, host,
+    /// partial/stop reason and what to check (warnings).
+    #[serde(flatten)]
+    pub envelope: Envelope,
     /// Workload name (before per-point overrides).
     pub workload: String,
     /// Target paths.
@@ -47,12 +44,6 @@ pub struct Sweep {
     pub series: Vec<SeriesKnee>,
     /// Where the production outstanding I/O lies (with --production-qd).
     pub production: Option<Production>,
-    /// What to check.
-    pub warnings: Vec<String>,
-    /// The plan that produced it, as `oio rerun` reads it back (until the sweep flattens the
-    /// shared envelope, which carries it as `plan` too).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan: Option<serde_json::Value>,
 }
 
 /// Options of the sweep.

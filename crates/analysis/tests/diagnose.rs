@@ -401,10 +401,7 @@ fn sim_sweep() -> Sweep {
         })
         .collect();
     let mut s = Sweep {
-        schema: sweep::SCHEMA.into(),
-        schema_version: sweep::SCHEMA_VERSION,
-        oio_version: "test".into(),
-        timestamp: String::new(),
+        envelope: oio_core::Envelope::new(sweep::SCHEMA, sweep::SCHEMA_VERSION),
         workload: "randread-4k".into(),
         targets: vec![],
         engine: "io_uring".into(),
@@ -417,8 +414,6 @@ fn sim_sweep() -> Sweep {
         knee: None,
         series: vec![],
         production: None,
-        warnings: vec![],
-        plan: None,
     };
     sweep::analyse(&mut s, None);
     s
@@ -638,7 +633,7 @@ fn run_fixture() -> RunResult {
     let mut r: RunResult =
         serde_json::from_str(include_str!("fixtures/run-null.json")).expect("fixture parses");
     r.engine.name = "io_uring".into();
-    r.warnings.clear();
+    r.envelope.warnings.clear();
     r.cpu.cores_busy = 0.1;
     let iv = r.intervals[0].clone();
     r.intervals = (1..=10)

@@ -164,7 +164,7 @@ pub fn present(
             let c = oio_analysis::compare::compare(&groups, Kind::Run, compare);
             if json {
                 crate::output::print_json(&c)?;
-                for w in &c.warnings {
+                for w in &c.envelope.warnings {
                     style::print_warning(w);
                 }
             } else {

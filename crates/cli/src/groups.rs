@@ -4,10 +4,10 @@
 //! It reads files with `commands::report::load_inputs` until that moves into the report crate
 //! (`oio_report::inputs`), which is why this is not part of the compare command itself.
 
-use crate::commands::report::{load_inputs, Input};
 use crate::output::style;
 use anyhow::{bail, Context};
 use oio_analysis::compare::{Group, Kind, RunData, TpccFacts, TxnFacts};
+use oio_report::inputs::{load_inputs, Input};
 use std::path::PathBuf;
 
 /// The part of a TPC-C result a comparison needs.

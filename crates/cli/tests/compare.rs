@@ -9,7 +9,7 @@ use std::path::Path;
 
 fn validate(v: &Value, schema_text: &str, name: &str) {
     let schema: Value = serde_json::from_str(schema_text).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let validator = crate::schemas::validator_for(&schema).expect("the schema compiles");
     let errors: Vec<String> = validator
         .iter_errors(v)
         .map(|e| format!("{} at {}", e, e.instance_path()))

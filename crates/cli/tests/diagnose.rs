@@ -24,7 +24,7 @@ fn diagnose_json(dir: &Path, inputs: &[&Path], extra: &[&str]) -> Value {
     // Every output must match the published schema.
     let schema: Value =
         serde_json::from_str(include_str!("../../../schema/diagnose.schema.json")).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let validator = crate::schemas::validator_for(&schema).expect("the schema compiles");
     let errors: Vec<String> = validator
         .iter_errors(&v)
         .map(|e| format!("{} at {}", e, e.instance_path()))

@@ -5,7 +5,7 @@ use std::time::Duration;
 fn schema_validator() -> jsonschema::Validator {
     let text = include_str!("../../../schema/run.schema.json");
     let schema: Value = serde_json::from_str(text).unwrap();
-    jsonschema::validator_for(&schema).expect("the schema compiles")
+    crate::schemas::validator_for(&schema).expect("the schema compiles")
 }
 
 pub(crate) fn assert_valid(v: &Value) {

@@ -10,7 +10,7 @@ use std::path::Path;
 fn validate(v: &Value) {
     let schema: Value =
         serde_json::from_str(include_str!("../../../schema/sweep.schema.json")).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let validator = crate::schemas::validator_for(&schema).expect("the schema compiles");
     let errors: Vec<String> = validator
         .iter_errors(v)
         .map(|e| format!("{} at {}", e, e.instance_path()))

@@ -45,7 +45,7 @@ fn simulated(workload: &str, sim: &str) -> RunResult {
     };
     let mut r = oio_engine::run(&plan, &mut Quiet, &Cancel::new()).unwrap();
     let dir = d.path().display().to_string();
-    r.warnings.retain(|w| !w.contains(&dir));
+    r.envelope.warnings.retain(|w| !w.contains(&dir));
     for t in &mut r.targets {
         t.path = "/data/t.dat".into();
         t.device = None;

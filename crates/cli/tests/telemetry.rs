@@ -127,7 +127,7 @@ fn record_matches_iostat_and_fio() {
         },
     )
     .unwrap();
-    assert_eq!(rec_obs.schema, "oio.observation");
+    assert_eq!(rec_obs.envelope.schema, "oio.observation");
     let a = totals(&rec_obs, lo.name());
     let b = totals(&io_obs, lo.name());
     eprintln!("oio record: {a:?}\niostat -x:  {b:?}");

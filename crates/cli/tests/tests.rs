@@ -41,6 +41,8 @@ mod sweep;
 mod report;
 // `oio diagnose`: a real sweep, a raw capture, SQLite log-bound vs not.
 mod diagnose;
+// Every document kind against its JSON Schema; newer versions refused by name.
+mod schemas;
 // Real inputs: localized perfmon, diskspd/IOMeter/vdbench imports, fio logs against fio JSON.
 mod inputs;
 // `oio::run` in this process on the simulated device's virtual clock: exact numbers, no sleep.

@@ -59,7 +59,33 @@ impl HostInfo {
     }
 }
 
-/// The current time as RFC 3339 UTC with seconds.
+/// The current time as RFC 3339 UTC with seconds: `2026-11-21T14:05:02Z`.
 pub fn now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+/// The current time as `20261121T140502Z` (RFC 3339 without separators), for file and
+/// directory names: sorts by time and needs no quoting in a shell.
+pub fn now_compact() -> String {
+    compact(&now_rfc3339())
+}
+
+/// An RFC 3339 stamp without its separators (`2026-11-21T14:05:02Z` → `20261121T140502Z`).
+pub fn compact(rfc3339: &str) -> String {
+    rfc3339
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn stamps_have_the_documented_shapes() {
+        let now = super::now_rfc3339();
+        assert_eq!(now.len(), 20, "{now}");
+        assert!(now.ends_with('Z') && now.as_bytes()[10] == b'T', "{now}");
+        assert_eq!(super::compact("2026-11-21T14:05:02Z"), "20261121T140502Z");
+        assert_eq!(super::now_compact().len(), 16);
+    }
 }

@@ -14,20 +14,21 @@
 //! Units are in the field names: `_ns` nanoseconds, `_bytes` bytes, `_per_sec` per second,
 //! `_pct` percent 0–100, `_s` seconds.
 
+use crate::document::{Envelope, Kind};
 use serde::{Deserialize, Serialize};
 
 /// Schema name of observation files.
-pub const OBSERVATION_SCHEMA: &str = "oio.observation";
+pub const OBSERVATION_SCHEMA: &str = Kind::Observation.schema();
 /// Schema version of observation files; bumped on any incompatible change.
-pub const OBSERVATION_SCHEMA_VERSION: u32 = 1;
+pub const OBSERVATION_SCHEMA_VERSION: u32 = Kind::Observation.version();
 
 /// Device telemetry from one source.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Observation {
-    /// Always [`OBSERVATION_SCHEMA`].
-    pub schema: String,
-    /// [`OBSERVATION_SCHEMA_VERSION`] of the writer.
-    pub schema_version: u32,
+    /// Schema [`OBSERVATION_SCHEMA`], version, oio version, when it was made, warnings (dropped
+    /// rows, counters the source lacks, assumptions).
+    #[serde(flatten)]
+    pub envelope: Envelope,
     /// Where the data came from.
     pub source: Source,
     /// Start of the first interval, RFC 3339 UTC, when the source tells.
@@ -35,9 +36,16 @@ pub struct Observation {
     pub start: Option<String>,
     /// One series per device (or per perfmon disk instance).
     pub devices: Vec<DeviceSeries>,
-    /// What the reader should know: dropped rows, counters the source lacks, assumptions.
-    #[serde(default)]
-    pub warnings: Vec<String>,
+}
+
+/// Equal when the data are: the envelope's stamp (when it was made) is left out.
+impl PartialEq for Observation {
+    fn eq(&self, other: &Observation) -> bool {
+        self.source == other.source
+            && self.start == other.start
+            && self.devices == other.devices
+            && self.envelope.warnings == other.envelope.warnings
+    }
 }
 
 /// Which tool produced the data.
@@ -226,8 +234,7 @@ impl Observation {
     /// An empty observation of `kind` read from `files`.
     pub fn new(kind: SourceKind, files: Vec<String>) -> Observation {
         Observation {
-            schema: OBSERVATION_SCHEMA.into(),
-            schema_version: OBSERVATION_SCHEMA_VERSION,
+            envelope: Envelope::new(OBSERVATION_SCHEMA, OBSERVATION_SCHEMA_VERSION),
             source: Source {
                 kind,
                 files,
@@ -238,7 +245,6 @@ impl Observation {
             },
             start: None,
             devices: Vec::new(),
-            warnings: Vec::new(),
         }
     }
 
@@ -262,29 +268,13 @@ impl Observation {
         self.devices.iter().find(|d| d.name == name)
     }
 
-    /// Reads an observation from JSON, checking its schema and version.
-    pub fn from_json(text: &str) -> Result<Observation, String> {
-        #[derive(Deserialize)]
-        struct Head {
-            schema: Option<String>,
-            schema_version: Option<u32>,
-        }
-        let head: Head = serde_json::from_str(text).map_err(|e| e.to_string())?;
-        if head.schema.as_deref() != Some(OBSERVATION_SCHEMA) {
-            return Err(format!(
-                "not an observation: schema is {:?}, expected \"{OBSERVATION_SCHEMA}\"",
-                head.schema.unwrap_or_default()
-            ));
-        }
-        match head.schema_version {
-            Some(v) if v <= OBSERVATION_SCHEMA_VERSION => {}
-            v => {
-                return Err(format!(
-                    "observation schema_version {v:?} is newer than this oio reads ({OBSERVATION_SCHEMA_VERSION}); upgrade oio"
-                ))
-            }
-        }
-        serde_json::from_str(text).map_err(|e| e.to_string())
+    /// Reads an observation from JSON, checking its schema and version
+    /// ([`crate::document::read`]); `file` names it in messages.
+    pub fn from_json(
+        file: &str,
+        text: &str,
+    ) -> Result<Observation, crate::document::DocumentError> {
+        crate::document::read(file, text, Kind::Observation)
     }
 }
 
@@ -310,16 +300,30 @@ mod tests {
         assert_eq!(o.devices.len(), 1);
         let text = serde_json::to_string(&o).unwrap();
         assert!(text.contains("\"schema\":\"oio.observation\""), "{text}");
-        let back = Observation::from_json(&text).unwrap();
+        let back = Observation::from_json("o.json", &text).unwrap();
         assert_eq!(back, o);
         assert_eq!(back.devices[0].intervals[0].read.mean_size(), Some(4096.0));
         let bad = text.replace("oio.observation", "oio.run");
-        assert!(Observation::from_json(&bad)
+        let e = Observation::from_json("o.json", &bad)
             .unwrap_err()
-            .contains("not an observation"));
+            .to_string();
+        assert!(
+            e.contains("is an oio.run document; expected an oio.observation"),
+            "{e}"
+        );
         let newer = text.replace("\"schema_version\":1", "\"schema_version\":99");
-        assert!(Observation::from_json(&newer)
+        let e = Observation::from_json("o.json", &newer)
             .unwrap_err()
-            .contains("newer"));
+            .to_string();
+        assert!(e.contains("newer"), "{e}");
+    }
+
+    #[test]
+    fn an_observation_written_before_the_envelope_still_loads() {
+        let old = r#"{"schema":"oio.observation","schema_version":1,
+            "source":{"kind":"iostat","files":["x"]},"devices":[],"warnings":["w"]}"#;
+        let o = Observation::from_json("old.json", old).unwrap();
+        assert_eq!(o.envelope.warnings, vec!["w".to_string()]);
+        assert_eq!(o.envelope.oio_version, "");
     }
 }

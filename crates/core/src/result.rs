@@ -7,40 +7,28 @@
 //! second, sizes in bytes. A latency field is `null` when no I/O of that kind completed: zero
 //! would be a lie.
 
+use crate::document::Envelope;
 use crate::histogram::{LatencyHistogram, LatencySummary, SparseHistogram};
-use crate::host::HostInfo;
 use crate::workload::Workload;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Schema name of run results.
-pub const RUN_SCHEMA: &str = "oio.run";
+pub const RUN_SCHEMA: &str = crate::document::Kind::Run.schema();
 /// Schema version of run results; bumped on any incompatible change.
-pub const RUN_SCHEMA_VERSION: u32 = 1;
+pub const RUN_SCHEMA_VERSION: u32 = crate::document::Kind::Run.version();
 
 /// Everything one `oio run` measured, and the conditions it measured under.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunResult {
-    /// Always [`RUN_SCHEMA`].
-    pub schema: String,
-    /// [`RUN_SCHEMA_VERSION`] of the writer.
-    pub schema_version: u32,
-    /// Version of oio that wrote this.
-    pub oio_version: String,
-    /// When the measured phase started, RFC 3339 UTC.
-    pub timestamp: String,
-    /// True when the run stopped before its configured time (Ctrl-C, I/O errors).
-    pub partial: bool,
-    /// "completed", "interrupted" or "errors".
-    pub stop_reason: String,
-    /// The command line as given.
-    pub command: Vec<String>,
+    /// Schema [`RUN_SCHEMA`], version, oio version, start of the measured phase, command line,
+    /// host (always present in a run), partial/stop reason and warnings.
+    #[serde(flatten)]
+    pub envelope: Envelope,
     /// The workload as it ran, after command-line overrides.
     pub workload: Workload,
     /// Run options as they took effect.
     pub options: RunOptions,
-    /// The machine.
-    pub host: HostInfo,
     /// Where the I/O went.
     pub targets: Vec<TargetInfo>,
     /// The engine and the kernel features it used.
@@ -57,18 +45,12 @@ pub struct RunResult {
     pub cpu: CpuUsage,
     /// I/O errors, counted by kind.
     pub errors: ErrorSummary,
-    /// Things the reader should know when interpreting the numbers.
-    pub warnings: Vec<String>,
     /// The order the target saw (`oio blend`, `--access-order`), when tracked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub access_order: Option<AccessOrder>,
     /// Data verification (`--verify`), when it ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifySummary>,
-    /// The experiment plan that produced it, as `oio rerun` reads it back (until the result
-    /// flattens the shared envelope, which carries it as `plan` too).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan: Option<serde_json::Value>,
 }
 
 /// How sequential the I/O was in the order the target saw it.

@@ -31,6 +31,7 @@ use crate::verify::VerifyShared;
 use collect::Shape;
 use oio_core::result::{Interval, RunResult, TargetInfo};
 use oio_core::Cancel;
+use oio_core::StopReason;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -181,11 +182,11 @@ pub fn run(
 
     // Assemble.
     let stop_reason = if stops.errors_stopped() {
-        "errors"
+        StopReason::Errors
     } else if cancel.is_cancelled() {
-        "interrupted"
+        StopReason::Interrupted
     } else {
-        "completed"
+        StopReason::Completed
     };
     Ok(assemble::assemble(assemble::Assembly {
         plan,

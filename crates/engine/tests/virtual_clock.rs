@@ -75,7 +75,7 @@ fn a_closed_loop_on_fixed_service_gives_the_model_exactly() {
         t0.elapsed() < Duration::from_secs(1),
         "simulated time is not waited for"
     );
-    assert_eq!(r.stop_reason, "completed");
+    assert_eq!(r.envelope.stop_reason, oio_core::StopReason::Completed);
     assert_eq!(r.duration_s, 1.0);
     let t = &r.summary.total;
     assert_eq!(t.ios, 4000);
@@ -92,9 +92,12 @@ fn a_closed_loop_on_fixed_service_gives_the_model_exactly() {
     // The result says the clock was virtual.
     assert!(r.engine.features.iter().any(|f| f == "virtual_clock"));
     assert!(
-        r.warnings.iter().any(|w| w.contains("virtual clock")),
+        r.envelope
+            .warnings
+            .iter()
+            .any(|w| w.contains("virtual clock")),
         "{:?}",
-        r.warnings
+        r.envelope.warnings
     );
 }
 
@@ -215,8 +218,8 @@ fn a_cancelled_run_on_the_real_clock_stops_at_once_with_a_partial_result() {
     let r = oio_engine::run(&p, &mut Quiet, &cancel).unwrap();
     stopper.join().unwrap();
     assert!(t0.elapsed() < Duration::from_secs(10));
-    assert_eq!(r.stop_reason, "interrupted");
-    assert!(r.partial);
+    assert_eq!(r.envelope.stop_reason, oio_core::StopReason::Interrupted);
+    assert!(r.envelope.partial);
 }
 
 #[test]
@@ -258,7 +261,7 @@ fn a_cancelled_run_on_the_virtual_clock_stops_too() {
     });
     let r = oio_engine::run(&p, &mut Quiet, &cancel).unwrap();
     stopper.join().unwrap();
-    assert_eq!(r.stop_reason, "interrupted");
+    assert_eq!(r.envelope.stop_reason, oio_core::StopReason::Interrupted);
     // What was measured before the stop is still exact.
     let t = &r.summary.total;
     assert!(t.ios > 0);

@@ -219,7 +219,7 @@ fn run(
     };
     match crate::execute(plan, &mut obs, stop) {
         Ok(result) => {
-            let stop_reason = result.stop_reason.clone();
+            let stop_reason = result.envelope.stop_reason.to_string();
             emit(
                 out,
                 stop,
@@ -312,7 +312,7 @@ fn prepare_targets(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Result<Vec<TargetI
             &oio_core::Cancel::from_flag(Arc::clone(stop)),
             &mut |_, _| {},
         )
-            .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())?;
         opened.push(t);
     }
     let meta: Vec<(PathBuf, u64, u64)> = paths

@@ -320,7 +320,7 @@ pub fn document(
             None => (&decoded[i], summary_of_intervals(&decoded[i])),
         };
         let status = match (&h.result, &h.lost) {
-            (Some(r), _) => r.stop_reason.clone(),
+            (Some(r), _) => r.envelope.stop_reason.to_string(),
             (None, _) => "lost".to_string(),
         };
         match status.as_str() {
@@ -365,7 +365,7 @@ pub fn document(
     );
     let mut warned = std::collections::BTreeSet::new();
     for h in &run.hosts {
-        for w in h.result.iter().flat_map(|r| &r.warnings) {
+        for w in h.result.iter().flat_map(|r| &r.envelope.warnings) {
             // Said once, by the first host that said it.
             if warned.insert(w.clone()) {
                 envelope.warnings.push(format!("host {}: {w}", h.name));

@@ -142,21 +142,15 @@ pub struct Phase {
 /// The blend document.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Blend {
-    /// Always [`SCHEMA`].
-    pub schema: String,
-    /// 1.
-    pub schema_version: u32,
-    /// oio's version.
-    pub oio_version: String,
+    /// Schema `oio.blend`, version, oio version, timestamp, host, and the plan (`oio rerun`).
+    #[serde(flatten)]
+    pub envelope: oio_core::Envelope,
     /// Target path.
     pub target: String,
     /// What the sequentiality is measured from.
     pub basis: String,
     /// The phases: each stream alone, then all together.
     pub phases: Vec<Phase>,
-    /// The plan that produced it (`oio rerun` reads it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan: Option<serde_json::Value>,
 }
 
 /// Runs the phases; the document only when every phase completed.
@@ -197,9 +191,11 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &BlendPlan, out: &mut Outcome) ->
         }
     }
     out.document = Some(crate::plan::Document::Blend(Blend {
-        schema: SCHEMA.into(),
-        schema_version: 1,
-        oio_version: env!("CARGO_PKG_VERSION").into(),
+        envelope: oio_core::Envelope {
+            host: Some(oio_core::host::HostInfo::detect()),
+            plan: Some(Plan::Blend(plan.clone()).to_value()),
+            ..oio_core::Envelope::new(SCHEMA, oio_core::document::Kind::Blend.version())
+        },
         target: plan
             .phases
             .first()
@@ -207,7 +203,6 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &BlendPlan, out: &mut Outcome) ->
             .unwrap_or_default(),
         basis,
         phases,
-        plan: Some(Plan::Blend(plan.clone()).to_value()),
     }));
     Ok(())
 }

@@ -194,14 +194,7 @@ pub struct Outcome {
 
 /// Why a run ended, from its result.
 pub fn stop_reason(r: &RunResult) -> StopReason {
-    // The result still carries the reason as text until it flattens the shared envelope.
-    serde_json::from_value(serde_json::Value::String(r.stop_reason.clone())).unwrap_or(
-        if r.partial {
-            StopReason::Errors
-        } else {
-            StopReason::Completed
-        },
-    )
+    r.envelope.stop_reason
 }
 
 /// The scheduler: runs plans into a sink.
@@ -312,8 +305,8 @@ impl Lab<'_> {
         let r = run_engine(&plan, self.progress.observer(), self.cancel);
         self.progress.run_ended();
         let mut r = r?;
-        r.command = self.command.clone();
-        r.plan = Some(
+        r.envelope.command = self.command.clone();
+        r.envelope.plan = Some(
             Plan::Run {
                 run: config.clone(),
             }
@@ -335,7 +328,7 @@ impl Lab<'_> {
             &Item {
                 subdir,
                 kind: "run",
-                timestamp: &r.timestamp,
+                timestamp: &r.envelope.timestamp,
                 label: name.unwrap_or(&r.workload.name),
             },
             &doc,

@@ -258,10 +258,12 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &SweepPlan, out: &mut Outcome) ->
         }
     }
     let mut doc = Sweep {
-        schema: sweep::SCHEMA.into(),
-        schema_version: sweep::SCHEMA_VERSION,
-        oio_version: env!("CARGO_PKG_VERSION").into(),
-        timestamp,
+        envelope: oio_core::Envelope {
+            timestamp,
+            host: Some(oio_core::host::HostInfo::detect()),
+            plan: Some(Plan::Sweep(plan.clone()).to_value()),
+            ..oio_core::Envelope::new(sweep::SCHEMA, sweep::SCHEMA_VERSION)
+        },
         workload: plan.base.workload.name.clone(),
         targets: plan.base.target_paths(),
         engine: String::new(),
@@ -283,8 +285,6 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &SweepPlan, out: &mut Outcome) ->
         knee: None,
         series: Vec::new(),
         production: None,
-        warnings: Vec::new(),
-        plan: Some(Plan::Sweep(plan.clone()).to_value()),
     };
     sweep::analyse(&mut doc, plan.production_qd);
     if plan.refine {
@@ -310,14 +310,14 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &SweepPlan, out: &mut Outcome) ->
         sweep::analyse(&mut doc, plan.production_qd);
     }
     doc.engine = pts.engine;
-    doc.warnings = pts.warnings;
+    doc.envelope.warnings = pts.warnings;
     if let Some(m) = &doc.simulated {
-        doc.warnings.push(format!(
+        doc.envelope.warnings.push(format!(
             "simulated device ({m}): no I/O reached any device; the points describe the model (plus oio's own overhead)"
         ));
     }
     if plan.repeat < 2 {
-        doc.warnings.push(
+        doc.envelope.warnings.push(
             "one run per point: the knee's uncertainty is only the grid spacing (use --repeat 3 or more)"
                 .into(),
         );
@@ -327,7 +327,7 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &SweepPlan, out: &mut Outcome) ->
         &Item {
             subdir: None,
             kind: "sweep",
-            timestamp: &doc.timestamp,
+            timestamp: &doc.envelope.timestamp,
             label: &doc.workload,
         },
         &value,

@@ -96,7 +96,13 @@ const IGNORED: [&str; 10] = [
 /// the subcommand.
 fn options(r: &RunResult) -> BTreeMap<String, String> {
     let mut m = BTreeMap::new();
-    let args: Vec<&str> = r.command.iter().skip(2).map(String::as_str).collect();
+    let args: Vec<&str> = r
+        .envelope
+        .command
+        .iter()
+        .skip(2)
+        .map(String::as_str)
+        .collect();
     let mut i = 0;
     let mut pos = 0;
     while i < args.len() {
@@ -174,11 +180,11 @@ fn parent_name(p: &Path) -> String {
 }
 
 fn is_blend(r: &RunResult) -> bool {
-    r.command.get(1).is_some_and(|c| c == "blend")
+    r.envelope.command.get(1).is_some_and(|c| c == "blend")
 }
 
 fn is_compare(r: &RunResult) -> bool {
-    r.command.get(1).is_some_and(|c| c == "compare")
+    r.envelope.command.get(1).is_some_and(|c| c == "compare")
 }
 
 /// Groups the report's runs into experiments, in the order their directories first appear.

@@ -231,7 +231,7 @@ fn experiment_section(o: &mut String, r: &Report, x: &Experiment, charts: &[Char
     // Each warning once, with the runs it concerns.
     let mut warned: Vec<(&str, Vec<&str>)> = Vec::new();
     for (&i, label) in x.runs.iter().zip(&x.labels) {
-        for w in &r.runs[i].doc.warnings {
+        for w in &r.runs[i].doc.envelope.warnings {
             match warned.iter_mut().find(|(t, _)| *t == w.as_str()) {
                 Some((_, l)) => l.push(label),
                 None => warned.push((w, vec![label])),
@@ -438,7 +438,7 @@ fn sweeps_section(o: &mut String, r: &Report, charts: &[Chart]) {
             );
         }
         o.push_str("</table>");
-        for w in &s.warnings {
+        for w in &s.envelope.warnings {
             let _ = write!(o, "<p class=\"warn\">{}</p>", esc(w));
         }
     }
@@ -486,7 +486,7 @@ fn comparisons_section(o: &mut String, r: &Report, charts: &[Chart]) {
             let _ = write!(o, "{}<br>", esc(m));
         }
         o.push_str("</p>");
-        for w in &c.warnings {
+        for w in &c.envelope.warnings {
             let _ = write!(o, "<p class=\"warn\">{}</p>", esc(w));
         }
     }
@@ -569,7 +569,7 @@ fn environment_section(o: &mut String, r: &Report) {
     let all = r
         .runs
         .iter()
-        .map(|e| (&e.doc.host, e.label.clone()))
+        .filter_map(|e| Some((e.doc.envelope.host.as_ref()?, e.label.clone())))
         .chain(r.tpcc.iter().map(|e| (&e.doc.host, e.label.clone())));
     for (h, label) in all {
         let key = |h: &oio_core::host::HostInfo| {
@@ -643,7 +643,7 @@ fn environment_section(o: &mut String, r: &Report) {
             (
                 e.label.clone(),
                 vec![
-                    ("oio", d.oio_version.clone()),
+                    ("oio", d.envelope.oio_version.clone()),
                     ("engine", d.engine.name.clone()),
                     ("direct I/O", d.options.direct.to_string()),
                     ("submission", d.options.submit.clone()),

@@ -7,6 +7,10 @@
 //! headless Chromium) and [`csv`] (the series behind the charts). They share one
 //! [`Renderer`] trait and one input, [`model::Report`], and the chart list in [`charts`], so
 //! every format shows the same charts under the same names.
+//!
+//! [`inputs`] reads what the analysis commands are given (files and directories of oio
+//! documents, fio JSON, telemetry) through `oio_core::document`, into the [`model::Report`]
+//! and into the inputs of `oio compare` and `oio diagnose`.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -15,6 +19,7 @@ pub mod csv;
 pub mod experiments;
 pub mod export;
 pub mod html;
+pub mod inputs;
 pub mod model;
 pub mod png;
 pub mod svg;

@@ -206,7 +206,7 @@ pub fn parse_lines<R: std::io::Read>(
         series.ios = v;
     }
     if unmatched > 0 {
-        obs.warnings.push(format!(
+        obs.envelope.warnings.push(format!(
             "{unmatched} issued I/Os had no completion in the trace: no latency for them, and the queue length counts only completed I/Os"
         ));
     }

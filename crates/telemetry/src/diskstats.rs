@@ -245,7 +245,7 @@ pub fn parse_snapshot_lines<R: std::io::Read>(
     let timed = snaps.iter().all(|(t, _)| t.is_some());
     let step = opts.interval_s.unwrap_or(1.0);
     if !timed && opts.interval_s.is_none() {
-        obs.warnings.push(
+        obs.envelope.warnings.push(
             "diskstats snapshots carry no times: 1 s intervals assumed (pass --interval)".into(),
         );
     }
@@ -569,11 +569,11 @@ mod tests {
         let o = parse_snapshots("x", &timed, &ParseOptions::default()).unwrap();
         let iv = &o.devices[0].intervals[0];
         assert_eq!((iv.t_s, iv.read.iops), (2.0, Some(50.0)));
-        assert!(o.warnings.is_empty());
+        assert!(o.envelope.warnings.is_empty());
         let untimed = format!("{A}{B}");
         let o = parse_snapshots("x", &untimed, &ParseOptions::default()).unwrap();
         assert_eq!(o.devices[0].intervals[0].read.iops, Some(100.0));
-        assert!(o.warnings[0].contains("1 s"));
+        assert!(o.envelope.warnings[0].contains("1 s"));
         let e = parse_snapshots("x.txt", A, &ParseOptions::default())
             .unwrap_err()
             .to_string();

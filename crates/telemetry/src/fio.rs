@@ -17,6 +17,7 @@
 
 use crate::text::TextLines;
 use crate::{ParseOptions, TelemetryError};
+use oio_core::document::{self, Envelope, Kind, Loaded};
 use oio_core::histogram::LatencyHistogram;
 use oio_core::observation::{
     DeviceInterval, DirCounters, IoDir, IoRecord, Observation, SourceKind,
@@ -230,7 +231,7 @@ pub fn parse_log_rows_of(
             ));
         };
         if kind == LogKind::ClatHist {
-            obs.warnings.push(format!(
+            obs.envelope.warnings.push(format!(
                 "{name}: histogram logs give latency percentiles, not counters; skipped"
             ));
             continue;
@@ -271,11 +272,11 @@ pub fn parse_log_rows_of(
                                 slat_mean[d] = sum[d].0 / sum[d].1 as f64;
                             }
                         }
-                        obs.warnings.push(format!(
+                        obs.envelope.warnings.push(format!(
                             "{dev}: no lat log: each I/O's latency is its clat plus the mean slat of its direction"
                         ));
                     }
-                    None => obs.warnings.push(format!(
+                    None => obs.envelope.warnings.push(format!(
                         "{dev}: completion latency (clat) without slat or lat logs: latency and outstanding I/O leave out the submission time"
                     )),
                 }
@@ -328,7 +329,7 @@ pub fn parse_log_rows_of(
             }
             series.ios = ios;
             if rows.iter().all(|r| r.offset.is_none()) {
-                obs.warnings.push(format!(
+                obs.envelope.warnings.push(format!(
                     "{dev}: logs have no offsets (log_offset=1): random/sequential share unknown"
                 ));
             }
@@ -397,14 +398,14 @@ pub fn parse_log_rows_of(
                 }
             }
             if !has_slat {
-                obs.warnings.push(format!(
+                obs.envelope.warnings.push(format!(
                     "{dev}: completion latency (clat) without slat or lat logs: latency and outstanding I/O leave out the submission time"
                 ));
             }
         }
         let unrated = by_time.keys().filter(|k| !times.contains_key(k)).count();
         if unrated > 0 {
-            obs.warnings.push(format!(
+            obs.envelope.warnings.push(format!(
                 "{dev}: {unrated} latency windows after the last iops/bw window (fio's final flush) have no I/O count and are left out; fio's JSON counts those I/Os"
             ));
         }
@@ -931,14 +932,21 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
         .unwrap_or_default();
     let direct = option(jobs[0], global, "direct").is_some_and(|d| d == "1");
     let total_ios = summary.total.ios;
+    let mut envelope = Envelope::new(RUN_SCHEMA, RUN_SCHEMA_VERSION);
+    envelope.oio_version = format!("imported ({version})");
+    envelope.timestamp = timestamp;
+    envelope.command = vec!["fio".into()];
+    envelope.host = Some(oio_core::host::HostInfo {
+        hostname: jobs[0]
+            .get("hostname")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        ..Default::default()
+    });
+    envelope.warnings = warnings;
     Ok(RunResult {
-        schema: RUN_SCHEMA.into(),
-        schema_version: RUN_SCHEMA_VERSION,
-        oio_version: format!("imported ({version})"),
-        timestamp,
-        partial: false,
-        stop_reason: "completed".into(),
-        command: vec!["fio".into()],
+        envelope,
         workload,
         options: RunOptions {
             time_s: secs,
@@ -951,14 +959,6 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
             submit: String::new(),
             seed: 0,
             latency_tracking: true,
-        },
-        host: oio_core::host::HostInfo {
-            hostname: jobs[0]
-                .get("hostname")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string(),
-            ..Default::default()
         },
         targets,
         engine: EngineInfo {
@@ -987,10 +987,8 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
             count: errors,
             ..Default::default()
         },
-        warnings,
         access_order: None,
         verify: None,
-        plan: None,
     })
 }
 
@@ -1083,36 +1081,21 @@ pub fn parse_json_observation(file: &str, text: &str) -> Result<Observation, Tel
         }
         obs.device_mut(name).intervals.push(iv);
     }
-    obs.warnings
+    obs.envelope
+        .warnings
         .push("fio JSON holds whole-run means: one interval per job, no time series".into());
     Ok(obs)
 }
 
-/// Reads a result file: an oio run result, or fio JSON output converted to one.
+/// Reads a result file: an oio run result, or fio JSON output converted to one. The file goes
+/// through [`oio_core::document`]: its kind and version are checked like every document's.
 pub fn load_result(path: &Path) -> Result<RunResult, TelemetryError> {
     let file = path.display().to_string();
-    let f = std::fs::File::open(path).map_err(|source| TelemetryError::Io {
-        file: file.clone(),
-        source,
-    })?;
-    let text = TextLines::new(&file, f).rest_as_string()?;
-    if text.contains("\"fio version\"") {
-        return parse_json_result(&file, &text);
+    let text = document::read_text(path)?;
+    match document::parse(&file, &text)? {
+        Loaded::FioJson(text) => parse_json_result(&file, &text),
+        Loaded::Documents(_) => Ok(document::read(&file, &text, Kind::Run)?),
     }
-    let r: RunResult = serde_json::from_str(&text).map_err(|e| {
-        TelemetryError::parse(
-            &file,
-            e.line(),
-            format!("not an oio result nor fio JSON: {e}"),
-        )
-    })?;
-    if r.schema != RUN_SCHEMA {
-        return Err(TelemetryError::invalid(
-            &file,
-            format!("schema {:?}; expected \"{RUN_SCHEMA}\"", r.schema),
-        ));
-    }
-    Ok(r)
 }
 
 #[cfg(test)]

@@ -283,7 +283,7 @@ fn build(
             gaps.get(gaps.len() / 2).copied().unwrap_or(1.0)
         }
         None => {
-            obs.warnings.push(
+            obs.envelope.warnings.push(
                 "iostat ran without -t and no interval was given: 1 s intervals assumed (pass --interval)".into(),
             );
             1.0
@@ -291,19 +291,20 @@ fn build(
     };
     if reports.len() > 1 && !opts.keep_first_iostat_report {
         reports.remove(0);
-        obs.warnings.push(
+        obs.envelope.warnings.push(
             "the first iostat report (averages since boot) was dropped; keep it with -y captures"
                 .into(),
         );
     } else if reports.len() == 1 {
-        obs.warnings.push(
+        obs.envelope.warnings.push(
             "only one iostat report: if iostat ran without -y it holds averages since boot".into(),
         );
     }
     let t0 = reports[0].time;
     if let Some(t) = t0 {
         obs.start = rfc3339(t - step);
-        obs.warnings
+        obs.envelope
+            .warnings
             .push("iostat timestamps are local time; the start is shown as if it were UTC".into());
     }
     for (k, r) in reports.into_iter().enumerate() {

@@ -57,6 +57,9 @@ pub enum TelemetryError {
         /// What is wrong and what to do.
         message: String,
     },
+    /// An oio document that could not be read (unknown kind, newer version, bad fields).
+    #[error(transparent)]
+    Document(#[from] oio_core::document::DocumentError),
     /// The file could not be read.
     #[error("{file}: {source}")]
     Io {
@@ -238,8 +241,7 @@ fn parse_lines<R: std::io::Read>(
             let rows = fio::parse_log_lines(lines)?;
             fio::parse_log_rows_of(vec![(name.to_string(), rows)], opts)?
         }
-        Some(Format::Observation) => Observation::from_json(&lines.rest_as_string()?)
-            .map_err(|m| TelemetryError::invalid(name, m))?,
+        Some(Format::Observation) => Observation::from_json(name, &lines.rest_as_string()?)?,
         None => return Err(TelemetryError::invalid(
             name,
             "unrecognised telemetry format; expected perfmon CSV (\"(PDH-CSV 4.0)\" header), iostat -x text or JSON, /proc/diskstats snapshots, blkparse text, fio JSON or a fio *_bw/_iops/_lat/_clat log",
@@ -306,7 +308,7 @@ fn append(acc: &mut Observation, next: Observation) {
             None => acc.source.encoding = Some(e),
         }
     }
-    acc.warnings.extend(next.warnings);
+    acc.envelope.warnings.extend(next.envelope.warnings);
     for d in next.devices {
         let target = acc.device_mut(&d.name);
         for mut i in d.intervals {

@@ -456,7 +456,7 @@ pub fn parse_lines_with<R: Read>(
             if let Some(o) = other
                 .filter(|o| parse_time(tcell, order).is_none() && parse_time(tcell, *o).is_some())
             {
-                obs.warnings.push(format!(
+                obs.envelope.warnings.push(format!(
                     "dates read as {} ({tcell:?} is no valid {} date); --date-order overrides",
                     o.name(),
                     order.name()
@@ -572,7 +572,7 @@ pub fn parse_lines_with<R: Read>(
     if let Some(t0) = first_time {
         match bias {
             Some(b) => obs.start = rfc3339(t0 - step + b as f64 * 60.0),
-            None => obs.warnings.push(
+            None => obs.envelope.warnings.push(
                 "the perfmon header has no time-zone bias; times are local and the start is not known in UTC".into(),
             ),
         }
@@ -594,7 +594,7 @@ pub fn parse_lines_with<R: Read>(
         }
     ));
     if skipped_empty > 0 {
-        obs.warnings.push(format!(
+        obs.envelope.warnings.push(format!(
             "{skipped_empty} device samples had no rate counters (\" \" in perfmon) and were skipped"
         ));
     }
@@ -604,14 +604,15 @@ pub fn parse_lines_with<R: Read>(
             .iter()
             .any(|i| i.read.mean_size().is_some() || i.write.mean_size().is_some());
         if !has_size {
-            obs.warnings.push(format!(
+            obs.envelope.warnings.push(format!(
                 "{}: no Avg. Disk Bytes/Read|Write nor Disk Read|Write Bytes/sec counters; I/O sizes are unknown",
                 d.name
             ));
         }
     }
     if obs.devices.iter().all(|d| d.name.ends_with("(_Total)")) {
-        obs.warnings
+        obs.envelope
+            .warnings
             .push("only _Total instances were captured: the disks are summed together".into());
     }
     Ok(obs)

@@ -63,7 +63,7 @@ fn dates_after_9999_are_located_errors() {
     let mut v = v;
     v["timestamp"] = serde_json::json!(1_000_000_000_000_000u64);
     let r = fio::parse_json_result("f.json", &v.to_string()).unwrap();
-    assert_eq!(r.timestamp, "");
+    assert_eq!(r.envelope.timestamp, "");
 }
 
 #[test]

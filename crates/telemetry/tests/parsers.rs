@@ -71,9 +71,9 @@ fn perfmon_typeperf_plain_header_and_seed_spelling() {
     // "Avg Disk Bytes/Read" without the dot, as seed 002 spells it.
     assert_eq!(iv[1].read.mean_io_bytes, Some(8192.0));
     assert!(
-        o.warnings.iter().any(|w| w.contains("bias")),
+        o.envelope.warnings.iter().any(|w| w.contains("bias")),
         "{:?}",
-        o.warnings
+        o.envelope.warnings
     );
 }
 
@@ -104,7 +104,7 @@ fn perfmon_errors_name_file_line_and_expectation() {
 fn iostat_12_6_real_capture_drops_the_since_boot_report() {
     let o = parse("iostat_12_6_x_t_since_boot_first.txt");
     assert_eq!(o.source.kind, SourceKind::Iostat);
-    assert!(o.warnings.iter().any(|w| w.contains("since boot")));
+    assert!(o.envelope.warnings.iter().any(|w| w.contains("since boot")));
     let iv = &o.device("loop0").unwrap().intervals;
     assert_eq!(iv.len(), 6);
     // Second report of the file: r/s 7711.00, rkB/s 261904.00, rareq-sz 33.96, aqu-sz 2.24.
@@ -197,6 +197,7 @@ fn iostat_11_7_megabytes_without_times() {
     assert!(o.device("sdb").is_some());
     let o = parse("iostat_11_7_x_d_m_no_time.txt");
     assert!(o
+        .envelope
         .warnings
         .iter()
         .any(|w| w.contains("1 s intervals assumed")));
@@ -264,7 +265,7 @@ fn fio_jsonplus_as_run_result_matches_fio() {
     let text = std::fs::read_to_string(&path).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     let r = fio::load_result(&path).unwrap();
-    assert_eq!(r.schema, "oio.run");
+    assert_eq!(r.envelope.schema, "oio.run");
     let job = &v["jobs"][0];
     assert_eq!(
         r.summary.read.ios,

@@ -20,7 +20,7 @@ pub fn rules(inputs: &Inputs) -> Vec<Finding> {
     let mut out = Vec::new();
     for (name, r) in &inputs.runs {
         if r.engine.name == "null" {
-            let sim = r.warnings.iter().find(|w| w.contains("simulated"));
+            let sim = r.envelope.warnings.iter().find(|w| w.contains("simulated"));
             out.push(
                 Finding::new(
                     "simulated",
@@ -96,7 +96,7 @@ pub fn rules(inputs: &Inputs) -> Vec<Finding> {
             ),
             Some(_) => {}
         }
-        let cores = r.host.cpus.max(1) as f64;
+        let cores = r.envelope.host.as_ref().map_or(1, |h| h.cpus).max(1) as f64;
         let workers: u32 = r.workload.streams.iter().map(|s| s.workers.max(1)).sum();
         let limit = cores.min(workers.max(1) as f64);
         if r.cpu.cores_busy >= 0.9 * limit && r.engine.name != "null" {

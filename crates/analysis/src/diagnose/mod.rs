@@ -18,13 +18,14 @@ pub use samples::{from_observation as samples_from_observation, Sample, Series, 
 
 use crate::characterize::Characterization;
 use crate::sweep::Sweep;
+use oio_core::document::{Envelope, Kind};
 use oio_core::result::RunResult;
 use serde::{Deserialize, Serialize};
 
 /// Schema name of diagnosis documents.
-pub const SCHEMA: &str = "oio.diagnosis";
+pub const SCHEMA: &str = Kind::Diagnosis.schema();
 /// Schema version; bumped on incompatible changes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = Kind::Diagnosis.version();
 
 /// Whether a rule found its cause.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -123,12 +124,9 @@ impl Finding {
 /// Everything diagnosed from a set of inputs.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Diagnosis {
-    /// Always [`SCHEMA`].
-    pub schema: String,
-    /// [`SCHEMA_VERSION`].
-    pub schema_version: u32,
-    /// Version of oio that wrote this.
-    pub oio_version: String,
+    /// Schema [`SCHEMA`], version, oio version, when it was made.
+    #[serde(flatten)]
+    pub envelope: Envelope,
     /// The inputs, as named on the command line (files).
     pub inputs: Vec<String>,
     /// The queue limit used by the queue-saturation rule, and where it came from.
@@ -246,9 +244,7 @@ pub fn diagnose(inputs: &Inputs, opts: &Options) -> Diagnosis {
         "Latencies from device counters are interval means (perfmon, iostat, diskstats): they cannot show tails.".into(),
     ];
     Diagnosis {
-        schema: SCHEMA.into(),
-        schema_version: SCHEMA_VERSION,
-        oio_version: env!("CARGO_PKG_VERSION").into(),
+        envelope: Envelope::new(SCHEMA, SCHEMA_VERSION),
         inputs: inputs.names.clone(),
         queue_limit: limit,
         findings: out,

@@ -248,7 +248,8 @@ fn write_summary(
             p.mib_per_sec.mean,
             p.mean_bytes
                 .map_or("-".into(), |b| size_text((b / 512.0).round() as u64 * 512)),
-            p.latency_mean_ms.map_or("-".into(), |l| format!("{l:.2}")),
+            p.latency_mean_ns
+                .map_or("-".into(), |l| format!("{:.2}", l / 1e6)),
             if name == "total" {
                 String::new()
             } else {
@@ -309,9 +310,9 @@ fn write_summary(
             writeln!(out, "  - {a}")?;
         }
     }
-    if !c.warnings.is_empty() {
+    if !c.envelope.warnings.is_empty() {
         writeln!(out, "warnings:")?;
-        for w in &c.warnings {
+        for w in &c.envelope.warnings {
             writeln!(out, "  - {w}")?;
         }
     }

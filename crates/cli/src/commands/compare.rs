@@ -181,7 +181,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let c = compare::compare(&groups, kind, &o);
     if args.json {
         crate::output::print_json(&c)?;
-        for w in &c.warnings {
+        for w in &c.envelope.warnings {
             style::print_warning(w);
         }
         return Ok(ExitCode::SUCCESS);

@@ -154,7 +154,7 @@ fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
         files.push(match &h.result {
             Some(r) => {
                 let mut r = r.clone();
-                r.command = std::env::args().collect();
+                r.envelope.command = std::env::args().collect();
                 let p = write_json_atomic(&dir, &format!("{}.json", h.name), &r)?;
                 Some(p.display().to_string())
             }

@@ -113,7 +113,7 @@ pub fn write_comparison(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
     for m in &c.methods {
         writeln!(out, "{DIM}  - {m}{DIM:#}")?;
     }
-    for w in &c.warnings {
+    for w in &c.envelope.warnings {
         writeln!(out, "{WARN}warning:{WARN:#} {w}")?;
     }
     Ok(())

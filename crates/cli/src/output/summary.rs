@@ -38,8 +38,8 @@ pub fn write_summary(out: &mut dyn Write, r: &RunResult, saved: Option<&str>) ->
         r.duration_s,
         // Shortest form: a 0.5 s ramp must not read "0 s".
         r.options.ramp_s,
-        if r.partial {
-            format!(", PARTIAL ({})", r.stop_reason)
+        if r.envelope.partial {
+            format!(", PARTIAL ({})", r.envelope.stop_reason)
         } else {
             String::new()
         }
@@ -179,7 +179,7 @@ pub fn write_summary(out: &mut dyn Write, r: &RunResult, saved: Option<&str>) ->
             }
         }
     }
-    for w in &r.warnings {
+    for w in &r.envelope.warnings {
         writeln!(out, "{WARN}note:{WARN:#} {w}")?;
     }
     if let Some(p) = saved {

@@ -139,7 +139,7 @@ pub fn print_table(out: &mut impl Write, doc: &Sweep) -> anyhow::Result<()> {
     if let Some(p) = &doc.production {
         writeln!(out, "{}", p.summary)?;
     }
-    for w in &doc.warnings {
+    for w in &doc.envelope.warnings {
         writeln!(out, "warning: {w}")?;
     }
     Ok(())

@@ -12,6 +12,7 @@ use oio_core::result::{
     StreamSummary, Summary, VerifyFinding, VerifySummary, RUN_SCHEMA, RUN_SCHEMA_VERSION,
 };
 use oio_core::workload::Load;
+use oio_core::{Envelope, StopReason};
 use std::time::{Duration, SystemTime};
 
 /// Everything the result is made from.
@@ -33,7 +34,7 @@ pub(super) struct Assembly<'a> {
     /// Real time the workers ran (on a virtual clock, the run's own time is not that).
     pub(super) real_elapsed: Duration,
     pub(super) timing: &'a Timing,
-    pub(super) stop_reason: &'static str,
+    pub(super) stop_reason: StopReason,
     pub(super) collected: Collected,
 }
 
@@ -80,13 +81,14 @@ pub(super) fn assemble(a: Assembly<'_>) -> RunResult {
     let c = a.collected;
 
     RunResult {
-        schema: RUN_SCHEMA.into(),
-        schema_version: RUN_SCHEMA_VERSION,
-        oio_version: env!("CARGO_PKG_VERSION").into(),
-        timestamp: humantime::format_rfc3339_seconds(a.started_wall).to_string(),
-        partial: a.stop_reason != "completed",
-        stop_reason: a.stop_reason.into(),
-        command: Vec::new(),
+        envelope: Envelope {
+            timestamp: humantime::format_rfc3339_seconds(a.started_wall).to_string(),
+            partial: a.stop_reason.is_partial(),
+            stop_reason: a.stop_reason,
+            host: Some(HostInfo::detect()),
+            warnings,
+            ..Envelope::new(RUN_SCHEMA, RUN_SCHEMA_VERSION)
+        },
         workload: plan.workload.clone(),
         options: RunOptions {
             time_s: plan.time.as_secs_f64(),
@@ -98,7 +100,6 @@ pub(super) fn assemble(a: Assembly<'_>) -> RunResult {
             seed: plan.seed,
             latency_tracking: plan.latency_tracking,
         },
-        host: HostInfo::detect(),
         targets: a.targets.into_iter().map(|t| t.info).collect(),
         engine: EngineInfo {
             name: c.engine_name.unwrap_or(a.engine.name()).into(),
@@ -115,10 +116,8 @@ pub(super) fn assemble(a: Assembly<'_>) -> RunResult {
             by_kind: c.errors.by_kind,
             first: c.errors.first,
         },
-        warnings,
         access_order,
         verify,
-        plan: None,
     }
 }
 
