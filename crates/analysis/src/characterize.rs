@@ -692,18 +692,7 @@ fn build_workload(
     };
     let outstanding_n = outstanding.mean.round().clamp(1.0, 65536.0) as u32;
     let name = opts.name.clone().unwrap_or_else(|| {
-        let n: String = dev
-            .name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() {
-                    c.to_ascii_lowercase()
-                } else {
-                    '-'
-                }
-            })
-            .collect();
-        let n = n.trim_matches('-').to_string();
+        let n = oio_core::text::slug(&dev.name.to_ascii_lowercase(), 100);
         if n.is_empty() {
             "characterized".into()
         } else {

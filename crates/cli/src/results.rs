@@ -173,17 +173,6 @@ pub fn result_file_name(kind: &str, timestamp: &str, label: &str) -> String {
         .chars()
         .filter(|c| c.is_ascii_alphanumeric())
         .collect();
-    // Bounded, so a long workload name cannot make the name too long for the filesystem.
-    let label: String = label
-        .chars()
-        .take(100)
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let label = oio_core::text::slug(label, 100);
     format!("{kind}-{ts}-{label}.json")
 }

@@ -468,7 +468,10 @@ fn run_groups(args: &Args) -> anyhow::Result<Vec<Group>> {
         for g in order {
             let mut plan = plans[g].clone();
             plan.seed = plan.seed.wrapping_add(round as u64);
-            let dir = args.out.join(sanitize(&labels[g]));
+            let dir = args.out.join(match oio_core::text::slug(&labels[g], 100) {
+                s if s.is_empty() => format!("group{}", g + 1),
+                s => s,
+            });
             let (r, path) = run_once(&plan, &dir)?;
             let prefix = format!("{}: ", labels[g]);
             style::print_notice(&run_line(round + 1, n, &prefix, &r, &path));
@@ -479,19 +482,6 @@ fn run_groups(args: &Args) -> anyhow::Result<Vec<Group>> {
     }
     style::print_notice(&format!("run order: {}", sequence.join(" ")));
     Ok(groups)
-}
-
-fn sanitize(label: &str) -> String {
-    label
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 /// Runs `oio compare`.
