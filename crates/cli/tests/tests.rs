@@ -36,6 +36,8 @@ mod compare;
 mod sweep;
 // `oio sweep` and `oio report`: knee, JSON contract, HTML in headless Chromium, SVG/PNG/CSV.
 mod report;
+// `oio report` with `oio diagnose`'s findings, in headless Chromium.
+mod report_diagnosis;
 // `oio diagnose`: a real sweep, a raw capture, SQLite log-bound vs not.
 mod diagnose;
 // Real inputs: localized perfmon, diskspd/IOMeter/vdbench imports, fio logs against fio JSON.

@@ -11,6 +11,7 @@
 
 pub mod charts;
 pub mod csv;
+pub mod diagnose;
 pub mod experiments;
 pub mod export;
 pub mod html;

@@ -8,9 +8,7 @@
 use super::report::{load_inputs, Input};
 use crate::output::style;
 use anyhow::{bail, Context};
-use oio_analysis::diagnose::{
-    self, samples_from_observation, DbFacts, Diagnosis, Inputs, Options, Status, WaitShareFact,
-};
+use oio_analysis::diagnose::{self, samples_from_observation, Diagnosis, Inputs, Options, Status};
 use oio_telemetry::{detect_format, Format, ParseOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -77,45 +75,6 @@ fn is_capture(path: &Path) -> anyhow::Result<bool> {
     })
 }
 
-fn db_facts(source: &str, t: &oio_tpcc::TpccResult) -> DbFacts {
-    let sq = t.waits.sqlite.as_ref();
-    DbFacts {
-        source: source.into(),
-        dialect: format!("{:?}", t.dialect).to_lowercase(),
-        warehouses: t.warehouses,
-        workers: t.options.workers,
-        duration_s: t.duration_s,
-        cpus: t.host.cpus,
-        driver_cores_busy: t.cpu.cores_busy,
-        includes_database: t.cpu.includes_database,
-        wait_source: t.waits.source.clone(),
-        session_samples: t.waits.session_samples,
-        buckets: t
-            .waits
-            .buckets
-            .iter()
-            .map(|b| WaitShareFact {
-                name: b.name.clone(),
-                aas: b.aas,
-                share_pct: b.share_pct,
-            })
-            .collect(),
-        sqlite_sync: sq.and_then(|s| s.synchronous).and_then(|s| {
-            serde_json::to_value(s)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-        }),
-        commit_s: sq.map(|s| s.commit_s),
-        commit_mean_us: sq.and_then(|s| s.commit_mean_us),
-        writer_wait_s: sq.map(|s| s.writer_wait_s),
-        worker_s: sq.map(|s| s.worker_s),
-        retries: t.summary.retries,
-        committed: t.summary.committed,
-        nopm: t.summary.nopm,
-        device: t.device.clone(),
-    }
-}
-
 /// Reads every input into the analysis' inputs.
 fn gather(paths: &[PathBuf]) -> anyhow::Result<Inputs> {
     let mut inputs = Inputs::default();
@@ -154,7 +113,7 @@ fn gather(paths: &[PathBuf]) -> anyhow::Result<Inputs> {
                         oio_tpcc::result::TPCC_SCHEMA => {
                             let t: oio_tpcc::TpccResult = serde_json::from_value(value)
                                 .with_context(|| bad("oio.tpcc"))?;
-                            inputs.databases.push(db_facts(&name, &t));
+                            inputs.databases.push(oio_report::diagnose::db_facts(&name, &t));
                         }
                         other => style::print_notice(&format!(
                             "{name}: a {other} document; diagnose reads captures, observations, characterizations, runs, sweeps and TPC-C results; skipped"
@@ -182,13 +141,7 @@ fn write_text(out: &mut dyn Write, d: &Diagnosis, all: bool) -> std::io::Result<
         )?;
         writeln!(out, "   rule {} · {}", f.rule, f.source)?;
         for e in &f.evidence {
-            let v = match e.value {
-                Some(v) if e.unit == "ns" => diagnose::fmt_ns(v),
-                Some(v) if e.unit == "bytes" => diagnose::fmt_bytes(v),
-                Some(v) if e.unit == "bytes/s" => format!("{}/s", diagnose::fmt_bytes(v)),
-                Some(v) => format!("{} {}", trim_num(v), e.unit),
-                None => String::new(),
-            };
+            let v = oio_report::diagnose::evidence_value(e);
             writeln!(out, "   - {}: {} ({})", e.what, v.trim(), e.from)?;
         }
         for n in &f.next {
@@ -222,14 +175,6 @@ fn write_text(out: &mut dyn Write, d: &Diagnosis, all: bool) -> std::io::Result<
         writeln!(out, "Note: {n}")?;
     }
     Ok(())
-}
-
-fn trim_num(v: f64) -> String {
-    if v.abs() >= 100.0 || v == v.round() {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.2}")
-    }
 }
 
 /// Runs `oio diagnose`.
