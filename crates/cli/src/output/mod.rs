@@ -1,5 +1,6 @@
 //! Terminal output: colour policy, the live line, the run summary, the comparison table.
 
+pub mod characterize;
 pub mod compare;
 pub mod header;
 pub mod live;
