@@ -7,6 +7,8 @@
 //! headless Chromium) and [`csv`] (the series behind the charts). They share one
 //! [`Renderer`] trait and one input, [`model::Report`], and the chart list in [`charts`], so
 //! every format shows the same charts under the same names.
+//! [`diagnose`] gives the HTML page its Diagnosis section: `oio diagnose`'s findings for the
+//! report's own documents, and any `oio.diagnosis` document it was given.
 #![deny(missing_docs)]
 
 pub mod charts;
