@@ -185,12 +185,8 @@ fn finding_html(o: &mut String, n: usize, f: &Finding) {
     if let Some(t) = threshold(&f.rule) {
         let _ = write!(o, "<p class=\"note\">Fires when: {}.</p>", esc(t));
     }
-    if !f.next.is_empty() {
-        o.push_str("<ul>");
-        for n in &f.next {
-            let _ = write!(o, "<li>→ {}</li>", esc(n));
-        }
-        o.push_str("</ul>");
+    for n in &f.next {
+        let _ = write!(o, "<p>→ {}</p>", esc(n));
     }
     o.push_str("</div>");
 }
