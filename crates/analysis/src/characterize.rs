@@ -19,7 +19,9 @@
 use crate::changepoint;
 use crate::summary_stats::{cv, quantile, weighted_mean};
 use oio_core::document::{Envelope, Kind};
-use oio_core::observation::{DeviceInterval, DeviceSeries, IoDir, IoRecord, Observation};
+use oio_core::observation::{
+    DeviceInterval, DeviceSeries, DirCounters, IoDir, IoRecord, Observation,
+};
 use oio_core::sizemix::{SizeMix, SizeShare};
 use oio_core::units::format_size;
 use oio_core::workload::{Percent, Region, Stream, Workload};
@@ -380,17 +382,24 @@ fn level(values: &[f64], weights: &[f64]) -> Level {
     }
 }
 
-/// Characterizes one device of `obs`.
-pub fn characterize(
-    obs: &Observation,
-    opts: &Options,
-) -> Result<Characterization, CharacterizeError> {
-    let dev = pick_device(obs, opts.device.as_deref())?;
-    let trace = obs.source.kind.is_trace() && !dev.ios.is_empty();
-    let mut warnings: Vec<String> = obs.envelope.warnings.clone();
-    let mut assumptions = Vec::new();
+/// What the time range, the chosen period and the busy filter leave.
+struct Selection<'a> {
+    /// Intervals of the chosen period (all of the time range without one).
+    in_period: Vec<&'a DeviceInterval>,
+    /// Those with I/O that pass the busy filter: what the characterization rests on.
+    used: Vec<&'a DeviceInterval>,
+    /// Periods of different shape over the time range.
+    periods: Vec<Period>,
+    /// True when some interval has a queue length (or latencies to estimate one).
+    has_queue: bool,
+}
 
-    // Time range, then periods over it, then the chosen period, then the busy filter.
+/// Time range, then periods over it, then the chosen period, then the busy filter.
+fn select<'a>(
+    dev: &'a DeviceSeries,
+    opts: &Options,
+    warnings: &mut Vec<String>,
+) -> Result<Selection<'a>, CharacterizeError> {
     let in_range: Vec<&DeviceInterval> = dev
         .intervals
         .iter()
@@ -406,7 +415,7 @@ pub fn characterize(
     }
     let periods = detect_periods(&in_range, opts.max_periods);
     let in_period: Vec<&DeviceInterval> = match opts.period {
-        None => in_range.clone(),
+        None => in_range,
         Some(p) => {
             let Some(per) = periods.get(p.wrapping_sub(1)) else {
                 return Err(CharacterizeError(format!(
@@ -415,8 +424,7 @@ pub fn characterize(
                 )));
             };
             in_range
-                .iter()
-                .copied()
+                .into_iter()
                 .filter(|i| i.t_s > per.from_s && i.t_s <= per.to_s)
                 .collect()
         }
@@ -446,136 +454,143 @@ pub fn characterize(
             dev.name, opts.busy_queue
         )));
     }
+    Ok(Selection {
+        in_period,
+        used,
+        periods,
+        has_queue,
+    })
+}
 
-    let durations: Vec<f64> = used.iter().map(|i| i.duration_s).collect();
-    let seconds_used: f64 = durations.iter().sum();
+/// One direction's I/O summed over the used intervals.
+#[derive(Default)]
+struct DirTally {
+    /// I/Os per size bucket (bytes → I/Os).
+    counts: BTreeMap<u64, f64>,
+    /// I/Os (rate × interval length).
+    ios: f64,
+    /// Bytes of the I/Os whose size is known.
+    bytes: f64,
+    /// I/Os of intervals without a size counter.
+    unknown_size: f64,
+    /// Latency × I/Os, ns, over the I/Os with a latency.
+    lat_sum: f64,
+    /// I/Os with a latency.
+    lat_n: f64,
+}
 
-    // Sizes: per I/O for traces, per interval mean otherwise.
-    let mut counts = [BTreeMap::<u64, f64>::new(), BTreeMap::<u64, f64>::new()];
-    let mut io_count = [0.0f64; 2];
-    let mut bytes_sum = [0.0f64; 2];
-    let mut unknown_size = [0.0f64; 2];
-    let mut lat_sum = [0.0f64; 2];
-    let mut lat_n = [0.0f64; 2];
-    for i in &used {
+impl DirTally {
+    fn known_ios(&self) -> f64 {
+        self.ios - self.unknown_size
+    }
+}
+
+/// Reads (`[0]`) and writes (`[1]`) of the used intervals. Sizes are bucketed per interval
+/// mean here unless `trace`, where [`trace_sizes`] counts each I/O instead.
+fn tally(used: &[&DeviceInterval], trace: bool) -> [DirTally; 2] {
+    let mut t = [DirTally::default(), DirTally::default()];
+    for i in used {
         for (d, c) in [&i.read, &i.write].into_iter().enumerate() {
             let n = c.iops_or_zero() * i.duration_s;
             if n <= 0.0 {
                 continue;
             }
-            io_count[d] += n;
+            let t = &mut t[d];
+            t.ios += n;
             match c.mean_size() {
                 Some(s) if s > 0.0 => {
-                    bytes_sum[d] += s * n;
+                    t.bytes += s * n;
                     if !trace {
-                        *counts[d].entry(bucket_of(s)).or_default() += n;
+                        *t.counts.entry(bucket_of(s)).or_default() += n;
                     }
                 }
-                _ => unknown_size[d] += n,
+                _ => t.unknown_size += n,
             }
             if let Some(l) = c.latency_mean_ns {
-                lat_sum[d] += l * n;
-                lat_n[d] += n;
+                t.lat_sum += l * n;
+                t.lat_n += n;
             }
         }
     }
-    let mut access = None;
-    if trace {
-        let windows: Vec<(f64, f64)> = used.iter().map(|i| (i.t_s - i.duration_s, i.t_s)).collect();
-        let in_used = |r: &IoRecord| {
-            let t = r.t_ns as f64 / 1e9;
-            windows.iter().any(|(a, b)| t >= *a && t < *b)
-        };
-        let ios: Vec<&IoRecord> = dev.ios.iter().filter(|r| in_used(r)).collect();
-        for r in &ios {
-            let d = match r.dir {
-                IoDir::Read => 0,
-                IoDir::Write => 1,
-                _ => continue,
-            };
-            if r.bytes > 0 {
-                *counts[d].entry(bucket_of(r.bytes as f64)).or_default() += 1.0;
-            }
-        }
-        access = Some(access_pattern(&ios));
-        assumptions.push("sizes, random share and skew come from per-I/O trace records".into());
-    } else {
-        assumptions.push(
-            "counters give one mean I/O size per interval: the size mix is the distribution of interval means weighted by I/O count, not of individual I/Os (a 50/50 mix of 4k and 64k in every interval looks like 32k)".into(),
-        );
-        assumptions
-            .push("random share is unknown from counters: the workload uses 100 % random".into());
-    }
-    for d in 0..2 {
-        if unknown_size[d] > 0.0 && io_count[d] > 0.0 {
-            warnings.push(format!(
-                "{:.1} % of {} had no size counter",
-                unknown_size[d] / io_count[d] * 100.0,
-                ["reads", "writes"][d]
-            ));
-        }
-    }
+    t
+}
 
-    let all_ios = io_count[0] + io_count[1];
-    let read_pct = if all_ios > 0.0 {
-        io_count[0] / all_ios * 100.0
-    } else {
-        0.0
+/// Counts each traced I/O of the used intervals into its size bucket; the access pattern of
+/// those I/Os.
+fn trace_sizes(dev: &DeviceSeries, used: &[&DeviceInterval], t: &mut [DirTally; 2]) -> Access {
+    let windows: Vec<(f64, f64)> = used.iter().map(|i| (i.t_s - i.duration_s, i.t_s)).collect();
+    let in_used = |r: &IoRecord| {
+        let t = r.t_ns as f64 / 1e9;
+        windows.iter().any(|(a, b)| t >= *a && t < *b)
     };
-    let mut profiles = Vec::new();
-    for d in 0..2 {
-        let iops: Vec<f64> = used
-            .iter()
-            .map(|i| {
-                if d == 0 {
-                    i.read.iops_or_zero()
-                } else {
-                    i.write.iops_or_zero()
-                }
-            })
-            .collect();
-        let mib: Vec<f64> = used
-            .iter()
-            .map(|i| {
-                let c = if d == 0 { &i.read } else { &i.write };
-                c.throughput().unwrap_or(0.0) / 1_048_576.0
-            })
-            .collect();
-        let (sizes, covered) = choose_sizes(&counts[d], opts.cover_pct);
-        let total: f64 = counts[d].values().sum();
-        let known = io_count[d] - unknown_size[d];
-        profiles.push(DirProfile {
-            ios: io_count[d].round(),
-            iops: level(&iops, &durations),
-            mib_per_sec: level(&mib, &durations),
-            mean_bytes: (known > 0.0).then(|| bytes_sum[d] / known),
-            sizes,
-            sizes_cover_pct: covered,
-            all_sizes: counts[d]
-                .iter()
-                .map(|(b, c)| (*b, round1(c / total * 100.0)))
-                .collect(),
-            latency_mean_ns: (lat_n[d] > 0.0).then(|| lat_sum[d] / lat_n[d]),
-        });
+    let ios: Vec<&IoRecord> = dev.ios.iter().filter(|r| in_used(r)).collect();
+    for r in &ios {
+        let d = match r.dir {
+            IoDir::Read => 0,
+            IoDir::Write => 1,
+            _ => continue,
+        };
+        if r.bytes > 0 {
+            *t[d].counts.entry(bucket_of(r.bytes as f64)).or_default() += 1.0;
+        }
     }
-    let write = profiles.pop().expect("two directions");
-    let read = profiles.pop().expect("two directions");
-    let tot_iops: Vec<f64> = used.iter().map(|i| total_iops(i)).collect();
-    let tot_mib: Vec<f64> = used
+    access_pattern(&ios)
+}
+
+/// One direction's profile: rate levels over the used intervals, sizes chosen to `cover_pct`.
+fn dir_profile(
+    used: &[&DeviceInterval],
+    durations: &[f64],
+    side: fn(&DeviceInterval) -> &DirCounters,
+    t: &DirTally,
+    cover_pct: f64,
+) -> DirProfile {
+    let iops: Vec<f64> = used.iter().map(|i| side(i).iops_or_zero()).collect();
+    let mib: Vec<f64> = used
+        .iter()
+        .map(|i| side(i).throughput().unwrap_or(0.0) / 1_048_576.0)
+        .collect();
+    let (sizes, covered) = choose_sizes(&t.counts, cover_pct);
+    let total: f64 = t.counts.values().sum();
+    let known = t.known_ios();
+    DirProfile {
+        ios: t.ios.round(),
+        iops: level(&iops, durations),
+        mib_per_sec: level(&mib, durations),
+        mean_bytes: (known > 0.0).then(|| t.bytes / known),
+        sizes,
+        sizes_cover_pct: covered,
+        all_sizes: t
+            .counts
+            .iter()
+            .map(|(b, c)| (*b, round1(c / total * 100.0)))
+            .collect(),
+        latency_mean_ns: (t.lat_n > 0.0).then(|| t.lat_sum / t.lat_n),
+    }
+}
+
+/// Reads and writes together: rate levels and mean size (no size mix).
+fn total_profile(used: &[&DeviceInterval], durations: &[f64], t: &[DirTally; 2]) -> DirProfile {
+    let iops: Vec<f64> = used.iter().map(|i| total_iops(i)).collect();
+    let mib: Vec<f64> = used
         .iter()
         .map(|i| {
             (i.read.throughput().unwrap_or(0.0) + i.write.throughput().unwrap_or(0.0)) / 1_048_576.0
         })
         .collect();
-    let total = DirProfile {
+    let all_ios = t[0].ios + t[1].ios;
+    DirProfile {
         ios: all_ios.round(),
-        iops: level(&tot_iops, &durations),
-        mib_per_sec: level(&tot_mib, &durations),
-        mean_bytes: (all_ios > 0.0).then(|| (bytes_sum[0] + bytes_sum[1]) / all_ios),
+        iops: level(&iops, durations),
+        mib_per_sec: level(&mib, durations),
+        mean_bytes: (all_ios > 0.0).then(|| (t[0].bytes + t[1].bytes) / all_ios),
         ..DirProfile::default()
-    };
+    }
+}
 
-    // Outstanding I/O.
+/// Outstanding I/O from the queue length counter, else from Little's law; what it rests on
+/// goes to `notes`.
+fn outstanding_of(used: &[&DeviceInterval], notes: &mut Notes) -> Outstanding {
     let queues: Vec<(f64, f64)> = used
         .iter()
         .filter_map(|i| i.queue_mean.map(|q| (q, i.duration_s)))
@@ -605,35 +620,96 @@ pub fn characterize(
         source: qsrc.into(),
     };
     if qv.is_empty() {
-        warnings.push(
+        notes.warnings.push(
             "no queue length nor latency: outstanding I/O is unknown and set to 1 in the workload"
                 .into(),
         );
     } else if qsrc == "little" {
-        assumptions.push("outstanding I/O is estimated by Little's law (IOPS × mean latency): the source has no queue length counter".into());
+        notes.assumptions.push("outstanding I/O is estimated by Little's law (IOPS × mean latency): the source has no queue length counter".into());
     }
     if let (Some(l), true) = (little_mean, qsrc == "queue_length") {
         if outstanding.mean > 0.5 && (l - outstanding.mean).abs() / outstanding.mean > 0.25 {
-            warnings.push(format!(
+            notes.warnings.push(format!(
                 "the queue length counter ({:.2}) and Little's law (IOPS × latency = {l:.2}) disagree by more than 25 %: sampling gaps or I/Os queued above the device",
                 outstanding.mean
             ));
         }
     }
+    outstanding
+}
+
+/// What a characterization rests on and what to check, in the order they are found.
+#[derive(Default)]
+struct Notes {
+    assumptions: Vec<String>,
+    warnings: Vec<String>,
+}
+
+/// Characterizes one device of `obs`.
+pub fn characterize(
+    obs: &Observation,
+    opts: &Options,
+) -> Result<Characterization, CharacterizeError> {
+    let dev = pick_device(obs, opts.device.as_deref())?;
+    let trace = obs.source.kind.is_trace() && !dev.ios.is_empty();
+    let mut notes = Notes {
+        warnings: obs.envelope.warnings.clone(),
+        ..Notes::default()
+    };
+    let sel = select(dev, opts, &mut notes.warnings)?;
+    let used = &sel.used;
+    let durations: Vec<f64> = used.iter().map(|i| i.duration_s).collect();
+
+    // Sizes: per I/O for traces, per interval mean otherwise.
+    let mut t = tally(used, trace);
+    let access = if trace {
+        let a = trace_sizes(dev, used, &mut t);
+        notes
+            .assumptions
+            .push("sizes, random share and skew come from per-I/O trace records".into());
+        Some(a)
+    } else {
+        notes.assumptions.push(
+            "counters give one mean I/O size per interval: the size mix is the distribution of interval means weighted by I/O count, not of individual I/Os (a 50/50 mix of 4k and 64k in every interval looks like 32k)".into(),
+        );
+        notes
+            .assumptions
+            .push("random share is unknown from counters: the workload uses 100 % random".into());
+        None
+    };
+    for (d, what) in ["reads", "writes"].into_iter().enumerate() {
+        if t[d].unknown_size > 0.0 && t[d].ios > 0.0 {
+            notes.warnings.push(format!(
+                "{:.1} % of {what} had no size counter",
+                t[d].unknown_size / t[d].ios * 100.0,
+            ));
+        }
+    }
+
+    let all_ios = t[0].ios + t[1].ios;
+    let read_pct = if all_ios > 0.0 {
+        t[0].ios / all_ios * 100.0
+    } else {
+        0.0
+    };
+    let read = dir_profile(used, &durations, |i| &i.read, &t[0], opts.cover_pct);
+    let write = dir_profile(used, &durations, |i| &i.write, &t[1], opts.cover_pct);
+    let total = total_profile(used, &durations, &t);
+    let outstanding = outstanding_of(used, &mut notes);
     let burstiness = Burstiness {
         iops_peak_to_mean: if total.iops.mean > 0.0 {
             total.iops.peak / total.iops.mean
         } else {
             0.0
         },
-        iops_cv: cv(&tot_iops),
+        iops_cv: cv(&used.iter().map(|i| total_iops(i)).collect::<Vec<_>>()),
     };
-    if opts.busy_queue > 0.0 && has_queue {
-        assumptions.push(format!(
+    if opts.busy_queue > 0.0 && sel.has_queue {
+        notes.assumptions.push(format!(
             "only busy intervals are used (queue length > {}): {} of {} intervals",
             opts.busy_queue,
             used.len(),
-            in_period.len()
+            sel.in_period.len()
         ));
     }
 
@@ -641,27 +717,29 @@ pub fn characterize(
         obs,
         dev,
         opts,
-        read_pct,
-        &read,
-        &write,
-        &outstanding,
-        access.as_ref(),
-        &assumptions,
+        &Shape {
+            read_pct,
+            read: &read,
+            write: &write,
+            outstanding: &outstanding,
+            access: access.as_ref(),
+        },
+        &notes.assumptions,
     )?;
     let mut envelope = Envelope::new(SCHEMA, SCHEMA_VERSION);
-    envelope.warnings = warnings;
+    envelope.warnings = notes.warnings;
     Ok(Characterization {
         envelope,
         source: obs.source.kind.name().into(),
         files: obs.source.files.clone(),
         device: dev.name.clone(),
         method: if trace { "trace" } else { "interval_means" }.into(),
-        assumptions,
+        assumptions: notes.assumptions,
         busy_queue: opts.busy_queue,
         cover_pct: opts.cover_pct,
-        intervals_total: in_period.len(),
+        intervals_total: sel.in_period.len(),
         intervals_used: used.len(),
-        seconds_used,
+        seconds_used: durations.iter().sum(),
         read_pct: round1(read_pct),
         read,
         write,
@@ -669,23 +747,34 @@ pub fn characterize(
         outstanding,
         burstiness,
         access,
-        periods,
+        periods: sel.periods,
         workload,
     })
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The measured shape a workload is built from.
+struct Shape<'a> {
+    read_pct: f64,
+    read: &'a DirProfile,
+    write: &'a DirProfile,
+    outstanding: &'a Outstanding,
+    access: Option<&'a Access>,
+}
+
 fn build_workload(
     obs: &Observation,
     dev: &DeviceSeries,
     opts: &Options,
-    read_pct: f64,
-    read: &DirProfile,
-    write: &DirProfile,
-    outstanding: &Outstanding,
-    access: Option<&Access>,
+    shape: &Shape,
     assumptions: &[String],
 ) -> Result<Workload, CharacterizeError> {
+    let Shape {
+        read_pct,
+        read,
+        write,
+        outstanding,
+        access,
+    } = *shape;
     let mix = |p: &DirProfile, what: &str| -> Result<Option<SizeMix>, CharacterizeError> {
         if p.ios <= 0.0 {
             return Ok(None);
@@ -724,18 +813,7 @@ fn build_workload(
     };
     let outstanding_n = outstanding.mean.round().clamp(1.0, 65536.0) as u32;
     let name = opts.name.clone().unwrap_or_else(|| {
-        let n: String = dev
-            .name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() {
-                    c.to_ascii_lowercase()
-                } else {
-                    '-'
-                }
-            })
-            .collect();
-        let n = n.trim_matches('-').to_string();
+        let n = oio_core::text::slug(&dev.name.to_ascii_lowercase(), 100);
         if n.is_empty() {
             "characterized".into()
         } else {

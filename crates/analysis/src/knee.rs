@@ -434,18 +434,22 @@ fn fmt_iops(v: f64) -> String {
     oio_core::units::format_count(v)
 }
 
-/// Finds the knee of points sorted by depth; `None` with no points or no IOPS.
-pub fn find_knee(points: &[KneeInput], opts: &KneeOptions, seed: u64) -> Option<Knee> {
-    let iops: Vec<f64> = points.iter().map(KneeInput::iops).collect();
-    if !iops.iter().any(|&v| v > 0.0) {
-        return None;
-    }
-    let fraction = opts.fraction;
-    let (noise, noise_source) = noise(points);
-    let mut flags = Vec::new();
+/// The noise of a sweep: relative sd of a point, and where it was estimated from.
+#[derive(Clone, Copy)]
+struct NoiseEstimate {
+    cv: Option<f64>,
+    source: &'static str,
+}
 
-    // Dips below both neighbours: outliers when beyond the noise.
+/// Points left out of the rules (dips below both neighbours beyond the noise), and the flags
+/// for every dip.
+fn flag_dips(
+    points: &[KneeInput],
+    iops: &[f64],
+    noise: NoiseEstimate,
+) -> (Vec<bool>, Vec<KneeFlag>) {
     let mut keep = vec![true; points.len()];
+    let mut flags = Vec::new();
     for i in 1..points.len().saturating_sub(1) {
         let lo = iops[i - 1].min(iops[i + 1]);
         if lo <= 0.0 || iops[i] >= lo {
@@ -464,15 +468,16 @@ pub fn find_knee(points: &[KneeInput], opts: &KneeOptions, seed: u64) -> Option<
                 fmt_iops(iops[i + 1]),
             )
         };
-        match noise {
+        match noise.cv {
             Some(n) if dip > OUTLIER_NOISE * n => {
                 keep[i] = false;
                 flags.push(KneeFlag {
                     kind: "outlier".into(),
                     qd: Some(points[i].qd),
                     message: msg(&format!(
-                        "more than {OUTLIER_NOISE} × the noise ({:.1} %, from {noise_source}): an outlier, left out of the rules; rerun that depth",
-                        n * 100.0
+                        "more than {OUTLIER_NOISE} × the noise ({:.1} %, from {}): an outlier, left out of the rules; rerun that depth",
+                        n * 100.0,
+                        noise.source
                     )),
                 });
             }
@@ -484,12 +489,19 @@ pub fn find_knee(points: &[KneeInput], opts: &KneeOptions, seed: u64) -> Option<
             }),
         }
     }
+    (keep, flags)
+}
 
-    let found = apply_rules(points, &iops, &keep, noise, fraction);
-    let (k, headline) = found.headline()?;
-    let peak_i = found.peak.unwrap_or(k);
+/// Flags about the sweep's shape: a peak at the deepest depth, one run per depth.
+fn shape_flags(
+    points: &[KneeInput],
+    iops: &[f64],
+    found: &Found,
+    peak_i: usize,
+    noise: NoiseEstimate,
+    flags: &mut Vec<KneeFlag>,
+) {
     let deepest = points.iter().rposition(|p| p.qd > 0).unwrap_or(0);
-
     if peak_i == deepest {
         flags.push(KneeFlag {
             kind: if found.rising { "still_rising" } else { "peak_at_deepest" }.into(),
@@ -513,7 +525,7 @@ pub fn find_knee(points: &[KneeInput], opts: &KneeOptions, seed: u64) -> Option<
         flags.push(KneeFlag {
             kind: "single_runs".into(),
             qd: None,
-            message: match noise {
+            message: match noise.cv {
                 Some(n) => format!(
                     "one run per depth: repeat with --repeat N to judge noise (meanwhile the spread of each run's intervals, {:.1} %, stands in for it)",
                     n * 100.0
@@ -522,11 +534,13 @@ pub fn find_knee(points: &[KneeInput], opts: &KneeOptions, seed: u64) -> Option<
             },
         });
     }
+}
 
-    // Power, saturation, X %: the depths and their notes.
+/// Power, saturation, X %: the depths and their notes (the latency target is added later).
+fn rule_depths(points: &[KneeInput], iops: &[f64], found: &Found, fraction: f64) -> KneeRules {
     let mut power = rule_depth(
         points,
-        &iops,
+        iops,
         found.power,
         "depth with the most IOPS ÷ mean latency (Kleinrock's power)".into(),
     );
@@ -535,7 +549,7 @@ pub fn find_knee(points: &[KneeInput], opts: &KneeOptions, seed: u64) -> Option<
     }
     let mut saturation = rule_depth(
         points,
-        &iops,
+        iops,
         found.saturation,
         format!(
             "smallest depth from which no deeper point gains IOPS faster than depth^{SATURATION_ELASTICITY} or beyond the noise, while mean latency grows at least as depth^0.8"
@@ -549,7 +563,7 @@ pub fn find_knee(points: &[KneeInput], opts: &KneeOptions, seed: u64) -> Option<
     }
     let mut pct = rule_depth(
         points,
-        &iops,
+        iops,
         found.pct,
         format!(
             "smallest depth reaching {:.0} % of the peak ({} IOPS, {})",
@@ -568,83 +582,136 @@ pub fn find_knee(points: &[KneeInput], opts: &KneeOptions, seed: u64) -> Option<
                 .into(),
         );
     }
+    KneeRules {
+        power,
+        saturation,
+        pct_of_peak: pct,
+        latency_target: None,
+    }
+}
 
-    // Latency target: climb the depths until one misses it (fio's latency_target).
-    let latency_target = opts.latency_target.map(|t| {
-        let mut best = None;
-        let mut missed_at = None;
-        for (i, p) in points.iter().enumerate() {
-            if !keep[i] || iops[i] <= 0.0 {
-                continue;
-            }
-            match p.latency(t.stat) {
-                Some(v) if v <= t.ns => best = Some(i),
-                _ => {
-                    missed_at = Some(i);
-                    break;
-                }
-            }
+/// Latency target: climb the depths until one misses it (fio's latency_target).
+fn latency_target_depth(
+    points: &[KneeInput],
+    iops: &[f64],
+    keep: &[bool],
+    t: LatencyTarget,
+    flags: &mut Vec<KneeFlag>,
+) -> RuleDepth {
+    let mut best = None;
+    let mut missed_at = None;
+    for (i, p) in points.iter().enumerate() {
+        if !keep[i] || iops[i] <= 0.0 {
+            continue;
         }
-        let mut r = rule_depth(
-            points,
-            &iops,
-            best,
-            format!("deepest depth before the first whose {t} is missed"),
-        );
-        match (best, missed_at) {
-            (None, Some(m)) => {
-                let msg = format!("even qd {} misses the latency target {t}", points[m].qd);
-                r.note = Some(msg.clone());
-                flags.push(KneeFlag {
-                    kind: "latency_target_missed_everywhere".into(),
-                    qd: Some(points[m].qd),
-                    message: msg,
-                });
+        match p.latency(t.stat) {
+            Some(v) if v <= t.ns => best = Some(i),
+            _ => {
+                missed_at = Some(i);
+                break;
             }
-            (Some(_), None) => {
-                let msg = format!(
-                    "every depth met the latency target {t}: extend --qd to find where it is missed"
-                );
-                r.note = Some(msg.clone());
-                flags.push(KneeFlag {
-                    kind: "latency_target_not_reached".into(),
-                    qd: None,
-                    message: msg,
-                });
-            }
-            (Some(_), Some(m)) => {
-                r.note = Some(format!("qd {} is the first to miss it", points[m].qd));
-            }
-            (None, None) => r.note = Some("no point measured that latency".into()),
-        }
-        r
-    });
-
-    // Bootstrap of the headline rule over each point's repeats.
-    let (mut qd_ci, mut stability) = (None, None);
-    if points.iter().all(|p| p.iops_runs.len() >= 2) {
-        let mut rng = SeededRng::new(seed);
-        let resamples = 1000;
-        let mut found_k = Vec::with_capacity(resamples);
-        let mut resampled = vec![0.0; points.len()];
-        for _ in 0..resamples {
-            for (r, p) in resampled.iter_mut().zip(points) {
-                let n = p.iops_runs.len();
-                *r = (0..n).map(|_| p.iops_runs[rng.below(n)]).sum::<f64>() / n as f64;
-            }
-            let f = apply_rules(points, &resampled, &keep, noise, fraction);
-            if let Some((kk, _)) = f.headline() {
-                found_k.push(kk);
-            }
-        }
-        if !found_k.is_empty() {
-            found_k.sort_unstable();
-            let q = |f: f64| found_k[((found_k.len() - 1) as f64 * f).round() as usize];
-            qd_ci = Some([points[q(0.025)].qd, points[q(0.975)].qd]);
-            stability =
-                Some(found_k.iter().filter(|&&x| x == k).count() as f64 / found_k.len() as f64);
         }
     }
+    let mut r = rule_depth(
+        points,
+        iops,
+        best,
+        format!("deepest depth before the first whose {t} is missed"),
+    );
+    match (best, missed_at) {
+        (None, Some(m)) => {
+            let msg = format!("even qd {} misses the latency target {t}", points[m].qd);
+            r.note = Some(msg.clone());
+            flags.push(KneeFlag {
+                kind: "latency_target_missed_everywhere".into(),
+                qd: Some(points[m].qd),
+                message: msg,
+            });
+        }
+        (Some(_), None) => {
+            let msg = format!(
+                "every depth met the latency target {t}: extend --qd to find where it is missed"
+            );
+            r.note = Some(msg.clone());
+            flags.push(KneeFlag {
+                kind: "latency_target_not_reached".into(),
+                qd: None,
+                message: msg,
+            });
+        }
+        (Some(_), Some(m)) => {
+            r.note = Some(format!("qd {} is the first to miss it", points[m].qd));
+        }
+        (None, None) => r.note = Some("no point measured that latency".into()),
+    }
+    r
+}
+
+/// How stable the headline depth `k` is over the repeats.
+#[derive(Default)]
+struct Resampled {
+    /// 95 % interval of the depth the headline rule names.
+    qd_ci: Option<[u32; 2]>,
+    /// Share of resamples naming `k`.
+    stability: Option<f64>,
+}
+
+/// Bootstrap of the headline rule over each point's repeats (nothing without repeats).
+fn bootstrap(
+    points: &[KneeInput],
+    keep: &[bool],
+    noise: Option<f64>,
+    fraction: f64,
+    k: usize,
+    seed: u64,
+) -> Resampled {
+    if !points.iter().all(|p| p.iops_runs.len() >= 2) {
+        return Resampled::default();
+    }
+    let mut rng = SeededRng::new(seed);
+    let resamples = 1000;
+    let mut found_k = Vec::with_capacity(resamples);
+    let mut resampled = vec![0.0; points.len()];
+    for _ in 0..resamples {
+        for (r, p) in resampled.iter_mut().zip(points) {
+            let n = p.iops_runs.len();
+            *r = (0..n).map(|_| p.iops_runs[rng.below(n)]).sum::<f64>() / n as f64;
+        }
+        let f = apply_rules(points, &resampled, keep, noise, fraction);
+        if let Some((kk, _)) = f.headline() {
+            found_k.push(kk);
+        }
+    }
+    if found_k.is_empty() {
+        return Resampled::default();
+    }
+    found_k.sort_unstable();
+    let q = |f: f64| found_k[((found_k.len() - 1) as f64 * f).round() as usize];
+    Resampled {
+        qd_ci: Some([points[q(0.025)].qd, points[q(0.975)].qd]),
+        stability: Some(found_k.iter().filter(|&&x| x == k).count() as f64 / found_k.len() as f64),
+    }
+}
+
+/// Finds the knee of points sorted by depth; `None` with no points or no IOPS.
+pub fn find_knee(points: &[KneeInput], opts: &KneeOptions, seed: u64) -> Option<Knee> {
+    let iops: Vec<f64> = points.iter().map(KneeInput::iops).collect();
+    if !iops.iter().any(|&v| v > 0.0) {
+        return None;
+    }
+    let fraction = opts.fraction;
+    let (cv, source) = noise(points);
+    let noise = NoiseEstimate { cv, source };
+    let (keep, mut flags) = flag_dips(points, &iops, noise);
+    let found = apply_rules(points, &iops, &keep, noise.cv, fraction);
+    let (k, headline) = found.headline()?;
+    let peak_i = found.peak.unwrap_or(k);
+    shape_flags(points, &iops, &found, peak_i, noise, &mut flags);
+    let mut rules = rule_depths(points, &iops, &found, fraction);
+    rules.latency_target = opts
+        .latency_target
+        .map(|t| latency_target_depth(points, &iops, &keep, t, &mut flags));
+    let Resampled { qd_ci, stability } = bootstrap(points, &keep, noise.cv, fraction, k, seed);
 
     let p = &points[k];
     let prev = if k > 0 { points[k - 1].qd } else { 0 };
@@ -666,19 +733,16 @@ pub fn find_knee(points: &[KneeInput], opts: &KneeOptions, seed: u64) -> Option<
             None if prev > 0 => format!("; between depth {prev} (exclusive) and {}", p.qd),
             None => String::new(),
         },
-        name(&power),
-        name(&saturation),
+        name(&rules.power),
+        name(&rules.saturation),
         fraction * 100.0,
-        name(&pct),
-        match &latency_target {
-            Some(r) => {
-                let t = opts.latency_target.map(|t| t.to_string()).unwrap_or_default();
-                match r.qd {
-                    Some(q) => format!("; {t} met up to {q}"),
-                    None => format!("; {t} met at no depth"),
-                }
-            }
-            None => String::new(),
+        name(&rules.pct_of_peak),
+        match (&rules.latency_target, opts.latency_target) {
+            (Some(r), Some(t)) => match r.qd {
+                Some(q) => format!("; {t} met up to {q}"),
+                None => format!("; {t} met at no depth"),
+            },
+            _ => String::new(),
         }
     );
     Some(Knee {
@@ -695,16 +759,11 @@ pub fn find_knee(points: &[KneeInput], opts: &KneeOptions, seed: u64) -> Option<
         qd_ci,
         stability,
         saturation_qd: found.saturation.map(|i| points[i].qd),
-        rules: KneeRules {
-            power,
-            saturation,
-            pct_of_peak: pct,
-            latency_target,
-        },
+        rules,
         flags,
         noise: Noise {
-            source: noise_source.into(),
-            cv_pct: noise.map(|n| n * 100.0),
+            source: noise.source.into(),
+            cv_pct: noise.cv.map(|n| n * 100.0),
         },
         summary,
     })

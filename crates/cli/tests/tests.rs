@@ -39,6 +39,8 @@ mod lab;
 mod sweep;
 // `oio sweep` and `oio report`: knee, JSON contract, HTML in headless Chromium, SVG/PNG/CSV.
 mod report;
+// `oio report` with `oio diagnose`'s findings, in headless Chromium.
+mod report_diagnosis;
 // `oio diagnose`: a real sweep, a raw capture, SQLite log-bound vs not.
 mod diagnose;
 // Every document kind against its JSON Schema; newer versions refused by name.

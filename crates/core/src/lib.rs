@@ -31,6 +31,7 @@ pub mod observation;
 pub mod profiles;
 pub mod result;
 pub mod sizemix;
+pub mod text;
 pub mod units;
 pub mod workload;
 

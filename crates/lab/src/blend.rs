@@ -190,7 +190,7 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &BlendPlan, out: &mut Outcome) ->
             return Ok(());
         }
     }
-    out.document = Some(crate::plan::Document::Blend(Blend {
+    out.document = Some(crate::plan::Document::Blend(Box::new(Blend {
         envelope: oio_core::Envelope {
             host: Some(oio_core::host::HostInfo::detect()),
             plan: Some(Plan::Blend(plan.clone()).to_value()),
@@ -203,6 +203,6 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &BlendPlan, out: &mut Outcome) ->
             .unwrap_or_default(),
         basis,
         phases,
-    }));
+    })));
     Ok(())
 }

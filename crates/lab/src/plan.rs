@@ -176,7 +176,7 @@ pub enum Document {
     /// A sweep, and where it was stored.
     Sweep(Box<Sweep>, PathBuf),
     /// A blend (printed, not stored: its phases are).
-    Blend(Blend),
+    Blend(Box<Blend>),
 }
 
 /// What an experiment left.
@@ -352,7 +352,10 @@ impl Lab<'_> {
                 let c = &il.configs[g];
                 let mut run = c.run.clone();
                 run.seed = run.seed.wrapping_add(round as u64);
-                let dir = crate::sink::slug(&c.label, 100);
+                let dir = match oio_core::text::slug(&c.label, 100) {
+                    s if s.is_empty() => format!("group{}", g + 1),
+                    s => s,
+                };
                 let step = Step::Interleave {
                     label: c.label.clone(),
                     round: round + 1,

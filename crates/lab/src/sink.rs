@@ -174,27 +174,11 @@ pub fn save_rescuing(dir: &Path, name: &str, bytes: &[u8]) -> Result<Saved> {
 
 /// A file name like `run-20261121T140502Z-oltp-data.json` from an RFC 3339 timestamp.
 pub fn result_file_name(kind: &str, timestamp: &str, label: &str) -> String {
-    let ts: String = timestamp
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .collect();
-    format!("{kind}-{ts}-{}.json", slug(label, 100))
-}
-
-/// A name safe as one path component: ASCII letters, digits, `-` and `_`, at most `max`
-/// characters (a long workload name cannot make a name too long for the filesystem).
-pub fn slug(label: &str, max: usize) -> String {
-    label
-        .chars()
-        .take(max)
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    format!(
+        "{kind}-{}-{}.json",
+        oio_core::host::compact(timestamp),
+        oio_core::text::slug(label, 100)
+    )
 }
 
 /// Writes every document into a directory as it comes (see the module docs).

@@ -233,10 +233,7 @@ impl Points<'_> {
 pub(crate) fn execute(lab: &mut Lab<'_>, plan: &SweepPlan, out: &mut Outcome) -> Result<()> {
     plan.check()?;
     let timestamp = oio_core::host::now_rfc3339();
-    let stamp: String = timestamp
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .collect();
+    let stamp = oio_core::host::compact(&timestamp);
     let (bss, rps) = (plan.bs_axis(), plan.read_axis());
     let mut pts = Points {
         plan,

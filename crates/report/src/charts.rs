@@ -18,7 +18,7 @@ pub const BUSY_QUEUE: f64 = 2.0;
 /// A chart ready to embed.
 #[derive(Clone, Debug)]
 pub struct Chart {
-    /// Stable id (`[a-z0-9-]`), used as file name.
+    /// Stable id (`[a-z0-9_-]`), used as file name.
     pub id: String,
     /// Section it belongs to (an experiment's id, "sweeps", "comparisons", "telemetry", "tpcc").
     pub section: String,
@@ -28,21 +28,9 @@ pub struct Chart {
     pub svg: String,
 }
 
+/// A chart id part: lower case, so ids differing only in case cannot collide as file names.
 fn slug(s: &str) -> String {
-    let mut out: String = s
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    while out.contains("--") {
-        out = out.replace("--", "-");
-    }
-    out.trim_matches('-').chars().take(40).collect()
+    oio_core::text::slug(&s.to_ascii_lowercase(), 40)
 }
 
 fn push_plot(out: &mut Vec<Chart>, id: String, section: &str, p: Plot) {

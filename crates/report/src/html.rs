@@ -72,6 +72,7 @@ impl HtmlRenderer {
     pub fn page(&self, r: &Report) -> String {
         let charts = charts::build(r);
         let exps = experiments::group(r);
+        let diagnosis = crate::diagnose::section(r);
         let mut o = String::with_capacity(64 * 1024 + r.runs.len() * 600);
         let _ = write!(
             o,
@@ -84,6 +85,9 @@ impl HtmlRenderer {
         let mut toc = |id: &str, name: &str| {
             let _ = write!(o, "<li><a href=\"#{id}\">{}</a></li>", esc(name));
         };
+        if diagnosis.is_some() {
+            toc("diagnosis", "Diagnosis");
+        }
         for x in &exps {
             toc(&x.id, &exp_title(x));
         }
@@ -99,13 +103,18 @@ impl HtmlRenderer {
         if !r.observations.is_empty() || !r.characterizations.is_empty() {
             toc("telemetry", "Telemetry and characterization");
         }
-        if !r.others.is_empty() {
+        let others = r
+            .others
+            .iter()
+            .any(|e| !crate::diagnose::is_diagnosis(&e.doc));
+        if others {
             toc("others", "Other results");
         }
         if !r.runs.is_empty() || !r.tpcc.is_empty() {
             toc("environment", "Environment");
         }
         o.push_str("</ol></nav>");
+        o.push_str(diagnosis.as_deref().unwrap_or_default());
         for x in &exps {
             experiment_section(&mut o, r, x, &charts);
         }
@@ -121,7 +130,7 @@ impl HtmlRenderer {
         if !r.observations.is_empty() || !r.characterizations.is_empty() {
             telemetry_section(&mut o, r, &charts);
         }
-        if !r.others.is_empty() {
+        if others {
             others_section(&mut o, r);
         }
         if !r.runs.is_empty() || !r.tpcc.is_empty() {
@@ -540,7 +549,11 @@ fn telemetry_section(o: &mut String, r: &Report, charts: &[Chart]) {
 
 fn others_section(o: &mut String, r: &Report) {
     o.push_str("<section data-kind=\"others\"><h2 id=\"others\">Other results</h2>");
-    for e in &r.others {
+    for e in r
+        .others
+        .iter()
+        .filter(|e| !crate::diagnose::is_diagnosis(&e.doc))
+    {
         let _ = write!(
             o,
             "<h3>{} ({})</h3><table>",

@@ -6,7 +6,7 @@
 //! file names. `oio report`, `oio compare` and `oio diagnose` all load through here.
 
 use crate::model::{Entry, Report};
-use oio_analysis::diagnose::{self, samples_from_observation, DbFacts, WaitShareFact};
+use oio_analysis::diagnose::{self, samples_from_observation};
 use oio_core::document::{self, DocumentError, Kind, Loaded};
 use oio_core::observation::Observation;
 use oio_core::result::RunResult;
@@ -354,46 +354,6 @@ fn is_capture(path: &Path) -> Result<bool, InputError> {
     )
 }
 
-/// The facts of a TPC-C result the diagnosis rules use.
-fn db_facts(source: &str, t: &oio_tpcc::TpccResult) -> DbFacts {
-    let sq = t.waits.sqlite.as_ref();
-    DbFacts {
-        source: source.into(),
-        dialect: format!("{:?}", t.dialect).to_lowercase(),
-        warehouses: t.warehouses,
-        workers: t.options.workers,
-        duration_s: t.duration_s,
-        cpus: t.host.cpus,
-        driver_cores_busy: t.cpu.cores_busy,
-        includes_database: t.cpu.includes_database,
-        wait_source: t.waits.source.clone(),
-        session_samples: t.waits.session_samples,
-        buckets: t
-            .waits
-            .buckets
-            .iter()
-            .map(|b| WaitShareFact {
-                name: b.name.clone(),
-                aas: b.aas,
-                share_pct: b.share_pct,
-            })
-            .collect(),
-        sqlite_sync: sq.and_then(|s| s.synchronous).and_then(|s| {
-            serde_json::to_value(s)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-        }),
-        commit_s: sq.map(|s| s.commit_s),
-        commit_mean_us: sq.and_then(|s| s.commit_mean_us),
-        writer_wait_s: sq.map(|s| s.writer_wait_s),
-        worker_s: sq.map(|s| s.worker_s),
-        retries: t.summary.retries,
-        committed: t.summary.committed,
-        nopm: t.summary.nopm,
-        device: t.device.clone(),
-    }
-}
-
 /// Reads what `oio diagnose` is given: a path that is a telemetry capture is parsed as one;
 /// anything else (files, directories of `*.json`) is loaded as documents. Returns the
 /// diagnosis inputs and a notice for each document diagnose does not read.
@@ -434,7 +394,7 @@ pub fn diagnose_inputs(paths: &[PathBuf]) -> Result<(diagnose::Inputs, Vec<Strin
                 }
                 Some(Kind::Tpcc) => {
                     let t: oio_tpcc::TpccResult = Input::typed(value, &path)?;
-                    inputs.databases.push(db_facts(&name, &t));
+                    inputs.databases.push(crate::diagnose::db_facts(&name, &t));
                 }
                 other => notices.push(format!(
                     "{name}: a {} document; diagnose reads captures, observations, characterizations, runs, sweeps and TPC-C results; skipped",

@@ -11,11 +11,15 @@
 //! [`inputs`] reads what the analysis commands are given (files and directories of oio
 //! documents, fio JSON, telemetry) through `oio_core::document`, into the [`model::Report`]
 //! and into the inputs of `oio compare` and `oio diagnose`.
+//!
+//! [`diagnose`] gives the HTML page its Diagnosis section: `oio diagnose`'s findings for the
+//! report's own documents, and any `oio.diagnosis` document it was given.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod charts;
 pub mod csv;
+pub mod diagnose;
 pub mod experiments;
 pub mod export;
 pub mod html;

@@ -68,17 +68,36 @@ pub fn parse_lines<R: std::io::Read>(
 ) -> Result<Observation, TelemetryError> {
     let file = lines.file().to_string();
     let file = file.as_str();
-    let mut obs = Observation::new(SourceKind::Blkparse, vec![file.to_string()]);
-    // Per device: I/Os and those issued but not yet completed, by sector.
-    let mut ios: HashMap<String, Vec<IoRecord>> = HashMap::new();
-    let mut order: Vec<String> = Vec::new();
-    let mut pending: HashMap<(String, u64), Vec<usize>> = HashMap::new();
-    let mut queued_by: HashMap<(String, u64), String> = HashMap::new();
-    let mut events = 0usize;
+    let mut trace = Trace::default();
     while let Some((n, line)) = lines.next_line()? {
+        if !trace.line(file, n, line)? {
+            break;
+        }
+    }
+    trace.finish(file, opts)
+}
+
+/// The I/Os read so far, per device.
+#[derive(Default)]
+struct Trace {
+    /// Per device: its I/Os, in the order they were issued.
+    ios: HashMap<String, Vec<IoRecord>>,
+    /// Devices in order of their first I/O.
+    order: Vec<String>,
+    /// I/Os issued but not yet completed, by device and sector (indices into `ios`).
+    pending: HashMap<(String, u64), Vec<usize>>,
+    /// The process of each queued, not yet issued I/O.
+    queued_by: HashMap<(String, u64), String>,
+    /// Events with an RWBS field.
+    events: usize,
+}
+
+impl Trace {
+    /// Reads one line; false at the summaries that end the events.
+    fn line(&mut self, file: &str, n: usize, line: &str) -> Result<bool, TelemetryError> {
         let toks: Vec<&str> = line.split_whitespace().collect();
         if toks.is_empty() {
-            continue;
+            return Ok(true);
         }
         // Summaries start with "CPU0 (sda):", "Total (sda):" and friends.
         if toks[0].starts_with("CPU")
@@ -86,7 +105,7 @@ pub fn parse_lines<R: std::io::Read>(
             || toks[0] == "Throughput"
             || toks[0] == "Events"
         {
-            break;
+            return Ok(false);
         }
         let Some((maj, min)) = toks[0].split_once(',') else {
             return Err(TelemetryError::parse(
@@ -114,103 +133,133 @@ pub fn parse_lines<R: std::io::Read>(
         })?;
         let action = toks[5];
         if action == "m" || toks.len() < 7 {
-            continue; // messages and events without RWBS
+            return Ok(true); // messages and events without RWBS
         }
         let rwbs = toks[6];
         let tail = &toks[7..];
         let dev = toks[0].to_string();
-        events += 1;
+        self.events += 1;
         match action {
             "Q" => {
                 if let (Some((sector, _)), Some(p)) = (sector_and_size(tail), bracket(tail)) {
-                    queued_by.insert((dev, sector), p);
+                    self.queued_by.insert((dev, sector), p);
                 }
             }
-            "D" => {
-                let Some(dir) = dir_of(rwbs) else {
-                    return Err(TelemetryError::parse(
-                        file,
-                        n,
-                        format!("unknown RWBS {rwbs:?}; expected R, W, D or N with flags"),
-                    ));
-                };
-                let (sector, nsect) = sector_and_size(tail).unwrap_or((0, 0));
-                if sector
-                    .checked_add(nsect)
-                    .and_then(|e| e.checked_mul(512))
-                    .is_none()
-                {
-                    return Err(TelemetryError::parse(
-                        file,
-                        n,
-                        format!("sector {sector} + {nsect} is beyond any device (2^64 bytes); expected 512-byte sectors"),
-                    ));
-                }
-                // A preflush or FUA marker without data is a flush, not a 0-byte write.
-                let dir = if nsect == 0 { IoDir::Flush } else { dir };
-                let process = queued_by
-                    .remove(&(dev.clone(), sector))
-                    .or_else(|| bracket(tail));
-                if !ios.contains_key(&dev) {
-                    order.push(dev.clone());
-                }
-                let v = ios.entry(dev.clone()).or_default();
-                v.push(IoRecord {
-                    t_ns: t,
-                    dir,
-                    offset_bytes: sector * 512,
-                    bytes: nsect * 512,
-                    latency_ns: None,
-                    process,
-                });
-                pending.entry((dev, sector)).or_default().push(v.len() - 1);
-            }
-            "C" => {
-                let Some((sector, _)) = sector_and_size(tail) else {
-                    continue;
-                };
-                if let Some(q) = pending.get_mut(&(dev.clone(), sector)) {
-                    if !q.is_empty() {
-                        let idx = q.remove(0);
-                        let r = &mut ios.get_mut(&dev).expect("pending implies a device")[idx];
-                        r.latency_ns = Some(t.saturating_sub(r.t_ns));
-                    }
-                }
-            }
+            "D" => self.issued(file, n, dev, t, rwbs, tail)?,
+            "C" => self.completed(dev, t, tail),
             _ => {}
         }
+        Ok(true)
     }
-    if events == 0 {
-        return Err(TelemetryError::invalid(file, "no blkparse events found"));
-    }
-    let t0 = ios
-        .values()
-        .flat_map(|v| v.iter().map(|r| r.t_ns))
-        .min()
-        .unwrap_or(0);
-    let interval = opts.interval_s.unwrap_or(1.0);
-    let mut unmatched = 0usize;
-    for dev in order {
-        let mut v = ios.remove(&dev).unwrap_or_default();
-        for r in &mut v {
-            r.t_ns -= t0;
+
+    /// A `D` event: an I/O issued to the device.
+    fn issued(
+        &mut self,
+        file: &str,
+        n: usize,
+        dev: String,
+        t: u64,
+        rwbs: &str,
+        tail: &[&str],
+    ) -> Result<(), TelemetryError> {
+        let Some(dir) = dir_of(rwbs) else {
+            return Err(TelemetryError::parse(
+                file,
+                n,
+                format!("unknown RWBS {rwbs:?}; expected R, W, D or N with flags"),
+            ));
+        };
+        let (sector, nsect) = sector_and_size(tail).unwrap_or((0, 0));
+        if sector
+            .checked_add(nsect)
+            .and_then(|e| e.checked_mul(512))
+            .is_none()
+        {
+            return Err(TelemetryError::parse(
+                file,
+                n,
+                format!("sector {sector} + {nsect} is beyond any device (2^64 bytes); expected 512-byte sectors"),
+            ));
         }
-        v.sort_by_key(|r| r.t_ns);
-        unmatched += v
-            .iter()
-            .filter(|r| r.latency_ns.is_none() && r.dir != IoDir::Flush)
-            .count();
-        let series = obs.device_mut(&dev);
-        series.intervals = crate::trace::intervals_from_ios(&v, interval)
-            .map_err(|m| TelemetryError::invalid(file, format!("{dev}: {m}")))?;
-        series.ios = v;
+        // A preflush or FUA marker without data is a flush, not a 0-byte write.
+        let dir = if nsect == 0 { IoDir::Flush } else { dir };
+        let process = self
+            .queued_by
+            .remove(&(dev.clone(), sector))
+            .or_else(|| bracket(tail));
+        if !self.ios.contains_key(&dev) {
+            self.order.push(dev.clone());
+        }
+        let v = self.ios.entry(dev.clone()).or_default();
+        v.push(IoRecord {
+            t_ns: t,
+            dir,
+            offset_bytes: sector * 512,
+            bytes: nsect * 512,
+            latency_ns: None,
+            process,
+        });
+        self.pending
+            .entry((dev, sector))
+            .or_default()
+            .push(v.len() - 1);
+        Ok(())
     }
-    if unmatched > 0 {
-        obs.envelope.warnings.push(format!(
-            "{unmatched} issued I/Os had no completion in the trace: no latency for them, and the queue length counts only completed I/Os"
-        ));
+
+    /// A `C` event: the oldest pending I/O at that sector completed.
+    fn completed(&mut self, dev: String, t: u64, tail: &[&str]) {
+        let Some((sector, _)) = sector_and_size(tail) else {
+            return;
+        };
+        let Some(q) = self.pending.get_mut(&(dev.clone(), sector)) else {
+            return;
+        };
+        if q.is_empty() {
+            return;
+        }
+        let idx = q.remove(0);
+        // Pending indices always point into their device's I/Os.
+        if let Some(r) = self.ios.get_mut(&dev).and_then(|v| v.get_mut(idx)) {
+            r.latency_ns = Some(t.saturating_sub(r.t_ns));
+        }
     }
-    Ok(obs)
+
+    /// Times from the first I/O, intervals of `opts.interval_s`, and what is missing.
+    fn finish(mut self, file: &str, opts: &ParseOptions) -> Result<Observation, TelemetryError> {
+        if self.events == 0 {
+            return Err(TelemetryError::invalid(file, "no blkparse events found"));
+        }
+        let mut obs = Observation::new(SourceKind::Blkparse, vec![file.to_string()]);
+        let t0 = self
+            .ios
+            .values()
+            .flat_map(|v| v.iter().map(|r| r.t_ns))
+            .min()
+            .unwrap_or(0);
+        let interval = opts.interval_s.unwrap_or(1.0);
+        let mut unmatched = 0usize;
+        for dev in std::mem::take(&mut self.order) {
+            let mut v = self.ios.remove(&dev).unwrap_or_default();
+            for r in &mut v {
+                r.t_ns -= t0;
+            }
+            v.sort_by_key(|r| r.t_ns);
+            unmatched += v
+                .iter()
+                .filter(|r| r.latency_ns.is_none() && r.dir != IoDir::Flush)
+                .count();
+            let series = obs.device_mut(&dev);
+            series.intervals = crate::trace::intervals_from_ios(&v, interval)
+                .map_err(|m| TelemetryError::invalid(file, format!("{dev}: {m}")))?;
+            series.ios = v;
+        }
+        if unmatched > 0 {
+            obs.envelope.warnings.push(format!(
+                "{unmatched} issued I/Os had no completion in the trace: no latency for them, and the queue length counts only completed I/Os"
+            ));
+        }
+        Ok(obs)
+    }
 }
 
 #[cfg(test)]

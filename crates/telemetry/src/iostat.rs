@@ -148,34 +148,7 @@ pub fn parse_lines<R: Read>(
     let file = lines.file().to_string();
     let file = file.as_str();
     let mut obs = Observation::new(SourceKind::Iostat, vec![file.to_string()]);
-    let banner = loop {
-        match lines.next_line()? {
-            Some((_, l)) if l.trim().is_empty() => continue,
-            Some((n, l)) => break (n, l.to_string()),
-            None => {
-                return Err(TelemetryError::invalid(
-                    file,
-                    "empty file; expected iostat -x output",
-                ))
-            }
-        }
-    };
-    if !banner.1.starts_with("Linux") {
-        return Err(TelemetryError::parse(
-            file,
-            banner.0,
-            format!(
-                "expected the iostat banner \"Linux <release> (<host>) <date> ...\", found {:?}",
-                banner.1
-            ),
-        ));
-    }
-    if let (Some(a), Some(b)) = (banner.1.find('('), banner.1.find(')')) {
-        if a < b {
-            obs.source.host = Some(banner.1[a + 1..b].to_string());
-        }
-    }
-
+    obs.source.host = read_banner(lines, file)?;
     let mut reports: Vec<Report> = Vec::new();
     let mut pending_time: Option<(f64, usize)> = None;
     let mut header: Option<Vec<Option<Col>>> = None;
@@ -195,50 +168,21 @@ pub fn parse_lines<R: Read>(
             continue;
         }
         if let Some(cols) = &header {
-            let toks: Vec<&str> = trimmed.split_whitespace().collect();
-            if toks.len() != cols.len() + 1 {
-                return Err(TelemetryError::parse(
-                    file,
-                    n,
-                    format!(
-                        "device row has {} values but the Device header has {} columns; the file looks truncated",
-                        toks.len().saturating_sub(1),
-                        cols.len()
-                    ),
-                ));
+            let row = device_row(file, n, trimmed, cols)?;
+            // A header always opens a report, so there is one to add to.
+            if let Some(report) = reports.last_mut() {
+                report.rows.push(row);
             }
-            let mut iv = DeviceInterval::default();
-            for (tok, col) in toks[1..].iter().zip(cols) {
-                let Some(col) = col else { continue };
-                let v = crate::num(tok).ok_or_else(|| {
-                    TelemetryError::parse(file, n, format!("expected a number, found {tok:?}"))
-                })?;
-                apply(&mut iv, *col, v);
-            }
-            finish(&mut iv);
-            let report = reports.last_mut().expect("a header opens a report");
-            report.rows.push((toks[0].to_string(), iv));
             continue;
         }
         if trimmed.starts_with("Device") {
-            let toks: Vec<&str> = trimmed.split_whitespace().collect();
-            let cols: Vec<Option<Col>> = toks[1..].iter().map(|t| column(t)).collect();
-            let has_rw =
-                cols.contains(&Some(Col::Iops(Dir::R))) && cols.contains(&Some(Col::Iops(Dir::W)));
-            if !has_rw {
-                return Err(TelemetryError::parse(
-                    file,
-                    n,
-                    "the Device header has no r/s and w/s columns; capture with `iostat -x` (the -s short form and plain iostat have no per-direction counters)",
-                ));
-            }
+            header = Some(device_header(file, n, trimmed)?);
             let (time, tline) = pending_time.take().map_or((None, n), |(t, l)| (Some(t), l));
             reports.push(Report {
                 time,
                 line: tline,
                 rows: Vec::new(),
             });
-            header = Some(cols);
             continue;
         }
         match parse_timestamp(trimmed) {
@@ -255,6 +199,84 @@ pub fn parse_lines<R: Read>(
         }
     }
     build(obs, reports, opts, file)
+}
+
+/// The first non-blank line, `Linux <release> (<host>) <date> ...`: the host.
+fn read_banner<R: Read>(
+    lines: &mut TextLines<R>,
+    file: &str,
+) -> Result<Option<String>, TelemetryError> {
+    let (n, banner) = loop {
+        match lines.next_line()? {
+            Some((_, l)) if l.trim().is_empty() => continue,
+            Some((n, l)) => break (n, l.to_string()),
+            None => {
+                return Err(TelemetryError::invalid(
+                    file,
+                    "empty file; expected iostat -x output",
+                ))
+            }
+        }
+    };
+    if !banner.starts_with("Linux") {
+        return Err(TelemetryError::parse(
+            file,
+            n,
+            format!(
+                "expected the iostat banner \"Linux <release> (<host>) <date> ...\", found {banner:?}"
+            ),
+        ));
+    }
+    Ok(match (banner.find('('), banner.find(')')) {
+        (Some(a), Some(b)) if a < b => Some(banner[a + 1..b].to_string()),
+        _ => None,
+    })
+}
+
+/// The columns of a `Device ...` header; it must have r/s and w/s.
+fn device_header(file: &str, n: usize, line: &str) -> Result<Vec<Option<Col>>, TelemetryError> {
+    let toks: Vec<&str> = line.split_whitespace().collect();
+    let cols: Vec<Option<Col>> = toks[1..].iter().map(|t| column(t)).collect();
+    let has_rw = cols.contains(&Some(Col::Iops(Dir::R))) && cols.contains(&Some(Col::Iops(Dir::W)));
+    if !has_rw {
+        return Err(TelemetryError::parse(
+            file,
+            n,
+            "the Device header has no r/s and w/s columns; capture with `iostat -x` (the -s short form and plain iostat have no per-direction counters)",
+        ));
+    }
+    Ok(cols)
+}
+
+/// One device row under a header: the device and its interval.
+fn device_row(
+    file: &str,
+    n: usize,
+    line: &str,
+    cols: &[Option<Col>],
+) -> Result<(String, DeviceInterval), TelemetryError> {
+    let toks: Vec<&str> = line.split_whitespace().collect();
+    if toks.len() != cols.len() + 1 {
+        return Err(TelemetryError::parse(
+            file,
+            n,
+            format!(
+                "device row has {} values but the Device header has {} columns; the file looks truncated",
+                toks.len().saturating_sub(1),
+                cols.len()
+            ),
+        ));
+    }
+    let mut iv = DeviceInterval::default();
+    for (tok, col) in toks[1..].iter().zip(cols) {
+        let Some(col) = col else { continue };
+        let v = crate::num(tok).ok_or_else(|| {
+            TelemetryError::parse(file, n, format!("expected a number, found {tok:?}"))
+        })?;
+        apply(&mut iv, *col, v);
+    }
+    finish(&mut iv);
+    Ok((toks[0].to_string(), iv))
 }
 
 /// Turns reports into device series: durations, the since-boot report, time offsets.

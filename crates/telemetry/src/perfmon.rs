@@ -283,7 +283,62 @@ pub fn parse_lines_with<R: Read>(
         })?),
         None => None,
     };
-    let mut header = csv::StringRecord::new();
+    let header = read_header(lines, file)?;
+    let mut obs = Observation::new(SourceKind::Perfmon, vec![file.to_string()]);
+    let paths: Vec<(usize, CounterPath)> = header
+        .cells
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter_map(|(i, cell)| parse_counter_path(cell).map(|p| (i, p)))
+        .collect();
+    let hosts: std::collections::BTreeSet<&str> =
+        paths.iter().map(|(_, p)| p.host.as_str()).collect();
+    let multi_host = hosts.len() > 1;
+    if let Some(h) = hosts.iter().next().filter(|_| !multi_host) {
+        if !h.is_empty() {
+            obs.source.host = Some(h.to_string());
+        }
+    }
+    let locale = forced.unwrap_or_else(|| detect_locale(&paths));
+    let map = map_columns(file, header.cells.len(), &paths, locale, multi_host)?;
+    for n in &map.names {
+        obs.device_mut(n);
+    }
+    let mut rows = Rows {
+        order: opts.date_order.unwrap_or(locale.date_order),
+        order_checked: opts.date_order.is_some(),
+        comma_seen: false,
+        first_time: None,
+        prev_time: None,
+        first_gap: None,
+        rows: 0,
+        skipped_empty: 0,
+    };
+    // One record reused for every row: wide files have thousands of cells per row.
+    let mut rec = csv::StringRecord::new();
+    while let Some((line, text)) = lines.next_line()? {
+        if text.is_empty() {
+            continue;
+        }
+        split_csv(file, line, text, header.delim, &mut rec)?;
+        rows.row(file, line, &rec, &header, &map, opts, &mut obs)?;
+    }
+    rows.finish(&mut obs, file, &header, locale, forced.is_some(), opts)?;
+    Ok(obs)
+}
+
+/// The header line: its cells, the separator and the time-zone bias.
+struct Header {
+    cells: csv::StringRecord,
+    delim: u8,
+    /// Minutes, UTC = local + bias.
+    bias: Option<i64>,
+}
+
+/// Reads the first non-blank line as the perfmon header.
+fn read_header<R: Read>(lines: &mut TextLines<R>, file: &str) -> Result<Header, TelemetryError> {
+    let mut cells = csv::StringRecord::new();
     let delim;
     loop {
         match lines.next_line()? {
@@ -295,7 +350,7 @@ pub fn parse_lines_with<R: Read>(
                     n,
                     l.strip_prefix('\u{feff}').unwrap_or(l),
                     delim,
-                    &mut header,
+                    &mut cells,
                 )?;
                 break;
             }
@@ -307,7 +362,7 @@ pub fn parse_lines_with<R: Read>(
             }
         }
     }
-    let first = header.get(0).unwrap_or("");
+    let first = cells.get(0).unwrap_or("");
     let first_t = first.trim_start();
     if !first_t.starts_with("(PDH-CSV") && !first_t.starts_with("(PDH-TSV") {
         return Err(TelemetryError::parse(
@@ -321,61 +376,64 @@ pub fn parse_lines_with<R: Read>(
             .trim_start_matches("(PDH-CSV 4.0)")
             .trim_start_matches("(PDH-TSV 4.0)"),
     );
-    let mut obs = Observation::new(SourceKind::Perfmon, vec![file.to_string()]);
+    Ok(Header { cells, delim, bias })
+}
 
-    // Map columns to (device, field); several hosts in one file keep their names apart.
-    let mut paths = Vec::new();
-    for (i, cell) in header.iter().enumerate().skip(1) {
-        if let Some(p) = parse_counter_path(cell) {
-            paths.push((i, p));
-        }
-    }
-    let hosts: std::collections::BTreeSet<&str> =
-        paths.iter().map(|(_, p)| p.host.as_str()).collect();
-    let multi_host = hosts.len() > 1;
-    if let Some(h) = hosts.iter().next().filter(|_| !multi_host) {
-        if !h.is_empty() {
-            obs.source.host = Some(h.to_string());
-        }
-    }
-    // The locale: forced, else the one naming the most disk counters of the file (Spanish
-    // and Portuguese share "Disco físico"), English on a tie.
-    let locale: &'static Locale = forced.unwrap_or_else(|| {
-        // Normalized once: wide files have thousands of columns, mostly of other objects.
-        let disk: Vec<(&Locale, String)> = paths
-            .iter()
-            .filter_map(|(_, p)| {
-                loc::LOCALES
+/// The locale naming the most disk counters of the file (Spanish and Portuguese share
+/// "Disco físico"), English on a tie.
+fn detect_locale(paths: &[(usize, CounterPath)]) -> &'static Locale {
+    // Normalized once: wide files have thousands of columns, mostly of other objects.
+    let disk: Vec<(&Locale, String)> = paths
+        .iter()
+        .filter_map(|(_, p)| {
+            loc::LOCALES
+                .iter()
+                .find(|l| loc::is_disk_object(l, &p.object))
+                .map(|_| (&p.object, loc::normalize(&p.counter)))
+        })
+        .map(|(o, c)| (loc::locale_of_object(o).unwrap_or(loc::ENGLISH), c))
+        .collect();
+    let score = |l: &Locale| {
+        disk.iter()
+            .filter(|(ol, c)| {
+                // Spanish and Portuguese share object names: compare those, not the locale.
+                l.physical_disk
                     .iter()
-                    .find(|l| loc::is_disk_object(l, &p.object))
-                    .map(|_| (&p.object, loc::normalize(&p.counter)))
+                    .chain(l.logical_disk)
+                    .any(|o| loc::is_disk_object(ol, o))
+                    && l.counters.iter().any(|(_, n)| loc::normalize(n) == *c)
             })
-            .map(|(o, c)| (loc::locale_of_object(o).unwrap_or(loc::ENGLISH), c))
-            .collect();
-        let score = |l: &Locale| {
-            disk.iter()
-                .filter(|(ol, c)| {
-                    // Spanish and Portuguese share object names: compare those, not the locale.
-                    l.physical_disk
-                        .iter()
-                        .chain(l.logical_disk)
-                        .any(|o| loc::is_disk_object(ol, o))
-                        && l.counters.iter().any(|(_, n)| loc::normalize(n) == *c)
-                })
-                .count()
-        };
-        let mut best = (loc::ENGLISH, score(loc::ENGLISH));
-        for l in &loc::LOCALES[1..] {
-            let s = score(l);
-            if s > best.1 {
-                best = (l, s);
-            }
+            .count()
+    };
+    let mut best = (loc::ENGLISH, score(loc::ENGLISH));
+    for l in &loc::LOCALES[1..] {
+        let s = score(l);
+        if s > best.1 {
+            best = (l, s);
         }
-        best.0
-    });
-    let mut columns: Vec<Option<Column>> = (0..header.len()).map(|_| None).collect();
+    }
+    best.0
+}
+
+/// Which device and counter each column holds.
+struct ColumnMap {
+    /// By column index; `None` for the time column and counters oio does not read.
+    columns: Vec<Option<Column>>,
+    /// Device names, in order of first column.
+    names: Vec<String>,
+}
+
+/// Maps columns to (device, field); several hosts in one file keep their names apart.
+fn map_columns(
+    file: &str,
+    width: usize,
+    paths: &[(usize, CounterPath)],
+    locale: &Locale,
+    multi_host: bool,
+) -> Result<ColumnMap, TelemetryError> {
+    let mut columns: Vec<Option<Column>> = (0..width).map(|_| None).collect();
     let mut names: Vec<String> = Vec::new();
-    for (i, p) in &paths {
+    for (i, p) in paths {
         if !loc::is_disk_object(locale, &p.object) && !loc::is_disk_object(loc::ENGLISH, &p.object)
         {
             continue;
@@ -405,77 +463,63 @@ pub fn parse_lines_with<R: Read>(
             format!("no PhysicalDisk or LogicalDisk counters (Disk Reads/sec, Avg. Disk Bytes/Read, Avg. Disk Queue Length...) in the header, in {} ({}) names; record them (oio knows the names in {}; --locale chooses one)", locale.language, locale.tag, loc::tags()),
         ));
     }
-    let mut order = opts.date_order.unwrap_or(locale.date_order);
-    let mut order_checked = opts.date_order.is_some();
-    let mut comma_seen = false;
-    for n in &names {
-        obs.device_mut(n);
-    }
+    Ok(ColumnMap { columns, names })
+}
 
-    let mut first_time: Option<f64> = None;
-    let mut prev_time: Option<f64> = None;
-    let mut first_gap: Option<f64> = None;
-    let mut rows = 0usize;
-    let mut skipped_empty = 0usize;
-    // One record reused for every row: wide files have thousands of cells per row.
-    let mut rec = csv::StringRecord::new();
-    while let Some((line, text)) = lines.next_line()? {
-        if text.is_empty() {
-            continue;
-        }
-        split_csv(file, line, text, delim, &mut rec)?;
+/// What reading the sample rows has learnt so far.
+struct Rows {
+    /// Day/month/year order of the time column.
+    order: DateOrder,
+    /// True once the order is settled (given, or tried on the first row).
+    order_checked: bool,
+    /// True when some value had a comma.
+    comma_seen: bool,
+    first_time: Option<f64>,
+    prev_time: Option<f64>,
+    /// Time between the first two rows, s: the length of the first interval.
+    first_gap: Option<f64>,
+    rows: usize,
+    /// Device samples without rate counters.
+    skipped_empty: usize,
+}
+
+impl Rows {
+    /// Reads one sample row into `obs`.
+    #[allow(clippy::too_many_arguments)]
+    fn row(
+        &mut self,
+        file: &str,
+        line: usize,
+        rec: &csv::StringRecord,
+        header: &Header,
+        map: &ColumnMap,
+        opts: &PerfmonOptions,
+        obs: &mut Observation,
+    ) -> Result<(), TelemetryError> {
         if rec.len() == 1
             && rec
                 .get(0)
                 .is_none_or(|c| c.trim().is_empty() || !c.contains(['/', '.', '-']))
         {
             // relog and PAL leave trailer lines without separators; they carry no samples.
-            continue;
+            return Ok(());
         }
-        if rec.len() < header.len() {
+        if rec.len() < header.cells.len() {
             return Err(TelemetryError::parse(
                 file,
                 line,
                 format!(
                     "row has {} fields but the header has {}; the file looks truncated",
                     rec.len(),
-                    header.len()
+                    header.cells.len()
                 ),
             ));
         }
         let tcell = rec.get(0).unwrap_or("");
-        if !order_checked {
-            // The locale's date order is a default: a file whose first date only reads in
-            // the other day/month order (English names, British dates) is read that way.
-            order_checked = true;
-            let other = match order {
-                DateOrder::Mdy => Some(DateOrder::Dmy),
-                DateOrder::Dmy => Some(DateOrder::Mdy),
-                DateOrder::Ymd => None,
-            };
-            if let Some(o) = other
-                .filter(|o| parse_time(tcell, order).is_none() && parse_time(tcell, *o).is_some())
-            {
-                obs.envelope.warnings.push(format!(
-                    "dates read as {} ({tcell:?} is no valid {} date); --date-order overrides",
-                    o.name(),
-                    order.name()
-                ));
-                order = o;
-            }
-        }
-        let t = parse_time(tcell, order).ok_or_else(|| {
-            TelemetryError::parse(
-                file,
-                line,
-                format!(
-                    "expected a time (date in {} order, HH:mm:ss.fff; years 1970 to 9999) in the first column, found {tcell:?}; --date-order mdy|dmy|ymd sets the order",
-                    order.name()
-                ),
-            )
-        })?;
-        let start = *first_time.get_or_insert(t);
-        let gap = prev_time.map(|p| t - p);
+        self.settle_date_order(tcell, obs);
+        let t = self.time(file, line, tcell)?;
+        let start = *self.first_time.get_or_insert(t);
+        let gap = self.prev_time.map(|p| t - p);
         if let Some(g) = gap {
             if g <= 0.0 {
                 return Err(TelemetryError::parse(
@@ -486,20 +530,85 @@ pub fn parse_lines_with<R: Read>(
                     ),
                 ));
             }
-            first_gap.get_or_insert(g);
+            self.first_gap.get_or_insert(g);
         }
-        prev_time = Some(t);
-        rows += 1;
+        self.prev_time = Some(t);
+        self.rows += 1;
+        let (ivs, seen) = self.cells(file, line, rec, header, map, opts)?;
+        for (d, mut iv) in ivs.into_iter().enumerate() {
+            // A row with only instantaneous counters (the first one) is not an interval.
+            let has_rates =
+                iv.read.iops.is_some() || iv.write.iops.is_some() || iv.queue_mean.is_some();
+            if !seen[d] || !has_rates {
+                if seen[d] || gap.is_some() {
+                    self.skipped_empty += 1;
+                }
+                continue;
+            }
+            iv.t_s = t - start;
+            iv.duration_s = gap.unwrap_or(0.0);
+            obs.devices[d].intervals.push(iv);
+        }
+        Ok(())
+    }
 
-        let mut ivs: Vec<DeviceInterval> = vec![DeviceInterval::default(); names.len()];
-        let mut seen = vec![false; names.len()];
-        for (ci, col) in columns.iter().enumerate() {
+    /// The locale's date order is a default: a file whose first date only reads in the other
+    /// day/month order (English names, British dates) is read that way.
+    fn settle_date_order(&mut self, tcell: &str, obs: &mut Observation) {
+        if self.order_checked {
+            return;
+        }
+        self.order_checked = true;
+        let order = self.order;
+        let other = match order {
+            DateOrder::Mdy => Some(DateOrder::Dmy),
+            DateOrder::Dmy => Some(DateOrder::Mdy),
+            DateOrder::Ymd => None,
+        };
+        if let Some(o) =
+            other.filter(|o| parse_time(tcell, order).is_none() && parse_time(tcell, *o).is_some())
+        {
+            obs.envelope.warnings.push(format!(
+                "dates read as {} ({tcell:?} is no valid {} date); --date-order overrides",
+                o.name(),
+                order.name()
+            ));
+            self.order = o;
+        }
+    }
+
+    fn time(&self, file: &str, line: usize, tcell: &str) -> Result<f64, TelemetryError> {
+        parse_time(tcell, self.order).ok_or_else(|| {
+            TelemetryError::parse(
+                file,
+                line,
+                format!(
+                    "expected a time (date in {} order, HH:mm:ss.fff; years 1970 to 9999) in the first column, found {tcell:?}; --date-order mdy|dmy|ymd sets the order",
+                    self.order.name()
+                ),
+            )
+        })
+    }
+
+    /// The row's counters, one interval per device, and which devices had any.
+    fn cells(
+        &mut self,
+        file: &str,
+        line: usize,
+        rec: &csv::StringRecord,
+        header: &Header,
+        map: &ColumnMap,
+        opts: &PerfmonOptions,
+    ) -> Result<(Vec<DeviceInterval>, Vec<bool>), TelemetryError> {
+        let mut ivs: Vec<DeviceInterval> = vec![DeviceInterval::default(); map.names.len()];
+        let mut seen = vec![false; map.names.len()];
+        for (ci, col) in map.columns.iter().enumerate() {
             let Some(col) = col else { continue };
             let cell = rec.get(ci).unwrap_or("");
             if cell.trim().is_empty() {
                 continue;
             }
-            comma_seen |= cell.contains(',');
+            self.comma_seen |= cell.contains(',');
             let v = parse_value(cell, opts.decimal_comma).ok_or_else(|| {
                 TelemetryError::parse(
                     file,
@@ -507,7 +616,7 @@ pub fn parse_lines_with<R: Read>(
                     format!(
                         "column {} ({}): expected a number (decimal {}) or \" \" for a missing sample, found {cell:?}",
                         ci + 1,
-                        header.get(ci).unwrap_or(""),
+                        header.cells.get(ci).unwrap_or(""),
                         match opts.decimal_comma {
                             Some(false) => "point: --decimal point was given",
                             Some(true) => "comma",
@@ -517,105 +626,109 @@ pub fn parse_lines_with<R: Read>(
                 )
             })?;
             seen[col.device] = true;
-            let iv = &mut ivs[col.device];
-            match col.field {
-                Field::ReadIops => iv.read.iops = Some(v),
-                Field::WriteIops => iv.write.iops = Some(v),
-                Field::ReadBps => iv.read.bytes_per_sec = Some(v),
-                Field::WriteBps => iv.write.bytes_per_sec = Some(v),
-                Field::ReadSize => iv.read.mean_io_bytes = Some(v),
-                Field::WriteSize => iv.write.mean_io_bytes = Some(v),
-                Field::ReadLat => iv.read.latency_mean_ns = Some(v * 1e9),
-                Field::WriteLat => iv.write.latency_mean_ns = Some(v * 1e9),
-                Field::Queue => iv.queue_mean = Some(v),
-                Field::ReadQueue => iv.read.queue_mean = Some(v),
-                Field::WriteQueue => iv.write.queue_mean = Some(v),
-                Field::CurrentQueue => iv.queue_current = Some(v),
-                Field::IdlePct => iv.util_pct = Some((100.0 - v).clamp(0.0, 100.0)),
-                Field::DiskTimePct => {
-                    if iv.util_pct.is_none() {
-                        iv.util_pct = Some(v.clamp(0.0, 100.0));
-                    }
-                }
-            }
+            set_field(&mut ivs[col.device], col.field, v);
         }
-        for (d, mut iv) in ivs.into_iter().enumerate() {
-            // A row with only instantaneous counters (the first one) is not an interval.
-            let has_rates =
-                iv.read.iops.is_some() || iv.write.iops.is_some() || iv.queue_mean.is_some();
-            if !seen[d] || !has_rates {
-                if seen[d] || gap.is_some() {
-                    skipped_empty += 1;
-                }
-                continue;
-            }
-            iv.t_s = t - start;
-            iv.duration_s = gap.unwrap_or(0.0);
-            obs.devices[d].intervals.push(iv);
-        }
+        Ok((ivs, seen))
     }
-    if rows == 0 {
-        return Err(TelemetryError::invalid(
-            file,
-            "the header is followed by no samples",
-        ));
-    }
-    // The first sampled row has no preceding sample: give it the usual interval.
-    let step = first_gap.unwrap_or(1.0);
-    for d in &mut obs.devices {
-        for iv in &mut d.intervals {
-            if iv.duration_s == 0.0 {
-                iv.duration_s = step;
-            }
-        }
-    }
-    if let Some(t0) = first_time {
-        match bias {
-            Some(b) => obs.start = rfc3339(t0 - step + b as f64 * 60.0),
-            None => obs.envelope.warnings.push(
-                "the perfmon header has no time-zone bias; times are local and the start is not known in UTC".into(),
-            ),
-        }
-    }
-    let comma = opts
-        .decimal_comma
-        .unwrap_or(comma_seen || locale.decimal_comma);
-    obs.source.locale = Some(format!(
-        "{} ({}{}; decimal {}; dates {}; {})",
-        locale.tag,
-        locale.language,
-        if forced.is_some() { ", as given" } else { "" },
-        if comma { "comma" } else { "point" },
-        order.name(),
-        match delim {
-            b'\t' => "tab separated",
-            b';' => "semicolon separated",
-            _ => "comma separated",
-        }
-    ));
-    if skipped_empty > 0 {
-        obs.envelope.warnings.push(format!(
-            "{skipped_empty} device samples had no rate counters (\" \" in perfmon) and were skipped"
-        ));
-    }
-    for d in &obs.devices {
-        let has_size = d
-            .intervals
-            .iter()
-            .any(|i| i.read.mean_size().is_some() || i.write.mean_size().is_some());
-        if !has_size {
-            obs.envelope.warnings.push(format!(
-                "{}: no Avg. Disk Bytes/Read|Write nor Disk Read|Write Bytes/sec counters; I/O sizes are unknown",
-                d.name
+
+    /// Interval lengths, the start in UTC, the locale as used, and what to check.
+    fn finish(
+        self,
+        obs: &mut Observation,
+        file: &str,
+        header: &Header,
+        locale: &Locale,
+        forced: bool,
+        opts: &PerfmonOptions,
+    ) -> Result<(), TelemetryError> {
+        if self.rows == 0 {
+            return Err(TelemetryError::invalid(
+                file,
+                "the header is followed by no samples",
             ));
         }
+        // The first sampled row has no preceding sample: give it the usual interval.
+        let step = self.first_gap.unwrap_or(1.0);
+        for d in &mut obs.devices {
+            for iv in &mut d.intervals {
+                if iv.duration_s == 0.0 {
+                    iv.duration_s = step;
+                }
+            }
+        }
+        if let Some(t0) = self.first_time {
+            match header.bias {
+                Some(b) => obs.start = rfc3339(t0 - step + b as f64 * 60.0),
+                None => obs.envelope.warnings.push(
+                    "the perfmon header has no time-zone bias; times are local and the start is not known in UTC".into(),
+                ),
+            }
+        }
+        let comma = opts
+            .decimal_comma
+            .unwrap_or(self.comma_seen || locale.decimal_comma);
+        obs.source.locale = Some(format!(
+            "{} ({}{}; decimal {}; dates {}; {})",
+            locale.tag,
+            locale.language,
+            if forced { ", as given" } else { "" },
+            if comma { "comma" } else { "point" },
+            self.order.name(),
+            match header.delim {
+                b'\t' => "tab separated",
+                b';' => "semicolon separated",
+                _ => "comma separated",
+            }
+        ));
+        if self.skipped_empty > 0 {
+            obs.envelope.warnings.push(format!(
+                "{} device samples had no rate counters (\" \" in perfmon) and were skipped",
+                self.skipped_empty
+            ));
+        }
+        for d in &obs.devices {
+            let has_size = d
+                .intervals
+                .iter()
+                .any(|i| i.read.mean_size().is_some() || i.write.mean_size().is_some());
+            if !has_size {
+                obs.envelope.warnings.push(format!(
+                    "{}: no Avg. Disk Bytes/Read|Write nor Disk Read|Write Bytes/sec counters; I/O sizes are unknown",
+                    d.name
+                ));
+            }
+        }
+        if obs.devices.iter().all(|d| d.name.ends_with("(_Total)")) {
+            obs.envelope
+                .warnings
+                .push("only _Total instances were captured: the disks are summed together".into());
+        }
+        Ok(())
     }
-    if obs.devices.iter().all(|d| d.name.ends_with("(_Total)")) {
-        obs.envelope
-            .warnings
-            .push("only _Total instances were captured: the disks are summed together".into());
+}
+
+/// Stores one counter value in its interval.
+fn set_field(iv: &mut DeviceInterval, field: Field, v: f64) {
+    match field {
+        Field::ReadIops => iv.read.iops = Some(v),
+        Field::WriteIops => iv.write.iops = Some(v),
+        Field::ReadBps => iv.read.bytes_per_sec = Some(v),
+        Field::WriteBps => iv.write.bytes_per_sec = Some(v),
+        Field::ReadSize => iv.read.mean_io_bytes = Some(v),
+        Field::WriteSize => iv.write.mean_io_bytes = Some(v),
+        Field::ReadLat => iv.read.latency_mean_ns = Some(v * 1e9),
+        Field::WriteLat => iv.write.latency_mean_ns = Some(v * 1e9),
+        Field::Queue => iv.queue_mean = Some(v),
+        Field::ReadQueue => iv.read.queue_mean = Some(v),
+        Field::WriteQueue => iv.write.queue_mean = Some(v),
+        Field::CurrentQueue => iv.queue_current = Some(v),
+        Field::IdlePct => iv.util_pct = Some((100.0 - v).clamp(0.0, 100.0)),
+        Field::DiskTimePct => {
+            if iv.util_pct.is_none() {
+                iv.util_pct = Some(v.clamp(0.0, 100.0));
+            }
+        }
     }
-    Ok(obs)
 }
 
 #[cfg(test)]

@@ -54,13 +54,7 @@ fn write_text(out: &mut dyn Write, d: &Diagnosis, all: bool) -> std::io::Result<
         )?;
         writeln!(out, "   rule {} · {}", f.rule, f.source)?;
         for e in &f.evidence {
-            let v = match e.value {
-                Some(v) if e.unit == "ns" => diagnose::fmt_ns(v),
-                Some(v) if e.unit == "bytes" => diagnose::fmt_bytes(v),
-                Some(v) if e.unit == "bytes/s" => format!("{}/s", diagnose::fmt_bytes(v)),
-                Some(v) => format!("{} {}", trim_num(v), e.unit),
-                None => String::new(),
-            };
+            let v = oio_report::diagnose::evidence_value(e);
             writeln!(out, "   - {}: {} ({})", e.what, v.trim(), e.from)?;
         }
         for n in &f.next {
@@ -94,14 +88,6 @@ fn write_text(out: &mut dyn Write, d: &Diagnosis, all: bool) -> std::io::Result<
         writeln!(out, "Note: {n}")?;
     }
     Ok(())
-}
-
-fn trim_num(v: f64) -> String {
-    if v.abs() >= 100.0 || v == v.round() {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.2}")
-    }
 }
 
 /// Runs `oio diagnose`.

@@ -92,18 +92,7 @@ fn import_jobfile(args: &Args) -> anyhow::Result<Option<ExitCode>> {
                         .file_stem()
                         .map(|s| s.to_string_lossy().into_owned())
                         .unwrap_or_default();
-                    let safe: String = i
-                        .workload
-                        .name
-                        .chars()
-                        .map(|c| {
-                            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                                c
-                            } else {
-                                '_'
-                            }
-                        })
-                        .collect();
+                    let safe = oio_core::text::slug(&i.workload.name, 100);
                     p.with_file_name(format!("{stem}-{}-{safe}.toml", k + 1))
                 };
                 crate::results::write_file_atomic(&p, toml.as_bytes())?;

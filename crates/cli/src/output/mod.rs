@@ -2,6 +2,7 @@
 //! comparison, sweep and blend tables.
 
 pub mod blend;
+pub mod characterize;
 pub mod compare;
 pub mod header;
 pub mod live;

@@ -73,102 +73,22 @@ struct Job {
     opts: Vec<Opt>,
 }
 
+/// A job file as read: the name and description oio's export put in its header comments,
+/// and the jobs, each with the global options before it and its own.
+struct JobFile {
+    name: Option<String>,
+    description: Vec<String>,
+    jobs: Vec<Job>,
+}
+
 /// Parses job-file text; `file` names it in messages, `default_name` names the workload
 /// when the file does not (oio's own exports carry the workload's name in a comment).
 pub fn parse(text: &str, file: &str, default_name: &str) -> Result<Imported, TelemetryError> {
-    let err = |line: usize, message: String| TelemetryError::Parse {
-        file: file.to_string(),
-        line,
-        message,
-    };
-    let mut name = None;
-    let mut description: Vec<String> = Vec::new();
-    let mut in_header = true;
-    let mut globals: Vec<Opt> = Vec::new();
-    let mut jobs: Vec<Job> = Vec::new();
-    let mut in_global = false;
-    let mut seen_section = false;
-    for (i, raw) in text
-        .strip_prefix('\u{feff}')
-        .unwrap_or(text)
-        .lines()
-        .enumerate()
-    {
-        let line_no = i + 1;
-        let line = raw.trim();
-        if let Some(c) = line.strip_prefix(';').or_else(|| line.strip_prefix('#')) {
-            let c = c.trim();
-            if in_header {
-                if let Some(n) = c
-                    .strip_prefix("fio job file exported by oio from workload '")
-                    .and_then(|n| n.strip_suffix('\''))
-                {
-                    name = Some(n.to_string());
-                } else if c.starts_with("run: fio ") {
-                    in_header = false;
-                } else if name.is_some() {
-                    description.push(c.to_string());
-                }
-            }
-            continue;
-        }
-        if line.is_empty() {
-            continue;
-        }
-        in_header = false;
-        if let Some(section) = line.strip_prefix('[') {
-            let section = section.strip_suffix(']').ok_or_else(|| {
-                err(
-                    line_no,
-                    format!("'{line}': expected a section such as [job1]"),
-                )
-            })?;
-            seen_section = true;
-            // fio takes every section whose name starts with "global" as global.
-            in_global = section.starts_with("global");
-            if !in_global {
-                if jobs.len() == MAX_JOBS {
-                    return Err(err(line_no, format!("more than {MAX_JOBS} jobs")));
-                }
-                jobs.push(Job {
-                    name: section.trim().to_string(),
-                    line: line_no,
-                    opts: globals.clone(),
-                });
-            }
-            continue;
-        }
-        if !seen_section {
-            return Err(err(
-                line_no,
-                format!("'{line}': expected a section such as [global] or [job1] first"),
-            ));
-        }
-        let (key, value) = match line.split_once('=') {
-            Some((k, v)) => (k.trim(), v.trim()),
-            None => (line, ""),
-        };
-        if key.is_empty() || key.contains(char::is_whitespace) && !key.starts_with("include") {
-            return Err(err(line_no, format!("'{line}': expected option=value")));
-        }
-        let opt = Opt {
-            key: key.to_ascii_lowercase(),
-            value: value.to_string(),
-            line: line_no,
-            global: in_global,
-        };
-        if in_global {
-            globals.push(opt);
-        } else if let Some(j) = jobs.last_mut() {
-            j.opts.push(opt);
-        }
-    }
-    if jobs.is_empty() {
-        return Err(TelemetryError::Invalid {
-            file: file.to_string(),
-            message: "no job section: expected at least one [job] after [global]".into(),
-        });
-    }
+    let JobFile {
+        name,
+        mut description,
+        jobs,
+    } = read_sections(text, file)?;
     let mut notes = Vec::new();
     let mut warnings = Vec::new();
     let mut streams: Vec<Stream> = Vec::new();
@@ -176,9 +96,11 @@ pub fn parse(text: &str, file: &str, default_name: &str) -> Result<Imported, Tel
     for job in &jobs {
         let mut b = JobBuilder::default();
         for o in &job.opts {
-            let msg = b
-                .apply(o)
-                .map_err(|m| err(o.line, format!("{}={}: {m}", o.key, o.value)))?;
+            let msg = b.apply(o).map_err(|m| TelemetryError::Parse {
+                file: file.to_string(),
+                line: o.line,
+                message: format!("{}={}: {m}", o.key, o.value),
+            })?;
             // An option set in [global] is reported once, not once per job.
             if let Some(m) = msg {
                 if !told.contains(&o.line) {
@@ -192,15 +114,7 @@ pub fn parse(text: &str, file: &str, default_name: &str) -> Result<Imported, Tel
             }
         }
         match b.stream(&job.name) {
-            Ok(mut s) => {
-                let mut n = 2;
-                let base = s.name.clone();
-                while streams.iter().any(|o| o.name == s.name) {
-                    s.name = format!("{base}-{n}");
-                    n += 1;
-                }
-                streams.push(s);
-            }
+            Ok(s) => streams.push(uniquely_named(s, &streams)),
             Err(Skip(why)) => warnings.push(format!(
                 "{file}:{}: job [{}] left out: {why}",
                 job.line, job.name
@@ -230,6 +144,124 @@ pub fn parse(text: &str, file: &str, default_name: &str) -> Result<Imported, Tel
         notes,
         warnings,
     })
+}
+
+/// `s`, renamed `NAME-2`, `NAME-3`… when a stream before it has its name.
+fn uniquely_named(mut s: Stream, before: &[Stream]) -> Stream {
+    let mut n = 2;
+    let base = s.name.clone();
+    while before.iter().any(|o| o.name == s.name) {
+        s.name = format!("{base}-{n}");
+        n += 1;
+    }
+    s
+}
+
+/// Reads the header comments and the sections: `[global]` options are copied into every
+/// job defined after them.
+fn read_sections(text: &str, file: &str) -> Result<JobFile, TelemetryError> {
+    let err = |line: usize, message: String| TelemetryError::Parse {
+        file: file.to_string(),
+        line,
+        message,
+    };
+    let mut out = JobFile {
+        name: None,
+        description: Vec::new(),
+        jobs: Vec::new(),
+    };
+    let mut in_header = true;
+    let mut globals: Vec<Opt> = Vec::new();
+    let mut in_global = false;
+    let mut seen_section = false;
+    for (i, raw) in text
+        .strip_prefix('\u{feff}')
+        .unwrap_or(text)
+        .lines()
+        .enumerate()
+    {
+        let line_no = i + 1;
+        let line = raw.trim();
+        if let Some(c) = line.strip_prefix(';').or_else(|| line.strip_prefix('#')) {
+            if in_header {
+                in_header = header_comment(c.trim(), &mut out);
+            }
+            continue;
+        }
+        if line.is_empty() {
+            continue;
+        }
+        in_header = false;
+        if let Some(section) = line.strip_prefix('[') {
+            let section = section.strip_suffix(']').ok_or_else(|| {
+                err(
+                    line_no,
+                    format!("'{line}': expected a section such as [job1]"),
+                )
+            })?;
+            seen_section = true;
+            // fio takes every section whose name starts with "global" as global.
+            in_global = section.starts_with("global");
+            if !in_global {
+                if out.jobs.len() == MAX_JOBS {
+                    return Err(err(line_no, format!("more than {MAX_JOBS} jobs")));
+                }
+                out.jobs.push(Job {
+                    name: section.trim().to_string(),
+                    line: line_no,
+                    opts: globals.clone(),
+                });
+            }
+            continue;
+        }
+        if !seen_section {
+            return Err(err(
+                line_no,
+                format!("'{line}': expected a section such as [global] or [job1] first"),
+            ));
+        }
+        let (key, value) = match line.split_once('=') {
+            Some((k, v)) => (k.trim(), v.trim()),
+            None => (line, ""),
+        };
+        if key.is_empty() || key.contains(char::is_whitespace) && !key.starts_with("include") {
+            return Err(err(line_no, format!("'{line}': expected option=value")));
+        }
+        let opt = Opt {
+            key: key.to_ascii_lowercase(),
+            value: value.to_string(),
+            line: line_no,
+            global: in_global,
+        };
+        if in_global {
+            globals.push(opt);
+        } else if let Some(j) = out.jobs.last_mut() {
+            j.opts.push(opt);
+        }
+    }
+    if out.jobs.is_empty() {
+        return Err(TelemetryError::Invalid {
+            file: file.to_string(),
+            message: "no job section: expected at least one [job] after [global]".into(),
+        });
+    }
+    Ok(out)
+}
+
+/// One comment of the header oio's export writes (the workload's name, its description, the
+/// fio command line that ends it); false once the header has ended.
+fn header_comment(c: &str, out: &mut JobFile) -> bool {
+    if let Some(n) = c
+        .strip_prefix("fio job file exported by oio from workload '")
+        .and_then(|n| n.strip_suffix('\''))
+    {
+        out.name = Some(n.to_string());
+    } else if c.starts_with("run: fio ") {
+        return false;
+    } else if out.name.is_some() {
+        out.description.push(c.to_string());
+    }
+    true
 }
 
 fn shown_opt(o: &Opt) -> String {

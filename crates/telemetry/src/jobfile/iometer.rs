@@ -56,15 +56,39 @@ fn field<T: std::str::FromStr>(
     })
 }
 
-/// Parses an `.icf` file into one workload per access specification.
-pub fn parse(file: &str, text: &str) -> Result<Vec<Imported>, TelemetryError> {
-    let mut specs: Vec<(String, usize, Vec<Line>)> = Vec::new();
-    // Outstanding I/O and worker count per assigned specification.
-    let mut assigned: BTreeMap<String, (u32, u32)> = BTreeMap::new();
+/// One access specification as read.
+struct Spec {
+    name: String,
+    /// Line of its name.
+    line: usize,
+    lines: Vec<Line>,
+}
+
+/// Outstanding I/O and workers of the specification's assignments, summed over workers.
+#[derive(Clone, Copy)]
+struct Assignment {
+    outstanding: u32,
+    workers: u32,
+}
+
+/// What an `.icf` holds that oio reads.
+struct Icf {
+    specs: Vec<Spec>,
+    assigned: BTreeMap<String, Assignment>,
+    setup_seen: bool,
+    targets_seen: bool,
+}
+
+/// Reads the sections: access specifications, and the manager list's assignments.
+fn read_icf(file: &str, text: &str) -> Result<Icf, TelemetryError> {
+    let mut icf = Icf {
+        specs: Vec::new(),
+        assigned: BTreeMap::new(),
+        setup_seen: false,
+        targets_seen: false,
+    };
     let mut worker_oio: u32 = 1;
     let mut state = State::None;
-    let mut setup_seen = false;
-    let mut targets_seen = false;
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
         let line = raw.trim().trim_start_matches('\u{feff}');
@@ -83,10 +107,10 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Imported>, TelemetryError> {
                 State::Assigned
             } else {
                 if c.starts_with("test setup") {
-                    setup_seen = true;
+                    icf.setup_seen = true;
                 }
                 if c.starts_with("target") {
-                    targets_seen = true;
+                    icf.targets_seen = true;
                 }
                 State::None
             };
@@ -95,58 +119,17 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Imported>, TelemetryError> {
         match state {
             State::SpecName => {
                 let name = line.rsplit_once(',').map_or(line, |(a, _)| a);
-                specs.push((name.trim().to_string(), n, Vec::new()));
+                icf.specs.push(Spec {
+                    name: name.trim().to_string(),
+                    line: n,
+                    lines: Vec::new(),
+                });
                 state = State::None;
             }
             State::SpecLines => {
-                let cols: Vec<&str> = line.split(',').collect();
-                if !(6..=8).contains(&cols.len()) {
-                    return Err(TelemetryError::parse(
-                        file,
-                        n,
-                        format!("{} columns; expected size,% of size,% reads,% random,delay,burst[,align,reply]", cols.len()),
-                    ));
-                }
-                let l = Line {
-                    size: field(file, n, &cols, 0, "size")?,
-                    share: field::<u32>(file, n, &cols, 1, "% of size")? as f64,
-                    reads: field::<u32>(file, n, &cols, 2, "% reads")? as f64,
-                    random: field::<u32>(file, n, &cols, 3, "% random")? as f64,
-                    delay: field(file, n, &cols, 4, "delay")?,
-                    burst: field(file, n, &cols, 5, "burst")?,
-                    align: if cols.len() > 6 {
-                        field(file, n, &cols, 6, "align")?
-                    } else {
-                        0
-                    },
-                    reply: if cols.len() > 7 {
-                        field(file, n, &cols, 7, "reply")?
-                    } else {
-                        0
-                    },
-                };
-                for (v, what) in [
-                    (l.share, "% of size"),
-                    (l.reads, "% reads"),
-                    (l.random, "% random"),
-                ] {
-                    if v > 100.0 {
-                        return Err(TelemetryError::parse(
-                            file,
-                            n,
-                            format!("{what} is {v}; expected 0 to 100"),
-                        ));
-                    }
-                }
-                if l.size == 0 || l.size > u32::MAX as u64 {
-                    return Err(TelemetryError::parse(
-                        file,
-                        n,
-                        format!("size {}; expected 1 byte to 4 GiB", l.size),
-                    ));
-                }
-                match specs.last_mut() {
-                    Some(s) => s.2.push(l),
+                let l = size_line(file, n, line)?;
+                match icf.specs.last_mut() {
+                    Some(s) => s.lines.push(l),
                     None => {
                         return Err(TelemetryError::parse(
                             file,
@@ -162,120 +145,203 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Imported>, TelemetryError> {
                 state = State::None;
             }
             State::Assigned => {
-                let e = assigned.entry(line.to_string()).or_insert((0, 0));
-                e.0 = e.0.saturating_add(worker_oio.max(1));
-                e.1 += 1;
+                let e = icf.assigned.entry(line.to_string()).or_insert(Assignment {
+                    outstanding: 0,
+                    workers: 0,
+                });
+                e.outstanding = e.outstanding.saturating_add(worker_oio.max(1));
+                e.workers += 1;
             }
             State::None => {}
         }
     }
-    if specs.is_empty() {
+    Ok(icf)
+}
+
+/// `size,% of size,% reads,% random,delay,burst[,align,reply]`.
+fn size_line(file: &str, n: usize, line: &str) -> Result<Line, TelemetryError> {
+    let cols: Vec<&str> = line.split(',').collect();
+    if !(6..=8).contains(&cols.len()) {
+        return Err(TelemetryError::parse(
+            file,
+            n,
+            format!(
+                "{} columns; expected size,% of size,% reads,% random,delay,burst[,align,reply]",
+                cols.len()
+            ),
+        ));
+    }
+    let l = Line {
+        size: field(file, n, &cols, 0, "size")?,
+        share: field::<u32>(file, n, &cols, 1, "% of size")? as f64,
+        reads: field::<u32>(file, n, &cols, 2, "% reads")? as f64,
+        random: field::<u32>(file, n, &cols, 3, "% random")? as f64,
+        delay: field(file, n, &cols, 4, "delay")?,
+        burst: field(file, n, &cols, 5, "burst")?,
+        align: if cols.len() > 6 {
+            field(file, n, &cols, 6, "align")?
+        } else {
+            0
+        },
+        reply: if cols.len() > 7 {
+            field(file, n, &cols, 7, "reply")?
+        } else {
+            0
+        },
+    };
+    for (v, what) in [
+        (l.share, "% of size"),
+        (l.reads, "% reads"),
+        (l.random, "% random"),
+    ] {
+        if v > 100.0 {
+            return Err(TelemetryError::parse(
+                file,
+                n,
+                format!("{what} is {v}; expected 0 to 100"),
+            ));
+        }
+    }
+    if l.size == 0 || l.size > u32::MAX as u64 {
+        return Err(TelemetryError::parse(
+            file,
+            n,
+            format!("size {}; expected 1 byte to 4 GiB", l.size),
+        ));
+    }
+    Ok(l)
+}
+
+/// Parses an `.icf` file into one workload per access specification.
+pub fn parse(file: &str, text: &str) -> Result<Vec<Imported>, TelemetryError> {
+    let icf = read_icf(file, text)?;
+    if icf.specs.is_empty() {
         return Err(TelemetryError::invalid(
             file,
             "no access specification ('Access specification name,default assignment); expected an IOMeter .icf file",
         ));
     }
-    let mut out = Vec::new();
-    for (name, n, lines) in specs {
-        let mut warnings = Vec::new();
-        let total: f64 = lines.iter().map(|l| l.share).sum();
-        if lines.is_empty() || total == 0.0 {
-            return Err(TelemetryError::parse(
-                file,
-                n,
-                format!("access specification '{name}' has no size lines with a share above 0 %"),
-            ));
+    icf.specs
+        .iter()
+        .map(|s| spec_workload(file, s, &icf))
+        .collect()
+}
+
+/// Delay, burst and reply of each line: named, not honoured.
+fn line_warnings(name: &str, lines: &[Line], warnings: &mut Vec<String>) {
+    for l in lines {
+        if l.delay > 0 {
+            warnings.push(format!("'{name}': {} B line: delay {} ms between bursts is not honoured (oio has no think time; use a rate)", l.size, l.delay));
         }
-        if (total - 100.0).abs() > 1e-9 {
+        if l.burst > 1 {
             warnings.push(format!(
-                "'{name}': the % of size column sums to {total} %, not 100; shares are scaled to it"
+                "'{name}': {} B line: burst length {} is not honoured",
+                l.size, l.burst
             ));
         }
-        let reads: Vec<(u64, f64)> = lines.iter().map(|l| (l.size, l.share * l.reads)).collect();
-        let writes: Vec<(u64, f64)> = lines
-            .iter()
-            .map(|l| (l.size, l.share * (100.0 - l.reads)))
-            .collect();
-        let read_pct = lines.iter().map(|l| l.share * l.reads).sum::<f64>() / total;
-        let random_pct = lines.iter().map(|l| l.share * l.random).sum::<f64>() / total;
-        if lines.iter().any(|l| l.random != lines[0].random) {
+        if l.reply > 0 {
             warnings.push(format!(
-                "'{name}': lines have different % random; oio applies their weighted mean ({:.1} %) to every size",
-                pct(random_pct)
+                "'{name}': {} B line: reply size {} (network targets) is not honoured",
+                l.size, l.reply
             ));
         }
-        if lines.iter().any(|l| l.reads != lines[0].reads) && lines.len() > 1 {
-            warnings.push(format!(
-                "'{name}': lines have different % reads; oio keeps the read share ({:.1} %) and the size mix of each direction, not which size goes with which share",
-                pct(read_pct)
-            ));
-        }
-        for l in &lines {
-            if l.delay > 0 {
-                warnings.push(format!("'{name}': {} B line: delay {} ms between bursts is not honoured (oio has no think time; use a rate)", l.size, l.delay));
-            }
-            if l.burst > 1 {
-                warnings.push(format!(
-                    "'{name}': {} B line: burst length {} is not honoured",
-                    l.size, l.burst
-                ));
-            }
-            if l.reply > 0 {
-                warnings.push(format!(
-                    "'{name}': {} B line: reply size {} (network targets) is not honoured",
-                    l.size, l.reply
-                ));
-            }
-        }
-        let aligns: Vec<u64> = lines.iter().map(|l| l.align).collect();
-        let align = if aligns.iter().all(|a| *a == aligns[0]) && aligns[0] > 0 {
-            Some(aligns[0])
-        } else {
-            if aligns.iter().any(|a| *a > 0) {
-                warnings.push(format!("'{name}': lines have different alignments {aligns:?}; oio aligns every I/O to the smallest size"));
-            } else {
-                warnings.push(format!("'{name}': align 0 (sector boundaries) is taken as oio's default, the smallest I/O size"));
-            }
-            None
-        };
-        let (outstanding, workers) = match assigned.get(&name) {
-            Some(&(o, w)) => (o, w),
-            None => {
-                warnings.push(format!("'{name}' is assigned to no worker in the manager list; outstanding I/O is set to 1"));
-                (1, 1)
-            }
-        };
-        if setup_seen {
-            warnings.push("the test setup (run time, ramp-up, cycling) is not imported: give --time and --ramp to oio run".into());
-        }
-        if targets_seen {
-            warnings.push(
-                "the targets of the manager list are not imported: give the target to oio run"
-                    .into(),
-            );
-        }
-        let wname = name_or(&name, "iometer");
-        let s = stream(StreamSpec {
-            name: "main".into(),
-            read_pct,
-            read: mix_of(&reads),
-            write: mix_of(&writes),
-            random_pct,
-            outstanding,
-            workers,
-            align,
-        });
-        out.push(Imported {
-            notes: Vec::new(),
-            workload: Workload {
-                name: wname,
-                description: format!(
-                    "IOMeter access specification '{name}' imported by oio from {file}"
-                ),
-                streams: vec![s],
-            },
-            warnings,
-        });
     }
-    Ok(out)
+}
+
+/// The lines' alignment when they share one above 0; otherwise oio's default, said so.
+fn alignment(name: &str, lines: &[Line], warnings: &mut Vec<String>) -> Option<u64> {
+    let aligns: Vec<u64> = lines.iter().map(|l| l.align).collect();
+    if aligns.iter().all(|a| *a == aligns[0]) && aligns[0] > 0 {
+        return Some(aligns[0]);
+    }
+    if aligns.iter().any(|a| *a > 0) {
+        warnings.push(format!("'{name}': lines have different alignments {aligns:?}; oio aligns every I/O to the smallest size"));
+    } else {
+        warnings.push(format!(
+            "'{name}': align 0 (sector boundaries) is taken as oio's default, the smallest I/O size"
+        ));
+    }
+    None
+}
+
+/// One access specification as a workload.
+fn spec_workload(file: &str, spec: &Spec, icf: &Icf) -> Result<Imported, TelemetryError> {
+    let Spec { name, line, lines } = spec;
+    let mut warnings = Vec::new();
+    let total: f64 = lines.iter().map(|l| l.share).sum();
+    if lines.is_empty() || total == 0.0 {
+        return Err(TelemetryError::parse(
+            file,
+            *line,
+            format!("access specification '{name}' has no size lines with a share above 0 %"),
+        ));
+    }
+    if (total - 100.0).abs() > 1e-9 {
+        warnings.push(format!(
+            "'{name}': the % of size column sums to {total} %, not 100; shares are scaled to it"
+        ));
+    }
+    let reads: Vec<(u64, f64)> = lines.iter().map(|l| (l.size, l.share * l.reads)).collect();
+    let writes: Vec<(u64, f64)> = lines
+        .iter()
+        .map(|l| (l.size, l.share * (100.0 - l.reads)))
+        .collect();
+    let read_pct = lines.iter().map(|l| l.share * l.reads).sum::<f64>() / total;
+    let random_pct = lines.iter().map(|l| l.share * l.random).sum::<f64>() / total;
+    if lines.iter().any(|l| l.random != lines[0].random) {
+        warnings.push(format!(
+            "'{name}': lines have different % random; oio applies their weighted mean ({:.1} %) to every size",
+            pct(random_pct)
+        ));
+    }
+    if lines.iter().any(|l| l.reads != lines[0].reads) && lines.len() > 1 {
+        warnings.push(format!(
+            "'{name}': lines have different % reads; oio keeps the read share ({:.1} %) and the size mix of each direction, not which size goes with which share",
+            pct(read_pct)
+        ));
+    }
+    line_warnings(name, lines, &mut warnings);
+    let align = alignment(name, lines, &mut warnings);
+    let Assignment {
+        outstanding,
+        workers,
+    } = match icf.assigned.get(name) {
+        Some(a) => *a,
+        None => {
+            warnings.push(format!("'{name}' is assigned to no worker in the manager list; outstanding I/O is set to 1"));
+            Assignment {
+                outstanding: 1,
+                workers: 1,
+            }
+        }
+    };
+    if icf.setup_seen {
+        warnings.push("the test setup (run time, ramp-up, cycling) is not imported: give --time and --ramp to oio run".into());
+    }
+    if icf.targets_seen {
+        warnings.push(
+            "the targets of the manager list are not imported: give the target to oio run".into(),
+        );
+    }
+    let s = stream(StreamSpec {
+        name: "main".into(),
+        read_pct,
+        read: mix_of(&reads),
+        write: mix_of(&writes),
+        random_pct,
+        outstanding,
+        workers,
+        align,
+    });
+    Ok(Imported {
+        notes: Vec::new(),
+        workload: Workload {
+            name: name_or(name, "iometer"),
+            description: format!(
+                "IOMeter access specification '{name}' imported by oio from {file}"
+            ),
+            streams: vec![s],
+        },
+        warnings,
+    })
 }

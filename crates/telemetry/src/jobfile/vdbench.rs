@@ -128,6 +128,23 @@ fn matches(pattern: &str, name: &str) -> bool {
 
 /// Parses a parameter file into one workload per run definition.
 pub fn parse(file: &str, text: &str) -> Result<Vec<Imported>, TelemetryError> {
+    let defs = read_defs(file, text)?;
+    let general = general_warnings(&defs);
+    let wds: Vec<&Def> = defs.iter().filter(|d| d.kind == "wd").collect();
+    let rds: Vec<&Def> = defs.iter().filter(|d| d.kind == "rd").collect();
+    if rds.is_empty() || wds.is_empty() {
+        return Err(TelemetryError::invalid(
+            file,
+            "expected at least one wd= and one rd= definition (a vdbench parameter file)",
+        ));
+    }
+    rds.into_iter()
+        .map(|rd| run_workload(file, rd, &wds, general.clone()))
+        .collect()
+}
+
+/// The definitions, continuation lines joined to the one before.
+fn read_defs(file: &str, text: &str) -> Result<Vec<Def>, TelemetryError> {
     let mut defs: Vec<Def> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
@@ -154,9 +171,13 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Imported>, TelemetryError> {
             pairs: p,
         });
     }
+    Ok(defs)
+}
+
+/// What no run imports: storage definitions' keys, other kinds of definitions.
+fn general_warnings(defs: &[Def]) -> Vec<String> {
     let mut general = Vec::new();
-    let wds: Vec<&Def> = defs.iter().filter(|d| d.kind == "wd").collect();
-    for d in &defs {
+    for d in defs {
         match d.kind.as_str() {
             "sd" => {
                 for (k, v) in &d.pairs {
@@ -176,162 +197,200 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Imported>, TelemetryError> {
             )),
         }
     }
-    let rds: Vec<&Def> = defs.iter().filter(|d| d.kind == "rd").collect();
-    if rds.is_empty() || wds.is_empty() {
-        return Err(TelemetryError::invalid(
+    general
+}
+
+/// Workload definitions run together as one stream (`wd_<stream>_r` and `wd_<stream>_w`),
+/// each with its skew.
+struct Group<'a> {
+    key: String,
+    members: Vec<(&'a Def, f64)>,
+}
+
+/// One run definition as a workload.
+fn run_workload(
+    file: &str,
+    rd: &Def,
+    wds: &[&Def],
+    mut warnings: Vec<String>,
+) -> Result<Imported, TelemetryError> {
+    let wanted: Vec<&str> = rd
+        .get("wd")
+        .unwrap_or("*")
+        .trim_matches(['(', ')'])
+        .split(',')
+        .map(str::trim)
+        .collect();
+    let used: Vec<&Def> = wds
+        .iter()
+        .copied()
+        .filter(|w| wanted.iter().any(|p| matches(p, w.name())))
+        .collect();
+    if used.is_empty() {
+        return Err(TelemetryError::parse(
             file,
-            "expected at least one wd= and one rd= definition (a vdbench parameter file)",
+            rd.line,
+            format!(
+                "rd={}: wd={} names no workload definition",
+                rd.name(),
+                wanted.join(",")
+            ),
         ));
     }
-    let mut out = Vec::new();
-    for rd in rds {
-        let mut warnings = general.clone();
-        let wanted: Vec<&str> = rd
-            .get("wd")
-            .unwrap_or("*")
-            .trim_matches(['(', ')'])
-            .split(',')
-            .map(str::trim)
-            .collect();
-        let used: Vec<&Def> = wds
-            .iter()
-            .copied()
-            .filter(|w| wanted.iter().any(|p| matches(p, w.name())))
-            .collect();
-        if used.is_empty() {
-            return Err(TelemetryError::parse(
-                file,
-                rd.line,
-                format!(
-                    "rd={}: wd={} names no workload definition",
-                    rd.name(),
-                    wanted.join(",")
-                ),
-            ));
+    let threads = number(file, rd, "threads", 8.0)?.round().max(1.0) as u32;
+    for (k, v) in &rd.pairs {
+        match k.as_str() {
+            "rd" | "wd" | "threads" => {}
+            "iorate" if v.eq_ignore_ascii_case("max") => {}
+            "elapsed" | "warmup" | "interval" => warnings.push(format!(
+                "rd={}: {k}={v} is a run option: give --time/--ramp/--interval to oio run",
+                rd.name()
+            )),
+            _ => warnings.push(format!("rd={}: {k}={v} is not honoured", rd.name())),
         }
-        let threads = number(file, rd, "threads", 8.0)?.round().max(1.0) as u32;
-        for (k, v) in &rd.pairs {
-            match k.as_str() {
-                "rd" | "wd" | "threads" => {}
-                "iorate" if v.eq_ignore_ascii_case("max") => {}
-                "elapsed" | "warmup" | "interval" => warnings.push(format!(
-                    "rd={}: {k}={v} is a run option: give --time/--ramp/--interval to oio run",
-                    rd.name()
-                )),
-                _ => warnings.push(format!("rd={}: {k}={v} is not honoured", rd.name())),
-            }
-        }
-        // Skews: given ones, the rest share what is left equally (vdbench's rule).
-        let given: f64 = used
-            .iter()
-            .map(|w| number(file, w, "skew", 0.0))
-            .sum::<Result<f64, _>>()?;
-        let unskewed = used.iter().filter(|w| w.get("skew").is_none()).count();
-        let rest = if unskewed > 0 {
-            ((100.0 - given) / unskewed as f64).max(0.0)
-        } else {
-            0.0
-        };
-        // Group wd_<stream>_r / wd_<stream>_w into one stream.
-        let mut groups: Vec<(String, Vec<(&Def, f64)>)> = Vec::new();
-        for w in &used {
-            let skew = match w.get("skew") {
-                Some(_) => number(file, w, "skew", 0.0)?,
-                None => rest,
-            };
-            let n = w.name();
-            let key = n
-                .strip_prefix("wd_")
-                .and_then(|x| x.strip_suffix("_r").or_else(|| x.strip_suffix("_w")))
-                .unwrap_or(n)
-                .to_string();
-            match groups.iter_mut().find(|g| g.0 == key) {
-                Some(g) => g.1.push((w, skew)),
-                None => groups.push((key, vec![(w, skew)])),
-            }
-            for (k, v) in &w.pairs {
-                if !matches!(
-                    k.as_str(),
-                    "wd" | "sd" | "rdpct" | "xfersize" | "seekpct" | "skew"
-                ) {
-                    warnings.push(format!("wd={n}: {k}={v} is not honoured"));
-                }
-            }
-        }
-        let total_skew: f64 = groups.iter().flat_map(|g| g.1.iter().map(|x| x.1)).sum();
-        let mut streams = Vec::new();
-        for (key, members) in &groups {
-            let gskew: f64 = members.iter().map(|x| x.1).sum();
-            let (mut reads, mut writes, mut rsum, mut rnd) = (Vec::new(), Vec::new(), 0.0, 0.0);
-            for (w, skew) in members {
-                let rdpct = number(file, w, "rdpct", 100.0)?.min(100.0);
-                let seek = match w.get("seekpct") {
-                    Some(v)
-                        if v.eq_ignore_ascii_case("seq")
-                            || v.eq_ignore_ascii_case("sequential")
-                            || v == "0" =>
-                    {
-                        0.0
-                    }
-                    Some(v)
-                        if v.eq_ignore_ascii_case("random") || v.eq_ignore_ascii_case("rand") =>
-                    {
-                        100.0
-                    }
-                    Some(v) if v.eq_ignore_ascii_case("eof") => {
-                        warnings.push(format!("wd={}: seekpct=eof (stop at the end of the target) is read as sequential", w.name()));
-                        0.0
-                    }
-                    _ => number(file, w, "seekpct", 100.0)?.min(100.0),
-                };
-                let x = xfersize(file, w.line, w.get("xfersize").unwrap_or("4k"))?;
-                let xt: f64 = x.iter().map(|p| p.1).sum();
-                for (b, p) in &x {
-                    reads.push((*b, skew * rdpct * p / xt));
-                    writes.push((*b, skew * (100.0 - rdpct) * p / xt));
-                }
-                rsum += skew * rdpct;
-                rnd += skew * seek;
-            }
-            if gskew <= 0.0 {
-                continue;
-            }
-            if members
-                .iter()
-                .any(|(w, _)| w.get("seekpct") != members[0].0.get("seekpct"))
-            {
-                warnings.push(format!("stream '{key}': workload definitions with different seekpct; oio uses their weighted mean"));
-            }
-            let share = if total_skew > 0.0 {
-                gskew / total_skew
-            } else {
-                1.0
-            };
-            let outstanding = ((threads as f64 * share).round() as u32).max(1);
-            streams.push(stream(StreamSpec {
-                name: name_or(key, "main"),
-                read_pct: rsum / gskew,
-                read: mix_of(&reads),
-                write: mix_of(&writes),
-                random_pct: rnd / gskew,
-                outstanding,
-                workers: 1,
-                align: None,
-            }));
-        }
-        let rname = rd.name();
-        let wname = rname.strip_prefix("rd_").unwrap_or(rname);
-        out.push(Imported {
-            notes: Vec::new(),
-            workload: Workload {
-                name: name_or(wname, "vdbench"),
-                description: format!(
-                    "vdbench run definition '{rname}' imported by oio from {file}"
-                ),
-                streams,
-            },
-            warnings,
-        });
     }
-    Ok(out)
+    let groups = groups(file, &used, &mut warnings)?;
+    let total_skew: f64 = groups
+        .iter()
+        .flat_map(|g| g.members.iter().map(|x| x.1))
+        .sum();
+    let mut streams = Vec::new();
+    for g in &groups {
+        if let Some(s) = group_stream(file, g, threads, total_skew, &mut warnings)? {
+            streams.push(s);
+        }
+    }
+    let rname = rd.name();
+    let wname = rname.strip_prefix("rd_").unwrap_or(rname);
+    Ok(Imported {
+        notes: Vec::new(),
+        workload: Workload {
+            name: name_or(wname, "vdbench"),
+            description: format!("vdbench run definition '{rname}' imported by oio from {file}"),
+            streams,
+        },
+        warnings,
+    })
+}
+
+/// Skews, then `wd_<stream>_r` / `wd_<stream>_w` grouped into one stream; keys oio does not
+/// honour go to `warnings`.
+fn groups<'a>(
+    file: &str,
+    used: &[&'a Def],
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Group<'a>>, TelemetryError> {
+    // Skews: given ones, the rest share what is left equally (vdbench's rule).
+    let given: f64 = used
+        .iter()
+        .map(|w| number(file, w, "skew", 0.0))
+        .sum::<Result<f64, _>>()?;
+    let unskewed = used.iter().filter(|w| w.get("skew").is_none()).count();
+    let rest = if unskewed > 0 {
+        ((100.0 - given) / unskewed as f64).max(0.0)
+    } else {
+        0.0
+    };
+    let mut groups: Vec<Group> = Vec::new();
+    for &w in used {
+        let skew = match w.get("skew") {
+            Some(_) => number(file, w, "skew", 0.0)?,
+            None => rest,
+        };
+        let n = w.name();
+        let key = n
+            .strip_prefix("wd_")
+            .and_then(|x| x.strip_suffix("_r").or_else(|| x.strip_suffix("_w")))
+            .unwrap_or(n)
+            .to_string();
+        match groups.iter_mut().find(|g| g.key == key) {
+            Some(g) => g.members.push((w, skew)),
+            None => groups.push(Group {
+                key,
+                members: vec![(w, skew)],
+            }),
+        }
+        for (k, v) in &w.pairs {
+            if !matches!(
+                k.as_str(),
+                "wd" | "sd" | "rdpct" | "xfersize" | "seekpct" | "skew"
+            ) {
+                warnings.push(format!("wd={n}: {k}={v} is not honoured"));
+            }
+        }
+    }
+    Ok(groups)
+}
+
+/// `seekpct` as a random share, percent.
+fn seek_pct(file: &str, w: &Def, warnings: &mut Vec<String>) -> Result<f64, TelemetryError> {
+    Ok(match w.get("seekpct") {
+        Some(v)
+            if v.eq_ignore_ascii_case("seq")
+                || v.eq_ignore_ascii_case("sequential")
+                || v == "0" =>
+        {
+            0.0
+        }
+        Some(v) if v.eq_ignore_ascii_case("random") || v.eq_ignore_ascii_case("rand") => 100.0,
+        Some(v) if v.eq_ignore_ascii_case("eof") => {
+            warnings.push(format!(
+                "wd={}: seekpct=eof (stop at the end of the target) is read as sequential",
+                w.name()
+            ));
+            0.0
+        }
+        _ => number(file, w, "seekpct", 100.0)?.min(100.0),
+    })
+}
+
+/// One group as a stream: its members weighted by skew, its share of the run's threads.
+/// `None` when the group's skew is 0.
+fn group_stream(
+    file: &str,
+    g: &Group,
+    threads: u32,
+    total_skew: f64,
+    warnings: &mut Vec<String>,
+) -> Result<Option<oio_core::workload::Stream>, TelemetryError> {
+    let gskew: f64 = g.members.iter().map(|x| x.1).sum();
+    let (mut reads, mut writes, mut rsum, mut rnd) = (Vec::new(), Vec::new(), 0.0, 0.0);
+    for (w, skew) in &g.members {
+        let rdpct = number(file, w, "rdpct", 100.0)?.min(100.0);
+        let seek = seek_pct(file, w, warnings)?;
+        let x = xfersize(file, w.line, w.get("xfersize").unwrap_or("4k"))?;
+        let xt: f64 = x.iter().map(|p| p.1).sum();
+        for (b, p) in &x {
+            reads.push((*b, skew * rdpct * p / xt));
+            writes.push((*b, skew * (100.0 - rdpct) * p / xt));
+        }
+        rsum += skew * rdpct;
+        rnd += skew * seek;
+    }
+    if gskew <= 0.0 {
+        return Ok(None);
+    }
+    let first = g.members[0].0.get("seekpct");
+    if g.members.iter().any(|(w, _)| w.get("seekpct") != first) {
+        warnings.push(format!(
+            "stream '{}': workload definitions with different seekpct; oio uses their weighted mean",
+            g.key
+        ));
+    }
+    let share = if total_skew > 0.0 {
+        gskew / total_skew
+    } else {
+        1.0
+    };
+    let outstanding = ((threads as f64 * share).round() as u32).max(1);
+    Ok(Some(stream(StreamSpec {
+        name: name_or(&g.key, "main"),
+        read_pct: rsum / gskew,
+        read: mix_of(&reads),
+        write: mix_of(&writes),
+        random_pct: rnd / gskew,
+        outstanding,
+        workers: 1,
+        align: None,
+    })))
 }

@@ -1,0 +1,55 @@
+//! Text helpers shared by every crate.
+
+/// `s` as a name safe in a file name, an HTML id or a URL fragment: ASCII letters, digits, `-`
+/// and `_` are kept (case too: lower it first where case must not matter), every run of other
+/// characters becomes one `-`, and `-` is trimmed from both ends. At most `max_chars`
+/// characters, so a long workload or device name cannot make a path too long. Empty when `s`
+/// has nothing to keep; callers choose their own fallback. Never contains `.` or `/`, so it
+/// cannot name a parent directory or a hidden file.
+pub fn slug(s: &str, max_chars: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max_chars));
+    let mut pending_dash = false;
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            if pending_dash && !out.is_empty() {
+                if out.len() + 1 >= max_chars {
+                    break;
+                }
+                out.push('-');
+            }
+            pending_dash = false;
+            if out.len() >= max_chars {
+                break;
+            }
+            out.push(c);
+        } else {
+            pending_dash = true;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::slug;
+
+    #[test]
+    fn runs_of_other_characters_become_one_dash_and_ends_are_trimmed() {
+        assert_eq!(slug("PhysicalDisk(0 C:)", 40), "PhysicalDisk-0-C");
+        assert_eq!(slug("--oltp  data--", 40), "oltp-data");
+        assert_eq!(slug("tempdb_log", 40), "tempdb_log");
+        assert_eq!(slug("../../etc/passwd", 40), "etc-passwd");
+        assert_eq!(slug("Ü€ ", 40), "");
+        assert_eq!(slug("", 40), "");
+    }
+
+    #[test]
+    fn length_is_bounded_without_a_trailing_dash() {
+        assert_eq!(slug("abcdef", 3), "abc");
+        assert_eq!(slug("ab cd", 3), "ab");
+        assert_eq!(slug("ab cd", 4), "ab-c");
+        let long = "x".repeat(10_000);
+        assert_eq!(slug(&long, 100).len(), 100);
+        assert_eq!(slug("a b c d e f", 0), "");
+    }
+}
