@@ -410,6 +410,7 @@ pub fn parse_log_rows_of(
             ));
         }
         let mut prev = 0u64;
+        let mut backwards = 0usize;
         let series = obs.device_mut(&dev);
         for (k, mut iv) in by_time {
             let Some(&t) = times.get(&k) else { continue };
@@ -420,8 +421,14 @@ pub fn parse_log_rows_of(
             if !rated {
                 continue;
             }
+            // A window that ends before the previous one (a hand-edited or merged log) has no
+            // length: it is left out and counted, never a negative or wrapped duration.
+            let Some(len) = t.checked_sub(prev) else {
+                backwards += 1;
+                continue;
+            };
             iv.t_s = t as f64 / 1000.0;
-            iv.duration_s = (t - prev) as f64 / 1000.0;
+            iv.duration_s = len as f64 / 1000.0;
             prev = t;
             for c in [&mut iv.read, &mut iv.write] {
                 c.mean_io_bytes = c.mean_size();
@@ -436,6 +443,11 @@ pub fn parse_log_rows_of(
                 .sum();
             iv.queue_mean = q;
             series.intervals.push(iv);
+        }
+        if backwards > 0 {
+            obs.envelope.warnings.push(format!(
+                "{dev}: {backwards} windows end before the window written above them and are left out (times must increase)"
+            ));
         }
     }
     if obs.devices.is_empty() {
