@@ -6,6 +6,7 @@
 #![deny(missing_docs)]
 
 pub mod cancel;
+pub mod cpu;
 pub mod document;
 pub mod histogram;
 pub mod host;

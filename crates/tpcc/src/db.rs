@@ -13,6 +13,7 @@
 //! and, with `synchronous=FULL`, its fsync) is timed too.
 
 use crate::error::{pg_message, Result, TpccError};
+pub use crate::plan::{SqliteSync, Timeouts};
 use crate::txn::Stmt;
 use crate::url::{DbUrl, Dialect};
 use serde::{Deserialize, Serialize};
@@ -144,28 +145,6 @@ impl From<StmtError> for TpccError {
     }
 }
 
-/// How hard SQLite syncs on commit (`PRAGMA synchronous`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SqliteSync {
-    /// fsync the WAL on every commit: durable, comparable with PostgreSQL's defaults.
-    Full,
-    /// fsync only at checkpoints: a crash may lose the last commits.
-    Normal,
-    /// never fsync.
-    Off,
-}
-
-impl SqliteSync {
-    fn pragma(self) -> &'static str {
-        match self {
-            SqliteSync::Full => "FULL",
-            SqliteSync::Normal => "NORMAL",
-            SqliteSync::Off => "OFF",
-        }
-    }
-}
-
 /// State shared by all sessions of one SQLite database in this process: the writer gate and
 /// the wait counters.
 #[derive(Default)]
@@ -225,34 +204,6 @@ pub enum Session {
     Postgres(PgSession),
     /// MariaDB or MySQL.
     Mysql(crate::mysql::MySession),
-}
-
-/// Timeouts of every database session, so no server, lock or network fault can make oio
-/// wait forever.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Timeouts {
-    /// PostgreSQL: the whole connection (TCP connect plus the startup handshake and
-    /// authentication), seconds. A URL's own `connect_timeout` takes precedence.
-    pub connect_s: f64,
-    /// PostgreSQL `statement_timeout`, seconds (0: none).
-    pub statement_s: f64,
-    /// PostgreSQL `idle_in_transaction_session_timeout`, seconds (0: none): a session whose
-    /// client stopped mid-transaction releases its locks after this long.
-    pub idle_in_transaction_s: f64,
-    /// SQLite: how long a statement waits for a lock another connection or process holds
-    /// before failing as busy, seconds.
-    pub sqlite_busy_s: f64,
-}
-
-impl Default for Timeouts {
-    fn default() -> Self {
-        Timeouts {
-            connect_s: 10.0,
-            statement_s: 3600.0,
-            idle_in_transaction_s: 60.0,
-            sqlite_busy_s: 30.0,
-        }
-    }
 }
 
 /// TCP keepalive and user timeout of PostgreSQL connections: a peer that vanished (host down,

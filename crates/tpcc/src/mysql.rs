@@ -561,7 +561,7 @@ pub mod waits {
         pub fn run(
             s: &mut MySession,
             interval: Duration,
-            stop: &AtomicBool,
+            stop: &oio_core::Cancel,
             workers: u32,
         ) -> Result<Sampler, StmtError> {
             let on = s
@@ -594,10 +594,10 @@ pub mod waits {
                 rounds: 1,
             };
             let mut next = Instant::now();
-            while !stop.load(Ordering::Relaxed) {
+            while !stop.is_cancelled() {
                 next += interval;
                 let mut left = next.saturating_duration_since(Instant::now());
-                while left > Duration::ZERO && !stop.load(Ordering::Relaxed) {
+                while left > Duration::ZERO && !stop.is_cancelled() {
                     let step = left.min(Duration::from_millis(50));
                     std::thread::sleep(step);
                     left = left.saturating_sub(step);
