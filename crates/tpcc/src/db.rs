@@ -16,7 +16,6 @@ use crate::error::{pg_message, Result, TpccError};
 pub use crate::plan::{SqliteSync, Timeouts};
 use crate::txn::Stmt;
 use crate::url::{DbUrl, Dialect};
-use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};

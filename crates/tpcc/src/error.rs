@@ -65,6 +65,9 @@ pub enum TpccError {
     /// Stopped on request (Ctrl-C).
     #[error("{0}")]
     Cancelled(String),
+    /// The caller could not keep a finished result (its observer failed to save it).
+    #[error("saving the result: {0}")]
+    Saving(String),
     /// A worker thread panicked (a bug in oio).
     #[error("a {0} thread panicked; this is a bug in oio")]
     Panicked(&'static str),

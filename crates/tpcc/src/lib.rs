@@ -51,6 +51,7 @@ pub mod load;
 pub mod mysql;
 pub mod mysql_server;
 mod pgval;
+pub mod plan;
 pub mod random;
 pub mod result;
 pub mod schema;
@@ -62,7 +63,10 @@ pub mod waits;
 
 pub use check::{check, CheckReport};
 pub use db::Timeouts;
-pub use driver::{run, run_observed, DeviceObserver, Isolation, Mode, RunOptions, RunProgress};
+pub use driver::{
+    run, run_step, DeviceObserver, Quiet, RunObserver, RunProgress, TpccOutcome,
+};
+pub use plan::{Isolation, Mode, RunOptions, SqliteSync, TpccRunPlan};
 pub use error::TpccError;
 pub use load::{build, BuildOptions, BuildProgress, BuildReport};
 pub use result::TpccResult;

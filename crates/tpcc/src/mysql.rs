@@ -454,7 +454,6 @@ pub mod waits {
     use crate::db::{StmtError, Val};
     use crate::waits::{MysqlInterval, MysqlWaits, WaitEvent, WaitProfile, WaitShare};
     use std::collections::HashMap;
-    use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::{Duration, Instant};
 
     /// The InnoDB status counters read at every sample.

@@ -24,7 +24,6 @@
 use crate::db::{classify_pg, SqliteSync, StmtError};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The wait profile of a run.
