@@ -335,7 +335,7 @@ fn tpcc_facts(t: &oio_tpcc::TpccResult) -> TpccFacts {
     }
     TpccFacts {
         workload,
-        partial: t.partial,
+        partial: t.envelope.partial,
         nopm: t.summary.nopm,
         tpm: t.summary.tpm,
         tpm_source: t.summary.tpm_source.clone(),
@@ -346,8 +346,8 @@ fn tpcc_facts(t: &oio_tpcc::TpccResult) -> TpccFacts {
                 (
                     k.clone(),
                     TxnFacts {
-                        p90_us: x.latency_us.p90,
-                        p99_us: x.latency_us.p99,
+                        p90_us: x.latency_ns.p90.map(|ns| ns as f64 / 1e3),
+                        p99_us: x.latency_ns.p99.map(|ns| ns as f64 / 1e3),
                         histogram_ns: x.histogram_ns.clone(),
                     },
                 )
