@@ -70,7 +70,7 @@ fn sqlite_build_run_check_and_a_broken_row_is_named() {
         ],
     );
     assert_eq!(r["schema"], "oio.tpcc");
-    assert_eq!(r["schema_version"], 1);
+    assert_eq!(r["schema_version"], 2);
     let nopm = num(&r, "/summary/nopm");
     assert!(nopm > 0.0);
     // Two workers on one warehouse share it, and the result says so.
@@ -101,7 +101,7 @@ fn sqlite_build_run_check_and_a_broken_row_is_named() {
     ] {
         for p in ["p50", "p90", "p99"] {
             assert!(
-                num(&r, &format!("/transactions/{t}/latency_us/{p}")) > 0.0,
+                num(&r, &format!("/transactions/{t}/latency_ns/{p}")) > 0.0,
                 "{t} {p}"
             );
         }
@@ -448,7 +448,7 @@ fn a_worker_sequence_writes_a_series_and_each_step() {
     assert!((eff - (n1 / 2.0) / n0 * 100.0).abs() < 1e-6, "{s}");
     for (k, step) in steps.iter().enumerate() {
         assert_eq!(step["workers"], k as u64 + 1);
-        let lat = &step["latency_us"]["new_order"];
+        let lat = &step["latency_ns"]["new_order"];
         assert!(
             lat[0].as_f64().unwrap() <= lat[1].as_f64().unwrap(),
             "{step}"
@@ -464,7 +464,7 @@ fn a_worker_sequence_writes_a_series_and_each_step() {
         assert!(!intervals.is_empty());
         let mut new_orders = 0;
         for i in intervals {
-            let by = i["latency_by_type_us"].as_object().unwrap();
+            let by = i["latency_by_type_ns"].as_object().unwrap();
             assert_eq!(by.len(), 5, "{i}");
             let no = &by["new_order"];
             new_orders += no["n"].as_u64().unwrap();

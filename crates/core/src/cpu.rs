@@ -46,7 +46,8 @@ fn parse_stat(stat: &str, hz: u64) -> Option<ProcessCpu> {
     let mut f = rest.split_whitespace().skip(11);
     let ticks = |v: Option<&str>| v?.parse::<u64>().ok();
     let (user, system) = (ticks(f.next())?, ticks(f.next())?);
-    let d = |t: u64| Duration::from_secs(t / hz) + Duration::from_nanos((t % hz) * 1_000_000_000 / hz);
+    let d =
+        |t: u64| Duration::from_secs(t / hz) + Duration::from_nanos((t % hz) * 1_000_000_000 / hz);
     Some(ProcessCpu {
         user: d(user),
         system: d(system),

@@ -321,7 +321,13 @@ fn tpcc_section(o: &mut String, r: &Report, charts: &[Chart]) {
             "<p class=\"note\">waits sampled from {}; the result holds the profile over the whole window, so it is drawn as shares, not over time.</p>",
             esc(&d.waits.source)
         );
-        for w in d.waits.notes.iter().chain(&d.envelope.warnings).chain(&d.notes) {
+        for w in d
+            .waits
+            .notes
+            .iter()
+            .chain(&d.envelope.warnings)
+            .chain(&d.notes)
+        {
             let _ = write!(o, "<p class=\"note\">{}</p>", esc(w));
         }
         if d.device.is_none() {
@@ -566,15 +572,11 @@ fn environment_section(o: &mut String, r: &Report) {
     o.push_str("<section data-kind=\"environment\"><h2 id=\"environment\">Environment</h2>");
     // One block per distinct host; fields that differ between hosts are highlighted.
     let mut hosts: Vec<(&oio_core::host::HostInfo, Vec<String>)> = Vec::new();
-    let all = r
-        .runs
-        .iter()
-        .map(|e| (&e.doc.host, e.label.clone()))
-        .chain(
-            r.tpcc
-                .iter()
-                .filter_map(|e| e.doc.envelope.host.as_ref().map(|h| (h, e.label.clone()))),
-        );
+    let all = r.runs.iter().map(|e| (&e.doc.host, e.label.clone())).chain(
+        r.tpcc
+            .iter()
+            .filter_map(|e| e.doc.envelope.host.as_ref().map(|h| (h, e.label.clone()))),
+    );
     for (h, label) in all {
         let key = |h: &oio_core::host::HostInfo| {
             (

@@ -305,7 +305,7 @@ pub fn device_of(path: &Path) -> Option<BlockDevice> {
 /// by its I/Os), never as a plain mean of per-interval means. None when no time was recorded.
 pub fn mean_interval(ivs: &[DeviceInterval]) -> Option<DeviceInterval> {
     let secs: f64 = ivs.iter().map(|i| i.duration_s).sum();
-    if !(secs > 0.0) {
+    if secs.is_nan() || secs <= 0.0 {
         return None;
     }
     let mut m = DeviceInterval {
@@ -605,7 +605,10 @@ mod tests {
         let m = mean_interval(&[iv(1.0, 100.0, 1e6, 1.0), iv(3.0, 300.0, 2e6, 3.0)]).unwrap();
         assert_eq!(m.duration_s, 4.0);
         assert_eq!(m.write.iops, Some(250.0)); // 1000 I/Os in 4 s, not (100 + 300) / 2
-        assert_eq!(m.write.latency_mean_ns, Some((100.0 * 1e6 + 900.0 * 2e6) / 1000.0));
+        assert_eq!(
+            m.write.latency_mean_ns,
+            Some((100.0 * 1e6 + 900.0 * 2e6) / 1000.0)
+        );
         assert_eq!(m.queue_mean, Some(2.5));
         assert_eq!(m.write.mean_io_bytes, Some(4096.0));
         assert_eq!(m.read.latency_mean_ns, None);
@@ -620,7 +623,9 @@ mod tests {
         if let Some(d) = device_of(Path::new("/")) {
             let stats = std::fs::read_to_string("/proc/diskstats").unwrap();
             assert!(
-                stats.lines().any(|l| l.split_whitespace().nth(2) == Some(d.name.as_str())),
+                stats
+                    .lines()
+                    .any(|l| l.split_whitespace().nth(2) == Some(d.name.as_str())),
                 "{d:?}"
             );
         }

@@ -158,9 +158,7 @@ pub fn run(
             .map_err(TpccError::Saving)?;
         out.stop_reason = result.envelope.stop_reason;
         if sequence {
-            let s = out
-                .series
-                .get_or_insert_with(|| Series::new(&result, plan));
+            let s = out.series.get_or_insert_with(|| Series::new(&result, plan));
             let point = SeriesPoint::of(&result, s.steps.first(), file);
             s.steps.push(point);
             s.envelope.stopped(result.envelope.stop_reason);
@@ -507,11 +505,7 @@ fn collect(
             break;
         }
         let until = (interval * (c.intervals.len() as u32 + 1)).min(length);
-        std::thread::sleep(
-            until
-                .saturating_sub(elapsed)
-                .min(Duration::from_millis(20)),
-        );
+        std::thread::sleep(until.saturating_sub(elapsed).min(Duration::from_millis(20)));
         if start.elapsed() >= until {
             let acc = crew.shared.drain();
             let iv = close_interval(monitor, &acc, start, &mut c.last)?;

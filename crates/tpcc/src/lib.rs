@@ -63,12 +63,10 @@ pub mod waits;
 
 pub use check::{check, CheckReport};
 pub use db::Timeouts;
-pub use driver::{
-    run, run_step, DeviceObserver, Quiet, RunObserver, RunProgress, TpccOutcome,
-};
-pub use plan::{Isolation, Mode, RunOptions, SqliteSync, TpccRunPlan};
+pub use driver::{run, run_step, DeviceObserver, Quiet, RunObserver, RunProgress, TpccOutcome};
 pub use error::TpccError;
 pub use load::{build, BuildOptions, BuildProgress, BuildReport};
+pub use plan::{Isolation, Mode, RunOptions, SqliteSync, TpccRunPlan};
 pub use result::TpccResult;
 pub use url::DbUrl;
 

@@ -12,7 +12,6 @@
 //! the same data whatever the number of workers.
 
 use crate::build_state;
-use oio_core::Cancel;
 use crate::db::{Canceller, Session, SqliteShared, SqliteSync, Timeouts};
 use crate::error::{Result, TpccError};
 use crate::random::{last_name, NuRandC, Rng};
@@ -22,6 +21,7 @@ use crate::{
     CUSTOMERS_PER_DISTRICT, DISTRICTS_PER_WAREHOUSE, FIRST_UNDELIVERED_O_ID, ITEMS,
     ORDERS_PER_DISTRICT,
 };
+use oio_core::Cancel;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;

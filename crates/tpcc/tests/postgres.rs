@@ -1,10 +1,10 @@
 //! End-to-end on a real, throwaway PostgreSQL server.
 
+use oio_core::Cancel;
 use oio_tpcc::check::Status;
-use oio_tpcc::driver::{Isolation, Mode};
 use oio_tpcc::testing::{pg_bin, TempPostgres};
-use oio_tpcc::{build, check, run, BuildOptions, DbUrl, RunOptions, Timeouts};
-use std::sync::atomic::AtomicBool;
+use oio_tpcc::{build, check, run_step, BuildOptions, DbUrl, Quiet, RunOptions, Timeouts};
+use oio_tpcc::{Isolation, Mode};
 
 fn all_pass(db: &DbUrl, after_run: bool) {
     let c = check(db, &Timeouts::default()).unwrap();
@@ -36,7 +36,7 @@ fn postgres_build_run_check_in_both_modes() {
             timeouts: Timeouts::default(),
         },
         &|_| {},
-        &AtomicBool::new(false),
+        &Cancel::new(),
     )
     .unwrap();
     eprintln!(
@@ -51,9 +51,9 @@ fn postgres_build_run_check_in_both_modes() {
     assert_eq!(b.rows["stock"], 100_000);
     all_pass(&db, false);
 
-    let stop = AtomicBool::new(false);
+    let stop = Cancel::new();
     for mode in [Mode::Client, Mode::Server] {
-        let r = run(
+        let r = run_step(
             &db,
             &RunOptions {
                 workers: 2,
@@ -62,7 +62,7 @@ fn postgres_build_run_check_in_both_modes() {
                 mode,
                 ..RunOptions::default()
             },
-            &|_| {},
+            &mut Quiet,
             &stop,
         )
         .unwrap();
@@ -81,7 +81,7 @@ fn postgres_build_run_check_in_both_modes() {
 
     // Serializable isolation with all workers on one warehouse: conflicts must be retried
     // and counted, and the database stays consistent.
-    let r = run(
+    let r = run_step(
         &db,
         &RunOptions {
             workers: 4,
@@ -90,7 +90,7 @@ fn postgres_build_run_check_in_both_modes() {
             isolation: Isolation::Serializable,
             ..RunOptions::default()
         },
-        &|_| {},
+        &mut Quiet,
         &stop,
     )
     .unwrap();
@@ -116,7 +116,7 @@ fn postgres_interrupted_build_is_refused_by_run_and_check() {
     }
     let pg = TempPostgres::start("").unwrap();
     let db: DbUrl = pg.url().parse().unwrap();
-    let cancel = AtomicBool::new(false);
+    let cancel = Cancel::new();
     let t = std::time::Instant::now();
     let e = build(
         &db,
@@ -129,7 +129,7 @@ fn postgres_interrupted_build_is_refused_by_run_and_check() {
         },
         &|p| {
             if p.rows_done > 100_000 {
-                cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                cancel.cancel();
             }
         },
         &cancel,
@@ -144,7 +144,7 @@ fn postgres_interrupted_build_is_refused_by_run_and_check() {
         )),
         "{why}"
     );
-    let why = run(
+    let why = run_step(
         &db,
         &RunOptions {
             workers: 1,
@@ -152,8 +152,8 @@ fn postgres_interrupted_build_is_refused_by_run_and_check() {
             time_s: 1.0,
             ..RunOptions::default()
         },
-        &|_| {},
-        &AtomicBool::new(false),
+        &mut Quiet,
+        &Cancel::new(),
     )
     .unwrap_err()
     .to_string();

@@ -5,6 +5,7 @@ pub mod header;
 pub mod live;
 pub mod style;
 pub mod summary;
+pub mod tpcc;
 
 use std::io::Write;
 

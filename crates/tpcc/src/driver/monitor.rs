@@ -71,14 +71,12 @@ impl Monitor {
                 context: "starting the monitor thread".into(),
                 error: e,
             })?;
-        let m = Monitor {
-            to,
-            from,
-            bound,
-        };
+        let m = Monitor { to, from, bound };
         match m.wait("checking the database")? {
             Reply::Ready(setup) => Ok((m, setup)),
-            _ => Err(TpccError::Statement("the monitor answered out of turn".into())),
+            _ => Err(TpccError::Statement(
+                "the monitor answered out of turn".into(),
+            )),
         }
     }
 
@@ -104,7 +102,9 @@ impl Monitor {
     pub fn sum_next_o_id(&self) -> Result<i64> {
         match self.ask(Request::SumNextOrderId, "reading Σ d_next_o_id")? {
             Reply::Sum(s) => Ok(s),
-            _ => Err(TpccError::Statement("the monitor answered out of turn".into())),
+            _ => Err(TpccError::Statement(
+                "the monitor answered out of turn".into(),
+            )),
         }
     }
 
@@ -112,7 +112,9 @@ impl Monitor {
     pub fn snapshot(&self) -> Result<Snapshot> {
         match self.ask(Request::Snapshot, "taking a snapshot")? {
             Reply::Snapshot(s) => Ok(s),
-            _ => Err(TpccError::Statement("the monitor answered out of turn".into())),
+            _ => Err(TpccError::Statement(
+                "the monitor answered out of turn".into(),
+            )),
         }
     }
 
@@ -120,7 +122,9 @@ impl Monitor {
     pub fn settle_and_snapshot(&self) -> Result<Snapshot> {
         match self.ask(Request::SettleAndSnapshot, "taking the final snapshot")? {
             Reply::Snapshot(s) => Ok(s),
-            _ => Err(TpccError::Statement("the monitor answered out of turn".into())),
+            _ => Err(TpccError::Statement(
+                "the monitor answered out of turn".into(),
+            )),
         }
     }
 }

@@ -472,4 +472,3 @@ pub(super) fn checkpointer(
         std::thread::sleep(Duration::from_millis(50));
     }
 }
-
