@@ -197,7 +197,8 @@ impl RunOptions {
 
 /// Everything `oio tpcc run` needs, as a value another program can build, store and run
 /// again: [`crate::run`] executes it. With several worker counts it is a sequence (HammerDB's
-/// autopilot): each count runs in turn with its own ramp.
+/// autopilot): each count runs in turn with its own ramp. The fields besides `db` and
+/// `workers` are those of [`RunOptions`], the same for every step.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TpccRunPlan {
     /// The database URL. In a result the password is redacted, so repeating a run on a
@@ -205,18 +206,51 @@ pub struct TpccRunPlan {
     pub db: String,
     /// Worker counts in order; one count is a single run.
     pub workers: Vec<u32>,
-    /// The options of every step (`workers` inside is ignored: each step uses its count).
-    #[serde(flatten)]
-    pub step: RunOptions,
+    /// Warm-up before each window, seconds.
+    pub ramp_s: f64,
+    /// Length of each measured window, seconds.
+    pub time_s: f64,
+    /// Client-side SQL or server-side functions.
+    pub mode: Mode,
+    /// Keying and think times of the specification.
+    pub paced: bool,
+    /// Spread each worker over its share of all warehouses.
+    pub all_warehouses: bool,
+    /// Isolation level (PostgreSQL, MariaDB/MySQL).
+    pub isolation: Isolation,
+    /// Length of one interval of the series, seconds.
+    pub interval_s: f64,
+    /// Wait sampling interval, ms (PostgreSQL).
+    pub wait_sample_ms: f64,
+    /// Seed of the input generators.
+    pub seed: u64,
+    /// Retries of one transaction before it counts as failed.
+    pub max_retries: u32,
+    /// `PRAGMA synchronous` on SQLite.
+    pub sqlite_sync: SqliteSync,
+    /// Timeouts of every session.
+    pub timeouts: Timeouts,
 }
 
 impl TpccRunPlan {
-    /// A plan on `db` with the given worker counts and step options.
+    /// A plan on `db` with the given worker counts and the options of `step` (its `workers`
+    /// is not used).
     pub fn new(db: &str, workers: Vec<u32>, step: RunOptions) -> TpccRunPlan {
         TpccRunPlan {
             db: db.to_string(),
             workers,
-            step,
+            ramp_s: step.ramp_s,
+            time_s: step.time_s,
+            mode: step.mode,
+            paced: step.paced,
+            all_warehouses: step.all_warehouses,
+            isolation: step.isolation,
+            interval_s: step.interval_s,
+            wait_sample_ms: step.wait_sample_ms,
+            seed: step.seed,
+            max_retries: step.max_retries,
+            sqlite_sync: step.sqlite_sync,
+            timeouts: step.timeouts,
         }
     }
 
@@ -229,7 +263,18 @@ impl TpccRunPlan {
     pub fn options(&self, workers: u32) -> RunOptions {
         RunOptions {
             workers,
-            ..self.step.clone()
+            ramp_s: self.ramp_s,
+            time_s: self.time_s,
+            mode: self.mode,
+            paced: self.paced,
+            all_warehouses: self.all_warehouses,
+            isolation: self.isolation,
+            interval_s: self.interval_s,
+            wait_sample_ms: self.wait_sample_ms,
+            seed: self.seed,
+            max_retries: self.max_retries,
+            sqlite_sync: self.sqlite_sync,
+            timeouts: self.timeouts,
         }
     }
 
@@ -250,15 +295,14 @@ impl TpccRunPlan {
     /// This plan as embedded in a document: the password redacted, and narrowed to one
     /// worker count when `workers` is given (a step's own result repeats that step).
     pub fn for_document(&self, workers: Option<u32>) -> serde_json::Value {
-        let redacted = self
+        let mut plan = self.clone();
+        plan.db = self
             .url()
             .map(|u| u.redacted())
             .unwrap_or_else(|_| self.db.clone());
-        let plan = TpccRunPlan {
-            db: redacted,
-            workers: workers.map_or_else(|| self.workers.clone(), |n| vec![n]),
-            step: self.step.clone(),
-        };
+        if let Some(n) = workers {
+            plan.workers = vec![n];
+        }
         serde_json::to_value(plan).unwrap_or(serde_json::Value::Null)
     }
 }
@@ -279,8 +323,9 @@ mod tests {
         assert!(!text.contains("secret"), "{text}");
         let back: TpccRunPlan = serde_json::from_value(v).unwrap();
         assert_eq!(back.workers, vec![2]);
-        assert_eq!(back.step.seed, plan.step.seed);
-        assert_eq!(back.step.time_s, plan.step.time_s);
+        assert_eq!(back.seed, plan.seed);
+        assert_eq!(back.time_s, plan.time_s);
+        assert_eq!(back.options(2).workers, 2);
     }
 
     #[test]
@@ -291,7 +336,7 @@ mod tests {
         let e = plan.validate().unwrap_err().to_string();
         assert!(e.contains("at least 1"), "{e}");
         plan.workers = vec![1];
-        plan.step.mode = Mode::Server;
+        plan.mode = Mode::Server;
         assert!(plan.validate().unwrap_err().to_string().contains("--mode"));
     }
 }

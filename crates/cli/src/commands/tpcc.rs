@@ -319,7 +319,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     plan.validate()?;
     crate::results::check_destination(&a.out, "--out DIR")?;
     let cancel = Cancel::from_flag(stop_flag());
-    let (device, warnings) = device(&a, &db, &plan.step.timeouts)?;
+    let (device, warnings) = device(&a, &db, &plan.timeouts)?;
     let recorder = device.map(|d| out::Diskstats::new(d, a.interval));
     let mut sink = out::RunSink::new(&a.out, a.json, a.workers.len(), recorder, warnings);
     let outcome = oio_tpcc::run(&plan, &mut sink, &cancel)
