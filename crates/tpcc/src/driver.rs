@@ -208,8 +208,19 @@ pub fn run_step(
             return Err(e);
         }
     };
-    let collected = collect(opts, &crew, &monitor, &window, observer, cancel);
-    let closed = close_window(opts, crew, &monitor, window, collected?, observer, cancel)?;
+    let collected = match collect(opts, &crew, &monitor, &window, observer, cancel) {
+        Ok(c) => c,
+        Err(e) => {
+            // The monitor failed (a server that stopped answering): end every thread before
+            // reporting it, so none keeps running the workload after the run returned.
+            if let Some((_, stop)) = &window.sampler {
+                stop.cancel();
+            }
+            crew.stop(opts, true);
+            return Err(e);
+        }
+    };
+    let closed = close_window(opts, crew, &monitor, window, collected, observer, cancel)?;
     Ok(assemble(url, opts, &setup, closed))
 }
 

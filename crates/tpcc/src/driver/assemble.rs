@@ -69,13 +69,24 @@ pub(super) fn headline(
     sampler_rounds: u64,
 ) -> Headline {
     let minutes = duration_s / 60.0;
+    let mut warnings = Vec::new();
+    // A window stopped (Ctrl-C) as it opened has no meaningful rate: report 0, not infinity.
+    let per_minute = |n: f64| {
+        if duration_s >= 0.001 {
+            n / minutes
+        } else {
+            0.0
+        }
+    };
+    if duration_s < 0.001 {
+        warnings.push("the measured window lasted less than 1 ms (stopped as it began): its rates are reported as 0".into());
+    }
     let new_orders = (end.next_o_id_sum - start.next_o_id_sum).max(0) as u64;
-    let nopm = new_orders as f64 / minutes;
+    let nopm = per_minute(new_orders as f64);
     let committed: u64 = total.0.iter().map(|t| t.committed).sum();
     let rolled_back: u64 = total.0.iter().map(|t| t.rolled_back).sum();
     let completed = committed + rolled_back;
-    let tpm_client = completed as f64 / minutes;
-    let mut warnings = Vec::new();
+    let tpm_client = per_minute(completed as f64);
     let mut notes = vec![
         "NOPM counts New-Orders committed in the window from the schema (Δ Σ d_next_o_id), as HammerDB does; rolled-back orders never count".to_string(),
         "latencies (ns) include retries and are measured by the driver, so they contain the network and client time; histograms are merged, never averaged".to_string(),
@@ -86,7 +97,7 @@ pub(super) fn headline(
             let own = (end.queries_at - start.queries_at) as i64 + sampler_rounds as i64;
             notes.push("TPM comes from pg_stat_database (commits + rollbacks of this database, less oio's own monitoring queries); PostgreSQL backends publish these counters at most once a second, so with a ramp up to ~1 s of ramp transactions can land in the window".into());
             (
-                ((b - a - own).max(0)) as f64 / minutes,
+                per_minute(((b - a - own).max(0)) as f64),
                 "pg_stat_database",
                 // Rollbacks count in the server's TPM.
                 0.45 * 0.99,
@@ -99,7 +110,7 @@ pub(super) fn headline(
                 "SQLite has no transaction counter; TPM is the committed transactions the driver counted".into()
             });
             (
-                committed as f64 / minutes,
+                per_minute(committed as f64),
                 "client",
                 0.45 * 0.99 / (1.0 - 0.45 * 0.01),
             )
