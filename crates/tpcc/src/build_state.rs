@@ -241,40 +241,6 @@ pub fn require_complete(url: &DbUrl, s: &mut Session) -> Result<Option<BuildReco
 /// The warning for a database without a build record.
 pub const NO_RECORD_WARNING: &str = "this database has no oio build record (built by another tool or an older oio), so whether its build finished cannot be verified";
 
-/// Fails with a clear message when an SQLite database file does not exist (opening it would
-/// silently create an empty one).
-pub(crate) fn require_file(url: &DbUrl) -> Result<()> {
-    if let DbUrl::Sqlite(p) = url {
-        if !p.exists() {
-            return Err(crate::TpccError::SchemaMissing(format!(
-                "'{}' does not exist",
-                p.display()
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// Warehouses in the database; a clear error when the schema is missing.
-pub fn count_warehouses(s: &mut Session) -> Result<u32> {
-    let (_, tables) = s.query_sql(&crate::schema::existing_tables_sql(s.dialect()))?;
-    if tables.len() < crate::schema::TABLES.len() {
-        let have: Vec<String> = tables.iter().map(|r| r[0].text().to_string()).collect();
-        return Err(TpccError::SchemaMissing(if have.is_empty() {
-            "no tables".into()
-        } else {
-            format!("only {}", have.join(", "))
-        }));
-    }
-    let n = s.query_int("SELECT count(*) FROM warehouse")?;
-    if n == 0 {
-        return Err(TpccError::SchemaMissing(
-            "the warehouse table is empty".into(),
-        ));
-    }
-    Ok(n as u32)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

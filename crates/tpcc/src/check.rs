@@ -180,7 +180,7 @@ fn describe(names: &[String], row: &[Val]) -> String {
 /// Checks the twelve conditions on the database at `url`. A database whose build did not
 /// finish (or is still running) is refused.
 pub fn check(url: &DbUrl, timeouts: &Timeouts) -> Result<CheckReport> {
-    crate::build_state::require_file(url)?;
+    crate::schema::require_file(url)?;
     let shared = Arc::new(SqliteShared::default());
     let mut s = Session::open(url, "oio-tpcc-check", SqliteSync::Normal, &shared, timeouts)?;
     check_session(url, &mut s)
@@ -188,7 +188,7 @@ pub fn check(url: &DbUrl, timeouts: &Timeouts) -> Result<CheckReport> {
 
 fn check_session(url: &DbUrl, s: &mut Session) -> Result<CheckReport> {
     let build = crate::build_state::require_complete(url, s)?;
-    let warehouses = crate::build_state::count_warehouses(s)?;
+    let warehouses = crate::schema::count_warehouses(s)?;
     let districts = warehouses as i64 * DISTRICTS_PER_WAREHOUSE;
     let initial = s.query_int("SELECT sum(d_next_o_id) FROM district")?
         == districts * (ORDERS_PER_DISTRICT + 1)

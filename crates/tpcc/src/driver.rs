@@ -5,12 +5,12 @@
 //! with `all_warehouses` worker k cycles at random through warehouses k+1, k+1+N, … so the
 //! whole schema is touched (HammerDB's "use all warehouses", for storage tests).
 //!
-//! One step runs in phases, each a function: [`Monitor::start`] opens the driver's own
-//! connection and checks the database; [`Crew::spawn`] starts the workers (and SQLite's
-//! checkpointer); [`ramp`] sleeps through the warm-up; [`open_window`] takes the start
-//! snapshot, starts the device recording and the wait sampler and flips the phase; [`collect`]
-//! drains the workers' counters once per interval; [`close_window`] stops everything, takes the
-//! tail and the end snapshot; [`assemble`] turns it into a [`TpccResult`]. [`run`] runs a
+//! One step runs in phases, each a function: `Monitor::start` opens the driver's own
+//! connection and checks the database; `Crew::spawn` starts the workers (and SQLite's
+//! checkpointer); `ramp` sleeps through the warm-up; `open_window` takes the start
+//! snapshot, starts the device recording and the wait sampler and flips the phase; `collect`
+//! drains the workers' counters once per interval; `close_window` stops everything, takes the
+//! tail and the end snapshot; `assemble` turns it into a [`TpccResult`]. [`run`] runs a
 //! [`TpccRunPlan`]: one step per worker count, each result handed to the observer at once.
 //!
 //! The window: snapshots of Σ `d_next_o_id` (and `pg_stat_database` on PostgreSQL) bound it,
@@ -39,7 +39,8 @@ use crate::plan::{RunOptions, TpccRunPlan};
 use crate::random::{NuRandC, Rng};
 use crate::result::{Interval, Series, SeriesPoint, TpccResult, TPCC_SCHEMA, TPCC_SCHEMA_VERSION};
 use crate::url::{DbUrl, Dialect};
-use crate::waits::{PgSampler, Sampler};
+use crate::waits::PgSampler;
+use assemble::Sampler;
 use assemble::SqliteCounters;
 use monitor::{Monitor, Setup, Snapshot};
 use oio_core::cpu::ProcessCpu;
@@ -190,7 +191,7 @@ pub fn run_step(
     cancel: &Cancel,
 ) -> Result<TpccResult> {
     opts.validate(url.dialect())?;
-    crate::build_state::require_file(url)?;
+    crate::schema::require_file(url)?;
     let sqlite = Arc::new(SqliteShared::default());
     let (monitor, setup) = Monitor::start(url, opts, &sqlite)?;
     // A snapshot before any worker starts makes a ramp-less window exact.

@@ -9,9 +9,10 @@
 //! is a prepared statement cached per connection; `$n` parameters become `?` with the values
 //! bound in order of appearance.
 
-use crate::db::{Param, RetryKind, StmtError, Timeouts, Val};
 use crate::error::{Result, TpccError};
-use crate::txn::Stmt;
+use crate::plan::Timeouts;
+use crate::sql::Stmt;
+use crate::sql::{Param, RetryKind, StmtError, Val};
 use crate::url::DbUrl;
 use mysql::prelude::Queryable;
 use std::time::Duration;
@@ -451,7 +452,7 @@ mod tests {
 /// interval.
 pub mod waits {
     use super::MySession;
-    use crate::db::{StmtError, Val};
+    use crate::sql::{StmtError, Val};
     use crate::waits::{MysqlInterval, MysqlWaits, WaitEvent, WaitProfile, WaitShare};
     use std::collections::HashMap;
     use std::time::{Duration, Instant};

@@ -21,7 +21,8 @@
 //! Sampling cannot see waits shorter than the interval in proportion to their count, only to
 //! their total time: AAS is a time share, not an event count.
 
-use crate::db::{classify_pg, SqliteSync, StmtError};
+use crate::plan::SqliteSync;
+use crate::sql::{classify_pg, StmtError};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -354,31 +355,6 @@ impl PgSampler {
                 "client sessions idle inside a transaction count as Client:ClientRead (waiting for the driver's next statement: a round trip)".into(),
                 "row_locks holds every heavyweight lock wait (Lock:transactionid and Lock:tuple are the row-level ones)".into(),
             ],
-        }
-    }
-}
-
-/// A finished wait sampler of either server engine.
-pub enum Sampler {
-    /// PostgreSQL's `pg_stat_activity` sampler.
-    Pg(PgSampler),
-    /// MariaDB/MySQL's `performance_schema` sampler.
-    Mysql(Box<crate::mysql::waits::Sampler>),
-}
-
-impl Sampler {
-    /// Queries the sampler ran (PostgreSQL counts them out of its transaction counter).
-    pub fn rounds(&self) -> u64 {
-        match self {
-            Sampler::Pg(p) => p.rounds(),
-            Sampler::Mysql(m) => m.rounds(),
-        }
-    }
-    /// The wait profile.
-    pub fn profile(&self) -> WaitProfile {
-        match self {
-            Sampler::Pg(p) => p.profile(),
-            Sampler::Mysql(m) => m.profile(),
         }
     }
 }

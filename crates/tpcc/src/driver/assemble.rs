@@ -7,7 +7,7 @@ use crate::plan::RunOptions;
 use crate::result::{key, Interval, Summary, TxnStats, TypeTimeProfile};
 use crate::txn::TxnType;
 use crate::url::Dialect;
-use crate::waits::{Sampler, SqliteWaits, WaitProfile};
+use crate::waits::{SqliteWaits, WaitProfile};
 use oio_core::histogram::LatencyHistogram;
 use std::collections::BTreeMap;
 
@@ -249,5 +249,30 @@ pub(super) fn waits(
             "checkpoint_pages: pages the checkpoints copied from the WAL into the database file in the window (each page once); wal_frames: pages appended to the WAL in the window; both as seen at the once-a-second checkpoints".into(),
         ],
         ..WaitProfile::default()
+    }
+}
+
+/// A finished wait sampler of either server engine.
+pub(crate) enum Sampler {
+    /// PostgreSQL's `pg_stat_activity` sampler.
+    Pg(crate::waits::PgSampler),
+    /// MariaDB/MySQL's `performance_schema` sampler.
+    Mysql(Box<crate::mysql::waits::Sampler>),
+}
+
+impl Sampler {
+    /// Queries the sampler ran (PostgreSQL counts them out of its transaction counter).
+    pub(crate) fn rounds(&self) -> u64 {
+        match self {
+            Sampler::Pg(p) => p.rounds(),
+            Sampler::Mysql(m) => m.rounds(),
+        }
+    }
+    /// The wait profile.
+    pub(crate) fn profile(&self) -> crate::waits::WaitProfile {
+        match self {
+            Sampler::Pg(p) => p.profile(),
+            Sampler::Mysql(m) => m.profile(),
+        }
     }
 }

@@ -181,7 +181,7 @@ fn open(url: &DbUrl, opts: &RunOptions, sqlite: &Arc<SqliteShared>) -> Result<(C
         &opts.timeouts,
     )?;
     let record = crate::build_state::require_complete(url, &mut session)?;
-    let warehouses = crate::build_state::count_warehouses(&mut session)?;
+    let warehouses = crate::schema::count_warehouses(&mut session)?;
     let engine_version = match dialect {
         Dialect::Sqlite => format!("SQLite {}", rusqlite::version()),
         Dialect::Postgres | Dialect::Mysql => session
