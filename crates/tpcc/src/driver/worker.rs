@@ -265,141 +265,191 @@ pub(super) fn sharing_warning(opts: &RunOptions, warehouses: u32) -> Option<Stri
     ))
 }
 
-pub(super) fn worker(ctx: &WorkerCtx, idx: u32) {
-    let shared = &*ctx.shared;
-    let (mut session, mut calls) = match open_worker(ctx, idx) {
-        Ok(s) => s,
-        Err(e) => {
-            if !shared.interrupted() {
-                shared.error(&format!("worker {idx}: {e}"));
-            }
-            shared.alive.fetch_sub(1, Ordering::Relaxed);
-            return;
-        }
-    };
-    let opts = &ctx.opts;
-    shared.register(idx, session.canceller());
-    let mut rng = worker_rng(opts.seed, idx);
-    let home = rng.int(1, ctx.warehouses);
-    let n = opts.workers as i64;
-    let mine: Vec<i64> = (idx as i64 + 1..=ctx.warehouses)
-        .step_by(n as usize)
-        .collect();
-    let terminal_d = idx as i64 % crate::DISTRICTS_PER_WAREHOUSE + 1;
-    let mut rows: Vec<Vec<Val>> = Vec::new();
-    let mut consecutive_failures = 0u32;
-    let procedures = opts.mode == Mode::Server && session.dialect() == Dialect::Mysql;
-    while shared.running() {
-        let ty = TxnType::draw(&mut rng);
-        let w = if opts.all_warehouses {
-            if mine.is_empty() {
-                rng.int(1, ctx.warehouses)
-            } else {
-                mine[rng.int(0, mine.len() as i64 - 1) as usize]
-            }
-        } else {
-            home
+/// One worker's connection and input state, like a terminal of the specification.
+struct Terminal<'a> {
+    ctx: &'a WorkerCtx,
+    idx: u32,
+    session: Session,
+    calls: Option<ServerCalls>,
+    rng: Rng,
+    home: i64,
+    /// With `all_warehouses`: this worker's share of the warehouses.
+    mine: Vec<i64>,
+    district: i64,
+    rows: Vec<Vec<Val>>,
+    consecutive_failures: u32,
+}
+
+impl<'a> Terminal<'a> {
+    fn open(ctx: &'a WorkerCtx, idx: u32) -> Result<Terminal<'a>> {
+        let (session, calls) = open_worker(ctx, idx)?;
+        ctx.shared.register(idx, session.canceller());
+        let mut rng = worker_rng(ctx.opts.seed, idx);
+        let home = rng.int(1, ctx.warehouses);
+        Ok(Terminal {
+            ctx,
+            idx,
+            session,
+            calls,
+            rng,
+            home,
+            mine: (idx as i64 + 1..=ctx.warehouses)
+                .step_by(ctx.opts.workers as usize)
+                .collect(),
+            district: idx as i64 % crate::DISTRICTS_PER_WAREHOUSE + 1,
+            rows: Vec::new(),
+            consecutive_failures: 0,
+        })
+    }
+
+    /// The next transaction and its input.
+    fn draw(&mut self) -> (TxnType, Input) {
+        let ty = TxnType::draw(&mut self.rng);
+        let w = match (self.ctx.opts.all_warehouses, self.mine.len()) {
+            (false, _) => self.home,
+            (true, 0) => self.rng.int(1, self.ctx.warehouses),
+            (true, n) => self.mine[self.rng.int(0, n as i64 - 1) as usize],
         };
-        let input = Input::draw(ty, &mut rng, &ctx.nurand, w, ctx.warehouses, terminal_d);
-        let (keying, think) = ty.keying_think_s();
-        if opts.paced {
-            nap(shared, Duration::from_secs_f64(keying));
-            if !shared.running() {
-                break;
-            }
+        let input = Input::draw(
+            ty,
+            &mut self.rng,
+            &self.ctx.nurand,
+            w,
+            self.ctx.warehouses,
+            self.district,
+        );
+        (ty, input)
+    }
+
+    /// One attempt, in the mode and dialect of the run.
+    fn attempt(&mut self, input: &Input) -> std::result::Result<Outcome, StmtError> {
+        if self.ctx.opts.mode == Mode::Server && self.session.dialect() == Dialect::Mysql {
+            return crate::mysql_server::execute(&mut self.session, input);
         }
-        let phase = shared.phase.load(Ordering::Relaxed);
+        match (&self.calls, self.session.pg()) {
+            (Some(c), Some(pg)) => c.execute(pg, input),
+            _ => txn::execute(&mut self.session, input, &mut self.rows),
+        }
+    }
+
+    /// Runs one transaction to its end: retried after conflicts, counted in what it returns.
+    /// Latency runs from the first attempt's start to the last one's end.
+    fn transact(&mut self, ty: TxnType, input: &Input, measured: bool) -> TypeAcc {
+        let shared = &*self.ctx.shared;
         let t0 = Instant::now();
         let mut attempts = 0u32;
         let mut acc = TypeAcc::default();
         loop {
-            let r = if procedures {
-                crate::mysql_server::execute(&mut session, &input)
-            } else {
-                match (&calls, session.pg()) {
-                    (Some(c), Some(pg)) => c.execute(pg, &input),
-                    _ => txn::execute(&mut session, &input, &mut rows),
-                }
-            };
-            match r {
+            let e = match self.attempt(input) {
                 Ok(outcome) => {
                     acc.hist.record(t0.elapsed().as_nanos() as u64);
                     match outcome {
                         Outcome::Committed => acc.committed += 1,
                         Outcome::RolledBack => acc.rolled_back += 1,
                     }
-                    consecutive_failures = 0;
-                    break;
+                    self.consecutive_failures = 0;
+                    return acc;
                 }
-                Err(e) => {
-                    if calls.is_none() {
-                        let _ = session.rollback();
+                Err(e) => e,
+            };
+            if self.calls.is_none() {
+                let _ = self.session.rollback();
+            }
+            // Failures caused by the interruption itself are no failures of the database.
+            let report = !shared.interrupted();
+            match e {
+                StmtError::Retry(kind, _) if attempts < self.ctx.opts.max_retries => {
+                    attempts += 1;
+                    acc.retried += 1;
+                    acc.retry_reasons[kind as usize] += 1;
+                    // A short, growing pause lets the winner of the conflict finish.
+                    std::thread::sleep(Duration::from_micros(100 * (1 << attempts.min(6)) as u64));
+                    continue;
+                }
+                StmtError::Lost(msg) => {
+                    acc.failed += 1;
+                    if measured && report {
+                        shared.error(&format!("{}: connection lost: {msg}", ty.name()));
                     }
-                    match e {
-                        StmtError::Retry(kind, _) if attempts < opts.max_retries => {
-                            attempts += 1;
-                            acc.retried += 1;
-                            acc.retry_reasons[kind as usize] += 1;
-                            // A short, growing pause lets the winner of the conflict finish.
-                            std::thread::sleep(Duration::from_micros(
-                                100 * (1 << attempts.min(6)) as u64,
-                            ));
-                            continue;
-                        }
-                        StmtError::Lost(msg) => {
-                            acc.failed += 1;
-                            if phase == MEASURE && !shared.interrupted() {
-                                shared.error(&format!("{}: connection lost: {msg}", ty.name()));
-                            }
-                            match open_worker(ctx, idx) {
-                                Ok((s, c)) => {
-                                    session = s;
-                                    calls = c;
-                                    shared.register(idx, session.canceller());
-                                }
-                                Err(e) => {
-                                    shared.error(&format!("worker {idx} cannot reconnect: {e}"));
-                                    consecutive_failures = u32::MAX;
-                                }
-                            }
-                        }
-                        other => {
-                            acc.failed += 1;
-                            consecutive_failures = consecutive_failures.saturating_add(1);
-                            if (phase == MEASURE || consecutive_failures == 1)
-                                && !shared.interrupted()
-                            {
-                                shared.error(&format!("{}: {other}", ty.name()));
-                            }
-                        }
+                    self.reconnect();
+                }
+                other => {
+                    acc.failed += 1;
+                    self.consecutive_failures = self.consecutive_failures.saturating_add(1);
+                    if (measured || self.consecutive_failures == 1) && report {
+                        shared.error(&format!("{}: {other}", ty.name()));
                     }
-                    break;
                 }
             }
+            return acc;
         }
+    }
+
+    fn reconnect(&mut self) {
+        match open_worker(self.ctx, self.idx) {
+            Ok((s, c)) => {
+                self.session = s;
+                self.calls = c;
+                self.ctx.shared.register(self.idx, self.session.canceller());
+            }
+            Err(e) => {
+                let idx = self.idx;
+                self.ctx
+                    .shared
+                    .error(&format!("worker {idx} cannot reconnect: {e}"));
+                self.consecutive_failures = u32::MAX;
+            }
+        }
+    }
+}
+
+/// A worker thread: runs transactions until the run ends, recording those that started in
+/// the measured window.
+pub(super) fn worker(ctx: &WorkerCtx, idx: u32) {
+    let shared = &*ctx.shared;
+    match Terminal::open(ctx, idx) {
+        Ok(mut t) => run_terminal(&mut t),
+        Err(e) if !shared.interrupted() => shared.error(&format!("worker {idx}: {e}")),
+        Err(_) => {}
+    }
+    shared.unregister(idx);
+    shared.alive.fetch_sub(1, Ordering::Relaxed);
+}
+
+fn run_terminal(t: &mut Terminal) {
+    let (shared, opts, idx) = (&*t.ctx.shared, &t.ctx.opts, t.idx);
+    while shared.running() {
+        let (ty, input) = t.draw();
+        let (keying, think) = ty.keying_think_s();
+        if opts.paced {
+            nap(shared, Duration::from_secs_f64(keying));
+            if !shared.running() {
+                return;
+            }
+        }
+        let measured = shared.phase.load(Ordering::Relaxed) == MEASURE;
+        let acc = t.transact(ty, &input, measured);
         // A statement the interruption itself cancelled is no failure of the database.
         if shared.interrupted() && acc.failed > 0 {
-            break;
+            return;
         }
-        if phase == MEASURE {
+        if measured {
             let mut st = shared.stats[idx as usize]
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
             st.0[ty as usize].merge(&acc);
         }
-        if consecutive_failures >= 100 {
+        if t.consecutive_failures >= 100 {
             shared.error(&format!(
                 "worker {idx} stopped after 100 consecutive failed transactions"
             ));
-            break;
+            return;
         }
         if opts.paced {
-            let t = rng.think_time_s(think);
-            nap(shared, Duration::from_secs_f64(t));
+            let think = t.rng.think_time_s(think);
+            nap(shared, Duration::from_secs_f64(think));
         }
     }
-    shared.unregister(idx);
-    shared.alive.fetch_sub(1, Ordering::Relaxed);
 }
 
 /// What the checkpointer did so far.
