@@ -70,6 +70,21 @@ pub struct TpccResult {
 }
 
 impl TpccResult {
+    /// Reads a result document, refusing another kind or another schema version with a
+    /// message saying which (version 1 had latencies in µs and no envelope).
+    pub fn from_value(value: serde_json::Value) -> Result<TpccResult, crate::TpccError> {
+        let kind = value.get("schema").and_then(|v| v.as_str()).unwrap_or("");
+        let version = value.get("schema_version").and_then(|v| v.as_u64());
+        if kind != TPCC_SCHEMA || version != Some(TPCC_SCHEMA_VERSION as u64) {
+            return Err(crate::TpccError::Invalid(format!(
+                "a '{kind}' document of schema_version {}; this oio reads {TPCC_SCHEMA} version {TPCC_SCHEMA_VERSION} (version 1 was written before latencies became ns: run it again with this oio)",
+                version.map_or("(none)".to_string(), |v| v.to_string())
+            )));
+        }
+        serde_json::from_value(value)
+            .map_err(|e| crate::TpccError::Invalid(format!("not a valid {TPCC_SCHEMA} document: {e}")))
+    }
+
     /// The dialect's name, for file names and messages.
     pub fn dialect_name(&self) -> &'static str {
         self.dialect.name()

@@ -375,7 +375,7 @@ fn load_groups(args: &Args) -> anyhow::Result<(Vec<Group>, Kind)> {
                     path,
                 } if schema == oio_tpcc::result::TPCC_SCHEMA => {
                     let t: oio_tpcc::TpccResult =
-                        serde_json::from_value(value).with_context(|| {
+                        oio_tpcc::TpccResult::from_value(value).with_context(|| {
                             format!("'{}': not a valid oio.tpcc document", path.display())
                         })?;
                     (Kind::Tpcc, RunData::from_tpcc(&tpcc_facts(&t)), path)

@@ -152,7 +152,7 @@ fn gather(paths: &[PathBuf]) -> anyhow::Result<Inputs> {
                             inputs.series.extend(samples_from_observation(&name, &obs));
                         }
                         oio_tpcc::result::TPCC_SCHEMA => {
-                            let t: oio_tpcc::TpccResult = serde_json::from_value(value)
+                            let t = oio_tpcc::TpccResult::from_value(value)
                                 .with_context(|| bad("oio.tpcc"))?;
                             inputs.databases.push(db_facts(&name, &t));
                         }

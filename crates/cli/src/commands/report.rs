@@ -324,7 +324,8 @@ pub fn build_report(inputs: Vec<Input>, title: &str) -> anyhow::Result<Report> {
                     oio_tpcc::result::TPCC_SCHEMA => r.tpcc.push(Entry {
                         label,
                         source,
-                        doc: serde_json::from_value(value).with_context(|| bad("oio.tpcc"))?,
+                        doc: oio_tpcc::TpccResult::from_value(value)
+                            .with_context(|| bad("oio.tpcc"))?,
                     }),
                     oio_tpcc::check::CHECK_SCHEMA => r.tpcc_checks.push(Entry {
                         label,
