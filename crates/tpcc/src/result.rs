@@ -81,8 +81,9 @@ impl TpccResult {
                 version.map_or("(none)".to_string(), |v| v.to_string())
             )));
         }
-        serde_json::from_value(value)
-            .map_err(|e| crate::TpccError::Invalid(format!("not a valid {TPCC_SCHEMA} document: {e}")))
+        serde_json::from_value(value).map_err(|e| {
+            crate::TpccError::Invalid(format!("not a valid {TPCC_SCHEMA} document: {e}"))
+        })
     }
 
     /// The dialect's name, for file names and messages.

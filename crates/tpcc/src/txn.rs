@@ -329,6 +329,128 @@ fn resolve_customer(
     }
 }
 
+/// New-Order (clause 2.4.2) up to its commit: `RolledBack` (already rolled back) for the 1 %
+/// with an unused item.
+fn new_order(
+    s: &mut Session,
+    rows: &mut Vec<Vec<Val>>,
+    w_id: &i64,
+    d_id: &i64,
+    c_id: &i64,
+    lines: &[Line],
+    all_local: &bool,
+) -> Result<Outcome, StmtError> {
+    let (w, d) = (*w_id, *d_id);
+    s.query(Stmt::NoWarehouse, &[Int(w)], rows)?;
+    one(rows, "warehouse")?;
+    let w_tax = rows[0][0].float();
+    s.query(Stmt::NoDistrict, &[Int(w), Int(d)], rows)?;
+    one(rows, "district")?;
+    let (o_id, d_tax) = (rows[0][0].int(), rows[0][1].float());
+    s.query(Stmt::NoCustomer, &[Int(w), Int(d), Int(*c_id)], rows)?;
+    one(rows, "customer")?;
+    let discount = rows[0][0].float();
+    s.execute(
+        Stmt::NoInsertOrder,
+        &[
+            Int(o_id),
+            Int(d),
+            Int(w),
+            Int(*c_id),
+            Int(lines.len() as i64),
+            Int(*all_local as i64),
+        ],
+    )?;
+    s.execute(Stmt::NoInsertNewOrder, &[Int(o_id), Int(d), Int(w)])?;
+    let mut total = 0.0;
+    for (n, l) in lines.iter().enumerate() {
+        s.query(Stmt::NoItem, &[Int(l.i_id)], rows)?;
+        if rows.is_empty() {
+            // The 1 % unused item: everything so far is undone (clause 2.4.2.3).
+            s.rollback()?;
+            return Ok(Outcome::RolledBack);
+        }
+        let price = rows[0][0].float();
+        s.query(
+            Stmt::NoStock,
+            &[
+                Int(l.quantity),
+                Int((l.supply_w_id != w) as i64),
+                Int(l.i_id),
+                Int(l.supply_w_id),
+                Int(d),
+            ],
+            rows,
+        )?;
+        one(rows, "stock")?;
+        let dist_info = rows[0][2].text().to_string();
+        let amount = (l.quantity as f64 * price * 100.0).round() / 100.0;
+        total += amount;
+        s.execute(
+            Stmt::NoInsertLine,
+            &[
+                Int(o_id),
+                Int(d),
+                Int(w),
+                Int(n as i64 + 1),
+                Int(l.i_id),
+                Int(l.supply_w_id),
+                Int(l.quantity),
+                Float(amount),
+                Text(&dist_info),
+            ],
+        )?;
+    }
+    // The terminal's total; computed as the specification asks, then discarded.
+    let _ = total * (1.0 - discount) * (1.0 + w_tax + d_tax);
+    Ok(Outcome::Committed)
+}
+
+/// Payment (clause 2.5.2) up to its commit.
+fn payment(
+    s: &mut Session,
+    rows: &mut Vec<Vec<Val>>,
+    (w_id, d_id, c_w_id, c_d_id): (&i64, &i64, &i64, &i64),
+    by: &CustomerBy,
+    amount: &f64,
+) -> Result<(), StmtError> {
+    let (w, d) = (*w_id, *d_id);
+    s.query(Stmt::PayWarehouse, &[Float(*amount), Int(w)], rows)?;
+    one(rows, "warehouse")?;
+    let w_name = rows[0][0].text().to_string();
+    s.query(Stmt::PayDistrict, &[Float(*amount), Int(w), Int(d)], rows)?;
+    one(rows, "district")?;
+    let d_name = rows[0][0].text().to_string();
+    let c_id = resolve_customer(s, *c_w_id, *c_d_id, by, rows)?;
+    s.query(
+        Stmt::PayCustomer,
+        &[Float(*amount), Int(*c_w_id), Int(*c_d_id), Int(c_id)],
+        rows,
+    )?;
+    one(rows, "customer")?;
+    if rows[0][0].text() == "BC" {
+        let note = format!("{c_id} {c_d_id} {c_w_id} {d} {w} {amount:.2} | ");
+        s.execute(
+            Stmt::PayCustomerData,
+            &[Text(&note), Int(*c_w_id), Int(*c_d_id), Int(c_id)],
+        )?;
+    }
+    let h_data = format!("{w_name}    {d_name}");
+    s.execute(
+        Stmt::PayHistory,
+        &[
+            Int(c_id),
+            Int(*c_d_id),
+            Int(*c_w_id),
+            Int(d),
+            Int(w),
+            Float(*amount),
+            Text(&h_data),
+        ],
+    )?;
+    Ok(())
+}
+
 /// Runs one transaction with client-side SQL, from BEGIN to COMMIT. On an error the caller
 /// rolls back (the session may be mid-transaction).
 pub fn execute(
@@ -345,69 +467,9 @@ pub fn execute(
             lines,
             all_local,
         } => {
-            let (w, d) = (*w_id, *d_id);
-            s.query(Stmt::NoWarehouse, &[Int(w)], rows)?;
-            one(rows, "warehouse")?;
-            let w_tax = rows[0][0].float();
-            s.query(Stmt::NoDistrict, &[Int(w), Int(d)], rows)?;
-            one(rows, "district")?;
-            let (o_id, d_tax) = (rows[0][0].int(), rows[0][1].float());
-            s.query(Stmt::NoCustomer, &[Int(w), Int(d), Int(*c_id)], rows)?;
-            one(rows, "customer")?;
-            let discount = rows[0][0].float();
-            s.execute(
-                Stmt::NoInsertOrder,
-                &[
-                    Int(o_id),
-                    Int(d),
-                    Int(w),
-                    Int(*c_id),
-                    Int(lines.len() as i64),
-                    Int(*all_local as i64),
-                ],
-            )?;
-            s.execute(Stmt::NoInsertNewOrder, &[Int(o_id), Int(d), Int(w)])?;
-            let mut total = 0.0;
-            for (n, l) in lines.iter().enumerate() {
-                s.query(Stmt::NoItem, &[Int(l.i_id)], rows)?;
-                if rows.is_empty() {
-                    // The 1 % unused item: everything so far is undone (clause 2.4.2.3).
-                    s.rollback()?;
-                    return Ok(Outcome::RolledBack);
-                }
-                let price = rows[0][0].float();
-                s.query(
-                    Stmt::NoStock,
-                    &[
-                        Int(l.quantity),
-                        Int((l.supply_w_id != w) as i64),
-                        Int(l.i_id),
-                        Int(l.supply_w_id),
-                        Int(d),
-                    ],
-                    rows,
-                )?;
-                one(rows, "stock")?;
-                let dist_info = rows[0][2].text().to_string();
-                let amount = (l.quantity as f64 * price * 100.0).round() / 100.0;
-                total += amount;
-                s.execute(
-                    Stmt::NoInsertLine,
-                    &[
-                        Int(o_id),
-                        Int(d),
-                        Int(w),
-                        Int(n as i64 + 1),
-                        Int(l.i_id),
-                        Int(l.supply_w_id),
-                        Int(l.quantity),
-                        Float(amount),
-                        Text(&dist_info),
-                    ],
-                )?;
+            if let Outcome::RolledBack = new_order(s, rows, w_id, d_id, c_id, lines, all_local)? {
+                return Ok(Outcome::RolledBack);
             }
-            // The terminal's total; computed as the specification asks, then discarded.
-            let _ = total * (1.0 - discount) * (1.0 + w_tax + d_tax);
         }
         Input::Payment {
             w_id,
@@ -416,42 +478,7 @@ pub fn execute(
             c_d_id,
             by,
             amount,
-        } => {
-            let (w, d) = (*w_id, *d_id);
-            s.query(Stmt::PayWarehouse, &[Float(*amount), Int(w)], rows)?;
-            one(rows, "warehouse")?;
-            let w_name = rows[0][0].text().to_string();
-            s.query(Stmt::PayDistrict, &[Float(*amount), Int(w), Int(d)], rows)?;
-            one(rows, "district")?;
-            let d_name = rows[0][0].text().to_string();
-            let c_id = resolve_customer(s, *c_w_id, *c_d_id, by, rows)?;
-            s.query(
-                Stmt::PayCustomer,
-                &[Float(*amount), Int(*c_w_id), Int(*c_d_id), Int(c_id)],
-                rows,
-            )?;
-            one(rows, "customer")?;
-            if rows[0][0].text() == "BC" {
-                let note = format!("{c_id} {c_d_id} {c_w_id} {d} {w} {amount:.2} | ");
-                s.execute(
-                    Stmt::PayCustomerData,
-                    &[Text(&note), Int(*c_w_id), Int(*c_d_id), Int(c_id)],
-                )?;
-            }
-            let h_data = format!("{w_name}    {d_name}");
-            s.execute(
-                Stmt::PayHistory,
-                &[
-                    Int(c_id),
-                    Int(*c_d_id),
-                    Int(*c_w_id),
-                    Int(d),
-                    Int(w),
-                    Float(*amount),
-                    Text(&h_data),
-                ],
-            )?;
-        }
+        } => payment(s, rows, (w_id, d_id, c_w_id, c_d_id), by, amount)?,
         Input::OrderStatus { w_id, d_id, by } => {
             let (w, d) = (*w_id, *d_id);
             let c_id = resolve_customer(s, w, d, by, rows)?;

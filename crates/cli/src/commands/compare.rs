@@ -374,8 +374,8 @@ fn load_groups(args: &Args) -> anyhow::Result<(Vec<Group>, Kind)> {
                     value,
                     path,
                 } if schema == oio_tpcc::result::TPCC_SCHEMA => {
-                    let t: oio_tpcc::TpccResult =
-                        oio_tpcc::TpccResult::from_value(value).with_context(|| {
+                    let t: oio_tpcc::TpccResult = oio_tpcc::TpccResult::from_value(value)
+                        .with_context(|| {
                             format!("'{}': not a valid oio.tpcc document", path.display())
                         })?;
                     (Kind::Tpcc, RunData::from_tpcc(&tpcc_facts(&t)), path)
