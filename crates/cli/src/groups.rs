@@ -1,8 +1,5 @@
 //! The groups of `oio compare` read from result files and directories: oio or fio runs, or
-//! TPC-C results, never both in one comparison.
-//!
-//! It reads files with `commands::report::load_inputs` until that moves into the report crate
-//! (`oio_report::inputs`), which is why this is not part of the compare command itself.
+//! TPC-C results, never both in one comparison. Files are read by `oio_report::inputs`.
 
 use crate::output::style;
 use anyhow::{bail, Context};
@@ -22,7 +19,7 @@ fn tpcc_facts(t: &oio_tpcc::TpccResult) -> TpccFacts {
     }
     TpccFacts {
         workload,
-        partial: t.partial,
+        partial: t.envelope.partial,
         nopm: t.summary.nopm,
         tpm: t.summary.tpm,
         tpm_source: t.summary.tpm_source.clone(),
@@ -33,8 +30,8 @@ fn tpcc_facts(t: &oio_tpcc::TpccResult) -> TpccFacts {
                 (
                     k.clone(),
                     TxnFacts {
-                        p90_us: x.latency_us.p90,
-                        p99_us: x.latency_us.p99,
+                        p90_us: x.latency_ns.p90.map(|ns| ns as f64 / 1e3),
+                        p99_us: x.latency_ns.p99.map(|ns| ns as f64 / 1e3),
                         histogram_ns: x.histogram_ns.clone(),
                     },
                 )
@@ -61,10 +58,8 @@ pub fn load_groups(paths: &[PathBuf], labels: &[String]) -> anyhow::Result<(Vec<
                     value,
                     path,
                 } if schema == oio_tpcc::result::TPCC_SCHEMA => {
-                    let t: oio_tpcc::TpccResult =
-                        serde_json::from_value(value).with_context(|| {
-                            format!("'{}': not a valid oio.tpcc document", path.display())
-                        })?;
+                    let t = oio_tpcc::TpccResult::from_value(value)
+                        .with_context(|| format!("'{}'", path.display()))?;
                     (Kind::Tpcc, RunData::from_tpcc(&tpcc_facts(&t)), path)
                 }
                 other => {

@@ -70,7 +70,7 @@ fn sqlite_build_run_check_and_a_broken_row_is_named() {
         ],
     );
     assert_eq!(r["schema"], "oio.tpcc");
-    assert_eq!(r["schema_version"], 1);
+    assert_eq!(r["schema_version"], 2);
     let nopm = num(&r, "/summary/nopm");
     assert!(nopm > 0.0);
     // Two workers on one warehouse share it, and the result says so.
@@ -101,7 +101,7 @@ fn sqlite_build_run_check_and_a_broken_row_is_named() {
     ] {
         for p in ["p50", "p90", "p99"] {
             assert!(
-                num(&r, &format!("/transactions/{t}/latency_us/{p}")) > 0.0,
+                num(&r, &format!("/transactions/{t}/latency_ns/{p}")) > 0.0,
                 "{t} {p}"
             );
         }
@@ -448,7 +448,7 @@ fn a_worker_sequence_writes_a_series_and_each_step() {
     assert!((eff - (n1 / 2.0) / n0 * 100.0).abs() < 1e-6, "{s}");
     for (k, step) in steps.iter().enumerate() {
         assert_eq!(step["workers"], k as u64 + 1);
-        let lat = &step["latency_us"]["new_order"];
+        let lat = &step["latency_ns"]["new_order"];
         assert!(
             lat[0].as_f64().unwrap() <= lat[1].as_f64().unwrap(),
             "{step}"
@@ -464,7 +464,7 @@ fn a_worker_sequence_writes_a_series_and_each_step() {
         assert!(!intervals.is_empty());
         let mut new_orders = 0;
         for i in intervals {
-            let by = i["latency_by_type_us"].as_object().unwrap();
+            let by = i["latency_by_type_ns"].as_object().unwrap();
             assert_eq!(by.len(), 5, "{i}");
             let no = &by["new_order"];
             new_orders += no["n"].as_u64().unwrap();
@@ -566,4 +566,80 @@ fn ctrl_c_stops_a_sequence_with_exit_130_and_keeps_the_finished_steps() {
     assert_eq!(steps[0]["workers"], 1);
     assert_eq!(steps[0]["partial"], false);
     assert_eq!(s["stop_reason"], "interrupted", "{s}");
+}
+
+#[test]
+fn ctrl_c_stops_a_run_at_once_with_exit_130_and_saves_the_partial_result() {
+    let dir = scratch();
+    let db = format!("sqlite:{}", dir.path().join("i.db").display());
+    run_json(
+        dir.path(),
+        &["tpcc", "build", "--db", &db, "--warehouses", "1"],
+    );
+    let out = dir.path().join("res");
+    let child = Command::new(oio_path())
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .args([
+            "tpcc",
+            "run",
+            "--workers",
+            "2",
+            "--ramp",
+            "1s",
+            "--time",
+            "10m",
+            "--json",
+            "--db",
+            &db,
+        ])
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = Reaper(child);
+    // Into the measured window: past the ramp, some intervals recorded.
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(child.0.try_wait().unwrap().is_none(), "the run ended early");
+    assert!(Command::new("kill")
+        .args(["-INT", &child.0.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let t = Instant::now();
+    let status = loop {
+        if let Some(st) = child.0.try_wait().unwrap() {
+            break st;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "still running 20 s after SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stopped_in = t.elapsed();
+    assert_eq!(status.code(), Some(130));
+    // "At once": well within the run's one-second interval plus its shutdown, not the 10 min.
+    assert!(stopped_in < Duration::from_secs(5), "{stopped_in:?}");
+    let mut stdout = Vec::new();
+    std::io::Read::read_to_end(child.0.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+    let printed: Value = serde_json::from_slice(&stdout).expect("the partial result on stdout");
+    let files: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .collect();
+    assert_eq!(files.len(), 1, "one result file");
+    let r: Value = serde_json::from_slice(&std::fs::read(files[0].path()).unwrap()).unwrap();
+    assert_eq!(r, printed);
+    assert_eq!(r["partial"], true, "{}", r["summary"]);
+    assert_eq!(r["stop_reason"], "interrupted");
+    let d = num(&r, "/duration_s");
+    assert!(d > 1.0 && d < 10.0, "window of {d} s");
+    assert!(num(&r, "/summary/nopm") > 0.0);
+    // Statements cancelled by the interruption are not failures of the database.
+    assert_eq!(r["summary"]["failed"], 0, "{}", r["errors"]);
+    assert_eq!(r["errors"]["count"], 0, "{}", r["errors"]);
+    assert_eq!(r["plan"]["workers"], serde_json::json!([2]));
 }

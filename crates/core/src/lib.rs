@@ -24,6 +24,7 @@
 #![deny(missing_docs)]
 
 pub mod cancel;
+pub mod cpu;
 pub mod document;
 pub mod histogram;
 pub mod host;

@@ -418,7 +418,7 @@ fn experiment(report: &Report, x: &Experiment, out: &mut Vec<Chart>) {
 }
 
 /// Picks one percentile of a TPC-C latency summary.
-type Pick = fn(&oio_tpcc::result::LatencyUs) -> Option<f64>;
+type Pick = fn(&oio_core::histogram::LatencySummary) -> Option<u64>;
 
 fn tpcc(report: &Report, out: &mut Vec<Chart>) {
     let labels = tpcc_labels(report);
@@ -448,12 +448,12 @@ fn tpcc(report: &Report, out: &mut Vec<Chart>) {
             t.clone(),
             Axis::log("latency", Fmt::Ns),
         );
-        let us = |v: Option<f64>| v.map(|v| v * 1000.0);
+        let us = |v: Option<u64>| v.map(|v| v as f64);
         l.series.push(Series::new(
             "p50",
             r.intervals
                 .iter()
-                .filter_map(|i| us(i.new_order_latency_us.p50).map(|v| (i.t_s, v)))
+                .filter_map(|i| us(i.new_order_latency_ns.p50).map(|v| (i.t_s, v)))
                 .collect(),
             Mode::LinePoints,
         ));
@@ -461,7 +461,7 @@ fn tpcc(report: &Report, out: &mut Vec<Chart>) {
             "p99",
             r.intervals
                 .iter()
-                .filter_map(|i| us(i.new_order_latency_us.p99).map(|v| (i.t_s, v)))
+                .filter_map(|i| us(i.new_order_latency_ns.p99).map(|v| (i.t_s, v)))
                 .collect(),
             Mode::LinePoints,
         );
@@ -482,7 +482,7 @@ fn tpcc(report: &Report, out: &mut Vec<Chart>) {
                     name: (*n).into(),
                     values: kinds
                         .iter()
-                        .map(|k| f(&r.transactions[*k].latency_us).map(|v| (v * 1000.0, None)))
+                        .map(|k| f(&r.transactions[*k].latency_ns).map(|v| (v as f64, None)))
                         .collect(),
                 })
                 .collect(),
@@ -577,7 +577,7 @@ pub fn tpcc_labels(report: &Report) -> Vec<String> {
                 ("workers".to_string(), r.options.workers.to_string()),
                 ("warehouses".to_string(), r.warehouses.to_string()),
             ];
-            let args: Vec<&String> = r.command.iter().skip(3).collect();
+            let args: Vec<&String> = r.envelope.command.iter().skip(3).collect();
             for w in args.windows(2) {
                 if w[0].starts_with("--")
                     && !w[1].starts_with('-')

@@ -30,7 +30,7 @@ pub fn db_facts(source: &str, t: &TpccResult) -> DbFacts {
         warehouses: t.warehouses,
         workers: t.options.workers,
         duration_s: t.duration_s,
-        cpus: t.host.cpus,
+        cpus: t.envelope.host.as_ref().map_or(0, |h| h.cpus),
         driver_cores_busy: t.cpu.cores_busy,
         includes_database: t.cpu.includes_database,
         wait_source: t.waits.source.clone(),
@@ -51,7 +51,7 @@ pub fn db_facts(source: &str, t: &TpccResult) -> DbFacts {
                 .and_then(|v| v.as_str().map(str::to_string))
         }),
         commit_s: sq.map(|s| s.commit_s),
-        commit_mean_us: sq.and_then(|s| s.commit_mean_us),
+        commit_mean_us: sq.and_then(|s| s.commit_mean_ns).map(|ns| ns / 1e3),
         writer_wait_s: sq.map(|s| s.writer_wait_s),
         worker_s: sq.map(|s| s.worker_s),
         retries: t.summary.retries,

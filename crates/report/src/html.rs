@@ -293,9 +293,9 @@ fn tpcc_section(o: &mut String, r: &Report, charts: &[Chart]) {
     for (n, (e, l)) in r.tpcc.iter().zip(&labels).enumerate() {
         let d = &e.doc;
         let _ = write!(o, "<h3>{}</h3><table><tr><th class=\"l\">transaction</th><th>committed</th><th>rolled back</th><th>share %</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>max</th></tr>", esc(l));
-        let us = |v: Option<f64>| v.map(|v| format_ns(v * 1000.0)).unwrap_or("-".into());
+        let us = |v: Option<u64>| v.map(|v| format_ns(v as f64)).unwrap_or("-".into());
         for (k, t) in &d.transactions {
-            let lat = &t.latency_us;
+            let lat = &t.latency_ns;
             let _ = write!(
                 o,
                 "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -330,7 +330,13 @@ fn tpcc_section(o: &mut String, r: &Report, charts: &[Chart]) {
             "<p class=\"note\">waits sampled from {}; the result holds the profile over the whole window, so it is drawn as shares, not over time.</p>",
             esc(&d.waits.source)
         );
-        for w in d.waits.notes.iter().chain(&d.warnings).chain(&d.notes) {
+        for w in d
+            .waits
+            .notes
+            .iter()
+            .chain(&d.envelope.warnings)
+            .chain(&d.notes)
+        {
             let _ = write!(o, "<p class=\"note\">{}</p>", esc(w));
         }
         if d.device.is_none() {
@@ -349,7 +355,7 @@ fn tpcc_section(o: &mut String, r: &Report, charts: &[Chart]) {
             d.conditions.iter().filter(|c| c.status == oio_tpcc::check::Status::Pass).count(),
             d.conditions.len(),
             d.warehouses,
-            esc(&d.timestamp)
+            esc(&d.envelope.timestamp)
         );
         for k in &d.conditions {
             let _ = write!(
@@ -583,7 +589,11 @@ fn environment_section(o: &mut String, r: &Report) {
         .runs
         .iter()
         .filter_map(|e| Some((e.doc.envelope.host.as_ref()?, e.label.clone())))
-        .chain(r.tpcc.iter().map(|e| (&e.doc.host, e.label.clone())));
+        .chain(
+            r.tpcc
+                .iter()
+                .filter_map(|e| Some((e.doc.envelope.host.as_ref()?, e.label.clone()))),
+        );
     for (h, label) in all {
         let key = |h: &oio_core::host::HostInfo| {
             (

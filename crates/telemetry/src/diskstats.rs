@@ -278,6 +278,71 @@ pub fn parse_snapshot_lines<R: std::io::Read>(
     Ok(obs)
 }
 
+/// The block device a file lives on, as the kernel names it in /proc/diskstats.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockDevice {
+    /// Device number, major.
+    pub major: u32,
+    /// Device number, minor.
+    pub minor: u32,
+    /// The name in /proc/diskstats and /sys/class/block (`sda1`, `nvme0n1p2`, `dm-0`).
+    pub name: String,
+}
+
+/// The block device holding `path` (its filesystem's device), or None when the filesystem
+/// has no block device (tmpfs, overlay, NFS) or sysfs does not know it.
+pub fn device_of(path: &Path) -> Option<BlockDevice> {
+    let dev = rustix::fs::stat(path).ok()?.st_dev;
+    let (major, minor) = (rustix::fs::major(dev), rustix::fs::minor(dev));
+    // /sys/dev/block/M:m links to the device's directory, whose name is its kernel name.
+    let link = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+    let name = link.file_name()?.to_string_lossy().into_owned();
+    Some(BlockDevice { major, minor, name })
+}
+
+/// The intervals of one device as one interval over their whole time: counts are summed
+/// and rates divided by the total time, so each interval weighs by its length (and latency
+/// by its I/Os), never as a plain mean of per-interval means. None when no time was recorded.
+pub fn mean_interval(ivs: &[DeviceInterval]) -> Option<DeviceInterval> {
+    let secs: f64 = ivs.iter().map(|i| i.duration_s).sum();
+    if secs.is_nan() || secs <= 0.0 {
+        return None;
+    }
+    let mut m = DeviceInterval {
+        t_s: ivs.last()?.t_s,
+        duration_s: secs,
+        ..DeviceInterval::default()
+    };
+    for read in [true, false] {
+        let (mut n, mut b, mut lat) = (0.0, 0.0, 0.0);
+        for i in ivs {
+            let c = if read { &i.read } else { &i.write };
+            let k = c.iops_or_zero() * i.duration_s;
+            n += k;
+            b += c.bytes_per_sec.unwrap_or(0.0) * i.duration_s;
+            lat += c.latency_mean_ns.unwrap_or(0.0) * k;
+        }
+        let c = if read { &mut m.read } else { &mut m.write };
+        c.iops = Some(n / secs);
+        c.bytes_per_sec = Some(b / secs);
+        c.mean_io_bytes = (n > 0.0).then(|| b / n);
+        c.latency_mean_ns = (n > 0.0).then(|| lat / n);
+    }
+    let time_weighted = |f: fn(&DeviceInterval) -> Option<f64>| -> Option<f64> {
+        let (mut sum, mut w) = (0.0, 0.0);
+        for i in ivs {
+            if let Some(x) = f(i) {
+                sum += x * i.duration_s;
+                w += i.duration_s;
+            }
+        }
+        (w > 0.0).then(|| sum / w)
+    };
+    m.queue_mean = time_weighted(|i| i.queue_mean);
+    m.util_pct = time_weighted(|i| i.util_pct);
+    Some(m)
+}
+
 /// Whole disks this machine has (from /sys/block), without loop, ram and zram devices.
 pub fn whole_disks() -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir("/sys/block")
@@ -522,6 +587,49 @@ fn record_loop(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_mean_interval_weighs_by_time_and_latency_by_ios() {
+        let iv = |d: f64, iops: f64, lat: f64, q: f64| {
+            let mut i = DeviceInterval {
+                duration_s: d,
+                queue_mean: Some(q),
+                ..DeviceInterval::default()
+            };
+            i.write.iops = Some(iops);
+            i.write.bytes_per_sec = Some(iops * 4096.0);
+            i.write.latency_mean_ns = Some(lat);
+            i
+        };
+        // 1 s at 100 IOPS and 1 ms, then 3 s at 300 IOPS and 2 ms.
+        let m = mean_interval(&[iv(1.0, 100.0, 1e6, 1.0), iv(3.0, 300.0, 2e6, 3.0)]).unwrap();
+        assert_eq!(m.duration_s, 4.0);
+        assert_eq!(m.write.iops, Some(250.0)); // 1000 I/Os in 4 s, not (100 + 300) / 2
+        assert_eq!(
+            m.write.latency_mean_ns,
+            Some((100.0 * 1e6 + 900.0 * 2e6) / 1000.0)
+        );
+        assert_eq!(m.queue_mean, Some(2.5));
+        assert_eq!(m.write.mean_io_bytes, Some(4096.0));
+        assert_eq!(m.read.latency_mean_ns, None);
+        assert!(mean_interval(&[]).is_none());
+    }
+
+    #[test]
+    fn the_device_of_a_file_is_named_as_in_diskstats_or_none_without_one() {
+        // /proc has no block device; the root filesystem usually has one, whose name must
+        // then appear in /proc/diskstats.
+        assert_eq!(device_of(Path::new("/proc/self")), None);
+        if let Some(d) = device_of(Path::new("/")) {
+            let stats = std::fs::read_to_string("/proc/diskstats").unwrap();
+            assert!(
+                stats
+                    .lines()
+                    .any(|l| l.split_whitespace().nth(2) == Some(d.name.as_str())),
+                "{d:?}"
+            );
+        }
+    }
 
     const A: &str = "   8       0 sda 1000 10 80000 500 200 5 16000 300 2 1200 900 0 0 0 0 10 4\n";
     const B: &str = "   8       0 sda 1100 12 88192 600 250 5 24192 400 1 1700 1500 0 0 0 0 12 4\n";

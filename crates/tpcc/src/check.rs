@@ -19,6 +19,8 @@ use std::sync::Arc;
 
 /// Schema name of check reports.
 pub const CHECK_SCHEMA: &str = "oio.tpcc.check";
+/// Version 2: the common envelope (`oio_core::document::Envelope`).
+pub const CHECK_SCHEMA_VERSION: u32 = oio_core::document::Kind::TpccCheck.version();
 
 /// Rows shown per failing condition.
 const EXAMPLES: usize = 5;
@@ -57,14 +59,10 @@ pub struct ConditionResult {
 /// The report of `oio tpcc check`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CheckReport {
-    /// Always [`CHECK_SCHEMA`].
-    pub schema: String,
-    /// Schema version.
-    pub schema_version: u32,
-    /// Version of oio that wrote this.
-    pub oio_version: String,
-    /// When the check ran, RFC 3339 UTC.
-    pub timestamp: String,
+    /// Schema ([`CHECK_SCHEMA`]), version, writer, the time the check ran, command, host and
+    /// warnings.
+    #[serde(flatten)]
+    pub envelope: oio_core::document::Envelope,
     /// The database (password redacted).
     pub db: String,
     /// Warehouses found.
@@ -179,24 +177,10 @@ fn describe(names: &[String], row: &[Val]) -> String {
         .join(" ")
 }
 
-/// Fails with a clear message when an SQLite database file does not exist (opening it would
-/// silently create an empty one).
-pub(crate) fn require_file(url: &DbUrl) -> Result<()> {
-    if let DbUrl::Sqlite(p) = url {
-        if !p.exists() {
-            return Err(crate::TpccError::SchemaMissing(format!(
-                "'{}' does not exist",
-                p.display()
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// Checks the twelve conditions on the database at `url`. A database whose build did not
 /// finish (or is still running) is refused.
 pub fn check(url: &DbUrl, timeouts: &Timeouts) -> Result<CheckReport> {
-    require_file(url)?;
+    crate::schema::require_file(url)?;
     let shared = Arc::new(SqliteShared::default());
     let mut s = Session::open(url, "oio-tpcc-check", SqliteSync::Normal, &shared, timeouts)?;
     check_session(url, &mut s)
@@ -204,7 +188,7 @@ pub fn check(url: &DbUrl, timeouts: &Timeouts) -> Result<CheckReport> {
 
 fn check_session(url: &DbUrl, s: &mut Session) -> Result<CheckReport> {
     let build = crate::build_state::require_complete(url, s)?;
-    let warehouses = crate::driver::count_warehouses(s)?;
+    let warehouses = crate::schema::count_warehouses(s)?;
     let districts = warehouses as i64 * DISTRICTS_PER_WAREHOUSE;
     let initial = s.query_int("SELECT sum(d_next_o_id) FROM district")?
         == districts * (ORDERS_PER_DISTRICT + 1)
@@ -251,11 +235,10 @@ fn check_session(url: &DbUrl, s: &mut Session) -> Result<CheckReport> {
         });
     }
     s.commit()?;
+    let mut envelope = oio_core::document::Envelope::new(CHECK_SCHEMA, CHECK_SCHEMA_VERSION);
+    envelope.host = Some(oio_core::host::HostInfo::detect());
     Ok(CheckReport {
-        schema: CHECK_SCHEMA.into(),
-        schema_version: 1,
-        oio_version: env!("CARGO_PKG_VERSION").into(),
-        timestamp: oio_core::host::now_rfc3339(),
+        envelope,
         db: url.redacted(),
         warehouses,
         passed: out.iter().all(|c| c.status != Status::Fail),

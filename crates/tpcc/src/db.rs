@@ -12,159 +12,17 @@
 //! of a lock wait and is reported as such. Commit time of write transactions (the WAL append
 //! and, with `synchronous=FULL`, its fsync) is timed too.
 
-use crate::error::{pg_message, Result, TpccError};
-use crate::txn::Stmt;
+use crate::error::{Result, TpccError};
+pub use crate::plan::{SqliteSync, Timeouts};
+use crate::sql::Stmt;
+pub use crate::sql::{
+    classify_pg, classify_sqlite, is_sqlite_busy, Param, RetryKind, StmtError, Val,
+};
 use crate::url::{DbUrl, Dialect};
-use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
-
-/// A statement parameter.
-#[derive(Clone, Copy, Debug)]
-pub enum Param<'a> {
-    /// SQL NULL.
-    Null,
-    /// An integer.
-    Int(i64),
-    /// A number with a fraction (money, rates).
-    Float(f64),
-    /// Text.
-    Text(&'a str),
-}
-
-/// A value read from a row.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Val {
-    /// SQL NULL.
-    Null,
-    /// An integer (timestamps on PostgreSQL read as µs since 2000-01-01).
-    Int(i64),
-    /// A number with a fraction.
-    Float(f64),
-    /// Text.
-    Text(String),
-}
-
-impl Val {
-    /// As an integer (0 for NULL or text).
-    pub fn int(&self) -> i64 {
-        match self {
-            Val::Int(v) => *v,
-            Val::Float(f) => *f as i64,
-            Val::Text(s) => s.trim().parse().unwrap_or(0),
-            Val::Null => 0,
-        }
-    }
-    /// As a float (0 for NULL).
-    pub fn float(&self) -> f64 {
-        match self {
-            Val::Int(v) => *v as f64,
-            Val::Float(f) => *f,
-            Val::Text(s) => s.trim().parse().unwrap_or(0.0),
-            Val::Null => 0.0,
-        }
-    }
-    /// As text ("" for NULL or numbers).
-    pub fn text(&self) -> &str {
-        match self {
-            Val::Text(s) => s,
-            _ => "",
-        }
-    }
-    /// True for SQL NULL.
-    pub fn is_null(&self) -> bool {
-        matches!(self, Val::Null)
-    }
-}
-
-impl std::fmt::Display for Val {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Val::Null => f.write_str("NULL"),
-            Val::Int(v) => write!(f, "{v}"),
-            Val::Float(v) => write!(f, "{}", (v * 100.0).round() / 100.0),
-            Val::Text(s) => write!(f, "'{s}'"),
-        }
-    }
-}
-
-/// Why a retryable statement failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RetryKind {
-    /// PostgreSQL SQLSTATE 40001.
-    Serialization,
-    /// PostgreSQL SQLSTATE 40P01.
-    Deadlock,
-    /// SQLite SQLITE_BUSY / SQLITE_LOCKED.
-    Busy,
-    /// MySQL error 1205: a row lock was not granted within `innodb_lock_wait_timeout`.
-    LockWait,
-}
-
-impl RetryKind {
-    /// Every kind, indexed by `as usize`.
-    pub const ALL: [RetryKind; 4] = [
-        RetryKind::Serialization,
-        RetryKind::Deadlock,
-        RetryKind::Busy,
-        RetryKind::LockWait,
-    ];
-}
-
-/// A classified statement failure.
-#[derive(Debug)]
-pub enum StmtError {
-    /// Roll back and run the same transaction again.
-    Retry(RetryKind, String),
-    /// The transaction rolled itself back on purpose (the 1 % unused-item New-Orders in
-    /// server mode, SQLSTATE OIO01).
-    UserAbort,
-    /// The connection is gone.
-    Lost(String),
-    /// Anything else.
-    Fatal(String),
-}
-
-impl std::fmt::Display for StmtError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StmtError::Retry(k, m) => write!(f, "{k:?}: {m}"),
-            StmtError::UserAbort => f.write_str("intentional rollback"),
-            StmtError::Lost(m) => write!(f, "connection lost: {m}"),
-            StmtError::Fatal(m) => f.write_str(m),
-        }
-    }
-}
-
-impl From<StmtError> for TpccError {
-    fn from(e: StmtError) -> Self {
-        TpccError::Statement(e.to_string())
-    }
-}
-
-/// How hard SQLite syncs on commit (`PRAGMA synchronous`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SqliteSync {
-    /// fsync the WAL on every commit: durable, comparable with PostgreSQL's defaults.
-    Full,
-    /// fsync only at checkpoints: a crash may lose the last commits.
-    Normal,
-    /// never fsync.
-    Off,
-}
-
-impl SqliteSync {
-    fn pragma(self) -> &'static str {
-        match self {
-            SqliteSync::Full => "FULL",
-            SqliteSync::Normal => "NORMAL",
-            SqliteSync::Off => "OFF",
-        }
-    }
-}
 
 /// State shared by all sessions of one SQLite database in this process: the writer gate and
 /// the wait counters.
@@ -225,34 +83,6 @@ pub enum Session {
     Postgres(PgSession),
     /// MariaDB or MySQL.
     Mysql(crate::mysql::MySession),
-}
-
-/// Timeouts of every database session, so no server, lock or network fault can make oio
-/// wait forever.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Timeouts {
-    /// PostgreSQL: the whole connection (TCP connect plus the startup handshake and
-    /// authentication), seconds. A URL's own `connect_timeout` takes precedence.
-    pub connect_s: f64,
-    /// PostgreSQL `statement_timeout`, seconds (0: none).
-    pub statement_s: f64,
-    /// PostgreSQL `idle_in_transaction_session_timeout`, seconds (0: none): a session whose
-    /// client stopped mid-transaction releases its locks after this long.
-    pub idle_in_transaction_s: f64,
-    /// SQLite: how long a statement waits for a lock another connection or process holds
-    /// before failing as busy, seconds.
-    pub sqlite_busy_s: f64,
-}
-
-impl Default for Timeouts {
-    fn default() -> Self {
-        Timeouts {
-            connect_s: 10.0,
-            statement_s: 3600.0,
-            idle_in_transaction_s: 60.0,
-            sqlite_busy_s: 30.0,
-        }
-    }
 }
 
 /// TCP keepalive and user timeout of PostgreSQL connections: a peer that vanished (host down,
@@ -717,22 +547,6 @@ fn sqlite_val(v: rusqlite::types::ValueRef<'_>) -> Val {
     }
 }
 
-/// True when SQLite gave up waiting for a lock.
-pub(crate) fn is_sqlite_busy(e: &rusqlite::Error) -> bool {
-    matches!(e, rusqlite::Error::SqliteFailure(f, _) if matches!(
-        f.code,
-        rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
-    ))
-}
-
-/// Classifies an SQLite error.
-pub fn classify_sqlite(e: rusqlite::Error) -> StmtError {
-    if is_sqlite_busy(&e) {
-        return StmtError::Retry(RetryKind::Busy, e.to_string());
-    }
-    StmtError::Fatal(format!("SQLite: {e}"))
-}
-
 /// [`classify_sqlite`], with a busy error saying how long it waited and what usually holds the
 /// lock.
 fn busy_after(busy_s: f64) -> impl Fn(rusqlite::Error) -> StmtError {
@@ -745,26 +559,6 @@ fn busy_after(busy_s: f64) -> impl Fn(rusqlite::Error) -> StmtError {
         other => other,
     }
     }
-}
-
-/// Classifies a PostgreSQL error.
-pub fn classify_pg(e: postgres::Error) -> StmtError {
-    use postgres::error::SqlState;
-    if let Some(code) = e.code() {
-        if *code == SqlState::T_R_SERIALIZATION_FAILURE {
-            return StmtError::Retry(RetryKind::Serialization, pg_message(&e));
-        }
-        if *code == SqlState::T_R_DEADLOCK_DETECTED {
-            return StmtError::Retry(RetryKind::Deadlock, pg_message(&e));
-        }
-        if code.code() == crate::server::USER_ABORT_SQLSTATE {
-            return StmtError::UserAbort;
-        }
-    }
-    if e.is_closed() {
-        return StmtError::Lost(pg_message(&e));
-    }
-    StmtError::Fatal(format!("PostgreSQL: {}", pg_message(&e)))
 }
 
 /// The directory holding the database's files, when it is on this machine: the SQLite file's

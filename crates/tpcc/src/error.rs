@@ -65,13 +65,16 @@ pub enum TpccError {
     /// Stopped on request (Ctrl-C).
     #[error("{0}")]
     Cancelled(String),
+    /// The caller could not keep a finished result (its observer failed to save it).
+    #[error("saving the result: {0}")]
+    Saving(String),
     /// A worker thread panicked (a bug in oio).
     #[error("a {0} thread panicked; this is a bug in oio")]
     Panicked(&'static str),
 }
 
 fn busy_hint(e: &rusqlite::Error) -> &'static str {
-    if crate::db::is_sqlite_busy(e) {
+    if is_sqlite_busy(e) {
         " (the file stayed locked by another connection or process for the whole busy timeout: another oio tpcc build or run on it?)"
     } else {
         ""
@@ -127,3 +130,11 @@ impl TpccError {
 
 /// Result with [`TpccError`].
 pub type Result<T, E = TpccError> = std::result::Result<T, E>;
+
+/// True when SQLite gave up waiting for a lock.
+pub fn is_sqlite_busy(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if matches!(
+        f.code,
+        rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+    ))
+}

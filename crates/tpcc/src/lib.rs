@@ -14,12 +14,24 @@
 //! histograms recorded only inside the measured window, and everything carries its unit.
 //! "TPC-C" and "tpmC" are reserved for audited results, so neither appears in the output.
 //!
-//! One concern per module: [`url`] (what a database URL means), [`db`] (one session API over
-//! the engines), [`mysql`] and [`mysql_server`] (the MariaDB/MySQL dialect and its stored
-//! procedures), [`random`] (the specification's random inputs), [`schema`], [`load`],
-//! [`txn`] (client-side SQL), [`server`] (PL/pgSQL functions), [`driver`], [`waits`],
-//! [`check`], [`result`]; [`testing`] starts throwaway PostgreSQL servers for tests and
-//! benchmarks.
+//! # Layers
+//!
+//! Modules import only from layers below their own, never in a circle:
+//!
+//! 1. **Data** (import nothing but each other in this order): [`error`]; [`url`] (what a
+//!    database URL means); [`plan`] (the [`TpccRunPlan`], [`RunOptions`], modes, timeouts);
+//!    [`random`] (the specification's random inputs); [`sql`] (statements, values and how a
+//!    failed statement is classified).
+//! 2. **Backends**: [`db`] (one session API over the engines), [`mysql`] and [`mysql_server`]
+//!    (the MariaDB/MySQL dialect and its stored procedures), [`server`] (PL/pgSQL functions),
+//!    [`txn`] (the five transactions in client-side SQL), [`build_state`], [`schema`],
+//!    [`load`], [`check`](mod@check), [`waits`] (wait samplers and profiles).
+//! 3. **Documents**: [`result`] (`oio.tpcc` and `oio.tpcc.series`; the build and check
+//!    reports live beside their backends), each flattening `oio_core`'s envelope.
+//! 4. **Driver**: [`driver`], on top: [`run`] executes a [`TpccRunPlan`] with a
+//!    [`RunObserver`] and an `oio_core::Cancel`.
+//!
+//! [`testing`] starts throwaway PostgreSQL and MariaDB servers for tests and benchmarks.
 //!
 //! # Adding an engine
 //!
@@ -52,10 +64,12 @@ pub mod load;
 pub mod mysql;
 pub mod mysql_server;
 mod pgval;
+pub mod plan;
 pub mod random;
 pub mod result;
 pub mod schema;
 pub mod server;
+pub mod sql;
 pub mod testing;
 pub mod txn;
 pub mod url;
@@ -63,9 +77,10 @@ pub mod waits;
 
 pub use check::{check, CheckReport};
 pub use db::Timeouts;
-pub use driver::{run, run_observed, DeviceObserver, Isolation, Mode, RunOptions, RunProgress};
+pub use driver::{run, run_step, DeviceObserver, Quiet, RunObserver, RunProgress, TpccOutcome};
 pub use error::TpccError;
 pub use load::{build, BuildOptions, BuildProgress, BuildReport};
+pub use plan::{Isolation, Mode, RunOptions, SqliteSync, TpccRunPlan};
 pub use result::TpccResult;
 pub use url::DbUrl;
 

@@ -21,6 +21,7 @@ use crate::{
     CUSTOMERS_PER_DISTRICT, DISTRICTS_PER_WAREHOUSE, FIRST_UNDELIVERED_O_ID, ITEMS,
     ORDERS_PER_DISTRICT,
 };
+use oio_core::Cancel;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -31,7 +32,8 @@ use std::time::Instant;
 /// Schema name of build reports.
 pub const BUILD_SCHEMA: &str = "oio.tpcc.build";
 /// Schema version of build reports.
-pub const BUILD_SCHEMA_VERSION: u32 = 1;
+/// Version 2: the common envelope (`oio_core::document::Envelope`).
+pub const BUILD_SCHEMA_VERSION: u32 = oio_core::document::Kind::TpccBuild.version();
 
 /// Rows one warehouse adds (order lines are 10 per order on average).
 pub const ROWS_PER_WAREHOUSE: u64 = 1 + 10 + 30_000 * 3 + 9_000 + 300_000 + 100_000;
@@ -68,14 +70,10 @@ pub struct BuildProgress {
 /// What `build` did, as written to JSON (schema `oio.tpcc.build`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct BuildReport {
-    /// Always [`BUILD_SCHEMA`].
-    pub schema: String,
-    /// [`BUILD_SCHEMA_VERSION`].
-    pub schema_version: u32,
-    /// Version of oio that wrote this.
-    pub oio_version: String,
-    /// When the build started, RFC 3339 UTC.
-    pub timestamp: String,
+    /// Schema ([`BUILD_SCHEMA`]), version, writer, the time the build started, command,
+    /// host, stop reason and warnings.
+    #[serde(flatten)]
+    pub envelope: oio_core::document::Envelope,
     /// Database (password redacted).
     pub db: String,
     /// "sqlite" or "postgres".
@@ -110,8 +108,6 @@ pub struct BuildReport {
     /// `size_on_disk_bytes` ÷ warehouses (the ITEM table is shared, so small builds
     /// overstate this slightly).
     pub bytes_per_warehouse: u64,
-    /// The host.
-    pub host: oio_core::host::HostInfo,
 }
 
 /// One field of a generated row.
@@ -455,14 +451,14 @@ struct Counters {
 }
 
 /// Builds the schema and loads it. `progress` is called often (at least every 10,000 rows
-/// per worker) from any thread. Setting `cancel` stops the build promptly (running
+/// per worker) from any thread. Cancelling `cancel` stops the build promptly (running
 /// statements are interrupted) with [`TpccError::Cancelled`]; the database is then recorded
 /// as interrupted (see [`crate::build_state`]) and `run` and `check` refuse it.
 pub fn build(
     url: &DbUrl,
     opts: &BuildOptions,
     progress: &(dyn Fn(&BuildProgress) + Sync),
-    cancel: &AtomicBool,
+    cancel: &Cancel,
 ) -> Result<BuildReport> {
     if opts.warehouses == 0 {
         return Err(TpccError::Invalid("--warehouses must be at least 1".into()));
@@ -518,7 +514,7 @@ pub fn build(
         // Interrupts running statements when `cancel` is set; loops check the flag too.
         s.spawn(|| {
             while !done.load(Ordering::Relaxed) {
-                if cancel.load(Ordering::Relaxed) {
+                if cancel.is_cancelled() {
                     for c in cancellers.lock().unwrap_or_else(|e| e.into_inner()).iter() {
                         c.cancel();
                     }
@@ -543,7 +539,7 @@ pub fn build(
     match body {
         Ok(report) => Ok(report),
         Err(e) => {
-            let (state, e) = if cancel.load(Ordering::Relaxed) {
+            let (state, e) = if cancel.is_cancelled() {
                 (
                     "interrupted",
                     TpccError::Cancelled(format!(
@@ -562,8 +558,8 @@ pub fn build(
     }
 }
 
-fn cancelled(cancel: &AtomicBool) -> Result<()> {
-    if cancel.load(Ordering::Relaxed) {
+fn cancelled(cancel: &Cancel) -> Result<()> {
+    if cancel.is_cancelled() {
         Err(TpccError::Cancelled("build stopped".into()))
     } else {
         Ok(())
@@ -575,7 +571,7 @@ fn build_body(
     url: &DbUrl,
     opts: &BuildOptions,
     progress: &(dyn Fn(&BuildProgress) + Sync),
-    cancel: &AtomicBool,
+    cancel: &Cancel,
     cancellers: &Mutex<Vec<Canceller>>,
     admin: &mut Session,
     timestamp: &str,
@@ -609,7 +605,7 @@ fn build_body(
         .collect();
     let next = AtomicU64::new(0);
     let take = || {
-        if cancel.load(Ordering::Relaxed) {
+        if cancel.is_cancelled() {
             return None;
         }
         let i = next.fetch_add(1, Ordering::Relaxed) as usize;
@@ -742,11 +738,11 @@ fn build_body(
         .per_table
         .into_inner()
         .unwrap_or_else(|e| e.into_inner());
+    let mut envelope = oio_core::document::Envelope::new(BUILD_SCHEMA, BUILD_SCHEMA_VERSION);
+    envelope.timestamp = timestamp.to_string();
+    envelope.host = Some(oio_core::host::HostInfo::detect());
     Ok(BuildReport {
-        schema: BUILD_SCHEMA.into(),
-        schema_version: BUILD_SCHEMA_VERSION,
-        oio_version: env!("CARGO_PKG_VERSION").into(),
-        timestamp: timestamp.to_string(),
+        envelope,
         db: url.redacted(),
         dialect,
         engine_version,
@@ -766,7 +762,6 @@ fn build_body(
         load_bytes_per_s: data_bytes as f64 / load_s.max(1e-9),
         size_on_disk_bytes,
         bytes_per_warehouse: size_on_disk_bytes / opts.warehouses as u64,
-        host: oio_core::host::HostInfo::detect(),
     })
 }
 
@@ -787,7 +782,7 @@ fn load_pg_worker(
     take: &(dyn Fn() -> Option<Unit> + Sync),
     counters: &Counters,
     report: &(dyn Fn(&'static str) + Sync),
-    cancel: &AtomicBool,
+    cancel: &Cancel,
     cancellers: &Mutex<Vec<Canceller>>,
 ) -> Result<()> {
     let seed = opts.seed;
@@ -896,7 +891,7 @@ fn load_mysql_worker(
     take: &(dyn Fn() -> Option<Unit> + Sync),
     counters: &Counters,
     report: &(dyn Fn(&'static str) + Sync),
-    cancel: &AtomicBool,
+    cancel: &Cancel,
     cancellers: &Mutex<Vec<Canceller>>,
 ) -> Result<()> {
     let seed = opts.seed;
@@ -983,7 +978,7 @@ fn load_sqlite(
     take: &(dyn Fn() -> Option<Unit> + Sync),
     counters: &Counters,
     report: &(dyn Fn(&'static str) + Sync),
-    cancel: &AtomicBool,
+    cancel: &Cancel,
 ) -> Result<()> {
     let sq = |ctx: &str| {
         let ctx = ctx.to_string();
@@ -1009,7 +1004,7 @@ fn load_sqlite(
                             warehouse_done: false,
                         };
                         let r = generate(seed, unit, table, &mut |row| {
-                            if stop.load(Ordering::Relaxed) || cancel.load(Ordering::Relaxed) {
+                            if stop.load(Ordering::Relaxed) || cancel.is_cancelled() {
                                 return Err(TpccError::Invalid("load stopped".into()));
                             }
                             chunk.ncols = row.len();
@@ -1081,7 +1076,7 @@ fn write_sqlite(
     rx: mpsc::Receiver<Chunk>,
     counters: &Counters,
     report: &(dyn Fn(&'static str) + Sync),
-    cancel: &AtomicBool,
+    cancel: &Cancel,
 ) -> Result<()> {
     let sq = |e| TpccError::sqlite("loading rows", e);
     let mut in_txn = 0u64;

@@ -9,9 +9,10 @@
 //! is a prepared statement cached per connection; `$n` parameters become `?` with the values
 //! bound in order of appearance.
 
-use crate::db::{Param, RetryKind, StmtError, Timeouts, Val};
 use crate::error::{Result, TpccError};
-use crate::txn::Stmt;
+use crate::plan::Timeouts;
+use crate::sql::Stmt;
+use crate::sql::{Param, RetryKind, StmtError, Val};
 use crate::url::DbUrl;
 use mysql::prelude::Queryable;
 use std::time::Duration;
@@ -451,10 +452,9 @@ mod tests {
 /// interval.
 pub mod waits {
     use super::MySession;
-    use crate::db::{StmtError, Val};
+    use crate::sql::{StmtError, Val};
     use crate::waits::{MysqlInterval, MysqlWaits, WaitEvent, WaitProfile, WaitShare};
     use std::collections::HashMap;
-    use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::{Duration, Instant};
 
     /// The InnoDB status counters read at every sample.
@@ -561,7 +561,7 @@ pub mod waits {
         pub fn run(
             s: &mut MySession,
             interval: Duration,
-            stop: &AtomicBool,
+            stop: &oio_core::Cancel,
             workers: u32,
         ) -> Result<Sampler, StmtError> {
             let on = s
@@ -594,10 +594,10 @@ pub mod waits {
                 rounds: 1,
             };
             let mut next = Instant::now();
-            while !stop.load(Ordering::Relaxed) {
+            while !stop.is_cancelled() {
                 next += interval;
                 let mut left = next.saturating_duration_since(Instant::now());
-                while left > Duration::ZERO && !stop.load(Ordering::Relaxed) {
+                while left > Duration::ZERO && !stop.is_cancelled() {
                     let step = left.min(Duration::from_millis(50));
                     std::thread::sleep(step);
                     left = left.saturating_sub(step);

@@ -1,47 +1,41 @@
 //! The result of `oio tpcc run`: one self-describing JSON document.
 //!
-//! Schema `oio.tpcc`, version [`TPCC_SCHEMA_VERSION`]. Paths scripts rely on:
-//! `summary.nopm`, `summary.tpm`, `summary.nopm_tpm_ratio`,
-//! `transactions.<type>.latency_us.{p50,p90,p95,p99,max}` (type: `new_order`, `payment`,
+//! Schema `oio.tpcc`, version [`TPCC_SCHEMA_VERSION`]; the common fields (`schema`,
+//! `schema_version`, `oio_version`, `timestamp`, `command`, `host`, `partial`, `stop_reason`,
+//! `warnings`, `plan`) come from [`oio_core::document::Envelope`], flattened into the top
+//! level. Paths scripts rely on: `summary.nopm`, `summary.tpm`, `summary.nopm_tpm_ratio`,
+//! `transactions.<type>.latency_ns.{p50,p90,p95,p99,max}` (type: `new_order`, `payment`,
 //! `order_status`, `delivery`, `stock_level`), `transactions.<type>.{committed,rolled_back,
-//! retried,failed}`, `intervals[]`, `waits`, `cpu`. Latencies are in microseconds (`_us`),
-//! histograms in nanoseconds (`histogram_ns`, mergeable across runs); rates per minute where
-//! the name says so. A latency is `null` when no transaction of that type completed.
+//! retried,failed}`, `intervals[]`, `waits`, `cpu`. Latencies are nanoseconds (`_ns`, as in
+//! `oio.run` results), histograms too (`histogram_ns`, mergeable across runs); rates per minute
+//! where the name says so. A latency is `null` when no transaction of that type completed.
 //!
 //! Everything is measured over the measured window only (after `--ramp`): HammerDB's
 //! time profile and go-tpc's histograms include the ramp, these do not.
 
-use crate::driver::RunOptions;
+use crate::plan::RunOptions;
 use crate::txn::TxnType;
 use crate::url::Dialect;
 use crate::waits::WaitProfile;
-use oio_core::histogram::{LatencyHistogram, SparseHistogram};
-use oio_core::host::HostInfo;
+use oio_core::document::Envelope;
+use oio_core::histogram::{LatencySummary, SparseHistogram};
+pub use oio_core::result::ErrorSummary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Schema name of TPC-C-like results.
 pub const TPCC_SCHEMA: &str = "oio.tpcc";
-/// Schema version; bumped on any incompatible change.
-pub const TPCC_SCHEMA_VERSION: u32 = 1;
+/// Schema version; bumped on any incompatible change (2: the common envelope, latencies in
+/// ns, the plan embedded).
+pub const TPCC_SCHEMA_VERSION: u32 = oio_core::document::Kind::Tpcc.version();
 
 /// Everything one `oio tpcc run` measured, and the conditions it measured under.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TpccResult {
-    /// Always [`TPCC_SCHEMA`].
-    pub schema: String,
-    /// [`TPCC_SCHEMA_VERSION`] of the writer.
-    pub schema_version: u32,
-    /// Version of oio that wrote this.
-    pub oio_version: String,
-    /// When the measured window started, RFC 3339 UTC.
-    pub timestamp: String,
-    /// True when the run stopped before its configured time (Ctrl-C, every worker failed).
-    pub partial: bool,
-    /// "completed", "interrupted" or "errors".
-    pub stop_reason: String,
-    /// The command line as given (filled in by the CLI).
-    pub command: Vec<String>,
+    /// Schema, version, writer, time the measured window started, command, host, stop reason,
+    /// warnings and the plan of this step.
+    #[serde(flatten)]
+    pub envelope: Envelope,
     /// The database (password redacted).
     pub db: String,
     /// "sqlite", "postgres" or "mysql".
@@ -52,8 +46,6 @@ pub struct TpccResult {
     pub warehouses: u32,
     /// Options as they took effect.
     pub options: RunOptions,
-    /// The machine that ran the driver.
-    pub host: HostInfo,
     /// Length of the measured window, seconds.
     pub duration_s: f64,
     /// Headline numbers.
@@ -70,12 +62,34 @@ pub struct TpccResult {
     /// The device holding the database during the window, from /proc/diskstats (null when
     /// the device could not be found or recorded; `warnings` says why).
     pub device: Option<oio_core::observation::Observation>,
-    /// Errors that were not retried away.
+    /// Transactions that failed for good (not retried away), by the first line of their
+    /// message (the same type as an `oio.run` result's I/O errors).
     pub errors: ErrorSummary,
-    /// Things the reader should know when interpreting the numbers.
-    pub warnings: Vec<String>,
     /// What these numbers cannot tell (stated once so nobody has to guess).
     pub notes: Vec<String>,
+}
+
+impl TpccResult {
+    /// Reads a result document, refusing another kind or another schema version with a
+    /// message saying which (version 1 had latencies in µs and no envelope).
+    pub fn from_value(value: serde_json::Value) -> Result<TpccResult, crate::TpccError> {
+        let kind = value.get("schema").and_then(|v| v.as_str()).unwrap_or("");
+        let version = value.get("schema_version").and_then(|v| v.as_u64());
+        if kind != TPCC_SCHEMA || version != Some(TPCC_SCHEMA_VERSION as u64) {
+            return Err(crate::TpccError::Invalid(format!(
+                "a '{kind}' document of schema_version {}; this oio reads {TPCC_SCHEMA} version {TPCC_SCHEMA_VERSION} (version 1 was written before latencies became ns: run it again with this oio)",
+                version.map_or("(none)".to_string(), |v| v.to_string())
+            )));
+        }
+        serde_json::from_value(value).map_err(|e| {
+            crate::TpccError::Invalid(format!("not a valid {TPCC_SCHEMA} document: {e}"))
+        })
+    }
+
+    /// The dialect's name, for file names and messages.
+    pub fn dialect_name(&self) -> &'static str {
+        self.dialect.name()
+    }
 }
 
 /// Headline numbers.
@@ -114,45 +128,6 @@ pub struct Summary {
     pub efficiency_pct: Option<f64>,
 }
 
-/// Latency summary in microseconds; fields are null when nothing completed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct LatencyUs {
-    /// Fastest.
-    pub min: Option<f64>,
-    /// Exact mean.
-    pub mean: Option<f64>,
-    /// Median.
-    pub p50: Option<f64>,
-    /// 90th percentile.
-    pub p90: Option<f64>,
-    /// 95th percentile.
-    pub p95: Option<f64>,
-    /// 99th percentile.
-    pub p99: Option<f64>,
-    /// 99.9th percentile.
-    pub p999: Option<f64>,
-    /// Slowest.
-    pub max: Option<f64>,
-}
-
-impl LatencyUs {
-    /// The summary of a nanosecond histogram, in µs.
-    pub fn of(h: &LatencyHistogram) -> LatencyUs {
-        let s = h.summary();
-        let us = |v: Option<u64>| v.map(|ns| ns as f64 / 1000.0);
-        LatencyUs {
-            min: us(s.min),
-            mean: s.mean.map(|m| m / 1000.0),
-            p50: us(s.p50),
-            p90: us(s.p90),
-            p95: us(s.p95),
-            p99: us(s.p99),
-            p999: us(s.p999),
-            max: us(s.max),
-        }
-    }
-}
-
 /// Counts and latency of one transaction type over the window.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct TxnStats {
@@ -171,8 +146,8 @@ pub struct TxnStats {
     /// Share the mix asked for, percent.
     pub target_share_pct: f64,
     /// Response time of completed transactions (committed or intentionally rolled back),
-    /// from the first attempt's start, so retries are inside it.
-    pub latency_us: LatencyUs,
+    /// from the first attempt's start, so retries are inside it; ns.
+    pub latency_ns: LatencySummary,
     /// The specification's 90th-percentile limit, seconds.
     pub p90_limit_s: f64,
     /// Whether p90 stayed within the limit (null when nothing completed).
@@ -194,14 +169,14 @@ pub struct Interval {
     pub tpm_client: f64,
     /// Completed transactions per type.
     pub completed: BTreeMap<String, u64>,
-    /// Latency over all types in this interval.
-    pub latency_us: LatencyUs,
-    /// New-Order latency in this interval.
-    pub new_order_latency_us: LatencyUs,
+    /// Latency over all types in this interval, ns.
+    pub latency_ns: LatencySummary,
+    /// New-Order latency in this interval, ns.
+    pub new_order_latency_ns: LatencySummary,
     /// Per transaction type: this interval's p50/p90/p99, from the type's histogram merged
     /// over workers (HammerDB's time profile; percentiles are never averaged).
     #[serde(default)]
-    pub latency_by_type_us: BTreeMap<String, TypeTimeProfile>,
+    pub latency_by_type_ns: BTreeMap<String, TypeTimeProfile>,
 }
 
 /// CPU the driver used during the window.
@@ -213,21 +188,10 @@ pub struct DriverCpu {
     pub system_s: f64,
     /// (user + system) ÷ wall time: cores kept busy.
     pub cores_busy: f64,
-    /// (user + system) per completed transaction, µs.
-    pub us_per_txn: Option<f64>,
+    /// (user + system) per completed transaction, ns.
+    pub ns_per_txn: Option<f64>,
     /// True for SQLite: the database engine runs inside oio, so this is database plus driver.
     pub includes_database: bool,
-}
-
-/// Errors that were not retried away.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct ErrorSummary {
-    /// Failed transactions.
-    pub count: u64,
-    /// Count per first line of the message.
-    pub by_kind: BTreeMap<String, u64>,
-    /// The first error, in words.
-    pub first: Option<String>,
 }
 
 /// Per-type name helper for map keys.
@@ -235,39 +199,35 @@ pub fn key(t: TxnType) -> String {
     t.name().to_string()
 }
 
-/// One transaction type's latency in one interval, µs.
+/// One transaction type's latency in one interval, ns.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct TypeTimeProfile {
     /// Transactions of this type whose latency was recorded in the interval (committed or
     /// intentionally rolled back).
     pub n: u64,
     /// Median.
-    pub p50: Option<f64>,
+    pub p50: Option<u64>,
     /// 90th percentile.
-    pub p90: Option<f64>,
+    pub p90: Option<u64>,
     /// 99th percentile.
-    pub p99: Option<f64>,
+    pub p99: Option<u64>,
 }
 
 /// Schema name of a worker-count sequence ([`Series`]).
 pub const SERIES_SCHEMA: &str = "oio.tpcc.series";
 /// Version of the [`Series`] layout.
-pub const SERIES_SCHEMA_VERSION: u32 = 1;
+pub const SERIES_SCHEMA_VERSION: u32 = oio_core::document::Kind::TpccSeries.version();
 
 /// A sequence of runs with growing worker counts (`oio tpcc run --workers 1,2,4`), like
 /// HammerDB's autopilot: one point per finished step, each step's full result in its own file.
+/// The envelope's `stop_reason` is the one of the step that ended the sequence, and its plan
+/// the whole sequence's.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Series {
-    /// Always [`SERIES_SCHEMA`].
-    pub schema: String,
-    /// [`SERIES_SCHEMA_VERSION`] of the writer.
-    pub schema_version: u32,
-    /// Version of oio that wrote this.
-    pub oio_version: String,
-    /// When the first step's measured window started, RFC 3339 UTC.
-    pub timestamp: String,
-    /// The command line as given.
-    pub command: Vec<String>,
+    /// Schema, version, writer, time the first step's window started, command, host, stop
+    /// reason, warnings and the plan.
+    #[serde(flatten)]
+    pub envelope: Envelope,
     /// The database (password redacted).
     pub db: String,
     /// The engine.
@@ -276,8 +236,6 @@ pub struct Series {
     pub warehouses: u32,
     /// The worker counts asked for, in order.
     pub workers: Vec<u32>,
-    /// "completed", "interrupted" or "errors" (the step that ended the sequence).
-    pub stop_reason: String,
     /// One point per step that ran, in order.
     pub steps: Vec<SeriesPoint>,
     /// How to read these numbers.
@@ -300,9 +258,9 @@ pub struct SeriesPoint {
     pub partial: bool,
     /// Failed transactions.
     pub failed: u64,
-    /// Per transaction type: p90 and p99 latency of the whole step, µs (from the step's
+    /// Per transaction type: `[p90, p99]` latency of the whole step, ns (from the step's
     /// merged histogram, never averaged).
-    pub latency_us: BTreeMap<String, (Option<f64>, Option<f64>)>,
+    pub latency_ns: BTreeMap<String, (Option<u64>, Option<u64>)>,
     /// The step's own result file (name in the same directory).
     pub result_file: String,
 }
@@ -320,12 +278,12 @@ impl SeriesPoint {
             nopm: r.summary.nopm,
             tpm: r.summary.tpm,
             efficiency_pct: efficiency_pct.or(first.is_none().then_some(100.0)),
-            partial: r.partial,
+            partial: r.envelope.partial,
             failed: r.summary.failed,
-            latency_us: r
+            latency_ns: r
                 .transactions
                 .iter()
-                .map(|(k, t)| (k.clone(), (t.latency_us.p90, t.latency_us.p99)))
+                .map(|(k, t)| (k.clone(), (t.latency_ns.p90, t.latency_ns.p99)))
                 .collect(),
             result_file,
         }
@@ -333,23 +291,23 @@ impl SeriesPoint {
 }
 
 impl Series {
-    /// An empty series for a sequence over `workers`, described by its first result.
-    pub fn new(first: &TpccResult, workers: Vec<u32>) -> Series {
+    /// An empty series for `plan`'s sequence, described by its first result.
+    pub fn new(first: &TpccResult, plan: &crate::plan::TpccRunPlan) -> Series {
+        let mut envelope = Envelope::new(SERIES_SCHEMA, SERIES_SCHEMA_VERSION);
+        envelope.timestamp = first.envelope.timestamp.clone();
+        envelope.command = first.envelope.command.clone();
+        envelope.host = first.envelope.host.clone();
+        envelope.plan = Some(plan.for_document(None));
         Series {
-            schema: SERIES_SCHEMA.into(),
-            schema_version: SERIES_SCHEMA_VERSION,
-            oio_version: env!("CARGO_PKG_VERSION").into(),
-            timestamp: first.timestamp.clone(),
-            command: first.command.clone(),
+            envelope,
             db: first.db.clone(),
             dialect: first.dialect,
             warehouses: first.warehouses,
-            workers,
-            stop_reason: "completed".into(),
+            workers: plan.workers.clone(),
             steps: Vec::new(),
             notes: vec![
                 "each step runs with its own ramp; efficiency_pct = (NOPM ÷ workers) ÷ (first step's NOPM ÷ workers) × 100".into(),
-                "latency_us holds each step's [p90, p99] per transaction type from its merged histogram".into(),
+                "latency_ns holds each step's [p90, p99] per transaction type in ns, from its merged histogram".into(),
             ],
         }
     }

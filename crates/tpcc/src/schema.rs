@@ -14,7 +14,9 @@
 //! as on SQLite and the loader inserts in key order; timestamps are DATETIME (MySQL's
 //! TIMESTAMP has time-zone conversions and a 2038 limit that the benchmark does not want).
 
-use crate::url::Dialect;
+use crate::db::Session;
+use crate::error::{Result, TpccError};
+use crate::url::{DbUrl, Dialect};
 
 /// The tables, in load order.
 pub const TABLES: [&str; 9] = [
@@ -180,6 +182,40 @@ pub fn existing_tables_sql(dialect: Dialect) -> String {
             "SELECT table_name FROM information_schema.tables WHERE table_schema = database() AND table_name IN ({list}) ORDER BY 1"
         ),
     }
+}
+
+/// Fails with a clear message when an SQLite database file does not exist (opening it would
+/// silently create an empty one).
+pub(crate) fn require_file(url: &DbUrl) -> Result<()> {
+    if let DbUrl::Sqlite(p) = url {
+        if !p.exists() {
+            return Err(crate::TpccError::SchemaMissing(format!(
+                "'{}' does not exist",
+                p.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Warehouses in the database; a clear error when the schema is missing.
+pub fn count_warehouses(s: &mut Session) -> Result<u32> {
+    let (_, tables) = s.query_sql(&existing_tables_sql(s.dialect()))?;
+    if tables.len() < TABLES.len() {
+        let have: Vec<String> = tables.iter().map(|r| r[0].text().to_string()).collect();
+        return Err(TpccError::SchemaMissing(if have.is_empty() {
+            "no tables".into()
+        } else {
+            format!("only {}", have.join(", "))
+        }));
+    }
+    let n = s.query_int("SELECT count(*) FROM warehouse")?;
+    if n == 0 {
+        return Err(TpccError::SchemaMissing(
+            "the warehouse table is empty".into(),
+        ));
+    }
+    Ok(n as u32)
 }
 
 #[cfg(test)]

@@ -5,11 +5,10 @@
 //! schema works). A New-Order with the unused item raises SQLSTATE `OIO01`, which rolls the
 //! whole call back; the driver counts it as an intentional rollback, not as an error.
 
-use crate::db::{classify_pg, StmtError};
+use crate::sql::{classify_pg, StmtError};
 use crate::txn::{CustomerBy, Input, Outcome};
 
-/// SQLSTATE the New-Order function raises for the 1 % unused item.
-pub const USER_ABORT_SQLSTATE: &str = "OIO01";
+pub use crate::sql::PG_USER_ABORT_SQLSTATE as USER_ABORT_SQLSTATE;
 
 /// Function names, for dropping.
 const FUNCTIONS: [&str; 5] = [

@@ -12,8 +12,10 @@
 //! the same rows in opposite orders; the unused item id of the 1 % rollbacks is larger than
 //! every real id, so it stays last, as clause 2.4.1.5 wants.
 
-use crate::db::{Param, Session, StmtError, Val};
+use crate::db::Session;
 use crate::random::{NuRandC, Rng};
+pub use crate::sql::Stmt;
+use crate::sql::{Param, StmtError, Val};
 use crate::{CUSTOMERS_PER_DISTRICT, DISTRICTS_PER_WAREHOUSE, ITEMS};
 use serde::{Deserialize, Serialize};
 
@@ -297,96 +299,6 @@ pub enum Outcome {
     RolledBack,
 }
 
-/// The client-side statements. Parameters are `$n` (SQLite reads them as `?n`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(missing_docs)]
-pub enum Stmt {
-    NoWarehouse,
-    NoDistrict,
-    NoCustomer,
-    NoInsertOrder,
-    NoInsertNewOrder,
-    NoItem,
-    NoStock,
-    NoInsertLine,
-    PayWarehouse,
-    PayDistrict,
-    CustomerByName,
-    PayCustomer,
-    PayCustomerData,
-    PayHistory,
-    OsCustomer,
-    OsLastOrder,
-    OsLines,
-    DlNewOrder,
-    DlOrder,
-    DlLines,
-    DlCustomer,
-    SlDistrict,
-    SlCount,
-    SumNextOrderId,
-}
-
-impl Stmt {
-    /// Every statement, indexed by `as usize`.
-    pub const ALL: [Stmt; 24] = [
-        Stmt::NoWarehouse,
-        Stmt::NoDistrict,
-        Stmt::NoCustomer,
-        Stmt::NoInsertOrder,
-        Stmt::NoInsertNewOrder,
-        Stmt::NoItem,
-        Stmt::NoStock,
-        Stmt::NoInsertLine,
-        Stmt::PayWarehouse,
-        Stmt::PayDistrict,
-        Stmt::CustomerByName,
-        Stmt::PayCustomer,
-        Stmt::PayCustomerData,
-        Stmt::PayHistory,
-        Stmt::OsCustomer,
-        Stmt::OsLastOrder,
-        Stmt::OsLines,
-        Stmt::DlNewOrder,
-        Stmt::DlOrder,
-        Stmt::DlLines,
-        Stmt::DlCustomer,
-        Stmt::SlDistrict,
-        Stmt::SlCount,
-        Stmt::SumNextOrderId,
-    ];
-
-    /// The SQL text, valid on SQLite and PostgreSQL (MySQL's is [`crate::mysql::sql`]).
-    pub const fn sql(self) -> &'static str {
-        match self {
-            Stmt::NoWarehouse => "SELECT w_tax FROM warehouse WHERE w_id = $1",
-            Stmt::NoDistrict => "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = $1 AND d_id = $2 RETURNING d_next_o_id - 1, d_tax",
-            Stmt::NoCustomer => "SELECT c_discount, c_last, c_credit FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3",
-            Stmt::NoInsertOrder => "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP, NULL, $5, $6)",
-            Stmt::NoInsertNewOrder => "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES ($1, $2, $3)",
-            Stmt::NoItem => "SELECT i_price, i_name, i_data FROM item WHERE i_id = $1",
-            Stmt::NoStock => "UPDATE stock SET s_quantity = CASE WHEN s_quantity >= $1 + 10 THEN s_quantity - $1 ELSE s_quantity - $1 + 91 END, s_ytd = s_ytd + $1, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + $2 WHERE s_i_id = $3 AND s_w_id = $4 RETURNING s_quantity, s_data, CASE CAST($5 AS INTEGER) WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END",
-            Stmt::NoInsertLine => "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES ($1, $2, $3, $4, $5, $6, NULL, $7, $8, $9)",
-            Stmt::PayWarehouse => "UPDATE warehouse SET w_ytd = w_ytd + $1 WHERE w_id = $2 RETURNING w_name, w_street_1, w_street_2, w_city, w_state, w_zip",
-            Stmt::PayDistrict => "UPDATE district SET d_ytd = d_ytd + $1 WHERE d_w_id = $2 AND d_id = $3 RETURNING d_name, d_street_1, d_street_2, d_city, d_state, d_zip",
-            Stmt::CustomerByName => "SELECT c_id FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_last = $3 ORDER BY c_first",
-            Stmt::PayCustomer => "UPDATE customer SET c_balance = c_balance - $1, c_ytd_payment = c_ytd_payment + $1, c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = $2 AND c_d_id = $3 AND c_id = $4 RETURNING c_credit, c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit_lim, c_discount, c_balance",
-            Stmt::PayCustomerData => "UPDATE customer SET c_data = substr($1 || c_data, 1, 500) WHERE c_w_id = $2 AND c_d_id = $3 AND c_id = $4",
-            Stmt::PayHistory => "INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) VALUES ($1, $2, $3, $4, $5, CURRENT_TIMESTAMP, $6, $7)",
-            Stmt::OsCustomer => "SELECT c_balance, c_first, c_middle, c_last FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3",
-            Stmt::OsLastOrder => "SELECT o_id, o_carrier_id, o_entry_d FROM orders WHERE o_w_id = $1 AND o_d_id = $2 AND o_c_id = $3 ORDER BY o_id DESC LIMIT 1",
-            Stmt::OsLines => "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id = $3",
-            Stmt::DlNewOrder => "DELETE FROM new_order WHERE no_w_id = $1 AND no_d_id = $2 AND no_o_id = (SELECT min(no_o_id) FROM new_order WHERE no_w_id = $1 AND no_d_id = $2) RETURNING no_o_id",
-            Stmt::DlOrder => "UPDATE orders SET o_carrier_id = $1 WHERE o_w_id = $2 AND o_d_id = $3 AND o_id = $4 RETURNING o_c_id",
-            Stmt::DlLines => "UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id = $3 RETURNING ol_amount",
-            Stmt::DlCustomer => "UPDATE customer SET c_balance = c_balance + $1, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = $2 AND c_d_id = $3 AND c_id = $4",
-            Stmt::SlDistrict => "SELECT d_next_o_id FROM district WHERE d_w_id = $1 AND d_id = $2",
-            Stmt::SlCount => "SELECT count(DISTINCT s_i_id) FROM order_line JOIN stock ON s_w_id = ol_w_id AND s_i_id = ol_i_id WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id < $3 AND ol_o_id >= $4 AND s_quantity < $5",
-            Stmt::SumNextOrderId => "SELECT sum(d_next_o_id) FROM district",
-        }
-    }
-}
-
 use Param::{Float, Int, Text};
 
 fn one(rows: &[Vec<Val>], what: &str) -> Result<(), StmtError> {
@@ -417,6 +329,128 @@ fn resolve_customer(
     }
 }
 
+/// New-Order (clause 2.4.2) up to its commit: `RolledBack` (already rolled back) for the 1 %
+/// with an unused item.
+fn new_order(
+    s: &mut Session,
+    rows: &mut Vec<Vec<Val>>,
+    w_id: &i64,
+    d_id: &i64,
+    c_id: &i64,
+    lines: &[Line],
+    all_local: &bool,
+) -> Result<Outcome, StmtError> {
+    let (w, d) = (*w_id, *d_id);
+    s.query(Stmt::NoWarehouse, &[Int(w)], rows)?;
+    one(rows, "warehouse")?;
+    let w_tax = rows[0][0].float();
+    s.query(Stmt::NoDistrict, &[Int(w), Int(d)], rows)?;
+    one(rows, "district")?;
+    let (o_id, d_tax) = (rows[0][0].int(), rows[0][1].float());
+    s.query(Stmt::NoCustomer, &[Int(w), Int(d), Int(*c_id)], rows)?;
+    one(rows, "customer")?;
+    let discount = rows[0][0].float();
+    s.execute(
+        Stmt::NoInsertOrder,
+        &[
+            Int(o_id),
+            Int(d),
+            Int(w),
+            Int(*c_id),
+            Int(lines.len() as i64),
+            Int(*all_local as i64),
+        ],
+    )?;
+    s.execute(Stmt::NoInsertNewOrder, &[Int(o_id), Int(d), Int(w)])?;
+    let mut total = 0.0;
+    for (n, l) in lines.iter().enumerate() {
+        s.query(Stmt::NoItem, &[Int(l.i_id)], rows)?;
+        if rows.is_empty() {
+            // The 1 % unused item: everything so far is undone (clause 2.4.2.3).
+            s.rollback()?;
+            return Ok(Outcome::RolledBack);
+        }
+        let price = rows[0][0].float();
+        s.query(
+            Stmt::NoStock,
+            &[
+                Int(l.quantity),
+                Int((l.supply_w_id != w) as i64),
+                Int(l.i_id),
+                Int(l.supply_w_id),
+                Int(d),
+            ],
+            rows,
+        )?;
+        one(rows, "stock")?;
+        let dist_info = rows[0][2].text().to_string();
+        let amount = (l.quantity as f64 * price * 100.0).round() / 100.0;
+        total += amount;
+        s.execute(
+            Stmt::NoInsertLine,
+            &[
+                Int(o_id),
+                Int(d),
+                Int(w),
+                Int(n as i64 + 1),
+                Int(l.i_id),
+                Int(l.supply_w_id),
+                Int(l.quantity),
+                Float(amount),
+                Text(&dist_info),
+            ],
+        )?;
+    }
+    // The terminal's total; computed as the specification asks, then discarded.
+    let _ = total * (1.0 - discount) * (1.0 + w_tax + d_tax);
+    Ok(Outcome::Committed)
+}
+
+/// Payment (clause 2.5.2) up to its commit.
+fn payment(
+    s: &mut Session,
+    rows: &mut Vec<Vec<Val>>,
+    (w_id, d_id, c_w_id, c_d_id): (&i64, &i64, &i64, &i64),
+    by: &CustomerBy,
+    amount: &f64,
+) -> Result<(), StmtError> {
+    let (w, d) = (*w_id, *d_id);
+    s.query(Stmt::PayWarehouse, &[Float(*amount), Int(w)], rows)?;
+    one(rows, "warehouse")?;
+    let w_name = rows[0][0].text().to_string();
+    s.query(Stmt::PayDistrict, &[Float(*amount), Int(w), Int(d)], rows)?;
+    one(rows, "district")?;
+    let d_name = rows[0][0].text().to_string();
+    let c_id = resolve_customer(s, *c_w_id, *c_d_id, by, rows)?;
+    s.query(
+        Stmt::PayCustomer,
+        &[Float(*amount), Int(*c_w_id), Int(*c_d_id), Int(c_id)],
+        rows,
+    )?;
+    one(rows, "customer")?;
+    if rows[0][0].text() == "BC" {
+        let note = format!("{c_id} {c_d_id} {c_w_id} {d} {w} {amount:.2} | ");
+        s.execute(
+            Stmt::PayCustomerData,
+            &[Text(&note), Int(*c_w_id), Int(*c_d_id), Int(c_id)],
+        )?;
+    }
+    let h_data = format!("{w_name}    {d_name}");
+    s.execute(
+        Stmt::PayHistory,
+        &[
+            Int(c_id),
+            Int(*c_d_id),
+            Int(*c_w_id),
+            Int(d),
+            Int(w),
+            Float(*amount),
+            Text(&h_data),
+        ],
+    )?;
+    Ok(())
+}
+
 /// Runs one transaction with client-side SQL, from BEGIN to COMMIT. On an error the caller
 /// rolls back (the session may be mid-transaction).
 pub fn execute(
@@ -433,69 +467,9 @@ pub fn execute(
             lines,
             all_local,
         } => {
-            let (w, d) = (*w_id, *d_id);
-            s.query(Stmt::NoWarehouse, &[Int(w)], rows)?;
-            one(rows, "warehouse")?;
-            let w_tax = rows[0][0].float();
-            s.query(Stmt::NoDistrict, &[Int(w), Int(d)], rows)?;
-            one(rows, "district")?;
-            let (o_id, d_tax) = (rows[0][0].int(), rows[0][1].float());
-            s.query(Stmt::NoCustomer, &[Int(w), Int(d), Int(*c_id)], rows)?;
-            one(rows, "customer")?;
-            let discount = rows[0][0].float();
-            s.execute(
-                Stmt::NoInsertOrder,
-                &[
-                    Int(o_id),
-                    Int(d),
-                    Int(w),
-                    Int(*c_id),
-                    Int(lines.len() as i64),
-                    Int(*all_local as i64),
-                ],
-            )?;
-            s.execute(Stmt::NoInsertNewOrder, &[Int(o_id), Int(d), Int(w)])?;
-            let mut total = 0.0;
-            for (n, l) in lines.iter().enumerate() {
-                s.query(Stmt::NoItem, &[Int(l.i_id)], rows)?;
-                if rows.is_empty() {
-                    // The 1 % unused item: everything so far is undone (clause 2.4.2.3).
-                    s.rollback()?;
-                    return Ok(Outcome::RolledBack);
-                }
-                let price = rows[0][0].float();
-                s.query(
-                    Stmt::NoStock,
-                    &[
-                        Int(l.quantity),
-                        Int((l.supply_w_id != w) as i64),
-                        Int(l.i_id),
-                        Int(l.supply_w_id),
-                        Int(d),
-                    ],
-                    rows,
-                )?;
-                one(rows, "stock")?;
-                let dist_info = rows[0][2].text().to_string();
-                let amount = (l.quantity as f64 * price * 100.0).round() / 100.0;
-                total += amount;
-                s.execute(
-                    Stmt::NoInsertLine,
-                    &[
-                        Int(o_id),
-                        Int(d),
-                        Int(w),
-                        Int(n as i64 + 1),
-                        Int(l.i_id),
-                        Int(l.supply_w_id),
-                        Int(l.quantity),
-                        Float(amount),
-                        Text(&dist_info),
-                    ],
-                )?;
+            if let Outcome::RolledBack = new_order(s, rows, w_id, d_id, c_id, lines, all_local)? {
+                return Ok(Outcome::RolledBack);
             }
-            // The terminal's total; computed as the specification asks, then discarded.
-            let _ = total * (1.0 - discount) * (1.0 + w_tax + d_tax);
         }
         Input::Payment {
             w_id,
@@ -504,42 +478,7 @@ pub fn execute(
             c_d_id,
             by,
             amount,
-        } => {
-            let (w, d) = (*w_id, *d_id);
-            s.query(Stmt::PayWarehouse, &[Float(*amount), Int(w)], rows)?;
-            one(rows, "warehouse")?;
-            let w_name = rows[0][0].text().to_string();
-            s.query(Stmt::PayDistrict, &[Float(*amount), Int(w), Int(d)], rows)?;
-            one(rows, "district")?;
-            let d_name = rows[0][0].text().to_string();
-            let c_id = resolve_customer(s, *c_w_id, *c_d_id, by, rows)?;
-            s.query(
-                Stmt::PayCustomer,
-                &[Float(*amount), Int(*c_w_id), Int(*c_d_id), Int(c_id)],
-                rows,
-            )?;
-            one(rows, "customer")?;
-            if rows[0][0].text() == "BC" {
-                let note = format!("{c_id} {c_d_id} {c_w_id} {d} {w} {amount:.2} | ");
-                s.execute(
-                    Stmt::PayCustomerData,
-                    &[Text(&note), Int(*c_w_id), Int(*c_d_id), Int(c_id)],
-                )?;
-            }
-            let h_data = format!("{w_name}    {d_name}");
-            s.execute(
-                Stmt::PayHistory,
-                &[
-                    Int(c_id),
-                    Int(*c_d_id),
-                    Int(*c_w_id),
-                    Int(d),
-                    Int(w),
-                    Float(*amount),
-                    Text(&h_data),
-                ],
-            )?;
-        }
+        } => payment(s, rows, (w_id, d_id, c_w_id, c_d_id), by, amount)?,
         Input::OrderStatus { w_id, d_id, by } => {
             let (w, d) = (*w_id, *d_id);
             let c_id = resolve_customer(s, w, d, by, rows)?;

@@ -33,6 +33,17 @@ pub enum Dialect {
     Mysql,
 }
 
+impl Dialect {
+    /// The name used in JSON, file names and messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "sqlite",
+            Dialect::Postgres => "postgres",
+            Dialect::Mysql => "mysql",
+        }
+    }
+}
+
 impl DbUrl {
     /// The dialect to speak.
     pub fn dialect(&self) -> Dialect {

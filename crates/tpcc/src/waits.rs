@@ -21,10 +21,10 @@
 //! Sampling cannot see waits shorter than the interval in proportion to their count, only to
 //! their total time: AAS is a time share, not an event count.
 
-use crate::db::{classify_pg, SqliteSync, StmtError};
+use crate::plan::SqliteSync;
+use crate::sql::{classify_pg, StmtError};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The wait profile of a run.
@@ -97,8 +97,8 @@ pub struct SqliteWaits {
     pub commit_s: f64,
     /// Write commits.
     pub commits: u64,
-    /// Mean COMMIT time of a write transaction, µs.
-    pub commit_mean_us: Option<f64>,
+    /// Mean COMMIT time of a write transaction, ns.
+    pub commit_mean_ns: Option<f64>,
     /// Seconds in WAL checkpoints (a separate thread; PASSIVE, so writers do not wait for it).
     pub checkpoint_s: f64,
     /// Checkpoints run.
@@ -252,12 +252,12 @@ const SAMPLE_SQL: &str = "SELECT coalesce(wait_event_type, ''), coalesce(wait_ev
       OR (backend_type <> 'client backend' AND coalesce(wait_event_type, '') <> 'Activity'))";
 
 impl PgSampler {
-    /// Samples on `client` every `interval` until `stop` is set. Returns the queries it ran
+    /// Samples on `client` every `interval` until `stop` is cancelled. Returns the queries it ran
     /// (each is one transaction in `pg_stat_database`, subtracted from TPM).
     pub fn run(
         client: &mut postgres::Client,
         interval: Duration,
-        stop: &AtomicBool,
+        stop: &oio_core::Cancel,
     ) -> Result<PgSampler, StmtError> {
         let st = client.prepare(SAMPLE_SQL).map_err(classify_pg)?;
         let mut s = PgSampler {
@@ -266,7 +266,7 @@ impl PgSampler {
             interval,
         };
         let mut next = Instant::now();
-        while !stop.load(Ordering::Relaxed) {
+        while !stop.is_cancelled() {
             for row in client.query(&st, &[]).map_err(classify_pg)? {
                 let (class, event, client_backend): (String, String, bool) =
                     (row.get(0), row.get(1), row.get(2));
@@ -283,7 +283,7 @@ impl PgSampler {
             if next > now {
                 // Sleep in slices so a stop is noticed quickly.
                 let mut left = next - now;
-                while left > Duration::ZERO && !stop.load(Ordering::Relaxed) {
+                while left > Duration::ZERO && !stop.is_cancelled() {
                     let step = left.min(Duration::from_millis(50));
                     std::thread::sleep(step);
                     left = left.saturating_sub(step);
@@ -355,31 +355,6 @@ impl PgSampler {
                 "client sessions idle inside a transaction count as Client:ClientRead (waiting for the driver's next statement: a round trip)".into(),
                 "row_locks holds every heavyweight lock wait (Lock:transactionid and Lock:tuple are the row-level ones)".into(),
             ],
-        }
-    }
-}
-
-/// A finished wait sampler of either server engine.
-pub enum Sampler {
-    /// PostgreSQL's `pg_stat_activity` sampler.
-    Pg(PgSampler),
-    /// MariaDB/MySQL's `performance_schema` sampler.
-    Mysql(Box<crate::mysql::waits::Sampler>),
-}
-
-impl Sampler {
-    /// Queries the sampler ran (PostgreSQL counts them out of its transaction counter).
-    pub fn rounds(&self) -> u64 {
-        match self {
-            Sampler::Pg(p) => p.rounds(),
-            Sampler::Mysql(m) => m.rounds(),
-        }
-    }
-    /// The wait profile.
-    pub fn profile(&self) -> WaitProfile {
-        match self {
-            Sampler::Pg(p) => p.profile(),
-            Sampler::Mysql(m) => m.profile(),
         }
     }
 }

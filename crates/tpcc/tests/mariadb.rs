@@ -1,11 +1,11 @@
 //! End-to-end on a real, throwaway MariaDB server (the Debian package's binaries).
 
+use oio_core::Cancel;
 use oio_tpcc::check::Status;
 use oio_tpcc::db::{Session, SqliteShared, SqliteSync};
-use oio_tpcc::driver::Mode;
 use oio_tpcc::testing::{mariadb_bin, missing, TempMariadb};
-use oio_tpcc::{build, check, run, BuildOptions, DbUrl, RunOptions, Timeouts};
-use std::sync::atomic::{AtomicBool, Ordering};
+use oio_tpcc::Mode;
+use oio_tpcc::{build, check, run_step, BuildOptions, DbUrl, Quiet, RunOptions, Timeouts};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,7 +32,7 @@ fn build_one(db: &DbUrl) {
             timeouts: Timeouts::default(),
         },
         &|_| {},
-        &AtomicBool::new(false),
+        &Cancel::new(),
     )
     .unwrap();
     eprintln!(
@@ -73,14 +73,14 @@ fn mariadb_build_run_check_in_both_modes() {
             timeouts: Timeouts::default(),
         },
         &|_| {},
-        &AtomicBool::new(false),
+        &Cancel::new(),
     )
     .unwrap_err();
     assert!(e.to_string().contains("warehouse"), "{e}");
 
-    let stop = AtomicBool::new(false);
+    let stop = Cancel::new();
     for mode in [Mode::Client, Mode::Server] {
-        let r = run(
+        let r = run_step(
             &db,
             &RunOptions {
                 workers: 2,
@@ -89,7 +89,7 @@ fn mariadb_build_run_check_in_both_modes() {
                 mode,
                 ..RunOptions::default()
             },
-            &|_| {},
+            &mut Quiet,
             &stop,
         )
         .unwrap();
@@ -132,8 +132,8 @@ fn mariadb_deadlocks_and_lock_wait_timeouts_are_retried_and_counted() {
     let server = TempMariadb::start(&["--innodb-lock-wait-timeout=1"]).unwrap();
     let db: DbUrl = server.url().parse().unwrap();
     build_one(&db);
-    let stop = AtomicBool::new(false);
-    let done = AtomicBool::new(false);
+    let stop = Cancel::new();
+    let done = Cancel::new();
     let r = std::thread::scope(|s| {
         // The injector locks warehouse 1's districts, waits until the worker blocks on one
         // (New-Order) or holds the warehouse row and waits for a district (Payment), then
@@ -152,7 +152,7 @@ fn mariadb_deadlocks_and_lock_wait_timeouts_are_retried_and_counted() {
             )
             .unwrap();
             let mut round = 0u32;
-            while !done.load(Ordering::Relaxed) {
+            while !done.is_cancelled() {
                 round += 1;
                 x.begin(true).unwrap();
                 x.batch("UPDATE district SET d_ytd = d_ytd + 1 WHERE d_w_id = 1")
@@ -166,7 +166,7 @@ fn mariadb_deadlocks_and_lock_wait_timeouts_are_retried_and_counted() {
                 std::thread::sleep(Duration::from_millis(100));
             }
         });
-        let r = run(
+        let r = run_step(
             &db,
             &RunOptions {
                 workers: 1,
@@ -174,10 +174,10 @@ fn mariadb_deadlocks_and_lock_wait_timeouts_are_retried_and_counted() {
                 time_s: 12.0,
                 ..RunOptions::default()
             },
-            &|_| {},
+            &mut Quiet,
             &stop,
         );
-        done.store(true, Ordering::Relaxed);
+        done.cancel();
         injector.join().unwrap();
         r
     })

@@ -1,10 +1,10 @@
 //! End-to-end on a real, throwaway PostgreSQL server.
 
+use oio_core::Cancel;
 use oio_tpcc::check::Status;
-use oio_tpcc::driver::{Isolation, Mode};
 use oio_tpcc::testing::{pg_bin, TempPostgres};
-use oio_tpcc::{build, check, run, BuildOptions, DbUrl, RunOptions, Timeouts};
-use std::sync::atomic::AtomicBool;
+use oio_tpcc::{build, check, run_step, BuildOptions, DbUrl, Quiet, RunOptions, Timeouts};
+use oio_tpcc::{Isolation, Mode};
 
 fn all_pass(db: &DbUrl, after_run: bool) {
     let c = check(db, &Timeouts::default()).unwrap();
@@ -36,7 +36,7 @@ fn postgres_build_run_check_in_both_modes() {
             timeouts: Timeouts::default(),
         },
         &|_| {},
-        &AtomicBool::new(false),
+        &Cancel::new(),
     )
     .unwrap();
     eprintln!(
@@ -51,9 +51,9 @@ fn postgres_build_run_check_in_both_modes() {
     assert_eq!(b.rows["stock"], 100_000);
     all_pass(&db, false);
 
-    let stop = AtomicBool::new(false);
+    let stop = Cancel::new();
     for mode in [Mode::Client, Mode::Server] {
-        let r = run(
+        let r = run_step(
             &db,
             &RunOptions {
                 workers: 2,
@@ -62,7 +62,7 @@ fn postgres_build_run_check_in_both_modes() {
                 mode,
                 ..RunOptions::default()
             },
-            &|_| {},
+            &mut Quiet,
             &stop,
         )
         .unwrap();
@@ -81,7 +81,7 @@ fn postgres_build_run_check_in_both_modes() {
 
     // Serializable isolation with all workers on one warehouse: conflicts must be retried
     // and counted, and the database stays consistent.
-    let r = run(
+    let r = run_step(
         &db,
         &RunOptions {
             workers: 4,
@@ -90,7 +90,7 @@ fn postgres_build_run_check_in_both_modes() {
             isolation: Isolation::Serializable,
             ..RunOptions::default()
         },
-        &|_| {},
+        &mut Quiet,
         &stop,
     )
     .unwrap();
@@ -116,7 +116,7 @@ fn postgres_interrupted_build_is_refused_by_run_and_check() {
     }
     let pg = TempPostgres::start("").unwrap();
     let db: DbUrl = pg.url().parse().unwrap();
-    let cancel = AtomicBool::new(false);
+    let cancel = Cancel::new();
     let t = std::time::Instant::now();
     let e = build(
         &db,
@@ -129,7 +129,7 @@ fn postgres_interrupted_build_is_refused_by_run_and_check() {
         },
         &|p| {
             if p.rows_done > 100_000 {
-                cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                cancel.cancel();
             }
         },
         &cancel,
@@ -144,7 +144,7 @@ fn postgres_interrupted_build_is_refused_by_run_and_check() {
         )),
         "{why}"
     );
-    let why = run(
+    let why = run_step(
         &db,
         &RunOptions {
             workers: 1,
@@ -152,10 +152,125 @@ fn postgres_interrupted_build_is_refused_by_run_and_check() {
             time_s: 1.0,
             ..RunOptions::default()
         },
-        &|_| {},
-        &AtomicBool::new(false),
+        &mut Quiet,
+        &Cancel::new(),
     )
     .unwrap_err()
     .to_string();
     assert!(why.contains("did not finish"), "{why}");
+}
+
+/// The postmaster of the server in `data` and every process it started.
+fn server_processes(data: &std::path::Path) -> Vec<String> {
+    let pid_file = std::fs::read_to_string(data.join("postmaster.pid")).unwrap();
+    let postmaster = pid_file.lines().next().unwrap().trim().to_string();
+    let mut pids = vec![postmaster.clone()];
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // The parent pid is the second field after the command name.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1));
+        if ppid == Some(postmaster.as_str()) {
+            pids.push(e.file_name().to_string_lossy().into_owned());
+        }
+    }
+    pids
+}
+
+/// Sends `signal` to `pids` with kill(1).
+fn signal(sig: &str, pids: &[String]) {
+    let st = std::process::Command::new("kill")
+        .arg(sig)
+        .args(pids)
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+/// Resumes the frozen server whatever happens, so it can be shut down.
+struct Thaw(Vec<String>);
+
+impl Drop for Thaw {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .arg("-CONT")
+            .args(&self.0)
+            .status();
+    }
+}
+
+#[test]
+fn a_server_that_stops_answering_mid_run_fails_the_run_within_its_timeouts() {
+    if pg_bin().is_none() {
+        oio_tpcc::testing::missing("no PostgreSQL binaries (scripts/test installs them)");
+        return;
+    }
+    let pg = TempPostgres::start("").unwrap();
+    let db: DbUrl = pg.url().parse().unwrap();
+    build(
+        &db,
+        &BuildOptions {
+            warehouses: 1,
+            workers: 2,
+            force: false,
+            seed: 3,
+            timeouts: Timeouts::default(),
+        },
+        &|_| {},
+        &Cancel::new(),
+    )
+    .unwrap();
+    let timeouts = Timeouts {
+        connect_s: 2.0,
+        statement_s: 2.0,
+        ..Timeouts::default()
+    };
+    let bound = timeouts.call_bound();
+    let data = pg.data_dir();
+    let frozen = std::sync::Mutex::new(None);
+    let t = std::time::Instant::now();
+    let r = std::thread::scope(|s| {
+        s.spawn(|| {
+            // Freeze every server process (SIGSTOP: connections stay open, nothing answers)
+            // once the run is measuring.
+            std::thread::sleep(std::time::Duration::from_secs(3));
+            let pids = server_processes(&data);
+            signal("-STOP", &pids);
+            *frozen.lock().unwrap() = Some((Thaw(pids), std::time::Instant::now()));
+        });
+        run_step(
+            &db,
+            &RunOptions {
+                workers: 2,
+                ramp_s: 0.0,
+                time_s: 600.0,
+                timeouts,
+                ..RunOptions::default()
+            },
+            &mut Quiet,
+            &Cancel::new(),
+        )
+    });
+    let (thaw, frozen_at) = frozen
+        .lock()
+        .unwrap()
+        .take()
+        .expect("the server was frozen");
+    let waited = frozen_at.elapsed();
+    drop(thaw);
+    let e = r.expect_err("a frozen server cannot complete a 10-minute run");
+    assert!(
+        matches!(e, oio_tpcc::TpccError::Timeout(_)),
+        "{e} after {:?}",
+        t.elapsed()
+    );
+    assert!(e.to_string().contains("did not answer"), "{e}");
+    // The monitor's wait, then the workers' (each at most the bound), and some slack.
+    assert!(
+        waited < bound * 2 + std::time::Duration::from_secs(10),
+        "returned {waited:?} after the freeze (bound {bound:?})"
+    );
 }

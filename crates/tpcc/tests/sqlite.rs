@@ -1,8 +1,8 @@
 //! End-to-end on embedded SQLite: build, check, run, check again.
 
+use oio_core::Cancel;
 use oio_tpcc::check::Status;
-use oio_tpcc::{build, check, run, BuildOptions, DbUrl, RunOptions, Timeouts};
-use std::sync::atomic::AtomicBool;
+use oio_tpcc::{build, check, run_step, BuildOptions, DbUrl, Quiet, RunOptions, Timeouts};
 
 fn url(dir: &tempfile::TempDir) -> DbUrl {
     format!("sqlite:{}", dir.path().join("t.db").display())
@@ -25,7 +25,7 @@ fn build_check_run_check() {
             timeouts: Timeouts::default(),
         },
         &|_| {},
-        &AtomicBool::new(false),
+        &Cancel::new(),
     )
     .unwrap();
     eprintln!(
@@ -51,7 +51,7 @@ fn build_check_run_check() {
             timeouts: Timeouts::default(),
         },
         &|_| {},
-        &AtomicBool::new(false),
+        &Cancel::new(),
     )
     .unwrap_err()
     .to_string();
@@ -63,8 +63,8 @@ fn build_check_run_check() {
     }
     assert_eq!(c.conditions.len(), 12);
 
-    let stop = AtomicBool::new(false);
-    let r = run(
+    let stop = Cancel::new();
+    let r = run_step(
         &db,
         &RunOptions {
             workers: 2,
@@ -72,7 +72,7 @@ fn build_check_run_check() {
             time_s: 3.0,
             ..RunOptions::default()
         },
-        &|_| {},
+        &mut Quiet,
         &stop,
     )
     .unwrap();
@@ -80,11 +80,11 @@ fn build_check_run_check() {
     eprintln!("{}", serde_json::to_string_pretty(&r.waits).unwrap());
     // 2 workers on 1 warehouse share it, and say so.
     assert!(
-        r.warnings
+        r.envelope.warnings
             .iter()
             .any(|w| w.contains("share home warehouses") && w.contains("warehouse 1: workers 0, 1")),
         "{:?}",
-        r.warnings
+        r.envelope.warnings
     );
     // Checkpoints copy each WAL frame at most once: never more pages than the WAL received
     // (it was empty when the window started: the build truncates it).
@@ -99,7 +99,7 @@ fn build_check_run_check() {
     assert_eq!(r.summary.failed, 0, "{:?}", r.errors);
 
     // One worker cannot share its warehouse with anyone.
-    let r1 = run(
+    let r1 = run_step(
         &db,
         &RunOptions {
             workers: 1,
@@ -107,14 +107,14 @@ fn build_check_run_check() {
             time_s: 1.0,
             ..RunOptions::default()
         },
-        &|_| {},
+        &mut Quiet,
         &stop,
     )
     .unwrap();
     assert!(
-        !r1.warnings.iter().any(|w| w.contains("share")),
+        !r1.envelope.warnings.iter().any(|w| w.contains("share")),
         "{:?}",
-        r1.warnings
+        r1.envelope.warnings
     );
 
     let c = check(&db, &Timeouts::default()).unwrap();
@@ -136,7 +136,7 @@ fn build_check_run_check() {
 fn an_interrupted_build_is_refused_by_run_and_check() {
     let dir = tempfile::tempdir().unwrap();
     let db = url(&dir);
-    let cancel = AtomicBool::new(false);
+    let cancel = Cancel::new();
     let t = std::time::Instant::now();
     let e = build(
         &db,
@@ -149,7 +149,7 @@ fn an_interrupted_build_is_refused_by_run_and_check() {
         },
         &|p| {
             if p.rows_done > 150_000 {
-                cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                cancel.cancel();
             }
         },
         &cancel,
@@ -165,8 +165,8 @@ fn an_interrupted_build_is_refused_by_run_and_check() {
             && why.contains("--force"),
         "{why}"
     );
-    let stop = AtomicBool::new(false);
-    let why = run(
+    let stop = Cancel::new();
+    let why = run_step(
         &db,
         &RunOptions {
             workers: 1,
@@ -174,7 +174,7 @@ fn an_interrupted_build_is_refused_by_run_and_check() {
             time_s: 1.0,
             ..RunOptions::default()
         },
-        &|_| {},
+        &mut Quiet,
         &stop,
     )
     .unwrap_err()
@@ -192,7 +192,7 @@ fn an_interrupted_build_is_refused_by_run_and_check() {
             timeouts: Timeouts::default(),
         },
         &|_| {},
-        &AtomicBool::new(false),
+        &Cancel::new(),
     )
     .unwrap_err()
     .to_string();
@@ -209,7 +209,7 @@ fn an_interrupted_build_is_refused_by_run_and_check() {
             timeouts: Timeouts::default(),
         },
         &|_| {},
-        &AtomicBool::new(false),
+        &Cancel::new(),
     )
     .unwrap();
     let c = check(&db, &Timeouts::default()).unwrap();

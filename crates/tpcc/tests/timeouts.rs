@@ -1,9 +1,11 @@
 //! A "PostgreSQL" that accepts TCP connections and never answers must not hang build, run or
 //! check: each fails within its connect timeout and says which address did not answer.
 
-use oio_tpcc::{build, check, run, BuildOptions, DbUrl, RunOptions, Timeouts, TpccError};
+use oio_core::Cancel;
+use oio_tpcc::{
+    build, check, run_step, BuildOptions, DbUrl, Quiet, RunOptions, Timeouts, TpccError,
+};
 use std::net::TcpListener;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// Accepts connections and holds them open without a byte in reply.
@@ -44,10 +46,10 @@ fn a_silent_server_fails_each_command_within_the_connect_timeout() {
         connect_s: 1.0,
         ..Timeouts::default()
     };
-    let stop = AtomicBool::new(false);
+    let stop = Cancel::new();
 
     let t = Instant::now();
-    let r = run(
+    let r = run_step(
         &db,
         &RunOptions {
             workers: 1,
@@ -56,7 +58,7 @@ fn a_silent_server_fails_each_command_within_the_connect_timeout() {
             timeouts,
             ..RunOptions::default()
         },
-        &|_| {},
+        &mut Quiet,
         &stop,
     );
     assert_times_out("run", t, r, port);
@@ -104,7 +106,7 @@ fn a_locked_sqlite_file_fails_after_the_busy_timeout_saying_so() {
             },
         },
         &|_| {},
-        &AtomicBool::new(false),
+        &Cancel::new(),
     )
     .unwrap_err()
     .to_string();

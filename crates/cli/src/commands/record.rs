@@ -4,7 +4,7 @@
 use anyhow::{bail, Context};
 use oio_core::observation::{DeviceInterval, Observation};
 use oio_core::units::parse_duration;
-use oio_telemetry::diskstats::{DiskstatsRecorder, Sample};
+use oio_telemetry::diskstats::{mean_interval, DiskstatsRecorder, Sample};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -150,45 +150,6 @@ fn row(t: &str, name: &str, iv: &DeviceInterval) -> String {
         opt(iv.queue_mean, 1.0, 2),
         opt(iv.util_pct, 1.0, 1),
     )
-}
-
-/// The whole recording as one interval: counts summed, so means are weighted correctly.
-fn mean_interval(ivs: &[DeviceInterval]) -> Option<DeviceInterval> {
-    let secs: f64 = ivs.iter().map(|i| i.duration_s).sum();
-    if secs <= 0.0 {
-        return None;
-    }
-    let mut m = DeviceInterval {
-        t_s: ivs.last()?.t_s,
-        duration_s: secs,
-        ..DeviceInterval::default()
-    };
-    for pick in 0..2 {
-        let (mut n, mut b, mut lat) = (0.0, 0.0, 0.0);
-        for i in ivs {
-            let c = if pick == 0 { &i.read } else { &i.write };
-            let k = c.iops_or_zero() * i.duration_s;
-            n += k;
-            b += c.bytes_per_sec.unwrap_or(0.0) * i.duration_s;
-            lat += c.latency_mean_ns.unwrap_or(0.0) * k;
-        }
-        let c = if pick == 0 { &mut m.read } else { &mut m.write };
-        c.iops = Some(n / secs);
-        c.bytes_per_sec = Some(b / secs);
-        c.mean_io_bytes = (n > 0.0).then(|| b / n);
-        c.latency_mean_ns = (n > 0.0).then(|| lat / n);
-    }
-    let tw = |f: fn(&DeviceInterval) -> Option<f64>| -> Option<f64> {
-        let v: Vec<(f64, f64)> = ivs
-            .iter()
-            .filter_map(|i| f(i).map(|x| (x, i.duration_s)))
-            .collect();
-        let w: f64 = v.iter().map(|x| x.1).sum();
-        (w > 0.0).then(|| v.iter().map(|x| x.0 * x.1).sum::<f64>() / w)
-    };
-    m.queue_mean = tw(|i| i.queue_mean);
-    m.util_pct = tw(|i| i.util_pct);
-    Some(m)
 }
 
 /// `20261121T135901` for file names.

@@ -10,6 +10,7 @@ pub mod repeat;
 pub mod style;
 pub mod summary;
 pub mod sweep;
+pub mod tpcc;
 
 use std::io::Write;
 

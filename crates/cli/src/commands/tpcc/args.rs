@@ -1,0 +1,226 @@
+//! The arguments of `oio tpcc build|run|check`, and the run plan they describe.
+
+use clap::{Subcommand, ValueEnum};
+use oio_tpcc::{Isolation, Mode, RunOptions, SqliteSync, Timeouts, TpccRunPlan};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Arguments of `oio tpcc`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+/// The three steps.
+#[derive(Debug, Subcommand)]
+pub enum Action {
+    /// Create the nine tables and load W warehouses (parallel, COPY on PostgreSQL).
+    Build(BuildArgs),
+    /// Run the five transactions and report NOPM, TPM, latencies and waits.
+    Run(RunArgs),
+    /// Check the specification's twelve consistency conditions (clause 3.3.2).
+    Check(CheckArgs),
+}
+
+/// Where the database is, and how long to wait for it.
+#[derive(Debug, clap::Args)]
+pub struct DbArg {
+    /// Database: sqlite:PATH (embedded, the default), postgres://USER@HOST:PORT/DBNAME, or
+    /// mysql://USER:PASSWORD@HOST:PORT/DBNAME (also mariadb://) for MariaDB or MySQL.
+    #[arg(long, value_name = "URL", default_value = oio_tpcc::url::DEFAULT_URL)]
+    pub db: String,
+    /// PostgreSQL: give up on a connection (TCP connect, startup and authentication) after
+    /// this long. A connect_timeout in the URL takes precedence.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::cli::duration_arg)]
+    pub connect_timeout: Duration,
+    /// PostgreSQL: cancel any statement running longer than this (statement_timeout; 0 for
+    /// none) [default: 1m for run, 1h for build and check].
+    #[arg(long, value_name = "DURATION", value_parser = crate::cli::duration_arg)]
+    pub statement_timeout: Option<Duration>,
+    /// PostgreSQL: end a session left idle inside a transaction this long, releasing its
+    /// locks (idle_in_transaction_session_timeout; 0 for none).
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = crate::cli::duration_arg)]
+    pub idle_in_transaction_timeout: Duration,
+    /// SQLite: how long a statement waits for a lock held by another connection or process
+    /// before failing as busy.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::cli::duration_arg)]
+    pub busy_timeout: Duration,
+}
+
+impl DbArg {
+    /// The timeouts, with `statement` as the command's default statement timeout.
+    pub(super) fn timeouts(&self, statement: Duration) -> Timeouts {
+        Timeouts {
+            connect_s: self.connect_timeout.as_secs_f64(),
+            statement_s: self.statement_timeout.unwrap_or(statement).as_secs_f64(),
+            idle_in_transaction_s: self.idle_in_transaction_timeout.as_secs_f64(),
+            sqlite_busy_s: self.busy_timeout.as_secs_f64(),
+        }
+    }
+}
+
+/// Default statement timeout of `run`: a TPC-C statement takes milliseconds.
+pub(super) const RUN_STATEMENT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default statement timeout of `build` and `check`: index builds and the consistency
+/// queries scan whole tables.
+pub(super) const BULK_STATEMENT_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// Arguments of `oio tpcc build`.
+#[derive(Debug, clap::Args)]
+pub struct BuildArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Warehouses to load (about 100 MB each on disk).
+    #[arg(long, short = 'W', value_name = "W", default_value_t = 1)]
+    pub warehouses: u32,
+    /// Loader workers (default: the number of CPUs).
+    #[arg(long, value_name = "N")]
+    pub workers: Option<u32>,
+    /// Drop existing TPC-C tables first.
+    #[arg(long)]
+    pub force: bool,
+    /// Random-number seed of the data generator.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+    /// Directory for the build report.
+    #[arg(long, value_name = "DIR", default_value = "oio-results")]
+    pub out: PathBuf,
+    /// Print the build report as JSON on stdout (and nothing else there).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Client-side SQL or server-side functions.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ModeArg {
+    /// Prepared statements from oio (go-tpc and BenchBase style).
+    Client,
+    /// One PL/pgSQL function call per transaction (HammerDB style; PostgreSQL only).
+    Server,
+}
+
+/// Isolation levels.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum IsolationArg {
+    /// PostgreSQL's default.
+    ReadCommitted,
+    /// Snapshot isolation.
+    RepeatableRead,
+    /// Serializable.
+    Serializable,
+}
+
+/// SQLite sync levels.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum SyncArg {
+    /// fsync the WAL at every commit (durable).
+    Full,
+    /// fsync at checkpoints only.
+    Normal,
+    /// Never fsync.
+    Off,
+}
+
+/// Arguments of `oio tpcc run`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Workers (connections), each like a HammerDB virtual user. A list (1,2,4) runs each
+    /// count in turn, each with its ramp, and writes a series with the scaling curve.
+    #[arg(long, short = 'n', value_name = "N[,N…]", default_value = "4", value_delimiter = ',', num_args = 1..)]
+    pub workers: Vec<u32>,
+    /// Warm-up before the measured window (e.g. 30s, 1m; 0 for none).
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = crate::cli::duration_arg)]
+    pub ramp: Duration,
+    /// Length of the measured window.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::cli::duration_arg)]
+    pub time: Duration,
+    /// Where the transactions' SQL runs (server: PL/pgSQL functions on PostgreSQL, stored
+    /// procedures on MariaDB/MySQL).
+    #[arg(long, value_enum, default_value_t = ModeArg::Client)]
+    pub mode: ModeArg,
+    /// Use the specification's keying and think times (then efficiency vs 12.86 NOPM per
+    /// warehouse is reported; run ~10 workers per warehouse).
+    #[arg(long)]
+    pub paced: bool,
+    /// Spread each worker over its share of all warehouses (more data I/O) instead of one
+    /// home warehouse.
+    #[arg(long)]
+    pub all_warehouses: bool,
+    /// Transaction isolation (PostgreSQL).
+    #[arg(long, value_enum, default_value_t = IsolationArg::ReadCommitted)]
+    pub isolation: IsolationArg,
+    /// Length of one interval of the per-interval series.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = crate::cli::duration_arg)]
+    pub interval: Duration,
+    /// How often pg_stat_activity is sampled for the wait profile (MariaDB/MySQL's counters
+    /// are read once per --interval).
+    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = crate::cli::duration_arg)]
+    pub wait_sample: Duration,
+    /// SQLite's PRAGMA synchronous during the run.
+    #[arg(long, value_enum, default_value_t = SyncArg::Full)]
+    pub sqlite_sync: SyncArg,
+    /// Block device to record from /proc/diskstats (default: the one holding the database;
+    /// "none" to record nothing).
+    #[arg(long, value_name = "NAME")]
+    pub device: Option<String>,
+    /// Retries of a transaction after serialization failures, deadlocks, lock-wait timeouts
+    /// or SQLite busy.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub max_retries: u32,
+    /// Random-number seed of the input generators.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+    /// Directory for the result file.
+    #[arg(long, value_name = "DIR", default_value = "oio-results")]
+    pub out: PathBuf,
+    /// Print the result as JSON on stdout (and nothing else there).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `oio tpcc check`.
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Print the report as JSON on stdout (and nothing else there).
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl RunArgs {
+    /// The plan these arguments describe.
+    pub(super) fn plan(&self) -> TpccRunPlan {
+        let step = RunOptions {
+            workers: self.workers.first().copied().unwrap_or(0),
+            ramp_s: self.ramp.as_secs_f64(),
+            time_s: self.time.as_secs_f64(),
+            mode: match self.mode {
+                ModeArg::Client => Mode::Client,
+                ModeArg::Server => Mode::Server,
+            },
+            paced: self.paced,
+            all_warehouses: self.all_warehouses,
+            isolation: match self.isolation {
+                IsolationArg::ReadCommitted => Isolation::ReadCommitted,
+                IsolationArg::RepeatableRead => Isolation::RepeatableRead,
+                IsolationArg::Serializable => Isolation::Serializable,
+            },
+            interval_s: self.interval.as_secs_f64(),
+            wait_sample_ms: self.wait_sample.as_secs_f64() * 1000.0,
+            seed: self.seed,
+            max_retries: self.max_retries,
+            sqlite_sync: match self.sqlite_sync {
+                SyncArg::Full => SqliteSync::Full,
+                SyncArg::Normal => SqliteSync::Normal,
+                SyncArg::Off => SqliteSync::Off,
+            },
+            timeouts: self.db.timeouts(RUN_STATEMENT_TIMEOUT),
+        };
+        TpccRunPlan::new(&self.db.db, self.workers.clone(), step)
+    }
+}

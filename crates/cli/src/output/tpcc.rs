@@ -1,0 +1,442 @@
+//! `oio tpcc` on the terminal and on disk: progress bars, the build, run, series and check
+//! summaries, and the run's observer, which saves each result the moment it exists.
+
+use crate::output::style;
+use crate::results::{result_file_name, write_file_atomic, write_json_atomic};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use oio_core::observation::Observation;
+use oio_core::units::{format_bytes, format_count};
+use oio_telemetry::diskstats::{mean_interval, DiskstatsRecorder};
+use oio_tpcc::check::{CheckReport, Status};
+use oio_tpcc::result::Series;
+use oio_tpcc::{BuildReport, DeviceObserver, Mode, RunObserver, RunProgress, TpccResult};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A progress bar on stderr (hidden when stderr is not a terminal).
+pub fn bar(template: &str) -> ProgressBar {
+    let pb = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr_with_hz(4));
+    pb.set_style(ProgressStyle::with_template(template).expect("valid template"));
+    pb
+}
+
+/// Records one block device from /proc/diskstats during each measured window.
+pub struct Diskstats {
+    device: String,
+    interval: Duration,
+    rec: Option<DiskstatsRecorder>,
+}
+
+impl Diskstats {
+    /// A recorder of `device` (a /proc/diskstats name) at `interval`.
+    pub fn new(device: String, interval: Duration) -> Diskstats {
+        Diskstats {
+            device,
+            interval,
+            rec: None,
+        }
+    }
+}
+
+impl DeviceObserver for Diskstats {
+    fn start(&mut self) -> Result<(), String> {
+        let r = DiskstatsRecorder::start(std::slice::from_ref(&self.device), self.interval)
+            .map_err(|e| e.to_string())?;
+        self.rec = Some(r);
+        Ok(())
+    }
+    fn stop(&mut self) -> Result<Observation, String> {
+        self.rec
+            .take()
+            .ok_or("the recorder was not started")?
+            .stop()
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The CLI's view of `oio tpcc run`: a progress bar per step; each step's result saved at once
+/// in `out` and printed; the series (a sequence) rewritten in place after every step.
+pub struct RunSink {
+    out: PathBuf,
+    json: bool,
+    sequence: usize,
+    device: Option<Diskstats>,
+    /// Warnings found before the run (where the device is), put first in every result.
+    pre_warnings: Vec<String>,
+    bar: Option<ProgressBar>,
+    series_file: Option<PathBuf>,
+}
+
+impl RunSink {
+    /// A sink saving into `out`; `sequence` is the number of steps planned.
+    pub fn new(
+        out: &Path,
+        json: bool,
+        sequence: usize,
+        device: Option<Diskstats>,
+        pre_warnings: Vec<String>,
+    ) -> RunSink {
+        RunSink {
+            out: out.to_path_buf(),
+            json,
+            sequence,
+            device,
+            pre_warnings,
+            bar: None,
+            series_file: None,
+        }
+    }
+
+    fn save(&mut self, r: &TpccResult) -> anyhow::Result<PathBuf> {
+        let label = format!(
+            "{}-w{}-n{}",
+            r.dialect_name(),
+            r.warehouses,
+            r.options.workers
+        );
+        let name = result_file_name("tpcc", &r.envelope.timestamp, &label);
+        let saved = write_json_atomic(&self.out, &name, r)?;
+        if self.json {
+            // A sequence prints its series instead.
+            if self.sequence == 1 {
+                crate::output::print_json(r)?;
+            }
+        } else {
+            write_run_summary(&mut anstream::stdout().lock(), r)?;
+        }
+        for w in &r.envelope.warnings {
+            style::print_warning(w);
+        }
+        style::print_notice(&format!("result: {}", saved.display()));
+        Ok(saved)
+    }
+
+    /// Prints the series (its table, or JSON with `--json`) and where it was saved.
+    pub fn finish(&self, series: Option<&Series>) -> anyhow::Result<()> {
+        let (Some(s), Some(path)) = (series, &self.series_file) else {
+            return Ok(());
+        };
+        if self.json {
+            crate::output::print_json(s)?;
+        } else {
+            let mut out = anstream::stdout().lock();
+            writeln!(out, "workers        NOPM         TPM  efficiency")?;
+            for p in &s.steps {
+                writeln!(
+                    out,
+                    "{:>7} {:>11} {:>11}  {}",
+                    p.workers,
+                    format_count(p.nopm),
+                    format_count(p.tpm),
+                    p.efficiency_pct
+                        .map(|e| format!("{e:.0} %"))
+                        .unwrap_or_else(|| "-".into())
+                )?;
+            }
+        }
+        style::print_notice(&format!("series: {}", path.display()));
+        Ok(())
+    }
+}
+
+impl RunObserver for RunSink {
+    fn progress(&mut self, p: &RunProgress) {
+        let Some(pb) = &self.bar else { return };
+        pb.set_length(p.phase_s.ceil() as u64);
+        pb.set_position(p.elapsed_s as u64);
+        pb.set_message(if p.phase == "ramp" {
+            "ramp".to_string()
+        } else {
+            format!(
+                "measure  NOPM {:>9}  TPM {:>9}",
+                format_count(p.nopm),
+                format_count(p.tpm_client)
+            )
+        });
+    }
+
+    fn step_starting(&mut self, index: usize, workers: u32) {
+        if self.sequence > 1 {
+            style::print_notice(&format!(
+                "step {}/{}: {workers} worker(s)",
+                index + 1,
+                self.sequence
+            ));
+        }
+        self.bar = Some(bar("{msg} {wide_bar} {pos}/{len} s"));
+    }
+
+    fn device(&mut self) -> Option<&mut dyn DeviceObserver> {
+        self.device.as_mut().map(|d| d as &mut dyn DeviceObserver)
+    }
+
+    fn step_finished(&mut self, r: &mut TpccResult) -> Result<String, String> {
+        if let Some(pb) = self.bar.take() {
+            pb.finish_and_clear();
+        }
+        r.envelope.command = std::env::args().collect();
+        r.envelope
+            .warnings
+            .splice(0..0, self.pre_warnings.iter().cloned());
+        let saved = self.save(r).map_err(|e| format!("{e:#}"))?;
+        Ok(saved
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default())
+    }
+
+    fn series_updated(&mut self, s: &Series) -> Result<(), String> {
+        let r = match &self.series_file {
+            // Rewritten in place (by rename), so the file always holds every finished step.
+            Some(path) => serde_json::to_vec_pretty(s)
+                .map_err(anyhow::Error::from)
+                .and_then(|mut v| {
+                    v.push(b'\n');
+                    write_file_atomic(path, &v)
+                }),
+            None => {
+                let label = format!("{}-w{}-series", s.dialect.name(), s.warehouses);
+                let name = result_file_name("tpcc-series", &s.envelope.timestamp, &label);
+                write_json_atomic(&self.out, &name, s).map(|p| {
+                    self.series_file = Some(p);
+                })
+            }
+        };
+        r.map_err(|e| format!("{e:#}"))
+    }
+}
+
+/// A latency in ns as µs or ms, whichever reads best.
+fn ns(v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(n) if n >= 10_000_000.0 => format!("{:.1} ms", n / 1e6),
+        Some(n) if n >= 1_000_000.0 => format!("{:.2} ms", n / 1e6),
+        Some(n) => format!("{:.0} µs", n / 1e3),
+    }
+}
+
+fn ns_u(v: Option<u64>) -> String {
+    ns(v.map(|n| n as f64))
+}
+
+/// The build's summary.
+pub fn write_build_summary(
+    out: &mut dyn Write,
+    r: &BuildReport,
+    db: &str,
+    workers: u32,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{}built{} {} warehouse(s) in {} ({}) in {:.1} s with {} workers",
+        style::HEAD,
+        style::HEAD.render_reset(),
+        r.options.warehouses,
+        r.db,
+        r.engine_version.split(" on ").next().unwrap_or(""),
+        r.total_s,
+        workers
+    )?;
+    writeln!(
+        out,
+        "  load      {:>8.1} s   {} rows/s, {}/s of row data ({} rows)",
+        r.load_s,
+        format_count(r.load_rows_per_s),
+        format_bytes(r.load_bytes_per_s),
+        format_count(r.rows_total as f64)
+    )?;
+    writeln!(out, "  indexes   {:>8.1} s", r.index_s)?;
+    writeln!(out, "  analyze   {:>8.1} s", r.analyze_s)?;
+    writeln!(
+        out,
+        "  on disk   {} ({} per warehouse)",
+        format_bytes(r.size_on_disk_bytes as f64),
+        format_bytes(r.bytes_per_warehouse as f64)
+    )?;
+    writeln!(out, "next: oio tpcc run --db {db} --workers N")
+}
+
+/// One run's summary: headline, per-type table, waits, device, driver CPU.
+pub fn write_run_summary(out: &mut dyn Write, r: &TpccResult) -> std::io::Result<()> {
+    let (h, hr) = (style::HEAD, style::HEAD.render_reset());
+    let s = &r.summary;
+    writeln!(
+        out,
+        "{h}TPROC-C-like{hr} on {} ({}), {} warehouse(s), {} workers, {} mode, {:.0} s measured after {:.0} s ramp{}",
+        r.db,
+        r.engine_version.split(" on ").next().unwrap_or(""),
+        r.warehouses,
+        r.options.workers,
+        match r.options.mode {
+            Mode::Client => "client",
+            Mode::Server => "server",
+        },
+        r.duration_s,
+        r.options.ramp_s,
+        if r.envelope.partial { " (PARTIAL)" } else { "" }
+    )?;
+    writeln!(
+        out,
+        "  {h}NOPM {:.0}{hr}   TPM {:.0} ({})   NOPM/TPM {} (mix implies {:.3}{})",
+        s.nopm,
+        s.tpm,
+        s.tpm_source,
+        s.nopm_tpm_ratio.map_or("-".into(), |v| format!("{v:.3}")),
+        s.expected_ratio,
+        if s.ratio_ok { "" } else { ", DRIFTED" }
+    )?;
+    if let Some(e) = s.efficiency_pct {
+        writeln!(out, "  efficiency {e:.1} % of 12.86 NOPM per warehouse")?;
+    }
+    writeln!(
+        out,
+        "\n  {:<13} {:>9} {:>7} {:>7} {:>6} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "transaction",
+        "committed",
+        "rolled",
+        "retried",
+        "failed",
+        "mix%",
+        "p50",
+        "p90",
+        "p95",
+        "p99",
+        "max"
+    )?;
+    for (name, t) in &r.transactions {
+        let l = &t.latency_ns;
+        writeln!(
+            out,
+            "  {:<13} {:>9} {:>7} {:>7} {:>6} {:>6.1} {:>9} {:>9} {:>9} {:>9} {:>9}{}",
+            name,
+            t.committed,
+            t.rolled_back,
+            t.retried,
+            t.failed,
+            t.share_pct,
+            ns_u(l.p50),
+            ns_u(l.p90),
+            ns_u(l.p95),
+            ns_u(l.p99),
+            ns_u(l.max),
+            if t.p90_within_limit == Some(false) {
+                "  p90 over limit"
+            } else {
+                ""
+            }
+        )?;
+    }
+    write_waits(out, r)?;
+    if let Some(o) = &r.device {
+        for d in &o.devices {
+            let Some(m) = mean_interval(&d.intervals) else {
+                continue;
+            };
+            let num = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.1}"));
+            writeln!(
+                out,
+                "\n  device {} during the window ({:.0} s, time-weighted): {} reads/s, {} writes/s, {} written/s, queue {}, write latency {}",
+                d.name,
+                m.duration_s,
+                num(m.read.iops),
+                num(m.write.iops),
+                m.write.bytes_per_sec.map_or("-".into(), format_bytes),
+                num(m.queue_mean),
+                ns(m.write.latency_mean_ns),
+            )?;
+        }
+    }
+    writeln!(
+        out,
+        "\n  driver CPU {:.2} cores busy, {} per transaction{}",
+        r.cpu.cores_busy,
+        ns(r.cpu.ns_per_txn),
+        if r.cpu.includes_database {
+            " (includes the in-process SQLite engine)"
+        } else {
+            ""
+        }
+    )
+}
+
+fn write_waits(out: &mut dyn Write, r: &TpccResult) -> std::io::Result<()> {
+    let w = &r.waits;
+    if !w.buckets.is_empty() {
+        writeln!(
+            out,
+            "\n  waits ({}, {} rounds every {:.0} ms): average active sessions",
+            w.source,
+            w.rounds,
+            w.sample_interval_ms.unwrap_or(0.0)
+        )?;
+        for b in &w.buckets {
+            writeln!(
+                out,
+                "    {:<22} {:>6.2}  {:>5.1} %",
+                b.name, b.aas, b.share_pct
+            )?;
+        }
+        let top: Vec<String> = w
+            .top_events
+            .iter()
+            .take(5)
+            .map(|e| {
+                if e.event.is_empty() {
+                    format!("{} {:.0}%", e.class, e.share_pct)
+                } else {
+                    format!("{}:{} {:.0}%", e.class, e.event, e.share_pct)
+                }
+            })
+            .collect();
+        writeln!(out, "    top events: {}", top.join(", "))?;
+    }
+    if let Some(sq) = &w.sqlite {
+        writeln!(
+            out,
+            "\n  SQLite waits (worker-seconds of {:.0}): writer queue {:.2} s, commit/fsync {:.2} s (mean {}), checkpoints {:.2} s ({} pages, {}, of {} pages written to the WAL)",
+            sq.worker_s,
+            sq.writer_wait_s,
+            sq.commit_s,
+            ns(sq.commit_mean_ns),
+            sq.checkpoint_s,
+            sq.checkpoint_pages,
+            format_bytes(sq.checkpoint_bytes as f64),
+            sq.wal_frames
+        )?;
+    }
+    Ok(())
+}
+
+/// The consistency check's report.
+pub fn write_check(out: &mut dyn Write, report: &CheckReport) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "consistency of {} ({} warehouse(s)), clause 3.3.2:",
+        report.db, report.warehouses
+    )?;
+    for c in &report.conditions {
+        let status = match c.status {
+            Status::Pass => "pass".to_string(),
+            Status::Fail => format!("FAIL ({} rows)", c.violations),
+            Status::NotApplicable => "n/a".to_string(),
+        };
+        writeln!(out, "  {:>2}. {:<14} {}", c.number, status, c.title)?;
+        for e in &c.examples {
+            writeln!(out, "        {e}")?;
+        }
+        if let Some(n) = &c.note {
+            writeln!(out, "        ({n})")?;
+        }
+    }
+    writeln!(
+        out,
+        "{}",
+        if report.passed {
+            "all applicable conditions hold"
+        } else {
+            "some conditions FAIL"
+        }
+    )
+}

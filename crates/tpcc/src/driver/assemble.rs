@@ -1,0 +1,278 @@
+//! The last phase: from what the window recorded to the numbers of the result (NOPM, TPM and
+//! their ratio, per-type statistics, the series, the wait profile).
+
+use super::monitor::Snapshot;
+use super::worker::{Acc, CkptTotals};
+use crate::plan::RunOptions;
+use crate::result::{key, Interval, Summary, TxnStats, TypeTimeProfile};
+use crate::txn::TxnType;
+use crate::url::Dialect;
+use crate::waits::{SqliteWaits, WaitProfile};
+use oio_core::histogram::LatencyHistogram;
+use std::collections::BTreeMap;
+
+/// One interval of the series from the counters drained at its end.
+pub(super) fn interval_of(acc: &Acc, t_s: f64, duration_s: f64, new_orders: i64) -> Interval {
+    let mut all = LatencyHistogram::new();
+    let mut completed = BTreeMap::new();
+    let mut by_type = BTreeMap::new();
+    for t in TxnType::ALL {
+        let a = &acc.0[t as usize];
+        all += &a.hist;
+        completed.insert(key(t), a.completed());
+        let l = a.hist.summary();
+        by_type.insert(
+            key(t),
+            TypeTimeProfile {
+                n: a.hist.count(),
+                p50: l.p50,
+                p90: l.p90,
+                p99: l.p99,
+            },
+        );
+    }
+    let per_min = |n: f64| {
+        if duration_s > 0.0 {
+            n * 60.0 / duration_s
+        } else {
+            0.0
+        }
+    };
+    Interval {
+        t_s,
+        duration_s,
+        nopm: per_min(new_orders.max(0) as f64),
+        tpm_client: per_min(completed.values().sum::<u64>() as f64),
+        completed,
+        latency_ns: all.summary(),
+        new_order_latency_ns: acc.0[TxnType::NewOrder as usize].hist.summary(),
+        latency_by_type_ns: by_type,
+    }
+}
+
+/// The headline numbers, with the notes and warnings they need.
+pub(super) struct Headline {
+    pub summary: Summary,
+    pub notes: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+/// NOPM from the schema, TPM from the server's counter where there is one (PostgreSQL) or
+/// from the driver's count, and whether their ratio matches the mix.
+pub(super) fn headline(
+    opts: &RunOptions,
+    dialect: Dialect,
+    warehouses: u32,
+    (start, end): (&Snapshot, &Snapshot),
+    total: &Acc,
+    duration_s: f64,
+    sampler_rounds: u64,
+) -> Headline {
+    let minutes = duration_s / 60.0;
+    let mut warnings = Vec::new();
+    // A window stopped (Ctrl-C) as it opened has no meaningful rate: report 0, not infinity.
+    let per_minute = |n: f64| {
+        if duration_s >= 0.001 {
+            n / minutes
+        } else {
+            0.0
+        }
+    };
+    if duration_s < 0.001 {
+        warnings.push("the measured window lasted less than 1 ms (stopped as it began): its rates are reported as 0".into());
+    }
+    let new_orders = (end.next_o_id_sum - start.next_o_id_sum).max(0) as u64;
+    let nopm = per_minute(new_orders as f64);
+    let committed: u64 = total.0.iter().map(|t| t.committed).sum();
+    let rolled_back: u64 = total.0.iter().map(|t| t.rolled_back).sum();
+    let completed = committed + rolled_back;
+    let tpm_client = per_minute(completed as f64);
+    let mut notes = vec![
+        "NOPM counts New-Orders committed in the window from the schema (Δ Σ d_next_o_id), as HammerDB does; rolled-back orders never count".to_string(),
+        "latencies (ns) include retries and are measured by the driver, so they contain the network and client time; histograms are merged, never averaged".to_string(),
+        "Delivery runs inline (not deferred, as clause 2.7 allows a terminal to do), like HammerDB and go-tpc".to_string(),
+    ];
+    let (tpm, tpm_source, expected_ratio) = match (start.pg_xacts, end.pg_xacts) {
+        (Some(a), Some(b)) => {
+            let own = (end.queries_at - start.queries_at) as i64 + sampler_rounds as i64;
+            notes.push("TPM comes from pg_stat_database (commits + rollbacks of this database, less oio's own monitoring queries); PostgreSQL backends publish these counters at most once a second, so with a ramp up to ~1 s of ramp transactions can land in the window".into());
+            (
+                per_minute(((b - a - own).max(0)) as f64),
+                "pg_stat_database",
+                // Rollbacks count in the server's TPM.
+                0.45 * 0.99,
+            )
+        }
+        _ => {
+            notes.push(if dialect == Dialect::Mysql {
+                "TPM is the transactions the driver counted (MariaDB/MySQL's Com_commit also counts oio's monitoring and is not used)".into()
+            } else {
+                "SQLite has no transaction counter; TPM is the committed transactions the driver counted".into()
+            });
+            (
+                per_minute(committed as f64),
+                "client",
+                0.45 * 0.99 / (1.0 - 0.45 * 0.01),
+            )
+        }
+    };
+    let ratio = (tpm > 0.0).then(|| nopm / tpm);
+    let ratio_ok = ratio.is_some_and(|r| (r / expected_ratio - 1.0).abs() <= 0.10);
+    if let Some(r) = ratio {
+        if !ratio_ok {
+            warnings.push(format!(
+                "NOPM/TPM is {r:.3}, more than 10 % away from the {expected_ratio:.3} the mix implies: other load on the database, many retries or errors, or a very short window"
+            ));
+        }
+    }
+    if !opts.paced {
+        notes.push("keying and think times were off (as in HammerDB's and go-tpc's defaults): workers submit back to back, so NOPM is not bounded by 12.86 per warehouse".into());
+    }
+    Headline {
+        summary: Summary {
+            nopm,
+            tpm,
+            tpm_source: tpm_source.into(),
+            tpm_client,
+            new_orders,
+            nopm_tpm_ratio: ratio,
+            expected_ratio,
+            ratio_ok,
+            committed,
+            rolled_back,
+            retries: total.0.iter().map(|t| t.retried).sum(),
+            failed: total.0.iter().map(|t| t.failed).sum(),
+            efficiency_pct: opts
+                .paced
+                .then(|| nopm / (12.86 * warehouses as f64) * 100.0),
+        },
+        notes,
+        warnings,
+    }
+}
+
+/// Per-type statistics, and a warning for each type whose p90 broke the specification's limit.
+pub(super) fn transactions(total: &Acc, warnings: &mut Vec<String>) -> BTreeMap<String, TxnStats> {
+    let completed: u64 = total.0.iter().map(|t| t.completed()).sum();
+    let mut out = BTreeMap::new();
+    for t in TxnType::ALL {
+        let a = &total.0[t as usize];
+        let lat = a.hist.summary();
+        let mut reasons = BTreeMap::new();
+        for (i, name) in ["serialization", "deadlock", "busy", "lock_wait_timeout"]
+            .iter()
+            .enumerate()
+        {
+            if a.retry_reasons[i] > 0 {
+                reasons.insert(name.to_string(), a.retry_reasons[i]);
+            }
+        }
+        let limit_ns = t.p90_limit_s() * 1e9;
+        let within = lat.p90.map(|p| p as f64 <= limit_ns);
+        if within == Some(false) {
+            warnings.push(format!(
+                "{}: 90th percentile response time {:.2} s exceeds the specification's {} s limit",
+                t.name(),
+                lat.p90.unwrap_or(0) as f64 / 1e9,
+                t.p90_limit_s()
+            ));
+        }
+        out.insert(
+            key(t),
+            TxnStats {
+                committed: a.committed,
+                rolled_back: a.rolled_back,
+                retried: a.retried,
+                retry_reasons: reasons,
+                failed: a.failed,
+                share_pct: if completed > 0 {
+                    a.completed() as f64 * 100.0 / completed as f64
+                } else {
+                    0.0
+                },
+                target_share_pct: t.mix_pct() as f64,
+                latency_ns: lat,
+                p90_limit_s: t.p90_limit_s(),
+                p90_within_limit: within,
+                histogram_ns: (!a.hist.is_empty()).then(|| a.hist.to_sparse()),
+            },
+        );
+    }
+    out
+}
+
+/// SQLite's counters at the start and end of the window.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct SqliteCounters {
+    pub writer_wait_ns: u64,
+    pub writer_waits: u64,
+    pub commit_ns: u64,
+    pub commits: u64,
+    pub checkpoints: CkptTotals,
+}
+
+/// The wait profile: the sampler's (PostgreSQL, MariaDB/MySQL) or SQLite's timed waits.
+pub(super) fn waits(
+    opts: &RunOptions,
+    sampler: Option<&Sampler>,
+    (a, b): (&SqliteCounters, &SqliteCounters),
+    duration_s: f64,
+) -> WaitProfile {
+    if let Some(p) = sampler {
+        return p.profile();
+    }
+    let secs = |ns: u64| ns as f64 / 1e9;
+    let commits = b.commits - a.commits;
+    let commit_ns = b.commit_ns - a.commit_ns;
+    let (c0, c1) = (&a.checkpoints, &b.checkpoints);
+    WaitProfile {
+        source: "sqlite".into(),
+        sqlite: Some(SqliteWaits {
+            synchronous: Some(opts.sqlite_sync),
+            writer_wait_s: secs(b.writer_wait_ns - a.writer_wait_ns),
+            writer_waits: b.writer_waits - a.writer_waits,
+            commit_s: secs(commit_ns),
+            commits,
+            commit_mean_ns: (commits > 0).then(|| commit_ns as f64 / commits as f64),
+            checkpoint_s: c1.secs - c0.secs,
+            checkpoints: c1.runs - c0.runs,
+            checkpoint_pages: c1.pages - c0.pages,
+            checkpoint_bytes: (c1.pages - c0.pages) * c1.page_size,
+            wal_frames: c1.wal_frames - c0.wal_frames,
+            page_size: c1.page_size,
+            worker_s: opts.workers as f64 * duration_s,
+        }),
+        notes: vec![
+            "writer_wait_s: time write transactions queued for SQLite's single writer slot (its busy waits), summed over workers".into(),
+            "commit_s: time inside COMMIT of write transactions: the WAL append plus, with synchronous=full, the fsync".into(),
+            "checkpoint_s: PASSIVE WAL checkpoints run by a separate thread once a second".into(),
+            "checkpoint_pages: pages the checkpoints copied from the WAL into the database file in the window (each page once); wal_frames: pages appended to the WAL in the window; both as seen at the once-a-second checkpoints".into(),
+        ],
+        ..WaitProfile::default()
+    }
+}
+
+/// A finished wait sampler of either server engine.
+pub(crate) enum Sampler {
+    /// PostgreSQL's `pg_stat_activity` sampler.
+    Pg(crate::waits::PgSampler),
+    /// MariaDB/MySQL's `performance_schema` sampler.
+    Mysql(Box<crate::mysql::waits::Sampler>),
+}
+
+impl Sampler {
+    /// Queries the sampler ran (PostgreSQL counts them out of its transaction counter).
+    pub(crate) fn rounds(&self) -> u64 {
+        match self {
+            Sampler::Pg(p) => p.rounds(),
+            Sampler::Mysql(m) => m.rounds(),
+        }
+    }
+    /// The wait profile.
+    pub(crate) fn profile(&self) -> crate::waits::WaitProfile {
+        match self {
+            Sampler::Pg(p) => p.profile(),
+            Sampler::Mysql(m) => m.profile(),
+        }
+    }
+}

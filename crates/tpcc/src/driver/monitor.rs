@@ -1,0 +1,268 @@
+//! The monitor: the driver's own connection, which checks the database before the run, takes
+//! the Σ `d_next_o_id` (and `pg_stat_database`) snapshots and the per-interval NOPM reads.
+//!
+//! It lives on its own thread and the driver waits for each answer at most
+//! [`crate::Timeouts::call_bound`]: a server that stops answering after connect (stopped,
+//! frozen, a network that drops packets without a reset) makes the run fail with a timeout
+//! instead of hanging, whatever the client library does with its socket.
+
+use crate::db::{classify_pg, Session, SqliteShared};
+use crate::error::{Result, TpccError};
+use crate::plan::{Mode, RunOptions};
+use crate::txn::Stmt;
+use crate::url::{DbUrl, Dialect};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The database as the run found it.
+pub(super) struct Setup {
+    pub warehouses: u32,
+    pub engine_version: String,
+    /// False when the database has no build record (built by another tool or an old oio).
+    pub has_build_record: bool,
+}
+
+/// Σ `d_next_o_id` and the server's transaction counter at one moment.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Snapshot {
+    pub next_o_id_sum: i64,
+    pub pg_xacts: Option<i64>,
+    /// The monitor's query count when the snapshot was taken.
+    pub queries_at: u64,
+}
+
+enum Request {
+    SumNextOrderId,
+    Snapshot,
+    /// Waits until the workers' backends are gone (PostgreSQL), then snapshots.
+    SettleAndSnapshot,
+}
+
+enum Reply {
+    Ready(Setup),
+    Sum(i64),
+    Snapshot(Snapshot),
+}
+
+/// The driver's handle on the monitor thread.
+pub(super) struct Monitor {
+    to: Sender<Request>,
+    from: Receiver<Result<Reply>>,
+    bound: Duration,
+}
+
+impl Monitor {
+    /// Opens the monitor's connection and checks the database (complete build, warehouses,
+    /// version; creates the server-side functions `--mode server` needs).
+    pub fn start(
+        url: &DbUrl,
+        opts: &RunOptions,
+        sqlite: &Arc<SqliteShared>,
+    ) -> Result<(Monitor, Setup)> {
+        let (to, requests) = mpsc::channel();
+        let (replies, from) = mpsc::channel();
+        let bound = opts.timeouts.call_bound();
+        let (url, opts, sqlite) = (url.clone(), opts.clone(), Arc::clone(sqlite));
+        std::thread::Builder::new()
+            .name("oio-tpcc-monitor".into())
+            .spawn(move || serve(&url, &opts, &sqlite, requests, replies))
+            .map_err(|e| TpccError::Io {
+                context: "starting the monitor thread".into(),
+                error: e,
+            })?;
+        let m = Monitor { to, from, bound };
+        match m.wait("checking the database")? {
+            Reply::Ready(setup) => Ok((m, setup)),
+            _ => Err(TpccError::Statement(
+                "the monitor answered out of turn".into(),
+            )),
+        }
+    }
+
+    fn wait(&self, what: &str) -> Result<Reply> {
+        match self.from.recv_timeout(self.bound) {
+            Ok(r) => r,
+            Err(RecvTimeoutError::Timeout) => Err(TpccError::Timeout(format!(
+                "the database did not answer the driver's monitor ({what}) within {:.0} s (statement and connect timeouts plus 5 s): is the server stopped or the network down?",
+                self.bound.as_secs_f64()
+            ))),
+            Err(RecvTimeoutError::Disconnected) => Err(TpccError::Panicked("monitor")),
+        }
+    }
+
+    fn ask(&self, r: Request, what: &str) -> Result<Reply> {
+        self.to
+            .send(r)
+            .map_err(|_| TpccError::Panicked("monitor"))?;
+        self.wait(what)
+    }
+
+    /// Σ `d_next_o_id` now.
+    pub fn sum_next_o_id(&self) -> Result<i64> {
+        match self.ask(Request::SumNextOrderId, "reading Σ d_next_o_id")? {
+            Reply::Sum(s) => Ok(s),
+            _ => Err(TpccError::Statement(
+                "the monitor answered out of turn".into(),
+            )),
+        }
+    }
+
+    /// A snapshot now.
+    pub fn snapshot(&self) -> Result<Snapshot> {
+        match self.ask(Request::Snapshot, "taking a snapshot")? {
+            Reply::Snapshot(s) => Ok(s),
+            _ => Err(TpccError::Statement(
+                "the monitor answered out of turn".into(),
+            )),
+        }
+    }
+
+    /// The end snapshot, once the workers' counters are published.
+    pub fn settle_and_snapshot(&self) -> Result<Snapshot> {
+        match self.ask(Request::SettleAndSnapshot, "taking the final snapshot")? {
+            Reply::Snapshot(s) => Ok(s),
+            _ => Err(TpccError::Statement(
+                "the monitor answered out of turn".into(),
+            )),
+        }
+    }
+}
+
+/// The monitor thread: set up, then answer requests until the driver drops its handle.
+fn serve(
+    url: &DbUrl,
+    opts: &RunOptions,
+    sqlite: &Arc<SqliteShared>,
+    requests: Receiver<Request>,
+    replies: Sender<Result<Reply>>,
+) {
+    let mut conn = match open(url, opts, sqlite) {
+        Ok((conn, setup)) => {
+            if replies.send(Ok(Reply::Ready(setup))).is_err() {
+                return;
+            }
+            conn
+        }
+        Err(e) => {
+            let _ = replies.send(Err(e));
+            return;
+        }
+    };
+    for r in requests {
+        let answer = match r {
+            Request::SumNextOrderId => conn.sum_next_o_id().map(Reply::Sum),
+            Request::Snapshot => conn.snapshot().map(Reply::Snapshot),
+            Request::SettleAndSnapshot => conn
+                .settle()
+                .and_then(|_| conn.snapshot())
+                .map(Reply::Snapshot),
+        };
+        if replies.send(answer).is_err() {
+            return;
+        }
+    }
+}
+
+/// The monitor's connection and the queries it counted (each is one transaction in
+/// `pg_stat_database`, subtracted from TPM).
+struct Conn {
+    session: Session,
+    queries: u64,
+}
+
+fn open(url: &DbUrl, opts: &RunOptions, sqlite: &Arc<SqliteShared>) -> Result<(Conn, Setup)> {
+    let dialect = url.dialect();
+    let mut session = Session::open(
+        url,
+        "oio-tpcc-monitor",
+        opts.sqlite_sync,
+        sqlite,
+        &opts.timeouts,
+    )?;
+    let record = crate::build_state::require_complete(url, &mut session)?;
+    let warehouses = crate::schema::count_warehouses(&mut session)?;
+    let engine_version = match dialect {
+        Dialect::Sqlite => format!("SQLite {}", rusqlite::version()),
+        Dialect::Postgres | Dialect::Mysql => session
+            .query_sql("SELECT version()")?
+            .1
+            .first()
+            .map(|r| r[0].text().to_string())
+            .unwrap_or_default(),
+    };
+    if dialect == Dialect::Postgres && opts.mode == Mode::Server {
+        // Older schemas (or ones built by other tools) may lack the functions.
+        session.batch(&crate::server::create_functions())?;
+    }
+    if dialect == Dialect::Mysql && opts.mode == Mode::Server {
+        crate::mysql_server::create_procedures(&mut session)?;
+    }
+    let setup = Setup {
+        warehouses,
+        engine_version,
+        has_build_record: record.is_some(),
+    };
+    Ok((
+        Conn {
+            session,
+            queries: 0,
+        },
+        setup,
+    ))
+}
+
+impl Conn {
+    fn sum_next_o_id(&mut self) -> Result<i64> {
+        let mut rows = Vec::new();
+        self.queries += 1;
+        self.session.query(Stmt::SumNextOrderId, &[], &mut rows)?;
+        Ok(rows.first().map(|r| r[0].int()).unwrap_or(0))
+    }
+
+    fn snapshot(&mut self) -> Result<Snapshot> {
+        let next_o_id_sum = self.sum_next_o_id()?;
+        let pg_xacts = if self.session.dialect() == Dialect::Postgres {
+            // Publish this session's own pending counters first, so the subtraction of the
+            // monitor's queries matches what the server counted.
+            self.queries += 2;
+            self.session.batch("SELECT pg_stat_force_next_flush()")?;
+            Some(self.session.query_int(
+                "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()",
+            )?)
+        } else {
+            None
+        };
+        Ok(Snapshot {
+            next_o_id_sum,
+            pg_xacts,
+            queries_at: self.queries,
+        })
+    }
+
+    /// Waits (up to 3 s) until the workers' backends are gone: a backend publishes its last
+    /// counters to `pg_stat_database` when it exits.
+    fn settle(&mut self) -> Result<()> {
+        if self.session.dialect() != Dialect::Postgres {
+            return Ok(());
+        }
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(3) {
+            self.queries += 1;
+            let n = self.session.query_int(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'oio-tpcc-worker-%' OR application_name = 'oio-tpcc-waits'",
+            )?;
+            if n == 0 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // The monitor's own counters: make them visible too, so the subtraction is right.
+        if let Some(pg) = self.session.pg() {
+            self.queries += 1;
+            pg.batch_execute("SELECT pg_stat_force_next_flush()")
+                .map_err(|e| TpccError::from(classify_pg(e)))?;
+        }
+        Ok(())
+    }
+}

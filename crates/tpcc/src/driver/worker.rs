@@ -1,0 +1,524 @@
+//! The workers: one thread and one connection each, running the mix until the run ends, and
+//! the per-type counters they fill. Also the SQLite checkpointer, which runs beside them.
+
+use crate::db::{Canceller, Session, SqliteShared, StmtError, Val};
+use crate::error::Result;
+use crate::plan::{Mode, RunOptions};
+use crate::random::{NuRandC, Rng};
+use crate::server::ServerCalls;
+use crate::txn::{self, Input, Outcome, TxnType};
+use crate::url::{DbUrl, Dialect};
+use crate::waits::{wal_checkpoint_seq, CheckpointCounter};
+use oio_core::histogram::LatencyHistogram;
+use oio_core::result::ErrorSummary;
+use oio_core::Cancel;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub(super) const RAMP: u8 = 0;
+pub(super) const MEASURE: u8 = 1;
+pub(super) const DONE: u8 = 2;
+
+/// Counters of one type.
+#[derive(Clone, Default)]
+pub(super) struct TypeAcc {
+    pub committed: u64,
+    pub rolled_back: u64,
+    pub retried: u64,
+    pub retry_reasons: [u64; 4],
+    pub failed: u64,
+    pub hist: LatencyHistogram,
+}
+
+impl TypeAcc {
+    fn merge(&mut self, o: &TypeAcc) {
+        self.committed += o.committed;
+        self.rolled_back += o.rolled_back;
+        self.retried += o.retried;
+        for i in 0..self.retry_reasons.len() {
+            self.retry_reasons[i] += o.retry_reasons[i];
+        }
+        self.failed += o.failed;
+        self.hist += &o.hist;
+    }
+    pub fn completed(&self) -> u64 {
+        self.committed + self.rolled_back
+    }
+}
+
+/// Counters of all five types, indexed by [`TxnType`].
+#[derive(Clone, Default)]
+pub(super) struct Acc(pub [TypeAcc; 5]);
+
+impl Acc {
+    pub fn merge(&mut self, o: &Acc) {
+        for (a, b) in self.0.iter_mut().zip(&o.0) {
+            a.merge(b);
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|t| t.completed() + t.failed == 0)
+    }
+}
+
+/// What the workers and the driver's main thread share.
+pub(super) struct Shared {
+    pub phase: AtomicU8,
+    /// The caller's token: cancelled means interrupted.
+    caller: Cancel,
+    /// Cancelled when the run ends for any reason (a child of the caller's).
+    pub stop: Cancel,
+    pub alive: AtomicU32,
+    stats: Vec<Mutex<Acc>>,
+    pub errors: Mutex<ErrorSummary>,
+    /// How to stop each worker's running statement.
+    cancellers: Mutex<Vec<Option<Canceller>>>,
+}
+
+impl Shared {
+    pub fn new(workers: u32, ramp: bool, caller: &Cancel) -> Shared {
+        Shared {
+            phase: AtomicU8::new(if ramp { RAMP } else { MEASURE }),
+            caller: caller.clone(),
+            stop: caller.child(),
+            alive: AtomicU32::new(workers),
+            stats: (0..workers).map(|_| Mutex::new(Acc::default())).collect(),
+            errors: Mutex::new(ErrorSummary::default()),
+            cancellers: Mutex::new((0..workers).map(|_| None).collect()),
+        }
+    }
+    pub fn error(&self, msg: &str) {
+        let mut e = self.errors.lock().unwrap_or_else(|e| e.into_inner());
+        e.count += 1;
+        let kind: String = msg.lines().next().unwrap_or("").chars().take(160).collect();
+        *e.by_kind.entry(kind).or_default() += 1;
+        if e.first.is_none() {
+            e.first = Some(msg.to_string());
+        }
+    }
+    pub fn running(&self) -> bool {
+        self.phase.load(Ordering::Relaxed) != DONE && !self.stop.is_cancelled()
+    }
+    pub fn interrupted(&self) -> bool {
+        self.caller.is_cancelled()
+    }
+    fn register(&self, idx: u32, c: Canceller) {
+        if let Some(slot) = self
+            .cancellers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(idx as usize)
+        {
+            *slot = Some(c);
+        }
+    }
+    fn unregister(&self, idx: u32) {
+        if let Some(slot) = self
+            .cancellers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(idx as usize)
+        {
+            *slot = None;
+        }
+    }
+    /// Asks every worker's running statement to stop (returns at once).
+    pub fn cancel_statements(&self) {
+        for c in self
+            .cancellers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .flatten()
+        {
+            c.cancel();
+        }
+    }
+    /// Takes what the workers counted since the last call.
+    pub fn drain(&self) -> Acc {
+        let mut acc = Acc::default();
+        for m in &self.stats {
+            let taken = std::mem::take(&mut *m.lock().unwrap_or_else(|e| e.into_inner()));
+            acc.merge(&taken);
+        }
+        acc
+    }
+}
+
+/// Sleeps up to `d`, waking early when the run ends.
+fn nap(shared: &Shared, d: Duration) {
+    let end = Instant::now() + d;
+    while shared.running() {
+        let now = Instant::now();
+        if now >= end {
+            return;
+        }
+        std::thread::sleep((end - now).min(Duration::from_millis(50)));
+    }
+}
+
+/// What every worker needs; owned, so workers can outlive a stuck join (see the driver).
+pub(super) struct WorkerCtx {
+    pub url: DbUrl,
+    pub opts: RunOptions,
+    pub shared: Arc<Shared>,
+    pub sqlite: Arc<SqliteShared>,
+    pub warehouses: i64,
+    pub nurand: NuRandC,
+}
+
+fn open_worker(ctx: &WorkerCtx, idx: u32) -> Result<(Session, Option<ServerCalls>)> {
+    let mut s = Session::open(
+        &ctx.url,
+        &format!("oio-tpcc-worker-{idx}"),
+        ctx.opts.sqlite_sync,
+        &ctx.sqlite,
+        &ctx.opts.timeouts,
+    )?;
+    let mut calls = None;
+    match s.dialect() {
+        Dialect::Sqlite => {
+            // The checkpointer thread checkpoints; a commit should not do it by surprise.
+            s.batch("PRAGMA wal_autocheckpoint=0")?;
+        }
+        Dialect::Postgres => {
+            s.batch(&format!(
+                "SET default_transaction_isolation = '{}'",
+                ctx.opts.isolation.sql()
+            ))?;
+            if ctx.opts.mode == Mode::Server {
+                if let Some(pg) = s.pg() {
+                    calls = Some(ServerCalls::prepare(pg)?);
+                }
+            }
+        }
+        Dialect::Mysql => {
+            s.batch(&format!(
+                "SET SESSION TRANSACTION ISOLATION LEVEL {}",
+                ctx.opts.isolation.sql()
+            ))?;
+        }
+    }
+    Ok((s, calls))
+}
+
+/// The input generator of worker `idx`; its first draw is the worker's home warehouse.
+pub(super) fn worker_rng(seed: u64, idx: u32) -> Rng {
+    Rng::new(seed ^ (idx as u64 + 1).wrapping_mul(0xA076_1D64_78BD_642F))
+}
+
+/// Warehouses more than one worker uses as home, with those workers (0-based), in warehouse
+/// order. With `all_warehouses`, worker k owns warehouses k+1, k+1+N, …, so only workers
+/// beyond the warehouse count share (they pick any warehouse).
+pub fn shared_home_warehouses(
+    seed: u64,
+    workers: u32,
+    warehouses: u32,
+    all_warehouses: bool,
+) -> Vec<(i64, Vec<u32>)> {
+    if all_warehouses {
+        if workers <= warehouses {
+            return Vec::new();
+        }
+        return vec![(0, (warehouses..workers).collect())];
+    }
+    let mut by_home: BTreeMap<i64, Vec<u32>> = BTreeMap::new();
+    for idx in 0..workers {
+        let home = worker_rng(seed, idx).int(1, warehouses.max(1) as i64);
+        by_home.entry(home).or_default().push(idx);
+    }
+    by_home.into_iter().filter(|(_, w)| w.len() > 1).collect()
+}
+
+/// The warning for workers that share home warehouses, if any do.
+pub(super) fn sharing_warning(opts: &RunOptions, warehouses: u32) -> Option<String> {
+    let shared = shared_home_warehouses(opts.seed, opts.workers, warehouses, opts.all_warehouses);
+    if shared.is_empty() {
+        return None;
+    }
+    let consequence = "they update the same district and warehouse rows, so the run measures lock contention more than the database or the storage";
+    if opts.all_warehouses {
+        return Some(format!(
+            "{} workers for {warehouses} warehouse(s) with --all-warehouses: workers {}… have no warehouse of their own and use any; {consequence} (build at least {} warehouses with `oio tpcc build --warehouses {}`)",
+            opts.workers, warehouses, opts.workers, opts.workers
+        ));
+    }
+    let list: Vec<String> = shared
+        .iter()
+        .take(5)
+        .map(|(w, idx)| {
+            let ids: Vec<String> = idx.iter().map(|i| i.to_string()).collect();
+            format!("warehouse {w}: workers {}", ids.join(", "))
+        })
+        .collect();
+    let more = if shared.len() > 5 {
+        format!(" and {} more", shared.len() - 5)
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "workers share home warehouses ({}{more}): {consequence}; home warehouses are drawn at random per worker, so build more warehouses (about 4 per worker makes sharing unlikely: `oio tpcc build --warehouses {}`) or pass --all-warehouses",
+        list.join("; "),
+        4 * opts.workers
+    ))
+}
+
+/// One worker's connection and input state, like a terminal of the specification.
+struct Terminal<'a> {
+    ctx: &'a WorkerCtx,
+    idx: u32,
+    session: Session,
+    calls: Option<ServerCalls>,
+    rng: Rng,
+    home: i64,
+    /// With `all_warehouses`: this worker's share of the warehouses.
+    mine: Vec<i64>,
+    district: i64,
+    rows: Vec<Vec<Val>>,
+    consecutive_failures: u32,
+}
+
+impl<'a> Terminal<'a> {
+    fn open(ctx: &'a WorkerCtx, idx: u32) -> Result<Terminal<'a>> {
+        let (session, calls) = open_worker(ctx, idx)?;
+        ctx.shared.register(idx, session.canceller());
+        let mut rng = worker_rng(ctx.opts.seed, idx);
+        let home = rng.int(1, ctx.warehouses);
+        Ok(Terminal {
+            ctx,
+            idx,
+            session,
+            calls,
+            rng,
+            home,
+            mine: (idx as i64 + 1..=ctx.warehouses)
+                .step_by(ctx.opts.workers as usize)
+                .collect(),
+            district: idx as i64 % crate::DISTRICTS_PER_WAREHOUSE + 1,
+            rows: Vec::new(),
+            consecutive_failures: 0,
+        })
+    }
+
+    /// The next transaction and its input.
+    fn draw(&mut self) -> (TxnType, Input) {
+        let ty = TxnType::draw(&mut self.rng);
+        let w = match (self.ctx.opts.all_warehouses, self.mine.len()) {
+            (false, _) => self.home,
+            (true, 0) => self.rng.int(1, self.ctx.warehouses),
+            (true, n) => self.mine[self.rng.int(0, n as i64 - 1) as usize],
+        };
+        let input = Input::draw(
+            ty,
+            &mut self.rng,
+            &self.ctx.nurand,
+            w,
+            self.ctx.warehouses,
+            self.district,
+        );
+        (ty, input)
+    }
+
+    /// One attempt, in the mode and dialect of the run.
+    fn attempt(&mut self, input: &Input) -> std::result::Result<Outcome, StmtError> {
+        if self.ctx.opts.mode == Mode::Server && self.session.dialect() == Dialect::Mysql {
+            return crate::mysql_server::execute(&mut self.session, input);
+        }
+        match (&self.calls, self.session.pg()) {
+            (Some(c), Some(pg)) => c.execute(pg, input),
+            _ => txn::execute(&mut self.session, input, &mut self.rows),
+        }
+    }
+
+    /// Runs one transaction to its end: retried after conflicts, counted in what it returns.
+    /// Latency runs from the first attempt's start to the last one's end.
+    fn transact(&mut self, ty: TxnType, input: &Input, measured: bool) -> TypeAcc {
+        let shared = &*self.ctx.shared;
+        let t0 = Instant::now();
+        let mut attempts = 0u32;
+        let mut acc = TypeAcc::default();
+        loop {
+            let e = match self.attempt(input) {
+                Ok(outcome) => {
+                    acc.hist.record(t0.elapsed().as_nanos() as u64);
+                    match outcome {
+                        Outcome::Committed => acc.committed += 1,
+                        Outcome::RolledBack => acc.rolled_back += 1,
+                    }
+                    self.consecutive_failures = 0;
+                    return acc;
+                }
+                Err(e) => e,
+            };
+            if self.calls.is_none() {
+                let _ = self.session.rollback();
+            }
+            // Failures caused by the interruption itself are no failures of the database.
+            let report = !shared.interrupted();
+            match e {
+                StmtError::Retry(kind, _) if attempts < self.ctx.opts.max_retries => {
+                    attempts += 1;
+                    acc.retried += 1;
+                    acc.retry_reasons[kind as usize] += 1;
+                    // A short, growing pause lets the winner of the conflict finish.
+                    std::thread::sleep(Duration::from_micros(100 * (1 << attempts.min(6)) as u64));
+                    continue;
+                }
+                StmtError::Lost(msg) => {
+                    acc.failed += 1;
+                    if measured && report {
+                        shared.error(&format!("{}: connection lost: {msg}", ty.name()));
+                    }
+                    self.reconnect();
+                }
+                other => {
+                    acc.failed += 1;
+                    self.consecutive_failures = self.consecutive_failures.saturating_add(1);
+                    if (measured || self.consecutive_failures == 1) && report {
+                        shared.error(&format!("{}: {other}", ty.name()));
+                    }
+                }
+            }
+            return acc;
+        }
+    }
+
+    fn reconnect(&mut self) {
+        match open_worker(self.ctx, self.idx) {
+            Ok((s, c)) => {
+                self.session = s;
+                self.calls = c;
+                self.ctx.shared.register(self.idx, self.session.canceller());
+            }
+            Err(e) => {
+                let idx = self.idx;
+                self.ctx
+                    .shared
+                    .error(&format!("worker {idx} cannot reconnect: {e}"));
+                self.consecutive_failures = u32::MAX;
+            }
+        }
+    }
+}
+
+/// A worker thread: runs transactions until the run ends, recording those that started in
+/// the measured window.
+pub(super) fn worker(ctx: &WorkerCtx, idx: u32) {
+    let shared = &*ctx.shared;
+    match Terminal::open(ctx, idx) {
+        Ok(mut t) => run_terminal(&mut t),
+        Err(e) if !shared.interrupted() => shared.error(&format!("worker {idx}: {e}")),
+        Err(_) => {}
+    }
+    shared.unregister(idx);
+    shared.alive.fetch_sub(1, Ordering::Relaxed);
+}
+
+fn run_terminal(t: &mut Terminal) {
+    let (shared, opts, idx) = (&*t.ctx.shared, &t.ctx.opts, t.idx);
+    while shared.running() {
+        let (ty, input) = t.draw();
+        let (keying, think) = ty.keying_think_s();
+        if opts.paced {
+            nap(shared, Duration::from_secs_f64(keying));
+            if !shared.running() {
+                return;
+            }
+        }
+        let measured = shared.phase.load(Ordering::Relaxed) == MEASURE;
+        let acc = t.transact(ty, &input, measured);
+        // A statement the interruption itself cancelled is no failure of the database.
+        if shared.interrupted() && acc.failed > 0 {
+            return;
+        }
+        if measured {
+            let mut st = shared.stats[idx as usize]
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            st.0[ty as usize].merge(&acc);
+        }
+        if t.consecutive_failures >= 100 {
+            shared.error(&format!(
+                "worker {idx} stopped after 100 consecutive failed transactions"
+            ));
+            return;
+        }
+        if opts.paced {
+            let think = t.rng.think_time_s(think);
+            nap(shared, Duration::from_secs_f64(think));
+        }
+    }
+}
+
+/// What the checkpointer did so far.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct CkptTotals {
+    pub secs: f64,
+    pub runs: u64,
+    pub pages: u64,
+    pub wal_frames: u64,
+    pub page_size: u64,
+}
+
+/// Runs PASSIVE checkpoints once a second on its own connection and times them.
+pub(super) fn checkpointer(
+    url: &DbUrl,
+    opts: &RunOptions,
+    sqlite: &Arc<SqliteShared>,
+    out: &Mutex<CkptTotals>,
+    stop: &Cancel,
+) -> Result<()> {
+    let mut s = Session::open(
+        url,
+        "oio-tpcc-checkpointer",
+        opts.sqlite_sync,
+        sqlite,
+        &opts.timeouts,
+    )?;
+    let wal = match url {
+        DbUrl::Sqlite(p) => {
+            let mut w = p.as_os_str().to_owned();
+            w.push("-wal");
+            std::path::PathBuf::from(w)
+        }
+        DbUrl::Postgres(_) | DbUrl::Mysql(_) => return Ok(()),
+    };
+    let page_size = s.query_int("PRAGMA page_size")?.max(0) as u64;
+    out.lock().unwrap_or_else(|e| e.into_inner()).page_size = page_size;
+    let mut counter = CheckpointCounter::default();
+    let mut last = Instant::now();
+    loop {
+        let done = stop.is_cancelled();
+        if done || last.elapsed() >= Duration::from_secs(1) {
+            last = Instant::now();
+            let t = Instant::now();
+            // A WAL restart racing with the call makes the header differ before and after:
+            // then which WAL the counts belong to is unknown, so ask again.
+            let mut counts = None;
+            for _ in 0..3 {
+                let before = wal_checkpoint_seq(&wal);
+                let (_, rows) = s.query_sql("PRAGMA wal_checkpoint(PASSIVE)")?;
+                let after = wal_checkpoint_seq(&wal);
+                if before == after {
+                    counts = rows.first().map(|r| (after, r[1].int(), r[2].int()));
+                    break;
+                }
+            }
+            let secs = t.elapsed().as_secs_f64();
+            if let Some((seq, log, ckpt)) = counts {
+                counter.observe(seq, log, ckpt);
+            }
+            let mut o = out.lock().unwrap_or_else(|e| e.into_inner());
+            o.secs += secs;
+            o.runs += 1;
+            o.pages = counter.pages;
+            o.wal_frames = counter.wal_frames;
+        }
+        if done {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

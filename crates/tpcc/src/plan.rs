@@ -1,0 +1,342 @@
+//! What to run: the typed, serialisable plan of a TPC-C-like run and the options of one step.
+//!
+//! The bottom layer of the crate: plain data that depends on nothing else here, so the
+//! backends, the driver and the result documents can all use it. A [`TpccRunPlan`] is
+//! everything `oio tpcc run` needs (database, worker counts, durations, mode, isolation, sync,
+//! seed); it is embedded in every result (`plan`), so a result says exactly how to repeat it.
+
+use crate::error::{Result, TpccError};
+use crate::url::{DbUrl, Dialect};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Where transactions run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Prepared statements sent by the driver (go-tpc and BenchBase do this).
+    Client,
+    /// One PL/pgSQL function or stored-procedure call per transaction (HammerDB does this).
+    Server,
+}
+
+/// Transaction isolation on PostgreSQL and MariaDB/MySQL (SQLite is always serializable).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Isolation {
+    /// PostgreSQL's default, and HammerDB's.
+    ReadCommitted,
+    /// Snapshot isolation; concurrent updates of a row fail with 40001.
+    RepeatableRead,
+    /// Serializable snapshot isolation; dangerous structures fail with 40001.
+    Serializable,
+}
+
+impl Isolation {
+    /// The level in SQL.
+    pub fn sql(self) -> &'static str {
+        match self {
+            Isolation::ReadCommitted => "read committed",
+            Isolation::RepeatableRead => "repeatable read",
+            Isolation::Serializable => "serializable",
+        }
+    }
+}
+
+/// How hard SQLite syncs on commit (`PRAGMA synchronous`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SqliteSync {
+    /// fsync the WAL on every commit: durable, comparable with PostgreSQL's defaults.
+    Full,
+    /// fsync only at checkpoints: a crash may lose the last commits.
+    Normal,
+    /// never fsync.
+    Off,
+}
+
+impl SqliteSync {
+    pub(crate) fn pragma(self) -> &'static str {
+        match self {
+            SqliteSync::Full => "FULL",
+            SqliteSync::Normal => "NORMAL",
+            SqliteSync::Off => "OFF",
+        }
+    }
+}
+
+/// Timeouts of every database session, so no server, lock or network fault can make oio
+/// wait forever.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Timeouts {
+    /// PostgreSQL: the whole connection (TCP connect plus the startup handshake and
+    /// authentication), seconds. A URL's own `connect_timeout` takes precedence.
+    pub connect_s: f64,
+    /// PostgreSQL `statement_timeout`, seconds (0: none).
+    pub statement_s: f64,
+    /// PostgreSQL `idle_in_transaction_session_timeout`, seconds (0: none): a session whose
+    /// client stopped mid-transaction releases its locks after this long.
+    pub idle_in_transaction_s: f64,
+    /// SQLite: how long a statement waits for a lock another connection or process holds
+    /// before failing as busy, seconds.
+    pub sqlite_busy_s: f64,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect_s: 10.0,
+            statement_s: 3600.0,
+            idle_in_transaction_s: 60.0,
+            sqlite_busy_s: 30.0,
+        }
+    }
+}
+
+impl Timeouts {
+    /// The longest a healthy session can leave the driver waiting for one call: the
+    /// statement timeout (or the SQLite busy timeout) plus the connect timeout, plus a
+    /// margin. Past it the driver stops waiting for a thread stuck in a silent server.
+    pub fn call_bound(&self) -> Duration {
+        let statement = if self.statement_s > 0.0 {
+            self.statement_s
+        } else {
+            3600.0
+        };
+        let s = statement.max(self.sqlite_busy_s) + self.connect_s.max(0.0) + 5.0;
+        Duration::try_from_secs_f64(s).unwrap_or(Duration::from_secs(3600))
+    }
+}
+
+/// How to run one step (one worker count): the options recorded in a result as `options`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunOptions {
+    /// Worker threads (connections).
+    pub workers: u32,
+    /// Warm-up before the window, seconds.
+    pub ramp_s: f64,
+    /// Length of the measured window, seconds.
+    pub time_s: f64,
+    /// Client-side SQL or server-side functions (PostgreSQL, MariaDB/MySQL).
+    pub mode: Mode,
+    /// Keying and think times of the specification.
+    pub paced: bool,
+    /// Spread each worker over its share of all warehouses instead of one home warehouse.
+    pub all_warehouses: bool,
+    /// Isolation level (PostgreSQL, MariaDB/MySQL).
+    pub isolation: Isolation,
+    /// Length of one interval of the series, seconds.
+    pub interval_s: f64,
+    /// Wait sampling interval, ms (PostgreSQL).
+    pub wait_sample_ms: f64,
+    /// Seed of the input generators.
+    pub seed: u64,
+    /// Retries of one transaction before it counts as failed.
+    pub max_retries: u32,
+    /// `PRAGMA synchronous` on SQLite.
+    pub sqlite_sync: SqliteSync,
+    /// Timeouts of every session.
+    #[serde(default)]
+    pub timeouts: Timeouts,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            workers: 4,
+            ramp_s: 60.0,
+            time_s: 300.0,
+            mode: Mode::Client,
+            paced: false,
+            all_warehouses: false,
+            isolation: Isolation::ReadCommitted,
+            interval_s: 1.0,
+            wait_sample_ms: 100.0,
+            seed: 1,
+            max_retries: 10,
+            sqlite_sync: SqliteSync::Full,
+            timeouts: Timeouts {
+                statement_s: 60.0,
+                ..Timeouts::default()
+            },
+        }
+    }
+}
+
+impl RunOptions {
+    /// Refuses options that cannot run on `dialect`, saying which flag to change.
+    pub fn validate(&self, dialect: Dialect) -> Result<()> {
+        if self.workers == 0 {
+            return Err(TpccError::Invalid("--workers must be at least 1".into()));
+        }
+        if !(self.time_s > 0.0 && self.time_s.is_finite()) {
+            return Err(TpccError::Invalid("--time must be longer than zero".into()));
+        }
+        if !(self.ramp_s >= 0.0 && self.ramp_s.is_finite()) {
+            return Err(TpccError::Invalid("--ramp must be zero or longer".into()));
+        }
+        if !(self.interval_s > 0.0 && self.interval_s.is_finite()) {
+            return Err(TpccError::Invalid(
+                "--interval must be longer than zero".into(),
+            ));
+        }
+        if dialect == Dialect::Sqlite && self.mode == Mode::Server {
+            return Err(TpccError::Invalid(
+                "--mode server needs PostgreSQL (SQLite runs in-process, so its SQL is always client-side); use --mode client or a postgres:// URL".into(),
+            ));
+        }
+        if dialect == Dialect::Sqlite && self.isolation != Isolation::ReadCommitted {
+            return Err(TpccError::Invalid(
+                "--isolation applies to PostgreSQL only (SQLite transactions are always serializable)"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Everything `oio tpcc run` needs, as a value another program can build, store and run
+/// again: [`crate::run`] executes it. With several worker counts it is a sequence (HammerDB's
+/// autopilot): each count runs in turn with its own ramp. The fields besides `db` and
+/// `workers` are those of [`RunOptions`], the same for every step.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TpccRunPlan {
+    /// The database URL. In a result the password is redacted, so repeating a run on a
+    /// server that needs one takes it from the environment (PGPASSWORD) or a new URL.
+    pub db: String,
+    /// Worker counts in order; one count is a single run.
+    pub workers: Vec<u32>,
+    /// Warm-up before each window, seconds.
+    pub ramp_s: f64,
+    /// Length of each measured window, seconds.
+    pub time_s: f64,
+    /// Client-side SQL or server-side functions.
+    pub mode: Mode,
+    /// Keying and think times of the specification.
+    pub paced: bool,
+    /// Spread each worker over its share of all warehouses.
+    pub all_warehouses: bool,
+    /// Isolation level (PostgreSQL, MariaDB/MySQL).
+    pub isolation: Isolation,
+    /// Length of one interval of the series, seconds.
+    pub interval_s: f64,
+    /// Wait sampling interval, ms (PostgreSQL).
+    pub wait_sample_ms: f64,
+    /// Seed of the input generators.
+    pub seed: u64,
+    /// Retries of one transaction before it counts as failed.
+    pub max_retries: u32,
+    /// `PRAGMA synchronous` on SQLite.
+    pub sqlite_sync: SqliteSync,
+    /// Timeouts of every session.
+    pub timeouts: Timeouts,
+}
+
+impl TpccRunPlan {
+    /// A plan on `db` with the given worker counts and the options of `step` (its `workers`
+    /// is not used).
+    pub fn new(db: &str, workers: Vec<u32>, step: RunOptions) -> TpccRunPlan {
+        TpccRunPlan {
+            db: db.to_string(),
+            workers,
+            ramp_s: step.ramp_s,
+            time_s: step.time_s,
+            mode: step.mode,
+            paced: step.paced,
+            all_warehouses: step.all_warehouses,
+            isolation: step.isolation,
+            interval_s: step.interval_s,
+            wait_sample_ms: step.wait_sample_ms,
+            seed: step.seed,
+            max_retries: step.max_retries,
+            sqlite_sync: step.sqlite_sync,
+            timeouts: step.timeouts,
+        }
+    }
+
+    /// The parsed database URL.
+    pub fn url(&self) -> Result<DbUrl> {
+        self.db.parse()
+    }
+
+    /// The options of the step with `workers` workers.
+    pub fn options(&self, workers: u32) -> RunOptions {
+        RunOptions {
+            workers,
+            ramp_s: self.ramp_s,
+            time_s: self.time_s,
+            mode: self.mode,
+            paced: self.paced,
+            all_warehouses: self.all_warehouses,
+            isolation: self.isolation,
+            interval_s: self.interval_s,
+            wait_sample_ms: self.wait_sample_ms,
+            seed: self.seed,
+            max_retries: self.max_retries,
+            sqlite_sync: self.sqlite_sync,
+            timeouts: self.timeouts,
+        }
+    }
+
+    /// Checks every step before any runs.
+    pub fn validate(&self) -> Result<DbUrl> {
+        let url = self.url()?;
+        if self.workers.is_empty() || self.workers.contains(&0) {
+            return Err(TpccError::Invalid(
+                "--workers: every count must be at least 1 (for example 4, or 1,2,4)".into(),
+            ));
+        }
+        for &n in &self.workers {
+            self.options(n).validate(url.dialect())?;
+        }
+        Ok(url)
+    }
+
+    /// This plan as embedded in a document: the password redacted, and narrowed to one
+    /// worker count when `workers` is given (a step's own result repeats that step).
+    pub fn for_document(&self, workers: Option<u32>) -> serde_json::Value {
+        let mut plan = self.clone();
+        plan.db = self
+            .url()
+            .map(|u| u.redacted())
+            .unwrap_or_else(|_| self.db.clone());
+        if let Some(n) = workers {
+            plan.workers = vec![n];
+        }
+        serde_json::to_value(plan).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plan_round_trips_through_json_and_redacts_the_password() {
+        let plan = TpccRunPlan::new(
+            "postgres://u:secret@localhost:5432/db",
+            vec![1, 2],
+            RunOptions::default(),
+        );
+        let v = plan.for_document(Some(2));
+        let text = v.to_string();
+        assert!(!text.contains("secret"), "{text}");
+        let back: TpccRunPlan = serde_json::from_value(v).unwrap();
+        assert_eq!(back.workers, vec![2]);
+        assert_eq!(back.seed, plan.seed);
+        assert_eq!(back.time_s, plan.time_s);
+        assert_eq!(back.options(2).workers, 2);
+    }
+
+    #[test]
+    fn a_plan_with_no_or_zero_workers_is_refused() {
+        let mut plan = TpccRunPlan::new("sqlite:./x.db", vec![], RunOptions::default());
+        assert!(plan.validate().is_err());
+        plan.workers = vec![1, 0];
+        let e = plan.validate().unwrap_err().to_string();
+        assert!(e.contains("at least 1"), "{e}");
+        plan.workers = vec![1];
+        plan.mode = Mode::Server;
+        assert!(plan.validate().unwrap_err().to_string().contains("--mode"));
+    }
+}

@@ -1,0 +1,251 @@
+//! What crosses the session API, below every backend: the client-side statements
+//! ([`Stmt`]), their parameters and values ([`Param`], [`Val`]), and how a failed statement is
+//! classified ([`StmtError`], [`RetryKind`]) for SQLite and PostgreSQL. Plain data and pure
+//! functions: it imports nothing from the backends, so they all can import it.
+
+pub use crate::error::is_sqlite_busy;
+use crate::error::{pg_message, TpccError};
+
+/// SQLSTATE the PostgreSQL New-Order function raises for the 1 % unused item.
+pub const PG_USER_ABORT_SQLSTATE: &str = "OIO01";
+
+/// A statement parameter.
+#[derive(Clone, Copy, Debug)]
+pub enum Param<'a> {
+    /// SQL NULL.
+    Null,
+    /// An integer.
+    Int(i64),
+    /// A number with a fraction (money, rates).
+    Float(f64),
+    /// Text.
+    Text(&'a str),
+}
+
+/// A value read from a row.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Val {
+    /// SQL NULL.
+    Null,
+    /// An integer (timestamps on PostgreSQL read as µs since 2000-01-01).
+    Int(i64),
+    /// A number with a fraction.
+    Float(f64),
+    /// Text.
+    Text(String),
+}
+
+impl Val {
+    /// As an integer (0 for NULL or text).
+    pub fn int(&self) -> i64 {
+        match self {
+            Val::Int(v) => *v,
+            Val::Float(f) => *f as i64,
+            Val::Text(s) => s.trim().parse().unwrap_or(0),
+            Val::Null => 0,
+        }
+    }
+    /// As a float (0 for NULL).
+    pub fn float(&self) -> f64 {
+        match self {
+            Val::Int(v) => *v as f64,
+            Val::Float(f) => *f,
+            Val::Text(s) => s.trim().parse().unwrap_or(0.0),
+            Val::Null => 0.0,
+        }
+    }
+    /// As text ("" for NULL or numbers).
+    pub fn text(&self) -> &str {
+        match self {
+            Val::Text(s) => s,
+            _ => "",
+        }
+    }
+    /// True for SQL NULL.
+    pub fn is_null(&self) -> bool {
+        matches!(self, Val::Null)
+    }
+}
+
+impl std::fmt::Display for Val {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Val::Null => f.write_str("NULL"),
+            Val::Int(v) => write!(f, "{v}"),
+            Val::Float(v) => write!(f, "{}", (v * 100.0).round() / 100.0),
+            Val::Text(s) => write!(f, "'{s}'"),
+        }
+    }
+}
+
+/// Why a retryable statement failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RetryKind {
+    /// PostgreSQL SQLSTATE 40001.
+    Serialization,
+    /// PostgreSQL SQLSTATE 40P01.
+    Deadlock,
+    /// SQLite SQLITE_BUSY / SQLITE_LOCKED.
+    Busy,
+    /// MySQL error 1205: a row lock was not granted within `innodb_lock_wait_timeout`.
+    LockWait,
+}
+
+impl RetryKind {
+    /// Every kind, indexed by `as usize`.
+    pub const ALL: [RetryKind; 4] = [
+        RetryKind::Serialization,
+        RetryKind::Deadlock,
+        RetryKind::Busy,
+        RetryKind::LockWait,
+    ];
+}
+
+/// A classified statement failure.
+#[derive(Debug)]
+pub enum StmtError {
+    /// Roll back and run the same transaction again.
+    Retry(RetryKind, String),
+    /// The transaction rolled itself back on purpose (the 1 % unused-item New-Orders in
+    /// server mode, SQLSTATE OIO01).
+    UserAbort,
+    /// The connection is gone.
+    Lost(String),
+    /// Anything else.
+    Fatal(String),
+}
+
+impl std::fmt::Display for StmtError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StmtError::Retry(k, m) => write!(f, "{k:?}: {m}"),
+            StmtError::UserAbort => f.write_str("intentional rollback"),
+            StmtError::Lost(m) => write!(f, "connection lost: {m}"),
+            StmtError::Fatal(m) => f.write_str(m),
+        }
+    }
+}
+
+impl From<StmtError> for TpccError {
+    fn from(e: StmtError) -> Self {
+        TpccError::Statement(e.to_string())
+    }
+}
+
+/// Classifies an SQLite error.
+pub fn classify_sqlite(e: rusqlite::Error) -> StmtError {
+    if is_sqlite_busy(&e) {
+        return StmtError::Retry(RetryKind::Busy, e.to_string());
+    }
+    StmtError::Fatal(format!("SQLite: {e}"))
+}
+
+/// Classifies a PostgreSQL error.
+pub fn classify_pg(e: postgres::Error) -> StmtError {
+    use postgres::error::SqlState;
+    if let Some(code) = e.code() {
+        if *code == SqlState::T_R_SERIALIZATION_FAILURE {
+            return StmtError::Retry(RetryKind::Serialization, pg_message(&e));
+        }
+        if *code == SqlState::T_R_DEADLOCK_DETECTED {
+            return StmtError::Retry(RetryKind::Deadlock, pg_message(&e));
+        }
+        if code.code() == PG_USER_ABORT_SQLSTATE {
+            return StmtError::UserAbort;
+        }
+    }
+    if e.is_closed() {
+        return StmtError::Lost(pg_message(&e));
+    }
+    StmtError::Fatal(format!("PostgreSQL: {}", pg_message(&e)))
+}
+
+/// The client-side statements. Parameters are `$n` (SQLite reads them as `?n`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum Stmt {
+    NoWarehouse,
+    NoDistrict,
+    NoCustomer,
+    NoInsertOrder,
+    NoInsertNewOrder,
+    NoItem,
+    NoStock,
+    NoInsertLine,
+    PayWarehouse,
+    PayDistrict,
+    CustomerByName,
+    PayCustomer,
+    PayCustomerData,
+    PayHistory,
+    OsCustomer,
+    OsLastOrder,
+    OsLines,
+    DlNewOrder,
+    DlOrder,
+    DlLines,
+    DlCustomer,
+    SlDistrict,
+    SlCount,
+    SumNextOrderId,
+}
+
+impl Stmt {
+    /// Every statement, indexed by `as usize`.
+    pub const ALL: [Stmt; 24] = [
+        Stmt::NoWarehouse,
+        Stmt::NoDistrict,
+        Stmt::NoCustomer,
+        Stmt::NoInsertOrder,
+        Stmt::NoInsertNewOrder,
+        Stmt::NoItem,
+        Stmt::NoStock,
+        Stmt::NoInsertLine,
+        Stmt::PayWarehouse,
+        Stmt::PayDistrict,
+        Stmt::CustomerByName,
+        Stmt::PayCustomer,
+        Stmt::PayCustomerData,
+        Stmt::PayHistory,
+        Stmt::OsCustomer,
+        Stmt::OsLastOrder,
+        Stmt::OsLines,
+        Stmt::DlNewOrder,
+        Stmt::DlOrder,
+        Stmt::DlLines,
+        Stmt::DlCustomer,
+        Stmt::SlDistrict,
+        Stmt::SlCount,
+        Stmt::SumNextOrderId,
+    ];
+
+    /// The SQL text, valid on SQLite and PostgreSQL (MySQL's is [`crate::mysql::sql`]).
+    pub const fn sql(self) -> &'static str {
+        match self {
+            Stmt::NoWarehouse => "SELECT w_tax FROM warehouse WHERE w_id = $1",
+            Stmt::NoDistrict => "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = $1 AND d_id = $2 RETURNING d_next_o_id - 1, d_tax",
+            Stmt::NoCustomer => "SELECT c_discount, c_last, c_credit FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3",
+            Stmt::NoInsertOrder => "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP, NULL, $5, $6)",
+            Stmt::NoInsertNewOrder => "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES ($1, $2, $3)",
+            Stmt::NoItem => "SELECT i_price, i_name, i_data FROM item WHERE i_id = $1",
+            Stmt::NoStock => "UPDATE stock SET s_quantity = CASE WHEN s_quantity >= $1 + 10 THEN s_quantity - $1 ELSE s_quantity - $1 + 91 END, s_ytd = s_ytd + $1, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + $2 WHERE s_i_id = $3 AND s_w_id = $4 RETURNING s_quantity, s_data, CASE CAST($5 AS INTEGER) WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END",
+            Stmt::NoInsertLine => "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES ($1, $2, $3, $4, $5, $6, NULL, $7, $8, $9)",
+            Stmt::PayWarehouse => "UPDATE warehouse SET w_ytd = w_ytd + $1 WHERE w_id = $2 RETURNING w_name, w_street_1, w_street_2, w_city, w_state, w_zip",
+            Stmt::PayDistrict => "UPDATE district SET d_ytd = d_ytd + $1 WHERE d_w_id = $2 AND d_id = $3 RETURNING d_name, d_street_1, d_street_2, d_city, d_state, d_zip",
+            Stmt::CustomerByName => "SELECT c_id FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_last = $3 ORDER BY c_first",
+            Stmt::PayCustomer => "UPDATE customer SET c_balance = c_balance - $1, c_ytd_payment = c_ytd_payment + $1, c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = $2 AND c_d_id = $3 AND c_id = $4 RETURNING c_credit, c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit_lim, c_discount, c_balance",
+            Stmt::PayCustomerData => "UPDATE customer SET c_data = substr($1 || c_data, 1, 500) WHERE c_w_id = $2 AND c_d_id = $3 AND c_id = $4",
+            Stmt::PayHistory => "INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) VALUES ($1, $2, $3, $4, $5, CURRENT_TIMESTAMP, $6, $7)",
+            Stmt::OsCustomer => "SELECT c_balance, c_first, c_middle, c_last FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3",
+            Stmt::OsLastOrder => "SELECT o_id, o_carrier_id, o_entry_d FROM orders WHERE o_w_id = $1 AND o_d_id = $2 AND o_c_id = $3 ORDER BY o_id DESC LIMIT 1",
+            Stmt::OsLines => "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id = $3",
+            Stmt::DlNewOrder => "DELETE FROM new_order WHERE no_w_id = $1 AND no_d_id = $2 AND no_o_id = (SELECT min(no_o_id) FROM new_order WHERE no_w_id = $1 AND no_d_id = $2) RETURNING no_o_id",
+            Stmt::DlOrder => "UPDATE orders SET o_carrier_id = $1 WHERE o_w_id = $2 AND o_d_id = $3 AND o_id = $4 RETURNING o_c_id",
+            Stmt::DlLines => "UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id = $3 RETURNING ol_amount",
+            Stmt::DlCustomer => "UPDATE customer SET c_balance = c_balance + $1, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = $2 AND c_d_id = $3 AND c_id = $4",
+            Stmt::SlDistrict => "SELECT d_next_o_id FROM district WHERE d_w_id = $1 AND d_id = $2",
+            Stmt::SlCount => "SELECT count(DISTINCT s_i_id) FROM order_line JOIN stock ON s_w_id = ol_w_id AND s_i_id = ol_i_id WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id < $3 AND ol_o_id >= $4 AND s_quantity < $5",
+            Stmt::SumNextOrderId => "SELECT sum(d_next_o_id) FROM district",
+        }
+    }
+}
