@@ -51,10 +51,12 @@ fn json(args: &Args, r: &ScanReport) -> serde_json::Value {
             })
         })
         .collect();
-    serde_json::json!({
-        "schema": VERIFY_SCHEMA,
-        "schema_version": 1,
-        "oio_version": env!("CARGO_PKG_VERSION"),
+    let envelope = oio_core::Envelope {
+        command: std::env::args().collect(),
+        host: Some(oio_core::host::HostInfo::detect()),
+        ..oio_core::Envelope::new(VERIFY_SCHEMA, oio_core::document::Kind::Verify.version())
+    };
+    envelope.wrap(serde_json::json!({
         "target": args.target.display().to_string(),
         "journal": r.journal.display().to_string(),
         "journal_target": r.journal_target,
@@ -63,7 +65,7 @@ fn json(args: &Args, r: &ScanReport) -> serde_json::Value {
         "by_kind": r.by_kind,
         "findings": findings,
         "journal_trailing_bytes": r.journal_trailing_bytes,
-    })
+    }))
 }
 
 fn print(args: &Args, r: &ScanReport) -> std::io::Result<()> {
