@@ -50,11 +50,21 @@ enum Incoming {
     Bad(ReadError),
 }
 
-type Out = Arc<Mutex<Box<dyn Write + Send>>>;
+/// The pipe to the controller, and whether the controller is gone (its end of our stdin
+/// closed): nothing more is written then, so an agent never blocks on a pipe nobody reads.
+struct Link {
+    w: Mutex<Box<dyn Write + Send>>,
+    gone: AtomicBool,
+}
+
+type Out = Arc<Link>;
 
 /// Writes one message; a failed write means the controller is gone, so it stops everything.
 fn emit(out: &Out, stop: &AtomicBool, m: &Message) -> bool {
-    let mut w = out.lock().unwrap_or_else(|e| e.into_inner());
+    if out.gone.load(Ordering::SeqCst) {
+        return false;
+    }
+    let mut w = out.w.lock().unwrap_or_else(|e| e.into_inner());
     if send(&mut **w, m).is_err() {
         stop.store(true, Ordering::SeqCst);
         return false;
@@ -82,7 +92,10 @@ pub fn serve(
     oio_version: &str,
     stop: Arc<AtomicBool>,
 ) -> Result<AgentEnd, AgentError> {
-    let out: Out = Arc::new(Mutex::new(Box::new(output)));
+    let out: Out = Arc::new(Link {
+        w: Mutex::new(Box::new(output)),
+        gone: AtomicBool::new(false),
+    });
     let (tx, rx) = crossbeam_channel::unbounded::<Incoming>();
     {
         // Clock probes are answered here, the moment they are read, so the answer's
@@ -108,6 +121,7 @@ pub fn serve(
                         }
                         Ok(Some(m)) => Incoming::Msg(m),
                         Ok(None) => {
+                            out.gone.store(true, Ordering::SeqCst);
                             stop.store(true, Ordering::SeqCst);
                             Incoming::Eof
                         }
