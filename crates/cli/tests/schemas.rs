@@ -401,6 +401,13 @@ fn the_kind_table_agrees_with_every_writer() {
         assert_eq!((kind.schema(), kind.version()), (schema, version));
     }
     assert_eq!(Kind::TpccCheck.schema(), oio_tpcc::check::CHECK_SCHEMA);
+    assert_eq!(
+        (Kind::Fleet.schema(), Kind::Fleet.version()),
+        (
+            oio_fleet::merge::FLEET_SCHEMA,
+            oio_fleet::merge::FLEET_SCHEMA_VERSION
+        )
+    );
     // Every kind this oio writes outside TPC-C has a schema file whose constants match.
     for (kind, file) in [
         (Kind::Run, "run.schema.json"),

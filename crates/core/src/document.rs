@@ -154,11 +154,13 @@ pub enum Kind {
     TpccBuild,
     /// A TPC-C per-interval series: `oio.tpcc.series`.
     TpccSeries,
+    /// The merged result of `oio fleet run`: `oio.fleet`.
+    Fleet,
 }
 
 impl Kind {
     /// Every kind, in the order messages list them.
-    pub const ALL: [Kind; 12] = [
+    pub const ALL: [Kind; 13] = [
         Kind::Run,
         Kind::Observation,
         Kind::Characterization,
@@ -171,6 +173,7 @@ impl Kind {
         Kind::TpccCheck,
         Kind::TpccBuild,
         Kind::TpccSeries,
+        Kind::Fleet,
     ];
 
     /// The `schema` value of this kind.
@@ -188,6 +191,7 @@ impl Kind {
             Kind::TpccCheck => "oio.tpcc.check",
             Kind::TpccBuild => "oio.tpcc.build",
             Kind::TpccSeries => "oio.tpcc.series",
+            Kind::Fleet => "oio.fleet",
         }
     }
 

@@ -210,9 +210,9 @@ mod tests {
 }
 
 /// Schema name of merged fleet results.
-pub const FLEET_SCHEMA: &str = "oio.fleet";
+pub const FLEET_SCHEMA: &str = oio_core::document::Kind::Fleet.schema();
 /// Its version.
-pub const FLEET_SCHEMA_VERSION: u32 = 1;
+pub const FLEET_SCHEMA_VERSION: u32 = oio_core::document::Kind::Fleet.version();
 
 /// One host in the merged result.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]

@@ -3,7 +3,6 @@
 use crate::output::style;
 use crate::results::{check_destination, result_file_name, write_json_atomic};
 use anyhow::bail;
-use oio_core::units::{format_bytes, format_ns};
 use oio_engine::{RunPlan, TargetBinding};
 use oio_fleet::controller::{self, HostJob, Options};
 use oio_fleet::inventory::{Inventory, Launcher};
@@ -168,7 +167,7 @@ fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
     if a.json {
         crate::output::print_json(&doc)?;
     } else if !style::quiet() {
-        print_table(&doc);
+        crate::output::fleet::print_table(&doc);
     }
     for l in &doc.lost {
         style::print_warning(l);
@@ -183,45 +182,6 @@ fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn ms(ns: f64) -> String {
-    format!("{:.3} ms", ns / 1e6)
-}
-
-fn print_table(doc: &oio_fleet::merge::FleetResult) {
-    println!(
-        "{:<16} {:>12} {:>14} {:>14} {:>12} {:>10}",
-        "host", "IOPS", "clock offset", "± (rtt/2)", "start skew", "status"
-    );
-    for h in &doc.hosts {
-        println!(
-            "{:<16} {:>12.1} {:>14} {:>14} {:>12} {:>10}",
-            h.host,
-            h.iops,
-            ms(h.clock_offset_ns as f64),
-            ms(h.clock_rtt_ns as f64 / 2.0),
-            h.start_skew_ns
-                .map(|s| ms(s as f64))
-                .unwrap_or_else(|| "-".into()),
-            h.status
-        );
-    }
-    let t = &doc.summary.total;
-    let lat = |v: Option<u64>| v.map(|v| format_ns(v as f64)).unwrap_or_else(|| "-".into());
-    println!(
-        "merged: {:.1} IOPS, {}/s, latency p50 {} p99 {} max {} (from the summed histograms), {:.1} outstanding",
-        t.iops,
-        format_bytes(t.bytes_per_sec),
-        lat(t.latency_ns.p50),
-        lat(t.latency_ns.p99),
-        lat(t.latency_ns.max),
-        t.outstanding_mean
-    );
-    println!(
-        "controller: {:.3} s CPU, {:.1} µs per host per interval, merge {:.2} ms",
-        doc.controller.cpu_s, doc.controller.cpu_us_per_host_interval, doc.controller.merge_ms
-    );
-}
-
 fn fleet_check(a: FleetArgs) -> anyhow::Result<ExitCode> {
     let (_, jobs) = jobs(&a)?;
     let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());
@@ -229,26 +189,7 @@ fn fleet_check(a: FleetArgs) -> anyhow::Result<ExitCode> {
     if a.json {
         crate::output::print_json(&out)?;
     } else {
-        for h in &out {
-            let head = match (&h.error, &h.oio_version, &h.clock) {
-                (Some(e), _, _) => format!("FAILED: {e}"),
-                (None, Some(v), Some(c)) => format!(
-                    "oio {v}, clock offset {} ± {}",
-                    ms(c.offset_ns as f64),
-                    ms(c.rtt_ns as f64 / 2.0)
-                ),
-                _ => "reachable".into(),
-            };
-            println!("{}: {head}", h.host);
-            for t in &h.targets {
-                let role = if t.role.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (role {})", t.role)
-                };
-                println!("  {} {}{role}: {}", t.status, t.path, t.detail);
-            }
-        }
+        crate::output::fleet::print_check(&out);
     }
     let bad = out.iter().filter(|h| !h.ok()).count();
     if bad > 0 {

@@ -4,6 +4,7 @@
 pub mod blend;
 pub mod characterize;
 pub mod compare;
+pub mod fleet;
 pub mod header;
 pub mod live;
 pub mod repeat;

@@ -1,0 +1,68 @@
+//! What `oio fleet` prints: the per-host table and the merged line, and `fleet check`.
+
+use oio_core::units::{format_bytes, format_ns};
+use oio_fleet::controller::CheckOutcome;
+
+fn ms(ns: f64) -> String {
+    format!("{:.3} ms", ns / 1e6)
+}
+
+/// `oio fleet run`: one line per host, then the merged line and the controller's cost.
+pub fn print_table(doc: &oio_fleet::merge::FleetResult) {
+    println!(
+        "{:<16} {:>12} {:>14} {:>14} {:>12} {:>10}",
+        "host", "IOPS", "clock offset", "± (rtt/2)", "start skew", "status"
+    );
+    for h in &doc.hosts {
+        println!(
+            "{:<16} {:>12.1} {:>14} {:>14} {:>12} {:>10}",
+            h.host,
+            h.iops,
+            ms(h.clock_offset_ns as f64),
+            ms(h.clock_rtt_ns as f64 / 2.0),
+            h.start_skew_ns
+                .map(|s| ms(s as f64))
+                .unwrap_or_else(|| "-".into()),
+            h.status
+        );
+    }
+    let t = &doc.summary.total;
+    let lat = |v: Option<u64>| v.map(|v| format_ns(v as f64)).unwrap_or_else(|| "-".into());
+    println!(
+        "merged: {:.1} IOPS, {}/s, latency p50 {} p99 {} max {} (from the summed histograms), {:.1} outstanding",
+        t.iops,
+        format_bytes(t.bytes_per_sec),
+        lat(t.latency_ns.p50),
+        lat(t.latency_ns.p99),
+        lat(t.latency_ns.max),
+        t.outstanding_mean
+    );
+    println!(
+        "controller: {:.3} s CPU, {:.1} µs per host per interval, merge {:.2} ms",
+        doc.controller.cpu_s, doc.controller.cpu_us_per_host_interval, doc.controller.merge_ms
+    );
+}
+
+/// `oio fleet check`: one block per host.
+pub fn print_check(out: &[CheckOutcome]) {
+    for h in out {
+        let head = match (&h.error, &h.oio_version, &h.clock) {
+            (Some(e), _, _) => format!("FAILED: {e}"),
+            (None, Some(v), Some(c)) => format!(
+                "oio {v}, clock offset {} ± {}",
+                ms(c.offset_ns as f64),
+                ms(c.rtt_ns as f64 / 2.0)
+            ),
+            _ => "reachable".into(),
+        };
+        println!("{}: {head}", h.host);
+        for t in &h.targets {
+            let role = if t.role.is_empty() {
+                String::new()
+            } else {
+                format!(" (role {})", t.role)
+            };
+            println!("  {} {}{role}: {}", t.status, t.path, t.detail);
+        }
+    }
+}
