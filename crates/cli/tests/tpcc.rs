@@ -600,6 +600,13 @@ fn ctrl_c_stops_a_run_at_once_with_exit_130_and_saves_the_partial_result() {
         .spawn()
         .unwrap();
     let mut child = Reaper(child);
+    // Drained as it comes: the result is larger than a pipe's buffer, and a reader that waits
+    // for the exit first would block the writer.
+    let mut pipe = child.0.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut pipe, &mut bytes).map(|_| bytes)
+    });
     // Into the measured window: past the ramp, some intervals recorded.
     std::thread::sleep(Duration::from_secs(4));
     assert!(child.0.try_wait().unwrap().is_none(), "the run ended early");
@@ -623,8 +630,7 @@ fn ctrl_c_stops_a_run_at_once_with_exit_130_and_saves_the_partial_result() {
     assert_eq!(status.code(), Some(130));
     // "At once": well within the run's one-second interval plus its shutdown, not the 10 min.
     assert!(stopped_in < Duration::from_secs(5), "{stopped_in:?}");
-    let mut stdout = Vec::new();
-    std::io::Read::read_to_end(child.0.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+    let stdout = reader.join().unwrap().unwrap();
     let printed: Value = serde_json::from_slice(&stdout).expect("the partial result on stdout");
     let files: Vec<_> = std::fs::read_dir(&out)
         .unwrap()

@@ -297,7 +297,7 @@ mod tests {
     fn names_sort_by_time_and_never_replace_an_earlier_file() {
         assert_eq!(
             result_file_name("run", "2026-11-21T14:05:02Z", "a/b c"),
-            "run-20261121T140502Z-a_b_c.json"
+            "run-20261121T140502Z-a-b-c.json"
         );
         let d = tempfile::tempdir().unwrap();
         let mut sink = FileSink::new(d.path(), Box::new(std::io::sink()), Box::new(|_| {}));
