@@ -649,3 +649,77 @@ fn ctrl_c_stops_a_run_at_once_with_exit_130_and_saves_the_partial_result() {
     assert_eq!(r["errors"]["count"], 0, "{}", r["errors"]);
     assert_eq!(r["plan"]["workers"], serde_json::json!([2]));
 }
+
+#[test]
+fn a_tpcc_result_reruns_its_plan() {
+    let dir = scratch();
+    let db = format!("sqlite:{}", dir.path().join("r.db").display());
+    run_json(
+        dir.path(),
+        &["tpcc", "build", "--db", &db, "--warehouses", "1"],
+    );
+    let args = [
+        "tpcc",
+        "run",
+        "--db",
+        &db,
+        "--workers",
+        "1",
+        "--ramp",
+        "0s",
+        "--time",
+        "2s",
+        "--seed",
+        "7",
+        "--out",
+        "first",
+    ];
+    let first = run_json(dir.path(), &args);
+    let saved = std::fs::read_dir(dir.path().join("first"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("tpcc-")
+        })
+        .expect("the first result is saved");
+    let again = run_json(
+        dir.path(),
+        &["rerun", saved.to_str().unwrap(), "--out", "again"],
+    );
+    assert_eq!(again["schema"], "oio.tpcc");
+    // The same plan (database, workers, times, seed), run again: a new measurement.
+    assert_eq!(again["plan"], first["plan"], "{again}");
+    assert_eq!(again["plan"]["seed"], 7);
+    assert!(num(&again, "/summary/committed") > 0.0);
+    assert!(std::fs::read_dir(dir.path().join("again")).unwrap().count() >= 1);
+    // --db is for TPC-C results only: a run result with it is refused, naming the kind.
+    let run = run_json(
+        dir.path(),
+        &[
+            "run", "--engine", "null", "--ios", "100", "--ramp", "0", "--size", "1M", "n.dat",
+            "--out", "n",
+        ],
+    );
+    assert_eq!(run["schema"], "oio.run");
+    let run_file = std::fs::read_dir(dir.path().join("n"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .next()
+        .unwrap();
+    let out = oio()
+        .current_dir(dir.path())
+        .args(["rerun", run_file.to_str().unwrap(), "--db", "sqlite:x.db"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--db goes with a TPC-C result"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -1,7 +1,8 @@
 //! `oio rerun RESULT.json`: run again exactly what produced a result — the same plan (the
 //! workload as it ran, targets, times, engine, random-number seed) — and write a new result.
 //! Works for run results (each run of a repeat, comparison, sweep or blend embeds its own
-//! run), sweep documents and blend documents (`--json` output of `oio blend`).
+//! run), sweep documents, blend documents (`--json` output of `oio blend`), and TPC-C results
+//! and series (`oio tpcc run`; the database URL is recorded without its password).
 
 use crate::experiment::{execute, present};
 use anyhow::Context;
@@ -14,15 +15,21 @@ use std::process::ExitCode;
 #[command(after_help = "Examples:
   oio rerun oio-results/run-20261121T140502Z-oltp-data.json
   oio rerun oio-results/sweep-20261121T150000Z-randread-4k.json --out again/
+  oio rerun oio-results/tpcc-20261121T160000Z-postgres-w10-n8.json --db postgres://oio:PW@db1/oio
 
 The new result embeds the same plan, so it can be compared with the first
 (`oio compare`) or rerun in turn. Targets are opened as the first run opened them:
 a file oio created is reused, and writing elsewhere still needs the same permission flags
 the plan recorded.")]
 pub struct Args {
-    /// A result that embeds its plan (`plan`): a run, a sweep or a blend.
+    /// A result that embeds its plan (`plan`): a run, a sweep, a blend, a TPC-C result or series.
     #[arg(value_name = "RESULT")]
     pub result: PathBuf,
+
+    /// TPC-C: the database URL to use instead of the recorded one, which has its password
+    /// removed (or give the password in PGPASSWORD / the URL's usual environment).
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
 
     /// Directory for the new results.
     #[arg(long, value_name = "DIR", default_value = "oio-results")]
@@ -63,6 +70,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             path.display()
         );
     };
+    let kind = doc.get("schema").and_then(|v| v.as_str()).unwrap_or("");
+    if kind == oio_tpcc::result::TPCC_SCHEMA || kind == oio_tpcc::result::SERIES_SCHEMA {
+        let mut plan: oio_tpcc::TpccRunPlan = serde_json::from_value(embedded.clone())
+            .with_context(|| format!("'{}': the embedded TPC-C plan", path.display()))?;
+        if let Some(db) = &args.db {
+            plan.db = db.clone();
+        }
+        return crate::tpcc_run::execute(&plan, &args.out, args.json, None);
+    }
+    if args.db.is_some() {
+        anyhow::bail!(
+            "--db goes with a TPC-C result; '{}' is a {kind} document",
+            path.display()
+        );
+    }
     let plan = Plan::from_value(embedded).with_context(|| format!("'{}'", path.display()))?;
     crate::results::check_destination(&args.out, "--out DIR")?;
     let outcome = execute(&plan, &args.out, true)?;

@@ -13,8 +13,8 @@ use crate::interrupt::{stop_flag, EXIT_INTERRUPTED};
 use crate::output::{style, tpcc as out};
 use crate::results::{result_file_name, write_json_atomic};
 use anyhow::Context;
-use oio_core::{Cancel, StopReason};
-use oio_tpcc::{BuildOptions, DbUrl, Timeouts, TpccError};
+use oio_core::Cancel;
+use oio_tpcc::{BuildOptions, DbUrl, TpccError};
 use std::process::ExitCode;
 
 fn parse_db(s: &str) -> anyhow::Result<DbUrl> {
@@ -71,46 +71,9 @@ fn build(a: BuildArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The device to record (`--device`, or the one holding the database's files) and warnings
-/// saying why none is recorded.
-fn device(a: &RunArgs, db: &DbUrl, t: &Timeouts) -> anyhow::Result<(Option<String>, Vec<String>)> {
-    let no = |w: String| Ok((None, vec![w]));
-    match a.device.as_deref() {
-        Some("none") => Ok((None, Vec::new())),
-        Some(d) => Ok((Some(d.to_string()), Vec::new())),
-        None => match oio_tpcc::db::data_location(db, t) {
-            Ok(Some(p)) => match oio_telemetry::diskstats::device_of(&p) {
-                Some(d) => Ok((Some(d.name), Vec::new())),
-                None => no(format!("no block device found under '{}' (overlay or tmpfs?); pass --device NAME to record one", p.display())),
-            },
-            Ok(None) => no("the database server is not on this machine, so its device is not recorded".into()),
-            // A server that does not answer will not answer the run either.
-            Err(e @ TpccError::Timeout(_)) => Err(anyhow::Error::new(e))
-                .with_context(|| format!("running the TPC-C-like workload on {db}")),
-            Err(e) => no(format!("cannot locate the database's files ({e}); pass --device NAME to record a device")),
-        },
-    }
-}
-
 fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     let plan = a.plan();
-    let db = parse_db(&a.db.db)?;
-    plan.validate()?;
-    crate::results::check_destination(&a.out, "--out DIR")?;
-    let cancel = Cancel::from_flag(stop_flag());
-    let (device, warnings) = device(&a, &db, &plan.timeouts)?;
-    let recorder = device.map(|d| out::Diskstats::new(d, a.interval));
-    let mut sink = out::RunSink::new(&a.out, a.json, a.workers.len(), recorder, warnings);
-    let outcome = oio_tpcc::run(&plan, &mut sink, &cancel)
-        .with_context(|| format!("running the TPC-C-like workload on {db}"))?;
-    sink.finish(outcome.series.as_ref())?;
-    Ok(match (outcome.stop_reason, outcome.results.last()) {
-        (StopReason::Interrupted, _) => ExitCode::from(EXIT_INTERRUPTED),
-        (_, Some(r)) if r.summary.failed > 0 || r.envelope.partial => {
-            ExitCode::from(crate::EXIT_CHECK_FAILED)
-        }
-        _ => ExitCode::SUCCESS,
-    })
+    crate::tpcc_run::execute(&plan, &a.out, a.json, a.device.as_deref())
 }
 
 fn check(a: CheckArgs) -> anyhow::Result<ExitCode> {
