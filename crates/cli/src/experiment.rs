@@ -132,6 +132,18 @@ pub fn present(
     compare: &oio_analysis::compare::Options,
 ) -> anyhow::Result<ExitCode> {
     let stop = run_stop(outcome);
+    if style::quiet() && !json && !matches!(plan, Plan::Run { .. }) {
+        // --quiet: only where the results went, one path per line on stdout as `oio run -q`
+        // prints its one, no tables.
+        let mut o = anstream::stdout().lock();
+        for d in &outcome.runs {
+            writeln!(o, "{}", d.path.display())?;
+        }
+        if let Some(Document::Sweep(_, path)) = &outcome.document {
+            writeln!(o, "{}", path.display())?;
+        }
+        return Ok(exit_code(stop));
+    }
     match plan {
         Plan::Run { .. } => {
             if let Some(done) = outcome.runs.first() {

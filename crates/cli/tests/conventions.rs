@@ -439,3 +439,47 @@ fn characterize_of_a_recording_names_it_and_uses_one_size_style() {
         assert!(matches!(cols[9], "B" | "KiB" | "MiB"), "{row}");
     }
 }
+
+#[test]
+fn quiet_sweep_repeat_and_compare_print_only_result_paths() {
+    let dir = scratch();
+    let d = dir.path();
+    let run = "--engine null --time 1s --ramp 0 --size 1M t.dat";
+    let (a, b) = (
+        format!("--rw randread {run}"),
+        format!("--rw randwrite {run}"),
+    );
+    let rest = [
+        "--engine", "null", "--time", "1s", "--ramp", "0", "--size", "1M", "t.dat", "-q",
+    ];
+    let repeat: Vec<&str> = ["run", "--repeat", "2", "--rw", "randread"]
+        .into_iter()
+        .chain(rest)
+        .collect();
+    let sweep: Vec<&str> = ["sweep", "randread", "--qd", "1,2"]
+        .into_iter()
+        .chain(rest)
+        .collect();
+    let compare = vec!["compare", "--run", &a, "--run", &b, "--repeat", "2", "-q"];
+    for args in [repeat, sweep, compare] {
+        let out = piped(d, &args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(!stdout.is_empty(), "{args:?} printed no path");
+        for line in stdout.lines() {
+            assert!(
+                d.join(line).is_file(),
+                "{args:?}: '{line}' is not a result file"
+            );
+        }
+        assert!(
+            out.stderr.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

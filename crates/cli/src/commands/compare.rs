@@ -186,7 +186,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let mut out = anstream::stdout().lock();
-    crate::output::compare::write_comparison(&mut out, &c)?;
+    // --quiet leaves errors and result paths; a comparison of files writes no file.
+    if !style::quiet() {
+        let mut out = anstream::stdout().lock();
+        crate::output::compare::write_comparison(&mut out, &c)?;
+    }
     Ok(ExitCode::SUCCESS)
 }

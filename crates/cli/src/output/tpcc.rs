@@ -102,7 +102,7 @@ impl RunSink {
             if self.sequence == 1 {
                 crate::output::print_json(r)?;
             }
-        } else {
+        } else if !style::quiet() {
             write_run_summary(&mut anstream::stdout().lock(), r)?;
         }
         for w in &r.envelope.warnings {
@@ -119,7 +119,7 @@ impl RunSink {
         };
         if self.json {
             crate::output::print_json(s)?;
-        } else {
+        } else if !style::quiet() {
             let mut out = anstream::stdout().lock();
             writeln!(out, "workers        NOPM         TPM  efficiency")?;
             for p in &s.steps {
