@@ -309,9 +309,16 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &SweepPlan, out: &mut Outcome) ->
     doc.engine = pts.engine;
     doc.envelope.warnings = pts.warnings;
     if let Some(m) = &doc.simulated {
-        doc.envelope.warnings.push(format!(
-            "simulated device ({m}): no I/O reached any device; the points describe the model (plus oio's own overhead)"
-        ));
+        let virtual_clock = plan
+            .base
+            .sim
+            .as_ref()
+            .is_some_and(|s| s.device().virtual_clock);
+        doc.envelope.warnings.push(if virtual_clock {
+            format!("simulated device ({m}): no I/O reached any device and time was simulated; the points are the model's exactly")
+        } else {
+            format!("simulated device ({m}): no I/O reached any device; the points describe the model (plus oio's own overhead)")
+        });
     }
     if plan.repeat < 2 {
         doc.envelope.warnings.push(
