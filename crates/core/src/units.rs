@@ -474,3 +474,20 @@ fn sizes_and_rates_are_bounded() {
         .contains("too high"));
     assert!(parse_count_in("0", 1, 10).is_err());
 }
+
+/// Serde for a [`std::time::Duration`] as whole nanoseconds (`#[serde(with =
+/// "oio_core::units::duration_ns")]`), the unit every oio document uses.
+pub mod duration_ns {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    /// Writes nanoseconds (saturating at u64::MAX, about 584 years).
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+    }
+
+    /// Reads nanoseconds.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        u64::deserialize(d).map(Duration::from_nanos)
+    }
+}

@@ -35,13 +35,13 @@ pub struct RunPlan {
     /// When queued I/Os reach the kernel (io_uring; the sync engine always submits one by one).
     pub submit: SubmitMode,
     /// Measured time.
-    #[serde(with = "duration_ns")]
+    #[serde(with = "oio_core::units::duration_ns")]
     pub time: Duration,
     /// Warm-up before measuring (not counted).
-    #[serde(with = "duration_ns")]
+    #[serde(with = "oio_core::units::duration_ns")]
     pub ramp: Duration,
     /// Interval of the series.
-    #[serde(with = "duration_ns")]
+    #[serde(with = "oio_core::units::duration_ns")]
     pub interval: Duration,
     /// Seed for sizes, offsets and data.
     pub seed: u64,
@@ -60,22 +60,6 @@ pub struct RunPlan {
     /// Per-I/O latency log in fio's format, one file per worker: `PREFIX_lat.N.log`
     /// (None: no log).
     pub lat_log: Option<std::path::PathBuf>,
-}
-
-/// `Duration` as integer nanoseconds in serialised plans (exact, and the unit of every latency).
-pub mod duration_ns {
-    use serde::{Deserialize, Deserializer, Serializer};
-    use std::time::Duration;
-
-    /// Writes nanoseconds (saturating at u64::MAX, about 584 years).
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
-    }
-
-    /// Reads nanoseconds.
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        u64::deserialize(d).map(Duration::from_nanos)
-    }
 }
 
 /// What one worker thread does.

@@ -128,20 +128,6 @@ impl<'de> Deserialize<'de> for Sim {
     }
 }
 
-/// Durations in plans are whole nanoseconds, like every latency in oio's JSON.
-mod ns {
-    use serde::{Deserialize, Deserializer, Serializer};
-    use std::time::Duration;
-
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        Ok(Duration::from_nanos(u64::deserialize(d)?))
-    }
-}
-
 /// Everything one run needs, resolved: what `oio run` would do, written down.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunConfig {
@@ -162,13 +148,13 @@ pub struct RunConfig {
     /// Submission style.
     pub submit: Submit,
     /// Measured time, ns.
-    #[serde(with = "ns", rename = "time_ns")]
+    #[serde(with = "oio_core::units::duration_ns", rename = "time_ns")]
     pub time: Duration,
     /// Warm-up, ns.
-    #[serde(with = "ns", rename = "ramp_ns")]
+    #[serde(with = "oio_core::units::duration_ns", rename = "ramp_ns")]
     pub ramp: Duration,
     /// Interval of the series, ns.
-    #[serde(with = "ns", rename = "interval_ns")]
+    #[serde(with = "oio_core::units::duration_ns", rename = "interval_ns")]
     pub interval: Duration,
     /// Seed of sizes, offsets and data.
     pub seed: u64,

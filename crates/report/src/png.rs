@@ -66,46 +66,10 @@ fn svg_height(svg: &str) -> f64 {
 impl PngRenderer {
     /// Screenshots one SVG (of the standard chart size) to PNG bytes.
     pub fn rasterise(&self, svg: &str) -> Result<Vec<u8>, ReportError> {
-        let dir = tempfile::tempdir().map_err(|e| ReportError::Io {
-            what: "creating a temporary directory for Chromium".into(),
-            source: e,
-        })?;
-        let page = dir.path().join("chart.html");
-        let png = dir.path().join("chart.png");
         let html = format!(
             "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>html,body{{margin:0;padding:0;background:#fff}}</style></head><body>{svg}</body></html>"
         );
-        std::fs::write(&page, html).map_err(|e| ReportError::Io {
-            what: format!("writing '{}'", page.display()),
-            source: e,
-        })?;
-        let out = Command::new(&self.chromium)
-            .args(headless_args(&dir.path().join("profile")))
-            .arg(format!(
-                "--window-size={},{}",
-                WIDTH as u32,
-                svg_height(svg) as u32
-            ))
-            .arg(format!("--screenshot={}", png.display()))
-            .arg(format!("file://{}", page.display()))
-            .output()
-            .map_err(|e| ReportError::Io {
-                what: format!("starting '{}'", self.chromium.display()),
-                source: e,
-            })?;
-        std::fs::read(&png).map_err(|_| {
-            ReportError::Browser(format!(
-                "'{}' wrote no screenshot (exit {}): {}",
-                self.chromium.display(),
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-                    .lines()
-                    .rev()
-                    .take(3)
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            ))
-        })
+        self.screenshot(&html, WIDTH as u32, svg_height(svg) as u32)
     }
 }
 

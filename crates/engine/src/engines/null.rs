@@ -45,7 +45,7 @@ pub struct SimTier {
     /// Servers working in parallel.
     pub servers: u32,
     /// Mean service time.
-    #[serde(with = "crate::plan::duration_ns")]
+    #[serde(with = "oio_core::units::duration_ns")]
     pub service: Duration,
     /// Distribution of service times.
     pub dist: ServiceDist,
