@@ -177,6 +177,12 @@ pub struct Interval {
     /// over workers (HammerDB's time profile; percentiles are never averaged).
     #[serde(default)]
     pub latency_by_type_ns: BTreeMap<String, TypeTimeProfile>,
+    /// What sessions waited on in this interval, by wait class (the same classes and units as
+    /// `waits.classes`: average active sessions over the interval, and share of the interval's
+    /// samples, percent). Empty when the sampler has no per-interval view (it then says so in
+    /// `waits.notes`). Drawn as the stacked wait profile over time.
+    #[serde(default)]
+    pub waits: Vec<crate::waits::WaitShare>,
 }
 
 /// CPU the driver used during the window.

@@ -47,6 +47,8 @@ pub(super) fn interval_of(acc: &Acc, t_s: f64, duration_s: f64, new_orders: i64)
         latency_ns: all.summary(),
         new_order_latency_ns: acc.0[TxnType::NewOrder as usize].hist.summary(),
         latency_by_type_ns: by_type,
+        // Filled by the driver from the wait sampler's per-interval view.
+        waits: Vec::new(),
     }
 }
 
