@@ -580,7 +580,7 @@ fn fio_logs_characterize_like_fios_json() {
         "--write_lat_log=win",
         "--write_iops_log=win",
         "--write_bw_log=win",
-        "--log_avg_msec=250",
+        "--log_avg_msec=500",
     ];
     assert!(run_fio(d, "win", &windowed));
     let opts = Options {
@@ -618,18 +618,30 @@ fn fio_logs_characterize_like_fios_json() {
             "outstanding {} vs fio's {q}: {what}",
             c.outstanding.mean
         );
-        // Averaged logs end with fio's final flush: latency windows after the last iops
-        // window, with no I/O count to weigh them, and their windows drift from the iops
-        // windows when fio is descheduled. On an idle machine they agree within 2 %; on a
-        // busy one the last I/Os wait tens of ms to be reaped, and leaving them out (said
-        // in a warning) has lowered the mean by up to 14 % here. Per-I/O logs count every
-        // I/O and stay within 5 %.
-        let flushed = c
-            .envelope
-            .warnings
-            .iter()
-            .any(|w| w.contains("final flush"));
-        let tol = if job == "win" && flushed { 0.20 } else { 0.05 };
+        // Averaged logs say no window's I/O count: each latency window is weighed by the
+        // I/Os the iops log gives for its time, which fio's helper thread samples on its own
+        // clock. Where a window's latency is far from the rest (fio or the device stalled),
+        // the tens of ms the two logs drift apart mis-weigh it: 5.2 % was the worst seen in
+        // such a run here, 0.5 % the worst without one. Per-I/O logs count every I/O.
+        let stalled = job == "win" && {
+            let rows = oio_telemetry::fio::parse_log_rows(
+                "win_lat.1.log",
+                &std::fs::read_to_string(d.join("win_lat.1.log")).unwrap(),
+            )
+            .unwrap();
+            let mut v: Vec<u64> = rows.iter().map(|r| r.value).collect();
+            v.sort_unstable();
+            // The last rows are the final flush (the drain): not a stall of the run.
+            let body = &rows[..rows.len().saturating_sub(2)];
+            body.iter().any(|r| r.value > 3 * v[v.len() / 2])
+        };
+        let tol = if stalled { 0.08 } else { 0.05 };
+        if job == "win" {
+            assert!(
+                c.envelope.warnings.iter().any(|w| w.contains("final flush")),
+                "the estimated tail is said: {what}"
+            );
+        }
         for (i, p) in [&c.read, &c.write].iter().enumerate() {
             let ms = p
                 .latency_mean_ns
@@ -641,9 +653,11 @@ fn fio_logs_characterize_like_fios_json() {
                 "direction {i}: {ms} ms vs fio's {want} ms: {what}"
             );
         }
+        // The workload keeps the measured outstanding I/O, rounded (fio's own can round the
+        // other way when it is near a half: within 10 % is the check above).
         assert_eq!(
             c.workload.streams[0].outstanding,
-            Some(q.round() as u32),
+            Some(c.outstanding.mean.round() as u32),
             "{what}"
         );
     }

@@ -335,120 +335,20 @@ pub fn parse_log_rows_of(
             }
             continue;
         }
-        // Windowed (log_avg_msec): one row per direction per window in each log, in order.
-        // The logs stamp a window at different times (iops at 500, lat at 523, and later
-        // under load, when completions lag), so the k-th row of a direction in each log is
-        // window k; its time is that of the rate log (iops, else bw). Latency rows past the
-        // last rate row are fio's final flush, with no I/O count to weigh them: left out.
-        let mut by_time: BTreeMap<u64, DeviceInterval> = BTreeMap::new();
-        let mut times: BTreeMap<u64, u64> = BTreeMap::new();
-        // clat and slat means per (window, direction): their sum is the total latency mean
-        // when there is no lat log (means add; percentiles would not).
-        let mut parts: BTreeMap<(u64, u8), [Option<f64>; 2]> = BTreeMap::new();
-        let has = |k: LogKind| logs.iter().any(|(kk, r)| *kk == k && !r.is_empty());
-        let (has_lat, has_clat, has_slat) =
-            (has(LogKind::Lat), has(LogKind::Clat), has(LogKind::Slat));
-        if !has(LogKind::Iops) && !has(LogKind::Bw) {
+        // Windowed (log_avg_msec): rates come from the iops (else bw) log, latency from the
+        // lat (else clat + slat) log, whose windows are closed at other times (see
+        // `windowed_intervals`).
+        if !logs
+            .iter()
+            .any(|(k, r)| matches!(k, LogKind::Iops | LogKind::Bw) && !r.is_empty())
+        {
             return Err(TelemetryError::invalid(
                 first_file.as_deref().unwrap_or("-"),
                 format!("{dev}: averaged (log_avg_msec) latency logs give no I/O counts; record write_iops_log (or write_bw_log) with the same log_avg_msec and give those logs too"),
             ));
         }
-        for (kind, rows) in &logs {
-            let mut next = [0u64; 3];
-            for r in rows {
-                let d = (r.ddir as usize).min(2);
-                let k = next[d];
-                next[d] += 1;
-                if matches!(kind, LogKind::Iops)
-                    || (matches!(kind, LogKind::Bw) && !has(LogKind::Iops))
-                {
-                    let t = times.entry(k).or_insert(r.time_ms);
-                    *t = (*t).max(r.time_ms);
-                }
-                let iv = by_time.entry(k).or_default();
-                let c: &mut DirCounters = match r.ddir {
-                    0 => &mut iv.read,
-                    1 => &mut iv.write,
-                    _ => iv.discard.get_or_insert_with(DirCounters::default),
-                };
-                let v = r.value as f64;
-                match kind {
-                    LogKind::Iops => c.iops = Some(v),
-                    LogKind::Bw => c.bytes_per_sec = Some(v * 1024.0),
-                    LogKind::Lat => c.latency_mean_ns = Some(v),
-                    LogKind::Clat => parts.entry((k, r.ddir)).or_default()[0] = Some(v),
-                    LogKind::Slat => parts.entry((k, r.ddir)).or_default()[1] = Some(v),
-                    _ => {}
-                }
-            }
-        }
-        if !has_lat && has_clat {
-            for (&(k, d), p) in &parts {
-                let Some(iv) = by_time.get_mut(&k) else {
-                    continue;
-                };
-                let c = match d {
-                    0 => &mut iv.read,
-                    1 => &mut iv.write,
-                    _ => continue,
-                };
-                if let Some(cl) = p[0] {
-                    c.latency_mean_ns = Some(cl + p[1].unwrap_or(0.0));
-                }
-            }
-            if !has_slat {
-                obs.envelope.warnings.push(format!(
-                    "{dev}: completion latency (clat) without slat or lat logs: latency and outstanding I/O leave out the submission time"
-                ));
-            }
-        }
-        let unrated = by_time.keys().filter(|k| !times.contains_key(k)).count();
-        if unrated > 0 {
-            obs.envelope.warnings.push(format!(
-                "{dev}: {unrated} latency windows after the last iops/bw window (fio's final flush) have no I/O count and are left out; fio's JSON counts those I/Os"
-            ));
-        }
-        let mut prev = 0u64;
-        let mut backwards = 0usize;
-        let series = obs.device_mut(&dev);
-        for (k, mut iv) in by_time {
-            let Some(&t) = times.get(&k) else { continue };
-            // fio writes a last latency row after the last rate window: no counters there.
-            let rated = [&iv.read, &iv.write]
-                .iter()
-                .any(|c| c.iops.is_some() || c.bytes_per_sec.is_some());
-            if !rated {
-                continue;
-            }
-            // A window that ends before the previous one (a hand-edited or merged log) has no
-            // length: it is left out and counted, never a negative or wrapped duration.
-            let Some(len) = t.checked_sub(prev) else {
-                backwards += 1;
-                continue;
-            };
-            iv.t_s = t as f64 / 1000.0;
-            iv.duration_s = len as f64 / 1000.0;
-            prev = t;
-            for c in [&mut iv.read, &mut iv.write] {
-                c.mean_io_bytes = c.mean_size();
-                if c.iops.is_some() && c.bytes_per_sec.is_none() {
-                    c.mean_io_bytes = None;
-                }
-            }
-            // Little's law gives the mean I/Os in flight from rate and latency.
-            let q: Option<f64> = [&iv.read, &iv.write]
-                .iter()
-                .map(|c| Some(c.iops? * c.latency_mean_ns? / 1e9))
-                .sum();
-            iv.queue_mean = q;
-            series.intervals.push(iv);
-        }
-        if backwards > 0 {
-            obs.envelope.warnings.push(format!(
-                "{dev}: {backwards} windows end before the window written above them and are left out (times must increase)"
-            ));
-        }
+        let intervals = windowed_intervals(&dev, &logs, &mut obs.envelope.warnings);
+        obs.device_mut(&dev).intervals = intervals;
     }
     if obs.devices.is_empty() {
         return Err(TelemetryError::invalid(
@@ -457,6 +357,244 @@ pub fn parse_log_rows_of(
         ));
     }
     Ok(obs)
+}
+
+/// A window of an averaged latency log: start and end (ms since the job started), mean (ns).
+type Window = (u64, u64, f64);
+
+/// The windows of one direction of an averaged latency log. fio closes a latency window
+/// when the first completion past its boundary arrives and stamps the row with that time, so
+/// each row covers the time since the row before it.
+fn windows_of(rows: &[LogRow], ddir: u8) -> Vec<Window> {
+    let mut prev = 0u64;
+    rows.iter()
+        .filter(|r| r.ddir == ddir)
+        .map(|r| {
+            let w = (prev.min(r.time_ms), r.time_ms, r.value as f64);
+            prev = r.time_ms;
+            w
+        })
+        .collect()
+}
+
+/// The mean of `ws` over [a, b] ms, each window weighted by how long it overlaps: within
+/// one rate window the rate is one number, so overlapping time stands for I/O count.
+fn overlap_mean(ws: &[Window], a: u64, b: u64) -> Option<f64> {
+    let (mut num, mut den) = (0.0, 0.0);
+    for &(s, e, v) in ws {
+        let o = e.min(b).saturating_sub(s.max(a)) as f64;
+        num += o * v;
+        den += o;
+    }
+    (den > 0.0).then(|| num / den)
+}
+
+/// Intervals from averaged (`log_avg_msec`) logs of one job.
+///
+/// fio writes the rate logs (iops, bw) from its helper thread on the helper's clock, and the
+/// latency logs (lat, clat, slat) from the I/O path when a completion (or, for slat, a
+/// submission) passes a window boundary; each row is the mean of its window and no row says
+/// how many I/Os it holds. So the k-th latency row and the k-th rate row are not the same
+/// I/Os: under load they drift by tens of ms, and pairing them by index mis-weighs windows
+/// whose latency differs. Here each rate window's latency is the mean of the latency
+/// windows over the same time, weighted by overlap (the rate is constant within it), which
+/// weighs every latency window by the I/Os the rate log gives for its time.
+///
+/// The rate logs end at the helper's last sample, before the job ends; the latency logs go
+/// on to the job's end and then fio's final flush writes the partial windows (`finalize_logs`),
+/// which hold the I/Os still in flight when the job stopped, often late if fio was
+/// descheduled. Leaving that tail out loses up to a window of I/Os (5 % of a 3 s run at 250
+/// ms windows) and biases latency by whatever those windows differ. It is kept as one last
+/// interval: its normal windows weighted by the job's mean rate, and a final flush shorter
+/// than half a window (a drain) weighted by the direction's mean outstanding I/O (the I/Os
+/// in flight when it stopped). Both are estimates, said in a warning.
+fn windowed_intervals(
+    dev: &str,
+    logs: &[(LogKind, Vec<LogRow>)],
+    warnings: &mut Vec<String>,
+) -> Vec<DeviceInterval> {
+    let rows_of = |k: LogKind| {
+        logs.iter()
+            .find(|(kk, r)| *kk == k && !r.is_empty())
+            .map(|(_, r)| r.as_slice())
+    };
+    let (lat, clat, slat) = (
+        rows_of(LogKind::Lat),
+        rows_of(LogKind::Clat),
+        rows_of(LogKind::Slat),
+    );
+    // Latency windows per direction: the lat log, else clat plus the slat of the same time
+    // (means add; percentiles would not).
+    let lat_windows: [Vec<Window>; 2] = [0u8, 1].map(|d| match (lat, clat) {
+        (Some(l), _) => windows_of(l, d),
+        (None, Some(c)) => {
+            let sw = slat.map(|s| windows_of(s, d)).unwrap_or_default();
+            windows_of(c, d)
+                .into_iter()
+                .map(|(s, e, v)| {
+                    let sl = overlap_mean(&sw, s, e)
+                        .or_else(|| sw.last().map(|w| w.2))
+                        .unwrap_or(0.0);
+                    (s, e, v + sl)
+                })
+                .collect()
+        }
+        _ => Vec::new(),
+    });
+    if lat.is_none() && clat.is_some() && slat.is_none() {
+        warnings.push(format!(
+            "{dev}: completion latency (clat) without slat or lat logs: latency and outstanding I/O leave out the submission time"
+        ));
+    }
+
+    // Rates: the k-th row of a direction in the iops and bw logs is the same helper sample.
+    let has_iops = rows_of(LogKind::Iops).is_some();
+    let mut by_k: BTreeMap<u64, DeviceInterval> = BTreeMap::new();
+    let mut times: BTreeMap<u64, u64> = BTreeMap::new();
+    for (kind, rows) in logs {
+        if !matches!(kind, LogKind::Iops | LogKind::Bw) {
+            continue;
+        }
+        let mut next = [0u64; 3];
+        for r in rows {
+            let d = (r.ddir as usize).min(2);
+            let k = next[d];
+            next[d] += 1;
+            if *kind == LogKind::Iops || !has_iops {
+                let t = times.entry(k).or_insert(r.time_ms);
+                *t = (*t).max(r.time_ms);
+            }
+            let iv = by_k.entry(k).or_default();
+            let c: &mut DirCounters = match r.ddir {
+                0 => &mut iv.read,
+                1 => &mut iv.write,
+                _ => iv.discard.get_or_insert_with(DirCounters::default),
+            };
+            match kind {
+                LogKind::Iops => c.iops = Some(r.value as f64),
+                _ => c.bytes_per_sec = Some(r.value as f64 * 1024.0),
+            }
+        }
+    }
+
+    let mut out = Vec::new();
+    let mut prev = 0u64;
+    let mut backwards = 0usize;
+    for (k, mut iv) in by_k {
+        let Some(&t) = times.get(&k) else { continue };
+        // A window that ends before the previous one (a hand-edited or merged log) has no
+        // length: it is left out and counted, never a negative or wrapped duration.
+        let Some(len) = t.checked_sub(prev) else {
+            backwards += 1;
+            continue;
+        };
+        for (d, c) in [&mut iv.read, &mut iv.write].into_iter().enumerate() {
+            if c.iops.is_some() || c.bytes_per_sec.is_some() {
+                c.latency_mean_ns = overlap_mean(&lat_windows[d], prev, t);
+            }
+        }
+        iv.t_s = t as f64 / 1000.0;
+        iv.duration_s = len as f64 / 1000.0;
+        prev = t;
+        out.push(iv);
+    }
+    if backwards > 0 {
+        warnings.push(format!(
+            "{dev}: {backwards} windows end before the window written above them and are left out (times must increase)"
+        ));
+    }
+
+    // The tail after the last rate window (see above).
+    let last_t = prev;
+    let end = lat_windows
+        .iter()
+        .filter_map(|ws| ws.last().map(|w| w.1))
+        .max()
+        .unwrap_or(0);
+    if end >= last_t && !out.is_empty() && has_iops {
+        let rated_s: f64 = out.iter().map(|iv| iv.duration_s).sum();
+        let mut tail = DeviceInterval {
+            t_s: end.max(last_t + 1) as f64 / 1000.0,
+            duration_s: (end.max(last_t + 1) - last_t) as f64 / 1000.0,
+            ..Default::default()
+        };
+        let mut estimated = 0.0;
+        for (d, ws) in lat_windows.iter().enumerate() {
+            let pick = |iv: &DeviceInterval| if d == 0 { iv.read.clone() } else { iv.write.clone() };
+            let (mut ios, mut ios_lat, mut bytes) = (0.0, 0.0, 0.0);
+            for iv in &out {
+                let c = pick(iv);
+                let n = c.iops.unwrap_or(0.0) * iv.duration_s;
+                ios += n;
+                ios_lat += n * c.latency_mean_ns.unwrap_or(0.0);
+                bytes += c.bytes_per_sec.unwrap_or(0.0) * iv.duration_s;
+            }
+            if ios <= 0.0 || rated_s <= 0.0 {
+                continue;
+            }
+            let rate = ios / rated_s;
+            let in_flight = ios_lat / 1e9 / rated_s;
+            let mut gaps: Vec<u64> = ws.iter().map(|w| w.1 - w.0).collect();
+            gaps.sort_unstable();
+            let half_window = gaps.get(gaps.len() / 2).copied().unwrap_or(0) / 2;
+            let (mut n, mut num) = (0.0, 0.0);
+            for (i, &(s, e, v)) in ws.iter().enumerate() {
+                if e < last_t || (e == last_t && s < last_t) {
+                    continue;
+                }
+                let len_ms = (e - s.max(last_t)) as f64;
+                let drain = i + 1 == ws.len() && e - s < half_window;
+                let count = if drain {
+                    in_flight
+                } else {
+                    rate * len_ms / 1000.0
+                };
+                n += count;
+                num += count * v;
+            }
+            if n <= 0.0 {
+                continue;
+            }
+            estimated += n;
+            let c = if d == 0 {
+                &mut tail.read
+            } else {
+                &mut tail.write
+            };
+            c.iops = Some(n / tail.duration_s);
+            c.latency_mean_ns = Some(num / n);
+            if bytes > 0.0 {
+                c.bytes_per_sec = Some(n / tail.duration_s * bytes / ios);
+            }
+        }
+        if estimated > 0.0 {
+            warnings.push(format!(
+                "{dev}: the latency windows after the last iops window (the job's last {:.0} ms and fio's final flush) have no I/O count; their {estimated:.0} I/Os are estimated from the job's mean rate, and the final flush's as the mean outstanding I/O (the I/Os in flight at the end)",
+                tail.duration_s * 1000.0
+            ));
+            out.push(tail);
+        }
+    } else if end > last_t {
+        warnings.push(format!(
+            "{dev}: latency windows after the last rate window (the job's last {} ms and fio's final flush) have no I/O count (no iops log) and are left out; fio's JSON counts those I/Os",
+            end - last_t
+        ));
+    }
+
+    for iv in &mut out {
+        for c in [&mut iv.read, &mut iv.write] {
+            c.mean_io_bytes = c.mean_size();
+            if c.iops.is_some() && c.bytes_per_sec.is_none() {
+                c.mean_io_bytes = None;
+            }
+        }
+        // Little's law gives the mean I/Os in flight from rate and latency.
+        iv.queue_mean = [&iv.read, &iv.write]
+            .iter()
+            .map(|c| Some(c.iops? * c.latency_mean_ns? / 1e9))
+            .sum();
+    }
+    out
 }
 
 /// Bins in a full-resolution fio histogram (29 groups × 64).
@@ -1165,6 +1303,44 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("direction 7"), "{e}");
+    }
+
+    #[test]
+    fn averaged_logs_weigh_latency_windows_by_the_rate_over_their_time() {
+        let files = vec![
+            (
+                "j_iops.1.log".to_string(),
+                "250, 4000, 0, 0, 0\n500, 4000, 0, 0, 0\n".to_string(),
+            ),
+            (
+                "j_bw.1.log".to_string(),
+                "250, 16000, 0, 0, 0\n500, 16000, 0, 0, 0\n".to_string(),
+            ),
+            // Latency windows closed 10 ms after the rate windows, then the final flush: the
+            // I/Os in flight at the end, 5 ms late.
+            (
+                "j_lat.1.log".to_string(),
+                "260, 100000, 0, 0, 0\n510, 300000, 0, 0, 0\n510, 5000000, 0, 0, 0\n"
+                    .to_string(),
+            ),
+        ];
+        let obs = parse_logs(&files, &ParseOptions::default()).unwrap();
+        let iv = &obs.devices[0].intervals;
+        assert_eq!(iv.len(), 3, "{iv:?}");
+        assert_eq!(iv[0].read.latency_mean_ns, Some(100000.0));
+        // (10 ms at 100 µs + 240 ms at 300 µs) / 250 ms
+        assert_eq!(iv[1].read.latency_mean_ns, Some(292000.0));
+        // The tail: 10 ms at the mean rate (40 I/Os at 300 µs) and the drain, as many I/Os
+        // as were in flight on average (1000 × 100 µs + 1000 × 292 µs over 0.5 s).
+        let in_flight = (1000.0 * 100e-6 + 1000.0 * 292e-6) / 0.5;
+        let t = &iv[2];
+        assert_eq!((t.t_s, t.duration_s), (0.51, 0.01));
+        let n = 40.0 + in_flight;
+        assert!((t.read.iops.unwrap() - n / 0.01).abs() < 1e-6, "{t:?}");
+        let want = (40.0 * 300000.0 + in_flight * 5e6) / n;
+        assert!((t.read.latency_mean_ns.unwrap() - want).abs() < 1e-3, "{t:?}");
+        assert_eq!(t.read.mean_io_bytes, Some(4096.0));
+        assert!(obs.envelope.warnings.iter().any(|w| w.contains("final flush")));
     }
 
     #[test]
