@@ -65,7 +65,7 @@ fn english_rows() -> Capture {
 }
 
 /// The capture written in `l`'s names, number and date conventions.
-fn perfmon_text(l: &Locale, delim: char, quote_values: bool) -> String {
+pub(crate) fn perfmon_text(l: &Locale, delim: char, quote_values: bool) -> String {
     let (cols, rows) = english_rows();
     let q = |s: &str| format!("\"{s}\"");
     let mut out = String::new();
@@ -237,7 +237,7 @@ fn every_locale_round_trips_and_blg_says_how_to_convert() {
 }
 
 /// An IOMeter 1.1 configuration with seed 002's two access specifications.
-const ICF: &str = "Version 1.1.0 \r
+pub(crate) const ICF: &str = "Version 1.1.0 \r
 'TEST SETUP ====================================================================\r
 'Test Description\r
 \tseed 002\r
@@ -638,7 +638,10 @@ fn fio_logs_characterize_like_fios_json() {
         let tol = if stalled { 0.08 } else { 0.05 };
         if job == "win" {
             assert!(
-                c.envelope.warnings.iter().any(|w| w.contains("final flush")),
+                c.envelope
+                    .warnings
+                    .iter()
+                    .any(|w| w.contains("final flush")),
                 "the estimated tail is said: {what}"
             );
         }

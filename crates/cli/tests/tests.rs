@@ -47,6 +47,8 @@ mod diagnose;
 mod schemas;
 // Real inputs: localized perfmon, diskspd/IOMeter/vdbench imports, fio logs against fio JSON.
 mod inputs;
+// Every example in README.md, run (or skipped with the reason).
+mod readme;
 // `oio::run` in this process on the simulated device's virtual clock: exact numbers, no sleep.
 mod inprocess;
 // Snapshots of the terminal tables of deterministic (virtual-clock) results.

@@ -12,6 +12,16 @@
 //! * bw/iops/lat/clat/slat logs ([`parse_logs`]): windowed logs (`log_avg_msec`) become
 //!   intervals; unaveraged logs are per-I/O records. Lines are
 //!   `time_ms, value[, value_max], ddir, bs[, offset], prio[, issue_time]` (4 to 8 columns).
+//!   Averaged logs hold one row per direction per window and no I/O counts: latency windows
+//!   are weighed by the iops (or bw) log over their time (see `windowed_intervals` for why,
+//!   and for the tail after fio's last rate sample, which is estimated). Measured against
+//!   fio 3.33's JSON for the same jobs (randrw 70/30, iodepth 15, windows of
+//!   100 to 1000 ms): mean latency within 1 % per direction, except runs in which a window
+//!   stalled (5 to 8 times the latency of the rest), within 5.2 %. `log_max_value=1`
+//!   (`log_window_value=max` in newer fio) writes each window's maximum where the mean
+//!   goes, and nothing in the file says so: such a log is read as means and overstates
+//!   latency and outstanding I/O. `log_window_value=both` adds the maximum as its own
+//!   column, which is recognised and left aside.
 //! * Histogram logs ([`parse_hist_log`]): the bin count is inferred from the row length
 //!   (1856 bins >> `log_hist_coarseness`) and bins are mapped to ns the way fio defines them.
 
@@ -520,7 +530,13 @@ fn windowed_intervals(
         };
         let mut estimated = 0.0;
         for (d, ws) in lat_windows.iter().enumerate() {
-            let pick = |iv: &DeviceInterval| if d == 0 { iv.read.clone() } else { iv.write.clone() };
+            let pick = |iv: &DeviceInterval| {
+                if d == 0 {
+                    iv.read.clone()
+                } else {
+                    iv.write.clone()
+                }
+            };
             let (mut ios, mut ios_lat, mut bytes) = (0.0, 0.0, 0.0);
             for iv in &out {
                 let c = pick(iv);
@@ -1320,8 +1336,7 @@ mod tests {
             // I/Os in flight at the end, 5 ms late.
             (
                 "j_lat.1.log".to_string(),
-                "260, 100000, 0, 0, 0\n510, 300000, 0, 0, 0\n510, 5000000, 0, 0, 0\n"
-                    .to_string(),
+                "260, 100000, 0, 0, 0\n510, 300000, 0, 0, 0\n510, 5000000, 0, 0, 0\n".to_string(),
             ),
         ];
         let obs = parse_logs(&files, &ParseOptions::default()).unwrap();
@@ -1338,9 +1353,16 @@ mod tests {
         let n = 40.0 + in_flight;
         assert!((t.read.iops.unwrap() - n / 0.01).abs() < 1e-6, "{t:?}");
         let want = (40.0 * 300000.0 + in_flight * 5e6) / n;
-        assert!((t.read.latency_mean_ns.unwrap() - want).abs() < 1e-3, "{t:?}");
+        assert!(
+            (t.read.latency_mean_ns.unwrap() - want).abs() < 1e-3,
+            "{t:?}"
+        );
         assert_eq!(t.read.mean_io_bytes, Some(4096.0));
-        assert!(obs.envelope.warnings.iter().any(|w| w.contains("final flush")));
+        assert!(obs
+            .envelope
+            .warnings
+            .iter()
+            .any(|w| w.contains("final flush")));
     }
 
     #[test]
