@@ -3,19 +3,51 @@
 //!
 //! Windows keeps the display names of its counters per language in `perfc<LCID>.dat`
 //! (`%SystemRoot%\System32\<lang>\` on current versions) and writes counter paths in the
-//! display language of the user who records them; `relog` cannot translate them back. The
-//! table below was built from Microsoft's published counter lists and localized
-//! documentation (learn.microsoft.com localized pages listing `\Disque physique\...`,
-//! `Physikalischer Datenträger\Lesevorgänge/s` and similar paths, and Windows counter lists
-//! quoted in public scripts). Where two spellings are in circulation (Windows versions
-//! changed some abbreviations), every one is listed: the first is the one oio writes in its
-//! own tests.
+//! display language of the user who records them; `relog` cannot translate them back.
+//! Where two spellings are in circulation (Windows versions changed some abbreviations),
+//! every one is listed; the first is the one oio writes in its own tests, and where a
+//! spelling was seen in a published list it comes first.
 //!
-//! Verification: names marked `✓` in [`LOCALES`]' comments were seen in a published list;
-//! the others come from the same sources' patterns and could not be checked against a
-//! `perfc*.dat` here (no Windows at hand). A counter whose name is not known is ignored, as
-//! in English; a file whose disk object name is not known reports that no disk counters were
-//! found, naming the locales oio knows.
+//! # Where the names come from, and which are verified
+//!
+//! No `perfc*.dat` / `perfh*.dat` dump and no Microsoft page listing the disk counters of a
+//! localized Windows could be found with the search tools available when the table was
+//! checked (November 2026), so the names were checked against public material that quotes
+//! counter paths as a localized Windows shows them. The index those tools search returned
+//! these files by their text but not by repository, so they are described, not linked:
+//!
+//! - [P1] a German PowerShell system monitor that reads
+//!   `\Physikalischer Datenträger(_Total)\Lesevorgänge/Sek.` and `Schreibvorgänge/Sek.`;
+//! - [P2] a PowerShell plotting script reading
+//!   `\Physikalischer Datenträger(* X:)\Aktuelle Warteschlangenlänge`;
+//! - [D1] Microsoft's German Azure Monitor documentation (the Log Analytics agent's table of
+//!   Windows performance counters), with `\Physischer Datenträger(_Gesamt)\Lesevorgänge/s`,
+//!   `Bytes gelesen/s`, `Durchschnittl. Warteschlangenlänge des Datenträgers`, `Zeit (%)`;
+//! - [P3] a French PowerShell script listing every counter of a French Windows with
+//!   `Get-Counter` (`\Disque physique(*)\Moyenne disque s/lecture`, `Lectures disque,
+//!   octets/s`, `Moyenne disque, octets/lecture`, `Longueur moyenne de file d'attente
+//!   lecture disque`, `% d'inactivité`, `Pourcentage du temps disque`, and the same for
+//!   `Disque logique`);
+//! - [P4], [P5] French PowerShell scripts (one by Mike F Robbins) reading
+//!   `\Disque physique(*)\Taille de file d'attente du disque actuelle`;
+//! - [P6] a PowerShell readiness check for disk replication with a table of
+//!   `\<PhysicalDisk>(_Total)\<Disk Write Bytes/sec>` per system locale: es-ES, it-IT,
+//!   fr-FR, pt-BR, pt-PT, de-DE, sv-SE, tr-TR, hu-HU, nl-NL, pl-PL, cs-CZ, ru-RU.
+//!
+//! What that verifies, per language, is said in a comment above each entry of [`LOCALES`]:
+//! French is verified for every counter oio reads; German for the objects, rates, bytes
+//! and queues but not latency or sizes; Spanish, Italian, Portuguese (Brazil), Russian,
+//! Dutch, Polish and Swedish for the PhysicalDisk object and the write bytes counter only;
+//! Japanese, Chinese and Korean not at all. Those unverified names come from the earlier
+//! table (Microsoft's localized documentation and translation patterns) and can be wrong.
+//! Checking (corrections this check made): French bytes/s, sizes, per-direction queues,
+//! current queue and disk time were spelled otherwise than Windows writes them (the old
+//! spellings are kept as aliases); Dutch and Swedish write bytes and German `Durchschnittl.`
+//! queues and `/Sek.` rates were missing; pt-BR Windows keeps the English object name.
+//!
+//! A counter whose name is not known is ignored, as in English; a file whose disk object
+//! name is not known reports that no disk counters were found, naming the locales oio knows,
+//! and `--locale` reads it with a given language's counter names.
 
 /// What a disk counter measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -132,18 +164,24 @@ pub static LOCALES: [Locale; 13] = [
             (DiskTimePct, "% Disk Time"),
         ],
     },
-    // German ✓: both objects, Lesevorgänge/s, Schreibvorgänge/s, Byte gelesen/s,
-    // Byte geschrieben/s, Durchschn. Datenträger s/gelesen|geschrieben.
+    // German. Seen in published lists [P1], [P2], [D1]: Physikalischer Datenträger,
+    // Physischer Datenträger, Lesevorgänge/s, Schreibvorgänge/s, Lesevorgänge/Sek.,
+    // Schreibvorgänge/Sek., Byte(s) gelesen/s, Byte(s) geschrieben/s, Durchschnittl.
+    // Warteschlangenlänge des Datenträgers (and of its reads and writes), Aktuelle
+    // Warteschlangenlänge, Zeit (%). Not seen: the latency and size names, Leerlaufzeit (%),
+    // Logischer Datenträger, the Mittlere/Durchschn. spellings.
     Locale {
         tag: "de-DE",
         language: "German",
         decimal_comma: true,
         date_order: DateOrder::Dmy,
-        physical_disk: &["Physikalischer Datenträger"],
+        physical_disk: &["Physikalischer Datenträger", "Physischer Datenträger"],
         logical_disk: &["Logischer Datenträger"],
         counters: &[
             (ReadIops, "Lesevorgänge/s"),
+            (ReadIops, "Lesevorgänge/Sek."),
             (WriteIops, "Schreibvorgänge/s"),
+            (WriteIops, "Schreibvorgänge/Sek."),
             (ReadBps, "Byte gelesen/s"),
             (ReadBps, "Bytes gelesen/s"),
             (WriteBps, "Byte geschrieben/s"),
@@ -157,14 +195,23 @@ pub static LOCALES: [Locale; 13] = [
             (WriteLat, "Durchschn. Datenträger s/geschrieben"),
             (WriteLat, "Mittlere Sek./Schreibvorgang"),
             (Queue, "Durchschn. Warteschlangenlänge des Datenträgers"),
+            (Queue, "Durchschnittl. Warteschlangenlänge des Datenträgers"),
             (Queue, "Mittlere Warteschlangenlänge des Datenträgers"),
             (
                 ReadQueue,
                 "Durchschn. Warteschlangenlänge der Datenträger-Lesevorgänge",
             ),
             (
+                ReadQueue,
+                "Durchschnittl. Warteschlangenlänge der Datenträger-Lesevorgänge",
+            ),
+            (
                 WriteQueue,
                 "Durchschn. Warteschlangenlänge der Datenträger-Schreibvorgänge",
+            ),
+            (
+                WriteQueue,
+                "Durchschnittl. Warteschlangenlänge der Datenträger-Schreibvorgänge",
             ),
             (CurrentQueue, "Aktuelle Warteschlangenlänge"),
             (IdlePct, "Leerlaufzeit (%)"),
@@ -172,8 +219,10 @@ pub static LOCALES: [Locale; 13] = [
             (DiskTimePct, "Datenträgerzeit (%)"),
         ],
     },
-    // French ✓: Disque physique, Long. moy. de file d'attente lecture|écriture disque,
-    // Longueur actuelle de la file d'attente du disque.
+    // French. Every PhysicalDisk and LogicalDisk name below that comes first was seen in a
+    // Get-Counter listing of a French Windows [P3] (both objects, every counter but the
+    // current queue) and in [P4], [P5] (Taille de file d'attente du disque actuelle, also
+    // with a typographic apostrophe). The later spellings were not seen.
     Locale {
         tag: "fr-FR",
         language: "French",
@@ -184,28 +233,43 @@ pub static LOCALES: [Locale; 13] = [
         counters: &[
             (ReadIops, "Lectures disque/s"),
             (WriteIops, "Écritures disque/s"),
+            (ReadBps, "Lectures disque, octets/s"),
             (ReadBps, "Octets lus du disque/s"),
             (ReadBps, "Lecture d'octets du disque/s"),
+            (WriteBps, "Écritures disque, octets/s"),
             (WriteBps, "Octets écrits sur disque/s"),
             (WriteBps, "Écriture d'octets sur le disque/s"),
+            (ReadSize, "Moyenne disque, octets/lecture"),
             (ReadSize, "Moyenne disque octets/lecture"),
+            (WriteSize, "Moyenne disque, octets/écriture"),
             (WriteSize, "Moyenne disque octets/écriture"),
             (ReadLat, "Moyenne disque s/lecture"),
             (WriteLat, "Moyenne disque s/écriture"),
             (Queue, "Longueur moyenne de file d'attente du disque"),
             (Queue, "Long. moy. de file d'attente du disque"),
+            (
+                ReadQueue,
+                "Longueur moyenne de file d'attente lecture disque",
+            ),
             (ReadQueue, "Long. moy. de file d'attente lecture disque"),
+            (
+                WriteQueue,
+                "Longueur moyenne de file d'attente écriture disque",
+            ),
             (WriteQueue, "Long. moy. de file d'attente écriture disque"),
+            (CurrentQueue, "Taille de file d'attente du disque actuelle"),
             (
                 CurrentQueue,
                 "Longueur actuelle de la file d'attente du disque",
             ),
             (IdlePct, "% d'inactivité"),
             (IdlePct, "% temps d'inactivité"),
+            (DiskTimePct, "Pourcentage du temps disque"),
             (DiskTimePct, "% temps disque"),
             (DiskTimePct, "% du temps disque"),
         ],
     },
+    // Spanish. Seen [P6]: Disco físico, Bytes de escritura en disco/s. The rest not seen.
     Locale {
         tag: "es-ES",
         language: "Spanish",
@@ -236,6 +300,7 @@ pub static LOCALES: [Locale; 13] = [
             (DiskTimePct, "% de tiempo de disco"),
         ],
     },
+    // Italian. Seen [P6]: Disco fisico, Byte scritti su disco/sec. The rest not seen.
     Locale {
         tag: "it-IT",
         language: "Italian",
@@ -260,6 +325,9 @@ pub static LOCALES: [Locale; 13] = [
             (DiskTimePct, "% tempo disco"),
         ],
     },
+    // Portuguese (Brazil). Seen [P6]: Bytes de gravação de disco/s, under the object name
+    // PhysicalDisk (English): such a file is detected as English, and `--locale pt` reads
+    // it (English object names are accepted in every locale). The rest not seen.
     Locale {
         tag: "pt-BR",
         language: "Portuguese (Brazil)",
@@ -284,6 +352,7 @@ pub static LOCALES: [Locale; 13] = [
             (DiskTimePct, "% tempo de disco"),
         ],
     },
+    // Japanese: not seen in any published list here; every name is unverified.
     Locale {
         tag: "ja-JP",
         language: "Japanese",
@@ -308,6 +377,7 @@ pub static LOCALES: [Locale; 13] = [
             (DiskTimePct, "% ディスク時間"),
         ],
     },
+    // Chinese (Simplified): not seen in any published list here; every name is unverified.
     Locale {
         tag: "zh-CN",
         language: "Chinese (Simplified)",
@@ -332,6 +402,7 @@ pub static LOCALES: [Locale; 13] = [
             (DiskTimePct, "% 磁盘时间"),
         ],
     },
+    // Korean: not seen in any published list here; every name is unverified.
     Locale {
         tag: "ko-KR",
         language: "Korean",
@@ -356,6 +427,8 @@ pub static LOCALES: [Locale; 13] = [
             (DiskTimePct, "% 디스크 시간"),
         ],
     },
+    // Russian. Seen [P6]: Физический диск, Скорость записи на диск (байт/с). The rest
+    // not seen.
     Locale {
         tag: "ru-RU",
         language: "Russian",
@@ -380,6 +453,7 @@ pub static LOCALES: [Locale; 13] = [
             (DiskTimePct, "% активности диска"),
         ],
     },
+    // Dutch. Seen [P6]: Fysieke schijf, Geschreven bytes per seconde. The rest not seen.
     Locale {
         tag: "nl-NL",
         language: "Dutch",
@@ -392,6 +466,7 @@ pub static LOCALES: [Locale; 13] = [
             (WriteIops, "Schrijfbewerkingen/sec"),
             (ReadBps, "Gelezen bytes/sec"),
             (WriteBps, "Geschreven bytes/sec"),
+            (WriteBps, "Geschreven bytes per seconde"),
             (ReadSize, "Gem. aantal bytes per leesbewerking"),
             (WriteSize, "Gem. aantal bytes per schrijfbewerking"),
             (ReadLat, "Gem. aantal sec. per leesbewerking"),
@@ -404,6 +479,7 @@ pub static LOCALES: [Locale; 13] = [
             (DiskTimePct, "% schijftijd"),
         ],
     },
+    // Polish. Seen [P6]: Dysk fizyczny, Bajty zapisu dysku/s. The rest not seen.
     Locale {
         tag: "pl-PL",
         language: "Polish",
@@ -428,6 +504,7 @@ pub static LOCALES: [Locale; 13] = [
             (DiskTimePct, "Czas dysku (%)"),
         ],
     },
+    // Swedish. Seen [P6]: Fysisk disk, Disk - skrivna byte/s. The rest not seen.
     Locale {
         tag: "sv-SE",
         language: "Swedish",
@@ -440,6 +517,7 @@ pub static LOCALES: [Locale; 13] = [
             (WriteIops, "Diskskrivningar/sek"),
             (ReadBps, "Lästa byte/sek"),
             (WriteBps, "Skrivna byte/sek"),
+            (WriteBps, "Disk - skrivna byte/s"),
             (ReadSize, "Genomsnittligt antal byte/läsning"),
             (WriteSize, "Genomsnittligt antal byte/skrivning"),
             (ReadLat, "Genomsnittlig tid/läsning (sek)"),
@@ -457,7 +535,9 @@ pub static LOCALES: [Locale; 13] = [
 /// Names compared without case, without dots (the seed writes `Avg Disk Bytes/Read`) and
 /// with runs of spaces made one.
 pub fn normalize(name: &str) -> String {
+    // Windows and scripts copied from it write both ' and ’ in French names.
     name.to_lowercase()
+        .replace('\u{2019}', "'")
         .replace('.', "")
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -555,5 +635,43 @@ mod tests {
         );
         assert_eq!(locale_of_object("DISQUE LOGIQUE").unwrap().tag, "fr-FR");
         assert_eq!(by_tag("pt").unwrap().tag, "pt-BR");
+    }
+
+    #[test]
+    fn names_seen_on_localized_windows_are_read() {
+        let fr = by_tag("fr").unwrap();
+        let de = by_tag("de").unwrap();
+        for (name, want) in [
+            ("Lectures disque, octets/s", ReadBps),
+            ("Moyenne disque, octets/écriture", WriteSize),
+            (
+                "Longueur moyenne de file d'attente écriture disque",
+                WriteQueue,
+            ),
+            // The typographic apostrophe, as [P5] has it.
+            (
+                "taille de file d\u{2019}attente du disque actuelle",
+                CurrentQueue,
+            ),
+            ("% d\u{2019}inactivité", IdlePct),
+            ("Pourcentage du temps disque", DiskTimePct),
+        ] {
+            assert_eq!(counter_of(fr, name), Some(want), "{name}");
+        }
+        assert_eq!(counter_of(de, "Lesevorgänge/Sek."), Some(ReadIops));
+        assert_eq!(
+            counter_of(de, "Durchschnittl. Warteschlangenlänge des Datenträgers"),
+            Some(Queue)
+        );
+        assert_eq!(
+            locale_of_object("Physischer Datenträger").unwrap().tag,
+            "de-DE"
+        );
+        // The names oio writes in its tests are the verified ones where there are any.
+        assert_eq!(name_of(fr, ReadBps), "Lectures disque, octets/s");
+        assert_eq!(
+            name_of(fr, CurrentQueue),
+            "Taille de file d'attente du disque actuelle"
+        );
     }
 }
