@@ -366,10 +366,10 @@ fn export_import(profile_toml: &str, tool: &str) -> (oio_core::workload::Workloa
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let job = dir.path().join(if tool == "diskspd" {
-        "job.cmd"
-    } else {
-        "job.vdb"
+    let job = dir.path().join(match tool {
+        "diskspd" => "job.cmd",
+        "fio" => "job.fio",
+        _ => "job.vdb",
     });
     std::fs::write(&job, &out.stdout).unwrap();
     let out = oio().arg("import").arg(&job).output().unwrap();
@@ -443,6 +443,35 @@ bs = "60k"
 random_pct = 0
 outstanding = 8
 "#;
+    // fio keeps everything a workload says: size mixes per direction, workers (numjobs,
+    // with iodepth per job), several streams (one job each) and skew.
+    let skewed = r#"
+name = "skewed"
+[[stream]]
+name = "data"
+read_pct = 70
+bs = "8k"
+random_pct = 100
+outstanding = 24
+workers = 2
+distribution = "zipf:1.2"
+[[stream]]
+name = "log"
+read_pct = 0
+bs = "60k"
+random_pct = 0
+outstanding = 8
+"#;
+    for toml in [oltp, scan, tempdb, two, skewed] {
+        let want = oio_core::workload::Workload::from_toml(toml, "want").unwrap();
+        let (back, warnings) = export_import(toml, "fio");
+        assert_eq!(back.streams, want.streams, "fio {}", want.name);
+        assert_eq!(back.name, want.name);
+        assert!(
+            warnings.contains("runtime=60: run with --time 60s"),
+            "{warnings}"
+        );
+    }
     for toml in [oltp, scan, tempdb, two] {
         let want = oio_core::workload::Workload::from_toml(toml, "want").unwrap();
         let (mut back, warnings) = export_import(toml, "vdbench");
