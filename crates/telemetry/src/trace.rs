@@ -53,7 +53,8 @@ pub fn intervals_from_ios(
         let k = ((r.t_ns as f64 / step_ns) as usize).min(n - 1);
         let a = &mut acc[k][d];
         a.ios += 1;
-        a.bytes += r.bytes;
+        // A hostile log can give sizes near u64::MAX: saturate, never wrap or panic.
+        a.bytes = a.bytes.saturating_add(r.bytes);
         if let Some(l) = r.latency_ns {
             any_latency = true;
             a.lat_sum += l as f64;
