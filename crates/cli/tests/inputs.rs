@@ -696,7 +696,7 @@ fn fio_logs_characterize_like_fios_json() {
             let want = lat[i] / 1e6;
             assert!(
                 (ms - want).abs() <= tol * want,
-                "direction {i}: {ms} ms vs fio's {want} ms: {what}"
+                "{job} direction {i}: {ms} ms vs fio's {want} ms (tolerance {tol}, stalled {stalled}): {what}"
             );
         }
         // The workload keeps the measured outstanding I/O, rounded (fio's own can round the
