@@ -33,8 +33,30 @@ pub struct HostJob {
     pub name: String,
     /// The launcher's command line for it.
     pub argv: Vec<String>,
-    /// The plan, with this host's target bindings.
-    pub plan: RunPlan,
+    /// What to run there.
+    pub plan: Work,
+}
+
+/// What a fleet runs on each host.
+#[derive(Clone, Debug)]
+pub enum Work {
+    /// A workload, with this host's target bindings.
+    Io(RunPlan),
+    /// A TPC-C run, with this host's database.
+    Tpcc(oio_tpcc::TpccRunPlan),
+}
+
+impl Work {
+    fn length(&self) -> Duration {
+        match self {
+            Work::Io(p) => p.ramp + p.time,
+            Work::Tpcc(p) => {
+                let s = (p.ramp_s + p.time_s) * p.workers.len() as f64;
+                // Each step also connects, snapshots and settles; bounded by its timeouts.
+                Duration::from_secs_f64(s.clamp(0.0, 1e9)) + p.timeouts.call_bound()
+            }
+        }
+    }
 }
 
 /// Settings of a fleet session.
@@ -97,10 +119,23 @@ pub struct HostOutcome {
     pub streamed: Vec<WireInterval>,
     /// Its own result, when it came.
     pub result: Option<RunResult>,
+    /// TPC-C: its database (password redacted) and warehouses, as prepared.
+    pub tpcc_ready: Option<(String, u32)>,
+    /// TPC-C: intervals as streamed (whole counts and histograms; merged as they are).
+    pub tpcc_streamed: Vec<crate::protocol::WireTpccInterval>,
+    /// TPC-C: its own result, when it came.
+    pub tpcc_result: Option<oio_tpcc::TpccResult>,
     /// Set when the host was lost.
     pub lost: Option<Lost>,
     /// The last of what its launcher wrote on stderr.
     pub stderr_tail: String,
+}
+
+impl HostOutcome {
+    /// Its result came, or it was lost.
+    pub fn finished(&self) -> bool {
+        self.result.is_some() || self.tpcc_result.is_some() || self.lost.is_some()
+    }
 }
 
 /// A fleet run as collected.
@@ -136,6 +171,7 @@ struct Session {
     samples: Vec<Sample>,
     probe_sent: i64,
     targets: Vec<TargetInfo>,
+    tpcc_ready: Option<(String, u32)>,
     gone: bool,
 }
 
@@ -289,6 +325,7 @@ impl Fleet {
                 samples: Vec::new(),
                 probe_sent: 0,
                 targets: Vec::new(),
+                tpcc_ready: None,
                 gone: false,
             });
             if let Some(e) = failed {
@@ -457,8 +494,13 @@ fn run_on(
 ) -> Result<FleetRun, FleetError> {
     fleet.connect(opts, cancel)?;
     for (s, j) in fleet.sessions.iter_mut().zip(jobs) {
-        s.tell(&Message::Prepare {
-            plan: Box::new(j.plan.clone()),
+        s.tell(&match &j.plan {
+            Work::Io(p) => Message::Prepare {
+                plan: Box::new(p.clone()),
+            },
+            Work::Tpcc(p) => Message::PrepareTpcc {
+                plan: Box::new(p.clone()),
+            },
         });
     }
     // Filling new files may take long: no time limit here, but Ctrl-C and any host failing
@@ -466,6 +508,10 @@ fn run_on(
     fleet.wait_all("prepare", None, cancel, |s, _, m| match m {
         Message::Ready { targets } => {
             s.targets = targets;
+            Ok(true)
+        }
+        Message::ReadyTpcc { db, warehouses } => {
+            s.tpcc_ready = Some((db, warehouses));
             Ok(true)
         }
         other => Err(format!(
@@ -503,13 +549,16 @@ fn run_on(
             start_skew_ns: None,
             streamed: Vec::new(),
             result: None,
+            tpcc_ready: s.tpcc_ready.clone(),
+            tpcc_streamed: Vec::new(),
+            tpcc_result: None,
             lost: None,
             stderr_tail: String::new(),
         })
         .collect();
     let longest = jobs
         .iter()
-        .map(|j| j.plan.ramp + j.plan.time)
+        .map(|j| j.plan.length())
         .max()
         .unwrap_or_default();
     let run_deadline = Instant::now() + lead + longest + Duration::from_secs(30).max(longest / 10);
@@ -526,7 +575,7 @@ fn run_on(
             reason,
         }
     };
-    let pending = |out: &[HostOutcome]| out.iter().any(|h| h.result.is_none() && h.lost.is_none());
+    let pending = |out: &[HostOutcome]| out.iter().any(|h| !h.finished());
     while pending(&out) {
         if cancel.is_cancelled() && !interrupted {
             interrupted = true;
@@ -541,10 +590,7 @@ fn run_on(
             } else {
                 "no result by the end of the run and its grace period".to_string()
             };
-            for h in out
-                .iter_mut()
-                .filter(|h| h.result.is_none() && h.lost.is_none())
-            {
+            for h in out.iter_mut().filter(|h| !h.finished()) {
                 h.lost = Some(lost_now(why.clone()));
             }
             break;
@@ -564,7 +610,18 @@ fn run_on(
                 h.streamed.push(*w);
                 None
             }
-            Ev::Msg(Message::Interval(_)) => Some("more intervals than any plan makes".into()),
+            Ev::Msg(Message::TpccInterval(w)) if h.tpcc_streamed.len() < MAX_STREAMED => {
+                h.tpcc_streamed.push(*w);
+                None
+            }
+            Ev::Msg(Message::Interval(_) | Message::TpccInterval(_)) => {
+                Some("more intervals than any plan makes".into())
+            }
+            Ev::Msg(Message::TpccResult { result }) => {
+                h.tpcc_result = Some(*result);
+                fleet.sessions[i].stdin = None;
+                None
+            }
             Ev::Msg(Message::Result { result }) => {
                 h.result = Some(*result);
                 fleet.sessions[i].stdin = None;
@@ -579,7 +636,7 @@ fn run_on(
             Ev::Bad(e) => Some(e),
         };
         if let Some(reason) = lost {
-            if h.result.is_none() && h.lost.is_none() {
+            if !h.finished() {
                 h.lost = Some(lost_now(reason));
                 fleet.sessions[i].stdin = None;
                 let msg = format!("host {} was lost", h.name);
@@ -675,8 +732,12 @@ fn check_one(job: &HostJob, opts: &Options, cancel: &Cancel) -> CheckOutcome {
         .as_ref()
         .map(|h| h.oio_version.clone());
     out.clock = Some(fleet.sessions[0].clock);
+    let Work::Io(plan) = &job.plan else {
+        out.error = Some("check takes a workload plan".into());
+        return out;
+    };
     fleet.sessions[0].tell(&Message::Check {
-        plan: Box::new(job.plan.clone()),
+        plan: Box::new(plan.clone()),
     });
     let mut targets = Vec::new();
     let r = fleet.wait_all(

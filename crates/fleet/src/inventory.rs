@@ -42,6 +42,10 @@ pub struct HostSpec {
     /// This host's launcher template (default: the inventory's).
     #[serde(default)]
     pub launcher: Option<String>,
+    /// This host's database URL for `oio fleet tpcc run` (default: the command line's `--db`,
+    /// with `{host}` replaced).
+    #[serde(default)]
+    pub db: Option<String>,
 }
 
 /// An inventory file.
@@ -73,6 +77,7 @@ impl Inventory {
                 targets: Vec::new(),
                 roles: BTreeMap::new(),
                 launcher: None,
+                db: None,
             })
             .collect();
         let inv = Inventory {

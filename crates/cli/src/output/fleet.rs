@@ -66,3 +66,42 @@ pub fn print_check(out: &[CheckOutcome]) {
         }
     }
 }
+
+/// `oio fleet tpcc run`: one line per host, the merged line, and the scaling efficiency.
+pub fn print_tpcc(doc: &oio_fleet::tpcc::FleetTpccResult) {
+    println!(
+        "{:<16} {:>12} {:>12} {:>12} {:>12} {:>10}",
+        "host", "NOPM", "TPM", "new orders", "start skew", "status"
+    );
+    for h in &doc.hosts {
+        println!(
+            "{:<16} {:>12.1} {:>12.1} {:>12} {:>12} {:>10}",
+            h.host,
+            h.nopm,
+            h.tpm,
+            h.new_orders,
+            h.start_skew_ns
+                .map(|s| ms(s as f64))
+                .unwrap_or_else(|| "-".into()),
+            h.status
+        );
+    }
+    let s = &doc.summary;
+    let lat = |v: Option<u64>| v.map(|v| format_ns(v as f64)).unwrap_or_else(|| "-".into());
+    println!(
+        "merged: {:.1} NOPM, {:.1} TPM ({} new orders; sums of the hosts'), New-Order latency p50 {} p90 {} p99 {} (from the summed histograms)",
+        s.nopm,
+        s.tpm,
+        s.new_orders,
+        lat(s.new_order_latency_ns.p50),
+        lat(s.new_order_latency_ns.p90),
+        lat(s.new_order_latency_ns.p99),
+    );
+    match &doc.scaling {
+        Some(sc) => println!(
+            "scaling efficiency: {:.3} = {:.1} NOPM ÷ ({} hosts × {:.1} NOPM of one host, {})",
+            sc.efficiency, s.nopm, sc.hosts, sc.baseline_nopm, sc.baseline_file
+        ),
+        None => println!("scaling efficiency: not computed (give --baseline ONE_HOST_RESULT.json)"),
+    }
+}

@@ -1,31 +1,12 @@
-//! `oio fleet run|check`: one plan on many hosts over SSH (or any launcher giving a stdio pipe).
+//! `oio fleet run|check`: one workload on many hosts, started together.
 
+use super::HostArgs;
 use crate::output::style;
 use crate::results::{check_destination, result_file_name, write_json_atomic};
-use anyhow::bail;
 use oio_engine::{RunPlan, TargetBinding};
-use oio_fleet::controller::{self, HostJob, Options};
-use oio_fleet::inventory::{Inventory, Launcher};
+use oio_fleet::controller::{self, HostJob, Work};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
-
-/// Arguments of `oio fleet`.
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    /// What to do.
-    #[command(subcommand)]
-    pub command: Sub,
-}
-
-/// `oio fleet` subcommands.
-#[derive(Debug, clap::Subcommand)]
-pub enum Sub {
-    /// Run one workload on every host, started together; per-host and merged results.
-    Run(FleetArgs),
-    /// Check every host: reachable, same oio, clock offset, targets (nothing is created).
-    Check(FleetArgs),
-}
 
 /// Hosts, launcher, and `oio run`'s workload flags.
 #[derive(Debug, clap::Args)]
@@ -35,26 +16,9 @@ pub enum Sub {
   oio fleet run --hosts pod-0,pod-1 --launcher 'kubectl exec -i {host} -- oio agent --stdio' ...
   oio fleet check --hosts db1,db2 /data/oio.dat --size 10G")]
 pub struct FleetArgs {
-    /// Hosts, comma-separated, as the launcher takes them (ssh: names from ~/.ssh/config).
-    #[arg(
-        long,
-        value_name = "HOSTS",
-        required_unless_present = "inventory",
-        conflicts_with = "inventory"
-    )]
-    pub hosts: Option<String>,
-
-    /// Inventory file (TOML): hosts, per-host targets and roles, launchers.
-    #[arg(long, value_name = "FILE")]
-    pub inventory: Option<PathBuf>,
-
-    /// How to start an agent on a host; {host} is replaced. Default: ssh {host} oio agent --stdio.
-    #[arg(long, value_name = "TEMPLATE")]
-    pub launcher: Option<String>,
-
-    /// Time for every host to connect and answer.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::cli::duration_arg)]
-    pub connect_timeout: Duration,
+    /// Hosts and how to reach them.
+    #[command(flatten)]
+    pub host: HostArgs,
 
     /// The workload, as `oio run` takes it (targets are paths on each host).
     #[command(flatten)]
@@ -69,30 +33,11 @@ pub struct FleetArgs {
     pub json: bool,
 }
 
-/// Runs `oio fleet`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    match args.command {
-        Sub::Run(a) => fleet_run(a),
-        Sub::Check(a) => fleet_check(a),
-    }
-}
-
 fn jobs(a: &FleetArgs) -> anyhow::Result<(RunPlan, Vec<HostJob>)> {
-    let inv = match (&a.hosts, &a.inventory) {
-        (Some(list), _) => Inventory::from_list(list, a.launcher.as_deref())?,
-        (None, Some(path)) => {
-            let mut inv = Inventory::from_file(path)?;
-            if let Some(l) = &a.launcher {
-                inv.launcher = Some(l.clone());
-            }
-            inv
-        }
-        (None, None) => bail!("give --hosts a,b,c or --inventory FILE"),
-    };
     let plan = a.run.config()?.engine_plan();
-    let mut jobs = Vec::with_capacity(inv.hosts.len());
-    for h in &inv.hosts {
-        let launcher = Launcher::parse(inv.launcher_of(h)).map_err(anyhow::Error::msg)?;
+    let hosts = a.host.hosts()?;
+    let mut jobs = Vec::with_capacity(hosts.len());
+    for (h, argv) in hosts {
         let mut p = plan.clone();
         if !h.targets.is_empty() || !h.roles.is_empty() {
             p.bindings.clear();
@@ -111,22 +56,14 @@ fn jobs(a: &FleetArgs) -> anyhow::Result<(RunPlan, Vec<HostJob>)> {
         }
         jobs.push(HostJob {
             name: h.name.clone(),
-            argv: launcher.argv(&h.name),
-            plan: p,
+            argv,
+            plan: Work::Io(p),
         });
     }
     Ok((plan, jobs))
 }
 
-fn options(a: &FleetArgs) -> Options {
-    Options {
-        oio_version: crate::cli::VERSION.to_string(),
-        connect_timeout: a.connect_timeout,
-        min_lead: Duration::from_millis(250),
-    }
-}
-
-fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
     let (plan, jobs) = jobs(&a)?;
     check_destination(&a.out, "--out DIR")?;
     let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());
@@ -141,7 +78,7 @@ fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
                 .join(", ")
         );
     }
-    let run = controller::run(&jobs, &options(&a), &cancel)?;
+    let run = controller::run(&jobs, &a.host.options(), &cancel)?;
 
     // Each host's own result first, then the merged one that names them.
     let stamp = oio_core::host::now_rfc3339();
@@ -182,10 +119,10 @@ fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn fleet_check(a: FleetArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn fleet_check(a: FleetArgs) -> anyhow::Result<ExitCode> {
     let (_, jobs) = jobs(&a)?;
     let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());
-    let out = controller::check(&jobs, &options(&a), &cancel);
+    let out = controller::check(&jobs, &a.host.options(), &cancel);
     if a.json {
         crate::output::print_json(&out)?;
     } else {

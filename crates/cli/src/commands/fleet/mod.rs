@@ -1,0 +1,99 @@
+//! `oio fleet run|check|tpcc run`: one plan on many hosts over SSH (or any launcher giving a
+//! stdio pipe). Each subcommand has its own file; what they share (hosts, launchers) is here.
+
+mod run;
+mod tpcc;
+
+use anyhow::bail;
+use oio_fleet::controller::Options;
+use oio_fleet::inventory::{HostSpec, Inventory, Launcher};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+pub use run::FleetArgs;
+pub use tpcc::{TpccAction, TpccArgs};
+
+/// Arguments of `oio fleet`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Sub,
+}
+
+/// `oio fleet` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum Sub {
+    /// Run one workload on every host, started together; per-host and merged results.
+    Run(FleetArgs),
+    /// Check every host: reachable, same oio, clock offset, targets (nothing is created).
+    Check(FleetArgs),
+    /// The TPC-C-like benchmark on every host's database at once; NOPM summed.
+    Tpcc(TpccArgs),
+}
+
+/// Runs `oio fleet`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match args.command {
+        Sub::Run(a) => run::fleet_run(a),
+        Sub::Check(a) => run::fleet_check(a),
+        Sub::Tpcc(a) => tpcc::run(a),
+    }
+}
+
+/// Where the hosts come from, as every fleet command takes it.
+#[derive(Debug, clap::Args)]
+pub struct HostArgs {
+    /// Hosts, comma-separated, as the launcher takes them (ssh: names from ~/.ssh/config).
+    #[arg(
+        long,
+        value_name = "HOSTS",
+        required_unless_present = "inventory",
+        conflicts_with = "inventory"
+    )]
+    pub hosts: Option<String>,
+
+    /// Inventory file (TOML): hosts, per-host targets, roles, databases, launchers.
+    #[arg(long, value_name = "FILE")]
+    pub inventory: Option<PathBuf>,
+
+    /// How to start an agent on a host; {host} is replaced. Default: ssh {host} oio agent --stdio.
+    #[arg(long, value_name = "TEMPLATE")]
+    pub launcher: Option<String>,
+
+    /// Time for every host to connect and answer.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::cli::duration_arg)]
+    pub connect_timeout: Duration,
+}
+
+impl HostArgs {
+    /// The hosts, each with its launcher's command line.
+    fn hosts(&self) -> anyhow::Result<Vec<(HostSpec, Vec<String>)>> {
+        let inv = match (&self.hosts, &self.inventory) {
+            (Some(list), _) => Inventory::from_list(list, self.launcher.as_deref())?,
+            (None, Some(path)) => {
+                let mut inv = Inventory::from_file(path)?;
+                if let Some(l) = &self.launcher {
+                    inv.launcher = Some(l.clone());
+                }
+                inv
+            }
+            (None, None) => bail!("give --hosts a,b,c or --inventory FILE"),
+        };
+        let mut out = Vec::with_capacity(inv.hosts.len());
+        for h in &inv.hosts {
+            let launcher = Launcher::parse(inv.launcher_of(h)).map_err(anyhow::Error::msg)?;
+            out.push((h.clone(), launcher.argv(&h.name)));
+        }
+        Ok(out)
+    }
+
+    fn options(&self) -> Options {
+        Options {
+            oio_version: crate::cli::VERSION.to_string(),
+            connect_timeout: self.connect_timeout,
+            min_lead: Duration::from_millis(250),
+        }
+    }
+}
