@@ -22,7 +22,7 @@ const HOSTS: usize = 3;
 const DELAY_MS: u64 = 10;
 const JITTER_MS: u64 = 3;
 
-fn sh(args: &[&str]) -> Result<(), String> {
+pub(crate) fn sh(args: &[&str]) -> Result<(), String> {
     let out = Command::new(args[0])
         .args(&args[1..])
         .output()
@@ -70,7 +70,7 @@ impl Drop for Lab {
     }
 }
 
-fn pids_in(ns: &str) -> Vec<u32> {
+pub(crate) fn pids_in(ns: &str) -> Vec<u32> {
     Command::new("ip")
         .args(["netns", "pids", ns])
         .output()
@@ -468,7 +468,7 @@ fn pump(mut from: TcpStream, mut to: TcpStream, delay_us: u64, jitter_us: u64, m
 
 /// Waits for a child with a bound, killing it past the bound; its output is read meanwhile
 /// (a full pipe would otherwise stop it).
-fn wait_bounded(mut c: Child, limit: Duration) -> Output {
+pub(crate) fn wait_bounded(mut c: Child, limit: Duration) -> Output {
     let drain = |r: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
             let mut v = Vec::new();

@@ -140,15 +140,15 @@ fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
     let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());
     if !style::quiet() {
         eprintln!(
-            "oio fleet tpcc: {} workers on each of {} hosts ({}), ramp {:?}, measured {:?}",
+            "oio fleet tpcc: {} workers on each of {} hosts ({}), ramp {:.1} s, measured {:.1} s",
             a.workers,
             jobs.len(),
             jobs.iter()
                 .map(|j| j.name.as_str())
                 .collect::<Vec<_>>()
                 .join(", "),
-            a.ramp,
-            a.time
+            a.ramp.as_secs_f64(),
+            a.time.as_secs_f64()
         );
     }
     let run = controller::run(&jobs, &a.host.options(), &cancel)?;
