@@ -7,6 +7,7 @@
 //! name = "db1"
 //! targets = ["/data/oio.dat"]            # the default role; else the command line's targets
 //! roles = { log = ["/dev/sdb"], data = ["/dev/sdc", "/dev/sdd"] }
+//! db = "postgres://oio@10.0.0.1/oio"     # its database for `oio fleet tpcc run`
 //!
 //! [[host]]
 //! name = "db2"

@@ -676,10 +676,11 @@ mod tests {
         let me = Hello::current("0.1.0 (commit abc)");
         let mut peer = me.clone();
         assert!(me.check_peer(&peer).is_ok());
-        peer.protocol = 2;
+        peer.protocol = PROTOCOL_VERSION + 1;
         let e = me.check_peer(&peer).unwrap_err();
         assert!(
-            e.contains("protocol version 2") && e.contains("install the same oio"),
+            e.contains(&format!("protocol version {}", PROTOCOL_VERSION + 1))
+                && e.contains("install the same oio"),
             "{e}"
         );
         let mut peer = me.clone();

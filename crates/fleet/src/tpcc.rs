@@ -425,3 +425,123 @@ pub fn set_scaling(doc: &mut FleetTpccResult, baseline_file: &str, baseline: &Tp
         ));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::controller::HostOutcome;
+    use crate::protocol::{Hello, WireHistogram};
+
+    fn wire(index: u64, new_orders: i64, tx: u64, lat: &[u64]) -> WireTpccInterval {
+        let mut h = LatencyHistogram::new();
+        for &v in lat {
+            h.record(v);
+        }
+        WireTpccInterval {
+            index,
+            t_s: (index + 1) as f64,
+            duration_s: 1.0,
+            new_orders,
+            completed: [("new_order".to_string(), tx)].into_iter().collect(),
+            latency: Some(WireHistogram::from_sparse(&h.to_sparse())),
+            new_order_latency: Some(WireHistogram::from_sparse(&h.to_sparse())),
+        }
+    }
+
+    fn host(name: &str, streamed: Vec<WireTpccInterval>, lost: bool) -> HostOutcome {
+        HostOutcome {
+            name: name.into(),
+            argv: vec!["true".into()],
+            hello: Hello::current("test"),
+            clock: Default::default(),
+            targets: Vec::new(),
+            start_skew_ns: Some(0),
+            streamed: Vec::new(),
+            result: None,
+            tpcc_ready: Some((format!("postgres://{name}/oio"), 1)),
+            tpcc_streamed: streamed,
+            tpcc_result: None,
+            lost: lost.then(|| Lost {
+                at_s: 2.0,
+                at: "t".into(),
+                reason: "gone".into(),
+            }),
+            stderr_tail: String::new(),
+        }
+    }
+
+    #[test]
+    fn intervals_sum_whole_counts_and_histograms_and_name_the_slowest_host() {
+        let run = FleetRun {
+            start_ns: 0,
+            lead: std::time::Duration::ZERO,
+            hosts: vec![
+                host(
+                    "a",
+                    vec![wire(0, 10, 20, &[1000, 2000]), wire(1, 12, 25, &[3000])],
+                    true,
+                ),
+                host("b", vec![wire(0, 7, 15, &[5_000_000])], true),
+            ],
+            interrupted: false,
+            controller_cpu_s: 0.0,
+        };
+        let plan = oio_tpcc::TpccRunPlan::new("sqlite:x.db", vec![1], Default::default());
+        let ready: Vec<_> = run
+            .hosts
+            .iter()
+            .map(|h| h.tpcc_ready.clone().unwrap())
+            .collect();
+        let doc = document(&run, &plan, &ready, &[None, None]);
+        assert_eq!(doc.intervals.len(), 2);
+        let i0 = &doc.intervals[0];
+        assert_eq!((i0.hosts, i0.new_orders, i0.transactions), (2, 17, 35));
+        assert_eq!(i0.nopm, 17.0 * 60.0);
+        assert_eq!(i0.slowest_host, "b");
+        assert_eq!(
+            i0.latency_ns.max,
+            Some(
+                LatencyHistogram::from_sparse(&{
+                    let mut h = LatencyHistogram::new();
+                    h.record(5_000_000);
+                    h.to_sparse()
+                })
+                .max()
+                .unwrap()
+            )
+        );
+        assert_eq!(doc.intervals[1].hosts, 1);
+        // Both hosts lost: each counts what it streamed, and the run is partial.
+        assert_eq!(doc.summary.new_orders, 29);
+        assert_eq!(doc.hosts[0].nopm, 22.0 * 30.0);
+        assert!(doc.envelope.partial);
+        assert_eq!(doc.lost.len(), 2);
+    }
+
+    #[test]
+    fn hosts_on_one_database_are_said_to_count_it_more_than_once() {
+        let mut a = host("a", vec![wire(0, 5, 5, &[10])], false);
+        let mut b = host("b", vec![wire(0, 5, 5, &[10])], false);
+        a.tpcc_ready = Some(("postgres://db/oio".into(), 1));
+        b.tpcc_ready = a.tpcc_ready.clone();
+        let run = FleetRun {
+            start_ns: 0,
+            lead: std::time::Duration::ZERO,
+            hosts: vec![a, b],
+            interrupted: false,
+            controller_cpu_s: 0.0,
+        };
+        let plan = oio_tpcc::TpccRunPlan::new("sqlite:x.db", vec![1], Default::default());
+        let ready: Vec<_> = run
+            .hosts
+            .iter()
+            .map(|h| h.tpcc_ready.clone().unwrap())
+            .collect();
+        let doc = document(&run, &plan, &ready, &[None, None]);
+        assert!(
+            doc.notes.iter().any(|n| n.contains("same database")),
+            "{:?}",
+            doc.notes
+        );
+    }
+}
