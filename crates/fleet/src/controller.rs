@@ -474,12 +474,74 @@ fn jobs_argv(jobs: &[HostJob]) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
+/// One merged interval as soon as every host still running has sent it: for a live line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress {
+    /// 0-based interval index.
+    pub index: u64,
+    /// Hosts that sent it.
+    pub hosts: usize,
+    /// Σ of the hosts' IOPS (a workload) or NOPM (TPC-C) of this interval.
+    pub value: f64,
+    /// "IOPS" or "NOPM".
+    pub unit: &'static str,
+    /// The host with the lowest value, and that value.
+    pub slowest: (String, f64),
+}
+
+/// Sums intervals by index until every host still running has sent one; bounded, since an
+/// index is dropped once it is complete and at most [`MAX_STREAMED`] are pending.
+#[derive(Default)]
+struct Progressor {
+    pending: std::collections::BTreeMap<u64, Progress>,
+}
+
+impl Progressor {
+    fn add(&mut self, index: u64, unit: &'static str, host: &str, value: f64) {
+        if self.pending.len() >= MAX_STREAMED && !self.pending.contains_key(&index) {
+            return;
+        }
+        let p = self.pending.entry(index).or_insert_with(|| Progress {
+            index,
+            hosts: 0,
+            value: 0.0,
+            unit,
+            slowest: (host.to_string(), f64::INFINITY),
+        });
+        p.hosts += 1;
+        p.value += value;
+        if value < p.slowest.1 {
+            p.slowest = (host.to_string(), value);
+        }
+    }
+
+    /// The complete intervals, oldest first (a lost host no longer counts as expected).
+    fn complete(&mut self, running: usize, report: &mut dyn FnMut(&Progress)) {
+        while let Some(e) = self.pending.first_entry() {
+            if e.get().hosts < running.max(1) {
+                return;
+            }
+            report(&e.remove());
+        }
+    }
+}
+
 /// Runs one plan on every host: connect, probe clocks, prepare all (any refusal aborts every
 /// host before any I/O), start all at one instant, collect. A host lost mid-run is named with
 /// the time; the others are stopped and their partial results kept.
 pub fn run(jobs: &[HostJob], opts: &Options, cancel: &Cancel) -> Result<FleetRun, FleetError> {
+    run_with_progress(jobs, opts, cancel, &mut |_| {})
+}
+
+/// [`run`], calling `progress` with each merged interval as it completes.
+pub fn run_with_progress(
+    jobs: &[HostJob],
+    opts: &Options,
+    cancel: &Cancel,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<FleetRun, FleetError> {
     let mut fleet = Fleet::launch(&jobs_argv(jobs))?;
-    let result = run_on(&mut fleet, jobs, opts, cancel);
+    let result = run_on(&mut fleet, jobs, opts, cancel, progress);
     if result.is_err() {
         fleet.stop_all("another host failed before the start");
     }
@@ -491,7 +553,9 @@ fn run_on(
     jobs: &[HostJob],
     opts: &Options,
     cancel: &Cancel,
+    progress: &mut dyn FnMut(&Progress),
 ) -> Result<FleetRun, FleetError> {
+    let mut live = Progressor::default();
     fleet.connect(opts, cancel)?;
     for (s, j) in fleet.sessions.iter_mut().zip(jobs) {
         s.tell(&match &j.plan {
@@ -607,10 +671,17 @@ fn run_on(
                 None
             }
             Ev::Msg(Message::Interval(w)) if h.streamed.len() < MAX_STREAMED => {
+                live.add(w.index, "IOPS", &h.name, w.total.iops);
                 h.streamed.push(*w);
                 None
             }
             Ev::Msg(Message::TpccInterval(w)) if h.tpcc_streamed.len() < MAX_STREAMED => {
+                let nopm = if w.duration_s > 0.0 {
+                    w.new_orders.max(0) as f64 * 60.0 / w.duration_s
+                } else {
+                    0.0
+                };
+                live.add(w.index, "NOPM", &h.name, nopm);
                 h.tpcc_streamed.push(*w);
                 None
             }
@@ -644,6 +715,7 @@ fn run_on(
                 stop_deadline.get_or_insert(Instant::now() + STOP_GRACE);
             }
         }
+        live.complete(out.iter().filter(|h| !h.finished()).count(), progress);
     }
     let cpu1 = oio_engine::sys::process_cpu();
     for (h, s) in out.iter_mut().zip(&fleet.sessions) {
@@ -656,6 +728,30 @@ fn run_on(
         interrupted,
         controller_cpu_s: (cpu1.0 - cpu0.0) + (cpu1.1 - cpu0.1),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_reports_an_interval_once_every_running_host_sent_it() {
+        let mut p = Progressor::default();
+        let mut seen = Vec::new();
+        p.add(0, "IOPS", "a", 100.0);
+        p.complete(2, &mut |x| seen.push(x.clone()));
+        assert!(seen.is_empty());
+        p.add(1, "IOPS", "a", 120.0);
+        p.add(0, "IOPS", "b", 40.0);
+        p.complete(2, &mut |x| seen.push(x.clone()));
+        assert_eq!(seen.len(), 1);
+        assert_eq!((seen[0].index, seen[0].hosts, seen[0].value), (0, 2, 140.0));
+        assert_eq!(seen[0].slowest, ("b".to_string(), 40.0));
+        // b is lost: interval 1 is complete with a alone.
+        p.complete(1, &mut |x| seen.push(x.clone()));
+        assert_eq!(seen.len(), 2);
+        assert_eq!((seen[1].index, seen[1].hosts), (1, 1));
+    }
 }
 
 /// What `check` found on one host.

@@ -105,3 +105,49 @@ pub fn print_tpcc(doc: &oio_fleet::tpcc::FleetTpccResult) {
         None => println!("scaling efficiency: not computed (give --baseline ONE_HOST_RESULT.json)"),
     }
 }
+
+/// The live line of a fleet run: each merged interval as it completes, with the slowest host.
+/// Drawn on stderr only on a terminal (indicatif decides), never under `--quiet`.
+pub struct FleetLive {
+    bar: indicatif::ProgressBar,
+}
+
+impl FleetLive {
+    /// A live line on stderr.
+    pub fn new() -> FleetLive {
+        let target = if super::style::quiet() {
+            indicatif::ProgressDrawTarget::hidden()
+        } else {
+            indicatif::ProgressDrawTarget::stderr_with_hz(4)
+        };
+        let bar = indicatif::ProgressBar::with_draw_target(None, target);
+        bar.set_style(indicatif::ProgressStyle::with_template("{msg}").expect("valid template"));
+        bar.set_message("waiting for the first interval of every host");
+        FleetLive { bar }
+    }
+
+    /// One merged interval.
+    pub fn update(&self, p: &oio_fleet::controller::Progress) {
+        self.bar.set_message(format!(
+            "interval {}: {} {} merged over {} hosts │ slowest {} {} {}",
+            p.index + 1,
+            oio_core::units::format_count(p.value),
+            p.unit,
+            p.hosts,
+            p.slowest.0,
+            oio_core::units::format_count(p.slowest.1),
+            p.unit
+        ));
+    }
+
+    /// Removes the line.
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+impl Default for FleetLive {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -78,7 +78,11 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
                 .join(", ")
         );
     }
-    let run = controller::run(&jobs, &a.host.options(), &cancel)?;
+    let live = crate::output::fleet::FleetLive::new();
+    let run =
+        controller::run_with_progress(&jobs, &a.host.options(), &cancel, &mut |p| live.update(p));
+    live.finish();
+    let run = run?;
 
     // Each host's own result first, then the merged one that names them.
     let stamp = oio_core::host::now_rfc3339();

@@ -85,9 +85,8 @@ pub struct TpccRunArgs {
 
 /// Runs `oio fleet tpcc`.
 pub fn run(a: TpccArgs) -> anyhow::Result<ExitCode> {
-    match a.action {
-        TpccAction::Run(a) => fleet_tpcc_run(a),
-    }
+    let TpccAction::Run(a) = a.action;
+    fleet_tpcc_run(a)
 }
 
 fn plan_of(a: &TpccRunArgs, db: &str, seed: u64) -> TpccRunPlan {
@@ -128,14 +127,12 @@ fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
         });
     }
     // Read the baseline before anything runs, so a bad file costs no run.
-    let baseline = match &a.baseline {
-        Some(p) => {
-            let text = read_text(p)?;
-            let r: TpccResult = read(&p.display().to_string(), &text, Kind::Tpcc)?;
-            Some((p.display().to_string(), r))
-        }
-        None => None,
-    };
+    let baseline = (a.baseline.as_ref())
+        .map(|p| -> anyhow::Result<(String, TpccResult)> {
+            let name = p.display().to_string();
+            Ok((name.clone(), read(&name, &read_text(p)?, Kind::Tpcc)?))
+        })
+        .transpose()?;
     check_destination(&a.out, "--out DIR")?;
     let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());
     if !style::quiet() {
@@ -151,7 +148,11 @@ fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
             a.time.as_secs_f64()
         );
     }
-    let run = controller::run(&jobs, &a.host.options(), &cancel)?;
+    let live = crate::output::fleet::FleetLive::new();
+    let run =
+        controller::run_with_progress(&jobs, &a.host.options(), &cancel, &mut |p| live.update(p));
+    live.finish();
+    let run = run?;
 
     let stamp = oio_core::host::now_rfc3339();
     let dir = a.out.join(
@@ -190,11 +191,9 @@ fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
         style::print_warning(l);
     }
     style::print_notice(&format!("result: {}", merged.display()));
-    Ok(if run.interrupted {
-        ExitCode::from(crate::interrupt::EXIT_INTERRUPTED)
-    } else if doc.envelope.partial {
-        ExitCode::from(crate::EXIT_CHECK_FAILED)
-    } else {
-        ExitCode::SUCCESS
+    Ok(match (run.interrupted, doc.envelope.partial) {
+        (true, _) => ExitCode::from(crate::interrupt::EXIT_INTERRUPTED),
+        (_, true) => ExitCode::from(crate::EXIT_CHECK_FAILED),
+        _ => ExitCode::SUCCESS,
     })
 }
