@@ -974,3 +974,79 @@ fn an_agent_refuses_another_version() {
     let out = wait_bounded(agent, Duration::from_secs(10));
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `oio fleet install` over the lab's sshd: copied where missing, "up to date" where the same
+/// version answers, an older one replaced, and a file that is not oio never overwritten.
+#[test]
+fn install_copies_oio_over_ssh_and_never_over_a_file_that_is_not_oio() {
+    let Some(lab) = Lab::new("i") else { return };
+    let install = |dest: &Path| {
+        let c = Command::new(env!("CARGO_BIN_EXE_oio"))
+            .env("NO_COLOR", "1")
+            .current_dir(lab.dir.path())
+            .args(["fleet", "install", "--hosts", "h0,h1", "--launcher"])
+            .arg(lab.launcher())
+            .arg("--dest")
+            .arg(dest)
+            .arg("--json")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = wait_bounded(c, Duration::from_secs(120));
+        let v: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        (
+            out.status.success(),
+            v,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let me = std::fs::read(env!("CARGO_BIN_EXE_oio")).unwrap();
+
+    // Missing on h0; h1 shares this machine's file system, so it finds the same copy.
+    let fresh = lab.path("fresh");
+    let (ok, v, err) = install(&fresh);
+    assert!(ok, "{v:#}\n{err}");
+    assert_eq!(v[0]["action"], "installed", "{v:#}");
+    assert_eq!(v[1]["action"], "up to date", "{v:#}");
+    assert_eq!(v[0]["version"], v[1]["version"]);
+    assert!(std::fs::read(fresh.join("oio")).unwrap() == me);
+
+    // An older oio (it answers --version, not the protocol) is replaced.
+    let old = lab.path("old");
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::write(old.join("oio"), "#!/bin/sh\necho 'oio 0.0.1'\n").unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(old.join("oio"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (ok, v, err) = install(&old);
+    assert!(ok, "{v:#}\n{err}");
+    assert_eq!(v[0]["action"], "installed", "{v:#}");
+    assert!(std::fs::read(old.join("oio")).unwrap() == me);
+
+    // A file named oio that is not oio stays as it was, and the command fails naming it.
+    let other = lab.path("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("oio"), "precious").unwrap();
+    let (ok, v, err) = install(&other);
+    assert!(!ok, "{v:#}");
+    assert_eq!(v[0]["action"], "failed");
+    assert!(
+        v[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("is not oio: not replaced"),
+        "{v:#}\n{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(other.join("oio")).unwrap(),
+        "precious"
+    );
+    let stray: Vec<_> = std::fs::read_dir(&other)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n != "oio")
+        .collect();
+    assert!(stray.is_empty(), "{stray:?}");
+}

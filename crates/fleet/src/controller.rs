@@ -754,6 +754,25 @@ mod tests {
     }
 }
 
+/// Starts one agent with `argv`, exchanges hellos (a mismatch is refused) and closes the
+/// session: the version it answers with, or why it did not.
+pub fn hello(
+    host: &str,
+    argv: Vec<String>,
+    opts: &Options,
+    cancel: &Cancel,
+) -> Result<String, String> {
+    let mut fleet = Fleet::launch(&[(host.to_string(), argv)]).map_err(|e| strip_host(&e, host))?;
+    fleet
+        .connect(opts, cancel)
+        .map_err(|e| strip_host(&e, host))?;
+    Ok(fleet.sessions[0]
+        .hello
+        .as_ref()
+        .map(|h| h.oio_version.clone())
+        .unwrap_or_default())
+}
+
 /// What `check` found on one host.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CheckOutcome {

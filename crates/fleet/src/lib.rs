@@ -12,6 +12,7 @@
 //! - [`controller`]: launching, preparing, starting and collecting many hosts.
 //! - [`merge`]: the merged result (bucket-by-bucket sums, never averaged percentiles).
 //! - [`tpcc`]: TPC-C on many hosts, and its merged result.
+//! - [`install`]: copying oio to hosts through the launcher's transport.
 //! - [`inventory`]: hosts, their targets and launchers from a TOML file.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -19,6 +20,7 @@
 pub mod agent;
 pub mod clock;
 pub mod controller;
+pub mod install;
 pub mod inventory;
 pub mod merge;
 pub mod protocol;

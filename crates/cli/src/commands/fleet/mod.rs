@@ -1,6 +1,7 @@
-//! `oio fleet run|check|tpcc run`: one plan on many hosts over SSH (or any launcher giving a
+//! `oio fleet run|check|tpcc run|install`: one plan on many hosts over SSH (or any launcher giving a
 //! stdio pipe). Each subcommand has its own file; what they share (hosts, launchers) is here.
 
+mod install;
 mod run;
 mod tpcc;
 
@@ -11,6 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+pub use install::InstallArgs;
 pub use run::FleetArgs;
 pub use tpcc::{TpccAction, TpccArgs};
 
@@ -31,6 +33,8 @@ pub enum Sub {
     Check(FleetArgs),
     /// The TPC-C-like benchmark on every host's database at once; NOPM summed.
     Tpcc(TpccArgs),
+    /// Copy this oio to hosts that lack it or run another version; check each by a hello.
+    Install(InstallArgs),
 }
 
 /// Runs `oio fleet`.
@@ -39,6 +43,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Sub::Run(a) => run::fleet_run(a),
         Sub::Check(a) => run::fleet_check(a),
         Sub::Tpcc(a) => tpcc::run(a),
+        Sub::Install(a) => install::run(a),
     }
 }
 
