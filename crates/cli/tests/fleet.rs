@@ -1050,3 +1050,70 @@ fn install_copies_oio_over_ssh_and_never_over_a_file_that_is_not_oio() {
         .collect();
     assert!(stray.is_empty(), "{stray:?}");
 }
+
+/// `oio fleet sweep` with local agents (a launcher that only starts `oio agent --stdio`, no
+/// network): one fleet run per depth, each point the merged result, the knee analysed.
+#[test]
+fn sweep_runs_every_depth_on_every_host_and_keeps_the_merged_points() {
+    let dir = crate::common::scratch();
+    let c = Command::new(env!("CARGO_BIN_EXE_oio"))
+        .env("NO_COLOR", "1")
+        .current_dir(dir.path())
+        .args(["fleet", "sweep", "--hosts", "a,b", "--launcher"])
+        .arg(format!(
+            "env OIO_HOST={{host}} '{}' agent --stdio",
+            env!("CARGO_BIN_EXE_oio")
+        ))
+        .args([
+            "--engine",
+            "null",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--time",
+            "2s",
+            "--ramp",
+            "0",
+            "--size",
+            "1M",
+            "--sweep-qd",
+            "1,8,32",
+            "--json",
+            "./t.dat",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_bounded(c, Duration::from_secs(120));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let typed: oio_analysis::sweep::Sweep = serde_json::from_value(v.clone()).unwrap();
+    assert_eq!(typed.envelope.schema, "oio.sweep");
+    assert!(!typed.envelope.partial);
+    let qds: Vec<u32> = typed.points.iter().map(|p| p.qd).collect();
+    assert_eq!(qds, vec![1, 8, 32]);
+    assert!(typed.knee.is_some(), "{v:#}");
+    for p in &typed.points {
+        let merged: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join(&p.sources[0])).unwrap())
+                .unwrap();
+        assert_eq!(merged["schema"], "oio.fleet");
+        assert_eq!(merged["summary"]["total"]["iops"].as_f64().unwrap(), p.iops);
+        let per_host: f64 = merged["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["iops"].as_f64().unwrap())
+            .sum();
+        assert!((per_host - p.iops).abs() <= 1e-6 * p.iops, "qd {}", p.qd);
+        assert_eq!(merged["hosts"].as_array().unwrap().len(), 2);
+        assert!(p.iops > 0.0);
+    }
+}

@@ -151,3 +151,29 @@ impl Default for FleetLive {
         Self::new()
     }
 }
+
+/// `oio fleet sweep`: one line per depth, then the knee.
+pub fn print_sweep(s: &oio_analysis::sweep::Sweep) {
+    println!(
+        "{:>6} {:>14} {:>12} {:>12} {:>12}",
+        "qd/host", "merged IOPS", "p50", "p99", "outstanding"
+    );
+    let lat = |v: Option<u64>| v.map(|v| format_ns(v as f64)).unwrap_or_else(|| "-".into());
+    for p in &s.points {
+        println!(
+            "{:>6} {:>14.1} {:>12} {:>12} {:>12.1}",
+            p.qd,
+            p.iops,
+            lat(p.latency_ns.p50),
+            lat(p.latency_ns.p99),
+            p.outstanding_mean
+        );
+    }
+    match &s.knee {
+        Some(k) => println!(
+            "knee: qd {} per host ({}), {:.1} merged IOPS, peak {:.1}",
+            k.qd, k.headline, k.iops, k.peak_iops
+        ),
+        None => println!("knee: none found (too few points)"),
+    }
+}

@@ -1,12 +1,14 @@
-//! `oio fleet run|check|tpcc run|install`: one plan on many hosts over SSH (or any launcher giving a
+//! `oio fleet run|check|sweep|tpcc run|install`: one plan on many hosts over SSH (or any launcher giving a
 //! stdio pipe). Each subcommand has its own file; what they share (hosts, launchers) is here.
 
 mod install;
 mod run;
+mod sweep;
 mod tpcc;
 
 use anyhow::bail;
-use oio_fleet::controller::Options;
+use oio_engine::{RunPlan, TargetBinding};
+use oio_fleet::controller::{FleetRun, HostJob, Options, Work};
 use oio_fleet::inventory::{HostSpec, Inventory, Launcher};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,6 +16,7 @@ use std::time::Duration;
 
 pub use install::InstallArgs;
 pub use run::FleetArgs;
+pub use sweep::SweepArgs;
 pub use tpcc::{TpccAction, TpccArgs};
 
 /// Arguments of `oio fleet`.
@@ -31,6 +34,8 @@ pub enum Sub {
     Run(FleetArgs),
     /// Check every host: reachable, same oio, clock offset, targets (nothing is created).
     Check(FleetArgs),
+    /// A ladder of queue depths, each a fleet run; a sweep of the merged points with its knee.
+    Sweep(SweepArgs),
     /// The TPC-C-like benchmark on every host's database at once; NOPM summed.
     Tpcc(TpccArgs),
     /// Copy this oio to hosts that lack it or run another version; check each by a hello.
@@ -42,6 +47,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
         Sub::Run(a) => run::fleet_run(a),
         Sub::Check(a) => run::fleet_check(a),
+        Sub::Sweep(a) => sweep::run(a),
         Sub::Tpcc(a) => tpcc::run(a),
         Sub::Install(a) => install::run(a),
     }
@@ -101,4 +107,59 @@ impl HostArgs {
             min_lead: Duration::from_millis(250),
         }
     }
+}
+
+/// One job per host: `plan` with the host's own target bindings when its inventory has some.
+fn io_jobs(host: &HostArgs, plan: &RunPlan) -> anyhow::Result<Vec<HostJob>> {
+    let hosts = host.hosts()?;
+    let mut jobs = Vec::with_capacity(hosts.len());
+    for (h, argv) in hosts {
+        let mut p = plan.clone();
+        if !h.targets.is_empty() || !h.roles.is_empty() {
+            p.bindings.clear();
+            if !h.targets.is_empty() {
+                p.bindings.push(TargetBinding {
+                    role: String::new(),
+                    paths: h.targets.clone(),
+                });
+            }
+            for (role, paths) in &h.roles {
+                p.bindings.push(TargetBinding {
+                    role: role.clone(),
+                    paths: paths.clone(),
+                });
+            }
+        }
+        jobs.push(HostJob {
+            name: h.name.clone(),
+            argv,
+            plan: Work::Io(p),
+        });
+    }
+    Ok(jobs)
+}
+
+/// Writes each host's own result into `dir`, then the merged one that names them.
+fn save_io(
+    dir: &std::path::Path,
+    run: &FleetRun,
+    plan: &RunPlan,
+) -> anyhow::Result<(oio_fleet::merge::FleetResult, PathBuf)> {
+    use crate::results::write_json_atomic;
+    let mut files = Vec::with_capacity(run.hosts.len());
+    for h in &run.hosts {
+        files.push(match &h.result {
+            Some(r) => {
+                let mut r = r.clone();
+                r.envelope.command = std::env::args().collect();
+                let p = write_json_atomic(dir, &format!("{}.json", h.name), &r)?;
+                Some(p.display().to_string())
+            }
+            None => None,
+        });
+    }
+    let mut doc = oio_fleet::merge::document(run, plan, &files);
+    doc.envelope.command = std::env::args().collect();
+    let merged = write_json_atomic(dir, "merged.json", &doc)?;
+    Ok((doc, merged))
 }

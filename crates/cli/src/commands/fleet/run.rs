@@ -2,9 +2,9 @@
 
 use super::HostArgs;
 use crate::output::style;
-use crate::results::{check_destination, result_file_name, write_json_atomic};
-use oio_engine::{RunPlan, TargetBinding};
-use oio_fleet::controller::{self, HostJob, Work};
+use crate::results::{check_destination, result_file_name};
+use oio_engine::RunPlan;
+use oio_fleet::controller::{self, HostJob};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -35,31 +35,7 @@ pub struct FleetArgs {
 
 fn jobs(a: &FleetArgs) -> anyhow::Result<(RunPlan, Vec<HostJob>)> {
     let plan = a.run.config()?.engine_plan();
-    let hosts = a.host.hosts()?;
-    let mut jobs = Vec::with_capacity(hosts.len());
-    for (h, argv) in hosts {
-        let mut p = plan.clone();
-        if !h.targets.is_empty() || !h.roles.is_empty() {
-            p.bindings.clear();
-            if !h.targets.is_empty() {
-                p.bindings.push(TargetBinding {
-                    role: String::new(),
-                    paths: h.targets.clone(),
-                });
-            }
-            for (role, paths) in &h.roles {
-                p.bindings.push(TargetBinding {
-                    role: role.clone(),
-                    paths: paths.clone(),
-                });
-            }
-        }
-        jobs.push(HostJob {
-            name: h.name.clone(),
-            argv,
-            plan: Work::Io(p),
-        });
-    }
+    let jobs = super::io_jobs(&a.host, &plan)?;
     Ok((plan, jobs))
 }
 
@@ -84,26 +60,11 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
     live.finish();
     let run = run?;
 
-    // Each host's own result first, then the merged one that names them.
     let stamp = oio_core::host::now_rfc3339();
     let dir = a
         .out
         .join(result_file_name("fleet", &stamp, &plan.workload.name).trim_end_matches(".json"));
-    let mut files = Vec::with_capacity(run.hosts.len());
-    for h in &run.hosts {
-        files.push(match &h.result {
-            Some(r) => {
-                let mut r = r.clone();
-                r.envelope.command = std::env::args().collect();
-                let p = write_json_atomic(&dir, &format!("{}.json", h.name), &r)?;
-                Some(p.display().to_string())
-            }
-            None => None,
-        });
-    }
-    let mut doc = oio_fleet::merge::document(&run, &plan, &files);
-    doc.envelope.command = std::env::args().collect();
-    let merged = write_json_atomic(&dir, "merged.json", &doc)?;
+    let (doc, merged) = super::save_io(&dir, &run, &plan)?;
 
     if a.json {
         crate::output::print_json(&doc)?;
