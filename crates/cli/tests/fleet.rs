@@ -1117,3 +1117,111 @@ fn sweep_runs_every_depth_on_every_host_and_keeps_the_merged_points() {
         assert!(p.iops > 0.0);
     }
 }
+
+/// Two `fio --server`s this test started.
+struct FioServers(Vec<Child>);
+
+impl Drop for FioServers {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// `oio fleet fio` against two `fio --server` on 127.0.0.1 ports: fio's merged "All clients"
+/// record and each client's become oio results, and the merged I/O count is the clients' sum.
+#[test]
+fn fio_client_server_results_become_oio_results() {
+    if Command::new("fio").arg("--version").output().is_err() {
+        missing("fio");
+        return;
+    }
+    let dir = crate::common::scratch();
+    let mut ports = Vec::new();
+    let mut servers = FioServers(Vec::new());
+    for _ in 0..2 {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        ports.push(port);
+        servers.0.push(
+            Command::new("fio")
+                .arg(format!("--server=ip:127.0.0.1,{port}"))
+                .current_dir(dir.path())
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+    }
+    // Bounded wait for both servers to listen.
+    for p in &ports {
+        let ok = (0..100).any(|_| {
+            TcpStream::connect(("127.0.0.1", *p)).is_ok() || {
+                std::thread::sleep(Duration::from_millis(50));
+                false
+            }
+        });
+        assert!(ok, "fio --server on port {p} never listened");
+    }
+    let job = dir.path().join("j.fio");
+    std::fs::write(
+        &job,
+        "[j]\nioengine=null\nrw=randread\nbs=4k\nsize=64m\ntime_based=1\nruntime=1\n",
+    )
+    .unwrap();
+    let hosts = format!("127.0.0.1:{},127.0.0.1:{}", ports[0], ports[1]);
+    let c = Command::new(env!("CARGO_BIN_EXE_oio"))
+        .current_dir(dir.path())
+        .args([
+            "fleet",
+            "fio",
+            "--hosts",
+            &hosts,
+            "--timeout",
+            "60s",
+            "--json",
+        ])
+        .arg(&job)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_bounded(c, Duration::from_secs(90));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    let merged: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(merged["schema"], "oio.run");
+    let path = err
+        .lines()
+        .find_map(|l| {
+            l.split_once("result: ")
+                .map(|(_, p)| dir.path().join(p.trim()))
+        })
+        .unwrap();
+    let clients: Vec<Value> = std::fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("client")
+        })
+        .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
+        .collect();
+    assert_eq!(clients.len(), 2);
+    let sum: u64 = clients
+        .iter()
+        .map(|c| c["summary"]["total"]["ios"].as_u64().unwrap())
+        .sum();
+    let total = merged["summary"]["total"]["ios"].as_u64().unwrap();
+    assert!(total > 0);
+    assert_eq!(total, sum, "fio's All clients vs the clients' sum");
+}

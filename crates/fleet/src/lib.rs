@@ -12,6 +12,7 @@
 //! - [`controller`]: launching, preparing, starting and collecting many hosts.
 //! - [`merge`]: the merged result (bucket-by-bucket sums, never averaged percentiles).
 //! - [`tpcc`]: TPC-C on many hosts, and its merged result.
+//! - [`fio`]: importing fio's own client/server results.
 //! - [`install`]: copying oio to hosts through the launcher's transport.
 //! - [`inventory`]: hosts, their targets and launchers from a TOML file.
 #![forbid(unsafe_code)]
@@ -20,6 +21,7 @@
 pub mod agent;
 pub mod clock;
 pub mod controller;
+pub mod fio;
 pub mod install;
 pub mod inventory;
 pub mod merge;

@@ -1,6 +1,7 @@
-//! `oio fleet run|check|sweep|tpcc run|install`: one plan on many hosts over SSH (or any launcher giving a
+//! `oio fleet run|check|sweep|tpcc run|install|fio`: one plan on many hosts over SSH (or any launcher giving a
 //! stdio pipe). Each subcommand has its own file; what they share (hosts, launchers) is here.
 
+mod fio;
 mod install;
 mod run;
 mod sweep;
@@ -14,6 +15,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+pub use fio::FioArgs;
 pub use install::InstallArgs;
 pub use run::FleetArgs;
 pub use sweep::SweepArgs;
@@ -38,6 +40,8 @@ pub enum Sub {
     Sweep(SweepArgs),
     /// The TPC-C-like benchmark on every host's database at once; NOPM summed.
     Tpcc(TpccArgs),
+    /// Drive fio's own client/server mode (hosts running `fio --server`); import its results.
+    Fio(FioArgs),
     /// Copy this oio to hosts that lack it or run another version; check each by a hello.
     Install(InstallArgs),
 }
@@ -50,6 +54,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Sub::Sweep(a) => sweep::run(a),
         Sub::Tpcc(a) => tpcc::run(a),
         Sub::Install(a) => install::run(a),
+        Sub::Fio(a) => fio::run(a),
     }
 }
 
