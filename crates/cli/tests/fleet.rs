@@ -22,7 +22,7 @@ const HOSTS: usize = 3;
 const DELAY_MS: u64 = 10;
 const JITTER_MS: u64 = 3;
 
-fn sh(args: &[&str]) -> Result<(), String> {
+pub(crate) fn sh(args: &[&str]) -> Result<(), String> {
     let out = Command::new(args[0])
         .args(&args[1..])
         .output()
@@ -70,7 +70,7 @@ impl Drop for Lab {
     }
 }
 
-fn pids_in(ns: &str) -> Vec<u32> {
+pub(crate) fn pids_in(ns: &str) -> Vec<u32> {
     Command::new("ip")
         .args(["netns", "pids", ns])
         .output()
@@ -468,7 +468,7 @@ fn pump(mut from: TcpStream, mut to: TcpStream, delay_us: u64, jitter_us: u64, m
 
 /// Waits for a child with a bound, killing it past the bound; its output is read meanwhile
 /// (a full pipe would otherwise stop it).
-fn wait_bounded(mut c: Child, limit: Duration) -> Output {
+pub(crate) fn wait_bounded(mut c: Child, limit: Duration) -> Output {
     let drain = |r: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
             let mut v = Vec::new();
@@ -973,4 +973,255 @@ fn an_agent_refuses_another_version() {
     }
     let out = wait_bounded(agent, Duration::from_secs(10));
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// `oio fleet install` over the lab's sshd: copied where missing, "up to date" where the same
+/// version answers, an older one replaced, and a file that is not oio never overwritten.
+#[test]
+fn install_copies_oio_over_ssh_and_never_over_a_file_that_is_not_oio() {
+    let Some(lab) = Lab::new("i") else { return };
+    let install = |dest: &Path| {
+        let c = Command::new(env!("CARGO_BIN_EXE_oio"))
+            .env("NO_COLOR", "1")
+            .current_dir(lab.dir.path())
+            .args(["fleet", "install", "--hosts", "h0,h1", "--launcher"])
+            .arg(lab.launcher())
+            .arg("--dest")
+            .arg(dest)
+            .arg("--json")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = wait_bounded(c, Duration::from_secs(120));
+        let v: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        (
+            out.status.success(),
+            v,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let me = std::fs::read(env!("CARGO_BIN_EXE_oio")).unwrap();
+
+    // Missing on h0; h1 shares this machine's file system, so it finds the same copy.
+    let fresh = lab.path("fresh");
+    let (ok, v, err) = install(&fresh);
+    assert!(ok, "{v:#}\n{err}");
+    assert_eq!(v[0]["action"], "installed", "{v:#}");
+    assert_eq!(v[1]["action"], "up to date", "{v:#}");
+    assert_eq!(v[0]["version"], v[1]["version"]);
+    assert!(std::fs::read(fresh.join("oio")).unwrap() == me);
+
+    // An older oio (it answers --version, not the protocol) is replaced.
+    let old = lab.path("old");
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::write(old.join("oio"), "#!/bin/sh\necho 'oio 0.0.1'\n").unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(old.join("oio"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (ok, v, err) = install(&old);
+    assert!(ok, "{v:#}\n{err}");
+    assert_eq!(v[0]["action"], "installed", "{v:#}");
+    assert!(std::fs::read(old.join("oio")).unwrap() == me);
+
+    // A file named oio that is not oio stays as it was, and the command fails naming it.
+    let other = lab.path("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("oio"), "precious").unwrap();
+    let (ok, v, err) = install(&other);
+    assert!(!ok, "{v:#}");
+    assert_eq!(v[0]["action"], "failed");
+    assert!(
+        v[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("is not oio: not replaced"),
+        "{v:#}\n{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(other.join("oio")).unwrap(),
+        "precious"
+    );
+    let stray: Vec<_> = std::fs::read_dir(&other)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n != "oio")
+        .collect();
+    assert!(stray.is_empty(), "{stray:?}");
+}
+
+/// `oio fleet sweep` with local agents (a launcher that only starts `oio agent --stdio`, no
+/// network): one fleet run per depth, each point the merged result, the knee analysed.
+#[test]
+fn sweep_runs_every_depth_on_every_host_and_keeps_the_merged_points() {
+    let dir = crate::common::scratch();
+    let c = Command::new(env!("CARGO_BIN_EXE_oio"))
+        .env("NO_COLOR", "1")
+        .current_dir(dir.path())
+        .args(["fleet", "sweep", "--hosts", "a,b", "--launcher"])
+        .arg(format!(
+            "env OIO_HOST={{host}} '{}' agent --stdio",
+            env!("CARGO_BIN_EXE_oio")
+        ))
+        .args([
+            "--engine",
+            "null",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--time",
+            "2s",
+            "--ramp",
+            "0",
+            "--size",
+            "1M",
+            "--sweep-qd",
+            "1,8,32",
+            "--json",
+            "./t.dat",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_bounded(c, Duration::from_secs(120));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let typed: oio_analysis::sweep::Sweep = serde_json::from_value(v.clone()).unwrap();
+    assert_eq!(typed.envelope.schema, "oio.sweep");
+    assert!(!typed.envelope.partial);
+    let qds: Vec<u32> = typed.points.iter().map(|p| p.qd).collect();
+    assert_eq!(qds, vec![1, 8, 32]);
+    assert!(typed.knee.is_some(), "{v:#}");
+    for p in &typed.points {
+        let merged: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join(&p.sources[0])).unwrap())
+                .unwrap();
+        assert_eq!(merged["schema"], "oio.fleet");
+        assert_eq!(merged["summary"]["total"]["iops"].as_f64().unwrap(), p.iops);
+        let per_host: f64 = merged["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["iops"].as_f64().unwrap())
+            .sum();
+        assert!((per_host - p.iops).abs() <= 1e-6 * p.iops, "qd {}", p.qd);
+        assert_eq!(merged["hosts"].as_array().unwrap().len(), 2);
+        assert!(p.iops > 0.0);
+    }
+}
+
+/// Two `fio --server`s this test started.
+struct FioServers(Vec<Child>);
+
+impl Drop for FioServers {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// `oio fleet fio` against two `fio --server` on 127.0.0.1 ports: fio's merged "All clients"
+/// record and each client's become oio results, and the merged I/O count is the clients' sum.
+#[test]
+fn fio_client_server_results_become_oio_results() {
+    if Command::new("fio").arg("--version").output().is_err() {
+        missing("fio");
+        return;
+    }
+    let dir = crate::common::scratch();
+    let mut ports = Vec::new();
+    let mut servers = FioServers(Vec::new());
+    for _ in 0..2 {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        ports.push(port);
+        servers.0.push(
+            Command::new("fio")
+                .arg(format!("--server=ip:127.0.0.1,{port}"))
+                .current_dir(dir.path())
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+    }
+    // Bounded wait for both servers to listen.
+    for p in &ports {
+        let ok = (0..100).any(|_| {
+            TcpStream::connect(("127.0.0.1", *p)).is_ok() || {
+                std::thread::sleep(Duration::from_millis(50));
+                false
+            }
+        });
+        assert!(ok, "fio --server on port {p} never listened");
+    }
+    let job = dir.path().join("j.fio");
+    std::fs::write(
+        &job,
+        "[j]\nioengine=null\nrw=randread\nbs=4k\nsize=64m\ntime_based=1\nruntime=1\n",
+    )
+    .unwrap();
+    let hosts = format!("127.0.0.1:{},127.0.0.1:{}", ports[0], ports[1]);
+    let c = Command::new(env!("CARGO_BIN_EXE_oio"))
+        .current_dir(dir.path())
+        .args([
+            "fleet",
+            "fio",
+            "--hosts",
+            &hosts,
+            "--timeout",
+            "60s",
+            "--json",
+        ])
+        .arg(&job)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_bounded(c, Duration::from_secs(90));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    let merged: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(merged["schema"], "oio.run");
+    let path = err
+        .lines()
+        .find_map(|l| {
+            l.split_once("result: ")
+                .map(|(_, p)| dir.path().join(p.trim()))
+        })
+        .unwrap();
+    let clients: Vec<Value> = std::fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("client")
+        })
+        .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
+        .collect();
+    assert_eq!(clients.len(), 2);
+    let sum: u64 = clients
+        .iter()
+        .map(|c| c["summary"]["total"]["ios"].as_u64().unwrap())
+        .sum();
+    let total = merged["summary"]["total"]["ios"].as_u64().unwrap();
+    assert!(total > 0);
+    assert_eq!(total, sum, "fio's All clients vs the clients' sum");
 }

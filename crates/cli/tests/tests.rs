@@ -55,3 +55,5 @@ mod inprocess;
 mod tables;
 // `oio fleet` over real SSH between network namespaces: start skew, exact merge, refusals, lost hosts.
 mod fleet;
+// `oio fleet tpcc run` against two PostgreSQL servers in two network namespaces.
+mod fleet_tpcc;

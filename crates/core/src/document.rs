@@ -156,11 +156,13 @@ pub enum Kind {
     TpccSeries,
     /// The merged result of `oio fleet run`: `oio.fleet`.
     Fleet,
+    /// The merged result of `oio fleet tpcc run`: `oio.fleet.tpcc`.
+    FleetTpcc,
 }
 
 impl Kind {
     /// Every kind, in the order messages list them.
-    pub const ALL: [Kind; 13] = [
+    pub const ALL: [Kind; 14] = [
         Kind::Run,
         Kind::Observation,
         Kind::Characterization,
@@ -174,6 +176,7 @@ impl Kind {
         Kind::TpccBuild,
         Kind::TpccSeries,
         Kind::Fleet,
+        Kind::FleetTpcc,
     ];
 
     /// The `schema` value of this kind.
@@ -192,6 +195,7 @@ impl Kind {
             Kind::TpccBuild => "oio.tpcc.build",
             Kind::TpccSeries => "oio.tpcc.series",
             Kind::Fleet => "oio.fleet",
+            Kind::FleetTpcc => "oio.fleet.tpcc",
         }
     }
 

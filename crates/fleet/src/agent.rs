@@ -163,7 +163,7 @@ pub fn serve(
         Ok(Incoming::Bad(e)) => return Err(fail(&out, &stop, "protocol", e.to_string())),
     }
 
-    let mut prepared: Option<RunPlan> = None;
+    let mut prepared: Option<Prepared> = None;
     loop {
         let m = match rx.recv_timeout(IDLE_TIMEOUT) {
             Ok(Incoming::Msg(m)) => m,
@@ -180,7 +180,14 @@ pub fn serve(
             Message::Prepare { plan } => match prepare_targets(&plan, &stop) {
                 Ok(targets) => {
                     emit(&out, &stop, &Message::Ready { targets });
-                    prepared = Some(*plan);
+                    prepared = Some(Prepared::Io(plan));
+                }
+                Err(e) => return Err(fail(&out, &stop, "prepare", e)),
+            },
+            Message::PrepareTpcc { plan } => match crate::tpcc::prepare(&plan) {
+                Ok((db, warehouses)) => {
+                    emit(&out, &stop, &Message::ReadyTpcc { db, warehouses });
+                    prepared = Some(Prepared::Tpcc(plan));
                 }
                 Err(e) => return Err(fail(&out, &stop, "prepare", e)),
             },
@@ -203,7 +210,10 @@ pub fn serve(
                 // the start nothing.
                 let start =
                     std::time::UNIX_EPOCH + Duration::from_nanos(start_agent_ns.max(0) as u64);
-                return run(&plan, &out, &stop, start);
+                return match plan {
+                    Prepared::Io(plan) => run(&plan, &out, &stop, start),
+                    Prepared::Tpcc(plan) => run_tpcc(&plan, &out, &stop, start),
+                };
             }
             Message::Stop { reason } => return Ok(AgentEnd::Stopped(reason)),
             other => {
@@ -215,6 +225,54 @@ pub fn serve(
                 ))
             }
         }
+    }
+}
+
+/// What `go` will start.
+enum Prepared {
+    Io(Box<RunPlan>),
+    Tpcc(Box<oio_tpcc::TpccRunPlan>),
+}
+
+/// Waits for the start instant (the TPC-C driver has no start barrier of its own), then runs
+/// the plan, streaming each interval.
+fn run_tpcc(
+    plan: &oio_tpcc::TpccRunPlan,
+    out: &Out,
+    stop: &Arc<AtomicBool>,
+    start: std::time::SystemTime,
+) -> Result<AgentEnd, AgentError> {
+    while let Ok(left) = start.duration_since(std::time::SystemTime::now()) {
+        if stop.load(Ordering::SeqCst) {
+            return Ok(AgentEnd::Stopped("stopped before the start".into()));
+        }
+        std::thread::sleep(left.min(Duration::from_millis(2)));
+    }
+    emit(out, stop, &Message::Started { agent_ns: now_ns() });
+    let mut obs = crate::tpcc::Streamer {
+        send: &mut |m| {
+            emit(out, stop, &m);
+        },
+        sent: 0,
+        result: None,
+    };
+    let cancel = oio_core::Cancel::from_flag(Arc::clone(stop));
+    match oio_tpcc::run(plan, &mut obs, &cancel) {
+        Ok(_) => match obs.result.take() {
+            Some(result) => {
+                let stop_reason = result.envelope.stop_reason.to_string();
+                emit(
+                    out,
+                    stop,
+                    &Message::TpccResult {
+                        result: Box::new(result),
+                    },
+                );
+                Ok(AgentEnd::Ran { stop_reason })
+            }
+            None => Err(fail(out, stop, "run", "the run produced no result".into())),
+        },
+        Err(e) => Err(fail(out, stop, "run", e.to_string())),
     }
 }
 
@@ -412,6 +470,10 @@ pub fn name(m: &Message) -> &'static str {
         Message::Time { .. } => "time",
         Message::TimeReply { .. } => "time_reply",
         Message::Check { .. } => "check",
+        Message::PrepareTpcc { .. } => "prepare_tpcc",
+        Message::ReadyTpcc { .. } => "ready_tpcc",
+        Message::TpccInterval(_) => "tpcc_interval",
+        Message::TpccResult { .. } => "tpcc_result",
         Message::Checked { .. } => "checked",
         Message::Prepare { .. } => "prepare",
         Message::Ready { .. } => "ready",

@@ -33,8 +33,30 @@ pub struct HostJob {
     pub name: String,
     /// The launcher's command line for it.
     pub argv: Vec<String>,
-    /// The plan, with this host's target bindings.
-    pub plan: RunPlan,
+    /// What to run there.
+    pub plan: Work,
+}
+
+/// What a fleet runs on each host.
+#[derive(Clone, Debug)]
+pub enum Work {
+    /// A workload, with this host's target bindings.
+    Io(RunPlan),
+    /// A TPC-C run, with this host's database.
+    Tpcc(oio_tpcc::TpccRunPlan),
+}
+
+impl Work {
+    fn length(&self) -> Duration {
+        match self {
+            Work::Io(p) => p.ramp + p.time,
+            Work::Tpcc(p) => {
+                let s = (p.ramp_s + p.time_s) * p.workers.len() as f64;
+                // Each step also connects, snapshots and settles; bounded by its timeouts.
+                Duration::from_secs_f64(s.clamp(0.0, 1e9)) + p.timeouts.call_bound()
+            }
+        }
+    }
 }
 
 /// Settings of a fleet session.
@@ -97,10 +119,23 @@ pub struct HostOutcome {
     pub streamed: Vec<WireInterval>,
     /// Its own result, when it came.
     pub result: Option<RunResult>,
+    /// TPC-C: its database (password redacted) and warehouses, as prepared.
+    pub tpcc_ready: Option<(String, u32)>,
+    /// TPC-C: intervals as streamed (whole counts and histograms; merged as they are).
+    pub tpcc_streamed: Vec<crate::protocol::WireTpccInterval>,
+    /// TPC-C: its own result, when it came.
+    pub tpcc_result: Option<oio_tpcc::TpccResult>,
     /// Set when the host was lost.
     pub lost: Option<Lost>,
     /// The last of what its launcher wrote on stderr.
     pub stderr_tail: String,
+}
+
+impl HostOutcome {
+    /// Its result came, or it was lost.
+    pub fn finished(&self) -> bool {
+        self.result.is_some() || self.tpcc_result.is_some() || self.lost.is_some()
+    }
 }
 
 /// A fleet run as collected.
@@ -136,6 +171,7 @@ struct Session {
     samples: Vec<Sample>,
     probe_sent: i64,
     targets: Vec<TargetInfo>,
+    tpcc_ready: Option<(String, u32)>,
     gone: bool,
 }
 
@@ -289,6 +325,7 @@ impl Fleet {
                 samples: Vec::new(),
                 probe_sent: 0,
                 targets: Vec::new(),
+                tpcc_ready: None,
                 gone: false,
             });
             if let Some(e) = failed {
@@ -437,12 +474,74 @@ fn jobs_argv(jobs: &[HostJob]) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
+/// One merged interval as soon as every host still running has sent it: for a live line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress {
+    /// 0-based interval index.
+    pub index: u64,
+    /// Hosts that sent it.
+    pub hosts: usize,
+    /// Σ of the hosts' IOPS (a workload) or NOPM (TPC-C) of this interval.
+    pub value: f64,
+    /// "IOPS" or "NOPM".
+    pub unit: &'static str,
+    /// The host with the lowest value, and that value.
+    pub slowest: (String, f64),
+}
+
+/// Sums intervals by index until every host still running has sent one; bounded, since an
+/// index is dropped once it is complete and at most [`MAX_STREAMED`] are pending.
+#[derive(Default)]
+struct Progressor {
+    pending: std::collections::BTreeMap<u64, Progress>,
+}
+
+impl Progressor {
+    fn add(&mut self, index: u64, unit: &'static str, host: &str, value: f64) {
+        if self.pending.len() >= MAX_STREAMED && !self.pending.contains_key(&index) {
+            return;
+        }
+        let p = self.pending.entry(index).or_insert_with(|| Progress {
+            index,
+            hosts: 0,
+            value: 0.0,
+            unit,
+            slowest: (host.to_string(), f64::INFINITY),
+        });
+        p.hosts += 1;
+        p.value += value;
+        if value < p.slowest.1 {
+            p.slowest = (host.to_string(), value);
+        }
+    }
+
+    /// The complete intervals, oldest first (a lost host no longer counts as expected).
+    fn complete(&mut self, running: usize, report: &mut dyn FnMut(&Progress)) {
+        while let Some(e) = self.pending.first_entry() {
+            if e.get().hosts < running.max(1) {
+                return;
+            }
+            report(&e.remove());
+        }
+    }
+}
+
 /// Runs one plan on every host: connect, probe clocks, prepare all (any refusal aborts every
 /// host before any I/O), start all at one instant, collect. A host lost mid-run is named with
 /// the time; the others are stopped and their partial results kept.
 pub fn run(jobs: &[HostJob], opts: &Options, cancel: &Cancel) -> Result<FleetRun, FleetError> {
+    run_with_progress(jobs, opts, cancel, &mut |_| {})
+}
+
+/// [`run`], calling `progress` with each merged interval as it completes.
+pub fn run_with_progress(
+    jobs: &[HostJob],
+    opts: &Options,
+    cancel: &Cancel,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<FleetRun, FleetError> {
     let mut fleet = Fleet::launch(&jobs_argv(jobs))?;
-    let result = run_on(&mut fleet, jobs, opts, cancel);
+    let result = run_on(&mut fleet, jobs, opts, cancel, progress);
     if result.is_err() {
         fleet.stop_all("another host failed before the start");
     }
@@ -454,11 +553,18 @@ fn run_on(
     jobs: &[HostJob],
     opts: &Options,
     cancel: &Cancel,
+    progress: &mut dyn FnMut(&Progress),
 ) -> Result<FleetRun, FleetError> {
+    let mut live = Progressor::default();
     fleet.connect(opts, cancel)?;
     for (s, j) in fleet.sessions.iter_mut().zip(jobs) {
-        s.tell(&Message::Prepare {
-            plan: Box::new(j.plan.clone()),
+        s.tell(&match &j.plan {
+            Work::Io(p) => Message::Prepare {
+                plan: Box::new(p.clone()),
+            },
+            Work::Tpcc(p) => Message::PrepareTpcc {
+                plan: Box::new(p.clone()),
+            },
         });
     }
     // Filling new files may take long: no time limit here, but Ctrl-C and any host failing
@@ -466,6 +572,10 @@ fn run_on(
     fleet.wait_all("prepare", None, cancel, |s, _, m| match m {
         Message::Ready { targets } => {
             s.targets = targets;
+            Ok(true)
+        }
+        Message::ReadyTpcc { db, warehouses } => {
+            s.tpcc_ready = Some((db, warehouses));
             Ok(true)
         }
         other => Err(format!(
@@ -503,13 +613,16 @@ fn run_on(
             start_skew_ns: None,
             streamed: Vec::new(),
             result: None,
+            tpcc_ready: s.tpcc_ready.clone(),
+            tpcc_streamed: Vec::new(),
+            tpcc_result: None,
             lost: None,
             stderr_tail: String::new(),
         })
         .collect();
     let longest = jobs
         .iter()
-        .map(|j| j.plan.ramp + j.plan.time)
+        .map(|j| j.plan.length())
         .max()
         .unwrap_or_default();
     let run_deadline = Instant::now() + lead + longest + Duration::from_secs(30).max(longest / 10);
@@ -526,7 +639,7 @@ fn run_on(
             reason,
         }
     };
-    let pending = |out: &[HostOutcome]| out.iter().any(|h| h.result.is_none() && h.lost.is_none());
+    let pending = |out: &[HostOutcome]| out.iter().any(|h| !h.finished());
     while pending(&out) {
         if cancel.is_cancelled() && !interrupted {
             interrupted = true;
@@ -541,10 +654,7 @@ fn run_on(
             } else {
                 "no result by the end of the run and its grace period".to_string()
             };
-            for h in out
-                .iter_mut()
-                .filter(|h| h.result.is_none() && h.lost.is_none())
-            {
+            for h in out.iter_mut().filter(|h| !h.finished()) {
                 h.lost = Some(lost_now(why.clone()));
             }
             break;
@@ -561,10 +671,28 @@ fn run_on(
                 None
             }
             Ev::Msg(Message::Interval(w)) if h.streamed.len() < MAX_STREAMED => {
+                live.add(w.index, "IOPS", &h.name, w.total.iops);
                 h.streamed.push(*w);
                 None
             }
-            Ev::Msg(Message::Interval(_)) => Some("more intervals than any plan makes".into()),
+            Ev::Msg(Message::TpccInterval(w)) if h.tpcc_streamed.len() < MAX_STREAMED => {
+                let nopm = if w.duration_s > 0.0 {
+                    w.new_orders.max(0) as f64 * 60.0 / w.duration_s
+                } else {
+                    0.0
+                };
+                live.add(w.index, "NOPM", &h.name, nopm);
+                h.tpcc_streamed.push(*w);
+                None
+            }
+            Ev::Msg(Message::Interval(_) | Message::TpccInterval(_)) => {
+                Some("more intervals than any plan makes".into())
+            }
+            Ev::Msg(Message::TpccResult { result }) => {
+                h.tpcc_result = Some(*result);
+                fleet.sessions[i].stdin = None;
+                None
+            }
             Ev::Msg(Message::Result { result }) => {
                 h.result = Some(*result);
                 fleet.sessions[i].stdin = None;
@@ -579,7 +707,7 @@ fn run_on(
             Ev::Bad(e) => Some(e),
         };
         if let Some(reason) = lost {
-            if h.result.is_none() && h.lost.is_none() {
+            if !h.finished() {
                 h.lost = Some(lost_now(reason));
                 fleet.sessions[i].stdin = None;
                 let msg = format!("host {} was lost", h.name);
@@ -587,6 +715,7 @@ fn run_on(
                 stop_deadline.get_or_insert(Instant::now() + STOP_GRACE);
             }
         }
+        live.complete(out.iter().filter(|h| !h.finished()).count(), progress);
     }
     let cpu1 = oio_engine::sys::process_cpu();
     for (h, s) in out.iter_mut().zip(&fleet.sessions) {
@@ -599,6 +728,49 @@ fn run_on(
         interrupted,
         controller_cpu_s: (cpu1.0 - cpu0.0) + (cpu1.1 - cpu0.1),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_reports_an_interval_once_every_running_host_sent_it() {
+        let mut p = Progressor::default();
+        let mut seen = Vec::new();
+        p.add(0, "IOPS", "a", 100.0);
+        p.complete(2, &mut |x| seen.push(x.clone()));
+        assert!(seen.is_empty());
+        p.add(1, "IOPS", "a", 120.0);
+        p.add(0, "IOPS", "b", 40.0);
+        p.complete(2, &mut |x| seen.push(x.clone()));
+        assert_eq!(seen.len(), 1);
+        assert_eq!((seen[0].index, seen[0].hosts, seen[0].value), (0, 2, 140.0));
+        assert_eq!(seen[0].slowest, ("b".to_string(), 40.0));
+        // b is lost: interval 1 is complete with a alone.
+        p.complete(1, &mut |x| seen.push(x.clone()));
+        assert_eq!(seen.len(), 2);
+        assert_eq!((seen[1].index, seen[1].hosts), (1, 1));
+    }
+}
+
+/// Starts one agent with `argv`, exchanges hellos (a mismatch is refused) and closes the
+/// session: the version it answers with, or why it did not.
+pub fn hello(
+    host: &str,
+    argv: Vec<String>,
+    opts: &Options,
+    cancel: &Cancel,
+) -> Result<String, String> {
+    let mut fleet = Fleet::launch(&[(host.to_string(), argv)]).map_err(|e| strip_host(&e, host))?;
+    fleet
+        .connect(opts, cancel)
+        .map_err(|e| strip_host(&e, host))?;
+    Ok(fleet.sessions[0]
+        .hello
+        .as_ref()
+        .map(|h| h.oio_version.clone())
+        .unwrap_or_default())
 }
 
 /// What `check` found on one host.
@@ -675,8 +847,12 @@ fn check_one(job: &HostJob, opts: &Options, cancel: &Cancel) -> CheckOutcome {
         .as_ref()
         .map(|h| h.oio_version.clone());
     out.clock = Some(fleet.sessions[0].clock);
+    let Work::Io(plan) = &job.plan else {
+        out.error = Some("check takes a workload plan".into());
+        return out;
+    };
     fleet.sessions[0].tell(&Message::Check {
-        plan: Box::new(job.plan.clone()),
+        plan: Box::new(plan.clone()),
     });
     let mut targets = Vec::new();
     let r = fleet.wait_all(

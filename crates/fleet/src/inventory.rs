@@ -7,6 +7,7 @@
 //! name = "db1"
 //! targets = ["/data/oio.dat"]            # the default role; else the command line's targets
 //! roles = { log = ["/dev/sdb"], data = ["/dev/sdc", "/dev/sdd"] }
+//! db = "postgres://oio@10.0.0.1/oio"     # its database for `oio fleet tpcc run`
 //!
 //! [[host]]
 //! name = "db2"
@@ -42,6 +43,10 @@ pub struct HostSpec {
     /// This host's launcher template (default: the inventory's).
     #[serde(default)]
     pub launcher: Option<String>,
+    /// This host's database URL for `oio fleet tpcc run` (default: the command line's `--db`,
+    /// with `{host}` replaced).
+    #[serde(default)]
+    pub db: Option<String>,
 }
 
 /// An inventory file.
@@ -73,6 +78,7 @@ impl Inventory {
                 targets: Vec::new(),
                 roles: BTreeMap::new(),
                 launcher: None,
+                db: None,
             })
             .collect();
         let inv = Inventory {

@@ -11,6 +11,9 @@
 //! - [`agent`]: the agent's side of a session.
 //! - [`controller`]: launching, preparing, starting and collecting many hosts.
 //! - [`merge`]: the merged result (bucket-by-bucket sums, never averaged percentiles).
+//! - [`tpcc`]: TPC-C on many hosts, and its merged result.
+//! - [`fio`]: importing fio's own client/server results.
+//! - [`install`]: copying oio to hosts through the launcher's transport.
 //! - [`inventory`]: hosts, their targets and launchers from a TOML file.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -18,9 +21,12 @@
 pub mod agent;
 pub mod clock;
 pub mod controller;
+pub mod fio;
+pub mod install;
 pub mod inventory;
 pub mod merge;
 pub mod protocol;
+pub mod tpcc;
 
 /// Runs one plan with the engine. The one place the fleet calls the measuring library, so it
 /// can be pointed at the experiments library's plans without touching the protocol.

@@ -15,6 +15,11 @@
 //! C→A stop                          stop now (another host was lost, or Ctrl-C)
 //! ```
 //!
+//! A TPC-C session (`oio fleet tpcc run`) is the same with `prepare_tpcc` (the agent opens its
+//! database and refuses one whose build is incomplete), `ready_tpcc`, `tpcc_interval` (whole
+//! new-order and transaction counts and the latency histograms of each interval) and
+//! `tpcc_result` (the host's full `oio.tpcc` document).
+//!
 //! `check` (instead of `prepare`) asks for the targets' state without creating or writing
 //! anything. End of file on the agent's stdin means the controller is gone: the agent stops its
 //! I/O at once and exits.
@@ -26,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 
 /// Version of this protocol; bumped on any incompatible change.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Longest line either side accepts (a final result with a long series of per-interval
 /// histograms is the largest message): a hostile or broken peer cannot make the reader grow
@@ -313,6 +318,49 @@ impl WireInterval {
     }
 }
 
+/// One interval of a TPC-C run as an agent streams it: whole counts, so a merge sums them
+/// exactly (rates are computed from the sums, never averaged).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WireTpccInterval {
+    /// 0-based index in the host's measured series.
+    pub index: u64,
+    /// End of the interval, seconds since the host's measured window began.
+    pub t_s: f64,
+    /// Length, seconds.
+    pub duration_s: f64,
+    /// New orders in the interval (Σ `d_next_o_id` delta).
+    pub new_orders: i64,
+    /// Completed transactions per type.
+    pub completed: std::collections::BTreeMap<String, u64>,
+    /// Latency of every transaction, ns (None: none completed).
+    pub latency: Option<WireHistogram>,
+    /// Latency of New-Order, ns.
+    pub new_order_latency: Option<WireHistogram>,
+}
+
+impl WireTpccInterval {
+    /// From the driver's closed interval.
+    pub fn from_closed(index: u64, c: &oio_tpcc::driver::ClosedInterval<'_>) -> WireTpccInterval {
+        let wire = |h: &SparseHistogram| (h.count > 0).then(|| WireHistogram::from_sparse(h));
+        WireTpccInterval {
+            index,
+            t_s: c.interval.t_s,
+            duration_s: c.interval.duration_s,
+            new_orders: c.new_orders,
+            completed: c.interval.completed.clone(),
+            latency: wire(&c.latency),
+            new_order_latency: wire(&c.new_order_latency),
+        }
+    }
+
+    /// Transactions completed, all types.
+    pub fn transactions(&self) -> u64 {
+        self.completed
+            .values()
+            .fold(0u64, |a, b| a.saturating_add(*b))
+    }
+}
+
 /// What `check` found about one target.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TargetCheck {
@@ -364,6 +412,25 @@ pub enum Message {
     Ready {
         /// The targets, as the result will describe them.
         targets: Vec<TargetInfo>,
+    },
+    /// Controller: open this TPC-C plan's database and check its build; run nothing.
+    PrepareTpcc {
+        /// The plan (this host's database URL).
+        plan: Box<oio_tpcc::TpccRunPlan>,
+    },
+    /// Agent: the database is built and answers.
+    ReadyTpcc {
+        /// The database, password redacted.
+        db: String,
+        /// Its warehouses.
+        warehouses: u32,
+    },
+    /// Agent: one finished TPC-C interval.
+    TpccInterval(Box<WireTpccInterval>),
+    /// Agent: the host's TPC-C result (its last message).
+    TpccResult {
+        /// The full `oio.tpcc` document.
+        result: Box<oio_tpcc::TpccResult>,
     },
     /// Controller: start at this instant of the agent's clock.
     Go {
@@ -609,10 +676,11 @@ mod tests {
         let me = Hello::current("0.1.0 (commit abc)");
         let mut peer = me.clone();
         assert!(me.check_peer(&peer).is_ok());
-        peer.protocol = 2;
+        peer.protocol = PROTOCOL_VERSION + 1;
         let e = me.check_peer(&peer).unwrap_err();
         assert!(
-            e.contains("protocol version 2") && e.contains("install the same oio"),
+            e.contains(&format!("protocol version {}", PROTOCOL_VERSION + 1))
+                && e.contains("install the same oio"),
             "{e}"
         );
         let mut peer = me.clone();

@@ -98,6 +98,37 @@ pub trait RunObserver {
     fn series_updated(&mut self, _series: &Series) -> std::result::Result<(), String> {
         Ok(())
     }
+    /// An interval of the measured window closed (also the tail after the window). For
+    /// callers that merge intervals across hosts exactly (`oio fleet tpcc run`).
+    fn interval_closed(&mut self, _c: &ClosedInterval<'_>) {}
+}
+
+/// One closed interval with what an exact merge across drivers needs: whole counts and the
+/// latency histograms themselves, not just their percentiles.
+pub struct ClosedInterval<'a> {
+    /// The interval as the series records it.
+    pub interval: &'a Interval,
+    /// New orders in it (the Σ `d_next_o_id` delta behind `nopm`).
+    pub new_orders: i64,
+    /// Latency of every completed transaction that started in it, ns.
+    pub latency: oio_core::histogram::SparseHistogram,
+    /// Latency of its New-Order transactions, ns.
+    pub new_order_latency: oio_core::histogram::SparseHistogram,
+}
+
+fn announce(observer: &mut dyn RunObserver, acc: &Acc, iv: &Interval, new_orders: i64) {
+    let mut all = oio_core::histogram::LatencyHistogram::new();
+    for t in &acc.0 {
+        all += &t.hist;
+    }
+    observer.interval_closed(&ClosedInterval {
+        interval: iv,
+        new_orders,
+        latency: all.to_sparse(),
+        new_order_latency: acc.0[crate::txn::TxnType::NewOrder as usize]
+            .hist
+            .to_sparse(),
+    });
 }
 
 /// An observer that keeps nothing and shows nothing (tests, library callers that only want
@@ -520,7 +551,9 @@ fn collect(
         std::thread::sleep(until.saturating_sub(elapsed).min(Duration::from_millis(20)));
         if start.elapsed() >= until {
             let acc = crew.shared.drain();
+            let before = c.last.1;
             let iv = close_interval(monitor, &acc, start, &mut c.last)?;
+            announce(observer, &acc, &iv, c.last.1 - before);
             observer.progress(&RunProgress {
                 phase: "measure",
                 elapsed_s: iv.t_s,
@@ -615,7 +648,9 @@ fn close_window(
     // Transactions that started in the window and finished after it.
     let tail = shared.drain();
     if !tail.is_empty() {
+        let before = collected.last.1;
         let iv = close_interval(monitor, &tail, window.started, &mut collected.last)?;
+        announce(observer, &tail, &iv, collected.last.1 - before);
         collected.intervals.push(iv);
         collected.total.merge(&tail);
     }

@@ -1,0 +1,170 @@
+//! `oio fleet run|check|sweep|tpcc run|install|fio`: one plan on many hosts over SSH (or any launcher giving a
+//! stdio pipe). Each subcommand has its own file; what they share (hosts, launchers) is here.
+
+mod fio;
+mod install;
+mod run;
+mod sweep;
+mod tpcc;
+
+use anyhow::bail;
+use oio_engine::{RunPlan, TargetBinding};
+use oio_fleet::controller::{FleetRun, HostJob, Options, Work};
+use oio_fleet::inventory::{HostSpec, Inventory, Launcher};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+pub use fio::FioArgs;
+pub use install::InstallArgs;
+pub use run::FleetArgs;
+pub use sweep::SweepArgs;
+pub use tpcc::{TpccAction, TpccArgs};
+
+/// Arguments of `oio fleet`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Sub,
+}
+
+/// `oio fleet` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum Sub {
+    /// Run one workload on every host, started together; per-host and merged results.
+    Run(FleetArgs),
+    /// Check every host: reachable, same oio, clock offset, targets (nothing is created).
+    Check(FleetArgs),
+    /// A ladder of queue depths, each a fleet run; a sweep of the merged points with its knee.
+    Sweep(SweepArgs),
+    /// The TPC-C-like benchmark on every host's database at once; NOPM summed.
+    Tpcc(TpccArgs),
+    /// Drive fio's own client/server mode (hosts running `fio --server`); import its results.
+    Fio(FioArgs),
+    /// Copy this oio to hosts that lack it or run another version; check each by a hello.
+    Install(InstallArgs),
+}
+
+/// Runs `oio fleet`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match args.command {
+        Sub::Run(a) => run::fleet_run(a),
+        Sub::Check(a) => run::fleet_check(a),
+        Sub::Sweep(a) => sweep::run(a),
+        Sub::Tpcc(a) => tpcc::run(a),
+        Sub::Install(a) => install::run(a),
+        Sub::Fio(a) => fio::run(a),
+    }
+}
+
+/// Where the hosts come from, as every fleet command takes it.
+#[derive(Debug, clap::Args)]
+pub struct HostArgs {
+    /// Hosts, comma-separated, as the launcher takes them (ssh: names from ~/.ssh/config).
+    #[arg(
+        long,
+        value_name = "HOSTS",
+        required_unless_present = "inventory",
+        conflicts_with = "inventory"
+    )]
+    pub hosts: Option<String>,
+
+    /// Inventory file (TOML): hosts, per-host targets, roles, databases, launchers.
+    #[arg(long, value_name = "FILE")]
+    pub inventory: Option<PathBuf>,
+
+    /// How to start an agent on a host; {host} is replaced. Default: ssh {host} oio agent --stdio.
+    #[arg(long, value_name = "TEMPLATE")]
+    pub launcher: Option<String>,
+
+    /// Time for every host to connect and answer.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::cli::duration_arg)]
+    pub connect_timeout: Duration,
+}
+
+impl HostArgs {
+    /// The hosts, each with its launcher's command line.
+    fn hosts(&self) -> anyhow::Result<Vec<(HostSpec, Vec<String>)>> {
+        let inv = match (&self.hosts, &self.inventory) {
+            (Some(list), _) => Inventory::from_list(list, self.launcher.as_deref())?,
+            (None, Some(path)) => {
+                let mut inv = Inventory::from_file(path)?;
+                if let Some(l) = &self.launcher {
+                    inv.launcher = Some(l.clone());
+                }
+                inv
+            }
+            (None, None) => bail!("give --hosts a,b,c or --inventory FILE"),
+        };
+        let mut out = Vec::with_capacity(inv.hosts.len());
+        for h in &inv.hosts {
+            let launcher = Launcher::parse(inv.launcher_of(h)).map_err(anyhow::Error::msg)?;
+            out.push((h.clone(), launcher.argv(&h.name)));
+        }
+        Ok(out)
+    }
+
+    fn options(&self) -> Options {
+        Options {
+            oio_version: crate::cli::VERSION.to_string(),
+            connect_timeout: self.connect_timeout,
+            min_lead: Duration::from_millis(250),
+        }
+    }
+}
+
+/// One job per host: `plan` with the host's own target bindings when its inventory has some.
+fn io_jobs(host: &HostArgs, plan: &RunPlan) -> anyhow::Result<Vec<HostJob>> {
+    let hosts = host.hosts()?;
+    let mut jobs = Vec::with_capacity(hosts.len());
+    for (h, argv) in hosts {
+        let mut p = plan.clone();
+        if !h.targets.is_empty() || !h.roles.is_empty() {
+            p.bindings.clear();
+            if !h.targets.is_empty() {
+                p.bindings.push(TargetBinding {
+                    role: String::new(),
+                    paths: h.targets.clone(),
+                });
+            }
+            for (role, paths) in &h.roles {
+                p.bindings.push(TargetBinding {
+                    role: role.clone(),
+                    paths: paths.clone(),
+                });
+            }
+        }
+        jobs.push(HostJob {
+            name: h.name.clone(),
+            argv,
+            plan: Work::Io(p),
+        });
+    }
+    Ok(jobs)
+}
+
+/// Writes each host's own result into `dir`, then the merged one that names them.
+fn save_io(
+    dir: &std::path::Path,
+    run: &FleetRun,
+    plan: &RunPlan,
+) -> anyhow::Result<(oio_fleet::merge::FleetResult, PathBuf)> {
+    use crate::results::write_json_atomic;
+    let mut files = Vec::with_capacity(run.hosts.len());
+    for h in &run.hosts {
+        files.push(match &h.result {
+            Some(r) => {
+                let mut r = r.clone();
+                r.envelope.command = std::env::args().collect();
+                let p = write_json_atomic(dir, &format!("{}.json", h.name), &r)?;
+                Some(p.display().to_string())
+            }
+            None => None,
+        });
+    }
+    let mut doc = oio_fleet::merge::document(run, plan, &files);
+    doc.envelope.command = std::env::args().collect();
+    let merged = write_json_atomic(dir, "merged.json", &doc)?;
+    Ok((doc, merged))
+}

@@ -1,0 +1,102 @@
+//! `oio fleet run|check`: one workload on many hosts, started together.
+
+use super::HostArgs;
+use crate::output::style;
+use crate::results::{check_destination, result_file_name};
+use oio_engine::RunPlan;
+use oio_fleet::controller::{self, HostJob};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Hosts, launcher, and `oio run`'s workload flags.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  oio fleet run --hosts db1,db2,db3 --rw randread --bs 8k --qd 32 --time 60s /data/oio.dat --size 10G
+  oio fleet run --inventory lab.toml -p oltp-data --time 5m
+  oio fleet run --hosts pod-0,pod-1 --launcher 'kubectl exec -i {host} -- oio agent --stdio' ...
+  oio fleet check --hosts db1,db2 /data/oio.dat --size 10G")]
+pub struct FleetArgs {
+    /// Hosts and how to reach them.
+    #[command(flatten)]
+    pub host: HostArgs,
+
+    /// The workload, as `oio run` takes it (targets are paths on each host).
+    #[command(flatten)]
+    pub run: crate::args::RunFlags,
+
+    /// Directory for the per-host and merged result files.
+    #[arg(long, value_name = "DIR", default_value = "oio-results")]
+    pub out: PathBuf,
+
+    /// Print the merged result as JSON on stdout (and nothing else there).
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn jobs(a: &FleetArgs) -> anyhow::Result<(RunPlan, Vec<HostJob>)> {
+    let plan = a.run.config()?.engine_plan();
+    let jobs = super::io_jobs(&a.host, &plan)?;
+    Ok((plan, jobs))
+}
+
+pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
+    let (plan, jobs) = jobs(&a)?;
+    check_destination(&a.out, "--out DIR")?;
+    let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());
+    if !style::quiet() {
+        eprintln!(
+            "oio fleet: {} on {} hosts ({})",
+            plan.workload.name,
+            jobs.len(),
+            jobs.iter()
+                .map(|j| j.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let live = crate::output::fleet::FleetLive::new();
+    let run =
+        controller::run_with_progress(&jobs, &a.host.options(), &cancel, &mut |p| live.update(p));
+    live.finish();
+    let run = run?;
+
+    let stamp = oio_core::host::now_rfc3339();
+    let dir = a
+        .out
+        .join(result_file_name("fleet", &stamp, &plan.workload.name).trim_end_matches(".json"));
+    let (doc, merged) = super::save_io(&dir, &run, &plan)?;
+
+    if a.json {
+        crate::output::print_json(&doc)?;
+    } else if !style::quiet() {
+        crate::output::fleet::print_table(&doc);
+    }
+    for l in &doc.lost {
+        style::print_warning(l);
+    }
+    style::print_notice(&format!("result: {}", merged.display()));
+    Ok(if run.interrupted {
+        ExitCode::from(crate::interrupt::EXIT_INTERRUPTED)
+    } else if doc.envelope.partial {
+        ExitCode::from(crate::EXIT_CHECK_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+pub(super) fn fleet_check(a: FleetArgs) -> anyhow::Result<ExitCode> {
+    let (_, jobs) = jobs(&a)?;
+    let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());
+    let out = controller::check(&jobs, &a.host.options(), &cancel);
+    if a.json {
+        crate::output::print_json(&out)?;
+    } else {
+        crate::output::fleet::print_check(&out);
+    }
+    let bad = out.iter().filter(|h| !h.ok()).count();
+    if bad > 0 {
+        style::print_warning(&format!("{bad} of {} hosts failed the check", out.len()));
+        return Ok(ExitCode::from(crate::EXIT_CHECK_FAILED));
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,199 @@
+//! `oio fleet tpcc run`: the TPC-C-like benchmark on every host's own database (or one shared
+//! database from several client hosts), started together; NOPM and TPM summed per interval,
+//! and scaling efficiency against a one-host result.
+
+use super::HostArgs;
+use crate::output::style;
+use crate::results::{check_destination, result_file_name, write_json_atomic};
+use anyhow::{bail, Context};
+use oio_core::document::{read, read_text, Kind};
+use oio_fleet::controller::{self, HostJob, Work};
+use oio_tpcc::{Mode, RunOptions, TpccResult, TpccRunPlan};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Arguments of `oio fleet tpcc`.
+#[derive(Debug, clap::Args)]
+pub struct TpccArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: TpccAction,
+}
+
+/// `oio fleet tpcc` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum TpccAction {
+    /// Run on every host at once (each host's database built first with `oio tpcc build`).
+    Run(TpccRunArgs),
+}
+
+/// Where transactions run.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ModeArg {
+    /// Prepared statements from oio.
+    Client,
+    /// One server-side function call per transaction (PostgreSQL, MariaDB/MySQL).
+    Server,
+}
+
+/// Arguments of `oio fleet tpcc run`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  oio fleet tpcc run --hosts db1,db2,db3,db4 --db 'postgres://oio@{host}/oio' --workers 16 --time 5m
+  oio fleet tpcc run --inventory lab.toml --baseline oio-results/tpcc-one-host.json
+  (inventory: [[host]] name = \"db1\", db = \"postgres://oio@10.0.0.1/oio\")")]
+pub struct TpccRunArgs {
+    /// Hosts and how to reach them.
+    #[command(flatten)]
+    pub host: HostArgs,
+    /// Database URL as each host's agent sees it; {host} is replaced by the host's name. An
+    /// inventory's per-host `db` takes precedence.
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+    /// Workers (connections) on each host.
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 4)]
+    pub workers: u32,
+    /// Warm-up before the measured window.
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = crate::cli::duration_arg)]
+    pub ramp: Duration,
+    /// Length of the measured window.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::cli::duration_arg)]
+    pub time: Duration,
+    /// Length of one interval of the per-interval series.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = crate::cli::duration_arg)]
+    pub interval: Duration,
+    /// Where the transactions' SQL runs.
+    #[arg(long, value_enum, default_value_t = ModeArg::Client)]
+    pub mode: ModeArg,
+    /// Spread each worker over its share of all warehouses instead of one home warehouse.
+    #[arg(long)]
+    pub all_warehouses: bool,
+    /// Random-number seed of the input generators (each host gets seed + its index).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+    /// A one-host `oio tpcc run` result: scaling efficiency = merged NOPM ÷ (hosts × its NOPM).
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Directory for the per-host and merged result files.
+    #[arg(long, value_name = "DIR", default_value = "oio-results")]
+    pub out: PathBuf,
+    /// Print the merged result as JSON on stdout (and nothing else there).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `oio fleet tpcc`.
+pub fn run(a: TpccArgs) -> anyhow::Result<ExitCode> {
+    let TpccAction::Run(a) = a.action;
+    fleet_tpcc_run(a)
+}
+
+fn plan_of(a: &TpccRunArgs, db: &str, seed: u64) -> TpccRunPlan {
+    let step = RunOptions {
+        workers: a.workers,
+        ramp_s: a.ramp.as_secs_f64(),
+        time_s: a.time.as_secs_f64(),
+        mode: match a.mode {
+            ModeArg::Client => Mode::Client,
+            ModeArg::Server => Mode::Server,
+        },
+        all_warehouses: a.all_warehouses,
+        interval_s: a.interval.as_secs_f64(),
+        seed,
+        ..RunOptions::default()
+    };
+    TpccRunPlan::new(db, vec![a.workers], step)
+}
+
+fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
+    let mut jobs = Vec::new();
+    for (i, (h, argv)) in a.host.hosts()?.into_iter().enumerate() {
+        let db = match (&h.db, &a.db) {
+            (Some(db), _) => db.clone(),
+            (None, Some(t)) => t.replace("{host}", &h.name),
+            (None, None) => bail!(
+                "host {}: no database: give --db URL (with {{host}} for each host's name) or db = \"…\" in the inventory",
+                h.name
+            ),
+        };
+        let plan = plan_of(&a, &db, a.seed.wrapping_add(i as u64));
+        plan.validate()
+            .with_context(|| format!("host {}", h.name))?;
+        jobs.push(HostJob {
+            name: h.name.clone(),
+            argv,
+            plan: Work::Tpcc(plan),
+        });
+    }
+    // Read the baseline before anything runs, so a bad file costs no run.
+    let baseline = (a.baseline.as_ref())
+        .map(|p| -> anyhow::Result<(String, TpccResult)> {
+            let name = p.display().to_string();
+            Ok((name.clone(), read(&name, &read_text(p)?, Kind::Tpcc)?))
+        })
+        .transpose()?;
+    check_destination(&a.out, "--out DIR")?;
+    let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());
+    if !style::quiet() {
+        eprintln!(
+            "oio fleet tpcc: {} workers on each of {} hosts ({}), ramp {:.1} s, measured {:.1} s",
+            a.workers,
+            jobs.len(),
+            jobs.iter()
+                .map(|j| j.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            a.ramp.as_secs_f64(),
+            a.time.as_secs_f64()
+        );
+    }
+    let live = crate::output::fleet::FleetLive::new();
+    let run =
+        controller::run_with_progress(&jobs, &a.host.options(), &cancel, &mut |p| live.update(p));
+    live.finish();
+    let run = run?;
+
+    let stamp = oio_core::host::now_rfc3339();
+    let dir = a.out.join(
+        result_file_name("fleet-tpcc", &stamp, &format!("n{}", a.workers))
+            .trim_end_matches(".json"),
+    );
+    let mut files = Vec::with_capacity(run.hosts.len());
+    let mut ready = Vec::with_capacity(run.hosts.len());
+    for h in &run.hosts {
+        ready.push(h.tpcc_ready.clone().unwrap_or_default());
+        files.push(match &h.tpcc_result {
+            Some(r) => {
+                let mut r = r.clone();
+                r.envelope.command = std::env::args().collect();
+                let p = write_json_atomic(&dir, &format!("{}.json", h.name), &r)?;
+                Some(p.display().to_string())
+            }
+            None => None,
+        });
+    }
+    let Some(Work::Tpcc(plan)) = jobs.first().map(|j| &j.plan) else {
+        bail!("no TPC-C plan to record");
+    };
+    let mut doc = oio_fleet::tpcc::document(&run, plan, &ready, &files);
+    doc.envelope.command = std::env::args().collect();
+    if let Some((file, r)) = &baseline {
+        oio_fleet::tpcc::set_scaling(&mut doc, file, r);
+    }
+    let merged = write_json_atomic(&dir, "merged.json", &doc)?;
+    if a.json {
+        crate::output::print_json(&doc)?;
+    } else if !style::quiet() {
+        crate::output::fleet::print_tpcc(&doc);
+    }
+    for l in &doc.lost {
+        style::print_warning(l);
+    }
+    style::print_notice(&format!("result: {}", merged.display()));
+    Ok(match (run.interrupted, doc.envelope.partial) {
+        (true, _) => ExitCode::from(crate::interrupt::EXIT_INTERRUPTED),
+        (_, true) => ExitCode::from(crate::EXIT_CHECK_FAILED),
+        _ => ExitCode::SUCCESS,
+    })
+}
