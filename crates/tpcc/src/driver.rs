@@ -47,7 +47,7 @@ use oio_core::cpu::ProcessCpu;
 use oio_core::document::{Envelope, StopReason};
 use oio_core::observation::Observation;
 use oio_core::Cancel;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -406,6 +406,8 @@ struct Window {
     recording: bool,
     warnings: Vec<String>,
     sampler: Option<(JoinHandle<Result<Sampler>>, Cancel)>,
+    /// The interval the driver is in (moved on as each closes), for the PostgreSQL sampler.
+    current_interval: Arc<AtomicUsize>,
 }
 
 /// Takes the start snapshot, starts the device recording and the wait sampler, and flips
@@ -439,13 +441,15 @@ fn open_window(
     let started = Instant::now();
     let cpu_at_start = ProcessCpu::now();
     let stop = crew.shared.stop.child();
+    let current_interval = Arc::new(AtomicUsize::new(0));
     let sampler = match url {
         DbUrl::Postgres(u) => {
             let (u, timeouts, s) = (u.clone(), opts.timeouts, stop.clone());
             let every = Duration::from_secs_f64(opts.wait_sample_ms.max(1.0) / 1000.0);
+            let current = Arc::clone(&current_interval);
             Some(spawn("oio-tpcc-waits", move || -> Result<Sampler> {
                 let mut c = crate::db::connect_pg(&u, "oio-tpcc-waits", &timeouts)?;
-                PgSampler::run(&mut c, every, &s)
+                PgSampler::run(&mut c, every, &s, &current)
                     .map(Sampler::Pg)
                     .map_err(TpccError::from)
             })?)
@@ -456,8 +460,10 @@ fn open_window(
             let every = Duration::from_secs_f64(opts.interval_s.max(0.05));
             Some(spawn("oio-tpcc-waits", move || -> Result<Sampler> {
                 let mut c = crate::mysql::connect(&u, "oio-tpcc-waits", &timeouts)?;
+                // Its intervals count from its first snapshot, taken just after this.
+                let began = Instant::now();
                 crate::mysql::waits::Sampler::run(&mut c, every, &s, workers)
-                    .map(|m| Sampler::Mysql(Box::new(m)))
+                    .map(|m| Sampler::Mysql(Box::new(m), began))
                     .map_err(TpccError::from)
             })?)
         }
@@ -472,6 +478,7 @@ fn open_window(
         recording,
         warnings,
         sampler: sampler.map(|h| (h, stop)),
+        current_interval,
     })
 }
 
@@ -482,6 +489,8 @@ struct Collected {
     stop_reason: StopReason,
     /// End of the last interval, and Σ `d_next_o_id` then.
     last: (Instant, i64),
+    /// SQLite's wait counters at the end of each interval.
+    sqlite_marks: Vec<(SqliteCounters, u128)>,
 }
 
 /// Drains the workers' counters once per interval until the window ends, the caller cancels,
@@ -502,6 +511,7 @@ fn collect(
         intervals: Vec::new(),
         stop_reason: StopReason::Completed,
         last: (start, window.start_snapshot.next_o_id_sum),
+        sqlite_marks: Vec::new(),
     };
     loop {
         let elapsed = start.elapsed();
@@ -520,6 +530,9 @@ fn collect(
         std::thread::sleep(until.saturating_sub(elapsed).min(Duration::from_millis(20)));
         if start.elapsed() >= until {
             let acc = crew.shared.drain();
+            c.sqlite_marks
+                .push((crew.sqlite_counters(), assemble::busy_ns(&acc)));
+            window.current_interval.fetch_add(1, Ordering::Relaxed);
             let iv = close_interval(monitor, &acc, start, &mut c.last)?;
             observer.progress(&RunProgress {
                 phase: "measure",
@@ -567,6 +580,8 @@ struct Closed {
     observation: Option<Observation>,
     warnings: Vec<String>,
     errors: oio_core::result::ErrorSummary,
+    /// When the window opened.
+    started: Instant,
 }
 
 /// Ends the window: stops the device recording, the workers, the checkpointer and the
@@ -618,6 +633,13 @@ fn close_window(
         let iv = close_interval(monitor, &tail, window.started, &mut collected.last)?;
         collected.intervals.push(iv);
         collected.total.merge(&tail);
+        collected
+            .sqlite_marks
+            .push((sqlite_at_end, assemble::busy_ns(&tail)));
+    } else if let Some(last) = collected.sqlite_marks.last_mut() {
+        // What happened between the last interval's end and the window's goes to that
+        // interval, so the intervals add up to the window.
+        last.0 = sqlite_at_end;
     }
     let sampler = match window.sampler.take() {
         Some((h, _)) => match join_within(h, Instant::now() + opts.timeouts.call_bound()) {
@@ -631,6 +653,7 @@ fn close_window(
         None => None,
     };
     let window_end = monitor.settle_and_snapshot()?;
+    let window_started = window.started;
     let errors = std::mem::take(&mut *shared.errors.lock().unwrap_or_else(|e| e.into_inner()));
     Ok(Closed {
         window_start: window.start_snapshot,
@@ -644,6 +667,7 @@ fn close_window(
         observation,
         warnings: window.warnings,
         errors,
+        started: window_started,
     })
 }
 
@@ -678,11 +702,23 @@ fn assemble(url: &DbUrl, opts: &RunOptions, setup: &Setup, c: Closed) -> TpccRes
             c.errors.first.as_deref().unwrap_or("")
         ));
     }
-    let waits = assemble::waits(
+    let mut waits = assemble::waits(
         opts,
         c.sampler.as_ref(),
         (&c.sqlite.0, &c.sqlite.1),
         c.duration_s,
+        total,
+    );
+    let mut intervals = c.collected.intervals;
+    assemble::interval_waits(
+        &mut intervals,
+        &mut waits,
+        c.sampler.as_ref(),
+        assemble::SqliteMarks {
+            start: &c.sqlite.0,
+            marks: &c.collected.sqlite_marks,
+        },
+        (c.started, opts.workers),
     );
     let completed = head.summary.committed + head.summary.rolled_back;
     let cpu = c.cpu.unwrap_or_default();
@@ -702,7 +738,7 @@ fn assemble(url: &DbUrl, opts: &RunOptions, setup: &Setup, c: Closed) -> TpccRes
         duration_s: c.duration_s,
         summary: head.summary,
         transactions,
-        intervals: c.collected.intervals,
+        intervals,
         cpu: crate::result::DriverCpu {
             user_s: cpu.user.as_secs_f64(),
             system_s: cpu.system.as_secs_f64(),
