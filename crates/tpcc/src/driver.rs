@@ -51,7 +51,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use worker::{Acc, CkptTotals, Shared, WorkerCtx, DONE, MEASURE};
+use worker::{Acc, CkptTotals, Lateness, Scheduler, Shared, WorkerCtx, DONE, MEASURE};
 
 pub use worker::shared_home_warehouses;
 
@@ -227,6 +227,8 @@ pub fn run_step(
 
 /// The workers and the SQLite checkpointer, on threads of their own.
 struct Crew {
+    /// Terminal mode's terminals.
+    scheduler: Option<Arc<Scheduler>>,
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
     checkpointer: Option<(JoinHandle<Result<()>>, Cancel)>,
@@ -243,16 +245,23 @@ impl Crew {
         cancel: &Cancel,
     ) -> Result<Crew> {
         let shared = Arc::new(Shared::new(opts.workers, opts.ramp_s > 0.0, cancel));
-        let ctx = Arc::new(WorkerCtx {
+        let mut ctx = WorkerCtx {
             url: url.clone(),
             opts: opts.clone(),
             shared: Arc::clone(&shared),
             sqlite: Arc::clone(sqlite),
             warehouses: warehouses as i64,
             nurand: NuRandC::for_run(&mut Rng::new(opts.seed)),
-        });
+            terminals: None,
+        };
+        if let Some(t) = opts.terminals {
+            ctx.terminals = Some(Arc::new(Scheduler::new(t.total(warehouses), &ctx)));
+        }
+        let scheduler = ctx.terminals.clone();
+        let ctx = Arc::new(ctx);
         let ckpt = Arc::new(Mutex::new(CkptTotals::default()));
         let mut crew = Crew {
+            scheduler,
             shared,
             workers: Vec::new(),
             checkpointer: None,
@@ -582,6 +591,8 @@ struct Closed {
     errors: oio_core::result::ErrorSummary,
     /// When the window opened.
     started: Instant,
+    /// Terminal mode: the terminals, and how late they started.
+    terminals: Option<(u32, Lateness)>,
 }
 
 /// Ends the window: stops the device recording, the workers, the checkpointer and the
@@ -616,6 +627,7 @@ fn close_window(
         stop.cancel();
     }
     let shared = Arc::clone(&crew.shared);
+    let scheduler = crew.scheduler.clone();
     let sqlite_at_end_early = crew.sqlite_counters();
     let ckpt = Arc::clone(&crew.ckpt);
     let (stop_warnings, ckpt_error) = crew.stop(opts, cancel.is_cancelled());
@@ -654,6 +666,12 @@ fn close_window(
     };
     let window_end = monitor.settle_and_snapshot()?;
     let window_started = window.started;
+    let terminals = scheduler.map(|s| {
+        (
+            s.count,
+            *s.lateness.lock().unwrap_or_else(|e| e.into_inner()),
+        )
+    });
     let errors = std::mem::take(&mut *shared.errors.lock().unwrap_or_else(|e| e.into_inner()));
     Ok(Closed {
         window_start: window.start_snapshot,
@@ -668,6 +686,7 @@ fn close_window(
         warnings: window.warnings,
         errors,
         started: window_started,
+        terminals,
     })
 }
 
@@ -678,7 +697,10 @@ fn assemble(url: &DbUrl, opts: &RunOptions, setup: &Setup, c: Closed) -> TpccRes
     if !setup.has_build_record {
         warnings.push(crate::build_state::NO_RECORD_WARNING.to_string());
     }
-    warnings.extend(worker::sharing_warning(opts, setup.warehouses));
+    if opts.terminals.is_none() {
+        // Terminals have their own warehouse and district, whatever the connections.
+        warnings.extend(worker::sharing_warning(opts, setup.warehouses));
+    }
     if dialect == Dialect::Sqlite && opts.workers > 1 {
         warnings.push("SQLite runs one write transaction at a time: extra workers overlap reads and queue for the writer slot (see waits.sqlite.writer_wait_s)".into());
     }
@@ -720,6 +742,25 @@ fn assemble(url: &DbUrl, opts: &RunOptions, setup: &Setup, c: Closed) -> TpccRes
         },
         (c.started, opts.workers),
     );
+    let terminals = c.terminals.map(|(count, late)| {
+        let t = assemble::terminal_stats(opts, setup.warehouses, count, &late, head.summary.nopm);
+        // Some queueing is normal when terminals share a connection; warn when it takes
+        // more than 5 % off the time the terminals spend thinking and keying (then the
+        // offered load, and NOPM, are the connections' rather than the terminals').
+        let paced_s = late.started as f64 * t.cycle_s;
+        if late.started > 0 && t.late_s > 0.05 * paced_s {
+            warnings.push(format!(
+                "the {} connection(s) could not keep up with the {count} terminals: terminals waited {:.1} s for a connection after their think time ended ({:.0} % of their think and keying time; {} of {} transactions started more than 10 ms late, at most {:.0} ms), so NOPM is bounded by the connections, not the terminals. The wait is inside the latencies (they count from when the terminal was ready); add connections (--workers) for a terminal-bound test",
+                opts.workers,
+                t.late_s,
+                t.late_s * 100.0 / paced_s,
+                late.late,
+                late.started,
+                late.max_ns as f64 / 1e6
+            ));
+        }
+        t
+    });
     let completed = head.summary.committed + head.summary.rolled_back;
     let cpu = c.cpu.unwrap_or_default();
     let cpu_s = cpu.total().as_secs_f64();
@@ -747,6 +788,7 @@ fn assemble(url: &DbUrl, opts: &RunOptions, setup: &Setup, c: Closed) -> TpccRes
             includes_database: dialect == Dialect::Sqlite,
         },
         waits,
+        terminals,
         device: c.observation,
         errors: c.errors,
         notes: head.notes,

@@ -128,7 +128,10 @@ pub(super) fn headline(
             ));
         }
     }
-    if !opts.paced {
+    if opts.pace_scale != 1.0 && opts.pacing() {
+        notes.push(format!("keying and think times were scaled by {} (--pace-scale): the NOPM bound and efficiency_pct are scaled by its inverse; not a specification-like pacing", opts.pace_scale));
+    }
+    if !opts.pacing() {
         notes.push("keying and think times were off (as in HammerDB's and go-tpc's defaults): workers submit back to back, so NOPM is not bounded by 12.86 per warehouse".into());
     }
     Headline {
@@ -146,8 +149,8 @@ pub(super) fn headline(
             retries: total.0.iter().map(|t| t.retried).sum(),
             failed: total.0.iter().map(|t| t.failed).sum(),
             efficiency_pct: opts
-                .paced
-                .then(|| nopm / (12.86 * warehouses as f64) * 100.0),
+                .pacing()
+                .then(|| nopm * opts.pace_scale / (12.86 * warehouses as f64) * 100.0),
         },
         notes,
         warnings,
@@ -388,5 +391,30 @@ pub(super) fn interval_waits(
             waits.notes.push("intervals[].waits: the same times read at each interval's end; a transaction's time counts in the interval it completed in, a checkpoint's in the interval it ended in".into());
         }
         None => {}
+    }
+}
+
+/// Terminal mode's figures: the bound the terminals set on NOPM and how late they started.
+pub(super) fn terminal_stats(
+    opts: &RunOptions,
+    warehouses: u32,
+    terminals: u32,
+    late: &super::worker::Lateness,
+    nopm: f64,
+) -> crate::result::TerminalStats {
+    let cycle_s = crate::result::TerminalStats::spec_cycle_s() * opts.pace_scale;
+    let bound_nopm = terminals as f64 * TxnType::NewOrder.mix_pct() as f64 / 100.0 * 60.0 / cycle_s;
+    crate::result::TerminalStats {
+        terminals,
+        connections: opts.workers,
+        per_warehouse: terminals as f64 / warehouses.max(1) as f64,
+        pace_scale: opts.pace_scale,
+        cycle_s,
+        bound_nopm,
+        efficiency_pct: (bound_nopm > 0.0).then(|| nopm / bound_nopm * 100.0),
+        started: late.started,
+        late_starts: late.late,
+        late_s: late.waited_ns as f64 / 1e9,
+        late_max_ns: late.max_ns,
     }
 }
