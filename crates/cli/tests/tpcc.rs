@@ -807,3 +807,86 @@ fn a_tpcc_result_reruns_its_plan() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn terminal_mode_through_the_binary_reports_terminals_and_their_bound() {
+    let dir = scratch();
+    let db = format!("sqlite:{}", dir.path().join("t.db").display());
+    run_json(
+        dir.path(),
+        &["tpcc", "build", "--db", &db, "--warehouses", "1"],
+    );
+    let out = dir.path().join("res");
+    let args = [
+        "tpcc",
+        "run",
+        "--db",
+        &db,
+        "--workers",
+        "2",
+        "--terminals",
+        "10/warehouse",
+        "--pace-scale",
+        "0.01",
+        "--sqlite-sync",
+        "normal",
+        "--ramp",
+        "1s",
+        "--time",
+        "3s",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let o = oio().current_dir(dir.path()).args(args).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        text.contains("terminals 10 (10.0 per warehouse) on 2 connection(s): at most 1286 NOPM"),
+        "{text}"
+    );
+    assert!(
+        text.contains("of 1286.00 NOPM per warehouse (12.86 ÷ --pace-scale 0.01)"),
+        "{text}"
+    );
+    let r: Value = serde_json::from_slice(
+        &std::fs::read(
+            std::fs::read_dir(&out)
+                .unwrap()
+                .next()
+                .unwrap()
+                .unwrap()
+                .path(),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(r["terminals"]["terminals"], 10);
+    assert_eq!(r["terminals"]["connections"], 2);
+    assert_eq!(r["plan"]["terminals"]["per_warehouse"], true);
+    let eff = num(&r, "/terminals/efficiency_pct");
+    assert!((50.0..=120.0).contains(&eff), "{eff}");
+
+    // --warehouses all is --all-warehouses, which terminals (bound to a warehouse each)
+    // refuse; a bad count names what is expected.
+    let mut bad = args.to_vec();
+    bad.extend(["--warehouses", "all"]);
+    let o = oio().current_dir(dir.path()).args(&bad).output().unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--all-warehouses"), "{err}");
+    let o = oio()
+        .current_dir(dir.path())
+        .args(["tpcc", "run", "--db", &db, "--terminals", "ten"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--terminals") && err.contains("10/warehouse"),
+        "{err}"
+    );
+}

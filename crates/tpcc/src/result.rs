@@ -354,6 +354,13 @@ impl Series {
         envelope.command = first.envelope.command.clone();
         envelope.host = first.envelope.host.clone();
         envelope.plan = Some(plan.for_document(None));
+        let mut notes = vec![
+            "each step runs with its own ramp; efficiency_pct = (NOPM ÷ workers) ÷ (first step's NOPM ÷ workers) × 100".to_string(),
+            "latency_ns holds each step's [p90, p99] per transaction type in ns, from its merged histogram".into(),
+        ];
+        if plan.terminals.is_some() {
+            notes.push("terminal mode: the same terminals in every step, so NOPM is bounded by them and efficiency_pct per connection falls as connections are added; a step's terminals.efficiency_pct and terminals.late_s say whether its connections kept up".into());
+        }
         Series {
             envelope,
             db: first.db.clone(),
@@ -361,10 +368,7 @@ impl Series {
             warehouses: first.warehouses,
             workers: plan.workers.clone(),
             steps: Vec::new(),
-            notes: vec![
-                "each step runs with its own ramp; efficiency_pct = (NOPM ÷ workers) ÷ (first step's NOPM ÷ workers) × 100".into(),
-                "latency_ns holds each step's [p90, p99] per transaction type in ns, from its merged histogram".into(),
-            ],
+            notes,
         }
     }
 }
