@@ -5,6 +5,19 @@
 //! with `all_warehouses` worker k cycles at random through warehouses k+1, k+1+N, … so the
 //! whole schema is touched (HammerDB's "use all warehouses", for storage tests).
 //!
+//! Terminal mode (`terminals`): the specification's terminals, each bound to a warehouse and
+//! a district with its own keying and think times, are served by the workers' connections:
+//! a free connection takes the terminal that became ready first. Their latency counts from
+//! the moment the terminal was ready, so a terminal waiting for a busy connection is inside
+//! it, and that waiting is reported (`terminals.late_s`) with a warning when it is more than
+//! 5 % of the terminals' think and keying time. NOPM is then bounded by the terminals
+//! (12.86 per warehouse at 10 per warehouse), not by the connections.
+//!
+//! The wait profile over time (`intervals[].waits`) lines up with the intervals: the
+//! PostgreSQL sampler files each round under the interval the driver is in, SQLite's timed
+//! waits are read at each interval's end, and MariaDB/MySQL's per-interval counter deltas
+//! are spread over the driver's intervals by overlap.
+//!
 //! One step runs in phases, each a function: `Monitor::start` opens the driver's own
 //! connection and checks the database; `Crew::spawn` starts the workers (and SQLite's
 //! checkpointer); `ramp` sleeps through the warm-up; `open_window` takes the start

@@ -18,6 +18,10 @@
 //! totals and InnoDB's status counters once per interval and reports the deltas (time
 //! waited, not samples), grouped into I/O, log, lock and CPU/other.
 //!
+//! Every engine's profile has `classes` (SQLite's are its timed waits, in seconds ÷ window
+//! seconds; MariaDB/MySQL's its four groups), and each interval of the result has the same
+//! classes for its own span (`intervals[].waits`), so the profile can be drawn over time.
+//!
 //! Sampling cannot see waits shorter than the interval in proportion to their count, only to
 //! their total time: AAS is a time share, not an event count.
 
