@@ -743,6 +743,7 @@ fn assemble(url: &DbUrl, opts: &RunOptions, setup: &Setup, c: Closed) -> TpccRes
         (&c.sqlite.0, &c.sqlite.1),
         c.duration_s,
         total,
+        dialect,
     );
     let mut intervals = c.collected.intervals;
     assemble::interval_waits(

@@ -225,6 +225,7 @@ pub(super) fn waits(
     (a, b): (&SqliteCounters, &SqliteCounters),
     duration_s: f64,
     total: &Acc,
+    dialect: Dialect,
 ) -> WaitProfile {
     if let Some(p) = sampler {
         let mut w = p.profile();
@@ -234,6 +235,17 @@ pub(super) fn waits(
             w.notes.push("classes are the same four groups as buckets (io, log, lock, cpu_other); intervals[].waits holds them per interval, the waits falling in each interval taken in proportion to its overlap with the sampler's intervals".into());
         }
         return w;
+    }
+    if dialect != Dialect::Sqlite {
+        // The server's sampler did not return (the warnings say why): no profile, rather
+        // than SQLite's counters, which this run never moved.
+        return WaitProfile {
+            source: "none".into(),
+            notes: vec![
+                "the wait sampler returned no profile for this run (see the warnings)".into(),
+            ],
+            ..WaitProfile::default()
+        };
     }
     let secs = |ns: u64| ns as f64 / 1e9;
     let commits = b.commits - a.commits;
