@@ -236,6 +236,12 @@ impl RunOptions {
                     .into(),
             ));
         }
+        if self.pace_scale != 1.0 && !self.pacing() {
+            return Err(TpccError::Invalid(
+                "--pace-scale scales keying and think times, so it needs --paced or --terminals"
+                    .into(),
+            ));
+        }
         if self.terminals.is_some() && self.all_warehouses {
             return Err(TpccError::Invalid(
                 "--terminals binds each terminal to one warehouse and district (as the specification does), so it does not go with --all-warehouses; 10/warehouse covers every warehouse".into(),
@@ -414,6 +420,38 @@ mod tests {
         assert_eq!(back.seed, plan.seed);
         assert_eq!(back.time_s, plan.time_s);
         assert_eq!(back.options(2).workers, 2);
+    }
+
+    #[test]
+    fn pacing_options_are_checked() {
+        let mut o = RunOptions {
+            pace_scale: 0.0,
+            paced: true,
+            ..RunOptions::default()
+        };
+        let e = o.validate(Dialect::Sqlite).unwrap_err().to_string();
+        assert!(e.contains("--pace-scale must be above 0"), "{e}");
+        o.pace_scale = 0.5;
+        o.paced = false;
+        let e = o.validate(Dialect::Sqlite).unwrap_err().to_string();
+        assert!(e.contains("needs --paced or --terminals"), "{e}");
+        o.terminals = Some("10/warehouse".parse().unwrap());
+        assert!(o.pacing());
+        o.validate(Dialect::Sqlite).unwrap();
+        // Older plans without the fields read as one terminal per worker at scale 1.
+        let mut v = serde_json::to_value(TpccRunPlan::new(
+            "sqlite:x.db",
+            vec![1],
+            RunOptions::default(),
+        ))
+        .unwrap();
+        assert!(
+            v.get("terminals").is_none() && v.get("pace_scale").is_none(),
+            "{v}"
+        );
+        v.as_object_mut().unwrap().remove("pace_scale");
+        let p: TpccRunPlan = serde_json::from_value(v).unwrap();
+        assert_eq!((p.terminals, p.pace_scale), (None, 1.0));
     }
 
     #[test]
