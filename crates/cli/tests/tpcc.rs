@@ -227,6 +227,90 @@ fn postgres_server_mode_through_the_binary() {
     assert!(ok, "{c}");
 }
 
+#[test]
+fn a_postgres_worker_sequence_writes_a_series_and_each_step() {
+    if pg_bin().is_none() {
+        missing("no PostgreSQL binaries (scripts/test installs them)");
+        return;
+    }
+    let pg = TempPostgres::start("").unwrap();
+    let db = pg.url();
+    let dir = scratch();
+    tpcc_build_one_warehouse(dir.path(), &db);
+    let out = dir.path().join("res");
+    let o = oio()
+        .current_dir(dir.path())
+        .args([
+            "tpcc",
+            "run",
+            "--db",
+            &db,
+            "--workers",
+            "1,2,4",
+            "--ramp",
+            "0",
+        ])
+        .args(["--time", "2s", "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // The scaling table: one row per step, the first at 100 % efficiency.
+    assert!(text.contains("workers        NOPM"), "{text}");
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("workers        NOPM"))
+        .skip(1)
+        .take(3)
+        .collect();
+    assert!(
+        rows[0].trim_start().starts_with("1 ") && rows[0].contains("100 %"),
+        "{text}"
+    );
+    assert!(rows[2].trim_start().starts_with("4 "), "{text}");
+    let series = std::fs::read_dir(&out)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .find(|e| e.file_name().to_string_lossy().contains("series"))
+        .expect("the series is saved");
+    let s: Value = serde_json::from_slice(&std::fs::read(series.path()).unwrap()).unwrap();
+    assert_eq!(s["schema"], "oio.tpcc.series", "{s}");
+    assert_eq!(s["dialect"], "postgres");
+    assert_eq!(s["workers"], serde_json::json!([1, 2, 4]));
+    assert_eq!(s["stop_reason"], "completed");
+    let steps = s["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3, "{s}");
+    let n0 = num(&steps[0], "/nopm");
+    for (step, workers) in steps.iter().zip([1u64, 2, 4]) {
+        assert_eq!(step["workers"], workers);
+        let n = num(step, "/nopm");
+        assert!(n > 0.0, "{step}");
+        let eff = num(step, "/efficiency_pct");
+        assert!(
+            (eff - (n / workers as f64) / n0 * 100.0).abs() < 1e-6,
+            "{step}"
+        );
+        // Each step's own result is saved beside the series, with its wait profile over time.
+        let file = out.join(step["result_file"].as_str().unwrap());
+        let r: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        assert_eq!(r["schema"], "oio.tpcc");
+        assert_eq!(r["options"]["workers"], workers);
+        assert_eq!(r["summary"]["tpm_source"], "pg_stat_database");
+        assert_eq!(num(&r, "/summary/nopm"), n);
+        assert!(
+            r["intervals"][0]["waits"]
+                .as_array()
+                .is_some_and(|w| !w.is_empty()),
+            "{}",
+            r["intervals"]
+        );
+    }
+}
+
 /// Accepts TCP connections and never sends a byte: a PostgreSQL that hangs.
 fn silent_server() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -721,5 +805,88 @@ fn a_tpcc_result_reruns_its_plan() {
         String::from_utf8_lossy(&out.stderr).contains("--db goes with a TPC-C result"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn terminal_mode_through_the_binary_reports_terminals_and_their_bound() {
+    let dir = scratch();
+    let db = format!("sqlite:{}", dir.path().join("t.db").display());
+    run_json(
+        dir.path(),
+        &["tpcc", "build", "--db", &db, "--warehouses", "1"],
+    );
+    let out = dir.path().join("res");
+    let args = [
+        "tpcc",
+        "run",
+        "--db",
+        &db,
+        "--workers",
+        "2",
+        "--terminals",
+        "10/warehouse",
+        "--pace-scale",
+        "0.01",
+        "--sqlite-sync",
+        "normal",
+        "--ramp",
+        "1s",
+        "--time",
+        "3s",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let o = oio().current_dir(dir.path()).args(args).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        text.contains("terminals 10 (10.0 per warehouse) on 2 connection(s): at most 1286 NOPM"),
+        "{text}"
+    );
+    assert!(
+        text.contains("of 1286.00 NOPM per warehouse (12.86 ÷ --pace-scale 0.01)"),
+        "{text}"
+    );
+    let r: Value = serde_json::from_slice(
+        &std::fs::read(
+            std::fs::read_dir(&out)
+                .unwrap()
+                .next()
+                .unwrap()
+                .unwrap()
+                .path(),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(r["terminals"]["terminals"], 10);
+    assert_eq!(r["terminals"]["connections"], 2);
+    assert_eq!(r["plan"]["terminals"]["per_warehouse"], true);
+    let eff = num(&r, "/terminals/efficiency_pct");
+    assert!((50.0..=120.0).contains(&eff), "{eff}");
+
+    // --warehouses all is --all-warehouses, which terminals (bound to a warehouse each)
+    // refuse; a bad count names what is expected.
+    let mut bad = args.to_vec();
+    bad.extend(["--warehouses", "all"]);
+    let o = oio().current_dir(dir.path()).args(&bad).output().unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--all-warehouses"), "{err}");
+    let o = oio()
+        .current_dir(dir.path())
+        .args(["tpcc", "run", "--db", &db, "--terminals", "ten"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--terminals") && err.contains("10/warehouse"),
+        "{err}"
     );
 }

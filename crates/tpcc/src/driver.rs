@@ -5,6 +5,19 @@
 //! with `all_warehouses` worker k cycles at random through warehouses k+1, k+1+N, … so the
 //! whole schema is touched (HammerDB's "use all warehouses", for storage tests).
 //!
+//! Terminal mode (`terminals`): the specification's terminals, each bound to a warehouse and
+//! a district with its own keying and think times, are served by the workers' connections:
+//! a free connection takes the terminal that became ready first. Their latency counts from
+//! the moment the terminal was ready, so a terminal waiting for a busy connection is inside
+//! it, and that waiting is reported (`terminals.late_s`) with a warning when it is more than
+//! 5 % of the terminals' think and keying time. NOPM is then bounded by the terminals
+//! (12.86 per warehouse at 10 per warehouse), not by the connections.
+//!
+//! The wait profile over time (`intervals[].waits`) lines up with the intervals: the
+//! PostgreSQL sampler files each round under the interval the driver is in, SQLite's timed
+//! waits are read at each interval's end, and MariaDB/MySQL's per-interval counter deltas
+//! are spread over the driver's intervals by overlap.
+//!
 //! One step runs in phases, each a function: `Monitor::start` opens the driver's own
 //! connection and checks the database; `Crew::spawn` starts the workers (and SQLite's
 //! checkpointer); `ramp` sleeps through the warm-up; `open_window` takes the start
@@ -47,11 +60,11 @@ use oio_core::cpu::ProcessCpu;
 use oio_core::document::{Envelope, StopReason};
 use oio_core::observation::Observation;
 use oio_core::Cancel;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use worker::{Acc, CkptTotals, Shared, WorkerCtx, DONE, MEASURE};
+use worker::{Acc, CkptTotals, Lateness, Scheduler, Shared, WorkerCtx, DONE, MEASURE};
 
 pub use worker::shared_home_warehouses;
 
@@ -258,6 +271,8 @@ pub fn run_step(
 
 /// The workers and the SQLite checkpointer, on threads of their own.
 struct Crew {
+    /// Terminal mode's terminals.
+    scheduler: Option<Arc<Scheduler>>,
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
     checkpointer: Option<(JoinHandle<Result<()>>, Cancel)>,
@@ -274,16 +289,23 @@ impl Crew {
         cancel: &Cancel,
     ) -> Result<Crew> {
         let shared = Arc::new(Shared::new(opts.workers, opts.ramp_s > 0.0, cancel));
-        let ctx = Arc::new(WorkerCtx {
+        let mut ctx = WorkerCtx {
             url: url.clone(),
             opts: opts.clone(),
             shared: Arc::clone(&shared),
             sqlite: Arc::clone(sqlite),
             warehouses: warehouses as i64,
             nurand: NuRandC::for_run(&mut Rng::new(opts.seed)),
-        });
+            terminals: None,
+        };
+        if let Some(t) = opts.terminals {
+            ctx.terminals = Some(Arc::new(Scheduler::new(t.total(warehouses), &ctx)));
+        }
+        let scheduler = ctx.terminals.clone();
+        let ctx = Arc::new(ctx);
         let ckpt = Arc::new(Mutex::new(CkptTotals::default()));
         let mut crew = Crew {
+            scheduler,
             shared,
             workers: Vec::new(),
             checkpointer: None,
@@ -437,6 +459,8 @@ struct Window {
     recording: bool,
     warnings: Vec<String>,
     sampler: Option<(JoinHandle<Result<Sampler>>, Cancel)>,
+    /// The interval the driver is in (moved on as each closes), for the PostgreSQL sampler.
+    current_interval: Arc<AtomicUsize>,
 }
 
 /// Takes the start snapshot, starts the device recording and the wait sampler, and flips
@@ -470,13 +494,15 @@ fn open_window(
     let started = Instant::now();
     let cpu_at_start = ProcessCpu::now();
     let stop = crew.shared.stop.child();
+    let current_interval = Arc::new(AtomicUsize::new(0));
     let sampler = match url {
         DbUrl::Postgres(u) => {
             let (u, timeouts, s) = (u.clone(), opts.timeouts, stop.clone());
             let every = Duration::from_secs_f64(opts.wait_sample_ms.max(1.0) / 1000.0);
+            let current = Arc::clone(&current_interval);
             Some(spawn("oio-tpcc-waits", move || -> Result<Sampler> {
                 let mut c = crate::db::connect_pg(&u, "oio-tpcc-waits", &timeouts)?;
-                PgSampler::run(&mut c, every, &s)
+                PgSampler::run(&mut c, every, &s, &current)
                     .map(Sampler::Pg)
                     .map_err(TpccError::from)
             })?)
@@ -487,8 +513,10 @@ fn open_window(
             let every = Duration::from_secs_f64(opts.interval_s.max(0.05));
             Some(spawn("oio-tpcc-waits", move || -> Result<Sampler> {
                 let mut c = crate::mysql::connect(&u, "oio-tpcc-waits", &timeouts)?;
+                // Its intervals count from its first snapshot, taken just after this.
+                let began = Instant::now();
                 crate::mysql::waits::Sampler::run(&mut c, every, &s, workers)
-                    .map(|m| Sampler::Mysql(Box::new(m)))
+                    .map(|m| Sampler::Mysql(Box::new(m), began))
                     .map_err(TpccError::from)
             })?)
         }
@@ -503,6 +531,7 @@ fn open_window(
         recording,
         warnings,
         sampler: sampler.map(|h| (h, stop)),
+        current_interval,
     })
 }
 
@@ -513,6 +542,8 @@ struct Collected {
     stop_reason: StopReason,
     /// End of the last interval, and Σ `d_next_o_id` then.
     last: (Instant, i64),
+    /// SQLite's wait counters at the end of each interval.
+    sqlite_marks: Vec<(SqliteCounters, u128)>,
 }
 
 /// Drains the workers' counters once per interval until the window ends, the caller cancels,
@@ -533,6 +564,7 @@ fn collect(
         intervals: Vec::new(),
         stop_reason: StopReason::Completed,
         last: (start, window.start_snapshot.next_o_id_sum),
+        sqlite_marks: Vec::new(),
     };
     loop {
         let elapsed = start.elapsed();
@@ -552,6 +584,9 @@ fn collect(
         if start.elapsed() >= until {
             let acc = crew.shared.drain();
             let before = c.last.1;
+            c.sqlite_marks
+                .push((crew.sqlite_counters(), assemble::busy_ns(&acc)));
+            window.current_interval.fetch_add(1, Ordering::Relaxed);
             let iv = close_interval(monitor, &acc, start, &mut c.last)?;
             announce(observer, &acc, &iv, c.last.1 - before);
             observer.progress(&RunProgress {
@@ -600,6 +635,10 @@ struct Closed {
     observation: Option<Observation>,
     warnings: Vec<String>,
     errors: oio_core::result::ErrorSummary,
+    /// When the window opened.
+    started: Instant,
+    /// Terminal mode: the terminals, and how late they started.
+    terminals: Option<(u32, Lateness)>,
 }
 
 /// Ends the window: stops the device recording, the workers, the checkpointer and the
@@ -634,6 +673,7 @@ fn close_window(
         stop.cancel();
     }
     let shared = Arc::clone(&crew.shared);
+    let scheduler = crew.scheduler.clone();
     let sqlite_at_end_early = crew.sqlite_counters();
     let ckpt = Arc::clone(&crew.ckpt);
     let (stop_warnings, ckpt_error) = crew.stop(opts, cancel.is_cancelled());
@@ -653,6 +693,13 @@ fn close_window(
         announce(observer, &tail, &iv, collected.last.1 - before);
         collected.intervals.push(iv);
         collected.total.merge(&tail);
+        collected
+            .sqlite_marks
+            .push((sqlite_at_end, assemble::busy_ns(&tail)));
+    } else if let Some(last) = collected.sqlite_marks.last_mut() {
+        // What happened between the last interval's end and the window's goes to that
+        // interval, so the intervals add up to the window.
+        last.0 = sqlite_at_end;
     }
     let sampler = match window.sampler.take() {
         Some((h, _)) => match join_within(h, Instant::now() + opts.timeouts.call_bound()) {
@@ -666,6 +713,13 @@ fn close_window(
         None => None,
     };
     let window_end = monitor.settle_and_snapshot()?;
+    let window_started = window.started;
+    let terminals = scheduler.map(|s| {
+        (
+            s.count,
+            *s.lateness.lock().unwrap_or_else(|e| e.into_inner()),
+        )
+    });
     let errors = std::mem::take(&mut *shared.errors.lock().unwrap_or_else(|e| e.into_inner()));
     Ok(Closed {
         window_start: window.start_snapshot,
@@ -679,6 +733,8 @@ fn close_window(
         observation,
         warnings: window.warnings,
         errors,
+        started: window_started,
+        terminals,
     })
 }
 
@@ -689,7 +745,10 @@ fn assemble(url: &DbUrl, opts: &RunOptions, setup: &Setup, c: Closed) -> TpccRes
     if !setup.has_build_record {
         warnings.push(crate::build_state::NO_RECORD_WARNING.to_string());
     }
-    warnings.extend(worker::sharing_warning(opts, setup.warehouses));
+    if opts.terminals.is_none() {
+        // Terminals have their own warehouse and district, whatever the connections.
+        warnings.extend(worker::sharing_warning(opts, setup.warehouses));
+    }
     if dialect == Dialect::Sqlite && opts.workers > 1 {
         warnings.push("SQLite runs one write transaction at a time: extra workers overlap reads and queue for the writer slot (see waits.sqlite.writer_wait_s)".into());
     }
@@ -713,12 +772,44 @@ fn assemble(url: &DbUrl, opts: &RunOptions, setup: &Setup, c: Closed) -> TpccRes
             c.errors.first.as_deref().unwrap_or("")
         ));
     }
-    let waits = assemble::waits(
+    let mut waits = assemble::waits(
         opts,
         c.sampler.as_ref(),
         (&c.sqlite.0, &c.sqlite.1),
         c.duration_s,
+        total,
+        dialect,
     );
+    let mut intervals = c.collected.intervals;
+    assemble::interval_waits(
+        &mut intervals,
+        &mut waits,
+        c.sampler.as_ref(),
+        assemble::SqliteMarks {
+            start: &c.sqlite.0,
+            marks: &c.collected.sqlite_marks,
+        },
+        (c.started, opts.workers),
+    );
+    let terminals = c.terminals.map(|(count, late)| {
+        let t = assemble::terminal_stats(opts, setup.warehouses, count, &late, head.summary.nopm);
+        // Some queueing is normal when terminals share a connection; warn when it takes
+        // more than 5 % off the time the terminals spend thinking and keying (then the
+        // offered load, and NOPM, are the connections' rather than the terminals').
+        let paced_s = late.started as f64 * t.cycle_s;
+        if late.started > 0 && t.late_s > 0.05 * paced_s {
+            warnings.push(format!(
+                "the {} connection(s) could not keep up with the {count} terminals: terminals waited {:.1} s for a connection after their think time ended ({:.0} % of their think and keying time; {} of {} transactions started more than 10 ms late, at most {:.0} ms), so NOPM is bounded by the connections, not the terminals. The wait is inside the latencies (they count from when the terminal was ready); add connections (--workers) for a terminal-bound test",
+                opts.workers,
+                t.late_s,
+                t.late_s * 100.0 / paced_s,
+                late.late,
+                late.started,
+                late.max_ns as f64 / 1e6
+            ));
+        }
+        t
+    });
     let completed = head.summary.committed + head.summary.rolled_back;
     let cpu = c.cpu.unwrap_or_default();
     let cpu_s = cpu.total().as_secs_f64();
@@ -737,7 +828,7 @@ fn assemble(url: &DbUrl, opts: &RunOptions, setup: &Setup, c: Closed) -> TpccRes
         duration_s: c.duration_s,
         summary: head.summary,
         transactions,
-        intervals: c.collected.intervals,
+        intervals,
         cpu: crate::result::DriverCpu {
             user_s: cpu.user.as_secs_f64(),
             system_s: cpu.system.as_secs_f64(),
@@ -746,6 +837,7 @@ fn assemble(url: &DbUrl, opts: &RunOptions, setup: &Setup, c: Closed) -> TpccRes
             includes_database: dialect == Dialect::Sqlite,
         },
         waits,
+        terminals,
         device: c.observation,
         errors: c.errors,
         notes: head.notes,

@@ -80,7 +80,7 @@ pub use db::Timeouts;
 pub use driver::{run, run_step, DeviceObserver, Quiet, RunObserver, RunProgress, TpccOutcome};
 pub use error::TpccError;
 pub use load::{build, BuildOptions, BuildProgress, BuildReport};
-pub use plan::{Isolation, Mode, RunOptions, SqliteSync, TpccRunPlan};
+pub use plan::{Isolation, Mode, RunOptions, SqliteSync, Terminals, TpccRunPlan};
 pub use result::TpccResult;
 pub use url::DbUrl;
 

@@ -108,6 +108,55 @@ impl Timeouts {
     }
 }
 
+/// Terminal mode: how many terminals, each with the specification's keying and think times,
+/// share the workers' connections (clause 4.2.2: 10 terminals per warehouse).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Terminals {
+    /// Terminals in all, or per warehouse when `per_warehouse`.
+    pub count: u32,
+    /// `count` is per warehouse (10 is the specification's).
+    pub per_warehouse: bool,
+}
+
+impl Terminals {
+    /// Terminals in all for `warehouses` warehouses.
+    pub fn total(&self, warehouses: u32) -> u32 {
+        if self.per_warehouse {
+            self.count.saturating_mul(warehouses.max(1))
+        } else {
+            self.count
+        }
+    }
+}
+
+impl std::str::FromStr for Terminals {
+    type Err = String;
+    /// `40` (in all) or `10/warehouse` (also `10/w`, `10/wh`).
+    fn from_str(s: &str) -> std::result::Result<Terminals, String> {
+        let (n, per_warehouse) = match s.split_once('/') {
+            Some((n, "w" | "wh" | "warehouse")) => (n, true),
+            Some(_) => {
+                return Err(format!(
+                    "'{s}': expected a count (40) or a count per warehouse (10/warehouse)"
+                ))
+            }
+            None => (s, false),
+        };
+        match n.trim().parse::<u32>() {
+            Ok(count) if count > 0 => Ok(Terminals { count, per_warehouse }),
+            _ => Err(format!("'{s}': expected a count of terminals of at least 1, in all (40) or per warehouse (10/warehouse)")),
+        }
+    }
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+fn is_one(x: &f64) -> bool {
+    *x == 1.0
+}
+
 /// How to run one step (one worker count): the options recorded in a result as `options`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunOptions {
@@ -121,6 +170,14 @@ pub struct RunOptions {
     pub mode: Mode,
     /// Keying and think times of the specification.
     pub paced: bool,
+    /// Terminal mode: terminals with keying and think times multiplexed over the `workers`
+    /// connections (implies pacing). None: each worker is one terminal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminals: Option<Terminals>,
+    /// Keying and think times are multiplied by this (1: the specification's; smaller makes a
+    /// short test see many cycles, and scales the NOPM bound up by its inverse).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub pace_scale: f64,
     /// Spread each worker over its share of all warehouses instead of one home warehouse.
     pub all_warehouses: bool,
     /// Isolation level (PostgreSQL, MariaDB/MySQL).
@@ -148,6 +205,8 @@ impl Default for RunOptions {
             time_s: 300.0,
             mode: Mode::Client,
             paced: false,
+            terminals: None,
+            pace_scale: 1.0,
             all_warehouses: false,
             isolation: Isolation::ReadCommitted,
             interval_s: 1.0,
@@ -164,8 +223,33 @@ impl Default for RunOptions {
 }
 
 impl RunOptions {
+    /// Whether keying and think times apply (`--paced`, or terminal mode).
+    pub fn pacing(&self) -> bool {
+        self.paced || self.terminals.is_some()
+    }
+
     /// Refuses options that cannot run on `dialect`, saying which flag to change.
     pub fn validate(&self, dialect: Dialect) -> Result<()> {
+        if !(self.pace_scale > 0.0 && self.pace_scale <= 1000.0) {
+            return Err(TpccError::Invalid(
+                "--pace-scale must be above 0 (1 is the specification's keying and think times)"
+                    .into(),
+            ));
+        }
+        if self.pace_scale != 1.0 && !self.pacing() {
+            return Err(TpccError::Invalid(
+                "--pace-scale scales keying and think times, so it needs --paced or --terminals"
+                    .into(),
+            ));
+        }
+        if self.terminals.is_some() && self.all_warehouses {
+            return Err(TpccError::Invalid(
+                "--terminals binds each terminal to one warehouse and district (as the specification does), so it does not go with --all-warehouses; 10/warehouse covers every warehouse".into(),
+            ));
+        }
+        if self.terminals.is_some_and(|t| t.count == 0) {
+            return Err(TpccError::Invalid("--terminals must be at least 1".into()));
+        }
         if self.workers == 0 {
             return Err(TpccError::Invalid("--workers must be at least 1".into()));
         }
@@ -214,6 +298,12 @@ pub struct TpccRunPlan {
     pub mode: Mode,
     /// Keying and think times of the specification.
     pub paced: bool,
+    /// Terminal mode (see [`RunOptions::terminals`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminals: Option<Terminals>,
+    /// Keying and think times multiplied by this.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub pace_scale: f64,
     /// Spread each worker over its share of all warehouses.
     pub all_warehouses: bool,
     /// Isolation level (PostgreSQL, MariaDB/MySQL).
@@ -243,6 +333,8 @@ impl TpccRunPlan {
             time_s: step.time_s,
             mode: step.mode,
             paced: step.paced,
+            terminals: step.terminals,
+            pace_scale: step.pace_scale,
             all_warehouses: step.all_warehouses,
             isolation: step.isolation,
             interval_s: step.interval_s,
@@ -267,6 +359,8 @@ impl TpccRunPlan {
             time_s: self.time_s,
             mode: self.mode,
             paced: self.paced,
+            terminals: self.terminals,
+            pace_scale: self.pace_scale,
             all_warehouses: self.all_warehouses,
             isolation: self.isolation,
             interval_s: self.interval_s,
@@ -326,6 +420,38 @@ mod tests {
         assert_eq!(back.seed, plan.seed);
         assert_eq!(back.time_s, plan.time_s);
         assert_eq!(back.options(2).workers, 2);
+    }
+
+    #[test]
+    fn pacing_options_are_checked() {
+        let mut o = RunOptions {
+            pace_scale: 0.0,
+            paced: true,
+            ..RunOptions::default()
+        };
+        let e = o.validate(Dialect::Sqlite).unwrap_err().to_string();
+        assert!(e.contains("--pace-scale must be above 0"), "{e}");
+        o.pace_scale = 0.5;
+        o.paced = false;
+        let e = o.validate(Dialect::Sqlite).unwrap_err().to_string();
+        assert!(e.contains("needs --paced or --terminals"), "{e}");
+        o.terminals = Some("10/warehouse".parse().unwrap());
+        assert!(o.pacing());
+        o.validate(Dialect::Sqlite).unwrap();
+        // Older plans without the fields read as one terminal per worker at scale 1.
+        let mut v = serde_json::to_value(TpccRunPlan::new(
+            "sqlite:x.db",
+            vec![1],
+            RunOptions::default(),
+        ))
+        .unwrap();
+        assert!(
+            v.get("terminals").is_none() && v.get("pace_scale").is_none(),
+            "{v}"
+        );
+        v.as_object_mut().unwrap().remove("pace_scale");
+        let p: TpccRunPlan = serde_json::from_value(v).unwrap();
+        assert_eq!((p.terminals, p.pace_scale), (None, 1.0));
     }
 
     #[test]

@@ -59,6 +59,10 @@ pub struct TpccResult {
     pub cpu: DriverCpu,
     /// What the database waited on during the window.
     pub waits: WaitProfile,
+    /// Terminal mode (`--terminals`): terminals, connections, the NOPM the terminals can
+    /// offer, and how long terminals waited for a connection (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminals: Option<TerminalStats>,
     /// The device holding the database during the window, from /proc/diskstats (null when
     /// the device could not be found or recorded; `warnings` says why).
     pub device: Option<oio_core::observation::Observation>,
@@ -124,7 +128,8 @@ pub struct Summary {
     pub retries: u64,
     /// Transactions that failed for good.
     pub failed: u64,
-    /// NOPM ÷ (12.86 × warehouses), percent: only meaningful with `--paced`.
+    /// NOPM ÷ (12.86 × warehouses ÷ `pace_scale`), percent: with keying and think times
+    /// (`--paced` or `--terminals`) only, else null.
     pub efficiency_pct: Option<f64>,
 }
 
@@ -183,6 +188,51 @@ pub struct Interval {
     /// `waits.notes`). Drawn as the stacked wait profile over time.
     #[serde(default)]
     pub waits: Vec<crate::waits::WaitShare>,
+}
+
+/// Terminal mode: many terminals with keying and think times served by fewer connections.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TerminalStats {
+    /// Terminals in all.
+    pub terminals: u32,
+    /// Connections (workers) serving them.
+    pub connections: u32,
+    /// Terminals per warehouse (the specification has 10).
+    pub per_warehouse: f64,
+    /// Keying and think times were multiplied by this (1: the specification's).
+    pub pace_scale: f64,
+    /// Mean keying plus think time of one transaction over the mix, seconds (scaled).
+    pub cycle_s: f64,
+    /// The NOPM these terminals offer at most: terminals × 45 % × 60 ÷ `cycle_s` (each
+    /// response time makes it lower still). 12.86 per warehouse at 10 terminals per
+    /// warehouse and scale 1.
+    pub bound_nopm: f64,
+    /// NOPM ÷ `bound_nopm`, percent.
+    pub efficiency_pct: Option<f64>,
+    /// Transactions the terminals started in the window.
+    pub started: u64,
+    /// Of those, started more than 10 ms after their terminal was ready (its think and
+    /// keying time over). A warning says the connections could not keep up when `late_s`
+    /// exceeds 5 % of the terminals' think and keying time.
+    pub late_starts: u64,
+    /// Time terminals waited for a connection after being ready, summed, seconds (inside
+    /// the latencies, which count from the moment the terminal was ready).
+    pub late_s: f64,
+    /// The longest such wait, ns.
+    pub late_max_ns: u64,
+}
+
+impl TerminalStats {
+    /// Mean keying plus think time of one transaction over the mix at scale 1, seconds.
+    pub fn spec_cycle_s() -> f64 {
+        TxnType::ALL
+            .iter()
+            .map(|t| {
+                let (k, th) = t.keying_think_s();
+                t.mix_pct() as f64 / 100.0 * (k + th)
+            })
+            .sum()
+    }
 }
 
 /// CPU the driver used during the window.
@@ -304,6 +354,13 @@ impl Series {
         envelope.command = first.envelope.command.clone();
         envelope.host = first.envelope.host.clone();
         envelope.plan = Some(plan.for_document(None));
+        let mut notes = vec![
+            "each step runs with its own ramp; efficiency_pct = (NOPM ÷ workers) ÷ (first step's NOPM ÷ workers) × 100".to_string(),
+            "latency_ns holds each step's [p90, p99] per transaction type in ns, from its merged histogram".into(),
+        ];
+        if plan.terminals.is_some() {
+            notes.push("terminal mode: the same terminals in every step, so NOPM is bounded by them and efficiency_pct per connection falls as connections are added; a step's terminals.efficiency_pct and terminals.late_s say whether its connections kept up".into());
+        }
         Series {
             envelope,
             db: first.db.clone(),
@@ -311,10 +368,7 @@ impl Series {
             warehouses: first.warehouses,
             workers: plan.workers.clone(),
             steps: Vec::new(),
-            notes: vec![
-                "each step runs with its own ramp; efficiency_pct = (NOPM ÷ workers) ÷ (first step's NOPM ÷ workers) × 100".into(),
-                "latency_ns holds each step's [p90, p99] per transaction type in ns, from its merged histogram".into(),
-            ],
+            notes,
         }
     }
 }

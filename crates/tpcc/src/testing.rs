@@ -444,3 +444,54 @@ impl Drop for TempMariadb {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// Checks a result's per-interval wait profile against its window's: every interval of the
+/// window lists the window's classes, and for each class the intervals' average active
+/// sessions times their lengths add up to the window's within `tolerance` (relative
+/// to the window's AAS, with 0.02 AAS of slack for classes that are nearly absent).
+/// Returns what did not hold.
+pub fn interval_waits_add_up(r: &crate::TpccResult, tolerance: f64) -> Result<(), String> {
+    let classes = &r.waits.classes;
+    if classes.is_empty() {
+        return Err(format!("no wait classes in the window: {:?}", r.waits));
+    }
+    let inside: Vec<&crate::result::Interval> = r
+        .intervals
+        .iter()
+        .filter(|iv| iv.t_s <= r.duration_s + 1e-6)
+        .collect();
+    if inside.is_empty() || inside.iter().any(|iv| iv.waits.is_empty()) {
+        return Err(format!(
+            "an interval of the window has no waits: {:?}",
+            inside.iter().map(|iv| iv.waits.len()).collect::<Vec<_>>()
+        ));
+    }
+    for c in classes {
+        let mut sum = 0.0;
+        for iv in &r.intervals {
+            let names: Vec<&str> = iv.waits.iter().map(|w| w.name.as_str()).collect();
+            if !iv.waits.is_empty() && !classes.iter().all(|k| names.contains(&k.name.as_str())) {
+                return Err(format!("interval at {} s lists {names:?}", iv.t_s));
+            }
+            let share: f64 = iv.waits.iter().map(|w| w.share_pct).sum();
+            if !iv.waits.is_empty() && share > 0.0 && (share - 100.0).abs() > 0.01 {
+                return Err(format!("interval at {} s: shares add to {share}", iv.t_s));
+            }
+            sum += iv
+                .waits
+                .iter()
+                .find(|w| w.name == c.name)
+                .map_or(0.0, |w| w.aas * iv.duration_s);
+        }
+        // Session-seconds over the window's length: the window's own AAS (a last interval
+        // of transactions finishing after the window adds their time, not its length).
+        let mean = sum / r.duration_s.max(1e-9);
+        if (mean - c.aas).abs() > tolerance * c.aas + 0.02 {
+            return Err(format!(
+                "{}: the intervals' mean AAS is {mean:.4}, the window's {:.4}",
+                c.name, c.aas
+            ));
+        }
+    }
+    Ok(())
+}

@@ -18,6 +18,10 @@
 //! totals and InnoDB's status counters once per interval and reports the deltas (time
 //! waited, not samples), grouped into I/O, log, lock and CPU/other.
 //!
+//! Every engine's profile has `classes` (SQLite's are its timed waits, in seconds ÷ window
+//! seconds; MariaDB/MySQL's its four groups), and each interval of the result has the same
+//! classes for its own span (`intervals[].waits`), so the profile can be drawn over time.
+//!
 //! Sampling cannot see waits shorter than the interval in proportion to their count, only to
 //! their total time: AAS is a time share, not an event count.
 
@@ -25,6 +29,7 @@ use crate::plan::SqliteSync;
 use crate::sql::{classify_pg, StmtError};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// The wait profile of a run.
@@ -219,6 +224,35 @@ pub fn wal_checkpoint_seq(wal: &std::path::Path) -> Option<u32> {
     Some(u32::from_be_bytes([h[12], h[13], h[14], h[15]]))
 }
 
+/// One interval's wait shares, in the order of the window's `classes` (every class of the
+/// window appears, with 0 when the interval had none of it, so a stacked chart keeps its
+/// colours; a class only the interval has comes last). `amounts` are what the window's
+/// shares were made of (session samples, or seconds waited summed over sessions) and `per`
+/// turns an amount into average active sessions (the interval's rounds, or its seconds).
+pub fn interval_shares(
+    classes: &[WaitShare],
+    amounts: &HashMap<String, f64>,
+    per: f64,
+) -> Vec<WaitShare> {
+    let total: f64 = amounts.values().sum();
+    let share = |name: &str| {
+        let a = amounts.get(name).copied().unwrap_or(0.0);
+        WaitShare {
+            name: name.to_string(),
+            aas: if per > 0.0 { a / per } else { 0.0 },
+            share_pct: if total > 0.0 { a * 100.0 / total } else { 0.0 },
+        }
+    };
+    let mut out: Vec<WaitShare> = classes.iter().map(|c| share(&c.name)).collect();
+    let mut extra: Vec<&String> = amounts
+        .keys()
+        .filter(|k| !classes.iter().any(|c| &c.name == *k))
+        .collect();
+    extra.sort();
+    out.extend(extra.into_iter().map(|k| share(k)));
+    out
+}
+
 /// The bottleneck bucket of a PostgreSQL wait (see the reference notes' mapping).
 pub fn bucket(class: &str, event: &str) -> &'static str {
     match class {
@@ -241,7 +275,14 @@ pub struct PgSampler {
     counts: HashMap<(String, String), u64>,
     rounds: u64,
     interval: Duration,
+    /// Per driver interval (indexed by the driver's interval counter when the round ran):
+    /// rounds taken and session samples per class.
+    per_interval: Vec<(u64, HashMap<String, u64>)>,
 }
+
+/// Per-interval entries a sampler keeps at most: a run of a week at 1 s intervals; a
+/// longer one folds its later rounds into the last entry rather than growing without bound.
+const MAX_INTERVALS: usize = 7 * 24 * 3600;
 
 const SAMPLE_SQL: &str = "SELECT coalesce(wait_event_type, ''), coalesce(wait_event, ''), \
     backend_type = 'client backend' \
@@ -252,22 +293,32 @@ const SAMPLE_SQL: &str = "SELECT coalesce(wait_event_type, ''), coalesce(wait_ev
       OR (backend_type <> 'client backend' AND coalesce(wait_event_type, '') <> 'Activity'))";
 
 impl PgSampler {
-    /// Samples on `client` every `interval` until `stop` is cancelled. Returns the queries it ran
-    /// (each is one transaction in `pg_stat_database`, subtracted from TPM).
+    /// Samples on `client` every `interval` until `stop` is cancelled. Each round is also
+    /// counted in the driver interval `current` names when the round ran (the driver moves
+    /// it on as it closes an interval), so the per-interval view lines up with `intervals[]`.
     pub fn run(
         client: &mut postgres::Client,
         interval: Duration,
         stop: &oio_core::Cancel,
+        current: &AtomicUsize,
     ) -> Result<PgSampler, StmtError> {
         let st = client.prepare(SAMPLE_SQL).map_err(classify_pg)?;
         let mut s = PgSampler {
             counts: HashMap::new(),
             rounds: 0,
             interval,
+            per_interval: Vec::new(),
         };
         let mut next = Instant::now();
         while !stop.is_cancelled() {
-            for row in client.query(&st, &[]).map_err(classify_pg)? {
+            let rows = client.query(&st, &[]).map_err(classify_pg)?;
+            let i = current.load(Ordering::Relaxed).min(MAX_INTERVALS - 1);
+            if s.per_interval.len() <= i {
+                s.per_interval.resize_with(i + 1, Default::default);
+            }
+            let slot = &mut s.per_interval[i];
+            slot.0 += 1;
+            for row in rows {
                 let (class, event, client_backend): (String, String, bool) =
                     (row.get(0), row.get(1), row.get(2));
                 let class = if class.is_empty() {
@@ -275,6 +326,7 @@ impl PgSampler {
                 } else {
                     class
                 };
+                *slot.1.entry(class.clone()).or_default() += 1;
                 *s.counts.entry((class, event)).or_default() += 1;
             }
             s.rounds += 1;
@@ -298,6 +350,12 @@ impl PgSampler {
     /// Rounds taken (= queries run).
     pub fn rounds(&self) -> u64 {
         self.rounds
+    }
+
+    /// Per driver interval: the interval's rounds and session samples per class (an
+    /// interval with no round, shorter than the sampling interval, has 0 rounds).
+    pub fn per_interval(&self) -> &[(u64, HashMap<String, u64>)] {
+        &self.per_interval
     }
 
     /// The profile.
@@ -381,6 +439,7 @@ mod tests {
             counts: HashMap::new(),
             rounds: 10,
             interval: Duration::from_millis(100),
+            per_interval: Vec::new(),
         };
         s.counts.insert(("CPU".into(), "".into()), 20);
         s.counts.insert(("IO".into(), "WALSync".into()), 10);
@@ -390,6 +449,34 @@ mod tests {
         assert!((p.classes[0].aas - 2.0).abs() < 1e-9);
         assert!((p.buckets[1].share_pct - 100.0 / 3.0).abs() < 1e-9);
         assert_eq!(p.top_events[0].bucket, "cpu");
+    }
+
+    #[test]
+    fn interval_shares_keep_the_window_classes_in_order() {
+        let window = vec![
+            WaitShare {
+                name: "CPU".into(),
+                aas: 2.0,
+                share_pct: 60.0,
+            },
+            WaitShare {
+                name: "IO".into(),
+                aas: 1.0,
+                share_pct: 40.0,
+            },
+        ];
+        let amounts = HashMap::from([("IO".to_string(), 6.0), ("Lock".to_string(), 2.0)]);
+        let v = interval_shares(&window, &amounts, 4.0);
+        let names: Vec<&str> = v.iter().map(|w| w.name.as_str()).collect();
+        assert_eq!(names, ["CPU", "IO", "Lock"]);
+        assert_eq!(v[0].aas, 0.0);
+        assert!((v[1].aas - 1.5).abs() < 1e-12);
+        assert!((v[1].share_pct - 75.0).abs() < 1e-12);
+        assert!((v[2].share_pct - 25.0).abs() < 1e-12);
+        // No rounds in the interval: no AAS rather than a division by zero.
+        assert!(interval_shares(&window, &amounts, 0.0)
+            .iter()
+            .all(|w| w.aas == 0.0));
     }
 
     /// A real WAL: pages checkpointed equal the frames written, counted once each, across a

@@ -112,6 +112,14 @@ fn mariadb_build_run_check_in_both_modes() {
         assert!(m.redo_bytes > 0, "{m:?}");
         assert!(m.buffer_pool_read_requests > 0, "{m:?}");
         assert!(m.intervals.len() >= 2, "{m:?}");
+        // The wait profile over time: the performance_schema deltas spread over the
+        // driver's intervals, in the four groups, adding up to the window's.
+        eprintln!(
+            "{mode:?} interval waits: {}",
+            serde_json::to_string(&r.intervals.iter().map(|i| &i.waits).collect::<Vec<_>>())
+                .unwrap()
+        );
+        oio_tpcc::testing::interval_waits_add_up(&r, 0.15).unwrap();
         for t in ["payment", "order_status", "delivery", "stock_level"] {
             assert!(
                 r.transactions[t].committed > 0,

@@ -76,6 +76,14 @@ fn postgres_build_run_check_in_both_modes() {
         assert_eq!(r.summary.tpm_source, "pg_stat_database");
         assert!(r.summary.tpm > 0.0);
         assert!(r.waits.rounds > 10, "{:?}", r.waits);
+        // The wait profile over time: the sampling rounds of each interval, adding up to
+        // the window's.
+        eprintln!(
+            "{mode:?} interval waits: {}",
+            serde_json::to_string(&r.intervals.iter().map(|i| &i.waits).collect::<Vec<_>>())
+                .unwrap()
+        );
+        oio_tpcc::testing::interval_waits_add_up(&r, 0.15).unwrap();
         all_pass(&db, true);
     }
 

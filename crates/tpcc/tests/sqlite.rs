@@ -78,6 +78,13 @@ fn build_check_run_check() {
     .unwrap();
     eprintln!("{}", serde_json::to_string_pretty(&r.summary).unwrap());
     eprintln!("{}", serde_json::to_string_pretty(&r.waits).unwrap());
+    // The wait profile over time: SQLite's timed waits per interval, in the window's
+    // classes, adding up to the window's (the same counters, read at each interval's end).
+    let names: Vec<&str> = r.waits.classes.iter().map(|c| c.name.as_str()).collect();
+    for c in ["commit", "cpu_other"] {
+        assert!(names.contains(&c), "{names:?}");
+    }
+    oio_tpcc::testing::interval_waits_add_up(&r, 0.01).unwrap();
     // 2 workers on 1 warehouse share it, and say so.
     assert!(
         r.envelope.warnings

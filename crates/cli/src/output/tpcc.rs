@@ -121,17 +121,27 @@ impl RunSink {
             crate::output::print_json(s)?;
         } else if !style::quiet() {
             let mut out = anstream::stdout().lock();
-            writeln!(out, "workers        NOPM         TPM  efficiency")?;
+            writeln!(
+                out,
+                "workers        NOPM         TPM  efficiency  new_order p90/p99   payment p90/p99"
+            )?;
             for p in &s.steps {
+                let lat = |k: &str| {
+                    p.latency_ns.get(k).map_or("-".to_string(), |(p90, p99)| {
+                        format!("{}/{}", ns_u(*p90), ns_u(*p99))
+                    })
+                };
                 writeln!(
                     out,
-                    "{:>7} {:>11} {:>11}  {}",
+                    "{:>7} {:>11} {:>11}  {:>10}  {:>17} {:>17}",
                     p.workers,
                     format_count(p.nopm),
                     format_count(p.tpm),
                     p.efficiency_pct
                         .map(|e| format!("{e:.0} %"))
-                        .unwrap_or_else(|| "-".into())
+                        .unwrap_or_else(|| "-".into()),
+                    lat("new_order"),
+                    lat("payment")
                 )?;
             }
         }
@@ -288,7 +298,31 @@ pub fn write_run_summary(out: &mut dyn Write, r: &TpccResult) -> std::io::Result
         if s.ratio_ok { "" } else { ", DRIFTED" }
     )?;
     if let Some(e) = s.efficiency_pct {
-        writeln!(out, "  efficiency {e:.1} % of 12.86 NOPM per warehouse")?;
+        let scale = r.options.pace_scale;
+        if scale == 1.0 {
+            writeln!(out, "  efficiency {e:.1} % of 12.86 NOPM per warehouse")?;
+        } else {
+            writeln!(
+                out,
+                "  efficiency {e:.1} % of {:.2} NOPM per warehouse (12.86 ÷ --pace-scale {scale})",
+                12.86 / scale
+            )?;
+        }
+    }
+    if let Some(t) = &r.terminals {
+        writeln!(
+            out,
+            "  terminals {} ({:.1} per warehouse) on {} connection(s): at most {:.0} NOPM, {} reached; waited for a connection {:.2} s in all, {} of {} started over 10 ms late (max {})",
+            t.terminals,
+            t.per_warehouse,
+            t.connections,
+            t.bound_nopm,
+            t.efficiency_pct.map_or("-".into(), |e| format!("{e:.1} %")),
+            t.late_s,
+            t.late_starts,
+            t.started,
+            ns_u(Some(t.late_max_ns))
+        )?;
     }
     writeln!(
         out,

@@ -9,7 +9,8 @@ use crate::txn::TxnType;
 use crate::url::Dialect;
 use crate::waits::{SqliteWaits, WaitProfile};
 use oio_core::histogram::LatencyHistogram;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::time::Instant;
 
 /// One interval of the series from the counters drained at its end.
 pub(super) fn interval_of(acc: &Acc, t_s: f64, duration_s: f64, new_orders: i64) -> Interval {
@@ -127,7 +128,10 @@ pub(super) fn headline(
             ));
         }
     }
-    if !opts.paced {
+    if opts.pace_scale != 1.0 && opts.pacing() {
+        notes.push(format!("keying and think times were scaled by {} (--pace-scale): the NOPM bound and efficiency_pct are scaled by its inverse; not a specification-like pacing", opts.pace_scale));
+    }
+    if !opts.pacing() {
         notes.push("keying and think times were off (as in HammerDB's and go-tpc's defaults): workers submit back to back, so NOPM is not bounded by 12.86 per warehouse".into());
     }
     Headline {
@@ -145,8 +149,8 @@ pub(super) fn headline(
             retries: total.0.iter().map(|t| t.retried).sum(),
             failed: total.0.iter().map(|t| t.failed).sum(),
             efficiency_pct: opts
-                .paced
-                .then(|| nopm / (12.86 * warehouses as f64) * 100.0),
+                .pacing()
+                .then(|| nopm * opts.pace_scale / (12.86 * warehouses as f64) * 100.0),
         },
         notes,
         warnings,
@@ -214,21 +218,46 @@ pub(super) struct SqliteCounters {
 }
 
 /// The wait profile: the sampler's (PostgreSQL, MariaDB/MySQL) or SQLite's timed waits.
+/// `total` is what the workers counted in the window (SQLite's time inside transactions).
 pub(super) fn waits(
     opts: &RunOptions,
     sampler: Option<&Sampler>,
     (a, b): (&SqliteCounters, &SqliteCounters),
     duration_s: f64,
+    total: &Acc,
+    dialect: Dialect,
 ) -> WaitProfile {
     if let Some(p) = sampler {
-        return p.profile();
+        let mut w = p.profile();
+        if w.classes.is_empty() && !w.buckets.is_empty() {
+            // MariaDB/MySQL's groups are its classes: the per-interval view uses them.
+            w.classes = w.buckets.clone();
+            w.notes.push("classes are the same four groups as buckets (io, log, lock, cpu_other); intervals[].waits holds them per interval, the waits falling in each interval taken in proportion to its overlap with the sampler's intervals".into());
+        }
+        return w;
+    }
+    if dialect != Dialect::Sqlite {
+        // The server's sampler did not return (the warnings say why): no profile, rather
+        // than SQLite's counters, which this run never moved.
+        return WaitProfile {
+            source: "none".into(),
+            notes: vec![
+                "the wait sampler returned no profile for this run (see the warnings)".into(),
+            ],
+            ..WaitProfile::default()
+        };
     }
     let secs = |ns: u64| ns as f64 / 1e9;
     let commits = b.commits - a.commits;
     let commit_ns = b.commit_ns - a.commit_ns;
     let (c0, c1) = (&a.checkpoints, &b.checkpoints);
+    let amounts = sqlite_seconds(a, b, busy_ns(total));
+    let classes = crate::waits::interval_shares(&[], &amounts, duration_s);
+    let mut classes: Vec<_> = classes.into_iter().filter(|c| c.aas > 0.0).collect();
+    classes.sort_by(|x, y| y.aas.total_cmp(&x.aas).then(x.name.cmp(&y.name)));
     WaitProfile {
         source: "sqlite".into(),
+        classes,
         sqlite: Some(SqliteWaits {
             synchronous: Some(opts.sqlite_sync),
             writer_wait_s: secs(b.writer_wait_ns - a.writer_wait_ns),
@@ -249,6 +278,7 @@ pub(super) fn waits(
             "commit_s: time inside COMMIT of write transactions: the WAL append plus, with synchronous=full, the fsync".into(),
             "checkpoint_s: PASSIVE WAL checkpoints run by a separate thread once a second".into(),
             "checkpoint_pages: pages the checkpoints copied from the WAL into the database file in the window (each page once); wal_frames: pages appended to the WAL in the window; both as seen at the once-a-second checkpoints".into(),
+            "classes (and intervals[].waits) put these times in the form of the server engines' profiles: aas = seconds ÷ window seconds (summed over workers), share_pct = share of their sum. SQLite has no wait interface: writer_wait, commit and checkpoint are timed by oio; cpu_other is the rest of the time inside transactions (SQL on the CPU, page reads); checkpoint runs on its own thread, as background work; think and keying time is not counted".into(),
         ],
         ..WaitProfile::default()
     }
@@ -258,8 +288,9 @@ pub(super) fn waits(
 pub(crate) enum Sampler {
     /// PostgreSQL's `pg_stat_activity` sampler.
     Pg(crate::waits::PgSampler),
-    /// MariaDB/MySQL's `performance_schema` sampler.
-    Mysql(Box<crate::mysql::waits::Sampler>),
+    /// MariaDB/MySQL's `performance_schema` sampler, and when it started (its intervals
+    /// count from then).
+    Mysql(Box<crate::mysql::waits::Sampler>, Instant),
 }
 
 impl Sampler {
@@ -267,14 +298,135 @@ impl Sampler {
     pub(crate) fn rounds(&self) -> u64 {
         match self {
             Sampler::Pg(p) => p.rounds(),
-            Sampler::Mysql(m) => m.rounds(),
+            Sampler::Mysql(m, _) => m.rounds(),
         }
     }
     /// The wait profile.
     pub(crate) fn profile(&self) -> crate::waits::WaitProfile {
         match self {
             Sampler::Pg(p) => p.profile(),
-            Sampler::Mysql(m) => m.profile(),
+            Sampler::Mysql(m, _) => m.profile(),
         }
+    }
+}
+
+/// Time inside transactions the workers recorded, ns (their latencies summed).
+pub(super) fn busy_ns(acc: &Acc) -> u128 {
+    acc.0.iter().map(|t| t.hist.sum()).sum()
+}
+
+/// SQLite's timed waits between two readings as seconds per class, summed over workers;
+/// `busy_ns` is the time inside the transactions that completed in between.
+fn sqlite_seconds(a: &SqliteCounters, b: &SqliteCounters, busy_ns: u128) -> HashMap<String, f64> {
+    let writer = b.writer_wait_ns.saturating_sub(a.writer_wait_ns);
+    let commit = b.commit_ns.saturating_sub(a.commit_ns);
+    let other = busy_ns.saturating_sub(writer as u128 + commit as u128);
+    HashMap::from([
+        ("writer_wait".to_string(), writer as f64 / 1e9),
+        ("commit".to_string(), commit as f64 / 1e9),
+        (
+            "checkpoint".to_string(),
+            (b.checkpoints.secs - a.checkpoints.secs).max(0.0),
+        ),
+        ("cpu_other".to_string(), other as f64 / 1e9),
+    ])
+}
+
+/// SQLite's counters at the start of the window and at the end of each interval.
+pub(super) struct SqliteMarks<'a> {
+    pub start: &'a SqliteCounters,
+    /// The counters at the interval's end, and the time inside the transactions that
+    /// completed in it, ns.
+    pub marks: &'a [(SqliteCounters, u128)],
+}
+
+/// Fills `intervals[].waits` from the sampler's per-interval view (PostgreSQL: the rounds
+/// that ran in each interval; MariaDB/MySQL: its interval deltas spread over the driver's
+/// intervals by overlap) or SQLite's counters read at each interval's end. `started` is when
+/// the window opened; `workers` the connections (MariaDB/MySQL's cpu_other is what is left
+/// of their time).
+pub(super) fn interval_waits(
+    intervals: &mut [Interval],
+    waits: &mut WaitProfile,
+    sampler: Option<&Sampler>,
+    sqlite: SqliteMarks,
+    (started, workers): (Instant, u32),
+) {
+    let classes = waits.classes.clone();
+    match sampler {
+        Some(Sampler::Pg(p)) => {
+            let per = p.per_interval();
+            for (i, iv) in intervals.iter_mut().enumerate() {
+                let Some((rounds, counts)) = per.get(i) else {
+                    continue;
+                };
+                let amounts = counts.iter().map(|(k, n)| (k.clone(), *n as f64)).collect();
+                iv.waits = crate::waits::interval_shares(&classes, &amounts, *rounds as f64);
+            }
+            waits.notes.push("intervals[].waits: the sampling rounds that ran in each interval (aas = its session samples ÷ its rounds), so the rounds-weighted mean of the intervals is the window's".into());
+        }
+        Some(Sampler::Mysql(m, began)) => {
+            let profile = m.profile();
+            let Some(my) = profile.mysql.as_ref() else {
+                return;
+            };
+            let offset = began.saturating_duration_since(started).as_secs_f64();
+            for iv in intervals.iter_mut() {
+                let (lo, hi) = (iv.t_s - iv.duration_s, iv.t_s);
+                let mut amounts: HashMap<String, f64> = HashMap::new();
+                for j in &my.intervals {
+                    let (jlo, jhi) = (offset + j.end_s - j.duration_s, offset + j.end_s);
+                    let overlap = (hi.min(jhi) - lo.max(jlo)).max(0.0);
+                    if overlap <= 0.0 || j.duration_s <= 0.0 {
+                        continue;
+                    }
+                    let f = overlap / j.duration_s;
+                    for (name, secs) in [("io", j.io_s), ("log", j.log_s), ("lock", j.lock_s)] {
+                        *amounts.entry(name.to_string()).or_default() += secs * f;
+                    }
+                }
+                let waited: f64 = amounts.values().sum();
+                amounts.insert(
+                    "cpu_other".into(),
+                    (workers as f64 * iv.duration_s - waited).max(0.0),
+                );
+                iv.waits = crate::waits::interval_shares(&classes, &amounts, iv.duration_s);
+            }
+        }
+        None if waits.sqlite.is_some() => {
+            let mut prev = sqlite.start;
+            for (iv, mark) in intervals.iter_mut().zip(sqlite.marks) {
+                let amounts = sqlite_seconds(prev, &mark.0, mark.1);
+                iv.waits = crate::waits::interval_shares(&classes, &amounts, iv.duration_s);
+                prev = &mark.0;
+            }
+            waits.notes.push("intervals[].waits: the same times read at each interval's end; a transaction's time counts in the interval it completed in, a checkpoint's in the interval it ended in".into());
+        }
+        None => {}
+    }
+}
+
+/// Terminal mode's figures: the bound the terminals set on NOPM and how late they started.
+pub(super) fn terminal_stats(
+    opts: &RunOptions,
+    warehouses: u32,
+    terminals: u32,
+    late: &super::worker::Lateness,
+    nopm: f64,
+) -> crate::result::TerminalStats {
+    let cycle_s = crate::result::TerminalStats::spec_cycle_s() * opts.pace_scale;
+    let bound_nopm = terminals as f64 * TxnType::NewOrder.mix_pct() as f64 / 100.0 * 60.0 / cycle_s;
+    crate::result::TerminalStats {
+        terminals,
+        connections: opts.workers,
+        per_warehouse: terminals as f64 / warehouses.max(1) as f64,
+        pace_scale: opts.pace_scale,
+        cycle_s,
+        bound_nopm,
+        efficiency_pct: (bound_nopm > 0.0).then(|| nopm / bound_nopm * 100.0),
+        started: late.started,
+        late_starts: late.late,
+        late_s: late.waited_ns as f64 / 1e9,
+        late_max_ns: late.max_ns,
     }
 }

@@ -167,6 +167,112 @@ pub(super) struct WorkerCtx {
     pub sqlite: Arc<SqliteShared>,
     pub warehouses: i64,
     pub nurand: NuRandC,
+    /// Terminal mode: the terminals the workers' connections serve.
+    pub terminals: Option<Arc<Scheduler>>,
+}
+
+/// A transaction that starts later than this after its terminal was ready counts as late
+/// (well above a sleeping thread's wake-up jitter, well below any keying or think time).
+pub(super) const LATE_NS: u64 = 10_000_000;
+
+/// One terminal of terminal mode: bound to a warehouse and a district, with its own input
+/// generator and the transaction it will submit when `ready` (its keying time ended).
+struct TermState {
+    ready: Instant,
+    idx: u32,
+    rng: Rng,
+    warehouse: i64,
+    district: i64,
+    next: (TxnType, Input),
+}
+
+impl PartialEq for TermState {
+    fn eq(&self, o: &Self) -> bool {
+        (self.ready, self.idx) == (o.ready, o.idx)
+    }
+}
+impl Eq for TermState {}
+impl PartialOrd for TermState {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for TermState {
+    /// Reversed, so the max-heap pops the terminal that is ready first.
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (o.ready, o.idx).cmp(&(self.ready, self.idx))
+    }
+}
+
+/// How late terminals started their transactions in the measured window.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Lateness {
+    /// Transactions started (measured window).
+    pub started: u64,
+    /// Of those, started more than [`LATE_NS`] after their terminal was ready.
+    pub late: u64,
+    /// Time terminals waited for a connection after being ready, summed, ns.
+    pub waited_ns: u128,
+    /// The longest such wait, ns.
+    pub max_ns: u64,
+}
+
+/// Terminal mode's terminals, waiting for a connection in the order they become ready: a
+/// free worker takes the one ready first, so no terminal waits while a connection idles.
+pub(super) struct Scheduler {
+    queue: Mutex<std::collections::BinaryHeap<TermState>>,
+    pub lateness: Mutex<Lateness>,
+    pub count: u32,
+}
+
+impl Scheduler {
+    /// `count` terminals spread over the warehouses (terminal k: warehouse k mod W + 1,
+    /// district (k div W) mod 10 + 1, so 10 per warehouse cover each district once). Each
+    /// starts keying its first transaction at a random point of its first think time, so
+    /// they do not all submit at once.
+    pub fn new(count: u32, ctx: &WorkerCtx) -> Scheduler {
+        let now = Instant::now();
+        let w = ctx.warehouses.max(1);
+        let mut queue = std::collections::BinaryHeap::with_capacity(count as usize);
+        for k in 0..count {
+            let mut rng =
+                Rng::new(ctx.opts.seed ^ (k as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let warehouse = k as i64 % w + 1;
+            let district = (k as i64 / w) % crate::DISTRICTS_PER_WAREHOUSE + 1;
+            let ty = TxnType::draw(&mut rng);
+            let (keying, think) = ty.keying_think_s();
+            let first = rng.unit() * think + keying;
+            let input = Input::draw(
+                ty,
+                &mut rng,
+                &ctx.nurand,
+                warehouse,
+                ctx.warehouses,
+                district,
+            );
+            queue.push(TermState {
+                ready: now + Duration::from_secs_f64(first * ctx.opts.pace_scale),
+                idx: k,
+                rng,
+                warehouse,
+                district,
+                next: (ty, input),
+            });
+        }
+        Scheduler {
+            queue: Mutex::new(queue),
+            lateness: Mutex::new(Lateness::default()),
+            count,
+        }
+    }
+
+    fn take(&self) -> Option<TermState> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner()).pop()
+    }
+
+    fn put(&self, t: TermState) {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner()).push(t);
+    }
 }
 
 fn open_worker(ctx: &WorkerCtx, idx: u32) -> Result<(Session, Option<ServerCalls>)> {
@@ -334,9 +440,8 @@ impl<'a> Terminal<'a> {
 
     /// Runs one transaction to its end: retried after conflicts, counted in what it returns.
     /// Latency runs from the first attempt's start to the last one's end.
-    fn transact(&mut self, ty: TxnType, input: &Input, measured: bool) -> TypeAcc {
+    fn transact(&mut self, ty: TxnType, input: &Input, measured: bool, t0: Instant) -> TypeAcc {
         let shared = &*self.ctx.shared;
-        let t0 = Instant::now();
         let mut attempts = 0u32;
         let mut acc = TypeAcc::default();
         loop {
@@ -408,7 +513,10 @@ impl<'a> Terminal<'a> {
 pub(super) fn worker(ctx: &WorkerCtx, idx: u32) {
     let shared = &*ctx.shared;
     match Terminal::open(ctx, idx) {
-        Ok(mut t) => run_terminal(&mut t),
+        Ok(mut t) => match &ctx.terminals {
+            Some(s) => serve_terminals(&mut t, s),
+            None => run_terminal(&mut t),
+        },
         Err(e) if !shared.interrupted() => shared.error(&format!("worker {idx}: {e}")),
         Err(_) => {}
     }
@@ -422,13 +530,13 @@ fn run_terminal(t: &mut Terminal) {
         let (ty, input) = t.draw();
         let (keying, think) = ty.keying_think_s();
         if opts.paced {
-            nap(shared, Duration::from_secs_f64(keying));
+            nap(shared, Duration::from_secs_f64(keying * opts.pace_scale));
             if !shared.running() {
                 return;
             }
         }
         let measured = shared.phase.load(Ordering::Relaxed) == MEASURE;
-        let acc = t.transact(ty, &input, measured);
+        let acc = t.transact(ty, &input, measured, Instant::now());
         // A statement the interruption itself cancelled is no failure of the database.
         if shared.interrupted() && acc.failed > 0 {
             return;
@@ -447,7 +555,73 @@ fn run_terminal(t: &mut Terminal) {
         }
         if opts.paced {
             let think = t.rng.think_time_s(think);
-            nap(shared, Duration::from_secs_f64(think));
+            nap(shared, Duration::from_secs_f64(think * opts.pace_scale));
+        }
+    }
+}
+
+/// Terminal mode: the worker's connection serves whichever terminal is ready first, then
+/// puts it back with its think time and next keying time ahead of it. Latency counts from
+/// the moment the terminal was ready, so waiting for a busy connection is inside it.
+fn serve_terminals(t: &mut Terminal, sched: &Scheduler) {
+    let (shared, opts, idx) = (&*t.ctx.shared, &t.ctx.opts, t.idx);
+    let scale = opts.pace_scale;
+    while shared.running() {
+        let Some(mut term) = sched.take() else {
+            // More connections than terminals: this one has nothing to do.
+            nap(shared, Duration::from_millis(50));
+            continue;
+        };
+        let now = Instant::now();
+        if term.ready > now {
+            nap(shared, term.ready - now);
+            if !shared.running() {
+                sched.put(term);
+                return;
+            }
+        }
+        let start = Instant::now();
+        let waited = start.saturating_duration_since(term.ready).as_nanos() as u64;
+        let (ty, input) = term.next.clone();
+        let measured = shared.phase.load(Ordering::Relaxed) == MEASURE;
+        let acc = t.transact(ty, &input, measured, term.ready);
+        if shared.interrupted() && acc.failed > 0 {
+            return;
+        }
+        if measured {
+            let mut st = shared.stats[idx as usize]
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            st.0[ty as usize].merge(&acc);
+            drop(st);
+            let mut l = sched.lateness.lock().unwrap_or_else(|e| e.into_inner());
+            l.started += 1;
+            l.waited_ns += waited as u128;
+            l.max_ns = l.max_ns.max(waited);
+            if waited > LATE_NS {
+                l.late += 1;
+            }
+        }
+        // The terminal thinks about this answer, then keys in its next transaction.
+        let think = term.rng.think_time_s(ty.keying_think_s().1);
+        let next = TxnType::draw(&mut term.rng);
+        let keying = next.keying_think_s().0;
+        let input = Input::draw(
+            next,
+            &mut term.rng,
+            &t.ctx.nurand,
+            term.warehouse,
+            t.ctx.warehouses,
+            term.district,
+        );
+        term.next = (next, input);
+        term.ready = Instant::now() + Duration::from_secs_f64((think + keying) * scale);
+        sched.put(term);
+        if t.consecutive_failures >= 100 {
+            shared.error(&format!(
+                "worker {idx} stopped after 100 consecutive failed transactions"
+            ));
+            return;
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The arguments of `oio tpcc build|run|check`, and the run plan they describe.
 
 use clap::{Subcommand, ValueEnum};
-use oio_tpcc::{Isolation, Mode, RunOptions, SqliteSync, Timeouts, TpccRunPlan};
+use oio_tpcc::{Isolation, Mode, RunOptions, SqliteSync, Terminals, Timeouts, TpccRunPlan};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -146,10 +146,24 @@ pub struct RunArgs {
     /// warehouse is reported; run ~10 workers per warehouse).
     #[arg(long)]
     pub paced: bool,
+    /// Terminal mode: N terminals in all, or N per warehouse (10/warehouse is the
+    /// specification's), each with keying and think times, served by the --workers
+    /// connections (a free connection runs the terminal whose think time ended first).
+    /// NOPM is then bounded by the terminals; the result says when the connections cannot
+    /// keep up.
+    #[arg(long, value_name = "N|N/warehouse")]
+    pub terminals: Option<Terminals>,
+    /// Multiply keying and think times by F (with --paced or --terminals; e.g. 0.01 for a
+    /// short test). The NOPM bound grows by 1/F; the result notes it is not spec-like.
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    pub pace_scale: f64,
     /// Spread each worker over its share of all warehouses (more data I/O) instead of one
     /// home warehouse.
     #[arg(long)]
     pub all_warehouses: bool,
+    /// "all" is another spelling of --all-warehouses (HammerDB's "use all warehouses").
+    #[arg(long, value_name = "all", value_parser = ["all"])]
+    pub warehouses: Option<String>,
     /// Transaction isolation (PostgreSQL).
     #[arg(long, value_enum, default_value_t = IsolationArg::ReadCommitted)]
     pub isolation: IsolationArg,
@@ -204,7 +218,9 @@ impl RunArgs {
                 ModeArg::Server => Mode::Server,
             },
             paced: self.paced,
-            all_warehouses: self.all_warehouses,
+            terminals: self.terminals,
+            pace_scale: self.pace_scale,
+            all_warehouses: self.all_warehouses || self.warehouses.is_some(),
             isolation: match self.isolation {
                 IsolationArg::ReadCommitted => Isolation::ReadCommitted,
                 IsolationArg::RepeatableRead => Isolation::RepeatableRead,
