@@ -92,6 +92,18 @@ const EXAMPLES: &[(&str, Check)] = &[
     ("oio fleet check --hosts db1,db2,db3 /data/oio.dat --size 10G", Skip(FLEET_SKIP)),
     ("oio fleet run --hosts db1,db2,db3 --rw randread --bs 8k --qd 32 --time 60s /data/oio.dat --size 10G", Skip(FLEET_SKIP)),
     ("oio fleet run --inventory lab.toml -p oltp-data --time 5m", Skip(FLEET_SKIP)),
+    ("oio tpcc run --workers 1,2,4,8 --time 2m", Skip(TPCC_SKIP)),
+    ("oio tpcc run --terminals 10/warehouse --workers 4 --time 10m", Skip(TPCC_SKIP)),
+    ("oio fleet sweep --hosts db1,db2,db3 --rw randread --bs 8k --time 30s --sweep-qd 1,4,16,64 /data/oio.dat --size 10G", Skip(FLEET_SKIP)),
+    ("oio tpcc build --db postgres://oio@10.0.0.1/oio -W 10", Skip("a PostgreSQL server on another host; tests/fleet_tpcc.rs builds on two servers in network namespaces")),
+    ("ssh db1 oio tpcc run --db postgres://oio@localhost/oio -n 16 --time 5m", Skip(FLEET_SKIP)),
+    ("oio fleet tpcc run --hosts db1,db2,db3,db4 --db 'postgres://oio@localhost/oio' -n 16 --time 5m \\", Skip("remote hosts: tests/fleet_tpcc.rs runs fleet tpcc run over two PostgreSQL servers in network namespaces")),
+    ("--baseline db1-tpcc.json", Skip("the continuation of the line above")),
+    ("oio fleet install --hosts db1,db2,db3", Skip("remote hosts: tests/fleet.rs installs over SSH into network namespaces")),
+    ("oio fleet run --hosts db1,db2,db3 --launcher 'ssh {host} ~/.local/bin/oio agent --stdio' ...", Skip(FLEET_SKIP)),
+    ("oio fleet install --hosts pod-0,pod-1 --transport 'kubectl exec -i {host} --' --dest /tmp", Skip("Kubernetes pods: not available here (the README says kubectl was not tested)")),
+    ("oio export oltp-data --to fio --target /data/fio.dat -o oltp.fio", AsIs),
+    ("oio fleet fio --hosts db1,db2,10.0.0.3:8766 oltp.fio", Skip("fio servers on other hosts: tests/fleet.rs runs fleet fio against two fio --server on 127.0.0.1")),
 ];
 
 /// The fenced blocks of a Markdown text: (language, first line number, lines).
