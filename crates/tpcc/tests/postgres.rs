@@ -332,11 +332,10 @@ fn postgres_few_statement_transactions_write_what_the_per_row_ones_do() {
     )
     .unwrap();
     // A copy of the built database, so both ways start from the same rows.
-    let maintenance: DbUrl = pg
-        .url()
-        .replace(&format!("/{}", pg.dbname), "/postgres")
-        .parse()
-        .unwrap();
+    // The URL ends in the database name.
+    let url = pg.url();
+    let server = &url[..url.len() - pg.dbname.len()];
+    let maintenance: DbUrl = format!("{server}postgres").parse().unwrap();
     let b_name = format!("{}_per_row", pg.dbname);
     {
         let mut m = oio_tpcc::db::Session::open(
@@ -353,11 +352,7 @@ fn postgres_few_statement_transactions_write_what_the_per_row_ones_do() {
         ))
         .unwrap();
     }
-    let b: DbUrl = pg
-        .url()
-        .replace(&format!("/{}", pg.dbname), &format!("/{b_name}"))
-        .parse()
-        .unwrap();
+    let b: DbUrl = format!("{server}{b_name}").parse().unwrap();
     let open = |db: &DbUrl| {
         oio_tpcc::db::Session::open(
             db,
