@@ -346,11 +346,8 @@ fn postgres_few_statement_transactions_write_what_the_per_row_ones_do() {
             &Timeouts::default(),
         )
         .unwrap();
-        m.batch(&format!(
-            "CREATE DATABASE {b_name} TEMPLATE {}",
-            pg.dbname
-        ))
-        .unwrap();
+        m.batch(&format!("CREATE DATABASE {b_name} TEMPLATE {}", pg.dbname))
+            .unwrap();
     }
     let b: DbUrl = format!("{server}{b_name}").parse().unwrap();
     let open = |db: &DbUrl| {
@@ -377,15 +374,26 @@ fn postgres_few_statement_transactions_write_what_the_per_row_ones_do() {
             (Ok(x), Ok(y)) => assert_eq!(x, y, "{input:?}"),
             _ => panic!("{input:?}: {:?} / {:?}", oa.err(), ob.err()),
         }
-        let remote = matches!(&input, Input::NewOrder { all_local: false, .. });
+        let remote = matches!(
+            &input,
+            Input::NewOrder {
+                all_local: false,
+                ..
+            }
+        );
         *seen
             .entry((ty.name(), oa.unwrap() == Outcome::RolledBack, remote))
             .or_insert(0u32) += 1;
     }
     eprintln!("{seen:?}");
     // The mix reached the cases the statements treat specially.
-    assert!(seen.contains_key(&("new_order", true, false)) || seen.contains_key(&("new_order", true, true)));
-    assert!(seen.keys().any(|(t, _, remote)| *t == "new_order" && *remote));
+    assert!(
+        seen.contains_key(&("new_order", true, false))
+            || seen.contains_key(&("new_order", true, true))
+    );
+    assert!(seen
+        .keys()
+        .any(|(t, _, remote)| *t == "new_order" && *remote));
     assert!(seen.keys().any(|(t, _, _)| *t == "delivery"));
     drop((sa, sb));
     assert_eq!(written(&a), written(&b));
