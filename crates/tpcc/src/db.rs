@@ -531,6 +531,12 @@ fn bind_sqlite(st: &mut rusqlite::CachedStatement<'_>, params: &[Param]) -> Resu
             Param::Int(v) => st.raw_bind_parameter(i + 1, v),
             Param::Float(v) => st.raw_bind_parameter(i + 1, v),
             Param::Text(v) => st.raw_bind_parameter(i + 1, v),
+            Param::Ints(_) => {
+                return Err(StmtError::Fatal(
+                    "SQLite has no array parameters (a batched statement was sent to SQLite)"
+                        .into(),
+                ))
+            }
         };
         r.map_err(classify_sqlite)?;
     }

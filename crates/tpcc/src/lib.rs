@@ -41,7 +41,8 @@
 //!   idle sessions), named so oio can find its own sessions (build in progress);
 //! - a [`db::Session`] variant: BEGIN/COMMIT/ROLLBACK, the [`txn::Stmt`] statements in its
 //!   SQL (prepared once per connection; a statement may be several parts when the engine
-//!   lacks `UPDATE … RETURNING`), ad-hoc queries returning [`db::Val`]s, a
+//!   lacks `UPDATE … RETURNING`; the [`Stmt::postgres_only`](txn::Stmt::postgres_only) ones
+//!   refused with an error), ad-hoc queries returning [`db::Val`]s, a
 //!   [`db::Canceller`], and errors classified into [`db::StmtError`] (retryable by
 //!   [`db::RetryKind`], intentional rollback, connection lost, fatal);
 //! - DDL in [`schema`] (tables, keys, secondary indexes, listing and dropping them) and the
@@ -51,7 +52,11 @@
 //!   the data directory in [`db::data_location`] so the device is recorded beside the run.
 //!
 //! The five transactions, the checks (clause 3.3.2's portable SQL), the driver and the
-//! result are shared.
+//! result are shared. Every statement is a round trip to a server, and round trips are most
+//! of the driver's CPU: PostgreSQL therefore runs each transaction as a few statements
+//! (arrays, data-modifying `WITH`; `txn`'s `pg` module), the other engines as one statement
+//! per row. A new engine starts with the per-row statements and may add its own few-statement
+//! path there the same way (SQL Server: table-valued parameters or `OUTPUT`).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

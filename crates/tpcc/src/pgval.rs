@@ -28,8 +28,22 @@ impl ToSql for Param<'_> {
                 other => Err(format!("cannot bind {other:?} to a numeric parameter").into()),
             }
         };
-        if matches!(self, Param::Null) {
-            return Ok(IsNull::Yes);
+        match (self, ty) {
+            (Param::Null, _) => return Ok(IsNull::Yes),
+            (Param::Ints(v), &Type::INT4_ARRAY) => {
+                let v: Vec<i32> = v
+                    .iter()
+                    .map(|&i| i32::try_from(i))
+                    .collect::<Result<_, _>>()?;
+                return v.to_sql(ty, out);
+            }
+            (Param::Ints(v), &Type::INT8_ARRAY) => return v.to_sql(ty, out),
+            (Param::Ints(_), other) => {
+                return Err(
+                    format!("oio cannot bind an array to a parameter of type {other}").into(),
+                )
+            }
+            _ => {}
         }
         match *ty {
             Type::INT2 => out.put_i16(i16::try_from(as_int(self)?)?),
@@ -42,7 +56,7 @@ impl ToSql for Param<'_> {
                 Param::Text(s) => out.put_slice(s.as_bytes()),
                 Param::Int(v) => out.put_slice(v.to_string().as_bytes()),
                 Param::Float(f) => out.put_slice(f.to_string().as_bytes()),
-                Param::Null => unreachable!("handled above"),
+                Param::Null | Param::Ints(_) => return Err("handled above".into()),
             },
             ref other => return Err(format!("oio cannot bind a parameter of type {other}").into()),
         }

@@ -20,6 +20,8 @@ pub enum Param<'a> {
     Float(f64),
     /// Text.
     Text(&'a str),
+    /// An array of integers (PostgreSQL only: a New-Order's lines, a Delivery's districts).
+    Ints(&'a [i64]),
 }
 
 /// A value read from a row.
@@ -188,11 +190,19 @@ pub enum Stmt {
     SlDistrict,
     SlCount,
     SumNextOrderId,
+    PgNoHead,
+    PgNoBody,
+    PgPayWarehouseDistrict,
+    PgPayCustomer,
+    PgOsAll,
+    PgDlOrders,
+    PgDlFinish,
+    PgSlCount,
 }
 
 impl Stmt {
     /// Every statement, indexed by `as usize`.
-    pub const ALL: [Stmt; 24] = [
+    pub const ALL: [Stmt; 32] = [
         Stmt::NoWarehouse,
         Stmt::NoDistrict,
         Stmt::NoCustomer,
@@ -217,7 +227,31 @@ impl Stmt {
         Stmt::SlDistrict,
         Stmt::SlCount,
         Stmt::SumNextOrderId,
+        Stmt::PgNoHead,
+        Stmt::PgNoBody,
+        Stmt::PgPayWarehouseDistrict,
+        Stmt::PgPayCustomer,
+        Stmt::PgOsAll,
+        Stmt::PgDlOrders,
+        Stmt::PgDlFinish,
+        Stmt::PgSlCount,
     ];
+
+    /// Whether the statement is PostgreSQL's only (arrays, data-modifying `WITH`); the other
+    /// engines run the per-row statements instead.
+    pub const fn postgres_only(self) -> bool {
+        matches!(
+            self,
+            Stmt::PgNoHead
+                | Stmt::PgNoBody
+                | Stmt::PgPayWarehouseDistrict
+                | Stmt::PgPayCustomer
+                | Stmt::PgOsAll
+                | Stmt::PgDlOrders
+                | Stmt::PgDlFinish
+                | Stmt::PgSlCount
+        )
+    }
 
     /// The SQL text, valid on SQLite and PostgreSQL (MySQL's is [`crate::mysql::sql`]).
     pub const fn sql(self) -> &'static str {
@@ -246,6 +280,62 @@ impl Stmt {
             Stmt::SlDistrict => "SELECT d_next_o_id FROM district WHERE d_w_id = $1 AND d_id = $2",
             Stmt::SlCount => "SELECT count(DISTINCT s_i_id) FROM order_line JOIN stock ON s_w_id = ol_w_id AND s_i_id = ol_i_id WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id < $3 AND ol_o_id >= $4 AND s_quantity < $5",
             Stmt::SumNextOrderId => "SELECT sum(d_next_o_id) FROM district",
+            // PostgreSQL's statements. Each statement is a round trip, and a round trip costs
+            // the driver more CPU than anything else it does, so there each transaction is a
+            // few statements (data-modifying WITH, arrays for the order lines and districts)
+            // that read and write the same rows as the per-row statements above.
+            //
+            // New-Order, the district's next order id with the warehouse's and customer's rows.
+            Stmt::PgNoHead => "WITH d AS (UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = $1 AND d_id = $2 RETURNING d_next_o_id - 1 AS o_id, d_tax) \
+                SELECT d.o_id, d.d_tax, w_tax, c_discount, c_last, c_credit FROM d, warehouse, customer WHERE w_id = $1 AND c_w_id = $1 AND c_d_id = $2 AND c_id = $3",
+            // New-Order, the rest: the order, its NEW_ORDER row, every stock row (updated in
+            // the arrays' order, sorted by warehouse and item as the per-row path locks them)
+            // and every line priced from ITEM. An item listed twice must not be sent here (one
+            // UPDATE changes a row once); a line whose item does not exist finds no stock row,
+            // so the count tells the caller to roll back. Rows: (lines inserted, their sum).
+            Stmt::PgNoBody => "WITH l AS (SELECT * FROM unnest($7::int4[], $8::int4[], $9::int4[]) WITH ORDINALITY AS l(i_id, supply_w_id, qty, n)), \
+                o AS (INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP, NULL, $5, $6)), \
+                nw AS (INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES ($1, $2, $3)), \
+                s AS (UPDATE stock SET s_quantity = CASE WHEN s_quantity >= l.qty + 10 THEN s_quantity - l.qty ELSE s_quantity - l.qty + 91 END, s_ytd = s_ytd + l.qty, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + CASE WHEN l.supply_w_id <> $3 THEN 1 ELSE 0 END \
+                FROM l WHERE s_i_id = l.i_id AND s_w_id = l.supply_w_id \
+                RETURNING l.n, l.i_id, l.supply_w_id, l.qty, s_quantity, s_data, CASE CAST($2 AS INTEGER) WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END AS dist), \
+                ol AS (INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) \
+                SELECT $1, $2, $3, s.n, s.i_id, s.supply_w_id, NULL, s.qty, CAST(s.qty * i.i_price AS NUMERIC(6,2)), s.dist FROM s JOIN item i ON i.i_id = s.i_id RETURNING ol_amount) \
+                SELECT count(*), sum(ol_amount) FROM ol",
+            Stmt::PgPayWarehouseDistrict => "WITH w AS (UPDATE warehouse SET w_ytd = w_ytd + $1 WHERE w_id = $2 RETURNING w_name, w_street_1, w_street_2, w_city, w_state, w_zip), \
+                d AS (UPDATE district SET d_ytd = d_ytd + $1 WHERE d_w_id = $2 AND d_id = $3 RETURNING d_name, d_street_1, d_street_2, d_city, d_state, d_zip) \
+                SELECT * FROM w, d",
+            // The customer's payment, C_DATA for bad credit (in the same UPDATE: one
+            // statement may change a row once) and the HISTORY row.
+            Stmt::PgPayCustomer => "WITH c AS (UPDATE customer SET c_balance = c_balance - $1, c_ytd_payment = c_ytd_payment + $1, c_payment_cnt = c_payment_cnt + 1, \
+                c_data = CASE WHEN c_credit = 'BC' THEN substr($5 || c_data, 1, 500) ELSE c_data END \
+                WHERE c_w_id = $2 AND c_d_id = $3 AND c_id = $4 \
+                RETURNING c_credit, c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit_lim, c_discount, c_balance), \
+                h AS (INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) SELECT $4, $3, $2, $6, $7, CURRENT_TIMESTAMP, $1, $8 FROM c) \
+                SELECT * FROM c",
+            // The customer, its last order (if any) and that order's lines: one row per line,
+            // or one row with NULL order columns.
+            Stmt::PgOsAll => "SELECT c_balance, c_first, c_middle, c_last, o.o_id, o.o_carrier_id, o.o_entry_d, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d \
+                FROM customer LEFT JOIN LATERAL (SELECT o_id, o_carrier_id, o_entry_d FROM orders WHERE o_w_id = $1 AND o_d_id = $2 AND o_c_id = $3 ORDER BY o_id DESC LIMIT 1) o ON true \
+                LEFT JOIN order_line ON ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id = o.o_id \
+                WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3",
+            // Delivery: every district's oldest undelivered order taken (a row a concurrent
+            // Delivery took first is skipped, as in the per-district statement) and given its
+            // carrier. Rows: (district, order, customer; NULL when the order is missing).
+            Stmt::PgDlOrders => "WITH m AS (SELECT no_d_id AS d, min(no_o_id) AS o FROM new_order WHERE no_w_id = $1 GROUP BY no_d_id), \
+                n AS (DELETE FROM new_order USING m WHERE no_w_id = $1 AND no_d_id = m.d AND no_o_id = m.o RETURNING no_d_id, no_o_id), \
+                o AS (UPDATE orders SET o_carrier_id = $2 FROM n WHERE o_w_id = $1 AND o_d_id = n.no_d_id AND o_id = n.no_o_id RETURNING o_d_id, o_c_id) \
+                SELECT n.no_d_id, n.no_o_id, o.o_c_id FROM n LEFT JOIN o ON o.o_d_id = n.no_d_id",
+            // Delivery, the rest: the orders' lines dated, and each customer credited with
+            // the sum of its order's lines. Changes one customer row per order.
+            Stmt::PgDlFinish => "WITH u AS (SELECT * FROM unnest($2::int4[], $3::int4[], $4::int4[]) AS u(d, o, c)), \
+                l AS (UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP FROM u WHERE ol_w_id = $1 AND ol_d_id = u.d AND ol_o_id = u.o RETURNING ol_d_id, ol_amount), \
+                t AS (SELECT u.d, u.c, coalesce(sum(l.ol_amount), 0) AS amount FROM u LEFT JOIN l ON l.ol_d_id = u.d GROUP BY u.d, u.c) \
+                UPDATE customer SET c_balance = c_balance + t.amount, c_delivery_cnt = c_delivery_cnt + 1 FROM t WHERE c_w_id = $1 AND c_d_id = t.d AND c_id = t.c",
+            Stmt::PgSlCount => "SELECT count(DISTINCT s_i_id) FROM order_line JOIN stock ON s_w_id = ol_w_id AND s_i_id = ol_i_id \
+                WHERE ol_w_id = $1 AND ol_d_id = $2 AND s_quantity < $3 \
+                AND ol_o_id < (SELECT d_next_o_id FROM district WHERE d_w_id = $1 AND d_id = $2) \
+                AND ol_o_id >= (SELECT d_next_o_id - 20 FROM district WHERE d_w_id = $1 AND d_id = $2)",
         }
     }
 }

@@ -5,6 +5,12 @@
 //! ([`execute`]) and PostgreSQL's server-side functions ([`crate::server`]), and a retried
 //! transaction runs again with exactly the inputs that failed.
 //!
+//! On PostgreSQL, where each statement is a network round trip and round trips cost the
+//! driver most of its CPU, the transactions run as a few statements each (the `pg` module
+//! below: a New-Order's lines and a Delivery's districts as arrays, reads and writes of one
+//! step joined with data-modifying `WITH`), reading and writing the same rows. SQLite and
+//! MariaDB/MySQL run the per-row statements.
+//!
 //! Round trips are kept low without leaving portable SQL: `UPDATE … RETURNING` reads and
 //! changes a row in one statement (the district's next order id, the stock quantity rule of
 //! clause 2.4.2.2, the customer's payment), which also takes the row lock at the first touch.
@@ -16,6 +22,7 @@ use crate::db::Session;
 use crate::random::{NuRandC, Rng};
 pub use crate::sql::Stmt;
 use crate::sql::{Param, StmtError, Val};
+use crate::url::Dialect;
 use crate::{CUSTOMERS_PER_DISTRICT, DISTRICTS_PER_WAREHOUSE, ITEMS};
 use serde::{Deserialize, Serialize};
 
@@ -299,7 +306,7 @@ pub enum Outcome {
     RolledBack,
 }
 
-use Param::{Float, Int, Text};
+use Param::{Float, Int, Ints, Text};
 
 fn one(rows: &[Vec<Val>], what: &str) -> Result<(), StmtError> {
     if rows.is_empty() {
@@ -362,13 +369,30 @@ fn new_order(
         ],
     )?;
     s.execute(Stmt::NoInsertNewOrder, &[Int(o_id), Int(d), Int(w)])?;
+    let Some(total) = order_lines_one_by_one(s, rows, (o_id, d, w), lines)? else {
+        return Ok(Outcome::RolledBack);
+    };
+    // The terminal's total; computed as the specification asks, then discarded.
+    let _ = total * (1.0 - discount) * (1.0 + w_tax + d_tax);
+    Ok(Outcome::Committed)
+}
+
+/// The order lines one statement at a time (clause 2.4.2.2): the item, the stock update and
+/// the line's insert per line. `None` when an item is unused (rolled back, clause 2.4.2.3);
+/// else the sum of the line amounts.
+fn order_lines_one_by_one(
+    s: &mut Session,
+    rows: &mut Vec<Vec<Val>>,
+    (o_id, d, w): (i64, i64, i64),
+    lines: &[Line],
+) -> Result<Option<f64>, StmtError> {
     let mut total = 0.0;
     for (n, l) in lines.iter().enumerate() {
         s.query(Stmt::NoItem, &[Int(l.i_id)], rows)?;
         if rows.is_empty() {
             // The 1 % unused item: everything so far is undone (clause 2.4.2.3).
             s.rollback()?;
-            return Ok(Outcome::RolledBack);
+            return Ok(None);
         }
         let price = rows[0][0].float();
         s.query(
@@ -384,7 +408,7 @@ fn new_order(
         )?;
         one(rows, "stock")?;
         let dist_info = rows[0][2].text().to_string();
-        let amount = (l.quantity as f64 * price * 100.0).round() / 100.0;
+        let amount = line_amount(l.quantity, price);
         total += amount;
         s.execute(
             Stmt::NoInsertLine,
@@ -401,9 +425,54 @@ fn new_order(
             ],
         )?;
     }
-    // The terminal's total; computed as the specification asks, then discarded.
-    let _ = total * (1.0 - discount) * (1.0 + w_tax + d_tax);
-    Ok(Outcome::Committed)
+    Ok(Some(total))
+}
+
+/// OL_AMOUNT: quantity × price, in cents.
+fn line_amount(quantity: i64, price: f64) -> f64 {
+    (quantity as f64 * price * 100.0).round() / 100.0
+}
+
+/// Delivery (clause 2.7.4) of every district of warehouse `w`, one district at a time.
+fn delivery_one_by_one(
+    s: &mut Session,
+    rows: &mut Vec<Vec<Val>>,
+    w: i64,
+    carrier_id: i64,
+) -> Result<(), StmtError> {
+    for d in 1..=DISTRICTS_PER_WAREHOUSE {
+        s.query(Stmt::DlNewOrder, &[Int(w), Int(d)], rows)?;
+        // No undelivered order (or a concurrent Delivery took it): skip the district
+        // (clause 2.7.4.2).
+        let Some(o_id) = rows.first().map(|r| r[0].int()) else {
+            continue;
+        };
+        s.query(
+            Stmt::DlOrder,
+            &[Int(carrier_id), Int(w), Int(d), Int(o_id)],
+            rows,
+        )?;
+        one(rows, "order")?;
+        let c_id = rows[0][0].int();
+        s.query(Stmt::DlLines, &[Int(w), Int(d), Int(o_id)], rows)?;
+        let sum: f64 = rows.iter().map(|r| r[0].float()).sum();
+        let sum = (sum * 100.0).round() / 100.0;
+        s.execute(Stmt::DlCustomer, &[Float(sum), Int(w), Int(d), Int(c_id)])?;
+    }
+    Ok(())
+}
+
+/// Whether a New-Order names the same item from the same warehouse twice: PostgreSQL's
+/// New-Order updates its stock rows in one `UPDATE`, which changes a row once however many
+/// lines name it, so such an order (rare) goes line by line. Lines are sorted, so repeats
+/// are neighbours.
+fn repeats_a_line(input: &Input) -> bool {
+    match input {
+        Input::NewOrder { lines, .. } => lines
+            .windows(2)
+            .any(|p| (p[0].supply_w_id, p[0].i_id) == (p[1].supply_w_id, p[1].i_id)),
+        _ => false,
+    }
 }
 
 /// Payment (clause 2.5.2) up to its commit.
@@ -458,6 +527,19 @@ pub fn execute(
     input: &Input,
     rows: &mut Vec<Vec<Val>>,
 ) -> Result<Outcome, StmtError> {
+    if s.dialect() == Dialect::Postgres && !repeats_a_line(input) {
+        return pg::execute(s, input, rows);
+    }
+    execute_per_row(s, input, rows)
+}
+
+/// [`execute`] with one statement per row read or written, on any engine. PostgreSQL runs
+/// these only for New-Orders that repeat a line; tests compare the two ways.
+pub fn execute_per_row(
+    s: &mut Session,
+    input: &Input,
+    rows: &mut Vec<Vec<Val>>,
+) -> Result<Outcome, StmtError> {
     s.begin(input.txn_type().writes())?;
     match input {
         Input::NewOrder {
@@ -490,28 +572,7 @@ pub fn execute(
                 s.query(Stmt::OsLines, &[Int(w), Int(d), Int(o_id)], rows)?;
             }
         }
-        Input::Delivery { w_id, carrier_id } => {
-            let w = *w_id;
-            for d in 1..=DISTRICTS_PER_WAREHOUSE {
-                s.query(Stmt::DlNewOrder, &[Int(w), Int(d)], rows)?;
-                // No undelivered order (or a concurrent Delivery took it): skip the district
-                // (clause 2.7.4.2).
-                let Some(o_id) = rows.first().map(|r| r[0].int()) else {
-                    continue;
-                };
-                s.query(
-                    Stmt::DlOrder,
-                    &[Int(*carrier_id), Int(w), Int(d), Int(o_id)],
-                    rows,
-                )?;
-                one(rows, "order")?;
-                let c_id = rows[0][0].int();
-                s.query(Stmt::DlLines, &[Int(w), Int(d), Int(o_id)], rows)?;
-                let sum: f64 = rows.iter().map(|r| r[0].float()).sum();
-                let sum = (sum * 100.0).round() / 100.0;
-                s.execute(Stmt::DlCustomer, &[Float(sum), Int(w), Int(d), Int(c_id)])?;
-            }
-        }
+        Input::Delivery { w_id, carrier_id } => delivery_one_by_one(s, rows, *w_id, *carrier_id)?,
         Input::StockLevel {
             w_id,
             d_id,
@@ -530,6 +591,168 @@ pub fn execute(
     }
     s.commit()?;
     Ok(Outcome::Committed)
+}
+
+/// The transactions on PostgreSQL: the same rows read and written as the per-row statements,
+/// in as few statements as client-side SQL allows ([`Stmt::postgres_only`]): New-Order in
+/// two, Payment in two or three, Order-Status in one or two, Delivery in two, Stock-Level in
+/// one, each between BEGIN and COMMIT unless it is a single read-only statement. The client still draws the inputs, picks the customer
+/// by last name, computes the amounts it is asked to, and decides the 1 % rollback.
+mod pg {
+    use super::*;
+
+    pub(super) fn execute(
+        s: &mut Session,
+        input: &Input,
+        rows: &mut Vec<Vec<Val>>,
+    ) -> Result<Outcome, StmtError> {
+        // A transaction of one read-only statement needs no BEGIN and COMMIT (two round
+        // trips): the statement is a transaction of the session's isolation level by itself.
+        let single = matches!(
+            input,
+            Input::StockLevel { .. }
+                | Input::OrderStatus {
+                    by: CustomerBy::Id(_),
+                    ..
+                }
+        );
+        if !single {
+            s.begin(input.txn_type().writes())?;
+        }
+        match input {
+            Input::NewOrder {
+                w_id,
+                d_id,
+                c_id,
+                lines,
+                all_local,
+            } => {
+                let (w, d) = (*w_id, *d_id);
+                s.query(Stmt::PgNoHead, &[Int(w), Int(d), Int(*c_id)], rows)?;
+                one(rows, "district, warehouse or customer")?;
+                let o_id = rows[0][0].int();
+                let (d_tax, w_tax, discount) =
+                    (rows[0][1].float(), rows[0][2].float(), rows[0][3].float());
+                let mut ids = [0i64; 15];
+                let mut supply = [0i64; 15];
+                let mut qty = [0i64; 15];
+                let n = lines.len().min(15);
+                for (k, l) in lines.iter().take(n).enumerate() {
+                    (ids[k], supply[k], qty[k]) = (l.i_id, l.supply_w_id, l.quantity);
+                }
+                s.query(
+                    Stmt::PgNoBody,
+                    &[
+                        Int(o_id),
+                        Int(d),
+                        Int(w),
+                        Int(*c_id),
+                        Int(lines.len() as i64),
+                        Int(*all_local as i64),
+                        Ints(&ids[..n]),
+                        Ints(&supply[..n]),
+                        Ints(&qty[..n]),
+                    ],
+                    rows,
+                )?;
+                one(rows, "order lines")?;
+                if rows[0][0].int() != lines.len() as i64 {
+                    // An unused item (the 1 %, clause 2.4.2.3) has no stock row and no line:
+                    // everything is undone.
+                    s.rollback()?;
+                    return Ok(Outcome::RolledBack);
+                }
+                // The terminal's total; computed as the specification asks, then discarded.
+                let _ = rows[0][1].float() * (1.0 - discount) * (1.0 + w_tax + d_tax);
+            }
+            Input::Payment {
+                w_id,
+                d_id,
+                c_w_id,
+                c_d_id,
+                by,
+                amount,
+            } => {
+                let (w, d) = (*w_id, *d_id);
+                s.query(
+                    Stmt::PgPayWarehouseDistrict,
+                    &[Float(*amount), Int(w), Int(d)],
+                    rows,
+                )?;
+                one(rows, "warehouse and district")?;
+                let h_data = format!("{}    {}", rows[0][0].text(), rows[0][6].text());
+                let c_id = resolve_customer(s, *c_w_id, *c_d_id, by, rows)?;
+                let note = format!("{c_id} {c_d_id} {c_w_id} {d} {w} {amount:.2} | ");
+                s.query(
+                    Stmt::PgPayCustomer,
+                    &[
+                        Float(*amount),
+                        Int(*c_w_id),
+                        Int(*c_d_id),
+                        Int(c_id),
+                        Text(&note),
+                        Int(d),
+                        Int(w),
+                        Text(&h_data),
+                    ],
+                    rows,
+                )?;
+                one(rows, "customer")?;
+            }
+            Input::OrderStatus { w_id, d_id, by } => {
+                let (w, d) = (*w_id, *d_id);
+                let c_id = resolve_customer(s, w, d, by, rows)?;
+                s.query(Stmt::PgOsAll, &[Int(w), Int(d), Int(c_id)], rows)?;
+                one(rows, "customer")?;
+            }
+            Input::Delivery { w_id, carrier_id } => {
+                let w = *w_id;
+                s.query(Stmt::PgDlOrders, &[Int(w), Int(*carrier_id)], rows)?;
+                // Districts with no undelivered order (or whose oldest a concurrent Delivery
+                // took) are skipped (clause 2.7.4.2).
+                if !rows.is_empty() {
+                    let mut ds = [0i64; 10];
+                    let mut os = [0i64; 10];
+                    let mut cs = [0i64; 10];
+                    let n = rows.len().min(10);
+                    for (k, r) in rows.iter().take(n).enumerate() {
+                        if r[2].is_null() {
+                            return Err(StmtError::Fatal(format!(
+                                "order ({w}, {}, {}): no row",
+                                r[0].int(),
+                                r[1].int()
+                            )));
+                        }
+                        (ds[k], os[k], cs[k]) = (r[0].int(), r[1].int(), r[2].int());
+                    }
+                    let changed = s.execute(
+                        Stmt::PgDlFinish,
+                        &[Int(w), Ints(&ds[..n]), Ints(&os[..n]), Ints(&cs[..n])],
+                    )?;
+                    if changed != n as u64 {
+                        return Err(StmtError::Fatal(format!(
+                            "customer: {changed} of the {n} delivered orders' customers found"
+                        )));
+                    }
+                }
+            }
+            Input::StockLevel {
+                w_id,
+                d_id,
+                threshold,
+            } => {
+                s.query(
+                    Stmt::PgSlCount,
+                    &[Int(*w_id), Int(*d_id), Int(*threshold)],
+                    rows,
+                )?;
+            }
+        }
+        if !single {
+            s.commit()?;
+        }
+        Ok(Outcome::Committed)
+    }
 }
 
 #[cfg(test)]

@@ -390,7 +390,7 @@ pub fn write_run_summary(out: &mut dyn Write, r: &TpccResult) -> std::io::Result
         if r.cpu.includes_database {
             " (includes the in-process SQLite engine)"
         } else {
-            ""
+            " (the oio process: workers and samplers; not the database server)"
         }
     )
 }
