@@ -82,7 +82,15 @@ pub enum SubmitArg {
     Batch,
 }
 
+/// A duration flag such as `200us` or `10ms`, kept as written in workload files.
+pub fn parse_secs(s: &str) -> Result<oio_core::units::Secs, String> {
+    oio_core::units::parse_duration(s)
+        .map(oio_core::units::Secs)
+        .map_err(|e| e.to_string())
+}
+
 /// A percentage from 0 to 100 (`70` or `70%`).
+
 pub fn parse_pct(s: &str) -> Result<f64, String> {
     let v: f64 = s
         .trim_end_matches('%')
@@ -164,8 +172,38 @@ pub struct WorkloadArgs {
 
     /// fdatasync each target after every N writes of a worker (fio's fdatasync=N); the sync
     /// latency is reported on its own (summary.sync).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), conflicts_with = "fsync")]
     pub fdatasync: Option<u32>,
+
+    /// fsync each target after every N writes of a worker (fio's fsync=N): as --fdatasync,
+    /// metadata too.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub fsync: Option<u32>,
+
+    /// Also sync (fsync with --fsync, else fdatasync) once T has passed since a worker's
+    /// last sync, if it wrote since, e.g. 10ms; timed in summary.sync.
+    #[arg(long, value_name = "T", value_parser = parse_secs)]
+    pub sync_interval: Option<oio_core::units::Secs>,
+
+    /// Make every write synchronous: o_dsync or o_sync open the targets so (fio's
+    /// sync=dsync / sync=sync), rwf_dsync flags each write (RWF_DSYNC; FUA where the device
+    /// has it). The cost shows in the write latency.
+    #[arg(long, value_name = "HOW")]
+    pub sync_writes: Option<oio_core::workload::SyncWrites>,
+
+    /// Closed loop: idle T after every --think-blocks completed I/Os before issuing more
+    /// (fio's thinktime), e.g. 200us.
+    #[arg(long, value_name = "T", value_parser = parse_secs)]
+    pub think_time: Option<oio_core::units::Secs>,
+
+    /// I/Os between thinks (fio's thinktime_blocks; default 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), requires = "think_time")]
+    pub think_blocks: Option<u32>,
+
+    /// What writes contain: random (default, unique per 4 KiB), zero, or fixed:0xHEX (those
+    /// bytes repeated; fio's zero_buffers / buffer_pattern).
+    #[arg(long, value_name = "DATA")]
+    pub pattern: Option<oio_core::workload::DataContent>,
 
     /// Where random offsets fall: random (uniform), zipf:THETA, pareto:H, normal:SIGMA% or
     /// zoned:IO%/SIZE%:... (fio's random_distribution), e.g. zipf:1.2 or zoned:80/10:20/90.
@@ -209,6 +247,12 @@ impl WorkloadArgs {
             random_pct: self.random_pct,
             distribution: self.distribution.clone(),
             fdatasync: self.fdatasync,
+            fsync: self.fsync,
+            sync_interval: self.sync_interval,
+            sync_writes: self.sync_writes,
+            think_time: self.think_time,
+            think_blocks: self.think_blocks,
+            pattern: self.pattern.clone(),
             qd: shape.qd,
             rate: self.rate,
             arrival: self.arrival.map(|a| match a {
@@ -229,6 +273,12 @@ impl WorkloadArgs {
             write_bs: self.write_bs.or(other.write_bs),
             random_pct: self.random_pct.or(other.random_pct),
             fdatasync: self.fdatasync.or(other.fdatasync),
+            fsync: self.fsync.or(other.fsync),
+            sync_interval: self.sync_interval.or(other.sync_interval),
+            sync_writes: self.sync_writes.or(other.sync_writes),
+            think_time: self.think_time.or(other.think_time),
+            think_blocks: self.think_blocks.or(other.think_blocks),
+            pattern: self.pattern.or(other.pattern),
             distribution: self.distribution.or(other.distribution),
             rate: self.rate.or(other.rate),
             arrival: self.arrival.or(other.arrival),

@@ -1,12 +1,12 @@
 //! A run plan: the workload, where each stream goes, and how long; resolved into per-worker
 //! assignments once the targets are open.
 
-use crate::data::DataPattern;
+use crate::data::{DataPattern, Fixed};
 use crate::engines::{EngineKind, SubmitMode};
 use crate::generator::{Extent, GeneratorSpec};
 use crate::target::TargetOptions;
 use oio_core::units::format_size;
-use oio_core::workload::{Rate, Workload};
+use oio_core::workload::{DataContent, Rate, Workload};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -81,8 +81,33 @@ pub struct WorkerAssignment {
     pub rate_share: f64,
     /// What its writes contain.
     pub data: DataPattern,
-    /// fdatasync the worker's targets after every N of its writes.
-    pub fdatasync: Option<u32>,
+    /// When the worker syncs its targets (None: never).
+    pub sync: Option<SyncPlan>,
+    /// Every write synchronous: how.
+    pub sync_writes: Option<oio_core::workload::SyncWrites>,
+    /// Idle time after every so many completed I/Os (closed loop).
+    pub think: Option<Think>,
+}
+
+/// A worker's syncs: after every N writes, or once `interval` has passed since the last
+/// sync with writes since, whichever comes first.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SyncPlan {
+    /// Writes per sync.
+    pub every: Option<u32>,
+    /// Longest time between syncs while writing.
+    pub interval: Option<Duration>,
+    /// fsync instead of fdatasync.
+    pub fsync: bool,
+}
+
+/// Think time: the worker idles `time` after every `blocks` completed I/Os.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Think {
+    /// How long.
+    pub time: Duration,
+    /// I/Os between thinks.
+    pub blocks: u32,
 }
 
 /// A plan that cannot run as given.
@@ -149,6 +174,13 @@ impl RunPlan {
                     return Err(PlanError(format!(
                         "stream '{}': --verify checks 4 KiB blocks, so sizes and align must be multiples of 4k",
                         s.name
+                    )));
+                }
+                if matches!(s.pattern, Some(DataContent::Zero | DataContent::Fixed(_))) {
+                    return Err(PlanError(format!(
+                        "stream '{}': --verify writes self-checking blocks, so pattern {} cannot be honoured; drop one",
+                        s.name,
+                        s.pattern.as_ref().map(|p| p.to_string()).unwrap_or_default()
                     )));
                 }
                 for p in paths {
@@ -245,12 +277,27 @@ impl RunPlan {
                     })
                     .collect();
                 out.push(WorkerAssignment {
-                    fdatasync: s.fdatasync,
+                    sync: (s.fdatasync.is_some() || s.fsync.is_some() || s.sync_interval.is_some())
+                        .then(|| SyncPlan {
+                            every: s.fdatasync.or(s.fsync),
+                            interval: s.sync_interval.map(|t| t.0),
+                            fsync: s.fsync.is_some(),
+                        }),
+                    sync_writes: s.sync_writes,
+                    think: s.think_time.map(|t| Think {
+                        time: t.0,
+                        blocks: s.think_blocks.unwrap_or(1),
+                    }),
                     rate: s.rate.clone(),
                     rate_share: 1.0 / workers as f64,
                     data: DataPattern {
                         compress_pct: s.compress_pct.map(|p| p.0).unwrap_or(0.0),
                         dedupe_pct: s.dedupe_pct.map(|p| p.0).unwrap_or(0.0),
+                        fixed: match &s.pattern {
+                            Some(DataContent::Zero) => Some(Fixed::Zero),
+                            Some(DataContent::Fixed(b)) => Some(Fixed::Pattern(b.clone())),
+                            Some(DataContent::Random) | None => None,
+                        },
                     },
                     stream: si,
                     depth,

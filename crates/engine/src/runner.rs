@@ -30,6 +30,7 @@ use crate::target::{self, OpenTarget, TargetError, TargetOptions};
 use crate::verify::VerifyShared;
 use collect::Shape;
 use oio_core::result::{Interval, RunResult, TargetInfo};
+use oio_core::workload::SyncWrites;
 use oio_core::Cancel;
 use oio_core::StopReason;
 use std::path::{Path, PathBuf};
@@ -361,6 +362,22 @@ fn open_lat_logs(plan: &RunPlan, workers: usize) -> Result<Vec<LatLog>, RunError
         .collect()
 }
 
+/// The same open file again, with `flag` (O_DSYNC or O_SYNC) added: through
+/// /proc/self/fd, so it is the very inode oio opened and checked, never a path looked up
+/// again. The access mode and O_DIRECT are kept.
+fn reopen_with(file: &std::fs::File, flag: i32) -> std::io::Result<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let fl = rustix::fs::fcntl_getfl(file).map_err(std::io::Error::from)?;
+    let acc = fl & rustix::fs::OFlags::RWMODE;
+    let direct = fl.contains(rustix::fs::OFlags::DIRECT);
+    std::fs::OpenOptions::new()
+        .read(acc != rustix::fs::OFlags::WRONLY)
+        .write(acc != rustix::fs::OFlags::RDONLY)
+        .custom_flags(flag | libc::O_CLOEXEC | if direct { libc::O_DIRECT } else { 0 })
+        .open(format!("/proc/self/fd/{}", file.as_raw_fd()))
+}
+
 /// What one worker thread takes with it, prepared before any thread starts so a failure
 /// here leaves nothing running.
 struct WorkerInput {
@@ -390,12 +407,26 @@ fn worker_inputs(
                 })
             })
         };
+        let sync_open = match a.sync_writes {
+            Some(SyncWrites::ODsync) if engine != EngineKind::Null => Some(libc::O_DSYNC),
+            Some(SyncWrites::OSync) if engine != EngineKind::Null => Some(libc::O_SYNC),
+            _ => None,
+        };
         let files = a
             .targets
             .iter()
-            .map(|&ti| dup(ti))
+            .map(|&ti| match sync_open {
+                None => dup(ti),
+                Some(flag) => reopen_with(&opened.targets[ti].file, flag).map_err(|source| {
+                    RunError::Target(TargetError::Io {
+                        path: opened.paths[ti].path.clone(),
+                        what: "opening it again with O_DSYNC/O_SYNC (sync_writes)",
+                        source,
+                    })
+                }),
+            })
             .collect::<Result<_, _>>()?;
-        let sync_files = if a.fdatasync.is_some() && engine != EngineKind::Null {
+        let sync_files = if a.sync.is_some() && engine != EngineKind::Null {
             a.targets
                 .iter()
                 .map(|&ti| dup(ti))
@@ -503,6 +534,7 @@ fn spawn_workers(
                     files: input.files,
                     fill_seed: seed ^ 0xD1B5_4A32_D192_ED03 ^ wi as u64,
                     submit,
+                    dsync_writes: a.sync_writes == Some(SyncWrites::RwfDsync),
                 };
                 let w = Worker {
                     a: &a,

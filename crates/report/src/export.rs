@@ -14,8 +14,8 @@
 //! with a message naming the character when the format would read it as syntax.
 
 use oio_core::sizemix::SizeMix;
-use oio_core::units::format_size;
-use oio_core::workload::{Extent, Stream, Workload};
+use oio_core::units::{format_duration, format_size};
+use oio_core::workload::{DataContent, Extent, Stream, SyncWrites, Workload};
 use std::fmt::Write as _;
 
 /// Where and how long the exported job runs.
@@ -424,6 +424,56 @@ pub fn to_fio(w: &Workload, o: &ExportOptions) -> Result<String, ExportError> {
         }
         if let Some(n) = s.fdatasync {
             let _ = writeln!(out, "fdatasync={n}");
+        }
+        if let Some(n) = s.fsync {
+            let _ = writeln!(out, "fsync={n}");
+        }
+        if let Some(t) = s.sync_interval {
+            let _ = writeln!(
+                out,
+                "; fio cannot sync by time: oio's sync_interval = \"{}\" is not in this job",
+                format_duration(t.0)
+            );
+        }
+        match s.sync_writes {
+            Some(SyncWrites::ODsync) => {
+                let _ = writeln!(out, "sync=dsync");
+            }
+            Some(SyncWrites::OSync) => {
+                let _ = writeln!(out, "sync=sync");
+            }
+            Some(SyncWrites::RwfDsync) => {
+                let _ = writeln!(
+                    out,
+                    "; oio flags each write RWF_DSYNC; fio's nearest is O_DSYNC at open (same durability per write)"
+                );
+                let _ = writeln!(out, "sync=dsync");
+            }
+            None => {}
+        }
+        if let Some(t) = s.think_time {
+            // fio reads a bare number as microseconds; whole ones keep it exact.
+            let _ = writeln!(out, "thinktime={}", t.0.as_micros().max(1));
+            if t.0.subsec_nanos() % 1000 != 0 {
+                let _ = writeln!(
+                    out,
+                    "; oio's think_time was {} (fio counts whole microseconds)",
+                    format_duration(t.0)
+                );
+            }
+            if let Some(n) = s.think_blocks {
+                let _ = writeln!(out, "thinktime_blocks={n}");
+            }
+        }
+        match &s.pattern {
+            Some(DataContent::Zero) => {
+                let _ = writeln!(out, "zero_buffers=1");
+            }
+            Some(DataContent::Fixed(b)) => {
+                let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+                let _ = writeln!(out, "buffer_pattern=0x{hex}");
+            }
+            Some(DataContent::Random) | None => {}
         }
         if let Some(p) = s.compress_pct.filter(|p| p.0 > 0.0) {
             let _ = writeln!(out, "buffer_compress_percentage={}", p.0.round() as u32);
