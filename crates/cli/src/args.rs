@@ -90,7 +90,6 @@ pub fn parse_secs(s: &str) -> Result<oio_core::units::Secs, String> {
 }
 
 /// A percentage from 0 to 100 (`70` or `70%`).
-
 pub fn parse_pct(s: &str) -> Result<f64, String> {
     let v: f64 = s
         .trim_end_matches('%')
