@@ -373,6 +373,12 @@ pub struct ExecArgs {
     #[arg(long, value_name = "PREFIX")]
     pub lat_log: Option<PathBuf>,
 
+    /// HdrHistogram interval log of latency (ns) in the format HdrHistogram's tools read:
+    /// one line per interval and direction (tags read, write, sync). Off by default; never
+    /// written over an existing file.
+    #[arg(long, value_name = "FILE")]
+    pub hdr_log: Option<PathBuf>,
+
     /// Do not time I/Os (measures what latency tracking costs).
     #[arg(long, hide = true)]
     pub no_latency: bool,
@@ -401,6 +407,7 @@ pub fn settings(t: &TargetArgs, e: &ExecArgs) -> RunSettings {
         verify: e.verify,
         access_order: e.access_order,
         lat_log: e.lat_log.clone(),
+        hdr_log: e.hdr_log.clone(),
         no_latency: e.no_latency,
     }
 }

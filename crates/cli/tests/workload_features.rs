@@ -509,3 +509,103 @@ fn the_log_writer_profile_writes_small_sequential_synchronous_commits() {
     let mean = num(&v, "/summary/write/bytes") / 200.0;
     assert!((4096.0..=65536.0).contains(&mean), "{mean} bytes per write");
 }
+
+/// Sums the histogram counts of an HdrHistogram interval log by tag, read with the
+/// `hdrhistogram` crate's own reader.
+fn hdr_counts(log: &[u8]) -> std::collections::BTreeMap<String, u64> {
+    use base64::Engine as _;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    use hdrhistogram::serialization::Deserializer;
+    let mut counts = std::collections::BTreeMap::new();
+    let mut de = Deserializer::new();
+    for entry in IntervalLogIterator::new(log) {
+        if let LogEntry::Interval(h) = entry.expect("a valid interval log line") {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(h.encoded_histogram())
+                .expect("base64");
+            let hist: hdrhistogram::Histogram<u64> = de
+                .deserialize(&mut std::io::Cursor::new(bytes))
+                .expect("a V2 compressed histogram");
+            let tag = h.tag().map(|t| t.as_str().to_string()).unwrap_or_default();
+            *counts.entry(tag).or_insert(0) += hist.len();
+            assert!(h.duration().as_secs_f64() > 0.0);
+        }
+    }
+    counts
+}
+
+#[test]
+fn the_hdr_log_reads_back_with_the_counts_of_the_result() {
+    let d = scratch();
+    let v = run_json(
+        d.path(),
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--sim",
+            SIM,
+            "--rw",
+            "randrw",
+            "--bs",
+            "4k",
+            "--qd",
+            "1",
+            "--size",
+            "16M",
+            "--time",
+            "3s",
+            "--ramp",
+            "1s",
+            "--fdatasync",
+            "16",
+            "--hdr-log",
+            "run.hlog",
+            "t.dat",
+        ],
+    );
+    let log = std::fs::read(d.path().join("run.hlog")).unwrap();
+    let text = String::from_utf8_lossy(&log);
+    for head in [
+        "#[StartTime: ",
+        "#[BaseTime: ",
+        "\"StartTimestamp\",\"Interval_Length\"",
+    ] {
+        assert!(text.contains(head), "{head} missing:\n{text}");
+    }
+    // One line per interval and tag: 3 intervals of read, write and sync.
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("Tag=")).count(),
+        9,
+        "{text}"
+    );
+    let counts = hdr_counts(&log);
+    assert_eq!(counts["read"] as f64, num(&v, "/summary/read/ios"));
+    assert_eq!(counts["write"] as f64, num(&v, "/summary/write/ios"));
+    assert_eq!(counts["sync"] as f64, num(&v, "/summary/sync/ios"));
+    assert!(counts["read"] > 1000, "{counts:?}");
+    // Never over an existing file, and nothing left behind.
+    let out = oio()
+        .current_dir(d.path())
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "--ios",
+            "10",
+            "--hdr-log",
+            "run.hlog",
+            "t.dat",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("run.hlog"));
+    assert_eq!(std::fs::read(d.path().join("run.hlog")).unwrap(), log);
+    let stray: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".oio-hdr"))
+        .collect();
+    assert!(stray.is_empty(), "{stray:?}");
+}

@@ -60,6 +60,10 @@ pub struct RunPlan {
     /// Per-I/O latency log in fio's format, one file per worker: `PREFIX_lat.N.log`
     /// (None: no log).
     pub lat_log: Option<std::path::PathBuf>,
+    /// HdrHistogram interval log of latency, one line per interval and direction (None: no
+    /// log).
+    #[serde(default)]
+    pub hdr_log: Option<std::path::PathBuf>,
 }
 
 /// What one worker thread does.
@@ -360,6 +364,7 @@ mod tests {
                     .expect("valid"),
             ),
             lat_log: Some("lat".into()),
+            hdr_log: Some("h.hlog".into()),
         };
         let json = serde_json::to_string(&plan).expect("serialises");
         assert!(json.contains("\"engine\":\"io_uring\""), "{json}");

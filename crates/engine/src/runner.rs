@@ -17,6 +17,7 @@
 
 mod assemble;
 mod collect;
+mod hdrlog;
 mod tally;
 mod worker;
 
@@ -124,7 +125,7 @@ pub fn run(
     check_plan(plan)?;
     let opened = open_targets(plan, observer, cancel)?;
     let (engine, notice) = resolve_engine(plan.engine);
-    let warnings = before_run_warnings(&opened.targets, notice.as_ref());
+    let mut warnings = before_run_warnings(&opened.targets, notice.as_ref());
     let verify = Verification::create(plan, &opened)?;
     let lat_logs = open_lat_logs(plan, opened.assignments.len())?;
     let inputs = worker_inputs(plan, engine, &opened, lat_logs)?;
@@ -144,6 +145,11 @@ pub fn run(
         clock,
     };
     let started_wall = SystemTime::now() + plan.ramp;
+    let hdr = plan
+        .hdr_log
+        .as_deref()
+        .map(|p| hdrlog::HdrLog::create(p, started_wall))
+        .transpose()?;
     let real_start = Instant::now();
     let cpu_start = crate::sys::process_cpu();
     let stops = Arc::new(Stops::new(cancel));
@@ -168,10 +174,16 @@ pub fn run(
         workers: opened.assignments.len(),
         streams: plan.workload.streams.len(),
         open_loop: plan.workload.streams.iter().any(|s| s.rate.is_some()),
+        hdr: hdr.as_ref().map(|h| h.tx.clone()),
     };
     let collected = collect::collect(&rx, &shape, &timing, observer, &stops);
     for h in handles {
         let _ = h.join();
+    }
+    // The collector's sender goes first, or the writer would wait for more.
+    drop(shape);
+    if let Some(Err(why)) = hdr.map(hdrlog::HdrLog::finish) {
+        warnings.push(why);
     }
     let cpu_end = crate::sys::process_cpu();
     if let Some((stream, error)) = collected.failure {
