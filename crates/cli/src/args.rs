@@ -204,6 +204,13 @@ pub struct WorkloadArgs {
     #[arg(long, value_name = "DATA")]
     pub pattern: Option<oio_core::workload::DataContent>,
 
+    /// Share (0 to below 100) of operations that are trims: files get a hole punched
+    /// (fallocate PUNCH_HOLE), devices a BLKDISCARD, of ranges drawn like writes; timed on
+    /// their own (summary.trim), not in the total. A trimming stream writes: the target must
+    /// be oio's or allowed as for writes.
+    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
+    pub trim_pct: Option<f64>,
+
     /// Where random offsets fall: random (uniform), zipf:THETA, pareto:H, normal:SIGMA% or
     /// zoned:IO%/SIZE%:... (fio's random_distribution), e.g. zipf:1.2 or zoned:80/10:20/90.
     #[arg(long, value_name = "DIST")]
@@ -252,6 +259,7 @@ impl WorkloadArgs {
             think_time: self.think_time,
             think_blocks: self.think_blocks,
             pattern: self.pattern.clone(),
+            trim_pct: self.trim_pct,
             qd: shape.qd,
             rate: self.rate,
             arrival: self.arrival.map(|a| match a {
@@ -278,6 +286,7 @@ impl WorkloadArgs {
             think_time: self.think_time.or(other.think_time),
             think_blocks: self.think_blocks.or(other.think_blocks),
             pattern: self.pattern.or(other.pattern),
+            trim_pct: self.trim_pct.or(other.trim_pct),
             distribution: self.distribution.or(other.distribution),
             rate: self.rate.or(other.rate),
             arrival: self.arrival.or(other.arrival),

@@ -609,3 +609,130 @@ fn the_hdr_log_reads_back_with_the_counts_of_the_result() {
         .collect();
     assert!(stray.is_empty(), "{stray:?}");
 }
+
+/// Bytes a file really occupies (st_blocks × 512).
+fn allocated(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).unwrap().blocks() * 512
+}
+
+#[test]
+fn trims_punch_holes_in_a_file_and_discard_on_a_device() {
+    let d = scratch();
+    let file = d.path().join("t.dat");
+    // oio creates the file fully written.
+    run_json(
+        d.path(),
+        &[
+            "run", "--rw", "read", "--bs", "64k", "--size", "4M", "--ios", "1", "--ramp", "0",
+            "t.dat",
+        ],
+    );
+    let before = allocated(&file);
+    assert!(before >= 4 << 20, "{before}");
+    // Half of all operations are trims: one per read.
+    let v = run_json(
+        d.path(),
+        &[
+            "run",
+            "--rw",
+            "randread",
+            "--bs",
+            "64k",
+            "--qd",
+            "1",
+            "--ios",
+            "200",
+            "--time",
+            "60s",
+            "--ramp",
+            "0",
+            "--engine",
+            "sync",
+            "--trim-pct",
+            "50",
+            "t.dat",
+        ],
+    );
+    assert_eq!(num(&v, "/summary/read/ios"), 200.0);
+    assert_eq!(num(&v, "/summary/trim/ios"), 200.0, "{}", v["summary"]);
+    assert_eq!(num(&v, "/summary/trim/bytes"), 200.0 * 65536.0);
+    assert_eq!(
+        num(&v, "/summary/total/ios"),
+        200.0,
+        "trims are not in the total"
+    );
+    assert!(num(&v, "/summary/trim/latency_ns/p50") > 0.0);
+    assert_eq!(num(&v, "/workload/stream/0/trim_pct"), 50.0);
+    crate::run::assert_valid(&v);
+    let after = allocated(&file);
+    assert!(after < before / 2, "allocated {before} -> {after}");
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().len(),
+        4 << 20,
+        "KEEP_SIZE"
+    );
+    // A file oio does not own is trimmed only with the flag writes need.
+    std::fs::write(d.path().join("theirs.dat"), vec![1u8; 1 << 20]).unwrap();
+    let out = oio()
+        .current_dir(d.path())
+        .args([
+            "run",
+            "--rw",
+            "read",
+            "--bs",
+            "4k",
+            "--ios",
+            "10",
+            "--trim-pct",
+            "10",
+            "theirs.dat",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "trimmed a file oio does not own");
+    assert_eq!(
+        std::fs::read(d.path().join("theirs.dat")).unwrap(),
+        vec![1u8; 1 << 20]
+    );
+
+    // A loop device passes BLKDISCARD on as holes in its backing file.
+    if !is_root() || !Path::new("/dev/loop-control").exists() {
+        return missing("root and loop devices for BLKDISCARD");
+    }
+    let img = d.path().join("s.img");
+    std::fs::write(&img, vec![7u8; 8 << 20]).unwrap();
+    let Some(lo) = LoopDevice::attach(&img) else {
+        return;
+    };
+    let before = allocated(&img);
+    let dev = lo.dev.display().to_string();
+    let v = run_json(
+        d.path(),
+        &[
+            "run",
+            "--rw",
+            "read",
+            "--bs",
+            "64k",
+            "--qd",
+            "1",
+            "--ios",
+            "64",
+            "--time",
+            "60s",
+            "--ramp",
+            "0",
+            "--engine",
+            "sync",
+            "--trim-pct",
+            "50",
+            "--allow-overwrite",
+            &dev,
+        ],
+    );
+    assert_eq!(num(&v, "/summary/trim/ios"), 64.0, "{}", v["summary"]);
+    drop(lo);
+    let after = allocated(&img);
+    assert!(after < before, "backing file allocated {before} -> {after}");
+}

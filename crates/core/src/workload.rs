@@ -124,6 +124,11 @@ pub struct Stream {
     /// `"fixed:0xDEADBEEF"` (those bytes repeated, fio's `buffer_pattern`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<DataContent>,
+    /// Share (0–100, below 100) of operations that are trims: the region is discarded
+    /// (files: fallocate PUNCH_HOLE|KEEP_SIZE; block devices: BLKDISCARD) at offsets and sizes
+    /// drawn like writes, each timed as its own operation (`summary.trim`), not in the total.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim_pct: Option<Percent>,
 }
 
 impl Default for Stream {
@@ -153,6 +158,7 @@ impl Default for Stream {
             think_time: None,
             think_blocks: None,
             pattern: None,
+            trim_pct: None,
         }
     }
 }
@@ -653,6 +659,17 @@ impl Stream {
                     "stream '{}': sync_interval must be at least 1us",
                     self.name
                 ));
+            }
+        }
+        if let Some(p) = self.trim_pct {
+            if !(0.0..100.0).contains(&p.0) {
+                return Err(format!(
+                    "stream '{}': trim_pct {} must be from 0 to below 100 (a share of all operations)",
+                    self.name, p.0
+                ));
+            }
+            if p.0 > 0.0 && self.write_mix().or(self.read_mix()).is_none() {
+                return Err(format!("stream '{}': trims need a size (bs)", self.name));
             }
         }
         if self.think_blocks == Some(0) {

@@ -91,6 +91,8 @@ pub struct WorkerAssignment {
     pub sync_writes: Option<oio_core::workload::SyncWrites>,
     /// Idle time after every so many completed I/Os (closed loop).
     pub think: Option<Think>,
+    /// Trims per completed read or write (trim_pct / (100 - trim_pct)).
+    pub trims_per_io: Option<f64>,
 }
 
 /// A worker's syncs: after every N writes, or once `interval` has passed since the last
@@ -142,7 +144,7 @@ impl RunPlan {
     /// Whether any stream that uses `path` writes.
     pub fn writes_to(&self, path: &PathBuf) -> bool {
         self.workload.streams.iter().any(|s| {
-            s.read_pct.0 < 100.0
+            (s.read_pct.0 < 100.0 || s.trim_pct.is_some_and(|p| p.0 > 0.0))
                 && self
                     .paths_for(s.target.as_deref())
                     .map(|ps| ps.contains(path))
@@ -177,6 +179,12 @@ impl RunPlan {
                 if !sizes_ok {
                     return Err(PlanError(format!(
                         "stream '{}': --verify checks 4 KiB blocks, so sizes and align must be multiples of 4k",
+                        s.name
+                    )));
+                }
+                if s.trim_pct.is_some_and(|p| p.0 > 0.0) {
+                    return Err(PlanError(format!(
+                        "stream '{}': --verify checks what was written, and trim_pct discards it; drop one",
                         s.name
                     )));
                 }
@@ -288,6 +296,10 @@ impl RunPlan {
                             fsync: s.fsync.is_some(),
                         }),
                     sync_writes: s.sync_writes,
+                    trims_per_io: s
+                        .trim_pct
+                        .filter(|p| p.0 > 0.0)
+                        .map(|p| p.0 / (100.0 - p.0)),
                     think: s.think_time.map(|t| Think {
                         time: t.0,
                         blocks: s.think_blocks.unwrap_or(1),

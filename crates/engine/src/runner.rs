@@ -438,14 +438,15 @@ fn worker_inputs(
                 }),
             })
             .collect::<Result<_, _>>()?;
-        let sync_files = if a.sync.is_some() && engine != EngineKind::Null {
-            a.targets
-                .iter()
-                .map(|&ti| dup(ti))
-                .collect::<Result<_, _>>()?
-        } else {
-            Vec::new()
-        };
+        let sync_files =
+            if (a.sync.is_some() || a.trims_per_io.is_some()) && engine != EngineKind::Null {
+                a.targets
+                    .iter()
+                    .map(|&ti| dup(ti))
+                    .collect::<Result<_, _>>()?
+            } else {
+                Vec::new()
+            };
         out.push(WorkerInput {
             files,
             sync_files,

@@ -185,6 +185,8 @@ pub struct WorkloadOverrides {
     pub think_blocks: Option<u32>,
     /// What writes contain.
     pub pattern: Option<DataContent>,
+    /// Share of operations that are trims, percent.
+    pub trim_pct: Option<f64>,
     /// Outstanding I/Os per stream (with a rate: the cap on I/Os in flight).
     pub qd: Option<u32>,
     /// Open loop: offered I/Os per second per stream.
@@ -293,6 +295,9 @@ impl WorkloadOverrides {
         }
         if let Some(p) = &self.pattern {
             s.pattern = Some(p.clone());
+        }
+        if let Some(p) = self.trim_pct {
+            s.trim_pct = Some(Percent(p));
         }
     }
 

@@ -428,6 +428,13 @@ pub fn to_fio(w: &Workload, o: &ExportOptions) -> Result<String, ExportError> {
         if let Some(n) = s.fsync {
             let _ = writeln!(out, "fsync={n}");
         }
+        if let Some(p) = s.trim_pct.filter(|p| p.0 > 0.0) {
+            let _ = writeln!(
+                out,
+                "; fio cannot mix trims into a read/write job: oio's trim_pct = {} is not in this job",
+                p.0
+            );
+        }
         if let Some(t) = s.sync_interval {
             let _ = writeln!(
                 out,

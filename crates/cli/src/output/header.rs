@@ -157,5 +157,8 @@ pub fn stream_settings(st: &Stream) -> Option<String> {
     if let Some(p) = &st.pattern {
         parts.push(format!("data {p}"));
     }
+    if let Some(p) = st.trim_pct.filter(|p| p.0 > 0.0) {
+        parts.push(format!("trims {} % of operations", p.0));
+    }
     (!parts.is_empty()).then(|| parts.join("; "))
 }

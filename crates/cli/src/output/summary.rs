@@ -59,6 +59,9 @@ pub fn write_summary(out: &mut dyn Write, r: &RunResult, saved: Option<&str>) ->
     if let Some(sync) = &s.sync {
         rows.push(("sync", sync));
     }
+    if let Some(trim) = &s.trim {
+        rows.push(("trim", trim));
+    }
     let open = s.offered_iops.is_some();
     // The name column fits its longest row (" write·svc" in open loop), so every row's
     // numbers stay under their headings.

@@ -181,6 +181,7 @@ impl Collector<'_> {
                 ("read", &all.read),
                 ("write", &all.write),
                 ("sync", &all.sync),
+                ("trim", &all.trim),
             ]
             .into_iter()
             .filter(|(_, a)| !a.hist.is_empty())

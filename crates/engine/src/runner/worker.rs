@@ -71,6 +71,33 @@ impl Worker<'_> {
         });
     }
 
+    fn trimmer(&self) -> Option<Trimmer> {
+        let per_io = self.a.trims_per_io?;
+        let mut spec = self.a.gen.clone();
+        // Trims are drawn like writes (sizes, offsets, skew), from their own sequence.
+        spec.seed ^= 0x7219_D15C_A4D0_0001;
+        spec.read_frac = 0.0;
+        if spec.write_sizes.is_empty() {
+            spec.write_sizes = spec.read_sizes.clone();
+        }
+        let block_dev = self
+            .sync_files
+            .iter()
+            .map(|f| {
+                rustix::fs::fstat(f).is_ok_and(|st| {
+                    rustix::fs::FileType::from_raw_mode(st.st_mode)
+                        == rustix::fs::FileType::BlockDevice
+                })
+            })
+            .collect();
+        Some(Trimmer {
+            per_io,
+            credit: 0.0,
+            gen: Generator::new(spec),
+            block_dev,
+        })
+    }
+
     fn syncer(&self) -> Option<Syncer> {
         self.a.sync.map(|p| Syncer {
             every: p.every.map_or(u64::MAX, u64::from),
@@ -100,6 +127,7 @@ struct ClosedLoop<'w, E: Engine> {
     quota: u64,
     log: Option<LatLog>,
     syncer: Option<Syncer>,
+    trimmer: Option<Trimmer>,
     /// I/Os completed since the last think.
     since_think: u32,
     /// No I/O is issued before this time (think time).
@@ -126,6 +154,7 @@ impl<'w, E: Engine> ClosedLoop<'w, E> {
             quota: w.quota.unwrap_or(u64::MAX),
             log: w.lat_log.borrow_mut().take(),
             syncer: w.syncer(),
+            trimmer: w.trimmer(),
             since_think: 0,
             think_until: 0,
             eng,
@@ -301,6 +330,16 @@ impl<'w, E: Engine> ClosedLoop<'w, E> {
                 }
             }
         }
+        if let Some(tr) = &mut self.trimmer {
+            tr.credit += tr.per_io * self.comps.len() as f64;
+            while let Some((lat, len)) = tr.trim_if_due(self.w)? {
+                if counted {
+                    tally.cur.trim.ios += 1;
+                    tally.cur.trim.bytes += u64::from(len);
+                    tally.cur.trim.hist.record(lat);
+                }
+            }
+        }
         Ok(())
     }
 
@@ -355,6 +394,7 @@ struct OpenLoop<'w, E: Engine> {
     tally: Tally<'w>,
     log: Option<LatLog>,
     syncer: Option<Syncer>,
+    trimmer: Option<Trimmer>,
     issued: u64,
     quota: u64,
 }
@@ -378,6 +418,7 @@ impl<'w, E: Engine> OpenLoop<'w, E> {
             tally: Tally::new(w),
             log: w.lat_log.borrow_mut().take(),
             syncer: w.syncer(),
+            trimmer: w.trimmer(),
             issued: 0,
             quota: w.quota.unwrap_or(u64::MAX),
             eng,
@@ -497,6 +538,16 @@ impl<'w, E: Engine> OpenLoop<'w, E> {
                 }
             }
         }
+        if let Some(tr) = &mut self.trimmer {
+            tr.credit += tr.per_io * self.comps.len() as f64;
+            while let Some((lat, len)) = tr.trim_if_due(self.w)? {
+                if counted {
+                    tally.cur.trim.ios += 1;
+                    tally.cur.trim.bytes += u64::from(len);
+                    tally.cur.trim.hist.record(lat);
+                }
+            }
+        }
         Ok(())
     }
 
@@ -525,6 +576,59 @@ fn prepare<E: Engine>(eng: &mut E, filler: &mut DataFiller, io: &NextIo, slot: u
     if io.dir == Dir::Write {
         let buf = eng.buffer(slot).expect("an idle slot has its buffer");
         filler.fill(buf, io.len as usize);
+    }
+}
+
+/// Discards a share of operations: per completed I/O it gains `per_io` credit and trims
+/// once per whole credit, so the share is exact over the run, not random.
+pub(super) struct Trimmer {
+    per_io: f64,
+    credit: f64,
+    gen: Generator,
+    /// Per target: a block device (BLKDISCARD) or a file (punch a hole).
+    block_dev: Vec<bool>,
+}
+
+/// `_IO(0x12, 119)` from linux/fs.h: discard a byte range of a block device.
+const BLKDISCARD: libc::c_ulong = 0x1277;
+
+impl Trimmer {
+    /// Trims one range if a whole credit is due; returns its latency and length.
+    fn trim_if_due(&mut self, w: &Worker<'_>) -> Result<Option<(u64, u32)>, EngineError> {
+        if self.credit < 1.0 {
+            return Ok(None);
+        }
+        self.credit -= 1.0;
+        let io = self.gen.next_io();
+        let start = w.t.now();
+        // The null engine has no files: its trims are counted and cost nothing.
+        if let Some(f) = w.sync_files.get(io.file as usize) {
+            if self.block_dev[io.file as usize] {
+                use std::os::fd::AsRawFd;
+                let range: [u64; 2] = [io.offset, u64::from(io.len)];
+                // SAFETY: BLKDISCARD reads two u64 (start, length) from the pointer, which
+                // points at `range`, alive for the call; the fd is open.
+                let r = unsafe { libc::ioctl(f.as_raw_fd(), BLKDISCARD, range.as_ptr()) };
+                if r != 0 {
+                    return Err(EngineError::Io {
+                        what: "BLKDISCARD (trim_pct)",
+                        source: std::io::Error::last_os_error(),
+                    });
+                }
+            } else {
+                rustix::fs::fallocate(
+                    f,
+                    rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE,
+                    io.offset,
+                    u64::from(io.len),
+                )
+                .map_err(|e| EngineError::Io {
+                    what: "fallocate PUNCH_HOLE (trim_pct)",
+                    source: e.into(),
+                })?;
+            }
+        }
+        Ok(Some((w.t.now() - start, io.len)))
     }
 }
 

@@ -578,6 +578,8 @@ impl JobBuilder {
             think_time: self.thinktime,
             think_blocks: self.thinktime.and(self.thinktime_blocks),
             pattern: self.pattern.clone().filter(|_| read_pct < 100.0),
+            // fio mixes no trims into read/write jobs.
+            trim_pct: None,
         })
     }
 
