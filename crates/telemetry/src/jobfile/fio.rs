@@ -671,6 +671,7 @@ rw=write
 bs=64k
 iodepth=1
 thinktime=100
+thinktime_spin=50
 ";
 
     #[test]
@@ -695,8 +696,13 @@ thinktime=100
         // Every option not honoured is named with its line, once.
         let warned = i.warnings.join("\n");
         assert!(
-            warned.contains("u.fio:22: thinktime=100: think time"),
+            warned.contains("u.fio:23: thinktime_spin=50: not honoured"),
             "{warned}"
+        );
+        // fio's bare thinktime is microseconds.
+        assert_eq!(
+            l.think_time,
+            Some(oio_core::units::Secs(std::time::Duration::from_micros(100)))
         );
         assert_eq!(i.warnings.len(), 1, "{warned}");
         assert_eq!((s.fdatasync, l.fdatasync), (Some(8), Some(8)));
