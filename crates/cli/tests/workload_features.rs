@@ -736,3 +736,63 @@ fn trims_punch_holes_in_a_file_and_discard_on_a_device() {
     let after = allocated(&img);
     assert!(after < before, "backing file allocated {before} -> {after}");
 }
+
+#[test]
+fn diskspd_and_vdbench_get_what_they_can_express_and_name_the_rest() {
+    let d = scratch();
+    std::fs::write(
+        d.path().join("f.toml"),
+        "name = \"f\"\n[[stream]]\nname = \"log\"\nread_pct = 0\nbs = \"8k\"\nrandom_pct = 0\n\
+         outstanding = 1\nfsync = 4\nsync_writes = \"o_dsync\"\nthink_time = \"250us\"\n\
+         pattern = \"zero\"\ntrim_pct = 10\n",
+    )
+    .unwrap();
+    let export = |tool: &str| {
+        let out = oio()
+            .current_dir(d.path())
+            .args(["export", "--to", tool, "--target", "f.dat", "f.toml"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let ds = export("diskspd");
+    let cmd = ds.lines().find(|l| l.starts_with("diskspd.exe")).unwrap();
+    assert!(cmd.contains(" -Sh ") && cmd.contains(" -Z "), "{ds}");
+    for what in ["fsync = 4", "think_time = 250us", "trim_pct = 10"] {
+        assert!(
+            ds.lines().any(|l| l.starts_with("REM") && l.contains(what)),
+            "{what}:\n{ds}"
+        );
+    }
+    let vd = export("vdbench");
+    assert!(vd.contains("openflags=(o_direct,o_dsync)"), "{vd}");
+    for what in [
+        "fsync = 4",
+        "think_time = 250us",
+        "pattern = zero",
+        "trim_pct = 10",
+    ] {
+        assert!(
+            vd.lines().any(|l| l.starts_with('*') && l.contains(what)),
+            "{what}:\n{vd}"
+        );
+    }
+    std::fs::write(d.path().join("f.vdb"), &vd).unwrap();
+    let out = oio()
+        .current_dir(d.path())
+        .args(["import", "f.vdb", "-o", "back.toml"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let back = std::fs::read_to_string(d.path().join("back.toml")).unwrap();
+    assert!(back.contains("sync_writes = \"o_dsync\""), "{back}");
+}

@@ -506,6 +506,41 @@ pub fn to_fio(w: &Workload, o: &ExportOptions) -> Result<String, ExportError> {
     Ok(out)
 }
 
+/// The stream's settings beyond sizes and load that a tool has no option for, in words
+/// (`handled` names the ones it has: sync_writes, zero).
+fn unexpressed(s: &Stream, handled: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(n) = s.fdatasync {
+        out.push(format!("fdatasync = {n}"));
+    }
+    if let Some(n) = s.fsync {
+        out.push(format!("fsync = {n}"));
+    }
+    if let Some(t) = s.sync_interval {
+        out.push(format!("sync_interval = {}", format_duration(t.0)));
+    }
+    if let Some(h) = s.sync_writes.filter(|_| !handled.contains(&"sync_writes")) {
+        out.push(format!("sync_writes = {}", h.name()));
+    }
+    if let Some(t) = s.think_time {
+        out.push(format!(
+            "think_time = {} per {} I/Os",
+            format_duration(t.0),
+            s.think_blocks.unwrap_or(1)
+        ));
+    }
+    match &s.pattern {
+        Some(DataContent::Zero) if handled.contains(&"zero") => {}
+        Some(p @ (DataContent::Zero | DataContent::Fixed(_))) => out.push(format!("pattern = {p}")),
+        _ => {}
+    }
+    if let Some(p) = s.trim_pct.filter(|p| p.0 > 0.0) {
+        out.push(format!("trim_pct = {}", p.0));
+    }
+    // Every line goes into a comment: nothing of a user's text reaches it.
+    out.into_iter().map(|l| shown(&l)).collect()
+}
+
 /// A diskspd command line per stream (Windows `cmd` syntax).
 pub fn to_diskspd(w: &Workload, o: &ExportOptions) -> Result<String, ExportError> {
     w.check().map_err(|why| ExportError {
@@ -575,7 +610,17 @@ pub fn to_diskspd(w: &Workload, o: &ExportOptions) -> Result<String, ExportError
                 }
             );
         }
-        let caching = if o.direct { " -Sh" } else { "" };
+        // -Sh is unbuffered and write-through already; buffered synchronous writes are -Sw.
+        let mut caching = if o.direct { " -Sh" } else { "" }.to_string();
+        if s.sync_writes.is_some() && !o.direct {
+            caching.push_str(" -Sw");
+        }
+        if s.pattern == Some(DataContent::Zero) {
+            caching.push_str(" -Z");
+        }
+        for what in unexpressed(s, &["sync_writes", "zero"]) {
+            let _ = writeln!(out, "REM stream '{name}': diskspd has no equivalent of {what}; this command leaves it out");
+        }
         if w.streams.len() > 1 {
             let _ = writeln!(out, "REM stream '{name}':");
         }
@@ -628,8 +673,45 @@ pub fn to_vdbench(w: &Workload, o: &ExportOptions) -> Result<String, ExportError
             "* vdbench runs all workload definitions at one thread count ({total_oio}); streams are weighted by skew = their share of outstanding I/O"
         );
     }
-    let open = if o.direct { ",openflags=o_direct" } else { "" };
+    // One storage definition for every stream: its open flags can say O_DSYNC/O_SYNC only
+    // when every writing stream asks for the same.
+    let writers: Vec<&Stream> = w.streams.iter().filter(|s| s.read_pct.0 < 100.0).collect();
+    let sync_flag = match writers.first().map(|s| s.sync_writes) {
+        Some(Some(first))
+            if writers.iter().all(|s| {
+                s.sync_writes.map(|x| x == SyncWrites::OSync) == Some(first == SyncWrites::OSync)
+            }) =>
+        {
+            Some(if first == SyncWrites::OSync {
+                "o_sync"
+            } else {
+                "o_dsync"
+            })
+        }
+        _ => None,
+    };
+    if sync_flag.is_none() && writers.iter().any(|s| s.sync_writes.is_some()) {
+        let _ = writeln!(
+            out,
+            "* vdbench opens sd1 one way for every stream: the streams' differing sync_writes are left out"
+        );
+    }
+    let open = match (o.direct, sync_flag) {
+        (true, Some(f)) => format!(",openflags=(o_direct,{f})"),
+        (true, None) => ",openflags=o_direct".to_string(),
+        (false, Some(f)) => format!(",openflags={f}"),
+        (false, None) => String::new(),
+    };
     let _ = writeln!(out, "sd=sd1,lun={lun},size={}{open}", o.size_bytes);
+    for s in &w.streams {
+        for what in unexpressed(s, &["sync_writes"]) {
+            let _ = writeln!(
+                out,
+                "* stream '{}': vdbench has no equivalent of {what}; this file leaves it out",
+                shown(&s.name)
+            );
+        }
+    }
     let mut wds: Vec<(String, String, f64)> = Vec::new();
     for (s, wd_name) in w.streams.iter().zip(&wd_names) {
         if *wd_name != s.name {
