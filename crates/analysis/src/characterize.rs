@@ -865,6 +865,7 @@ fn build_workload(
             rate: None,
             distribution: None,
             fdatasync: None,
+            ..Default::default()
         }],
     };
     w.check().map_err(CharacterizeError)?;

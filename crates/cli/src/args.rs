@@ -82,6 +82,13 @@ pub enum SubmitArg {
     Batch,
 }
 
+/// A duration flag such as `200us` or `10ms`, kept as written in workload files.
+pub fn parse_secs(s: &str) -> Result<oio_core::units::Secs, String> {
+    oio_core::units::parse_duration(s)
+        .map(oio_core::units::Secs)
+        .map_err(|e| e.to_string())
+}
+
 /// A percentage from 0 to 100 (`70` or `70%`).
 pub fn parse_pct(s: &str) -> Result<f64, String> {
     let v: f64 = s
@@ -164,8 +171,45 @@ pub struct WorkloadArgs {
 
     /// fdatasync each target after every N writes of a worker (fio's fdatasync=N); the sync
     /// latency is reported on its own (summary.sync).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), conflicts_with = "fsync")]
     pub fdatasync: Option<u32>,
+
+    /// fsync each target after every N writes of a worker (fio's fsync=N): as --fdatasync,
+    /// metadata too.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub fsync: Option<u32>,
+
+    /// Also sync (fsync with --fsync, else fdatasync) once T has passed since a worker's
+    /// last sync, if it wrote since, e.g. 10ms; timed in summary.sync.
+    #[arg(long, value_name = "T", value_parser = parse_secs)]
+    pub sync_interval: Option<oio_core::units::Secs>,
+
+    /// Make every write synchronous: o_dsync or o_sync open the targets so (fio's
+    /// sync=dsync / sync=sync), rwf_dsync flags each write (RWF_DSYNC; FUA where the device
+    /// has it). The cost shows in the write latency.
+    #[arg(long, value_name = "HOW")]
+    pub sync_writes: Option<oio_core::workload::SyncWrites>,
+
+    /// Closed loop: idle T after every --think-blocks completed I/Os before issuing more
+    /// (fio's thinktime), e.g. 200us.
+    #[arg(long, value_name = "T", value_parser = parse_secs)]
+    pub think_time: Option<oio_core::units::Secs>,
+
+    /// I/Os between thinks (fio's thinktime_blocks; default 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), requires = "think_time")]
+    pub think_blocks: Option<u32>,
+
+    /// What writes contain: random (default, unique per 4 KiB), zero, or fixed:0xHEX (those
+    /// bytes repeated; fio's zero_buffers / buffer_pattern).
+    #[arg(long, value_name = "DATA")]
+    pub pattern: Option<oio_core::workload::DataContent>,
+
+    /// Share (0 to below 100) of operations that are trims: files get a hole punched
+    /// (fallocate PUNCH_HOLE), devices a BLKDISCARD, of ranges drawn like writes; timed on
+    /// their own (summary.trim), not in the total. A trimming stream writes: the target must
+    /// be oio's or allowed as for writes.
+    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
+    pub trim_pct: Option<f64>,
 
     /// Where random offsets fall: random (uniform), zipf:THETA, pareto:H, normal:SIGMA% or
     /// zoned:IO%/SIZE%:... (fio's random_distribution), e.g. zipf:1.2 or zoned:80/10:20/90.
@@ -209,6 +253,13 @@ impl WorkloadArgs {
             random_pct: self.random_pct,
             distribution: self.distribution.clone(),
             fdatasync: self.fdatasync,
+            fsync: self.fsync,
+            sync_interval: self.sync_interval,
+            sync_writes: self.sync_writes,
+            think_time: self.think_time,
+            think_blocks: self.think_blocks,
+            pattern: self.pattern.clone(),
+            trim_pct: self.trim_pct,
             qd: shape.qd,
             rate: self.rate,
             arrival: self.arrival.map(|a| match a {
@@ -229,6 +280,13 @@ impl WorkloadArgs {
             write_bs: self.write_bs.or(other.write_bs),
             random_pct: self.random_pct.or(other.random_pct),
             fdatasync: self.fdatasync.or(other.fdatasync),
+            fsync: self.fsync.or(other.fsync),
+            sync_interval: self.sync_interval.or(other.sync_interval),
+            sync_writes: self.sync_writes.or(other.sync_writes),
+            think_time: self.think_time.or(other.think_time),
+            think_blocks: self.think_blocks.or(other.think_blocks),
+            pattern: self.pattern.or(other.pattern),
+            trim_pct: self.trim_pct.or(other.trim_pct),
             distribution: self.distribution.or(other.distribution),
             rate: self.rate.or(other.rate),
             arrival: self.arrival.or(other.arrival),
@@ -324,6 +382,12 @@ pub struct ExecArgs {
     #[arg(long, value_name = "PREFIX")]
     pub lat_log: Option<PathBuf>,
 
+    /// HdrHistogram interval log of latency (ns) in the format HdrHistogram's tools read:
+    /// one line per interval and direction (tags read, write, sync). Off by default; never
+    /// written over an existing file.
+    #[arg(long, value_name = "FILE")]
+    pub hdr_log: Option<PathBuf>,
+
     /// Do not time I/Os (measures what latency tracking costs).
     #[arg(long, hide = true)]
     pub no_latency: bool,
@@ -352,6 +416,7 @@ pub fn settings(t: &TargetArgs, e: &ExecArgs) -> RunSettings {
         verify: e.verify,
         access_order: e.access_order,
         lat_log: e.lat_log.clone(),
+        hdr_log: e.hdr_log.clone(),
         no_latency: e.no_latency,
     }
 }

@@ -848,6 +848,7 @@ fn an_agent_stops_at_once_when_its_controller_goes() {
         track_order: false,
         sim: None,
         lat_log: None,
+        hdr_log: None,
     };
     let mut agent = Command::new(env!("CARGO_BIN_EXE_oio"))
         .args(["agent", "--stdio"])

@@ -42,6 +42,7 @@ fn simulated(workload: &str, sim: &str) -> RunResult {
         track_order: false,
         sim: Some(sim.parse().unwrap()),
         lat_log: None,
+        hdr_log: None,
     };
     let mut r = oio_engine::run(&plan, &mut Quiet, &Cancel::new()).unwrap();
     let dir = d.path().display().to_string();

@@ -26,6 +26,8 @@ mod hardening;
 mod verify;
 // Workload files and profiles: parsing, errors, round trips.
 mod workload;
+// Workload features: synchronous writes, syncs by time, think time, write patterns, hdr logs.
+mod workload_features;
 // `oio tpcc`: build, run, check on SQLite and PostgreSQL.
 mod tpcc;
 // `oio record`, `characterize`, `export`, `import`: against iostat and fio.

@@ -14,6 +14,7 @@ pub const PROFILES: &[(&str, &str)] = &[
     ("dss-scan", include_str!("../profiles/dss-scan.toml")),
     ("hot-pages", include_str!("../profiles/hot-pages.toml")),
     ("checkpoint", include_str!("../profiles/checkpoint.toml")),
+    ("log-writer", include_str!("../profiles/log-writer.toml")),
 ];
 
 /// The profile `oio run` uses when given none.
@@ -59,4 +60,15 @@ fn seed_002_specs_are_exact() {
     assert_eq!(s.read_mix().unwrap().to_string(), "128k:87,1m:13");
     assert_eq!(s.write_mix().unwrap().to_string(), "64k:81,16k:19");
     assert_eq!(s.outstanding, Some(4));
+}
+
+#[test]
+fn log_writer_is_sequential_small_synchronous_and_qd_1() {
+    let w = profile("log-writer").unwrap();
+    let s = &w.streams[0];
+    assert_eq!((s.read_pct.0, s.random_pct.0), (0.0, 0.0));
+    assert_eq!(s.outstanding, Some(1));
+    assert_eq!(s.sync_writes, Some(crate::workload::SyncWrites::ODsync));
+    let m = s.write_mix().unwrap();
+    assert!(m.shares().iter().all(|x| (4096..=65536).contains(&x.bytes)));
 }

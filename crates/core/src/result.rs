@@ -211,6 +211,9 @@ pub struct Summary {
     /// With `fdatasync`: the syncs, each timed as one operation (`ios` = syncs, bytes 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync: Option<DirStats>,
+    /// With `trim_pct`: the trims (discards), each timed as one operation, not in `total`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<DirStats>,
 }
 
 /// Totals for one stream.

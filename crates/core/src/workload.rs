@@ -100,6 +100,174 @@ pub struct Stream {
     /// sync is timed as its own operation (`summary.sync`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fdatasync: Option<u32>,
+    /// fsync each target after every N writes of a worker (fio's `fsync=N`): like
+    /// `fdatasync`, and metadata too. At most one of the two calls per stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fsync: Option<u32>,
+    /// Also sync (with `fsync` when that is set, else fdatasync) once this long has passed
+    /// since a worker's last sync, if it wrote since: `"10ms"`. Timed in `summary.sync`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_interval: Option<crate::units::Secs>,
+    /// Every write is synchronous: `"o_dsync"`/`"o_sync"` open the targets so (fio's
+    /// `sync=dsync`/`sync=sync`), `"rwf_dsync"` flags each write (RWF_DSYNC, as a FUA write
+    /// where the device has it). Its cost is in the write latency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_writes: Option<SyncWrites>,
+    /// Idle time of a worker after every `think_blocks` I/Os complete (fio's `thinktime`),
+    /// before it issues more: `"200us"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think_time: Option<crate::units::Secs>,
+    /// I/Os per think (fio's `thinktime_blocks`, default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think_blocks: Option<u32>,
+    /// What writes contain: `"random"` (default, unique per 4 KiB), `"zero"`, or
+    /// `"fixed:0xDEADBEEF"` (those bytes repeated, fio's `buffer_pattern`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<DataContent>,
+    /// Share (0–100, below 100) of operations that are trims: the region is discarded
+    /// (files: fallocate PUNCH_HOLE|KEEP_SIZE; block devices: BLKDISCARD) at offsets and sizes
+    /// drawn like writes, each timed as its own operation (`summary.trim`), not in the total.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim_pct: Option<Percent>,
+}
+
+impl Default for Stream {
+    /// A 100 % read stream with no size: the base other constructors fill in.
+    fn default() -> Stream {
+        Stream {
+            name: default_stream_name(),
+            target: None,
+            read_pct: Percent(100.0),
+            bs: None,
+            read_bs: None,
+            write_bs: None,
+            random_pct: hundred(),
+            align: None,
+            region: Region::default(),
+            outstanding: None,
+            workers: 1,
+            stripe: None,
+            compress_pct: None,
+            dedupe_pct: None,
+            rate: None,
+            distribution: None,
+            fdatasync: None,
+            fsync: None,
+            sync_interval: None,
+            sync_writes: None,
+            think_time: None,
+            think_blocks: None,
+            pattern: None,
+            trim_pct: None,
+        }
+    }
+}
+
+/// How writes are made synchronous.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncWrites {
+    /// Targets opened with O_DSYNC: each write returns once its data is durable.
+    ODsync,
+    /// Targets opened with O_SYNC: data and metadata.
+    OSync,
+    /// Each write carries RWF_DSYNC (pwritev2, io_uring `rw_flags`).
+    RwfDsync,
+}
+
+impl SyncWrites {
+    /// The name in files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            SyncWrites::ODsync => "o_dsync",
+            SyncWrites::OSync => "o_sync",
+            SyncWrites::RwfDsync => "rwf_dsync",
+        }
+    }
+}
+
+impl std::str::FromStr for SyncWrites {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+            "o_dsync" | "dsync" => Ok(SyncWrites::ODsync),
+            "o_sync" | "sync" => Ok(SyncWrites::OSync),
+            "rwf_dsync" => Ok(SyncWrites::RwfDsync),
+            _ => Err(format!("'{s}': expected o_dsync, o_sync or rwf_dsync")),
+        }
+    }
+}
+
+/// The content of writes (beside compress/dedupe shaping of random data).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DataContent {
+    /// Random, every 4 KiB block unique (the default).
+    Random,
+    /// All zero bytes (fio's `zero_buffers`).
+    Zero,
+    /// These bytes repeated (fio's `buffer_pattern`), 1 to 4096 of them.
+    Fixed(Vec<u8>),
+}
+
+impl fmt::Display for DataContent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DataContent::Random => f.write_str("random"),
+            DataContent::Zero => f.write_str("zero"),
+            DataContent::Fixed(b) => {
+                f.write_str("fixed:0x")?;
+                b.iter().try_for_each(|x| write!(f, "{x:02x}"))
+            }
+        }
+    }
+}
+
+impl std::str::FromStr for DataContent {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        let (kind, arg) = t.split_once(':').unwrap_or((t, ""));
+        match kind.trim().to_ascii_lowercase().as_str() {
+            "random" if arg.is_empty() => Ok(DataContent::Random),
+            "zero" | "zeros" | "zeroes" if arg.is_empty() => Ok(DataContent::Zero),
+            "fixed" => {
+                let bad = || {
+                    format!("'{s}': expected fixed:0xHEX with 1 to 4096 bytes (an even number of hex digits), e.g. fixed:0xdeadbeef")
+                };
+                let hex = arg.trim();
+                let hex = hex
+                    .strip_prefix("0x")
+                    .or_else(|| hex.strip_prefix("0X"))
+                    .ok_or_else(bad)?;
+                if hex.is_empty() || hex.len() % 2 != 0 || hex.len() > 8192 {
+                    return Err(bad());
+                }
+                let bytes = (0..hex.len())
+                    .step_by(2)
+                    .map(|i| {
+                        hex.get(i..i + 2)
+                            .and_then(|d| u8::from_str_radix(d, 16).ok())
+                            .ok_or_else(bad)
+                    })
+                    .collect::<Result<Vec<u8>, String>>()?;
+                Ok(DataContent::Fixed(bytes))
+            }
+            _ => Err(format!("'{s}': expected random, zero or fixed:0xHEX")),
+        }
+    }
+}
+
+impl Serialize for DataContent {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for DataContent {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 /// `rate = 5000` or a `[stream.rate]` table; the table's own errors are kept.
@@ -471,10 +639,76 @@ impl Stream {
             }
             _ => {}
         }
-        if self.fdatasync == Some(0) {
+        for (what, n) in [("fdatasync", self.fdatasync), ("fsync", self.fsync)] {
+            if n == Some(0) {
+                return Err(format!(
+                    "stream '{}': {what} must be at least 1 (sync after every N writes)",
+                    self.name
+                ));
+            }
+        }
+        if self.fdatasync.is_some() && self.fsync.is_some() {
             return Err(format!(
-                "stream '{}': fdatasync must be at least 1 (sync after every N writes)",
+                "stream '{}': give fdatasync or fsync, not both (fsync also writes metadata)",
                 self.name
+            ));
+        }
+        if let Some(t) = self.sync_interval {
+            if t.0 < std::time::Duration::from_micros(1) {
+                return Err(format!(
+                    "stream '{}': sync_interval must be at least 1us",
+                    self.name
+                ));
+            }
+        }
+        if let Some(p) = self.trim_pct {
+            if !(0.0..100.0).contains(&p.0) {
+                return Err(format!(
+                    "stream '{}': trim_pct {} must be from 0 to below 100 (a share of all operations)",
+                    self.name, p.0
+                ));
+            }
+            if p.0 > 0.0 && self.write_mix().or(self.read_mix()).is_none() {
+                return Err(format!("stream '{}': trims need a size (bs)", self.name));
+            }
+        }
+        if self.think_blocks == Some(0) {
+            return Err(format!(
+                "stream '{}': think_blocks must be at least 1 (I/Os between thinks)",
+                self.name
+            ));
+        }
+        if self.think_blocks.is_some() && self.think_time.is_none() {
+            return Err(format!(
+                "stream '{}': think_blocks needs think_time (how long to think)",
+                self.name
+            ));
+        }
+        if let Some(t) = self.think_time {
+            if t.0 > std::time::Duration::from_secs(60) {
+                return Err(format!(
+                    "stream '{}': think_time {} is more than 60s",
+                    self.name,
+                    crate::units::format_duration(t.0)
+                ));
+            }
+            if self.rate.is_some() {
+                return Err(format!(
+                    "stream '{}': think_time paces a closed loop; an open-loop stream (rate) is paced by its rate: drop one",
+                    self.name
+                ));
+            }
+        }
+        if matches!(
+            self.pattern,
+            Some(DataContent::Zero | DataContent::Fixed(_))
+        ) && (self.compress_pct.is_some_and(|p| p.0 > 0.0)
+            || self.dedupe_pct.is_some_and(|p| p.0 > 0.0))
+        {
+            return Err(format!(
+                "stream '{}': pattern {} fixes what writes contain, so compress_pct and dedupe_pct cannot shape it: drop one",
+                self.name,
+                self.pattern.as_ref().map(|p| p.to_string()).unwrap_or_default()
             ));
         }
         if self.workers == 0 || self.workers > 1024 {

@@ -1,12 +1,12 @@
 //! A run plan: the workload, where each stream goes, and how long; resolved into per-worker
 //! assignments once the targets are open.
 
-use crate::data::DataPattern;
+use crate::data::{DataPattern, Fixed};
 use crate::engines::{EngineKind, SubmitMode};
 use crate::generator::{Extent, GeneratorSpec};
 use crate::target::TargetOptions;
 use oio_core::units::format_size;
-use oio_core::workload::{Rate, Workload};
+use oio_core::workload::{DataContent, Rate, Workload};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -60,6 +60,10 @@ pub struct RunPlan {
     /// Per-I/O latency log in fio's format, one file per worker: `PREFIX_lat.N.log`
     /// (None: no log).
     pub lat_log: Option<std::path::PathBuf>,
+    /// HdrHistogram interval log of latency, one line per interval and direction (None: no
+    /// log).
+    #[serde(default)]
+    pub hdr_log: Option<std::path::PathBuf>,
 }
 
 /// What one worker thread does.
@@ -81,8 +85,35 @@ pub struct WorkerAssignment {
     pub rate_share: f64,
     /// What its writes contain.
     pub data: DataPattern,
-    /// fdatasync the worker's targets after every N of its writes.
-    pub fdatasync: Option<u32>,
+    /// When the worker syncs its targets (None: never).
+    pub sync: Option<SyncPlan>,
+    /// Every write synchronous: how.
+    pub sync_writes: Option<oio_core::workload::SyncWrites>,
+    /// Idle time after every so many completed I/Os (closed loop).
+    pub think: Option<Think>,
+    /// Trims per completed read or write (trim_pct / (100 - trim_pct)).
+    pub trims_per_io: Option<f64>,
+}
+
+/// A worker's syncs: after every N writes, or once `interval` has passed since the last
+/// sync with writes since, whichever comes first.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SyncPlan {
+    /// Writes per sync.
+    pub every: Option<u32>,
+    /// Longest time between syncs while writing.
+    pub interval: Option<Duration>,
+    /// fsync instead of fdatasync.
+    pub fsync: bool,
+}
+
+/// Think time: the worker idles `time` after every `blocks` completed I/Os.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Think {
+    /// How long.
+    pub time: Duration,
+    /// I/Os between thinks.
+    pub blocks: u32,
 }
 
 /// A plan that cannot run as given.
@@ -113,7 +144,7 @@ impl RunPlan {
     /// Whether any stream that uses `path` writes.
     pub fn writes_to(&self, path: &PathBuf) -> bool {
         self.workload.streams.iter().any(|s| {
-            s.read_pct.0 < 100.0
+            (s.read_pct.0 < 100.0 || s.trim_pct.is_some_and(|p| p.0 > 0.0))
                 && self
                     .paths_for(s.target.as_deref())
                     .map(|ps| ps.contains(path))
@@ -149,6 +180,19 @@ impl RunPlan {
                     return Err(PlanError(format!(
                         "stream '{}': --verify checks 4 KiB blocks, so sizes and align must be multiples of 4k",
                         s.name
+                    )));
+                }
+                if s.trim_pct.is_some_and(|p| p.0 > 0.0) {
+                    return Err(PlanError(format!(
+                        "stream '{}': --verify checks what was written, and trim_pct discards it; drop one",
+                        s.name
+                    )));
+                }
+                if matches!(s.pattern, Some(DataContent::Zero | DataContent::Fixed(_))) {
+                    return Err(PlanError(format!(
+                        "stream '{}': --verify writes self-checking blocks, so pattern {} cannot be honoured; drop one",
+                        s.name,
+                        s.pattern.as_ref().map(|p| p.to_string()).unwrap_or_default()
                     )));
                 }
                 for p in paths {
@@ -245,12 +289,31 @@ impl RunPlan {
                     })
                     .collect();
                 out.push(WorkerAssignment {
-                    fdatasync: s.fdatasync,
+                    sync: (s.fdatasync.is_some() || s.fsync.is_some() || s.sync_interval.is_some())
+                        .then(|| SyncPlan {
+                            every: s.fdatasync.or(s.fsync),
+                            interval: s.sync_interval.map(|t| t.0),
+                            fsync: s.fsync.is_some(),
+                        }),
+                    sync_writes: s.sync_writes,
+                    trims_per_io: s
+                        .trim_pct
+                        .filter(|p| p.0 > 0.0)
+                        .map(|p| p.0 / (100.0 - p.0)),
+                    think: s.think_time.map(|t| Think {
+                        time: t.0,
+                        blocks: s.think_blocks.unwrap_or(1),
+                    }),
                     rate: s.rate.clone(),
                     rate_share: 1.0 / workers as f64,
                     data: DataPattern {
                         compress_pct: s.compress_pct.map(|p| p.0).unwrap_or(0.0),
                         dedupe_pct: s.dedupe_pct.map(|p| p.0).unwrap_or(0.0),
+                        fixed: match &s.pattern {
+                            Some(DataContent::Zero) => Some(Fixed::Zero),
+                            Some(DataContent::Fixed(b)) => Some(Fixed::Pattern(b.clone())),
+                            Some(DataContent::Random) | None => None,
+                        },
                     },
                     stream: si,
                     depth,
@@ -313,6 +376,7 @@ mod tests {
                     .expect("valid"),
             ),
             lat_log: Some("lat".into()),
+            hdr_log: Some("h.hlog".into()),
         };
         let json = serde_json::to_string(&plan).expect("serialises");
         assert!(json.contains("\"engine\":\"io_uring\""), "{json}");

@@ -17,6 +17,7 @@
 
 mod assemble;
 mod collect;
+mod hdrlog;
 mod tally;
 mod worker;
 
@@ -30,6 +31,7 @@ use crate::target::{self, OpenTarget, TargetError, TargetOptions};
 use crate::verify::VerifyShared;
 use collect::Shape;
 use oio_core::result::{Interval, RunResult, TargetInfo};
+use oio_core::workload::SyncWrites;
 use oio_core::Cancel;
 use oio_core::StopReason;
 use std::path::{Path, PathBuf};
@@ -123,7 +125,7 @@ pub fn run(
     check_plan(plan)?;
     let opened = open_targets(plan, observer, cancel)?;
     let (engine, notice) = resolve_engine(plan.engine);
-    let warnings = before_run_warnings(&opened.targets, notice.as_ref());
+    let mut warnings = before_run_warnings(&opened.targets, notice.as_ref());
     let verify = Verification::create(plan, &opened)?;
     let lat_logs = open_lat_logs(plan, opened.assignments.len())?;
     let inputs = worker_inputs(plan, engine, &opened, lat_logs)?;
@@ -143,6 +145,11 @@ pub fn run(
         clock,
     };
     let started_wall = SystemTime::now() + plan.ramp;
+    let hdr = plan
+        .hdr_log
+        .as_deref()
+        .map(|p| hdrlog::HdrLog::create(p, started_wall))
+        .transpose()?;
     let real_start = Instant::now();
     let cpu_start = crate::sys::process_cpu();
     let stops = Arc::new(Stops::new(cancel));
@@ -167,10 +174,16 @@ pub fn run(
         workers: opened.assignments.len(),
         streams: plan.workload.streams.len(),
         open_loop: plan.workload.streams.iter().any(|s| s.rate.is_some()),
+        hdr: hdr.as_ref().map(|h| h.tx.clone()),
     };
     let collected = collect::collect(&rx, &shape, &timing, observer, &stops);
     for h in handles {
         let _ = h.join();
+    }
+    // The collector's sender goes first, or the writer would wait for more.
+    drop(shape);
+    if let Some(Err(why)) = hdr.map(hdrlog::HdrLog::finish) {
+        warnings.push(why);
     }
     let cpu_end = crate::sys::process_cpu();
     if let Some((stream, error)) = collected.failure {
@@ -361,6 +374,22 @@ fn open_lat_logs(plan: &RunPlan, workers: usize) -> Result<Vec<LatLog>, RunError
         .collect()
 }
 
+/// The same open file again, with `flag` (O_DSYNC or O_SYNC) added: through
+/// /proc/self/fd, so it is the very inode oio opened and checked, never a path looked up
+/// again. The access mode and O_DIRECT are kept.
+fn reopen_with(file: &std::fs::File, flag: i32) -> std::io::Result<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let fl = rustix::fs::fcntl_getfl(file).map_err(std::io::Error::from)?;
+    let acc = fl & rustix::fs::OFlags::RWMODE;
+    let direct = fl.contains(rustix::fs::OFlags::DIRECT);
+    std::fs::OpenOptions::new()
+        .read(acc != rustix::fs::OFlags::WRONLY)
+        .write(acc != rustix::fs::OFlags::RDONLY)
+        .custom_flags(flag | libc::O_CLOEXEC | if direct { libc::O_DIRECT } else { 0 })
+        .open(format!("/proc/self/fd/{}", file.as_raw_fd()))
+}
+
 /// What one worker thread takes with it, prepared before any thread starts so a failure
 /// here leaves nothing running.
 struct WorkerInput {
@@ -390,19 +419,34 @@ fn worker_inputs(
                 })
             })
         };
+        let sync_open = match a.sync_writes {
+            Some(SyncWrites::ODsync) if engine != EngineKind::Null => Some(libc::O_DSYNC),
+            Some(SyncWrites::OSync) if engine != EngineKind::Null => Some(libc::O_SYNC),
+            _ => None,
+        };
         let files = a
             .targets
             .iter()
-            .map(|&ti| dup(ti))
+            .map(|&ti| match sync_open {
+                None => dup(ti),
+                Some(flag) => reopen_with(&opened.targets[ti].file, flag).map_err(|source| {
+                    RunError::Target(TargetError::Io {
+                        path: opened.paths[ti].path.clone(),
+                        what: "opening it again with O_DSYNC/O_SYNC (sync_writes)",
+                        source,
+                    })
+                }),
+            })
             .collect::<Result<_, _>>()?;
-        let sync_files = if a.fdatasync.is_some() && engine != EngineKind::Null {
-            a.targets
-                .iter()
-                .map(|&ti| dup(ti))
-                .collect::<Result<_, _>>()?
-        } else {
-            Vec::new()
-        };
+        let sync_files =
+            if (a.sync.is_some() || a.trims_per_io.is_some()) && engine != EngineKind::Null {
+                a.targets
+                    .iter()
+                    .map(|&ti| dup(ti))
+                    .collect::<Result<_, _>>()?
+            } else {
+                Vec::new()
+            };
         out.push(WorkerInput {
             files,
             sync_files,
@@ -503,6 +547,7 @@ fn spawn_workers(
                     files: input.files,
                     fill_seed: seed ^ 0xD1B5_4A32_D192_ED03 ^ wi as u64,
                     submit,
+                    dsync_writes: a.sync_writes == Some(SyncWrites::RwfDsync),
                 };
                 let w = Worker {
                     a: &a,

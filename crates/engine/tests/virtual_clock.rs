@@ -39,6 +39,7 @@ fn plan(dir: &tempfile::TempDir, workload: &str, sim: &str, time: Duration) -> R
         track_order: false,
         sim: Some(sim.parse().unwrap()),
         lat_log: None,
+        hdr_log: None,
     }
 }
 

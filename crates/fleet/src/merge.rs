@@ -58,6 +58,7 @@ pub fn merge_summaries(parts: &[&Summary]) -> Summary {
     let dir =
         |f: fn(&Summary) -> &DirStats| merge_dirs(&parts.iter().map(|s| f(s)).collect::<Vec<_>>());
     let syncs: Vec<&DirStats> = parts.iter().filter_map(|s| s.sync.as_ref()).collect();
+    let trims: Vec<&DirStats> = parts.iter().filter_map(|s| s.trim.as_ref()).collect();
     let any = |f: fn(&Summary) -> Option<f64>| {
         let v: Vec<f64> = parts.iter().filter_map(|s| f(s)).collect();
         (!v.is_empty()).then(|| v.iter().sum())
@@ -71,6 +72,7 @@ pub fn merge_summaries(parts: &[&Summary]) -> Summary {
         backlog_max: parts.iter().filter_map(|s| s.backlog_max).max(),
         dropped: parts.iter().filter_map(|s| s.dropped).reduce(|a, b| a + b),
         sync: (!syncs.is_empty()).then(|| merge_dirs(&syncs)),
+        trim: (!trims.is_empty()).then(|| merge_dirs(&trims)),
     }
 }
 

@@ -67,6 +67,7 @@ fn stream(i: u32, spec: &BlendSpec) -> Stream {
         rate: None,
         distribution: None,
         fdatasync: None,
+        ..Default::default()
     }
 }
 

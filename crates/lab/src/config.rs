@@ -168,6 +168,9 @@ pub struct RunConfig {
     pub track_order: bool,
     /// Prefix of per-I/O latency logs.
     pub lat_log: Option<PathBuf>,
+    /// HdrHistogram interval log.
+    #[serde(default)]
+    pub hdr_log: Option<PathBuf>,
     /// Simulated device behind the null engine.
     pub sim: Option<Sim>,
 }
@@ -204,6 +207,7 @@ impl RunConfig {
             verify: self.verify,
             track_order: self.track_order,
             lat_log: self.lat_log.clone(),
+            hdr_log: self.hdr_log.clone(),
             sim: self.sim.as_ref().map(|s| s.device.clone()),
         }
     }
@@ -254,6 +258,8 @@ pub struct RunSettings {
     pub access_order: bool,
     /// Per-I/O latency logs.
     pub lat_log: Option<PathBuf>,
+    /// HdrHistogram interval log.
+    pub hdr_log: Option<PathBuf>,
     /// Do not time I/Os.
     pub no_latency: bool,
 }
@@ -307,6 +313,7 @@ impl RunSettings {
             verify: self.verify,
             track_order: self.access_order,
             lat_log: self.lat_log.clone(),
+            hdr_log: self.hdr_log.clone(),
             sim: self.sim.clone(),
         })
     }

@@ -409,6 +409,7 @@ mod tests {
             verify: false,
             access_order: false,
             lat_log: None,
+            hdr_log: None,
             no_latency: false,
         }
         .config(

@@ -5,7 +5,9 @@
 use crate::error::{LabError, Result};
 use oio_core::profiles;
 use oio_core::units::Secs;
-use oio_core::workload::{Arrival, Distribution, Percent, Rate, Stream, Workload};
+use oio_core::workload::{
+    Arrival, DataContent, Distribution, Percent, Rate, Stream, SyncWrites, Workload,
+};
 use oio_core::SizeMix;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -171,6 +173,20 @@ pub struct WorkloadOverrides {
     pub distribution: Option<Distribution>,
     /// fdatasync after every N writes of a worker.
     pub fdatasync: Option<u32>,
+    /// fsync after every N writes of a worker.
+    pub fsync: Option<u32>,
+    /// Sync also once this long has passed since a worker's last sync.
+    pub sync_interval: Option<Secs>,
+    /// Every write synchronous: O_DSYNC/O_SYNC at open or RWF_DSYNC per write.
+    pub sync_writes: Option<SyncWrites>,
+    /// Idle time after every `think_blocks` I/Os.
+    pub think_time: Option<Secs>,
+    /// I/Os per think.
+    pub think_blocks: Option<u32>,
+    /// What writes contain.
+    pub pattern: Option<DataContent>,
+    /// Share of operations that are trims, percent.
+    pub trim_pct: Option<f64>,
     /// Outstanding I/Os per stream (with a rate: the cap on I/Os in flight).
     pub qd: Option<u32>,
     /// Open loop: offered I/Os per second per stream.
@@ -232,9 +248,7 @@ impl WorkloadOverrides {
         if let Some(d) = &self.distribution {
             s.distribution = Some(d.clone());
         }
-        if let Some(n) = self.fdatasync {
-            s.fdatasync = Some(n);
-        }
+        self.apply_features(s);
         if let Some(q) = self.qd {
             s.outstanding = Some(q);
         }
@@ -253,6 +267,37 @@ impl WorkloadOverrides {
         if self.bs.is_some() || self.read_bs.is_some() || self.write_bs.is_some() {
             // The profile's alignment was chosen for its sizes, not the new ones.
             s.align = None;
+        }
+    }
+
+    /// Syncs, think time and data content; a sync call given on the command line replaces
+    /// the other one (a stream has one).
+    fn apply_features(&self, s: &mut Stream) {
+        if let Some(n) = self.fdatasync {
+            s.fdatasync = Some(n);
+            s.fsync = None;
+        }
+        if let Some(n) = self.fsync {
+            s.fsync = Some(n);
+            s.fdatasync = None;
+        }
+        if let Some(t) = self.sync_interval {
+            s.sync_interval = Some(t);
+        }
+        if let Some(w) = self.sync_writes {
+            s.sync_writes = Some(w);
+        }
+        if let Some(t) = self.think_time {
+            s.think_time = Some(t);
+        }
+        if let Some(n) = self.think_blocks {
+            s.think_blocks = Some(n);
+        }
+        if let Some(p) = &self.pattern {
+            s.pattern = Some(p.clone());
+        }
+        if let Some(p) = self.trim_pct {
+            s.trim_pct = Some(Percent(p));
         }
     }
 
@@ -295,7 +340,7 @@ impl WorkloadOverrides {
             )));
         }
         let bs = self.bs.clone().unwrap_or_else(|| SizeMix::single(4096));
-        Ok(Workload {
+        let mut w = Workload {
             name: format!("{}-{}", p.name(), bs.to_string().replace([':', ','], "_")),
             description: String::new(),
             streams: vec![Stream {
@@ -315,9 +360,13 @@ impl WorkloadOverrides {
                 dedupe_pct: self.dedupe_pct.map(Percent),
                 rate: self.rate_over(None),
                 distribution: self.distribution.clone(),
-                fdatasync: self.fdatasync,
+                ..Default::default()
             }],
-        })
+        };
+        for st in &mut w.streams {
+            self.apply_features(st);
+        }
+        Ok(w)
     }
 }
 

@@ -14,8 +14,8 @@
 //! with a message naming the character when the format would read it as syntax.
 
 use oio_core::sizemix::SizeMix;
-use oio_core::units::format_size;
-use oio_core::workload::{Extent, Stream, Workload};
+use oio_core::units::{format_duration, format_size};
+use oio_core::workload::{DataContent, Extent, Stream, SyncWrites, Workload};
 use std::fmt::Write as _;
 
 /// Where and how long the exported job runs.
@@ -425,6 +425,63 @@ pub fn to_fio(w: &Workload, o: &ExportOptions) -> Result<String, ExportError> {
         if let Some(n) = s.fdatasync {
             let _ = writeln!(out, "fdatasync={n}");
         }
+        if let Some(n) = s.fsync {
+            let _ = writeln!(out, "fsync={n}");
+        }
+        if let Some(p) = s.trim_pct.filter(|p| p.0 > 0.0) {
+            let _ = writeln!(
+                out,
+                "; fio cannot mix trims into a read/write job: oio's trim_pct = {} is not in this job",
+                p.0
+            );
+        }
+        if let Some(t) = s.sync_interval {
+            let _ = writeln!(
+                out,
+                "; fio cannot sync by time: oio's sync_interval = \"{}\" is not in this job",
+                format_duration(t.0)
+            );
+        }
+        match s.sync_writes {
+            Some(SyncWrites::ODsync) => {
+                let _ = writeln!(out, "sync=dsync");
+            }
+            Some(SyncWrites::OSync) => {
+                let _ = writeln!(out, "sync=sync");
+            }
+            Some(SyncWrites::RwfDsync) => {
+                let _ = writeln!(
+                    out,
+                    "; oio flags each write RWF_DSYNC; fio's nearest is O_DSYNC at open (same durability per write)"
+                );
+                let _ = writeln!(out, "sync=dsync");
+            }
+            None => {}
+        }
+        if let Some(t) = s.think_time {
+            // fio reads a bare number as microseconds; whole ones keep it exact.
+            let _ = writeln!(out, "thinktime={}", t.0.as_micros().max(1));
+            if t.0.subsec_nanos() % 1000 != 0 {
+                let _ = writeln!(
+                    out,
+                    "; oio's think_time was {} (fio counts whole microseconds)",
+                    format_duration(t.0)
+                );
+            }
+            if let Some(n) = s.think_blocks {
+                let _ = writeln!(out, "thinktime_blocks={n}");
+            }
+        }
+        match &s.pattern {
+            Some(DataContent::Zero) => {
+                let _ = writeln!(out, "zero_buffers=1");
+            }
+            Some(DataContent::Fixed(b)) => {
+                let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+                let _ = writeln!(out, "buffer_pattern=0x{hex}");
+            }
+            Some(DataContent::Random) | None => {}
+        }
         if let Some(p) = s.compress_pct.filter(|p| p.0 > 0.0) {
             let _ = writeln!(out, "buffer_compress_percentage={}", p.0.round() as u32);
         }
@@ -447,6 +504,41 @@ pub fn to_fio(w: &Workload, o: &ExportOptions) -> Result<String, ExportError> {
         }
     }
     Ok(out)
+}
+
+/// The stream's settings beyond sizes and load that a tool has no option for, in words
+/// (`handled` names the ones it has: sync_writes, zero).
+fn unexpressed(s: &Stream, handled: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(n) = s.fdatasync {
+        out.push(format!("fdatasync = {n}"));
+    }
+    if let Some(n) = s.fsync {
+        out.push(format!("fsync = {n}"));
+    }
+    if let Some(t) = s.sync_interval {
+        out.push(format!("sync_interval = {}", format_duration(t.0)));
+    }
+    if let Some(h) = s.sync_writes.filter(|_| !handled.contains(&"sync_writes")) {
+        out.push(format!("sync_writes = {}", h.name()));
+    }
+    if let Some(t) = s.think_time {
+        out.push(format!(
+            "think_time = {} per {} I/Os",
+            format_duration(t.0),
+            s.think_blocks.unwrap_or(1)
+        ));
+    }
+    match &s.pattern {
+        Some(DataContent::Zero) if handled.contains(&"zero") => {}
+        Some(p @ (DataContent::Zero | DataContent::Fixed(_))) => out.push(format!("pattern = {p}")),
+        _ => {}
+    }
+    if let Some(p) = s.trim_pct.filter(|p| p.0 > 0.0) {
+        out.push(format!("trim_pct = {}", p.0));
+    }
+    // Every line goes into a comment: nothing of a user's text reaches it.
+    out.into_iter().map(|l| shown(&l)).collect()
 }
 
 /// A diskspd command line per stream (Windows `cmd` syntax).
@@ -518,7 +610,17 @@ pub fn to_diskspd(w: &Workload, o: &ExportOptions) -> Result<String, ExportError
                 }
             );
         }
-        let caching = if o.direct { " -Sh" } else { "" };
+        // -Sh is unbuffered and write-through already; buffered synchronous writes are -Sw.
+        let mut caching = if o.direct { " -Sh" } else { "" }.to_string();
+        if s.sync_writes.is_some() && !o.direct {
+            caching.push_str(" -Sw");
+        }
+        if s.pattern == Some(DataContent::Zero) {
+            caching.push_str(" -Z");
+        }
+        for what in unexpressed(s, &["sync_writes", "zero"]) {
+            let _ = writeln!(out, "REM stream '{name}': diskspd has no equivalent of {what}; this command leaves it out");
+        }
         if w.streams.len() > 1 {
             let _ = writeln!(out, "REM stream '{name}':");
         }
@@ -571,8 +673,45 @@ pub fn to_vdbench(w: &Workload, o: &ExportOptions) -> Result<String, ExportError
             "* vdbench runs all workload definitions at one thread count ({total_oio}); streams are weighted by skew = their share of outstanding I/O"
         );
     }
-    let open = if o.direct { ",openflags=o_direct" } else { "" };
+    // One storage definition for every stream: its open flags can say O_DSYNC/O_SYNC only
+    // when every writing stream asks for the same.
+    let writers: Vec<&Stream> = w.streams.iter().filter(|s| s.read_pct.0 < 100.0).collect();
+    let sync_flag = match writers.first().map(|s| s.sync_writes) {
+        Some(Some(first))
+            if writers.iter().all(|s| {
+                s.sync_writes.map(|x| x == SyncWrites::OSync) == Some(first == SyncWrites::OSync)
+            }) =>
+        {
+            Some(if first == SyncWrites::OSync {
+                "o_sync"
+            } else {
+                "o_dsync"
+            })
+        }
+        _ => None,
+    };
+    if sync_flag.is_none() && writers.iter().any(|s| s.sync_writes.is_some()) {
+        let _ = writeln!(
+            out,
+            "* vdbench opens sd1 one way for every stream: the streams' differing sync_writes are left out"
+        );
+    }
+    let open = match (o.direct, sync_flag) {
+        (true, Some(f)) => format!(",openflags=(o_direct,{f})"),
+        (true, None) => ",openflags=o_direct".to_string(),
+        (false, Some(f)) => format!(",openflags={f}"),
+        (false, None) => String::new(),
+    };
     let _ = writeln!(out, "sd=sd1,lun={lun},size={}{open}", o.size_bytes);
+    for s in &w.streams {
+        for what in unexpressed(s, &["sync_writes"]) {
+            let _ = writeln!(
+                out,
+                "* stream '{}': vdbench has no equivalent of {what}; this file leaves it out",
+                shown(&s.name)
+            );
+        }
+    }
     let mut wds: Vec<(String, String, f64)> = Vec::new();
     for (s, wd_name) in w.streams.iter().zip(&wd_names) {
         if *wd_name != s.name {

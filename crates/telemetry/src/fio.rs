@@ -1063,6 +1063,7 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
             rate: None,
             distribution: None,
             fdatasync: None,
+            ..Default::default()
         });
         let mut jwarn = Vec::new();
         let mut js = Summary {

@@ -20,6 +20,9 @@ pub fn write_header(out: &mut dyn Write, s: &Start<'_>) -> io::Result<()> {
     )?;
     for st in &s.workload.streams {
         writeln!(out, "  {}", describe_stream(st))?;
+        if let Some(set) = stream_settings(st) {
+            writeln!(out, "    {set}")?;
+        }
     }
     writeln!(
         out,
@@ -113,4 +116,49 @@ fn describe_stream(st: &Stream) -> String {
         st.workers,
         if st.workers == 1 { "" } else { "s" }
     )
+}
+
+/// The settings that change what a stream's I/O is beyond sizes and load: access skew,
+/// syncs, synchronous writes, think time, write content (None: all defaults).
+pub fn stream_settings(st: &Stream) -> Option<String> {
+    use oio_core::units::format_duration;
+    let mut parts = Vec::new();
+    if let Some(d) = st.distribution.as_ref().filter(|_| st.random_pct.0 > 0.0) {
+        parts.push(format!("access {d}"));
+    }
+    let call = if st.fsync.is_some() {
+        "fsync"
+    } else {
+        "fdatasync"
+    };
+    if let Some(n) = st.fdatasync.or(st.fsync) {
+        parts.push(format!(
+            "{call} every {n} write{}",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+    if let Some(t) = st.sync_interval {
+        parts.push(format!(
+            "{call} every {} while writing",
+            format_duration(t.0)
+        ));
+    }
+    if let Some(w) = st.sync_writes {
+        parts.push(format!("synchronous writes ({})", w.name()));
+    }
+    if let Some(t) = st.think_time {
+        let n = st.think_blocks.unwrap_or(1);
+        parts.push(format!(
+            "think {} after every {n} I/O{}",
+            format_duration(t.0),
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+    if let Some(p) = &st.pattern {
+        parts.push(format!("data {p}"));
+    }
+    if let Some(p) = st.trim_pct.filter(|p| p.0 > 0.0) {
+        parts.push(format!("trims {} % of operations", p.0));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
 }

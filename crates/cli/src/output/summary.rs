@@ -44,11 +44,23 @@ pub fn write_summary(out: &mut dyn Write, r: &RunResult, saved: Option<&str>) ->
             String::new()
         }
     )?;
+    for st in &r.workload.streams {
+        if let Some(set) = super::header::stream_settings(st) {
+            writeln!(out, "{DIM}  stream {}: {set}{DIM:#}", st.name)?;
+        }
+    }
     writeln!(out)?;
     let s = &r.summary;
     let mut rows = vec![("read", &s.read), ("write", &s.write)];
     if s.read.ios > 0 && s.write.ios > 0 {
         rows.push(("total", &s.total));
+    }
+    // Syncs are their own operation (not in total): one row, IOPS = syncs per second.
+    if let Some(sync) = &s.sync {
+        rows.push(("sync", sync));
+    }
+    if let Some(trim) = &s.trim {
+        rows.push(("trim", trim));
     }
     let open = s.offered_iops.is_some();
     // The name column fits its longest row (" write·svc" in open loop), so every row's

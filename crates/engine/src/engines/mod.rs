@@ -58,6 +58,8 @@ pub struct EngineSetup {
     pub fill_seed: u64,
     /// When queued I/Os reach the kernel.
     pub submit: SubmitMode,
+    /// Every write carries RWF_DSYNC: it completes once its data is durable.
+    pub dsync_writes: bool,
 }
 
 /// When queued I/Os are handed to the kernel.

@@ -442,6 +442,7 @@ mod tests {
             files: Vec::new(),
             fill_seed: 1,
             submit: Default::default(),
+            dsync_writes: false,
         }
     }
 

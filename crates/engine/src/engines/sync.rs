@@ -35,6 +35,7 @@ pub struct SyncEngine {
     done: Receiver<Done>,
     arrived: Vec<Done>,
     threads: Vec<JoinHandle<()>>,
+    dsync: bool,
 }
 
 impl SyncEngine {
@@ -49,9 +50,10 @@ impl SyncEngine {
             let rx = jobs_rx.clone();
             let tx = done_tx.clone();
             let files = Arc::clone(&files);
+            let dsync = setup.dsync_writes;
             let h = std::thread::Builder::new()
                 .name(format!("oio-sync-{i}"))
-                .spawn(move || io_thread(rx, tx, files))
+                .spawn(move || io_thread(rx, tx, files, dsync))
                 .map_err(|source| EngineError::Io {
                     what: "starting an I/O thread",
                     source,
@@ -72,16 +74,25 @@ impl SyncEngine {
             done: done_rx,
             arrived: Vec::new(),
             threads,
+            dsync: setup.dsync_writes,
         })
     }
 }
 
-fn io_thread(jobs: Receiver<Job>, done: Sender<Done>, files: Arc<Vec<File>>) {
+fn io_thread(jobs: Receiver<Job>, done: Sender<Done>, files: Arc<Vec<File>>, dsync: bool) {
     for Job { req, mut buf } in jobs.iter() {
         let file = &files[req.file as usize];
         let len = req.len as usize;
         let r = match req.dir {
             Dir::Read => file.read_at(&mut buf.as_mut_slice()[..len], req.offset),
+            // pwritev2 with RWF_DSYNC: this write alone is synchronous (Linux 4.7+).
+            Dir::Write if dsync => rustix::io::pwritev2(
+                file,
+                &[std::io::IoSlice::new(&buf.as_slice()[..len])],
+                req.offset,
+                rustix::io::ReadWriteFlags::DSYNC,
+            )
+            .map_err(std::io::Error::from),
             Dir::Write => file.write_at(&buf.as_slice()[..len], req.offset),
         };
         let result = match r {
@@ -111,6 +122,9 @@ impl Engine for SyncEngine {
             format!("threads={}", self.threads.len()),
             "pread_pwrite".into(),
         ]
+        .into_iter()
+        .chain(self.dsync.then(|| "pwritev2_rwf_dsync".to_string()))
+        .collect()
     }
 
     fn buffer(&mut self, slot: u32) -> Option<&mut [u8]> {

@@ -33,6 +33,8 @@ pub struct UringEngine {
     ext_arg: bool,
     per_io: bool,
     features: Vec<String>,
+    /// `rw_flags` of every write (RWF_DSYNC or 0).
+    write_flags: i32,
 }
 
 impl UringEngine {
@@ -93,7 +95,15 @@ impl UringEngine {
         }
         features.push(format!("sq_entries={entries}"));
         features.push(format!("submit={}", setup.submit.name()));
+        if setup.dsync_writes {
+            features.push("rwf_dsync".into());
+        }
         Ok(UringEngine {
+            write_flags: if setup.dsync_writes {
+                libc::RWF_DSYNC
+            } else {
+                0
+            },
             ring,
             bufs,
             files: setup.files,
@@ -170,12 +180,14 @@ macro_rules! rw_entry {
                 .build(),
             (Dir::Write, true) => opcode::WriteFixed::new($fd, $ptr, $req.len, $req.slot as u16)
                 .offset($req.offset)
+                .rw_flags($self.write_flags)
                 .build(),
             (Dir::Read, false) => opcode::Read::new($fd, $ptr, $req.len)
                 .offset($req.offset)
                 .build(),
             (Dir::Write, false) => opcode::Write::new($fd, $ptr, $req.len)
                 .offset($req.offset)
+                .rw_flags($self.write_flags)
                 .build(),
         }
     };

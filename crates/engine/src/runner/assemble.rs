@@ -138,6 +138,7 @@ fn summaries(plan: &RunPlan, c: &Collected, secs: f64) -> (Summary, Vec<StreamSu
         backlog_max: open.then_some(p.backlog_max),
         dropped: open.then_some(p.dropped),
         sync: (p.sync.ios > 0).then(|| stats(&p.sync, secs, true)),
+        trim: (p.trim.ios > 0).then(|| stats(&p.trim, secs, true)),
     };
     let mut all = DirPair::default();
     let mut streams = Vec::with_capacity(plan.workload.streams.len());

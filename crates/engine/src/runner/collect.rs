@@ -39,6 +39,8 @@ pub(super) struct Shape {
     pub(super) workers: usize,
     pub(super) streams: usize,
     pub(super) open_loop: bool,
+    /// With --hdr-log: where each finished interval's histograms go.
+    pub(super) hdr: Option<crossbeam_channel::Sender<super::hdrlog::HdrInterval>>,
 }
 
 struct Collector<'a> {
@@ -173,6 +175,24 @@ impl Collector<'_> {
         for (i, s) in p.streams.iter().enumerate() {
             all.add(s);
             self.c.streams[i].add(s);
+        }
+        if let Some(tx) = &self.shape.hdr {
+            let hists = [
+                ("read", &all.read),
+                ("write", &all.write),
+                ("sync", &all.sync),
+                ("trim", &all.trim),
+            ]
+            .into_iter()
+            .filter(|(_, a)| !a.hist.is_empty())
+            .map(|(tag, a)| (tag, a.hist.clone()))
+            .collect();
+            // A writer that failed has said why; the run goes on.
+            let _ = tx.send(super::hdrlog::HdrInterval {
+                start: Duration::from_nanos(idx * t.interval),
+                length: Duration::from_nanos(p.end_ns.saturating_sub(start)),
+                hists,
+            });
         }
         let open = self.shape.open_loop;
         self.c.intervals.push(Interval {

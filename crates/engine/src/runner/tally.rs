@@ -38,6 +38,8 @@ pub(super) struct DirPair {
     pub(super) write: DirAcc,
     /// fdatasync calls (ios) and their latency; not part of the total.
     pub(super) sync: DirAcc,
+    /// Trims (ios, bytes) and their latency; not part of the total.
+    pub(super) trim: DirAcc,
     /// Open loop: arrivals in this period.
     pub(super) offered: u64,
     /// Open loop: arrivals dropped because the backlog was full.
@@ -77,6 +79,7 @@ impl DirPair {
         self.read.add(&o.read);
         self.write.add(&o.write);
         self.sync.add(&o.sync);
+        self.trim.add(&o.trim);
         self.offered += o.offered;
         self.dropped += o.dropped;
         self.backlog_max = self.backlog_max.max(o.backlog_max);

@@ -71,10 +71,42 @@ impl Worker<'_> {
         });
     }
 
+    fn trimmer(&self) -> Option<Trimmer> {
+        let per_io = self.a.trims_per_io?;
+        let mut spec = self.a.gen.clone();
+        // Trims are drawn like writes (sizes, offsets, skew), from their own sequence.
+        spec.seed ^= 0x7219_D15C_A4D0_0001;
+        spec.read_frac = 0.0;
+        if spec.write_sizes.is_empty() {
+            spec.write_sizes = spec.read_sizes.clone();
+        }
+        let block_dev = self
+            .sync_files
+            .iter()
+            .map(|f| {
+                rustix::fs::fstat(f).is_ok_and(|st| {
+                    rustix::fs::FileType::from_raw_mode(st.st_mode)
+                        == rustix::fs::FileType::BlockDevice
+                })
+            })
+            .collect();
+        Some(Trimmer {
+            per_io,
+            credit: 0.0,
+            gen: Generator::new(spec),
+            block_dev,
+        })
+    }
+
     fn syncer(&self) -> Option<Syncer> {
-        self.a.fdatasync.map(|n| Syncer {
-            every: n as u64,
+        self.a.sync.map(|p| Syncer {
+            every: p.every.map_or(u64::MAX, u64::from),
+            interval_ns: p
+                .interval
+                .map(|d| d.as_nanos().min(u64::MAX as u128) as u64),
+            fsync: p.fsync,
             writes: 0,
+            last: self.t.now(),
         })
     }
 }
@@ -95,6 +127,11 @@ struct ClosedLoop<'w, E: Engine> {
     quota: u64,
     log: Option<LatLog>,
     syncer: Option<Syncer>,
+    trimmer: Option<Trimmer>,
+    /// I/Os completed since the last think.
+    since_think: u32,
+    /// No I/O is issued before this time (think time).
+    think_until: u64,
 }
 
 impl<'w, E: Engine> ClosedLoop<'w, E> {
@@ -103,7 +140,7 @@ impl<'w, E: Engine> ClosedLoop<'w, E> {
         let depth = w.a.depth as usize;
         ClosedLoop {
             gen: Generator::new(w.a.gen.clone()),
-            filler: DataFiller::new(w.a.data, w.a.gen.seed),
+            filler: DataFiller::new(&w.a.data, w.a.gen.seed),
             vw: w
                 .verify
                 .clone()
@@ -117,6 +154,9 @@ impl<'w, E: Engine> ClosedLoop<'w, E> {
             quota: w.quota.unwrap_or(u64::MAX),
             log: w.lat_log.borrow_mut().take(),
             syncer: w.syncer(),
+            trimmer: w.trimmer(),
+            since_think: 0,
+            think_until: 0,
             eng,
             w,
         }
@@ -133,10 +173,27 @@ impl<'w, E: Engine> ClosedLoop<'w, E> {
                 self.tally.close(end_ns);
                 return Ok(end_ns);
             }
-            if !self.free.is_empty() && self.issued < self.quota {
+            // Thinking: nothing new is issued until think_until.
+            let think_left = match self.w.a.think {
+                Some(_) => self.think_until.saturating_sub(self.w.t.now()),
+                None => 0,
+            };
+            if think_left == 0 && !self.free.is_empty() && self.issued < self.quota {
                 self.issue()?;
             }
-            let now = self.wait_and_reap(wait)?;
+            let now = if think_left > 0 && self.eng.in_flight() == 0 {
+                // In slices, so a stop or the end of the run is seen on time.
+                self.w
+                    .t
+                    .clock
+                    .sleep(Duration::from_nanos(think_left.min(100_000_000)));
+                self.comps.clear();
+                self.w.t.now()
+            } else if think_left > 0 {
+                self.wait_and_reap(Some(Duration::from_nanos(think_left.min(100_000_000))))?
+            } else {
+                self.wait_and_reap(wait)?
+            };
             self.account(now)?;
             if self.tally.should_stop(now) {
                 let end_ns = now.min(self.w.t.end);
@@ -248,6 +305,14 @@ impl<'w, E: Engine> ClosedLoop<'w, E> {
         if let Some((d, l, n)) = run {
             tally.cur.record(d, l, n);
         }
+        if let Some(th) = self.w.a.think {
+            // A batch that completes together thinks once.
+            self.since_think = self.since_think.saturating_add(self.comps.len() as u32);
+            if self.since_think >= th.blocks {
+                self.since_think = 0;
+                self.think_until = now + th.time.as_nanos().min(u64::MAX as u128) as u64;
+            }
+        }
         if let Some(s) = &mut self.syncer {
             let what = &self.what;
             let writes = self
@@ -262,6 +327,16 @@ impl<'w, E: Engine> ClosedLoop<'w, E> {
                 if counted {
                     tally.cur.sync.ios += 1;
                     tally.cur.sync.hist.record(lat);
+                }
+            }
+        }
+        if let Some(tr) = &mut self.trimmer {
+            tr.credit += tr.per_io * self.comps.len() as f64;
+            while let Some((lat, len)) = tr.trim_if_due(self.w)? {
+                if counted {
+                    tally.cur.trim.ios += 1;
+                    tally.cur.trim.bytes += u64::from(len);
+                    tally.cur.trim.hist.record(lat);
                 }
             }
         }
@@ -319,6 +394,7 @@ struct OpenLoop<'w, E: Engine> {
     tally: Tally<'w>,
     log: Option<LatLog>,
     syncer: Option<Syncer>,
+    trimmer: Option<Trimmer>,
     issued: u64,
     quota: u64,
 }
@@ -330,7 +406,7 @@ impl<'w, E: Engine> OpenLoop<'w, E> {
         let mut arrivals = Arrivals::new(rate, w.a.rate_share, w.a.gen.seed ^ 0xA5A5_5A5A);
         OpenLoop {
             gen: Generator::new(w.a.gen.clone()),
-            filler: DataFiller::new(w.a.data, w.a.gen.seed),
+            filler: DataFiller::new(&w.a.data, w.a.gen.seed),
             next_arrival: arrivals.next_arrival(),
             arrivals,
             backlog: VecDeque::new(),
@@ -342,6 +418,7 @@ impl<'w, E: Engine> OpenLoop<'w, E> {
             tally: Tally::new(w),
             log: w.lat_log.borrow_mut().take(),
             syncer: w.syncer(),
+            trimmer: w.trimmer(),
             issued: 0,
             quota: w.quota.unwrap_or(u64::MAX),
             eng,
@@ -433,6 +510,7 @@ impl<'w, E: Engine> OpenLoop<'w, E> {
         let tally = &mut self.tally;
         tally.roll(now);
         let counted = tally.measuring(now);
+        let mut writes = 0u64;
         for c in &self.comps {
             let slot = c.slot as usize;
             self.free.push(c.slot);
@@ -448,17 +526,25 @@ impl<'w, E: Engine> OpenLoop<'w, E> {
                 }
             }
             if io.dir == Dir::Write {
-                if let Some(lat) = self
-                    .syncer
-                    .as_mut()
-                    .map(|s| s.wrote(1, self.w))
-                    .transpose()?
-                    .flatten()
-                {
-                    if counted {
-                        tally.cur.sync.ios += 1;
-                        tally.cur.sync.hist.record(lat);
-                    }
+                writes += 1;
+            }
+        }
+        // Every call, writes or not: an interval sync falls due with time.
+        if let Some(s) = &mut self.syncer {
+            if let Some(lat) = s.wrote(writes, self.w)? {
+                if counted {
+                    tally.cur.sync.ios += 1;
+                    tally.cur.sync.hist.record(lat);
+                }
+            }
+        }
+        if let Some(tr) = &mut self.trimmer {
+            tr.credit += tr.per_io * self.comps.len() as f64;
+            while let Some((lat, len)) = tr.trim_if_due(self.w)? {
+                if counted {
+                    tally.cur.trim.ios += 1;
+                    tally.cur.trim.bytes += u64::from(len);
+                    tally.cur.trim.hist.record(lat);
                 }
             }
         }
@@ -493,30 +579,103 @@ fn prepare<E: Engine>(eng: &mut E, filler: &mut DataFiller, io: &NextIo, slot: u
     }
 }
 
-/// Counts a worker's completed writes and syncs its targets after every N.
+/// Discards a share of operations: per completed I/O it gains `per_io` credit and trims
+/// once per whole credit, so the share is exact over the run, not random.
+pub(super) struct Trimmer {
+    per_io: f64,
+    credit: f64,
+    gen: Generator,
+    /// Per target: a block device (BLKDISCARD) or a file (punch a hole).
+    block_dev: Vec<bool>,
+}
+
+/// `_IO(0x12, 119)` from linux/fs.h: discard a byte range of a block device.
+const BLKDISCARD: libc::c_ulong = 0x1277;
+
+impl Trimmer {
+    /// Trims one range if a whole credit is due; returns its latency and length.
+    fn trim_if_due(&mut self, w: &Worker<'_>) -> Result<Option<(u64, u32)>, EngineError> {
+        if self.credit < 1.0 {
+            return Ok(None);
+        }
+        self.credit -= 1.0;
+        let io = self.gen.next_io();
+        let start = w.t.now();
+        // The null engine has no files: its trims are counted and cost nothing.
+        if let Some(f) = w.sync_files.get(io.file as usize) {
+            if self.block_dev[io.file as usize] {
+                use std::os::fd::AsRawFd;
+                let range: [u64; 2] = [io.offset, u64::from(io.len)];
+                // SAFETY: BLKDISCARD reads two u64 (start, length) from the pointer, which
+                // points at `range`, alive for the call; the fd is open.
+                let r = unsafe { libc::ioctl(f.as_raw_fd(), BLKDISCARD, range.as_ptr()) };
+                if r != 0 {
+                    return Err(EngineError::Io {
+                        what: "BLKDISCARD (trim_pct)",
+                        source: std::io::Error::last_os_error(),
+                    });
+                }
+            } else {
+                rustix::fs::fallocate(
+                    f,
+                    rustix::fs::FallocateFlags::PUNCH_HOLE | rustix::fs::FallocateFlags::KEEP_SIZE,
+                    io.offset,
+                    u64::from(io.len),
+                )
+                .map_err(|e| EngineError::Io {
+                    what: "fallocate PUNCH_HOLE (trim_pct)",
+                    source: e.into(),
+                })?;
+            }
+        }
+        Ok(Some((w.t.now() - start, io.len)))
+    }
+}
+
+/// Counts a worker's completed writes and syncs its targets after every N, or when the
+/// interval has passed since the last sync and something was written since.
 pub(super) struct Syncer {
     every: u64,
+    interval_ns: Option<u64>,
+    fsync: bool,
     writes: u64,
+    last: u64,
 }
 
 impl Syncer {
-    /// Notes `writes` completed writes; syncs when N are reached and returns the sync's
-    /// latency.
+    /// Notes `writes` completed writes; syncs when N are reached or the interval is up and
+    /// returns the sync's latency.
     fn wrote(&mut self, writes: u64, w: &Worker<'_>) -> Result<Option<u64>, EngineError> {
         self.writes += writes;
-        if self.writes < self.every {
+        let by_count = self.writes >= self.every;
+        let by_time = self.writes > 0
+            && self
+                .interval_ns
+                .is_some_and(|i| w.t.now().saturating_sub(self.last) >= i);
+        if !by_count && !by_time {
             return Ok(None);
         }
         // Writes past N (a batch completing together) count towards the next sync.
-        self.writes -= self.every;
+        self.writes = if by_count {
+            self.writes - self.every
+        } else {
+            0
+        };
         let start = w.t.now();
         for f in &w.sync_files {
-            rustix::fs::fdatasync(f).map_err(|e| EngineError::Io {
-                what: "fdatasync",
+            let r = if self.fsync {
+                rustix::fs::fsync(f)
+            } else {
+                rustix::fs::fdatasync(f)
+            };
+            r.map_err(|e| EngineError::Io {
+                what: if self.fsync { "fsync" } else { "fdatasync" },
                 source: e.into(),
             })?;
         }
-        Ok(Some(w.t.now() - start))
+        let end = w.t.now();
+        self.last = end;
+        Ok(Some(end - start))
     }
 }
 

@@ -10,8 +10,10 @@
 use super::Imported;
 use crate::TelemetryError;
 use oio_core::sizemix::{SizeMix, SizeShare};
-use oio_core::units::parse_size;
-use oio_core::workload::{Arrival, Distribution, Extent, Percent, Rate, Region, Stream, Workload};
+use oio_core::units::{parse_size, Secs};
+use oio_core::workload::{
+    Arrival, DataContent, Distribution, Extent, Percent, Rate, Region, Stream, SyncWrites, Workload,
+};
 use std::path::Path;
 
 /// Largest job file read (1 MiB): real ones are a few KiB.
@@ -298,6 +300,11 @@ struct JobBuilder {
     rate_iops: Option<f64>,
     poisson: bool,
     fdatasync: Option<u32>,
+    fsync: Option<u32>,
+    sync_writes: Option<SyncWrites>,
+    thinktime: Option<Secs>,
+    thinktime_blocks: Option<u32>,
+    pattern: Option<DataContent>,
     description: Option<String>,
 }
 
@@ -445,16 +452,56 @@ impl JobBuilder {
                     n => Some(count(n, u32::MAX)?),
                 }
             }
-            "fsync" | "sync" | "fsync_on_close" | "end_fsync" => {
-                return warn("not honoured: oio syncs only with fdatasync=N (--fdatasync N)")
+            "fsync" => {
+                self.fsync = match v.trim() {
+                    "0" => None,
+                    n => Some(count(n, u32::MAX)?),
+                }
             }
-            "thinktime" | "thinktime_blocks" | "thinktime_spin" => {
-                return warn("think time is not honoured: I/Os follow each other at once")
+            "sync" => {
+                self.sync_writes = match v.trim().to_ascii_lowercase().as_str() {
+                    "0" | "none" | "false" => None,
+                    "1" | "sync" | "true" => Some(SyncWrites::OSync),
+                    "dsync" => Some(SyncWrites::ODsync),
+                    _ => return Err("expected none, sync, dsync, 0 or 1".into()),
+                }
             }
-            "zero_buffers" | "buffer_pattern" | "refill_buffers" | "scramble_buffers" => {
+            "fsync_on_close" | "end_fsync" => {
                 return warn(
-                    "oio writes unique incompressible data (or --compress-pct/--dedupe-pct)",
+                    "not honoured: oio syncs during the run (fsync=N, fdatasync=N), not at its end",
                 )
+            }
+            "thinktime" => {
+                // fio reads a bare number as microseconds.
+                let t = v.trim();
+                let t = if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()) {
+                    format!("{t}us")
+                } else {
+                    t.to_string()
+                };
+                let d = oio_core::units::parse_duration(&t).map_err(|e| e.to_string())?;
+                self.thinktime = (!d.is_zero()).then_some(Secs(d));
+            }
+            "thinktime_blocks" => self.thinktime_blocks = Some(count(v, u32::MAX)?),
+            "thinktime_spin" => {
+                return warn(
+                    "not honoured: oio sleeps through all of the think time, it never spins",
+                )
+            }
+            "zero_buffers" => {
+                if bool_opt(v) {
+                    self.pattern = Some(DataContent::Zero);
+                }
+            }
+            "buffer_pattern" => {
+                let p = v.trim().trim_matches('"');
+                if !(p.starts_with("0x") || p.starts_with("0X")) {
+                    return Err("oio takes a hex pattern such as 0xdeadbeef (not a string or decimal number)".into());
+                }
+                self.pattern = Some(format!("fixed:{p}").parse()?);
+            }
+            "refill_buffers" | "scramble_buffers" => {
+                return note("oio makes every written 4 KiB block unique already")
             }
             _ => return warn("not honoured by oio"),
         }
@@ -525,6 +572,14 @@ impl JobBuilder {
                 .clone()
                 .filter(|d| random && *d != Distribution::Uniform),
             fdatasync: self.fdatasync.filter(|_| read_pct < 100.0),
+            fsync: self.fsync.filter(|_| read_pct < 100.0),
+            sync_interval: None,
+            sync_writes: self.sync_writes.filter(|_| read_pct < 100.0),
+            think_time: self.thinktime,
+            think_blocks: self.thinktime.and(self.thinktime_blocks),
+            pattern: self.pattern.clone().filter(|_| read_pct < 100.0),
+            // fio mixes no trims into read/write jobs.
+            trim_pct: None,
         })
     }
 
@@ -616,6 +671,7 @@ rw=write
 bs=64k
 iodepth=1
 thinktime=100
+thinktime_spin=50
 ";
 
     #[test]
@@ -640,8 +696,13 @@ thinktime=100
         // Every option not honoured is named with its line, once.
         let warned = i.warnings.join("\n");
         assert!(
-            warned.contains("u.fio:22: thinktime=100: think time"),
+            warned.contains("u.fio:23: thinktime_spin=50: not honoured"),
             "{warned}"
+        );
+        // fio's bare thinktime is microseconds.
+        assert_eq!(
+            l.think_time,
+            Some(oio_core::units::Secs(std::time::Duration::from_micros(100)))
         );
         assert_eq!(i.warnings.len(), 1, "{warned}");
         assert_eq!((s.fdatasync, l.fdatasync), (Some(8), Some(8)));

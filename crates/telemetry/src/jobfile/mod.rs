@@ -170,5 +170,6 @@ pub(crate) fn stream(s: StreamSpec) -> oio_core::workload::Stream {
         rate: None,
         distribution: None,
         fdatasync: None,
+        ..Default::default()
     }
 }

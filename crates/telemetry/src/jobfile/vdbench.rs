@@ -12,7 +12,7 @@
 use super::{mix_of, name_or, stream, Imported, StreamSpec};
 use crate::TelemetryError;
 use oio_core::units::parse_size;
-use oio_core::workload::Workload;
+use oio_core::workload::{SyncWrites, Workload};
 
 struct Def {
     kind: String,
@@ -138,8 +138,36 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Imported>, TelemetryError> {
             "expected at least one wd= and one rd= definition (a vdbench parameter file)",
         ));
     }
+    // O_DSYNC/O_SYNC in the storage definitions' open flags: every write is synchronous.
+    let flags: Vec<Option<SyncWrites>> = defs
+        .iter()
+        .filter(|d| d.kind == "sd")
+        .map(|d| {
+            let f = d.get("openflags").unwrap_or("").to_ascii_lowercase();
+            let has = |x: &str| f.split([',', '(', ')', ' ']).any(|p| p.trim() == x);
+            if has("o_sync") {
+                Some(SyncWrites::OSync)
+            } else if has("o_dsync") {
+                Some(SyncWrites::ODsync)
+            } else {
+                None
+            }
+        })
+        .collect();
+    let sync = match flags.first() {
+        Some(f) if flags.iter().all(|x| x == f) => *f,
+        _ => None,
+    };
     rds.into_iter()
-        .map(|rd| run_workload(file, rd, &wds, general.clone()))
+        .map(|rd| {
+            let mut i = run_workload(file, rd, &wds, general.clone())?;
+            for st in &mut i.workload.streams {
+                if st.read_pct.0 < 100.0 {
+                    st.sync_writes = sync;
+                }
+            }
+            Ok(i)
+        })
         .collect()
 }
 
@@ -185,7 +213,7 @@ fn general_warnings(defs: &[Def]) -> Vec<String> {
                         general.push(format!(
                             "sd={}: {k}={v} is not imported (the target and its size are given to oio run{})",
                             d.name(),
-                            if k == "openflags" { "; oio uses O_DIRECT unless --buffered" } else { "" }
+                            if k == "openflags" { "; oio uses O_DIRECT unless --buffered; o_dsync or o_sync, the same on every sd, become the streams' sync_writes" } else { "" }
                         ));
                     }
                 }
