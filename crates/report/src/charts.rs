@@ -5,7 +5,7 @@
 
 use crate::experiments::{self, Experiment, Kind};
 use crate::model::Report;
-use crate::svg::{Axis, BarSeries, Bars, Fmt, Heatmap, Marker, Mode, Plot, Series};
+use crate::svg::{Axis, BarSeries, Bars, Fmt, Heatmap, Marker, Mode, Plot, Series, Stack};
 use oio_analysis::sweep;
 use oio_core::histogram::LatencyHistogram;
 use oio_core::result::{Interval, RunResult};
@@ -33,7 +33,7 @@ fn slug(s: &str) -> String {
     oio_core::text::slug(&s.to_ascii_lowercase(), 40)
 }
 
-fn push_plot(out: &mut Vec<Chart>, id: String, section: &str, p: Plot) {
+pub(crate) fn push_plot(out: &mut Vec<Chart>, id: String, section: &str, p: Plot) {
     if p.has_data() {
         out.push(Chart {
             svg: p.to_svg(&id),
@@ -70,6 +70,26 @@ pub fn build(report: &Report) -> Vec<Chart> {
     comparisons(report, &mut out);
     telemetry(report, &mut out);
     tpcc(report, &mut out);
+    crate::fleet::charts(report, &mut out);
+    // Ids are file names with --svg/--png: names cut to length (two devices of one long file
+    // name) or two files with one label must not overwrite each other.
+    let mut seen = std::collections::HashSet::new();
+    for c in &mut out {
+        if !seen.insert(c.id.clone()) {
+            let base = c.id.clone();
+            let mut k = 2;
+            while !seen.insert(format!("{base}-{k}")) {
+                k += 1;
+            }
+            let new = format!("{base}-{k}");
+            c.svg = c.svg.replacen(
+                &format!("data-chart=\"{base}\""),
+                &format!("data-chart=\"{new}\""),
+                1,
+            );
+            c.id = new;
+        }
+    }
     out
 }
 
@@ -113,16 +133,39 @@ fn per_run(
         .zip(&x.labels)
         .map(|(&i, l)| series_of(&report.runs[i].doc, l, f, mode))
         .collect();
-    let t = Axis::linear("time (s)", Fmt::Secs);
+    overlay_or_multiples(
+        out,
+        &format!("{}-{key}", x.id),
+        &x.id,
+        title,
+        Axis::linear("time (s)", Fmt::Secs),
+        y,
+        series,
+    );
+}
+
+/// Series over one x axis: overlaid when at most [`MAX_SERIES`], small multiples on one
+/// shared scale up to [`MAX_SMALL`], beyond that the median series per point with whiskers
+/// from the lowest to the highest (points matched by position), so no chart shows more lines
+/// than a reader can tell apart.
+pub(crate) fn overlay_or_multiples(
+    out: &mut Vec<Chart>,
+    id: &str,
+    section: &str,
+    title: &str,
+    t: Axis,
+    y: Axis,
+    series: Vec<Series>,
+) {
     if series.len() <= MAX_SERIES {
         let mut p = Plot::new(title, t, y);
         p.series = series;
-        push_plot(out, format!("{}-{key}", x.id), &x.id, p);
+        push_plot(out, id.to_string(), section, p);
         return;
     }
     if series.len() > MAX_SMALL {
-        // Too many for small multiples too: the median run per interval, whiskers from the
-        // lowest to the highest run, so the file stays small and the spread stays visible.
+        // Too many for small multiples too: the median per interval, whiskers from the
+        // lowest to the highest, so the file stays small and the spread stays visible.
         let n = series.iter().map(|s| s.points.len()).max().unwrap_or(0);
         let mut med = Vec::with_capacity(n);
         let mut wh = Vec::with_capacity(n);
@@ -140,35 +183,55 @@ fn per_run(
         }
         let mut p = Plot::new(
             &format!(
-                "{title}: median of {} runs per interval, whiskers lowest to highest",
+                "{title}: median of {} per interval, whiskers lowest to highest",
                 series.len()
             ),
             t,
             y,
         );
-        let mut m = Series::new("median run", med, Mode::LinePoints);
+        let mode = series[0].mode;
+        let mut m = Series::new(
+            "median",
+            med,
+            if mode == Mode::Points {
+                Mode::Points
+            } else {
+                Mode::LinePoints
+            },
+        );
         m.whiskers = Some(wh);
         p.series.push(m);
-        push_plot(out, format!("{}-{key}", x.id), &x.id, p);
+        push_plot(out, id.to_string(), section, p);
         return;
     }
     let all = series.iter().flat_map(|s| s.points.iter());
     let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
         (a.min(p.1), b.max(p.1))
     });
-    let tmax = series
+    let (t0, t1) = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.0))
-        .fold(0.0, f64::max);
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
+    let t = match t.span {
+        Some(_) => t,
+        None if t0.is_finite() => t.with_span(t0.min(0.0), t1),
+        None => t,
+    };
     for (k, s) in series.into_iter().enumerate() {
         let mut p = Plot::new(
             &format!("{title}: {}", s.name),
-            t.clone().with_span(0.0, tmax),
-            y.clone().with_span(lo, hi),
+            t.clone(),
+            if lo.is_finite() {
+                y.clone().with_span(lo, hi)
+            } else {
+                y.clone()
+            },
         );
         p.size = SMALL;
         p.series.push(s);
-        push_plot(out, format!("{}-{key}-{}", x.id, k + 1), &x.id, p);
+        push_plot(out, format!("{id}-{}", k + 1), section, p);
     }
 }
 
@@ -426,7 +489,19 @@ fn tpcc(report: &Report, out: &mut Vec<Chart>) {
         let r = &e.doc;
         let sec = format!("tpcc{}", n + 1);
         let name = &labels[n];
-        let t = Axis::linear("time (s)", Fmt::Secs);
+        // One time axis for the tuning view (throughput, waits, device), so the charts stacked
+        // on the page line up interval by interval.
+        let tmax = r
+            .intervals
+            .iter()
+            .map(|i| i.t_s)
+            .chain(r.device.iter().flat_map(|o| {
+                o.devices
+                    .iter()
+                    .flat_map(|d| d.intervals.iter().map(|i| i.t_s))
+            }))
+            .fold(r.duration_s, f64::max);
+        let t = Axis::linear("time (s)", Fmt::Secs).with_span(0.0, tmax);
         let mut p = Plot::new(
             &format!("{name}: NOPM and TPM per interval (client-counted, per minute)"),
             t.clone(),
@@ -443,6 +518,12 @@ fn tpcc(report: &Report, out: &mut Vec<Chart>) {
             Mode::Line,
         ));
         push_plot(out, format!("{sec}-rate"), &sec, p);
+        if let Some(p) = waits_over_time(name, r, t.clone()) {
+            push_plot(out, format!("{sec}-waits-time"), &sec, p);
+        }
+        if let Some(obs) = &r.device {
+            observation_panels(out, &sec, &format!("{name} device"), obs, Some(&t));
+        }
         let mut l = Plot::new(
             &format!("{name}: new-order latency per interval, p50 (solid) and p99 (dashed)"),
             t.clone(),
@@ -526,9 +607,9 @@ fn tpcc(report: &Report, out: &mut Vec<Chart>) {
                 section: sec.clone(),
             });
         }
-        if let Some(obs) = &r.device {
-            observation_panels(out, &sec, &format!("{name} device"), obs);
-        }
+    }
+    for (n, e) in report.tpcc_series.iter().enumerate() {
+        tpcc_series(out, &format!("tpccseries{}", n + 1), &e.label, &e.doc);
     }
     if report.tpcc.len() >= 2 {
         let bars = Bars {
@@ -563,6 +644,154 @@ fn tpcc(report: &Report, out: &mut Vec<Chart>) {
             section: "tpcc".into(),
         });
     }
+}
+
+/// A worker-count sequence: NOPM and TPM against workers beside the line of linear scaling
+/// from the first step, and the efficiency of each step.
+fn tpcc_series(out: &mut Vec<Chart>, sec: &str, label: &str, s: &oio_tpcc::result::Series) {
+    let steps: Vec<&oio_tpcc::result::SeriesPoint> =
+        s.steps.iter().filter(|p| p.workers > 0).collect();
+    let Some(first) = steps.first() else {
+        return;
+    };
+    let ws: Vec<f64> = steps.iter().map(|p| p.workers as f64).collect();
+    let mut p = Plot::new(
+        &format!("{label}: NOPM and TPM by workers, dashed: linear scaling from the first step"),
+        Axis::log("workers", Fmt::Count).with_ticks(ws.clone()),
+        Axis::linear("per minute", Fmt::Count),
+    );
+    let mut nopm = Series::new(
+        "NOPM",
+        steps.iter().map(|p| (p.workers as f64, p.nopm)).collect(),
+        Mode::LinePoints,
+    );
+    nopm.labels = Some(
+        steps
+            .iter()
+            .map(|p| {
+                p.efficiency_pct
+                    .map(|e| format!("{e:.0} %"))
+                    .unwrap_or_default()
+            })
+            .collect(),
+    );
+    p.series.push(nopm);
+    p.series.push(Series::new(
+        "TPM",
+        steps.iter().map(|p| (p.workers as f64, p.tpm)).collect(),
+        Mode::LinePoints,
+    ));
+    let per = first.nopm / first.workers as f64;
+    let mut lin = Series::new(
+        "NOPM if linear",
+        ws.iter().map(|w| (*w, per * w)).collect(),
+        Mode::Line,
+    );
+    lin.dashed = true;
+    p.series.push(lin);
+    push_plot(out, format!("{sec}-scaling"), sec, p);
+    let bars = Bars {
+        title: format!("{label}: scaling efficiency per step (NOPM per worker vs the first step)"),
+        y_label: "efficiency (%)".into(),
+        fmt: Fmt::Pct,
+        categories: steps
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} worker{}{}",
+                    p.workers,
+                    if p.workers == 1 { "" } else { "s" },
+                    if p.partial { " (partial)" } else { "" }
+                )
+            })
+            .collect(),
+        series: vec![BarSeries {
+            name: "efficiency".into(),
+            values: steps
+                .iter()
+                .map(|p| p.efficiency_pct.map(|e| (e, None)))
+                .collect(),
+        }],
+    };
+    if bars.series[0].values.iter().any(Option::is_some) {
+        let id = format!("{sec}-efficiency");
+        out.push(Chart {
+            svg: bars.to_svg(&id),
+            title: bars.title,
+            id,
+            section: sec.to_string(),
+        });
+    }
+}
+
+/// Most wait classes stacked; the rest are summed as "other".
+pub const MAX_WAIT_LAYERS: usize = 7;
+
+/// The wait profile per interval as stacked bars of average active sessions by class (the
+/// classes of `intervals[].waits`, largest over the run at the bottom), or None when no
+/// interval recorded waits.
+pub fn waits_over_time(name: &str, r: &oio_tpcc::result::TpccResult, t: Axis) -> Option<Plot> {
+    let iv: Vec<&oio_tpcc::result::Interval> =
+        r.intervals.iter().filter(|i| !i.waits.is_empty()).collect();
+    if iv.is_empty() {
+        return None;
+    }
+    let mut totals: Vec<(String, f64)> = Vec::new();
+    for i in &iv {
+        for w in &i.waits {
+            match totals.iter_mut().find(|(n, _)| *n == w.name) {
+                Some((_, a)) => *a += w.aas * i.duration_s,
+                None => totals.push((w.name.clone(), w.aas * i.duration_s)),
+            }
+        }
+    }
+    totals.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let kept: Vec<String> = if totals.len() > MAX_WAIT_LAYERS + 1 {
+        totals[..MAX_WAIT_LAYERS]
+            .iter()
+            .map(|t| t.0.clone())
+            .collect()
+    } else {
+        totals.iter().map(|t| t.0.clone()).collect()
+    };
+    let mut layers: Vec<(String, Vec<f64>)> = kept
+        .iter()
+        .map(|k| {
+            (
+                k.clone(),
+                iv.iter()
+                    .map(|i| i.waits.iter().filter(|w| w.name == *k).map(|w| w.aas).sum())
+                    .collect(),
+            )
+        })
+        .collect();
+    if kept.len() < totals.len() {
+        layers.push((
+            "other classes".into(),
+            iv.iter()
+                .map(|i| {
+                    i.waits
+                        .iter()
+                        .filter(|w| !kept.contains(&w.name))
+                        .map(|w| w.aas)
+                        .sum()
+                })
+                .collect(),
+        ));
+    }
+    let mut p = Plot::new(
+        &format!("{name}: wait profile per interval, average active sessions by class (stacked)"),
+        t,
+        Axis::linear("average active sessions", Fmt::Count),
+    );
+    p.stack = Some(Stack {
+        spans: iv
+            .iter()
+            .map(|i| ((i.t_s - i.duration_s).max(0.0), i.t_s))
+            .collect(),
+        layers,
+    });
+    Some(p)
 }
 
 /// TPC-C runs named by what differs between them (database, workers, warehouses, options).
@@ -627,20 +856,23 @@ fn observation_panels(
     sec: &str,
     name: &str,
     obs: &oio_core::observation::Observation,
+    time: Option<&Axis>,
 ) {
     for d in obs.devices.iter().take(4) {
         let iv = &d.intervals;
         if iv.is_empty() {
             continue;
         }
+        let id = format!("{sec}-{}-{}", slug(name), slug(&d.name));
         let name = format!("{name} {}", d.name);
         let bands: Vec<(f64, f64)> = iv
             .iter()
             .filter(|i| i.queue_mean.is_some_and(|q| q > BUSY_QUEUE))
             .map(|i| (i.t_s - i.duration_s, i.t_s))
             .collect();
-        let t = Axis::linear("time (s)", Fmt::Secs);
-        let id = format!("{sec}-{}", slug(&name));
+        let t = time
+            .cloned()
+            .unwrap_or_else(|| Axis::linear("time (s)", Fmt::Secs));
         let panel =
             |title: &str,
              y: Axis,
@@ -1027,12 +1259,13 @@ fn telemetry(report: &Report, out: &mut Vec<Chart>) {
             section: "telemetry".into(),
         });
     }
+    overlay(report, out);
     for e in &report.observations {
-        observation_panels(out, "telemetry", &e.label, &e.doc);
+        observation_panels(out, "telemetry", &e.label, &e.doc, None);
         for d in e.doc.devices.iter().take(4) {
             let name = format!("{} {}", e.label, d.name);
             let iv = &d.intervals;
-            let id = format!("telemetry-{}", slug(&name));
+            let id = format!("telemetry-{}-{}", slug(&e.label), slug(&d.name));
             let mut s = Plot::new(
                 &format!("{name}: latency against queue length (one dot per interval)"),
                 Axis::linear("queue length", Fmt::Count),
@@ -1061,6 +1294,221 @@ fn telemetry(report: &Report, out: &mut Vec<Chart>) {
             if !s.series[0].points.is_empty() {
                 push_plot(out, format!("{id}-qlat"), "telemetry", s);
             }
+        }
+    }
+}
+
+/// How several telemetry files are put on one time axis.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Alignment {
+    /// Seconds to add to each observation's `t_s` (same order as [`Report::observations`]).
+    pub offsets: Vec<f64>,
+    /// True when every file said when it started, so the axis is absolute time; false when
+    /// they are aligned at their own starts.
+    pub absolute: bool,
+    /// Earliest start, RFC 3339, when absolute.
+    pub origin: Option<String>,
+    /// (from, to) on the common axis where every file has data, when they overlap.
+    pub overlap: Option<(f64, f64)>,
+    /// The sentence the page shows about it.
+    pub note: String,
+}
+
+/// Seconds since the epoch of an RFC 3339 UTC time.
+fn epoch_s(t: &str) -> Option<f64> {
+    let st =
+        humantime::parse_rfc3339_weak(t.trim_end_matches('Z').trim_end_matches("+00:00")).ok()?;
+    Some(st.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs_f64())
+}
+
+/// The common time axis of the report's observations, when there are two or more.
+pub fn alignment(report: &Report) -> Option<Alignment> {
+    let obs = &report.observations;
+    if obs.len() < 2 {
+        return None;
+    }
+    // Each file's first and last instant, relative to its own start.
+    let span = |o: &oio_core::observation::Observation| {
+        let iv = o.devices.iter().flat_map(|d| d.intervals.iter());
+        let lo = iv
+            .clone()
+            .map(|i| i.t_s - i.duration_s)
+            .fold(f64::INFINITY, f64::min);
+        let hi = iv.map(|i| i.t_s).fold(f64::NEG_INFINITY, f64::max);
+        (lo.is_finite() && hi.is_finite()).then_some((lo, hi))
+    };
+    let starts: Vec<Option<f64>> = obs
+        .iter()
+        .map(|e| e.doc.start.as_deref().and_then(epoch_s))
+        .collect();
+    let absolute = starts.iter().all(Option::is_some);
+    let (offsets, origin) = if absolute {
+        let first = starts
+            .iter()
+            .flatten()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
+        let k = starts.iter().position(|s| *s == Some(first)).unwrap_or(0);
+        (
+            starts.iter().map(|s| s.unwrap_or(first) - first).collect(),
+            obs[k].doc.start.clone(),
+        )
+    } else {
+        (vec![0.0; obs.len()], None)
+    };
+    let ranges: Vec<Option<(f64, f64)>> = obs
+        .iter()
+        .zip(&offsets)
+        .map(|(e, off)| span(&e.doc).map(|(a, b)| (a + off, b + off)))
+        .collect();
+    let overlap = if ranges.iter().all(Option::is_some) {
+        let lo = ranges
+            .iter()
+            .flatten()
+            .map(|r| r.0)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let hi = ranges
+            .iter()
+            .flatten()
+            .map(|r| r.1)
+            .fold(f64::INFINITY, f64::min);
+        (hi > lo).then_some((lo, hi))
+    } else {
+        None
+    };
+    let names = |f: &dyn Fn(usize) -> bool| {
+        obs.iter()
+            .enumerate()
+            .filter(|(k, _)| f(*k))
+            .map(|(_, e)| e.label.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let note = if absolute {
+        let o = origin.as_deref().unwrap_or("?");
+        match overlap {
+            Some((a, b)) => format!(
+                "{} telemetry files on one absolute time axis (seconds since {o}); all of them have data from {a:.0} s to {b:.0} s.",
+                obs.len()
+            ),
+            None => format!(
+                "{} telemetry files on one absolute time axis (seconds since {o}); they do not overlap in time, so the lines show different periods, not the same moments.",
+                obs.len()
+            ),
+        }
+    } else {
+        format!(
+            "{} telemetry files aligned at their own starts (seconds since each file's first sample): {} did not record when it started (or not as RFC 3339 UTC), so the same x is not the same moment.",
+            obs.len(),
+            names(&|k| starts[k].is_none())
+        )
+    };
+    Some(Alignment {
+        offsets,
+        absolute,
+        origin,
+        overlap,
+        note,
+    })
+}
+
+/// Several telemetry files overlaid on their common time axis: IOPS, MiB/s, mean latency
+/// and queue length per file and device (reads and writes together), at most
+/// [`MAX_SERIES`] lines per chart.
+fn overlay(report: &Report, out: &mut Vec<Chart>) {
+    let Some(a) = alignment(report) else {
+        return;
+    };
+    let t = Axis::linear(
+        if a.absolute {
+            "time since the earliest start (s)"
+        } else {
+            "time since each file's start (s)"
+        },
+        Fmt::Secs,
+    );
+    type Pick = fn(&oio_core::observation::DeviceInterval) -> Option<f64>;
+    let picks: [(&str, &str, Axis, Pick); 4] = [
+        (
+            "iops",
+            "IOPS (reads + writes)",
+            Axis::linear("IOPS", Fmt::Count),
+            |i| match (i.read.iops, i.write.iops) {
+                (None, None) => None,
+                (r, w) => Some(r.unwrap_or(0.0) + w.unwrap_or(0.0)),
+            },
+        ),
+        (
+            "mibps",
+            "throughput (reads + writes)",
+            Axis::linear("MiB/s", Fmt::Count),
+            |i| match (i.read.bytes_per_sec, i.write.bytes_per_sec) {
+                (None, None) => None,
+                (r, w) => Some((r.unwrap_or(0.0) + w.unwrap_or(0.0)) / 1048576.0),
+            },
+        ),
+        (
+            "lat",
+            "mean latency (reads and writes, weighted by I/Os)",
+            Axis::log("mean latency", Fmt::Ns),
+            |i| {
+                let (ri, wi) = (i.read.iops_or_zero(), i.write.iops_or_zero());
+                let l = match (i.read.latency_mean_ns, i.write.latency_mean_ns) {
+                    (Some(r), Some(w)) if ri + wi > 0.0 => (r * ri + w * wi) / (ri + wi),
+                    (Some(r), None) => r,
+                    (None, Some(w)) => w,
+                    _ => return None,
+                };
+                (l > 0.0).then_some(l)
+            },
+        ),
+        (
+            "queue",
+            "queue length",
+            Axis::linear("queue length (I/Os)", Fmt::Count),
+            |i| i.queue_mean,
+        ),
+    ];
+    for (key, what, y, f) in picks {
+        let mut series = Vec::new();
+        for (e, off) in report.observations.iter().zip(&a.offsets) {
+            for d in e.doc.devices.iter().take(4) {
+                series.push(Series::new(
+                    &format!("{} {}", e.label, d.name),
+                    d.intervals
+                        .iter()
+                        .filter_map(|i| f(i).map(|v| (i.t_s + off, v)))
+                        .collect(),
+                    Mode::Line,
+                ));
+            }
+        }
+        series.retain(|s| !s.points.is_empty());
+        if series.len() < 2 {
+            continue;
+        }
+        let mut p_title = format!("All telemetry files: {what} on one time axis");
+        if !a.absolute {
+            p_title.push_str(" (aligned at their starts)");
+        }
+        if series.len() <= MAX_SERIES {
+            let mut p = Plot::new(&p_title, t.clone(), y);
+            if let Some(ov) = a.overlap.filter(|_| a.absolute) {
+                p.bands.push(ov);
+                p.band_label = Some("all files overlap".into());
+            }
+            p.series = series;
+            push_plot(out, format!("telemetry-overlay-{key}"), "telemetry", p);
+        } else {
+            overlay_or_multiples(
+                out,
+                &format!("telemetry-overlay-{key}"),
+                "telemetry",
+                &p_title,
+                t.clone(),
+                y,
+                series,
+            );
         }
     }
 }

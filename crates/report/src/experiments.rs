@@ -196,9 +196,14 @@ pub fn group(report: &Report) -> Vec<Experiment> {
         .flat_map(|s| s.doc.points.iter().flat_map(|p| p.sources.iter()))
         .map(String::as_str)
         .collect();
+    // Runs a fleet section shows beside their merged result.
+    let fleet = crate::fleet::claimed_runs(report);
     let mut order: Vec<String> = Vec::new();
     let mut by: BTreeMap<String, Vec<(usize, String)>> = BTreeMap::new();
     for (i, e) in report.runs.iter().enumerate() {
+        if fleet.contains(&i) {
+            continue;
+        }
         if swept
             .iter()
             .any(|s| !s.is_empty() && (e.source.ends_with(s) || s.ends_with(&e.source)))

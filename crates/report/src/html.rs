@@ -57,7 +57,7 @@ fn opt_u(v: Option<u64>) -> String {
     v.map(|v| format_ns(v as f64)).unwrap_or_else(|| "-".into())
 }
 
-fn charts_of(out: &mut String, charts: &[Chart], section: &str) {
+pub(crate) fn charts_of(out: &mut String, charts: &[Chart], section: &str) {
     for c in charts.iter().filter(|c| c.section == section) {
         let _ = write!(
             out,
@@ -97,8 +97,11 @@ impl HtmlRenderer {
         if !r.comparisons.is_empty() {
             toc("comparisons", "Comparisons");
         }
-        if !r.tpcc.is_empty() || !r.tpcc_checks.is_empty() {
+        if !r.tpcc.is_empty() || !r.tpcc_checks.is_empty() || !r.tpcc_series.is_empty() {
             toc("tpcc", "TPC-C");
+        }
+        if !r.fleets.is_empty() {
+            toc("fleet", "Fleet runs");
         }
         if !r.observations.is_empty() || !r.characterizations.is_empty() {
             toc("telemetry", "Telemetry and characterization");
@@ -124,8 +127,11 @@ impl HtmlRenderer {
         if !r.comparisons.is_empty() {
             comparisons_section(&mut o, r, &charts);
         }
-        if !r.tpcc.is_empty() || !r.tpcc_checks.is_empty() {
+        if !r.tpcc.is_empty() || !r.tpcc_checks.is_empty() || !r.tpcc_series.is_empty() {
             tpcc_section(&mut o, r, &charts);
+        }
+        if !r.fleets.is_empty() {
+            crate::fleet::section(&mut o, r, &charts);
         }
         if !r.observations.is_empty() || !r.characterizations.is_empty() {
             telemetry_section(&mut o, r, &charts);
@@ -325,11 +331,23 @@ fn tpcc_section(o: &mut String, r: &Report, charts: &[Chart]) {
             }
             o.push_str("</table>");
         }
-        let _ = write!(
-            o,
-            "<p class=\"note\">waits sampled from {}; the result holds the profile over the whole window, so it is drawn as shares, not over time.</p>",
-            esc(&d.waits.source)
-        );
+        let per_interval = d.intervals.iter().filter(|i| !i.waits.is_empty()).count();
+        if per_interval == 0 {
+            let _ = write!(
+                o,
+                "<p class=\"note\">waits from {}: no per-interval waits recorded, so the profile is drawn as shares of the whole window, not over time.</p>",
+                esc(&d.waits.source)
+            );
+        } else {
+            let _ = write!(
+                o,
+                "<p class=\"note\">waits from {}: the stacked bars show each interval's average active sessions by class ({} of {} intervals recorded waits), above the device's I/O on the same time axis; the shares below are of the whole window.</p>",
+                esc(&d.waits.source),
+                per_interval,
+                d.intervals.len()
+            );
+            wait_share_table(o, d);
+        }
         for w in d
             .waits
             .notes
@@ -343,6 +361,10 @@ fn tpcc_section(o: &mut String, r: &Report, charts: &[Chart]) {
             o.push_str("<p class=\"note\">no device I/O was recorded during this run.</p>");
         }
         charts_of(o, charts, &format!("tpcc{}", n + 1));
+    }
+    for (n, e) in r.tpcc_series.iter().enumerate() {
+        tpcc_series_table(o, e);
+        charts_of(o, charts, &format!("tpccseries{}", n + 1));
     }
     for c in &r.tpcc_checks {
         let d = &c.doc;
@@ -374,6 +396,87 @@ fn tpcc_section(o: &mut String, r: &Report, charts: &[Chart]) {
     }
     charts_of(o, charts, "tpcc");
     o.push_str("</section>");
+}
+
+/// Each interval's share of sampled time by wait class, percent (the numbers behind the
+/// stacked bars), at most 30 intervals (the chart holds them all).
+fn wait_share_table(o: &mut String, d: &oio_tpcc::result::TpccResult) {
+    let mut classes: Vec<&str> = Vec::new();
+    for i in &d.intervals {
+        for w in &i.waits {
+            if !classes.contains(&w.name.as_str()) {
+                classes.push(&w.name);
+            }
+        }
+    }
+    o.push_str("<div class=\"scroll\"><table><tr><th>interval end</th><th>NOPM</th>");
+    for c in &classes {
+        let _ = write!(o, "<th>{} %</th>", esc(c));
+    }
+    o.push_str("</tr>");
+    for i in d.intervals.iter().filter(|i| !i.waits.is_empty()).take(30) {
+        let _ = write!(
+            o,
+            "<tr><td>{:.1} s</td><td>{}</td>",
+            i.t_s,
+            format_count(i.nopm)
+        );
+        for c in &classes {
+            let v = i.waits.iter().find(|w| w.name == *c).map(|w| w.share_pct);
+            let _ = write!(
+                o,
+                "<td>{}</td>",
+                v.map(|v| format!("{v:.1}")).unwrap_or("-".into())
+            );
+        }
+        o.push_str("</tr>");
+    }
+    o.push_str("</table></div>");
+}
+
+fn tpcc_series_table(o: &mut String, e: &crate::model::Entry<oio_tpcc::result::Series>) {
+    let s = &e.doc;
+    let _ = write!(
+        o,
+        "<h3 title=\"{}\">Worker sequence — {} ({} {}, {} warehouse{}, workers {})</h3><table><tr><th>workers</th><th>NOPM</th><th>TPM</th><th>efficiency</th><th>new-order p90</th><th>new-order p99</th><th>failed</th><th class=\"l\">result</th></tr>",
+        esc(&e.source),
+        esc(&e.label),
+        esc(&format!("{:?}", s.dialect).to_lowercase()),
+        esc(&s.db),
+        s.warehouses,
+        if s.warehouses == 1 { "" } else { "s" },
+        esc(&s.workers.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(","))
+    );
+    for p in &s.steps {
+        let no = p.latency_ns.get("new_order");
+        let lat = |v: Option<u64>| v.map(|v| format_ns(v as f64)).unwrap_or("-".into());
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}{}</td></tr>",
+            p.workers,
+            format_count(p.nopm),
+            format_count(p.tpm),
+            p.efficiency_pct.map(|v| format!("{v:.0} %")).unwrap_or("-".into()),
+            lat(no.and_then(|l| l.0)),
+            lat(no.and_then(|l| l.1)),
+            p.failed,
+            esc(&p.result_file),
+            if p.partial { " (partial)" } else { "" }
+        );
+    }
+    o.push_str("</table>");
+    let missing = s.workers.len().saturating_sub(s.steps.len());
+    if missing > 0 {
+        let _ = write!(
+            o,
+            "<p class=\"warn\">{missing} of {} steps did not run (stop reason: {}).</p>",
+            s.workers.len(),
+            esc(&s.envelope.stop_reason.to_string())
+        );
+    }
+    for n in s.notes.iter().chain(&s.envelope.warnings) {
+        let _ = write!(o, "<p class=\"note\">{}</p>", esc(n));
+    }
 }
 
 fn sweeps_section(o: &mut String, r: &Report, charts: &[Chart]) {
@@ -535,6 +638,9 @@ fn telemetry_section(o: &mut String, r: &Report, charts: &[Chart]) {
         for a in &c.assumptions {
             let _ = write!(o, "<p class=\"note\">assumption: {}</p>", esc(a));
         }
+    }
+    if let Some(a) = charts::alignment(r) {
+        let _ = write!(o, "<p class=\"note\">{}</p>", esc(&a.note));
     }
     for e in &r.observations {
         let _ = write!(

@@ -319,6 +319,8 @@ pub fn build_report(inputs: ReportInputs, title: &str) -> Result<Report, InputEr
             Some(Kind::Observation) => push!(observations),
             Some(Kind::Tpcc) => push!(tpcc),
             Some(Kind::TpccCheck) => push!(tpcc_checks),
+            Some(Kind::TpccSeries) => push!(tpcc_series),
+            Some(Kind::Fleet) => push!(fleets),
             Some(Kind::Characterization) => push!(characterizations),
             _ => r.others.push(Entry {
                 label,
