@@ -609,7 +609,12 @@ fn tpcc(report: &Report, out: &mut Vec<Chart>) {
         }
     }
     for (n, e) in report.tpcc_series.iter().enumerate() {
-        tpcc_series(out, &format!("tpccseries{}", n + 1), &e.label, &e.doc);
+        let label = if report.tpcc_series.len() == 1 {
+            "Worker sequence"
+        } else {
+            &e.label
+        };
+        tpcc_series(out, &format!("tpccseries{}", n + 1), label, &e.doc);
     }
     if report.tpcc.len() >= 2 {
         let bars = Bars {
@@ -1376,6 +1381,25 @@ pub fn alignment(report: &Report) -> Option<Alignment> {
     } else {
         None
     };
+    if absolute && overlap.is_none() {
+        // Years apart on one axis would squeeze each file into a sliver: side by side from
+        // their own starts instead, saying when each began.
+        let when = obs
+            .iter()
+            .map(|e| format!("{} from {}", e.label, e.doc.start.as_deref().unwrap_or("?")))
+            .collect::<Vec<_>>()
+            .join("; ");
+        return Some(Alignment {
+            offsets: vec![0.0; obs.len()],
+            absolute: false,
+            origin: None,
+            overlap: None,
+            note: format!(
+                "{} telemetry files that do not overlap in time ({when}): drawn side by side from each file's own start, so the same x is not the same moment.",
+                obs.len()
+            ),
+        });
+    }
     let names = |f: &dyn Fn(usize) -> bool| {
         obs.iter()
             .enumerate()
@@ -1386,16 +1410,11 @@ pub fn alignment(report: &Report) -> Option<Alignment> {
     };
     let note = if absolute {
         let o = origin.as_deref().unwrap_or("?");
-        match overlap {
-            Some((a, b)) => format!(
-                "{} telemetry files on one absolute time axis (seconds since {o}); all of them have data from {a:.0} s to {b:.0} s.",
-                obs.len()
-            ),
-            None => format!(
-                "{} telemetry files on one absolute time axis (seconds since {o}); they do not overlap in time, so the lines show different periods, not the same moments.",
-                obs.len()
-            ),
-        }
+        let (a, b) = overlap.unwrap_or_default();
+        format!(
+            "{} telemetry files on one absolute time axis (seconds since {o}); all of them have data from {a:.0} s to {b:.0} s (shaded).",
+            obs.len()
+        )
     } else {
         format!(
             "{} telemetry files aligned at their own starts (seconds since each file's first sample): {} did not record when it started (or not as RFC 3339 UTC), so the same x is not the same moment.",
