@@ -605,6 +605,11 @@ fn report_over_a_mixed_directory_has_one_section_per_experiment() {
         assert!(rate.contains(&format!(">{l}<")), "no run labelled {l}");
     }
     let ab = sections(&html, "ab")[0];
+    // Seed 002's table: margins with their intervals, computed from the interleaved runs.
+    assert!(
+        ab.contains("-ab-margins\"") && ab.contains("95 % interval") && ab.contains("against qd1"),
+        "{ab:.3000}"
+    );
     assert!(
         ab.contains(">qd1 #1<") && ab.contains(">qd8 #2<"),
         "{ab:.2000}"

@@ -238,6 +238,9 @@ pub(crate) fn overlay_or_multiples(
 fn experiment(report: &Report, x: &Experiment, out: &mut Vec<Chart>) {
     let runs: Vec<&RunResult> = x.runs.iter().map(|&i| &report.runs[i].doc).collect();
     let sec = x.id.as_str();
+    if let Some(c) = experiments::comparison(report, x) {
+        out.extend(margin_chart(&c, &format!("{sec}-margins"), sec, ""));
+    }
     // The question first.
     match x.kind {
         Kind::Rate => {
@@ -1138,44 +1141,10 @@ fn sweeps(report: &Report, out: &mut Vec<Chart>) {
 
 fn comparisons(report: &Report, out: &mut Vec<Chart>) {
     for (ci, e) in report.comparisons.iter().enumerate() {
-        let c = &e.doc;
-        if c.comparisons.is_empty() {
-            continue;
-        }
-        let keys = ["iops", "bytes_per_sec", "latency_mean", "latency_p99"];
-        let bars = Bars {
-            title: format!(
-                "Margin against {} with {:.0} % intervals{}",
-                c.baseline,
-                c.options.confidence * 100.0,
-                if report.comparisons.len() > 1 {
-                    format!(" ({})", e.label)
-                } else {
-                    String::new()
-                }
-            ),
-            y_label: "margin (%)".into(),
-            fmt: Fmt::Pct,
-            categories: vec![
-                "IOPS".into(),
-                "MiB/s".into(),
-                "mean latency".into(),
-                "p99 latency".into(),
-            ],
-            series: c
-                .comparisons
-                .iter()
-                .map(|cc| BarSeries {
-                    name: cc.group.clone(),
-                    values: keys
-                        .iter()
-                        .map(|k| {
-                            let m = cc.metrics.get(*k)?;
-                            Some((m.margin_pct?, m.ci_low_pct.zip(m.ci_high_pct)))
-                        })
-                        .collect(),
-                })
-                .collect(),
+        let suffix = if report.comparisons.len() > 1 {
+            format!(" ({})", e.label)
+        } else {
+            String::new()
         };
         let id = format!(
             "compare{}",
@@ -1185,13 +1154,59 @@ fn comparisons(report: &Report, out: &mut Vec<Chart>) {
                 ci.to_string()
             }
         );
-        out.push(Chart {
-            svg: bars.to_svg(&id),
-            title: bars.title,
-            id,
-            section: "comparisons".into(),
-        });
+        if let Some(c) = margin_chart(&e.doc, &id, "comparisons", &suffix) {
+            out.push(c);
+        }
     }
+}
+
+/// Margin bars of a comparison against its baseline, with the comparison's intervals as
+/// whiskers (seed 002's table as a chart); None when nothing was compared.
+pub fn margin_chart(
+    c: &oio_analysis::compare::Comparison,
+    id: &str,
+    section: &str,
+    suffix: &str,
+) -> Option<Chart> {
+    if c.comparisons.is_empty() {
+        return None;
+    }
+    let keys = ["iops", "bytes_per_sec", "latency_mean", "latency_p99"];
+    let bars = Bars {
+        title: format!(
+            "Margin against {} with {:.0} % intervals{suffix}",
+            c.baseline,
+            c.options.confidence * 100.0,
+        ),
+        y_label: "margin (%)".into(),
+        fmt: Fmt::Pct,
+        categories: vec![
+            "IOPS".into(),
+            "MiB/s".into(),
+            "mean latency".into(),
+            "p99 latency".into(),
+        ],
+        series: c
+            .comparisons
+            .iter()
+            .map(|cc| BarSeries {
+                name: cc.group.clone(),
+                values: keys
+                    .iter()
+                    .map(|k| {
+                        let m = cc.metrics.get(*k)?;
+                        Some((m.margin_pct?, m.ci_low_pct.zip(m.ci_high_pct)))
+                    })
+                    .collect(),
+            })
+            .collect(),
+    };
+    Some(Chart {
+        svg: bars.to_svg(id),
+        title: bars.title,
+        id: id.to_string(),
+        section: section.to_string(),
+    })
 }
 
 fn telemetry(report: &Report, out: &mut Vec<Chart>) {

@@ -211,6 +211,10 @@ fn experiment_section(o: &mut String, r: &Report, x: &Experiment, charts: &[Char
         );
     }
     o.push_str("</table></div>");
+    if let Some(c) = experiments::comparison(r, x) {
+        o.push_str("<p>Margins against the first configuration, as <code>oio compare</code> computes them from these runs:</p>");
+        comparison_tables(o, &c);
+    }
     if x.kind == Kind::Repeat && x.runs.len() >= 2 {
         let v: Vec<f64> = x
             .runs
@@ -564,15 +568,10 @@ fn sweeps_section(o: &mut String, r: &Report, charts: &[Chart]) {
     o.push_str("</section>");
 }
 
-fn comparisons_section(o: &mut String, r: &Report, charts: &[Chart]) {
-    o.push_str("<section data-kind=\"comparison\"><h2 id=\"comparisons\">Comparisons</h2>");
-    for e in &r.comparisons {
-        let c = &e.doc;
-        let _ = write!(
-            o,
-            "<h3>{}</h3><table><tr><th class=\"l\">group</th><th>runs</th><th>IOPS</th><th>throughput</th><th>mean latency</th><th>p99 latency</th></tr>",
-            esc(&e.label)
-        );
+/// A comparison's groups, its verdicts (margin with its interval, significance) and methods.
+fn comparison_tables(o: &mut String, c: &oio_analysis::compare::Comparison) {
+    {
+        o.push_str("<table><tr><th class=\"l\">group</th><th>runs</th><th>IOPS</th><th>throughput</th><th>mean latency</th><th>p99 latency</th></tr>");
         for g in &c.groups {
             let v = |k: &str| g.values.get(k).copied().flatten();
             let _ = write!(
@@ -587,6 +586,42 @@ fn comparisons_section(o: &mut String, r: &Report, charts: &[Chart]) {
                 opt_ns(v("latency_mean")),
                 opt_ns(v("latency_p99"))
             );
+        }
+        o.push_str("</table>");
+        // Seed 002's table: each metric, both values, the margin and its interval.
+        let _ = write!(
+            o,
+            "<table><tr><th class=\"l\">metric</th><th class=\"l\">against {}</th><th>baseline</th><th>candidate</th><th>margin</th><th>{:.0} % interval</th><th>p</th><th class=\"l\">verdict</th></tr>",
+            esc(&c.baseline),
+            c.options.confidence * 100.0
+        );
+        for cc in &c.comparisons {
+            for (k, m) in &cc.metrics {
+                let val = |v: Option<f64>| match (v, m.unit.as_str()) {
+                    (None, _) => "-".to_string(),
+                    (Some(v), "ns") => format_ns(v),
+                    (Some(v), "B/s") => format!("{}/s", format_bytes(v)),
+                    (Some(v), "1/s") => format!("{}/s", format_count(v)),
+                    (Some(v), u) => format!("{} {}", format_count(v), esc(u)),
+                };
+                let _ = write!(
+                    o,
+                    "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td class=\"l {}\">{}</td></tr>",
+                    esc(if m.label.is_empty() { k } else { &m.label }),
+                    esc(&cc.group),
+                    val(m.baseline_value),
+                    val(m.value),
+                    if m.significant { "sig" } else { "nsig" },
+                    m.margin_pct.map(|v| format!("{v:+.2} %")).unwrap_or("-".into()),
+                    match (m.ci_low_pct, m.ci_high_pct) {
+                        (Some(a), Some(b)) => format!("{a:+.2} % to {b:+.2} %"),
+                        _ => "-".into(),
+                    },
+                    m.p_value.map(|p| format!("{p:.3}")).unwrap_or("-".into()),
+                    if m.significant { "sig" } else { "nsig" },
+                    if m.significant { "significant" } else { "not significant" }
+                );
+            }
         }
         o.push_str("</table><ul>");
         for cc in &c.comparisons {
@@ -607,6 +642,14 @@ fn comparisons_section(o: &mut String, r: &Report, charts: &[Chart]) {
         for w in &c.envelope.warnings {
             let _ = write!(o, "<p class=\"warn\">{}</p>", esc(w));
         }
+    }
+}
+
+fn comparisons_section(o: &mut String, r: &Report, charts: &[Chart]) {
+    o.push_str("<section data-kind=\"comparison\"><h2 id=\"comparisons\">Comparisons</h2>");
+    for e in &r.comparisons {
+        let _ = write!(o, "<h3>{}</h3>", esc(&e.label));
+        comparison_tables(o, &e.doc);
     }
     charts_of(o, charts, "comparisons");
     o.push_str("</section>");

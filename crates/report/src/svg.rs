@@ -1040,6 +1040,57 @@ mod tests {
     }
 
     #[test]
+    fn stacked_layers_draw_one_box_per_value_and_reach_the_sum() {
+        let mut p = Plot::new(
+            "waits",
+            Axis::linear("time (s)", Fmt::Secs),
+            Axis::linear("average active sessions", Fmt::Count),
+        );
+        p.stack = Some(Stack {
+            spans: vec![(0.0, 1.0), (1.0, 2.0), (2.0, 3.0)],
+            layers: vec![
+                ("io".into(), vec![1.0, 2.0, 0.0]),
+                ("log".into(), vec![1.0, 0.0, 3.0]),
+            ],
+        });
+        assert!(p.has_data());
+        let svg = p.to_svg("w");
+        // Zero values draw nothing: 2 + 1 + 1 boxes, and both names in the legend.
+        assert_eq!(svg.matches("<rect class=\"mark\"").count(), 4);
+        assert!(svg.contains(">io<") && svg.contains(">log<"));
+        // Every column reaches 2 or 3 sessions on one scale: the tallest column (3) is the
+        // top of the data, so its box starts higher than the others'.
+        let ys: Vec<f64> = svg
+            .split("<rect class=\"mark\"")
+            .skip(1)
+            .map(|r| {
+                r.split("y=\"")
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            })
+            .collect();
+        let top = ys.iter().copied().fold(f64::INFINITY, f64::min);
+        assert_eq!(ys.iter().filter(|y| (**y - top).abs() < 0.05).count(), 1);
+        let empty = Plot {
+            stack: Some(Stack {
+                spans: vec![(0.0, 1.0)],
+                layers: vec![("io".into(), vec![0.0])],
+            }),
+            ..Plot::new(
+                "e",
+                Axis::linear("t", Fmt::Secs),
+                Axis::linear("v", Fmt::Count),
+            )
+        };
+        assert!(!empty.has_data());
+    }
+
+    #[test]
     fn empty_plot_says_so() {
         let p = Plot::new("x", Axis::linear("a", Fmt::Count), Axis::log("b", Fmt::Ns));
         assert!(p.to_svg("e").contains("no data"));
