@@ -1087,9 +1087,16 @@ fn sweeps(report: &Report, out: &mut Vec<Chart>) {
                 }
             }
         }
-        push_plot(out, id("iops"), "sweeps", iops);
-        push_plot(out, id("latency"), "sweeps", lat);
-        push_plot(out, id("latency-iops"), "sweeps", li);
+        // A grid of many sizes × read shares: small multiples of a few curves each.
+        // (p50 and p99 of 5 groups would already be 10 curves.)
+        let per = if 2 * groups.len() > MAX_OVERLAY {
+            1
+        } else {
+            groups.len()
+        };
+        push_split(out, &id("iops"), "sweeps", iops, per);
+        push_split(out, &id("latency"), "sweeps", lat, 2 * per);
+        push_split(out, &id("latency-iops"), "sweeps", li, per);
         // Grid: peak IOPS by block size x read share.
         let mut cols: Vec<String> = Vec::new();
         let mut rows: Vec<Option<f64>> = Vec::new();
@@ -1136,6 +1143,77 @@ fn sweeps(report: &Report, out: &mut Vec<Chart>) {
                 section: "sweeps".into(),
             });
         }
+    }
+}
+
+/// Pushes `p` whole when it has at most [`MAX_OVERLAY`] series, else as small multiples of
+/// `per` series each on the plot's shared scales; a marker goes to the multiple whose
+/// series pass through it.
+fn push_split(out: &mut Vec<Chart>, id: &str, section: &str, p: Plot, per: usize) {
+    if p.series.len() <= MAX_OVERLAY || per == 0 {
+        push_plot(out, id.to_string(), section, p);
+        return;
+    }
+    let span = |v: &mut dyn Iterator<Item = f64>| {
+        v.filter(|x| x.is_finite())
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+                (a.min(x), b.max(x))
+            })
+    };
+    let (x0, x1) = span(&mut p.series.iter().flat_map(|s| s.points.iter().map(|q| q.0)));
+    let (y0, y1) = span(
+        &mut p
+            .series
+            .iter()
+            .flat_map(|s| {
+                s.points.iter().map(|q| q.1).chain(
+                    s.whiskers
+                        .iter()
+                        .flat_map(|w| w.iter().flat_map(|(a, b)| [*a, *b])),
+                )
+            })
+            .chain(p.markers.iter().map(|m| m.y)),
+    );
+    for (k, chunk) in p.series.chunks(per).enumerate() {
+        let name = chunk
+            .iter()
+            .map(|s| s.name.trim_end_matches(" p50").trim_end_matches(" p99"))
+            .fold(Vec::<&str>::new(), |mut v, n| {
+                if !v.contains(&n) {
+                    v.push(n);
+                }
+                v
+            })
+            .join(", ");
+        let mut q = Plot::new(
+            &format!("{}: {name}", p.title),
+            if x0.is_finite() {
+                p.x.clone().with_span(x0, x1)
+            } else {
+                p.x.clone()
+            },
+            if y0.is_finite() {
+                p.y.clone().with_span(y0, y1)
+            } else {
+                p.y.clone()
+            },
+        );
+        q.size = SMALL;
+        q.series = chunk.to_vec();
+        q.markers = p
+            .markers
+            .iter()
+            .filter(|m| {
+                chunk.iter().any(|s| {
+                    s.points.iter().any(|(x, y)| {
+                        (x - m.x).abs() <= 1e-9 * m.x.abs().max(1.0)
+                            && (y - m.y).abs() <= 1e-6 * m.y.abs().max(1.0)
+                    })
+                })
+            })
+            .cloned()
+            .collect();
+        push_plot(out, format!("{id}-{}", k + 1), section, q);
     }
 }
 
@@ -1544,5 +1622,58 @@ fn overlay(report: &Report, out: &mut Vec<Chart>) {
                 series,
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod split_tests {
+    use super::*;
+
+    #[test]
+    fn a_plot_with_too_many_curves_becomes_small_multiples_with_its_marker_in_one() {
+        let mut p = Plot::new(
+            "IOPS by queue depth",
+            Axis::log("queue depth", Fmt::Count),
+            Axis::linear("IOPS", Fmt::Count),
+        );
+        for g in 0..9 {
+            p.series.push(Series::new(
+                &format!("group {g}"),
+                (0..4)
+                    .map(|k| (2f64.powi(k), 100.0 * (g + 1) as f64 * (k + 1) as f64))
+                    .collect(),
+                Mode::LinePoints,
+            ));
+        }
+        p.markers.push(Marker {
+            x: 4.0,
+            y: 100.0 * 5.0 * 3.0,
+            label: "knee".into(),
+        });
+        let mut out = Vec::new();
+        push_split(&mut out, "sweep-iops", "sweeps", p.clone(), 1);
+        assert_eq!(out.len(), 9);
+        assert_eq!(out[0].id, "sweep-iops-1");
+        let with_knee: Vec<usize> = (0..9)
+            .filter(|k| out[*k].svg.contains("mark knee"))
+            .collect();
+        assert_eq!(with_knee, [4], "the knee belongs to group 4's curve");
+        // One scale for all: the largest value sets every multiple's top tick.
+        let top = |c: &Chart| {
+            c.svg
+                .split("text-anchor=\"end\" font-size=\"11\">")
+                .skip(1)
+                .map(|t| t.split('<').next().unwrap().to_string())
+                .last()
+        };
+        assert!(out
+            .iter()
+            .all(|c| top(c) == top(&out[8]) && top(c).is_some()));
+        // Few curves stay one chart.
+        let mut few = p;
+        few.series.truncate(8);
+        let mut out = Vec::new();
+        push_split(&mut out, "x", "sweeps", few, 1);
+        assert_eq!(out.len(), 1);
     }
 }

@@ -610,7 +610,7 @@ impl Plot {
                 let (x0, x1) = (mx.px(*a), mx.px(*b));
                 let gap = ((x1 - x0) * 0.08).min(2.0);
                 let (x0, x1) = (x0.max(LEFT) + gap / 2.0, x1.min(w - RIGHT) - gap / 2.0);
-                if !(x1 > x0) {
+                if x1.partial_cmp(&x0) != Some(std::cmp::Ordering::Greater) {
                     continue;
                 }
                 let mut base = 0.0;
