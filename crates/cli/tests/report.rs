@@ -607,7 +607,10 @@ fn report_over_a_mixed_directory_has_one_section_per_experiment() {
     let ab = sections(&html, "ab")[0];
     // Seed 002's table: margins with their intervals, computed from the interleaved runs.
     assert!(
-        ab.contains("-ab-margins\"") && ab.contains("95 % interval") && ab.contains("against qd1"),
+        ab.contains("-ab-margins\"")
+            && ab.contains("95 % interval")
+            && ab.contains("against qd1")
+            && ab.contains("significant"),
         "{ab:.3000}"
     );
     assert!(

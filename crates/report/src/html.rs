@@ -619,7 +619,12 @@ fn comparison_tables(o: &mut String, c: &oio_analysis::compare::Comparison) {
                     },
                     m.p_value.map(|p| format!("{p:.3}")).unwrap_or("-".into()),
                     if m.significant { "sig" } else { "nsig" },
-                    if m.significant { "significant" } else { "not significant" }
+                    match (m.significant, m.margin_pct) {
+                        (true, Some(v)) if (v > 0.0) == (m.better == "higher") =>
+                            "better, significant",
+                        (true, Some(_)) => "worse, significant",
+                        _ => "not significant",
+                    }
                 );
             }
         }
