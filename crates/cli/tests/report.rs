@@ -963,6 +963,12 @@ fn report_shows_tpcc_waits_over_time_a_worker_series_a_fleet_and_telemetry_on_on
         "{tel:.3000}"
     );
     assert!(chart_divs(&html, &["telemetry-overlay-iops"]).contains("all files overlap"));
+    // Size distributions of files without a trace are of interval means, and say so.
+    assert!(
+        tel.contains("-loop0-sizes\"")
+            && tel.contains("weighted by its I/Os (share; interval means, not single I/Os)"),
+        "{tel:.3000}"
+    );
 
     // No chart overlays more series than a reader can tell apart: legends of at most 8.
     for c in html.split("<svg").skip(1) {
@@ -1089,23 +1095,26 @@ fn report_shows_tpcc_waits_over_time_a_worker_series_a_fleet_and_telemetry_on_on
         "{}",
         sections(&f, "fleet").join("")
     );
-    // Files years apart: side by side from their own starts, and the page says so.
+    // Files years apart, one without a start time: side by side from their own starts, and
+    // the page says why (the years-apart case alone is a unit test).
     let apart = d.join("apart");
     std::fs::create_dir(&apart).unwrap();
     for f in [
         "perfmon_relog_bom_crlf_zone_parens_gaps.csv",
         "iostat_12_6_iso_time_d_two_devices.txt",
+        "blkparse_default_two_devices_summary.txt",
     ] {
         std::fs::copy(fixtures.join(f), apart.join(f)).unwrap();
     }
     oio_ok(d, &["report", "apart", "-o", "r/apart.html"]);
     let a = std::fs::read_to_string(d.join("r/apart.html")).unwrap();
     assert!(
-        a.contains("2 telemetry files that do not overlap in time (apart/iostat_12_6_iso_time_d_two_devices from 2026-11-21T13:59:22.000Z; apart/perfmon_relog_bom_crlf_zone_parens_gaps from 2008-10-28T22:59:57.123Z)")
-            && a.contains("drawn side by side from each file's own start")
+        a.contains("3 telemetry files aligned at their own starts (seconds since each file's first sample): apart/blkparse_default_two_devices_summary did not record when it started")
             && a.contains("time since each file's start"),
         "{a:.3000}"
     );
+    // A per-I/O trace gives the distribution of single I/O sizes.
+    assert!(a.contains("I/O sizes (share of traced I/Os)"), "{a:.3000}");
     eprintln!(
         "report with new sections: {} bytes, {charts} charts",
         html.len()

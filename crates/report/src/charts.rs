@@ -1392,8 +1392,186 @@ fn telemetry(report: &Report, out: &mut Vec<Chart>) {
             if !s.series[0].points.is_empty() {
                 push_plot(out, format!("{id}-qlat"), "telemetry", s);
             }
+            if let Some(b) = observed_sizes(&name, d) {
+                let sid = format!("{id}-sizes");
+                out.push(Chart {
+                    svg: b.to_svg(&sid),
+                    title: b.title,
+                    id: sid,
+                    section: "telemetry".into(),
+                });
+            }
+            if let Some(b) = busy_periods(&name, d) {
+                let pid = format!("{id}-periods");
+                out.push(Chart {
+                    svg: b.to_svg(&pid),
+                    title: b.title,
+                    id: pid,
+                    section: "telemetry".into(),
+                });
+            }
         }
     }
+}
+
+/// Most size classes drawn; the rest are summed into the last bar.
+const MAX_SIZE_BARS: usize = 12;
+
+/// The I/O size distribution of one device: from each I/O of a trace (blkparse, fio
+/// per-I/O logs), or else from each interval's mean size weighted by its I/Os, which is
+/// a distribution of means, not of sizes (the title says which).
+fn observed_sizes(name: &str, d: &oio_core::observation::DeviceSeries) -> Option<Bars> {
+    use oio_core::observation::IoDir;
+    use std::collections::BTreeMap;
+    let mut by: [BTreeMap<u64, f64>; 2] = [BTreeMap::new(), BTreeMap::new()];
+    let traced = d
+        .ios
+        .iter()
+        .any(|r| matches!(r.dir, IoDir::Read | IoDir::Write));
+    if traced {
+        for r in &d.ios {
+            let k = match r.dir {
+                IoDir::Read => 0,
+                IoDir::Write => 1,
+                _ => continue,
+            };
+            *by[k].entry(r.bytes).or_default() += 1.0;
+        }
+    } else {
+        for i in &d.intervals {
+            for (k, c) in [(0, &i.read), (1, &i.write)] {
+                let n = c.iops_or_zero() * i.duration_s;
+                // Means rounded to 512-byte sectors, so near-equal means share a bar.
+                if let Some(m) = c.mean_size().filter(|m| *m > 0.0 && n > 0.0) {
+                    let m = ((m / 512.0).round().max(1.0) * 512.0) as u64;
+                    *by[k].entry(m).or_default() += n;
+                }
+            }
+        }
+    }
+    let total: f64 = by.iter().flat_map(|m| m.values()).sum();
+    if total <= 0.0 {
+        return None;
+    }
+    // The sizes carrying the most I/Os, in size order.
+    let mut sizes: Vec<(u64, f64)> = by[0]
+        .keys()
+        .chain(by[1].keys())
+        .map(|s| {
+            (
+                *s,
+                by[0].get(s).copied().unwrap_or(0.0) + by[1].get(s).copied().unwrap_or(0.0),
+            )
+        })
+        .collect();
+    sizes.sort_by_key(|s| s.0);
+    sizes.dedup_by_key(|s| s.0);
+    let mut heavy = sizes.clone();
+    heavy.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let kept: Vec<u64> = {
+        let mut k: Vec<u64> = heavy.iter().take(MAX_SIZE_BARS).map(|s| s.0).collect();
+        k.sort_unstable();
+        k
+    };
+    let other = sizes.len() > kept.len();
+    let mut categories: Vec<String> = kept
+        .iter()
+        .map(|s| oio_core::units::format_size(*s))
+        .collect();
+    if other {
+        categories.push("other sizes".into());
+    }
+    let series = ["reads", "writes"]
+        .iter()
+        .enumerate()
+        .map(|(k, n)| BarSeries {
+            name: (*n).into(),
+            values: kept
+                .iter()
+                .map(|s| by[k].get(s).map(|v| (100.0 * v / total, None)))
+                .chain(other.then(|| {
+                    let rest: f64 = by[k]
+                        .iter()
+                        .filter(|(s, _)| !kept.contains(s))
+                        .map(|(_, v)| v)
+                        .sum();
+                    (rest > 0.0).then_some((100.0 * rest / total, None))
+                }))
+                .collect(),
+        })
+        .collect();
+    Some(Bars {
+        title: if traced {
+            format!("{name}: I/O sizes (share of traced I/Os)")
+        } else {
+            format!("{name}: mean I/O size per interval, weighted by its I/Os (share; interval means, not single I/Os)")
+        },
+        y_label: "share of I/Os (%)".into(),
+        fmt: Fmt::Pct,
+        categories,
+        series,
+    })
+}
+
+/// Busy periods (consecutive intervals with queue > [`BUSY_QUEUE`]) side by side: mean
+/// IOPS and mean queue length of each, at most 12 (the longest); None with fewer than 2.
+fn busy_periods(name: &str, d: &oio_core::observation::DeviceSeries) -> Option<Bars> {
+    let mut periods: Vec<Vec<&oio_core::observation::DeviceInterval>> = Vec::new();
+    let mut cur = Vec::new();
+    for i in &d.intervals {
+        if i.queue_mean.is_some_and(|q| q > BUSY_QUEUE) {
+            cur.push(i);
+        } else if !cur.is_empty() {
+            periods.push(std::mem::take(&mut cur));
+        }
+    }
+    if !cur.is_empty() {
+        periods.push(cur);
+    }
+    if periods.len() < 2 {
+        return None;
+    }
+    if periods.len() > 12 {
+        periods.sort_by_key(|p| std::cmp::Reverse(p.len()));
+        periods.truncate(12);
+        periods.sort_by(|a, b| a[0].t_s.total_cmp(&b[0].t_s));
+    }
+    let mean = |p: &[&oio_core::observation::DeviceInterval],
+                f: &dyn Fn(&oio_core::observation::DeviceInterval) -> f64| {
+        p.iter().map(|i| f(i)).sum::<f64>() / p.len() as f64
+    };
+    Some(Bars {
+        title: format!("{name}: busy periods (queue > {BUSY_QUEUE}) side by side, mean IOPS"),
+        y_label: "IOPS (mean)".into(),
+        fmt: Fmt::Count,
+        categories: periods
+            .iter()
+            .map(|p| {
+                format!(
+                    "{:.0}–{:.0} s, queue {:.1}",
+                    p[0].t_s - p[0].duration_s,
+                    p[p.len() - 1].t_s,
+                    mean(p, &|i| i.queue_mean.unwrap_or(0.0))
+                )
+            })
+            .collect(),
+        series: vec![
+            BarSeries {
+                name: "reads".into(),
+                values: periods
+                    .iter()
+                    .map(|p| Some((mean(p, &|i| i.read.iops_or_zero()), None)))
+                    .collect(),
+            },
+            BarSeries {
+                name: "writes".into(),
+                values: periods
+                    .iter()
+                    .map(|p| Some((mean(p, &|i| i.write.iops_or_zero()), None)))
+                    .collect(),
+            },
+        ],
+    })
 }
 
 /// How several telemetry files are put on one time axis.
@@ -1675,5 +1853,95 @@ mod split_tests {
         let mut out = Vec::new();
         push_split(&mut out, "x", "sweeps", few, 1);
         assert_eq!(out.len(), 1);
+    }
+}
+
+#[cfg(test)]
+mod telemetry_tests {
+    use super::*;
+    use oio_core::observation::{DeviceInterval, DeviceSeries, DirCounters};
+
+    fn iv(t: f64, q: f64, riops: f64, rsize: f64) -> DeviceInterval {
+        DeviceInterval {
+            t_s: t,
+            duration_s: 1.0,
+            queue_mean: Some(q),
+            read: DirCounters {
+                iops: Some(riops),
+                mean_io_bytes: Some(rsize),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn busy_periods_are_told_apart_and_interval_sizes_are_said_to_be_means() {
+        let d = DeviceSeries {
+            name: "sda".into(),
+            intervals: vec![
+                iv(1.0, 5.0, 100.0, 8192.0),
+                iv(2.0, 6.0, 300.0, 8192.0),
+                iv(3.0, 0.5, 10.0, 65536.0),
+                iv(4.0, 9.0, 1000.0, 8200.0),
+            ],
+            ..Default::default()
+        };
+        let b = busy_periods("x", &d).expect("two busy periods");
+        assert_eq!(b.categories, ["0–2 s, queue 5.5", "3–4 s, queue 9.0"]);
+        assert_eq!(
+            b.series[0].values,
+            [Some((200.0, None)), Some((1000.0, None))]
+        );
+        let s = observed_sizes("x", &d).expect("sizes");
+        assert!(s.title.contains("interval means, not single I/Os"));
+        // 8200 B rounds to the 8 KiB sector class: 100 + 300 + 1000 I/Os of 1410.
+        assert_eq!(s.categories, ["8k", "64k"]);
+        let share = s.series[0].values[0].unwrap().0;
+        assert!((share - 100.0 * 1400.0 / 1410.0).abs() < 1e-9, "{share}");
+        // One busy period: nothing side by side.
+        let one = DeviceSeries {
+            intervals: d.intervals[..2].to_vec(),
+            ..d
+        };
+        assert!(busy_periods("x", &one).is_none());
+    }
+
+    #[test]
+    fn files_that_do_not_overlap_are_aligned_at_their_starts_and_overlapping_ones_share_time() {
+        let obs = |start: &str| {
+            let mut o = oio_core::observation::Observation::new(
+                oio_core::observation::SourceKind::Record,
+                vec![],
+            );
+            o.start = Some(start.into());
+            o.devices.push(DeviceSeries {
+                name: "sda".into(),
+                intervals: (1..=10).map(|t| iv(t as f64, 1.0, 10.0, 4096.0)).collect(),
+                ..Default::default()
+            });
+            o
+        };
+        let report = |a: &str, b: &str| Report {
+            observations: [("a", a), ("b", b)]
+                .iter()
+                .map(|(l, s)| crate::model::Entry {
+                    label: l.to_string(),
+                    source: l.to_string(),
+                    doc: obs(s),
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let near = alignment(&report("2026-01-01T00:00:00Z", "2026-01-01T00:00:04.5Z")).unwrap();
+        assert!(near.absolute);
+        assert_eq!(near.offsets, [0.0, 4.5]);
+        assert_eq!(near.overlap, Some((4.5, 10.0)));
+        let far = alignment(&report("2008-01-01T00:00:00Z", "2026-01-01T00:00:00Z")).unwrap();
+        assert!(!far.absolute && far.overlap.is_none());
+        assert_eq!(far.offsets, [0.0, 0.0]);
+        assert!(far
+            .note
+            .contains("do not overlap in time (a from 2008-01-01T00:00:00Z; b from 2026"));
     }
 }
