@@ -605,6 +605,14 @@ fn report_over_a_mixed_directory_has_one_section_per_experiment() {
         assert!(rate.contains(&format!(">{l}<")), "no run labelled {l}");
     }
     let ab = sections(&html, "ab")[0];
+    // Seed 002's table: margins with their intervals, computed from the interleaved runs.
+    assert!(
+        ab.contains("-ab-margins\"")
+            && ab.contains("95 % interval")
+            && ab.contains("against qd1")
+            && ab.contains("significant"),
+        "{ab:.3000}"
+    );
     assert!(
         ab.contains(">qd1 #1<") && ab.contains(">qd8 #2<"),
         "{ab:.2000}"
@@ -731,4 +739,384 @@ fn regex_like_time(html: &str) -> bool {
             && w[8] == b'-'
             && w[3..5].iter().chain(&w[6..8]).all(u8::is_ascii_digit)
     })
+}
+
+/// The `<div class="chart" id="chart-ID">…</div>` blocks of a page, for the given ids.
+fn chart_divs(html: &str, ids: &[&str]) -> String {
+    ids.iter()
+        .map(|id| {
+            let open = format!("<div class=\"chart\" id=\"chart-{id}\">");
+            let start = html
+                .find(&open)
+                .unwrap_or_else(|| panic!("no chart {id} on the page"));
+            let end = start + html[start..].find("</div>").unwrap() + "</div>".len();
+            &html[start..end]
+        })
+        .collect()
+}
+
+/// Fills a real SQLite result's `intervals[].waits` the way the driver will: per interval,
+/// average active sessions and share by class (the TPC-C driver leaves them empty today).
+fn with_interval_waits(v: &mut Value) {
+    let classes = [
+        ("commit (WAL append + fsync)", 0.9),
+        ("writer wait", 0.5),
+        ("checkpoint", 0.2),
+        ("CPU", 0.4),
+    ];
+    for (k, i) in v["intervals"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .enumerate()
+    {
+        let scale = 1.0 + k as f64 * 0.5;
+        let total: f64 = classes.iter().map(|c| c.1 * scale).sum();
+        i["waits"] = Value::Array(
+            classes
+                .iter()
+                .map(|(name, aas)| {
+                    serde_json::json!({
+                        "name": name,
+                        "aas": aas * scale,
+                        "share_pct": 100.0 * aas * scale / total,
+                    })
+                })
+                .collect(),
+        );
+    }
+}
+
+#[test]
+fn report_shows_tpcc_waits_over_time_a_worker_series_a_fleet_and_telemetry_on_one_axis() {
+    if oio_report::png::find_chromium().is_none() {
+        return missing("Chromium (apt-get install chromium)");
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let w = d.join("work");
+    std::fs::create_dir(&w).unwrap();
+    // A TPC-C worker sequence on SQLite: a series document and one result per step.
+    let db = format!("sqlite:{}", d.join("tpcc.db").display());
+    oio_ok(d, &["tpcc", "build", "--warehouses", "1", "--db", &db]);
+    oio_ok(
+        &w,
+        &[
+            "tpcc",
+            "run",
+            "--db",
+            &db,
+            "--workers",
+            "1,2",
+            "--time",
+            "3s",
+            "--ramp",
+            "0s",
+            "--out",
+            "tpcc",
+        ],
+    );
+    let mut steps: Vec<PathBuf> = std::fs::read_dir(w.join("tpcc"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy().into_owned();
+            n.starts_with("tpcc-") && !n.contains("series") && !n.contains("build")
+        })
+        .collect();
+    steps.sort();
+    assert_eq!(steps.len(), 2, "one result per step: {steps:?}");
+    // The one-worker step gets per-interval waits; the other keeps none.
+    let one = steps
+        .iter()
+        .find(|p| {
+            let v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+            v["options"]["workers"] == 1
+        })
+        .unwrap()
+        .clone();
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&one).unwrap()).unwrap();
+    assert!(v["intervals"].as_array().unwrap().len() >= 2);
+    with_interval_waits(&mut v);
+    std::fs::write(&one, v.to_string()).unwrap();
+
+    // A fleet of three local agents on the null engine.
+    let bin = assert_cmd::cargo::cargo_bin("oio");
+    oio_ok(
+        &w,
+        &[
+            "fleet",
+            "run",
+            "--hosts",
+            "h1,h2,h3",
+            "--launcher",
+            &format!("{} agent --stdio", bin.display()),
+            "--engine",
+            "null",
+            "--rw",
+            "randread",
+            "--size",
+            "1M",
+            "--time",
+            "3s",
+            "--ramp",
+            "0s",
+            "--out",
+            "fleet",
+            "fleet.dat",
+        ],
+    );
+    std::fs::remove_file(w.join("fleet.dat")).unwrap();
+    // Two telemetry files of one fio run on this machine, as they are: `iostat -x -t` text
+    // and an `oio record` observation.
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../telemetry/tests/fixtures");
+    std::fs::create_dir(w.join("tel")).unwrap();
+    for f in ["iostat_x_t_y_iso.txt", "oio_record.json"] {
+        std::fs::copy(
+            fixtures.join("capture_loop0_fio_randrw70").join(f),
+            w.join("tel").join(f),
+        )
+        .unwrap();
+    }
+
+    oio_ok(
+        &w,
+        &["report", ".", "-o", "../r/report.html", "--svg", "../r/svg"],
+    );
+    let page = d.join("r/report.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+
+    // TPC-C: the tuning view on one time axis, the waits stacked per interval.
+    let tpcc = sections(&html, "tpcc")[0];
+    for id in [
+        "tpcc1-rate",
+        "tpcc1-waits-time",
+        "tpccseries1-scaling",
+        "tpccseries1-efficiency",
+    ] {
+        assert!(
+            tpcc.contains(&format!("data-chart=\"{id}\"")),
+            "TPC-C lacks {id}"
+        );
+    }
+    let stacked = chart_divs(&html, &["tpcc1-waits-time"]);
+    let n_iv = v["intervals"].as_array().unwrap().len();
+    assert_eq!(
+        stacked.matches("<rect class=\"mark\"").count(),
+        4 * n_iv,
+        "one box per class per interval"
+    );
+    assert!(stacked.contains("writer wait") && stacked.contains("average active sessions"));
+    // The same x axis (0 to the window's end) on throughput, waits and the device.
+    let ticks = |id: &str| -> Vec<String> {
+        let c = chart_divs(&html, &[id]);
+        c.split("text-anchor=\"middle\" font-size=\"11\">")
+            .skip(1)
+            .map(|s| s.split('<').next().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(ticks("tpcc1-rate"), ticks("tpcc1-waits-time"));
+    assert!(
+        tpcc.contains("no per-interval waits recorded"),
+        "the step without waits says so"
+    );
+    assert!(tpcc.contains("Worker sequence") && tpcc.contains("100 %"));
+    assert!(
+        !html.contains("tpcc-compare\"") || tpcc.contains("tpcc-compare"),
+        "the before/after chart stays in the TPC-C section"
+    );
+
+    // The fleet: per-host lines beside the merged series, skew, the outlier rule; the host
+    // runs are not shown again as an experiment.
+    let fleet = sections(&html, "fleet");
+    assert_eq!(fleet.len(), 1);
+    for id in [
+        "fleet1-merged",
+        "fleet1-hosts-iops",
+        "fleet1-hosts-p99",
+        "fleet1-hosts",
+        "fleet1-skew",
+    ] {
+        assert!(
+            fleet[0].contains(&format!("data-chart=\"{id}\"")),
+            "fleet lacks {id}"
+        );
+    }
+    for h in ["h1", "h2", "h3"] {
+        assert!(fleet[0].contains(&format!("<td class=\"l\">{h}</td>")));
+    }
+    assert!(fleet[0].contains("Outlier rule: a host whose IOPS are more than 25 %"));
+    for kind in ["repeat", "series", "single"] {
+        assert!(
+            sections(&html, kind).is_empty(),
+            "the fleet's host runs became a {kind} section"
+        );
+    }
+
+    // Telemetry: both files on one absolute axis, the time they overlap shaded.
+    let tel = sections(&html, "telemetry")[0];
+    for k in ["iops", "lat", "queue"] {
+        assert!(tel.contains(&format!("data-chart=\"telemetry-overlay-{k}\"")));
+    }
+    assert!(
+        tel.contains("2 telemetry files on one absolute time axis (seconds since 2026-11-21T14:13:27Z); all of them have data from"),
+        "{tel:.3000}"
+    );
+    assert!(chart_divs(&html, &["telemetry-overlay-iops"]).contains("all files overlap"));
+    // Size distributions of files without a trace are of interval means, and say so.
+    assert!(
+        tel.contains("-loop0-sizes\"")
+            && tel.contains("weighted by its I/Os (share; interval means, not single I/Os)"),
+        "{tel:.3000}"
+    );
+
+    // No chart overlays more series than a reader can tell apart: legends of at most 8.
+    for c in html.split("<svg").skip(1) {
+        let c = c.split("</svg>").next().unwrap();
+        let lines = c.matches("stroke-width=\"2.5\"/>").count();
+        assert!(lines <= 8, "a legend with {lines} lines");
+    }
+    let charts = html.matches("class=\"oio-chart\"").count();
+    assert_eq!(std::fs::read_dir(d.join("r/svg")).unwrap().count(), charts);
+
+    // In the browser.
+    let (body, stderr) = dump_dom(&page, d);
+    assert_eq!(attr(&body, "data-charts"), charts as i64);
+    assert_eq!(
+        attr(&body, "data-charts-drawn"),
+        charts as i64,
+        "some chart is empty"
+    );
+    assert_eq!(attr(&body, "data-errors"), 0);
+    assert_eq!(
+        attr(&body, "data-overflow"),
+        0,
+        "text outside its chart: {body}"
+    );
+    assert!(!stderr
+        .lines()
+        .any(|l| l.contains("CONSOLE") || l.contains("Uncaught")));
+
+    // A screenshot of each new kind of view.
+    let head = &html[html.find("<head>").unwrap()..html.find("</head>").unwrap() + 7];
+    let shots = d.join("shots");
+    std::fs::create_dir(&shots).unwrap();
+    let device_lat = html
+        .split("data-chart=\"")
+        .skip(1)
+        .map(|s| s.split('"').next().unwrap())
+        .find(|id| id.starts_with("tpcc1-") && id.ends_with("-lat"))
+        .expect("the device's latency beside the waits");
+    let tuning = ["tpcc1-rate", "tpcc1-waits-time", device_lat];
+    let series_html = {
+        let i = tpcc[..tpcc.find("Worker sequence").unwrap()]
+            .rfind("<h3")
+            .unwrap();
+        let j = tpcc[i..].find("</table>").unwrap() + i + "</table>".len();
+        format!(
+            "{}{}",
+            &tpcc[i..j],
+            chart_divs(&html, &["tpccseries1-scaling", "tpccseries1-efficiency"])
+        )
+    };
+    let views = [
+        ("tpcc-waits", chart_divs(&html, &tuning)),
+        ("tpcc-series", series_html),
+        ("fleet", fleet[0].to_string()),
+        (
+            "telemetry-overlay",
+            format!(
+                "{}</p>{}",
+                &tel[tel.find("<p class=\"note\">").unwrap()..]
+                    .split("</p>")
+                    .next()
+                    .unwrap(),
+                chart_divs(
+                    &html,
+                    &[
+                        "telemetry-overlay-iops",
+                        "telemetry-overlay-lat",
+                        "telemetry-overlay-queue",
+                    ],
+                )
+            ),
+        ),
+    ];
+    for (name, body) in &views {
+        let one = d.join(format!("{name}.html"));
+        std::fs::write(
+            &one,
+            format!("<!DOCTYPE html><html lang=\"en\">{head}<body>{body}</body></html>"),
+        )
+        .unwrap();
+        let (b, _) = dump_dom(&one, d);
+        assert_eq!(attr(&b, "data-errors"), 0, "{name}");
+        assert_eq!(attr(&b, "data-overflow"), 0, "{name}: {b}");
+        let shot = shots.join(format!("{name}.png"));
+        headless(&d.join(format!("profile-{name}")))
+            .args(["--window-size=1100,1300"])
+            .arg(format!("--screenshot={}", shot.display()))
+            .arg(format!("file://{}", one.display()))
+            .output()
+            .unwrap();
+        // Line charts on white hold less ink than tables: the chart PNGs' threshold.
+        let (sd, ink, _, _) = png_stats(&shot);
+        assert!(
+            sd > 10.0 && ink > 0.01,
+            "{name} screenshot looks blank: sd {sd:.1}, ink {ink:.3}"
+        );
+    }
+    if let Ok(keep) = std::env::var("OIO_REPORT_SHOTS") {
+        for e in std::fs::read_dir(&shots).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), Path::new(&keep).join(e.file_name())).unwrap();
+        }
+    }
+
+    // A host far from the others' median is flagged, with the rule and what it cannot tell.
+    let merged = std::fs::read_dir(w.join("fleet"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("merged.json"))
+        .find(|p| p.is_file())
+        .expect("merged.json");
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&merged).unwrap()).unwrap();
+    let h = m["hosts"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|h| h["host"] == "h3")
+        .unwrap();
+    h["iops"] = Value::from(h["iops"].as_f64().unwrap() * 0.3);
+    std::fs::write(&merged, m.to_string()).unwrap();
+    oio_ok(&w, &["report", "fleet", "-o", "../r/fleet.html"]);
+    let f = std::fs::read_to_string(d.join("r/fleet.html")).unwrap();
+    assert!(
+        f.contains("Flagged: h3.") && f.contains("cannot tell why"),
+        "{}",
+        sections(&f, "fleet").join("")
+    );
+    // Files years apart, one without a start time: side by side from their own starts, and
+    // the page says why (the years-apart case alone is a unit test).
+    let apart = d.join("apart");
+    std::fs::create_dir(&apart).unwrap();
+    for f in [
+        "perfmon_relog_bom_crlf_zone_parens_gaps.csv",
+        "iostat_12_6_iso_time_d_two_devices.txt",
+        "blkparse_default_two_devices_summary.txt",
+    ] {
+        std::fs::copy(fixtures.join(f), apart.join(f)).unwrap();
+    }
+    oio_ok(d, &["report", "apart", "-o", "r/apart.html"]);
+    let a = std::fs::read_to_string(d.join("r/apart.html")).unwrap();
+    assert!(
+        a.contains("3 telemetry files aligned at their own starts (seconds since each file's first sample): apart/blkparse_default_two_devices_summary did not record when it started")
+            && a.contains("time since each file's start"),
+        "{a:.3000}"
+    );
+    // A per-I/O trace gives the distribution of single I/O sizes.
+    assert!(a.contains("I/O sizes (share of traced I/Os)"), "{a:.3000}");
+    eprintln!(
+        "report with new sections: {} bytes, {charts} charts",
+        html.len()
+    );
 }

@@ -205,28 +205,60 @@ fn diagnosis_html(o: &mut String, title: &str, d: &Diagnosis) {
     if found.is_empty() {
         o.push_str("<p>No bottleneck found by the rules that could decide.</p>");
     }
-    for (i, f) in found.iter().enumerate() {
-        finding_html(o, i + 1, f);
+    // One finding with the same rule and claim for many inputs (100 null-engine runs) is
+    // shown once, with the inputs it also holds for.
+    let mut groups: Vec<(&Finding, Vec<&str>)> = Vec::new();
+    for f in &found {
+        match groups
+            .iter_mut()
+            .find(|(g, _)| g.rule == f.rule && g.claim == f.claim)
+        {
+            Some((_, also)) => also.push(&f.source),
+            None => groups.push((f, Vec::new())),
+        }
     }
-    let rest: Vec<&Finding> = d
-        .findings
-        .iter()
-        .filter(|f| f.status != Status::Found)
-        .collect();
+    for (i, (f, also)) in groups.iter().enumerate() {
+        finding_html(o, i + 1, f);
+        if !also.is_empty() {
+            let _ = write!(
+                o,
+                "<p class=\"note\">The same for {} more input{}: {}{}</p>",
+                also.len(),
+                if also.len() == 1 { "" } else { "s" },
+                esc(&also.iter().take(5).copied().collect::<Vec<_>>().join(", ")),
+                if also.len() > 5 { ", …" } else { "" }
+            );
+        }
+    }
+    let mut rest: Vec<(&Finding, usize)> = Vec::new();
+    for f in d.findings.iter().filter(|f| f.status != Status::Found) {
+        match rest
+            .iter_mut()
+            .find(|(g, _)| g.rule == f.rule && g.status == f.status && g.claim == f.claim)
+        {
+            Some((_, n)) => *n += 1,
+            None => rest.push((f, 0)),
+        }
+    }
     if !rest.is_empty() {
         let _ = write!(
             o,
             "<details><summary>{} more rule(s) found nothing or could not decide</summary><table><tr><th class=\"l\">rule</th><th class=\"l\">status</th><th class=\"l\">why</th><th class=\"l\">input</th></tr>",
             rest.len()
         );
-        for f in rest {
+        for (f, more) in rest {
             let _ = write!(
                 o,
-                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
+                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}{}</td></tr>",
                 esc(&f.rule),
                 status_name(f.status),
                 esc(&f.claim),
-                esc(&f.source)
+                esc(&f.source),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
             );
         }
         o.push_str("</table></details>");
@@ -331,6 +363,24 @@ mod tests {
             }],
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn one_finding_for_many_inputs_is_shown_once_with_the_others_named() {
+        let mut d = diagnosis_doc();
+        let f = d["findings"][0].clone();
+        let list = d["findings"].as_array_mut().unwrap();
+        for k in 1..8 {
+            let mut g = f.clone();
+            g["source"] = format!("run-{k}.json").into();
+            list.push(g);
+        }
+        let s = section(&report_with(d)).expect("a section");
+        assert_eq!(s.matches("data-rule=\"queue_saturation\"").count(), 1);
+        assert!(
+            s.contains("The same for 7 more inputs: run-1.json, run-2.json, run-3.json, run-4.json, run-5.json, …"),
+            "{s}"
+        );
     }
 
     #[test]

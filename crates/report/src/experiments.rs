@@ -196,9 +196,14 @@ pub fn group(report: &Report) -> Vec<Experiment> {
         .flat_map(|s| s.doc.points.iter().flat_map(|p| p.sources.iter()))
         .map(String::as_str)
         .collect();
+    // Runs a fleet section shows beside their merged result.
+    let fleet = crate::fleet::claimed_runs(report);
     let mut order: Vec<String> = Vec::new();
     let mut by: BTreeMap<String, Vec<(usize, String)>> = BTreeMap::new();
     for (i, e) in report.runs.iter().enumerate() {
+        if fleet.contains(&i) {
+            continue;
+        }
         if swept
             .iter()
             .any(|s| !s.is_empty() && (e.source.ends_with(s) || s.ends_with(&e.source)))
@@ -327,4 +332,48 @@ pub fn group(report: &Report) -> Vec<Experiment> {
         });
     }
     out
+}
+
+/// The margins of an interleaved experiment, computed as `oio compare --run` prints them
+/// (the first configuration is the baseline; default options, so the same runs give the
+/// same intervals): None for other kinds, or when a configuration has no run.
+pub fn comparison(report: &Report, x: &Experiment) -> Option<oio_analysis::compare::Comparison> {
+    if x.kind != Kind::Interleaved {
+        return None;
+    }
+    let mut configs: Vec<&str> = Vec::new();
+    for c in &x.config {
+        if !configs.contains(&c.as_str()) {
+            configs.push(c);
+        }
+    }
+    let groups: Vec<oio_analysis::compare::Group> = configs
+        .iter()
+        .map(|c| {
+            let members: Vec<usize> = x
+                .runs
+                .iter()
+                .zip(&x.config)
+                .filter(|(_, k)| k.as_str() == *c)
+                .map(|(i, _)| *i)
+                .collect();
+            let runs: Vec<RunResult> = members
+                .iter()
+                .map(|&i| report.runs[i].doc.clone())
+                .collect();
+            let sources = members
+                .iter()
+                .map(|&i| report.runs[i].source.clone())
+                .collect();
+            oio_analysis::compare::Group::of_runs(c, sources, &runs)
+        })
+        .collect();
+    if groups.len() < 2 || groups.iter().any(|g| g.runs.is_empty()) {
+        return None;
+    }
+    Some(oio_analysis::compare::compare(
+        &groups,
+        oio_analysis::compare::Kind::Run,
+        &oio_analysis::compare::Options::default(),
+    ))
 }

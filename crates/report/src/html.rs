@@ -57,7 +57,7 @@ fn opt_u(v: Option<u64>) -> String {
     v.map(|v| format_ns(v as f64)).unwrap_or_else(|| "-".into())
 }
 
-fn charts_of(out: &mut String, charts: &[Chart], section: &str) {
+pub(crate) fn charts_of(out: &mut String, charts: &[Chart], section: &str) {
     for c in charts.iter().filter(|c| c.section == section) {
         let _ = write!(
             out,
@@ -97,8 +97,11 @@ impl HtmlRenderer {
         if !r.comparisons.is_empty() {
             toc("comparisons", "Comparisons");
         }
-        if !r.tpcc.is_empty() || !r.tpcc_checks.is_empty() {
+        if !r.tpcc.is_empty() || !r.tpcc_checks.is_empty() || !r.tpcc_series.is_empty() {
             toc("tpcc", "TPC-C");
+        }
+        if !r.fleets.is_empty() {
+            toc("fleet", "Fleet runs");
         }
         if !r.observations.is_empty() || !r.characterizations.is_empty() {
             toc("telemetry", "Telemetry and characterization");
@@ -124,8 +127,11 @@ impl HtmlRenderer {
         if !r.comparisons.is_empty() {
             comparisons_section(&mut o, r, &charts);
         }
-        if !r.tpcc.is_empty() || !r.tpcc_checks.is_empty() {
+        if !r.tpcc.is_empty() || !r.tpcc_checks.is_empty() || !r.tpcc_series.is_empty() {
             tpcc_section(&mut o, r, &charts);
+        }
+        if !r.fleets.is_empty() {
+            crate::fleet::section(&mut o, r, &charts);
         }
         if !r.observations.is_empty() || !r.characterizations.is_empty() {
             telemetry_section(&mut o, r, &charts);
@@ -205,6 +211,10 @@ fn experiment_section(o: &mut String, r: &Report, x: &Experiment, charts: &[Char
         );
     }
     o.push_str("</table></div>");
+    if let Some(c) = experiments::comparison(r, x) {
+        o.push_str("<p>Margins against the first configuration, as <code>oio compare</code> computes them from these runs:</p>");
+        comparison_tables(o, &c);
+    }
     if x.kind == Kind::Repeat && x.runs.len() >= 2 {
         let v: Vec<f64> = x
             .runs
@@ -325,11 +335,23 @@ fn tpcc_section(o: &mut String, r: &Report, charts: &[Chart]) {
             }
             o.push_str("</table>");
         }
-        let _ = write!(
-            o,
-            "<p class=\"note\">waits sampled from {}; the result holds the profile over the whole window, so it is drawn as shares, not over time.</p>",
-            esc(&d.waits.source)
-        );
+        let per_interval = d.intervals.iter().filter(|i| !i.waits.is_empty()).count();
+        if per_interval == 0 {
+            let _ = write!(
+                o,
+                "<p class=\"note\">waits from {}: no per-interval waits recorded, so the profile is drawn as shares of the whole window, not over time.</p>",
+                esc(&d.waits.source)
+            );
+        } else {
+            let _ = write!(
+                o,
+                "<p class=\"note\">waits from {}: the stacked bars show each interval's average active sessions by class ({} of {} intervals recorded waits), above the device's I/O on the same time axis; the shares below are of the whole window.</p>",
+                esc(&d.waits.source),
+                per_interval,
+                d.intervals.len()
+            );
+            wait_share_table(o, d);
+        }
         for w in d
             .waits
             .notes
@@ -343,6 +365,10 @@ fn tpcc_section(o: &mut String, r: &Report, charts: &[Chart]) {
             o.push_str("<p class=\"note\">no device I/O was recorded during this run.</p>");
         }
         charts_of(o, charts, &format!("tpcc{}", n + 1));
+    }
+    for (n, e) in r.tpcc_series.iter().enumerate() {
+        tpcc_series_table(o, e);
+        charts_of(o, charts, &format!("tpccseries{}", n + 1));
     }
     for c in &r.tpcc_checks {
         let d = &c.doc;
@@ -374,6 +400,87 @@ fn tpcc_section(o: &mut String, r: &Report, charts: &[Chart]) {
     }
     charts_of(o, charts, "tpcc");
     o.push_str("</section>");
+}
+
+/// Each interval's share of sampled time by wait class, percent (the numbers behind the
+/// stacked bars), at most 30 intervals (the chart holds them all).
+fn wait_share_table(o: &mut String, d: &oio_tpcc::result::TpccResult) {
+    let mut classes: Vec<&str> = Vec::new();
+    for i in &d.intervals {
+        for w in &i.waits {
+            if !classes.contains(&w.name.as_str()) {
+                classes.push(&w.name);
+            }
+        }
+    }
+    o.push_str("<div class=\"scroll\"><table><tr><th>interval end</th><th>NOPM</th>");
+    for c in &classes {
+        let _ = write!(o, "<th>{} %</th>", esc(c));
+    }
+    o.push_str("</tr>");
+    for i in d.intervals.iter().filter(|i| !i.waits.is_empty()).take(30) {
+        let _ = write!(
+            o,
+            "<tr><td>{:.1} s</td><td>{}</td>",
+            i.t_s,
+            format_count(i.nopm)
+        );
+        for c in &classes {
+            let v = i.waits.iter().find(|w| w.name == *c).map(|w| w.share_pct);
+            let _ = write!(
+                o,
+                "<td>{}</td>",
+                v.map(|v| format!("{v:.1}")).unwrap_or("-".into())
+            );
+        }
+        o.push_str("</tr>");
+    }
+    o.push_str("</table></div>");
+}
+
+fn tpcc_series_table(o: &mut String, e: &crate::model::Entry<oio_tpcc::result::Series>) {
+    let s = &e.doc;
+    let _ = write!(
+        o,
+        "<h3 title=\"{}\">Worker sequence — {} ({} {}, {} warehouse{}, workers {})</h3><table><tr><th>workers</th><th>NOPM</th><th>TPM</th><th>efficiency</th><th>new-order p90</th><th>new-order p99</th><th>failed</th><th class=\"l\">result</th></tr>",
+        esc(&e.source),
+        esc(&e.label),
+        esc(&format!("{:?}", s.dialect).to_lowercase()),
+        esc(&s.db),
+        s.warehouses,
+        if s.warehouses == 1 { "" } else { "s" },
+        esc(&s.workers.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(","))
+    );
+    for p in &s.steps {
+        let no = p.latency_ns.get("new_order");
+        let lat = |v: Option<u64>| v.map(|v| format_ns(v as f64)).unwrap_or("-".into());
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}{}</td></tr>",
+            p.workers,
+            format_count(p.nopm),
+            format_count(p.tpm),
+            p.efficiency_pct.map(|v| format!("{v:.0} %")).unwrap_or("-".into()),
+            lat(no.and_then(|l| l.0)),
+            lat(no.and_then(|l| l.1)),
+            p.failed,
+            esc(&p.result_file),
+            if p.partial { " (partial)" } else { "" }
+        );
+    }
+    o.push_str("</table>");
+    let missing = s.workers.len().saturating_sub(s.steps.len());
+    if missing > 0 {
+        let _ = write!(
+            o,
+            "<p class=\"warn\">{missing} of {} steps did not run (stop reason: {}).</p>",
+            s.workers.len(),
+            esc(&s.envelope.stop_reason.to_string())
+        );
+    }
+    for n in s.notes.iter().chain(&s.envelope.warnings) {
+        let _ = write!(o, "<p class=\"note\">{}</p>", esc(n));
+    }
 }
 
 fn sweeps_section(o: &mut String, r: &Report, charts: &[Chart]) {
@@ -461,15 +568,10 @@ fn sweeps_section(o: &mut String, r: &Report, charts: &[Chart]) {
     o.push_str("</section>");
 }
 
-fn comparisons_section(o: &mut String, r: &Report, charts: &[Chart]) {
-    o.push_str("<section data-kind=\"comparison\"><h2 id=\"comparisons\">Comparisons</h2>");
-    for e in &r.comparisons {
-        let c = &e.doc;
-        let _ = write!(
-            o,
-            "<h3>{}</h3><table><tr><th class=\"l\">group</th><th>runs</th><th>IOPS</th><th>throughput</th><th>mean latency</th><th>p99 latency</th></tr>",
-            esc(&e.label)
-        );
+/// A comparison's groups, its verdicts (margin with its interval, significance) and methods.
+fn comparison_tables(o: &mut String, c: &oio_analysis::compare::Comparison) {
+    {
+        o.push_str("<table><tr><th class=\"l\">group</th><th>runs</th><th>IOPS</th><th>throughput</th><th>mean latency</th><th>p99 latency</th></tr>");
         for g in &c.groups {
             let v = |k: &str| g.values.get(k).copied().flatten();
             let _ = write!(
@@ -484,6 +586,47 @@ fn comparisons_section(o: &mut String, r: &Report, charts: &[Chart]) {
                 opt_ns(v("latency_mean")),
                 opt_ns(v("latency_p99"))
             );
+        }
+        o.push_str("</table>");
+        // Seed 002's table: each metric, both values, the margin and its interval.
+        let _ = write!(
+            o,
+            "<table><tr><th class=\"l\">metric</th><th class=\"l\">against {}</th><th>baseline</th><th>candidate</th><th>margin</th><th>{:.0} % interval</th><th>p</th><th class=\"l\">verdict</th></tr>",
+            esc(&c.baseline),
+            c.options.confidence * 100.0
+        );
+        for cc in &c.comparisons {
+            for (k, m) in &cc.metrics {
+                let val = |v: Option<f64>| match (v, m.unit.as_str()) {
+                    (None, _) => "-".to_string(),
+                    (Some(v), "ns") => format_ns(v),
+                    (Some(v), "B/s") => format!("{}/s", format_bytes(v)),
+                    (Some(v), "1/s") => format!("{}/s", format_count(v)),
+                    (Some(v), u) => format!("{} {}", format_count(v), esc(u)),
+                };
+                let _ = write!(
+                    o,
+                    "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td class=\"l {}\">{}</td></tr>",
+                    esc(if m.label.is_empty() { k } else { &m.label }),
+                    esc(&cc.group),
+                    val(m.baseline_value),
+                    val(m.value),
+                    if m.significant { "sig" } else { "nsig" },
+                    m.margin_pct.map(|v| format!("{v:+.2} %")).unwrap_or("-".into()),
+                    match (m.ci_low_pct, m.ci_high_pct) {
+                        (Some(a), Some(b)) => format!("{a:+.2} % to {b:+.2} %"),
+                        _ => "-".into(),
+                    },
+                    m.p_value.map(|p| format!("{p:.3}")).unwrap_or("-".into()),
+                    if m.significant { "sig" } else { "nsig" },
+                    match (m.significant, m.margin_pct) {
+                        (true, Some(v)) if (v > 0.0) == (m.better == "higher") =>
+                            "better, significant",
+                        (true, Some(_)) => "worse, significant",
+                        _ => "not significant",
+                    }
+                );
+            }
         }
         o.push_str("</table><ul>");
         for cc in &c.comparisons {
@@ -504,6 +647,14 @@ fn comparisons_section(o: &mut String, r: &Report, charts: &[Chart]) {
         for w in &c.envelope.warnings {
             let _ = write!(o, "<p class=\"warn\">{}</p>", esc(w));
         }
+    }
+}
+
+fn comparisons_section(o: &mut String, r: &Report, charts: &[Chart]) {
+    o.push_str("<section data-kind=\"comparison\"><h2 id=\"comparisons\">Comparisons</h2>");
+    for e in &r.comparisons {
+        let _ = write!(o, "<h3>{}</h3>", esc(&e.label));
+        comparison_tables(o, &e.doc);
     }
     charts_of(o, charts, "comparisons");
     o.push_str("</section>");
@@ -535,6 +686,9 @@ fn telemetry_section(o: &mut String, r: &Report, charts: &[Chart]) {
         for a in &c.assumptions {
             let _ = write!(o, "<p class=\"note\">assumption: {}</p>", esc(a));
         }
+    }
+    if let Some(a) = charts::alignment(r) {
+        let _ = write!(o, "<p class=\"note\">{}</p>", esc(&a.note));
     }
     for e in &r.observations {
         let _ = write!(

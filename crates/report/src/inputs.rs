@@ -250,8 +250,15 @@ pub fn label_of(path: &Path) -> String {
         .to_string();
     // run-20261121T143731Z-randread-4k -> randread-4k: what ran, not when (the time is in
     // the tables and the environment).
+    let stem = ["tpcc-series-", "tpcc-build-", "tpcc-check-"]
+        .iter()
+        .find_map(|p| stem.strip_prefix(p))
+        .map(str::to_string)
+        .unwrap_or(stem);
     let stem = match stem.split_once('-') {
-        Some((kind, rest)) if ["run", "sweep", "tpcc", "compare", "record"].contains(&kind) => {
+        Some((kind, rest))
+            if ["run", "sweep", "tpcc", "compare", "record", "fleet"].contains(&kind) =>
+        {
             rest.to_string()
         }
         _ => stem,
@@ -298,12 +305,18 @@ pub fn build_report(inputs: ReportInputs, title: &str) -> Result<Report, InputEr
             }
             Input::Doc { value, path, .. } => (value, path),
         };
-        let label = label_of(&path);
         let source = path.display().to_string();
         let kind = value
             .get("schema")
             .and_then(Value::as_str)
             .and_then(Kind::from_schema);
+        // A fleet run's directory says what ran (fleet-<time>-<workload>/merged.json).
+        let label = match (kind, path.parent()) {
+            (Some(Kind::Fleet), Some(dir)) if dir.file_name().is_some() => {
+                label_of(&dir.with_extension("json"))
+            }
+            _ => label_of(&path),
+        };
         macro_rules! push {
             ($list:ident) => {
                 r.$list.push(Entry {
@@ -319,6 +332,8 @@ pub fn build_report(inputs: ReportInputs, title: &str) -> Result<Report, InputEr
             Some(Kind::Observation) => push!(observations),
             Some(Kind::Tpcc) => push!(tpcc),
             Some(Kind::TpccCheck) => push!(tpcc_checks),
+            Some(Kind::TpccSeries) => push!(tpcc_series),
+            Some(Kind::Fleet) => push!(fleets),
             Some(Kind::Characterization) => push!(characterizations),
             _ => r.others.push(Entry {
                 label,
@@ -423,6 +438,16 @@ mod tests {
             "raid5/result"
         );
         assert_eq!(label_of(Path::new("x/é-ü.json")), "x/é-ü");
+        assert_eq!(
+            label_of(Path::new(
+                "oio-results/tpcc-series-20261123T214214Z-sqlite-w1-series.json"
+            )),
+            "sqlite-w1-series"
+        );
+        assert_eq!(
+            label_of(Path::new("fleet/fleet-20261123T214159Z-randread-4k.json")),
+            "fleet/randread-4k"
+        );
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod csv;
 pub mod diagnose;
 pub mod experiments;
 pub mod export;
+pub mod fleet;
 pub mod html;
 pub mod inputs;
 pub mod model;

@@ -39,6 +39,10 @@ pub struct Report {
     pub characterizations: Vec<Entry<Characterization>>,
     /// TPC-C-like results.
     pub tpcc: Vec<Entry<oio_tpcc::result::TpccResult>>,
+    /// TPC-C worker-count sequences (`oio.tpcc.series`).
+    pub tpcc_series: Vec<Entry<oio_tpcc::result::Series>>,
+    /// Merged results of `oio fleet run` (`oio.fleet`).
+    pub fleets: Vec<Entry<oio_fleet::merge::FleetResult>>,
     /// TPC-C consistency checks (`oio.tpcc.check`).
     pub tpcc_checks: Vec<Entry<oio_tpcc::check::CheckReport>>,
     /// Other oio documents (blends…), shown as key figures.
@@ -55,6 +59,8 @@ impl Report {
             && self.characterizations.is_empty()
             && self.tpcc.is_empty()
             && self.tpcc_checks.is_empty()
+            && self.tpcc_series.is_empty()
+            && self.fleets.is_empty()
             && self.others.is_empty()
     }
 }

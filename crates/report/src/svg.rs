@@ -188,6 +188,30 @@ pub struct Marker {
     pub label: String,
 }
 
+/// Bars stacked over an x range each (a share of something per interval, over time): one
+/// column per `spans` entry, one layer per name, each layer's values in column order.
+#[derive(Clone, Debug, Default)]
+pub struct Stack {
+    /// (from, to) of each column on the x axis.
+    pub spans: Vec<(f64, f64)>,
+    /// (legend name, value per column), drawn bottom to top.
+    pub layers: Vec<(String, Vec<f64>)>,
+}
+
+impl Stack {
+    /// Top of each column.
+    fn tops(&self) -> Vec<f64> {
+        (0..self.spans.len())
+            .map(|c| {
+                self.layers
+                    .iter()
+                    .map(|(_, v)| v.get(c).copied().unwrap_or(0.0).max(0.0))
+                    .sum()
+            })
+            .collect()
+    }
+}
+
 /// An x/y plot.
 #[derive(Clone, Debug)]
 pub struct Plot {
@@ -207,6 +231,8 @@ pub struct Plot {
     pub band_label: Option<String>,
     /// Size in px (small multiples are smaller than [`WIDTH`] × [`HEIGHT`]).
     pub size: (f64, f64),
+    /// Stacked bars drawn under the series (their layers take the first colours).
+    pub stack: Option<Stack>,
 }
 
 struct Map {
@@ -376,7 +402,18 @@ fn legend_rows(names: &[String], w: f64) -> usize {
     rows
 }
 
-fn legend(out: &mut String, entries: &[(String, &str, bool)], w: f64) {
+/// How a legend entry is drawn.
+#[derive(Clone, Copy, PartialEq)]
+enum Key {
+    /// A line (a series).
+    Line,
+    /// A pale box (a shaded band).
+    Band,
+    /// A solid box (a bar or a stacked layer).
+    Box,
+}
+
+fn legend(out: &mut String, entries: &[(String, &str, Key)], w: f64) {
     // One row (wrapping) under the title.
     let mut x = LEFT;
     let mut y = 38.0;
@@ -386,11 +423,12 @@ fn legend(out: &mut String, entries: &[(String, &str, bool)], w: f64) {
             x = LEFT;
             y += 14.0;
         }
-        if *band {
+        if *band != Key::Line {
             let _ = write!(
                 out,
-                r#"<rect x="{x}" y="{}" width="14" height="10" fill="{colour}" fill-opacity="0.18"/>"#,
-                y - 9.0
+                r#"<rect x="{x}" y="{}" width="14" height="10" fill="{colour}" fill-opacity="{}"/>"#,
+                y - 9.0,
+                if *band == Key::Band { "0.18" } else { "0.85" }
             );
         } else {
             let _ = write!(
@@ -422,17 +460,27 @@ impl Plot {
             bands: Vec::new(),
             band_label: None,
             size: (WIDTH, HEIGHT),
+            stack: None,
         }
     }
 
     /// True when there is something to draw.
     pub fn has_data(&self) -> bool {
         self.series.iter().any(|s| !s.points.is_empty())
+            || self
+                .stack
+                .as_ref()
+                .is_some_and(|s| s.tops().iter().any(|t| *t > 0.0))
     }
 
     /// The chart as an `<svg>` element with `data-chart="{id}"`.
     pub fn to_svg(&self, id: &str) -> String {
-        let mut names: Vec<String> = self.series.iter().map(|s| s.name.clone()).collect();
+        let layers: &[(String, Vec<f64>)] = self.stack.as_ref().map_or(&[], |s| &s.layers);
+        let mut names: Vec<String> = layers
+            .iter()
+            .map(|l| l.0.clone())
+            .chain(self.series.iter().map(|s| s.name.clone()))
+            .collect();
         if let Some(b) = &self.band_label {
             names.push(b.clone());
         }
@@ -446,7 +494,13 @@ impl Plot {
             .series
             .iter()
             .flat_map(|s| s.points.iter().map(|p| p.0))
-            .chain(self.markers.iter().map(|m| m.x));
+            .chain(self.markers.iter().map(|m| m.x))
+            .chain(
+                self.stack
+                    .iter()
+                    .flat_map(|s| s.spans.iter().flat_map(|(a, b)| [*a, *b])),
+            );
+        let tops = self.stack.as_ref().map(Stack::tops).unwrap_or_default();
         let ys = self
             .series
             .iter()
@@ -457,7 +511,9 @@ impl Plot {
                         .flat_map(|w| w.iter().flat_map(|(a, b)| [*a, *b])),
                 )
             })
-            .chain(self.markers.iter().map(|m| m.y));
+            .chain(self.markers.iter().map(|m| m.y))
+            .chain(tops.iter().copied())
+            .chain(self.stack.as_ref().map(|_| 0.0));
         let (Some(mx), Some(my)) = (
             Map::new(xs, &self.x, LEFT, w - RIGHT),
             Map::new(ys, &self.y, h - BOTTOM, top),
@@ -545,9 +601,40 @@ impl Plot {
             x.is_finite() && y.is_finite() && (!m.log || x > 0.0) && (!n.log || y > 0.0)
         };
         let mut entries = Vec::new();
+        if let Some(st) = &self.stack {
+            for (k, (name, _)) in st.layers.iter().enumerate() {
+                entries.push((name.clone(), PALETTE[k % PALETTE.len()], Key::Box));
+            }
+            for (c, (a, b)) in st.spans.iter().enumerate() {
+                // A thin gap between columns, so neighbours stay apart.
+                let (x0, x1) = (mx.px(*a), mx.px(*b));
+                let gap = ((x1 - x0) * 0.08).min(2.0);
+                let (x0, x1) = (x0.max(LEFT) + gap / 2.0, x1.min(w - RIGHT) - gap / 2.0);
+                if x1.partial_cmp(&x0) != Some(std::cmp::Ordering::Greater) {
+                    continue;
+                }
+                let mut base = 0.0;
+                for (k, (_, v)) in st.layers.iter().enumerate() {
+                    let v = v.get(c).copied().unwrap_or(0.0).max(0.0);
+                    if v <= 0.0 || !v.is_finite() {
+                        continue;
+                    }
+                    let (y0, y1) = (my.px(base), my.px(base + v));
+                    let _ = write!(
+                        o,
+                        r#"<rect class="mark" x="{x0:.1}" y="{y1:.1}" width="{:.1}" height="{:.1}" fill="{}" fill-opacity="0.85"/>"#,
+                        x1 - x0,
+                        (y0 - y1).max(0.5),
+                        PALETTE[k % PALETTE.len()]
+                    );
+                    base += v;
+                }
+            }
+        }
+        let first = self.stack.as_ref().map_or(0, |s| s.layers.len());
         for (i, s) in self.series.iter().enumerate() {
-            let colour = PALETTE[i % PALETTE.len()];
-            entries.push((s.name.clone(), colour, false));
+            let colour = PALETTE[(first + i) % PALETTE.len()];
+            entries.push((s.name.clone(), colour, Key::Line));
             let pts: Vec<(f64, f64)> = s
                 .points
                 .iter()
@@ -637,7 +724,7 @@ impl Plot {
         }
         if let Some(b) = &self.band_label {
             if !self.bands.is_empty() {
-                entries.push((b.clone(), "#E69F00", true));
+                entries.push((b.clone(), "#E69F00", Key::Band));
             }
         }
         if entries.len() > 1 || self.band_label.is_some() {
@@ -775,11 +862,11 @@ impl Bars {
                 }
             }
         }
-        let entries: Vec<(String, &str, bool)> = self
+        let entries: Vec<(String, &str, Key)> = self
             .series
             .iter()
             .enumerate()
-            .map(|(i, s)| (s.name.clone(), PALETTE[i % PALETTE.len()], false))
+            .map(|(i, s)| (s.name.clone(), PALETTE[i % PALETTE.len()], Key::Box))
             .collect();
         legend(&mut o, &entries, w);
         o.push_str("</svg>");
@@ -950,6 +1037,57 @@ mod tests {
             assert!(v <= 2.0 * slot - 6.0 + 0.5, "{v} > two slots");
         }
         assert!(bars.contains(&format!("y=\"{}\"", HEIGHT - BOTTOM + 29.0)));
+    }
+
+    #[test]
+    fn stacked_layers_draw_one_box_per_value_and_reach_the_sum() {
+        let mut p = Plot::new(
+            "waits",
+            Axis::linear("time (s)", Fmt::Secs),
+            Axis::linear("average active sessions", Fmt::Count),
+        );
+        p.stack = Some(Stack {
+            spans: vec![(0.0, 1.0), (1.0, 2.0), (2.0, 3.0)],
+            layers: vec![
+                ("io".into(), vec![1.0, 2.0, 0.0]),
+                ("log".into(), vec![1.0, 0.0, 3.0]),
+            ],
+        });
+        assert!(p.has_data());
+        let svg = p.to_svg("w");
+        // Zero values draw nothing: 2 + 1 + 1 boxes, and both names in the legend.
+        assert_eq!(svg.matches("<rect class=\"mark\"").count(), 4);
+        assert!(svg.contains(">io<") && svg.contains(">log<"));
+        // Every column reaches 2 or 3 sessions on one scale: the tallest column (3) is the
+        // top of the data, so its box starts higher than the others'.
+        let ys: Vec<f64> = svg
+            .split("<rect class=\"mark\"")
+            .skip(1)
+            .map(|r| {
+                r.split("y=\"")
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            })
+            .collect();
+        let top = ys.iter().copied().fold(f64::INFINITY, f64::min);
+        assert_eq!(ys.iter().filter(|y| (**y - top).abs() < 0.05).count(), 1);
+        let empty = Plot {
+            stack: Some(Stack {
+                spans: vec![(0.0, 1.0)],
+                layers: vec![("io".into(), vec![0.0])],
+            }),
+            ..Plot::new(
+                "e",
+                Axis::linear("t", Fmt::Secs),
+                Axis::linear("v", Fmt::Count),
+            )
+        };
+        assert!(!empty.has_data());
     }
 
     #[test]

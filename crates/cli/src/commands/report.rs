@@ -85,13 +85,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         crate::results::write_file_atomic(&args.output, page.as_bytes())?;
         style::print_notice(&format!(
-            "report: {} ({}; {} runs, {} sweeps, {} comparisons, {} TPC-C runs, {} observations, {} characterizations)",
+            "report: {} ({}; {} runs, {} sweeps, {} comparisons, {} TPC-C runs, {} TPC-C series, {} fleet runs, {} observations, {} characterizations)",
             args.output.display(),
             oio_core::units::format_bytes(page.len() as f64),
             report.runs.len(),
             report.sweeps.len(),
             report.comparisons.len(),
             report.tpcc.len(),
+            report.tpcc_series.len(),
+            report.fleets.len(),
             report.observations.len(),
             report.characterizations.len()
         ));
