@@ -5,7 +5,7 @@ use crate::interrupt::{stop_flag, EXIT_INTERRUPTED};
 use crate::output::tpcc as out;
 use anyhow::Context;
 use oio_core::{Cancel, StopReason};
-use oio_tpcc::{DbUrl, Timeouts, TpccError, TpccRunPlan};
+use oio_tpcc::{DbUrl, TpccRunPlan};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -21,9 +21,10 @@ pub fn execute(
     plan.validate()?;
     crate::results::check_destination(dir, "--out DIR")?;
     let cancel = Cancel::from_flag(stop_flag());
-    let (device, warnings) = device_of(device, &db, &plan.timeouts)?;
+    let (device, warnings) = oio_tpcc::device::locate(device, &db, &plan.timeouts)
+        .with_context(|| format!("running the TPC-C-like workload on {db}"))?;
     let interval = std::time::Duration::from_secs_f64(plan.interval_s);
-    let recorder = device.map(|d| out::Diskstats::new(d, interval));
+    let recorder = device.map(|d| oio_tpcc::device::Diskstats::new(d, interval));
     let mut sink = out::RunSink::new(dir, json, plan.workers.len(), recorder, warnings);
     let outcome = oio_tpcc::run(plan, &mut sink, &cancel)
         .with_context(|| format!("running the TPC-C-like workload on {db}"))?;
@@ -35,29 +36,4 @@ pub fn execute(
         }
         _ => ExitCode::SUCCESS,
     })
-}
-
-/// The device to record (`--device`, or the one holding the database's files) and warnings
-/// saying why none is recorded.
-fn device_of(
-    flag: Option<&str>,
-    db: &DbUrl,
-    t: &Timeouts,
-) -> anyhow::Result<(Option<String>, Vec<String>)> {
-    let no = |w: String| Ok((None, vec![w]));
-    match flag {
-        Some("none") => Ok((None, Vec::new())),
-        Some(d) => Ok((Some(d.to_string()), Vec::new())),
-        None => match oio_tpcc::db::data_location(db, t) {
-            Ok(Some(p)) => match oio_telemetry::diskstats::device_of(&p) {
-                Some(d) => Ok((Some(d.name), Vec::new())),
-                None => no(format!("no block device found under '{}' (overlay or tmpfs?); pass --device NAME to record one", p.display())),
-            },
-            Ok(None) => no("the database server is not on this machine, so its device is not recorded".into()),
-            // A server that does not answer will not answer the run either.
-            Err(e @ TpccError::Timeout(_)) => Err(anyhow::Error::new(e))
-                .with_context(|| format!("running the TPC-C-like workload on {db}")),
-            Err(e) => no(format!("cannot locate the database's files ({e}); pass --device NAME to record a device")),
-        },
-    }
 }

@@ -307,6 +307,16 @@ fn tpcc_on_two_postgres_hosts_sums_nopm_and_reports_scaling() {
         let nopm = r["summary"]["nopm"].as_f64().unwrap();
         assert!(nopm > 0.0, "host {} made no new orders", h["host"]);
         assert!(close(h["nopm"].as_f64().unwrap(), nopm));
+        // Each host records the device under its own database beside its waits.
+        let dev = &r["device"];
+        assert!(
+            dev.is_object() && dev["devices"].as_array().is_some_and(|d| !d.is_empty()),
+            "host {} recorded no device: {} (warnings {})",
+            h["host"],
+            dev,
+            r["warnings"]
+        );
+        assert!(r["waits"]["classes"].is_array(), "{}", r["waits"]);
         sum_nopm += nopm;
         sum_no += r["summary"]["new_orders"].as_u64().unwrap();
         host_docs.push(r);

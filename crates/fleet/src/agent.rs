@@ -242,6 +242,13 @@ fn run_tpcc(
     stop: &Arc<AtomicBool>,
     start: std::time::SystemTime,
 ) -> Result<AgentEnd, AgentError> {
+    // Where the database lives is found before the start instant: it takes a query.
+    let (device, warnings) = match plan.db.parse::<oio_tpcc::DbUrl>() {
+        Ok(db) => oio_tpcc::device::locate(None, &db, &plan.timeouts)
+            .map_err(|e| fail(out, stop, "run", e.to_string()))?,
+        Err(e) => return Err(fail(out, stop, "run", e.to_string())),
+    };
+    let interval = Duration::from_secs_f64(plan.interval_s);
     while let Ok(left) = start.duration_since(std::time::SystemTime::now()) {
         if stop.load(Ordering::SeqCst) {
             return Ok(AgentEnd::Stopped("stopped before the start".into()));
@@ -255,6 +262,8 @@ fn run_tpcc(
         },
         sent: 0,
         result: None,
+        device: device.map(|d| oio_tpcc::device::Diskstats::new(d, interval)),
+        warnings,
     };
     let cancel = oio_core::Cancel::from_flag(Arc::clone(stop));
     match oio_tpcc::run(plan, &mut obs, &cancel) {

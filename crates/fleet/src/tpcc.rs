@@ -55,6 +55,10 @@ pub struct Streamer<'a> {
     pub sent: u64,
     /// The step's result, once finished.
     pub result: Option<TpccResult>,
+    /// The block device under this host's database, recorded beside the run.
+    pub device: Option<oio_tpcc::device::Diskstats>,
+    /// Why no device is recorded, put into the result's warnings.
+    pub warnings: Vec<String>,
 }
 
 impl oio_tpcc::RunObserver for Streamer<'_> {
@@ -64,7 +68,17 @@ impl oio_tpcc::RunObserver for Streamer<'_> {
         (self.send)(Message::TpccInterval(Box::new(w)));
     }
 
+    fn device(&mut self) -> Option<&mut dyn oio_tpcc::DeviceObserver> {
+        self.device
+            .as_mut()
+            .map(|d| d as &mut dyn oio_tpcc::DeviceObserver)
+    }
+
     fn step_finished(&mut self, result: &mut TpccResult) -> Result<String, String> {
+        result
+            .envelope
+            .warnings
+            .splice(0..0, self.warnings.iter().cloned());
         self.result = Some(result.clone());
         Ok(String::new())
     }

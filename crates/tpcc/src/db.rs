@@ -568,7 +568,8 @@ fn busy_after(busy_s: f64) -> impl Fn(rusqlite::Error) -> StmtError {
 }
 
 /// The directory holding the database's files, when it is on this machine: the SQLite file's
-/// directory, or PostgreSQL's `data_directory` when the server is local (readable by
+/// directory, or PostgreSQL's `data_directory` when the server is on this machine (loopback or one of its
+/// own addresses) (readable by
 /// superusers and `pg_read_all_settings` members), or MariaDB/MySQL's `@@datadir` when the
 /// server is local. Used to find the device to record.
 pub fn data_location(url: &DbUrl, timeouts: &Timeouts) -> Result<Option<std::path::PathBuf>> {
@@ -586,9 +587,7 @@ pub fn data_location(url: &DbUrl, timeouts: &Timeouts) -> Result<Option<std::pat
                 reason: format!("cannot be parsed ({e})"),
             })?;
             let local = config.get_hosts().iter().all(|h| match h {
-                postgres::config::Host::Tcp(name) => {
-                    matches!(name.as_str(), "localhost" | "127.0.0.1" | "::1")
-                }
+                postgres::config::Host::Tcp(name) => crate::url::is_this_machine(name),
                 postgres::config::Host::Unix(_) => true,
             });
             if !local {

@@ -29,7 +29,8 @@
 //! 3. **Documents**: [`result`] (`oio.tpcc` and `oio.tpcc.series`; the build and check
 //!    reports live beside their backends), each flattening `oio_core`'s envelope.
 //! 4. **Driver**: [`driver`], on top: [`run`] executes a [`TpccRunPlan`] with a
-//!    [`RunObserver`] and an `oio_core::Cancel`.
+//!    [`RunObserver`] and an `oio_core::Cancel`; [`device`] records the block device under
+//!    the database beside it (for `oio tpcc run` and the fleet's agents alike).
 //!
 //! [`testing`] starts throwaway PostgreSQL and MariaDB servers for tests and benchmarks.
 //!
@@ -63,6 +64,7 @@
 pub mod build_state;
 pub mod check;
 pub mod db;
+pub mod device;
 pub mod driver;
 pub mod error;
 pub mod load;

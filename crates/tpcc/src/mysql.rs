@@ -410,10 +410,7 @@ impl Canceller {
 /// The host part of a mysql:// URL is this machine.
 pub fn is_local(url: &str) -> bool {
     mysql::Opts::from_url(url).is_ok_and(|o| {
-        matches!(
-            o.get_ip_or_hostname().as_ref(),
-            "localhost" | "127.0.0.1" | "::1"
-        ) || o.get_socket().is_some()
+        crate::url::is_this_machine(o.get_ip_or_hostname().as_ref()) || o.get_socket().is_some()
     })
 }
 

@@ -171,3 +171,38 @@ mod tests {
         assert_eq!(u.redacted(), "postgres://bob:***@h/db");
     }
 }
+
+/// Whether a database host named in a URL is this machine: a loopback name or address, or an
+/// address assigned to one of this machine's interfaces (a server in a lab network or a
+/// network namespace listens on such an address, not on 127.0.0.1). Names other than
+/// `localhost` are not resolved: a lookup could wait on DNS, and a wrong "remote" only means
+/// the device under the database is not recorded (the result says so).
+pub fn is_this_machine(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if host.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    match host.parse::<std::net::IpAddr>() {
+        Ok(ip) if ip.is_loopback() => true,
+        // Binding succeeds only to an address one of this machine's interfaces holds; nothing
+        // is sent and the socket closes at once.
+        Ok(ip) if !ip.is_unspecified() => std::net::UdpSocket::bind((ip, 0)).is_ok(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod this_machine {
+    use super::is_this_machine;
+
+    #[test]
+    fn loopback_is_this_machine_and_a_foreign_address_is_not() {
+        assert!(is_this_machine("localhost"));
+        assert!(is_this_machine("127.0.0.1"));
+        assert!(is_this_machine("[::1]"));
+        // TEST-NET-3 (RFC 5737): never assigned to a real interface.
+        assert!(!is_this_machine("203.0.113.7"));
+        assert!(!is_this_machine("0.0.0.0"));
+        assert!(!is_this_machine("db1.example"));
+    }
+}

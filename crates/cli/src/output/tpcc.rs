@@ -4,15 +4,13 @@
 use crate::output::style;
 use crate::results::{result_file_name, write_file_atomic, write_json_atomic};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use oio_core::observation::Observation;
 use oio_core::units::{format_bytes, format_count};
-use oio_telemetry::diskstats::{mean_interval, DiskstatsRecorder};
+use oio_telemetry::diskstats::mean_interval;
 use oio_tpcc::check::{CheckReport, Status};
 use oio_tpcc::result::Series;
 use oio_tpcc::{BuildReport, DeviceObserver, Mode, RunObserver, RunProgress, TpccResult};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).
 pub fn bar(template: &str) -> ProgressBar {
@@ -21,47 +19,13 @@ pub fn bar(template: &str) -> ProgressBar {
     pb
 }
 
-/// Records one block device from /proc/diskstats during each measured window.
-pub struct Diskstats {
-    device: String,
-    interval: Duration,
-    rec: Option<DiskstatsRecorder>,
-}
-
-impl Diskstats {
-    /// A recorder of `device` (a /proc/diskstats name) at `interval`.
-    pub fn new(device: String, interval: Duration) -> Diskstats {
-        Diskstats {
-            device,
-            interval,
-            rec: None,
-        }
-    }
-}
-
-impl DeviceObserver for Diskstats {
-    fn start(&mut self) -> Result<(), String> {
-        let r = DiskstatsRecorder::start(std::slice::from_ref(&self.device), self.interval)
-            .map_err(|e| e.to_string())?;
-        self.rec = Some(r);
-        Ok(())
-    }
-    fn stop(&mut self) -> Result<Observation, String> {
-        self.rec
-            .take()
-            .ok_or("the recorder was not started")?
-            .stop()
-            .map_err(|e| e.to_string())
-    }
-}
-
 /// The CLI's view of `oio tpcc run`: a progress bar per step; each step's result saved at once
 /// in `out` and printed; the series (a sequence) rewritten in place after every step.
 pub struct RunSink {
     out: PathBuf,
     json: bool,
     sequence: usize,
-    device: Option<Diskstats>,
+    device: Option<oio_tpcc::device::Diskstats>,
     /// Warnings found before the run (where the device is), put first in every result.
     pre_warnings: Vec<String>,
     bar: Option<ProgressBar>,
@@ -74,7 +38,7 @@ impl RunSink {
         out: &Path,
         json: bool,
         sequence: usize,
-        device: Option<Diskstats>,
+        device: Option<oio_tpcc::device::Diskstats>,
         pre_warnings: Vec<String>,
     ) -> RunSink {
         RunSink {
