@@ -100,6 +100,7 @@ fn header_of_a_virtual_clock_run() {
         targets: &r.targets,
         warnings: &[],
         virtual_clock: true,
+        began: std::time::UNIX_EPOCH,
     };
     let mut out = Vec::new();
     write_header(&mut out, &start).unwrap();

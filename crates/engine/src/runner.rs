@@ -87,6 +87,10 @@ pub struct Start<'a> {
     /// Time is simulated (`--sim ...,clock=virtual`): the ramp and measured time are not
     /// waited for.
     pub virtual_clock: bool,
+    /// The wall-clock instant the run's clock started (the workers' time zero), taken before
+    /// the workers were spawned: a fleet agent reports it as its start, so the measured skew
+    /// does not include thread creation on a busy host.
+    pub began: SystemTime,
 }
 
 /// An observer that ignores everything.
@@ -151,6 +155,7 @@ pub fn run(
         .map(|p| hdrlog::HdrLog::create(p, started_wall))
         .transpose()?;
     let real_start = Instant::now();
+    let began = SystemTime::now();
     let cpu_start = crate::sys::process_cpu();
     let stops = Arc::new(Stops::new(cancel));
     let shared = WorkerShared::new(plan, &opened, &verify, &timing, &stops);
@@ -167,6 +172,7 @@ pub fn run(
         targets: &infos,
         warnings: &warnings,
         virtual_clock: timing.clock.is_virtual(),
+        began,
     });
 
     // Ramp, measure, drain: the workers go through them; this thread collects.
@@ -624,6 +630,13 @@ fn wait_until(at: SystemTime, cancel: &Cancel) {
         if now >= deadline {
             return;
         }
-        std::thread::sleep((deadline - now).min(Duration::from_millis(10)));
+        // Sleep while far off; the last millisecond is waited by yielding, so a sleep's
+        // wake-up delay on a busy host does not become start skew.
+        let left = deadline - now;
+        if left > Duration::from_millis(1) {
+            std::thread::sleep((left - Duration::from_millis(1)).min(Duration::from_millis(10)));
+        } else {
+            std::thread::yield_now();
+        }
     }
 }

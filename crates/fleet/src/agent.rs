@@ -324,8 +324,12 @@ struct Streamer {
 }
 
 impl RunObserver for Streamer {
-    fn started(&mut self, _start: &Start<'_>) {
-        let m = Message::Started { agent_ns: now_ns() };
+    fn started(&mut self, start: &Start<'_>) {
+        let agent_ns = match start.began.duration_since(std::time::UNIX_EPOCH) {
+            Ok(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
+            Err(_) => now_ns(),
+        };
+        let m = Message::Started { agent_ns };
         emit(&self.out, &self.stop, &m);
     }
 

@@ -69,7 +69,7 @@ pub struct TpccRunArgs {
     /// Spread each worker over its share of all warehouses instead of one home warehouse.
     #[arg(long)]
     pub all_warehouses: bool,
-    /// Random-number seed of the input generators (each host gets seed + its index).
+    /// Random-number seed of the input generators (each host adds its index to it).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
     /// A one-host `oio tpcc run` result: scaling efficiency = merged NOPM ÷ (hosts × its NOPM).
