@@ -8,8 +8,9 @@
 //! On PostgreSQL, where each statement is a network round trip and round trips cost the
 //! driver most of its CPU, the transactions run as a few statements each (the `pg` module
 //! below: a New-Order's lines and a Delivery's districts as arrays, reads and writes of one
-//! step joined with data-modifying `WITH`), reading and writing the same rows. SQLite and
-//! MariaDB/MySQL run the per-row statements.
+//! step joined with data-modifying `WITH`), reading and writing the same rows. MariaDB/MySQL
+//! does the same with `IN` lists, `UPDATE … CASE` and multi-row `INSERT`s
+//! ([`crate::mysql::lean`]). SQLite, in process, runs the per-row statements.
 //!
 //! Round trips are kept low without leaving portable SQL: `UPDATE … RETURNING` reads and
 //! changes a row in one statement (the district's next order id, the stock quantity rule of
@@ -429,7 +430,7 @@ fn order_lines_one_by_one(
 }
 
 /// OL_AMOUNT: quantity × price, in cents.
-fn line_amount(quantity: i64, price: f64) -> f64 {
+pub(crate) fn line_amount(quantity: i64, price: f64) -> f64 {
     (quantity as f64 * price * 100.0).round() / 100.0
 }
 
@@ -462,8 +463,8 @@ fn delivery_one_by_one(
     Ok(())
 }
 
-/// Whether a New-Order names the same item from the same warehouse twice: PostgreSQL's
-/// New-Order updates its stock rows in one `UPDATE`, which changes a row once however many
+/// Whether a New-Order names the same item from the same warehouse twice: PostgreSQL's and
+/// MariaDB/MySQL's New-Orders update their stock rows in one `UPDATE`, which changes a row once however many
 /// lines name it, so such an order (rare) goes line by line. Lines are sorted, so repeats
 /// are neighbours.
 fn repeats_a_line(input: &Input) -> bool {
@@ -530,11 +531,16 @@ pub fn execute(
     if s.dialect() == Dialect::Postgres && !repeats_a_line(input) {
         return pg::execute(s, input, rows);
     }
+    if let Session::Mysql(m) = s {
+        if !repeats_a_line(input) {
+            return crate::mysql::lean::execute(m, input, rows);
+        }
+    }
     execute_per_row(s, input, rows)
 }
 
-/// [`execute`] with one statement per row read or written, on any engine. PostgreSQL runs
-/// these only for New-Orders that repeat a line; tests compare the two ways.
+/// [`execute`] with one statement per row read or written, on any engine. PostgreSQL and
+/// MariaDB/MySQL run these only for New-Orders that repeat a line; tests compare the ways.
 pub fn execute_per_row(
     s: &mut Session,
     input: &Input,
