@@ -374,10 +374,10 @@ impl MySession {
             .map(|&i| params.get(i).map(value).unwrap_or(mysql::Value::NULL))
             .collect();
         let st = st.clone();
-        let out = out.map(|o| {
+        let mut out = out;
+        if let Some(o) = out.as_deref_mut() {
             o.clear();
-            o
-        });
+        }
         exec(&mut self.conn, &st, values, out)
     }
 
