@@ -553,14 +553,7 @@ pub(crate) mod lean {
         rows: &mut Vec<Vec<Val>>,
     ) -> Result<Outcome, StmtError> {
         // A single read-only statement is a transaction by itself (autocommit).
-        let single = matches!(
-            input,
-            Input::StockLevel { .. }
-                | Input::OrderStatus {
-                    by: CustomerBy::Id(_),
-                    ..
-                }
-        );
+        let single = input.is_single_read();
         if !single {
             m.batch("BEGIN")?;
         }

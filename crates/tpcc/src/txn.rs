@@ -200,6 +200,19 @@ impl Input {
         }
     }
 
+    /// True when the few-statement paths run this transaction as one read-only statement,
+    /// which is a transaction by itself (autocommit): no BEGIN and COMMIT round trips.
+    pub fn is_single_read(&self) -> bool {
+        matches!(
+            self,
+            Input::StockLevel { .. }
+                | Input::OrderStatus {
+                    by: CustomerBy::Id(_),
+                    ..
+                }
+        )
+    }
+
     /// Draws the inputs of a `ty` transaction at warehouse `w_id` (clauses 2.4.1, 2.5.1,
     /// 2.6.1, 2.7.1, 2.8.1).
     pub fn draw(
@@ -612,16 +625,8 @@ mod pg {
         input: &Input,
         rows: &mut Vec<Vec<Val>>,
     ) -> Result<Outcome, StmtError> {
-        // A transaction of one read-only statement needs no BEGIN and COMMIT (two round
-        // trips): the statement is a transaction of the session's isolation level by itself.
-        let single = matches!(
-            input,
-            Input::StockLevel { .. }
-                | Input::OrderStatus {
-                    by: CustomerBy::Id(_),
-                    ..
-                }
-        );
+        // One read-only statement is a transaction of the session's isolation level by itself.
+        let single = input.is_single_read();
         if !single {
             s.begin(input.txn_type().writes())?;
         }
