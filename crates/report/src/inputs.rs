@@ -224,7 +224,13 @@ pub fn load_report_inputs(paths: &[PathBuf]) -> Result<ReportInputs, InputError>
     for (f, named) in files {
         let h = head(&f)?;
         let name = f.display().to_string();
-        let format = oio_telemetry::detect_format(&name, &h);
+        let blg = f.extension().is_some_and(|e| e.eq_ignore_ascii_case("blg"));
+        let format = match blg {
+            // Named, the reader says how to convert it (relog); in a directory, skipped.
+            true if named => Some(Format::Perfmon),
+            true => None,
+            false => oio_telemetry::detect_file(&f)?,
+        };
         // JSON is an oio or fio document unless it is iostat's (the text heuristics of the
         // detector could take a one-line JSON document for something else).
         let iostat_json = format == Some(Format::IostatJson);

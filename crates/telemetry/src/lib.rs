@@ -123,8 +123,32 @@ pub enum Format {
     Observation,
 }
 
-/// Guesses the format of `text` from its first lines (and the file name for fio logs).
+/// True when decoded text is binary data rather than a text export: any NUL, or more than
+/// 1 % control characters (undecodable bytes are not counted: a legacy-encoded export can
+/// show them before its encoding is known). The loose text heuristics below (blkparse's
+/// "7 fields, a comma in the first") match random bytes now and then, so binary data —
+/// such as a benchmark's own test file beside the results — must never reach them.
+pub fn looks_binary(text: &str) -> bool {
+    let mut odd = 0usize;
+    let mut all = 0usize;
+    for c in text.chars() {
+        if c == '\0' {
+            return true;
+        }
+        all += 1;
+        if c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\x0c') {
+            odd += 1;
+        }
+    }
+    odd * 100 > all
+}
+
+/// Guesses the format of `text` from its first lines (and the file name for fio logs);
+/// None for binary data and for text of no known format.
 pub fn detect_format(name: &str, text: &str) -> Option<Format> {
+    if looks_binary(text) {
+        return None;
+    }
     let t = text.trim_start_matches('\u{feff}').trim_start();
     let first = t.lines().next().unwrap_or("");
     if ["\"(PDH-CSV", "(PDH-CSV", "\"(PDH-TSV", "(PDH-TSV"]
@@ -178,6 +202,14 @@ fn head_of<R: std::io::Read>(lines: &mut TextLines<R>) -> Result<String, Telemet
         .peek(DETECT_BYTES)?
         .replace("\r\n", "\n")
         .replace('\r', "\n"))
+}
+
+/// The format of a file, read as [`parse_file`] reads it (UTF-16 and legacy encodings
+/// decoded first); None for binary data and for text of no known format.
+pub fn detect_file(path: &Path) -> Result<Option<Format>, TelemetryError> {
+    let mut lines = open(path)?;
+    let head = head_of(&mut lines)?;
+    Ok(detect_format(lines.file(), &head))
 }
 
 /// Opens `path` as lines of text (see [`text`] for encodings and limits).

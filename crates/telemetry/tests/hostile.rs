@@ -96,3 +96,52 @@ fn windows_1252_and_utf16_perfmon_read_with_their_encoding() {
         );
     }
 }
+
+/// Random bytes (a benchmark's test file left beside its results) are binary, whatever their
+/// first line happens to look like; the same line as text is still blkparse. Before, about one
+/// random file in a few dozen read as blkparse and `oio report .` failed on it.
+#[test]
+fn binary_data_is_never_taken_for_a_text_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = "8,0    1        1     0.000000000  4321  Q   R 2048 + 8 [fio]\n";
+    assert_eq!(
+        oio_telemetry::detect_format("t.txt", line),
+        Some(oio_telemetry::Format::Blkparse)
+    );
+    // The same line followed by NUL bytes.
+    let mut nul = line.as_bytes().to_vec();
+    nul.extend_from_slice(&[0u8; 16]);
+    // xorshift bytes from many seeds: none is a format, and each is refused as binary.
+    let mut files = vec![("nul", nul)];
+    for seed in 1u64..=200 {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let bytes = (0..8192)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 24) as u8
+            })
+            .collect();
+        files.push(("random", bytes));
+    }
+    for (k, (what, bytes)) in files.iter().enumerate() {
+        let p = write(dir.path(), &format!("{what}-{k}"), bytes);
+        assert_eq!(oio_telemetry::detect_file(&p).unwrap(), None, "{what} {k}");
+        assert!(
+            parse_file(&p, &ParseOptions::default()).is_err(),
+            "{what} {k}"
+        );
+    }
+    // A UTF-16 perfmon export is text, detected after decoding.
+    let text = std::fs::read_to_string(fixture("perfmon_typeperf_plain_header.csv")).unwrap();
+    let mut le = vec![0xFF, 0xFE];
+    for u in text.encode_utf16() {
+        le.extend_from_slice(&u.to_le_bytes());
+    }
+    let p = write(dir.path(), "utf16.csv", &le);
+    assert_eq!(
+        oio_telemetry::detect_file(&p).unwrap(),
+        Some(oio_telemetry::Format::Perfmon)
+    );
+}
