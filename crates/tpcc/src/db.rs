@@ -13,6 +13,7 @@
 //! and, with `synchronous=FULL`, its fsync) is timed too.
 
 use crate::error::{Result, TpccError};
+pub use crate::pgsession::PgSession;
 pub use crate::plan::{SqliteSync, Timeouts};
 use crate::sql::Stmt;
 pub use crate::sql::{
@@ -67,12 +68,6 @@ pub struct SqliteSession {
     sql: Vec<String>,
     holding_gate: bool,
     busy_s: f64,
-}
-
-/// A PostgreSQL connection with its prepared statements.
-pub struct PgSession {
-    client: postgres::Client,
-    prepared: Vec<Option<postgres::Statement>>,
 }
 
 /// A connection to either engine.
@@ -152,36 +147,13 @@ pub fn connect_pg(
     application_name: &str,
     timeouts: &Timeouts,
 ) -> Result<postgres::Client> {
-    let shown = DbUrl::Postgres(url.to_string()).redacted();
-    let mut config: postgres::Config = url.parse().map_err(|e| TpccError::BadUrl {
-        url: shown.clone(),
-        reason: format!("cannot be parsed ({e})"),
-    })?;
-    config.application_name(application_name);
-    if config.get_connect_timeout().is_none() && timeouts.connect_s > 0.0 {
-        config.connect_timeout(secs(timeouts.connect_s));
-    }
-    let deadline = config.get_connect_timeout().copied();
-    config.keepalives(true);
-    config.keepalives_idle(KEEPALIVE_IDLE);
-    config.keepalives_interval(KEEPALIVE_INTERVAL);
-    config.keepalives_retries(KEEPALIVE_RETRIES);
-    if config.get_tcp_user_timeout().is_none() {
-        config.tcp_user_timeout(TCP_USER_TIMEOUT);
-    }
-    // Ours first, so a `-c` for the same setting in the URL's options overrides it.
-    let ms = |s: f64| (s.max(0.0) * 1000.0).round() as u64;
-    let mut options = format!(
-        "-c statement_timeout={} -c idle_in_transaction_session_timeout={}",
-        ms(timeouts.statement_s),
-        ms(timeouts.idle_in_transaction_s)
-    );
-    if let Some(o) = config.get_options() {
-        options.push(' ');
-        options.push_str(o);
-    }
-    config.options(&options);
-    let address = pg_address(&config);
+    let PgConfig {
+        config,
+        shown,
+        address,
+        deadline,
+    } = pg_config(url, application_name, timeouts)?;
+    let config = postgres::Config::from(config);
     let connect_err = |e| {
         TpccError::pg(
             format!("connecting to {shown} (is the server running, and does the database exist?)"),
@@ -213,8 +185,60 @@ pub fn connect_pg(
     }
 }
 
+/// A PostgreSQL connection's settings, as [`connect_pg`] and [`PgSession::connect`] use them.
+struct PgConfig {
+    config: tokio_postgres::Config,
+    /// The URL without its password, for messages.
+    shown: String,
+    /// `host:port`, for messages.
+    address: String,
+    /// The connect timeout, which must bound the whole handshake.
+    deadline: Option<Duration>,
+}
+
+/// The settings of a connection to `url`: application name, keepalives, TCP user timeout, and
+/// the statement and idle-in-transaction timeouts as session settings (options in the URL win).
+fn pg_config(url: &str, application_name: &str, timeouts: &Timeouts) -> Result<PgConfig> {
+    let shown = DbUrl::Postgres(url.to_string()).redacted();
+    let mut config: tokio_postgres::Config = url.parse().map_err(|e| TpccError::BadUrl {
+        url: shown.clone(),
+        reason: format!("cannot be parsed ({e})"),
+    })?;
+    config.application_name(application_name);
+    if config.get_connect_timeout().is_none() && timeouts.connect_s > 0.0 {
+        config.connect_timeout(secs(timeouts.connect_s));
+    }
+    let deadline = config.get_connect_timeout().copied();
+    config.keepalives(true);
+    config.keepalives_idle(KEEPALIVE_IDLE);
+    config.keepalives_interval(KEEPALIVE_INTERVAL);
+    config.keepalives_retries(KEEPALIVE_RETRIES);
+    if config.get_tcp_user_timeout().is_none() {
+        config.tcp_user_timeout(TCP_USER_TIMEOUT);
+    }
+    // Ours first, so a `-c` for the same setting in the URL's options overrides it.
+    let ms = |s: f64| (s.max(0.0) * 1000.0).round() as u64;
+    let mut options = format!(
+        "-c statement_timeout={} -c idle_in_transaction_session_timeout={}",
+        ms(timeouts.statement_s),
+        ms(timeouts.idle_in_transaction_s)
+    );
+    if let Some(o) = config.get_options() {
+        options.push(' ');
+        options.push_str(o);
+    }
+    config.options(&options);
+    let address = pg_address(&config);
+    Ok(PgConfig {
+        config,
+        shown,
+        address,
+        deadline,
+    })
+}
+
 /// `host:port` of a PostgreSQL configuration, for messages.
-fn pg_address(config: &postgres::Config) -> String {
+fn pg_address(config: &tokio_postgres::Config) -> String {
     let ports = config.get_ports();
     let hosts: Vec<String> = config
         .get_hosts()
@@ -223,8 +247,8 @@ fn pg_address(config: &postgres::Config) -> String {
         .map(|(i, h)| {
             let port = ports.get(i).or(ports.first()).copied().unwrap_or(5432);
             match h {
-                postgres::config::Host::Tcp(name) => format!("{name}:{port}"),
-                postgres::config::Host::Unix(dir) => {
+                tokio_postgres::config::Host::Tcp(name) => format!("{name}:{port}"),
+                tokio_postgres::config::Host::Unix(dir) => {
                     format!("{}/.s.PGSQL.{port}", dir.display())
                 }
             }
@@ -248,10 +272,12 @@ impl Session {
     ) -> Result<Session> {
         Ok(match url {
             DbUrl::Sqlite(p) => Session::Sqlite(open_sqlite(p, sync, shared.clone(), timeouts)?),
-            DbUrl::Postgres(u) => Session::Postgres(PgSession {
-                client: connect_pg(u, application_name, timeouts)?,
-                prepared: vec![None; Stmt::ALL.len()],
-            }),
+            DbUrl::Postgres(u) => {
+                let c = pg_config(u, application_name, timeouts)?;
+                Session::Postgres(PgSession::connect(
+                    &c.config, c.deadline, &c.shown, &c.address,
+                )?)
+            }
             DbUrl::Mysql(u) => {
                 Session::Mysql(crate::mysql::connect(u, application_name, timeouts)?)
             }
@@ -267,10 +293,10 @@ impl Session {
         }
     }
 
-    /// The PostgreSQL client, for PostgreSQL-only work.
-    pub fn pg(&mut self) -> Option<&mut postgres::Client> {
+    /// The PostgreSQL session, for PostgreSQL-only work.
+    pub fn pg(&mut self) -> Option<&mut PgSession> {
         match self {
-            Session::Postgres(s) => Some(&mut s.client),
+            Session::Postgres(s) => Some(s),
             Session::Sqlite(_) | Session::Mysql(_) => None,
         }
     }
@@ -294,7 +320,10 @@ impl Session {
                     s.conn.execute_batch("BEGIN").map_err(busy_after(s.busy_s))
                 }
             }
-            Session::Postgres(s) => s.client.batch_execute("BEGIN").map_err(classify_pg),
+            Session::Postgres(s) => {
+                s.begin();
+                Ok(())
+            }
             Session::Mysql(s) => s.batch("BEGIN"),
         }
     }
@@ -317,7 +346,7 @@ impl Session {
                 s.release_gate();
                 r
             }
-            Session::Postgres(s) => s.client.batch_execute("COMMIT").map_err(classify_pg),
+            Session::Postgres(s) => s.commit(),
             Session::Mysql(s) => s.batch("COMMIT"),
         }
     }
@@ -336,7 +365,7 @@ impl Session {
                 s.release_gate();
                 r
             }
-            Session::Postgres(s) => s.client.batch_execute("ROLLBACK").map_err(classify_pg),
+            Session::Postgres(s) => s.rollback(),
             Session::Mysql(s) => s.batch("ROLLBACK"),
         }
     }
@@ -354,14 +383,7 @@ impl Session {
                     .map(|n| n as u64)
                     .map_err(busy_after(s.busy_s))
             }
-            Session::Postgres(s) => {
-                let st = s.statement(stmt)?;
-                let p: Vec<&(dyn postgres::types::ToSql + Sync)> = params
-                    .iter()
-                    .map(|p| p as &(dyn postgres::types::ToSql + Sync))
-                    .collect();
-                s.client.execute(&st, &p).map_err(classify_pg)
-            }
+            Session::Postgres(s) => s.execute(stmt, params),
             Session::Mysql(s) => s.run(stmt, params, None),
         }
     }
@@ -388,19 +410,26 @@ impl Session {
                 }
                 Ok(())
             }
-            Session::Postgres(s) => {
-                let st = s.statement(stmt)?;
-                let p: Vec<&(dyn postgres::types::ToSql + Sync)> = params
-                    .iter()
-                    .map(|p| p as &(dyn postgres::types::ToSql + Sync))
-                    .collect();
-                for row in s.client.query(&st, &p).map_err(classify_pg)? {
-                    out.push((0..row.len()).map(|i| row.get::<_, Val>(i)).collect());
-                }
-                Ok(())
-            }
+            Session::Postgres(s) => s.pipeline(&[(stmt, params)], &mut [out]),
             Session::Mysql(s) => s.run(stmt, params, Some(out)).map(|_| ()),
         }
+    }
+
+    /// Runs statements that do not depend on each other's results, each one's rows into
+    /// `outs[k]`: on PostgreSQL in one round trip (pipelined, with a pending `BEGIN`), on the
+    /// other engines one after the other. Stops at the first error.
+    pub fn pipeline(
+        &mut self,
+        calls: &[(Stmt, &[Param])],
+        outs: &mut [&mut Vec<Vec<Val>>],
+    ) -> Result<(), StmtError> {
+        if let Session::Postgres(s) = self {
+            return s.pipeline(calls, outs);
+        }
+        for ((stmt, params), out) in calls.iter().zip(outs.iter_mut()) {
+            self.query(*stmt, params, out)?;
+        }
+        Ok(())
     }
 
     /// Runs ad-hoc SQL (checks, bookkeeping) and returns column names and rows.
@@ -418,9 +447,9 @@ impl Session {
                 Ok((names, out))
             }
             Session::Postgres(s) => {
-                let st = s.client.prepare(sql).map_err(classify_pg)?;
+                let st = s.prepare(sql)?;
                 let names = st.columns().iter().map(|c| c.name().to_string()).collect();
-                let rows = s.client.query(&st, &[]).map_err(classify_pg)?;
+                let rows = s.query_prepared(&st, &[])?;
                 Ok((
                     names,
                     rows.iter()
@@ -446,7 +475,7 @@ impl Session {
     pub fn batch(&mut self, sql: &str) -> Result<(), StmtError> {
         match self {
             Session::Sqlite(s) => s.conn.execute_batch(sql).map_err(busy_after(s.busy_s)),
-            Session::Postgres(s) => s.client.batch_execute(sql).map_err(classify_pg),
+            Session::Postgres(s) => s.batch_execute(sql),
             Session::Mysql(s) => s.batch(sql),
         }
     }
@@ -457,7 +486,9 @@ pub enum Canceller {
     /// `sqlite3_interrupt`.
     Sqlite(rusqlite::InterruptHandle),
     /// A PostgreSQL cancel request.
-    Postgres(postgres::CancelToken),
+    Postgres(tokio_postgres::CancelToken),
+    /// A PostgreSQL cancel request, for the loader's synchronous connections.
+    PostgresSync(postgres::CancelToken),
     /// `KILL QUERY` from another MariaDB/MySQL connection.
     Mysql(crate::mysql::Canceller),
 }
@@ -475,6 +506,20 @@ impl Canceller {
                 let _ = std::thread::Builder::new()
                     .name("oio-pg-cancel".into())
                     .spawn(move || {
+                        let rt = tokio::runtime::Builder::new_current_thread()
+                            .enable_io()
+                            .enable_time()
+                            .build();
+                        if let Ok(rt) = rt {
+                            let _ = rt.block_on(t.cancel_query(tokio_postgres::NoTls));
+                        }
+                    });
+            }
+            Canceller::PostgresSync(t) => {
+                let t = t.clone();
+                let _ = std::thread::Builder::new()
+                    .name("oio-pg-cancel".into())
+                    .spawn(move || {
                         let _ = t.cancel_query(postgres::NoTls);
                     });
             }
@@ -487,7 +532,7 @@ impl Session {
     pub fn canceller(&self) -> Canceller {
         match self {
             Session::Sqlite(s) => Canceller::Sqlite(s.conn.get_interrupt_handle()),
-            Session::Postgres(s) => Canceller::Postgres(s.client.cancel_token()),
+            Session::Postgres(s) => Canceller::Postgres(s.cancel_token()),
             Session::Mysql(s) => Canceller::Mysql(s.canceller()),
         }
     }
@@ -510,17 +555,6 @@ impl SqliteSession {
 impl Drop for SqliteSession {
     fn drop(&mut self) {
         self.release_gate();
-    }
-}
-
-impl PgSession {
-    fn statement(&mut self, stmt: Stmt) -> Result<postgres::Statement, StmtError> {
-        if let Some(s) = &self.prepared[stmt as usize] {
-            return Ok(s.clone());
-        }
-        let s = self.client.prepare(stmt.sql()).map_err(classify_pg)?;
-        self.prepared[stmt as usize] = Some(s.clone());
-        Ok(s)
     }
 }
 

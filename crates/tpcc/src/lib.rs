@@ -70,6 +70,7 @@ pub mod error;
 pub mod load;
 pub mod mysql;
 pub mod mysql_server;
+pub mod pgsession;
 mod pgval;
 pub mod plan;
 pub mod random;

@@ -663,7 +663,7 @@ fn build_body(
                             cancellers
                                 .lock()
                                 .unwrap_or_else(|e| e.into_inner())
-                                .push(Canceller::Postgres(c.cancel_token()));
+                                .push(Canceller::PostgresSync(c.cancel_token()));
                             c.batch_execute("SET maintenance_work_mem = '256MB'")
                                 .map_err(|e| TpccError::pg("setting maintenance_work_mem", e))?;
                             loop {
@@ -790,7 +790,7 @@ fn load_pg_worker(
     cancellers
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .push(Canceller::Postgres(client.cancel_token()));
+        .push(Canceller::PostgresSync(client.cancel_token()));
     // A lost build is rebuilt, so the load need not wait for WAL flushes.
     client
         .batch_execute("SET synchronous_commit = off")

@@ -5,7 +5,8 @@
 //! schema works). A New-Order with the unused item raises SQLSTATE `OIO01`, which rolls the
 //! whole call back; the driver counts it as an intentional rollback, not as an error.
 
-use crate::sql::{classify_pg, StmtError};
+use crate::pgsession::PgSession;
+use crate::sql::StmtError;
 use crate::txn::{CustomerBy, Input, Outcome};
 
 pub use crate::sql::PG_USER_ABORT_SQLSTATE as USER_ABORT_SQLSTATE;
@@ -141,17 +142,17 @@ END $f$;
 
 /// Prepared calls of the five functions on one connection.
 pub struct ServerCalls {
-    new_order: postgres::Statement,
-    payment: postgres::Statement,
-    order_status: postgres::Statement,
-    delivery: postgres::Statement,
-    stock_level: postgres::Statement,
+    new_order: tokio_postgres::Statement,
+    payment: tokio_postgres::Statement,
+    order_status: tokio_postgres::Statement,
+    delivery: tokio_postgres::Statement,
+    stock_level: tokio_postgres::Statement,
 }
 
 impl ServerCalls {
     /// Prepares the calls.
-    pub fn prepare(c: &mut postgres::Client) -> Result<ServerCalls, StmtError> {
-        let mut p = |sql: &str| c.prepare(sql).map_err(classify_pg);
+    pub fn prepare(c: &mut PgSession) -> Result<ServerCalls, StmtError> {
+        let mut p = |sql: &str| c.prepare(sql);
         Ok(ServerCalls {
             new_order: p("SELECT oio_new_order($1, $2, $3, $4, $5, $6, $7)::float8")?,
             payment: p("SELECT oio_payment($1, $2, $3, $4, $5, $6, $7::float8::numeric)")?,
@@ -162,7 +163,7 @@ impl ServerCalls {
     }
 
     /// Runs one transaction as one function call (its own implicit transaction).
-    pub fn execute(&self, c: &mut postgres::Client, input: &Input) -> Result<Outcome, StmtError> {
+    pub fn execute(&self, c: &mut PgSession, input: &Input) -> Result<Outcome, StmtError> {
         let i = |v: i64| v as i32;
         let (id, name): (Option<i32>, Option<&str>) = match input {
             Input::Payment { by, .. } | Input::OrderStatus { by, .. } => match by {
@@ -182,7 +183,7 @@ impl ServerCalls {
                 let items: Vec<i32> = lines.iter().map(|l| l.i_id as i32).collect();
                 let supply: Vec<i32> = lines.iter().map(|l| l.supply_w_id as i32).collect();
                 let qty: Vec<i32> = lines.iter().map(|l| l.quantity as i32).collect();
-                c.query_one(
+                c.query_prepared(
                     &self.new_order,
                     &[
                         &i(*w_id),
@@ -202,7 +203,7 @@ impl ServerCalls {
                 c_d_id,
                 amount,
                 ..
-            } => c.query_one(
+            } => c.query_prepared(
                 &self.payment,
                 &[
                     &i(*w_id),
@@ -215,19 +216,23 @@ impl ServerCalls {
                 ],
             ),
             Input::OrderStatus { w_id, d_id, .. } => {
-                c.query_one(&self.order_status, &[&i(*w_id), &i(*d_id), &id, &name])
+                c.query_prepared(&self.order_status, &[&i(*w_id), &i(*d_id), &id, &name])
             }
             Input::Delivery { w_id, carrier_id } => {
-                c.query_one(&self.delivery, &[&i(*w_id), &i(*carrier_id)])
+                c.query_prepared(&self.delivery, &[&i(*w_id), &i(*carrier_id)])
             }
             Input::StockLevel {
                 w_id,
                 d_id,
                 threshold,
-            } => c.query_one(&self.stock_level, &[&i(*w_id), &i(*d_id), &i(*threshold)]),
+            } => c.query_prepared(&self.stock_level, &[&i(*w_id), &i(*d_id), &i(*threshold)]),
         };
-        match r.map_err(classify_pg) {
-            Ok(_) => Ok(Outcome::Committed),
+        match r {
+            Ok(rows) if rows.len() == 1 => Ok(Outcome::Committed),
+            Ok(rows) => Err(StmtError::Fatal(format!(
+                "a server-side transaction function returned {} rows, not 1",
+                rows.len()
+            ))),
             Err(StmtError::UserAbort) => Ok(Outcome::RolledBack),
             Err(e) => Err(e),
         }

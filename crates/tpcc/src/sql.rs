@@ -192,7 +192,9 @@ pub enum Stmt {
     SumNextOrderId,
     PgNoHead,
     PgNoBody,
+    PgNoOne,
     PgPayWarehouseDistrict,
+    PgPayOne,
     PgPayCustomer,
     PgOsAll,
     PgDlOrders,
@@ -202,7 +204,7 @@ pub enum Stmt {
 
 impl Stmt {
     /// Every statement, indexed by `as usize`.
-    pub const ALL: [Stmt; 32] = [
+    pub const ALL: [Stmt; 34] = [
         Stmt::NoWarehouse,
         Stmt::NoDistrict,
         Stmt::NoCustomer,
@@ -229,7 +231,9 @@ impl Stmt {
         Stmt::SumNextOrderId,
         Stmt::PgNoHead,
         Stmt::PgNoBody,
+        Stmt::PgNoOne,
         Stmt::PgPayWarehouseDistrict,
+        Stmt::PgPayOne,
         Stmt::PgPayCustomer,
         Stmt::PgOsAll,
         Stmt::PgDlOrders,
@@ -244,7 +248,9 @@ impl Stmt {
             self,
             Stmt::PgNoHead
                 | Stmt::PgNoBody
+                | Stmt::PgNoOne
                 | Stmt::PgPayWarehouseDistrict
+                | Stmt::PgPayOne
                 | Stmt::PgPayCustomer
                 | Stmt::PgOsAll
                 | Stmt::PgDlOrders
@@ -280,10 +286,11 @@ impl Stmt {
             Stmt::SlDistrict => "SELECT d_next_o_id FROM district WHERE d_w_id = $1 AND d_id = $2",
             Stmt::SlCount => "SELECT count(DISTINCT s_i_id) FROM order_line JOIN stock ON s_w_id = ol_w_id AND s_i_id = ol_i_id WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id < $3 AND ol_o_id >= $4 AND s_quantity < $5",
             Stmt::SumNextOrderId => "SELECT sum(d_next_o_id) FROM district",
-            // PostgreSQL's statements. Each statement is a round trip, and a round trip costs
-            // the driver more CPU than anything else it does, so there each transaction is a
-            // few statements (data-modifying WITH, arrays for the order lines and districts)
-            // that read and write the same rows as the per-row statements above.
+            // PostgreSQL's statements. A round trip costs the driver more CPU than anything
+            // else it does, so there each transaction is a few statements (data-modifying
+            // WITH, arrays for the order lines and districts) that read and write the same rows
+            // as the per-row statements above, and statements that need nothing from the
+            // client in between go out together (pipelined, see `pgsession`).
             //
             // New-Order, the district's next order id with the warehouse's and customer's rows.
             Stmt::PgNoHead => "WITH d AS (UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = $1 AND d_id = $2 RETURNING d_next_o_id - 1 AS o_id, d_tax) \
@@ -292,27 +299,61 @@ impl Stmt {
             // the arrays' order, sorted by warehouse and item as the per-row path locks them)
             // and every line priced from ITEM. An item listed twice must not be sent here (one
             // UPDATE changes a row once); a line whose item does not exist finds no stock row,
-            // so the count tells the caller to roll back. Rows: (lines inserted, their sum).
-            Stmt::PgNoBody => "WITH l AS (SELECT * FROM unnest($7::int4[], $8::int4[], $9::int4[]) WITH ORDINALITY AS l(i_id, supply_w_id, qty, n)), \
-                o AS (INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP, NULL, $5, $6)), \
-                nw AS (INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES ($1, $2, $3)), \
-                s AS (UPDATE stock SET s_quantity = CASE WHEN s_quantity >= l.qty + 10 THEN s_quantity - l.qty ELSE s_quantity - l.qty + 91 END, s_ytd = s_ytd + l.qty, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + CASE WHEN l.supply_w_id <> $3 THEN 1 ELSE 0 END \
+            // so the count tells the caller to roll back. Rows: (lines inserted, their sum). The
+            // order id is read from the district the head just advanced (same transaction,
+            // row locked), so head and body go out together.
+            Stmt::PgNoBody => "WITH k AS (SELECT d_next_o_id - 1 AS o_id FROM district WHERE d_w_id = $2 AND d_id = $1), \
+                l AS (SELECT * FROM unnest($6::int4[], $7::int4[], $8::int4[]) WITH ORDINALITY AS l(i_id, supply_w_id, qty, n)), \
+                o AS (INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) SELECT k.o_id, $1, $2, $3, CURRENT_TIMESTAMP, NULL, $4, $5 FROM k), \
+                nw AS (INSERT INTO new_order (no_o_id, no_d_id, no_w_id) SELECT k.o_id, $1, $2 FROM k), \
+                s AS (UPDATE stock SET s_quantity = CASE WHEN s_quantity >= l.qty + 10 THEN s_quantity - l.qty ELSE s_quantity - l.qty + 91 END, s_ytd = s_ytd + l.qty, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + CASE WHEN l.supply_w_id <> $2 THEN 1 ELSE 0 END \
+                FROM l WHERE s_i_id = l.i_id AND s_w_id = l.supply_w_id \
+                RETURNING l.n, l.i_id, l.supply_w_id, l.qty, s_quantity, s_data, CASE CAST($1 AS INTEGER) WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END AS dist), \
+                ol AS (INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) \
+                SELECT k.o_id, $1, $2, s.n, s.i_id, s.supply_w_id, NULL, s.qty, CAST(s.qty * i.i_price AS NUMERIC(6,2)), s.dist FROM s JOIN item i ON i.i_id = s.i_id CROSS JOIN k RETURNING ol_amount) \
+                SELECT count(*), sum(ol_amount) FROM ol",
+            // New-Order as one statement, a transaction by itself: the head's and the body's
+            // rows in one data-modifying WITH. Used when the client knows no line has an
+            // unused item (it drew the inputs), so nothing can call for a rollback. Row: the
+            // head's columns (NULL when the customer is missing), lines inserted, their sum.
+            Stmt::PgNoOne => "WITH d AS (UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = $1 AND d_id = $2 RETURNING d_next_o_id - 1 AS o_id, d_tax), \
+                h AS (SELECT d.o_id, d.d_tax, w_tax, c_discount, c_last, c_credit FROM d, warehouse, customer WHERE w_id = $1 AND c_w_id = $1 AND c_d_id = $2 AND c_id = $3), \
+                l AS (SELECT * FROM unnest($6::int4[], $7::int4[], $8::int4[]) WITH ORDINALITY AS l(i_id, supply_w_id, qty, n)), \
+                o AS (INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) SELECT d.o_id, $2, $1, $3, CURRENT_TIMESTAMP, NULL, $4, $5 FROM d), \
+                nw AS (INSERT INTO new_order (no_o_id, no_d_id, no_w_id) SELECT d.o_id, $2, $1 FROM d), \
+                s AS (UPDATE stock SET s_quantity = CASE WHEN s_quantity >= l.qty + 10 THEN s_quantity - l.qty ELSE s_quantity - l.qty + 91 END, s_ytd = s_ytd + l.qty, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + CASE WHEN l.supply_w_id <> $1 THEN 1 ELSE 0 END \
                 FROM l WHERE s_i_id = l.i_id AND s_w_id = l.supply_w_id \
                 RETURNING l.n, l.i_id, l.supply_w_id, l.qty, s_quantity, s_data, CASE CAST($2 AS INTEGER) WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END AS dist), \
                 ol AS (INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) \
-                SELECT $1, $2, $3, s.n, s.i_id, s.supply_w_id, NULL, s.qty, CAST(s.qty * i.i_price AS NUMERIC(6,2)), s.dist FROM s JOIN item i ON i.i_id = s.i_id RETURNING ol_amount) \
-                SELECT count(*), sum(ol_amount) FROM ol",
+                SELECT d.o_id, $2, $1, s.n, s.i_id, s.supply_w_id, NULL, s.qty, CAST(s.qty * i.i_price AS NUMERIC(6,2)), s.dist FROM s JOIN item i ON i.i_id = s.i_id CROSS JOIN d RETURNING ol_amount), \
+                t AS (SELECT count(*) AS n, sum(ol_amount) AS amount FROM ol) \
+                SELECT h.o_id, h.d_tax, h.w_tax, h.c_discount, h.c_last, h.c_credit, t.n, t.amount FROM t LEFT JOIN h ON true",
             Stmt::PgPayWarehouseDistrict => "WITH w AS (UPDATE warehouse SET w_ytd = w_ytd + $1 WHERE w_id = $2 RETURNING w_name, w_street_1, w_street_2, w_city, w_state, w_zip), \
                 d AS (UPDATE district SET d_ytd = d_ytd + $1 WHERE d_w_id = $2 AND d_id = $3 RETURNING d_name, d_street_1, d_street_2, d_city, d_state, d_zip) \
                 SELECT * FROM w, d",
             // The customer's payment, C_DATA for bad credit (in the same UPDATE: one
-            // statement may change a row once) and the HISTORY row.
+            // statement may change a row once) and the HISTORY row, its H_DATA made of the
+            // warehouse's and district's names read here, so a payment by customer id goes out
+            // with the warehouse and district update.
             Stmt::PgPayCustomer => "WITH c AS (UPDATE customer SET c_balance = c_balance - $1, c_ytd_payment = c_ytd_payment + $1, c_payment_cnt = c_payment_cnt + 1, \
                 c_data = CASE WHEN c_credit = 'BC' THEN substr($5 || c_data, 1, 500) ELSE c_data END \
                 WHERE c_w_id = $2 AND c_d_id = $3 AND c_id = $4 \
                 RETURNING c_credit, c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit_lim, c_discount, c_balance), \
-                h AS (INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) SELECT $4, $3, $2, $6, $7, CURRENT_TIMESTAMP, $1, $8 FROM c) \
+                h AS (INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) \
+                SELECT $4, $3, $2, $6, $7, CURRENT_TIMESTAMP, $1, w_name || '    ' || d_name FROM c, warehouse, district WHERE w_id = $7 AND d_w_id = $7 AND d_id = $6) \
                 SELECT * FROM c",
+            // Payment by customer id as one statement, a transaction by itself: warehouse,
+            // district, customer and HISTORY. Rows: the customer's columns then the
+            // warehouse's and district's (none when one of them is missing).
+            Stmt::PgPayOne => "WITH w AS (UPDATE warehouse SET w_ytd = w_ytd + $1 WHERE w_id = $2 RETURNING w_name, w_street_1, w_street_2, w_city, w_state, w_zip), \
+                d AS (UPDATE district SET d_ytd = d_ytd + $1 WHERE d_w_id = $2 AND d_id = $3 RETURNING d_name, d_street_1, d_street_2, d_city, d_state, d_zip), \
+                c AS (UPDATE customer SET c_balance = c_balance - $1, c_ytd_payment = c_ytd_payment + $1, c_payment_cnt = c_payment_cnt + 1, \
+                c_data = CASE WHEN c_credit = 'BC' THEN substr($7 || c_data, 1, 500) ELSE c_data END \
+                WHERE c_w_id = $4 AND c_d_id = $5 AND c_id = $6 \
+                RETURNING c_credit, c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit_lim, c_discount, c_balance), \
+                h AS (INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) \
+                SELECT $6, $5, $4, $3, $2, CURRENT_TIMESTAMP, $1, w.w_name || '    ' || d.d_name FROM c, w, d) \
+                SELECT c.*, w.*, d.* FROM c, w, d",
             // The customer, its last order (if any) and that order's lines: one row per line,
             // or one row with NULL order columns.
             Stmt::PgOsAll => "SELECT c_balance, c_first, c_middle, c_last, o.o_id, o.o_carrier_id, o.o_entry_d, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d \

@@ -6,7 +6,7 @@
 //! frozen, a network that drops packets without a reset) makes the run fail with a timeout
 //! instead of hanging, whatever the client library does with its socket.
 
-use crate::db::{classify_pg, Session, SqliteShared};
+use crate::db::{Session, SqliteShared};
 use crate::error::{Result, TpccError};
 use crate::plan::{Mode, RunOptions};
 use crate::txn::Stmt;
@@ -261,7 +261,7 @@ impl Conn {
         if let Some(pg) = self.session.pg() {
             self.queries += 1;
             pg.batch_execute("SELECT pg_stat_force_next_flush()")
-                .map_err(|e| TpccError::from(classify_pg(e)))?;
+                .map_err(TpccError::from)?;
         }
         Ok(())
     }
