@@ -53,11 +53,14 @@
 //!   the data directory in [`db::data_location`] so the device is recorded beside the run.
 //!
 //! The five transactions, the checks (clause 3.3.2's portable SQL), the driver and the
-//! result are shared. Every statement is a round trip to a server, and round trips are most
-//! of the driver's CPU: PostgreSQL therefore runs each transaction as a few statements
-//! (arrays, data-modifying `WITH`; `txn`'s `pg` module), the other engines as one statement
-//! per row. A new engine starts with the per-row statements and may add its own few-statement
-//! path there the same way (SQL Server: table-valued parameters or `OUTPUT`).
+//! result are shared. Every round trip to a server costs the driver more CPU than anything
+//! else it does (on loopback the kernel charges the client for the server's side of the
+//! delivery too): PostgreSQL therefore runs each transaction as a few statements (arrays,
+//! data-modifying `WITH`; `txn`'s `pg` module), New-Order and Payment by id as one, and
+//! pipelines the rest ([`pgsession`]); MariaDB/MySQL has its own few-statement path
+//! (`mysql::lean`); SQLite runs one statement per row. A new engine starts with the per-row
+//! statements and may add its own few-statement path the same way (SQL Server: table-valued
+//! parameters or `OUTPUT`).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

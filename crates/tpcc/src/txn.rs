@@ -8,9 +8,10 @@
 //! On PostgreSQL, where each statement is a network round trip and round trips cost the
 //! driver most of its CPU, the transactions run as a few statements each (the `pg` module
 //! below: a New-Order's lines and a Delivery's districts as arrays, reads and writes of one
-//! step joined with data-modifying `WITH`), reading and writing the same rows. MariaDB/MySQL
-//! does the same with `IN` lists, `UPDATE … CASE` and multi-row `INSERT`s
-//! ([`crate::mysql::lean`]). SQLite, in process, runs the per-row statements.
+//! step joined with data-modifying `WITH`; New-Order and Payment by id as one statement),
+//! reading and writing the same rows, and statements that need nothing from the client in
+//! between are pipelined. MariaDB/MySQL does the same with `IN` lists, `UPDATE … CASE` and
+//! multi-row `INSERT`s (`mysql::lean`). SQLite, in process, runs the per-row statements.
 //!
 //! Round trips are kept low without leaving portable SQL: `UPDATE … RETURNING` reads and
 //! changes a row in one statement (the district's next order id, the stock quantity rule of
