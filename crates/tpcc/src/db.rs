@@ -503,28 +503,32 @@ impl Canceller {
             Canceller::Mysql(c) => c.cancel(),
             Canceller::Postgres(t) => {
                 let t = t.clone();
-                let _ = std::thread::Builder::new()
-                    .name("oio-pg-cancel".into())
-                    .spawn(move || {
-                        let rt = tokio::runtime::Builder::new_current_thread()
-                            .enable_io()
-                            .enable_time()
-                            .build();
-                        if let Ok(rt) = rt {
-                            let _ = rt.block_on(t.cancel_query(tokio_postgres::NoTls));
-                        }
-                    });
+                pg_cancel_thread(move || {
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .enable_io()
+                        .enable_time()
+                        .build();
+                    if let Ok(rt) = rt {
+                        let _ = rt.block_on(t.cancel_query(tokio_postgres::NoTls));
+                    }
+                });
             }
             Canceller::PostgresSync(t) => {
                 let t = t.clone();
-                let _ = std::thread::Builder::new()
-                    .name("oio-pg-cancel".into())
-                    .spawn(move || {
-                        let _ = t.cancel_query(postgres::NoTls);
-                    });
+                pg_cancel_thread(move || {
+                    let _ = t.cancel_query(postgres::NoTls);
+                });
             }
         }
     }
+}
+
+/// Sends a PostgreSQL cancel request from a helper thread (it opens a new connection, which
+/// must not hang the caller).
+fn pg_cancel_thread(send: impl FnOnce() + Send + 'static) {
+    let _ = std::thread::Builder::new()
+        .name("oio-pg-cancel".into())
+        .spawn(send);
 }
 
 impl Session {
