@@ -441,7 +441,7 @@ fn characterize_of_a_recording_names_it_and_uses_one_size_style() {
 }
 
 #[test]
-fn quiet_sweep_repeat_and_compare_print_only_result_paths() {
+fn quiet_commands_print_only_their_result_paths_on_stdout() {
     let dir = scratch();
     let d = dir.path();
     let run = "--engine null --time 1s --ramp 0 --size 1M t.dat";
@@ -461,7 +461,39 @@ fn quiet_sweep_repeat_and_compare_print_only_result_paths() {
         .chain(rest)
         .collect();
     let compare = vec!["compare", "--run", &a, "--run", &b, "--repeat", "2", "-q"];
-    for args in [repeat, sweep, compare] {
+    // TPC-C on SQLite: a build, a worker sequence (two results and the series) and a fleet of
+    // two local agents.
+    let db = format!("sqlite:{}", d.join("q.db").display());
+    let build = vec!["tpcc", "build", "--db", &db, "-W", "1", "-q"];
+    let tpcc = vec![
+        "tpcc",
+        "run",
+        "--db",
+        &db,
+        "--workers",
+        "1,2",
+        "--time",
+        "1s",
+        "--ramp",
+        "0s",
+        "-q",
+    ];
+    let launcher = format!(
+        "{} agent --stdio",
+        assert_cmd::cargo::cargo_bin("oio").display()
+    );
+    let fleet: Vec<&str> = ["fleet", "run", "--hosts", "h1,h2", "--launcher", &launcher]
+        .into_iter()
+        .chain(rest)
+        .collect();
+    for (args, paths) in [
+        (repeat, 2),
+        (sweep, 3),
+        (compare, 4),
+        (build, 1),
+        (tpcc, 3),
+        (fleet, 1),
+    ] {
         let out = piped(d, &args);
         assert!(
             out.status.success(),
@@ -469,7 +501,7 @@ fn quiet_sweep_repeat_and_compare_print_only_result_paths() {
             String::from_utf8_lossy(&out.stderr)
         );
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(!stdout.is_empty(), "{args:?} printed no path");
+        assert_eq!(stdout.lines().count(), paths, "{args:?}: {stdout}");
         for line in stdout.lines() {
             assert!(
                 d.join(line).is_file(),

@@ -64,10 +64,10 @@ fn build(a: BuildArgs) -> anyhow::Result<ExitCode> {
     let saved = write_json_atomic(&a.out, &name, &report)?;
     if a.json {
         crate::output::print_json(&report)?;
-    } else {
+    } else if !style::quiet() {
         out::write_build_summary(&mut anstream::stdout().lock(), &report, &a.db.db, workers)?;
     }
-    style::print_notice(&format!("build report: {}", saved.display()));
+    style::print_saved("build report", &saved, a.json);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -69,3 +69,15 @@ pub fn print_notice(msg: &str) {
     let mut e = anstream::stderr();
     let _ = writeln!(e, "oio: {msg}");
 }
+
+/// Says where a result was saved: `oio: WHAT: PATH` on stderr; under `--quiet` the bare path,
+/// on stdout (the one line a script reads, as `oio run -q` prints it) unless `json` put the
+/// document there, then on stderr.
+pub fn print_saved(what: &str, path: &std::path::Path, json: bool) {
+    if quiet() && !json {
+        let mut o = anstream::stdout().lock();
+        let _ = writeln!(o, "{}", path.display());
+        return;
+    }
+    print_notice(&format!("{what}: {}", path.display()));
+}

@@ -72,7 +72,7 @@ impl RunSink {
         for w in &r.envelope.warnings {
             style::print_warning(w);
         }
-        style::print_notice(&format!("result: {}", saved.display()));
+        style::print_saved("result", &saved, self.json);
         Ok(saved)
     }
 
@@ -109,7 +109,7 @@ impl RunSink {
                 )?;
             }
         }
-        style::print_notice(&format!("series: {}", path.display()));
+        style::print_saved("series", path, self.json);
         Ok(())
     }
 }

@@ -127,6 +127,6 @@ pub fn run(a: FioArgs) -> anyhow::Result<ExitCode> {
             t.bytes_per_sec / 1048576.0
         );
     }
-    style::print_notice(&format!("result: {}", path.display()));
+    style::print_saved("result", &path, a.json);
     Ok(ExitCode::SUCCESS)
 }

@@ -74,7 +74,7 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
     for l in &doc.lost {
         style::print_warning(l);
     }
-    style::print_notice(&format!("result: {}", merged.display()));
+    style::print_saved("result", &merged, a.json);
     Ok(if run.interrupted {
         ExitCode::from(crate::interrupt::EXIT_INTERRUPTED)
     } else if doc.envelope.partial {

@@ -109,7 +109,7 @@ pub fn run(s: SweepArgs) -> anyhow::Result<ExitCode> {
     } else if !style::quiet() {
         crate::output::fleet::print_sweep(&sweep);
     }
-    style::print_notice(&format!("result: {}", path.display()));
+    style::print_saved("result", &path, a.json);
     Ok(match (interrupted, sweep.envelope.partial) {
         (true, _) => ExitCode::from(crate::interrupt::EXIT_INTERRUPTED),
         (_, true) => ExitCode::from(crate::EXIT_CHECK_FAILED),

@@ -190,7 +190,7 @@ fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
     for l in &doc.lost {
         style::print_warning(l);
     }
-    style::print_notice(&format!("result: {}", merged.display()));
+    style::print_saved("result", &merged, a.json);
     Ok(match (run.interrupted, doc.envelope.partial) {
         (true, _) => ExitCode::from(crate::interrupt::EXIT_INTERRUPTED),
         (_, true) => ExitCode::from(crate::EXIT_CHECK_FAILED),
