@@ -84,19 +84,36 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .with_context(|| format!("creating '{}'", parent.display()))?;
         }
         crate::results::write_file_atomic(&args.output, page.as_bytes())?;
-        style::print_notice(&format!(
-            "report: {} ({}; {} runs, {} sweeps, {} comparisons, {} TPC-C runs, {} TPC-C series, {} fleet runs, {} observations, {} characterizations)",
-            args.output.display(),
-            oio_core::units::format_bytes(page.len() as f64),
-            report.runs.len(),
-            report.sweeps.len(),
-            report.comparisons.len(),
-            report.tpcc.len(),
-            report.tpcc_series.len(),
-            report.fleets.len(),
-            report.observations.len(),
-            report.characterizations.len()
-        ));
+        // What the page holds, only the kinds present, each with its own plural.
+        let kinds = [
+            (report.runs.len(), "run", "runs"),
+            (report.sweeps.len(), "sweep", "sweeps"),
+            (report.comparisons.len(), "comparison", "comparisons"),
+            (report.tpcc.len(), "TPC-C run", "TPC-C runs"),
+            (report.tpcc_series.len(), "TPC-C series", "TPC-C series"),
+            (report.fleets.len(), "fleet run", "fleet runs"),
+            (report.observations.len(), "observation", "observations"),
+            (
+                report.characterizations.len(),
+                "characterization",
+                "characterizations",
+            ),
+        ];
+        let holds: Vec<String> = kinds
+            .iter()
+            .filter(|(n, _, _)| *n > 0)
+            .map(|(n, one, many)| format!("{n} {}", if *n == 1 { one } else { many }))
+            .collect();
+        if style::quiet() {
+            style::print_saved("report", &args.output, false);
+        } else {
+            style::print_notice(&format!(
+                "report: {} ({}; {})",
+                args.output.display(),
+                oio_core::units::format_bytes(page.len() as f64),
+                holds.join(", ")
+            ));
+        }
     }
     if let Some(d) = &args.svg {
         let n = write_artifacts(d, &SvgRenderer, &report)?;
