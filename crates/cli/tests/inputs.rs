@@ -712,3 +712,110 @@ fn fio_logs_characterize_like_fios_json() {
     let e = parse_files(&[only.as_path()], &ParseOptions::default()).unwrap_err();
     assert!(e.to_string().contains("write_iops_log"), "{e}");
 }
+
+/// A diskspd XML profile (the `<Profile>` that `diskspd -X` reads and `-Rxml` echoes) imports
+/// to the same streams as the equivalent command lines; run options become notes, what oio
+/// does not do is named with its line, and a broken profile is refused with file and line.
+#[test]
+fn diskspd_xml_profiles_import_like_their_command_lines() {
+    let dir = scratch();
+    let xml = dir.path().join("profile.xml");
+    std::fs::write(
+        &xml,
+        r#"<?xml version="1.0" encoding="utf-8"?>
+<Profile xmlns="http://microsoft.com/diskspd/DiskSpdConfig.xsd">
+  <Progress>0</Progress>
+  <ResultFormat>xml</ResultFormat>
+  <TimeSpans>
+    <TimeSpan>
+      <CompletionRoutines>false</CompletionRoutines>
+      <MeasureLatency>true</MeasureLatency>
+      <Duration>60</Duration>
+      <Warmup>5</Warmup>
+      <Targets>
+        <Target>
+          <Path>D:\data.dat</Path>
+          <BlockSize>8192</BlockSize>
+          <Random>4096</Random>
+          <WriteRatio>30</WriteRatio>
+          <ThreadsPerFile>2</ThreadsPerFile>
+          <RequestCount>4</RequestCount>
+          <DisableOSCache>true</DisableOSCache>
+          <FileSize>10737418240</FileSize>
+          <BaseFileOffset>0</BaseFileOffset>
+          <IOPriority>3</IOPriority>
+          <Throughput>500</Throughput>
+        </Target>
+        <Target>
+          <Path>L:\log.dat</Path>
+          <BlockSize>65536</BlockSize>
+          <StrideSize>65536</StrideSize>
+          <WriteRatio>0</WriteRatio>
+          <RequestCount>8</RequestCount>
+        </Target>
+      </Targets>
+    </TimeSpan>
+  </TimeSpans>
+</Profile>
+"#,
+    )
+    .unwrap();
+    let out = oio().arg("import").arg(&xml).output().unwrap();
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{se}");
+    for w in [
+        "line 23: <Throughput>500 is not honoured",
+        "<Duration>60: give --time 60s",
+        "<Warmup>5: give --ramp 5s",
+        "<FileSize>10737418240: give --size",
+        "target D:\\data.dat is not imported",
+    ] {
+        assert!(se.contains(w), "{w:?} missing in {se}");
+    }
+    let from_xml =
+        oio_core::workload::Workload::from_toml(&String::from_utf8_lossy(&out.stdout), "x")
+            .unwrap();
+    let cmd = dir.path().join("profile.cmd");
+    std::fs::write(
+        &cmd,
+        "diskspd -b8K -r4K -w30 -t2 -o4 D:\\data.dat\r\ndiskspd -b64K -s -w0 -o8 L:\\log.dat\r\n",
+    )
+    .unwrap();
+    let out = oio().arg("import").arg(&cmd).output().unwrap();
+    assert!(out.status.success());
+    let from_cmd =
+        oio_core::workload::Workload::from_toml(&String::from_utf8_lossy(&out.stdout), "x")
+            .unwrap();
+    assert_eq!(from_xml.streams, from_cmd.streams);
+    let s = &from_xml.streams;
+    assert_eq!(
+        (
+            s[0].read_pct.0,
+            s[0].random_pct.0,
+            s[0].outstanding,
+            s[0].workers
+        ),
+        (70.0, 100.0, Some(8), 2)
+    );
+    assert_eq!((s[1].random_pct.0, s[1].outstanding), (0.0, Some(8)));
+
+    // Broken XML: the file and the line of the fault.
+    let bad = dir.path().join("bad.xml");
+    std::fs::write(
+        &bad,
+        "<Profile>\n<TimeSpans>\n<TimeSpan><Targets><Target>\n<BlockSize>8K</BlockSize>\n</Target></Targets></TimeSpan></TimeSpans></Profile>\n",
+    )
+    .unwrap();
+    let out = oio().arg("import").arg(&bad).output().unwrap();
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{se}");
+    assert!(
+        se.contains("bad.xml:4:") && se.contains("<BlockSize>8K"),
+        "{se}"
+    );
+    std::fs::write(&bad, "<Profile>\n<TimeSpans>\n<TimeSpan>\n</Profile>\n").unwrap();
+    let out = oio().arg("import").arg(&bad).output().unwrap();
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{se}");
+    assert!(se.contains("bad.xml:4:") && se.contains("XML"), "{se}");
+}

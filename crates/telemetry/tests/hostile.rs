@@ -145,3 +145,31 @@ fn binary_data_is_never_taken_for_a_text_format() {
         Some(oio_telemetry::Format::Perfmon)
     );
 }
+
+/// Hostile diskspd XML profiles are refused or imported, never a panic or a hang: deep nesting,
+/// entity expansion, numbers at their limits, a profile of nothing.
+#[test]
+fn hostile_diskspd_xml_profiles_are_refused_cleanly() {
+    use oio_telemetry::jobfile::{import, JobFormat};
+    let deep = format!(
+        "<Profile><TimeSpans><TimeSpan>{}{}</TimeSpan></TimeSpans></Profile>",
+        "<a>".repeat(100_000),
+        "</a>".repeat(100_000)
+    );
+    let laughs = r#"<?xml version="1.0"?><!DOCTYPE Profile [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;"><!ENTITY e "&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;"><!ENTITY f "&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;"><!ENTITY g "&f;&f;&f;&f;&f;&f;&f;&f;&f;&f;">]><Profile><TimeSpans><TimeSpan><Targets><Target><Path>&g;</Path></Target></Targets></TimeSpan></TimeSpans></Profile>"#;
+    let huge = "<Profile><TimeSpans><TimeSpan><ThreadCount>4294967295</ThreadCount><Targets><Target><Path>x</Path><BlockSize>18446744073709551615</BlockSize><RequestCount>4294967295</RequestCount><ThreadsPerFile>99999999999</ThreadsPerFile><Random>18446744073709551615</Random></Target></Targets></TimeSpan></TimeSpans></Profile>";
+    let empty =
+        "<Profile><TimeSpans><TimeSpan><Targets></Targets></TimeSpan></TimeSpans></Profile>";
+    let other = "<Config><TimeSpan/></Config>";
+    for (what, text) in [
+        ("deep", deep.as_str()),
+        ("laughs", laughs),
+        ("huge", huge),
+        ("empty", empty),
+        ("other", other),
+    ] {
+        let r = import("p.xml", text, JobFormat::DiskspdXml);
+        let e = r.expect_err(what).to_string();
+        assert!(e.starts_with("p.xml"), "{what}: {e}");
+    }
+}

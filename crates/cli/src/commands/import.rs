@@ -10,9 +10,9 @@ use std::process::ExitCode;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// fio output written with --output-format=json or json+ (json+ keeps exact percentiles),
-    /// or a workload definition: a fio job file (.fio), a diskspd command line (.cmd), an
-    /// IOMeter .icf or a vdbench parameter file (these become workload files, on stdout unless
-    /// -o is given).
+    /// or a workload definition: a fio job file (.fio), a diskspd command line (.cmd) or XML
+    /// profile (.xml), an IOMeter .icf or a vdbench parameter file (these become workload
+    /// files, on stdout unless -o is given).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
@@ -64,7 +64,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// diskspd, IOMeter and vdbench files become workload files; `None` for other files.
+/// diskspd (command lines and XML profiles), IOMeter and vdbench files become workload
+/// files; `None` for other files.
 fn import_jobfile(args: &Args) -> anyhow::Result<Option<ExitCode>> {
     use oio_telemetry::jobfile;
     let name = args.file.display().to_string();
@@ -81,6 +82,9 @@ fn import_jobfile(args: &Args) -> anyhow::Result<Option<ExitCode>> {
     for (k, i) in imported.iter().enumerate() {
         for w in &i.warnings {
             writeln!(stderr, "warning: {}: {w}", i.workload.name)?;
+        }
+        for n in &i.notes {
+            writeln!(stderr, "note: {}: {n}", i.workload.name)?;
         }
         let toml = i.workload.to_toml();
         match &args.output {

@@ -6,8 +6,8 @@
 //! threads per target and `-o` outstanding I/O per thread (outstanding = t × o), `-F` total
 //! threads. Run options (`-c`, `-d`, `-W`, `-C`, the target, caching `-S*`) and output
 //! options (`-L`, `-D`, `-R`) are named in warnings as run options or as having no effect on
-//! the workload; every other option is named as not honoured. XML profiles (`-X`) are not
-//! read.
+//! the workload; every other option is named as not honoured. XML profiles (`-X FILE`) are
+//! imported from the file itself ([`parse_xml`]).
 
 use super::{stream, Imported, StreamSpec};
 use crate::TelemetryError;
@@ -225,13 +225,11 @@ fn options(
                     "oio always measures latency"
                 }
             )),
-            "X" => {
-                return Err(TelemetryError::parse(
-                    file,
-                    n,
-                    "-X: diskspd XML profiles are not read; give the command line",
-                ))
-            }
+            "X" => return Err(TelemetryError::parse(
+                file,
+                n,
+                "-X: the workload is in the XML profile: import that file (oio import PROFILE.xml)",
+            )),
             _ => warnings.push(format!("line {n}: -{o}{v} is not honoured")),
         }
     }
@@ -277,4 +275,223 @@ impl Command {
             align: self.align,
         })
     }
+}
+
+/// Parses a diskspd XML profile (`diskspd -X profile.xml`, or what `diskspd -Rxml` prints
+/// under `<Profile>`): one workload per `<TimeSpan>`, one stream per `<Target>`, read the way
+/// the command line is (`BlockSize` is `-b`, `WriteRatio` `-w`, `Random` `-r` with its
+/// alignment, `RandomRatio` `-rs`, `RequestCount` `-o`, `ThreadsPerFile` `-t`, the time span's
+/// `ThreadCount` `-F`). Every other element is named in a warning, as run option or as not
+/// honoured. Warnings name the line of the element.
+pub fn parse_xml(file: &str, text: &str) -> Result<Vec<Imported>, TelemetryError> {
+    // The XML parser recurses per level: a hostile file nested 100,000 deep overflows the
+    // stack. A profile is 6 levels deep.
+    if let Some(line) = nested_deeper_than(text, MAX_XML_DEPTH) {
+        return Err(TelemetryError::parse(
+            file,
+            line,
+            format!("elements nested more than {MAX_XML_DEPTH} deep: not a diskspd profile"),
+        ));
+    }
+    let doc = roxmltree::Document::parse(text).map_err(|e| {
+        let pos = e.pos();
+        TelemetryError::parse(
+            file,
+            pos.row as usize,
+            format!("not a readable XML profile: {e}"),
+        )
+    })?;
+    let line = |n: roxmltree::Node| doc.text_pos_at(n.range().start).row as usize;
+    let root = doc.root_element();
+    if root.tag_name().name() != "Profile" {
+        return Err(TelemetryError::parse(
+            file,
+            line(root),
+            format!(
+                "<{}>: expected a diskspd <Profile> (with <TimeSpans><TimeSpan><Targets><Target>)",
+                root.tag_name().name()
+            ),
+        ));
+    }
+    let stem = std::path::Path::new(file)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "diskspd".into());
+    let spans: Vec<roxmltree::Node> = root
+        .descendants()
+        .filter(|n| n.has_tag_name("TimeSpan"))
+        .collect();
+    if spans.is_empty() {
+        return Err(TelemetryError::parse(
+            file,
+            line(root),
+            "no <TimeSpan>: expected <Profile><TimeSpans><TimeSpan><Targets><Target>",
+        ));
+    }
+    let mut out = Vec::new();
+    for (k, span) in spans.iter().enumerate() {
+        let mut warnings = Vec::new();
+        let mut notes = Vec::new();
+        let mut total_threads = None;
+        for e in span.children().filter(|n| n.is_element()) {
+            let n = line(e);
+            let v = e.text().unwrap_or("").trim();
+            match e.tag_name().name() {
+                "Targets" => {}
+                "ThreadCount" => {
+                    let t = int(file, n, "<ThreadCount>", v, 1024)?;
+                    total_threads = (t > 0).then_some(t);
+                }
+                "Duration" => notes.push(format!("line {n}: <Duration>{v}: give --time {v}s to oio run")),
+                "Warmup" => notes.push(format!("line {n}: <Warmup>{v}: give --ramp {v}s to oio run")),
+                "RandSeed" => notes.push(format!("line {n}: <RandSeed>{v}: give --seed to oio run")),
+                "Cooldown" => warnings.push(format!("line {n}: <Cooldown>{v}: oio has no cool-down")),
+                "MeasureLatency" | "CalculateIopsStdDev" | "IoBucketDuration" => warnings.push(
+                    format!("line {n}: <{}> changes diskspd's output, not the workload; oio always measures latency and per-interval IOPS", e.tag_name().name()),
+                ),
+                other => warnings.push(format!("line {n}: <{other}>{v} is not honoured")),
+            }
+        }
+        let mut streams = Vec::new();
+        for target in span.descendants().filter(|n| n.has_tag_name("Target")) {
+            let mut c = target_command(file, target, &line, &mut warnings, &mut notes)?;
+            c.total_threads = total_threads;
+            let name = if streams.is_empty() {
+                "main".into()
+            } else {
+                format!("s{}", streams.len() + 1)
+            };
+            streams.push(c.stream(line(target), name, &mut warnings));
+        }
+        if streams.is_empty() {
+            return Err(TelemetryError::parse(
+                file,
+                line(*span),
+                "a <TimeSpan> without a <Target>: expected <Targets><Target><Path>…</Path></Target></Targets>",
+            ));
+        }
+        let name = if spans.len() == 1 {
+            stem.clone()
+        } else {
+            format!("{stem}-{}", k + 1)
+        };
+        out.push(Imported {
+            workload: Workload {
+                name: super::name_or(&name, "diskspd"),
+                description: format!("diskspd XML profile imported by oio from {file}"),
+                streams,
+            },
+            warnings,
+            notes,
+        });
+    }
+    Ok(out)
+}
+
+/// One `<Target>` as the command it stands for.
+fn target_command(
+    file: &str,
+    target: roxmltree::Node,
+    line: &dyn Fn(roxmltree::Node) -> usize,
+    warnings: &mut Vec<String>,
+    notes: &mut Vec<String>,
+) -> Result<Command, TelemetryError> {
+    let mut c = Command {
+        bs: 64 * 1024,
+        write_pct: 0,
+        random: None,
+        align: None,
+        threads: 1,
+        per_thread: 2,
+        total_threads: None,
+        targets: Vec::new(),
+    };
+    let mut random_ratio = None;
+    for e in target.children().filter(|n| n.is_element()) {
+        let n = line(e);
+        let v = e.text().unwrap_or("").trim();
+        let tag = e.tag_name().name();
+        let bytes = |v: &str| {
+            v.parse::<u64>().map_err(|_| {
+                TelemetryError::parse(file, n, format!("<{tag}>{v}: expected a size in bytes"))
+            })
+        };
+        match tag {
+            "Path" => c.targets.push(v.to_string()),
+            "BlockSize" => c.bs = bytes(v)?,
+            "WriteRatio" => c.write_pct = int(file, n, "<WriteRatio>", v, 100)?,
+            "Random" => {
+                c.random = Some(100.0);
+                c.align = Some(bytes(v)?).filter(|a| *a > 0);
+            }
+            "RandomRatio" => random_ratio = Some(int(file, n, "<RandomRatio>", v, 100)? as f64),
+            "StrideSize" => {
+                if c.random.is_none() {
+                    c.random = Some(0.0);
+                }
+                if bytes(v)? != c.bs && bytes(v)? != 0 {
+                    warnings.push(format!(
+                        "line {n}: <StrideSize>{v}: a stride other than the block size is not honoured"
+                    ));
+                }
+            }
+            "InterlockedSequential" if v == "true" => warnings.push(format!(
+                "line {n}: <InterlockedSequential> (threads share one sequential offset) is not honoured: each oio worker runs its own sequence"
+            )),
+            "RequestCount" => c.per_thread = int(file, n, "<RequestCount>", v, 65536)?.max(1),
+            "ThreadsPerFile" => c.threads = int(file, n, "<ThreadsPerFile>", v, 1024)?.max(1),
+            "FileSize" => notes.push(format!("line {n}: <FileSize>{v}: give --size {v} to oio run")),
+            "DisableOSCache" | "DisableAllCache" | "WriteThrough" | "DisableLocalCache" => {
+                warnings.push(format!(
+                    "line {n}: <{tag}>{v} (caching): oio uses O_DIRECT unless given --buffered"
+                ))
+            }
+            // Defaults written out by `diskspd -Rxml`: nothing to honour.
+            "InterlockedSequential" | "BaseFileOffset" | "SequentialScan" | "RandomAccess"
+            | "TemporaryFile" | "UseLargePages" | "ParallelAsyncIO" | "ThreadStride"
+            | "MaxFileSize" | "IOPriority" | "Throughput" | "BurstSize" | "ThinkTime"
+                if matches!(v, "0" | "false") || (tag == "IOPriority" && v == "3") => {}
+            "WriteBufferContent" => warnings.push(format!(
+                "line {n}: <WriteBufferContent>: oio writes unique random data unless given --pattern"
+            )),
+            other => warnings.push(format!("line {n}: <{other}>{v} is not honoured")),
+        }
+    }
+    if let Some(r) = random_ratio {
+        c.random = Some(r);
+    }
+    Ok(c)
+}
+
+/// Deepest element nesting read from an XML profile (a diskspd profile has 6 levels).
+const MAX_XML_DEPTH: usize = 64;
+
+/// The line where elements first nest deeper than `limit`, by a scan of the tags that needs no
+/// stack (comments, declarations and `<![CDATA[` sections are not elements; a tag ending in
+/// `/>` closes itself).
+fn nested_deeper_than(text: &str, limit: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let (mut depth, mut line, mut i) = (0usize, 1usize, 0usize);
+    while i < b.len() {
+        match b[i] {
+            b'\n' => line += 1,
+            b'<' => match b.get(i + 1) {
+                Some(b'/') => depth = depth.saturating_sub(1),
+                Some(b'?' | b'!') => {}
+                _ => {
+                    let end = b[i..].iter().position(|&c| c == b'>').map(|p| i + p);
+                    let closes = end.is_some_and(|e| e > i && b[e - 1] == b'/');
+                    if !closes {
+                        depth += 1;
+                        if depth > limit {
+                            return Some(line);
+                        }
+                    }
+                }
+            },
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }

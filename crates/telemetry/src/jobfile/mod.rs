@@ -1,5 +1,6 @@
 //! Workload definitions other tools keep, imported as oio workloads: fio job files, diskspd
-//! command lines, IOMeter `.icf` configuration files and vdbench parameter files.
+//! command lines and XML profiles, IOMeter `.icf` configuration files and vdbench parameter
+//! files.
 //!
 //! An importer honours what an oio workload can say (read share, size mixes per direction,
 //! random share, alignment, outstanding I/O, workers) and names every other option in a
@@ -32,6 +33,8 @@ pub struct Imported {
 pub enum JobFormat {
     /// diskspd command lines (`diskspd.exe -b8K ...`).
     Diskspd,
+    /// diskspd XML profile (`<Profile><TimeSpans>…`).
+    DiskspdXml,
     /// IOMeter configuration file (`.icf`).
     Iometer,
     /// vdbench parameter file (`sd=`, `wd=`, `rd=` lines).
@@ -43,6 +46,10 @@ pub fn detect(name: &str, text: &str) -> Option<JobFormat> {
     let lower = name.to_ascii_lowercase();
     if lower.ends_with(".icf") || text.contains("'ACCESS SPECIFICATIONS") {
         return Some(JobFormat::Iometer);
+    }
+    let head = text.trim_start_matches('\u{feff}').trim_start();
+    if head.starts_with('<') && text.contains("<Profile") && text.contains("TimeSpan") {
+        return Some(JobFormat::DiskspdXml);
     }
     let code: Vec<&str> = text
         .lines()
@@ -73,6 +80,7 @@ pub fn detect(name: &str, text: &str) -> Option<JobFormat> {
 pub fn import(name: &str, text: &str, format: JobFormat) -> Result<Vec<Imported>, TelemetryError> {
     let out = match format {
         JobFormat::Diskspd => diskspd::parse(name, text)?,
+        JobFormat::DiskspdXml => diskspd::parse_xml(name, text)?,
         JobFormat::Iometer => iometer::parse(name, text)?,
         JobFormat::Vdbench => vdbench::parse(name, text)?,
     };
