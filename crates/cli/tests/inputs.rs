@@ -340,10 +340,13 @@ workers = 2
         (0.0, 0.0, Some(1))
     );
     assert_eq!(l.bs.as_ref().unwrap().to_string(), "60k");
-    // Nothing dropped silently: delay, burst, the unassigned spec, the setup, the targets.
+    // IOMeter's transfer delay after each burst is oio's think time.
+    assert_eq!(
+        (l.think_time.map(|t| t.0.as_millis()), l.think_blocks),
+        (Some(5), Some(2))
+    );
+    // Nothing dropped silently: the unassigned spec, the setup, the targets.
     for w in [
-        "LOGS: 'LOGS': 61440 B line: delay 5 ms",
-        "burst length 2 is not honoured",
         "'LOGS' is assigned to no worker",
         "test setup (run time, ramp-up, cycling)",
         "targets of the manager list",
@@ -405,7 +408,19 @@ bs = "1m"
 random_pct = 0
 outstanding = 8
 "#;
-    for toml in [oltp, scan] {
+    // A log writer that thinks 5 ms after every 4 writes: diskspd's -j5 -i4.
+    let paced = r#"
+name = "paced"
+[[stream]]
+name = "main"
+read_pct = 0
+bs = "8k"
+random_pct = 0
+outstanding = 1
+think_time = "5ms"
+think_blocks = 4
+"#;
+    for toml in [oltp, scan, paced] {
         let want = oio_core::workload::Workload::from_toml(toml, "want").unwrap();
         let (back, warnings) = export_import(toml, "diskspd");
         assert_eq!(back.streams, want.streams, "diskspd");
@@ -752,6 +767,8 @@ fn diskspd_xml_profiles_import_like_their_command_lines() {
           <StrideSize>65536</StrideSize>
           <WriteRatio>0</WriteRatio>
           <RequestCount>8</RequestCount>
+          <ThinkTime>5</ThinkTime>
+          <BurstSize>4</BurstSize>
         </Target>
       </Targets>
     </TimeSpan>
@@ -778,7 +795,7 @@ fn diskspd_xml_profiles_import_like_their_command_lines() {
     let cmd = dir.path().join("profile.cmd");
     std::fs::write(
         &cmd,
-        "diskspd -b8K -r4K -w30 -t2 -o4 D:\\data.dat\r\ndiskspd -b64K -s -w0 -o8 L:\\log.dat\r\n",
+        "diskspd -b8K -r4K -w30 -t2 -o4 D:\\data.dat\r\ndiskspd -b64K -s -w0 -o8 -j5 -i4 L:\\log.dat\r\n",
     )
     .unwrap();
     let out = oio().arg("import").arg(&cmd).output().unwrap();
@@ -798,6 +815,10 @@ fn diskspd_xml_profiles_import_like_their_command_lines() {
         (70.0, 100.0, Some(8), 2)
     );
     assert_eq!((s[1].random_pct.0, s[1].outstanding), (0.0, Some(8)));
+    assert_eq!(
+        (s[1].think_time.map(|t| t.0.as_millis()), s[1].think_blocks),
+        (Some(5), Some(4))
+    );
 
     // Broken XML: the file and the line of the fault.
     let bad = dir.path().join("bad.xml");

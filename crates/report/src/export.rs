@@ -522,7 +522,7 @@ fn unexpressed(s: &Stream, handled: &[&str]) -> Vec<String> {
     if let Some(h) = s.sync_writes.filter(|_| !handled.contains(&"sync_writes")) {
         out.push(format!("sync_writes = {}", h.name()));
     }
-    if let Some(t) = s.think_time {
+    if let Some(t) = s.think_time.filter(|_| !handled.contains(&"think")) {
         out.push(format!(
             "think_time = {} per {} I/Os",
             format_duration(t.0),
@@ -618,7 +618,32 @@ pub fn to_diskspd(w: &Workload, o: &ExportOptions) -> Result<String, ExportError
         if s.pattern == Some(DataContent::Zero) {
             caching.push_str(" -Z");
         }
-        for what in unexpressed(s, &["sync_writes", "zero"]) {
+        // Think time: -j milliseconds after every -i I/Os, per thread as oio's per worker.
+        let think_ms = s
+            .think_time
+            .map(|t| (t.0.as_secs_f64() * 1000.0).round() as u64)
+            .filter(|ms| *ms > 0);
+        if let Some(ms) = think_ms {
+            let _ = write!(caching, " -j{ms}");
+            if let Some(n) = s.think_blocks.filter(|n| *n > 1) {
+                let _ = write!(caching, " -i{n}");
+            }
+            if s.think_time
+                .is_some_and(|t| t.0.subsec_nanos() % 1_000_000 != 0)
+            {
+                let _ = writeln!(
+                    out,
+                    "REM stream '{name}': think time {} is rounded to {ms} ms (diskspd counts whole milliseconds)",
+                    s.think_time.map(|t| format_duration(t.0)).unwrap_or_default()
+                );
+            }
+        }
+        let handled: &[&str] = if think_ms.is_some() {
+            &["sync_writes", "zero", "think"]
+        } else {
+            &["sync_writes", "zero"]
+        };
+        for what in unexpressed(s, handled) {
             let _ = writeln!(out, "REM stream '{name}': diskspd has no equivalent of {what}; this command leaves it out");
         }
         if w.streams.len() > 1 {

@@ -4,7 +4,7 @@
 //! Each `diskspd` command becomes one stream of one workload: `-b` size, `-w` write share,
 //! `-r` random (with its alignment) or `-s` sequential, `-rs<pct>` a random share, `-t`
 //! threads per target and `-o` outstanding I/O per thread (outstanding = t × o), `-F` total
-//! threads. Run options (`-c`, `-d`, `-W`, `-C`, the target, caching `-S*`) and output
+//! threads, `-j` think time (ms) after every `-i` I/Os. Run options (`-c`, `-d`, `-W`, `-C`, the target, caching `-S*`) and output
 //! options (`-L`, `-D`, `-R`) are named in warnings as run options or as having no effect on
 //! the workload; every other option is named as not honoured. XML profiles (`-X FILE`) are
 //! imported from the file itself ([`parse_xml`]).
@@ -154,6 +154,10 @@ struct Command {
     per_thread: u32,
     /// `-F`: threads in total.
     total_threads: Option<u32>,
+    /// `-j`: think time between bursts, ms.
+    think_ms: Option<u32>,
+    /// `-i`: I/Os per burst.
+    burst: Option<u32>,
     targets: Vec<String>,
 }
 
@@ -173,6 +177,8 @@ fn options(
         threads: 1,
         per_thread: 2,
         total_threads: None,
+        think_ms: None,
+        burst: None,
         targets: Vec::new(),
     };
     for a in args {
@@ -205,6 +211,8 @@ fn options(
             "t" => c.threads = int(file, n, "-t", v, 1024)?.max(1),
             "o" => c.per_thread = int(file, n, "-o", v, 65536)?.max(1),
             "F" => c.total_threads = Some(int(file, n, "-F", v, 1024)?.max(1)),
+            "j" => c.think_ms = Some(int(file, n, "-j", v, 60_000)?),
+            "i" => c.burst = Some(int(file, n, "-i", v, 1 << 20)?.max(1)),
             "c" | "d" | "W" | "C" => warnings.push(format!(
                 "line {n}: -{o}{v} is a run option: give {} to oio run",
                 match o {
@@ -264,7 +272,13 @@ impl Command {
             warnings.push(format!("line {n}: {} targets: oio runs the stream on the targets given to oio run, with -t threads per target counted together", targets.len()));
         }
         let mix = Some(SizeMix::single(self.bs));
-        stream(StreamSpec {
+        let think = self.think_ms.filter(|ms| *ms > 0);
+        if think.is_none() && self.burst.is_some_and(|b| b > 0) {
+            warnings.push(format!(
+                "line {n}: a burst size without a think time (-j) changes nothing"
+            ));
+        }
+        let mut s = stream(StreamSpec {
             name,
             read_pct: 100.0 - self.write_pct as f64,
             read: mix.clone(),
@@ -273,7 +287,15 @@ impl Command {
             outstanding: workers.saturating_mul(self.per_thread).min(65536),
             workers,
             align: self.align,
-        })
+        });
+        // -j/-i: each thread waits `think` after every burst, as oio's workers do.
+        if let Some(ms) = think {
+            s.think_time = Some(oio_core::units::Secs(std::time::Duration::from_millis(
+                ms as u64,
+            )));
+            s.think_blocks = self.burst.filter(|b| *b > 1);
+        }
+        s
     }
 }
 
@@ -404,6 +426,8 @@ fn target_command(
         threads: 1,
         per_thread: 2,
         total_threads: None,
+        think_ms: None,
+        burst: None,
         targets: Vec::new(),
     };
     let mut random_ratio = None;
@@ -441,6 +465,8 @@ fn target_command(
             "RequestCount" => c.per_thread = int(file, n, "<RequestCount>", v, 65536)?.max(1),
             "ThreadsPerFile" => c.threads = int(file, n, "<ThreadsPerFile>", v, 1024)?.max(1),
             "FileSize" => notes.push(format!("line {n}: <FileSize>{v}: give --size {v} to oio run")),
+            "ThinkTime" => c.think_ms = Some(int(file, n, "<ThinkTime>", v, 60_000)?),
+            "BurstSize" => c.burst = Some(int(file, n, "<BurstSize>", v, 1 << 20)?),
             "DisableOSCache" | "DisableAllCache" | "WriteThrough" | "DisableLocalCache" => {
                 warnings.push(format!(
                     "line {n}: <{tag}>{v} (caching): oio uses O_DIRECT unless given --buffered"
@@ -449,7 +475,7 @@ fn target_command(
             // Defaults written out by `diskspd -Rxml`: nothing to honour.
             "InterlockedSequential" | "BaseFileOffset" | "SequentialScan" | "RandomAccess"
             | "TemporaryFile" | "UseLargePages" | "ParallelAsyncIO" | "ThreadStride"
-            | "MaxFileSize" | "IOPriority" | "Throughput" | "BurstSize" | "ThinkTime"
+            | "MaxFileSize" | "IOPriority" | "Throughput"
                 if matches!(v, "0" | "false") || (tag == "IOPriority" && v == "3") => {}
             "WriteBufferContent" => warnings.push(format!(
                 "line {n}: <WriteBufferContent>: oio writes unique random data unless given --pattern"

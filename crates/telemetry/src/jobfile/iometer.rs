@@ -8,8 +8,10 @@
 //! write size mixes (a line's `% of size` × `% reads` goes to reads), the read share and the
 //! random share; outstanding I/O comes from the workers the specification is assigned to in
 //! the manager list (`'Number of outstanding IOs`, `'Assigned access specs`), summed over
-//! workers. Delay, burst, reply, per-line random shares that differ, targets and the test
-//! setup are named in warnings.
+//! workers. A transfer delay after each burst, when every line has the same, is oio's think
+//! time (`think_time` after every `think_blocks` I/Os). Reply sizes, delays or bursts that
+//! differ between lines, per-line random shares that differ, targets and the test setup are
+//! named in warnings.
 
 use super::{mix_of, name_or, pct, stream, Imported, StreamSpec};
 use crate::TelemetryError;
@@ -227,25 +229,42 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Imported>, TelemetryError> {
         .collect()
 }
 
-/// Delay, burst and reply of each line: named, not honoured.
-fn line_warnings(name: &str, lines: &[Line], warnings: &mut Vec<String>) {
-    for l in lines {
-        if l.delay > 0 {
-            warnings.push(format!("'{name}': {} B line: delay {} ms between bursts is not honoured (oio has no think time; use a rate)", l.size, l.delay));
-        }
-        if l.burst > 1 {
-            warnings.push(format!(
-                "'{name}': {} B line: burst length {} is not honoured",
-                l.size, l.burst
-            ));
-        }
-        if l.reply > 0 {
-            warnings.push(format!(
-                "'{name}': {} B line: reply size {} (network targets) is not honoured",
-                l.size, l.reply
-            ));
-        }
+/// Delay and burst as oio's think time: every line's the same transfer delay (ms) after
+/// each burst of I/Os, as IOMeter waits; lines that differ are named, as is a reply size.
+fn think(
+    name: &str,
+    lines: &[Line],
+    warnings: &mut Vec<String>,
+) -> Option<(std::time::Duration, Option<u32>)> {
+    for l in lines.iter().filter(|l| l.reply > 0) {
+        warnings.push(format!(
+            "'{name}': {} B line: reply size {} (network targets) is not honoured",
+            l.size, l.reply
+        ));
     }
+    let first = &lines[0];
+    if lines
+        .iter()
+        .any(|l| (l.delay, l.burst) != (first.delay, first.burst))
+    {
+        let each: Vec<String> = lines
+            .iter()
+            .map(|l| format!("{} B: delay {} ms, burst {}", l.size, l.delay, l.burst))
+            .collect();
+        warnings.push(format!("'{name}': lines have different delays or bursts ({}); oio's think time is one per stream, so none is imported", each.join("; ")));
+        return None;
+    }
+    if first.delay == 0 {
+        if first.burst > 1 {
+            warnings.push(format!(
+                "'{name}': burst length {} without a transfer delay changes nothing",
+                first.burst
+            ));
+        }
+        return None;
+    }
+    let burst = u32::try_from(first.burst).ok().filter(|b| *b > 1);
+    Some((std::time::Duration::from_millis(first.delay), burst))
 }
 
 /// The lines' alignment when they share one above 0; otherwise oio's default, said so.
@@ -300,7 +319,7 @@ fn spec_workload(file: &str, spec: &Spec, icf: &Icf) -> Result<Imported, Telemet
             pct(read_pct)
         ));
     }
-    line_warnings(name, lines, &mut warnings);
+    let paced = think(name, lines, &mut warnings);
     let align = alignment(name, lines, &mut warnings);
     let Assignment {
         outstanding,
@@ -323,7 +342,7 @@ fn spec_workload(file: &str, spec: &Spec, icf: &Icf) -> Result<Imported, Telemet
             "the targets of the manager list are not imported: give the target to oio run".into(),
         );
     }
-    let s = stream(StreamSpec {
+    let mut s = stream(StreamSpec {
         name: "main".into(),
         read_pct,
         read: mix_of(&reads),
@@ -333,6 +352,10 @@ fn spec_workload(file: &str, spec: &Spec, icf: &Icf) -> Result<Imported, Telemet
         workers,
         align,
     });
+    if let Some((delay, burst)) = paced {
+        s.think_time = Some(oio_core::units::Secs(delay));
+        s.think_blocks = burst;
+    }
     Ok(Imported {
         notes: Vec::new(),
         workload: Workload {
