@@ -536,7 +536,7 @@ fn n_words(na: usize, nb: usize) -> String {
 
 /// Formats a signed percentage like "+117.6 %".
 pub fn pct(v: f64) -> String {
-    format!("{v:+.1} %")
+    format!("{} %", oio_core::units::format_signed(v, 1))
 }
 
 fn p_words(p: f64) -> String {

@@ -157,6 +157,15 @@ pub fn format_ns(ns: f64) -> String {
     }
 }
 
+/// Formats a signed change with `decimals` places and an explicit sign: `+117.6`, `-3.0`. A
+/// value that rounds to zero is `+0.0`, never `-0.0` (a tiny negative change is no change at
+/// the precision shown).
+pub fn format_signed(v: f64, decimals: usize) -> String {
+    let scale = 10f64.powi(decimals.min(9) as i32);
+    let v = if (v * scale).round() == 0.0 { 0.0 } else { v };
+    format!("{v:+.decimals$}")
+}
+
 /// Formats a rate with thousands separators: `12,345`.
 pub fn format_count(v: f64) -> String {
     let n = v.round() as u64;
@@ -489,5 +498,20 @@ pub mod duration_ns {
     /// Reads nanoseconds.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         u64::deserialize(d).map(Duration::from_nanos)
+    }
+}
+
+#[cfg(test)]
+mod signed_tests {
+    use super::format_signed;
+
+    #[test]
+    fn signed_changes_never_show_minus_zero() {
+        assert_eq!(format_signed(-0.01, 1), "+0.0");
+        assert_eq!(format_signed(-0.04, 1), "+0.0");
+        assert_eq!(format_signed(-0.06, 1), "-0.1");
+        assert_eq!(format_signed(117.64, 1), "+117.6");
+        assert_eq!(format_signed(-0.004, 2), "+0.00");
+        assert_eq!(format_signed(0.0, 0), "+0");
     }
 }

@@ -9,6 +9,7 @@ use crate::charts::{overlay_or_multiples, Chart};
 use crate::model::Report;
 use crate::svg::{esc, Axis, BarSeries, Bars, Fmt, Mode, Plot, Series};
 use oio_core::result::Interval;
+use oio_core::units::format_signed;
 use oio_core::units::{format_bytes, format_count, format_ns};
 use oio_fleet::merge::FleetHost;
 use std::fmt::Write;
@@ -283,7 +284,7 @@ pub fn section(o: &mut String, report: &Report, charts: &[Chart]) {
                 format_count(h.iops),
                 if out { "warn" } else { "" },
                 dev[k]
-                    .map(|d| format!("{d:+.1} %{}", if out { " outlier" } else { "" }))
+                    .map(|d| format!("{} %{}", format_signed(d, 1), if out { " outlier" } else { "" }))
                     .unwrap_or("-".into()),
                 h.start_skew_ns.map(ms).unwrap_or("-".into()),
                 ms(h.clock_rtt_ns / 2),

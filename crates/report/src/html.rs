@@ -12,6 +12,7 @@ use crate::experiments::{self, Experiment, Kind};
 use crate::model::Report;
 use crate::svg::esc;
 use crate::{Artifact, Renderer, ReportError};
+use oio_core::units::format_signed;
 use oio_core::units::{format_bytes, format_count, format_ns};
 use std::fmt::Write;
 
@@ -612,9 +613,9 @@ fn comparison_tables(o: &mut String, c: &oio_analysis::compare::Comparison) {
                     val(m.baseline_value),
                     val(m.value),
                     if m.significant { "sig" } else { "nsig" },
-                    m.margin_pct.map(|v| format!("{v:+.2} %")).unwrap_or("-".into()),
+                    m.margin_pct.map(|v| format!("{} %", format_signed(v, 2))).unwrap_or("-".into()),
                     match (m.ci_low_pct, m.ci_high_pct) {
-                        (Some(a), Some(b)) => format!("{a:+.2} % to {b:+.2} %"),
+                        (Some(a), Some(b)) => format!("{} % to {} %", format_signed(a, 2), format_signed(b, 2)),
                         _ => "-".into(),
                     },
                     m.p_value.map(|p| format!("{p:.3}")).unwrap_or("-".into()),

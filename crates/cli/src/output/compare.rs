@@ -4,6 +4,7 @@
 
 use super::style::{DIM, HEAD, WARN};
 use oio_analysis::compare::{Comparison, MetricComparison};
+use oio_core::units::format_signed;
 use oio_core::units::{format_count, format_ns};
 use std::io::{self, Write};
 
@@ -37,7 +38,7 @@ fn truncate(s: &str, n: usize) -> String {
 
 fn interval(m: &MetricComparison) -> String {
     match (m.ci_low_pct, m.ci_high_pct) {
-        (Some(lo), Some(hi)) => format!("[{lo:+.1} %, {hi:+.1} %]"),
+        (Some(lo), Some(hi)) => format!("[{} %, {} %]", format_signed(lo, 1), format_signed(hi, 1)),
         _ => "-".into(),
     }
 }
@@ -85,7 +86,7 @@ pub fn write_comparison(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
                 with_cv(&m.unit, m.baseline_value, m.cv_pct[0]),
                 with_cv(&m.unit, m.value, m.cv_pct[1]),
                 m.margin_pct
-                    .map(|v| format!("{v:+.1} %"))
+                    .map(|v| format!("{} %", format_signed(v, 1)))
                     .unwrap_or("-".into()),
                 interval(m),
                 m.short
