@@ -135,6 +135,11 @@ impl PgSession {
     /// state is not known, so a later rollback is sent.
     pub fn batch_execute(&mut self, sql: &str) -> Result<(), StmtError> {
         self.maybe_in_txn = true;
+        self.simple(sql)
+    }
+
+    /// SQL through the simple query protocol, one round trip.
+    fn simple(&mut self, sql: &str) -> Result<(), StmtError> {
         let c = &self.client;
         drive(&self.rt, &mut self.connection, c.batch_execute(sql))
             .and_then(|r| r)
@@ -152,10 +157,7 @@ impl PgSession {
             return Ok(());
         }
         self.maybe_in_txn = false;
-        let c = &self.client;
-        drive(&self.rt, &mut self.connection, c.batch_execute("COMMIT"))
-            .and_then(|r| r)
-            .map_err(classify_pg)
+        self.simple("COMMIT")
     }
 
     /// Rolls back; no round trip when no transaction can be open.
@@ -164,10 +166,7 @@ impl PgSession {
             return Ok(());
         }
         self.maybe_in_txn = false;
-        let c = &self.client;
-        drive(&self.rt, &mut self.connection, c.batch_execute("ROLLBACK"))
-            .and_then(|r| r)
-            .map_err(classify_pg)
+        self.simple("ROLLBACK")
     }
 
     /// Runs statements in one round trip (with a pending `BEGIN` in front) and puts each

@@ -161,6 +161,25 @@ struct Command {
     targets: Vec<String>,
 }
 
+impl Default for Command {
+    /// diskspd's own defaults: 64 KiB blocks, reads, 1 thread per target, 2 outstanding I/Os
+    /// per thread.
+    fn default() -> Command {
+        Command {
+            bs: 64 * 1024,
+            write_pct: 0,
+            random: None,
+            align: None,
+            threads: 1,
+            per_thread: 2,
+            total_threads: None,
+            think_ms: None,
+            burst: None,
+            targets: Vec::new(),
+        }
+    }
+}
+
 /// Reads a command's arguments (after the program); options oio does not honour go to
 /// `warnings`.
 fn options(
@@ -169,18 +188,7 @@ fn options(
     args: &[String],
     warnings: &mut Vec<String>,
 ) -> Result<Command, TelemetryError> {
-    let mut c = Command {
-        bs: 64 * 1024,
-        write_pct: 0,
-        random: None,
-        align: None,
-        threads: 1,
-        per_thread: 2,
-        total_threads: None,
-        think_ms: None,
-        burst: None,
-        targets: Vec::new(),
-    };
+    let mut c = Command::default();
     for a in args {
         let Some(opt) = a.strip_prefix('-').or_else(|| a.strip_prefix('/')) else {
             c.targets.push(a.clone());
@@ -418,18 +426,7 @@ fn target_command(
     warnings: &mut Vec<String>,
     notes: &mut Vec<String>,
 ) -> Result<Command, TelemetryError> {
-    let mut c = Command {
-        bs: 64 * 1024,
-        write_pct: 0,
-        random: None,
-        align: None,
-        threads: 1,
-        per_thread: 2,
-        total_threads: None,
-        think_ms: None,
-        burst: None,
-        targets: Vec::new(),
-    };
+    let mut c = Command::default();
     let mut random_ratio = None;
     for e in target.children().filter(|n| n.is_element()) {
         let n = line(e);
