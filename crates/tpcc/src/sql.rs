@@ -202,6 +202,24 @@ pub enum Stmt {
     PgSlCount,
 }
 
+/// New-Order's lines on PostgreSQL, the part of [`Stmt::PgNoBody`] and [`Stmt::PgNoOne`]
+/// after the order id (a CTE `d` with `o_id`): the order, its NEW_ORDER row, the stock rows
+/// (clause 2.4.2.2's quantity rule) and the lines priced from ITEM. Parameters: $1 warehouse,
+/// $2 district, $3 customer, $4 line count, $5 all local, $6–$8 item, supplying warehouse and
+/// quantity arrays.
+macro_rules! new_order_lines {
+    () => {
+        "l AS (SELECT * FROM unnest($6::int4[], $7::int4[], $8::int4[]) WITH ORDINALITY AS l(i_id, supply_w_id, qty, n)), \
+        o AS (INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) SELECT d.o_id, $2, $1, $3, CURRENT_TIMESTAMP, NULL, $4, $5 FROM d), \
+        nw AS (INSERT INTO new_order (no_o_id, no_d_id, no_w_id) SELECT d.o_id, $2, $1 FROM d), \
+        s AS (UPDATE stock SET s_quantity = CASE WHEN s_quantity >= l.qty + 10 THEN s_quantity - l.qty ELSE s_quantity - l.qty + 91 END, s_ytd = s_ytd + l.qty, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + CASE WHEN l.supply_w_id <> $1 THEN 1 ELSE 0 END \
+        FROM l WHERE s_i_id = l.i_id AND s_w_id = l.supply_w_id \
+        RETURNING l.n, l.i_id, l.supply_w_id, l.qty, s_quantity, s_data, CASE CAST($2 AS INTEGER) WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END AS dist), \
+        ol AS (INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) \
+        SELECT d.o_id, $2, $1, s.n, s.i_id, s.supply_w_id, NULL, s.qty, CAST(s.qty * i.i_price AS NUMERIC(6,2)), s.dist FROM s JOIN item i ON i.i_id = s.i_id CROSS JOIN d RETURNING ol_amount)"
+    };
+}
+
 impl Stmt {
     /// Every statement, indexed by `as usize`.
     pub const ALL: [Stmt; 34] = [
@@ -302,32 +320,23 @@ impl Stmt {
             // so the count tells the caller to roll back. Rows: (lines inserted, their sum). The
             // order id is read from the district the head just advanced (same transaction,
             // row locked), so head and body go out together.
-            Stmt::PgNoBody => "WITH k AS (SELECT d_next_o_id - 1 AS o_id FROM district WHERE d_w_id = $2 AND d_id = $1), \
-                l AS (SELECT * FROM unnest($6::int4[], $7::int4[], $8::int4[]) WITH ORDINALITY AS l(i_id, supply_w_id, qty, n)), \
-                o AS (INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) SELECT k.o_id, $1, $2, $3, CURRENT_TIMESTAMP, NULL, $4, $5 FROM k), \
-                nw AS (INSERT INTO new_order (no_o_id, no_d_id, no_w_id) SELECT k.o_id, $1, $2 FROM k), \
-                s AS (UPDATE stock SET s_quantity = CASE WHEN s_quantity >= l.qty + 10 THEN s_quantity - l.qty ELSE s_quantity - l.qty + 91 END, s_ytd = s_ytd + l.qty, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + CASE WHEN l.supply_w_id <> $2 THEN 1 ELSE 0 END \
-                FROM l WHERE s_i_id = l.i_id AND s_w_id = l.supply_w_id \
-                RETURNING l.n, l.i_id, l.supply_w_id, l.qty, s_quantity, s_data, CASE CAST($1 AS INTEGER) WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END AS dist), \
-                ol AS (INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) \
-                SELECT k.o_id, $1, $2, s.n, s.i_id, s.supply_w_id, NULL, s.qty, CAST(s.qty * i.i_price AS NUMERIC(6,2)), s.dist FROM s JOIN item i ON i.i_id = s.i_id CROSS JOIN k RETURNING ol_amount) \
-                SELECT count(*), sum(ol_amount) FROM ol",
+            Stmt::PgNoBody => concat!(
+                "WITH d AS (SELECT d_next_o_id - 1 AS o_id FROM district WHERE d_w_id = $1 AND d_id = $2), ",
+                new_order_lines!(),
+                " SELECT count(*), sum(ol_amount) FROM ol"
+            ),
             // New-Order as one statement, a transaction by itself: the head's and the body's
-            // rows in one data-modifying WITH. Used when the client knows no line has an
-            // unused item (it drew the inputs), so nothing can call for a rollback. Row: the
-            // head's columns (NULL when the customer is missing), lines inserted, their sum.
-            Stmt::PgNoOne => "WITH d AS (UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = $1 AND d_id = $2 RETURNING d_next_o_id - 1 AS o_id, d_tax), \
-                h AS (SELECT d.o_id, d.d_tax, w_tax, c_discount, c_last, c_credit FROM d, warehouse, customer WHERE w_id = $1 AND c_w_id = $1 AND c_d_id = $2 AND c_id = $3), \
-                l AS (SELECT * FROM unnest($6::int4[], $7::int4[], $8::int4[]) WITH ORDINALITY AS l(i_id, supply_w_id, qty, n)), \
-                o AS (INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) SELECT d.o_id, $2, $1, $3, CURRENT_TIMESTAMP, NULL, $4, $5 FROM d), \
-                nw AS (INSERT INTO new_order (no_o_id, no_d_id, no_w_id) SELECT d.o_id, $2, $1 FROM d), \
-                s AS (UPDATE stock SET s_quantity = CASE WHEN s_quantity >= l.qty + 10 THEN s_quantity - l.qty ELSE s_quantity - l.qty + 91 END, s_ytd = s_ytd + l.qty, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + CASE WHEN l.supply_w_id <> $1 THEN 1 ELSE 0 END \
-                FROM l WHERE s_i_id = l.i_id AND s_w_id = l.supply_w_id \
-                RETURNING l.n, l.i_id, l.supply_w_id, l.qty, s_quantity, s_data, CASE CAST($2 AS INTEGER) WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END AS dist), \
-                ol AS (INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) \
-                SELECT d.o_id, $2, $1, s.n, s.i_id, s.supply_w_id, NULL, s.qty, CAST(s.qty * i.i_price AS NUMERIC(6,2)), s.dist FROM s JOIN item i ON i.i_id = s.i_id CROSS JOIN d RETURNING ol_amount), \
-                t AS (SELECT count(*) AS n, sum(ol_amount) AS amount FROM ol) \
-                SELECT h.o_id, h.d_tax, h.w_tax, h.c_discount, h.c_last, h.c_credit, t.n, t.amount FROM t LEFT JOIN h ON true",
+            // rows in one data-modifying WITH, with the body's parameters. Used when the client
+            // knows no line has an unused item (it drew the inputs), so nothing can call for a
+            // rollback. Row: the head's columns (NULL when the customer is missing), lines
+            // inserted, their sum.
+            Stmt::PgNoOne => concat!(
+                "WITH d AS (UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = $1 AND d_id = $2 RETURNING d_next_o_id - 1 AS o_id, d_tax), \
+                h AS (SELECT d.o_id, d.d_tax, w_tax, c_discount, c_last, c_credit FROM d, warehouse, customer WHERE w_id = $1 AND c_w_id = $1 AND c_d_id = $2 AND c_id = $3), ",
+                new_order_lines!(),
+                ", t AS (SELECT count(*) AS n, sum(ol_amount) AS amount FROM ol) \
+                SELECT h.o_id, h.d_tax, h.w_tax, h.c_discount, h.c_last, h.c_credit, t.n, t.amount FROM t LEFT JOIN h ON true"
+            ),
             Stmt::PgPayWarehouseDistrict => "WITH w AS (UPDATE warehouse SET w_ytd = w_ytd + $1 WHERE w_id = $2 RETURNING w_name, w_street_1, w_street_2, w_city, w_state, w_zip), \
                 d AS (UPDATE district SET d_ytd = d_ytd + $1 WHERE d_w_id = $2 AND d_id = $3 RETURNING d_name, d_street_1, d_street_2, d_city, d_state, d_zip) \
                 SELECT * FROM w, d",

@@ -670,8 +670,9 @@ mod pg {
                 let (ids, supply, qty) = (Ints(&ids[..n]), Ints(&supply[..n]), Ints(&qty[..n]));
                 let (c, ol_cnt, local) =
                     (Int(*c_id), Int(lines.len() as i64), Int(*all_local as i64));
+                // PgNoOne and PgNoBody take the same parameters.
+                let all = [Int(w), Int(d), c, ol_cnt, local, ids, supply, qty];
                 let (head, body) = if single {
-                    let all = [Int(w), Int(d), c, ol_cnt, local, ids, supply, qty];
                     s.query(Stmt::PgNoOne, &all, rows)?;
                     // Committed already: a missing row here is a broken database, not a
                     // rollback the specification asks for.
@@ -684,10 +685,9 @@ mod pg {
                     (&rows[0][..6], &rows[0][6..])
                 } else {
                     let head = [Int(w), Int(d), c];
-                    let body = [Int(d), Int(w), c, ol_cnt, local, ids, supply, qty];
                     let mut lines_out = Vec::new();
                     s.pipeline(
-                        &[(Stmt::PgNoHead, &head), (Stmt::PgNoBody, &body)],
+                        &[(Stmt::PgNoHead, &head), (Stmt::PgNoBody, &all)],
                         &mut [rows, &mut lines_out],
                     )?;
                     one(rows, "district, warehouse or customer")?;
