@@ -125,6 +125,14 @@ impl Shared {
     pub fn running(&self) -> bool {
         self.phase.load(Ordering::Relaxed) != DONE && !self.stop.is_cancelled()
     }
+    /// Whether a transaction about to start is measured, from one read of the phase; None
+    /// once the run is over. Reading the phase twice (running, then measured) let a
+    /// transaction start unmeasured after the window closed and commit uncounted, one New-Order
+    /// more in the database's count than in the client's.
+    pub fn starting(&self) -> Option<bool> {
+        let phase = self.phase.load(Ordering::Relaxed);
+        (phase != DONE && !self.stop.is_cancelled()).then_some(phase == MEASURE)
+    }
     pub fn interrupted(&self) -> bool {
         self.caller.is_cancelled()
     }
@@ -559,7 +567,9 @@ fn run_terminal(t: &mut Terminal) {
                 return;
             }
         }
-        let measured = shared.phase.load(Ordering::Relaxed) == MEASURE;
+        let Some(measured) = shared.starting() else {
+            return;
+        };
         let acc = t.transact(ty, &input, measured, Instant::now());
         // A statement the interruption itself cancelled is no failure of the database.
         if shared.interrupted() && acc.failed > 0 {
@@ -607,7 +617,10 @@ fn serve_terminals(t: &mut Terminal, sched: &Scheduler) {
         let start = Instant::now();
         let waited = start.saturating_duration_since(term.ready).as_nanos() as u64;
         let (ty, input) = term.next.clone();
-        let measured = shared.phase.load(Ordering::Relaxed) == MEASURE;
+        let Some(measured) = shared.starting() else {
+            sched.put(term);
+            return;
+        };
         let acc = t.transact(ty, &input, measured, term.ready);
         if shared.interrupted() && acc.failed > 0 {
             return;
