@@ -147,21 +147,12 @@ pub fn connect_pg(
     application_name: &str,
     timeouts: &Timeouts,
 ) -> Result<postgres::Client> {
-    let PgConfig {
-        config,
-        shown,
-        address,
-        deadline,
-    } = pg_config(url, application_name, timeouts)?;
-    let config = postgres::Config::from(config);
-    let connect_err = |e| {
-        TpccError::pg(
-            format!("connecting to {shown} (is the server running, and does the database exist?)"),
-            e,
-        )
-    };
-    let Some(deadline) = deadline else {
-        return config.connect(postgres::NoTls).map_err(connect_err);
+    let c = pg_config(url, application_name, timeouts)?;
+    let config = postgres::Config::from(c.config.clone());
+    let Some(deadline) = c.deadline else {
+        return config
+            .connect(postgres::NoTls)
+            .map_err(|e| c.connect_error(e));
     };
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::Builder::new()
@@ -174,11 +165,8 @@ pub fn connect_pg(
             error: e,
         })?;
     match rx.recv_timeout(deadline) {
-        Ok(r) => r.map_err(connect_err),
-        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(TpccError::Timeout(format!(
-            "connecting to {shown}: {address} did not complete PostgreSQL's startup handshake within {} s (a server that accepts connections but does not answer, a host that drops packets, or a server too busy to reply); raise --connect-timeout if it is only slow",
-            deadline.as_secs_f64()
-        ))),
+        Ok(r) => r.map_err(|e| c.connect_error(e)),
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(c.handshake_timeout(deadline)),
         Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
             Err(TpccError::Panicked("PostgreSQL connection"))
         }
@@ -186,14 +174,37 @@ pub fn connect_pg(
 }
 
 /// A PostgreSQL connection's settings, as [`connect_pg`] and [`PgSession::connect`] use them.
-struct PgConfig {
-    config: tokio_postgres::Config,
+pub(crate) struct PgConfig {
+    pub(crate) config: tokio_postgres::Config,
     /// The URL without its password, for messages.
     shown: String,
     /// `host:port`, for messages.
     address: String,
     /// The connect timeout, which must bound the whole handshake.
-    deadline: Option<Duration>,
+    pub(crate) deadline: Option<Duration>,
+}
+
+impl PgConfig {
+    /// The connection was refused or failed.
+    pub(crate) fn connect_error(&self, e: tokio_postgres::Error) -> TpccError {
+        TpccError::pg(
+            format!(
+                "connecting to {} (is the server running, and does the database exist?)",
+                self.shown
+            ),
+            e,
+        )
+    }
+
+    /// The startup handshake did not finish within `deadline`.
+    pub(crate) fn handshake_timeout(&self, deadline: Duration) -> TpccError {
+        TpccError::Timeout(format!(
+            "connecting to {}: {} did not complete PostgreSQL's startup handshake within {} s (a server that accepts connections but does not answer, a host that drops packets, or a server too busy to reply); raise --connect-timeout if it is only slow",
+            self.shown,
+            self.address,
+            deadline.as_secs_f64()
+        ))
+    }
 }
 
 /// The settings of a connection to `url`: application name, keepalives, TCP user timeout, and
@@ -272,12 +283,11 @@ impl Session {
     ) -> Result<Session> {
         Ok(match url {
             DbUrl::Sqlite(p) => Session::Sqlite(open_sqlite(p, sync, shared.clone(), timeouts)?),
-            DbUrl::Postgres(u) => {
-                let c = pg_config(u, application_name, timeouts)?;
-                Session::Postgres(PgSession::connect(
-                    &c.config, c.deadline, &c.shown, &c.address,
-                )?)
-            }
+            DbUrl::Postgres(u) => Session::Postgres(PgSession::connect(&pg_config(
+                u,
+                application_name,
+                timeouts,
+            )?)?),
             DbUrl::Mysql(u) => {
                 Session::Mysql(crate::mysql::connect(u, application_name, timeouts)?)
             }

@@ -13,6 +13,7 @@
 //! The connection is polled inside each call, on the calling thread, as the synchronous
 //! `postgres` client does (no background task, no thread hand-off).
 
+use crate::db::PgConfig;
 use crate::db::{Param, Val};
 use crate::error::TpccError;
 use crate::sql::{classify_pg, Stmt, StmtError};
@@ -20,7 +21,6 @@ use futures_util::future::join_all;
 use std::future::Future;
 use std::pin::{pin, Pin};
 use std::task::Poll;
-use std::time::Duration;
 use tokio_postgres::tls::NoTlsStream;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Connection, NoTls, Row, Socket, Statement};
@@ -67,14 +67,9 @@ fn drive<T>(
 }
 
 impl PgSession {
-    /// Connects with `config`; `deadline` bounds the whole startup handshake, not only the TCP
+    /// Connects with `c`; its deadline bounds the whole startup handshake, not only the TCP
     /// connect (a server that accepts and never answers would otherwise hang the worker).
-    pub fn connect(
-        config: &tokio_postgres::Config,
-        deadline: Option<Duration>,
-        shown: &str,
-        address: &str,
-    ) -> crate::error::Result<PgSession> {
+    pub(crate) fn connect(c: &PgConfig) -> crate::error::Result<PgSession> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_io()
             .enable_time()
@@ -83,26 +78,14 @@ impl PgSession {
                 context: "starting the PostgreSQL client's runtime".into(),
                 error: e,
             })?;
-        let connecting = config.connect(NoTls);
-        let connected = match deadline {
+        let connecting = c.config.connect(NoTls);
+        let connected = match c.deadline {
             None => rt.block_on(connecting),
             Some(d) => rt
                 .block_on(async { tokio::time::timeout(d, connecting).await })
-                .map_err(|_| {
-                    TpccError::Timeout(format!(
-                        "connecting to {shown}: {address} did not complete PostgreSQL's startup handshake within {} s (a server that accepts connections but does not answer, a host that drops packets, or a server too busy to reply); raise --connect-timeout if it is only slow",
-                        d.as_secs_f64()
-                    ))
-                })?,
+                .map_err(|_| c.handshake_timeout(d))?,
         };
-        let (client, connection) = connected.map_err(|e| {
-            TpccError::pg(
-                format!(
-                    "connecting to {shown} (is the server running, and does the database exist?)"
-                ),
-                e,
-            )
-        })?;
+        let (client, connection) = connected.map_err(|e| c.connect_error(e))?;
         Ok(PgSession {
             rt,
             connection: Box::pin(connection),
@@ -113,12 +96,32 @@ impl PgSession {
         })
     }
 
-    /// Prepares ad-hoc SQL.
-    pub fn prepare(&mut self, sql: &str) -> Result<Statement, StmtError> {
-        let c = &self.client;
-        drive(&self.rt, &mut self.connection, c.prepare(sql))
+    /// Runs what `f` asks of the client to its end, the connection driven alongside.
+    fn call<'s, T, F>(&'s mut self, f: impl FnOnce(&'s Client) -> F) -> Result<T, StmtError>
+    where
+        F: Future<Output = Result<T, tokio_postgres::Error>> + 's,
+    {
+        let PgSession {
+            rt,
+            connection,
+            client,
+            ..
+        } = self;
+        drive(rt, connection, f(client))
             .and_then(|r| r)
             .map_err(classify_pg)
+    }
+
+    /// Whether `BEGIN` must go out with the next statements (then a transaction is open).
+    fn take_begin(&mut self) -> bool {
+        let begin = std::mem::take(&mut self.begin_pending);
+        self.maybe_in_txn |= begin;
+        begin
+    }
+
+    /// Prepares ad-hoc SQL.
+    pub fn prepare(&mut self, sql: &str) -> Result<Statement, StmtError> {
+        self.call(|c| c.prepare(sql))
     }
 
     /// The prepared statement of `stmt` (prepared once per connection).
@@ -140,10 +143,7 @@ impl PgSession {
 
     /// SQL through the simple query protocol, one round trip.
     fn simple(&mut self, sql: &str) -> Result<(), StmtError> {
-        let c = &self.client;
-        drive(&self.rt, &mut self.connection, c.batch_execute(sql))
-            .and_then(|r| r)
-            .map_err(classify_pg)
+        self.call(|c| c.batch_execute(sql))
     }
 
     /// Starts a transaction: `BEGIN` goes out with the next statement.
@@ -182,29 +182,18 @@ impl PgSession {
         for (stmt, _) in calls {
             statements.push(self.statement(*stmt)?);
         }
-        let begin = std::mem::take(&mut self.begin_pending);
-        if begin {
-            self.maybe_in_txn = true;
-        }
+        let begin = self.take_begin();
         let bound: Vec<Params> = calls.iter().map(|(_, p)| params(p)).collect();
-        let c = &self.client;
-        let (began, rows) = drive(&self.rt, &mut self.connection, async {
+        let (began, rows) = self.call(|c| async move {
             // Polled in this order, so the requests go out in this order.
-            let b = async {
-                match begin {
-                    true => c.batch_execute("BEGIN").await,
-                    false => Ok(()),
-                }
-            };
             let q = join_all(
                 statements
                     .iter()
                     .zip(&bound)
                     .map(|(st, p)| c.query(st, p.as_slice())),
             );
-            futures_util::future::join(b, q).await
-        })
-        .map_err(classify_pg)?;
+            Ok(futures_util::future::join(begin_if(c, begin), q).await)
+        })?;
         began.map_err(classify_pg)?;
         for (r, out) in rows.into_iter().zip(outs.iter_mut()) {
             out.clear();
@@ -216,22 +205,14 @@ impl PgSession {
     /// Runs one statement (after a pending `BEGIN`) and returns the rows it changed.
     pub fn execute(&mut self, stmt: Stmt, p: &[Param]) -> Result<u64, StmtError> {
         let st = self.statement(stmt)?;
-        let begin = std::mem::take(&mut self.begin_pending);
-        if begin {
-            self.maybe_in_txn = true;
-        }
+        let begin = self.take_begin();
         let bound = params(p);
-        let c = &self.client;
-        let (began, changed) = drive(&self.rt, &mut self.connection, async {
-            let b = async {
-                match begin {
-                    true => c.batch_execute("BEGIN").await,
-                    false => Ok(()),
-                }
-            };
-            futures_util::future::join(b, c.execute(&st, bound.as_slice())).await
-        })
-        .map_err(classify_pg)?;
+        let (began, changed) = self.call(|c| async move {
+            Ok(
+                futures_util::future::join(begin_if(c, begin), c.execute(&st, bound.as_slice()))
+                    .await,
+            )
+        })?;
         began.map_err(classify_pg)?;
         changed.map_err(classify_pg)
     }
@@ -242,15 +223,20 @@ impl PgSession {
         st: &Statement,
         p: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<Row>, StmtError> {
-        let c = &self.client;
-        drive(&self.rt, &mut self.connection, c.query(st, p))
-            .and_then(|r| r)
-            .map_err(classify_pg)
+        self.call(|c| c.query(st, p))
     }
 
     /// A handle to cancel the running statement from another thread.
     pub fn cancel_token(&self) -> tokio_postgres::CancelToken {
         self.client.cancel_token()
+    }
+}
+
+/// `BEGIN` when `begin`, else nothing; sent when first polled, so before what is polled after.
+async fn begin_if(c: &Client, begin: bool) -> Result<(), tokio_postgres::Error> {
+    match begin {
+        true => c.batch_execute("BEGIN").await,
+        false => Ok(()),
     }
 }
 

@@ -672,36 +672,38 @@ mod pg {
                     (Int(*c_id), Int(lines.len() as i64), Int(*all_local as i64));
                 // PgNoOne and PgNoBody take the same parameters.
                 let all = [Int(w), Int(d), c, ol_cnt, local, ids, supply, qty];
-                let (head, body) = if single {
-                    s.query(Stmt::PgNoOne, &all, rows)?;
-                    // Committed already: a missing row here is a broken database, not a
-                    // rollback the specification asks for.
-                    one(rows, "order lines")?;
-                    if rows[0][0].is_null() {
-                        return Err(StmtError::Fatal(
-                            "district, warehouse or customer: no row (New-Order committed without them)".into(),
-                        ));
-                    }
-                    (&rows[0][..6], &rows[0][6..])
-                } else {
-                    let head = [Int(w), Int(d), c];
+                if !single {
+                    // The 1 % with an unused item (clause 2.4.2.3): head and body go out
+                    // together, find no stock row and no line for it, and everything is
+                    // undone.
                     let mut lines_out = Vec::new();
                     s.pipeline(
-                        &[(Stmt::PgNoHead, &head), (Stmt::PgNoBody, &all)],
+                        &[
+                            (Stmt::PgNoHead, &[Int(w), Int(d), c]),
+                            (Stmt::PgNoBody, &all),
+                        ],
                         &mut [rows, &mut lines_out],
                     )?;
                     one(rows, "district, warehouse or customer")?;
                     one(&lines_out, "order lines")?;
-                    if lines_out[0][0].int() != lines.len() as i64 {
-                        // An unused item (the 1 %, clause 2.4.2.3) has no stock row and no
-                        // line: everything is undone.
-                        s.rollback()?;
-                        return Ok(Outcome::RolledBack);
+                    if lines_out[0][0].int() == lines.len() as i64 {
+                        return Err(StmtError::Fatal(
+                            "New-Order with an unused item found a stock row for it".into(),
+                        ));
                     }
+                    s.rollback()?;
+                    return Ok(Outcome::RolledBack);
+                }
+                s.query(Stmt::PgNoOne, &all, rows)?;
+                // Committed already: a missing row here is a broken database, not a rollback
+                // the specification asks for.
+                one(rows, "order lines")?;
+                let (head, body) = rows[0].split_at(6);
+                if head[0].is_null() {
                     return Err(StmtError::Fatal(
-                        "New-Order with an unused item found a stock row for it".into(),
+                        "district, warehouse or customer: no row (New-Order committed without them)".into(),
                     ));
-                };
+                }
                 if body[0].int() != lines.len() as i64 {
                     return Err(StmtError::Fatal(format!(
                         "New-Order: {} of its {} lines found their item and stock (committed)",
