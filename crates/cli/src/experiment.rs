@@ -188,7 +188,7 @@ pub fn present(
             Some(Document::Sweep(doc, path)) => {
                 if json {
                     crate::output::print_json(doc)?;
-                    style::print_notice(&format!("sweep: {}", path.display()));
+                    style::print_saved("sweep", path, true);
                 } else {
                     let mut o = anstream::stdout().lock();
                     crate::output::sweep::print_table(&mut o, doc)?;
@@ -241,7 +241,7 @@ fn print_run(result: &RunResult, path: &Path, json: bool) -> anyhow::Result<()> 
         if let Some(n) = &result.engine.notice {
             style::print_notice(n);
         }
-        style::print_notice(&format!("result: {saved}"));
+        style::print_saved("result", path, true);
     } else {
         let mut o = anstream::stdout().lock();
         crate::output::summary::write_summary(&mut o, result, Some(&saved))?;

@@ -54,30 +54,30 @@ pub fn print_warning(msg: &str) {
     let _ = writeln!(e, "oio: {WARN}warning:{WARN:#} {msg}");
 }
 
-/// Prints `oio: ...` on stderr. Under `--quiet` only a notice that says where a result was
-/// saved (`result: PATH`, `sweep: PATH`, `build report: PATH`) is printed, as the bare path.
+/// Prints `oio: ...` on stderr (not under `--quiet`; where a result went is
+/// [`print_saved`]'s).
 pub fn print_notice(msg: &str) {
     if quiet() {
-        if let Some((_, path)) = msg.split_once(": ") {
-            if std::path::Path::new(path).is_file() {
-                let mut e = anstream::stderr();
-                let _ = writeln!(e, "{path}");
-            }
-        }
         return;
     }
     let mut e = anstream::stderr();
     let _ = writeln!(e, "oio: {msg}");
 }
 
-/// Says where a result was saved: `oio: WHAT: PATH` on stderr; under `--quiet` the bare path,
-/// on stdout (the one line a script reads, as `oio run -q` prints it) unless `json` put the
-/// document there, then on stderr.
+/// Says where a result was saved: `oio: WHAT: PATH` on stderr. Under `--quiet` the bare path:
+/// on stdout (the one line a script reads), or on stderr when `json` put the document on
+/// stdout.
 pub fn print_saved(what: &str, path: &std::path::Path, json: bool) {
-    if quiet() && !json {
-        let mut o = anstream::stdout().lock();
-        let _ = writeln!(o, "{}", path.display());
-        return;
+    match (quiet(), json) {
+        (false, _) => {
+            let mut e = anstream::stderr();
+            let _ = writeln!(e, "oio: {what}: {}", path.display());
+        }
+        (true, false) => {
+            let _ = writeln!(anstream::stdout().lock(), "{}", path.display());
+        }
+        (true, true) => {
+            let _ = writeln!(anstream::stderr(), "{}", path.display());
+        }
     }
-    print_notice(&format!("{what}: {}", path.display()));
 }
