@@ -190,20 +190,6 @@ pub fn load_inputs(paths: &[PathBuf]) -> Result<Vec<Input>, InputError> {
     Ok(out)
 }
 
-/// The start of a file, enough to tell its format.
-fn head(path: &Path) -> Result<String, InputError> {
-    use std::io::Read;
-    let mut buf = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(64 << 10).read_to_end(&mut buf))
-        .map_err(|source| InputError::Io {
-            what: "reading",
-            file: path.display().to_string(),
-            source,
-        })?;
-    Ok(String::from_utf8_lossy(&buf).into_owned())
-}
-
 /// True when the head of a file looks like JSON (after a byte-order mark).
 fn looks_like_json(head: &str) -> bool {
     head.trim_start_matches('\u{feff}')
@@ -222,14 +208,11 @@ pub fn load_report_inputs(paths: &[PathBuf]) -> Result<ReportInputs, InputError>
     }
     let mut out = ReportInputs::default();
     for (f, named) in files {
-        let h = head(&f)?;
         let name = f.display().to_string();
-        let blg = f.extension().is_some_and(|e| e.eq_ignore_ascii_case("blg"));
-        let format = match blg {
+        let (format, h) = match is_blg(&f) {
             // Named, the reader says how to convert it (relog); in a directory, skipped.
-            true if named => Some(Format::Perfmon),
-            true => None,
-            false => oio_telemetry::detect_file(&f)?,
+            true => (named.then_some(Format::Perfmon), String::new()),
+            false => oio_telemetry::sniff_file(&f)?,
         };
         // JSON is an oio or fio document unless it is iostat's (the text heuristics of the
         // detector could take a one-line JSON document for something else).
@@ -363,16 +346,23 @@ fn is_capture(path: &Path) -> Result<bool, InputError> {
     if path.is_dir() {
         return Ok(false);
     }
-    let text = head(path)?;
-    Ok(
-        match oio_telemetry::detect_format(&path.display().to_string(), &text) {
-            Some(Format::Observation) | Some(Format::FioJson) => false,
-            Some(_) => true,
-            // UTF-16 perfmon exports and other text: let the telemetry reader decide unless it
-            // looks like JSON.
-            None => !looks_like_json(&text),
-        },
-    )
+    if is_blg(path) {
+        // The reader refuses it with the relog command that converts it.
+        return Ok(true);
+    }
+    let (format, text) = oio_telemetry::sniff_file(path)?;
+    Ok(match format {
+        Some(Format::Observation) | Some(Format::FioJson) => false,
+        Some(_) => true,
+        // Other text: let the telemetry reader decide unless it looks like JSON.
+        None => !looks_like_json(&text),
+    })
+}
+
+/// A perfmon binary log, which the telemetry reader refuses with how to convert it.
+fn is_blg(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("blg"))
 }
 
 /// Reads what `oio diagnose` is given: a path that is a telemetry capture is parsed as one;

@@ -205,11 +205,12 @@ fn head_of<R: std::io::Read>(lines: &mut TextLines<R>) -> Result<String, Telemet
 }
 
 /// The format of a file, read as [`parse_file`] reads it (UTF-16 and legacy encodings
-/// decoded first); None for binary data and for text of no known format.
-pub fn detect_file(path: &Path) -> Result<Option<Format>, TelemetryError> {
+/// decoded first; None for binary data and for text of no known format), and the decoded
+/// start of it that told.
+pub fn sniff_file(path: &Path) -> Result<(Option<Format>, String), TelemetryError> {
     let mut lines = open(path)?;
     let head = head_of(&mut lines)?;
-    Ok(detect_format(lines.file(), &head))
+    Ok((detect_format(lines.file(), &head), head))
 }
 
 /// Opens `path` as lines of text (see [`text`] for encodings and limits).

@@ -127,7 +127,7 @@ fn binary_data_is_never_taken_for_a_text_format() {
     }
     for (k, (what, bytes)) in files.iter().enumerate() {
         let p = write(dir.path(), &format!("{what}-{k}"), bytes);
-        assert_eq!(oio_telemetry::detect_file(&p).unwrap(), None, "{what} {k}");
+        assert_eq!(oio_telemetry::sniff_file(&p).unwrap().0, None, "{what} {k}");
         assert!(
             parse_file(&p, &ParseOptions::default()).is_err(),
             "{what} {k}"
@@ -141,7 +141,7 @@ fn binary_data_is_never_taken_for_a_text_format() {
     }
     let p = write(dir.path(), "utf16.csv", &le);
     assert_eq!(
-        oio_telemetry::detect_file(&p).unwrap(),
+        oio_telemetry::sniff_file(&p).unwrap().0,
         Some(oio_telemetry::Format::Perfmon)
     );
 }
