@@ -8,6 +8,7 @@
 //!   blend) and the one scheduler ([`Lab`]) that runs any of them, handing each finished
 //!   result to a [`Sink`] at once, so a crash loses at most the run in progress. Every
 //!   document embeds the plan that produced it (`plan`), which `oio rerun` runs again.
+//! - [`order`]: the order of repeats across points (counterbalanced by default).
 //! - [`sweep`], [`blend`]: the sweep grid with its steady-state loop, the blender's phases.
 //! - [`sink`]: the file sink (atomic, never replacing, rescuing a result it cannot save
 //!   where asked) and the naming of result files.
@@ -22,6 +23,7 @@ pub mod blend;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod order;
 pub mod plan;
 pub mod sink;
 pub mod sweep;
@@ -31,6 +33,7 @@ pub use config::{
     Binding, Engine, RunConfig, RunSettings, Sim, Submit, DEFAULT_SIZE, DEFAULT_TARGET,
 };
 pub use error::LabError;
-pub use plan::{Document, Done, Interleave, Lab, Labelled, Order, Outcome, Plan, Progress, Step};
+pub use order::Order;
+pub use plan::{Document, Done, Interleave, Lab, Labelled, Outcome, Plan, Progress, Step};
 pub use sink::{FileSink, MemorySink, Sink};
 pub use workload::{Burst, Pattern, WorkloadOverrides, WorkloadSource};

@@ -9,6 +9,7 @@ use crate::blend::{self, Blend, BlendPlan};
 use crate::config::RunConfig;
 use crate::engine::run_engine;
 use crate::error::{LabError, Result};
+use crate::order::{self, Order};
 use crate::sink::{Item, Sink};
 use crate::sweep::{self, SweepPlan};
 use oio_analysis::sweep::Sweep;
@@ -17,17 +18,6 @@ use oio_core::{Cancel, StopReason};
 use oio_engine::RunObserver;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-
-/// Order of an interleaved comparison's runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Order {
-    /// A B A B … (every round in the same order).
-    #[default]
-    Interleaved,
-    /// Every round in a random order (reproducible from the order seed).
-    Shuffled,
-}
 
 /// One configuration of an interleaved comparison.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -339,15 +329,9 @@ impl Lab<'_> {
 
     fn interleave(&mut self, il: &Interleave, out: &mut Outcome) -> Result<()> {
         let n = il.repeat as usize;
-        let mut rng = oio_analysis::stats::SeededRng::new(il.order_seed);
+        let schedule = order::rounds(il.order, il.repeat, il.configs.len(), il.order_seed);
         let mut sequence = Vec::new();
-        'rounds: for round in 0..n {
-            let mut order: Vec<usize> = (0..il.configs.len()).collect();
-            if il.order == Order::Shuffled {
-                for i in (1..order.len()).rev() {
-                    order.swap(i, rng.below(i + 1));
-                }
-            }
+        'rounds: for (round, order) in schedule.into_iter().enumerate() {
             for g in order {
                 let c = &il.configs[g];
                 let mut run = c.run.clone();

@@ -49,8 +49,9 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
 
-    /// Order of runs with --run: interleaved A B A B …, or shuffled within each round.
-    #[arg(long, value_enum, default_value_t = OrderArg::Interleaved, value_name = "ORDER")]
+    /// Order of runs with --run: counterbalanced A B, B A, …; interleaved A B A B …; or shuffled
+    /// within each round.
+    #[arg(long, value_enum, default_value_t = OrderArg::Counterbalanced, value_name = "ORDER")]
     pub order: OrderArg,
 
     /// Names of the groups, in order: `--label a,b` or `--label a --label b` (default: the
@@ -87,7 +88,9 @@ pub struct Args {
 /// Order of runs in `--run` mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum OrderArg {
-    /// A B A B … (each round in the same order).
+    /// A B, B A, A B, … (every other round reversed, so drift hits every group alike).
+    Counterbalanced,
+    /// A B A B … (each round in the same order: the last group takes any drift).
     Interleaved,
     /// Each round in a random order (reproducible with --seed).
     Shuffled,
@@ -153,6 +156,7 @@ fn interleave(args: &Args) -> anyhow::Result<Plan> {
         configs,
         repeat: args.repeat,
         order: match args.order {
+            OrderArg::Counterbalanced => Order::Counterbalanced,
             OrderArg::Interleaved => Order::Interleaved,
             OrderArg::Shuffled => Order::Shuffled,
         },
