@@ -61,6 +61,52 @@ pub struct SimDevice {
     /// Run on a virtual clock (`clock=virtual`): time jumps to the next completion or arrival
     /// instead of passing, so the numbers are the model's exactly.
     pub virtual_clock: bool,
+    /// Disturbances drawn once per run from its seed, so a model can be as noisy as a real
+    /// machine and the conclusions drawn from it can be tested against a known answer.
+    #[serde(default, skip_serializing_if = "Disturbance::is_none")]
+    pub disturbance: Disturbance,
+}
+
+/// What makes one run of a simulated device unlike another: every service time of the run is
+/// multiplied by one factor drawn from the run's seed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Disturbance {
+    /// Run-to-run noise (`jitter=5%`): σ of ln(factor), about the relative standard deviation
+    /// of a run's IOPS.
+    #[serde(default)]
+    pub jitter: f64,
+    /// A neighbour (`neighbour=10%:2`): with this probability a run shares the device with
+    /// one that makes every service `neighbour_slowdown` times longer.
+    #[serde(default)]
+    pub neighbour_prob: f64,
+    /// How much slower a run with a neighbour serves.
+    #[serde(default)]
+    pub neighbour_slowdown: f64,
+}
+
+impl Disturbance {
+    /// No disturbance at all.
+    pub fn is_none(&self) -> bool {
+        self.jitter == 0.0 && self.neighbour_prob == 0.0
+    }
+
+    /// The factor on every service time of the run with this seed (1 without disturbance).
+    pub fn factor(&self, seed: u64) -> f64 {
+        if self.is_none() {
+            return 1.0;
+        }
+        // Its own stream, so the service times drawn from `seed` stay what they were.
+        let mut rng = fastrand::Rng::with_seed(seed ^ 0xD157_0B0A_5EED_F00D);
+        let u1 = 1.0 - rng.f64();
+        let u2 = rng.f64();
+        let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+        let slow = if rng.f64() < self.neighbour_prob {
+            self.neighbour_slowdown
+        } else {
+            1.0
+        };
+        (self.jitter * z).exp() * slow
+    }
 }
 
 impl SimDevice {
@@ -80,7 +126,7 @@ impl SimDevice {
 
 /// A `--sim` value that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("--sim '{input}': {what}; expected e.g. servers=8,service=1ms,dist=exp (dist fixed, exp or lognormal[,sigma=0.5]; a second tier after '+', e.g. servers=4,service=100us+servers=16,service=2ms; clock=virtual for simulated time)")]
+#[error("--sim '{input}': {what}; expected e.g. servers=8,service=1ms,dist=exp (dist fixed, exp or lognormal[,sigma=0.5]; a second tier after '+', e.g. servers=4,service=100us+servers=16,service=2ms; clock=virtual for simulated time; jitter=5% for run-to-run noise; neighbour=10%:2 for runs slowed 2× by a neighbour)")]
 pub struct SimParseError {
     /// The text given.
     pub input: String,
@@ -99,6 +145,7 @@ impl FromStr for SimDevice {
         let mut tiers = Vec::new();
         let mut total = 0u32;
         let mut virtual_clock = false;
+        let mut disturbance = Disturbance::default();
         for part in input.split('+') {
             let (mut servers, mut service, mut dist, mut sigma) = (None, None, "fixed", None);
             for kv in part.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -129,6 +176,26 @@ impl FromStr for SimDevice {
                                 )))
                             }
                         }
+                    }
+                    // Whole-device settings too, accepted in any tier.
+                    "jitter" => {
+                        disturbance.jitter = parse_share(v)
+                            .filter(|j| *j <= 1.0)
+                            .ok_or_else(|| err(format!("jitter '{v}' is not 0 to 100 %")))?
+                    }
+                    "neighbour" | "neighbor" => {
+                        let bad =
+                            || err(format!("neighbour '{v}' is not SHARE:SLOWDOWN, e.g. 10%:2"));
+                        let (p, f) = v.split_once(':').ok_or_else(bad)?;
+                        let p = parse_share(p).filter(|p| *p <= 1.0).ok_or_else(bad)?;
+                        let f = f
+                            .trim()
+                            .parse::<f64>()
+                            .ok()
+                            .filter(|f| (1.0..=100.0).contains(f))
+                            .ok_or_else(bad)?;
+                        disturbance.neighbour_prob = p;
+                        disturbance.neighbour_slowdown = f;
                     }
                     "sigma" => {
                         sigma = Some(
@@ -176,8 +243,19 @@ impl FromStr for SimDevice {
         Ok(SimDevice {
             tiers,
             virtual_clock,
+            disturbance,
         })
     }
+}
+
+/// A share as `5%` or `0.05`.
+fn parse_share(v: &str) -> Option<f64> {
+    let v = v.trim();
+    let x = match v.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().ok()? / 100.0,
+        None => v.parse::<f64>().ok()?,
+    };
+    (x.is_finite() && x >= 0.0).then_some(x)
 }
 
 impl fmt::Display for SimDevice {
@@ -201,6 +279,18 @@ impl fmt::Display for SimDevice {
         }
         if self.virtual_clock {
             f.write_str(", on a virtual clock")?;
+        }
+        let d = &self.disturbance;
+        if d.jitter > 0.0 {
+            write!(f, ", run-to-run jitter {:.1} %", d.jitter * 100.0)?;
+        }
+        if d.neighbour_prob > 0.0 {
+            write!(
+                f,
+                ", a neighbour slowing {:.0} % of runs {}×",
+                d.neighbour_prob * 100.0,
+                d.neighbour_slowdown
+            )?;
         }
         Ok(())
     }
@@ -226,8 +316,20 @@ impl SimShared {
         SimShared::with_clock(dev, seed, Clock::real())
     }
 
-    /// A device in its idle state whose time is `clock` (the run's).
+    /// A device in its idle state whose time is `clock` (the run's); its disturbance, if any,
+    /// scales every service time of the run by one factor drawn from `seed`.
     pub fn with_clock(dev: &SimDevice, seed: u64, clock: Clock) -> Arc<SimShared> {
+        let factor = dev.disturbance.factor(seed);
+        let tiers = dev
+            .tiers
+            .iter()
+            .map(|t| SimTier {
+                service: Duration::from_nanos(
+                    ((t.service.as_nanos() as f64) * factor).round().max(1.0) as u64,
+                ),
+                ..t.clone()
+            })
+            .collect();
         let servers = dev
             .tiers
             .iter()
@@ -238,7 +340,7 @@ impl SimShared {
             clock,
             state: Mutex::new(SimState {
                 servers,
-                tiers: dev.tiers.clone(),
+                tiers,
                 rng: fastrand::Rng::with_seed(seed),
             }),
         })
@@ -592,6 +694,56 @@ mod tests {
             }
             let m = sum / n as f64;
             assert!((m / mean - 1.0).abs() < 0.05, "{spec}: mean {m}");
+        }
+    }
+
+    #[test]
+    fn a_disturbance_scales_each_run_by_one_factor_from_its_seed() {
+        let dev: SimDevice = "servers=1,service=1ms,jitter=10%,neighbour=20%:3"
+            .parse()
+            .unwrap();
+        assert_eq!(dev.disturbance.jitter, 0.1);
+        assert_eq!(dev.disturbance.neighbour_prob, 0.2);
+        assert_eq!(dev.disturbance.neighbour_slowdown, 3.0);
+        assert!(dev.to_string().contains("jitter 10.0 %"), "{dev}");
+        // One factor per run: every service time of the run is the mean times it, exactly.
+        for seed in [1, 2, 3] {
+            let f = dev.disturbance.factor(seed);
+            let sim = SimShared::new(&dev, seed);
+            let want = (1e6 * f).round() as u64;
+            assert_eq!(sim.admit(0), want);
+            assert_eq!(sim.admit(want), 2 * want);
+        }
+        // Over many runs: ln(factor) of runs without a neighbour has σ ≈ jitter, and about the
+        // chosen share of runs carries the slowdown (factors near 3 apart from jitter).
+        let n = 4000;
+        let logs: Vec<f64> = (0..n).map(|s| dev.disturbance.factor(s).ln()).collect();
+        let slowed = logs.iter().filter(|l| **l > 3f64.ln() - 0.4).count();
+        assert!((slowed as f64 / n as f64 - 0.2).abs() < 0.03, "{slowed}");
+        let quiet: Vec<f64> = logs.into_iter().filter(|l| *l < 0.5).collect();
+        let m = quiet.iter().sum::<f64>() / quiet.len() as f64;
+        let sd = (quiet.iter().map(|l| (l - m).powi(2)).sum::<f64>() / quiet.len() as f64).sqrt();
+        assert!(
+            m.abs() < 0.01 && (sd - 0.1).abs() < 0.01,
+            "mean {m} sd {sd}"
+        );
+        // No disturbance: the factor is 1 and the service times are the model's.
+        let calm: SimDevice = "servers=1,service=1ms".parse().unwrap();
+        assert_eq!(calm.disturbance.factor(9), 1.0);
+        assert_eq!(SimShared::new(&calm, 9).admit(0), 1_000_000);
+    }
+
+    #[test]
+    fn disturbances_out_of_range_are_refused_with_the_form() {
+        for (spec, what) in [
+            ("servers=1,service=1ms,jitter=150%", "jitter '150%'"),
+            ("servers=1,service=1ms,jitter=-1", "jitter '-1'"),
+            ("servers=1,service=1ms,neighbour=10%", "SHARE:SLOWDOWN"),
+            ("servers=1,service=1ms,neighbour=10%:0.5", "SHARE:SLOWDOWN"),
+            ("servers=1,service=1ms,neighbour=2:2", "SHARE:SLOWDOWN"),
+        ] {
+            let e = spec.parse::<SimDevice>().unwrap_err().to_string();
+            assert!(e.contains(what), "{spec}: {e}");
         }
     }
 }
