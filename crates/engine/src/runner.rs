@@ -499,11 +499,14 @@ impl WorkerShared {
                 )
             }),
             // One simulated device for the whole run, whatever the number of workers
-            // driving it.
-            sim: plan
-                .sim
-                .as_ref()
-                .map(|d| SimShared::with_clock(d, plan.seed, timing.clock.clone())),
+            // driving it. Its draws come from the seed and the workload together: the points
+            // of a sweep share their repeats' seeds, but a neighbour's noise does not follow
+            // the seed from one depth to the next.
+            sim: plan.sim.as_ref().map(|d| {
+                let shape = serde_json::to_vec(&plan.workload).unwrap_or_default();
+                let seed = plan.seed ^ oio_core::text::fnv1a(&shape);
+                SimShared::with_clock(d, seed, timing.clock.clone())
+            }),
         }
     }
 }
