@@ -10,12 +10,21 @@ use std::fmt::Write;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CsvRenderer;
 
-/// Quotes a CSV field when needed (RFC 4180).
+/// Quotes a CSV field when needed (RFC 4180). A text that a spreadsheet would run as a
+/// formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return: labels and paths come
+/// from file names and command lines anyone may have written) is prefixed with `'`, which
+/// spreadsheets show as text; numbers are written by other helpers and never pass here.
 pub fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
+    let formula = s.starts_with(['=', '+', '-', '@', '\t', '\r']);
+    let s = if formula {
+        std::borrow::Cow::Owned(format!("'{s}"))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    };
+    if formula || s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
-        s.to_string()
+        s.into_owned()
     }
 }
 
@@ -190,5 +199,23 @@ mod tests {
         assert_eq!(field("a"), "a");
         assert_eq!(field("a,b"), "\"a,b\"");
         assert_eq!(field("say \"x\""), "\"say \"\"x\"\"\"");
+    }
+
+    #[test]
+    fn formulas_are_written_as_text() {
+        for (cell, want) in [
+            (
+                "=HYPERLINK(\"http://x\",\"y\")",
+                "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"",
+            ),
+            ("+1+cmd|' /C calc'!A0", "\"'+1+cmd|' /C calc'!A0\""),
+            ("-2+3", "\"'-2+3\""),
+            ("@SUM(A1:A2)", "\"'@SUM(A1:A2)\""),
+            ("\t=1", "\"'\t=1\""),
+        ] {
+            assert_eq!(field(cell), want, "{cell}");
+        }
+        // A formula character inside a text is harmless.
+        assert_eq!(field("qd=8"), "qd=8");
     }
 }
