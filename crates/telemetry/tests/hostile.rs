@@ -173,3 +173,41 @@ fn hostile_diskspd_xml_profiles_are_refused_cleanly() {
         assert!(e.starts_with("p.xml"), "{what}: {e}");
     }
 }
+
+/// The nesting pre-scan of a diskspd XML profile is linear: a megabyte of tags whose one '>'
+/// is at the very end once took a minute. Timed against a benign
+/// profile of the same size read in the same test, so a busy machine slows both alike.
+#[test]
+fn diskspd_xml_prescan_is_linear_in_hostile_input() {
+    use oio_telemetry::jobfile::{import, JobFormat};
+    use std::time::Instant;
+    let n = 1 << 20;
+    let hostile = [
+        // Opening tags that close again at once keep the depth low, so the scan never stops
+        // early, and each looks for its '>' at the very end.
+        format!("<Profile>{}>", "<a</".repeat(n / 4)),
+        format!("<Profile>{}>", "<a".repeat(n / 2)),
+        format!("<Profile>{}", "<".repeat(n)),
+        format!("<Profile>{}</Profile>", "<a/>".repeat(n / 4)),
+    ];
+    let benign = format!("<Profile>{}</Profile>", "x".repeat(n));
+    let time = |text: &str| {
+        let t = Instant::now();
+        let _ = import("p.xml", text, JobFormat::DiskspdXml);
+        t.elapsed().as_secs_f64()
+    };
+    // The benign file's time, at least 1 ms so scheduling noise on a tiny figure cannot fail
+    // the ratio.
+    let base = (0..2)
+        .map(|_| time(&benign))
+        .fold(f64::MAX, f64::min)
+        .max(1e-3);
+    for h in &hostile {
+        let t = time(h);
+        assert!(
+            t < 10.0 * base,
+            "{} bytes of hostile XML took {t:.3} s against {base:.4} s for a benign one",
+            h.len()
+        );
+    }
+}

@@ -494,15 +494,27 @@ const MAX_XML_DEPTH: usize = 64;
 /// `/>` closes itself).
 fn nested_deeper_than(text: &str, limit: usize) -> Option<usize> {
     let b = text.as_bytes();
-    let (mut depth, mut line, mut i) = (0usize, 1usize, 0usize);
-    while i < b.len() {
+    let (mut depth, mut line) = (0usize, 1usize);
+    // The next '>' at or after the scan, found by a search that only ever moves forward, so
+    // the scan stays linear however many '<' lack their '>' (a quadratic search took a minute
+    // on a crafted megabyte).
+    let mut next_gt: Option<Option<usize>> = None;
+    for i in 0..b.len() {
         match b[i] {
             b'\n' => line += 1,
             b'<' => match b.get(i + 1) {
                 Some(b'/') => depth = depth.saturating_sub(1),
                 Some(b'?' | b'!') => {}
                 _ => {
-                    let end = b[i..].iter().position(|&c| c == b'>').map(|p| i + p);
+                    let end = match next_gt {
+                        Some(Some(e)) if e > i => Some(e),
+                        Some(None) => None,
+                        _ => {
+                            let e = b[i..].iter().position(|&c| c == b'>').map(|p| i + p);
+                            next_gt = Some(e);
+                            e
+                        }
+                    };
                     let closes = end.is_some_and(|e| e > i && b[e - 1] == b'/');
                     if !closes {
                         depth += 1;
@@ -514,7 +526,6 @@ fn nested_deeper_than(text: &str, limit: usize) -> Option<usize> {
             },
             _ => {}
         }
-        i += 1;
     }
     None
 }
