@@ -46,7 +46,10 @@ pub fn load_groups(paths: &[PathBuf], labels: &[String]) -> anyhow::Result<(Vec<
     let mut groups = Vec::new();
     let mut kinds: Vec<(Kind, String)> = Vec::new();
     for (i, path) in paths.iter().enumerate() {
-        let inputs = load_inputs(std::slice::from_ref(path))?;
+        let (inputs, notices) = load_inputs(std::slice::from_ref(path))?;
+        for n in &notices {
+            style::print_notice(n);
+        }
         let mut runs = Vec::new();
         let mut sources = Vec::new();
         let mut kind: Option<(Kind, String)> = None;

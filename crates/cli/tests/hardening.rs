@@ -680,3 +680,50 @@ fn a_result_that_cannot_be_saved_where_asked_is_saved_elsewhere_and_said_so() {
     assert_eq!(printed, kept);
     assert!(result_files(&out).is_empty());
 }
+
+/// A results directory with links back to itself and out to /etc (issue 22: `a -> .` and
+/// `b -> .` ran report, compare and diagnose until killed; one `self -> .` counted a run 41
+/// times): every command ends, reads the run once, and says which links it did not follow.
+#[test]
+fn looping_links_in_a_results_directory_end_and_count_each_run_once() {
+    let d = scratch();
+    let res = d.path().join("res");
+    let out = oio()
+        .current_dir(d.path())
+        .args([
+            "run", "--engine", "null", "--rw", "randread", "--time", "200ms", "--ramp", "0s",
+        ])
+        .args(["--size", "1M", "-q", "--out", "res", "t.dat"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (name, to) in [("a", "."), ("b", "."), ("etc", "/etc")] {
+        std::os::unix::fs::symlink(to, res.join(name)).unwrap();
+    }
+    std::fs::write(res.join("job.fio"), "[global]\nrw=randread\n[j]\n").unwrap();
+    let runs = |args: &[&str]| {
+        let o = oio()
+            .current_dir(d.path())
+            .args(args)
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "{args:?}: {err}");
+        assert!(
+            err.contains("a link to a directory, not followed") && err.contains("etc"),
+            "{args:?}: {err}"
+        );
+        (String::from_utf8_lossy(&o.stdout).into_owned(), err)
+    };
+    let (_, err) = runs(&["report", "res", "-o", "r.html"]);
+    assert!(err.contains("job.fio"), "{err}");
+    assert!(err.contains("1 run"), "{err}");
+    let (json, _) = runs(&["diagnose", "--json", "res"]);
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert!(v["findings"].is_array(), "{v}");
+}

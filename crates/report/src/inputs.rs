@@ -103,54 +103,116 @@ pub struct ReportInputs {
     pub docs: Vec<Input>,
     /// Telemetry files, as observations.
     pub telemetry: Vec<Telemetry>,
-    /// Files in directories that were neither, skipped (a notice each).
-    pub skipped: Vec<PathBuf>,
+    /// What was skipped and why (files in directories that oio does not read, links to
+    /// directories, second paths to one file), one sentence each.
+    pub notices: Vec<String>,
 }
 
-/// Files of a directory, recursively, sorted by name, hidden ones left out; `true` beside the
-/// paths named directly.
-fn all_files(path: &Path, out: &mut Vec<(PathBuf, bool)>) -> Result<(), InputError> {
-    let io = |what, source| InputError::Io {
-        what,
-        file: path.display().to_string(),
-        source,
-    };
-    let meta = std::fs::metadata(path).map_err(|e| io("reading", e))?;
-    if !meta.is_dir() {
-        out.push((path.to_path_buf(), true));
-        return Ok(());
+/// The files under the paths given, each once, and what was passed over.
+///
+/// The rule for links: a path named on the command line is followed wherever it points; in a
+/// directory, a link to a file is read, a link to a directory is not followed (it may lead to
+/// a parent and round forever, or out of the results into /etc), with a notice. Every file
+/// and directory is read once, known by its device and inode, however many paths lead to it.
+/// In a directory, what cannot be read is passed over with a notice; a named path that cannot
+/// be read is an error.
+#[derive(Default)]
+struct Walk {
+    /// Files, with `true` beside the paths named directly.
+    files: Vec<(PathBuf, bool)>,
+    notices: Vec<String>,
+    seen: std::collections::HashSet<(u64, u64)>,
+}
+
+impl Walk {
+    fn of(paths: &[PathBuf]) -> Result<Walk, InputError> {
+        let mut w = Walk::default();
+        for p in paths {
+            w.named(p)?;
+        }
+        Ok(w)
     }
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
-        .map_err(|e| io("listing", e))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            !p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with('.'))
-        })
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            all_files(&p, out)?;
-        } else if p.is_file() {
-            out.push((p, false));
+
+    /// First visit of the file or directory `meta` describes.
+    fn first_visit(&mut self, meta: &std::fs::Metadata) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        self.seen.insert((meta.dev(), meta.ino()))
+    }
+
+    fn named(&mut self, path: &Path) -> Result<(), InputError> {
+        let meta = std::fs::metadata(path).map_err(|e| InputError::Io {
+            what: "reading",
+            file: path.display().to_string(),
+            source: e,
+        })?;
+        if !self.first_visit(&meta) {
+            return Ok(());
+        }
+        if !meta.is_dir() {
+            self.files.push((path.to_path_buf(), true));
+            return Ok(());
+        }
+        let entries = std::fs::read_dir(path).map_err(|e| InputError::Io {
+            what: "listing",
+            file: path.display().to_string(),
+            source: e,
+        })?;
+        self.entries(entries);
+        Ok(())
+    }
+
+    /// A directory's entries, sorted by name, hidden ones left out, recursively.
+    fn entries(&mut self, entries: std::fs::ReadDir) {
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                !p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with('.'))
+            })
+            .collect();
+        paths.sort();
+        for p in paths {
+            self.entry(&p);
         }
     }
-    Ok(())
-}
 
-/// The JSON files under `paths`: files named directly, and `*.json` in directories.
-pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, InputError> {
-    let mut all = Vec::new();
-    for p in paths {
-        all_files(p, &mut all)?;
+    fn entry(&mut self, p: &Path) {
+        let shown = p.display();
+        let link = std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+        let meta = match std::fs::metadata(p) {
+            Ok(m) => m,
+            Err(e) => {
+                let what = if link { "a broken link" } else { "unreadable" };
+                self.notices.push(format!("{shown}: {what} ({e}); skipped"));
+                return;
+            }
+        };
+        if meta.is_dir() && link {
+            self.notices.push(format!(
+                "{shown}: a link to a directory, not followed (name it on the command line to read it)"
+            ));
+            return;
+        }
+        if !(meta.is_dir() || meta.is_file()) {
+            return;
+        }
+        if !self.first_visit(&meta) {
+            self.notices
+                .push(format!("{shown}: read already by another path; skipped"));
+            return;
+        }
+        if meta.is_file() {
+            self.files.push((p.to_path_buf(), false));
+            return;
+        }
+        match std::fs::read_dir(p) {
+            Ok(entries) => self.entries(entries),
+            Err(e) => self
+                .notices
+                .push(format!("{shown}: cannot be listed ({e}); skipped")),
+        }
     }
-    Ok(all
-        .into_iter()
-        .filter(|(p, named)| *named || p.extension().is_some_and(|e| e == "json"))
-        .map(|(p, _)| p)
-        .collect())
 }
 
 /// Reads one JSON file into documents (several for a `--repeat --json` array).
@@ -181,13 +243,41 @@ fn load_json(f: &Path, out: &mut Vec<Input>) -> Result<(), InputError> {
     Ok(())
 }
 
-/// Reads files and directories (recursively, `*.json`, sorted by name) into documents.
-pub fn load_inputs(paths: &[PathBuf]) -> Result<Vec<Input>, InputError> {
-    let mut out = Vec::new();
-    for f in collect_files(paths)? {
-        load_json(&f, &mut out)?;
+/// Reads one file found in a directory: what cannot be read becomes a notice (the file is
+/// named in the error), so one stray file does not hide the rest; a named file's error stands.
+fn load_or_note(
+    f: &Path,
+    named: bool,
+    notices: &mut Vec<String>,
+    load: impl FnOnce() -> Result<(), InputError>,
+) -> Result<(), InputError> {
+    match load() {
+        Err(e) if !named => {
+            let e = e.to_string();
+            let shown = f.display().to_string();
+            notices.push(if e.contains(&shown) {
+                format!("{e}; skipped")
+            } else {
+                format!("{shown}: {e}; skipped")
+            });
+            Ok(())
+        }
+        r => r,
     }
-    Ok(out)
+}
+
+/// Documents read from files and directories (recursively, `*.json`, sorted by name), and a
+/// notice for each path passed over.
+pub fn load_inputs(paths: &[PathBuf]) -> Result<(Vec<Input>, Vec<String>), InputError> {
+    let w = Walk::of(paths)?;
+    let mut notices = w.notices;
+    let mut out = Vec::new();
+    for (f, named) in w.files {
+        if named || f.extension().is_some_and(|e| e == "json") {
+            load_or_note(&f, named, &mut notices, || load_json(&f, &mut out))?;
+        }
+    }
+    Ok((out, notices))
 }
 
 /// True when the head of a file looks like JSON (after a byte-order mark).
@@ -199,35 +289,45 @@ fn looks_like_json(head: &str) -> bool {
 
 /// Reads what `oio report` is given: oio and fio JSON documents, and telemetry files of any
 /// format the telemetry parsers read (perfmon CSV, iostat, diskstats, blkparse, fio logs),
-/// which become observations. In a directory, files that are neither are skipped (and listed);
-/// a file named on the command line that is neither is an error.
+/// which become observations. In a directory, files that are neither, or that cannot be read,
+/// are skipped with a notice; a file named on the command line that is neither is an error.
 pub fn load_report_inputs(paths: &[PathBuf]) -> Result<ReportInputs, InputError> {
-    let mut files = Vec::new();
-    for p in paths {
-        all_files(p, &mut files)?;
-    }
-    let mut out = ReportInputs::default();
-    for (f, named) in files {
-        let name = f.display().to_string();
-        let (format, h) = match is_blg(&f) {
-            // Named, the reader says how to convert it (relog); in a directory, skipped.
-            true => (named.then_some(Format::Perfmon), String::new()),
-            false => oio_telemetry::sniff_file(&f)?,
-        };
-        // JSON is an oio or fio document unless it is iostat's (the text heuristics of the
-        // detector could take a one-line JSON document for something else).
-        let iostat_json = format == Some(Format::IostatJson);
-        match format {
-            _ if looks_like_json(&h) && !iostat_json => load_json(&f, &mut out.docs)?,
-            Some(fmt) if fmt != Format::FioJson => {
-                let obs = oio_telemetry::parse_file(&f, &ParseOptions::default())?;
-                out.telemetry.push((f, obs));
-            }
-            _ if named => return Err(InputError::Unreadable(name)),
-            _ => out.skipped.push(f),
-        }
+    let w = Walk::of(paths)?;
+    let mut out = ReportInputs {
+        notices: w.notices,
+        ..ReportInputs::default()
+    };
+    for (f, named) in w.files {
+        let mut notices = std::mem::take(&mut out.notices);
+        load_or_note(&f, named, &mut notices, || report_file(&f, named, &mut out))?;
+        out.notices.append(&mut notices);
     }
     Ok(out)
+}
+
+/// One file of `oio report`'s inputs, by what it holds.
+fn report_file(f: &Path, named: bool, out: &mut ReportInputs) -> Result<(), InputError> {
+    let name = f.display().to_string();
+    let (format, h) = match is_blg(f) {
+        // Named, the reader says how to convert it (relog); in a directory, skipped.
+        true => (named.then_some(Format::Perfmon), String::new()),
+        false => oio_telemetry::sniff_file(f)?,
+    };
+    // JSON is an oio or fio document unless it is iostat's (the text heuristics of the
+    // detector could take a one-line JSON document for something else).
+    let iostat_json = format == Some(Format::IostatJson);
+    match format {
+        _ if looks_like_json(&h) && !iostat_json => load_json(f, &mut out.docs)?,
+        Some(fmt) if fmt != Format::FioJson => {
+            let obs = oio_telemetry::parse_file(f, &ParseOptions::default())?;
+            out.telemetry.push((f.to_path_buf(), obs));
+        }
+        _ if named => return Err(InputError::Unreadable(name)),
+        _ => out.notices.push(format!(
+            "{name}: not a result or telemetry oio reads; skipped"
+        )),
+    }
+    Ok(())
 }
 
 /// A short label: the file stem, prefixed by its directory when that helps.
@@ -381,7 +481,9 @@ pub fn diagnose_inputs(paths: &[PathBuf]) -> Result<(diagnose::Inputs, Vec<Strin
                 .extend(samples_from_observation(&p.display().to_string(), &obs));
             continue;
         }
-        for input in load_inputs(std::slice::from_ref(p))? {
+        let (docs, passed_over) = load_inputs(std::slice::from_ref(p))?;
+        notices.extend(passed_over);
+        for input in docs {
             let name = input.path().display().to_string();
             let (value, path) = match input {
                 Input::Run { result, .. } => {
@@ -464,7 +566,8 @@ mod tests {
             serde_json::to_string(&obs).unwrap(),
         )
         .unwrap();
-        let got = load_inputs(&[d.path().to_path_buf()]).unwrap();
+        let (got, notices) = load_inputs(&[d.path().to_path_buf()]).unwrap();
+        assert!(notices.is_empty(), "{notices:?}");
         let kinds: Vec<&str> = got.iter().map(Input::kind).collect();
         assert_eq!(kinds, ["oio.observation", "oio.run", "oio.run"]);
         let Input::Run { result, .. } = &got[1] else {
@@ -484,11 +587,19 @@ mod tests {
     }
 
     #[test]
-    fn a_newer_document_in_a_directory_is_refused_with_its_name() {
+    fn a_newer_document_is_skipped_in_a_directory_and_refused_by_name() {
         let d = tempfile::tempdir().unwrap();
         let f = d.path().join("s.json");
         std::fs::write(&f, r#"{"schema":"oio.sweep","schema_version":99}"#).unwrap();
-        let e = load_inputs(&[d.path().to_path_buf()])
+        let (got, notices) = load_inputs(&[d.path().to_path_buf()]).unwrap();
+        assert!(got.is_empty());
+        assert!(
+            notices.len() == 1
+                && notices[0].contains("s.json")
+                && notices[0].contains("schema_version 99"),
+            "{notices:?}"
+        );
+        let e = load_inputs(std::slice::from_ref(&f))
             .err()
             .expect("refused")
             .to_string();
@@ -496,5 +607,55 @@ mod tests {
             e.contains("s.json") && e.contains("schema_version 99"),
             "{e}"
         );
+    }
+
+    /// Directory links are not followed in a walk (two links to `.` once ran until killed),
+    /// a file reached by two paths is read once, and the named path is followed.
+    #[test]
+    fn links_in_directories_neither_loop_nor_count_twice() {
+        use std::os::unix::fs::symlink;
+        let d = tempfile::tempdir().unwrap();
+        let run = include_str!("../../analysis/tests/fixtures/run-null.json");
+        std::fs::write(d.path().join("r.json"), run).unwrap();
+        symlink(".", d.path().join("a")).unwrap();
+        symlink(".", d.path().join("b")).unwrap();
+        symlink("/etc", d.path().join("etc")).unwrap();
+        symlink("r.json", d.path().join("same.json")).unwrap();
+        symlink("missing.json", d.path().join("broken.json")).unwrap();
+        let (got, notices) = load_inputs(&[d.path().to_path_buf()]).unwrap();
+        assert_eq!(got.len(), 1, "one run, read once");
+        let all = notices.join("\n");
+        for what in [
+            "a: a link to a directory",
+            "b: a link to a directory",
+            "etc: a link to a directory",
+            "same.json: read already",
+            "broken.json: a broken link",
+        ] {
+            assert!(all.contains(what), "{what}: {all}");
+        }
+        // Named, a link to a directory is followed.
+        let (got, _) = load_inputs(&[d.path().join("a")]).unwrap();
+        assert_eq!(got.len(), 1);
+        // The same directory named twice is read once.
+        let (got, _) = load_inputs(&[d.path().to_path_buf(), d.path().join("b")]).unwrap();
+        assert_eq!(got.len(), 1);
+    }
+
+    /// One file that cannot be read does not hide the others (a fio job file, a format oio
+    /// imports, once aborted a report of its directory).
+    #[test]
+    fn a_stray_file_in_a_directory_is_a_notice_not_an_error() {
+        let d = tempfile::tempdir().unwrap();
+        let run = include_str!("../../analysis/tests/fixtures/run-null.json");
+        std::fs::write(d.path().join("r.json"), run).unwrap();
+        std::fs::write(d.path().join("bad.json"), "{ not json").unwrap();
+        std::fs::write(d.path().join("job.fio"), "[global]\nrw=randread\n[j]\n").unwrap();
+        let r = load_report_inputs(&[d.path().to_path_buf()]).unwrap();
+        assert_eq!(r.docs.len(), 1);
+        let all = r.notices.join("\n");
+        assert!(all.contains("bad.json") && all.contains("job.fio"), "{all}");
+        // Named on the command line, the same file is an error.
+        assert!(load_report_inputs(&[d.path().join("bad.json")]).is_err());
     }
 }

@@ -65,11 +65,8 @@ fn write_artifacts(dir: &Path, r: &dyn Renderer, report: &Report) -> anyhow::Res
 /// Runs `oio report`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let inputs = load_report_inputs(&args.inputs)?;
-    for f in &inputs.skipped {
-        style::print_notice(&format!(
-            "skipping '{}': not a result or telemetry oio reads",
-            f.display()
-        ));
+    for n in &inputs.notices {
+        style::print_notice(n);
     }
     let report = build_report(inputs, &args.title)?;
     if report.is_empty() {
