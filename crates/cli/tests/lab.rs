@@ -400,3 +400,114 @@ fn the_sweep_table_of_a_fixed_sweep() {
     oio::output::sweep::print_table(&mut text, &doc).unwrap();
     insta::assert_snapshot!(String::from_utf8(text).unwrap());
 }
+
+/// A result file never grants a rerun permission to write over data (issue 22: a hand-edited
+/// `allow_overwrite=true` overwrote a foreign file; `destroy_data=true` wiped a filesystem):
+/// the flags come from rerun's own command line. Targets resolve where the first run ran,
+/// not in the rerun's directory, and `--target` redirects them.
+#[test]
+fn rerun_takes_permissions_from_its_command_line_and_targets_from_the_result() {
+    let d = scratch();
+    let write = [
+        "run",
+        "--engine",
+        "null",
+        "--rw",
+        "randwrite",
+        "--bs",
+        "4k",
+        "--size",
+        "1M",
+        "--time",
+        "200ms",
+        "--ramp",
+        "0s",
+        "--seed",
+        "3",
+        "-q",
+        "mine.dat",
+    ];
+    let out = oio().current_dir(d.path()).args(write).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = json_files(&d.path().join("oio-results")).remove(0);
+    // Hand-edit: point the plan at a file oio did not create and grant overwriting.
+    let foreign = d.path().join("foreign.dat");
+    std::fs::write(&foreign, vec![7u8; 1 << 20]).unwrap();
+    let mut v = read(&file);
+    v["plan"]["run"]["targets"][0]["paths"][0] = Value::from(foreign.to_str().unwrap());
+    v["plan"]["run"]["allow_overwrite"] = Value::Bool(true);
+    v["plan"]["run"]["destroy_data"] = Value::Bool(true);
+    let evil = d.path().join("evil.json");
+    std::fs::write(&evil, serde_json::to_string(&v).unwrap()).unwrap();
+    let o = oio()
+        .current_dir(d.path())
+        .args(["rerun", evil.to_str().unwrap(), "--out", "again"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("--allow-overwrite"), "{err}");
+    assert!(
+        err.contains("foreign.dat"),
+        "the rerun names its target: {err}"
+    );
+    assert_eq!(
+        std::fs::read(&foreign).unwrap(),
+        vec![7u8; 1 << 20],
+        "untouched"
+    );
+
+    // From another directory the rerun uses the file the result names and creates nothing.
+    let elsewhere = d.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let again = run_json(
+        &elsewhere,
+        &["rerun", file.to_str().unwrap(), "--out", "res"],
+    );
+    assert!(!elsewhere.join("mine.dat").exists(), "no new file here");
+    let used = again["targets"][0]["path"].as_str().unwrap().to_string();
+    assert_eq!(Path::new(&used), d.path().join("mine.dat"));
+
+    // --target redirects; a plan written before the directory was recorded, with a relative
+    // target that is not here, is refused rather than creating a file.
+    let redirected = run_json(
+        &elsewhere,
+        &[
+            "rerun",
+            file.to_str().unwrap(),
+            "--out",
+            "res",
+            "--target",
+            "new.dat",
+        ],
+    );
+    assert_eq!(redirected["targets"][0]["path"], "new.dat");
+    assert!(elsewhere.join("new.dat").exists());
+    let mut old = read(&file);
+    old["plan"]["run"].as_object_mut().unwrap().remove("cwd");
+    std::fs::write(
+        elsewhere.join("old.json"),
+        serde_json::to_string(&old).unwrap(),
+    )
+    .unwrap();
+    let o = oio()
+        .current_dir(&elsewhere)
+        .args(["rerun", "old.json", "--out", "res", "--target", "a=b"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("records no target 'a'"));
+    let o = oio()
+        .current_dir(&elsewhere)
+        .args(["rerun", "old.json", "--out", "res"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("relative target 'mine.dat'"), "{err}");
+    assert!(!elsewhere.join("mine.dat").exists());
+}

@@ -173,6 +173,10 @@ pub struct RunConfig {
     pub hdr_log: Option<PathBuf>,
     /// Simulated device behind the null engine.
     pub sim: Option<Sim>,
+    /// The directory relative target paths were given in (null in plans written before it
+    /// was recorded): a rerun from elsewhere resolves them here, never in its own directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<PathBuf>,
 }
 
 impl RunConfig {
@@ -315,6 +319,7 @@ impl RunSettings {
             lat_log: self.lat_log.clone(),
             hdr_log: self.hdr_log.clone(),
             sim: self.sim.clone(),
+            cwd: std::env::current_dir().ok(),
         })
     }
 }

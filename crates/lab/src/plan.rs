@@ -73,6 +73,17 @@ impl Plan {
         serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
     }
 
+    /// Every run configuration of the plan, to rewrite what a rerun must not take from a file
+    /// (permission flags, targets).
+    pub fn configs_mut(&mut self) -> Vec<&mut RunConfig> {
+        match self {
+            Plan::Run { run } | Plan::Repeat { run, .. } => vec![run],
+            Plan::Interleave(il) => il.configs.iter_mut().map(|c| &mut c.run).collect(),
+            Plan::Sweep(s) => vec![&mut s.base],
+            Plan::Blend(b) => b.phases.iter_mut().map(|p| &mut p.run).collect(),
+        }
+    }
+
     /// Reads a plan a document embedded (`plan`).
     pub fn from_value(v: &serde_json::Value) -> Result<Plan> {
         serde_json::from_value(v.clone()).map_err(|e| {

@@ -18,9 +18,11 @@ use std::process::ExitCode;
   oio rerun oio-results/tpcc-20261121T160000Z-postgres-w10-n8.json --db postgres://oio:PW@db1/oio
 
 The new result embeds the same plan, so it can be compared with the first
-(`oio compare`) or rerun in turn. Targets are opened as the first run opened them:
-a file oio created is reused, and writing elsewhere still needs the same permission flags
-the plan recorded.")]
+(`oio compare`) or rerun in turn. Targets are the paths the result records, relative ones
+resolved in the directory the first run ran in (--target redirects them); the rerun prints
+them before it starts. A file oio created is reused; writing anywhere else needs
+--allow-overwrite (or --destroy-data for a device) on this command line: a result file never
+grants them, whatever it says.")]
 pub struct Args {
     /// A result that embeds its plan (`plan`): a run, a sweep, a blend, a TPC-C result or series.
     #[arg(value_name = "RESULT")]
@@ -38,6 +40,102 @@ pub struct Args {
     /// Print the new result as JSON on stdout (and nothing else there).
     #[arg(long)]
     pub json: bool,
+
+    /// Use NEW instead of a recorded target: `--target NEW` when the result has one target
+    /// path, `--target OLD=NEW` for one of several (OLD as the result records it).
+    #[arg(long, value_name = "[OLD=]NEW")]
+    pub target: Vec<String>,
+
+    /// Allow writing to files and block devices oio did not create (never taken from the result).
+    #[arg(long)]
+    pub allow_overwrite: bool,
+
+    /// Allow writing to block devices that are partitioned, mounted or carry a signature
+    /// (never taken from the result).
+    #[arg(long)]
+    pub destroy_data: bool,
+}
+
+/// Takes the permission flags from this command line, not from the file, and resolves the
+/// targets: a redirect, else the recorded path (relative ones in the directory the first run
+/// ran in). Returns what to tell the user.
+fn secure(plan: &mut Plan, args: &Args) -> anyhow::Result<Vec<String>> {
+    let mut notes = Vec::new();
+    let configs = plan.configs_mut();
+    let mut recorded: Vec<PathBuf> = configs
+        .iter()
+        .flat_map(|c| c.targets.iter().flat_map(|b| b.paths.iter().cloned()))
+        .collect();
+    recorded.sort();
+    recorded.dedup();
+    let mut redirects: Vec<(Option<PathBuf>, PathBuf)> = Vec::new();
+    for t in &args.target {
+        match t.split_once('=') {
+            Some((old, new)) => {
+                let old = PathBuf::from(old);
+                if !recorded.contains(&old) {
+                    anyhow::bail!(
+                        "--target {t}: the result records no target '{}' (it records {})",
+                        old.display(),
+                        names(&recorded)
+                    );
+                }
+                redirects.push((Some(old), PathBuf::from(new)));
+            }
+            None if recorded.len() == 1 && args.target.len() == 1 => {
+                redirects.push((None, PathBuf::from(t)))
+            }
+            None => anyhow::bail!(
+                "--target {t}: the result records {} targets ({}); say which with --target OLD=NEW",
+                recorded.len(),
+                names(&recorded)
+            ),
+        }
+    }
+    let here = std::env::current_dir().ok();
+    let (mut asked_overwrite, mut asked_destroy) = (false, false);
+    for c in configs {
+        asked_overwrite |= c.allow_overwrite;
+        asked_destroy |= c.destroy_data;
+        c.allow_overwrite = args.allow_overwrite;
+        c.destroy_data = args.destroy_data;
+        for b in &mut c.targets {
+            for p in &mut b.paths {
+                let redirect = redirects
+                    .iter()
+                    .find(|(old, _)| old.as_ref().is_none_or(|o| o == p));
+                *p = match (redirect, &c.cwd) {
+                    (Some((_, new)), _) => new.clone(),
+                    (None, _) if p.is_absolute() => p.clone(),
+                    // From the directory of the first run the plan stays as it was.
+                    (None, Some(dir)) if Some(dir) == here.as_ref() => p.clone(),
+                    (None, Some(dir)) => dir.join(&*p),
+                    // A plan written before the directory was recorded: only a file that is
+                    // here already can be the one meant; never create a new one.
+                    (None, None) if p.exists() => p.clone(),
+                    (None, None) => anyhow::bail!(
+                        "the result names the relative target '{}' but not the directory it ran in, and there is no such file here: run oio rerun from that directory, or give --target",
+                        p.display()
+                    ),
+                };
+            }
+        }
+    }
+    if asked_overwrite && !args.allow_overwrite {
+        notes.push("the first run was allowed to write over data oio did not create (--allow-overwrite); this rerun is not unless you give --allow-overwrite here".into());
+    }
+    if asked_destroy && !args.destroy_data {
+        notes.push("the first run was allowed to write to a device with a partition table, filesystem or other signature (--destroy-data); this rerun is not unless you give --destroy-data here".into());
+    }
+    Ok(notes)
+}
+
+fn names(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| format!("'{}'", p.display()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The largest document `oio rerun` reads (results of long runs with short intervals are
@@ -85,7 +183,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             path.display()
         );
     }
-    let plan = Plan::from_value(embedded).with_context(|| format!("'{}'", path.display()))?;
+    let mut plan = Plan::from_value(embedded).with_context(|| format!("'{}'", path.display()))?;
+    for note in secure(&mut plan, &args)? {
+        crate::output::style::print_notice(&note);
+    }
+    let mut targets: Vec<String> = Vec::new();
+    for t in plan.configs_mut().iter().flat_map(|c| c.target_paths()) {
+        if !targets.contains(&t) {
+            targets.push(t);
+        }
+    }
+    crate::output::style::print_notice(&format!("rerun on {}", targets.join(", ")));
     crate::results::check_destination(&args.out, "--out DIR")?;
     let outcome = execute(&plan, &args.out, true)?;
     present(&plan, &outcome, &args.out, args.json, &Default::default())
