@@ -976,6 +976,362 @@ fn an_agent_refuses_another_version() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// A launcher of local agents (no network) in `dir`: host `cut` behaves as a host whose link
+/// is cut after its second interval: nothing more reaches the controller while its agent runs
+/// on (its output is read and dropped) to the end of the run, when the pipe closes.
+fn cut_launcher(dir: &Path) -> String {
+    let script = dir.join("launch.sh");
+    std::fs::write(
+        &script,
+        format!(
+            r#"OIO='{oio}'
+if [ "$1" = cut ]; then
+  "$OIO" agent --stdio | {{
+    n=0
+    while [ "$n" -lt 2 ] && IFS= read -r l; do
+      case $l in *'"msg":"interval"'*) n=$((n+1)) ;; esac
+      printf '%s\n' "$l"
+    done
+    exec cat >/dev/null
+  }}
+  exit 0
+fi
+exec "$OIO" agent --stdio
+"#,
+            oio = env!("CARGO_BIN_EXE_oio")
+        ),
+    )
+    .unwrap();
+    format!("sh '{}' {{host}}", script.display())
+}
+
+/// Issue 21: a host lost part-way adds its I/Os up to its last message, over the window the
+/// merged rates state; its loss is dated from that message, not from when it was noticed.
+#[test]
+fn a_host_cut_mid_run_counts_up_to_its_last_message_over_the_stated_window() {
+    let dir = scratch();
+    let mut inv = String::new();
+    for h in ["a", "b", "cut"] {
+        inv.push_str(&format!(
+            "[[host]]\nname = \"{h}\"\ntargets = [\"{}\"]\n",
+            dir.path().join(format!("{h}.dat")).display()
+        ));
+    }
+    std::fs::write(dir.path().join("inv.toml"), inv).unwrap();
+    let c = Command::new(env!("CARGO_BIN_EXE_oio"))
+        .env("NO_COLOR", "1")
+        .current_dir(dir.path())
+        .args(["fleet", "run", "--inventory", "inv.toml", "--launcher"])
+        .arg(cut_launcher(dir.path()))
+        .args([
+            "--engine",
+            "null",
+            "--sim",
+            "servers=4,service=1ms",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--qd",
+            "4",
+            "--size",
+            "1M",
+            "--time",
+            "4s",
+            "--ramp",
+            "0",
+            "--interval",
+            "1s",
+            "--out",
+            "res",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_bounded(c, Duration::from_secs(120));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    println!("{stdout}{stderr}");
+    assert_eq!(out.status.code(), Some(1), "a partial run: {stderr}");
+    let merged = stderr
+        .lines()
+        .find_map(|l| l.split_once("result: ").map(|(_, p)| p.trim()))
+        .unwrap_or_else(|| panic!("no result path: {stderr}"));
+    let doc = read_json(dir.path().join(merged).to_str().unwrap());
+    assert_fleet_schema(&doc);
+    let hosts = doc["hosts"].as_array().unwrap();
+    let cut = &hosts[2];
+    assert_eq!(cut["status"], "lost");
+    assert_eq!(cut["intervals"], 2);
+
+    // The window is the longest host window; merged IOPS = Σ I/Os ÷ that window, where the
+    // cut host's I/Os are those of the two intervals it delivered.
+    let mut ios = 0;
+    let mut own: Vec<Value> = Vec::new();
+    for h in &hosts[..2] {
+        assert_eq!(h["status"], "completed", "{h}");
+        let r = read_json(
+            dir.path()
+                .join(h["result_file"].as_str().unwrap())
+                .to_str()
+                .unwrap(),
+        );
+        ios += r["summary"]["total"]["ios"].as_u64().unwrap();
+        own.push(r);
+    }
+    let window = doc["window"]["duration_s"].as_f64().unwrap();
+    let longest = own
+        .iter()
+        .map(|r| r["duration_s"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert_eq!(window, longest);
+    let first_two: u64 = (0..2)
+        .map(|i| doc["intervals"][i]["total"]["ios"].as_u64().unwrap())
+        .sum();
+    let others_first_two: u64 = own
+        .iter()
+        .flat_map(|r| r["intervals"].as_array().unwrap()[..2].iter())
+        .map(|i| i["total"]["ios"].as_u64().unwrap())
+        .sum();
+    let cut_ios = cut["ios"].as_u64().unwrap();
+    assert!(cut_ios > 0);
+    assert_eq!(cut_ios, first_two - others_first_two);
+    ios += cut_ios;
+    let t = &doc["summary"]["total"];
+    assert_eq!(t["ios"].as_u64().unwrap(), ios);
+    let iops = t["iops"].as_f64().unwrap();
+    // The hosts that ran through add their own rates, the cut host its I/Os ÷ the window.
+    let through: f64 = own
+        .iter()
+        .map(|r| r["summary"]["total"]["iops"].as_f64().unwrap())
+        .sum();
+    let want = through + cut_ios as f64 / window;
+    assert!(
+        (iops - want).abs() <= 1e-9 * iops,
+        "merged {iops} IOPS vs {through} + {cut_ios} I/Os ÷ {window} s"
+    );
+    // Those ran the whole window here (a simulated device ends a window on time), so the
+    // merged rate is also every I/O over the window.
+    assert!(
+        own.iter().all(|r| r["duration_s"].as_f64() == Some(window)),
+        "{window}"
+    );
+    assert!((iops - ios as f64 / window).abs() <= 1e-9 * iops);
+    // The sum of the hosts' own rates is what it must not be: the cut host ran a part.
+    let sum_rates: f64 = hosts.iter().map(|h| h["iops"].as_f64().unwrap()).sum();
+    assert!(sum_rates > iops * 1.1, "{sum_rates} vs {iops}");
+    let hpi: Vec<u64> = doc["hosts_per_interval"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert_eq!(&hpi[..2], &[3, 3]);
+    assert!(hpi[2..].iter().all(|&n| n == 2), "{hpi:?}");
+    let span = doc["window"]["all_hosts_s"].as_f64().unwrap();
+    let rate = doc["window"]["all_hosts_rate"].as_f64().unwrap();
+    assert!((rate - first_two as f64 / span).abs() <= 1e-9 * rate);
+
+    // Dated from its last message: after the end of its second interval (the message cannot
+    // come sooner) and within the next interval; noticed only when its pipe closed, after the
+    // others' windows.
+    let lost = &cut["lost"];
+    let at = lost["at_s"].as_f64().unwrap();
+    let last_end = cut["window_s"].as_f64().unwrap();
+    assert!(
+        (2.0..2.5).contains(&last_end),
+        "its second interval ended at {last_end} s"
+    );
+    assert!(at >= last_end && at < last_end + 1.0, "{lost}");
+    assert!(
+        lost["last_message"]
+            .as_str()
+            .unwrap()
+            .starts_with("interval 2, t = "),
+        "{lost}"
+    );
+    assert!(lost["noticed_s"].as_f64().unwrap() >= longest, "{lost}");
+
+    // Said on the terminal: the window, what the cut host counts for, when it was last heard.
+    assert!(
+        stdout.contains(&format!(
+            "merged: {iops:.1} IOPS over the fleet window of {window:.3} s ({ios} I/Os; each host that ran through adds its own rate, a host cut short its counts ÷ the whole window)"
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "host cut was lost part-way: its {cut_ios} I/Os up to the end of its last interval ({last_end:.3} s into its window) count over the whole window, nothing after"
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "while all 3 hosts delivered (the first {span:.3} s)"
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "host cut was lost: its last message (interval 2, t = {last_end:.3} s) came {at:.3} s after the start"
+        )),
+        "{stderr}"
+    );
+}
+
+/// `oio fleet tpcc run` with local agents on SQLite: a `--baseline` of other workers or
+/// warehouses is refused before anything runs (naming both values); a matching one gives an
+/// efficiency over every host started, flagged above 1; the start skew is taken when each
+/// host's measured window opens, after its ramp.
+#[test]
+fn fleet_tpcc_checks_its_baseline_flags_superlinear_and_times_the_window() {
+    let dir = scratch();
+    let d = dir.path();
+    let ok = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_oio"))
+            .env("NO_COLOR", "1")
+            .current_dir(d)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "oio {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    };
+    ok(&[
+        "tpcc",
+        "build",
+        "--db",
+        "sqlite:a.db",
+        "-W",
+        "1",
+        "--workers",
+        "2",
+    ]);
+    // The same database for host b (one build is slow enough).
+    std::fs::copy(d.join("a.db"), d.join("b.db")).unwrap();
+    let base = ok(&[
+        "tpcc",
+        "run",
+        "--db",
+        "sqlite:a.db",
+        "-n",
+        "1",
+        "--ramp",
+        "0",
+        "--time",
+        "1s",
+        "--device",
+        "none",
+        "--json",
+        "--out",
+        "base",
+    ]);
+    let base: Value = serde_json::from_slice(&base.stdout).unwrap();
+    let baseline = |name: &str, edit: &dyn Fn(&mut Value)| {
+        let mut b = base.clone();
+        edit(&mut b);
+        std::fs::write(d.join(name), serde_json::to_vec(&b).unwrap()).unwrap();
+        name.to_string()
+    };
+    let fleet = |workers: &str, ramp: &str, baseline: &str| {
+        let c = Command::new(env!("CARGO_BIN_EXE_oio"))
+            .env("NO_COLOR", "1")
+            .current_dir(d)
+            .args(["fleet", "tpcc", "run", "--hosts", "a,b", "--launcher"])
+            .arg(format!("'{}' agent --stdio", env!("CARGO_BIN_EXE_oio")))
+            .args(["--db", "sqlite:{host}.db", "-n", workers, "--ramp", ramp])
+            .args([
+                "--time",
+                "2s",
+                "--interval",
+                "500ms",
+                "--baseline",
+                baseline,
+            ])
+            .args(["--out", "res"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = wait_bounded(c, Duration::from_secs(180));
+        let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.code(), s(&out.stdout), s(&out.stderr))
+    };
+
+    // Another worker count: refused before any host is started.
+    let same = baseline("same.json", &|_| {});
+    let (code, _, err) = fleet("2", "0", &same);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--baseline same.json: it ran 1 worker(s), host a runs 2"),
+        "{err}"
+    );
+    // Other warehouses: refused once the hosts' databases are known, before the start.
+    let wide = baseline("wide.json", &|b| b["warehouses"] = 3.into());
+    let (code, _, err) = fleet("1", "0", &wide);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("its database has 3 warehouse(s), host a's has 1")
+            && err.contains("nothing was started on any host"),
+        "{err}"
+    );
+    let written = walk_json(&d.join("res"));
+    assert!(written.is_empty(), "a refused run wrote {written:?}");
+
+    // A baseline far below what one host does: superlinear, flagged.
+    let low = baseline("low.json", &|b| b["summary"]["nopm"] = 1.0.into());
+    let (code, out, err) = fleet("1", "1s", &low);
+    println!("{out}{err}");
+    assert_eq!(code, Some(0), "{err}");
+    let merged = err
+        .lines()
+        .find_map(|l| l.split_once("result: ").map(|(_, p)| p.trim()))
+        .unwrap_or_else(|| panic!("no result path: {err}"));
+    let doc = read_json(d.join(merged).to_str().unwrap());
+    // Nobody cut short: the merged NOPM is the sum of the hosts', each over its own window,
+    // and the window is the longest of those.
+    let hosts = doc["hosts"].as_array().unwrap();
+    let nopm = doc["summary"]["nopm"].as_f64().unwrap();
+    let sum: f64 = hosts.iter().map(|h| h["nopm"].as_f64().unwrap()).sum();
+    assert!((nopm - sum).abs() <= 1e-9 * nopm, "{nopm} vs {sum}");
+    let longest = hosts
+        .iter()
+        .map(|h| h["window_s"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert_eq!(doc["window"]["duration_s"].as_f64(), Some(longest));
+    let sc = &doc["scaling"];
+    assert_eq!(
+        (sc["hosts"].as_u64(), sc["hosts_lost"].as_u64()),
+        (Some(2), Some(0))
+    );
+    let eff = sc["efficiency"].as_f64().unwrap();
+    assert!((eff - nopm / 2.0).abs() <= 1e-9 * eff, "{sc}");
+    let flag = sc["flag"].as_str().unwrap();
+    assert!(flag.starts_with("superlinear: "), "{flag}");
+    assert!(err.contains(&format!("warning: {flag}")), "{err}");
+    // The window opened after connecting and the 1 s ramp: the skew against start + ramp is
+    // not negative (beyond the clock's stated uncertainty), and small.
+    for h in hosts {
+        let skew = h["start_skew_ns"].as_i64().unwrap();
+        let rtt = h["clock_rtt_ns"].as_i64().unwrap();
+        assert!(
+            skew >= -(rtt / 2 + 1_000_000) && skew < 1_000_000_000,
+            "{}: skew {skew} ns",
+            h["host"]
+        );
+        assert_eq!(h["workers"], 1);
+    }
+}
+
 /// `oio fleet install` over the lab's sshd: copied where missing, "up to date" where the same
 /// version answers, an older one replaced, and a file that is not oio never overwritten.
 #[test]

@@ -255,7 +255,8 @@ fn run_tpcc(
         }
         std::thread::sleep(left.min(Duration::from_millis(2)));
     }
-    emit(out, stop, &Message::Started { agent_ns: now_ns() });
+    // `started` is sent when the measured window opens (after connecting and the ramp):
+    // that is the instant the hosts' windows are compared at.
     let mut obs = crate::tpcc::Streamer {
         send: &mut |m| {
             emit(out, stop, &m);

@@ -47,6 +47,16 @@ pub enum Work {
 }
 
 impl Work {
+    /// Where the `started` message is taken, after the common start: a workload's workers
+    /// start at the instant (the engine times its ramp from there); a TPC-C driver reports
+    /// when its measured window opens, after connecting and its ramp.
+    fn started_after(&self) -> Duration {
+        match self {
+            Work::Io(_) => Duration::ZERO,
+            Work::Tpcc(p) => Duration::from_secs_f64(p.ramp_s.clamp(0.0, 1e9)),
+        }
+    }
+
     fn length(&self) -> Duration {
         match self {
             Work::Io(p) => p.ramp + p.time,
@@ -84,17 +94,58 @@ pub enum FleetError {
     /// Ctrl-C (or the caller) stopped the session before the start.
     #[error("stopped before the start; nothing was started on any host")]
     Interrupted,
+    /// The caller's check of the prepared hosts refused them.
+    #[error("{0}; nothing was started on any host")]
+    Refused(String),
 }
 
-/// A host that stopped answering during the run.
+/// A host that stopped answering during the run. It is dated from its last message: it was
+/// alive then, and went silent before its next message was due (one interval later while
+/// measuring). When the controller noticed can be much later (a cut link is noticed only
+/// when the run's grace period ends).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Lost {
-    /// Seconds after the common start when it was noticed.
+    /// Seconds after the common start when its last message arrived (negative: before it).
     pub at_s: f64,
     /// The same instant, RFC 3339 UTC (controller's clock).
     pub at: String,
+    /// What its last message was ("interval 3, t = 3.000 s", "started", "ready").
+    #[serde(default)]
+    pub last_message: String,
+    /// Seconds after the common start when the controller noticed the loss.
+    #[serde(default)]
+    pub noticed_s: f64,
     /// What happened.
     pub reason: String,
+}
+
+impl Lost {
+    /// One sentence for warnings: when it was last heard from, when that was noticed, why.
+    pub fn describe(&self, host: &str) -> String {
+        format!(
+            "host {host} was lost: its last message ({}) came {:.3} s after the start ({}); the loss was noticed {:.3} s after the start: {}",
+            if self.last_message.is_empty() {
+                "?"
+            } else {
+                &self.last_message
+            },
+            self.at_s,
+            self.at,
+            self.noticed_s,
+            self.reason
+        )
+    }
+}
+
+/// What the caller's check before the start sees of one prepared host.
+#[derive(Clone, Copy, Debug)]
+pub struct Prepared<'a> {
+    /// Its name.
+    pub host: &'a str,
+    /// Its targets, as prepared (a workload).
+    pub targets: &'a [TargetInfo],
+    /// Its database (password redacted) and warehouses (TPC-C).
+    pub tpcc: Option<&'a (String, u32)>,
 }
 
 /// What one host did.
@@ -127,6 +178,8 @@ pub struct HostOutcome {
     pub tpcc_result: Option<oio_tpcc::TpccResult>,
     /// Set when the host was lost.
     pub lost: Option<Lost>,
+    /// When its last message arrived, controller's clock, ns since 1970, and what it was.
+    pub last_heard: (i64, String),
     /// The last of what its launcher wrote on stderr.
     pub stderr_tail: String,
 }
@@ -172,6 +225,8 @@ struct Session {
     probe_sent: i64,
     targets: Vec<TargetInfo>,
     tpcc_ready: Option<(String, u32)>,
+    /// When its last message arrived (controller's clock, ns) and what it was.
+    heard: (i64, String),
     gone: bool,
 }
 
@@ -326,6 +381,7 @@ impl Fleet {
                 probe_sent: 0,
                 targets: Vec::new(),
                 tpcc_ready: None,
+                heard: (0, String::new()),
                 gone: false,
             });
             if let Some(e) = failed {
@@ -389,11 +445,14 @@ impl Fleet {
                 Ev::Msg(Message::Error { phase, message }) => {
                     return Err(self.host_error(i, format!("{phase}: {message}")))
                 }
-                Ev::Msg(m) => match on(&mut self.sessions[i], at, m) {
-                    Ok(true) => done[i] = true,
-                    Ok(false) => {}
-                    Err(e) => return Err(self.host_error(i, e)),
-                },
+                Ev::Msg(m) => {
+                    self.sessions[i].heard = (at, crate::agent::name(&m).to_string());
+                    match on(&mut self.sessions[i], at, m) {
+                        Ok(true) => done[i] = true,
+                        Ok(false) => {}
+                        Err(e) => return Err(self.host_error(i, e)),
+                    }
+                }
                 Ev::Eof => {
                     self.sessions[i].gone = true;
                     let why = self.sessions[i].why_gone();
@@ -528,7 +587,7 @@ impl Progressor {
 
 /// Runs one plan on every host: connect, probe clocks, prepare all (any refusal aborts every
 /// host before any I/O), start all at one instant, collect. A host lost mid-run is named with
-/// the time; the others are stopped and their partial results kept.
+/// the time of its last message; the others are stopped and their partial results kept.
 pub fn run(jobs: &[HostJob], opts: &Options, cancel: &Cancel) -> Result<FleetRun, FleetError> {
     run_with_progress(jobs, opts, cancel, &mut |_| {})
 }
@@ -540,8 +599,21 @@ pub fn run_with_progress(
     cancel: &Cancel,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<FleetRun, FleetError> {
+    run_gated(jobs, opts, cancel, progress, &mut |_| Ok(()))
+}
+
+/// [`run_with_progress`], with `gate` deciding, once every host is prepared and before any
+/// starts, whether the run goes ahead: an `Err` stops every host and is returned as
+/// [`FleetError::Refused`] (e.g. a TPC-C baseline that does not match the hosts' databases).
+pub fn run_gated(
+    jobs: &[HostJob],
+    opts: &Options,
+    cancel: &Cancel,
+    progress: &mut dyn FnMut(&Progress),
+    gate: &mut dyn FnMut(&[Prepared<'_>]) -> Result<(), String>,
+) -> Result<FleetRun, FleetError> {
     let mut fleet = Fleet::launch(&jobs_argv(jobs))?;
-    let result = run_on(&mut fleet, jobs, opts, cancel, progress);
+    let result = run_on(&mut fleet, jobs, opts, cancel, progress, gate);
     if result.is_err() {
         fleet.stop_all("another host failed before the start");
     }
@@ -554,124 +626,226 @@ fn run_on(
     opts: &Options,
     cancel: &Cancel,
     progress: &mut dyn FnMut(&Progress),
+    gate: &mut dyn FnMut(&[Prepared<'_>]) -> Result<(), String>,
 ) -> Result<FleetRun, FleetError> {
-    let mut live = Progressor::default();
     fleet.connect(opts, cancel)?;
-    for (s, j) in fleet.sessions.iter_mut().zip(jobs) {
-        s.tell(&match &j.plan {
-            Work::Io(p) => Message::Prepare {
-                plan: Box::new(p.clone()),
-            },
-            Work::Tpcc(p) => Message::PrepareTpcc {
-                plan: Box::new(p.clone()),
-            },
-        });
-    }
-    // Filling new files may take long: no time limit here, but Ctrl-C and any host failing
-    // end the wait.
-    fleet.wait_all("prepare", None, cancel, |s, _, m| match m {
-        Message::Ready { targets } => {
-            s.targets = targets;
-            Ok(true)
-        }
-        Message::ReadyTpcc { db, warehouses } => {
-            s.tpcc_ready = Some((db, warehouses));
-            Ok(true)
-        }
-        other => Err(format!(
-            "expected ready, got {}",
-            crate::agent::name(&other)
-        )),
-    })?;
-
-    // The start instant leaves room for `go` to reach the slowest host.
-    let worst_rtt = fleet
+    fleet.prepare(jobs, cancel)?;
+    let prepared: Vec<Prepared<'_>> = fleet
         .sessions
         .iter()
-        .map(|s| s.clock.rtt_ns.max(0) as u64)
-        .max()
-        .unwrap_or(0);
-    let lead = opts
-        .min_lead
-        .max(Duration::from_nanos(worst_rtt.saturating_mul(4)))
-        + Duration::from_micros(500 * jobs.len() as u64);
-    let cpu0 = oio_engine::sys::process_cpu();
-    let start_ns = now_ns().saturating_add(lead.as_nanos() as i64);
-    for s in &mut fleet.sessions {
-        let start_agent_ns = s.clock.to_agent(start_ns);
-        s.tell(&Message::Go { start_agent_ns });
-    }
-    let mut out: Vec<HostOutcome> = fleet
-        .sessions
-        .iter()
-        .map(|s| HostOutcome {
-            name: s.name.clone(),
-            argv: s.argv.clone(),
-            hello: s.hello.clone().expect("hello received"),
-            clock: s.clock,
-            targets: s.targets.clone(),
-            start_skew_ns: None,
-            streamed: Vec::new(),
-            result: None,
-            tpcc_ready: s.tpcc_ready.clone(),
-            tpcc_streamed: Vec::new(),
-            tpcc_result: None,
-            lost: None,
-            stderr_tail: String::new(),
+        .map(|s| Prepared {
+            host: &s.name,
+            targets: &s.targets,
+            tpcc: s.tpcc_ready.as_ref(),
         })
         .collect();
-    let longest = jobs
-        .iter()
-        .map(|j| j.plan.length())
-        .max()
-        .unwrap_or_default();
-    let run_deadline = Instant::now() + lead + longest + Duration::from_secs(30).max(longest / 10);
-    let mut stop_deadline: Option<Instant> = None;
-    let mut interrupted = false;
-    let lost_now = |reason: String| {
-        let now = now_ns();
+    gate(&prepared).map_err(FleetError::Refused)?;
+    let cpu0 = oio_engine::sys::process_cpu();
+    let (start_ns, lead) = fleet.go(opts);
+    let mut c = Collection::new(fleet, jobs, start_ns, lead);
+    c.collect(fleet, cancel, progress);
+    let cpu1 = oio_engine::sys::process_cpu();
+    for (h, s) in c.out.iter_mut().zip(&fleet.sessions) {
+        h.stderr_tail = s.stderr_tail();
+    }
+    Ok(FleetRun {
+        start_ns,
+        lead,
+        hosts: c.out,
+        interrupted: c.interrupted,
+        controller_cpu_s: (cpu1.0 - cpu0.0) + (cpu1.1 - cpu0.1),
+    })
+}
+
+impl Fleet {
+    /// Sends every host its plan and waits until all are ready. Filling new files may take
+    /// long: no time limit here, but Ctrl-C and any host failing end the wait.
+    fn prepare(&mut self, jobs: &[HostJob], cancel: &Cancel) -> Result<(), FleetError> {
+        for (s, j) in self.sessions.iter_mut().zip(jobs) {
+            s.tell(&match &j.plan {
+                Work::Io(p) => Message::Prepare {
+                    plan: Box::new(p.clone()),
+                },
+                Work::Tpcc(p) => Message::PrepareTpcc {
+                    plan: Box::new(p.clone()),
+                },
+            });
+        }
+        self.wait_all("prepare", None, cancel, |s, _, m| match m {
+            Message::Ready { targets } => {
+                s.targets = targets;
+                Ok(true)
+            }
+            Message::ReadyTpcc { db, warehouses } => {
+                s.tpcc_ready = Some((db, warehouses));
+                Ok(true)
+            }
+            other => Err(format!(
+                "expected ready, got {}",
+                crate::agent::name(&other)
+            )),
+        })
+    }
+
+    /// Picks the start instant, leaving room for `go` to reach the slowest host, and tells
+    /// every host. Returns the instant (controller's clock, ns) and the lead.
+    fn go(&mut self, opts: &Options) -> (i64, Duration) {
+        let worst_rtt = self
+            .sessions
+            .iter()
+            .map(|s| s.clock.rtt_ns.max(0) as u64)
+            .max()
+            .unwrap_or(0);
+        let lead = opts
+            .min_lead
+            .max(Duration::from_nanos(worst_rtt.saturating_mul(4)))
+            + Duration::from_micros(500 * self.sessions.len() as u64);
+        let start_ns = now_ns().saturating_add(lead.as_nanos() as i64);
+        for s in &mut self.sessions {
+            let start_agent_ns = s.clock.to_agent(start_ns);
+            s.tell(&Message::Go { start_agent_ns });
+        }
+        (start_ns, lead)
+    }
+}
+
+/// The run after `go`: every host's messages until each has sent its result or is lost.
+struct Collection {
+    out: Vec<HostOutcome>,
+    start_ns: i64,
+    /// Per host: when its `started` is due after the start instant, ns.
+    started_after_ns: Vec<i64>,
+    run_deadline: Instant,
+    stop_deadline: Option<Instant>,
+    interrupted: bool,
+    live: Progressor,
+}
+
+impl Collection {
+    fn new(fleet: &Fleet, jobs: &[HostJob], start_ns: i64, lead: Duration) -> Collection {
+        let out = fleet
+            .sessions
+            .iter()
+            .map(|s| HostOutcome {
+                name: s.name.clone(),
+                argv: s.argv.clone(),
+                hello: s.hello.clone().expect("hello received"),
+                clock: s.clock,
+                targets: s.targets.clone(),
+                start_skew_ns: None,
+                streamed: Vec::new(),
+                result: None,
+                tpcc_ready: s.tpcc_ready.clone(),
+                tpcc_streamed: Vec::new(),
+                tpcc_result: None,
+                lost: None,
+                last_heard: s.heard.clone(),
+                stderr_tail: String::new(),
+            })
+            .collect();
+        let longest = jobs
+            .iter()
+            .map(|j| j.plan.length())
+            .max()
+            .unwrap_or_default();
+        Collection {
+            out,
+            start_ns,
+            started_after_ns: jobs
+                .iter()
+                .map(|j| j.plan.started_after().as_nanos().min(i64::MAX as u128) as i64)
+                .collect(),
+            run_deadline: Instant::now()
+                + lead
+                + longest
+                + Duration::from_secs(30).max(longest / 10),
+            stop_deadline: None,
+            interrupted: false,
+            live: Progressor::default(),
+        }
+    }
+
+    /// A loss, dated from the host's last message and noticed now.
+    fn lost(&self, i: usize, reason: String) -> Lost {
+        let (heard, what) = &self.out[i].last_heard;
         Lost {
-            at_s: (now - start_ns) as f64 / 1e9,
-            at: humantime::format_rfc3339_millis(
-                std::time::UNIX_EPOCH + Duration::from_nanos(now.max(0) as u64),
-            )
-            .to_string(),
+            at_s: (heard - self.start_ns) as f64 / 1e9,
+            at: rfc3339(*heard),
+            last_message: what.clone(),
+            noticed_s: (now_ns() - self.start_ns) as f64 / 1e9,
             reason,
         }
-    };
-    let pending = |out: &[HostOutcome]| out.iter().any(|h| !h.finished());
-    while pending(&out) {
-        if cancel.is_cancelled() && !interrupted {
-            interrupted = true;
-            fleet.stop_all("the controller was interrupted");
-            stop_deadline.get_or_insert(Instant::now() + STOP_GRACE);
-        }
-        let now = Instant::now();
-        let expired = stop_deadline.map_or(now >= run_deadline, |d| now >= d);
-        if expired {
-            let why = if stop_deadline.is_some() {
-                format!("no result within {STOP_GRACE:?} of being told to stop")
-            } else {
-                "no result by the end of the run and its grace period".to_string()
-            };
-            for h in out.iter_mut().filter(|h| !h.finished()) {
-                h.lost = Some(lost_now(why.clone()));
+    }
+
+    fn collect(&mut self, fleet: &mut Fleet, cancel: &Cancel, progress: &mut dyn FnMut(&Progress)) {
+        while self.out.iter().any(|h| !h.finished()) {
+            if cancel.is_cancelled() && !self.interrupted {
+                self.interrupted = true;
+                fleet.stop_all("the controller was interrupted");
+                self.stop_deadline
+                    .get_or_insert(Instant::now() + STOP_GRACE);
             }
-            break;
+            let now = Instant::now();
+            if self
+                .stop_deadline
+                .map_or(now >= self.run_deadline, |d| now >= d)
+            {
+                let why = if self.stop_deadline.is_some() {
+                    format!("no result within {STOP_GRACE:?} of being told to stop")
+                } else {
+                    "no result by the end of the run and its grace period".to_string()
+                };
+                for i in 0..self.out.len() {
+                    if !self.out[i].finished() {
+                        self.out[i].lost = Some(self.lost(i, why.clone()));
+                    }
+                }
+                break;
+            }
+            let (i, at, ev) = match fleet.rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(x) => x,
+                Err(RecvTimeoutError::Timeout) => continue,
+                Err(RecvTimeoutError::Disconnected) => break,
+            };
+            if let Some(reason) = self.handle(fleet, i, at, ev) {
+                if !self.out[i].finished() {
+                    self.out[i].lost = Some(self.lost(i, reason));
+                    fleet.sessions[i].stdin = None;
+                    fleet.stop_all(&format!("host {} was lost", self.out[i].name));
+                    self.stop_deadline
+                        .get_or_insert(Instant::now() + STOP_GRACE);
+                }
+            }
+            let running = self.out.iter().filter(|h| !h.finished()).count();
+            self.live.complete(running, progress);
         }
-        let (i, _at, ev) = match fleet.rx.recv_timeout(Duration::from_millis(50)) {
-            Ok(x) => x,
-            Err(RecvTimeoutError::Timeout) => continue,
-            Err(RecvTimeoutError::Disconnected) => break,
-        };
-        let h = &mut out[i];
-        let lost = match ev {
+    }
+
+    /// One event from host `i`, received at `at` (controller's clock); why the host is lost,
+    /// if it is.
+    fn handle(&mut self, fleet: &mut Fleet, i: usize, at: i64, ev: Ev) -> Option<String> {
+        let h = &mut self.out[i];
+        if let Ev::Msg(m) = &ev {
+            let what = match m {
+                Message::Interval(w) => format!("interval {}, t = {:.3} s", w.index + 1, w.t_s),
+                Message::TpccInterval(w) => {
+                    format!("interval {}, t = {:.3} s", w.index + 1, w.t_s)
+                }
+                other => crate::agent::name(other).to_string(),
+            };
+            h.last_heard = (at, what);
+        }
+        match ev {
             Ev::Msg(Message::Started { agent_ns }) => {
-                h.start_skew_ns = Some(h.clock.to_controller(agent_ns) - start_ns);
+                // The first one: a TPC-C plan of several steps opens a window per step.
+                if h.start_skew_ns.is_none() {
+                    let due = self.start_ns.saturating_add(self.started_after_ns[i]);
+                    h.start_skew_ns = Some(h.clock.to_controller(agent_ns) - due);
+                }
                 None
             }
             Ev::Msg(Message::Interval(w)) if h.streamed.len() < MAX_STREAMED => {
-                live.add(w.index, "IOPS", &h.name, w.total.iops);
+                self.live.add(w.index, "IOPS", &h.name, w.total.iops);
                 h.streamed.push(*w);
                 None
             }
@@ -681,7 +855,7 @@ fn run_on(
                 } else {
                     0.0
                 };
-                live.add(w.index, "NOPM", &h.name, nopm);
+                self.live.add(w.index, "NOPM", &h.name, nopm);
                 h.tpcc_streamed.push(*w);
                 None
             }
@@ -705,29 +879,47 @@ fn run_on(
                 Some(fleet.sessions[i].why_gone())
             }
             Ev::Bad(e) => Some(e),
-        };
-        if let Some(reason) = lost {
-            if !h.finished() {
-                h.lost = Some(lost_now(reason));
-                fleet.sessions[i].stdin = None;
-                let msg = format!("host {} was lost", h.name);
-                fleet.stop_all(&msg);
-                stop_deadline.get_or_insert(Instant::now() + STOP_GRACE);
-            }
         }
-        live.complete(out.iter().filter(|h| !h.finished()).count(), progress);
     }
-    let cpu1 = oio_engine::sys::process_cpu();
-    for (h, s) in out.iter_mut().zip(&fleet.sessions) {
-        h.stderr_tail = s.stderr_tail();
+}
+
+/// An instant of the controller's clock (ns since 1970) as RFC 3339 UTC with ms.
+fn rfc3339(ns: i64) -> String {
+    humantime::format_rfc3339_millis(std::time::UNIX_EPOCH + Duration::from_nanos(ns.max(0) as u64))
+        .to_string()
+}
+
+/// A host that answered hello and did nothing else yet, for the merge tests.
+#[cfg(test)]
+pub(crate) fn test_outcome(name: &str) -> HostOutcome {
+    HostOutcome {
+        name: name.into(),
+        argv: vec!["true".into()],
+        hello: Hello::current("test"),
+        clock: ClockOffset::default(),
+        targets: Vec::new(),
+        start_skew_ns: Some(0),
+        streamed: Vec::new(),
+        result: None,
+        tpcc_ready: None,
+        tpcc_streamed: Vec::new(),
+        tpcc_result: None,
+        lost: None,
+        last_heard: (0, String::new()),
+        stderr_tail: String::new(),
     }
-    Ok(FleetRun {
-        start_ns,
-        lead,
-        hosts: out,
-        interrupted,
-        controller_cpu_s: (cpu1.0 - cpu0.0) + (cpu1.1 - cpu0.1),
-    })
+}
+
+/// A loss dated `at_s` after the start, for the merge tests.
+#[cfg(test)]
+pub(crate) fn test_lost(at_s: f64) -> Lost {
+    Lost {
+        at_s,
+        at: "t".into(),
+        last_message: "interval".into(),
+        noticed_s: at_s + 30.0,
+        reason: "gone".into(),
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,11 @@
 //! Merging hosts: histograms are summed bucket by bucket (and count, sum, min, max exactly),
-//! so merged percentiles are those of every I/O of every host; rates and Little's-law
-//! outstanding I/O are sums of the hosts'. Percentiles are never averaged.
+//! so merged percentiles are those of every I/O of every host. Percentiles are never averaged.
+//!
+//! Merged rates are counts over the window they were measured in. A host that ran through
+//! adds its own rates, measured over its own window: its part of the fleet's window (the
+//! longest host window; they start together within the start skew). A host cut short (lost,
+//! or stopped by its own errors) adds its counts up to its last interval spread over the whole
+//! fleet window, so it adds nothing after it went silent (see [`Window`]).
 
 use oio_core::histogram::{LatencyHistogram, SparseHistogram};
 use oio_core::result::{DirStats, Interval, Summary};
@@ -74,6 +79,102 @@ pub fn merge_summaries(parts: &[&Summary]) -> Summary {
         sync: (!syncs.is_empty()).then(|| merge_dirs(&syncs)),
         trim: (!trims.is_empty()).then(|| merge_dirs(&trims)),
     }
+}
+
+/// The span a merged result's rates cover, and how they were made.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Window {
+    /// The fleet's measured window, seconds: the longest of the hosts' own windows (each
+    /// from its own start of measuring; they start together within the start skew).
+    pub duration_s: f64,
+    /// How the merged rates were made over it, in words.
+    pub basis: String,
+    /// When a host was lost: how long every host delivered intervals, seconds from the start
+    /// of the window (through the last interval that every host sent).
+    pub all_hosts_s: Option<f64>,
+    /// The merged rate over that stretch, every host in it (IOPS; NOPM for TPC-C).
+    pub all_hosts_rate: Option<f64>,
+}
+
+/// The fleet's window from the hosts' own windows, seconds: the longest.
+pub fn fleet_window(own_s: &[f64]) -> f64 {
+    own_s
+        .iter()
+        .copied()
+        .filter(|s| s.is_finite())
+        .fold(0.0, f64::max)
+}
+
+/// A host's figures over `window_s` instead of its own `own_s`: counts stay, rates are the
+/// counts over the window (zero outside its own window), and the mean outstanding I/O is
+/// weighted by the share of the window it covered.
+pub fn spread_dir(d: &DirStats, own_s: f64, window_s: f64) -> DirStats {
+    let mut d = d.clone();
+    let (rate, share) = if window_s > 0.0 {
+        (1.0 / window_s, (own_s / window_s).clamp(0.0, 1.0))
+    } else {
+        (0.0, 0.0)
+    };
+    d.iops = d.ios as f64 * rate;
+    d.bytes_per_sec = d.bytes as f64 * rate;
+    d.outstanding_mean *= share;
+    d
+}
+
+/// [`spread_dir`] for a whole summary (the open-loop offered rate is weighted the same way).
+pub fn spread_summary(s: &Summary, own_s: f64, window_s: f64) -> Summary {
+    let share = if window_s > 0.0 {
+        (own_s / window_s).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    Summary {
+        read: spread_dir(&s.read, own_s, window_s),
+        write: spread_dir(&s.write, own_s, window_s),
+        total: spread_dir(&s.total, own_s, window_s),
+        offered_iops: s.offered_iops.map(|o| o * share),
+        sync: s.sync.as_ref().map(|d| spread_dir(d, own_s, window_s)),
+        trim: s.trim.as_ref().map(|d| spread_dir(d, own_s, window_s)),
+        ..s.clone()
+    }
+}
+
+/// True for a host whose window was cut short: lost, or stopped by its own errors. Its rate
+/// over its own shorter window would stand for the whole fleet window it did not run.
+pub fn cut_short(status: &str) -> bool {
+    matches!(status, "lost" | "errors")
+}
+
+/// Merges hosts' summaries over the fleet's window of `window_s`: `parts` holds each host's
+/// summary, the seconds it covers and whether it was cut short. A host that ran through adds
+/// its own rates (its window is its part of the fleet's, within the start skew and when it
+/// closed); one cut short adds its counts spread over the whole window. Counts are summed.
+pub fn merge_over_window(parts: &[(&Summary, f64, bool)], window_s: f64) -> Summary {
+    let spread: Vec<Summary> = parts
+        .iter()
+        .map(|(s, own, cut)| match cut {
+            true => spread_summary(s, *own, window_s),
+            false => (*s).clone(),
+        })
+        .collect();
+    merge_summaries(&spread.iter().collect::<Vec<_>>())
+}
+
+/// While every host delivered: the first `n` merged intervals, where `n` is the fewest
+/// intervals any host sent. Returns their span (the end of interval `n`, seconds) and the
+/// merged rate over it (Σ I/Os ÷ span), or None when some host sent none.
+pub fn all_hosts_stretch(series: &[&[Interval]]) -> Option<(f64, f64)> {
+    let n = series.iter().map(|s| s.len()).min()?;
+    if n == 0 {
+        return None;
+    }
+    let span = series.iter().map(|s| s[n - 1].t_s).fold(0.0, f64::max);
+    let ios: u64 = series
+        .iter()
+        .flat_map(|s| &s[..n])
+        .map(|i| i.total.ios)
+        .sum();
+    (span > 0.0).then(|| (span, ios as f64 / span))
 }
 
 /// Sums the hosts' series interval by interval: interval `i` of every host covers the same
@@ -209,6 +310,182 @@ mod tests {
         assert_eq!(s.total.ios, 2);
         assert!((s.total.iops - 1.0).abs() < 1e-9);
     }
+
+    /// One second of `ios` reads of `lat_ns` each, ending at `t_s`.
+    fn second(t_s: f64, ios: usize, lat_ns: u64) -> Interval {
+        let d = stats(&vec![lat_ns; ios], 1.0);
+        Interval {
+            t_s,
+            duration_s: 1.0,
+            read: d.clone(),
+            write: DirStats::default(),
+            total: d,
+            offered_iops: None,
+            backlog_max: None,
+        }
+    }
+
+    /// A host's own result made of `n` one-second intervals of `ios` I/Os each.
+    fn result(n: usize, ios: usize, lat_ns: u64) -> oio_core::result::RunResult {
+        let intervals: Vec<Interval> = (1..=n).map(|t| second(t as f64, ios, lat_ns)).collect();
+        oio_core::result::RunResult {
+            envelope: oio_core::document::Envelope::new(
+                oio_core::result::RUN_SCHEMA,
+                oio_core::result::RUN_SCHEMA_VERSION,
+            ),
+            workload: oio_core::profiles::profile("oltp-data").unwrap(),
+            options: oio_core::result::RunOptions {
+                time_s: n as f64,
+                ramp_s: 0.0,
+                interval_s: 1.0,
+                engine_requested: "null".into(),
+                direct: false,
+                submit: "per_io".into(),
+                seed: 1,
+                latency_tracking: true,
+            },
+            targets: Vec::new(),
+            engine: Default::default(),
+            duration_s: n as f64,
+            summary: summary_of_intervals(&intervals),
+            streams: Vec::new(),
+            intervals,
+            cpu: Default::default(),
+            errors: Default::default(),
+            access_order: None,
+            verify: None,
+        }
+    }
+
+    fn plan() -> oio_engine::RunPlan {
+        oio_engine::RunPlan {
+            workload: oio_core::profiles::profile("oltp-data").unwrap(),
+            bindings: Vec::new(),
+            target_options: oio_engine::TargetOptions {
+                write: false,
+                direct: false,
+                size: None,
+                allow_overwrite: false,
+                destroy_data: false,
+                fill_seed: 0,
+            },
+            engine: oio_engine::EngineKind::Null,
+            submit: oio_engine::SubmitMode::PerIo,
+            time: std::time::Duration::from_secs(8),
+            ramp: std::time::Duration::ZERO,
+            interval: std::time::Duration::from_secs(1),
+            seed: 1,
+            latency_tracking: true,
+            io_limit: None,
+            verify: false,
+            track_order: false,
+            sim: None,
+            lat_log: None,
+            hdr_log: None,
+        }
+    }
+
+    /// The case: two hosts ran the whole 8 s window, a third went silent after 2 s.
+    /// It adds its I/Os up to its last interval, not its rate while alive.
+    #[test]
+    fn a_lost_host_adds_its_ios_up_to_its_last_message_over_the_fleet_window() {
+        use crate::controller::{test_lost, test_outcome, FleetRun};
+        use crate::protocol::WireInterval;
+        let mut a = test_outcome("a");
+        a.result = Some(result(8, 1000, 100_000));
+        let mut b = test_outcome("b");
+        b.result = Some(result(8, 500, 200_000));
+        let mut c = test_outcome("c");
+        c.streamed = (0..2)
+            .map(|i| WireInterval::from_interval(i, &second((i + 1) as f64, 900, 50_000)))
+            .collect();
+        c.lost = Some(test_lost(2.0));
+        let outstanding: Vec<f64> = [&a, &b]
+            .iter()
+            .map(|h| h.result.as_ref().unwrap().summary.total.outstanding_mean)
+            .collect();
+        let run = FleetRun {
+            start_ns: 0,
+            lead: std::time::Duration::ZERO,
+            hosts: vec![a, b, c],
+            interrupted: false,
+            controller_cpu_s: 0.0,
+        };
+        let doc = document(&run, &plan(), &[None, None, None]);
+        let t = &doc.summary.total;
+        assert_eq!(doc.window.duration_s, 8.0);
+        assert_eq!(t.ios, 8 * 1000 + 8 * 500 + 2 * 900);
+        // Σ I/Os ÷ the window: 13,800 / 8 s, not the sum of rates 1000 + 500 + 900.
+        assert_eq!(t.iops, 13_800.0 / 8.0);
+        assert_eq!(t.bytes_per_sec, 13_800.0 * 4096.0 / 8.0);
+        // Little's law per host, the lost host's weighted by the quarter of the window it ran.
+        let c_out = 900.0 * 50_000.0 / 1e9;
+        let want = outstanding[0] + outstanding[1] + c_out * 2.0 / 8.0;
+        assert!((t.outstanding_mean - want).abs() < 1e-9, "{t:?}");
+        // The lost host's own row: its rate while measured, over the 2 s it covers.
+        let h = &doc.hosts[2];
+        assert_eq!((h.status.as_str(), h.ios, h.window_s), ("lost", 1800, 2.0));
+        assert_eq!(h.iops, 900.0);
+        // While all three delivered: the first 2 s, at (1000 + 500 + 900) × 2 / 2 s.
+        assert_eq!(doc.window.all_hosts_s, Some(2.0));
+        assert_eq!(doc.window.all_hosts_rate, Some(2400.0));
+        assert!(
+            doc.window.basis.contains("fleet window of 8.000 s")
+                && doc.window.basis.contains(
+                    "host c was lost part-way: its 1800 I/Os up to the end of its last interval (2.000 s into its window) are spread over the whole window, adding nothing after"
+                ),
+            "{}",
+            doc.window.basis
+        );
+        assert_eq!(doc.hosts_per_interval, vec![3, 3, 2, 2, 2, 2, 2, 2]);
+        assert!(doc.envelope.partial);
+    }
+
+    /// Without a loss, hosts of equal windows merge to the sum of their own rates.
+    #[test]
+    fn hosts_that_ran_the_whole_window_merge_to_the_sum_of_their_rates() {
+        use crate::controller::{test_outcome, FleetRun};
+        let mut a = test_outcome("a");
+        a.result = Some(result(4, 300, 100_000));
+        let mut b = test_outcome("b");
+        b.result = Some(result(4, 700, 100_000));
+        let run = FleetRun {
+            start_ns: 0,
+            lead: std::time::Duration::ZERO,
+            hosts: vec![a, b],
+            interrupted: false,
+            controller_cpu_s: 0.0,
+        };
+        let doc = document(&run, &plan(), &[None, None]);
+        assert_eq!(doc.summary.total.iops, 1000.0);
+        assert_eq!(doc.window.duration_s, 4.0);
+        assert_eq!(doc.window.all_hosts_s, None);
+        assert!(!doc.envelope.partial);
+        let sum: f64 = doc.hosts.iter().map(|h| h.iops).sum();
+        assert_eq!(doc.summary.total.iops, sum);
+    }
+
+    #[test]
+    fn a_summary_spread_over_a_longer_window_keeps_its_counts() {
+        let s = Summary {
+            total: stats(&[1_000_000; 10], 2.0),
+            offered_iops: Some(6.0),
+            ..Summary::default()
+        };
+        let m = merge_over_window(&[(&s, 2.0, true)], 5.0);
+        assert_eq!(m.total.ios, 10);
+        assert_eq!(m.total.iops, 2.0);
+        assert!((m.offered_iops.unwrap() - 6.0 * 2.0 / 5.0).abs() < 1e-12);
+        assert!((m.total.outstanding_mean - s.total.outstanding_mean * 0.4).abs() < 1e-12);
+        assert_eq!(fleet_window(&[2.0, 5.0, f64::NAN]), 5.0);
+        // No window at all: no rates, never a division by zero.
+        let z = merge_over_window(&[(&s, 0.0, true)], 0.0);
+        assert_eq!((z.total.ios, z.total.iops), (10, 0.0));
+        // A host that ran through keeps its own rates.
+        let t = merge_over_window(&[(&s, 2.0, false)], 5.0);
+        assert_eq!(t.total.iops, s.total.iops);
+        assert!(cut_short("lost") && cut_short("errors") && !cut_short("interrupted"));
+    }
 }
 
 /// Schema name of merged fleet results.
@@ -233,8 +510,15 @@ pub struct FleetHost {
     pub start_skew_ns: Option<i64>,
     /// "completed", "interrupted", "errors" or "lost".
     pub status: String,
-    /// Its total I/Os per second (what the merged total sums).
+    /// Its total I/Os per second over its own window (`window_s`).
     pub iops: f64,
+    /// Its I/Os (a lost host: up to its last interval).
+    #[serde(default)]
+    pub ios: u64,
+    /// The seconds its own figures cover: its measured window, or for a lost host the end of
+    /// its last interval.
+    #[serde(default)]
+    pub window_s: f64,
     /// Intervals it contributed.
     pub intervals: usize,
     /// Set when it was lost.
@@ -264,7 +548,11 @@ pub struct FleetResult {
     pub start_lead_ns: u64,
     /// Every host.
     pub hosts: Vec<FleetHost>,
-    /// Sum over hosts; histograms summed bucket by bucket.
+    /// The window the merged rates cover, and how they were made.
+    #[serde(default)]
+    pub window: Window,
+    /// Sums over the hosts, rates over `window` (see there); histograms summed bucket by
+    /// bucket.
     pub summary: Summary,
     /// Per interval, summed over the hosts that delivered that interval.
     pub intervals: Vec<Interval>,
@@ -286,55 +574,53 @@ pub fn document(
     envelope.host = Some(oio_core::host::HostInfo::detect());
     let t0 = std::time::Instant::now();
     envelope.plan = serde_json::to_value(plan).ok();
-    let mut hosts = Vec::new();
-    let mut series: Vec<&[Interval]> = Vec::new();
-    let mut summaries: Vec<Summary> = Vec::new();
-    let mut lost = Vec::new();
-    let mut any_errors = false;
-    let mut any_interrupted = run.interrupted;
     let mut undecodable = Vec::new();
-    // A host's own result is authoritative (it holds the last, unstreamed intervals); a lost
-    // host contributes what it streamed.
-    let decoded: Vec<Vec<Interval>> = run
+    let decoded = decode_lost(run, &mut undecodable);
+    // Each host's series, summary and own window: its result is authoritative (it holds the
+    // last, unstreamed intervals); a lost host contributes what it streamed.
+    let parts: Vec<(&[Interval], Summary, f64)> = run
+        .hosts
+        .iter()
+        .zip(&decoded)
+        .map(|(h, d)| match &h.result {
+            Some(r) => (&r.intervals[..], r.summary.clone(), r.duration_s),
+            None => (
+                &d[..],
+                summary_of_intervals(d),
+                d.iter().map(|i| i.t_s).fold(0.0, f64::max),
+            ),
+        })
+        .collect();
+    let status: Vec<String> = run
         .hosts
         .iter()
         .map(|h| match &h.result {
-            Some(_) => Vec::new(),
-            None => h
-                .streamed
-                .iter()
-                .filter_map(|w| {
-                    w.to_interval()
-                        .map_err(|e| {
-                            undecodable.push(format!(
-                                "host {}: interval {}: {e}; left out",
-                                h.name, w.index
-                            ))
-                        })
-                        .ok()
-                })
-                .collect(),
+            Some(r) => r.envelope.stop_reason.to_string(),
+            None => "lost".to_string(),
         })
         .collect();
-    for (i, h) in run.hosts.iter().enumerate() {
-        let (iv, summary): (&[Interval], Summary) = match &h.result {
-            Some(r) => (&r.intervals, r.summary.clone()),
-            None => (&decoded[i], summary_of_intervals(&decoded[i])),
-        };
-        let status = match (&h.result, &h.lost) {
-            (Some(r), _) => r.envelope.stop_reason.to_string(),
-            (None, _) => "lost".to_string(),
-        };
+    let window_s = fleet_window(&parts.iter().map(|p| p.2).collect::<Vec<_>>());
+    let summary = merge_over_window(
+        &parts
+            .iter()
+            .zip(&status)
+            .map(|(p, st)| (&p.1, p.2, cut_short(st)))
+            .collect::<Vec<_>>(),
+        window_s,
+    );
+    let series: Vec<&[Interval]> = parts.iter().map(|p| p.0).collect();
+    let (intervals, hosts_per_interval) = merge_series(&series);
+    let (mut any_errors, mut any_interrupted) = (false, run.interrupted);
+    let mut hosts = Vec::new();
+    let mut lost = Vec::new();
+    for (i, ((h, (iv, s, own_s)), status)) in run.hosts.iter().zip(&parts).zip(status).enumerate() {
         match status.as_str() {
             "errors" | "lost" => any_errors = true,
             "interrupted" => any_interrupted = true,
             _ => {}
         }
         if let Some(l) = &h.lost {
-            lost.push(format!(
-                "host {} was lost {:.3} s after the start ({}): {}",
-                h.name, l.at_s, l.at, l.reason
-            ));
+            lost.push(l.describe(&h.name));
         }
         hosts.push(FleetHost {
             host: h.name.clone(),
@@ -344,15 +630,14 @@ pub fn document(
             clock_rtt_ns: h.clock.rtt_ns,
             start_skew_ns: h.start_skew_ns,
             status,
-            iops: summary.total.iops,
+            iops: s.total.iops,
+            ios: s.total.ios,
+            window_s: *own_s,
             intervals: iv.len(),
             lost: h.lost.clone(),
         });
-        series.push(iv);
-        summaries.push(summary);
     }
-    let (intervals, hosts_per_interval) = merge_series(&series);
-    let summary = merge_summaries(&summaries.iter().collect::<Vec<_>>());
+    let window = io_window(&hosts, &series, window_s, summary.total.iops);
     envelope.stopped(if any_errors {
         oio_core::document::StopReason::Errors
     } else if any_interrupted {
@@ -362,9 +647,10 @@ pub fn document(
     });
     envelope.warnings.extend(lost.iter().cloned());
     envelope.warnings.extend(undecodable);
-    envelope.warnings.push(
-        "rates (IOPS, bytes/s, outstanding I/O) are sums of the hosts' own measurements; latency percentiles come from the hosts' histograms summed bucket by bucket; each host's interval i covers the same span after its own start, which differs from the common start by its start skew".into(),
-    );
+    envelope.warnings.push(format!(
+        "{}; latency percentiles come from the hosts' histograms summed bucket by bucket; each host's interval i covers the same span after its own start, which differs from the common start by its start skew",
+        window.basis
+    ));
     let mut warned = std::collections::BTreeSet::new();
     for h in &run.hosts {
         for w in h.result.iter().flat_map(|r| &r.envelope.warnings) {
@@ -384,6 +670,7 @@ pub fn document(
         .to_string(),
         start_lead_ns: run.lead.as_nanos() as u64,
         hosts,
+        window,
         summary,
         intervals,
         hosts_per_interval,
@@ -396,4 +683,71 @@ pub fn document(
     };
     doc.controller.merge_ms = t0.elapsed().as_secs_f64() * 1e3;
     doc
+}
+
+/// The streamed intervals of every host whose own result never came (empty for the others:
+/// their result holds every interval); undecodable ones are left out and said.
+fn decode_lost(
+    run: &crate::controller::FleetRun,
+    undecodable: &mut Vec<String>,
+) -> Vec<Vec<Interval>> {
+    run.hosts
+        .iter()
+        .map(|h| match &h.result {
+            Some(_) => Vec::new(),
+            None => h
+                .streamed
+                .iter()
+                .filter_map(|w| {
+                    w.to_interval()
+                        .map_err(|e| {
+                            undecodable.push(format!(
+                                "host {}: interval {}: {e}; left out",
+                                h.name, w.index
+                            ))
+                        })
+                        .ok()
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// The window of a merged workload result, with the sentence that says what its rates are.
+fn io_window(hosts: &[FleetHost], series: &[&[Interval]], window_s: f64, iops: f64) -> Window {
+    let cut: Vec<&FleetHost> = hosts.iter().filter(|h| cut_short(&h.status)).collect();
+    let mut basis = format!(
+        "merged rates (IOPS, bytes/s, outstanding I/O) are over the fleet window of {window_s:.3} s (the longest host window; the windows start together within the start skew): {iops:.1} IOPS; each host that ran through adds its own rates over its own window"
+    );
+    if cut.is_empty() {
+        return Window {
+            duration_s: window_s,
+            basis,
+            all_hosts_s: None,
+            all_hosts_rate: None,
+        };
+    }
+    for h in &cut {
+        basis.push_str(&format!(
+            "; host {} {} part-way: its {} I/Os up to the end of its last interval ({:.3} s into its window) are spread over the whole window, adding nothing after",
+            h.host,
+            if h.status == "lost" { "was lost" } else { "stopped on errors" },
+            h.ios,
+            h.window_s
+        ));
+    }
+    let stretch = all_hosts_stretch(series);
+    match stretch {
+        Some((span, rate)) => basis.push_str(&format!(
+            "; while all {} hosts delivered (the first {span:.3} s) the merged rate was {rate:.1} IOPS",
+            hosts.len()
+        )),
+        None => basis.push_str("; no stretch of the window has every host's intervals"),
+    }
+    Window {
+        duration_s: window_s,
+        basis,
+        all_hosts_s: stretch.map(|s| s.0),
+        all_hosts_rate: stretch.map(|s| s.1),
+    }
 }

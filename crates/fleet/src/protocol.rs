@@ -16,7 +16,8 @@
 //! ```
 //!
 //! A TPC-C session (`oio fleet tpcc run`) is the same with `prepare_tpcc` (the agent opens its
-//! database and refuses one whose build is incomplete), `ready_tpcc`, `tpcc_interval` (whole
+//! database and refuses one whose build is incomplete), `ready_tpcc`, `started` when the
+//! driver's measured window opens (after it connected and ramped), `tpcc_interval` (whole
 //! new-order and transaction counts and the latency histograms of each interval) and
 //! `tpcc_result` (the host's full `oio.tpcc` document).
 //!
@@ -437,7 +438,7 @@ pub enum Message {
         /// Agent's CLOCK_REALTIME, ns since 1970.
         start_agent_ns: i64,
     },
-    /// Agent: workers started.
+    /// Agent: workers started (TPC-C: the measured window opened).
     Started {
         /// Agent's CLOCK_REALTIME when its workers had started, ns since 1970.
         agent_ns: i64,

@@ -1,8 +1,10 @@
 //! TPC-C on many hosts (`oio fleet tpcc run`): the agent's prepare and streaming observer,
 //! and the merged `oio.fleet.tpcc` document.
 //!
-//! Merging sums whole counts (new orders, transactions) and histograms bucket by bucket; a
-//! rate is only ever a sum of the hosts' rates over their own windows, never an average.
+//! Merging sums whole counts (new orders, transactions) and histograms bucket by bucket, and
+//! rates, never averages: a host that ran through adds its own rate over its own window (its
+//! part of the fleet's); a host cut short (lost, or stopped by its errors) adds its new orders
+//! up to its last interval spread over the whole fleet window: nothing after it went silent.
 
 use crate::controller::{FleetRun, Lost};
 use crate::protocol::{Message, WireTpccInterval};
@@ -46,8 +48,9 @@ pub fn prepare(plan: &oio_tpcc::TpccRunPlan) -> Result<(String, u32), String> {
     Ok((url.redacted(), w))
 }
 
-/// The agent's observer: each closed interval goes to the controller at once; the step's
-/// result is kept for the final message (the controller saves it, not the agent).
+/// The agent's observer: `started` when the measured window opens, each closed interval at
+/// once; the step's result is kept for the final message (the controller saves it, not the
+/// agent).
 pub struct Streamer<'a> {
     /// Sends one message to the controller.
     pub send: &'a mut dyn FnMut(Message),
@@ -62,6 +65,14 @@ pub struct Streamer<'a> {
 }
 
 impl oio_tpcc::RunObserver for Streamer<'_> {
+    fn window_opened(&mut self, at: std::time::SystemTime) {
+        let agent_ns = match at.duration_since(std::time::UNIX_EPOCH) {
+            Ok(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
+            Err(_) => crate::protocol::now_ns(),
+        };
+        (self.send)(Message::Started { agent_ns });
+    }
+
     fn interval_closed(&mut self, c: &ClosedInterval<'_>) {
         let w = WireTpccInterval::from_closed(self.sent, c);
         self.sent += 1;
@@ -104,20 +115,28 @@ pub struct FleetTpccHost {
     pub db: String,
     /// Warehouses in it.
     pub warehouses: u32,
+    /// Workers (connections) it ran.
+    #[serde(default)]
+    pub workers: u32,
     /// Its own `oio.tpcc` result file, when it was written.
     pub result_file: Option<String>,
     /// Agent's clock minus the controller's, ns.
     pub clock_offset_ns: i64,
     /// Round trip of the clock probe kept, ns (offsets and skews are within ± half of it).
     pub clock_rtt_ns: i64,
-    /// When its driver started against the common start instant, ns (positive: late).
+    /// When its measured window opened (after connecting and the ramp) against the common
+    /// start instant plus the ramp, ns (positive: late).
     pub start_skew_ns: Option<i64>,
     /// "completed", "interrupted", "errors" or "lost".
     pub status: String,
     /// New orders in its window (its own result; else the sum of what it streamed).
     pub new_orders: u64,
-    /// Its NOPM (new orders per minute over its own window).
+    /// Its NOPM (new orders per minute over its own window, `window_s`).
     pub nopm: f64,
+    /// The seconds its own figures cover: its measured window, or for a lost host the end of
+    /// its last interval.
+    #[serde(default)]
+    pub window_s: f64,
     /// Its TPM from the database's counter (0 when lost before its result).
     pub tpm: f64,
     /// Its driver-counted transactions per minute.
@@ -128,16 +147,17 @@ pub struct FleetTpccHost {
     pub lost: Option<Lost>,
 }
 
-/// Sums over the hosts.
+/// Sums over the hosts, rates over the fleet's window (see [`crate::merge::Window`]).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct FleetTpccSummary {
     /// Σ of the hosts' new orders.
     pub new_orders: u64,
-    /// Σ of the hosts' NOPM.
+    /// Σ of the hosts' NOPM; a host cut short adds its new orders per minute of the window.
     pub nopm: f64,
-    /// Σ of the hosts' TPM (database counters).
+    /// Σ of the hosts' TPM (database counters); a host cut short adds its weighted by the
+    /// share of the window it covered, a lost host's is unknown and left out.
     pub tpm: f64,
-    /// Σ of the hosts' driver-counted TPM.
+    /// Σ of the hosts' driver-counted TPM, cut-short hosts as for `nopm`.
     pub tpm_client: f64,
     /// Latency of every transaction on every host, ns (histograms summed).
     pub latency_ns: LatencySummary,
@@ -178,10 +198,16 @@ pub struct Scaling {
     pub baseline_file: String,
     /// Its NOPM.
     pub baseline_nopm: f64,
-    /// Hosts in this run that delivered a result.
+    /// Hosts the run started with (lost ones included: they count against the efficiency).
     pub hosts: usize,
+    /// Of those, hosts lost during the run.
+    #[serde(default)]
+    pub hosts_lost: usize,
     /// merged NOPM ÷ (hosts × baseline NOPM): 1.0 is linear scaling.
     pub efficiency: f64,
+    /// Why the efficiency needs a second look (above 1: superlinear), when it does.
+    #[serde(default)]
+    pub flag: Option<String>,
 }
 
 /// The merged result of `oio fleet tpcc run`: schema `oio.fleet.tpcc`.
@@ -194,6 +220,9 @@ pub struct FleetTpccResult {
     pub start: String,
     /// Every host.
     pub hosts: Vec<FleetTpccHost>,
+    /// The window the merged rates cover, and how they were made.
+    #[serde(default)]
+    pub window: crate::merge::Window,
     /// Sums over the hosts.
     pub summary: FleetTpccSummary,
     /// Per interval, summed over the hosts that delivered it.
@@ -215,6 +244,81 @@ fn hist_of(w: &Option<crate::protocol::WireHistogram>) -> Result<LatencyHistogra
     }
 }
 
+/// What one host adds to the merge, before the fleet's window is known.
+struct Part {
+    /// Its own NOPM and driver-counted TPM, over its own window.
+    own: (f64, f64),
+    new_orders: u64,
+    /// Transactions the driver counted (committed and intentionally rolled back).
+    transactions: u64,
+    /// Its TPM from the database's counter; None when lost (read at the end, never came).
+    tpm: Option<f64>,
+    /// Seconds its own figures cover.
+    own_s: f64,
+    /// Lost, or stopped by its own errors: its counts are spread over the fleet's window.
+    cut: bool,
+}
+
+/// A host's part, its latency histograms added to the merged ones.
+fn part_of(h: &crate::controller::HostOutcome, lat: &mut Latencies) -> Part {
+    match &h.tpcc_result {
+        Some(r) => {
+            for (t, s) in &r.transactions {
+                if let Some(hs) = &s.histogram_ns {
+                    let hh = LatencyHistogram::from_sparse(hs);
+                    lat.all += &hh;
+                    if t == "new_order" {
+                        lat.new_order += &hh;
+                    }
+                    *lat.by_type.entry(t.clone()).or_default() += &hh;
+                }
+            }
+            Part {
+                own: (r.summary.nopm, r.summary.tpm_client),
+                new_orders: r.summary.new_orders,
+                transactions: r.summary.committed + r.summary.rolled_back,
+                tpm: Some(r.summary.tpm),
+                own_s: r.duration_s,
+                cut: crate::merge::cut_short(&r.envelope.stop_reason.to_string()),
+            }
+        }
+        None => {
+            // A lost host counts what it streamed, up to the end of its last interval.
+            for w in &h.tpcc_streamed {
+                if let (Ok(a), Ok(n)) = (hist_of(&w.latency), hist_of(&w.new_order_latency)) {
+                    lat.all += &a;
+                    lat.new_order += &n;
+                }
+            }
+            let new_orders: u64 = h
+                .tpcc_streamed
+                .iter()
+                .map(|w| w.new_orders.max(0) as u64)
+                .sum();
+            let transactions: u64 = h.tpcc_streamed.iter().map(|w| w.transactions()).sum();
+            let own_s = h.tpcc_streamed.iter().map(|w| w.t_s).fold(0.0, f64::max);
+            Part {
+                own: (
+                    per_min(new_orders as f64, own_s),
+                    per_min(transactions as f64, own_s),
+                ),
+                new_orders,
+                transactions,
+                tpm: None,
+                own_s,
+                cut: true,
+            }
+        }
+    }
+}
+
+#[derive(Default)]
+struct Latencies {
+    all: LatencyHistogram,
+    new_order: LatencyHistogram,
+    by_type: BTreeMap<String, LatencyHistogram>,
+}
+
 /// Builds the merged document. `files[i]` is where host `i`'s own result was written;
 /// `ready[i]` its database and warehouses.
 pub fn document(
@@ -227,70 +331,22 @@ pub fn document(
         oio_core::document::Envelope::new(FLEET_TPCC_SCHEMA, FLEET_TPCC_SCHEMA_VERSION);
     envelope.host = Some(oio_core::host::HostInfo::detect());
     envelope.plan = Some(plan.for_document(None));
+    let mut lat = Latencies::default();
+    let parts: Vec<Part> = run.hosts.iter().map(|h| part_of(h, &mut lat)).collect();
+    let window_s = crate::merge::fleet_window(&parts.iter().map(|p| p.own_s).collect::<Vec<_>>());
+    let summary = summary_over(&parts, window_s, &lat);
     let mut hosts = Vec::new();
-    let mut summary = FleetTpccSummary::default();
-    let (mut all, mut no) = (LatencyHistogram::new(), LatencyHistogram::new());
-    let mut by_type: BTreeMap<String, LatencyHistogram> = BTreeMap::new();
     let mut lost = Vec::new();
     let (mut errors, mut interrupted) = (false, run.interrupted);
-    for (i, h) in run.hosts.iter().enumerate() {
-        let streamed_no: u64 = h
-            .tpcc_streamed
-            .iter()
-            .map(|w| w.new_orders.max(0) as u64)
-            .sum();
-        let status = match (&h.tpcc_result, &h.lost) {
-            (Some(r), _) => r.envelope.stop_reason.to_string(),
-            (None, _) => "lost".to_string(),
+    for (i, (h, p)) in run.hosts.iter().zip(&parts).enumerate() {
+        let status = match &h.tpcc_result {
+            Some(r) => r.envelope.stop_reason.to_string(),
+            None => "lost".to_string(),
         };
         errors |= status == "errors" || status == "lost";
         interrupted |= status == "interrupted";
-        let (new_orders, nopm, tpm, tpm_client) = match &h.tpcc_result {
-            Some(r) => {
-                for (t, s) in &r.transactions {
-                    if let Some(hs) = &s.histogram_ns {
-                        let hh = LatencyHistogram::from_sparse(hs);
-                        all += &hh;
-                        if t == "new_order" {
-                            no += &hh;
-                        }
-                        *by_type.entry(t.clone()).or_default() += &hh;
-                    }
-                }
-                (
-                    r.summary.new_orders,
-                    r.summary.nopm,
-                    r.summary.tpm,
-                    r.summary.tpm_client,
-                )
-            }
-            None => {
-                // A lost host counts what it streamed, over the time it streamed.
-                let d: f64 = h.tpcc_streamed.iter().map(|w| w.duration_s).sum();
-                let tx: u64 = h.tpcc_streamed.iter().map(|w| w.transactions()).sum();
-                for w in &h.tpcc_streamed {
-                    if let (Ok(a), Ok(n)) = (hist_of(&w.latency), hist_of(&w.new_order_latency)) {
-                        all += &a;
-                        no += &n;
-                    }
-                }
-                (
-                    streamed_no,
-                    per_min(streamed_no as f64, d),
-                    0.0,
-                    per_min(tx as f64, d),
-                )
-            }
-        };
-        summary.new_orders += new_orders;
-        summary.nopm += nopm;
-        summary.tpm += tpm;
-        summary.tpm_client += tpm_client;
         if let Some(l) = &h.lost {
-            lost.push(format!(
-                "host {} was lost {:.3} s after the start ({}): {}",
-                h.name, l.at_s, l.at, l.reason
-            ));
+            lost.push(l.describe(&h.name));
         }
         let (db, warehouses) = ready.get(i).cloned().unwrap_or_default();
         hosts.push(FleetTpccHost {
@@ -298,30 +354,33 @@ pub fn document(
             launcher: h.argv.clone(),
             db,
             warehouses,
+            workers: match &h.tpcc_result {
+                Some(r) => r.options.workers,
+                None => plan.workers.first().copied().unwrap_or(0),
+            },
             result_file: files.get(i).cloned().flatten(),
             clock_offset_ns: h.clock.offset_ns,
             clock_rtt_ns: h.clock.rtt_ns,
             start_skew_ns: h.start_skew_ns,
             status,
-            new_orders,
-            nopm,
-            tpm,
-            tpm_client,
+            new_orders: p.new_orders,
+            nopm: p.own.0,
+            window_s: p.own_s,
+            tpm: p.tpm.unwrap_or(0.0),
+            tpm_client: p.own.1,
             intervals: h.tpcc_streamed.len(),
             lost: h.lost.clone(),
         });
     }
-    summary.latency_ns = all.summary();
-    summary.new_order_latency_ns = no.summary();
-    summary.latency_by_type_ns = by_type
-        .iter()
-        .map(|(k, h)| (k.clone(), h.summary()))
-        .collect();
+    let window = tpcc_window(run, &hosts, window_s, summary.nopm);
     let (intervals, bad) = merge_intervals(run);
     let mut notes = vec![
-        "Merged NOPM and TPM are the sums of the hosts' own figures, each over its own measured window (the windows start together within the start skew); latencies come from the hosts' histograms summed bucket by bucket.".to_string(),
+        format!("{}; latencies come from the hosts' histograms summed bucket by bucket", window.basis),
         "Per-interval figures are merged by interval index; an interval's NOPM is the sum of the hosts' NOPM over their own interval lengths.".to_string(),
     ];
+    if !lost.is_empty() {
+        notes.push("a lost host's TPM from the database's counters is unknown (they are read when its window closes): the merged TPM leaves it out".to_string());
+    }
     if !bad.is_empty() {
         notes.push(format!(
             "latency histograms of {} streamed interval(s) could not be decoded and are left out: {}",
@@ -344,11 +403,112 @@ pub fn document(
         )
         .to_string(),
         hosts,
+        window,
         summary,
         intervals,
         scaling: None,
         lost,
         notes,
+    }
+}
+
+/// The merged sums: counts summed; rates the hosts' own, or for a host cut short its counts
+/// over `window_s`; latencies from the summed histograms.
+fn summary_over(parts: &[Part], window_s: f64, lat: &Latencies) -> FleetTpccSummary {
+    let share = |own: f64| {
+        if window_s > 0.0 {
+            (own / window_s).clamp(0.0, 1.0)
+        } else {
+            0.0
+        }
+    };
+    // (NOPM, TPM, driver-counted TPM) each host adds.
+    let adds = |p: &Part| match p.cut {
+        false => (p.own.0, p.tpm.unwrap_or(0.0), p.own.1),
+        true => (
+            per_min(p.new_orders as f64, window_s),
+            p.tpm.map_or(0.0, |t| t * share(p.own_s)),
+            per_min(p.transactions as f64, window_s),
+        ),
+    };
+    FleetTpccSummary {
+        new_orders: parts.iter().map(|p| p.new_orders).sum(),
+        nopm: parts.iter().map(|p| adds(p).0).sum(),
+        tpm: parts.iter().map(|p| adds(p).1).sum(),
+        tpm_client: parts.iter().map(|p| adds(p).2).sum(),
+        latency_ns: lat.all.summary(),
+        new_order_latency_ns: lat.new_order.summary(),
+        latency_by_type_ns: lat
+            .by_type
+            .iter()
+            .map(|(k, h)| (k.clone(), h.summary()))
+            .collect(),
+    }
+}
+
+/// The window of a merged TPC-C result, with the sentence that says what its rates are.
+fn tpcc_window(
+    run: &FleetRun,
+    hosts: &[FleetTpccHost],
+    window_s: f64,
+    nopm: f64,
+) -> crate::merge::Window {
+    let cut: Vec<&FleetTpccHost> = hosts
+        .iter()
+        .filter(|h| crate::merge::cut_short(&h.status))
+        .collect();
+    let mut basis = format!(
+        "merged NOPM and TPM are over the fleet window of {window_s:.3} s (the longest host window; the windows open together within the start skew): {nopm:.1} NOPM; each host that ran through adds its own rates over its own window"
+    );
+    if cut.is_empty() {
+        return crate::merge::Window {
+            duration_s: window_s,
+            basis,
+            ..Default::default()
+        };
+    }
+    for h in &cut {
+        basis.push_str(&format!(
+            "; host {} {} part-way: its {} new orders up to the end of its last interval ({:.3} s into its window) are spread over the whole window, adding nothing after",
+            h.host,
+            if h.status == "lost" { "was lost" } else { "stopped on errors" },
+            h.new_orders,
+            h.window_s
+        ));
+    }
+    let n = run
+        .hosts
+        .iter()
+        .map(|h| h.tpcc_streamed.len())
+        .min()
+        .unwrap_or(0);
+    let span = run
+        .hosts
+        .iter()
+        .filter_map(|h| h.tpcc_streamed.get(n.checked_sub(1)?))
+        .map(|w| w.t_s)
+        .fold(0.0, f64::max);
+    let stretch = (n > 0 && span > 0.0).then(|| {
+        let no: u64 = run
+            .hosts
+            .iter()
+            .flat_map(|h| &h.tpcc_streamed[..n])
+            .map(|w| w.new_orders.max(0) as u64)
+            .sum();
+        (span, per_min(no as f64, span))
+    });
+    match stretch {
+        Some((span, rate)) => basis.push_str(&format!(
+            "; while all {} hosts delivered (the first {span:.3} s) the merged rate was {rate:.1} NOPM",
+            hosts.len()
+        )),
+        None => basis.push_str("; no stretch of the window has every host's intervals"),
+    }
+    crate::merge::Window {
+        duration_s: window_s,
+        basis,
+        all_hosts_s: stretch.map(|s| s.0),
+        all_hosts_rate: stretch.map(|s| s.1),
     }
 }
 
@@ -412,39 +572,86 @@ fn merge_intervals(run: &FleetRun) -> (Vec<FleetTpccInterval>, Vec<String>) {
     (out, bad)
 }
 
-/// Sets the scaling efficiency against a one-host result: merged NOPM ÷ (hosts × its NOPM).
-pub fn set_scaling(doc: &mut FleetTpccResult, baseline_file: &str, baseline: &TpccResult) {
-    let hosts = doc.hosts.iter().filter(|h| h.status != "lost").count();
+/// Refuses a one-host baseline that ran other per-host settings than host `host` of the fleet:
+/// a different worker count, or (once known, after prepare) a different number of
+/// warehouses. The error names both values.
+pub fn check_baseline(
+    baseline_file: &str,
+    baseline: &TpccResult,
+    host: &str,
+    workers: u32,
+    warehouses: Option<u32>,
+) -> Result<(), String> {
+    let (bw, bh) = (baseline.options.workers, baseline.warehouses);
+    let workers_differ = bw != workers;
+    let warehouses_differ = warehouses.is_some_and(|w| w != bh);
+    if !workers_differ && !warehouses_differ {
+        return Ok(());
+    }
+    let mut what = Vec::new();
+    if workers_differ {
+        what.push(format!(
+            "it ran {bw} worker(s), host {host} runs {workers} (give the baseline run -n {workers}, or the fleet -n {bw})"
+        ));
+    }
+    if let Some(w) = warehouses.filter(|_| warehouses_differ) {
+        what.push(format!(
+            "its database has {bh} warehouse(s), host {host}'s has {w} (build the baseline's database with -W {w})"
+        ));
+    }
+    Err(format!(
+        "--baseline {baseline_file}: {}: a scaling efficiency needs the one-host run to match each host's workers and warehouses",
+        what.join("; ")
+    ))
+}
+
+/// Sets the scaling efficiency against a one-host result: merged NOPM ÷ (hosts the run
+/// started with × its NOPM). A lost host counts: it was part of the fleet, and what it did
+/// before it was lost is in the merged NOPM. The baseline must match every host's workers
+/// and warehouses ([`check_baseline`]); above 1 the result is flagged.
+pub fn set_scaling(
+    doc: &mut FleetTpccResult,
+    baseline_file: &str,
+    baseline: &TpccResult,
+) -> Result<(), String> {
+    for h in &doc.hosts {
+        let warehouses = (h.warehouses > 0).then_some(h.warehouses);
+        check_baseline(baseline_file, baseline, &h.host, h.workers, warehouses)?;
+    }
+    let hosts = doc.hosts.len();
+    let hosts_lost = doc.hosts.iter().filter(|h| h.lost.is_some()).count();
     let base = baseline.summary.nopm;
     let efficiency = if base > 0.0 && hosts > 0 {
         doc.summary.nopm / (hosts as f64 * base)
     } else {
         0.0
     };
+    let flag = (efficiency > 1.0).then(|| {
+        format!(
+            "superlinear: {efficiency:.3} > 1, each host did more than the one-host baseline on its own; check the baseline (the same database build, mode and settings, a comparable machine, measured as warm) before believing it"
+        )
+    });
+    if hosts_lost > 0 {
+        doc.notes.push(format!(
+            "the scaling efficiency counts all {hosts} hosts the run started with, {hosts_lost} of them lost during the run (what they did before counts in the merged NOPM)"
+        ));
+    }
     doc.scaling = Some(Scaling {
         baseline_file: baseline_file.to_string(),
         baseline_nopm: base,
         hosts,
+        hosts_lost,
         efficiency,
+        flag,
     });
-    if baseline.warehouses > 0
-        && doc
-            .hosts
-            .iter()
-            .any(|h| h.warehouses > 0 && h.warehouses != baseline.warehouses)
-    {
-        doc.notes.push(format!(
-            "the one-host result ran on {} warehouse(s), not the same as every host here: the efficiency compares unlike databases",
-            baseline.warehouses
-        ));
-    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::controller::HostOutcome;
-    use crate::protocol::{Hello, WireHistogram};
+    use crate::protocol::WireHistogram;
 
     fn wire(index: u64, new_orders: i64, tx: u64, lat: &[u64]) -> WireTpccInterval {
         let mut h = LatencyHistogram::new();
@@ -463,25 +670,143 @@ mod tests {
     }
 
     fn host(name: &str, streamed: Vec<WireTpccInterval>, lost: bool) -> HostOutcome {
-        HostOutcome {
-            name: name.into(),
-            argv: vec!["true".into()],
-            hello: Hello::current("test"),
-            clock: Default::default(),
-            targets: Vec::new(),
-            start_skew_ns: Some(0),
-            streamed: Vec::new(),
-            result: None,
-            tpcc_ready: Some((format!("postgres://{name}/oio"), 1)),
-            tpcc_streamed: streamed,
-            tpcc_result: None,
-            lost: lost.then(|| Lost {
-                at_s: 2.0,
-                at: "t".into(),
-                reason: "gone".into(),
-            }),
-            stderr_tail: String::new(),
+        let mut h = crate::controller::test_outcome(name);
+        h.tpcc_ready = Some((format!("postgres://{name}/oio"), 1));
+        h.tpcc_streamed = streamed;
+        h.lost = lost.then(|| crate::controller::test_lost(2.0));
+        h
+    }
+
+    /// A host's own result: `new_orders` (and as many transactions) over `secs`, on
+    /// `warehouses` with `workers`.
+    fn result(new_orders: u64, secs: f64, workers: u32, warehouses: u32) -> TpccResult {
+        TpccResult {
+            envelope: oio_core::document::Envelope::new(
+                oio_tpcc::result::TPCC_SCHEMA,
+                oio_tpcc::result::TPCC_SCHEMA_VERSION,
+            ),
+            db: "sqlite:x.db".into(),
+            dialect: oio_tpcc::url::Dialect::Sqlite,
+            engine_version: "3".into(),
+            warehouses,
+            options: oio_tpcc::RunOptions {
+                workers,
+                ..Default::default()
+            },
+            duration_s: secs,
+            summary: oio_tpcc::result::Summary {
+                nopm: per_min(new_orders as f64, secs),
+                tpm: per_min(2.0 * new_orders as f64, secs),
+                tpm_client: per_min(new_orders as f64, secs),
+                new_orders,
+                committed: new_orders,
+                ..Default::default()
+            },
+            transactions: BTreeMap::new(),
+            intervals: Vec::new(),
+            cpu: Default::default(),
+            waits: Default::default(),
+            terminals: None,
+            device: None,
+            errors: Default::default(),
+            notes: Vec::new(),
         }
+    }
+
+    /// Host a ran its 4 s window (40 new orders, 600 NOPM); host b went silent after its
+    /// first second (12 new orders, 720 NOPM while alive).
+    fn one_lost() -> FleetTpccResult {
+        let mut a = host(
+            "a",
+            (0..4).map(|i| wire(i, 10, 10, &[1000])).collect(),
+            false,
+        );
+        a.tpcc_result = Some(result(40, 4.0, 1, 1));
+        let b = host("b", vec![wire(0, 12, 12, &[2000])], true);
+        let run = FleetRun {
+            start_ns: 0,
+            lead: std::time::Duration::ZERO,
+            hosts: vec![a, b],
+            interrupted: false,
+            controller_cpu_s: 0.0,
+        };
+        let plan = oio_tpcc::TpccRunPlan::new("sqlite:x.db", vec![1], Default::default());
+        document(
+            &run,
+            &plan,
+            &[("a".into(), 1), ("b".into(), 1)],
+            &[None, None],
+        )
+    }
+
+    #[test]
+    fn a_lost_host_adds_its_new_orders_up_to_its_last_interval_over_the_fleet_window() {
+        let doc = one_lost();
+        assert_eq!(doc.window.duration_s, 4.0);
+        assert_eq!(doc.summary.new_orders, 52);
+        // (40 + 12) new orders ÷ 4 s = 780 NOPM, not 600 + 720.
+        assert_eq!(doc.summary.nopm, 52.0 * 60.0 / 4.0);
+        assert_eq!(doc.summary.tpm_client, 52.0 * 60.0 / 4.0);
+        // The database's TPM of the lost host is unknown: a's alone (it covered the window).
+        assert_eq!(doc.summary.tpm, 1200.0);
+        assert_eq!((doc.hosts[1].nopm, doc.hosts[1].window_s), (720.0, 1.0));
+        assert_eq!(doc.hosts[0].workers, 1);
+        assert_eq!(doc.window.all_hosts_s, Some(1.0));
+        assert_eq!(doc.window.all_hosts_rate, Some(22.0 * 60.0));
+        assert!(
+            doc.window
+                .basis
+                .contains("host b was lost part-way: its 12 new orders"),
+            "{}",
+            doc.window.basis
+        );
+    }
+
+    #[test]
+    fn efficiency_counts_every_host_started_and_flags_superlinear() {
+        let mut doc = one_lost();
+        set_scaling(&mut doc, "one.json", &result(40, 4.0, 1, 1)).unwrap();
+        let sc = doc.scaling.clone().unwrap();
+        // 780 NOPM ÷ (2 hosts × 600): the lost host counts.
+        assert_eq!((sc.hosts, sc.hosts_lost), (2, 1));
+        assert_eq!(sc.efficiency, 780.0 / 1200.0);
+        assert_eq!(sc.flag, None);
+        assert!(doc.notes.iter().any(|n| n.contains("counts all 2 hosts")));
+        // A baseline of 300 NOPM: 780 ÷ 600 = 1.3, superlinear, said.
+        set_scaling(&mut doc, "one.json", &result(20, 4.0, 1, 1)).unwrap();
+        let sc = doc.scaling.unwrap();
+        assert_eq!(sc.efficiency, 1.3);
+        assert!(
+            sc.flag
+                .as_deref()
+                .unwrap()
+                .starts_with("superlinear: 1.300 > 1"),
+            "{:?}",
+            sc.flag
+        );
+    }
+
+    #[test]
+    fn a_baseline_of_other_workers_or_warehouses_is_refused_naming_both() {
+        let mut doc = one_lost();
+        let e = set_scaling(&mut doc, "one.json", &result(40, 4.0, 2, 1)).unwrap_err();
+        assert!(
+            e.starts_with("--baseline one.json: it ran 2 worker(s), host a runs 1"),
+            "{e}"
+        );
+        assert!(doc.scaling.is_none());
+        let e = set_scaling(&mut doc, "one.json", &result(40, 4.0, 1, 3)).unwrap_err();
+        assert!(
+            e.contains("its database has 3 warehouse(s), host a's has 1"),
+            "{e}"
+        );
+        let e = check_baseline("one.json", &result(40, 4.0, 1, 3), "h", 2, Some(5)).unwrap_err();
+        assert!(
+            e.contains("ran 1 worker(s), host h runs 2")
+                && e.contains("has 3 warehouse(s), host h's has 5"),
+            "{e}"
+        );
+        assert!(check_baseline("one.json", &result(40, 4.0, 2, 3), "h", 2, None).is_ok());
     }
 
     #[test]

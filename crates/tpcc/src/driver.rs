@@ -103,6 +103,10 @@ pub trait RunObserver {
     fn device(&mut self) -> Option<&mut dyn DeviceObserver> {
         None
     }
+    /// The measured window of the current step opened at `at` (wall clock), after the
+    /// workers connected and ramped: for callers that compare windows across hosts
+    /// (`oio fleet tpcc run` measures its start skew here).
+    fn window_opened(&mut self, _at: std::time::SystemTime) {}
     /// A step finished (completed or partial): save it now, so a crash later loses nothing.
     /// The observer may add to it (the command line, warnings) before saving. Returns the
     /// name of the file it was saved as (recorded in the series), or why it could not be.
@@ -492,6 +496,7 @@ fn open_window(
     crew.shared.phase.store(MEASURE, Ordering::Relaxed);
     let timestamp = oio_core::host::now_rfc3339();
     let started = Instant::now();
+    let opened_at = std::time::SystemTime::now();
     let cpu_at_start = ProcessCpu::now();
     let stop = crew.shared.stop.child();
     let current_interval = Arc::new(AtomicUsize::new(0));
@@ -522,6 +527,7 @@ fn open_window(
         }
         DbUrl::Sqlite(_) => None,
     };
+    observer.window_opened(opened_at);
     Ok(Window {
         start_snapshot,
         sqlite_at_start,

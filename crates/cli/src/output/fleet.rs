@@ -7,17 +7,19 @@ fn ms(ns: f64) -> String {
     format!("{:.3} ms", ns / 1e6)
 }
 
-/// `oio fleet run`: one line per host, then the merged line and the controller's cost.
+/// `oio fleet run`: one line per host, then the merged line (with the window its rates
+/// cover) and the controller's cost.
 pub fn print_table(doc: &oio_fleet::merge::FleetResult) {
     println!(
-        "{:<16} {:>12} {:>14} {:>14} {:>12} {:>10}",
-        "host", "IOPS", "clock offset", "± (rtt/2)", "start skew", "status"
+        "{:<16} {:>12} {:>10} {:>14} {:>14} {:>12} {:>10}",
+        "host", "IOPS", "window", "clock offset", "± (rtt/2)", "start skew", "status"
     );
     for h in &doc.hosts {
         println!(
-            "{:<16} {:>12.1} {:>14} {:>14} {:>12} {:>10}",
+            "{:<16} {:>12.1} {:>10} {:>14} {:>14} {:>12} {:>10}",
             h.host,
             h.iops,
+            format!("{:.3} s", h.window_s),
             ms(h.clock_offset_ns as f64),
             ms(h.clock_rtt_ns as f64 / 2.0),
             h.start_skew_ns
@@ -28,19 +30,79 @@ pub fn print_table(doc: &oio_fleet::merge::FleetResult) {
     }
     let t = &doc.summary.total;
     let lat = |v: Option<u64>| v.map(|v| format_ns(v as f64)).unwrap_or_else(|| "-".into());
+    let cut = doc
+        .hosts
+        .iter()
+        .any(|h| oio_fleet::merge::cut_short(&h.status));
     println!(
-        "merged: {:.1} IOPS, {}/s, latency p50 {} p99 {} max {} (from the summed histograms), {:.1} outstanding",
+        "merged: {:.1} IOPS over the fleet window of {:.3} s ({} I/Os; {}), {}/s, latency p50 {} p99 {} max {} (from the summed histograms), {:.1} outstanding",
         t.iops,
+        doc.window.duration_s,
+        t.ios,
+        how_merged(cut),
         format_bytes(t.bytes_per_sec),
         lat(t.latency_ns.p50),
         lat(t.latency_ns.p99),
         lat(t.latency_ns.max),
         t.outstanding_mean
     );
+    print_cut_window(
+        doc.hosts
+            .iter()
+            .filter(|h| oio_fleet::merge::cut_short(&h.status))
+            .map(|h| {
+                (
+                    h.host.as_str(),
+                    &h.status[..],
+                    format!("{} I/Os", h.ios),
+                    h.window_s,
+                )
+            }),
+        doc.hosts.len(),
+        &doc.window,
+        "IOPS",
+    );
     println!(
         "controller: {:.3} s CPU, {:.1} µs per host per interval, merge {:.2} ms",
         doc.controller.cpu_s, doc.controller.cpu_us_per_host_interval, doc.controller.merge_ms
     );
+}
+
+/// How the merged rates were made, for the merged line.
+fn how_merged(cut: bool) -> &'static str {
+    if cut {
+        "each host that ran through adds its own rate, a host cut short its counts ÷ the whole window"
+    } else {
+        "the sum of the hosts' rates, each over its own window"
+    }
+}
+
+/// Under the merged line of a run with hosts cut short: what each counts for, and the merged
+/// rate while every host delivered.
+fn print_cut_window<'a>(
+    cut: impl Iterator<Item = (&'a str, &'a str, String, f64)>,
+    hosts: usize,
+    w: &oio_fleet::merge::Window,
+    unit: &str,
+) {
+    let mut any = false;
+    for (host, status, counted, at) in cut {
+        any = true;
+        println!(
+            "  host {host} {} part-way: its {counted} up to the end of its last interval ({at:.3} s into its window) count over the whole window, nothing after",
+            if status == "lost" { "was lost" } else { "stopped on errors" }
+        );
+    }
+    if !any {
+        return;
+    }
+    match (w.all_hosts_s, w.all_hosts_rate) {
+        (Some(s), Some(r)) => println!(
+            "  while all {hosts} hosts delivered (the first {s:.3} s): {} {unit}",
+            oio_core::units::format_count(r)
+        ),
+        _ => println!("  no stretch of the window has every host's intervals"),
+    }
 }
 
 /// `oio fleet check`: one block per host.
@@ -67,41 +129,74 @@ pub fn print_check(out: &[CheckOutcome]) {
     }
 }
 
-/// `oio fleet tpcc run`: one line per host, the merged line, and the scaling efficiency.
+/// `oio fleet tpcc run`: one line per host, the merged line (with the window its rates
+/// cover), and the scaling efficiency.
 pub fn print_tpcc(doc: &oio_fleet::tpcc::FleetTpccResult) {
     println!(
-        "{:<16} {:>12} {:>12} {:>12} {:>12} {:>10}",
-        "host", "NOPM", "TPM", "new orders", "start skew", "status"
+        "{:<16} {:>12} {:>12} {:>12} {:>10} {:>12} {:>10}",
+        "host", "NOPM", "TPM", "new orders", "window", "start skew", "status"
     );
     for h in &doc.hosts {
         println!(
-            "{:<16} {:>12.1} {:>12.1} {:>12} {:>12} {:>10}",
+            "{:<16} {:>12.1} {:>12.1} {:>12} {:>10} {:>12} {:>10}",
             h.host,
             h.nopm,
             h.tpm,
             h.new_orders,
+            format!("{:.3} s", h.window_s),
             h.start_skew_ns
                 .map(|s| ms(s as f64))
                 .unwrap_or_else(|| "-".into()),
             h.status
         );
     }
+    println!("(start skew: when the host's measured window opened, after connecting and the ramp, against the common start plus the ramp)");
     let s = &doc.summary;
     let lat = |v: Option<u64>| v.map(|v| format_ns(v as f64)).unwrap_or_else(|| "-".into());
+    let cut = doc
+        .hosts
+        .iter()
+        .any(|h| oio_fleet::merge::cut_short(&h.status));
     println!(
-        "merged: {:.1} NOPM, {:.1} TPM ({} new orders; sums of the hosts'), New-Order latency p50 {} p90 {} p99 {} (from the summed histograms)",
+        "merged: {:.1} NOPM over the fleet window of {:.3} s ({} new orders; {}), {:.1} TPM, New-Order latency p50 {} p90 {} p99 {} (from the summed histograms)",
         s.nopm,
-        s.tpm,
+        doc.window.duration_s,
         s.new_orders,
+        how_merged(cut),
+        s.tpm,
         lat(s.new_order_latency_ns.p50),
         lat(s.new_order_latency_ns.p90),
         lat(s.new_order_latency_ns.p99),
     );
+    print_cut_window(
+        doc.hosts
+            .iter()
+            .filter(|h| oio_fleet::merge::cut_short(&h.status))
+            .map(|h| {
+                let counted = format!("{} new orders", h.new_orders);
+                (h.host.as_str(), &h.status[..], counted, h.window_s)
+            }),
+        doc.hosts.len(),
+        &doc.window,
+        "NOPM",
+    );
     match &doc.scaling {
-        Some(sc) => println!(
-            "scaling efficiency: {:.3} = {:.1} NOPM ÷ ({} hosts × {:.1} NOPM of one host, {})",
-            sc.efficiency, s.nopm, sc.hosts, sc.baseline_nopm, sc.baseline_file
-        ),
+        Some(sc) => {
+            let lost = if sc.hosts_lost > 0 {
+                format!(", {} of them lost", sc.hosts_lost)
+            } else {
+                String::new()
+            };
+            println!(
+                "scaling efficiency: {:.3} = {:.1} NOPM ÷ ({} hosts started{lost} × {:.1} NOPM of one host, {}){}",
+                sc.efficiency,
+                s.nopm,
+                sc.hosts,
+                sc.baseline_nopm,
+                sc.baseline_file,
+                if sc.flag.is_some() { " (flagged: see the warning)" } else { "" }
+            );
+        }
         None => println!("scaling efficiency: not computed (give --baseline ONE_HOST_RESULT.json)"),
     }
 }

@@ -72,7 +72,8 @@ pub struct TpccRunArgs {
     /// Random-number seed of the input generators (each host adds its index to it).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
-    /// A one-host `oio tpcc run` result: scaling efficiency = merged NOPM ÷ (hosts × its NOPM).
+    /// A one-host `oio tpcc run` result with the same workers and warehouses per host:
+    /// scaling efficiency = merged NOPM ÷ (hosts started × its NOPM).
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
     /// Directory for the per-host and merged result files.
@@ -126,11 +127,17 @@ fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
             plan: Work::Tpcc(plan),
         });
     }
-    // Read the baseline before anything runs, so a bad file costs no run.
+    // Read the baseline and check its workers before anything runs, so a bad file costs no
+    // run; its warehouses are checked against each host's database once they are prepared.
     let baseline = (a.baseline.as_ref())
         .map(|p| -> anyhow::Result<(String, TpccResult)> {
             let name = p.display().to_string();
-            Ok((name.clone(), read(&name, &read_text(p)?, Kind::Tpcc)?))
+            let r: TpccResult = read(&name, &read_text(p)?, Kind::Tpcc)?;
+            if let Some(j) = jobs.first() {
+                oio_fleet::tpcc::check_baseline(&name, &r, &j.name, a.workers, None)
+                    .map_err(anyhow::Error::msg)?;
+            }
+            Ok((name, r))
         })
         .transpose()?;
     check_destination(&a.out, "--out DIR")?;
@@ -149,8 +156,19 @@ fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let live = crate::output::fleet::FleetLive::new();
-    let run =
-        controller::run_with_progress(&jobs, &a.host.options(), &cancel, &mut |p| live.update(p));
+    let run = controller::run_gated(
+        &jobs,
+        &a.host.options(),
+        &cancel,
+        &mut |p| live.update(p),
+        &mut |prepared| match &baseline {
+            Some((file, r)) => prepared.iter().try_for_each(|h| {
+                let warehouses = h.tpcc.map(|t| t.1);
+                oio_fleet::tpcc::check_baseline(file, r, h.host, a.workers, warehouses)
+            }),
+            None => Ok(()),
+        },
+    );
     live.finish();
     let run = run?;
 
@@ -179,7 +197,10 @@ fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
     let mut doc = oio_fleet::tpcc::document(&run, plan, &ready, &files);
     doc.envelope.command = std::env::args().collect();
     if let Some((file, r)) = &baseline {
-        oio_fleet::tpcc::set_scaling(&mut doc, file, r);
+        // Checked before the start; should a host still differ, the run is kept and says so.
+        if let Err(e) = oio_fleet::tpcc::set_scaling(&mut doc, file, r) {
+            doc.notes.push(format!("no scaling efficiency: {e}"));
+        }
     }
     let merged = write_json_atomic(&dir, "merged.json", &doc)?;
     if a.json {
@@ -189,6 +210,9 @@ fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
     }
     for l in &doc.lost {
         style::print_warning(l);
+    }
+    if let Some(f) = doc.scaling.as_ref().and_then(|s| s.flag.as_ref()) {
+        style::print_warning(f);
     }
     style::print_saved("result", &merged, a.json);
     Ok(match (run.interrupted, doc.envelope.partial) {
