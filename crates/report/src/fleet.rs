@@ -369,6 +369,8 @@ mod tests {
             start_skew_ns: Some(300_000),
             status: "completed".into(),
             iops,
+            ios: (iops * 3.0) as u64,
+            window_s: 3.0,
             intervals: 3,
             lost: None,
         }
