@@ -272,7 +272,10 @@ mod tests {
         assert_eq!(bucket_width(255), 1);
         assert_eq!(bucket_width(256), 2);
         // One bucket is at most 1/128 of the value.
-        assert_eq!(bucket_width(1 << 20) as f64 / (1u64 << 20) as f64, 1.0 / 128.0);
+        assert_eq!(
+            bucket_width(1 << 20) as f64 / (1u64 << 20) as f64,
+            1.0 / 128.0
+        );
     }
 
     #[test]
