@@ -1,5 +1,7 @@
 //! Statistics for "is B really different from A?": a percentile bootstrap for confidence
-//! intervals, Welch's t-test on log values and the Mann–Whitney U rank test.
+//! intervals, Welch's t-test on log values, the Mann–Whitney U rank test, and Holm's adjustment
+//! when many such questions are asked at once (every one at level α would make some "different"
+//! by chance).
 //!
 //! Why these: repeated benchmark runs are few (2 to 10). The rank test assumes no shape but
 //! cannot reach p < 0.05 below 4 runs a side, and the percentile bootstrap is too narrow at
@@ -270,14 +272,15 @@ fn erfc(x: f64) -> f64 {
     }
 }
 
-/// Welch's t-test on the natural logarithms of per-run values: B against A.
+/// Welch's t-test of a log ratio between two groups of per-run values: B against A.
 ///
-/// On logs, a difference of means is the log of a ratio of geometric means, so the test and its
-/// interval are about "B is x % above A", and multiplicative noise (the usual kind: a run is
-/// "5 % slower") becomes additive, as the t-test wants.
+/// On logs, "B is x % above A" is a difference, and multiplicative noise (the usual kind: a run
+/// is "5 % slower") becomes additive, as the t-test wants. The ratio is either of geometric
+/// means ([`welch_log`]) or of any group values the caller chose ([`welch_log_ratio`]: `oio
+/// compare` tests the ratio it prints, so its margin, interval and direction are of one number).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WelchLog {
-    /// mean(ln b) − mean(ln a): the log of the ratio of geometric means.
+    /// ln(B / A) of the tested ratio.
     pub log_ratio: f64,
     /// Standard error of `log_ratio`.
     pub se: f64,
@@ -316,12 +319,12 @@ impl WelchLog {
         (self.half_width(1.0 - alpha).exp() - 1.0) * 100.0
     }
 
-    /// Runs a side (equal counts) at which a test at `alpha` would detect a true difference of
-    /// this run's size with probability `power`, if the noise stays as measured; `None` when
-    /// that needs more than `max` runs (or there is no difference to detect). An estimate:
-    /// the measured difference and noise are themselves uncertain at small n.
-    pub fn runs_needed(&self, alpha: f64, power: f64, max: usize) -> Option<usize> {
-        let d = self.log_ratio.abs();
+    /// Runs a side (equal counts) at which a test at `alpha` would detect a true change of
+    /// `effect` (a log ratio, either direction) with probability `power`, if the noise stays
+    /// as measured; `None` when that needs more than `max` runs (or `effect` is 0). An
+    /// estimate: the measured noise is itself uncertain at small n.
+    pub fn runs_needed(&self, effect: f64, alpha: f64, power: f64, max: usize) -> Option<usize> {
+        let d = effect.abs();
         let [va, vb] = self.var_log;
         if d == 0.0 || !d.is_finite() {
             return None;
@@ -345,31 +348,40 @@ fn welch_df(va: f64, na: usize, vb: f64, nb: usize) -> Option<f64> {
     (den > 0.0).then(|| (qa + qb).powi(2) / den)
 }
 
-/// Welch's t-test of ln b against ln a. `None` when a side has fewer than two values or a value
-/// is not positive and finite (a log needs it).
+/// Welch's t-test of ln b against ln a: the ratio of geometric means. `None` when a side has
+/// fewer than two values, a value is not positive and finite (a log needs it), or neither side
+/// varies at all (no spread: there is no noise to test a difference against, and a p-value of 0
+/// would call a difference between copies of one run certain).
 pub fn welch_log(a: &[f64], b: &[f64]) -> Option<WelchLog> {
-    let (na, nb) = (a.len(), b.len());
-    if na < 2 || nb < 2 || a.iter().chain(b).any(|v| !(v.is_finite() && *v > 0.0)) {
+    let la = logs(a)?;
+    let lb = logs(b)?;
+    let ratio = mean_var(&lb).0 - mean_var(&la).0;
+    welch_log_ratio(ratio, a, b, [0.0, 0.0])
+}
+
+/// Welch's t-test of a given log ratio `log_ratio` = ln(B / A) of two group values, its standard
+/// error from the run-to-run variance of the logs of the per-run values (the delta method:
+/// the log of a group value of n runs varies about as their mean log does, var / n).
+/// `var_floor` is the smallest log variance each side can honestly have (values rounded to a
+/// histogram bucket vary at least by the rounding); 0 for exact values. `None` as
+/// [`welch_log`], or when `log_ratio` is not finite.
+pub fn welch_log_ratio(
+    log_ratio: f64,
+    a: &[f64],
+    b: &[f64],
+    var_floor: [f64; 2],
+) -> Option<WelchLog> {
+    let la = logs(a)?;
+    let lb = logs(b)?;
+    let (na, nb) = (la.len(), lb.len());
+    if na < 2 || nb < 2 || !log_ratio.is_finite() {
         return None;
     }
-    let la: Vec<f64> = a.iter().map(|v| v.ln()).collect();
-    let lb: Vec<f64> = b.iter().map(|v| v.ln()).collect();
-    let (ma, va) = mean_var(&la);
-    let (mb, vb) = mean_var(&lb);
-    let log_ratio = mb - ma;
+    let va = mean_var(&la).1.max(var_floor[0]);
+    let vb = mean_var(&lb).1.max(var_floor[1]);
+    let df = welch_df(va, na, vb, nb)?;
     let se = (va / na as f64 + vb / nb as f64).sqrt();
-    let (df, p_value) = match welch_df(va, na, vb, nb) {
-        Some(df) => {
-            let t = log_ratio / se;
-            (df, (2.0 * t_sf(t.abs(), df)).min(1.0))
-        }
-        // No run-to-run variation at all (identical values on each side): a difference is
-        // then certain and its absence is too.
-        None => (
-            (na + nb - 2) as f64,
-            if log_ratio == 0.0 { 1.0 } else { 0.0 },
-        ),
-    };
+    let p_value = (2.0 * t_sf((log_ratio / se).abs(), df)).min(1.0);
     Some(WelchLog {
         log_ratio,
         se,
@@ -378,6 +390,31 @@ pub fn welch_log(a: &[f64], b: &[f64]) -> Option<WelchLog> {
         var_log: [va, vb],
         n: [na, nb],
     })
+}
+
+fn logs(x: &[f64]) -> Option<Vec<f64>> {
+    x.iter()
+        .map(|v| (v.is_finite() && *v > 0.0).then(|| v.ln()))
+        .collect()
+}
+
+/// Holm's step-down adjustment of the p-values of a family of tests: the i-th smallest of m is
+/// multiplied by m − i + 1, and each adjusted value is kept at least as large as the one
+/// before it. Rejecting every test whose adjusted p is below α keeps the chance of any false
+/// rejection in the family at most α (whatever the dependence between the tests), and it
+/// rejects at least what Bonferroni (p × m) rejects. Same order as `p`; NaN stays NaN and
+/// is not counted.
+pub fn holm(p: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..p.len()).filter(|&i| !p[i].is_nan()).collect();
+    order.sort_by(|&x, &y| p[x].total_cmp(&p[y]));
+    let m = order.len();
+    let mut out = vec![f64::NAN; p.len()];
+    let mut running = 0.0f64;
+    for (rank, &i) in order.iter().enumerate() {
+        running = running.max(((m - rank) as f64 * p[i]).min(1.0));
+        out[i] = running;
+    }
+    out
 }
 
 fn mean_var(x: &[f64]) -> (f64, f64) {
@@ -540,21 +577,59 @@ mod tests {
         // Logs need positive values and two runs a side.
         assert!(welch_log(&[0.0, 1.0], &[1.0, 2.0]).is_none());
         assert!(welch_log(&[1.0], &[1.0, 2.0]).is_none());
-        // No noise at all: identical groups are not different, different ones are.
-        assert_eq!(welch_log(&[5.0, 5.0], &[5.0, 5.0]).unwrap().p_value, 1.0);
-        assert_eq!(welch_log(&[5.0, 5.0], &[6.0, 6.0]).unwrap().p_value, 0.0);
+        // No noise at all: nothing to test against, whether the values differ or not.
+        assert!(welch_log(&[5.0, 5.0], &[5.0, 5.0]).is_none());
+        assert!(welch_log(&[5.0, 5.0], &[6.0, 6.0]).is_none());
+        // A floor (a histogram's rounding) gives the noise the values cannot show.
+        let f = 0.001;
+        let w = welch_log_ratio(0.1, &[5.0, 5.0], &[6.0, 6.0], [f, f]).unwrap();
+        assert!((w.se - (2.0 * f / 2.0f64).sqrt()).abs() < 1e-12, "{w:?}");
+        assert_eq!(w.var_log, [f, f]);
+        // The ratio tested is the one given: the interval is centred on it.
+        let g =
+            welch_log_ratio(0.2, &[100.0, 110.0, 95.0], &[150.0, 160.0, 140.0], [0.0; 2]).unwrap();
+        let c = g.interval_pct(0.95);
+        let mid = (0.2f64.exp() - 1.0) * 100.0;
+        let centre = ((1.0 + c.low / 100.0) * (1.0 + c.high / 100.0)).ln() / 2.0;
+        assert!((centre - 0.2).abs() < 1e-12, "{c:?}");
+        assert!(c.low < mid && mid < c.high);
+    }
+
+    /// Holm on known p-values: sorted 0.005, 0.01, 0.03, 0.04 are multiplied by 4, 3, 2, 1
+    /// (0.02, 0.03, 0.06, 0.04), then kept non-decreasing (the last becomes 0.06). At 0.05
+    /// the two smallest are rejected; 0.04 and 0.03, each below 0.05 alone, are not.
+    #[test]
+    fn holm_adjusts_known_p_values_in_order() {
+        let adj = holm(&[0.01, 0.04, 0.03, 0.005]);
+        let want = [0.03, 0.06, 0.06, 0.02];
+        for (a, w) in adj.iter().zip(want) {
+            assert!((a - w).abs() < 1e-12, "{adj:?}");
+        }
+        let rejected: Vec<usize> = (0..4).filter(|&i| adj[i] < 0.05).collect();
+        assert_eq!(rejected, [0, 3]);
+        // One test: unchanged; capped at 1; NaN (no test) is not counted in m.
+        assert_eq!(holm(&[0.03]), vec![0.03]);
+        let h = holm(&[0.5, f64::NAN, 0.6]);
+        assert_eq!(h[0], 1.0);
+        assert!(h[1].is_nan());
+        assert_eq!(h[2], 1.0);
+        let h = holm(&[0.02, f64::NAN]);
+        assert_eq!(h[0], 0.02);
+        assert!(h[1].is_nan());
     }
 
     #[test]
     fn runs_needed_grows_with_noise_and_shrinks_with_the_difference() {
         let noisy = welch_log(&[100.0, 130.0, 80.0], &[120.0, 150.0, 95.0]).unwrap();
         let quiet = welch_log(&[100.0, 103.0, 98.0], &[120.0, 123.0, 117.0]).unwrap();
-        let n_noisy = noisy.runs_needed(0.05, 0.8, 50).unwrap();
-        let n_quiet = quiet.runs_needed(0.05, 0.8, 50).unwrap();
+        let effect = 0.3f64;
+        let n_noisy = noisy.runs_needed(effect, 0.05, 0.8, 50).unwrap();
+        let n_quiet = quiet.runs_needed(effect, 0.05, 0.8, 50).unwrap();
         assert!(n_quiet < n_noisy, "{n_quiet} vs {n_noisy}");
         assert!(quiet.detectable_pct(0.05) < noisy.detectable_pct(0.05));
-        let none = welch_log(&[100.0, 130.0, 80.0], &[101.0, 131.0, 79.0]).unwrap();
-        assert_eq!(none.runs_needed(0.05, 0.8, 50), None);
+        assert!(noisy.runs_needed(0.2, 0.05, 0.8, 50).unwrap() > n_noisy);
+        assert_eq!(noisy.runs_needed(0.05, 0.05, 0.8, 50), None);
+        assert_eq!(noisy.runs_needed(0.0, 0.05, 0.8, 50), None);
     }
 
     #[test]

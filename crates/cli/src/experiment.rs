@@ -5,7 +5,7 @@
 
 use crate::output::live::LiveLine;
 use crate::output::style;
-use oio_analysis::compare::{Group, Kind, RunData};
+use oio_analysis::compare::{Group, Kind, RunData, RunOrder};
 use oio_core::result::RunResult;
 use oio_core::units::{format_bytes, format_count, format_ns};
 use oio_core::StopReason;
@@ -173,7 +173,16 @@ pub fn present(
                 return Ok(exit_code(stop));
             }
             let groups = interleaved_groups(il, outcome);
-            let c = oio_analysis::compare::compare(&groups, Kind::Run, compare);
+            let mut c = oio_analysis::compare::compare(&groups, Kind::Run, compare);
+            c.order = Some(RunOrder {
+                plan: il.order.name().into(),
+                seed: il.order_seed,
+                sequence: outcome
+                    .runs
+                    .iter()
+                    .filter_map(|d| d.label.clone())
+                    .collect(),
+            });
             if json {
                 crate::output::print_json(&c)?;
                 for w in &c.envelope.warnings {

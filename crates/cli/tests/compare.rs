@@ -56,13 +56,21 @@ fn repeat_writes_one_result_per_run_and_compare_reads_the_groups() {
     for m in ["iops", "bytes_per_sec", "latency_mean", "latency_p99"] {
         let p = format!("/metrics/{m}");
         assert!(c.pointer(&format!("{p}/margin_pct")).unwrap().is_number());
-        // The bootstrap interval is of the margin's own statistic; the verdict's interval (the
-        // t-test's at 4 runs a side) is of the ratio of geometric means.
+        // The margin, the verdict's interval (the t-test's at 4 runs a side) and the bootstrap
+        // interval are all of one ratio: both intervals hold the margin.
         let margin = num(&c, &format!("{p}/margin_pct"));
         assert!(num(&c, &format!("{p}/bootstrap_low_pct")) <= margin + 1e-9);
         assert!(num(&c, &format!("{p}/bootstrap_high_pct")) >= margin - 1e-9);
-        assert!(num(&c, &format!("{p}/ci_low_pct")) <= num(&c, &format!("{p}/ci_high_pct")));
-        assert_eq!(c["metrics"][m]["test"], "welch_t_log");
+        assert!(
+            num(&c, &format!("{p}/ci_low_pct")) <= margin + 1e-9,
+            "{m}: {c}"
+        );
+        assert!(
+            num(&c, &format!("{p}/ci_high_pct")) >= margin - 1e-9,
+            "{m}: {c}"
+        );
+        assert_eq!(c["metrics"][m]["test"], "welch_log_ratio");
+        assert!(num(&c, &format!("{p}/p_adjusted")) >= num(&c, &format!("{p}/p_value")));
         assert!(c.pointer(&format!("{p}/significant")).unwrap().is_boolean());
         assert_eq!(
             c.pointer(&format!("{p}/n")).unwrap(),
@@ -71,6 +79,9 @@ fn repeat_writes_one_result_per_run_and_compare_reads_the_groups() {
     }
     assert_eq!(c["groups"][0]["label"], "A");
     assert_eq!(c["groups"][1]["label"], "B");
+    assert_eq!(c["correction"]["method"], "holm");
+    assert_eq!(c["correction"]["tests"], 4);
+    assert_eq!(c["order"], Value::Null, "files: no run order");
     assert!(c["metrics"]["latency_p99"]["method"]
         .as_str()
         .unwrap()
@@ -93,8 +104,9 @@ fn set_iops(d: &mut Value, iops: f64) {
 }
 
 /// The issue's case: O_DIRECT against buffered, +522 %, 3 runs a side, was called "no
-/// detectable difference". Same numbers now: better, significant; identical latencies are
-/// "no detectable difference" (a zero-width interval inside ±5 %); the text is plain.
+/// detectable difference". Same numbers now: better, significant; latencies identical in every
+/// run are never called different: the mean cannot be judged (no spread), the p99 is equal
+/// within the histogram's resolution; the text is plain and says how it corrected.
 #[test]
 fn three_runs_a_side_can_be_significant_and_text_is_plain() {
     let dir = scratch();
@@ -138,10 +150,22 @@ fn three_runs_a_side_can_be_significant_and_text_is_plain() {
     assert!(row("IOPS").contains("better, significant (p"), "{text}");
     assert!(row("MiB/s").contains("better, significant"), "{text}");
     assert!(
-        row("mean response time").contains("no detectable difference"),
+        row("mean response time").contains("cannot judge: no spread within a group"),
+        "{text}"
+    );
+    assert!(
+        row("p99 response time").contains("equal within resolution"),
         "{text}"
     );
     assert!(text.contains("buffered against direct"), "{text}");
+    assert!(
+        text.contains("significance: Holm's correction over 3 tests (4 metrics x 1 candidate, 1 with nothing to test)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("why undecided, and what would decide:"),
+        "{text}"
+    );
 
     let c = run_json(dir.path(), &["compare", "direct", "buffered"]);
     validate(
@@ -154,8 +178,50 @@ fn three_runs_a_side_can_be_significant_and_text_is_plain() {
     assert!(num(&c, "/metrics/iops/ci_low_pct") > 400.0);
     assert_eq!(
         c["metrics"]["latency_p99"]["outcome"],
-        "no detectable difference"
+        "equal within resolution"
     );
+    assert_eq!(c["metrics"]["latency_p99"]["significant"], false);
+    assert_eq!(c["metrics"]["latency_mean"]["outcome"], "undecided");
+    assert_eq!(c["metrics"]["latency_mean"]["reason"], "no_spread");
+}
+
+/// Two groups that each hold three copies of one run (issue 21: "8 metrics significant, p = 0"):
+/// nothing is significant, every metric says it cannot judge, in the table and in JSON.
+#[test]
+fn groups_of_copies_of_one_run_are_never_significant() {
+    let dir = scratch();
+    let runs = repeat(dir.path(), "src", "2", "2");
+    for (g, run) in [("a", &runs[0]), ("b", &runs[1])] {
+        copies(&dir.path().join(g), run, &[0.0; 3], |_, _| {});
+    }
+    let c = run_json(dir.path(), &["compare", "a", "b"]);
+    validate(
+        &c,
+        include_str!("../../../schema/compare.schema.json"),
+        "compare.schema.json",
+    );
+    assert_eq!(c["correction"]["tests"], 0);
+    for m in ["iops", "bytes_per_sec", "latency_mean", "latency_p99"] {
+        let x = &c["metrics"][m];
+        assert_eq!(x["significant"], false, "{m}: {x}");
+        assert_eq!(x["outcome"], "undecided", "{m}: {x}");
+        assert_eq!(x["reason"], "no_spread", "{m}: {x}");
+        assert_eq!(x["p_value"], Value::Null, "{m}: no p-value is made up");
+    }
+    assert_eq!(c["groups"][0]["identical"], true);
+    let out = oio()
+        .current_dir(dir.path())
+        .args(["compare", "a", "b"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows = text
+        .lines()
+        .filter(|l| l.contains("cannot judge: the runs within a group are identical (no spread)"))
+        .count();
+    assert_eq!(rows, 4, "{text}");
+    assert!(!text.contains("significant ("), "{text}");
 }
 
 #[test]
@@ -278,7 +344,9 @@ fn tpcc_results_compare_and_do_not_mix_with_runs() {
         "{}",
         c["metrics"]["nopm"]
     );
-    assert_eq!(c["metrics"]["tpm"]["outcome"], "no detectable difference");
+    // TPM is the same in every copy: not called different, and said why.
+    assert_eq!(c["metrics"]["tpm"]["outcome"], "undecided");
+    assert_eq!(c["metrics"]["tpm"]["reason"], "no_spread");
 
     // A run group and a TPC-C group: refused, naming both.
     repeat(dir.path(), "io", "1", "2");
@@ -312,7 +380,7 @@ fn tpcc_results_compare_and_do_not_mix_with_runs() {
 }
 
 #[test]
-fn interleaved_runs_alternate_and_compare() {
+fn interleaved_runs_are_counterbalanced_and_compare() {
     let dir = scratch();
     let base = "--engine null --rw randread --size 1M --time 1s --ramp 0s";
     let out = oio()
@@ -339,8 +407,19 @@ fn interleaved_runs_alternate_and_compare() {
     let c: Value = serde_json::from_slice(&out.stdout).expect("stdout is one JSON document");
     assert_eq!(c["groups"][0]["label"], "A");
     assert_eq!(c["groups"][1]["n"], 2);
+    // Counterbalanced by default, and the comparison records the plan and what ran.
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("run order: A B A B"), "{err}");
+    assert!(err.contains("run order: A B B A"), "{err}");
+    assert_eq!(c["order"]["plan"], "counterbalanced");
+    assert_eq!(
+        c["order"]["sequence"],
+        serde_json::json!(["A", "B", "B", "A"])
+    );
+    validate(
+        &c,
+        include_str!("../../../schema/compare.schema.json"),
+        "compare.schema.json",
+    );
     assert_eq!(
         std::fs::read_dir(dir.path().join("ab/A")).unwrap().count(),
         2

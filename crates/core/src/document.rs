@@ -203,8 +203,11 @@ impl Kind {
     /// version: it changes only when a reader of the older one would misread the newer.
     pub const fn version(self) -> u32 {
         match self {
+            // compare 3: outcomes undecided / equal within resolution / no significant
+            // difference, Holm-adjusted significance, margin and interval of one ratio.
+            Kind::Compare => 3,
             // characterization 2: latency_mean_ns instead of latency_mean_ms (1 still reads).
-            Kind::Compare | Kind::Sweep | Kind::Characterization => 2,
+            Kind::Sweep | Kind::Characterization => 2,
             // TPC-C 2: the envelope, and latencies in ns instead of µs (1 is refused by name).
             Kind::Tpcc | Kind::TpccCheck | Kind::TpccBuild | Kind::TpccSeries => 2,
             _ => 1,

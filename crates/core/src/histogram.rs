@@ -15,6 +15,21 @@ pub const SIGNIFICANT_DIGITS: u8 = 2;
 /// Largest value the histogram holds without clamping: one hour in ns.
 pub const HIGHEST_NS: u64 = 3_600_000_000_000;
 
+/// Bits of the sub-buckets hdrhistogram uses for [`SIGNIFICANT_DIGITS`]: the smallest power of
+/// two ≥ 2 × 10^digits (256 for 2 digits), so each power-of-two range of values above 256 ns is
+/// split into 128 buckets of equal width.
+const SUB_BUCKET_BITS: u32 = (2 * 10u64.pow(SIGNIFICANT_DIGITS as u32))
+    .next_power_of_two()
+    .trailing_zeros();
+
+/// Width in ns of the bucket that holds `ns`: latencies this close may share a bucket, so the
+/// percentiles of a [`LatencyHistogram`] cannot tell them apart. 1 ns below 256 ns, then
+/// 2^(k − 7) ns for values in [2^k, 2^(k+1)): between 1/256 and 1/128 of the value.
+pub fn bucket_width(ns: u64) -> u64 {
+    let bits = 64 - ns.leading_zeros();
+    1 << bits.saturating_sub(SUB_BUCKET_BITS)
+}
+
 /// A latency histogram in nanoseconds.
 #[derive(Clone, Debug)]
 pub struct LatencyHistogram {
@@ -241,6 +256,26 @@ mod tests {
             let q = h.hist.value_at_quantile(0.5) as f64;
             assert!((q - v as f64).abs() / v as f64 <= 0.01, "{v} -> {q}");
         }
+    }
+
+    #[test]
+    fn bucket_width_is_hdrhistograms_equivalent_range() {
+        let h = LatencyHistogram::new();
+        let mut v = 1u64;
+        while v < HIGHEST_NS {
+            for x in [v, v + 1, v * 3 / 2, 2 * v - 1] {
+                let want = h.hist.highest_equivalent(x) - h.hist.lowest_equivalent(x) + 1;
+                assert_eq!(bucket_width(x), want, "at {x} ns");
+            }
+            v *= 2;
+        }
+        assert_eq!(bucket_width(255), 1);
+        assert_eq!(bucket_width(256), 2);
+        // One bucket is at most 1/128 of the value.
+        assert_eq!(
+            bucket_width(1 << 20) as f64 / (1u64 << 20) as f64,
+            1.0 / 128.0
+        );
     }
 
     #[test]

@@ -620,11 +620,11 @@ fn comparison_tables(o: &mut String, c: &oio_analysis::compare::Comparison) {
                     },
                     m.p_value.map(|p| format!("{p:.3}")).unwrap_or("-".into()),
                     if m.significant { "sig" } else { "nsig" },
-                    match (m.significant, m.margin_pct) {
-                        (true, Some(v)) if (v > 0.0) == (m.better == "higher") =>
-                            "better, significant",
-                        (true, Some(_)) => "worse, significant",
-                        _ => "not significant",
+                    // The comparison's own word: undecided and equal-within-resolution are not
+                    // "not significant".
+                    match m.outcome.as_str() {
+                        "better" | "worse" => format!("{}, significant", m.outcome),
+                        o => esc(o),
                     }
                 );
             }
@@ -641,6 +641,9 @@ fn comparison_tables(o: &mut String, c: &oio_analysis::compare::Comparison) {
             }
         }
         o.push_str("</ul><p class=\"note\">");
+        if !c.correction.words.is_empty() {
+            let _ = write!(o, "{}<br>", esc(&c.correction.words));
+        }
         for m in &c.methods {
             let _ = write!(o, "{}<br>", esc(m));
         }

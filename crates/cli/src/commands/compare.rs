@@ -2,9 +2,9 @@
 //!
 //! Two ways in: groups of existing results (`oio compare raid5/ raid10/`, each a directory or a
 //! file of oio or fio results, or of `oio tpcc run` results), or `--run 'ARGS' --run 'ARGS'`,
-//! which runs the configurations itself, interleaved A B A B … so slow drift (a filling SSD, a
-//! warming cache, a neighbour's backup) hits every configuration alike instead of biasing the
-//! one that ran last. Each `--run` string is parsed against the flags of `oio run`; the
+//! which runs the configurations itself, counterbalanced A B, B A … so slow drift (a filling
+//! SSD, a warming cache, a neighbour's backup) hits every configuration alike instead of biasing
+//! the one that ran last; the comparison records the order it ran. Each `--run` string is parsed against the flags of `oio run`; the
 //! interleaving is `oio_lab`'s, the statistics `oio_analysis::compare`'s.
 
 use crate::args::parse_run_line;
@@ -27,10 +27,15 @@ use std::process::ExitCode;
   oio compare a/ b/ --json | jq .metrics.iops.margin_pct
 
 Margins are (B / A - 1) x 100 per metric, on the group values (means; percentiles from merged
-histograms). With fewer than 8 runs a side the test is Welch's t-test on the logs of the per-run
-values (assumes log-normal run-to-run noise and independent runs) and the interval its interval
-of the ratio; with 8 or more a side, a Mann-Whitney rank test with a bootstrap interval over runs.
-\"no detectable difference\" only when the interval lies within +/- --equivalence percent.")]
+histograms); the interval and the direction are of the same ratio. With fewer than 8 runs a side
+the test is Welch's t-test on the log of that ratio (assumes log-normal run-to-run noise and
+independent runs); with 8 or more a side, a Mann-Whitney rank test with a bootstrap interval.
+Every metric x candidate is one family, corrected with Holm (5 % family-wise).
+Verdicts: better/worse (significant after correction); \"equal within resolution\" (percentiles
+at most one histogram bucket apart: under 0.8 % above 256 ns); \"no significant difference\" (a
+change beyond +/- --equivalence percent would have been called); \"undecided\" with why and what
+would decide (runs identical within a group, too few runs, too much noise: how many runs, a
+quieter host).")]
 pub struct Args {
     /// Groups: result files or directories of them (oio or fio JSON), baseline first.
     #[arg(value_name = "GROUP")]
@@ -59,7 +64,8 @@ pub struct Args {
     #[arg(long = "label", value_name = "NAME", value_delimiter = ',')]
     pub labels: Vec<String>,
 
-    /// "No detectable difference" needs the whole interval within ± this many percent.
+    /// "No significant difference" needs data that would have called a change of ± this many
+    /// percent; noisier data is "undecided".
     #[arg(long, value_name = "PCT", default_value_t = 5.0)]
     pub equivalence: f64,
 

@@ -96,16 +96,23 @@ pub fn write_comparison(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
             .metric_order
             .iter()
             .filter_map(|k| cc.metrics.get(k))
-            .filter(|m| m.outcome == "inconclusive")
+            .filter(|m| m.outcome == "undecided")
             .map(|m| &m.verdict)
             .collect();
         if !notes.is_empty() {
-            writeln!(out, "  {DIM}why inconclusive:{DIM:#}")?;
+            writeln!(out, "  {DIM}why undecided, and what would decide:{DIM:#}")?;
             for n in notes {
                 writeln!(out, "  {DIM}- {n}{DIM:#}")?;
             }
         }
         writeln!(out)?;
+    }
+    // How confidence was set, in one line: the family's correction.
+    if !c.correction.words.is_empty() {
+        writeln!(out, "{}", c.correction.words)?;
+    }
+    if let Some(o) = &c.order {
+        writeln!(out, "run order ({}): {}", o.plan, o.sequence.join(" "))?;
     }
     writeln!(
         out,
@@ -170,6 +177,11 @@ mod tests {
             .find(|l| l.trim_start().starts_with("mean response time"))
             .unwrap();
         assert!(mean.contains("better, significant"), "{mean}");
+        // How the three tests were corrected, in one line.
+        assert!(
+            text.contains("significance: Holm's correction over 3 tests"),
+            "{text}"
+        );
         // No histograms here: p99 is missing in every run and says so.
         let p99 = text
             .lines()
