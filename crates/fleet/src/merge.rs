@@ -98,6 +98,8 @@ pub fn merge_series(series: &[&[Interval]]) -> (Vec<Interval>, Vec<usize>) {
             total: dir(|p| &p.total),
             offered_iops: (!offered.is_empty()).then(|| offered.iter().sum()),
             backlog_max: parts.iter().filter_map(|p| p.backlog_max).max(),
+            // Each host's CPU is its own (in its result's intervals and `host_noise`).
+            host_cpu: None,
         });
         counts.push(parts.len());
     }

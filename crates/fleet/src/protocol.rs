@@ -314,6 +314,8 @@ impl WireInterval {
             total: self.total.to_stats()?,
             offered_iops: None,
             backlog_max: None,
+            // Not streamed: the host's result carries it.
+            host_cpu: None,
         })
     }
 }
