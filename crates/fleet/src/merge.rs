@@ -200,6 +200,7 @@ mod tests {
             total: stats(&[v], 1.0),
             offered_iops: None,
             backlog_max: None,
+            host_cpu: None,
         };
         let a = vec![iv(10), iv(20)];
         let b = vec![iv(30)];

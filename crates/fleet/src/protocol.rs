@@ -712,6 +712,7 @@ mod tests {
             total: d.clone(),
             offered_iops: None,
             backlog_max: None,
+            host_cpu: None,
         };
         let w = WireInterval::from_interval(0, &i);
         let json = serde_json::to_string(&Message::Interval(Box::new(w))).unwrap();
