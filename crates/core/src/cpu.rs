@@ -27,6 +27,13 @@ impl ProcessCpu {
         parse_stat(&stat, rustix::param::clock_ticks_per_second())
     }
 
+    /// The CPU time of process `pid` now (children not included); `None` when it is gone or
+    /// /proc is not readable.
+    pub fn of_pid(pid: u32) -> Option<ProcessCpu> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        parse_stat(&stat, rustix::param::clock_ticks_per_second())
+    }
+
     /// CPU used since `earlier` (zero for a counter that went backwards).
     pub fn since(&self, earlier: &ProcessCpu) -> ProcessCpu {
         ProcessCpu {
