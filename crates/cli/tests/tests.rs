@@ -14,6 +14,8 @@ mod data;
 mod openloop;
 // `oio run`: workloads, engines, measurement, results, Ctrl-C.
 mod run;
+// The host's noise: busy neighbours make a run noisy, the virtual clock never.
+mod hostnoise;
 // Data safety: overwrite refusals, block devices on loop devices.
 mod safety;
 // `oio export` with hostile names: nothing injected into fio, diskspd or vdbench output.

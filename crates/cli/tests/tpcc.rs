@@ -113,6 +113,18 @@ fn sqlite_build_run_check_and_a_broken_row_is_named() {
     assert!((33.0..53.0).contains(&share), "{share}");
     assert_eq!(r["waits"]["source"], "sqlite");
     assert!(!r["intervals"].as_array().unwrap().is_empty());
+    // The host's CPU per interval of 1 s (a short tail has none); SQLite runs inside oio, so
+    // the noise is judged: quiet (no reason) or noisy with its sentence.
+    let with_cpu = r["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["host_cpu"]["others_cores"].is_number())
+        .count();
+    assert!(with_cpu >= 1, "{}", r["intervals"]);
+    let noise = &r["host_noise"];
+    assert_eq!(noise["intervals"], with_cpu, "{noise}");
+    assert_eq!(noise["noisy"], !noise["reason"].is_null(), "{noise}");
 
     // One worker on one warehouse shares nothing: no warning.
     let r = run_json(
@@ -223,6 +235,16 @@ fn postgres_server_mode_through_the_binary() {
     assert!(num(&r, "/summary/nopm") > 0.0);
     assert!(num(&r, "/waits/rounds") > 10.0);
     assert!(!r["waits"]["buckets"].as_array().unwrap().is_empty());
+    // The server runs on this host: its CPU is among the others', so the noise is not judged.
+    let noise = &r["host_noise"];
+    assert_eq!(noise["noisy"], false, "{noise}");
+    assert!(
+        noise["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("the database server runs on this host"),
+        "{noise}"
+    );
     let (ok, c) = check_json(dir.path(), &db);
     assert!(ok, "{c}");
 }

@@ -51,6 +51,18 @@ pub struct RunResult {
     /// Data verification (`--verify`), when it ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifySummary>,
+    /// What other processes on the host did to the CPU during the measured phase (null in
+    /// results written before oio recorded it, and where /proc is missing).
+    #[serde(default)]
+    pub host_noise: Option<HostNoise>,
+}
+
+impl RunResult {
+    /// Whether a neighbour's share of the host's CPU could have moved these numbers (false
+    /// when unknown).
+    pub fn noisy_host(&self) -> bool {
+        self.host_noise.as_ref().is_some_and(|h| h.noisy)
+    }
 }
 
 /// How sequential the I/O was in the order the target saw it.
@@ -244,6 +256,10 @@ pub struct Interval {
     /// Open loop: most arrivals waiting for a slot in this interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backlog_max: Option<u64>,
+    /// The host's CPU over this interval (absent when it was not measured: no /proc, an
+    /// interval shorter than 10 clock ticks of real time, or a virtual clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_cpu: Option<HostCpu>,
 }
 
 /// Counters and latency for one direction over a period.
@@ -320,4 +336,282 @@ pub struct ErrorSummary {
     pub by_kind: BTreeMap<String, u64>,
     /// The first error in words, with offset and target.
     pub first: Option<String>,
+}
+
+/// An interval is flagged when other processes kept at least this many cores busy…
+pub const NEIGHBOUR_CORES: f64 = 0.5;
+/// …and at least this share of the host's CPUs (so a big host's background is not a flag)…
+pub const NEIGHBOUR_SHARE_OF_HOST: f64 = 0.25;
+/// …or when they kept [`NEIGHBOUR_CORES`] busy and left less than this many cores idle.
+pub const IDLE_CORES_LOW: f64 = 0.5;
+/// An interval is flagged when the hypervisor took at least this share (%) of the CPU.
+pub const STEAL_PCT: f64 = 5.0;
+/// A run is noisy when at least this share of its measured intervals is flagged.
+pub const NOISY_SHARE: f64 = 0.10;
+
+/// The host's CPU over one span of real time, from /proc/stat: shares of all its CPU time
+/// (every CPU together, as `top`'s summary line; they add up to 100), and the cores other
+/// processes kept busy.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostCpu {
+    /// User mode, niced included, %.
+    pub user_pct: f64,
+    /// Kernel mode without interrupts, %.
+    pub system_pct: f64,
+    /// Hard and soft interrupts, %.
+    #[serde(default)]
+    pub irq_pct: f64,
+    /// Idle with I/O outstanding, %.
+    pub iowait_pct: f64,
+    /// Taken by the hypervisor for other guests, %.
+    pub steal_pct: f64,
+    /// Idle, %.
+    #[serde(default)]
+    pub idle_pct: f64,
+    /// Cores kept busy by other processes: the host's user and system time less oio's own
+    /// (whole process), over the span. Interrupt time is not in it (mostly oio's own I/O).
+    pub others_cores: f64,
+    /// A neighbour took a share that could matter ([`HostCpu::neighbour_matters`]).
+    #[serde(default)]
+    pub flagged: bool,
+}
+
+impl HostCpu {
+    /// Whether a neighbour took a share that could move the numbers, on a host of `cpus`:
+    ///
+    /// - others used ≥ [`NEIGHBOUR_CORES`] (half a core) and ≥ [`NEIGHBOUR_SHARE_OF_HOST`]
+    ///   (a quarter) of the CPUs: on a small host that is half a core, so for half of the
+    ///   time a CPU oio's threads could wake on is taken and they wait a scheduler slice
+    ///   (milliseconds, many I/O latencies); on a bigger host a quarter of it busy with
+    ///   others is where shared caches, memory bandwidth and run queues get contended;
+    /// - or others used ≥ half a core and left < [`IDLE_CORES_LOW`] idle: the host was full
+    ///   and part of it was someone else's;
+    /// - or steal ≥ [`STEAL_PCT`] %: the hypervisor took one tick in twenty, enough to show
+    ///   in tail latency.
+    pub fn neighbour_matters(&self, cpus: u32) -> bool {
+        let cpus = f64::from(cpus.max(1));
+        let idle_cores = (self.idle_pct + self.iowait_pct) / 100.0 * cpus;
+        let others = self.others_cores;
+        others >= others_cores_limit(cpus as u32)
+            || (others >= NEIGHBOUR_CORES && idle_cores < IDLE_CORES_LOW)
+            || self.steal_pct >= STEAL_PCT
+    }
+}
+
+/// Cores other processes may use before an interval is flagged on a host of `cpus`:
+/// max(0.5, 0.25 × cpus) — 0.5 on 1 or 2 CPUs, 1 on 4, 16 on 64.
+pub fn others_cores_limit(cpus: u32) -> f64 {
+    (NEIGHBOUR_SHARE_OF_HOST * f64::from(cpus.max(1))).max(NEIGHBOUR_CORES)
+}
+
+/// The host's noise over a run: how many intervals a neighbour's CPU use flagged, and
+/// whether that makes the run noisy (its numbers may carry the neighbour).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostNoise {
+    /// Intervals with a host figure (`intervals[].host_cpu`).
+    pub intervals: u32,
+    /// Of those, the flagged ones.
+    pub flagged: u32,
+    /// Mean of the intervals' `others_cores` (the overall figure when no interval has one).
+    pub others_cores_mean: f64,
+    /// Largest interval `others_cores` (likewise).
+    pub others_cores_max: f64,
+    /// Largest interval steal, % (likewise).
+    pub steal_pct_max: f64,
+    /// At least [`NOISY_SHARE`] (10 %) of the intervals flagged, and the run's clock was real.
+    pub noisy: bool,
+    /// Why: the sentence of a noisy run (also in the warnings), why noise was not judged
+    /// (virtual clock, a database server on the host, no interval long enough); null for a
+    /// quiet run.
+    pub reason: Option<String>,
+    /// CPUs of the host.
+    #[serde(default)]
+    pub host_cpus: u32,
+    /// The `others_cores` that flags an interval on this host ([`others_cores_limit`]).
+    #[serde(default)]
+    pub others_cores_limit: f64,
+    /// The host over the whole measured phase, in real time.
+    #[serde(default)]
+    pub overall: Option<HostCpu>,
+}
+
+impl HostNoise {
+    /// Judges a run from its intervals' host figures and the whole phase's. `not_judged`
+    /// says why the host's noise cannot have moved, or cannot be told from, the numbers (a
+    /// virtual clock); the run is then never noisy and that is the reason.
+    pub fn judge<'a>(
+        intervals: impl IntoIterator<Item = &'a HostCpu>,
+        overall: Option<HostCpu>,
+        host_cpus: u32,
+        not_judged: Option<String>,
+    ) -> HostNoise {
+        let mut n = HostNoise {
+            host_cpus,
+            others_cores_limit: others_cores_limit(host_cpus),
+            overall,
+            ..HostNoise::default()
+        };
+        let mut sum = 0.0;
+        for h in intervals {
+            n.intervals += 1;
+            n.flagged += u32::from(h.flagged);
+            sum += h.others_cores;
+            n.others_cores_max = n.others_cores_max.max(h.others_cores);
+            n.steal_pct_max = n.steal_pct_max.max(h.steal_pct);
+        }
+        if n.intervals > 0 {
+            n.others_cores_mean = sum / f64::from(n.intervals);
+        } else if let Some(o) = &n.overall {
+            n.others_cores_mean = o.others_cores;
+            n.others_cores_max = o.others_cores;
+            n.steal_pct_max = o.steal_pct;
+        }
+        n.reason = if let Some(why) = not_judged {
+            Some(why)
+        } else if n.intervals == 0 {
+            Some("no interval lasted 10 clock ticks of real time, so the host's CPU was not measured per interval and the noise is not judged".into())
+        } else if n.flagged > 0 && f64::from(n.flagged) >= NOISY_SHARE * f64::from(n.intervals) {
+            n.noisy = true;
+            Some(n.sentence())
+        } else {
+            None
+        };
+        n
+    }
+
+    /// "host: other processes used 0.9 cores on average (max 1.8), enough to matter in 7 of 10
+    /// intervals: the numbers may carry a neighbour's noise"
+    fn sentence(&self) -> String {
+        let steal = if self.steal_pct_max >= STEAL_PCT {
+            format!(
+                " and the hypervisor took up to {:.0} % of the CPU (steal)",
+                self.steal_pct_max
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "host: other processes used {:.1} cores on average (max {:.1}){steal}, enough to matter in {} of {} intervals: the numbers may carry a neighbour's noise",
+            self.others_cores_mean, self.others_cores_max, self.flagged, self.intervals
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An interval where others used `others` cores, `idle` % was idle and `steal` % stolen.
+    fn host(others: f64, idle: f64, steal: f64) -> HostCpu {
+        HostCpu {
+            others_cores: others,
+            idle_pct: idle,
+            steal_pct: steal,
+            ..HostCpu::default()
+        }
+    }
+
+    #[test]
+    fn the_flag_limit_is_half_a_core_or_a_quarter_of_the_host() {
+        assert_eq!(others_cores_limit(0), 0.5);
+        assert_eq!(others_cores_limit(1), 0.5);
+        assert_eq!(others_cores_limit(2), 0.5);
+        assert_eq!(others_cores_limit(3), 0.75);
+        assert_eq!(others_cores_limit(4), 1.0);
+        assert_eq!(others_cores_limit(64), 16.0);
+    }
+
+    #[test]
+    fn intervals_are_flagged_exactly_at_the_thresholds() {
+        // 2 CPUs, mostly idle: half a core of others is the flag.
+        assert!(host(0.5, 60.0, 0.0).neighbour_matters(2));
+        assert!(!host(0.49, 60.0, 0.0).neighbour_matters(2));
+        // 64 CPUs, half idle: a quarter of the host.
+        assert!(host(16.0, 50.0, 0.0).neighbour_matters(64));
+        assert!(!host(15.99, 50.0, 0.0).neighbour_matters(64));
+        // 64 CPUs full: half a core of others matters when less than half a core is idle
+        // (0.25 % of 64 CPUs = 0.16 cores idle; 1 % = 0.64 cores).
+        assert!(host(0.5, 0.25, 0.0).neighbour_matters(64));
+        assert!(!host(0.49, 0.25, 0.0).neighbour_matters(64));
+        assert!(!host(0.5, 1.0, 0.0).neighbour_matters(64));
+        // Exactly half a core idle is not "less than".
+        assert!(!host(0.5, 0.78125, 0.0).neighbour_matters(64));
+        // Steal alone, whatever the others.
+        assert!(host(0.0, 90.0, 5.0).neighbour_matters(2));
+        assert!(!host(0.0, 90.0, 4.99).neighbour_matters(2));
+    }
+
+    fn flagged(n: usize, of: usize) -> Vec<HostCpu> {
+        (0..of)
+            .map(|i| {
+                let mut h = host(if i < n { 1.5 } else { 0.1 }, 50.0, 0.0);
+                h.flagged = h.neighbour_matters(2);
+                h
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_run_is_noisy_from_one_flagged_interval_in_ten() {
+        let n = HostNoise::judge(&flagged(1, 10), None, 2, None);
+        assert_eq!((n.intervals, n.flagged, n.noisy), (10, 1, true));
+        assert!((n.others_cores_mean - 0.24).abs() < 1e-12, "{n:?}");
+        assert_eq!(n.others_cores_max, 1.5);
+        assert_eq!(n.others_cores_limit, 0.5);
+        assert_eq!(
+            n.reason.as_deref(),
+            Some("host: other processes used 0.2 cores on average (max 1.5), enough to matter in 1 of 10 intervals: the numbers may carry a neighbour's noise")
+        );
+        let n = HostNoise::judge(&flagged(1, 11), None, 2, None);
+        assert_eq!((n.flagged, n.noisy, n.reason), (1, false, None));
+        let n = HostNoise::judge(&flagged(0, 3), None, 2, None);
+        assert!(!n.noisy && n.reason.is_none());
+        // Steal is named when it is part of the reason.
+        let mut s = flagged(0, 2);
+        s[1].steal_pct = 12.0;
+        s[1].flagged = s[1].neighbour_matters(2);
+        let n = HostNoise::judge(&s, None, 2, None);
+        assert!(n.noisy);
+        assert!(
+            n.reason.as_deref().unwrap().contains(
+                "(max 0.1) and the hypervisor took up to 12 % of the CPU (steal), enough to matter in 1 of 2 intervals"
+            ),
+            "{n:?}"
+        );
+    }
+
+    #[test]
+    fn noise_that_cannot_matter_or_was_not_measured_is_never_noisy() {
+        let all = flagged(10, 10);
+        let n = HostNoise::judge(&all, None, 2, Some("virtual clock".into()));
+        assert_eq!((n.flagged, n.noisy), (10, false));
+        assert_eq!(n.reason.as_deref(), Some("virtual clock"));
+        // No interval figure: the whole phase's stands in, and nothing is judged.
+        let n = HostNoise::judge(&[], Some(host(1.5, 0.0, 7.0)), 2, None);
+        assert_eq!((n.intervals, n.noisy), (0, false));
+        assert_eq!((n.others_cores_mean, n.steal_pct_max), (1.5, 7.0));
+        assert!(n
+            .reason
+            .unwrap()
+            .starts_with("no interval lasted 10 clock ticks"));
+    }
+
+    #[test]
+    fn old_results_have_no_host_noise_and_are_not_noisy() {
+        let n = HostNoise::judge(&flagged(1, 1), None, 2, None);
+        let v = serde_json::to_value(&n).unwrap();
+        let back: HostNoise = serde_json::from_value(v).unwrap();
+        assert_eq!(back, n);
+        // The fields added beside the first ones may be missing.
+        let old: HostNoise = serde_json::from_str(
+            r#"{"intervals":1,"flagged":0,"others_cores_mean":0.1,"others_cores_max":0.1,"steal_pct_max":0,"noisy":false,"reason":null}"#,
+        )
+        .unwrap();
+        assert_eq!(old.host_cpus, 0);
+        let iv: Interval = serde_json::from_str(
+            r#"{"t_s":1,"duration_s":1,"read":{"ios":0,"bytes":0,"iops":0,"bytes_per_sec":0,"mean_io_bytes":null,"latency_ns":{},"outstanding_mean":0},"write":{"ios":0,"bytes":0,"iops":0,"bytes_per_sec":0,"mean_io_bytes":null,"latency_ns":{},"outstanding_mean":0},"total":{"ios":0,"bytes":0,"iops":0,"bytes_per_sec":0,"mean_io_bytes":null,"latency_ns":{},"outstanding_mean":0}}"#,
+        )
+        .unwrap();
+        assert!(iv.host_cpu.is_none());
+    }
 }

@@ -199,6 +199,8 @@ pub fn merge_series(series: &[&[Interval]]) -> (Vec<Interval>, Vec<usize>) {
             total: dir(|p| &p.total),
             offered_iops: (!offered.is_empty()).then(|| offered.iter().sum()),
             backlog_max: parts.iter().filter_map(|p| p.backlog_max).max(),
+            // Each host's CPU is its own (in its result's intervals and `host_noise`).
+            host_cpu: None,
         });
         counts.push(parts.len());
     }
@@ -299,6 +301,7 @@ mod tests {
             total: stats(&[v], 1.0),
             offered_iops: None,
             backlog_max: None,
+            host_cpu: None,
         };
         let a = vec![iv(10), iv(20)];
         let b = vec![iv(30)];

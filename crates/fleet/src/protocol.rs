@@ -315,6 +315,8 @@ impl WireInterval {
             total: self.total.to_stats()?,
             offered_iops: None,
             backlog_max: None,
+            // Not streamed: the host's result carries it.
+            host_cpu: None,
         })
     }
 }
@@ -711,6 +713,7 @@ mod tests {
             total: d.clone(),
             offered_iops: None,
             backlog_max: None,
+            host_cpu: None,
         };
         let w = WireInterval::from_interval(0, &i);
         let json = serde_json::to_string(&Message::Interval(Box::new(w))).unwrap();

@@ -1168,6 +1168,8 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
         },
         access_order: None,
         verify: None,
+        // fio does not record the host's CPU: unknown, not quiet.
+        host_noise: None,
     })
 }
 

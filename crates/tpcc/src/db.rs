@@ -615,6 +615,23 @@ fn busy_after(busy_s: f64) -> impl Fn(rusqlite::Error) -> StmtError {
     }
 }
 
+/// Whether a database server runs on this machine (loopback, one of its own addresses, or a
+/// Unix socket); false for SQLite, which is oio itself, and for a URL that does not parse.
+pub fn server_on_this_machine(url: &DbUrl) -> bool {
+    match url {
+        DbUrl::Sqlite(_) => false,
+        DbUrl::Postgres(u) => u.parse::<postgres::Config>().is_ok_and(|c| pg_is_local(&c)),
+        DbUrl::Mysql(u) => crate::mysql::is_local(u),
+    }
+}
+
+fn pg_is_local(config: &postgres::Config) -> bool {
+    config.get_hosts().iter().all(|h| match h {
+        postgres::config::Host::Tcp(name) => crate::url::is_this_machine(name),
+        postgres::config::Host::Unix(_) => true,
+    })
+}
+
 /// The directory holding the database's files, when it is on this machine: the SQLite file's
 /// directory, or PostgreSQL's `data_directory` when the server is on this machine (loopback or one of its
 /// own addresses) (readable by
@@ -634,11 +651,7 @@ pub fn data_location(url: &DbUrl, timeouts: &Timeouts) -> Result<Option<std::pat
                 url: url.redacted(),
                 reason: format!("cannot be parsed ({e})"),
             })?;
-            let local = config.get_hosts().iter().all(|h| match h {
-                postgres::config::Host::Tcp(name) => crate::url::is_this_machine(name),
-                postgres::config::Host::Unix(_) => true,
-            });
-            if !local {
+            if !pg_is_local(&config) {
                 return Ok(None);
             }
             let mut c = connect_pg(u, "oio-tpcc-monitor", timeouts)?;

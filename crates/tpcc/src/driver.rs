@@ -56,7 +56,7 @@ use crate::waits::PgSampler;
 use assemble::Sampler;
 use assemble::SqliteCounters;
 use monitor::{Monitor, Setup, Snapshot};
-use oio_core::cpu::ProcessCpu;
+use oio_core::cpu::{HostCpuSampler, ProcessCpu};
 use oio_core::document::{Envelope, StopReason};
 use oio_core::observation::Observation;
 use oio_core::Cancel;
@@ -550,6 +550,8 @@ struct Collected {
     last: (Instant, i64),
     /// SQLite's wait counters at the end of each interval.
     sqlite_marks: Vec<(SqliteCounters, u128)>,
+    /// The host's CPU, sampled as each interval closes (None without /proc).
+    host: Option<HostCpuSampler>,
 }
 
 /// Drains the workers' counters once per interval until the window ends, the caller cancels,
@@ -571,6 +573,7 @@ fn collect(
         stop_reason: StopReason::Completed,
         last: (start, window.start_snapshot.next_o_id_sum),
         sqlite_marks: Vec::new(),
+        host: HostCpuSampler::start(),
     };
     loop {
         let elapsed = start.elapsed();
@@ -593,7 +596,7 @@ fn collect(
             c.sqlite_marks
                 .push((crew.sqlite_counters(), assemble::busy_ns(&acc)));
             window.current_interval.fetch_add(1, Ordering::Relaxed);
-            let iv = close_interval(monitor, &acc, start, &mut c.last)?;
+            let iv = close_interval(monitor, &acc, start, &mut c.last, &mut c.host)?;
             announce(observer, &acc, &iv, c.last.1 - before);
             observer.progress(&RunProgress {
                 phase: "measure",
@@ -609,21 +612,24 @@ fn collect(
     Ok(c)
 }
 
-/// The interval ending now, from `acc`; moves `last` to now.
+/// The interval ending now, from `acc`, with the host's CPU over it; moves `last` to now.
 fn close_interval(
     monitor: &Monitor,
     acc: &Acc,
     start: Instant,
     last: &mut (Instant, i64),
+    host: &mut Option<HostCpuSampler>,
 ) -> Result<Interval> {
     let now = Instant::now();
+    let host_cpu = host.as_mut().and_then(|h| h.interval());
     let sum = monitor.sum_next_o_id()?;
-    let iv = assemble::interval_of(
+    let mut iv = assemble::interval_of(
         acc,
         (now - start).as_secs_f64(),
         (now - last.0).as_secs_f64(),
         sum - last.1,
     );
+    iv.host_cpu = host_cpu;
     *last = (now, sum);
     Ok(iv)
 }
@@ -645,6 +651,8 @@ struct Closed {
     started: Instant,
     /// Terminal mode: the terminals, and how late they started.
     terminals: Option<(u32, Lateness)>,
+    /// The host's CPUs and its CPU over the whole window (None without /proc).
+    host: Option<(u32, Option<oio_core::result::HostCpu>)>,
 }
 
 /// Ends the window: stops the device recording, the workers, the checkpointer and the
@@ -664,6 +672,7 @@ fn close_window(
     let cpu = ProcessCpu::now()
         .zip(window.cpu_at_start)
         .map(|(end, start)| end.since(&start));
+    let host = collected.host.as_mut().map(|h| (h.cpus(), h.overall()));
     let mut observation = None;
     if window.recording {
         if let Some(d) = observer.device() {
@@ -695,7 +704,13 @@ fn close_window(
     let tail = shared.drain();
     if !tail.is_empty() {
         let before = collected.last.1;
-        let iv = close_interval(monitor, &tail, window.started, &mut collected.last)?;
+        let iv = close_interval(
+            monitor,
+            &tail,
+            window.started,
+            &mut collected.last,
+            &mut collected.host,
+        )?;
         announce(observer, &tail, &iv, collected.last.1 - before);
         collected.intervals.push(iv);
         collected.total.merge(&tail);
@@ -741,6 +756,7 @@ fn close_window(
         errors,
         started: window_started,
         terminals,
+        host,
     })
 }
 
@@ -816,6 +832,10 @@ fn assemble(url: &DbUrl, opts: &RunOptions, setup: &Setup, c: Closed) -> TpccRes
         }
         t
     });
+    let host_noise = host_noise(url, &intervals, c.host);
+    if let Some(n) = host_noise.as_ref().filter(|n| n.noisy) {
+        warnings.extend(n.reason.clone());
+    }
     let completed = head.summary.committed + head.summary.rolled_back;
     let cpu = c.cpu.unwrap_or_default();
     let cpu_s = cpu.total().as_secs_f64();
@@ -847,7 +867,28 @@ fn assemble(url: &DbUrl, opts: &RunOptions, setup: &Setup, c: Closed) -> TpccRes
         device: c.observation,
         errors: c.errors,
         notes: head.notes,
+        host_noise,
     }
+}
+
+/// The host's noise over the window, judged as for an `oio run`, except when the database
+/// server runs on this host: its CPU is then among the other processes', and a neighbour
+/// cannot be told from it.
+fn host_noise(
+    url: &DbUrl,
+    intervals: &[Interval],
+    host: Option<(u32, Option<oio_core::result::HostCpu>)>,
+) -> Option<oio_core::result::HostNoise> {
+    let (cpus, overall) = host?;
+    let not_judged = crate::db::server_on_this_machine(url).then(|| {
+        "the database server runs on this host: its CPU is counted among the other processes' (others_cores), so a neighbour cannot be told from it; not judged".to_string()
+    });
+    Some(oio_core::result::HostNoise::judge(
+        intervals.iter().filter_map(|i| i.host_cpu.as_ref()),
+        overall,
+        cpus,
+        not_judged,
+    ))
 }
 
 #[cfg(test)]

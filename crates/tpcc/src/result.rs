@@ -71,6 +71,10 @@ pub struct TpccResult {
     pub errors: ErrorSummary,
     /// What these numbers cannot tell (stated once so nobody has to guess).
     pub notes: Vec<String>,
+    /// What other processes on the driver's host did to the CPU during the window, as in an
+    /// `oio.run` result (null in results written before oio recorded it, or without /proc).
+    #[serde(default)]
+    pub host_noise: Option<oio_core::result::HostNoise>,
 }
 
 impl TpccResult {
@@ -88,6 +92,12 @@ impl TpccResult {
         serde_json::from_value(value).map_err(|e| {
             crate::TpccError::Invalid(format!("not a valid {TPCC_SCHEMA} document: {e}"))
         })
+    }
+
+    /// Whether a neighbour's share of the driver host's CPU could have moved these numbers
+    /// (false when unknown, and when the database server shares the host: not judged).
+    pub fn noisy_host(&self) -> bool {
+        self.host_noise.as_ref().is_some_and(|h| h.noisy)
     }
 
     /// The dialect's name, for file names and messages.
@@ -188,6 +198,10 @@ pub struct Interval {
     /// `waits.notes`). Drawn as the stacked wait profile over time.
     #[serde(default)]
     pub waits: Vec<crate::waits::WaitShare>,
+    /// The driver host's CPU over this interval (absent when not measured: no /proc, or an
+    /// interval shorter than 10 clock ticks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_cpu: Option<oio_core::result::HostCpu>,
 }
 
 /// Terminal mode: many terminals with keying and think times served by fewer connections.

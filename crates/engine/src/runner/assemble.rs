@@ -8,7 +8,7 @@ use crate::plan::RunPlan;
 use crate::target::OpenTarget;
 use oio_core::host::HostInfo;
 use oio_core::result::{
-    AccessOrder, CpuUsage, DirStats, EngineInfo, ErrorSummary, RunOptions, RunResult,
+    AccessOrder, CpuUsage, DirStats, EngineInfo, ErrorSummary, HostNoise, RunOptions, RunResult,
     StreamSummary, Summary, VerifyFinding, VerifySummary, RUN_SCHEMA, RUN_SCHEMA_VERSION,
 };
 use oio_core::workload::Load;
@@ -57,6 +57,10 @@ pub(super) fn assemble(a: Assembly<'_>) -> RunResult {
     let cpu = cpu_usage(&a, c);
     let mut warnings = a.warnings;
     after_run_warnings(&mut warnings, plan, a.engine, a.timing, &summary, c);
+    let host_noise = host_noise(c, a.timing.clock.is_virtual());
+    if let Some(n) = host_noise.as_ref().filter(|n| n.noisy) {
+        warnings.extend(n.reason.clone());
+    }
     let access_order = plan.track_order.then(|| access_order(c.order));
     let verify = c.verify.as_ref().map(|v| VerifySummary {
         blocks_checked: v.checked,
@@ -118,7 +122,23 @@ pub(super) fn assemble(a: Assembly<'_>) -> RunResult {
         },
         access_order,
         verify,
+        host_noise,
     }
+}
+
+/// The host's noise over the run, from the intervals' host figures. On a virtual clock the
+/// run's numbers follow from the model whatever else the host runs: recorded, never noisy.
+fn host_noise(c: &Collected, virtual_clock: bool) -> Option<HostNoise> {
+    let seen = c.host.as_ref()?;
+    let immune = virtual_clock.then(|| {
+        "time was simulated (virtual clock): the numbers follow from the model whatever else the host runs, so its noise cannot be in them (the host's CPU is recorded over the whole run, in real time)".to_string()
+    });
+    Some(HostNoise::judge(
+        c.intervals.iter().filter_map(|i| i.host_cpu.as_ref()),
+        seen.overall,
+        seen.cpus,
+        immune,
+    ))
 }
 
 /// The whole run's summary and each stream's.

@@ -1,6 +1,7 @@
 //! The collector (the calling thread) while workers ramp, measure and drain: merges each
 //! interval once every worker has sent it, adds up the workers' totals, and tells the
-//! observer how far the run is. Percentiles are read only from merged histograms.
+//! observer how far the run is. Percentiles are read only from merged histograms. It also
+//! samples the host's CPU once per interval, as each interval closes (never on the I/O path).
 
 use super::assemble::stats;
 use super::tally::{DirPair, ErrorCounts, Msg, Stops, Timing};
@@ -8,7 +9,8 @@ use super::RunObserver;
 use crate::engines::EngineError;
 use crate::verify::VerifyCounts;
 use crossbeam_channel::{Receiver, RecvTimeoutError};
-use oio_core::result::Interval;
+use oio_core::cpu::HostCpuSampler;
+use oio_core::result::{HostCpu, Interval};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -25,6 +27,15 @@ pub(super) struct Collected {
     pub(super) features: Vec<String>,
     pub(super) engine_name: Option<&'static str>,
     pub(super) failure: Option<(usize, EngineError)>,
+    /// The host's CPU over the measured phase (None without /proc).
+    pub(super) host: Option<HostSeen>,
+}
+
+/// The host as the collector saw it, beside each interval's `host_cpu`.
+pub(super) struct HostSeen {
+    pub(super) cpus: u32,
+    /// From the end of the ramp to the last worker's end, real time.
+    pub(super) overall: Option<HostCpu>,
 }
 
 /// An interval some workers have sent and others not yet.
@@ -43,6 +54,18 @@ pub(super) struct Shape {
     pub(super) hdr: Option<crossbeam_channel::Sender<super::hdrlog::HdrInterval>>,
 }
 
+/// The host's CPU through the run: a baseline at the end of the ramp, then a sample as
+/// each interval closes.
+struct HostWatch {
+    sampler: HostCpuSampler,
+    /// False when intervals are too short in real time for a figure each (shorter than 10
+    /// clock ticks, or on a virtual clock, where an interval takes microseconds): only the
+    /// whole phase is measured then.
+    per_interval: bool,
+    /// The ramp is not over: the baseline is taken again at each wake-up.
+    ramping: bool,
+}
+
 struct Collector<'a> {
     shape: &'a Shape,
     t: &'a Timing,
@@ -51,6 +74,7 @@ struct Collector<'a> {
     next: u64,
     /// Whether each interval keeps its histograms (a fleet agent streams them).
     hist: bool,
+    host: Option<HostWatch>,
 }
 
 /// Receives from the workers until every one has finished (or failed).
@@ -76,14 +100,22 @@ pub(super) fn collect(
             features: Vec::new(),
             engine_name: None,
             failure: None,
+            host: None,
         },
         pending: BTreeMap::new(),
         next: 0,
         hist: observer.interval_histograms(),
+        host: HostCpuSampler::start().map(|sampler| HostWatch {
+            per_interval: !t.clock.is_virtual()
+                && Duration::from_nanos(t.interval) >= sampler.min_span(),
+            sampler,
+            ramping: true,
+        }),
     };
     let mut done = 0usize;
     while done < shape.workers {
-        match rx.recv_timeout(Duration::from_millis(200)) {
+        let wait = col.host_baseline(Duration::from_millis(200));
+        match rx.recv_timeout(wait) {
             Ok(Msg::Interval {
                 stream,
                 idx,
@@ -140,10 +172,33 @@ pub(super) fn collect(
     for (idx, p) in std::mem::take(&mut col.pending) {
         col.finalize(idx, p);
     }
+    col.c.host = col.host.as_mut().map(|h| HostSeen {
+        cpus: h.sampler.cpus(),
+        overall: h.sampler.overall(),
+    });
     col.c
 }
 
 impl Collector<'_> {
+    /// During the ramp, takes the host's baseline again and returns how long to wait for
+    /// the next message: `most`, or less when the measured phase starts sooner (real clock),
+    /// so the baseline falls at its start.
+    fn host_baseline(&mut self, most: Duration) -> Duration {
+        let Some(h) = self.host.as_mut().filter(|h| h.ramping) else {
+            return most;
+        };
+        h.sampler.restart();
+        let now = self.t.clock.now();
+        if now >= self.t.measure_start {
+            h.ramping = false;
+            return most;
+        }
+        if self.t.clock.is_virtual() {
+            return most;
+        }
+        most.min(Duration::from_nanos(self.t.measure_start - now))
+    }
+
     /// One worker's part of interval `idx`; finished intervals are merged in order.
     fn interval(&mut self, stream: usize, idx: u64, end_ns: u64, acc: &DirPair) {
         let n_streams = self.shape.streams;
@@ -209,6 +264,11 @@ impl Collector<'_> {
                 }
             }),
             backlog_max: open.then_some(all.backlog_max),
+            host_cpu: self.host.as_mut().and_then(|h| {
+                // An interval closed: the measured phase has begun, whatever the clock says.
+                h.ramping = false;
+                h.per_interval.then(|| h.sampler.interval()).flatten()
+            }),
         });
     }
 }

@@ -50,6 +50,8 @@ pub(super) fn interval_of(acc: &Acc, t_s: f64, duration_s: f64, new_orders: i64)
         latency_by_type_ns: by_type,
         // Filled by the driver from the wait sampler's per-interval view.
         waits: Vec::new(),
+        // Filled by the driver, which samples the host as the interval closes.
+        host_cpu: None,
     }
 }
 
