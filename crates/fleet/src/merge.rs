@@ -325,6 +325,7 @@ mod tests {
             total: d,
             offered_iops: None,
             backlog_max: None,
+            host_cpu: None,
         }
     }
 
@@ -357,6 +358,7 @@ mod tests {
             errors: Default::default(),
             access_order: None,
             verify: None,
+            host_noise: None,
         }
     }
 

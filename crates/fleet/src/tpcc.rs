@@ -710,6 +710,7 @@ mod tests {
             device: None,
             errors: Default::default(),
             notes: Vec::new(),
+            host_noise: None,
         }
     }
 
