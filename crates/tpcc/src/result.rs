@@ -111,8 +111,18 @@ pub struct Summary {
     /// Committed plus intentionally rolled-back transactions counted by the driver, per
     /// minute (comparable across engines).
     pub tpm_client: f64,
-    /// Δ Σ `d_next_o_id` over the window: the new orders behind `nopm`.
+    /// New orders committed inside the window, behind `nopm`: Δ Σ `d_next_o_id` from the
+    /// window's start until the transactions in flight at its end finished, less
+    /// `tail_new_orders`.
     pub new_orders: u64,
+    /// New orders in flight when the window closed that committed after it (the driver saw
+    /// them finish): in the database's delta, not in `new_orders` or NOPM.
+    #[serde(default)]
+    pub tail_new_orders: u64,
+    /// Transactions of every type in flight when the window closed, finished after it:
+    /// counted nowhere else.
+    #[serde(default)]
+    pub tail_completed: u64,
     /// `nopm` ÷ `tpm` (null when tpm is 0).
     pub nopm_tpm_ratio: Option<f64>,
     /// The ratio the mix implies.
@@ -209,7 +219,7 @@ pub struct TerminalStats {
     pub bound_nopm: f64,
     /// NOPM ÷ `bound_nopm`, percent.
     pub efficiency_pct: Option<f64>,
-    /// Transactions the terminals started in the window.
+    /// Transactions of the terminals counted in the window (those that finished in it).
     pub started: u64,
     /// Of those, started more than 10 ms after their terminal was ready (its think and
     /// keying time over). A warning says the connections could not keep up when `late_s`
