@@ -58,7 +58,7 @@ use crate::db::SqliteShared;
 use crate::error::{Result, TpccError};
 use crate::plan::{RunOptions, TpccRunPlan};
 use crate::random::{NuRandC, Rng};
-use crate::result::{Interval, Series, SeriesPoint, TpccResult, TPCC_SCHEMA, TPCC_SCHEMA_VERSION};
+use crate::result::{Interval, Series, TpccResult, TPCC_SCHEMA, TPCC_SCHEMA_VERSION};
 use crate::url::{DbUrl, Dialect};
 use crate::waits::PgSampler;
 use assemble::Sampler;
@@ -105,7 +105,7 @@ pub trait DeviceObserver: Send {
 pub trait RunObserver {
     /// Progress of the current step (a few times a second).
     fn progress(&mut self, _p: &RunProgress) {}
-    /// Step `index` (0-based) with `workers` workers is about to start.
+    /// Run `index` (0-based, in the plan's run order) with `workers` workers is about to start.
     fn step_starting(&mut self, _index: usize, _workers: u32) {}
     /// The device recorder for the measured window of the coming step, if any.
     fn device(&mut self) -> Option<&mut dyn DeviceObserver> {
@@ -165,39 +165,41 @@ impl RunObserver for Quiet {
 /// What [`run`] did.
 #[derive(Debug)]
 pub struct TpccOutcome {
-    /// One result per step that ran, in order.
+    /// One result per run, in the order they ran.
     pub results: Vec<TpccResult>,
-    /// The series, for a plan with more than one worker count.
+    /// The series, for a plan of more than one run.
     pub series: Option<Series>,
     /// Why the run (the sequence) ended.
     pub stop_reason: StopReason,
 }
 
-/// Runs `plan`: each worker count in turn, each result handed to `observer` as soon as it
-/// exists. `cancel` stops it at once; the step in progress is then returned as partial and no
-/// further step starts.
+/// Runs `plan`: its runs in the order of its schedule (each worker count once, in order,
+/// without one), each result handed to `observer` as soon as it exists. `cancel` stops it at
+/// once; the run in progress is then returned as partial and no further run starts.
 pub fn run(
     plan: &TpccRunPlan,
     observer: &mut dyn RunObserver,
     cancel: &Cancel,
 ) -> Result<TpccOutcome> {
     let url = plan.validate()?;
-    let sequence = plan.workers.len() > 1;
+    let runs = plan.runs();
+    let sequence = runs.len() > 1;
     let mut out = TpccOutcome {
         results: Vec::new(),
         series: None,
         stop_reason: StopReason::Completed,
     };
-    for (i, &n) in plan.workers.iter().enumerate() {
+    for (i, &step) in runs.iter().enumerate() {
         if cancel.is_cancelled() {
             out.stop_reason = StopReason::Interrupted;
             break;
         }
+        let n = plan.workers[step];
         observer.step_starting(i, n);
         let mut result = match run_step(&url, &plan.options(n), observer, cancel) {
             Ok(r) => r,
             Err(e) => {
-                // Keep the finished steps before reporting the failure.
+                // Keep the finished runs before reporting the failure.
                 if let Some(s) = &mut out.series {
                     s.envelope.stopped(StopReason::Errors);
                     let _ = observer.series_updated(s);
@@ -206,23 +208,26 @@ pub fn run(
             }
         };
         result.envelope.plan = Some(plan.for_document(Some(n)));
+        result.label = plan.label.clone();
         let file = observer
             .step_finished(&mut result)
             .map_err(TpccError::Saving)?;
         out.stop_reason = result.envelope.stop_reason;
-        if sequence {
-            let s = out.series.get_or_insert_with(|| Series::new(&result, plan));
-            let point = SeriesPoint::of(&result, s.steps.first(), file);
-            s.steps.push(point);
-            s.envelope.stopped(result.envelope.stop_reason);
-            observer.series_updated(s).map_err(TpccError::Saving)?;
+        let stopped = result.envelope.stop_reason;
+        if sequence && out.series.is_none() {
+            out.series = Some(Series::new(&result, plan));
         }
         out.results.push(result);
+        if let Some(s) = &mut out.series {
+            s.add(step, &out.results, file);
+            s.envelope.stopped(stopped);
+            observer.series_updated(s).map_err(TpccError::Saving)?;
+        }
         if out.stop_reason != StopReason::Completed {
             break;
         }
     }
-    // A cancellation between two steps, after the last finished one.
+    // A cancellation between two runs, after the last finished one.
     if cancel.is_cancelled() {
         out.stop_reason = StopReason::Interrupted;
         if let Some(s) = &mut out.series {
@@ -888,6 +893,7 @@ fn assemble(url: &DbUrl, opts: &RunOptions, setup: &Setup, c: Closed) -> TpccRes
     envelope.warnings = warnings;
     TpccResult {
         envelope,
+        label: None,
         db: url.redacted(),
         dialect,
         engine_version: setup.engine_version.clone(),
