@@ -25,7 +25,7 @@ pub fn execute(
         .with_context(|| format!("running the TPC-C-like workload on {db}"))?;
     let interval = std::time::Duration::from_secs_f64(plan.interval_s);
     let recorder = device.map(|d| oio_tpcc::device::Diskstats::new(d, interval));
-    let mut sink = out::RunSink::new(dir, json, plan.workers.len(), recorder, warnings);
+    let mut sink = out::RunSink::new(dir, json, plan, recorder, warnings);
     let outcome = oio_tpcc::run(plan, &mut sink, &cancel)
         .with_context(|| format!("running the TPC-C-like workload on {db}"))?;
     sink.finish(outcome.series.as_ref())?;

@@ -99,6 +99,7 @@ const EXAMPLES: &[(&str, Check)] = &[
     ("oio fleet run --hosts db1,db2,db3 --rw randread --bs 8k --qd 32 --time 60s /data/oio.dat --size 10G", Skip(FLEET_SKIP)),
     ("oio fleet run --inventory lab.toml -p oltp-data --time 5m", Skip(FLEET_SKIP)),
     ("oio tpcc run --workers 1,2,4,8 --time 2m", Skip(TPCC_SKIP)),
+    ("oio tpcc run --workers 1,2,4 --repeat 3 --label sync-on", Skip("TPC-C: tests/tpcc.rs runs --workers 1,2 --repeat 2 --label on SQLite")),
     ("oio tpcc run --terminals 10/warehouse --workers 4 --time 10m", Skip(TPCC_SKIP)),
     ("oio fleet sweep --hosts db1,db2,db3 --rw randread --bs 8k --time 30s --sweep-qd 1,4,16,64 /data/oio.dat --size 10G", Skip(FLEET_SKIP)),
     ("oio tpcc build --db postgres://oio@10.0.0.1/oio -W 10", Skip("a PostgreSQL server on another host; tests/fleet_tpcc.rs builds on two servers in network namespaces")),

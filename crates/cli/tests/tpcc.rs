@@ -2,7 +2,7 @@
 
 use crate::common::{missing, num, oio, run_json, scratch, tpcc_build_one_warehouse};
 use oio_tpcc::testing::{pg_bin, TempPostgres};
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -592,6 +592,125 @@ fn a_worker_sequence_writes_a_series_and_each_step() {
         .filter(|e| e.file_name().to_string_lossy().contains("series"))
         .collect();
     assert_eq!(series_files.len(), 1);
+}
+
+#[test]
+fn repeats_of_a_sequence_run_counterbalanced_and_every_result_carries_the_label() {
+    let dir = scratch();
+    let db = format!("sqlite:{}", dir.path().join("rep.db").display());
+    tpcc_build_one_warehouse(dir.path(), &db);
+    let out = dir.path().join("res");
+    let s = run_json(
+        dir.path(),
+        &[
+            "tpcc",
+            "run",
+            "--db",
+            &db,
+            "--workers",
+            "1,2",
+            "--repeat",
+            "2",
+            "--ramp",
+            "0",
+            "--time",
+            "1s",
+            "--label",
+            "base line",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(s["schema"], "oio.tpcc.series", "{s}");
+    assert_eq!(s["stop_reason"], "completed");
+    assert_eq!(s["label"], "base line");
+    assert_eq!(
+        (&s["repeat"], &s["order"]),
+        (&json!(2), &json!("counterbalanced"))
+    );
+    // The order run: 1 2, then 2 1; recorded in the runs and in the plan a rerun replays.
+    let runs = s["runs"].as_array().unwrap();
+    let order: Vec<u64> = runs
+        .iter()
+        .map(|r| r["workers"].as_u64().unwrap())
+        .collect();
+    assert_eq!(order, [1, 2, 2, 1], "{s}");
+    let repeat: Vec<u64> = runs.iter().map(|r| r["repeat"].as_u64().unwrap()).collect();
+    assert_eq!(repeat, [1, 1, 2, 2], "{s}");
+    assert_eq!(s["plan"]["schedule"], json!([0, 1, 1, 0]));
+    assert_eq!(s["plan"]["label"], "base line");
+    // Every run's result: its own file, the label, its workers, in the order recorded.
+    let mut stamps = Vec::new();
+    let mut files = std::collections::BTreeSet::new();
+    for run in runs {
+        let name = run["result_file"].as_str().unwrap();
+        assert!(name.contains("base-line"), "{name}");
+        files.insert(name.to_string());
+        let r: Value = serde_json::from_slice(&std::fs::read(out.join(name)).unwrap()).unwrap();
+        assert_eq!(r["label"], "base line", "{name}");
+        assert_eq!(r["options"]["workers"], run["workers"]);
+        assert_eq!(num(&r, "/summary/nopm"), num(run, "/nopm"));
+        // A step's own result repeats one run of its count.
+        assert_eq!(r["plan"]["workers"], json!([run["workers"]]));
+        assert!(r["plan"].get("schedule").is_none(), "{}", r["plan"]);
+        assert_eq!(
+            num(&r, "/summary/new_orders"),
+            num(&r, "/transactions/new_order/committed")
+        );
+        stamps.push(r["timestamp"].as_str().unwrap().to_string());
+    }
+    assert_eq!(files.len(), 4, "{files:?}");
+    assert!(stamps.windows(2).all(|w| w[0] <= w[1]), "{stamps:?}");
+    // One point per count over both its runs: NOPM the median (of two, their mean),
+    // efficiency from the medians, latencies from the merged histograms.
+    let steps = s["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2, "{s}");
+    let mut median = Vec::new();
+    for (k, step) in steps.iter().enumerate() {
+        let w = k as u64 + 1;
+        assert_eq!(
+            (step["workers"].as_u64(), step["runs"].as_u64()),
+            (Some(w), Some(2))
+        );
+        let each: Vec<f64> = runs
+            .iter()
+            .filter(|r| r["workers"] == w)
+            .map(|r| num(r, "/nopm"))
+            .collect();
+        assert_eq!(step["nopm_runs"], json!(each), "{step}");
+        assert!(
+            (num(step, "/nopm") - (each[0] + each[1]) / 2.0).abs() < 1e-9,
+            "{step}"
+        );
+        median.push(num(step, "/nopm"));
+        let p99s: Vec<f64> = runs
+            .iter()
+            .filter(|r| r["workers"] == w)
+            .map(|r| {
+                let f: Value = serde_json::from_slice(
+                    &std::fs::read(out.join(r["result_file"].as_str().unwrap())).unwrap(),
+                )
+                .unwrap();
+                num(&f, "/transactions/new_order/latency_ns/p99")
+            })
+            .collect();
+        let merged = step["latency_ns"]["new_order"][1].as_f64().unwrap();
+        let (lo, hi) = (p99s[0].min(p99s[1]), p99s[0].max(p99s[1]));
+        assert!(lo <= merged && merged <= hi, "{merged} outside {p99s:?}");
+    }
+    assert_eq!(num(&steps[0], "/efficiency_pct"), 100.0);
+    let eff = num(&steps[1], "/efficiency_pct");
+    assert!(
+        (eff - (median[1] / 2.0) / median[0] * 100.0).abs() < 1e-9,
+        "{s}"
+    );
+    let series_file = std::fs::read_dir(&out)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n.contains("series"))
+        .expect("the series is saved");
+    assert!(series_file.contains("base-line"), "{series_file}");
 }
 
 #[test]

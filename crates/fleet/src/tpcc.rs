@@ -711,6 +711,7 @@ mod tests {
             errors: Default::default(),
             notes: Vec::new(),
             host_noise: None,
+            label: None,
         }
     }
 

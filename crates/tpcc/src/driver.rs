@@ -22,15 +22,23 @@
 //! connection and checks the database; `Crew::spawn` starts the workers (and SQLite's
 //! checkpointer); `ramp` sleeps through the warm-up; `open_window` takes the start
 //! snapshot, starts the device recording and the wait sampler and flips the phase; `collect`
-//! drains the workers' counters once per interval; `close_window` stops everything, takes the
-//! tail and the end snapshot; `assemble` turns it into a [`TpccResult`]. [`run`] runs a
-//! [`TpccRunPlan`]: one step per worker count, each result handed to the observer at once.
+//! drains the workers' counters once per interval and closes the window with the last;
+//! `close_window` stops everything, takes the tail and the end snapshot; `assemble` turns it
+//! into a [`TpccResult`]. [`run`] runs a [`TpccRunPlan`]: one step per worker count, each
+//! result handed to the observer at once.
 //!
-//! The window: snapshots of Σ `d_next_o_id` (and `pg_stat_database` on PostgreSQL) bound it,
-//! and workers record every transaction that *started* inside it. With no ramp the first
-//! snapshot is taken before any worker starts, so the NOPM delta equals the committed
-//! New-Orders counted by the workers exactly; with a ramp the two may differ by the
-//! transactions in flight at the window's start.
+//! The window: a transaction counts where it *finished*. The phase is read when it ends,
+//! under the worker's lock that the driver's drain takes, so each one is in exactly one of:
+//! the ramp (not counted), the window (every count, rate and latency of the result), or the
+//! tail (in flight when the window closed, finished after it: counted apart). The last
+//! interval closes with the window, and `duration_s` ends there. NOPM is the schema's: Δ Σ
+//! `d_next_o_id` from the start snapshot to a snapshot taken once the tail finished, less the
+//! tail's New-Orders, which the driver counted; so New-Orders that commit after the window
+//! never count in it, and the database's delta (window and tail) is checked against the
+//! driver's count of both. With no ramp the start snapshot is taken before any worker
+//! starts, and the two agree exactly; with a ramp they may differ by the New-Orders in flight
+//! as the window opened (at most one a worker). The intervals' NOPM are the schema's deltas
+//! at each interval's end, read while the workers run.
 //!
 //! Latency runs from the start of the first attempt to the end of the last, so retries after
 //! serialization failures or deadlocks are inside the response time, where a user would feel
@@ -50,7 +58,7 @@ use crate::db::SqliteShared;
 use crate::error::{Result, TpccError};
 use crate::plan::{RunOptions, TpccRunPlan};
 use crate::random::{NuRandC, Rng};
-use crate::result::{Interval, Series, SeriesPoint, TpccResult, TPCC_SCHEMA, TPCC_SCHEMA_VERSION};
+use crate::result::{Interval, Series, TpccResult, TPCC_SCHEMA, TPCC_SCHEMA_VERSION};
 use crate::url::{DbUrl, Dialect};
 use crate::waits::PgSampler;
 use assemble::Sampler;
@@ -97,7 +105,7 @@ pub trait DeviceObserver: Send {
 pub trait RunObserver {
     /// Progress of the current step (a few times a second).
     fn progress(&mut self, _p: &RunProgress) {}
-    /// Step `index` (0-based) with `workers` workers is about to start.
+    /// Run `index` (0-based, in the plan's run order) with `workers` workers is about to start.
     fn step_starting(&mut self, _index: usize, _workers: u32) {}
     /// The device recorder for the measured window of the coming step, if any.
     fn device(&mut self) -> Option<&mut dyn DeviceObserver> {
@@ -161,39 +169,41 @@ impl RunObserver for Quiet {
 /// What [`run`] did.
 #[derive(Debug)]
 pub struct TpccOutcome {
-    /// One result per step that ran, in order.
+    /// One result per run, in the order they ran.
     pub results: Vec<TpccResult>,
-    /// The series, for a plan with more than one worker count.
+    /// The series, for a plan of more than one run.
     pub series: Option<Series>,
     /// Why the run (the sequence) ended.
     pub stop_reason: StopReason,
 }
 
-/// Runs `plan`: each worker count in turn, each result handed to `observer` as soon as it
-/// exists. `cancel` stops it at once; the step in progress is then returned as partial and no
-/// further step starts.
+/// Runs `plan`: its runs in the order of its schedule (each worker count once, in order,
+/// without one), each result handed to `observer` as soon as it exists. `cancel` stops it at
+/// once; the run in progress is then returned as partial and no further run starts.
 pub fn run(
     plan: &TpccRunPlan,
     observer: &mut dyn RunObserver,
     cancel: &Cancel,
 ) -> Result<TpccOutcome> {
     let url = plan.validate()?;
-    let sequence = plan.workers.len() > 1;
+    let runs = plan.runs();
+    let sequence = runs.len() > 1;
     let mut out = TpccOutcome {
         results: Vec::new(),
         series: None,
         stop_reason: StopReason::Completed,
     };
-    for (i, &n) in plan.workers.iter().enumerate() {
+    for (i, &step) in runs.iter().enumerate() {
         if cancel.is_cancelled() {
             out.stop_reason = StopReason::Interrupted;
             break;
         }
+        let n = plan.workers[step];
         observer.step_starting(i, n);
         let mut result = match run_step(&url, &plan.options(n), observer, cancel) {
             Ok(r) => r,
             Err(e) => {
-                // Keep the finished steps before reporting the failure.
+                // Keep the finished runs before reporting the failure.
                 if let Some(s) = &mut out.series {
                     s.envelope.stopped(StopReason::Errors);
                     let _ = observer.series_updated(s);
@@ -202,23 +212,26 @@ pub fn run(
             }
         };
         result.envelope.plan = Some(plan.for_document(Some(n)));
+        result.label = plan.label.clone();
         let file = observer
             .step_finished(&mut result)
             .map_err(TpccError::Saving)?;
         out.stop_reason = result.envelope.stop_reason;
-        if sequence {
-            let s = out.series.get_or_insert_with(|| Series::new(&result, plan));
-            let point = SeriesPoint::of(&result, s.steps.first(), file);
-            s.steps.push(point);
-            s.envelope.stopped(result.envelope.stop_reason);
-            observer.series_updated(s).map_err(TpccError::Saving)?;
+        let stopped = result.envelope.stop_reason;
+        if sequence && out.series.is_none() {
+            out.series = Some(Series::new(&result, plan));
         }
         out.results.push(result);
+        if let Some(s) = &mut out.series {
+            s.add(step, &out.results, file);
+            s.envelope.stopped(stopped);
+            observer.series_updated(s).map_err(TpccError::Saving)?;
+        }
         if out.stop_reason != StopReason::Completed {
             break;
         }
     }
-    // A cancellation between two steps, after the last finished one.
+    // A cancellation between two runs, after the last finished one.
     if cancel.is_cancelled() {
         out.stop_reason = StopReason::Interrupted;
         if let Some(s) = &mut out.series {
@@ -477,11 +490,6 @@ fn open_window(
     early_snapshot: Option<Snapshot>,
     observer: &mut dyn RunObserver,
 ) -> Result<Window> {
-    let start_snapshot = match early_snapshot {
-        Some(s) => s,
-        None => monitor.snapshot()?,
-    };
-    let sqlite_at_start = crew.sqlite_counters();
     let mut warnings = Vec::new();
     let recording = match observer.device() {
         Some(d) => match d.start() {
@@ -493,6 +501,18 @@ fn open_window(
         },
         None => false,
     };
+    // The phase flips right after the snapshot: New-Orders that finish in between are in the
+    // database's count but not the driver's (with a ramp only; without, nothing runs yet).
+    let start_snapshot = match early_snapshot.map_or_else(|| monitor.snapshot(), Ok) {
+        Ok(s) => s,
+        Err(e) => {
+            if let (true, Some(d)) = (recording, observer.device()) {
+                let _ = d.stop();
+            }
+            return Err(e);
+        }
+    };
+    let sqlite_at_start = crew.sqlite_counters();
     crew.shared.phase.store(MEASURE, Ordering::Relaxed);
     let timestamp = oio_core::host::now_rfc3339();
     let started = Instant::now();
@@ -552,10 +572,24 @@ struct Collected {
     sqlite_marks: Vec<(SqliteCounters, u128)>,
     /// The host's CPU, sampled as each interval closes (None without /proc).
     host: Option<HostCpuSampler>,
+    /// When the window opened.
+    started: Instant,
+    /// The interval the driver is in, for the PostgreSQL sampler (see [`Window`]).
+    current_interval: Arc<AtomicUsize>,
+    /// When the window closed, once it has.
+    ended: Option<Ended>,
 }
 
-/// Drains the workers' counters once per interval until the window ends, the caller cancels,
-/// or every worker has given up.
+/// The window's end: the instant the phase flipped, the process's CPU then, and SQLite's
+/// counters once the last interval was drained.
+struct Ended {
+    at: Instant,
+    cpu: Option<ProcessCpu>,
+    sqlite: SqliteCounters,
+}
+
+/// Drains the workers' counters once per interval until the window ends (its last interval
+/// closes with it), the caller cancels, or every worker has given up.
 fn collect(
     opts: &RunOptions,
     crew: &Crew,
@@ -574,12 +608,11 @@ fn collect(
         last: (start, window.start_snapshot.next_o_id_sum),
         sqlite_marks: Vec::new(),
         host: HostCpuSampler::start(),
+        started: start,
+        current_interval: Arc::clone(&window.current_interval),
+        ended: None,
     };
-    loop {
-        let elapsed = start.elapsed();
-        if elapsed >= length {
-            break;
-        }
+    while c.ended.is_none() {
         if cancel.is_cancelled() {
             c.stop_reason = StopReason::Interrupted;
             break;
@@ -589,48 +622,87 @@ fn collect(
             break;
         }
         let until = (interval * (c.intervals.len() as u32 + 1)).min(length);
+        let elapsed = start.elapsed();
         std::thread::sleep(until.saturating_sub(elapsed).min(Duration::from_millis(20)));
         if start.elapsed() >= until {
-            let acc = crew.shared.drain();
-            let before = c.last.1;
-            c.sqlite_marks
-                .push((crew.sqlite_counters(), assemble::busy_ns(&acc)));
-            window.current_interval.fetch_add(1, Ordering::Relaxed);
-            let iv = close_interval(monitor, &acc, start, &mut c.last, &mut c.host)?;
-            announce(observer, &acc, &iv, c.last.1 - before);
-            observer.progress(&RunProgress {
-                phase: "measure",
-                elapsed_s: iv.t_s,
-                phase_s: opts.time_s,
-                nopm: iv.nopm,
-                tpm_client: iv.tpm_client,
+            let end = (until >= length).then(|| end_window(crew, window));
+            let at = end.as_ref().map_or_else(Instant::now, |e| e.0);
+            close_and_announce(crew.shared.drain(), crew, monitor, at, &mut c, observer)?;
+            // SQLite's counters at the window's end are those of its last interval.
+            c.ended = end.map(|(at, cpu)| Ended {
+                at,
+                cpu,
+                sqlite: c
+                    .sqlite_marks
+                    .last()
+                    .map_or_else(|| crew.sqlite_counters(), |m| m.0),
             });
-            c.intervals.push(iv);
-            c.total.merge(&acc);
+            if let Some(iv) = c.intervals.last() {
+                observer.progress(&RunProgress {
+                    phase: "measure",
+                    elapsed_s: iv.t_s,
+                    phase_s: opts.time_s,
+                    nopm: iv.nopm,
+                    tpm_client: iv.tpm_client,
+                });
+            }
         }
     }
     Ok(c)
 }
 
-/// The interval ending now, from `acc`, with the host's CPU over it; moves `last` to now.
+/// Ends the measured window: from now on a finishing transaction counts in the tail, and
+/// the wait sampler stops. Returns the instant and the process's CPU.
+fn end_window(crew: &Crew, window: &Window) -> (Instant, Option<ProcessCpu>) {
+    crew.shared.phase.store(DONE, Ordering::Relaxed);
+    let at = Instant::now();
+    let cpu = ProcessCpu::now();
+    if let Some((_, stop)) = &window.sampler {
+        stop.cancel();
+    }
+    (at, cpu)
+}
+
+/// Closes the interval ending `at` with what the workers counted in it (`acc`), tells the
+/// observer and keeps it.
+fn close_and_announce(
+    acc: Acc,
+    crew: &Crew,
+    monitor: &Monitor,
+    at: Instant,
+    c: &mut Collected,
+    observer: &mut dyn RunObserver,
+) -> Result<()> {
+    let before = c.last.1;
+    c.sqlite_marks
+        .push((crew.sqlite_counters(), assemble::busy_ns(&acc)));
+    c.current_interval.fetch_add(1, Ordering::Relaxed);
+    let iv = close_interval(monitor, &acc, (c.started, at), &mut c.last, &mut c.host)?;
+    announce(observer, &acc, &iv, c.last.1 - before);
+    c.intervals.push(iv);
+    c.total.merge(&acc);
+    Ok(())
+}
+
+/// The interval ending `at` (the window opened at `start`), from `acc`, with the host's CPU
+/// over it; moves `last` to it. Σ `d_next_o_id` is read just after `at`.
 fn close_interval(
     monitor: &Monitor,
     acc: &Acc,
-    start: Instant,
+    (start, at): (Instant, Instant),
     last: &mut (Instant, i64),
     host: &mut Option<HostCpuSampler>,
 ) -> Result<Interval> {
-    let now = Instant::now();
     let host_cpu = host.as_mut().and_then(|h| h.interval());
     let sum = monitor.sum_next_o_id()?;
     let mut iv = assemble::interval_of(
         acc,
-        (now - start).as_secs_f64(),
-        (now - last.0).as_secs_f64(),
+        at.saturating_duration_since(start).as_secs_f64(),
+        at.saturating_duration_since(last.0).as_secs_f64(),
         sum - last.1,
     );
     iv.host_cpu = host_cpu;
-    *last = (now, sum);
+    *last = (at, sum);
     Ok(iv)
 }
 
@@ -639,6 +711,8 @@ struct Closed {
     window_start: Snapshot,
     window_end: Snapshot,
     collected: Collected,
+    /// What finished after the window closed: in the database's end snapshot, not counted.
+    tail: Acc,
     duration_s: f64,
     timestamp: String,
     cpu: Option<ProcessCpu>,
@@ -655,9 +729,10 @@ struct Closed {
     host: Option<(u32, Option<oio_core::result::HostCpu>)>,
 }
 
-/// Ends the window: stops the device recording, the workers, the checkpointer and the
-/// sampler; adds the transactions that finished after the window as a last interval; takes
-/// the end snapshot.
+/// Ends the window if it was stopped early (its last part becomes a last interval), stops
+/// the device recording, the workers, the checkpointer and the sampler, keeps what the
+/// transactions in flight at the end did as the tail, and takes the end snapshot once they
+/// finished.
 fn close_window(
     opts: &RunOptions,
     crew: Crew,
@@ -667,9 +742,29 @@ fn close_window(
     observer: &mut dyn RunObserver,
     cancel: &Cancel,
 ) -> Result<Closed> {
-    crew.shared.phase.store(DONE, Ordering::Relaxed);
-    let duration_s = window.started.elapsed().as_secs_f64();
-    let cpu = ProcessCpu::now()
+    let ended = match collected.ended.take() {
+        Some(e) => e,
+        None => {
+            let (at, cpu) = end_window(&crew, &window);
+            let rest = crew.shared.drain();
+            let sqlite = if !rest.is_empty() {
+                close_and_announce(rest, &crew, monitor, at, &mut collected, observer)?;
+                collected.sqlite_marks.last().map(|m| m.0)
+            } else {
+                None
+            };
+            let sqlite = sqlite.unwrap_or_else(|| crew.sqlite_counters());
+            if let Some(last) = collected.sqlite_marks.last_mut() {
+                // What happened between the last interval's end and the window's goes to
+                // that interval, so the intervals add up to the window.
+                last.0 = sqlite;
+            }
+            Ended { at, cpu, sqlite }
+        }
+    };
+    let duration_s = (ended.at - window.started).as_secs_f64();
+    let cpu = ended
+        .cpu
         .zip(window.cpu_at_start)
         .map(|(end, start)| end.since(&start));
     let host = collected.host.as_mut().map(|h| (h.cpus(), h.overall()));
@@ -684,44 +779,15 @@ fn close_window(
             }
         }
     }
-    if let Some((_, stop)) = &window.sampler {
-        stop.cancel();
-    }
     let shared = Arc::clone(&crew.shared);
     let scheduler = crew.scheduler.clone();
-    let sqlite_at_end_early = crew.sqlite_counters();
-    let ckpt = Arc::clone(&crew.ckpt);
     let (stop_warnings, ckpt_error) = crew.stop(opts, cancel.is_cancelled());
     window.warnings.extend(stop_warnings);
     if let Some(e) = ckpt_error {
         return Err(e);
     }
-    let sqlite_at_end = SqliteCounters {
-        checkpoints: *ckpt.lock().unwrap_or_else(|e| e.into_inner()),
-        ..sqlite_at_end_early
-    };
-    // Transactions that started in the window and finished after it.
-    let tail = shared.drain();
-    if !tail.is_empty() {
-        let before = collected.last.1;
-        let iv = close_interval(
-            monitor,
-            &tail,
-            window.started,
-            &mut collected.last,
-            &mut collected.host,
-        )?;
-        announce(observer, &tail, &iv, collected.last.1 - before);
-        collected.intervals.push(iv);
-        collected.total.merge(&tail);
-        collected
-            .sqlite_marks
-            .push((sqlite_at_end, assemble::busy_ns(&tail)));
-    } else if let Some(last) = collected.sqlite_marks.last_mut() {
-        // What happened between the last interval's end and the window's goes to that
-        // interval, so the intervals add up to the window.
-        last.0 = sqlite_at_end;
-    }
+    // Transactions in flight at the window's end, finished after it.
+    let tail = shared.drain_tail();
     let sampler = match window.sampler.take() {
         Some((h, _)) => match join_within(h, Instant::now() + opts.timeouts.call_bound()) {
             Some(Ok(r)) => Some(r?),
@@ -746,11 +812,12 @@ fn close_window(
         window_start: window.start_snapshot,
         window_end,
         collected,
+        tail,
         duration_s,
         timestamp: window.timestamp,
         cpu,
         sampler,
-        sqlite: (window.sqlite_at_start, sqlite_at_end),
+        sqlite: (window.sqlite_at_start, ended.sqlite),
         observation,
         warnings: window.warnings,
         errors,
@@ -781,7 +848,7 @@ fn assemble(url: &DbUrl, opts: &RunOptions, setup: &Setup, c: Closed) -> TpccRes
         dialect,
         setup.warehouses,
         (&c.window_start, &c.window_end),
-        total,
+        (total, &c.tail),
         c.duration_s,
         c.sampler.as_ref().map_or(0, |p| p.rounds()),
     );
@@ -846,6 +913,7 @@ fn assemble(url: &DbUrl, opts: &RunOptions, setup: &Setup, c: Closed) -> TpccRes
     envelope.warnings = warnings;
     TpccResult {
         envelope,
+        label: None,
         db: url.redacted(),
         dialect,
         engine_version: setup.engine_version.clone(),

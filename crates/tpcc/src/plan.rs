@@ -320,7 +320,34 @@ pub struct TpccRunPlan {
     pub sqlite_sync: SqliteSync,
     /// Timeouts of every session.
     pub timeouts: Timeouts,
+    /// Runs of each worker count (`--repeat`; 1: each once).
+    #[serde(default = "one_u32", skip_serializing_if = "is_one_u32")]
+    pub repeat: u32,
+    /// The runs in the order they go, as indices into `workers`, each `repeat` times. Empty:
+    /// each count once, in order. The caller chooses it (`oio tpcc run` by oio-lab's order
+    /// rule: a count's runs never back to back, counterbalanced by default), so a plan
+    /// replays the order it recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub schedule: Vec<usize>,
+    /// The rule that made `schedule` ("counterbalanced", "interleaved" or "shuffled", the
+    /// last from `seed`), for the record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<String>,
+    /// A name every result of the plan carries (`--label`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
+
+fn one_u32() -> u32 {
+    1
+}
+
+fn is_one_u32(x: &u32) -> bool {
+    *x == 1
+}
+
+/// The longest label, in characters.
+pub const MAX_LABEL: usize = 100;
 
 impl TpccRunPlan {
     /// A plan on `db` with the given worker counts and the options of `step` (its `workers`
@@ -343,6 +370,19 @@ impl TpccRunPlan {
             max_retries: step.max_retries,
             sqlite_sync: step.sqlite_sync,
             timeouts: step.timeouts,
+            repeat: 1,
+            schedule: Vec::new(),
+            order: None,
+            label: None,
+        }
+    }
+
+    /// The runs in order, as indices into `workers`: `schedule`, or each count once.
+    pub fn runs(&self) -> Vec<usize> {
+        if self.schedule.is_empty() {
+            (0..self.workers.len()).collect()
+        } else {
+            self.schedule.clone()
         }
     }
 
@@ -383,7 +423,54 @@ impl TpccRunPlan {
         for &n in &self.workers {
             self.options(n).validate(url.dialect())?;
         }
+        self.validate_schedule()?;
+        if let Some(l) = &self.label {
+            if l.trim().is_empty()
+                || l.chars().count() > MAX_LABEL
+                || l.chars().any(char::is_control)
+            {
+                return Err(TpccError::Invalid(format!(
+                    "--label '{}': expected a name of 1 to {MAX_LABEL} printable characters",
+                    l.escape_debug()
+                )));
+            }
+        }
         Ok(url)
+    }
+
+    /// Checks that `schedule` runs every worker count exactly `repeat` times.
+    fn validate_schedule(&self) -> Result<()> {
+        if self.repeat == 0 {
+            return Err(TpccError::Invalid("--repeat must be at least 1".into()));
+        }
+        if self.schedule.is_empty() {
+            if self.repeat > 1 {
+                return Err(TpccError::Invalid(format!(
+                    "a plan with repeat {} needs its schedule (the order of the runs)",
+                    self.repeat
+                )));
+            }
+            return Ok(());
+        }
+        let mut count = vec![0u32; self.workers.len()];
+        for &i in &self.schedule {
+            match count.get_mut(i) {
+                Some(c) => *c += 1,
+                None => {
+                    return Err(TpccError::Invalid(format!(
+                        "the plan's schedule names step {i}, but there are {} worker counts",
+                        self.workers.len()
+                    )))
+                }
+            }
+        }
+        if let Some(i) = count.iter().position(|&c| c != self.repeat) {
+            return Err(TpccError::Invalid(format!(
+                "the plan's schedule runs {} worker(s) {} time(s), not the {} of repeat",
+                self.workers[i], count[i], self.repeat
+            )));
+        }
+        Ok(())
     }
 
     /// This plan as embedded in a document: the password redacted, and narrowed to one
@@ -395,7 +482,11 @@ impl TpccRunPlan {
             .map(|u| u.redacted())
             .unwrap_or_else(|_| self.db.clone());
         if let Some(n) = workers {
+            // One run of one count: what the step's own result repeats.
             plan.workers = vec![n];
+            plan.repeat = 1;
+            plan.schedule = Vec::new();
+            plan.order = None;
         }
         serde_json::to_value(plan).unwrap_or(serde_json::Value::Null)
     }
@@ -452,6 +543,37 @@ mod tests {
         v.as_object_mut().unwrap().remove("pace_scale");
         let p: TpccRunPlan = serde_json::from_value(v).unwrap();
         assert_eq!((p.terminals, p.pace_scale), (None, 1.0));
+    }
+
+    #[test]
+    fn a_schedule_runs_every_count_repeat_times() {
+        let mut plan = TpccRunPlan::new("sqlite:./x.db", vec![1, 2], RunOptions::default());
+        assert_eq!(plan.runs(), vec![0, 1]);
+        plan.validate().unwrap();
+        plan.repeat = 2;
+        assert!(plan
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("schedule"));
+        plan.schedule = vec![0, 1, 1, 0];
+        plan.validate().unwrap();
+        assert_eq!(plan.runs(), vec![0, 1, 1, 0]);
+        plan.schedule = vec![0, 1, 1, 1];
+        let e = plan.validate().unwrap_err().to_string();
+        assert!(e.contains("runs 1 worker(s) 1 time(s)"), "{e}");
+        plan.schedule = vec![0, 1, 2, 0];
+        assert!(plan.validate().unwrap_err().to_string().contains("step 2"));
+        // A step's own result repeats one run of it.
+        plan.schedule = vec![0, 1, 1, 0];
+        plan.order = Some("counterbalanced".into());
+        let one: TpccRunPlan = serde_json::from_value(plan.for_document(Some(2))).unwrap();
+        assert_eq!(
+            (one.workers, one.repeat, one.schedule, one.order),
+            (vec![2], 1, vec![], None)
+        );
+        plan.label = Some(" ".into());
+        assert!(plan.validate().unwrap_err().to_string().contains("--label"));
     }
 
     #[test]

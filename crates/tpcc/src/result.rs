@@ -36,6 +36,9 @@ pub struct TpccResult {
     /// warnings and the plan of this step.
     #[serde(flatten)]
     pub envelope: Envelope,
+    /// The name the run was given (`--label`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// The database (password redacted).
     pub db: String,
     /// "sqlite", "postgres" or "mysql".
@@ -121,8 +124,18 @@ pub struct Summary {
     /// Committed plus intentionally rolled-back transactions counted by the driver, per
     /// minute (comparable across engines).
     pub tpm_client: f64,
-    /// Δ Σ `d_next_o_id` over the window: the new orders behind `nopm`.
+    /// New orders committed inside the window, behind `nopm`: Δ Σ `d_next_o_id` from the
+    /// window's start until the transactions in flight at its end finished, less
+    /// `tail_new_orders`.
     pub new_orders: u64,
+    /// New orders in flight when the window closed that committed after it (the driver saw
+    /// them finish): in the database's delta, not in `new_orders` or NOPM.
+    #[serde(default)]
+    pub tail_new_orders: u64,
+    /// Transactions of every type in flight when the window closed, finished after it:
+    /// counted nowhere else.
+    #[serde(default)]
+    pub tail_completed: u64,
     /// `nopm` ÷ `tpm` (null when tpm is 0).
     pub nopm_tpm_ratio: Option<f64>,
     /// The ratio the mix implies.
@@ -223,7 +236,7 @@ pub struct TerminalStats {
     pub bound_nopm: f64,
     /// NOPM ÷ `bound_nopm`, percent.
     pub efficiency_pct: Option<f64>,
-    /// Transactions the terminals started in the window.
+    /// Transactions of the terminals counted in the window (those that finished in it).
     pub started: u64,
     /// Of those, started more than 10 ms after their terminal was ready (its think and
     /// keying time over). A warning says the connections could not keep up when `late_s`
@@ -289,15 +302,20 @@ pub const SERIES_SCHEMA: &str = "oio.tpcc.series";
 pub const SERIES_SCHEMA_VERSION: u32 = oio_core::document::Kind::TpccSeries.version();
 
 /// A sequence of runs with growing worker counts (`oio tpcc run --workers 1,2,4`), like
-/// HammerDB's autopilot: one point per finished step, each step's full result in its own file.
-/// The envelope's `stop_reason` is the one of the step that ended the sequence, and its plan
-/// the whole sequence's.
+/// HammerDB's autopilot: one point per worker count, each run's full result in its own file.
+/// With `--repeat N` every count runs N times, the runs of the counts interleaved in the order
+/// `runs` records (a count's runs never back to back), and each point is over all its runs.
+/// The envelope's `stop_reason` is the one of the run that ended the sequence, and its plan
+/// the whole sequence's (with its schedule, so a rerun keeps the order).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Series {
-    /// Schema, version, writer, time the first step's window started, command, host, stop
+    /// Schema, version, writer, time the first run's window started, command, host, stop
     /// reason, warnings and the plan.
     #[serde(flatten)]
     pub envelope: Envelope,
+    /// The name every run was given (`--label`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// The database (password redacted).
     pub db: String,
     /// The engine.
@@ -306,56 +324,119 @@ pub struct Series {
     pub warehouses: u32,
     /// The worker counts asked for, in order.
     pub workers: Vec<u32>,
-    /// One point per step that ran, in order.
+    /// Runs of each worker count.
+    #[serde(default = "one_run")]
+    pub repeat: u32,
+    /// The rule that ordered the runs ("counterbalanced", "interleaved", "shuffled"; null
+    /// for each count once, in order).
+    #[serde(default)]
+    pub order: Option<String>,
+    /// One point per worker count with a finished run, in the order of `workers`.
     pub steps: Vec<SeriesPoint>,
+    /// Every finished run, in the order it ran.
+    #[serde(default)]
+    pub runs: Vec<SeriesRun>,
     /// How to read these numbers.
     pub notes: Vec<String>,
 }
 
-/// One step of a [`Series`].
+fn one_run() -> u32 {
+    1
+}
+
+/// One point of a [`Series`]: a worker count over all its runs.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SeriesPoint {
     /// Workers of this step.
     pub workers: u32,
-    /// New orders per minute.
+    /// New orders per minute: the median of the step's runs (the run's own with one run).
     pub nopm: f64,
-    /// Transactions per minute.
+    /// Transactions per minute: the median of the step's runs.
     pub tpm: f64,
-    /// NOPM per worker relative to the first step's NOPM per worker, percent (100 = linear
-    /// scaling).
+    /// NOPM per worker relative to the first worker count's NOPM per worker, percent (100 =
+    /// linear scaling), from the medians.
     pub efficiency_pct: Option<f64>,
-    /// The step stopped early (Ctrl-C or errors).
+    /// A run of the step stopped early (Ctrl-C or errors).
     pub partial: bool,
-    /// Failed transactions.
+    /// Failed transactions, summed over the step's runs.
     pub failed: u64,
-    /// Per transaction type: `[p90, p99]` latency of the whole step, ns (from the step's
-    /// merged histogram, never averaged).
+    /// Per transaction type: `[p90, p99]` latency of the step, ns (from the histograms of all
+    /// its runs merged, never averaged).
     pub latency_ns: BTreeMap<String, (Option<u64>, Option<u64>)>,
-    /// The step's own result file (name in the same directory).
+    /// The result file of the step's first run (name in the same directory; every run's is
+    /// in `runs`).
+    pub result_file: String,
+    /// Runs behind this point.
+    #[serde(default = "one_run")]
+    pub runs: u32,
+    /// NOPM of each run, in the order they ran (their spread is the run-to-run noise).
+    #[serde(default)]
+    pub nopm_runs: Vec<f64>,
+}
+
+/// One run of a [`Series`], in the order the runs went.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SeriesRun {
+    /// Index of its worker count in `workers`.
+    pub step: usize,
+    /// Its workers.
+    pub workers: u32,
+    /// Which run of that count it was, from 1.
+    pub repeat: u32,
+    /// Its NOPM and TPM.
+    pub nopm: f64,
+    /// Its TPM.
+    pub tpm: f64,
+    /// It stopped early.
+    pub partial: bool,
+    /// Its result file (name in the same directory).
     pub result_file: String,
 }
 
+/// The median of `v` (the mean of the middle two for an even count); None when empty.
+fn median(v: &[f64]) -> Option<f64> {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(s[n / 2]),
+        _ => Some((s[n / 2 - 1] + s[n / 2]) / 2.0),
+    }
+}
+
 impl SeriesPoint {
-    /// The point of `r`, with efficiency relative to `first` (None for the first step).
-    pub fn of(r: &TpccResult, first: Option<&SeriesPoint>, result_file: String) -> SeriesPoint {
-        let workers = r.options.workers;
-        let efficiency_pct = first.and_then(|f| {
-            (f.nopm > 0.0 && f.workers > 0 && workers > 0)
-                .then(|| (r.summary.nopm / workers as f64) / (f.nopm / f.workers as f64) * 100.0)
-        });
+    /// The point of one worker count over its runs `rs` (in run order, at least one);
+    /// efficiency is set by [`Series::add`].
+    pub fn over(rs: &[&TpccResult], result_file: String) -> SeriesPoint {
+        let nopm_runs: Vec<f64> = rs.iter().map(|r| r.summary.nopm).collect();
+        let tpm: Vec<f64> = rs.iter().map(|r| r.summary.tpm).collect();
+        let mut merged: BTreeMap<String, oio_core::histogram::LatencyHistogram> = BTreeMap::new();
+        for r in rs {
+            for (k, t) in &r.transactions {
+                let h = merged.entry(k.clone()).or_default();
+                if let Some(sh) = &t.histogram_ns {
+                    *h += &oio_core::histogram::LatencyHistogram::from_sparse(sh);
+                }
+            }
+        }
         SeriesPoint {
-            workers,
-            nopm: r.summary.nopm,
-            tpm: r.summary.tpm,
-            efficiency_pct: efficiency_pct.or(first.is_none().then_some(100.0)),
-            partial: r.envelope.partial,
-            failed: r.summary.failed,
-            latency_ns: r
-                .transactions
-                .iter()
-                .map(|(k, t)| (k.clone(), (t.latency_ns.p90, t.latency_ns.p99)))
+            workers: rs.first().map_or(0, |r| r.options.workers),
+            nopm: median(&nopm_runs).unwrap_or(0.0),
+            tpm: median(&tpm).unwrap_or(0.0),
+            efficiency_pct: None,
+            partial: rs.iter().any(|r| r.envelope.partial),
+            failed: rs.iter().map(|r| r.summary.failed).sum(),
+            latency_ns: merged
+                .into_iter()
+                .map(|(k, h)| {
+                    let l = h.summary();
+                    (k, (l.p90, l.p99))
+                })
                 .collect(),
             result_file,
+            runs: rs.len() as u32,
+            nopm_runs,
         }
     }
 }
@@ -369,20 +450,75 @@ impl Series {
         envelope.host = first.envelope.host.clone();
         envelope.plan = Some(plan.for_document(None));
         let mut notes = vec![
-            "each step runs with its own ramp; efficiency_pct = (NOPM ÷ workers) ÷ (first step's NOPM ÷ workers) × 100".to_string(),
-            "latency_ns holds each step's [p90, p99] per transaction type in ns, from its merged histogram".into(),
+            "each run has its own ramp; efficiency_pct = (NOPM ÷ workers) ÷ (the first worker count's NOPM ÷ workers) × 100".to_string(),
+            "latency_ns holds each step's [p90, p99] per transaction type in ns, from its runs' merged histograms".into(),
         ];
+        if plan.repeat > 1 {
+            notes.push(format!(
+                "each worker count ran {} times, interleaved with the others in the order runs lists ({}), never back to back, so a neighbour's burst or a drift does not land on one count's runs alone; a step's nopm and tpm are the medians of its runs and efficiency_pct is from the medians; nopm_runs gives each run's NOPM (their spread is the run-to-run noise)",
+                plan.repeat,
+                plan.order.as_deref().unwrap_or("each count once, in order")
+            ));
+        }
         if plan.terminals.is_some() {
             notes.push("terminal mode: the same terminals in every step, so NOPM is bounded by them and efficiency_pct per connection falls as connections are added; a step's terminals.efficiency_pct and terminals.late_s say whether its connections kept up".into());
         }
         Series {
             envelope,
+            label: plan.label.clone(),
             db: first.db.clone(),
             dialect: first.dialect,
             warehouses: first.warehouses,
             workers: plan.workers.clone(),
+            repeat: plan.repeat,
+            order: plan.order.clone(),
             steps: Vec::new(),
+            runs: Vec::new(),
             notes,
+        }
+    }
+
+    /// Adds the run of step `step` that produced `results.last()` (saved as `file`): the
+    /// points are recomputed from `results`, every finished run in run order.
+    pub fn add(&mut self, step: usize, results: &[TpccResult], file: String) {
+        let Some(r) = results.last() else { return };
+        let repeat = self.runs.iter().filter(|x| x.step == step).count() as u32 + 1;
+        self.runs.push(SeriesRun {
+            step,
+            workers: r.options.workers,
+            repeat,
+            nopm: r.summary.nopm,
+            tpm: r.summary.tpm,
+            partial: r.envelope.partial,
+            result_file: file,
+        });
+        self.steps = (0..self.workers.len())
+            .filter_map(|i| {
+                let of: Vec<(&SeriesRun, &TpccResult)> = self
+                    .runs
+                    .iter()
+                    .zip(results)
+                    .filter(|(x, _)| x.step == i)
+                    .collect();
+                let first = of.first()?.0.result_file.clone();
+                let rs: Vec<&TpccResult> = of.iter().map(|(_, r)| *r).collect();
+                let mut p = SeriesPoint::over(&rs, first);
+                p.efficiency_pct = (i == 0).then_some(100.0);
+                Some(p)
+            })
+            .collect();
+        // The baseline is the first worker count, once it has run.
+        let base = self
+            .runs
+            .iter()
+            .any(|x| x.step == 0)
+            .then(|| self.steps.first().map(|p| (p.nopm, p.workers)))
+            .flatten();
+        for p in self.steps.iter_mut().skip(usize::from(base.is_some())) {
+            p.efficiency_pct = base.and_then(|(nopm, workers)| {
+                (nopm > 0.0 && workers > 0 && p.workers > 0)
+                    .then(|| (p.nopm / p.workers as f64) / (nopm / workers as f64) * 100.0)
+            });
         }
     }
 }

@@ -483,8 +483,7 @@ pub fn interval_waits_add_up(r: &crate::TpccResult, tolerance: f64) -> Result<()
                 .find(|w| w.name == c.name)
                 .map_or(0.0, |w| w.aas * iv.duration_s);
         }
-        // Session-seconds over the window's length: the window's own AAS (a last interval
-        // of transactions finishing after the window adds their time, not its length).
+        // Session-seconds over the window's length: the window's own AAS.
         let mean = sum / r.duration_s.max(1e-9);
         if (mean - c.aas).abs() > tolerance * c.aas + 0.02 {
             return Err(format!(

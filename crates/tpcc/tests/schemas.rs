@@ -43,7 +43,7 @@ fn real_documents_match_their_schemas_and_broken_ones_do_not() {
         &Cancel::new(),
     )
     .unwrap();
-    let plan = TpccRunPlan::new(
+    let mut plan = TpccRunPlan::new(
         &db_text,
         vec![1, 2],
         RunOptions {
@@ -52,9 +52,20 @@ fn real_documents_match_their_schemas_and_broken_ones_do_not() {
             ..RunOptions::default()
         },
     );
+    // Two runs of each count, in the order given, all labelled.
+    plan.repeat = 2;
+    plan.schedule = vec![0, 1, 1, 0];
+    plan.order = Some("counterbalanced".into());
+    plan.label = Some("schemas".into());
     let out = run(&plan, &mut Quiet, &Cancel::new()).unwrap();
     assert_eq!(out.stop_reason, StopReason::Completed);
-    assert_eq!(out.results.len(), 2);
+    assert_eq!(out.results.len(), 4);
+    let workers: Vec<u32> = out.results.iter().map(|r| r.options.workers).collect();
+    assert_eq!(workers, [1, 2, 2, 1]);
+    assert!(out
+        .results
+        .iter()
+        .all(|r| r.label.as_deref() == Some("schemas")));
     let c = check(&db, &Timeouts::default()).unwrap();
 
     let build_v = validator("tpcc-build.schema.json");
@@ -75,6 +86,9 @@ fn real_documents_match_their_schemas_and_broken_ones_do_not() {
     let series_v = validator("tpcc-series.schema.json");
     assert_valid(&series_v, &series, "series");
     assert_eq!(series["plan"]["workers"], json!([1, 2]));
+    assert_eq!(series["plan"]["schedule"], json!([0, 1, 1, 0]));
+    assert_eq!(series["runs"].as_array().map(Vec::len), Some(4));
+    assert_eq!(series["steps"][1]["runs"], 2);
 
     // Broken the ways an old or foreign reader or writer would break them.
     let good = serde_json::to_value(&out.results[0]).unwrap();

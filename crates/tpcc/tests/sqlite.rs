@@ -224,3 +224,153 @@ fn an_interrupted_build_is_refused_by_run_and_check() {
     assert_eq!(c.build.as_ref().map(|b| b.state.as_str()), Some("complete"));
     assert_eq!(c.build.as_ref().map(|b| b.warehouses), Some(1));
 }
+
+/// Σ `d_next_o_id` over all districts, read on a connection of the test's own.
+fn sum_next_o_id(c: &rusqlite::Connection) -> i64 {
+    c.query_row("SELECT SUM(d_next_o_id) FROM district", [], |r| r.get(0))
+        .unwrap()
+}
+
+/// Holds SQLite's write lock from inside the measured window until the driver closes it, so
+/// every write transaction in flight at the window's end commits after it (the tail). While
+/// the lock is held nothing commits, so Σ `d_next_o_id` read under it, less the value before
+/// the run, is exactly the New-Orders committed inside the window.
+struct TailMaker {
+    path: std::path::PathBuf,
+    lock_at_s: f64,
+    /// Σ `d_next_o_id` read under the lock.
+    at_lock: Option<i64>,
+    release: Option<std::sync::mpsc::Sender<()>>,
+    holder: Option<std::thread::JoinHandle<()>>,
+}
+
+impl TailMaker {
+    /// Takes the lock on a thread of its own and waits until it holds it.
+    fn lock(&mut self) {
+        let (got, sum) = std::sync::mpsc::channel();
+        let (release, wait) = std::sync::mpsc::channel::<()>();
+        let path = self.path.clone();
+        self.holder = Some(std::thread::spawn(move || {
+            let c = rusqlite::Connection::open(&path).unwrap();
+            c.busy_timeout(std::time::Duration::from_secs(60)).unwrap();
+            c.execute_batch("BEGIN IMMEDIATE").unwrap();
+            got.send(sum_next_o_id(&c)).unwrap();
+            // Until the window has closed (or the test ends).
+            let _ = wait.recv();
+            c.execute_batch("ROLLBACK").unwrap();
+        }));
+        self.at_lock = Some(sum.recv().unwrap());
+        self.release = Some(release);
+    }
+}
+
+impl oio_tpcc::RunObserver for TailMaker {
+    fn progress(&mut self, p: &oio_tpcc::RunProgress) {
+        if p.phase == "measure" && p.elapsed_s >= self.lock_at_s && self.holder.is_none() {
+            self.lock();
+        }
+    }
+    fn device(&mut self) -> Option<&mut dyn oio_tpcc::DeviceObserver> {
+        Some(self)
+    }
+    fn step_finished(&mut self, _r: &mut oio_tpcc::TpccResult) -> Result<String, String> {
+        Ok(String::new())
+    }
+}
+
+/// The device hooks mark the window's edges: stopping the recording is the window's end.
+impl oio_tpcc::DeviceObserver for TailMaker {
+    fn start(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+    fn stop(&mut self) -> Result<oio_core::observation::Observation, String> {
+        if let Some(r) = self.release.take() {
+            let _ = r.send(());
+        }
+        Err("no device in this test".into())
+    }
+}
+
+#[test]
+fn nopm_counts_only_the_new_orders_committed_inside_the_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = url(&dir);
+    build(
+        &db,
+        &BuildOptions {
+            warehouses: 1,
+            workers: 2,
+            force: false,
+            seed: 7,
+            timeouts: Timeouts::default(),
+        },
+        &|_| {},
+        &Cancel::new(),
+    )
+    .unwrap();
+    let path = dir.path().join("t.db");
+    let own = rusqlite::Connection::open(&path).unwrap();
+    // Every worker is held on a write transaction at the end, but whether one of them is a
+    // New-Order depends on the draw: run until a tail holds one (4 workers: 0.5^4 per run
+    // that none does).
+    for run in 1..=5 {
+        let before = sum_next_o_id(&own);
+        let mut tail = TailMaker {
+            path: path.clone(),
+            lock_at_s: 1.0,
+            at_lock: None,
+            release: None,
+            holder: None,
+        };
+        let r = run_step(
+            &db,
+            &RunOptions {
+                workers: 4,
+                ramp_s: 0.0,
+                time_s: 2.5,
+                interval_s: 0.5,
+                ..RunOptions::default()
+            },
+            &mut tail,
+            &Cancel::new(),
+        )
+        .unwrap();
+        if let Some(r) = tail.release.take() {
+            let _ = r.send(());
+        }
+        tail.holder.take().unwrap().join().unwrap();
+        let inside = (tail.at_lock.unwrap() - before) as u64;
+        let after_tail = (sum_next_o_id(&own) - tail.at_lock.unwrap()) as u64;
+        eprintln!(
+            "run {run}: {inside} New-Orders inside the window, {after_tail} in its tail; result: new_orders {}, driver {}, NOPM {:.1} over {:.3} s",
+            r.summary.new_orders, r.transactions["new_order"].committed, r.summary.nopm, r.duration_s
+        );
+        assert_eq!(r.summary.failed, 0, "{:?}", r.errors);
+        assert!(inside > 0, "nothing committed before the lock");
+        assert_eq!(r.summary.new_orders, inside, "the database's count");
+        assert_eq!(
+            r.transactions["new_order"].committed, inside,
+            "the driver's count"
+        );
+        // The tail is in the database, counted apart.
+        assert_eq!(r.summary.tail_new_orders, after_tail, "the tail");
+        assert!(
+            !r.envelope
+                .warnings
+                .iter()
+                .any(|w| w.contains("the database counted")),
+            "{:?}",
+            r.envelope.warnings
+        );
+        let nopm = inside as f64 * 60.0 / r.duration_s;
+        assert!(
+            (r.summary.nopm - nopm).abs() < 1e-9 * nopm,
+            "{} vs {nopm}",
+            r.summary.nopm
+        );
+        if after_tail > 0 {
+            return;
+        }
+    }
+    panic!("no New-Order was in flight at the window's end in 5 runs: the tail was not exercised");
+}

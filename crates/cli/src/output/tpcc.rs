@@ -24,7 +24,8 @@ pub fn bar(template: &str) -> ProgressBar {
 pub struct RunSink {
     out: PathBuf,
     json: bool,
-    sequence: usize,
+    /// Per run, in order: its worker count's runs so far and in all (for "run 3/4").
+    runs: Vec<(u32, u32)>,
     device: Option<oio_tpcc::device::Diskstats>,
     /// Warnings found before the run (where the device is), put first in every result.
     pre_warnings: Vec<String>,
@@ -33,18 +34,27 @@ pub struct RunSink {
 }
 
 impl RunSink {
-    /// A sink saving into `out`; `sequence` is the number of steps planned.
+    /// A sink saving into `out` the runs of `plan`.
     pub fn new(
         out: &Path,
         json: bool,
-        sequence: usize,
+        plan: &oio_tpcc::TpccRunPlan,
         device: Option<oio_tpcc::device::Diskstats>,
         pre_warnings: Vec<String>,
     ) -> RunSink {
+        let order = plan.runs();
+        let runs = order
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| {
+                let before = order[..k].iter().filter(|&&j| j == i).count() as u32;
+                (before + 1, plan.repeat)
+            })
+            .collect();
         RunSink {
             out: out.to_path_buf(),
             json,
-            sequence,
+            runs,
             device,
             pre_warnings,
             bar: None,
@@ -54,7 +64,10 @@ impl RunSink {
 
     fn save(&mut self, r: &TpccResult) -> anyhow::Result<PathBuf> {
         let label = format!(
-            "{}-w{}-n{}",
+            "{}{}-w{}-n{}",
+            r.label
+                .as_deref()
+                .map_or(String::new(), |l| format!("{l}-")),
             r.dialect_name(),
             r.warehouses,
             r.options.workers
@@ -63,7 +76,7 @@ impl RunSink {
         let saved = write_json_atomic(&self.out, &name, r)?;
         if self.json {
             // A sequence prints its series instead.
-            if self.sequence == 1 {
+            if self.runs.len() == 1 {
                 crate::output::print_json(r)?;
             }
         } else if !style::quiet() {
@@ -85,9 +98,20 @@ impl RunSink {
             crate::output::print_json(s)?;
         } else if !style::quiet() {
             let mut out = anstream::stdout().lock();
+            if s.repeat > 1 {
+                let order: Vec<String> = s.runs.iter().map(|r| r.workers.to_string()).collect();
+                writeln!(
+                    out,
+                    "{} runs of each worker count, {} ({}): NOPM and TPM are the medians of a count's runs, latencies from their merged histograms",
+                    s.repeat,
+                    s.order.as_deref().unwrap_or("in order"),
+                    order.join(" ")
+                )?;
+            }
             writeln!(
                 out,
-                "workers        NOPM         TPM  efficiency  new_order p90/p99   payment p90/p99"
+                "workers        NOPM         TPM  efficiency  new_order p90/p99   payment p90/p99{}",
+                if s.repeat > 1 { "  NOPM of each run" } else { "" }
             )?;
             for p in &s.steps {
                 let lat = |k: &str| {
@@ -95,9 +119,10 @@ impl RunSink {
                         format!("{}/{}", ns_u(*p90), ns_u(*p99))
                     })
                 };
+                let each: Vec<String> = p.nopm_runs.iter().map(|n| format_count(*n)).collect();
                 writeln!(
                     out,
-                    "{:>7} {:>11} {:>11}  {:>10}  {:>17} {:>17}",
+                    "{:>7} {:>11} {:>11}  {:>10}  {:>17} {:>17}{}",
                     p.workers,
                     format_count(p.nopm),
                     format_count(p.tpm),
@@ -105,7 +130,12 @@ impl RunSink {
                         .map(|e| format!("{e:.0} %"))
                         .unwrap_or_else(|| "-".into()),
                     lat("new_order"),
-                    lat("payment")
+                    lat("payment"),
+                    if s.repeat > 1 {
+                        format!("  {}", each.join(", "))
+                    } else {
+                        String::new()
+                    }
                 )?;
             }
         }
@@ -131,11 +161,15 @@ impl RunObserver for RunSink {
     }
 
     fn step_starting(&mut self, index: usize, workers: u32) {
-        if self.sequence > 1 {
+        if self.runs.len() > 1 {
+            let repeat = match self.runs.get(index) {
+                Some(&(k, n)) if n > 1 => format!(", run {k}/{n} of this count"),
+                _ => String::new(),
+            };
             style::print_notice(&format!(
-                "step {}/{}: {workers} worker(s)",
+                "run {}/{}: {workers} worker(s){repeat}",
                 index + 1,
-                self.sequence
+                self.runs.len()
             ));
         }
         self.bar = Some(bar("{msg} {wide_bar} {pos}/{len} s"));
@@ -170,7 +204,14 @@ impl RunObserver for RunSink {
                     write_file_atomic(path, &v)
                 }),
             None => {
-                let label = format!("{}-w{}-series", s.dialect.name(), s.warehouses);
+                let label = format!(
+                    "{}{}-w{}-series",
+                    s.label
+                        .as_deref()
+                        .map_or(String::new(), |l| format!("{l}-")),
+                    s.dialect.name(),
+                    s.warehouses
+                );
                 let name = result_file_name("tpcc-series", &s.envelope.timestamp, &label);
                 write_json_atomic(&self.out, &name, s).map(|p| {
                     self.series_file = Some(p);
@@ -238,7 +279,8 @@ pub fn write_run_summary(out: &mut dyn Write, r: &TpccResult) -> std::io::Result
     let s = &r.summary;
     writeln!(
         out,
-        "{h}TPROC-C-like{hr} on {} ({}), {} warehouse(s), {} workers, {} mode, {:.0} s measured after {:.0} s ramp{}",
+        "{h}TPROC-C-like{hr}{} on {} ({}), {} warehouse(s), {} workers, {} mode, {:.0} s measured after {:.0} s ramp{}",
+        r.label.as_deref().map_or(String::new(), |l| format!(" '{l}'")),
         r.db,
         r.engine_version.split(" on ").next().unwrap_or(""),
         r.warehouses,

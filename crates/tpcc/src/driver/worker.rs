@@ -42,6 +42,9 @@ pub(super) struct TxnDone {
     retry_reasons: [u64; 4],
     failed: u64,
     latency_ns: Option<u64>,
+    /// Why it failed, for the run's error summary, and whether this is the first failure
+    /// in a row (reported even outside the window, so a setup that always fails says why).
+    error: Option<(String, bool)>,
 }
 
 impl TypeAcc {
@@ -87,6 +90,17 @@ impl Acc {
     }
 }
 
+/// Where a finished transaction was counted: by the phase when it finished.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Landed {
+    /// Before the window opened: not counted.
+    Ramp,
+    /// Inside the measured window.
+    Window,
+    /// After the window closed (it was in flight at the end): counted apart, in the tail.
+    Tail,
+}
+
 /// What the workers and the driver's main thread share.
 pub(super) struct Shared {
     pub phase: AtomicU8,
@@ -96,6 +110,8 @@ pub(super) struct Shared {
     pub stop: Cancel,
     pub alive: AtomicU32,
     stats: Vec<Mutex<Acc>>,
+    /// Transactions that finished after the window closed.
+    tail: Mutex<Acc>,
     pub errors: Mutex<ErrorSummary>,
     /// How to stop each worker's running statement.
     cancellers: Mutex<Vec<Option<Canceller>>>,
@@ -109,6 +125,7 @@ impl Shared {
             stop: caller.child(),
             alive: AtomicU32::new(workers),
             stats: (0..workers).map(|_| Mutex::new(Acc::default())).collect(),
+            tail: Mutex::new(Acc::default()),
             errors: Mutex::new(ErrorSummary::default()),
             cancellers: Mutex::new((0..workers).map(|_| None).collect()),
         }
@@ -125,13 +142,27 @@ impl Shared {
     pub fn running(&self) -> bool {
         self.phase.load(Ordering::Relaxed) != DONE && !self.stop.is_cancelled()
     }
-    /// Whether a transaction about to start is measured, from one read of the phase; None
-    /// once the run is over. Reading the phase twice (running, then measured) let a
-    /// transaction start unmeasured after the window closed and commit uncounted, one New-Order
-    /// more in the database's count than in the client's.
-    pub fn starting(&self) -> Option<bool> {
-        let phase = self.phase.load(Ordering::Relaxed);
-        (phase != DONE && !self.stop.is_cancelled()).then_some(phase == MEASURE)
+    /// Counts a finished transaction of worker `idx` where its end falls. The phase is read
+    /// under the worker's lock, the lock the driver's drain takes after it closes the window:
+    /// a transaction that finished before the drain passed is in the window's last interval,
+    /// one that finished after it is in the tail, never in both or neither. Counting by the
+    /// start instead put New-Orders that committed after the window into its NOPM.
+    fn record(&self, idx: u32, ty: TxnType, d: &TxnDone) -> Landed {
+        let mut st = self.stats[idx as usize]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        match self.phase.load(Ordering::Relaxed) {
+            MEASURE => {
+                st.0[ty as usize].add(d);
+                Landed::Window
+            }
+            DONE => {
+                drop(st);
+                self.tail.lock().unwrap_or_else(|e| e.into_inner()).0[ty as usize].add(d);
+                Landed::Tail
+            }
+            _ => Landed::Ramp,
+        }
     }
     pub fn interrupted(&self) -> bool {
         self.caller.is_cancelled()
@@ -168,7 +199,12 @@ impl Shared {
             c.cancel();
         }
     }
-    /// Takes what the workers counted since the last call.
+    /// Takes what finished after the window closed (call once the workers are stopped).
+    pub fn drain_tail(&self) -> Acc {
+        std::mem::take(&mut *self.tail.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Takes what the workers counted in the window since the last call.
     pub fn drain(&self) -> Acc {
         let mut acc = Acc::default();
         for m in &self.stats {
@@ -236,10 +272,10 @@ impl Ord for TermState {
     }
 }
 
-/// How late terminals started their transactions in the measured window.
+/// How late terminals started the transactions counted in the measured window.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Lateness {
-    /// Transactions started (measured window).
+    /// Transactions counted in the window (those that finished in it).
     pub started: u64,
     /// Of those, started more than [`LATE_NS`] after their terminal was ready.
     pub late: u64,
@@ -472,8 +508,7 @@ impl<'a> Terminal<'a> {
 
     /// Runs one transaction to its end: retried after conflicts, counted in what it returns.
     /// Latency runs from the first attempt's start to the last one's end.
-    fn transact(&mut self, ty: TxnType, input: &Input, measured: bool, t0: Instant) -> TxnDone {
-        let shared = &*self.ctx.shared;
+    fn transact(&mut self, ty: TxnType, input: &Input, t0: Instant) -> TxnDone {
         let mut attempts = 0u32;
         let mut acc = TxnDone::default();
         loop {
@@ -492,8 +527,6 @@ impl<'a> Terminal<'a> {
             if self.calls.is_none() {
                 let _ = self.session.rollback();
             }
-            // Failures caused by the interruption itself are no failures of the database.
-            let report = !shared.interrupted();
             match e {
                 StmtError::Retry(kind, _) if attempts < self.ctx.opts.max_retries => {
                     attempts += 1;
@@ -505,21 +538,34 @@ impl<'a> Terminal<'a> {
                 }
                 StmtError::Lost(msg) => {
                     acc.failed += 1;
-                    if measured && report {
-                        shared.error(&format!("{}: connection lost: {msg}", ty.name()));
-                    }
+                    acc.error = Some((format!("{}: connection lost: {msg}", ty.name()), false));
                     self.reconnect();
                 }
                 other => {
                     acc.failed += 1;
                     self.consecutive_failures = self.consecutive_failures.saturating_add(1);
-                    if (measured || self.consecutive_failures == 1) && report {
-                        shared.error(&format!("{}: {other}", ty.name()));
-                    }
+                    acc.error = Some((
+                        format!("{}: {other}", ty.name()),
+                        self.consecutive_failures == 1,
+                    ));
                 }
             }
             return acc;
         }
+    }
+
+    /// Counts a finished transaction (see [`Shared::record`]) and reports its failure: those
+    /// in the window, and the first of a run of failures anywhere. Failures caused by an
+    /// interruption are no failures of the database.
+    fn finish(&self, ty: TxnType, acc: &TxnDone) -> Landed {
+        let shared = &*self.ctx.shared;
+        let landed = shared.record(self.idx, ty, acc);
+        if let Some((msg, first)) = &acc.error {
+            if (landed == Landed::Window || *first) && !shared.interrupted() {
+                shared.error(msg);
+            }
+        }
+        landed
     }
 
     fn reconnect(&mut self) {
@@ -540,8 +586,8 @@ impl<'a> Terminal<'a> {
     }
 }
 
-/// A worker thread: runs transactions until the run ends, recording those that started in
-/// the measured window.
+/// A worker thread: runs transactions until the run ends, counting each where it finished
+/// (the window, or the tail after it).
 pub(super) fn worker(ctx: &WorkerCtx, idx: u32) {
     let shared = &*ctx.shared;
     match Terminal::open(ctx, idx) {
@@ -567,20 +613,15 @@ fn run_terminal(t: &mut Terminal) {
                 return;
             }
         }
-        let Some(measured) = shared.starting() else {
+        if !shared.running() {
             return;
-        };
-        let acc = t.transact(ty, &input, measured, Instant::now());
+        }
+        let acc = t.transact(ty, &input, Instant::now());
         // A statement the interruption itself cancelled is no failure of the database.
         if shared.interrupted() && acc.failed > 0 {
             return;
         }
-        if measured {
-            let mut st = shared.stats[idx as usize]
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            st.0[ty as usize].add(&acc);
-        }
+        t.finish(ty, &acc);
         if t.consecutive_failures >= 100 {
             shared.error(&format!(
                 "worker {idx} stopped after 100 consecutive failed transactions"
@@ -617,20 +658,15 @@ fn serve_terminals(t: &mut Terminal, sched: &Scheduler) {
         let start = Instant::now();
         let waited = start.saturating_duration_since(term.ready).as_nanos() as u64;
         let (ty, input) = term.next.clone();
-        let Some(measured) = shared.starting() else {
+        if !shared.running() {
             sched.put(term);
             return;
-        };
-        let acc = t.transact(ty, &input, measured, term.ready);
+        }
+        let acc = t.transact(ty, &input, term.ready);
         if shared.interrupted() && acc.failed > 0 {
             return;
         }
-        if measured {
-            let mut st = shared.stats[idx as usize]
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            st.0[ty as usize].add(&acc);
-            drop(st);
+        if t.finish(ty, &acc) == Landed::Window {
             let mut l = sched.lateness.lock().unwrap_or_else(|e| e.into_inner());
             l.started += 1;
             l.waited_ns += waited as u128;

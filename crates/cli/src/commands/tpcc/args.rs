@@ -1,6 +1,7 @@
 //! The arguments of `oio tpcc build|run|check`, and the run plan they describe.
 
 use clap::{Subcommand, ValueEnum};
+use oio_lab::Order;
 use oio_tpcc::{Isolation, Mode, RunOptions, SqliteSync, Terminals, Timeouts, TpccRunPlan};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -129,7 +130,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub db: DbArg,
     /// Workers (connections), each like a HammerDB virtual user. A list (1,2,4) runs each
-    /// count in turn, each with its ramp, and writes a series with the scaling curve.
+    /// count (in --order), each with its ramp, and writes a series with the scaling curve.
     #[arg(long, short = 'n', value_name = "N[,N…]", default_value = "4", value_delimiter = ',', num_args = 1..)]
     pub workers: Vec<u32>,
     /// Warm-up before the measured window (e.g. 30s, 1m; 0 for none).
@@ -185,15 +186,48 @@ pub struct RunArgs {
     /// or SQLite busy.
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub max_retries: u32,
-    /// Random-number seed of the input generators.
+    /// Random-number seed of the input generators (and of --order shuffled).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
+    /// Runs of each worker count. The runs of the counts are interleaved (see --order), never
+    /// one count's back to back, and the series gives each count the median of its runs.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: u32,
+    /// Order of the runs of a sequence: counterbalanced (1 2 4, 4 2 1, …), interleaved
+    /// (1 2 4, 1 2 4, …) or shuffled within each round (reproducible with --seed).
+    #[arg(long, value_enum, default_value_t = OrderArg::Counterbalanced, value_name = "ORDER")]
+    pub order: OrderArg,
+    /// A name for this run, carried by every result it writes (and the series) and put in
+    /// their file names, e.g. the setting under test.
+    #[arg(long, value_name = "NAME")]
+    pub label: Option<String>,
     /// Directory for the result file.
     #[arg(long, value_name = "DIR", default_value = "oio-results")]
     pub out: PathBuf,
     /// Print the result as JSON on stdout (and nothing else there).
     #[arg(long)]
     pub json: bool,
+}
+
+/// Order of the runs of a sequence (oio-lab's order rule).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OrderArg {
+    /// Every other round reversed, so a drift hits every worker count alike.
+    Counterbalanced,
+    /// Every round in the same order (the last count takes any drift).
+    Interleaved,
+    /// Every round in a random order, from --seed.
+    Shuffled,
+}
+
+impl From<OrderArg> for Order {
+    fn from(o: OrderArg) -> Order {
+        match o {
+            OrderArg::Counterbalanced => Order::Counterbalanced,
+            OrderArg::Interleaved => Order::Interleaved,
+            OrderArg::Shuffled => Order::Shuffled,
+        }
+    }
 }
 
 /// Arguments of `oio tpcc check`.
@@ -237,6 +271,16 @@ impl RunArgs {
             },
             timeouts: self.db.timeouts(RUN_STATEMENT_TIMEOUT),
         };
-        TpccRunPlan::new(&self.db.db, self.workers.clone(), step)
+        let mut plan = TpccRunPlan::new(&self.db.db, self.workers.clone(), step);
+        plan.label = self.label.clone();
+        plan.repeat = self.repeat;
+        if self.workers.len() > 1 || self.repeat > 1 {
+            // The one ordering rule of every plan of many runs: rounds over the counts.
+            let order = Order::from(self.order);
+            plan.schedule =
+                oio_lab::order::rounds(order, self.repeat, self.workers.len(), self.seed).concat();
+            plan.order = Some(order.name().to_string());
+        }
+        plan
     }
 }
