@@ -20,6 +20,11 @@ use crate::units::format_duration;
 use crate::workload::{Distribution, Load, Rate, Stream};
 use serde::{Deserialize, Serialize};
 
+/// How a run's warnings start when an imported result held a phase that laid out or filled
+/// the file (fio's sequential fill jobs): left out of the summary, or, when nothing else was
+/// there, all the result measures.
+pub const LAYOUT_PHASE: &str = "fio layout phase:";
+
 /// What makes runs one experiment. Every field is text as shown to people; a field that a
 /// document does not record is empty (and compares equal only to another empty one).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -334,6 +334,7 @@ mod tests {
         let d = Diagnosis {
             envelope: oio_core::Envelope::new(diagnose::SCHEMA, diagnose::SCHEMA_VERSION),
             inputs: vec!["sda.json".into()],
+            groups: vec![],
             queue_limit: None,
             findings: vec![Finding {
                 rule: "queue_saturation".into(),
@@ -348,6 +349,8 @@ mod tests {
                 confidence: Confidence::High,
                 next: vec!["state the adapter's queue limit".into()],
                 source: "sda.json".into(),
+                group: String::new(),
+                conflicting: vec![],
             }],
             notes: vec!["interval means cannot show tails".into()],
         };

@@ -37,6 +37,8 @@ pub const IDLE_BUSY_PCT: f64 = 10.0;
 /// Latency-bound needs the device busy at least this share of the time: below it the
 /// application spends most of its time elsewhere, and more parallel I/O would not help much.
 pub const LATENCY_BOUND_BUSY_PCT: f64 = 50.0;
+/// Open loop: a run achieving less than this share of the offered rate fell behind it.
+pub const KEEP_UP: f64 = 0.95;
 /// Saturation: IOPS beyond the saturation point that rise by more than this (percent) are not
 /// "near" its level; the claim says how much they grow instead.
 pub const NEAR_PCT: f64 = 10.0;
@@ -462,6 +464,9 @@ pub fn bound(s: &Series, sat: &Saturation) -> Finding {
         .conf(sure)
         .next("look above the device: the application, its CPU, locks or the network set the rate; a faster device would not change it");
     }
+    if let Some(f) = open_loop_bound(s, &all) {
+        return f;
+    }
     if s.kind != SeriesKind::Sweep && qmax <= 2.0 {
         if busy < LATENCY_BOUND_BUSY_PCT {
             return Finding::new(
@@ -517,6 +522,46 @@ pub fn bound(s: &Series, sat: &Saturation) -> Finding {
                 .conf(sat.finding.confidence.min(Confidence::Medium))
         }
     }
+}
+
+/// Open-loop runs: the offered rate, not latency, sets their IOPS; the question is whether
+/// the device kept up with it. None unless every sample is open loop.
+fn open_loop_bound(s: &Series, all: &[&Sample]) -> Option<Finding> {
+    let rates: Vec<(f64, f64, &str)> = all
+        .iter()
+        .filter_map(|x| x.offered_iops.map(|o| (x.iops, o, x.label.as_str())))
+        .collect();
+    if rates.is_empty() || rates.len() != all.len() {
+        return None;
+    }
+    let (iops, offered, label) = rates
+        .iter()
+        .copied()
+        .min_by(|a, b| (a.0 / a.1).total_cmp(&(b.0 / b.1)))?;
+    let share = 100.0 * iops / offered;
+    let from = format!("{}: {label}", s.source);
+    let f = if iops < KEEP_UP * offered {
+        Finding::new(
+            "bound",
+            Status::Found,
+            &s.source,
+            format!("falls behind the offered rate: {iops:.0} of {offered:.0} IOPS offered ({share:.0} %), so arrivals queue and response times grow"),
+        )
+        .conf(Confidence::Medium)
+        .next("the offered rate is beyond what the device carries here: lower it, or find its limit with a closed-loop sweep (oio sweep)")
+    } else {
+        Finding::new(
+            "bound",
+            Status::NotFound,
+            &s.source,
+            format!("open loop: the offered rate set the IOPS ({iops:.0} of {offered:.0} offered, {share:.0} %); the device kept up, so latency does not bound the rate"),
+        )
+        .conf(Confidence::Medium)
+    };
+    Some(
+        f.ev("achieved IOPS", iops, "IOPS", &from)
+            .ev("offered IOPS", offered, "IOPS", &from),
+    )
 }
 
 /// On the saturation plateau: throughput-bound with large I/O, IOPS-bound with small.

@@ -98,7 +98,47 @@ pub fn run_facts(runs: &[NamedRun]) -> Vec<Finding> {
     if let Some(f) = generator_bound(runs) {
         out.push(f);
     }
+    if let Some(f) = layout_phase(runs) {
+        out.push(f);
+    }
     out
+}
+
+/// An imported result that held a phase laying out or filling the file: left out of its
+/// summary (said once), or all there is (then it measures the layout, not a workload).
+fn layout_phase(runs: &[NamedRun]) -> Option<Finding> {
+    let hits: Vec<(&str, &str)> = runs
+        .iter()
+        .filter_map(|(name, r)| {
+            r.envelope
+                .warnings
+                .iter()
+                .find_map(|w| w.strip_prefix(experiment::LAYOUT_PHASE))
+                .map(|w| (*name, w.trim()))
+        })
+        .collect();
+    let (name, what) = *hits.first()?;
+    let src = names(&hits.iter().map(|h| h.0).collect::<Vec<_>>());
+    let only = what.starts_with("every job");
+    Some(
+        Finding::new(
+            "layout_phase",
+            Status::Found,
+            &src,
+            if only {
+                format!("a file layout, not a workload: {what}")
+            } else {
+                format!("a file layout phase was left out of {}: {what}", how_many(hits.len(), runs.len()))
+            },
+        )
+        .ev("layout phase", f64::NAN, "", &format!("{name}: warnings"))
+        .conf(Confidence::High)
+        .next(if only {
+            "measure the workload itself (run fio again once the file exists), and read this result as the layout's speed only"
+        } else {
+            "nothing to do: the summary holds the measured jobs only"
+        }),
+    )
 }
 
 fn memory_backed(runs: &[NamedRun]) -> Option<Finding> {

@@ -314,7 +314,12 @@ pub fn diagnose(inputs: &Inputs, opts: &Options) -> Diagnosis {
         }
     }
     let mut out = contradict::resolve(drafts);
-    sort(&mut out);
+    let simulated: Vec<&str> = groups
+        .iter()
+        .filter(|g| g.simulated().is_some())
+        .map(|g| g.info.id.as_str())
+        .collect();
+    sort(&mut out, &simulated);
     if out
         .iter()
         .any(|f| f.rule == "production_on_curve" && f.claim.contains(device::SAME_QUEUE_ASSUMPTION))
@@ -484,8 +489,16 @@ fn cap_noisy_host(f: &mut Finding) {
     });
 }
 
-fn sort(f: &mut [Finding]) {
-    f.sort_by(|a, b| a.rank().cmp(&b.rank()).then(b.confidence.cmp(&a.confidence)));
+/// Found first, then contradictions, not found, undecided; within each, what real devices
+/// showed before what models did, then the most confident first.
+fn sort(f: &mut [Finding], simulated: &[&str]) {
+    let model = |x: &Finding| simulated.contains(&x.group.as_str());
+    f.sort_by(|a, b| {
+        a.rank()
+            .cmp(&b.rank())
+            .then(model(a).cmp(&model(b)))
+            .then(b.confidence.cmp(&a.confidence))
+    });
 }
 
 /// The stated limit, else the smallest `queue_depth` / `nr_requests` among the runs' devices.

@@ -47,6 +47,8 @@ pub struct Sample {
     pub cv_pct: Option<f64>,
     /// Share of the interval the device was busy, percent (captures that record it).
     pub busy_pct: Option<f64>,
+    /// Open loop: the arrivals per second offered (the rate, not the depth, set the IOPS).
+    pub offered_iops: Option<f64>,
 }
 
 /// The samples of one device, sweep or set of runs.
@@ -118,6 +120,7 @@ fn device_samples(d: &DeviceSeries) -> Vec<Sample> {
             label: format!("t={}–{} s", trim(t_from), trim(iv.t_s)),
             cv_pct: None,
             busy_pct: iv.util_pct,
+            offered_iops: None,
         });
     }
     out
@@ -216,6 +219,7 @@ pub fn from_runs(source: &str, runs: &[(&str, &RunResult)]) -> Option<Series> {
                 io_bytes: t.bytes_per_sec / t.iops,
                 label: name.to_string(),
                 cv_pct: cv,
+                offered_iops: r.summary.offered_iops,
                 ..Sample::default()
             })
         })
