@@ -987,7 +987,10 @@ fn layout_named(job: &Value) -> bool {
 /// fill writes read as 647 KiB writes). Returns the jobs kept and a warning per job left out;
 /// when every job looks like a layout, all are kept and the warning says the result measures
 /// that phase.
-fn without_layout<'a>(jobs: Vec<&'a Value>, global: Option<&Value>) -> (Vec<&'a Value>, Vec<String>) {
+fn without_layout<'a>(
+    jobs: Vec<&'a Value>,
+    global: Option<&Value>,
+) -> (Vec<&'a Value>, Vec<String>) {
     use oio_core::experiment::LAYOUT_PHASE;
     let group = |j: &Value| j.get("groupid").and_then(Value::as_u64);
     let measured_groups: Vec<Option<u64>> = jobs
@@ -1008,7 +1011,10 @@ fn without_layout<'a>(jobs: Vec<&'a Value>, global: Option<&Value>) -> (Vec<&'a 
     };
     let mean_write = |j: &Value| {
         let d = j.get("write");
-        let bytes = d.and_then(|d| d.get("io_bytes")).and_then(Value::as_u64).unwrap_or(0);
+        let bytes = d
+            .and_then(|d| d.get("io_bytes"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
         oio_core::units::format_bytes(bytes as f64 / total_ios(j, "write").max(1) as f64)
     };
     let (out, kept): (Vec<&Value>, Vec<&Value>) = jobs.iter().partition(|j| layout(j));

@@ -357,7 +357,11 @@ fn a_fio_layout_phase_is_left_out_of_the_summary_and_said() {
             .filter(|w| w.starts_with(oio_core::experiment::LAYOUT_PHASE))
             .collect();
         assert_eq!(w.len(), 1, "{:?}", r.envelope.warnings);
-        assert!(w[0].contains("64 writes, mean 1.00 MiB") && w[0].contains("left out"), "{}", w[0]);
+        assert!(
+            w[0].contains("64 writes, mean 1.00 MiB") && w[0].contains("left out"),
+            "{}",
+            w[0]
+        );
     }
     // A sequential writer running beside the measured job, not named as a layout: kept.
     let v = with_layout_job("log", true);
@@ -369,8 +373,11 @@ fn a_fio_layout_phase_is_left_out_of_the_summary_and_said() {
     let r = fio::parse_json_result("f.json", &v.to_string()).unwrap();
     assert_eq!(r.summary.write.ios, 64);
     assert!(
-        r.envelope.warnings.iter().any(|w| w.starts_with(oio_core::experiment::LAYOUT_PHASE)
-            && w.contains("measures laying out the file")),
+        r.envelope
+            .warnings
+            .iter()
+            .any(|w| w.starts_with(oio_core::experiment::LAYOUT_PHASE)
+                && w.contains("measures laying out the file")),
         "{:?}",
         r.envelope.warnings
     );

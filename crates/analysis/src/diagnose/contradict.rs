@@ -7,7 +7,8 @@ use super::{Confidence, Draft, Finding, Status};
 use oio_core::experiment::ExperimentKey;
 
 /// Saturation depths further apart than this (ratio) disagree: one grid step (×2) is the
-/// resolution of a sweep.
+/// resolution of a sweep. Plateaus this far apart disagree too: no noise a sweep accepts
+/// halves its IOPS.
 pub const DEPTH_RATIO: f64 = 2.0;
 
 /// What a finding says, in a form two findings can be compared in.
@@ -29,6 +30,8 @@ pub(crate) enum Verdict {
     NotSaturated,
     /// Production's place against the knee.
     Place(Place),
+    /// A plateau at this many IOPS.
+    Plateau(f64),
 }
 
 fn disagree(a: Verdict, b: Verdict) -> bool {
@@ -37,6 +40,7 @@ fn disagree(a: Verdict, b: Verdict) -> bool {
         (Verdict::Saturated(_), Verdict::NotSaturated)
         | (Verdict::NotSaturated, Verdict::Saturated(_)) => true,
         (Verdict::Place(x), Verdict::Place(y)) => x != y,
+        (Verdict::Plateau(x), Verdict::Plateau(y)) => x.max(y) > DEPTH_RATIO * x.min(y),
         _ => false,
     }
 }

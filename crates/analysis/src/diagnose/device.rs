@@ -370,7 +370,12 @@ fn saturated(
 }
 
 /// Saturation against the queue limit: at it, well below it, or beyond it.
-fn compare_with_limit(mut f: Finding, a: &Group, top: &Group, limit: Option<&QueueLimit>) -> Finding {
+fn compare_with_limit(
+    mut f: Finding,
+    a: &Group,
+    top: &Group,
+    limit: Option<&QueueLimit>,
+) -> Finding {
     let Some(l) = limit else {
         return f.next("more outstanding I/O only adds latency here; state the adapter's queue limit with --queue-limit to compare");
     };
@@ -1136,7 +1141,12 @@ fn production(sname: &str, sweep: &Sweep, p: &ProductionQueue) -> (Finding, Opti
             p.from,
         )
         .ev("knee depth", k.qd as f64, "I/Os", &knee_from)
-        .ev("knee range, lowest depth (exclusive)", klo, "I/Os", &knee_from)
+        .ev(
+            "knee range, lowest depth (exclusive)",
+            klo,
+            "I/Os",
+            &knee_from,
+        )
         .ev("knee range, highest depth", khi, "I/Os", &knee_from)
         .conf(confidence);
     if let Some(s) = k.stability {

@@ -109,7 +109,11 @@ pub(crate) fn build<'a>(inputs: &'a Inputs, notes: &mut Vec<String>) -> Vec<Grou
         out.push(Group {
             info: GroupInfo {
                 kind: "capture".into(),
-                label: format!("capture {} ({} intervals)", s.source, s.samples.len() + s.idle_intervals),
+                label: format!(
+                    "capture {} ({} intervals)",
+                    s.source,
+                    s.samples.len() + s.idle_intervals
+                ),
                 inputs: vec![s.source.clone()],
                 ..GroupInfo::default()
             },
@@ -123,7 +127,10 @@ pub(crate) fn build<'a>(inputs: &'a Inputs, notes: &mut Vec<String>) -> Vec<Grou
         out.push(Group {
             info: GroupInfo {
                 kind: "tpcc".into(),
-                label: format!("TPC-C {} ({}, {} warehouses, {} workers)", db.source, db.dialect, db.warehouses, db.workers),
+                label: format!(
+                    "TPC-C {} ({}, {} warehouses, {} workers)",
+                    db.source, db.dialect, db.warehouses, db.workers
+                ),
                 inputs: vec![db.source.clone()],
                 ..GroupInfo::default()
             },
@@ -192,7 +199,11 @@ fn runs_noise(runs: &[NamedRun]) -> Option<(f64, String)> {
         .iter()
         .filter(|g| g.members.len() >= 2)
         .filter_map(|g| {
-            let iops: Vec<f64> = g.members.iter().map(|&i| runs[i].1.summary.total.iops).collect();
+            let iops: Vec<f64> = g
+                .members
+                .iter()
+                .map(|&i| runs[i].1.summary.total.iops)
+                .collect();
             samples::cv_pct(&iops).map(|c| (c, format!("repeats at depth {}", g.key)))
         })
         .max_by(|a, b| a.0.total_cmp(&b.0));
@@ -202,7 +213,8 @@ fn runs_noise(runs: &[NamedRun]) -> Option<(f64, String)> {
             .filter_map(|(_, r)| crate::sweep::interval_cv(r))
             .map(|c| c * 100.0)
             .collect();
-        crate::summary_stats::quantile(&cvs, 0.5).map(|m| (m, "intervals within runs (median)".to_string()))
+        crate::summary_stats::quantile(&cvs, 0.5)
+            .map(|m| (m, "intervals within runs (median)".to_string()))
     })
 }
 
@@ -244,7 +256,11 @@ fn sweep_groups<'a>(name: &'a str, s: &'a Sweep, claimed: Vec<NamedRun<'a>>) -> 
             };
             let known = knee.and_then(|k| k.saturation_qd).map(f64::from);
             let noise = knee
-                .and_then(|k| k.noise.cv_pct.map(|c| (c, format!("{name}: knee.noise ({})", k.noise.source))))
+                .and_then(|k| {
+                    k.noise
+                        .cv_pct
+                        .map(|c| (c, format!("{name}: knee.noise ({})", k.noise.source)))
+                })
                 .or_else(|| {
                     ser.samples
                         .iter()
@@ -269,7 +285,11 @@ fn sweep_groups<'a>(name: &'a str, s: &'a Sweep, claimed: Vec<NamedRun<'a>>) -> 
                     name,
                     sweep: s,
                     index,
-                    claimed: if index == 0 { claimed.clone() } else { Vec::new() },
+                    claimed: if index == 0 {
+                        claimed.clone()
+                    } else {
+                        Vec::new()
+                    },
                 },
                 series: Some((ser, known)),
             }
@@ -287,7 +307,8 @@ fn name_groups(groups: &mut [Group]) {
         let idx: Vec<usize> = (0..groups.len())
             .filter(|&i| groups[i].info.kind == kind && groups[i].key.is_some())
             .collect();
-        let keys: Vec<&ExperimentKey> = idx.iter().filter_map(|&i| groups[i].key.as_ref()).collect();
+        let keys: Vec<&ExperimentKey> =
+            idx.iter().filter_map(|&i| groups[i].key.as_ref()).collect();
         let diffs = experiment::differences(&keys);
         for (&i, d) in idx.iter().zip(diffs) {
             groups[i].info.differs = d;

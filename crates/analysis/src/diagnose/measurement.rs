@@ -62,7 +62,12 @@ pub fn simulated(runs: &[NamedRun], model: &str) -> Finding {
         )
     };
     Finding::new("simulated", Status::Found, &src, claim)
-        .ev("engine", f64::NAN, "", &format!("{src}: engine.name = {}", runs[0].1.engine.name))
+        .ev(
+            "engine",
+            f64::NAN,
+            "",
+            &format!("{src}: engine.name = {}", runs[0].1.engine.name),
+        )
         .conf(Confidence::High)
 }
 
@@ -254,7 +259,10 @@ pub fn too_short(runs: &[NamedRun]) -> Option<Finding> {
             how_many(short.len(), runs.len())
         ));
     }
-    if let Some((name, d)) = drifting.iter().max_by(|a, b| a.1.abs().total_cmp(&b.1.abs())) {
+    if let Some((name, d)) = drifting
+        .iter()
+        .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()))
+    {
         parts.push(format!(
             "{} not steady (IOPS drift up to {d:.1} %, {name}; bound {DRIFT_PCT:.0} %)",
             how_many(drifting.len(), runs.len())
@@ -269,7 +277,12 @@ pub fn too_short(runs: &[NamedRun]) -> Option<Finding> {
         .conf(Confidence::Medium)
         .next("longer --time, a longer --ramp, or oio sweep --steady");
     if let Some((name, d)) = drifting.first() {
-        f = f.ev("IOPS drift over the run", *d, "%", &format!("{name}: intervals"));
+        f = f.ev(
+            "IOPS drift over the run",
+            *d,
+            "%",
+            &format!("{name}: intervals"),
+        );
     }
     Some(f)
 }
@@ -277,13 +290,17 @@ pub fn too_short(runs: &[NamedRun]) -> Option<Finding> {
 /// Run-to-run noise among the repeats of each depth of one experiment: one finding for the
 /// group, naming the noisiest depth.
 pub fn run_to_run_noise(runs: &[NamedRun]) -> Option<Finding> {
-    let closed = runs
-        .iter()
-        .all(|(_, r)| r.summary.offered_iops.is_none() && r.workload.streams.iter().all(|s| s.rate.is_none()));
+    let closed = runs.iter().all(|(_, r)| {
+        r.summary.offered_iops.is_none() && r.workload.streams.iter().all(|s| s.rate.is_none())
+    });
     let parts = experiment::partition(runs, |(_, r)| experiment::depth(r));
     let mut levels: Vec<(u32, f64, Vec<&str>)> = Vec::new();
     for g in parts.iter().filter(|g| g.members.len() >= 2) {
-        let iops: Vec<f64> = g.members.iter().map(|&i| runs[i].1.summary.total.iops).collect();
+        let iops: Vec<f64> = g
+            .members
+            .iter()
+            .map(|&i| runs[i].1.summary.total.iops)
+            .collect();
         if let Some(cv) = cv_pct(&iops) {
             levels.push((g.key, cv, g.members.iter().map(|&i| runs[i].0).collect()));
         }
@@ -317,7 +334,11 @@ pub fn run_to_run_noise(runs: &[NamedRun]) -> Option<Finding> {
     }
     let mut f = Finding::new(
         "run_to_run_noise",
-        if found { Status::Found } else { Status::NotFound },
+        if found {
+            Status::Found
+        } else {
+            Status::NotFound
+        },
         &from,
         claim,
     )

@@ -358,7 +358,11 @@ fn group_rules(
             index: 0,
             claimed,
         } => {
-            out.extend(measurement::sweep_rules(name, sweep).into_iter().map(Draft::from));
+            out.extend(
+                measurement::sweep_rules(name, sweep)
+                    .into_iter()
+                    .map(Draft::from),
+            );
             out.extend(measurement::run_facts(claimed).into_iter().map(Draft::from));
             out.extend(production_rules(g, name, sweep, inputs, captures));
         }
@@ -369,7 +373,12 @@ fn group_rules(
 }
 
 /// The device rules on a group's series; about the model when it is simulated.
-fn device_rules(g: &Group, s: &Series, known: Option<f64>, limit: Option<&QueueLimit>) -> Vec<Draft> {
+fn device_rules(
+    g: &Group,
+    s: &Series,
+    known: Option<f64>,
+    limit: Option<&QueueLimit>,
+) -> Vec<Draft> {
     let sat = device::queue_saturation(s, limit, known);
     let says = g.key.clone().and_then(|experiment| {
         let verdict = match sat.finding.status {
@@ -383,11 +392,30 @@ fn device_rules(g: &Group, s: &Series, known: Option<f64>, limit: Option<&QueueL
             verdict,
         })
     });
-    let mut out = vec![Draft {
-        finding: sat.finding.clone(),
-        says,
-    }];
-    out.push(device::bound(s, &sat).into());
+    let bound = device::bound(s, &sat);
+    let plateau = match (&sat.at, bound.status) {
+        (Some(_), Status::Found) => bound
+            .evidence
+            .iter()
+            .find(|e| e.what == "plateau IOPS")
+            .and_then(|e| e.value),
+        _ => None,
+    };
+    let bound_says = plateau.zip(g.key.clone()).map(|(iops, experiment)| Says {
+        experiment,
+        subject: String::new(),
+        verdict: Verdict::Plateau(iops),
+    });
+    let mut out = vec![
+        Draft {
+            finding: sat.finding.clone(),
+            says,
+        },
+        Draft {
+            finding: bound,
+            says: bound_says,
+        },
+    ];
     out.push(device::write_penalty(s).into());
     if s.kind == SeriesKind::Observation {
         out.push(device::periods_differ(s).into());
@@ -411,7 +439,10 @@ fn about_the_model(f: &mut Finding, model: &str) {
 
 /// The rules on a real group's own runs.
 fn run_rules(runs: &[NamedRun]) -> Vec<Draft> {
-    let mut out: Vec<Draft> = measurement::run_facts(runs).into_iter().map(Draft::from).collect();
+    let mut out: Vec<Draft> = measurement::run_facts(runs)
+        .into_iter()
+        .map(Draft::from)
+        .collect();
     out.extend(measurement::too_short(runs).map(Draft::from));
     out.extend(measurement::run_to_run_noise(runs).map(Draft::from));
     out
@@ -462,12 +493,24 @@ fn production_rules(
 
 /// Caps a finding at low confidence when its effect (percent) is within
 /// [`NOISE_EFFECT_RATIO`] times the noise of the points it rests on, and says so.
-pub(crate) fn cap_by_noise(mut f: Finding, effect_pct: f64, noise: Option<(f64, String)>) -> Finding {
+pub(crate) fn cap_by_noise(
+    mut f: Finding,
+    effect_pct: f64,
+    noise: Option<(f64, String)>,
+) -> Finding {
     let Some((n, from)) = noise else {
         return f;
     };
-    f = f.ev("largest spread of IOPS among these points (noise)", n, "%", &from);
-    if effect_pct.is_finite() && effect_pct < NOISE_EFFECT_RATIO * n && f.status != Status::Undecided {
+    f = f.ev(
+        "largest spread of IOPS among these points (noise)",
+        n,
+        "%",
+        &from,
+    );
+    if effect_pct.is_finite()
+        && effect_pct < NOISE_EFFECT_RATIO * n
+        && f.status != Status::Undecided
+    {
         f.confidence = Confidence::Low;
         f.claim.push_str(&format!(
             "; low confidence: the points vary by {n:.0} % between runs, comparable to the {effect_pct:.0} % this rests on"

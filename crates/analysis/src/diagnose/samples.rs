@@ -136,7 +136,10 @@ fn trim(v: f64) -> String {
 
 /// Relative standard deviation of `v`, percent (None with fewer than 2 values or a mean of 0).
 pub(crate) fn cv_pct(v: &[f64]) -> Option<f64> {
-    let (m, sd) = (crate::summary_stats::mean(v)?, crate::summary_stats::stdev(v)?);
+    let (m, sd) = (
+        crate::summary_stats::mean(v)?,
+        crate::summary_stats::stdev(v)?,
+    );
     (v.len() >= 2 && m > 0.0).then(|| 100.0 * sd / m)
 }
 

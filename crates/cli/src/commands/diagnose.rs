@@ -110,7 +110,11 @@ fn write_text(out: &mut dyn Write, d: &Diagnosis, all: bool) -> std::io::Result<
     if head.is_empty() {
         writeln!(out, "No bottleneck found by the rules that could decide.")?;
     }
-    let shown = if all { head.len() } else { head.len().min(SHOWN) };
+    let shown = if all {
+        head.len()
+    } else {
+        head.len().min(SHOWN)
+    };
     for (i, f) in head.iter().take(shown).enumerate() {
         write_finding(out, i, f)?;
     }
