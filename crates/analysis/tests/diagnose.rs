@@ -730,3 +730,509 @@ fn the_diagnosis_serialises_with_its_schema() {
     let back: Diagnosis = serde_json::from_value(v).unwrap();
     assert_eq!(back.findings, d.findings);
 }
+
+// ---- Like with like: groups, simulated inputs, noise, idle devices, contradictions. ----
+
+/// A run of the fixed-service model (`servers` × `service_ns`) at depth `qd`: IOPS and mean
+/// latency by Little's law, ten steady intervals, on `engine`.
+fn model_run(qd: u32, servers: f64, service_ns: f64, engine: &str) -> RunResult {
+    let mut r = run_fixture();
+    r.engine.name = engine.into();
+    r.workload.streams[0].outstanding = Some(qd);
+    r.summary.configured_outstanding = qd;
+    let iops = (qd as f64).min(servers) / service_ns * 1e9;
+    let lat = qd as f64 / iops * 1e9;
+    let t = &mut r.summary.total;
+    t.iops = iops;
+    t.bytes_per_sec = iops * 4096.0;
+    t.latency_ns.mean = Some(lat);
+    t.outstanding_mean = qd as f64;
+    r.summary.read = r.summary.total.clone();
+    for iv in &mut r.intervals {
+        iv.total.iops = iops;
+        iv.read.iops = iops;
+    }
+    r
+}
+
+/// The same run on the simulated device (as `oio run --engine null --sim` records it).
+fn simulated(mut r: RunResult) -> RunResult {
+    r.engine.name = "null".into();
+    r.engine.features = vec!["no_io".into(), "simulated_device".into()];
+    r.envelope.warnings = vec![
+        "simulated device (8 servers × 1.00 ms fixed service): no I/O reached any device".into(),
+    ];
+    r
+}
+
+/// The same run in open loop at `rate` arrivals per second.
+fn open_loop(mut r: RunResult, rate: f64) -> RunResult {
+    r.workload.streams[0].rate = Some(oio_core::workload::Rate {
+        iops: rate,
+        ..Default::default()
+    });
+    r.summary.configured_outstanding = 0;
+    r.summary.offered_iops = Some(rate);
+    r
+}
+
+fn named(rs: Vec<RunResult>, prefix: &str) -> Vec<(String, RunResult)> {
+    rs.into_iter()
+        .enumerate()
+        .map(|(i, r)| (format!("{prefix}/run-{i}.json"), r))
+        .collect()
+}
+
+fn group_of<'a>(
+    d: &'a Diagnosis,
+    f: &oio_analysis::diagnose::Finding,
+) -> &'a oio_analysis::diagnose::GroupInfo {
+    d.groups
+        .iter()
+        .find(|g| g.id == f.group)
+        .unwrap_or_else(|| panic!("no group {:?} for {f:#?}", f.group))
+}
+
+#[test]
+fn mixed_inputs_are_diagnosed_as_separate_groups_and_never_pooled() {
+    // A real depth series saturating at 4, the same workload simulated saturating at 8,
+    // three open-loop runs at three rates, and another workload: four experiments and more.
+    let mut runs = named(
+        [1, 2, 4, 8, 16, 32]
+            .iter()
+            .map(|&q| model_run(q, 4.0, 1e6, "io_uring"))
+            .collect(),
+        "real",
+    );
+    runs.extend(named(
+        [1, 2, 4, 8, 16, 32, 64]
+            .iter()
+            .map(|&q| simulated(model_run(q, 8.0, 1e6, "io_uring")))
+            .collect(),
+        "sim",
+    ));
+    runs.extend(named(
+        [500.0, 1000.0, 2000.0]
+            .iter()
+            .map(|&rate| open_loop(model_run(4, 4.0, 1e6, "io_uring"), rate))
+            .collect(),
+        "open",
+    ));
+    let mut other = model_run(4, 4.0, 1e6, "io_uring");
+    other.workload.name = "seqwrite-1m".into();
+    runs.extend(named(vec![other], "other"));
+    let d = diagnose(
+        &Inputs {
+            runs,
+            ..Default::default()
+        },
+        &Options::default(),
+    );
+    // One group per experiment: the real series, the simulated series, three rates, the other
+    // workload; each named apart by what differs.
+    assert_eq!(d.groups.len(), 6, "{:#?}", d.groups);
+    let sizes: Vec<usize> = d.groups.iter().map(|g| g.inputs.len()).collect();
+    assert_eq!(sizes, [6, 7, 1, 1, 1, 1], "{:#?}", d.groups);
+    assert!(d.groups[1].simulated.is_some());
+    assert!(
+        d.groups[1]
+            .differs
+            .iter()
+            .any(|x| x.starts_with("simulated")),
+        "{:?}",
+        d.groups[1].differs
+    );
+    assert!(
+        d.groups[2].label.contains("open loop at 500/s"),
+        "{}",
+        d.groups[2].label
+    );
+    let labels: Vec<&str> = d.groups.iter().map(|g| g.label.as_str()).collect();
+    let mut unique = labels.clone();
+    unique.dedup();
+    assert_eq!(unique.len(), labels.len(), "{labels:?}");
+    // Each group saturates where its own model says, none pooled with another.
+    let sat: Vec<(&str, f64)> = d
+        .found()
+        .filter(|f| f.rule == "queue_saturation")
+        .map(|f| {
+            (
+                f.group.as_str(),
+                evidence(f, "queue where saturation starts"),
+            )
+        })
+        .collect();
+    assert_eq!(sat, [("g1", 4.0), ("g2", 8.0)], "{:#?}", d.findings);
+    // No open-loop run counted as "qd 0", no noise from runs of different rates.
+    assert!(
+        d.findings.iter().all(|f| !f.claim.contains("qd 0")),
+        "{:#?}",
+        d.findings
+    );
+    assert!(
+        d.findings.iter().all(|f| f.rule != "run_to_run_noise"),
+        "{:#?}",
+        d.findings
+    );
+    // Every finding belongs to exactly one group.
+    for f in &d.findings {
+        assert!(!f.group.contains(','), "{f:#?}");
+        let g = group_of(&d, f);
+        for input in f.source.split(", ") {
+            let input = input.split(" …").next().unwrap();
+            assert!(
+                f.source.contains(" runs of ") || g.inputs.iter().any(|i| i == input),
+                "{input} is not in {}: {f:#?}",
+                g.id
+            );
+        }
+    }
+}
+
+#[test]
+fn simulated_runs_never_feed_device_findings_and_are_said_once() {
+    let runs = named(
+        (0..40)
+            .map(|i| {
+                simulated(model_run(
+                    [1, 2, 4, 8, 16, 32, 64, 128][i % 8],
+                    8.0,
+                    1e6,
+                    "io_uring",
+                ))
+            })
+            .collect(),
+        "sim",
+    );
+    let d = diagnose(
+        &Inputs {
+            runs,
+            ..Default::default()
+        },
+        &Options { queue_limit: None },
+    );
+    // One "simulated" finding for forty runs, and every device finding says it is the model's.
+    assert_eq!(
+        d.found().filter(|f| f.rule == "simulated").count(),
+        1,
+        "{:#?}",
+        d.findings
+    );
+    for f in d.findings.iter().filter(|f| {
+        [
+            "queue_saturation",
+            "bound",
+            "write_penalty",
+            "periods_differ",
+        ]
+        .contains(&f.rule.as_str())
+    }) {
+        assert!(f.claim.starts_with("simulated: "), "{}", f.claim);
+        assert!(
+            f.next
+                .iter()
+                .all(|n| n.contains("says nothing about storage")),
+            "{:?}",
+            f.next
+        );
+    }
+    // The device's own queue limit (nr_requests of the disk the model ran beside) is not the
+    // model's: not compared.
+    let sat = found(&d, "queue_saturation");
+    assert!(!sat.claim.contains("queue limit"), "{}", sat.claim);
+    // Bounded: a handful of findings for one group, not one per run.
+    assert!(
+        d.findings.len() <= 8,
+        "{} findings: {:#?}",
+        d.findings.len(),
+        d.findings
+    );
+}
+
+#[test]
+fn a_simulated_sweep_does_not_place_production() {
+    let mut s = sim_sweep();
+    s.simulated = Some("8 servers × 1.00 ms fixed service".into());
+    let prod = ramp_capture(8.0, 1e6, &[24.0, 32.0, 40.0], 0.0, 4096.0);
+    let c = characterize(
+        &prod,
+        &CharOptions {
+            busy_queue: 0.0,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let d = diagnose(
+        &Inputs {
+            sweeps: vec![("sweep.json".into(), s)],
+            characterizations: vec![("prod.json".into(), c)],
+            ..Default::default()
+        },
+        &Options::default(),
+    );
+    let p: Vec<_> = d
+        .findings
+        .iter()
+        .filter(|f| f.rule == "production_on_curve")
+        .collect();
+    assert_eq!(p.len(), 1, "{:#?}", d.findings);
+    assert_eq!(p[0].status, Status::Undecided);
+    assert!(p[0].claim.contains("simulated device"), "{}", p[0].claim);
+}
+
+#[test]
+fn an_idle_device_is_idle_not_latency_bound() {
+    // A Windows disk 99.5 % idle: a few I/Os now and then, queue 0.004, most intervals empty.
+    let mut obs = Observation::new(SourceKind::Perfmon, vec!["perfmon.csv".into()]);
+    let d = obs.device_mut("C:");
+    for i in 0..60 {
+        let busy = i % 6 == 0;
+        let iops = if busy { 2.0 } else { 0.0 };
+        d.intervals.push(DeviceInterval {
+            t_s: (i + 1) as f64,
+            duration_s: 1.0,
+            read: DirCounters {
+                iops: Some(iops),
+                bytes_per_sec: Some(iops * 4096.0),
+                latency_mean_ns: busy.then_some(2e6),
+                ..Default::default()
+            },
+            write: DirCounters {
+                iops: Some(0.0),
+                ..Default::default()
+            },
+            queue_mean: Some(if busy { 0.004 } else { 0.0 }),
+            util_pct: Some(if busy { 0.5 } else { 0.0 }),
+            ..Default::default()
+        });
+    }
+    let d = run_obs(&obs, &Options::default());
+    let b = found(&d, "bound");
+    assert!(b.claim.starts_with("idle:"), "{}", b.claim);
+    assert!(evidence(b, "busy share") < 1.0);
+    assert!(
+        d.findings
+            .iter()
+            .all(|f| !f.claim.contains("latency-bound")),
+        "{:#?}",
+        d.findings
+    );
+    assert!(b.next.iter().all(|n| !n.contains("more I/O in parallel")));
+}
+
+/// A sweep of the fixed-service model with `servers`, with `iops_runs` repeats per depth
+/// scaled by `noise` (one factor per repeat), analysed as `oio sweep` does.
+fn model_sweep(servers: f64, noise: &[f64]) -> Sweep {
+    let mut s = sim_sweep();
+    s.points = [1u32, 2, 4, 8, 16, 32, 64]
+        .iter()
+        .map(|&qd| {
+            let iops = (qd as f64).min(servers) / 1e6 * 1e9;
+            let runs: Vec<f64> = noise.iter().map(|n| iops * n).collect();
+            let mean = runs.iter().sum::<f64>() / runs.len() as f64;
+            let lat = qd as f64 / mean * 1e9;
+            SweepPoint {
+                qd,
+                bs: None,
+                read_pct: None,
+                runs: runs.len(),
+                iops: mean,
+                iops_runs: runs,
+                bytes_per_sec: mean * 4096.0,
+                latency_ns: LatencySummary {
+                    mean: Some(lat),
+                    p50: Some(lat as u64),
+                    p90: Some((lat * 1.5) as u64),
+                    p99: Some((lat * 2.0) as u64),
+                    ..Default::default()
+                },
+                outstanding_mean: qd as f64,
+                interval_cv_pct: Some(2.0),
+                steady: Steady {
+                    reached: None,
+                    drift_pct: Some(1.0),
+                    runs_made: noise.len() as u32,
+                },
+                sources: vec![],
+            }
+        })
+        .collect();
+    s.knee = None;
+    sweep::analyse(&mut s, None);
+    s
+}
+
+fn production_at(q: f64) -> oio_analysis::characterize::Characterization {
+    let prod = ramp_capture(64.0, 1e6, &[q, q, q], 0.0, 4096.0);
+    characterize(
+        &prod,
+        &CharOptions {
+            busy_queue: 0.0,
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn two_sweeps_of_one_experiment_that_disagree_are_undecided() {
+    // The same workload on the same file swept twice: once saturating at 4, once at 16.
+    let a = model_sweep(4.0, &[1.0, 1.01, 0.99]);
+    let b = model_sweep(16.0, &[1.0, 1.01, 0.99]);
+    assert_eq!(a.knee.as_ref().unwrap().saturation_qd, Some(4));
+    assert_eq!(b.knee.as_ref().unwrap().saturation_qd, Some(16));
+    let prod = production_at(5.2);
+    let one = |s: &Sweep| {
+        diagnose(
+            &Inputs {
+                sweeps: vec![("a.json".into(), s.clone())],
+                characterizations: vec![("prod.json".into(), prod.clone())],
+                ..Default::default()
+            },
+            &Options::default(),
+        )
+    };
+    // Each alone decides, opposite ways.
+    assert!(found(&one(&a), "production_on_curve")
+        .claim
+        .contains("beyond"));
+    assert!(found(&one(&b), "production_on_curve")
+        .claim
+        .contains("below the knee"));
+    let d = diagnose(
+        &Inputs {
+            sweeps: vec![("a.json".into(), a), ("b.json".into(), b)],
+            characterizations: vec![("prod.json".into(), prod)],
+            ..Default::default()
+        },
+        &Options::default(),
+    );
+    assert_eq!(d.groups[0].same_experiment_as, ["g2"]);
+    for rule in ["production_on_curve", "queue_saturation", "bound"] {
+        let f: Vec<_> = d.findings.iter().filter(|f| f.rule == rule).collect();
+        assert_eq!(f.len(), 1, "{rule}: {:#?}", d.findings);
+        assert_eq!(f[0].status, Status::Undecided, "{:#?}", f[0]);
+        assert!(f[0].claim.starts_with("contradicting: "), "{}", f[0].claim);
+        assert!(f[0].claim.contains("undecided"), "{}", f[0].claim);
+        assert_eq!(f[0].conflicting.len(), 2, "{:?}", f[0].conflicting);
+        assert!(f[0].conflicting[0].starts_with("a.json"));
+        assert!(f[0].conflicting[1].starts_with("b.json"));
+        assert_eq!(f[0].group, "g1, g2");
+        assert_eq!(f[0].confidence, Confidence::Low);
+        assert!(f[0].is_contradiction());
+    }
+    // Contradictions rank right after what was found: shown, not buried.
+    assert!(d.headline().any(|f| f.is_contradiction()));
+}
+
+#[test]
+fn production_within_the_knees_range_is_undecided() {
+    // Knee at 8, somewhere in (4, 8]: production at 5.2 could be either side.
+    let s = model_sweep(8.0, &[1.0, 1.01, 0.99]);
+    let k = s.knee.as_ref().unwrap();
+    let (lo, hi) = oio_analysis::diagnose::knee_range(k);
+    assert!(lo < 5.2 && 5.2 < hi, "{lo}–{hi}");
+    let d = diagnose(
+        &Inputs {
+            sweeps: vec![("s.json".into(), s.clone())],
+            characterizations: vec![("prod.json".into(), production_at(5.2))],
+            ..Default::default()
+        },
+        &Options::default(),
+    );
+    assert_eq!(status(&d, "production_on_curve"), Status::Undecided);
+    let p = d
+        .findings
+        .iter()
+        .find(|f| f.rule == "production_on_curve")
+        .unwrap();
+    assert!(
+        p.claim.contains("within the knee's uncertainty"),
+        "{}",
+        p.claim
+    );
+    // Outside the range it decides, and states that a device queue is compared with oio's
+    // outstanding I/O, and under which assumption; never more than medium for it.
+    let d = diagnose(
+        &Inputs {
+            sweeps: vec![("s.json".into(), s)],
+            characterizations: vec![("prod.json".into(), production_at(32.0))],
+            ..Default::default()
+        },
+        &Options::default(),
+    );
+    let p = found(&d, "production_on_curve");
+    assert!(
+        p.claim.contains("the device's queue") && p.claim.contains("O_DIRECT"),
+        "{}",
+        p.claim
+    );
+    assert!(p.confidence <= Confidence::Medium);
+    assert!(
+        d.notes.iter().any(|n| n.contains("oio's outstanding I/O")),
+        "{:?}",
+        d.notes
+    );
+}
+
+#[test]
+fn confidence_is_capped_by_the_measured_noise() {
+    // Repeats spread ±50 %: the saturation the sweep names rests on noise as large as it.
+    let noisy = model_sweep(8.0, &[1.0, 0.4, 1.6]);
+    let d = diagnose(
+        &Inputs {
+            sweeps: vec![("noisy.json".into(), noisy)],
+            ..Default::default()
+        },
+        &Options::default(),
+    );
+    let f = d
+        .findings
+        .iter()
+        .find(|f| f.rule == "queue_saturation")
+        .unwrap();
+    assert_eq!(f.confidence, Confidence::Low, "{f:#?}");
+    assert!(evidence(f, "largest spread of IOPS") > 40.0);
+    assert!(d.groups[0].noise_pct.unwrap() > 30.0, "{:#?}", d.groups);
+    // The same sweep with repeats within 1 %: not capped.
+    let quiet = model_sweep(8.0, &[1.0, 1.01, 0.99]);
+    let d = diagnose(
+        &Inputs {
+            sweeps: vec![("quiet.json".into(), quiet)],
+            ..Default::default()
+        },
+        &Options::default(),
+    );
+    assert!(found(&d, "queue_saturation").confidence > Confidence::Low);
+}
+
+#[test]
+fn saturation_never_says_iops_stay_near_beside_much_more_deeper() {
+    // The walk's sweep: a neighbour's burst faked a dip at qd 8, the sweep named saturation at
+    // 4 with 22,709 IOPS, and qd 64 did 31,119.
+    let mut s = model_sweep(64.0, &[1.0, 1.01, 0.99]);
+    let iops = [
+        6_000.0, 12_000.0, 22_709.0, 12_736.0, 24_000.0, 28_000.0, 31_119.0,
+    ];
+    for (p, v) in s.points.iter_mut().zip(iops) {
+        p.iops = v;
+        p.iops_runs = vec![v; 3];
+        p.latency_ns.mean = Some(p.qd as f64 / v * 1e9);
+    }
+    s.knee.as_mut().unwrap().saturation_qd = Some(4);
+    let d = diagnose(
+        &Inputs {
+            sweeps: vec![("s.json".into(), s)],
+            ..Default::default()
+        },
+        &Options::default(),
+    );
+    let f = d
+        .findings
+        .iter()
+        .find(|f| f.rule == "queue_saturation")
+        .unwrap();
+    assert!(!f.claim.contains("stay near"), "{}", f.claim);
+    assert!(f.claim.contains("31119"), "{}", f.claim);
+    assert_eq!(evidence(f, "most IOPS beyond saturation"), 31_119.0);
+}

@@ -300,3 +300,327 @@ fn postgres_with_one_warehouse_and_eight_workers_is_lock_contention() {
         "{claim}"
     );
 }
+
+const SIM: &str = "servers=8,service=1ms,clock=virtual";
+
+/// `oio run` on the simulated device (virtual clock) into `out`, with `extra` options.
+fn sim_run(dir: &Path, out: &str, extra: &[&str]) {
+    let mut args = vec![
+        "run",
+        "--engine",
+        "null",
+        "--sim",
+        SIM,
+        "--time",
+        "1s",
+        "--ramp",
+        "0s",
+        "--interval",
+        "250ms",
+        "--size",
+        "1M",
+        "--out",
+        out,
+    ];
+    args.extend_from_slice(extra);
+    run_json(dir, &args);
+}
+
+fn diagnose_text(dir: &Path, inputs: &[&str], extra: &[&str]) -> String {
+    let out = oio()
+        .current_dir(dir)
+        .arg("diagnose")
+        .args(inputs)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn mixed_directories_are_named_apart_and_simulated_runs_feed_no_device_finding() {
+    let dir = scratch();
+    let d = dir.path();
+    // A simulated sweep with its runs; simulated runs at three depths; open-loop runs at
+    // three rates; another workload; real runs on a file.
+    run_json(
+        d,
+        &[
+            "sweep",
+            "randread",
+            "--sim",
+            SIM,
+            "--size",
+            "1M",
+            "--time",
+            "1s",
+            "--ramp",
+            "0s",
+            "--interval",
+            "250ms",
+            "--qd",
+            "1,2,4,8,16,32",
+            "--out",
+            "sw",
+        ],
+    );
+    for qd in ["1", "4", "16"] {
+        sim_run(d, "depths", &["--rw", "randread", "--qd", qd]);
+    }
+    for rate in ["1000", "2000", "4000"] {
+        sim_run(d, "rates", &["--rw", "randread", "--rate", rate]);
+    }
+    sim_run(d, "rates", &["--rw", "randwrite", "--qd", "4"]);
+    for _ in 0..2 {
+        run_json(
+            d,
+            &[
+                "run",
+                "--rw",
+                "randread",
+                "--qd",
+                "2",
+                "--time",
+                "1s",
+                "--ramp",
+                "0s",
+                "--interval",
+                "250ms",
+                "--size",
+                "4M",
+                "real.dat",
+                "--out",
+                "real",
+            ],
+        );
+    }
+    let v = diagnose_json(
+        d,
+        &[
+            Path::new("sw"),
+            Path::new("depths"),
+            Path::new("rates"),
+            Path::new("real"),
+        ],
+        &[],
+    );
+    let groups = v["groups"].as_array().unwrap();
+    let kinds: Vec<(&str, usize)> = groups
+        .iter()
+        .map(|g| {
+            (
+                g["kind"].as_str().unwrap(),
+                g["inputs"].as_array().unwrap().len(),
+            )
+        })
+        .collect();
+    // depths (3 runs), three rates, randwrite, real (2 runs), and the sweep (its 6 runs are
+    // its own, not diagnosed again).
+    assert_eq!(
+        kinds,
+        [
+            ("runs", 3),
+            ("runs", 1),
+            ("runs", 1),
+            ("runs", 1),
+            ("runs", 1),
+            ("runs", 2),
+            ("sweep", 1)
+        ],
+        "{v:#}"
+    );
+    let real = &groups[5];
+    assert!(real["simulated"].is_null(), "{real:#}");
+    assert!(real["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|i| i.as_str().unwrap().starts_with("real/")));
+    // One "simulated" finding per simulated group, none for the real one.
+    let sim_groups: Vec<&str> = groups
+        .iter()
+        .filter(|g| !g["simulated"].is_null())
+        .map(|g| g["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(sim_groups.len(), 6);
+    let sim_found = findings(&v, "simulated", "found");
+    let mut said: Vec<&str> = sim_found
+        .iter()
+        .map(|f| f["group"].as_str().unwrap())
+        .collect();
+    said.sort_unstable();
+    let mut want = sim_groups.clone();
+    want.sort_unstable();
+    assert_eq!(said, want, "{v:#}");
+    // Device findings of simulated groups say they are the model's; no open-loop run is
+    // counted at "qd 0"; runs at three rates make no noise finding.
+    for f in v["findings"].as_array().unwrap() {
+        let rule = f["rule"].as_str().unwrap();
+        let claim = f["claim"].as_str().unwrap();
+        if sim_groups.contains(&f["group"].as_str().unwrap_or(""))
+            && ["queue_saturation", "bound", "write_penalty"].contains(&rule)
+        {
+            assert!(claim.starts_with("simulated: "), "{claim}");
+        }
+        assert!(!claim.contains("qd 0"), "{claim}");
+    }
+    assert!(findings(&v, "run_to_run_noise", "found")
+        .iter()
+        .all(|f| f["group"] == real["id"]));
+    // In the terminal: the groups named, then at most 8 findings, the rest counted.
+    let text = diagnose_text(d, &["sw", "depths", "rates", "real"], &[]);
+    assert!(
+        text.contains("7 groups of inputs, diagnosed apart and never pooled"),
+        "{text}"
+    );
+    for g in groups {
+        let line = format!(
+            "  {}  {}",
+            g["id"].as_str().unwrap(),
+            g["label"].as_str().unwrap()
+        );
+        assert!(text.contains(&line), "{line} in {text}");
+    }
+    let numbered = text
+        .lines()
+        .filter(|l| {
+            l.split_once(". [")
+                .is_some_and(|(n, _)| n.parse::<usize>().is_ok())
+        })
+        .count();
+    let head = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["status"] == "found" || f["conflicting"].is_array())
+        .count();
+    assert_eq!(numbered, head.min(8), "{text}");
+    if head > 8 {
+        assert!(
+            text.contains(&format!(
+                "and {} more found or contradicting: --all",
+                head - 8
+            )),
+            "{text}"
+        );
+    }
+    let all = diagnose_text(d, &["sw", "depths", "rates", "real"], &["--all"]);
+    let numbered_all = all
+        .lines()
+        .filter(|l| {
+            l.split_once(". [")
+                .is_some_and(|(n, _)| n.parse::<usize>().is_ok())
+        })
+        .count();
+    assert_eq!(numbered_all, head);
+}
+
+/// A perfmon CSV of a disk that is 99.5 % idle: a few reads now and then, queue 0.004.
+fn idle_perfmon() -> String {
+    let c = |n: &str| format!("\"\\\\HOST\\PhysicalDisk(0 C:)\\{n}\"");
+    let mut s = format!(
+        "\"(PDH-CSV 4.0) (UTC)(0)\",{},{},{},{},{},{}\n",
+        c("Disk Reads/sec"),
+        c("Disk Writes/sec"),
+        c("Avg. Disk sec/Read"),
+        c("Avg. Disk sec/Write"),
+        c("Avg. Disk Queue Length"),
+        c("% Idle Time")
+    );
+    for i in 0..60 {
+        let busy = i % 5 == 0;
+        let (r, lat, q, idle) = if busy {
+            ("2", "0.002", "0.004", "99.5")
+        } else {
+            ("0", "0", "0", "100")
+        };
+        s.push_str(&format!(
+            "\"01/02/2024 10:{:02}:{:02}.000\",\"{r}\",\"0\",\"{lat}\",\"0\",\"{q}\",\"{idle}\"\n",
+            i / 60,
+            i % 60
+        ));
+    }
+    s
+}
+
+#[test]
+fn an_idle_windows_disk_is_idle_not_latency_bound() {
+    let dir = scratch();
+    let cap = dir.path().join("perfmon.csv");
+    std::fs::write(&cap, idle_perfmon()).unwrap();
+    let v = diagnose_json(dir.path(), &[&cap], &[]);
+    let b = findings(&v, "bound", "found");
+    assert_eq!(b.len(), 1, "{v:#}");
+    let claim = b[0]["claim"].as_str().unwrap();
+    assert!(claim.starts_with("idle:"), "{claim}");
+    assert!(evidence(b[0], "busy share") < 1.0, "{claim}");
+    let text = diagnose_text(dir.path(), &["perfmon.csv"], &["--all"]);
+    assert!(
+        !text.contains("latency-bound") && !text.contains("more I/O in parallel"),
+        "{text}"
+    );
+}
+
+#[test]
+fn two_sweeps_of_one_file_that_disagree_are_undecided() {
+    let dir = scratch();
+    let d = dir.path();
+    // Two sweeps of one workload on one file: the model stands in for a device whose answer
+    // moved between them (4 servers, then 16); the documents are made to read as real.
+    let mut files = Vec::new();
+    for (servers, name) in [("4", "a.json"), ("16", "b.json")] {
+        let sim = format!("servers={servers},service=1ms,clock=virtual");
+        let mut s = run_json(
+            d,
+            &[
+                "sweep",
+                "randread",
+                "--sim",
+                &sim,
+                "--size",
+                "1M",
+                "--time",
+                "1s",
+                "--ramp",
+                "0s",
+                "--interval",
+                "250ms",
+                "--qd",
+                "1,2,4,8,16,32,64",
+                "--out",
+                "out",
+            ],
+        );
+        s["simulated"] = Value::Null;
+        s["engine"] = "io_uring".into();
+        s["warnings"] = serde_json::json!([]);
+        std::fs::write(d.join(name), serde_json::to_string(&s).unwrap()).unwrap();
+        files.push(d.join(name));
+    }
+    let v = diagnose_json(d, &[&files[0], &files[1]], &[]);
+    assert_eq!(
+        v["groups"][0]["same_experiment_as"],
+        serde_json::json!(["g2"])
+    );
+    let u = findings(&v, "queue_saturation", "undecided");
+    assert_eq!(u.len(), 1, "{v:#}");
+    assert!(
+        findings(&v, "queue_saturation", "found").is_empty(),
+        "{v:#}"
+    );
+    let claim = u[0]["claim"].as_str().unwrap();
+    assert!(
+        claim.starts_with("contradicting: ") && claim.contains("undecided"),
+        "{claim}"
+    );
+    assert_eq!(u[0]["conflicting"].as_array().unwrap().len(), 2);
+    assert_eq!(u[0]["confidence"], "low");
+    // Shown in the terminal, not buried among the rules that found nothing.
+    let text = diagnose_text(d, &["a.json", "b.json"], &[]);
+    assert!(text.contains("[low confidence] contradicting: "), "{text}");
+}

@@ -26,6 +26,7 @@
 pub mod cancel;
 pub mod cpu;
 pub mod document;
+pub mod experiment;
 pub mod histogram;
 pub mod host;
 pub mod observation;

@@ -131,7 +131,7 @@ pub fn evidence_value(e: &Evidence) -> String {
 fn threshold(rule: &str) -> Option<&'static str> {
     Some(match rule {
         "queue_saturation" => "from some queue length on, IOPS grow slower than queue^0.2 while mean latency grows at least as queue^0.8 (6 busy intervals or 3 sweep points over 3 levels)",
-        "bound" => "on the saturation plateau, mean I/O ≥ 64 KiB: throughput-bound, smaller: IOPS-bound; no plateau and ≤ 2 I/Os outstanding: latency-bound",
+        "bound" => "on the saturation plateau, mean I/O ≥ 64 KiB: throughput-bound, smaller: IOPS-bound; a device busy < 10 % of the time: idle; no plateau, ≤ 2 I/Os outstanding and busy ≥ 50 % of the time: latency-bound; open loop below 95 % of the offered rate: falls behind",
         "write_penalty" => "at equal queue, a write share spanning ≥ 20 points and the write-heavy half's median latency ≥ 1.3× the read-heavy half's",
         "periods_differ" => "the slowest period's mean latency ≥ 1.5× the fastest's",
         "production_on_curve" => "a sweep plus a characterization or capture of production: its outstanding I/O placed against the knee",
@@ -143,6 +143,7 @@ fn threshold(rule: &str) -> Option<&'static str> {
         "buffered_io" => "a run without O_DIRECT",
         "memory_backed" => "a target on tmpfs, ramfs or a ram, zram or pmem device",
         "simulated" => "the null engine or a simulated device",
+        "layout_phase" => "a fio result holding sequential-write jobs named or stonewalled as a file layout or fill",
         "too_short" => "fewer than 3 intervals, or IOPS drifting > 10 % over the run",
         "run_to_run_noise" => "IOPS of one workload and depth varying > 10 % (relative standard deviation)",
         _ => return None,
@@ -334,6 +335,7 @@ mod tests {
         let d = Diagnosis {
             envelope: oio_core::Envelope::new(diagnose::SCHEMA, diagnose::SCHEMA_VERSION),
             inputs: vec!["sda.json".into()],
+            groups: vec![],
             queue_limit: None,
             findings: vec![Finding {
                 rule: "queue_saturation".into(),
@@ -348,6 +350,8 @@ mod tests {
                 confidence: Confidence::High,
                 next: vec!["state the adapter's queue limit".into()],
                 source: "sda.json".into(),
+                group: String::new(),
+                conflicting: vec![],
             }],
             notes: vec!["interval means cannot show tails".into()],
         };

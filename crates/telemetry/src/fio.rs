@@ -956,6 +956,94 @@ fn size_mix_option(bs: Option<&str>, bssplit: Option<&str>, dir: usize) -> Optio
     oio_core::units::parse_size(one).ok().map(SizeMix::single)
 }
 
+/// Job names that say a job lays out or fills the file rather than measuring a workload.
+const LAYOUT_NAMES: [&str; 6] = ["layout", "fill", "prep", "precond", "populate", "create"];
+
+fn total_ios(job: &Value, dir: &str) -> u64 {
+    job.get(dir)
+        .and_then(|d| d.get("total_ios"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
+}
+
+/// Only sequential writes: what laying out or filling a file looks like.
+fn sequential_writes(job: &Value, global: Option<&Value>) -> bool {
+    let rw = option(job, global, "rw").or(option(job, global, "readwrite"));
+    rw == Some("write") && total_ios(job, "read") == 0 && total_ios(job, "write") > 0
+}
+
+fn layout_named(job: &Value) -> bool {
+    let name = job
+        .get("jobname")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    LAYOUT_NAMES.iter().any(|n| name.contains(n))
+}
+
+/// Leaves out jobs that lay out or fill the file: sequential writes only, and named so or run
+/// as a phase of their own (another `groupid`, a stonewall) beside measured jobs. Summed with
+/// the measured jobs they would make one result of two phases (a 4 KiB workload and 1 MiB
+/// fill writes read as 647 KiB writes). Returns the jobs kept and a warning per job left out;
+/// when every job looks like a layout, all are kept and the warning says the result measures
+/// that phase.
+fn without_layout<'a>(
+    jobs: Vec<&'a Value>,
+    global: Option<&Value>,
+) -> (Vec<&'a Value>, Vec<String>) {
+    use oio_core::experiment::LAYOUT_PHASE;
+    let group = |j: &Value| j.get("groupid").and_then(Value::as_u64);
+    let measured_groups: Vec<Option<u64>> = jobs
+        .iter()
+        .filter(|j| !sequential_writes(j, global))
+        .map(|j| group(j))
+        .collect();
+    let layout = |j: &Value| {
+        sequential_writes(j, global)
+            && (layout_named(j)
+                || (!measured_groups.is_empty() && !measured_groups.contains(&group(j))))
+    };
+    let name = |j: &Value| {
+        j.get("jobname")
+            .and_then(Value::as_str)
+            .unwrap_or("job")
+            .to_string()
+    };
+    let mean_write = |j: &Value| {
+        let d = j.get("write");
+        let bytes = d
+            .and_then(|d| d.get("io_bytes"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        oio_core::units::format_bytes(bytes as f64 / total_ios(j, "write").max(1) as f64)
+    };
+    let (out, kept): (Vec<&Value>, Vec<&Value>) = jobs.iter().partition(|j| layout(j));
+    if out.is_empty() {
+        return (jobs, Vec::new());
+    }
+    if kept.is_empty() {
+        let names: Vec<String> = out.iter().map(|j| name(j)).collect();
+        let warning = format!(
+            "{LAYOUT_PHASE} every job only wrote sequentially and is named or grouped as a layout or fill phase ({}; mean write {}): the result measures laying out the file, not a workload",
+            names.join(", "),
+            mean_write(out[0])
+        );
+        return (jobs, vec![warning]);
+    }
+    let warnings = out
+        .iter()
+        .map(|j| {
+            format!(
+                "{LAYOUT_PHASE} job {:?} only wrote sequentially ({} writes, mean {}) as a layout or fill phase beside the measured jobs: left out of the summary",
+                name(j),
+                total_ios(j, "write"),
+                mean_write(j)
+            )
+        })
+        .collect();
+    (kept, warnings)
+}
+
 /// Converts fio JSON (or json+) output into an oio run result.
 pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryError> {
     let v = final_document(file, text)?;
@@ -966,15 +1054,17 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
     for (i, job) in jobs.iter().enumerate() {
         check_job(file, i, job)?;
     }
+    let global = v.get("global options");
+    let (jobs, layout) = without_layout(jobs, global);
     let version = v
         .get("fio version")
         .and_then(Value::as_str)
         .unwrap_or("fio")
         .to_string();
-    let global = v.get("global options");
     let mut warnings = vec![format!(
         "imported from {version} JSON ({file}): latency is fio's total latency (lat) when reported, else completion latency (clat)"
     )];
+    warnings.extend(layout);
     let (mut r, mut w) = (DirAcc::default(), DirAcc::default());
     let (mut usr_s, mut sys_s, mut errors) = (0.0, 0.0, 0u64);
     let mut streams = Vec::new();

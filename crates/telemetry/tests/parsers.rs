@@ -316,6 +316,73 @@ fn fio_json_with_leading_warnings_and_status_interval_documents() {
     assert!(e.starts_with("bad.json:1:"), "{e}");
 }
 
+/// fio JSON of the fixture's job, plus a sequential 1 MiB write job laying out the file.
+fn with_layout_job(name: &str, same_group: bool) -> serde_json::Value {
+    let text = std::fs::read_to_string(fixture("fio_3_33_jsonplus_randrw70_bssplit.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut layout = v["jobs"][0].clone();
+    layout["jobname"] = name.into();
+    layout["groupid"] = 0.into();
+    layout["job options"]["rw"] = "write".into();
+    layout["job options"]["bs"] = "1M".into();
+    layout["read"]["total_ios"] = 0.into();
+    layout["read"]["io_bytes"] = 0.into();
+    layout["write"]["total_ios"] = 64.into();
+    layout["write"]["io_bytes"] = (64u64 << 20).into();
+    v["jobs"][0]["groupid"] = (if same_group { 0 } else { 1 }).into();
+    let measured = v["jobs"][0].clone();
+    v["jobs"] = serde_json::json!([layout, measured]);
+    v
+}
+
+#[test]
+fn a_fio_layout_phase_is_left_out_of_the_summary_and_said() {
+    let plain = fio::parse_json_result(
+        "f.json",
+        &std::fs::read_to_string(fixture("fio_3_33_jsonplus_randrw70_bssplit.json")).unwrap(),
+    )
+    .unwrap();
+    // A stonewalled phase of sequential writes, whatever its name, and a job named "fill" in
+    // the same group: left out, and said.
+    for (name, same_group) in [("job1", false), ("fill", true)] {
+        let v = with_layout_job(name, same_group);
+        let r = fio::parse_json_result("f.json", &v.to_string()).unwrap();
+        assert_eq!(r.summary.write.ios, plain.summary.write.ios, "{name}");
+        assert_eq!(r.summary.read.ios, plain.summary.read.ios);
+        assert_eq!(r.workload.streams.len(), 1);
+        let w: Vec<&String> = r
+            .envelope
+            .warnings
+            .iter()
+            .filter(|w| w.starts_with(oio_core::experiment::LAYOUT_PHASE))
+            .collect();
+        assert_eq!(w.len(), 1, "{:?}", r.envelope.warnings);
+        assert!(
+            w[0].contains("64 writes, mean 1.00 MiB") && w[0].contains("left out"),
+            "{}",
+            w[0]
+        );
+    }
+    // A sequential writer running beside the measured job, not named as a layout: kept.
+    let v = with_layout_job("log", true);
+    let r = fio::parse_json_result("f.json", &v.to_string()).unwrap();
+    assert_eq!(r.summary.write.ios, plain.summary.write.ios + 64);
+    // Nothing but a layout: kept, and the warning says the result measures it.
+    let mut v = with_layout_job("layout", false);
+    v["jobs"] = serde_json::json!([v["jobs"][0].clone()]);
+    let r = fio::parse_json_result("f.json", &v.to_string()).unwrap();
+    assert_eq!(r.summary.write.ios, 64);
+    assert!(
+        r.envelope
+            .warnings
+            .iter()
+            .any(|w| w.starts_with(oio_core::experiment::LAYOUT_PHASE)
+                && w.contains("measures laying out the file")),
+        "{:?}",
+        r.envelope.warnings
+    );
+}
+
 #[test]
 fn fio_json_as_observation_has_disk_util() {
     let o = parse("fio_3_33_jsonplus_randrw70_bssplit.json");

@@ -1,10 +1,10 @@
 //! Device rules: queue saturation, what bounds the device, write penalty, periods that
 //! differ, and where production sits on a sweep's curve.
 
-use super::samples::{Sample, Series, SeriesKind};
-use super::{fmt_bytes, fmt_ns, Confidence, Finding, QueueLimit, Status};
+use super::samples::{cv_pct, Sample, Series, SeriesKind};
+use super::{cap_by_noise, fmt_bytes, fmt_ns, Confidence, Finding, QueueLimit, Status};
 use crate::characterize::Characterization;
-use crate::knee;
+use crate::knee::{self, Knee};
 use crate::summary_stats::quantile;
 use crate::sweep::{self, Sweep};
 
@@ -30,6 +30,18 @@ pub const WRITE_SPREAD_PCT: f64 = 20.0;
 pub const WRITE_PENALTY_RATIO: f64 = 1.3;
 /// Periods: the slow period must be this much slower than the fast one to count.
 pub const PERIOD_LATENCY_RATIO: f64 = 1.5;
+/// A device busy less than this share of the time (percent, `%util` or `100 - % Idle Time`,
+/// else the queue when below one I/O) is idle: it waits for work, nothing at it bounds the
+/// application.
+pub const IDLE_BUSY_PCT: f64 = 10.0;
+/// Latency-bound needs the device busy at least this share of the time: below it the
+/// application spends most of its time elsewhere, and more parallel I/O would not help much.
+pub const LATENCY_BOUND_BUSY_PCT: f64 = 50.0;
+/// Open loop: a run achieving less than this share of the offered rate fell behind it.
+pub const KEEP_UP: f64 = 0.95;
+/// Saturation: IOPS beyond the saturation point that rise by more than this (percent) are not
+/// "near" its level; the claim says how much they grow instead.
+pub const NEAR_PCT: f64 = 10.0;
 
 /// Samples with the same queue level, summarised by medians (robust to single bad intervals).
 #[derive(Clone, Debug, Default)]
@@ -48,6 +60,9 @@ pub struct Group {
     pub n: usize,
     /// Where they come from.
     pub from: String,
+    /// Spread of IOPS, percent: between the samples of a level of runs, else the largest of
+    /// the samples' own (repeats or intervals); None when unknown.
+    pub cv_pct: Option<f64>,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -91,7 +106,16 @@ pub fn groups(s: &Series) -> Vec<Group> {
             .map(|(_, x)| *x)
             .collect();
         i += members.len();
+        let own = members
+            .iter()
+            .filter_map(|x| x.cv_pct)
+            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+        let between = match s.kind {
+            SeriesKind::Runs => cv_pct(&members.iter().map(|x| x.iops).collect::<Vec<_>>()),
+            _ => None,
+        };
         out.push(Group {
+            cv_pct: between.or(own),
             queue: median(members.iter().map(|x| x.queue).collect()),
             latency_ns: median(members.iter().map(|x| x.latency_ns).collect()),
             iops: median(members.iter().map(|x| x.iops).collect()),
@@ -118,6 +142,14 @@ pub struct Saturation {
     pub top: Option<Group>,
     /// Busy groups, by queue.
     pub groups: Vec<Group>,
+}
+
+/// The largest spread among levels, with where it comes from (None when none is known).
+fn noise_of(levels: &[Group]) -> Option<(f64, String)> {
+    levels
+        .iter()
+        .filter_map(|g| g.cv_pct.map(|c| (c, g.from.clone())))
+        .max_by(|a, b| a.0.total_cmp(&b.0))
 }
 
 /// Queue saturation: the queue length above which latency grows in proportion. `known` is
@@ -156,7 +188,32 @@ pub fn queue_saturation(s: &Series, limit: Option<&QueueLimit>, known: Option<f6
             groups: g,
         };
     }
-    let top = g.last().cloned().expect("checked non-empty");
+    let (at, own) = saturation_start(&g, known);
+    let Some((i, min_ew)) = at else {
+        let f = no_saturation(s, &g);
+        let top = g.last().cloned();
+        return Saturation {
+            finding: f,
+            at: None,
+            top,
+            groups: g,
+        };
+    };
+    let mut f = saturated(s, &g, i, min_ew, own, known);
+    if f.status == Status::Found {
+        f = compare_with_limit(f, &g[i], g.last().expect("checked non-empty"), limit);
+    }
+    Saturation {
+        at: (f.status == Status::Found).then(|| g[i].clone()),
+        finding: f,
+        top: g.last().cloned(),
+        groups: g,
+    }
+}
+
+/// The level where saturation starts and the smallest latency elasticity beyond it, by this
+/// rule or at the sweep's own depth when given; and the depth this rule finds on its own.
+fn saturation_start(g: &[Group], known: Option<f64>) -> (Option<(usize, f64)>, Option<f64>) {
     let mut at = None;
     'outer: for i in 0..g.len() - 1 {
         let mut min_ew = f64::INFINITY;
@@ -183,50 +240,99 @@ pub fn queue_saturation(s: &Series, limit: Option<&QueueLimit>, known: Option<f6
             at = Some((i, min_ew));
         }
     }
-    let Some((i, min_ew)) = at else {
-        let first = &g[0];
-        let ex = elasticity(first.iops, top.iops, first.queue, top.queue);
-        let claim = if ex >= IOPS_ELASTICITY_MAX {
-            format!(
-                "no queue saturation: IOPS still grow with the queue up to {:.0} ({:.0} → {:.0} IOPS from queue {:.1})",
-                top.queue, first.iops, top.iops, first.queue
-            )
-        } else {
-            format!(
-                "no queue saturation: latency does not grow in proportion to the queue up to {:.0}",
-                top.queue
-            )
-        };
-        let f = Finding::new(rule, Status::NotFound, &s.source, claim)
-            .ev(
-                "IOPS elasticity, lowest to deepest queue",
-                ex,
-                "",
-                &s.source,
-            )
-            .conf(if g.len() >= 4 {
-                Confidence::High
-            } else {
-                Confidence::Medium
-            });
-        return Saturation {
-            finding: f,
-            at: None,
-            top: Some(top),
-            groups: g,
-        };
+    (at, own)
+}
+
+/// IOPS keep growing with the queue, or latency does not follow it.
+fn no_saturation(s: &Series, g: &[Group]) -> Finding {
+    let (first, top) = (&g[0], &g[g.len() - 1]);
+    let ex = elasticity(first.iops, top.iops, first.queue, top.queue);
+    let claim = if ex >= IOPS_ELASTICITY_MAX {
+        format!(
+            "no queue saturation: IOPS still grow with the queue up to {:.0} ({:.0} → {:.0} IOPS from queue {:.1})",
+            top.queue, first.iops, top.iops, first.queue
+        )
+    } else {
+        format!(
+            "no queue saturation: latency does not grow in proportion to the queue up to {:.0}",
+            top.queue
+        )
     };
-    let a = g[i].clone();
+    let f = Finding::new("queue_saturation", Status::NotFound, &s.source, claim)
+        .ev(
+            "IOPS elasticity, lowest to deepest queue",
+            ex,
+            "",
+            &s.source,
+        )
+        .conf(if g.len() >= 4 {
+            Confidence::High
+        } else {
+            Confidence::Medium
+        });
+    // The claim rests on the rise from the first level to the deepest.
+    let effect = 100.0 * (top.iops / first.iops - 1.0).abs();
+    cap_by_noise(f, effect, noise_of(g))
+}
+
+/// Saturation from level `i` on: the claim, its evidence, and a confidence that follows how
+/// clear the levels beyond are and how noisy the levels it rests on.
+fn saturated(
+    s: &Series,
+    g: &[Group],
+    i: usize,
+    min_ew: f64,
+    own: Option<f64>,
+    known: Option<f64>,
+) -> Finding {
+    let rule = "queue_saturation";
+    let a = &g[i];
+    let top = &g[g.len() - 1];
     let beyond = g.len() - 1 - i;
     let ex = elasticity(a.iops, top.iops, a.queue, top.queue);
+    // The most IOPS beyond the start: "flat" must not hide a deeper level doing much more.
+    let peak = g[i + 1..]
+        .iter()
+        .max_by(|x, y| x.iops.total_cmp(&y.iops))
+        .expect("a level beyond");
+    let rise = 100.0 * (peak.iops / a.iops - 1.0);
+    // From the level before the start on: a dip there can fake the start.
+    let noise = noise_of(&g[i.saturating_sub(1)..]);
+    let peak_ex = elasticity(a.iops, peak.iops, a.queue, peak.queue);
+    if own.is_none()
+        && known.is_some()
+        && peak_ex >= IOPS_ELASTICITY_MAX
+        && noise.as_ref().is_none_or(|(n, _)| rise > 2.0 * n)
+    {
+        return Finding::new(
+            rule,
+            Status::Undecided,
+            &s.source,
+            format!(
+                "the sweep's knee rule names saturation at queue {:.0}, but IOPS still rise {rise:.0} % beyond it ({:.0} → {:.0} at queue {:.0}), faster than queue^{IOPS_ELASTICITY_MAX}: undecided",
+                a.queue, a.iops, peak.iops, peak.queue
+            ),
+        )
+        .ev("IOPS at the sweep's saturation depth", a.iops, "IOPS", &a.from)
+        .ev("most IOPS at a deeper queue", peak.iops, "IOPS", &peak.from)
+        .conf(Confidence::Low)
+        .next("repeat the sweep with more --repeat (interleaved across depths) to tell a dip from noise");
+    }
+    let level = if rise <= NEAR_PCT {
+        format!("IOPS stay near {:.0}", a.iops)
+    } else {
+        format!(
+            "IOPS grow only {rise:.0} % beyond it ({:.0} → {:.0} at queue {:.0})",
+            a.iops, peak.iops, peak.queue
+        )
+    };
     let mut f = Finding::new(
         rule,
         Status::Found,
         &s.source,
         format!(
-            "queue saturation above a queue of {:.0}: IOPS stay near {:.0} while latency grows in proportion to the queue ({} → {} at queue {:.0}); by Little's law the extra I/Os only wait",
+            "queue saturation above a queue of {:.0}: {level} while latency grows in proportion to the queue ({} → {} at queue {:.0}); by Little's law the extra I/Os only wait",
             a.queue,
-            a.iops,
             fmt_ns(a.latency_ns),
             fmt_ns(top.latency_ns),
             top.queue
@@ -238,6 +344,7 @@ pub fn queue_saturation(s: &Series, limit: Option<&QueueLimit>, known: Option<f6
     .ev("deepest queue", top.queue, "I/Os", &top.from)
     .ev("IOPS at the deepest queue", top.iops, "IOPS", &top.from)
     .ev("mean latency at the deepest queue", top.latency_ns, "ns", &top.from)
+    .ev("most IOPS beyond saturation", peak.iops, "IOPS", &peak.from)
     .ev("IOPS elasticity beyond saturation (IOPS ∝ queue^e)", ex, "", &s.source)
     .ev("smallest latency elasticity beyond saturation (1 = proportional)", min_ew, "", &s.source)
     .conf(if beyond >= 2 && min_ew >= 0.9 && own == Some(a.queue) {
@@ -256,113 +363,141 @@ pub fn queue_saturation(s: &Series, limit: Option<&QueueLimit>, known: Option<f6
             &s.source,
         );
     }
-    match limit {
-        Some(l) => {
-            f = f.ev(
-                &format!("queue limit ({})", l.from),
-                l.value,
-                "I/Os",
-                &l.from,
-            );
-            if top.queue > l.value {
-                f.claim.push_str(&format!(
-                    "; the queue reached {:.0}, above the limit of {:.0} ({}): I/Os beyond it wait in the OS queue",
-                    top.queue, l.value, l.from
-                ));
-            }
-            if a.queue >= l.value / 2.0 && a.queue <= l.value * 2.0 {
-                f.claim.push_str(&format!(
-                    "; saturation sits at the queue limit ({:.0}, {}), so the limit may be what stops throughput",
-                    l.value, l.from
-                ));
-                f = f.next("raise the limit (device queue_depth, nr_requests, the adapter's queue depth) or spread the load over more paths, then measure again");
-            } else if a.queue < l.value / 2.0 {
-                f.claim.push_str(&format!(
-                    "; that is well below the queue limit ({:.0}, {}): the device itself saturates",
-                    l.value, l.from
-                ));
-                f = f.next("more outstanding I/O only adds latency here: keep the queue near the saturation point, or add devices");
-            } else {
-                f = f.next("the device accepts more than its stated limit: check the limit given");
-            }
-        }
-        None => {
-            f = f.next("more outstanding I/O only adds latency here; state the adapter's queue limit with --queue-limit to compare");
-        }
+    // Not saturated, IOPS would have risen at least as queue^0.2 over these levels: that is the
+    // effect the claim rests on.
+    let effect = 100.0 * ((top.queue / a.queue).powf(IOPS_ELASTICITY_MAX) - 1.0);
+    cap_by_noise(f, effect, noise)
+}
+
+/// Saturation against the queue limit: at it, well below it, or beyond it.
+fn compare_with_limit(
+    mut f: Finding,
+    a: &Group,
+    top: &Group,
+    limit: Option<&QueueLimit>,
+) -> Finding {
+    let Some(l) = limit else {
+        return f.next("more outstanding I/O only adds latency here; state the adapter's queue limit with --queue-limit to compare");
+    };
+    f = f.ev(
+        &format!("queue limit ({})", l.from),
+        l.value,
+        "I/Os",
+        &l.from,
+    );
+    if top.queue > l.value {
+        f.claim.push_str(&format!(
+            "; the queue reached {:.0}, above the limit of {:.0} ({}): I/Os beyond it wait in the OS queue",
+            top.queue, l.value, l.from
+        ));
     }
-    Saturation {
-        finding: f,
-        at: Some(a),
-        top: Some(top),
-        groups: g,
+    if a.queue >= l.value / 2.0 && a.queue <= l.value * 2.0 {
+        f.claim.push_str(&format!(
+            "; saturation sits at the queue limit ({:.0}, {}), so the limit may be what stops throughput",
+            l.value, l.from
+        ));
+        f.next("raise the limit (device queue_depth, nr_requests, the adapter's queue depth) or spread the load over more paths, then measure again")
+    } else if a.queue < l.value / 2.0 {
+        f.claim.push_str(&format!(
+            "; that is well below the queue limit ({:.0}, {}): the device itself saturates",
+            l.value, l.from
+        ));
+        f.next("more outstanding I/O only adds latency here: keep the queue near the saturation point, or add devices")
+    } else {
+        f.next("the device accepts more than its stated limit: check the limit given")
     }
 }
 
-/// Throughput-bound, IOPS-bound or latency-bound.
+/// Share of the time the device was busy, percent: `%util` where recorded, else the queue
+/// while below one I/O (by Little's law the share of time with an I/O in flight is at most
+/// the mean queue); intervals without I/O count as idle. None without samples.
+pub fn busy_pct(s: &Series) -> Option<f64> {
+    let n = s.samples.len() + s.idle_intervals;
+    if n == 0 {
+        return None;
+    }
+    let busy: f64 = s
+        .samples
+        .iter()
+        .map(|x| x.busy_pct.unwrap_or(100.0 * x.queue.min(1.0)))
+        .sum();
+    Some(busy / n as f64)
+}
+
+/// Throughput-bound, IOPS-bound, latency-bound, or idle.
 pub fn bound(s: &Series, sat: &Saturation) -> Finding {
     let rule = "bound";
     if let Some(a) = &sat.at {
-        let plateau: Vec<&super::device::Group> =
-            sat.groups.iter().filter(|g| g.queue >= a.queue).collect();
-        let size = median(plateau.iter().map(|g| g.io_bytes).collect());
-        let iops = median(plateau.iter().map(|g| g.iops).collect());
-        let bw = median(plateau.iter().map(|g| g.bytes_per_sec).collect());
-        let from = format!("{} queue ≥ {:.0}", s.source, a.queue);
-        let f = if size >= LARGE_IO_BYTES {
-            Finding::new(
-                rule,
-                Status::Found,
-                &s.source,
-                format!(
-                    "throughput-bound: a plateau of {:.1} MiB/s with {} I/Os",
-                    bw / 1048576.0,
-                    fmt_bytes(size)
-                ),
-            )
-            .next("larger I/O will not help; more bandwidth (devices, paths, links) will")
-        } else {
-            Finding::new(
-                rule,
-                Status::Found,
-                &s.source,
-                format!(
-                    "IOPS-bound: a plateau of {iops:.0} IOPS with {} I/Os",
-                    fmt_bytes(size)
-                ),
-            )
-            .next("fewer, larger I/Os (or more devices) raise throughput; a deeper queue does not")
-        };
-        return f
-            .ev("plateau IOPS", iops, "IOPS", &from)
-            .ev("plateau throughput", bw, "bytes/s", &from)
-            .ev("mean I/O size on the plateau", size, "bytes", &from)
-            .conf(sat.finding.confidence);
+        return plateau_bound(s, sat, a);
     }
     let all: Vec<&Sample> = s.samples.iter().filter(|x| x.iops > 0.0).collect();
     if all.is_empty() {
-        return Finding::new(
-            rule,
-            Status::Undecided,
-            &s.source,
-            "no intervals with I/O".into(),
-        )
-        .conf(Confidence::Low);
+        let claim = if s.idle_intervals > 0 {
+            format!(
+                "idle: no I/O completed in any of the {} intervals",
+                s.idle_intervals
+            )
+        } else {
+            "no intervals with I/O".into()
+        };
+        return Finding::new(rule, Status::Undecided, &s.source, claim).conf(Confidence::Low);
     }
     let q = median(all.iter().map(|x| x.queue).collect());
     let qmax = all.iter().map(|x| x.queue).fold(0.0, f64::max);
     let lat = median(all.iter().map(|x| x.latency_ns).collect());
-    if s.kind != SeriesKind::Sweep && qmax <= 2.0 {
+    let from = format!("{}: {}", s.source, labels(&all));
+    let intervals = s.samples.len() + s.idle_intervals;
+    let busy = busy_pct(s).unwrap_or(100.0);
+    let sure = if intervals >= 6 {
+        Confidence::High
+    } else {
+        Confidence::Medium
+    };
+    if s.kind == SeriesKind::Observation && busy < IDLE_BUSY_PCT {
         return Finding::new(
             rule,
             Status::Found,
             &s.source,
             format!(
-                "latency-bound: at most {qmax:.1} I/Os outstanding, so each I/O's {} sets the rate (IOPS ≈ queue ÷ latency)",
+                "idle: the device was busy {busy:.1} % of the time (median queue {q:.3}; {} of {intervals} intervals without I/O): it waits for work, so nothing at the device bounds the application",
+                s.idle_intervals
+            ),
+        )
+        .ev("busy share of the time", busy, "%", &s.source)
+        .ev("median queue", q, "I/Os", &from)
+        .ev("intervals without I/O", s.idle_intervals as f64, "", &s.source)
+        .conf(sure)
+        .next("look above the device: the application, its CPU, locks or the network set the rate; a faster device would not change it");
+    }
+    if let Some(f) = open_loop_bound(s, &all) {
+        return f;
+    }
+    if s.kind != SeriesKind::Sweep && qmax <= 2.0 {
+        if busy < LATENCY_BOUND_BUSY_PCT {
+            return Finding::new(
+                rule,
+                Status::NotFound,
+                &s.source,
+                format!(
+                    "not bound: the device was busy {busy:.0} % of the time with at most {qmax:.1} I/Os outstanding: it has spare time, and the application spends most of its time elsewhere"
+                ),
+            )
+            .ev("busy share of the time", busy, "%", &s.source)
+            .ev("median queue", q, "I/Os", &from)
+            .conf(Confidence::Medium);
+        }
+        return Finding::new(
+            rule,
+            Status::Found,
+            &s.source,
+            format!(
+                "latency-bound: at most {qmax:.1} I/Os outstanding while the device is busy {busy:.0} % of the time, so each I/O's {} sets the rate (IOPS ≈ queue ÷ latency)",
                 fmt_ns(lat)
             ),
         )
-        .ev("median queue", q, "I/Os", &format!("{}: {}", s.source, labels(&all)))
+        .ev("median queue", q, "I/Os", &from)
         .ev("median latency", lat, "ns", &s.source)
+        .ev("busy share of the time", busy, "%", &s.source)
         .conf(if all.len() >= 6 {
             Confidence::High
         } else {
@@ -388,9 +523,88 @@ pub fn bound(s: &Series, sat: &Saturation) -> Finding {
                 ),
                 None => "no plateau".into(),
             };
-            Finding::new(rule, Status::NotFound, &s.source, claim).conf(Confidence::Medium)
+            Finding::new(rule, Status::NotFound, &s.source, claim)
+                .conf(sat.finding.confidence.min(Confidence::Medium))
         }
     }
+}
+
+/// Open-loop runs: the offered rate, not latency, sets their IOPS; the question is whether
+/// the device kept up with it. None unless every sample is open loop.
+fn open_loop_bound(s: &Series, all: &[&Sample]) -> Option<Finding> {
+    let rates: Vec<(f64, f64, &str)> = all
+        .iter()
+        .filter_map(|x| x.offered_iops.map(|o| (x.iops, o, x.label.as_str())))
+        .collect();
+    if rates.is_empty() || rates.len() != all.len() {
+        return None;
+    }
+    let (iops, offered, label) = rates
+        .iter()
+        .copied()
+        .min_by(|a, b| (a.0 / a.1).total_cmp(&(b.0 / b.1)))?;
+    let share = 100.0 * iops / offered;
+    let from = format!("{}: {label}", s.source);
+    let f = if iops < KEEP_UP * offered {
+        Finding::new(
+            "bound",
+            Status::Found,
+            &s.source,
+            format!("falls behind the offered rate: {iops:.0} of {offered:.0} IOPS offered ({share:.0} %), so arrivals queue and response times grow"),
+        )
+        .conf(Confidence::Medium)
+        .next("the offered rate is beyond what the device carries here: lower it, or find its limit with a closed-loop sweep (oio sweep)")
+    } else {
+        Finding::new(
+            "bound",
+            Status::NotFound,
+            &s.source,
+            format!("open loop: the offered rate set the IOPS ({iops:.0} of {offered:.0} offered, {share:.0} %); the device kept up, so latency does not bound the rate"),
+        )
+        .conf(Confidence::Medium)
+    };
+    Some(
+        f.ev("achieved IOPS", iops, "IOPS", &from)
+            .ev("offered IOPS", offered, "IOPS", &from),
+    )
+}
+
+/// On the saturation plateau: throughput-bound with large I/O, IOPS-bound with small.
+fn plateau_bound(s: &Series, sat: &Saturation, a: &Group) -> Finding {
+    let rule = "bound";
+    let plateau: Vec<&Group> = sat.groups.iter().filter(|g| g.queue >= a.queue).collect();
+    let size = median(plateau.iter().map(|g| g.io_bytes).collect());
+    let iops = median(plateau.iter().map(|g| g.iops).collect());
+    let bw = median(plateau.iter().map(|g| g.bytes_per_sec).collect());
+    let from = format!("{} queue ≥ {:.0}", s.source, a.queue);
+    let f = if size >= LARGE_IO_BYTES {
+        Finding::new(
+            rule,
+            Status::Found,
+            &s.source,
+            format!(
+                "throughput-bound: a plateau of {:.1} MiB/s with {} I/Os",
+                bw / 1048576.0,
+                fmt_bytes(size)
+            ),
+        )
+        .next("larger I/O will not help; more bandwidth (devices, paths, links) will")
+    } else {
+        Finding::new(
+            rule,
+            Status::Found,
+            &s.source,
+            format!(
+                "IOPS-bound: a plateau of {iops:.0} IOPS with {} I/Os",
+                fmt_bytes(size)
+            ),
+        )
+        .next("fewer, larger I/Os (or more devices) raise throughput; a deeper queue does not")
+    };
+    f.ev("plateau IOPS", iops, "IOPS", &from)
+        .ev("plateau throughput", bw, "bytes/s", &from)
+        .ev("mean I/O size on the plateau", size, "bytes", &from)
+        .conf(sat.finding.confidence)
 }
 
 /// Write penalty: latency rising with the write share at equal queue length.
@@ -511,6 +725,13 @@ pub fn write_penalty(s: &Series) -> Finding {
         } else {
             Confidence::Medium
         });
+    // The halves' difference is the effect; the samples' own spread is the noise.
+    let noise = s
+        .samples
+        .iter()
+        .filter_map(|x| x.cv_pct.map(|c| (c, format!("{}: {}", s.source, x.label))))
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    f = cap_by_noise(f, 100.0 * (r - 1.0).abs(), noise);
     if status == Status::Found {
         f = f.next("check the write path: RAID parity (RAID 5/6 turns one write into four I/Os), write cache state, the log/journal device, flash garbage collection");
         if size_confound {
@@ -778,41 +999,108 @@ fn ratio_of(a: f64, b: f64) -> f64 {
     (a / b).max(b / a)
 }
 
-fn production(sname: &str, sweep: &Sweep, qd: f64, qd_from: &str, extra: Option<f64>) -> Finding {
+/// Where production sits against a knee, for telling two placements apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// Below the knee: there is headroom.
+    Headroom,
+    /// At or beyond the knee (or beyond saturation).
+    BeyondKnee,
+}
+
+/// What production's outstanding I/O is, for the claim: the device's queue (a capture or a
+/// characterization of one) or oio's own.
+pub struct ProductionQueue<'a> {
+    /// Mean outstanding I/O.
+    pub mean: f64,
+    /// Its p90, when known.
+    pub p90: Option<f64>,
+    /// Where it comes from.
+    pub from: &'a str,
+    /// True when it is the device's queue (iostat `aqu-sz`, perfmon queue length, or Little's
+    /// law on device counters), which the sweep's depth is not.
+    pub device: bool,
+}
+
+/// The depths the knee may lie in: its grid step (the knee lies in (previous depth, depth]),
+/// widened by the bootstrap interval over repeats when there is one.
+pub fn knee_range(k: &Knee) -> (f64, f64) {
+    let (mut lo, mut hi) = (k.qd_range[0] as f64, k.qd_range[1] as f64);
+    if let Some([a, b]) = k.qd_ci {
+        lo = lo.min(a as f64);
+        hi = hi.max(b as f64);
+    }
+    (lo, hi)
+}
+
+/// How sure the knee is, from what the sweep records today: the share of bootstrap resamples
+/// that found the same depth (with repeats), else the noise its rules allowed for. The one
+/// place to read the knee's own confidence word from once the knee carries one.
+pub fn knee_confidence(k: &Knee) -> Confidence {
+    let noisy = k
+        .noise
+        .cv_pct
+        .is_none_or(|c| c > super::measurement::NOISE_CV_PCT);
+    match k.stability {
+        _ if noisy => Confidence::Low,
+        Some(s) if s >= 0.8 => Confidence::High,
+        Some(s) if s >= 0.5 => Confidence::Medium,
+        Some(_) => Confidence::Low,
+        None => Confidence::Medium,
+    }
+}
+
+/// The assumption under which a device queue and oio's outstanding I/O are the same number.
+pub const SAME_QUEUE_ASSUMPTION: &str = "production's number is the device's queue, the sweep's depth is oio's outstanding I/O: taken as equal, which holds when each I/O reaches the device as one request (O_DIRECT, no merging or splitting) and nothing else uses the device";
+
+fn production(sname: &str, sweep: &Sweep, p: &ProductionQueue) -> (Finding, Option<Place>) {
     let rule = "production_on_curve";
-    let src = format!("{sname} + {qd_from}");
+    let src = format!("{sname} + {}", p.from);
+    let undecided = |claim: &str| {
+        Finding::new(rule, Status::Undecided, &src, claim.into()).conf(Confidence::Low)
+    };
     let Some(k) = &sweep.knee else {
-        return Finding::new(
-            rule,
-            Status::Undecided,
-            &src,
-            "the sweep has no knee to compare with".into(),
-        )
-        .conf(Confidence::Low);
+        return (undecided("the sweep has no knee to compare with"), None);
     };
     let ser = sweep::series(&sweep.points);
     let Some((_, _, pts)) = ser.first() else {
-        return Finding::new(
-            rule,
-            Status::Undecided,
-            &src,
-            "the sweep has no points".into(),
-        )
-        .conf(Confidence::Low);
+        return (undecided("the sweep has no points"), None);
     };
     let inputs = sweep::knee_inputs(pts);
-    let p = knee::place_production(&inputs, k, qd);
+    let qd = p.mean;
+    let at = knee::place_production(&inputs, k, qd);
     let lo = inputs.first().map_or(0, |x| x.qd) as f64;
     let hi = inputs.last().map_or(0, |x| x.qd) as f64;
     let inside = qd >= lo && qd <= hi;
-    let mut claim = format!(
-        "production's outstanding I/O ({qd:.1}) is {} (knee at qd {})",
-        p.position, k.qd
-    );
-    if let Some(l) = p.latency_p99_ns {
+    let (klo, khi) = knee_range(k);
+    let range = if klo < khi {
+        format!("knee at qd {}, somewhere in {klo:.0}–{khi:.0}", k.qd)
+    } else {
+        format!("knee at qd {}", k.qd)
+    };
+    let place = if qd <= klo {
+        Some(Place::Headroom)
+    } else if qd >= khi {
+        Some(Place::BeyondKnee)
+    } else {
+        None
+    };
+    let mut claim = match place {
+        Some(Place::Headroom) => format!(
+            "production's outstanding I/O ({qd:.1}) is below the knee ({range})"
+        ),
+        Some(Place::BeyondKnee) => format!(
+            "production's outstanding I/O ({qd:.1}) is {} ({range})",
+            at.position
+        ),
+        None => format!(
+            "production's outstanding I/O ({qd:.1}) lies within the knee's uncertainty ({range}): undecided whether it is below or beyond the knee"
+        ),
+    };
+    if let Some(l) = at.latency_p99_ns {
         claim.push_str(&format!(", where the sweep implies p99 {}", fmt_ns(l)));
     }
-    if let Some(m) = p.latency_mean_ns {
+    if let Some(m) = at.latency_mean_ns {
         claim.push_str(&format!(" (mean {})", fmt_ns(m)));
     }
     if !inside {
@@ -820,60 +1108,112 @@ fn production(sname: &str, sweep: &Sweep, qd: f64, qd_from: &str, extra: Option<
             "; outside the swept depths {lo:.0}–{hi:.0}, so the latency is the nearest point's"
         ));
     }
-    let mut f = Finding::new(rule, Status::Found, &src, claim)
-        .ev("production mean outstanding I/O", qd, "I/Os", qd_from)
+    if p.device {
+        claim.push_str(&format!("; {SAME_QUEUE_ASSUMPTION}"));
+    }
+    let status = if place.is_some() {
+        Status::Found
+    } else {
+        Status::Undecided
+    };
+    let mut confidence = if inside {
+        knee_confidence(k)
+    } else {
+        Confidence::Low
+    };
+    if p.device {
+        // A conversion between two kinds of queue: never more than medium.
+        confidence = confidence.min(Confidence::Medium);
+    }
+    if place.is_none() {
+        confidence = Confidence::Low;
+    }
+    let knee_from = format!("{sname}: knee ({})", k.headline);
+    let mut f = Finding::new(rule, status, &src, claim)
         .ev(
-            "knee depth",
-            k.qd as f64,
+            if p.device {
+                "production mean outstanding I/O (the device's queue)"
+            } else {
+                "production mean outstanding I/O"
+            },
+            qd,
             "I/Os",
-            &format!("{sname}: knee ({})", k.headline),
+            p.from,
         )
-        .conf(if inside {
-            Confidence::High
-        } else {
-            Confidence::Low
-        });
-    if let Some(p90) = extra {
-        f = f.ev("production p90 outstanding I/O", p90, "I/Os", qd_from);
+        .ev("knee depth", k.qd as f64, "I/Os", &knee_from)
+        .ev(
+            "knee range, lowest depth (exclusive)",
+            klo,
+            "I/Os",
+            &knee_from,
+        )
+        .ev("knee range, highest depth", khi, "I/Os", &knee_from)
+        .conf(confidence);
+    if let Some(s) = k.stability {
+        f = f.ev(
+            "share of bootstrap resamples with the same knee",
+            100.0 * s,
+            "%",
+            &knee_from,
+        );
+    }
+    if let Some(c) = k.noise.cv_pct {
+        f = f.ev(
+            &format!("noise the knee allowed for ({})", k.noise.source),
+            c,
+            "%",
+            &knee_from,
+        );
+    }
+    if let Some(p90) = p.p90 {
+        f = f.ev("production p90 outstanding I/O", p90, "I/Os", p.from);
     }
     if let Some(s) = k.saturation_qd {
         f = f.ev("saturation depth", s as f64, "I/Os", sname);
     }
-    if let Some(l) = p.latency_p99_ns {
+    if let Some(l) = at.latency_p99_ns {
         f = f.ev("p99 latency the sweep implies there", l, "ns", sname);
     }
-    if let Some(l) = p.latency_mean_ns {
+    if let Some(l) = at.latency_mean_ns {
         f = f.ev("mean latency the sweep implies there", l, "ns", sname);
     }
-    f.next(if qd < k.qd as f64 {
-        "there is headroom: the device can take more outstanding I/O before latency takes over"
-    } else {
-        "production already queues beyond the knee: more load adds latency, not throughput; spread it or add devices"
-    })
-    .next("only meaningful when the sweep ran the production workload (oio sweep -w the characterized workload)")
+    f = match place {
+        Some(Place::Headroom) => f.next(
+            "there is headroom: the device can take more outstanding I/O before latency takes over",
+        ),
+        Some(Place::BeyondKnee) => f.next("production already queues beyond the knee: more load adds latency, not throughput; spread it or add devices"),
+        None => f.next("narrow the knee: more --repeat (interleaved across depths) and depths around it (--refine)"),
+    };
+    let f = f.next("only meaningful when the sweep ran the production workload (oio sweep -w the characterized workload)");
+    (f, place)
 }
 
-/// Where production sits, from a characterization.
+/// Where production sits, from a characterization (its outstanding I/O is the device's queue:
+/// the queue-length counter, or Little's law on the device's counters).
 pub fn production_on_curve(
     sname: &str,
     sweep: &Sweep,
     cname: &str,
     c: &Characterization,
-) -> Finding {
+) -> (Finding, Option<Place>) {
+    let from = format!(
+        "{cname} ({} intervals, {})",
+        c.intervals_used, c.outstanding.source
+    );
     production(
         sname,
         sweep,
-        c.outstanding.mean,
-        &format!(
-            "{cname} ({} intervals, {})",
-            c.intervals_used, c.outstanding.source
-        ),
-        Some(c.outstanding.p90),
+        &ProductionQueue {
+            mean: c.outstanding.mean,
+            p90: Some(c.outstanding.p90),
+            from: &from,
+            device: true,
+        },
     )
 }
 
-/// Where production sits, from a capture's busy intervals.
-pub fn production_from_series(sname: &str, sweep: &Sweep, s: &Series) -> Finding {
+/// Where production sits, from a capture's busy intervals (the device's queue).
+pub fn production_from_series(sname: &str, sweep: &Sweep, s: &Series) -> (Finding, Option<Place>) {
     let busy: Vec<f64> = s
         .samples
         .iter()
@@ -881,20 +1221,25 @@ pub fn production_from_series(sname: &str, sweep: &Sweep, s: &Series) -> Finding
         .map(|x| x.queue)
         .collect();
     if busy.is_empty() {
-        return Finding::new(
+        let f = Finding::new(
             "production_on_curve",
             Status::Undecided,
             &s.source,
             "not enough busy intervals to place production on the sweep".into(),
         )
         .conf(Confidence::Low);
+        return (f, None);
     }
     let mean = busy.iter().sum::<f64>() / busy.len() as f64;
+    let from = format!("{} ({} busy intervals)", s.source, busy.len());
     production(
         sname,
         sweep,
-        mean,
-        &format!("{} ({} busy intervals)", s.source, busy.len()),
-        quantile(&busy, 0.9),
+        &ProductionQueue {
+            mean,
+            p90: quantile(&busy, 0.9),
+            from: &from,
+            device: s.kind == SeriesKind::Observation,
+        },
     )
 }

@@ -1,23 +1,35 @@
 //! Diagnosis: name the bottleneck, with the evidence (`oio diagnose`).
 //!
-//! Schema `oio.diagnosis`, version [`SCHEMA_VERSION`] (`schema/diagnose.schema.json`). Every
-//! rule looks at what it can among the inputs (device series from observations, runs and
-//! sweeps; a characterization; TPC-C facts) and answers with a [`Finding`]: `found` (a cause,
-//! with a claim, the numbers and the intervals they come from, a confidence and what to try
-//! next), `not_found` (the rule had enough data and the cause is not there) or `undecided`
-//! (not enough data, and why). Thresholds are constants here and in the README, each with its
-//! reason.
+//! Schema `oio.diagnosis`, version [`SCHEMA_VERSION`] (`schema/diagnose.schema.json`). The
+//! inputs are first split into groups that are never pooled (see `groups`): one per
+//! experiment among the runs ([`oio_core::experiment`]: workload shape, engine, target, load,
+//! simulated or real), one per series of a sweep, one per device of a capture, one per TPC-C
+//! result. Every rule looks at one group and answers once for it with a [`Finding`]: `found`
+//! (a cause, with a claim, the numbers and the intervals they come from, a confidence and what
+//! to try next), `not_found` (the rule had enough data and the cause is not there) or
+//! `undecided` (not enough data, and why). A simulated group's findings describe the model.
+//! Confidence follows the measured noise: a finding whose effect is within twice the
+//! run-to-run (or interval) spread of the points it rests on is at most low, and a noisy host
+//! caps its group at medium. When groups of the same experiment disagree, their findings are
+//! replaced by one `undecided` finding that names both. Thresholds are constants here and in
+//! the README, each with its reason.
 
+mod contradict;
 mod database;
 mod device;
+mod groups;
 mod measurement;
 mod samples;
 
 pub use database::{DbFacts, WaitShareFact};
+pub use device::{busy_pct, knee_range, IDLE_BUSY_PCT, LATENCY_BOUND_BUSY_PCT};
 pub use samples::{from_observation as samples_from_observation, Sample, Series, SeriesKind};
 
 use crate::characterize::Characterization;
 use crate::sweep::Sweep;
+use contradict::{Says, Verdict};
+use groups::{Group, Holds};
+use measurement::NamedRun;
 use oio_core::document::{Envelope, Kind};
 use oio_core::result::RunResult;
 use serde::{Deserialize, Serialize};
@@ -26,6 +38,9 @@ use serde::{Deserialize, Serialize};
 pub const SCHEMA: &str = Kind::Diagnosis.schema();
 /// Schema version; bumped on incompatible changes.
 pub const SCHEMA_VERSION: u32 = Kind::Diagnosis.version();
+/// An effect smaller than this many times the noise of the points it rests on cannot be told
+/// from the noise: the finding is at most low confidence.
+pub const NOISE_EFFECT_RATIO: f64 = 2.0;
 
 /// Whether a rule found its cause.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,7 +50,8 @@ pub enum Status {
     Found,
     /// The rule had enough data and the cause is not there.
     NotFound,
-    /// Not enough data to tell (the claim says what is missing).
+    /// Not enough data to tell (the claim says what is missing), or inputs that contradict
+    /// each other (`conflicting` names them).
     Undecided,
 }
 
@@ -43,11 +59,12 @@ pub enum Status {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Confidence {
-    /// Suggestive: one signal, few data, or a confounder the rule cannot remove.
+    /// Suggestive: one signal, few data, noise as large as the effect, or a confounder the
+    /// rule cannot remove.
     Low,
     /// The signal is clear but rests on few points or a single source.
     Medium,
-    /// Clear signal, with margin over the threshold, from enough data.
+    /// Clear signal, with margin over the threshold and over the noise, from enough data.
     High,
 }
 
@@ -65,7 +82,7 @@ pub struct Evidence {
     pub from: String,
 }
 
-/// What one rule concluded.
+/// What one rule concluded about one group.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
     /// Rule id: `queue_saturation`, `periods_differ`, `write_penalty`, `bound`,
@@ -85,6 +102,13 @@ pub struct Finding {
     pub next: Vec<String>,
     /// The input(s) the finding is about.
     pub source: String,
+    /// The group(s) of inputs it is about (`groups[].id`, several joined by ", " for a
+    /// contradiction; empty when it concerns no group).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub group: String,
+    /// For a contradiction: the inputs whose findings disagree.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conflicting: Vec<String>,
 }
 
 impl Finding {
@@ -97,6 +121,8 @@ impl Finding {
             confidence: Confidence::Medium,
             next: Vec::new(),
             source: source.into(),
+            group: String::new(),
+            conflicting: Vec::new(),
         }
     }
 
@@ -119,6 +145,53 @@ impl Finding {
         self.next.push(s.into());
         self
     }
+
+    /// True for an undecided finding that stands for inputs contradicting each other.
+    pub fn is_contradiction(&self) -> bool {
+        self.status == Status::Undecided && !self.conflicting.is_empty()
+    }
+
+    /// Rank in the list: found, then contradictions, then not found, then undecided.
+    pub fn rank(&self) -> u8 {
+        match self.status {
+            Status::Found => 0,
+            Status::Undecided if self.is_contradiction() => 1,
+            Status::NotFound => 2,
+            Status::Undecided => 3,
+        }
+    }
+}
+
+/// One group of inputs the rules never pool across.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GroupInfo {
+    /// "g1", "g2", … in the order: runs, sweeps, captures, TPC-C results.
+    pub id: String,
+    /// "runs" (one experiment), "sweep" (one series of a sweep), "capture" (one device) or
+    /// "tpcc".
+    pub kind: String,
+    /// The experiment in words.
+    pub label: String,
+    /// The input files.
+    pub inputs: Vec<String>,
+    /// The simulated device's model when no device was measured.
+    #[serde(default)]
+    pub simulated: Option<String>,
+    /// What sets it apart from the other groups of its kind ("engine null", "load open loop at
+    /// 1000/s constant"); empty when alone.
+    #[serde(default)]
+    pub differs: Vec<String>,
+    /// Other groups of the same experiment (two sweeps of one workload on one target).
+    #[serde(default)]
+    pub same_experiment_as: Vec<String>,
+    /// Spread of IOPS the group measured, percent: between repeats of a depth (the largest),
+    /// else between intervals of its runs, else the noise its sweep's knee allowed for; null
+    /// when unknown (captures, TPC-C).
+    #[serde(default)]
+    pub noise_pct: Option<f64>,
+    /// Where `noise_pct` comes from.
+    #[serde(default)]
+    pub noise_from: String,
 }
 
 /// Everything diagnosed from a set of inputs.
@@ -129,10 +202,13 @@ pub struct Diagnosis {
     pub envelope: Envelope,
     /// The inputs, as named on the command line (files).
     pub inputs: Vec<String>,
+    /// The groups the inputs were split into (absent in documents of older oio).
+    #[serde(default)]
+    pub groups: Vec<GroupInfo>,
     /// The queue limit used by the queue-saturation rule, and where it came from.
     pub queue_limit: Option<QueueLimit>,
-    /// Every rule's answer: found first, by confidence (highest first), then not found, then
-    /// undecided.
+    /// Every rule's answer, once per group: found first, by confidence (highest first), then
+    /// contradictions, then not found, then undecided.
     pub findings: Vec<Finding>,
     /// What these findings cannot tell.
     pub notes: Vec<String>,
@@ -142,6 +218,11 @@ impl Diagnosis {
     /// The findings whose cause is there.
     pub fn found(&self) -> impl Iterator<Item = &Finding> {
         self.findings.iter().filter(|f| f.status == Status::Found)
+    }
+
+    /// What a reader should see first: the found findings and the contradictions, in order.
+    pub fn headline(&self) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(|f| f.rank() <= 1)
     }
 }
 
@@ -157,9 +238,9 @@ pub struct QueueLimit {
 /// What to diagnose.
 #[derive(Default)]
 pub struct Inputs {
-    /// Device series: observations (one per device), a set of runs, sweeps.
+    /// Device series: one per device of each capture or observation.
     pub series: Vec<Series>,
-    /// Runs, with their file names, for the measurement rules.
+    /// Runs, with their file names (grouped by experiment before any rule reads them).
     pub runs: Vec<(String, RunResult)>,
     /// Sweeps, with their file names.
     pub sweeps: Vec<(String, Sweep)>,
@@ -178,103 +259,307 @@ pub struct Options {
     pub queue_limit: Option<f64>,
 }
 
-/// Runs every rule on the inputs.
+/// A finding with what it says, for telling contradictions apart.
+pub(crate) struct Draft {
+    pub finding: Finding,
+    pub says: Option<Says>,
+}
+
+impl From<Finding> for Draft {
+    fn from(finding: Finding) -> Draft {
+        Draft {
+            finding,
+            says: None,
+        }
+    }
+}
+
+/// Runs every rule on the inputs, group by group.
 pub fn diagnose(inputs: &Inputs, opts: &Options) -> Diagnosis {
-    let mut out = Vec::new();
     let limit = queue_limit(inputs, opts);
-    let mut series: Vec<(Series, Option<f64>)> =
-        inputs.series.iter().map(|s| (s.clone(), None)).collect();
-    for (name, s) in &inputs.sweeps {
-        // A grid's knees are per series; the merged points have no single one.
-        let known = s
-            .knee
-            .as_ref()
-            .filter(|_| s.series.len() <= 1)
-            .and_then(|k| k.saturation_qd)
-            .map(f64::from);
-        series.push((samples::from_sweep(name, s), known));
-    }
-    if !inputs.runs.is_empty() {
-        if let Some(s) = samples::from_runs(&inputs.runs) {
-            series.push((s, None));
-        }
-    }
-    for (s, known) in &series {
-        let sat = device::queue_saturation(s, limit.as_ref(), *known);
-        out.push(sat.finding.clone());
-        out.push(device::bound(s, &sat));
-        out.push(device::write_penalty(s));
-        if s.kind == SeriesKind::Observation {
-            out.push(device::periods_differ(s));
-        }
-    }
-    for (sname, sweep) in &inputs.sweeps {
-        for (cname, c) in &inputs.characterizations {
-            out.push(device::production_on_curve(sname, sweep, cname, c));
-        }
-        if inputs.characterizations.is_empty() {
-            for (obs, _) in series
-                .iter()
-                .filter(|s| s.0.kind == SeriesKind::Observation)
-            {
-                out.push(device::production_from_series(sname, sweep, obs));
+    let mut notes = vec![
+        "A finding names where time goes in the data given; it does not prove the cause. Check it by changing the named thing and measuring again.".into(),
+        "Latencies from device counters are interval means (perfmon, iostat, diskstats): they cannot show tails.".into(),
+    ];
+    let groups = groups::build(inputs, &mut notes);
+    let captures: Vec<&Series> = groups
+        .iter()
+        .filter(|g| matches!(g.holds, Holds::Capture))
+        .filter_map(|g| g.series.as_ref().map(|s| &s.0))
+        .collect();
+    let mut drafts: Vec<Draft> = Vec::new();
+    for g in &groups {
+        let gl = group_limit(g, opts, limit.as_ref());
+        let mut own = group_rules(g, inputs, &captures, gl.as_ref());
+        for d in &mut own {
+            d.finding.group = g.info.id.clone();
+            if g.noisy_host {
+                cap_noisy_host(&mut d.finding);
             }
         }
+        drafts.extend(own);
     }
     if inputs.sweeps.is_empty() {
         for (cname, _) in &inputs.characterizations {
-            out.push(
+            drafts.push(
                 Finding::new(
                     "production_on_curve",
                     Status::Undecided,
                     cname,
                     "a characterization alone has no curve: give a sweep of its workload too (oio sweep -w WORKLOAD.toml)".into(),
                 )
-                .conf(Confidence::Low),
+                .conf(Confidence::Low)
+                .into(),
             );
         }
     }
-    for db in &inputs.databases {
-        out.extend(database::rules(db));
+    let mut out = contradict::resolve(drafts);
+    let simulated: Vec<&str> = groups
+        .iter()
+        .filter(|g| g.simulated().is_some())
+        .map(|g| g.info.id.as_str())
+        .collect();
+    sort(&mut out, &simulated);
+    if out
+        .iter()
+        .any(|f| f.rule == "production_on_curve" && f.claim.contains(device::SAME_QUEUE_ASSUMPTION))
+    {
+        notes.push("A capture's queue is the device's (aqu-sz, Avg. Disk Queue Length); a sweep's depth is oio's outstanding I/O. Production is placed on the sweep taking them as equal, which the claim states.".into());
     }
-    out.extend(measurement::rules(inputs));
-    sort(&mut out);
-    let notes = vec![
-        "A finding names where time goes in the data given; it does not prove the cause. Check it by changing the named thing and measuring again.".into(),
-        "Latencies from device counters are interval means (perfmon, iostat, diskstats): they cannot show tails.".into(),
-    ];
     Diagnosis {
         envelope: Envelope::new(SCHEMA, SCHEMA_VERSION),
         inputs: inputs.names.clone(),
+        groups: groups.iter().map(|g| g.info.clone()).collect(),
         queue_limit: limit,
         findings: out,
         notes,
     }
 }
 
-fn sort(f: &mut [Finding]) {
-    let rank = |s: Status| match s {
-        Status::Found => 0,
-        Status::NotFound => 1,
-        Status::Undecided => 2,
+/// Every rule that applies to one group.
+fn group_rules(
+    g: &Group,
+    inputs: &Inputs,
+    captures: &[&Series],
+    limit: Option<&QueueLimit>,
+) -> Vec<Draft> {
+    let mut out: Vec<Draft> = Vec::new();
+    if let (Holds::Runs(runs), Some(model)) = (&g.holds, g.simulated()) {
+        out.push(measurement::simulated(runs, model).into());
+    }
+    if let Some((s, known)) = &g.series {
+        out.extend(device_rules(g, s, *known, limit));
+    }
+    match &g.holds {
+        Holds::Runs(runs) if g.simulated().is_none() => out.extend(run_rules(runs)),
+        Holds::Sweep {
+            name,
+            sweep,
+            index: 0,
+            claimed,
+        } => {
+            out.extend(
+                measurement::sweep_rules(name, sweep)
+                    .into_iter()
+                    .map(Draft::from),
+            );
+            out.extend(measurement::run_facts(claimed).into_iter().map(Draft::from));
+            out.extend(production_rules(g, name, sweep, inputs, captures));
+        }
+        Holds::Database(db) => out.extend(database::rules(db).into_iter().map(Draft::from)),
+        _ => {}
+    }
+    out
+}
+
+/// The device rules on a group's series; about the model when it is simulated.
+fn device_rules(
+    g: &Group,
+    s: &Series,
+    known: Option<f64>,
+    limit: Option<&QueueLimit>,
+) -> Vec<Draft> {
+    let sat = device::queue_saturation(s, limit, known);
+    let says = g.key.clone().and_then(|experiment| {
+        let verdict = match sat.finding.status {
+            Status::Found => Verdict::Saturated(sat.at.as_ref()?.queue),
+            Status::NotFound => Verdict::NotSaturated,
+            Status::Undecided => return None,
+        };
+        Some(Says {
+            experiment,
+            subject: String::new(),
+            verdict,
+        })
+    });
+    let bound = device::bound(s, &sat);
+    let plateau = match (&sat.at, bound.status) {
+        (Some(_), Status::Found) => bound
+            .evidence
+            .iter()
+            .find(|e| e.what == "plateau IOPS")
+            .and_then(|e| e.value),
+        _ => None,
     };
+    let bound_says = plateau.zip(g.key.clone()).map(|(iops, experiment)| Says {
+        experiment,
+        subject: String::new(),
+        verdict: Verdict::Plateau(iops),
+    });
+    let mut out = vec![
+        Draft {
+            finding: sat.finding.clone(),
+            says,
+        },
+        Draft {
+            finding: bound,
+            says: bound_says,
+        },
+    ];
+    out.push(device::write_penalty(s).into());
+    if s.kind == SeriesKind::Observation {
+        out.push(device::periods_differ(s).into());
+    }
+    if let Some(model) = g.simulated() {
+        for d in &mut out {
+            about_the_model(&mut d.finding, model);
+        }
+    }
+    out
+}
+
+/// A simulated group's finding describes the model: said in the claim, and the advice is
+/// about the model, never about storage.
+fn about_the_model(f: &mut Finding, model: &str) {
+    f.claim = format!("simulated: {}", f.claim);
+    f.next = vec![format!(
+        "a simulated device ({model}): this checks oio's analysis against the model; it says nothing about storage"
+    )];
+}
+
+/// The rules on a real group's own runs.
+fn run_rules(runs: &[NamedRun]) -> Vec<Draft> {
+    let mut out: Vec<Draft> = measurement::run_facts(runs)
+        .into_iter()
+        .map(Draft::from)
+        .collect();
+    out.extend(measurement::too_short(runs).map(Draft::from));
+    out.extend(measurement::run_to_run_noise(runs).map(Draft::from));
+    out
+}
+
+/// Production placed on a sweep's curve: from each characterization, else from each capture.
+fn production_rules(
+    g: &Group,
+    name: &str,
+    sweep: &Sweep,
+    inputs: &Inputs,
+    captures: &[&Series],
+) -> Vec<Draft> {
+    let mut placed: Vec<(Finding, Option<device::Place>, String)> = Vec::new();
+    for (cname, c) in &inputs.characterizations {
+        let (f, p) = device::production_on_curve(name, sweep, cname, c);
+        placed.push((f, p, cname.clone()));
+    }
+    if inputs.characterizations.is_empty() {
+        for s in captures {
+            let (f, p) = device::production_from_series(name, sweep, s);
+            placed.push((f, p, s.source.clone()));
+        }
+    }
+    if let (Some(model), false) = (g.simulated(), placed.is_empty()) {
+        return vec![Finding::new(
+            "production_on_curve",
+            Status::Undecided,
+            name,
+            format!("the sweep ran on a simulated device ({model}): production cannot be placed on a model's curve"),
+        )
+        .conf(Confidence::Low)
+        .next("sweep the production device with the production workload (oio sweep -w WORKLOAD.toml TARGET)")
+        .into()];
+    }
+    placed
+        .into_iter()
+        .map(|(finding, place, subject)| Draft {
+            says: place.zip(g.key.clone()).map(|(p, experiment)| Says {
+                experiment,
+                subject,
+                verdict: Verdict::Place(p),
+            }),
+            finding,
+        })
+        .collect()
+}
+
+/// Caps a finding at low confidence when its effect (percent) is within
+/// [`NOISE_EFFECT_RATIO`] times the noise of the points it rests on, and says so.
+pub(crate) fn cap_by_noise(
+    mut f: Finding,
+    effect_pct: f64,
+    noise: Option<(f64, String)>,
+) -> Finding {
+    let Some((n, from)) = noise else {
+        return f;
+    };
+    f = f.ev(
+        "largest spread of IOPS among these points (noise)",
+        n,
+        "%",
+        &from,
+    );
+    if effect_pct.is_finite()
+        && effect_pct < NOISE_EFFECT_RATIO * n
+        && f.status != Status::Undecided
+    {
+        f.confidence = Confidence::Low;
+        f.claim.push_str(&format!(
+            "; low confidence: the points vary by {n:.0} % between runs, comparable to the {effect_pct:.0} % this rests on"
+        ));
+    }
+    f
+}
+
+/// A noisy host caps a finding at medium.
+fn cap_noisy_host(f: &mut Finding) {
+    if f.confidence > Confidence::Medium {
+        f.confidence = Confidence::Medium;
+    }
+    f.evidence.push(Evidence {
+        what: "a neighbour disturbed the host during these runs".into(),
+        value: None,
+        unit: String::new(),
+        from: f.source.clone(),
+    });
+}
+
+/// Found first, then contradictions, not found, undecided; within each, what real devices
+/// showed before what models did, then the most confident first.
+fn sort(f: &mut [Finding], simulated: &[&str]) {
+    let model = |x: &Finding| simulated.contains(&x.group.as_str());
     f.sort_by(|a, b| {
-        rank(a.status)
-            .cmp(&rank(b.status))
+        a.rank()
+            .cmp(&b.rank())
+            .then(model(a).cmp(&model(b)))
             .then(b.confidence.cmp(&a.confidence))
     });
 }
 
 /// The stated limit, else the smallest `queue_depth` / `nr_requests` among the runs' devices.
 fn queue_limit(inputs: &Inputs, opts: &Options) -> Option<QueueLimit> {
-    if let Some(v) = opts.queue_limit {
-        return Some(QueueLimit {
-            value: v,
-            from: "--queue-limit".into(),
-        });
-    }
+    stated_limit(opts).or_else(|| device_limit(inputs.runs.iter().map(|r| &r.1)))
+}
+
+fn stated_limit(opts: &Options) -> Option<QueueLimit> {
+    opts.queue_limit.map(|v| QueueLimit {
+        value: v,
+        from: "--queue-limit".into(),
+    })
+}
+
+/// The smallest `queue_depth` / `nr_requests` among the devices of `runs`.
+fn device_limit<'a>(runs: impl Iterator<Item = &'a RunResult>) -> Option<QueueLimit> {
     let mut best: Option<QueueLimit> = None;
-    for (_, r) in &inputs.runs {
+    for r in runs {
         for t in &r.targets {
             let Some(d) = &t.device else { continue };
             for (v, what) in [
@@ -293,6 +578,24 @@ fn queue_limit(inputs: &Inputs, opts: &Options) -> Option<QueueLimit> {
         }
     }
     best
+}
+
+/// The limit a group's saturation is compared with: the stated one; else its own runs'
+/// devices'; else (a capture, a sweep without its runs) the smallest among all runs. A model
+/// has no device limit: only a stated one applies to a simulated group.
+fn group_limit(g: &Group, opts: &Options, all: Option<&QueueLimit>) -> Option<QueueLimit> {
+    if let Some(l) = stated_limit(opts) {
+        return Some(l);
+    }
+    if g.simulated().is_some() {
+        return None;
+    }
+    let runs = groups::runs_of(g);
+    if runs.is_empty() {
+        all.cloned()
+    } else {
+        device_limit(runs.iter().map(|r| r.1))
+    }
 }
 
 /// Formats nanoseconds for claims.

@@ -1,6 +1,12 @@
 //! The common shape every device rule reads: samples of (queue, latency, rate, mix).
+//!
+//! A series holds one kind of queue: a capture's is the device's (iostat `aqu-sz`, perfmon
+//! `Avg. Disk Queue Length`, or Little's law on device counters), a sweep's or a set of runs'
+//! is the application's outstanding I/O (oio's depth). They agree only when every I/O reaches
+//! the device as one request and nothing else uses it; rules compare within one series, and
+//! say so when they must compare across kinds.
 
-use crate::sweep::Sweep;
+use crate::sweep::{self, Sweep, SweepPoint};
 use oio_core::observation::{DeviceSeries, Observation};
 use oio_core::result::RunResult;
 
@@ -36,6 +42,13 @@ pub struct Sample {
     pub io_bytes: f64,
     /// How to name it in evidence ("t=12–13 s", "qd 16", "run-3.json").
     pub label: String,
+    /// Relative standard deviation of IOPS between the repeats of this point, else between
+    /// the intervals of its run(s), percent (None: a capture's interval, or unknown).
+    pub cv_pct: Option<f64>,
+    /// Share of the interval the device was busy, percent (captures that record it).
+    pub busy_pct: Option<f64>,
+    /// Open loop: the arrivals per second offered (the rate, not the depth, set the IOPS).
+    pub offered_iops: Option<f64>,
 }
 
 /// The samples of one device, sweep or set of runs.
@@ -47,6 +60,18 @@ pub struct Series {
     pub kind: SeriesKind,
     /// Samples (observations: in time order).
     pub samples: Vec<Sample>,
+    /// Intervals left out because no I/O completed in them (captures): an idle device's.
+    pub idle_intervals: usize,
+}
+
+impl SeriesKind {
+    /// What the samples' queue is, for claims and evidence.
+    pub fn queue_words(self) -> &'static str {
+        match self {
+            SeriesKind::Observation => "the device's queue",
+            SeriesKind::Sweep | SeriesKind::Runs => "oio's outstanding I/O",
+        }
+    }
 }
 
 /// One series per device of an observation; intervals without I/O or without latency are
@@ -54,10 +79,14 @@ pub struct Series {
 pub fn from_observation(name: &str, obs: &Observation) -> Vec<Series> {
     obs.devices
         .iter()
-        .map(|d| Series {
-            source: format!("{name}: {}", d.name),
-            kind: SeriesKind::Observation,
-            samples: device_samples(d),
+        .map(|d| {
+            let samples = device_samples(d);
+            Series {
+                source: format!("{name}: {}", d.name),
+                kind: SeriesKind::Observation,
+                idle_intervals: d.intervals.len() - samples.len(),
+                samples,
+            }
         })
         .collect()
 }
@@ -89,6 +118,9 @@ fn device_samples(d: &DeviceSeries) -> Vec<Sample> {
             write_pct: 100.0 * w / iops,
             io_bytes: bytes / iops,
             label: format!("t={}–{} s", trim(t_from), trim(iv.t_s)),
+            cv_pct: None,
+            busy_pct: iv.util_pct,
+            offered_iops: None,
         });
     }
     out
@@ -102,44 +134,85 @@ fn trim(v: f64) -> String {
     }
 }
 
-/// One sample per point of a sweep, the depth as the queue (a closed loop keeps it).
-pub fn from_sweep(name: &str, s: &Sweep) -> Series {
-    let samples = s
-        .points
-        .iter()
-        .filter_map(|p| {
-            let lat = p.latency_ns.mean?;
-            let write_pct = 100.0 - p.read_pct.unwrap_or(f64::NAN);
-            Some(Sample {
-                queue: p.qd as f64,
-                latency_ns: lat,
-                iops: p.iops,
-                bytes_per_sec: p.bytes_per_sec,
-                write_pct,
-                io_bytes: if p.iops > 0.0 {
-                    p.bytes_per_sec / p.iops
-                } else {
-                    0.0
-                },
-                label: format!("qd {}", p.qd),
-                ..Sample::default()
-            })
-        })
-        .collect();
-    Series {
-        source: name.into(),
-        kind: SeriesKind::Sweep,
-        samples,
-    }
+/// Relative standard deviation of `v`, percent (None with fewer than 2 values or a mean of 0).
+pub(crate) fn cv_pct(v: &[f64]) -> Option<f64> {
+    let (m, sd) = (
+        crate::summary_stats::mean(v)?,
+        crate::summary_stats::stdev(v)?,
+    );
+    (v.len() >= 2 && m > 0.0).then(|| 100.0 * sd / m)
 }
 
-/// One sample per run (its summary), the queue by Little's law.
-pub fn from_runs(runs: &[(String, RunResult)]) -> Option<Series> {
+/// A point's noise: the spread of its repeats, else of its runs' intervals.
+fn point_cv(p: &SweepPoint) -> Option<f64> {
+    cv_pct(&p.iops_runs).or(p.interval_cv_pct)
+}
+
+/// One series per (block size, read share) series of a sweep (one without a grid), each point
+/// a sample with the depth as the queue (a closed loop keeps it). `name` names the sweep.
+pub fn from_sweep(name: &str, s: &Sweep) -> Vec<Series> {
+    let all = sweep::series(&s.points);
+    let grid = all.len() > 1;
+    all.into_iter()
+        .map(|(bs, rp, pts)| {
+            let samples = pts.iter().filter_map(|p| sweep_sample(p)).collect();
+            let mut source = name.to_string();
+            if grid {
+                let mut what = Vec::new();
+                if let Some(b) = &bs {
+                    what.push(format!("bs {b}"));
+                }
+                if let Some(r) = rp {
+                    what.push(format!("read {r} %"));
+                }
+                source = format!("{name} ({})", what.join(", "));
+            }
+            Series {
+                source,
+                kind: SeriesKind::Sweep,
+                samples,
+                idle_intervals: 0,
+            }
+        })
+        .collect()
+}
+
+fn sweep_sample(p: &SweepPoint) -> Option<Sample> {
+    let lat = p.latency_ns.mean?;
+    let write_pct = 100.0 - p.read_pct.unwrap_or(f64::NAN);
+    Some(Sample {
+        queue: p.qd as f64,
+        latency_ns: lat,
+        iops: p.iops,
+        bytes_per_sec: p.bytes_per_sec,
+        write_pct,
+        io_bytes: if p.iops > 0.0 {
+            p.bytes_per_sec / p.iops
+        } else {
+            0.0
+        },
+        label: format!("qd {}", p.qd),
+        cv_pct: point_cv(p),
+        ..Sample::default()
+    })
+}
+
+/// One sample per run (its summary), the queue by Little's law; `source` names the set. The
+/// runs must be one experiment (see `oio_core::experiment`): a sample's noise is the spread
+/// of the runs at its depth, else of its own intervals.
+pub fn from_runs(source: &str, runs: &[(&str, &RunResult)]) -> Option<Series> {
+    let depth = |r: &RunResult| oio_core::experiment::depth(r);
     let samples: Vec<Sample> = runs
         .iter()
         .filter_map(|(name, r)| {
             let t = &r.summary.total;
             let lat = t.latency_ns.mean?;
+            let peers: Vec<f64> = runs
+                .iter()
+                .filter(|(_, o)| depth(o) == depth(r))
+                .map(|(_, o)| o.summary.total.iops)
+                .collect();
+            let cv = cv_pct(&peers).or_else(|| sweep::interval_cv(r).map(|c| c * 100.0));
             (t.iops > 0.0).then(|| Sample {
                 queue: t.outstanding_mean,
                 latency_ns: lat,
@@ -147,7 +220,9 @@ pub fn from_runs(runs: &[(String, RunResult)]) -> Option<Series> {
                 bytes_per_sec: t.bytes_per_sec,
                 write_pct: 100.0 * r.summary.write.iops / t.iops,
                 io_bytes: t.bytes_per_sec / t.iops,
-                label: name.clone(),
+                label: name.to_string(),
+                cv_pct: cv,
+                offered_iops: r.summary.offered_iops,
                 ..Sample::default()
             })
         })
@@ -155,14 +230,10 @@ pub fn from_runs(runs: &[(String, RunResult)]) -> Option<Series> {
     if samples.is_empty() {
         return None;
     }
-    let source = if runs.len() == 1 {
-        runs[0].0.clone()
-    } else {
-        format!("{} runs", runs.len())
-    };
     Some(Series {
-        source,
+        source: source.into(),
         kind: SeriesKind::Runs,
         samples,
+        idle_intervals: 0,
     })
 }

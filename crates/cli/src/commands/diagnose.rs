@@ -1,13 +1,14 @@
 //! `oio diagnose INPUT...`: name the bottleneck, with the evidence.
 //!
 //! Reads anything oio reads (telemetry captures, observations, characterizations, runs,
-//! sweeps, TPC-C results), hands it to `oio_analysis::diagnose` and prints the findings, most
-//! confident first. Loading is [`oio_report::inputs::diagnose_inputs`] (JSON documents through
+//! sweeps, TPC-C results), hands it to `oio_analysis::diagnose` (which splits them into groups
+//! by experiment and never pools across) and prints the groups, then the findings ranked, the
+//! first [`SHOWN`] of them and the rest counted. Loading is [`oio_report::inputs::diagnose_inputs`] (JSON documents through
 //! the one document loader, raw captures through the telemetry parsers).
 
 use crate::output::style;
 use anyhow::bail;
-use oio_analysis::diagnose::{self, Diagnosis, Options, Status};
+use oio_analysis::diagnose::{self, Diagnosis, Finding, Options, Status};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -34,38 +35,97 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
 
-    /// Also list the rules that found nothing or could not decide, with their reasons.
+    /// List every finding (the terminal shows the first 8 and counts the rest), and the rules
+    /// that found nothing or could not decide, with their reasons.
     #[arg(long, short = 'a')]
     pub all: bool,
 }
 
+/// Findings the terminal shows before counting the rest (`--all` shows every one).
+pub const SHOWN: usize = 8;
+
+/// The groups, when there are several: each named apart, with what sets it apart.
+fn write_groups(out: &mut dyn Write, d: &Diagnosis) -> std::io::Result<()> {
+    if d.groups.len() <= 1 {
+        return Ok(());
+    }
+    // The fields that vary among the groups, named once ("engine null" → "engine").
+    let mut varying: Vec<&str> = d
+        .groups
+        .iter()
+        .flat_map(|g| g.differs.iter())
+        .filter_map(|x| x.split(' ').next())
+        .collect();
+    varying.sort_unstable();
+    varying.dedup();
+    let why = if varying.is_empty() {
+        String::new()
+    } else {
+        format!("; the experiments differ in {}", varying.join(", "))
+    };
+    writeln!(
+        out,
+        "{} groups of inputs, diagnosed apart and never pooled{why}:",
+        d.groups.len()
+    )?;
+    for g in &d.groups {
+        writeln!(out, "  {}  {}", g.id, g.label)?;
+        if !g.same_experiment_as.is_empty() {
+            writeln!(
+                out,
+                "      the same experiment as {}",
+                g.same_experiment_as.join(", ")
+            )?;
+        }
+    }
+    writeln!(out)
+}
+
+fn write_finding(out: &mut dyn Write, i: usize, f: &Finding) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{}. [{} confidence] {}",
+        i + 1,
+        format!("{:?}", f.confidence).to_lowercase(),
+        f.claim
+    )?;
+    if f.group.is_empty() {
+        writeln!(out, "   rule {} · {}", f.rule, f.source)?;
+    } else {
+        writeln!(out, "   rule {} · {} · {}", f.rule, f.group, f.source)?;
+    }
+    for e in &f.evidence {
+        let v = oio_report::diagnose::evidence_value(e);
+        writeln!(out, "   - {}: {} ({})", e.what, v.trim(), e.from)?;
+    }
+    for n in &f.next {
+        writeln!(out, "   → {n}")?;
+    }
+    Ok(())
+}
+
 fn write_text(out: &mut dyn Write, d: &Diagnosis, all: bool) -> std::io::Result<()> {
-    let found: Vec<_> = d.found().collect();
-    if found.is_empty() {
+    write_groups(out, d)?;
+    let head: Vec<&Finding> = d.headline().collect();
+    if head.is_empty() {
         writeln!(out, "No bottleneck found by the rules that could decide.")?;
     }
-    for (i, f) in found.iter().enumerate() {
+    let shown = if all {
+        head.len()
+    } else {
+        head.len().min(SHOWN)
+    };
+    for (i, f) in head.iter().take(shown).enumerate() {
+        write_finding(out, i, f)?;
+    }
+    if shown < head.len() {
         writeln!(
             out,
-            "{}. [{} confidence] {}",
-            i + 1,
-            format!("{:?}", f.confidence).to_lowercase(),
-            f.claim
+            "and {} more found or contradicting: --all",
+            head.len() - shown
         )?;
-        writeln!(out, "   rule {} · {}", f.rule, f.source)?;
-        for e in &f.evidence {
-            let v = oio_report::diagnose::evidence_value(e);
-            writeln!(out, "   - {}: {} ({})", e.what, v.trim(), e.from)?;
-        }
-        for n in &f.next {
-            writeln!(out, "   → {n}")?;
-        }
     }
-    let rest: Vec<_> = d
-        .findings
-        .iter()
-        .filter(|f| f.status != Status::Found)
-        .collect();
+    let rest: Vec<_> = d.findings.iter().filter(|f| f.rank() > 1).collect();
     if !rest.is_empty() {
         if all {
             writeln!(out, "\nChecked, not found or undecided:")?;
@@ -74,7 +134,12 @@ fn write_text(out: &mut dyn Write, d: &Diagnosis, all: bool) -> std::io::Result<
                     Status::NotFound => "not found",
                     _ => "undecided",
                 };
-                writeln!(out, "  {} ({s}): {} [{}]", f.rule, f.claim, f.source)?;
+                let g = if f.group.is_empty() {
+                    String::new()
+                } else {
+                    format!("{} · ", f.group)
+                };
+                writeln!(out, "  {} ({s}): {} [{g}{}]", f.rule, f.claim, f.source)?;
             }
         } else {
             writeln!(
