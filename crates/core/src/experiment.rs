@@ -363,6 +363,7 @@ mod tests {
             errors: Default::default(),
             access_order: None,
             verify: None,
+            host_noise: None,
         }
     }
 
