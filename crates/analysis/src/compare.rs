@@ -236,9 +236,8 @@ impl RunData {
             values,
             hists,
             sources: BTreeMap::new(),
-            // The one place a run's noise flag enters comparisons: RunResult::noisy_host()
-            // once the run records its host's CPU.
-            noisy: false,
+            // The one place a run's noise flag enters comparisons.
+            noisy: r.noisy_host(),
             source_resolution: if r.options.engine_requested == "fio" {
                 FIO_BIN_RESOLUTION
             } else {

@@ -37,8 +37,7 @@ fn tpcc_facts(t: &oio_tpcc::TpccResult) -> TpccFacts {
                 )
             })
             .collect(),
-        // TPC-C results do not record their host's noise yet.
-        noisy: false,
+        noisy: t.noisy_host(),
     }
 }
 

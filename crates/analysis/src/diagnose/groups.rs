@@ -47,11 +47,11 @@ impl Group<'_> {
     }
 }
 
-/// Whether a neighbour disturbed these runs. The one place a group's "noisy" flag is set: the
-/// host's own record of noise (`RunResult::noisy_host`) is being added; until it is, no run
-/// says so and nothing is capped.
-fn noisy_host(_runs: &[NamedRun]) -> bool {
-    false
+/// Whether a neighbour disturbed these runs: the one place a group's "noisy" flag is set, from
+/// each run's record of its host's CPU (`RunResult::noisy_host`). One noisy run is enough: a
+/// finding resting on it may be the neighbour's.
+fn noisy_host(runs: &[NamedRun]) -> bool {
+    runs.iter().any(|(_, r)| r.noisy_host())
 }
 
 /// True when `run` (a file name as loaded) is `source` (a sweep's record of one of its run
