@@ -277,11 +277,14 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &SweepPlan, out: &mut Outcome) ->
             knee_fraction: plan.knee_fraction,
             latency_target: plan.latency_target,
             refined_qd: Vec::new(),
+            order: None,
+            order_seed: None,
         },
         points,
         knee: None,
         series: Vec::new(),
         production: None,
+        sequence: Vec::new(),
     };
     sweep::analyse(&mut doc, plan.production_qd);
     if plan.refine {
