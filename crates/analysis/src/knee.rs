@@ -1585,11 +1585,11 @@ pub fn place_production(points: &[KneeInput], knee: &Knee, qd: f64) -> Productio
         .last()
         .is_some_and(|l| qd > l.qd as f64 || qd < points[0].qd as f64);
     let summary = format!(
-        "production outstanding I/O {qd:.1} is {position} (knee {}{}){}{}",
-        range.text(),
+        "production outstanding I/O {qd:.1} is {position} ({}){}{}",
         match knee.confidence {
-            Some(c) => format!(", {} confidence", c.word()),
-            None => String::new(),
+            Some(KneeConfidence::Undecided) => format!("knee undecided, {}", range.text()),
+            Some(c) => format!("knee {}, {} confidence", range.text(), c.word()),
+            None => format!("knee {}", range.text()),
         },
         match p99 {
             Some(v) => format!(
