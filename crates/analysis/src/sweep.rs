@@ -5,12 +5,13 @@
 //! Public paths: `points[]` with `qd`, `iops`, `latency_ns.p50`, `latency_ns.p99`; `knee.qd`,
 //! `knee.iops`, `knee.latency_ns.p99`. A point's latencies come from the histograms of its
 //! repeats merged (never averaged); its `iops` is the mean over repeats, with each repeat's
-//! value in `iops_runs`.
+//! value in `iops_runs`. Repeats run in rounds across all points (`options.order`); every
+//! run, kept or discarded as warm-up, is listed in `sequence` in the order it ran.
 
 use crate::knee::{self, Knee, KneeInput, KneeOptions, LatencyTarget, Production};
 use oio_core::document::{Envelope, Kind};
 use oio_core::histogram::{LatencyHistogram, LatencySummary};
-use oio_core::result::{Interval, RunResult};
+use oio_core::result::{DirStats, Interval, RunResult};
 use serde::{Deserialize, Serialize};
 
 /// Schema name of sweep documents.
@@ -44,6 +45,34 @@ pub struct Sweep {
     pub series: Vec<SeriesKnee>,
     /// Where the production outstanding I/O lies (with --production-qd).
     pub production: Option<Production>,
+    /// Every run in the order it ran, kept or discarded (empty in older documents).
+    #[serde(default)]
+    pub sequence: Vec<SweepRun>,
+}
+
+/// One run of a sweep, in the order the runs were made.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SweepRun {
+    /// Outstanding I/O of its point.
+    pub qd: u32,
+    /// Block size mix of its point (null: the workload's).
+    pub bs: Option<String>,
+    /// Read share of its point, percent (null: the workload's).
+    pub read_pct: Option<f64>,
+    /// Round, from 1: each round runs every point once (refined depths run in rounds of
+    /// their own, after the grid's).
+    pub round: u32,
+    /// Seed of the run.
+    pub seed: u64,
+    /// IOPS of the run.
+    pub iops: f64,
+    /// Its IOPS drift, percent (null: too short to judge).
+    pub drift_pct: Option<f64>,
+    /// Why the point did not keep it (null: kept), e.g. warm-up: drift above the steady-state
+    /// bound, rerun.
+    pub discarded: Option<String>,
+    /// Its result file (null for a discarded run: only this record is kept).
+    pub source: Option<String>,
 }
 
 /// Options of the sweep.
@@ -73,6 +102,14 @@ pub struct SweepOptions {
     /// Depths added between grid points around the knee (`--refine`), and measured.
     #[serde(default)]
     pub refined_qd: Vec<u32>,
+    /// Order of the repeats across the points: `counterbalanced` (each round every point once,
+    /// every other round reversed), `interleaved`, `shuffled` or `as_given` (one run per
+    /// depth, in the order given); null in older documents (a point's repeats back to back).
+    #[serde(default)]
+    pub order: Option<String>,
+    /// Seed of the shuffled order (null: not shuffled).
+    #[serde(default)]
+    pub order_seed: Option<u64>,
 }
 
 /// Steady state of a point.
@@ -112,6 +149,12 @@ pub struct SweepPoint {
     /// fewer than 3 full intervals). With one run per point it stands in for the noise.
     #[serde(default)]
     pub interval_cv_pct: Option<f64>,
+    /// Relative standard error of one run's mean IOPS from its intervals, percent: the
+    /// interval spread over √n_eff, n_eff allowing for the intervals' autocorrelation (pooled
+    /// over the repeats; null: fewer than 3 full intervals). With one run per point it is the
+    /// knee's noise.
+    #[serde(default)]
+    pub interval_se_pct: Option<f64>,
     /// Steady state.
     pub steady: Steady,
     /// Result files of the repeats.
@@ -139,7 +182,8 @@ pub fn drift_pct(r: &RunResult) -> Option<f64> {
     drift_of(&r.intervals)
 }
 
-fn drift_of(intervals: &[Interval]) -> Option<f64> {
+/// IOPS drift of a series of intervals, as [`drift_pct`].
+pub fn drift_of(intervals: &[Interval]) -> Option<f64> {
     let xs: Vec<f64> = intervals.iter().map(|i| i.t_s).collect();
     let ys: Vec<f64> = intervals.iter().map(|i| i.total.iops).collect();
     let n = xs.len();
@@ -163,13 +207,18 @@ pub fn interval_cv(r: &RunResult) -> Option<f64> {
     cv_of(&r.intervals)
 }
 
-fn cv_of(intervals: &[Interval]) -> Option<f64> {
+/// The IOPS of the full intervals (the last may be cut short).
+fn full_iops(intervals: &[Interval]) -> Vec<f64> {
     let full = intervals.iter().map(|i| i.duration_s).fold(0.0, f64::max);
-    let ys: Vec<f64> = intervals
+    intervals
         .iter()
         .filter(|i| i.duration_s >= 0.9 * full)
         .map(|i| i.total.iops)
-        .collect();
+        .collect()
+}
+
+/// Mean and sample variance of at least [`MIN_INTERVALS`] values with a positive mean.
+fn mean_var(ys: &[f64]) -> Option<(f64, f64)> {
     let n = ys.len();
     if n < MIN_INTERVALS {
         return None;
@@ -178,8 +227,59 @@ fn cv_of(intervals: &[Interval]) -> Option<f64> {
     if m <= 0.0 {
         return None;
     }
-    let var = ys.iter().map(|y| (y - m).powi(2)).sum::<f64>() / (n - 1) as f64;
+    Some((
+        m,
+        ys.iter().map(|y| (y - m).powi(2)).sum::<f64>() / (n - 1) as f64,
+    ))
+}
+
+/// Relative sd of intervals' IOPS (full intervals only), a fraction.
+pub fn cv_of(intervals: &[Interval]) -> Option<f64> {
+    let (m, var) = mean_var(&full_iops(intervals))?;
     Some(var.sqrt() / m)
+}
+
+/// Relative standard error of a run's mean IOPS from its full intervals, a fraction; None
+/// with fewer than [`MIN_INTERVALS`] of them.
+pub fn mean_se(r: &RunResult) -> Option<f64> {
+    se_of(&r.intervals)
+}
+
+/// cv / √n_eff with n_eff = n (1 − r) / (1 + r), r the lag-1 autocorrelation of the intervals'
+/// IOPS (an AR(1) approximation). Successive intervals of a device are alike (a slow drift,
+/// a burst spanning several), so n intervals tell less than n independent values; r from a
+/// few intervals is biased low, so Kendall's correction r + (1 + 3r) / n is added, and r is
+/// kept within 0..=0.9 (intervals are never taken as less alike than independent ones).
+pub fn se_of(intervals: &[Interval]) -> Option<f64> {
+    let ys = full_iops(intervals);
+    let (m, var) = mean_var(&ys)?;
+    let n = ys.len() as f64;
+    let ss: f64 = ys.iter().map(|y| (y - m).powi(2)).sum();
+    if ss <= 0.0 {
+        return Some(0.0);
+    }
+    let r1 = ys.windows(2).map(|w| (w[0] - m) * (w[1] - m)).sum::<f64>() / ss;
+    let r = (r1 + (1.0 + 3.0 * r1) / n).clamp(0.0, 0.9);
+    let n_eff = (n * (1.0 - r) / (1.0 + r)).max(1.0);
+    Some(var.sqrt() / m / n_eff.sqrt())
+}
+
+/// What a point needs of one run: its totals and its intervals.
+#[derive(Clone, Copy, Debug)]
+pub struct Measured<'a> {
+    /// Reads and writes together.
+    pub total: &'a DirStats,
+    /// The intervals whose spread is the run's noise (a fleet's: those every host delivered).
+    pub intervals: &'a [Interval],
+}
+
+impl<'a> From<&'a RunResult> for Measured<'a> {
+    fn from(r: &'a RunResult) -> Self {
+        Measured {
+            total: &r.summary.total,
+            intervals: &r.intervals,
+        }
+    }
 }
 
 /// Builds a point from its repeats.
@@ -191,29 +291,51 @@ pub fn point(
     sources: Vec<String>,
     steady: Steady,
 ) -> SweepPoint {
+    let m: Vec<Measured> = runs.iter().map(Measured::from).collect();
+    point_of(qd, bs, read_pct, &m, sources, steady)
+}
+
+/// Builds a point from what its repeats measured (a run result's, or a fleet run's merged).
+pub fn point_of(
+    qd: u32,
+    bs: Option<String>,
+    read_pct: Option<f64>,
+    runs: &[Measured],
+    sources: Vec<String>,
+    steady: Steady,
+) -> SweepPoint {
     let n = runs.len().max(1) as f64;
-    let iops_runs: Vec<f64> = runs.iter().map(|r| r.summary.total.iops).collect();
+    let iops_runs: Vec<f64> = runs.iter().map(|r| r.total.iops).collect();
     let iops = iops_runs.iter().sum::<f64>() / n;
     let mut merged = LatencyHistogram::new();
     let mut all_hist = true;
     for r in runs {
-        match &r.summary.total.histogram {
+        match &r.total.histogram {
             Some(h) => merged += &LatencyHistogram::from_sparse(h),
             None => all_hist = false,
         }
     }
     let latency_ns = if all_hist && !merged.is_empty() {
         merged.summary()
+    } else if let [one] = runs {
+        // One run: nothing to combine.
+        one.total.latency_ns
     } else {
         // No histograms to merge: keep only what can be combined honestly (the mean).
         let means: Vec<f64> = runs
             .iter()
-            .filter_map(|r| r.summary.total.latency_ns.mean)
+            .filter_map(|r| r.total.latency_ns.mean)
             .collect();
         LatencySummary {
             mean: (!means.is_empty()).then(|| means.iter().sum::<f64>() / means.len() as f64),
             ..Default::default()
         }
+    };
+    // Pooled over the repeats (root mean square), as a percent; null unless every run has one.
+    let pooled = |f: fn(&[Interval]) -> Option<f64>| {
+        let v: Vec<f64> = runs.iter().filter_map(|r| f(r.intervals)).collect();
+        (!v.is_empty() && v.len() == runs.len())
+            .then(|| (v.iter().map(|c| c * c).sum::<f64>() / v.len() as f64).sqrt() * 100.0)
     };
     SweepPoint {
         qd,
@@ -222,18 +344,10 @@ pub fn point(
         runs: runs.len(),
         iops,
         iops_runs,
-        bytes_per_sec: runs
-            .iter()
-            .map(|r| r.summary.total.bytes_per_sec)
-            .sum::<f64>()
-            / n,
+        bytes_per_sec: runs.iter().map(|r| r.total.bytes_per_sec).sum::<f64>() / n,
         outstanding_mean: iops * latency_ns.mean.unwrap_or(0.0) / 1e9,
-        interval_cv_pct: {
-            // Pooled over the repeats (root mean square), as a percent.
-            let cvs: Vec<f64> = runs.iter().filter_map(interval_cv).collect();
-            (!cvs.is_empty() && cvs.len() == runs.len())
-                .then(|| (cvs.iter().map(|c| c * c).sum::<f64>() / cvs.len() as f64).sqrt() * 100.0)
-        },
+        interval_cv_pct: pooled(cv_of),
+        interval_se_pct: pooled(se_of),
         latency_ns,
         steady,
         sources,
@@ -252,6 +366,7 @@ pub fn knee_inputs(points: &[&SweepPoint]) -> Vec<KneeInput> {
             latency_p90_ns: p.latency_ns.p90.map(|v| v as f64),
             latency_p99_ns: p.latency_ns.p99.map(|v| v as f64),
             interval_cv: p.interval_cv_pct.map(|v| v / 100.0),
+            run_se: p.interval_se_pct.map(|v| v / 100.0),
         })
         .collect();
     v.sort_by_key(|k| k.qd);
@@ -366,5 +481,27 @@ mod tests {
         iv[4].duration_s = 0.1;
         let cv = cv_of(&iv).unwrap();
         assert!((cv - (400.0f64 / 3.0).sqrt() / 100.0).abs() < 1e-9, "{cv}");
+    }
+
+    #[test]
+    fn the_noise_of_a_runs_mean_allows_for_alike_successive_intervals() {
+        // Alternating intervals (lag-1 autocorrelation below 0): taken as independent, so
+        // the mean's noise is cv / √n.
+        let alt: Vec<f64> = (0..16)
+            .map(|i| if i % 2 == 0 { 90.0 } else { 110.0 })
+            .collect();
+        let iv = intervals(&alt);
+        let (cv, se) = (cv_of(&iv).unwrap(), se_of(&iv).unwrap());
+        assert!((se - cv / 4.0).abs() < 1e-12, "{se} vs {cv}");
+        // Two halves, 90 then 110: the same spread, but successive intervals alike, so they
+        // tell little more than two values: the mean's noise is far above cv / √n.
+        let halves: Vec<f64> = (0..16).map(|i| if i < 8 { 90.0 } else { 110.0 }).collect();
+        let iv = intervals(&halves);
+        let (cv, se) = (cv_of(&iv).unwrap(), se_of(&iv).unwrap());
+        assert!(se > 2.5 * cv / 4.0, "{se} vs {cv}");
+        assert!(se <= cv, "{se} vs {cv}");
+        // Identical intervals: no noise; too few: unknown.
+        assert_eq!(se_of(&intervals(&[5.0, 5.0, 5.0])), Some(0.0));
+        assert_eq!(se_of(&intervals(&[5.0, 6.0])), None);
     }
 }

@@ -391,6 +391,7 @@ fn sim_sweep() -> Sweep {
                 },
                 outstanding_mean: qd as f64,
                 interval_cv_pct: Some(2.0),
+                interval_se_pct: None,
                 steady: Steady {
                     reached: None,
                     drift_pct: Some(1.0),
@@ -414,6 +415,7 @@ fn sim_sweep() -> Sweep {
         knee: None,
         series: vec![],
         production: None,
+        sequence: vec![],
     };
     sweep::analyse(&mut s, None);
     s

@@ -40,6 +40,27 @@ impl From<RwArg> for Pattern {
 }
 
 /// Arrival spacing on the command line.
+/// Order of repeats across the points of a sweep: each round runs every point once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RoundOrderArg {
+    /// 1 2 4, 4 2 1, 1 2 4, … (every other round reversed, so a drift hits every point alike).
+    Counterbalanced,
+    /// 1 2 4, 1 2 4, … (each round in the same order: the last point takes any drift).
+    Interleaved,
+    /// Each round in a random order (reproducible with --seed).
+    Shuffled,
+}
+
+impl From<RoundOrderArg> for oio_lab::Order {
+    fn from(o: RoundOrderArg) -> Self {
+        match o {
+            RoundOrderArg::Counterbalanced => oio_lab::Order::Counterbalanced,
+            RoundOrderArg::Interleaved => oio_lab::Order::Interleaved,
+            RoundOrderArg::Shuffled => oio_lab::Order::Shuffled,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ArrivalArg {
     /// Evenly spaced.

@@ -1,7 +1,8 @@
 //! `oio sweep` against a simulated device (the null engine given a service model), whose knee
-//! is known in advance: every rule must name the depth the model implies (one grid step of
-//! slack, as the generator's own delays and a loaded machine blur the points). Short points
-//! (0.4 s), few depths.
+//! is known in advance: every rule must name the depth the model implies — exactly on the
+//! virtual clock (`clock=virtual`: the points are the model's, whatever the machine's load),
+//! within a grid step on the real clock (the generator's own delays and a loaded machine blur
+//! the points). Short points (0.4 s), few depths.
 
 use crate::common::{num, oio, run_json, scratch};
 use serde_json::Value;
@@ -62,44 +63,36 @@ fn point(v: &Value, qd: u64) -> &Value {
 
 #[test]
 fn simulated_device_of_eight_servers_has_its_knee_at_eight() {
-    // 8 servers of 10 ms: 800 IOPS from depth 8 on; latency 10 ms up to 8, then depth / 800.
-    // The p50 target lies just under the 20 ms of depth 16, far above the 10 ms below it, so
-    // the generator's own delays on a loaded machine do not move it.
+    // 8 servers of 10 ms on the virtual clock: exactly 800 IOPS from depth 8 on; latency
+    // 10 ms up to 8, then depth / 800. The p50 target lies just under the 20 ms of depth 16.
     let dir = scratch();
     let v = sim_sweep(
         dir.path(),
-        "servers=8,service=10ms,dist=fixed",
+        "servers=8,service=10ms,dist=fixed,clock=virtual",
         "1,2,4,8,16,32,64",
         "200ms",
         &["--latency-target", "p50=19ms"],
     );
     let summary = v["knee"]["summary"].as_str().unwrap().to_string();
     eprintln!("8 servers: {summary}");
-    for p in v["points"].as_array().unwrap() {
-        eprintln!(
-            "  qd {:>3}: {:>6.0} IOPS, mean {:>9.0} ns, p90 {}",
-            p["qd"], p["iops"], p["latency_ns"]["mean"], p["latency_ns"]["p90"]
-        );
-    }
     // The model itself: the plateau is k / S, and queueing past it shows in the latency.
     let deep = point(&v, 64);
-    let iops = deep["iops"].as_f64().unwrap();
-    assert!((iops / 800.0 - 1.0).abs() < 0.1, "plateau {iops} vs 800");
-    let mean = deep["latency_ns"]["mean"].as_f64().unwrap();
-    assert!(
-        (mean / 80e6 - 1.0).abs() < 0.15,
-        "mean at 64: {mean} ns vs 80 ms"
-    );
-    assert!(point(&v, 1)["latency_ns"]["p50"].as_f64().unwrap() >= 10e6);
-    // Every rule names 8, give or take one grid step.
+    assert_eq!(deep["iops"].as_f64().unwrap(), 800.0);
+    assert_eq!(deep["latency_ns"]["mean"].as_f64().unwrap(), 80e6);
+    assert_eq!(point(&v, 1)["latency_ns"]["p50"].as_f64().unwrap(), 10e6);
+    // Every rule names 8, the knee lies between 4 and 8; one run per depth caps the
+    // confidence at medium.
     for rule in ["power", "saturation", "pct_of_peak", "latency_target"] {
-        let q = rule_qd(&v, rule);
-        assert!((4..=16).contains(&q), "{rule} named {q}: {summary}");
+        assert_eq!(rule_qd(&v, rule), 8, "{rule}: {summary}");
     }
-    assert!(
-        (4..=16).contains(&(num(&v, "/knee/qd") as u64)),
-        "{summary}"
+    assert_eq!(num(&v, "/knee/qd"), 8.0, "{summary}");
+    assert_eq!(v["knee"]["headline"], "saturation");
+    assert_eq!(
+        v["knee"]["range"],
+        serde_json::json!({"above": 4, "up_to": 8, "steps": 1})
     );
+    assert_eq!(v["knee"]["confidence"], "medium", "{summary}");
+    assert!(summary.starts_with("knee between qd 4 and 8 (medium confidence)"));
     // Said to be simulated, in the sweep and in every point's run result.
     assert!(v["simulated"].as_str().unwrap().contains("8 servers"));
     assert!(v["warnings"]
@@ -122,55 +115,102 @@ fn simulated_device_of_eight_servers_has_its_knee_at_eight() {
         .iter()
         .any(|f| f["kind"] == "single_runs"));
     assert_eq!(v["knee"]["noise"]["source"], "intervals");
-    assert!(deep["steady"]["drift_pct"].is_number());
+    assert_eq!(deep["steady"]["drift_pct"].as_f64(), Some(0.0));
+    assert_eq!(deep["interval_se_pct"].as_f64(), Some(0.0));
+}
+
+#[test]
+fn repeats_run_in_rounds_across_the_depths_and_pin_the_knee_with_high_confidence() {
+    // Three repeats of each depth, counterbalanced: 1 … 32, 32 … 1, 1 … 32.
+    let dir = scratch();
+    let v = sim_sweep(
+        dir.path(),
+        "servers=8,service=10ms,dist=fixed,clock=virtual",
+        "1,2,4,8,16,32",
+        "0s",
+        &["--repeat", "3", "--production-qd", "6"],
+    );
+    let summary = v["knee"]["summary"].as_str().unwrap().to_string();
+    assert_eq!(v["options"]["order"], "counterbalanced");
+    let ran: Vec<(u64, u64)> = v["sequence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["qd"].as_u64().unwrap(), r["round"].as_u64().unwrap()))
+        .collect();
+    let mut expected: Vec<(u64, u64)> = Vec::new();
+    for round in 1..=3u64 {
+        let mut qds = vec![1u64, 2, 4, 8, 16, 32];
+        if round == 2 {
+            qds.reverse();
+        }
+        expected.extend(qds.into_iter().map(|q| (q, round)));
+    }
+    assert_eq!(ran, expected);
+    // Identical repeats of an exact model: every resample names 8.
+    assert_eq!(num(&v, "/knee/qd"), 8.0, "{summary}");
+    assert_eq!(v["knee"]["confidence"], "high", "{summary}");
+    assert_eq!(num(&v, "/knee/stability"), 1.0);
+    assert_eq!(v["knee"]["noise"]["source"], "repeats");
+    // Production at 6 lies inside the knee's range (4, 8]: on neither side for sure.
+    assert_eq!(
+        v["production"]["position"],
+        "near the knee (undecided whether below or beyond)"
+    );
+    // A shuffled order is drawn from --seed and recorded.
+    let dir = scratch();
+    let v = sim_sweep(
+        dir.path(),
+        "servers=8,service=10ms,dist=fixed,clock=virtual",
+        "1,8,64",
+        "0s",
+        &["--repeat", "2", "--order", "shuffled", "--seed", "11"],
+    );
+    assert_eq!(v["options"]["order"], "shuffled");
+    assert_eq!(v["options"]["order_seed"], 11);
+    assert_eq!(v["sequence"].as_array().unwrap().len(), 6);
 }
 
 #[test]
 fn second_plateau_separates_the_cache_from_the_device() {
     // 4 fast servers of 5 ms (800 IOPS at depth 4), then 28 slow ones of 40 ms: 1,500 IOPS
-    // from depth 32. Power = IOPS² / depth peaks at the cache's plateau (4); the device as a
-    // whole saturates at 32, where it also reaches 90 % of its plateau.
+    // from depth 32, exactly on the virtual clock. Power = IOPS² / depth peaks at the cache's
+    // plateau (4); the device as a whole saturates at 32, where it also reaches 90 % of its
+    // plateau. Rules 3 grid steps apart (and one depth beyond 32): undecided, and it says why.
     let dir = scratch();
     let v = sim_sweep(
         dir.path(),
-        "servers=4,service=5ms+servers=28,service=40ms",
+        "servers=4,service=5ms,dist=fixed+servers=28,service=40ms,dist=fixed,clock=virtual",
         "1,2,4,8,16,32,64",
         "100ms",
         &[],
     );
     let summary = v["knee"]["summary"].as_str().unwrap().to_string();
     eprintln!("second plateau: {summary}");
-    for p in v["points"].as_array().unwrap() {
-        eprintln!("  qd {:>3}: {:>6.0} IOPS", p["qd"], p["iops"]);
-    }
-    let plateau = point(&v, 64)["iops"].as_f64().unwrap();
-    assert!((plateau / 1500.0 - 1.0).abs() < 0.1, "plateau {plateau}");
-    // Without a queue to cover them, the generator's own delays between a completion and the
-    // next submission lower the shallow points a little (more on a loaded machine).
-    let cache = point(&v, 4)["iops"].as_f64().unwrap();
-    assert!(
-        cache > 0.7 * 800.0 && cache < 1.05 * 800.0,
-        "cache plateau {cache}"
-    );
-    let power = rule_qd(&v, "power");
-    assert!((2..=8).contains(&power), "power {power}: {summary}");
+    assert_eq!(point(&v, 64)["iops"].as_f64().unwrap(), 1500.0);
+    assert_eq!(point(&v, 4)["iops"].as_f64().unwrap(), 800.0);
+    assert_eq!(rule_qd(&v, "power"), 4, "{summary}");
     for rule in ["saturation", "pct_of_peak"] {
-        let q = rule_qd(&v, rule);
-        assert!((16..=64).contains(&q), "{rule} named {q}: {summary}");
+        assert_eq!(rule_qd(&v, rule), 32, "{rule}: {summary}");
     }
-    assert_eq!(num(&v, "/knee/qd") as u64, rule_qd(&v, "saturation"));
+    assert_eq!(num(&v, "/knee/qd"), 32.0);
     assert_eq!(v["knee"]["headline"], "saturation");
+    assert_eq!(v["knee"]["confidence"], "undecided");
+    assert!(
+        summary.contains("the rules disagree by 3 grid steps"),
+        "{summary}"
+    );
+    assert!(summary.contains("--latency-target"), "{summary}");
 }
 
 #[test]
 fn refine_measures_midpoints_and_finds_the_servers_between_grid_points() {
-    // 8 servers of 20 ms on a coarse grid 1, 4, 16, 64: the rules name 4 or 16; --refine
-    // measures the geometric midpoints around them (8, 32) and then names 8. (A long
-    // service time keeps the generator's own delays small beside it.)
+    // 8 servers of 20 ms on a coarse grid 1, 4, 16, 64: the rules name 16 (power ties 4
+    // and 16); --refine measures the geometric midpoints around it (8, 32) and then names 8.
     let dir = scratch();
     let v = sim_sweep(
         dir.path(),
-        "servers=8,service=20ms",
+        "servers=8,service=20ms,dist=fixed,clock=virtual",
         "1,4,16,64",
         "100ms",
         &["--refine"],
@@ -199,9 +239,13 @@ fn refine_measures_midpoints_and_finds_the_servers_between_grid_points() {
         eprintln!("  qd {:>3}: {:>6.0} IOPS", p["qd"], p["iops"]);
     }
     eprintln!("refined: {summary}");
-    // 8 on a quiet machine; a starved generator can lower the point at 8 enough for 16.
-    assert!([8, 16].contains(&rule_qd(&v, "saturation")), "{summary}");
-    assert_eq!(num(&v, "/knee/qd") as u64, rule_qd(&v, "saturation"));
+    // The model's exact answer, now on the grid.
+    assert_eq!(rule_qd(&v, "saturation"), 8, "{summary}");
+    assert_eq!(num(&v, "/knee/qd"), 8.0);
+    assert_eq!(
+        v["knee"]["range"],
+        serde_json::json!({"above": 4, "up_to": 8, "steps": 1})
+    );
 }
 
 #[test]

@@ -1,16 +1,23 @@
 //! The sweep: a workload at a ladder of queue depths (optionally a grid of size mixes and read
-//! shares), each point repeated, each repeat rerun while it drifts more than the steady-state
-//! bound (the runs before count as warm-up and are not kept), then the knee by every rule of
-//! `oio_analysis::knee`; `refine` measures geometric midpoints around the depths the rules
-//! named and reports again. Each kept run is an ordinary run result, stored at once.
+//! shares), each point repeated, then the knee by every rule of `oio_analysis::knee`.
+//!
+//! Repeats run in rounds across all points of the grid, in the one order every plan uses
+//! ([`crate::order::rounds`], counterbalanced by default): a neighbour's burst or a drift then
+//! hits one repeat of a few points instead of every repeat of one, where it would fake a dip.
+//! Within its turn a repeat is rerun while it drifts more than the steady-state bound (the
+//! runs before count as warm-up: discarded, but listed in the sweep's `sequence` with the
+//! reason). `refine` measures geometric midpoints around the depths the rules named, in rounds
+//! of their own, and reports again. Each kept run is an ordinary run result, stored at once.
 
 use crate::config::RunConfig;
 use crate::error::{LabError, Result};
+use crate::order::{self, Order};
 use crate::plan::{Document, Lab, Outcome, Plan, Step};
 use crate::sink::Item;
 use crate::workload::{WorkloadOverrides, WorkloadSource};
 use oio_analysis::knee::LatencyTarget;
-use oio_analysis::sweep::{self, Steady, Sweep, SweepOptions, SweepPoint};
+use oio_analysis::sweep::{self, Steady, Sweep, SweepOptions, SweepPoint, SweepRun};
+use oio_core::result::RunResult;
 use oio_core::SizeMix;
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +38,10 @@ pub struct SweepPlan {
     pub read_pct: Vec<f64>,
     /// Runs kept per point.
     pub repeat: u32,
+    /// Order of the repeats across the points (each round runs every point once); a shuffled
+    /// order is drawn from the base seed.
+    #[serde(default)]
+    pub order: Order,
     /// Steady-state bound on IOPS drift over a run, percent (None: not checked).
     pub steady_pct: Option<f64>,
     /// Most runs per repeat while waiting for steady state.
@@ -121,112 +132,211 @@ fn point_label(qd: u32, bs: Option<&SizeMix>, rp: Option<f64>) -> String {
     )
 }
 
+/// One point of the grid and what its repeats have measured so far.
+struct Slot {
+    qd: u32,
+    bs: Option<SizeMix>,
+    rp: Option<f64>,
+    config: RunConfig,
+    label: String,
+    /// The name its result files carry.
+    name: String,
+    runs: Vec<RunResult>,
+    sources: Vec<String>,
+    drifts: Vec<Option<f64>>,
+    steady: Steady,
+    reached_all: bool,
+    too_short: bool,
+}
+
+impl Slot {
+    fn new(plan: &SweepPlan, qd: u32, bs: Option<&SizeMix>, rp: Option<f64>) -> Result<Slot> {
+        Ok(Slot {
+            qd,
+            bs: bs.cloned(),
+            rp,
+            config: plan.point_config(qd, bs, rp)?,
+            label: point_label(qd, bs, rp),
+            name: format!("{}-qd{qd}", plan.base.workload.name),
+            runs: Vec::new(),
+            sources: Vec::new(),
+            drifts: Vec::new(),
+            steady: Steady::default(),
+            reached_all: true,
+            too_short: false,
+        })
+    }
+}
+
 struct Points<'p> {
     plan: &'p SweepPlan,
     runs_dir: String,
     total: usize,
     done: usize,
+    /// Rounds run so far (refined depths continue the count).
+    rounds_done: u32,
     engine: String,
     warnings: Vec<String>,
+    /// Every run, kept or discarded, in the order it ran.
+    sequence: Vec<SweepRun>,
 }
 
 impl Points<'_> {
-    /// Measures one point: its repeats, each until steady state when asked. None when the
-    /// token was cancelled (the partial run is stored).
+    /// Measures `slots` in rounds, each running every slot once in the plan's order; None when
+    /// the token was cancelled (the partial run is stored).
     fn measure(
         &mut self,
         lab: &mut Lab<'_>,
         out: &mut Outcome,
-        qd: u32,
-        bs: Option<&SizeMix>,
-        rp: Option<f64>,
-    ) -> Result<Option<SweepPoint>> {
+        mut slots: Vec<Slot>,
+    ) -> Result<Option<Vec<SweepPoint>>> {
         let plan = self.plan;
-        let mut config = plan.point_config(qd, bs, rp)?;
-        let label = point_label(qd, bs, rp);
-        let name = format!("{}-qd{qd}", plan.base.workload.name);
-        let (mut runs, mut sources, mut drifts) = (Vec::new(), Vec::new(), Vec::new());
-        let mut steady = Steady::default();
-        let (mut reached_all, mut too_short) = (true, false);
-        for rep in 0..plan.repeat {
-            let mut tries = 0;
-            loop {
-                tries += 1;
-                steady.runs_made += 1;
-                config.seed = plan.base.seed.wrapping_add(u64::from(rep) * 1000 + tries);
-                let r = lab
-                    .measure(&config)
-                    .map_err(|e| e.context(format!("sweep point {label}")))?;
-                let stop = crate::plan::stop_reason(&r);
-                let drift = sweep::drift_pct(&r);
-                let ok = match (plan.steady_pct, drift) {
-                    (Some(b), Some(d)) => d <= b,
-                    _ => true,
-                };
-                let cancelled = lab.cancel.is_cancelled();
-                if !(ok || tries >= u64::from(plan.steady_max_runs) || cancelled) {
-                    // Not yet steady: this run was warm-up.
-                    continue;
-                }
-                // Too short to judge: rerunning would not tell more, so the run is kept.
-                too_short |= drift.is_none();
-                reached_all &= ok;
-                drifts.push(drift);
-                self.engine = r.engine.name.clone();
-                self.done += 1;
-                let step = Step::SweepPoint {
-                    done: self.done,
-                    total: self.total,
-                    label: label.clone(),
-                    steady: ok,
-                };
-                let path = lab.store(&r, Some(&self.runs_dir), &step, Some(&name))?;
-                sources.push(path.display().to_string());
-                out.runs.push(crate::plan::Done {
-                    label: None,
-                    result: r.clone(),
-                    path,
-                });
-                if !lab.note_stop(stop, out) {
+        let first = self.rounds_done;
+        let seed = order_seed(plan).wrapping_add(u64::from(first));
+        for (r, round) in order::rounds(plan.order, plan.repeat, slots.len(), seed)
+            .into_iter()
+            .enumerate()
+        {
+            for i in round {
+                if !self.repeat(lab, out, &mut slots[i], first + r as u32)? {
                     return Ok(None);
                 }
-                runs.push(r);
-                break;
             }
         }
+        self.rounds_done += plan.repeat;
+        Ok(Some(slots.into_iter().map(|s| self.point(s)).collect()))
+    }
+
+    /// One repeat of a slot in round `round` (from 0), rerun while it drifts beyond the
+    /// steady-state bound; false when the token was cancelled.
+    fn repeat(
+        &mut self,
+        lab: &mut Lab<'_>,
+        out: &mut Outcome,
+        slot: &mut Slot,
+        round: u32,
+    ) -> Result<bool> {
+        let plan = self.plan;
+        let rep = round % plan.repeat.max(1);
+        let label = if plan.repeat > 1 {
+            format!("{}, round {}/{}", slot.label, rep + 1, plan.repeat)
+        } else {
+            slot.label.clone()
+        };
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            slot.steady.runs_made += 1;
+            slot.config.seed = plan.base.seed.wrapping_add(u64::from(rep) * 1000 + tries);
+            let r = lab
+                .measure(&slot.config)
+                .map_err(|e| e.context(format!("sweep point {}", slot.label)))?;
+            let stop = crate::plan::stop_reason(&r);
+            let drift = sweep::drift_pct(&r);
+            let ok = match (plan.steady_pct, drift) {
+                (Some(b), Some(d)) => d <= b,
+                _ => true,
+            };
+            let mut record = SweepRun {
+                qd: slot.qd,
+                bs: slot.bs.as_ref().map(|b| b.to_string()),
+                read_pct: slot.rp,
+                round: round + 1,
+                seed: slot.config.seed,
+                iops: r.summary.total.iops,
+                drift_pct: drift,
+                discarded: None,
+                source: None,
+            };
+            let cancelled = lab.cancel.is_cancelled();
+            if !(ok || tries >= u64::from(plan.steady_max_runs) || cancelled) {
+                // Not yet steady: this run was warm-up. Its record stays in the sequence.
+                let why = format!(
+                    "warm-up: IOPS drifted {:.1} % over the run, above the steady-state bound of {} %; rerun",
+                    drift.unwrap_or_default(),
+                    plan.steady_pct.unwrap_or_default()
+                );
+                lab.progress.notice(&format!(
+                    "{label}: {} IOPS discarded ({why})",
+                    oio_core::units::format_count(record.iops)
+                ));
+                record.discarded = Some(why);
+                self.sequence.push(record);
+                continue;
+            }
+            // Too short to judge: rerunning would not tell more, so the run is kept.
+            slot.too_short |= drift.is_none();
+            slot.reached_all &= ok;
+            slot.drifts.push(drift);
+            self.engine = r.engine.name.clone();
+            self.done += 1;
+            let step = Step::SweepPoint {
+                done: self.done,
+                total: self.total,
+                label: label.clone(),
+                steady: ok,
+            };
+            let path = lab.store(&r, Some(&self.runs_dir), &step, Some(&slot.name))?;
+            record.source = Some(path.display().to_string());
+            self.sequence.push(record);
+            slot.sources.push(path.display().to_string());
+            out.runs.push(crate::plan::Done {
+                label: None,
+                result: r.clone(),
+                path,
+            });
+            if !lab.note_stop(stop, out) {
+                return Ok(false);
+            }
+            slot.runs.push(r);
+            return Ok(true);
+        }
+    }
+
+    /// The point of a slot whose repeats are done, with its steady-state verdict.
+    fn point(&mut self, mut slot: Slot) -> SweepPoint {
+        let plan = self.plan;
         // The largest drift, or none when any run was too short to judge.
-        steady.drift_pct = drifts
+        slot.steady.drift_pct = slot
+            .drifts
             .iter()
             .copied()
             .collect::<Option<Vec<f64>>>()
             .map(|d| d.into_iter().fold(0.0, f64::max));
-        steady.reached = match plan.steady_pct {
-            Some(_) if too_short => None,
-            Some(_) => Some(reached_all),
+        slot.steady.reached = match plan.steady_pct {
+            Some(_) if slot.too_short => None,
+            Some(_) => Some(slot.reached_all),
             None => None,
         };
-        if plan.steady_pct.is_some() && too_short {
+        if plan.steady_pct.is_some() && slot.too_short {
             self.warnings.push(format!(
-                "{label}: steady state too short to judge (a run had fewer than {} intervals; lengthen --time or shorten --interval)",
+                "{}: steady state too short to judge (a run had fewer than {} intervals; lengthen --time or shorten --interval)",
+                slot.label,
                 sweep::MIN_INTERVALS
             ));
         }
-        if steady.reached == Some(false) {
+        if slot.steady.reached == Some(false) {
             self.warnings.push(format!(
-                "{label}: steady state (drift <= {} %) not reached in {} runs",
+                "{}: steady state (drift <= {} %) not reached in {} runs",
+                slot.label,
                 plan.steady_pct.unwrap_or_default(),
                 plan.steady_max_runs
             ));
         }
-        Ok(Some(sweep::point(
-            qd,
-            bs.map(|b| b.to_string()),
-            rp,
-            &runs,
-            sources,
-            steady,
-        )))
+        sweep::point(
+            slot.qd,
+            slot.bs.map(|b| b.to_string()),
+            slot.rp,
+            &slot.runs,
+            slot.sources,
+            slot.steady,
+        )
     }
+}
+
+/// The seed of a shuffled order: the base seed, recorded in the sweep.
+fn order_seed(plan: &SweepPlan) -> u64 {
+    plan.base.seed
 }
 
 /// Runs a sweep into `out`; the sweep document when it was not interrupted.
@@ -240,20 +350,29 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &SweepPlan, out: &mut Outcome) ->
         runs_dir: format!("sweep-{stamp}"),
         total: bss.len() * rps.len() * plan.qd.len() * plan.repeat as usize,
         done: 0,
+        rounds_done: 0,
         engine: String::new(),
         warnings: Vec::new(),
+        sequence: Vec::new(),
     };
-    let mut points = Vec::new();
+    let mut slots = Vec::new();
     for bs in &bss {
         for rp in &rps {
             for &qd in &plan.qd {
-                match pts.measure(lab, out, qd, bs.as_ref(), *rp)? {
-                    Some(p) => points.push(p),
-                    None => return Ok(()),
-                }
+                slots.push(Slot::new(plan, qd, bs.as_ref(), *rp)?);
             }
         }
     }
+    if plan.repeat > 1 {
+        lab.progress.notice(&format!(
+            "{} rounds, each running every point once ({} order)",
+            plan.repeat,
+            plan.order.name()
+        ));
+    }
+    let Some(points) = pts.measure(lab, out, slots)? else {
+        return Ok(());
+    };
     let mut doc = Sweep {
         envelope: oio_core::Envelope {
             timestamp,
@@ -277,37 +396,43 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &SweepPlan, out: &mut Outcome) ->
             knee_fraction: plan.knee_fraction,
             latency_target: plan.latency_target,
             refined_qd: Vec::new(),
+            order: Some(plan.order.name().to_string()),
+            order_seed: (plan.order == Order::Shuffled).then(|| order_seed(plan)),
         },
         points,
         knee: None,
         series: Vec::new(),
         production: None,
+        sequence: Vec::new(),
     };
     sweep::analyse(&mut doc, plan.production_qd);
     if plan.refine {
         let extra = sweep::refine_depths(&doc);
         pts.total += extra.iter().map(|e| e.2.len()).sum::<usize>() * plan.repeat as usize;
+        let mut slots = Vec::new();
         for (bs, rp, qds) in extra {
             let bs: Option<SizeMix> = match bs {
                 Some(b) => Some(b.parse().map_err(|e| LabError::Invalid(format!("{e}")))?),
                 None => None,
             };
             for qd in qds {
-                match pts.measure(lab, out, qd, bs.as_ref(), rp)? {
-                    Some(p) => doc.points.push(p),
-                    None => return Ok(()),
-                }
+                slots.push(Slot::new(plan, qd, bs.as_ref(), rp)?);
                 if !doc.options.refined_qd.contains(&qd) {
                     doc.options.refined_qd.push(qd);
                 }
             }
         }
+        let Some(points) = pts.measure(lab, out, slots)? else {
+            return Ok(());
+        };
+        doc.points.extend(points);
         doc.options.refined_qd.sort_unstable();
         sweep::sort_points(&mut doc);
         sweep::analyse(&mut doc, plan.production_qd);
     }
     doc.engine = pts.engine;
     doc.envelope.warnings = pts.warnings;
+    doc.sequence = pts.sequence;
     if let Some(m) = &doc.simulated {
         let virtual_clock = plan
             .base
@@ -322,7 +447,7 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &SweepPlan, out: &mut Outcome) ->
     }
     if plan.repeat < 2 {
         doc.envelope.warnings.push(
-            "one run per point: the knee's uncertainty is only the grid spacing (use --repeat 3 or more)"
+            "one run per point: the knee's noise is taken from each run's intervals, which cannot show noise that lasts a whole run, such as a neighbour's burst (use --repeat 3 or more: repeats are interleaved across the points)"
                 .into(),
         );
     }
@@ -338,4 +463,190 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &SweepPlan, out: &mut Outcome) ->
     )?;
     out.document = Some(Document::Sweep(Box::new(doc), path));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Engine, RunSettings, Submit};
+    use crate::plan::Silent;
+    use crate::sink::MemorySink;
+    use crate::workload::{Pattern, WorkloadOverrides};
+    use oio_core::Cancel;
+    use std::time::Duration;
+
+    /// A sweep of the simulated device on a virtual clock: exact and quick.
+    fn plan(dir: &std::path::Path, model: &str, qd: &[u32], repeat: u32) -> SweepPlan {
+        let source = WorkloadSource::Pattern(Pattern::Randread);
+        let overrides = WorkloadOverrides::default();
+        let base = RunSettings {
+            targets: vec![dir.join("t.dat")],
+            roles: vec![],
+            size: Some(1 << 20),
+            buffered: true,
+            allow_overwrite: false,
+            destroy_data: false,
+            engine: Engine::Null,
+            submit: Submit::PerIo,
+            sim: Some(model.parse().unwrap()),
+            time: Duration::from_secs(1),
+            ramp: Duration::ZERO,
+            interval: Duration::from_millis(100),
+            seed: Some(7),
+            ios: None,
+            verify: false,
+            access_order: false,
+            lat_log: None,
+            hdr_log: None,
+            no_latency: false,
+        }
+        .config(&source, &overrides)
+        .unwrap();
+        SweepPlan {
+            source,
+            overrides,
+            base,
+            qd: qd.to_vec(),
+            bs: vec![],
+            read_pct: vec![],
+            repeat,
+            order: Order::Counterbalanced,
+            steady_pct: None,
+            steady_max_runs: 1,
+            knee_fraction: 0.9,
+            latency_target: None,
+            refine: false,
+            production_qd: None,
+        }
+    }
+
+    fn run(plan: &SweepPlan) -> (Outcome, Sweep) {
+        let mut sink = MemorySink::default();
+        let mut progress = Silent::default();
+        let cancel = Cancel::new();
+        let mut lab = Lab {
+            sink: &mut sink,
+            progress: &mut progress,
+            cancel: &cancel,
+            command: vec!["test".into()],
+        };
+        let out = lab.execute(&Plan::Sweep(plan.clone())).unwrap();
+        let doc = match &out.document {
+            Some(Document::Sweep(d, _)) => (**d).clone(),
+            other => panic!("no sweep: {other:?}"),
+        };
+        (out, doc)
+    }
+
+    #[test]
+    fn repeats_run_in_counterbalanced_rounds_across_the_depths() {
+        let d = tempfile::tempdir().unwrap();
+        let p = plan(
+            d.path(),
+            "servers=2,service=1ms,dist=fixed,clock=virtual",
+            &[1, 2, 4, 8],
+            3,
+        );
+        let (out, doc) = run(&p);
+        let ran: Vec<(u32, u32)> = doc.sequence.iter().map(|r| (r.qd, r.round)).collect();
+        #[rustfmt::skip]
+        assert_eq!(
+            ran,
+            [(1, 1), (2, 1), (4, 1), (8, 1), (8, 2), (4, 2), (2, 2), (1, 2), (1, 3), (2, 3), (4, 3), (8, 3)]
+        );
+        assert_eq!(doc.options.order.as_deref(), Some("counterbalanced"));
+        assert_eq!(doc.options.order_seed, None);
+        // The stored runs are the sequence's, in the same order, and each point keeps its own.
+        let stored: Vec<String> = out
+            .runs
+            .iter()
+            .map(|r| r.path.display().to_string())
+            .collect();
+        let listed: Vec<String> = doc
+            .sequence
+            .iter()
+            .filter_map(|r| r.source.clone())
+            .collect();
+        assert_eq!(stored, listed);
+        for p in &doc.points {
+            assert_eq!(p.runs, 3);
+            assert_eq!(p.iops_runs.len(), 3);
+            let mine: Vec<&String> = doc
+                .sequence
+                .iter()
+                .filter(|r| r.qd == p.qd)
+                .filter_map(|r| r.source.as_ref())
+                .collect();
+            assert_eq!(p.sources.iter().collect::<Vec<_>>(), mine);
+        }
+        // Exact: 2 servers of 1 ms, so 2,000 IOPS from qd 2; identical repeats, one step.
+        let k = doc.knee.unwrap();
+        assert_eq!(k.qd, 2, "{}", k.summary);
+        assert_eq!(
+            k.range.unwrap(),
+            oio_analysis::knee::KneeRange {
+                above: 1,
+                up_to: Some(2),
+                steps: Some(1)
+            }
+        );
+        assert_eq!(
+            k.confidence,
+            Some(oio_analysis::knee::KneeConfidence::High),
+            "{}",
+            k.summary
+        );
+        // Shuffled rounds are drawn from the base seed, which the sweep records.
+        let shuffled = SweepPlan {
+            order: Order::Shuffled,
+            ..p
+        };
+        let (_, doc) = run(&shuffled);
+        assert_eq!(doc.options.order.as_deref(), Some("shuffled"));
+        assert_eq!(doc.options.order_seed, Some(shuffled.base.seed));
+        let expected: Vec<u32> = order::rounds(Order::Shuffled, 3, 4, shuffled.base.seed)
+            .into_iter()
+            .flatten()
+            .map(|i| [1, 2, 4, 8][i])
+            .collect();
+        let ran: Vec<u32> = doc.sequence.iter().map(|r| r.qd).collect();
+        assert_eq!(ran, expected);
+    }
+
+    #[test]
+    fn runs_discarded_as_warm_up_stay_in_the_sequence_with_the_reason() {
+        // Exponential service: every run drifts a little, more than a bound of 0.0001 %, so
+        // each repeat is rerun until the most runs allowed, and only the last is kept.
+        let d = tempfile::tempdir().unwrap();
+        let p = SweepPlan {
+            steady_pct: Some(0.0001),
+            steady_max_runs: 2,
+            ..plan(
+                d.path(),
+                "servers=2,service=1ms,dist=exp,clock=virtual",
+                &[1, 4],
+                2,
+            )
+        };
+        let (out, doc) = run(&p);
+        assert_eq!(doc.sequence.len(), 2 * 2 * 2, "{:#?}", doc.sequence);
+        assert_eq!(
+            out.runs.len(),
+            4,
+            "discarded runs are not stored as results"
+        );
+        for pair in doc.sequence.chunks(2) {
+            let (warm, kept) = (&pair[0], &pair[1]);
+            assert_eq!((warm.qd, warm.round), (kept.qd, kept.round));
+            let why = warm.discarded.as_deref().expect("the first is warm-up");
+            assert!(why.starts_with("warm-up: IOPS drifted"), "{why}");
+            assert!(warm.source.is_none());
+            assert!(kept.discarded.is_none() && kept.source.is_some());
+            assert_ne!(warm.seed, kept.seed);
+        }
+        for p in &doc.points {
+            assert_eq!(p.steady.runs_made, 4);
+            assert_eq!(p.steady.reached, Some(false));
+        }
+    }
 }

@@ -496,12 +496,25 @@ fn sweeps_section(o: &mut String, r: &Report, charts: &[Chart]) {
             esc(&s.targets.join(", "))
         );
         if let Some(k) = &s.knee {
-            let _ = write!(
-                o,
-                "<p><b>{}</b></p><p class=\"note\">rule: {}</p>",
-                esc(&k.summary),
-                esc(&k.rule)
-            );
+            let _ = write!(o, "<p><b>{}</b></p>", esc(&k.summary));
+            // An undecided knee's summary already says why and what would decide it.
+            if let Some(c) = k
+                .confidence
+                .filter(|c| *c != oio_analysis::knee::KneeConfidence::Undecided)
+            {
+                let _ = write!(
+                    o,
+                    "<p class=\"note\">confidence {}: {}{}</p>",
+                    c.word(),
+                    esc(&k.why.join("; ")),
+                    if k.decide.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; would raise it: {}", esc(&k.decide.join(", ")))
+                    }
+                );
+            }
+            let _ = write!(o, "<p class=\"note\">rule: {}</p>", esc(&k.rule));
             // What each rule names (all are marked on the charts), then what to check.
             o.push_str("<table><tr><th class=\"l\">rule</th><th>depth</th><th>IOPS</th><th>p99</th><th class=\"l\">note</th></tr>");
             let mut rules = vec![

@@ -1,11 +1,13 @@
 //! `oio sweep`: run a workload at a ladder of queue depths (optionally a grid of block sizes
 //! and read shares), each point with its ramp, repeated, optionally until steady state, and
 //! report the knee by stated rules: power, saturation, X % of the peak and an optional latency
-//! target, all of them, with the flags they raise. `--refine` measures geometric midpoints
-//! around the depths the rules named. The sweep itself is `oio_lab::sweep`; every point's runs
-//! are ordinary run results, listed in the sweep document's `points[].sources`.
+//! target, all of them, with the flags they raise, the knee's range and a confidence word (or
+//! "undecided", why, and what would decide it). Repeats run in rounds across all points
+//! (`--order`, counterbalanced by default). `--refine` measures geometric midpoints around the
+//! depths the rules named. The sweep itself is `oio_lab::sweep`; every point's runs are
+//! ordinary run results, listed in the sweep document's `points[].sources`.
 
-use crate::args::{parse_with, settings, ExecArgs, TargetArgs, WorkloadArgs};
+use crate::args::{parse_with, settings, ExecArgs, RoundOrderArg, TargetArgs, WorkloadArgs};
 use crate::experiment::{execute, present};
 use oio_analysis::knee::LatencyTarget;
 use oio_core::SizeMix;
@@ -22,6 +24,7 @@ use std::process::ExitCode;
     after_help = "Examples:
   oio sweep randread ./t.dat --size 1G --qd 1,2,4,8,16,32,64
   oio sweep oltp-data /mnt/san/t.dat --size 10G --repeat 3 --steady 10
+  oio sweep randread ./t.dat --repeat 4 --order shuffled --seed 7
   oio sweep randrw ./t.dat --size 1G --bs 4k,64k --read-pct 100,70,0 --qd 1,4,16,64
   oio sweep workload.toml ./t.dat --production-qd 24      (where does production sit?)
   oio sweep randread ./t.dat --latency-target p99=2ms --refine
@@ -37,9 +40,17 @@ saturation, X % of the peak, power):
                IOPS from the saturation depth on) or, without one, of the highest point
   latency      with --latency-target p99=2ms: the deepest depth before the first that
                misses it (also mean, p50, p90)
-Flags: peak at the deepest depth (still rising: extend --qd), points more than 3 × the
-noise below both neighbours (outliers, left out of the rules), one run per depth (the
-spread of each run's intervals stands in for the noise; --repeat N measures it).
+Noise: the spread of each depth's repeats, or with one run per depth that of its mean
+from the run's intervals (which cannot show noise lasting a whole run: --repeat N).
+Repeats run in rounds across all depths (--order), so a neighbour's burst hits one repeat
+of a few depths rather than every repeat of one. Flags: the top still rising beyond the
+noise (extend --qd), a plateau, or undecided; points more than 3 × the noise below both
+neighbours (outliers, left out of the rules); a depth whose repeats disagree; one run per
+depth.
+Range and confidence: the rules are applied again to resamples of the repeats (or of each
+run's mean within its noise): 'knee between qd 8 and 16 (high confidence)'. Undecided,
+with why and what would decide it, when the range spans more than 2 grid steps, the rules
+disagree by more, the top still rises, or the points from the knee on cannot be shown flat.
 
 WORKLOAD is a workload file, a built-in profile (oio profiles) or a pattern (randread, randrw…).")]
 pub struct Args {
@@ -78,9 +89,14 @@ pub struct Args {
     #[command(flatten)]
     pub exec: ExecArgs,
 
-    /// Runs per point.
+    /// Runs per point, run in rounds across all points.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
+
+    /// Order of the points within each round of repeats: counterbalanced (every other round
+    /// reversed), interleaved (always the same), or shuffled (reproducible with --seed).
+    #[arg(long, value_enum, default_value_t = RoundOrderArg::Counterbalanced, value_name = "ORDER")]
+    pub order: RoundOrderArg,
 
     /// Steady state: rerun (counting the run as warm-up) while IOPS drift over a run exceeds PCT.
     #[arg(long, value_name = "PCT")]
@@ -157,6 +173,7 @@ fn plan(args: &Args) -> anyhow::Result<SweepPlan> {
         bs: args.bs.clone(),
         read_pct: args.read_pct.clone(),
         repeat: args.repeat,
+        order: args.order.into(),
         steady_pct: args.steady,
         steady_max_runs: args.steady_max_runs,
         knee_fraction: args.knee_pct / 100.0,

@@ -265,10 +265,13 @@ pub fn print_sweep(s: &oio_analysis::sweep::Sweep) {
         );
     }
     match &s.knee {
-        Some(k) => println!(
-            "knee: qd {} per host ({}), {:.1} merged IOPS, peak {:.1}",
-            k.qd, k.headline, k.iops, k.peak_iops
-        ),
-        None => println!("knee: none found (too few points)"),
+        // Depths are per host, IOPS merged over the hosts.
+        Some(k) => {
+            println!("{} (depths per host, IOPS merged)", k.summary);
+            for f in &k.flags {
+                println!("  flag: {}", f.message);
+            }
+        }
+        None => println!("knee: none found (no point completed any I/O)"),
     }
 }

@@ -1,7 +1,8 @@
 //! The terminal form of `oio sweep`: one row per point with the rules and flags that name it,
-//! then each series' knee by every rule, the production depth and the warnings.
+//! the order the runs ran in and those discarded, then each series' knee (its range,
+//! confidence and every rule), the production depth and the warnings.
 
-use oio_analysis::knee::{Knee, RuleDepth};
+use oio_analysis::knee::{Knee, KneeConfidence, RuleDepth};
 use oio_analysis::sweep::{self, Sweep};
 use oio_core::units::{format_bytes, format_count, format_ns};
 use std::io::Write;
@@ -81,6 +82,7 @@ pub fn print_table(out: &mut impl Write, doc: &Sweep) -> anyhow::Result<()> {
             sweep::MIN_INTERVALS
         )?;
     }
+    print_sequence(out, doc)?;
     for (i, s) in doc.series.iter().enumerate() {
         let Some(k) = &s.knee else {
             if i == 0 {
@@ -101,6 +103,13 @@ pub fn print_table(out: &mut impl Write, doc: &Sweep) -> anyhow::Result<()> {
             writeln!(out)?;
         }
         writeln!(out, "{}", k.summary)?;
+        // An undecided knee's summary already says why and what would decide it.
+        if let Some(c) = k.confidence.filter(|c| *c != KneeConfidence::Undecided) {
+            writeln!(out, "  confidence {}: {}", c.word(), k.why.join("; "))?;
+            if !k.decide.is_empty() {
+                writeln!(out, "  would raise it: {}", k.decide.join(", "))?;
+            }
+        }
         let mut rules = vec![
             ("power", &k.rules.power),
             ("saturation", &k.rules.saturation),
@@ -141,6 +150,42 @@ pub fn print_table(out: &mut impl Write, doc: &Sweep) -> anyhow::Result<()> {
     }
     for w in &doc.envelope.warnings {
         writeln!(out, "warning: {w}")?;
+    }
+    Ok(())
+}
+
+/// The order the repeats ran in, and the runs discarded as warm-up with the reason.
+fn print_sequence(out: &mut impl Write, doc: &Sweep) -> anyhow::Result<()> {
+    let Some(order) = &doc.options.order else {
+        return Ok(());
+    };
+    if doc.options.repeat > 1 {
+        writeln!(
+            out,
+            "runs: {} rounds, each running every point once, {order} order{}",
+            doc.options.repeat,
+            match doc.options.order_seed {
+                Some(s) => format!(" (seed {s})"),
+                None => String::new(),
+            }
+        )?;
+    }
+    for r in &doc.sequence {
+        if let Some(why) = &r.discarded {
+            writeln!(
+                out,
+                "discarded: qd {}{}{} round {}: {} IOPS ({why})",
+                r.qd,
+                r.bs.as_ref()
+                    .map(|b| format!(" bs {b}"))
+                    .unwrap_or_default(),
+                r.read_pct
+                    .map(|v| format!(" read {v:.0} %"))
+                    .unwrap_or_default(),
+                r.round,
+                format_count(r.iops)
+            )?;
+        }
     }
     Ok(())
 }

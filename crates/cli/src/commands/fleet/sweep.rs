@@ -5,8 +5,11 @@
 use super::FleetArgs;
 use crate::output::style;
 use crate::results::{check_destination, result_file_name, write_json_atomic};
-use oio_analysis::sweep::{Steady, Sweep, SweepOptions, SweepPoint, SCHEMA, SCHEMA_VERSION};
+use oio_analysis::sweep::{
+    self, Steady, Sweep, SweepOptions, SweepPoint, SweepRun, SCHEMA, SCHEMA_VERSION,
+};
 use oio_core::document::Envelope;
+use oio_core::result::Interval;
 use oio_fleet::controller;
 use std::process::ExitCode;
 
@@ -45,7 +48,7 @@ pub fn run(s: SweepArgs) -> anyhow::Result<ExitCode> {
     let mut envelope = Envelope::new(SCHEMA, SCHEMA_VERSION);
     envelope.command = std::env::args().collect();
     envelope.host = Some(oio_core::host::HostInfo::detect());
-    let mut points = Vec::new();
+    let (mut points, mut sequence) = (Vec::new(), Vec::new());
     let mut interrupted = false;
     for &qd in &s.sweep_qd {
         let mut o = a.run.workload.overrides(&a.run.shape);
@@ -64,7 +67,19 @@ pub fn run(s: SweepArgs) -> anyhow::Result<ExitCode> {
         live.finish();
         let run = run?;
         let (doc, merged) = super::save_io(&dir.join(format!("qd{qd}")), &run, &plan)?;
-        points.push(point(qd, &doc, &merged.display().to_string()));
+        let p = point(qd, &doc, &merged.display().to_string());
+        sequence.push(SweepRun {
+            qd,
+            bs: None,
+            read_pct: None,
+            round: 1,
+            seed: plan.seed,
+            iops: p.iops,
+            drift_pct: p.steady.drift_pct,
+            discarded: None,
+            source: p.sources.first().cloned(),
+        });
+        points.push(p);
         for l in &doc.lost {
             style::print_warning(l);
         }
@@ -92,8 +107,10 @@ pub fn run(s: SweepArgs) -> anyhow::Result<ExitCode> {
             repeat: 1,
             steady_max_runs: 1,
             knee_fraction: 0.9,
+            order: Some("as_given".into()),
             ..SweepOptions::default()
         },
+        sequence,
         points,
         knee: None,
         series: Vec::new(),
@@ -117,36 +134,32 @@ pub fn run(s: SweepArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// One sweep point from a merged fleet result: one run, its interval spread as the noise.
+/// One sweep point from a merged fleet result: one run, its noise from the intervals every
+/// host delivered (a partial interval — a host missing — is not the fleet's IOPS), built by
+/// the same function as `oio sweep`'s points.
 fn point(qd: u32, doc: &oio_fleet::merge::FleetResult, file: &str) -> SweepPoint {
-    let t = &doc.summary.total;
-    let iops: Vec<f64> = doc.intervals.iter().map(|i| i.total.iops).collect();
-    let cv = (iops.len() >= oio_analysis::sweep::MIN_INTERVALS).then(|| {
-        let n = iops.len() as f64;
-        let mean = iops.iter().sum::<f64>() / n;
-        let var = iops.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
-        if mean > 0.0 {
-            var.sqrt() / mean * 100.0
-        } else {
-            0.0
-        }
-    });
-    SweepPoint {
+    let hosts = doc.hosts.len();
+    let complete: Vec<Interval> = doc
+        .intervals
+        .iter()
+        .zip(&doc.hosts_per_interval)
+        .filter(|(_, &n)| n == hosts)
+        .map(|(i, _)| i.clone())
+        .collect();
+    let run = sweep::Measured {
+        total: &doc.summary.total,
+        intervals: &complete,
+    };
+    sweep::point_of(
         qd,
-        bs: None,
-        read_pct: None,
-        runs: 1,
-        iops: t.iops,
-        iops_runs: vec![t.iops],
-        bytes_per_sec: t.bytes_per_sec,
-        latency_ns: t.latency_ns,
-        outstanding_mean: t.outstanding_mean,
-        interval_cv_pct: cv,
-        steady: Steady {
+        None,
+        None,
+        &[run],
+        vec![file.to_string()],
+        Steady {
             reached: None,
-            drift_pct: None,
+            drift_pct: sweep::drift_of(&complete),
             runs_made: 1,
         },
-        sources: vec![file.to_string()],
-    }
+    )
 }
