@@ -81,6 +81,8 @@ pub struct KneeInput {
     /// autocorrelation (a fraction; None when unknown: then `interval_cv`, the spread of
     /// single intervals, stands in unscaled, an upper bound).
     pub run_se: Option<f64>,
+    /// Runs at this depth measured while a neighbour used the host's CPU (host noise).
+    pub noisy_runs: usize,
 }
 
 impl KneeInput {
@@ -1350,11 +1352,23 @@ fn judge(
     v.check_resamples(res);
     v.check_rules(found, k, fraction);
     v.check_unsteady(found);
-    let confidence = if v.undecided {
+    let mut confidence = if v.undecided {
         KneeConfidence::Undecided
     } else {
         v.confidence(res, k)
     };
+    // Runs beside a neighbour's CPU use: the shape may be the neighbour's, so a decided knee
+    // is at most low, and a quieter host is what would raise it.
+    let noisy: usize = points.iter().map(|p| p.noisy_runs).sum();
+    if noisy > 0 && confidence > KneeConfidence::Low {
+        confidence = KneeConfidence::Low;
+        v.why.push(format!(
+            "{noisy} run{} measured while other processes used the host's CPU (host noise)",
+            if noisy == 1 { " was" } else { "s were" }
+        ));
+        v.decide
+            .push("sweep again on a quieter host (no other work beside oio)".into());
+    }
     let range = match &found.top.rising {
         // IOPS rise over the whole window: the knee, if any, lies beyond its start.
         Some(w) => KneeRange {
@@ -1636,6 +1650,7 @@ mod tests {
                     latency_p99_ns: Some(lat * 3.0),
                     interval_cv: cv,
                     run_se: None,
+                    noisy_runs: 0,
                 }
             })
             .collect()
@@ -1659,6 +1674,7 @@ mod tests {
                     latency_p99_ns: Some(lat * 3.0),
                     interval_cv: None,
                     run_se: None,
+                    noisy_runs: 0,
                 }
             })
             .collect()
@@ -1948,6 +1964,7 @@ mod tests {
                 .collect())),
             run_se: interval_count_known
                 .then(|| rms(runs.iter().filter_map(|r| crate::sweep::se_of(r)).collect())),
+            noisy_runs: 0,
         }
     }
 

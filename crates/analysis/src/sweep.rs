@@ -159,6 +159,9 @@ pub struct SweepPoint {
     pub steady: Steady,
     /// Result files of the repeats.
     pub sources: Vec<String>,
+    /// Runs measured while a neighbour used the host's CPU: they cap the knee's confidence.
+    #[serde(default)]
+    pub noisy_runs: usize,
 }
 
 /// The knee of one series of a grid.
@@ -271,6 +274,8 @@ pub struct Measured<'a> {
     pub total: &'a DirStats,
     /// The intervals whose spread is the run's noise (a fleet's: those every host delivered).
     pub intervals: &'a [Interval],
+    /// Measured while a neighbour used the host's CPU (`RunResult::noisy_host`).
+    pub noisy: bool,
 }
 
 impl<'a> From<&'a RunResult> for Measured<'a> {
@@ -278,6 +283,7 @@ impl<'a> From<&'a RunResult> for Measured<'a> {
         Measured {
             total: &r.summary.total,
             intervals: &r.intervals,
+            noisy: r.noisy_host(),
         }
     }
 }
@@ -351,6 +357,7 @@ pub fn point_of(
         latency_ns,
         steady,
         sources,
+        noisy_runs: runs.iter().filter(|r| r.noisy).count(),
     }
 }
 
@@ -367,6 +374,7 @@ pub fn knee_inputs(points: &[&SweepPoint]) -> Vec<KneeInput> {
             latency_p99_ns: p.latency_ns.p99.map(|v| v as f64),
             interval_cv: p.interval_cv_pct.map(|v| v / 100.0),
             run_se: p.interval_se_pct.map(|v| v / 100.0),
+            noisy_runs: p.noisy_runs,
         })
         .collect();
     v.sort_by_key(|k| k.qd);

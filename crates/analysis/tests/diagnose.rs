@@ -398,6 +398,7 @@ fn sim_sweep() -> Sweep {
                     runs_made: 1,
                 },
                 sources: vec![],
+                noisy_runs: 0,
             }
         })
         .collect();
@@ -1050,12 +1051,14 @@ fn model_sweep(servers: f64, noise: &[f64]) -> Sweep {
                 },
                 outstanding_mean: qd as f64,
                 interval_cv_pct: Some(2.0),
+                interval_se_pct: None,
                 steady: Steady {
                     reached: None,
                     drift_pct: Some(1.0),
                     runs_made: noise.len() as u32,
                 },
                 sources: vec![],
+                noisy_runs: 0,
             }
         })
         .collect();

@@ -4,7 +4,7 @@
 use super::samples::{cv_pct, Sample, Series, SeriesKind};
 use super::{cap_by_noise, fmt_bytes, fmt_ns, Confidence, Finding, QueueLimit, Status};
 use crate::characterize::Characterization;
-use crate::knee::{self, Knee};
+use crate::knee::{self, Knee, KneeConfidence};
 use crate::summary_stats::quantile;
 use crate::sweep::{self, Sweep};
 
@@ -1025,6 +1025,10 @@ pub struct ProductionQueue<'a> {
 /// The depths the knee may lie in: its grid step (the knee lies in (previous depth, depth]),
 /// widened by the bootstrap interval over repeats when there is one.
 pub fn knee_range(k: &Knee) -> (f64, f64) {
+    // The knee's own range where it has one (open-ended when the top still rises).
+    if let Some(r) = &k.range {
+        return (r.above as f64, r.up_to.map_or(f64::INFINITY, f64::from));
+    }
     let (mut lo, mut hi) = (k.qd_range[0] as f64, k.qd_range[1] as f64);
     if let Some([a, b]) = k.qd_ci {
         lo = lo.min(a as f64);
@@ -1033,10 +1037,22 @@ pub fn knee_range(k: &Knee) -> (f64, f64) {
     (lo, hi)
 }
 
-/// How sure the knee is, from what the sweep records today: the share of bootstrap resamples
-/// that found the same depth (with repeats), else the noise its rules allowed for. The one
-/// place to read the knee's own confidence word from once the knee carries one.
+/// Whether the knee itself says it cannot be placed (then nothing is placed against it).
+pub fn knee_undecided(k: &Knee) -> bool {
+    k.confidence == Some(KneeConfidence::Undecided)
+}
+
+/// How sure the knee is: its own confidence word, or for documents written before it had one,
+/// the share of bootstrap resamples that found the same depth (with repeats), else the noise
+/// its rules allowed for.
 pub fn knee_confidence(k: &Knee) -> Confidence {
+    if let Some(c) = k.confidence {
+        return match c {
+            KneeConfidence::High => Confidence::High,
+            KneeConfidence::Medium => Confidence::Medium,
+            KneeConfidence::Low | KneeConfidence::Undecided => Confidence::Low,
+        };
+    }
     let noisy = k
         .noise
         .cv_pct
@@ -1073,12 +1089,21 @@ fn production(sname: &str, sweep: &Sweep, p: &ProductionQueue) -> (Finding, Opti
     let hi = inputs.last().map_or(0, |x| x.qd) as f64;
     let inside = qd >= lo && qd <= hi;
     let (klo, khi) = knee_range(k);
-    let range = if klo < khi {
-        format!("knee at qd {}, somewhere in {klo:.0}–{khi:.0}", k.qd)
-    } else {
-        format!("knee at qd {}", k.qd)
+    let range = match &k.range {
+        _ if knee_undecided(k) => format!(
+            "the sweep's knee is undecided{}",
+            k.range
+                .as_ref()
+                .map(|r| format!(", {}", r.text()))
+                .unwrap_or_default()
+        ),
+        Some(r) => format!("knee {}", r.text()),
+        None if klo < khi => format!("knee at qd {}, somewhere in {klo:.0}–{khi:.0}", k.qd),
+        None => format!("knee at qd {}", k.qd),
     };
-    let place = if qd <= klo {
+    let place = if knee_undecided(k) {
+        None
+    } else if qd <= klo {
         Some(Place::Headroom)
     } else if qd >= khi {
         Some(Place::BeyondKnee)
@@ -1092,6 +1117,9 @@ fn production(sname: &str, sweep: &Sweep, p: &ProductionQueue) -> (Finding, Opti
         Some(Place::BeyondKnee) => format!(
             "production's outstanding I/O ({qd:.1}) is {} ({range})",
             at.position
+        ),
+        None if knee_undecided(k) => format!(
+            "production's outstanding I/O ({qd:.1}) cannot be placed: {range}"
         ),
         None => format!(
             "production's outstanding I/O ({qd:.1}) lies within the knee's uncertainty ({range}): undecided whether it is below or beyond the knee"

@@ -254,7 +254,11 @@ fn sweep_groups<'a>(name: &'a str, s: &'a Sweep, claimed: Vec<NamedRun<'a>>) -> 
             } else {
                 s.series.get(index).and_then(|k| k.knee.as_ref())
             };
-            let known = knee.and_then(|k| k.saturation_qd).map(f64::from);
+            // An undecided knee's saturation depth is not known saturation.
+            let known = knee
+                .filter(|k| !super::device::knee_undecided(k))
+                .and_then(|k| k.saturation_qd)
+                .map(f64::from);
             let noise = knee
                 .and_then(|k| {
                     k.noise

@@ -149,6 +149,8 @@ fn point(qd: u32, doc: &oio_fleet::merge::FleetResult, file: &str) -> SweepPoint
     let run = sweep::Measured {
         total: &doc.summary.total,
         intervals: &complete,
+        // The merged document does not carry the hosts' noise; each host's result does.
+        noisy: false,
     };
     sweep::point_of(
         qd,
