@@ -61,3 +61,6 @@ mod tables;
 mod fleet;
 // `oio fleet tpcc run` against two PostgreSQL servers in two network namespaces.
 mod fleet_tpcc;
+// Known answers under injected noise on the virtual clock: knees, verdicts and saturation are
+// right or undecided, never confidently wrong.
+mod conclusions;

@@ -1,0 +1,187 @@
+//! A battery of known answers (issue: conclusions that hold up). The simulated device on the
+//! virtual clock has an exact answer — k servers saturate at depth k; A and B differ by the
+//! service times given — and `jitter=` / `neighbour=` make its runs as noisy as a machine's.
+//! For each seeded scenario oio's conclusion must be right or "undecided", never a confident
+//! wrong one. `bench/conclusions` runs hundreds of these and prints the table.
+
+use crate::common::{oio, scratch};
+use serde_json::Value;
+use std::path::Path;
+
+const TIME: [&str; 6] = ["--time", "1s", "--ramp", "0s", "--interval", "100ms"];
+
+fn sim(servers: u32, service_us: u32, noise: &str) -> String {
+    format!("servers={servers},service={service_us}us,dist=fixed,clock=virtual{noise}")
+}
+
+/// `oio sweep` of the model; returns the sweep document and its path.
+fn sweep(dir: &Path, name: &str, sim: &str, qd: &str, repeat: u32, seed: u64) -> (Value, String) {
+    let out = dir.join(name);
+    let o = oio()
+        .current_dir(dir)
+        .args([
+            "sweep", "randread", "--engine", "null", "--sim", sim, "--qd", qd,
+        ])
+        .args([
+            "--repeat",
+            &repeat.to_string(),
+            "--seed",
+            &seed.to_string(),
+            "-q",
+        ])
+        .args(TIME)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let path = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .expect("the sweep document");
+    let v: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    (v, path.display().to_string())
+}
+
+/// The knee's verdict: None when undecided, else the range (above, up_to; None = open).
+fn knee_range(v: &Value) -> Option<(u64, Option<u64>)> {
+    let k = &v["knee"];
+    if k.is_null() || k["confidence"] == "undecided" {
+        return None;
+    }
+    Some((
+        k["range"]["above"].as_u64().unwrap(),
+        k["range"]["up_to"].as_u64(),
+    ))
+}
+
+/// Saturating models with jitter and a neighbour, repeats interleaved: the knee's range holds
+/// k, or the knee is undecided; diagnose agrees with the model or is undecided.
+#[test]
+fn noisy_knees_are_right_or_undecided() {
+    let d = scratch();
+    let mut decided = 0;
+    for (i, (k, noise, repeat)) in [
+        (4, ",jitter=10%,neighbour=20%:2", 3),
+        (16, ",jitter=10%,neighbour=20%:2", 3),
+        (8, ",jitter=20%", 3),
+        (8, ",jitter=5%", 1),
+        (2, ",neighbour=30%:3", 3),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (v, path) = sweep(
+            d.path(),
+            &format!("s{i}"),
+            &sim(k, 1000, noise),
+            "1,2,4,8,16,32,64",
+            repeat,
+            100 + i as u64,
+        );
+        let what = format!("k={k}{noise} repeat {repeat}: {}", v["knee"]["summary"]);
+        if let Some((above, up_to)) = knee_range(&v) {
+            decided += 1;
+            assert!(
+                above < u64::from(k) && up_to.is_none_or(|u| u >= u64::from(k)),
+                "a confident knee that misses {k}: {what}"
+            );
+        }
+        // Saturation at k lies inside the grid (two doublings beyond it at least).
+        let o = oio()
+            .current_dir(d.path())
+            .args(["diagnose", "--json", &path])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let diag: Value = serde_json::from_slice(&o.stdout).unwrap();
+        for f in diag["findings"].as_array().unwrap() {
+            if f["rule"] == "queue_saturation" {
+                assert_ne!(f["status"], "not_found", "{what}: {f}");
+            }
+        }
+    }
+    assert!(decided >= 2, "{decided} of 5 noisy knees decided");
+}
+
+/// A model that never saturates inside the grid: no confident knee inside it, whatever the
+/// noise (a steadily rising curve with 12 % noise was once named "knee at 128").
+#[test]
+fn a_curve_still_rising_is_never_given_a_confident_knee() {
+    let d = scratch();
+    for (i, (noise, repeat)) in [
+        (",jitter=12%", 1),
+        (",jitter=12%", 3),
+        (",jitter=20%,neighbour=10%:2", 3),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (v, _) = sweep(
+            d.path(),
+            &format!("r{i}"),
+            &sim(1024, 1000, noise),
+            "1,2,4,8,16,32,64",
+            repeat,
+            7 + i as u64,
+        );
+        if let Some((_, up_to)) = knee_range(&v) {
+            assert!(
+                up_to.is_none(),
+                "{noise} repeat {repeat}: a closed knee inside a rising curve: {}",
+                v["knee"]["summary"]
+            );
+        }
+    }
+}
+
+/// `compare --run` of the model: A/A never significant on any metric; B 25 % slower called in
+/// the right direction, never the wrong one.
+#[test]
+fn comparisons_of_known_margins_are_right_or_undecided() {
+    let d = scratch();
+    let compare = |name: &str, a_us: u32, b_us: u32, noise: &str, seed: u64| -> Value {
+        let run = |us: u32, s: u64| {
+            format!(
+                "--rw randread --engine null --sim {} --qd 8 --seed {s} {}",
+                sim(8, us, noise),
+                TIME.join(" ")
+            )
+        };
+        let o = oio()
+            .current_dir(d.path())
+            .args(["compare", "--repeat", "3", "--json", "-q", "--out", name])
+            .args(["--run", &run(a_us, seed), "--run", &run(b_us, seed + 7919)])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    for (i, noise) in [",jitter=5%", ",jitter=10%,neighbour=10%:2", ",jitter=2%"]
+        .iter()
+        .enumerate()
+    {
+        let v = compare(&format!("aa{i}"), 1000, 1000, noise, 11 + i as u64);
+        for (m, x) in v["comparisons"][0]["metrics"].as_object().unwrap() {
+            assert_ne!(
+                x["significant"], true,
+                "A/A{noise}: {m} called: {}",
+                x["verdict"]
+            );
+        }
+    }
+    let v = compare("ab", 1000, 1250, ",jitter=2%", 5);
+    let metrics = v["comparisons"][0]["metrics"].as_object().unwrap();
+    for (m, x) in metrics {
+        if x["significant"] == true {
+            let b_worse = (x["margin_pct"].as_f64().unwrap() < 0.0) == (x["better"] == "higher");
+            assert!(b_worse, "B is slower, yet {m}: {}", x["verdict"]);
+        }
+    }
+    assert_eq!(
+        metrics["iops"]["significant"], true,
+        "{}",
+        metrics["iops"]["verdict"]
+    );
+}
