@@ -139,6 +139,15 @@ pub fn spread_summary(s: &Summary, own_s: f64, window_s: f64) -> Summary {
     }
 }
 
+/// How a host cut short counts in the merged rates: "; host h1 was lost part-way: …", with
+/// what it did (`done`, e.g. "1200 I/Os") up to the end of its last interval.
+pub fn cut_note(host: &str, status: &str, done: &str, window_s: f64) -> String {
+    format!(
+        "; host {host} {} part-way: its {done} up to the end of its last interval ({window_s:.3} s into its window) are spread over the whole window, adding nothing after",
+        if status == "lost" { "was lost" } else { "stopped on errors" },
+    )
+}
+
 /// True for a host whose window was cut short: lost, or stopped by its own errors. Its rate
 /// over its own shorter window would stand for the whole fleet window it did not run.
 pub fn cut_short(status: &str) -> bool {
@@ -733,12 +742,11 @@ fn io_window(hosts: &[FleetHost], series: &[&[Interval]], window_s: f64, iops: f
         };
     }
     for h in &cut {
-        basis.push_str(&format!(
-            "; host {} {} part-way: its {} I/Os up to the end of its last interval ({:.3} s into its window) are spread over the whole window, adding nothing after",
-            h.host,
-            if h.status == "lost" { "was lost" } else { "stopped on errors" },
-            h.ios,
-            h.window_s
+        basis.push_str(&cut_note(
+            &h.host,
+            &h.status,
+            &format!("{} I/Os", h.ios),
+            h.window_s,
         ));
     }
     let stretch = all_hosts_stretch(series);

@@ -468,12 +468,11 @@ fn tpcc_window(
         };
     }
     for h in &cut {
-        basis.push_str(&format!(
-            "; host {} {} part-way: its {} new orders up to the end of its last interval ({:.3} s into its window) are spread over the whole window, adding nothing after",
-            h.host,
-            if h.status == "lost" { "was lost" } else { "stopped on errors" },
-            h.new_orders,
-            h.window_s
+        basis.push_str(&crate::merge::cut_note(
+            &h.host,
+            &h.status,
+            &format!("{} new orders", h.new_orders),
+            h.window_s,
         ));
     }
     let n = run
