@@ -345,3 +345,45 @@ fn a_burst_that_holds_less_than_one_io_ends_on_time_at_its_mean_rate() {
     let offered = crate::common::num(&v, "/summary/offered_iops");
     assert!((offered / 300.0 - 1.0).abs() < 0.01, "offered {offered}/s");
 }
+
+#[test]
+fn an_extreme_trim_share_ends_with_the_run() {
+    let dir = scratch();
+    let args = |pct: &'static str| {
+        [
+            "run",
+            "--engine",
+            "null",
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4k",
+            "--time",
+            "2s",
+            "--ramp",
+            "0",
+            "--size",
+            "1M",
+            "--trim-pct",
+            pct,
+            "t.dat",
+        ]
+    };
+    // What starting, running 2 s and saving costs on this machine now, without trims.
+    let (_, plain) = ends(dir.path(), &args("0"));
+    // Issue 22: 99.9999 % (a million trims per I/O) took 51 s for a 2 s run, 99.99999999 %
+    // never ended: trims were issued without a look at the clock. Trims stop at the end of the
+    // measured time (each trim on the null engine takes microseconds), so the run takes what
+    // the plain one takes; a whole --time more is allowed for the load of a busy machine.
+    for pct in ["99.9999", "99.99999999"] {
+        let (v, wall) = ends(dir.path(), &args(pct));
+        assert_eq!(v["stop_reason"], "completed");
+        let d = crate::common::num(&v, "/duration_s");
+        assert!(d <= 2.01, "{pct}: measured {d} s of a 2 s run");
+        assert!(crate::common::num(&v, "/summary/trim/ios") > 0.0, "{pct}");
+        assert!(
+            wall < plain + Duration::from_secs(2),
+            "{pct}: {wall:?}, against {plain:?} without trims"
+        );
+    }
+}

@@ -216,6 +216,17 @@ impl<'w> Tally<'w> {
         }
     }
 
+    /// Until when extra work done in a turn (trims) may go on before the loop must look at
+    /// time again: the start of the measurement while ramping, else the end of the current
+    /// interval or of the run, whichever comes first.
+    pub(super) fn turn_end(&self, now: u64) -> u64 {
+        if now < self.w.t.measure_start {
+            self.w.t.measure_start
+        } else {
+            self.boundary.min(self.w.t.end)
+        }
+    }
+
     pub(super) fn measuring(&self, now: u64) -> bool {
         now >= self.w.t.measure_start && now < self.w.t.end
     }

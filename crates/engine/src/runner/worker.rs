@@ -331,14 +331,7 @@ impl<'w, E: Engine> ClosedLoop<'w, E> {
             }
         }
         if let Some(tr) = &mut self.trimmer {
-            tr.credit += tr.per_io * self.comps.len() as f64;
-            while let Some((lat, len)) = tr.trim_if_due(self.w)? {
-                if counted {
-                    tally.cur.trim.ios += 1;
-                    tally.cur.trim.bytes += u64::from(len);
-                    tally.cur.trim.hist.record(lat);
-                }
-            }
+            tr.trim_owed(self.comps.len(), now, counted, tally)?;
         }
         Ok(())
     }
@@ -539,14 +532,7 @@ impl<'w, E: Engine> OpenLoop<'w, E> {
             }
         }
         if let Some(tr) = &mut self.trimmer {
-            tr.credit += tr.per_io * self.comps.len() as f64;
-            while let Some((lat, len)) = tr.trim_if_due(self.w)? {
-                if counted {
-                    tally.cur.trim.ios += 1;
-                    tally.cur.trim.bytes += u64::from(len);
-                    tally.cur.trim.hist.record(lat);
-                }
-            }
+            tr.trim_owed(self.comps.len(), now, counted, tally)?;
         }
         Ok(())
     }
@@ -580,7 +566,8 @@ fn prepare<E: Engine>(eng: &mut E, filler: &mut DataFiller, io: &NextIo, slot: u
 }
 
 /// Discards a share of operations: per completed I/O it gains `per_io` credit and trims
-/// once per whole credit, so the share is exact over the run, not random.
+/// once per whole credit, so the share is exact over the run, not random, as long as the
+/// trims keep up (what is still owed when the run ends is not done).
 pub(super) struct Trimmer {
     per_io: f64,
     credit: f64,
@@ -592,13 +579,47 @@ pub(super) struct Trimmer {
 /// `_IO(0x12, 119)` from linux/fs.h: discard a byte range of a block device.
 const BLKDISCARD: libc::c_ulong = 0x1277;
 
+/// On the virtual clock trims take no simulated time, so a turn's deadline never comes: a
+/// turn stops after this many (the rest stay owed).
+const MAX_TRIMS_PER_VIRTUAL_TURN: u32 = 4096;
+
 impl Trimmer {
-    /// Trims one range if a whole credit is due; returns its latency and length.
-    fn trim_if_due(&mut self, w: &Worker<'_>) -> Result<Option<(u64, u32)>, EngineError> {
-        if self.credit < 1.0 {
-            return Ok(None);
+    /// Adds the credit of `completed` I/Os and trims what is owed, but only until the turn's
+    /// deadline (the end of the ramp, of the interval or of the run) or a stop: a share
+    /// near 100 % owes millions of trims per I/O, and they must not outlast the run. What
+    /// is left stays owed to the next turn.
+    fn trim_owed(
+        &mut self,
+        completed: usize,
+        now: u64,
+        counted: bool,
+        tally: &mut Tally<'_>,
+    ) -> Result<(), EngineError> {
+        self.credit += self.per_io * completed as f64;
+        let w = tally.w;
+        let deadline = tally.turn_end(now);
+        let mut left = if w.t.clock.is_virtual() {
+            MAX_TRIMS_PER_VIRTUAL_TURN
+        } else {
+            u32::MAX
+        };
+        let mut at = now;
+        while self.credit >= 1.0 && at < deadline && left > 0 && !w.stops.workers.is_cancelled() {
+            self.credit -= 1.0;
+            left -= 1;
+            let (lat, len, end) = self.trim_one(w)?;
+            at = end;
+            if counted {
+                tally.cur.trim.ios += 1;
+                tally.cur.trim.bytes += u64::from(len);
+                tally.cur.trim.hist.record(lat);
+            }
         }
-        self.credit -= 1.0;
+        Ok(())
+    }
+
+    /// Trims one range; returns its latency, its length and the time it ended.
+    fn trim_one(&mut self, w: &Worker<'_>) -> Result<(u64, u32, u64), EngineError> {
         let io = self.gen.next_io();
         let start = w.t.now();
         // The null engine has no files: its trims are counted and cost nothing.
@@ -628,7 +649,8 @@ impl Trimmer {
                 })?;
             }
         }
-        Ok(Some((w.t.now() - start, io.len)))
+        let end = w.t.now();
+        Ok((end - start, io.len, end))
     }
 }
 
