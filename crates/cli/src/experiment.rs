@@ -250,6 +250,11 @@ fn print_run(result: &RunResult, path: &Path, json: bool) -> anyhow::Result<()> 
         if let Some(n) = &result.engine.notice {
             style::print_notice(n);
         }
+        // The table's notes are not printed beside JSON: oio's own lateness is said on
+        // stderr, as it changes what latency_ns means.
+        if let Some(w) = result.summary.lag_warning() {
+            style::print_warning(&w);
+        }
         style::print_saved("result", path, true);
     } else {
         let mut o = anstream::stdout().lock();

@@ -292,3 +292,98 @@ fn report_of_a_result_with_a_non_ascii_name_works() {
     let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
     assert!(html.contains("143é7Z"), "the label keeps the name");
 }
+
+/// Runs oio in `dir` expecting success within a minute (a hang fails the test instead of CI);
+/// returns the parsed JSON result and the wall time.
+fn ends(dir: &Path, args: &[&str]) -> (serde_json::Value, Duration) {
+    let t0 = std::time::Instant::now();
+    let out = oio()
+        .current_dir(dir)
+        .args(args)
+        .arg("--json")
+        .timeout(Duration::from_secs(60))
+        .output()
+        .expect("oio runs");
+    let wall = t0.elapsed();
+    assert!(
+        out.status.success(),
+        "oio {args:?} did not end by itself within 60 s ({:?}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (serde_json::from_slice(&out.stdout).unwrap(), wall)
+}
+
+#[test]
+fn a_burst_that_holds_less_than_one_io_ends_on_time_at_its_mean_rate() {
+    let dir = scratch();
+    // Issue 22: bursts of 500/s for 1 ms hold half an I/O, the 1 ms at 100/s a tenth: the
+    // arrival search never returned (100 % CPU, SIGTERM ignored). Each period now adds its
+    // share: 0.6 I/O per 2 ms, 300/s, evenly spaced.
+    let (v, _) = ends(
+        dir.path(),
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--rw",
+            "randread",
+            "--rate",
+            "100",
+            "--burst",
+            "500,1ms,1ms",
+            "--time",
+            "2s",
+            "--ramp",
+            "0",
+            "--size",
+            "1M",
+            "t.dat",
+        ],
+    );
+    assert_eq!(v["stop_reason"], "completed");
+    let offered = crate::common::num(&v, "/summary/offered_iops");
+    assert!((offered / 300.0 - 1.0).abs() < 0.01, "offered {offered}/s");
+}
+
+#[test]
+fn an_extreme_trim_share_ends_with_the_run() {
+    let dir = scratch();
+    let args = |pct: &'static str| {
+        [
+            "run",
+            "--engine",
+            "null",
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4k",
+            "--time",
+            "2s",
+            "--ramp",
+            "0",
+            "--size",
+            "1M",
+            "--trim-pct",
+            pct,
+            "t.dat",
+        ]
+    };
+    // What starting, running 2 s and saving costs on this machine now, without trims.
+    let (_, plain) = ends(dir.path(), &args("0"));
+    // Issue 22: 99.9999 % (a million trims per I/O) took 51 s for a 2 s run, 99.99999999 %
+    // never ended: trims were issued without a look at the clock. Trims stop at the end of the
+    // measured time (each trim on the null engine takes microseconds), so the run takes what
+    // the plain one takes; a whole --time more is allowed for the load of a busy machine.
+    for pct in ["99.9999", "99.99999999"] {
+        let (v, wall) = ends(dir.path(), &args(pct));
+        assert_eq!(v["stop_reason"], "completed");
+        let d = crate::common::num(&v, "/duration_s");
+        assert!(d <= 2.01, "{pct}: measured {d} s of a 2 s run");
+        assert!(crate::common::num(&v, "/summary/trim/ios") > 0.0, "{pct}");
+        assert!(
+            wall < plain + Duration::from_secs(2),
+            "{pct}: {wall:?}, against {plain:?} without trims"
+        );
+    }
+}

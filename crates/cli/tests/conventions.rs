@@ -409,11 +409,15 @@ fn open_loop_summary_rows_line_up_with_the_columns() {
                 "read·svc",
                 "write·svc",
                 "total·svc",
+                "read·lag",
+                "write·lag",
+                "total·lag",
             ]
             .contains(&name)
         })
         .collect();
     assert!(rows.iter().any(|r| r.contains("·svc")), "{text}");
+    assert!(rows.iter().any(|r| r.contains("·lag")), "{text}");
     for r in rows {
         // Numbers are right-aligned under right-aligned headings: same width, same ends.
         assert_eq!(r.chars().count(), width, "out of line:\n{header}\n{r}");

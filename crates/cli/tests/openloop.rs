@@ -272,3 +272,93 @@ fn a_stall_shows_in_response_time_but_not_in_service_time() {
         );
     }
 }
+
+#[test]
+fn an_open_loop_reports_oios_own_lag_beside_response_and_service() {
+    let d = scratch();
+    let args = [
+        "run",
+        "--engine",
+        "null",
+        "--rw",
+        "randread",
+        "--rate",
+        "2000",
+        "--arrival",
+        "poisson",
+        "--time",
+        "2s",
+        "--ramp",
+        "0",
+        "--size",
+        "1M",
+        "l.dat",
+    ];
+    let v = run_json(d.path(), &args);
+    let ios = num(&v, "/summary/total/ios");
+    assert!(ios > 0.0);
+    // Its percentiles and its histogram, one sample per measured I/O.
+    for p in ["p50", "p90", "p99", "p999", "max"] {
+        let lag = num(&v, &format!("/summary/total/lag_ns/{p}"));
+        let resp = num(&v, &format!("/summary/total/latency_ns/{p}"));
+        // The lag is part of each I/O's response time, so never above it at any quantile.
+        assert!(lag <= resp, "{p}: lag {lag} > response {resp}");
+    }
+    assert_eq!(num(&v, "/summary/total/lag_histogram/count"), ios);
+    assert_eq!(num(&v, "/summary/read/lag_histogram/count"), ios);
+    // Per interval too (percentiles; histograms stay in the summary).
+    for iv in v["intervals"].as_array().unwrap() {
+        assert!(iv["total"]["lag_ns"]["p99"].is_number(), "{iv}");
+        assert!(iv["total"]["lag_histogram"].is_null(), "{iv}");
+    }
+    // The table has a ·lag row under the read row and says what it is.
+    let out = oio().current_dir(d.path()).args(args).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines().any(|l| l.trim_start().starts_with("read·lag")),
+        "{text}"
+    );
+    assert!(text.contains("oio's lag"), "{text}");
+
+    // On the virtual clock oio is never late: exactly 0, and nothing to warn about.
+    let v = run_json(
+        d.path(),
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--sim",
+            "servers=8,service=1ms,clock=virtual",
+            "--rw",
+            "randread",
+            "--rate",
+            "4500",
+            "--arrival",
+            "poisson",
+            "--time",
+            "2s",
+            "--size",
+            "1M",
+            "l.dat",
+        ],
+    );
+    assert_eq!(num(&v, "/summary/total/lag_ns/p99"), 0.0);
+    assert_eq!(num(&v, "/summary/total/lag_ns/max"), 0.0);
+    let warnings = v["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .all(|w| !w.as_str().unwrap().contains("lag")),
+        "{warnings:?}"
+    );
+    // A closed loop has no lag.
+    let v = run_json(
+        d.path(),
+        &[
+            "run", "--engine", "null", "--rw", "randread", "--time", "200ms", "--ramp", "0",
+            "--size", "1M", "l.dat",
+        ],
+    );
+    assert!(v["summary"]["total"]["lag_ns"].is_null());
+}

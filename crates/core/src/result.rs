@@ -281,11 +281,19 @@ pub struct DirStats {
     /// Open loop only: from actual submission to completion (service time), ns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_latency_ns: Option<LatencySummary>,
+    /// Open loop only: the generator's lag, ns: from the intended start (or, when every slot
+    /// was busy, from the moment one came free) to the actual submission. It is oio's own
+    /// lateness, and it is inside `latency_ns`; waiting for a free slot is not in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_ns: Option<LatencySummary>,
     /// Mean I/Os in flight by Little's law (IOPS × mean latency).
     pub outstanding_mean: f64,
     /// The latency histogram (summaries only; intervals carry none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histogram: Option<SparseHistogram>,
+    /// Open loop: the lag histogram (summaries only, like `histogram`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_histogram: Option<SparseHistogram>,
 }
 
 impl DirStats {
@@ -309,8 +317,51 @@ impl DirStats {
             outstanding_mean: iops * latency_ns.mean.unwrap_or(0.0) / 1e9,
             latency_ns,
             service_latency_ns: None,
+            lag_ns: None,
             histogram: (with_histogram && !hist.is_empty()).then(|| hist.to_sparse()),
+            lag_histogram: None,
         }
+    }
+}
+
+/// A lag p99 at least this share of the response p99 is visible in it: it moves the tail a
+/// reader compares by a tenth, ten times the histogram's resolution.
+pub const LAG_SHARE: f64 = 0.10;
+/// Lag below this is not worth a warning, whatever its share: waking a sleeping thread from a
+/// timer takes a few to tens of µs on most hosts (what any generator that sleeps between
+/// arrivals pays, fio included), and 20 µs is a fifth of the fastest flash read, so it only
+/// dominates on the null engine, which already says its latencies are oio's own.
+pub const LAG_FLOOR_NS: u64 = 20_000;
+/// A single lateness this long is a stall (preemption, a busy host), not timer jitter: named
+/// when it is also [`LAG_SHARE`] of the largest response.
+pub const LAG_STALL_NS: u64 = 1_000_000;
+
+impl Summary {
+    /// Open loop: a warning when the generator's own lateness (`total.lag_ns`) is a visible
+    /// share of the response time (`total.latency_ns`), at the p99 or at the maximum; None in
+    /// a closed loop, without latency, or when the lag is small.
+    pub fn lag_warning(&self) -> Option<String> {
+        let lag = self.total.lag_ns.as_ref()?;
+        let resp = &self.total.latency_ns;
+        let (lag_p99, resp_p99) = (lag.p99?, resp.p99?);
+        let (lag_max, resp_max) = (lag.max?, resp.max?);
+        let share = |l: u64, r: u64| l as f64 >= LAG_SHARE * r as f64;
+        let at_p99 = lag_p99 >= LAG_FLOOR_NS && share(lag_p99, resp_p99);
+        let at_max = lag_max >= LAG_STALL_NS && share(lag_max, resp_max);
+        if !at_p99 && !at_max {
+            return None;
+        }
+        let pct = |l: u64, r: u64| 100.0 * l as f64 / r.max(1) as f64;
+        let ns = |v: u64| crate::units::format_ns(v as f64);
+        Some(format!(
+            "oio submitted I/Os late: its lag (intended start, or a slot coming free, to submission) was p99 {} ({:.0} % of the response p99 {}), max {} ({:.0} % of the response max {}); the response latency (latency_ns) includes oio's own lateness, the service latency (service_latency_ns) does not. A busy host or slow timer wake-ups make it; lag_ns has its distribution",
+            ns(lag_p99),
+            pct(lag_p99, resp_p99),
+            ns(resp_p99),
+            ns(lag_max),
+            pct(lag_max, resp_max),
+            ns(resp_max),
+        ))
     }
 }
 
@@ -613,5 +664,46 @@ mod tests {
         )
         .unwrap();
         assert!(iv.host_cpu.is_none());
+    }
+
+    /// A summary whose every I/O had response `resp` ns and lag `lag` ns (None: closed loop).
+    fn open(resp: &[u64], lag: Option<&[u64]>) -> Summary {
+        let summary = |v: &[u64]| {
+            let mut h = LatencyHistogram::new();
+            v.iter().for_each(|&x| h.record(x));
+            h.summary()
+        };
+        let mut s = Summary::default();
+        s.total.latency_ns = summary(resp);
+        s.total.lag_ns = lag.map(summary);
+        s
+    }
+
+    #[test]
+    fn lag_is_named_when_it_is_a_visible_share_of_the_response() {
+        let resp = vec![200_000; 1000];
+        // Closed loop, or an open loop that was never late: nothing to say.
+        assert_eq!(open(&resp, None).lag_warning(), None);
+        assert_eq!(open(&resp, Some(&vec![0; 1000])).lag_warning(), None);
+        // 19 µs of 200 µs: under the floor, whatever its share.
+        assert_eq!(open(&resp, Some(&vec![19_000; 1000])).lag_warning(), None);
+        // 25 µs of 200 µs (12 %): named, with both numbers.
+        let w = open(&resp, Some(&vec![25_000; 1000]))
+            .lag_warning()
+            .unwrap();
+        assert!(w.contains("p99 25") && w.contains("12 %"), "{w}");
+        assert!(w.contains("includes oio's own lateness"), "{w}");
+        // 25 µs of 1 ms (2.5 %): not visible.
+        assert_eq!(
+            open(&vec![1_000_000; 1000], Some(&vec![25_000; 1000])).lag_warning(),
+            None
+        );
+        // One stall of 5 ms in a 6 ms worst response: named although the p99 is clean.
+        let mut resp = vec![1_000_000; 1000];
+        resp[0] = 6_000_000;
+        let mut lag = vec![1_000; 1000];
+        lag[0] = 5_000_000;
+        let w = open(&resp, Some(&lag)).lag_warning().unwrap();
+        assert!(w.contains("max 5"), "{w}");
     }
 }

@@ -3,8 +3,14 @@
 //! Latency in open loop is measured from these intended times, so a stall that delays
 //! submission is counted (no coordinated omission). Rates can be constant, on/off bursts, or a
 //! schedule of segments (a characterized time series replayed); spacing is even or
-//! exponential (Poisson). Restarting the spacing at a rate change is exact for Poisson
-//! (memoryless) and off by less than one gap for even spacing.
+//! exponential (Poisson).
+//!
+//! The next arrival comes when the expected number of arrivals since the last one (the
+//! integral of the rate over time) reaches 1 (even spacing) or an exponential draw (Poisson:
+//! the time-rescaling of a Poisson process, exact across rate changes). That work carries over
+//! a rate change, so a burst or segment shorter than one gap still adds its share instead of
+//! being lost, and whole periods that hold less than the work left are skipped at once: the
+//! time to find the next arrival does not depend on how far away it is.
 
 use oio_core::workload::{Arrival, Rate};
 
@@ -16,6 +22,8 @@ pub struct Arrivals {
     burst: Option<(f64, u64, u64)>,
     schedule: Vec<(u64, f64)>,
     period: u64,
+    /// Expected arrivals in one period (the integral of the rate over it).
+    per_period: f64,
     t: u64,
     /// Fraction of a ns carried between gaps, so gaps shorter than 1 ns still add up and
     /// rounding never loses time.
@@ -47,6 +55,21 @@ impl Arrivals {
         } else {
             0
         };
+        // NaN and negative rates are refused by the workload checks; count them as idle.
+        let live = |r: f64| if r > 0.0 { r } else { 0.0 };
+        let per_period = if !schedule.is_empty() {
+            let mut start = 0;
+            let mut sum = 0.0;
+            for &(end, iops) in &schedule {
+                sum += live(iops) * (end - start) as f64 / 1e9;
+                start = end;
+            }
+            sum
+        } else if let Some((b, on, off)) = burst {
+            (live(b) * on as f64 + live(rate.iops * share) * off as f64) / 1e9
+        } else {
+            0.0
+        };
         Arrivals {
             rng: fastrand::Rng::with_seed(seed),
             poisson: rate.arrival == Arrival::Poisson,
@@ -54,6 +77,7 @@ impl Arrivals {
             burst,
             schedule,
             period,
+            per_period,
             t: 0,
             frac: 0.0,
         }
@@ -88,42 +112,66 @@ impl Arrivals {
     /// The next intended start time; `u64::MAX` means no more arrivals (a rate so low that
     /// the next one would come after the end of the clock).
     ///
-    /// The clock never goes back, and the loop ends: each turn either returns or moves `t` to
-    /// the next rate change, which [`rate_at`](Self::rate_at) puts strictly after `t`.
+    /// The clock never goes back, and the loop ends: each turn either returns, moves `t` to
+    /// the next rate change (which [`rate_at`](Self::rate_at) puts strictly after `t`), or
+    /// skips the whole periods the work left does not fit in, so it takes at most a few
+    /// turns per segment of one period.
     #[inline]
     pub fn next_arrival(&mut self) -> u64 {
+        // The work to the next arrival, in expected arrivals.
+        let mut need = if self.poisson {
+            // 1 - u lies in (0, 1], so the logarithm is finite.
+            -(1.0 - self.rng.f64()).ln()
+        } else {
+            1.0
+        };
         let mut t = self.t;
-        loop {
-            if t == u64::MAX {
-                break;
-            }
+        let mut frac = self.frac;
+        while t != u64::MAX {
             let (r, until) = self.rate_at(t);
             // NaN and negative rates are refused by the workload checks; treat them as idle.
-            if r.is_nan() || r <= 0.0 {
-                t = until;
-                self.frac = 0.0;
-                continue;
+            if r > 0.0 {
+                let total = frac + need * 1e9 / r;
+                let whole = total.floor();
+                // Compared in f64 so that a gap beyond u64 (a very low rate) cannot wrap.
+                if (t as f64) + whole < until as f64 {
+                    t += (whole as u64).min(until - t - 1);
+                    self.t = t;
+                    self.frac = total - whole;
+                    return t;
+                }
+                // The segment ends first: it does its part of the work.
+                need = (need - ((until - t) as f64 - frac) * r / 1e9).max(0.0);
             }
-            let gap = if self.poisson {
-                -(1.0 - self.rng.f64()).ln() * 1e9 / r
-            } else {
-                1e9 / r
-            };
-            let total = self.frac + gap;
-            let whole = total.floor();
-            // Compared in f64 so that a gap beyond u64 (a very low rate) cannot wrap.
-            if (t as f64) + whole < until as f64 {
-                let step = (whole as u64).min(until - t - 1);
-                t += step;
-                self.frac = total - whole;
-                break;
-            }
-            // Restarting the spacing at a rate change (see the module documentation).
             t = until;
-            self.frac = 0.0;
+            frac = 0.0;
+            if self.period > 0 && t.is_multiple_of(self.period) {
+                t = self.skip_periods(t, &mut need);
+            }
         }
-        self.t = t;
-        t
+        self.t = u64::MAX;
+        self.frac = 0.0;
+        u64::MAX
+    }
+
+    /// At the start of a period: skips the whole periods that hold less work than `need`
+    /// (all of them when no period holds any), so a burst that holds a fraction of an
+    /// arrival costs a few turns, not one per period.
+    fn skip_periods(&self, t: u64, need: &mut f64) -> u64 {
+        if self.per_period <= 0.0 {
+            return u64::MAX;
+        }
+        if *need <= self.per_period {
+            return t;
+        }
+        // Land in the period where the work runs out (ceil - 1 whole periods before it).
+        let k = ((*need / self.per_period).ceil() - 1.0).max(0.0);
+        *need -= k * self.per_period;
+        let skip = k * self.period as f64;
+        if (t as f64) + skip >= u64::MAX as f64 {
+            return u64::MAX;
+        }
+        t + skip as u64
     }
 }
 
@@ -236,6 +284,64 @@ mod tests {
         for (s, want) in [5000, 1000, 1000, 5000, 1000, 1000].iter().enumerate() {
             assert!(per_sec[s].abs_diff(*want) <= 2, "second {s}: {per_sec:?}");
         }
+    }
+
+    #[test]
+    fn a_burst_shorter_than_one_gap_adds_its_share_and_returns() {
+        // Issue 22: 100/s with bursts of 500/s for 1 ms every 2 ms: a burst holds half an
+        // arrival, the pause a tenth. The spacing used to restart at every change, so no
+        // arrival ever fitted and the search never returned. Over a period 0.6 arrivals are
+        // due: 300/s, evenly spaced by 1/0.6 periods.
+        let mut r = rate(100.0, Arrival::Constant);
+        r.burst_iops = Some(500.0);
+        r.burst_on = Some(Secs(Duration::from_millis(1)));
+        r.burst_off = Some(Secs(Duration::from_millis(1)));
+        let mut a = Arrivals::new(&r, 1.0, 1);
+        let ts: Vec<u64> = (0..3_000).map(|_| a.next_arrival()).collect();
+        assert!(ts.windows(2).all(|w| w[1] > w[0]), "the clock moves on");
+        let last = ts[2_999] as f64 / 1e9;
+        assert!(
+            (last - 10.0).abs() < 0.01,
+            "3000 arrivals at 300/s: {last} s"
+        );
+        // Poisson over the same pattern keeps the mean rate: 30 000 expected in 100 s, a
+        // standard deviation of 173.
+        r.arrival = Arrival::Poisson;
+        let mut a = Arrivals::new(&r, 1.0, 9);
+        let n = std::iter::repeat_with(|| a.next_arrival())
+            .take_while(|&t| t < 100_000_000_000)
+            .count();
+        assert!(n.abs_diff(30_000) < 700, "{n}");
+    }
+
+    #[test]
+    fn far_arrivals_are_found_at_once_and_an_idle_pattern_has_none() {
+        // A burst of 1e-3/s for 1 µs in a 2 µs period, 1e-3/s between: one arrival per
+        // 1000 s is 5e8 periods away; whole periods are skipped, not walked.
+        let mut r = rate(1e-3, Arrival::Constant);
+        r.burst_iops = Some(1e-3);
+        r.burst_on = Some(Secs(Duration::from_micros(1)));
+        r.burst_off = Some(Secs(Duration::from_micros(1)));
+        let mut a = Arrivals::new(&r, 1.0, 1);
+        let t0 = std::time::Instant::now();
+        let t = a.next_arrival();
+        assert!(t0.elapsed() < Duration::from_secs(1));
+        assert!(t.abs_diff(1_000_000_000_000) <= 2_000, "{t}");
+        // Every segment at 0: no arrival ever.
+        let mut r = rate(0.0, Arrival::Poisson);
+        r.schedule = vec![
+            RateSegment {
+                duration: Secs(Duration::from_millis(1)),
+                iops: 0.0,
+            },
+            RateSegment {
+                duration: Secs(Duration::from_millis(1)),
+                iops: 0.0,
+            },
+        ];
+        let mut a = Arrivals::new(&r, 1.0, 1);
+        assert_eq!(a.next_arrival(), u64::MAX);
+        assert_eq!(a.next_arrival(), u64::MAX);
     }
 
     #[test]

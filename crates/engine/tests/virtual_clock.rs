@@ -178,6 +178,8 @@ fn an_open_loop_at_half_capacity_waits_for_nothing_but_service() {
     // Response time (from arrival) equals service time: no queueing at half the capacity.
     assert_eq!(t.latency_ns, all_at(MS, 2000));
     assert_eq!(t.service_latency_ns, Some(all_at(MS, 2000)));
+    // And oio was never late.
+    assert_eq!(t.lag_ns, Some(all_at(0, 2000)));
     // Little's law: 2000/s × 1 ms = 2 in flight on average.
     assert_eq!(t.outstanding_mean, 2.0);
 }
@@ -198,10 +200,54 @@ fn an_open_loop_over_capacity_queues_as_the_model_says() {
     let t = &r.summary.total;
     assert_eq!(t.ios, 1000);
     assert_eq!(t.service_latency_ns, Some(all_at(MS, 1000)));
+    // Every I/O went the instant its slot came free: the wait in the backlog is the
+    // device's, and none of it is counted as oio's lag.
+    assert_eq!(t.lag_ns, Some(all_at(0, 1000)));
+    assert_eq!(r.summary.lag_warning(), None);
+    assert!(r.envelope.warnings.iter().all(|w| !w.contains("lag")));
     // Response times grow: the last I/Os waited about a third of the elapsed 1.1 s.
     let max = t.latency_ns.max.unwrap();
     assert!(max > 300 * MS && max < 400 * MS, "{max}");
     assert!(r.summary.backlog_max.unwrap() > 400);
+}
+
+#[test]
+fn on_the_virtual_clock_the_generator_is_never_late() {
+    let dir = tempfile::tempdir().unwrap();
+    // Poisson at 4500/s: about 40 of the 9000 gaps in 2 s are under 1 µs (a wait clamped to
+    // 1 µs used to overshoot them). Two workers share the rate and the clock; 8 servers of
+    // 1 ms at 56 % load, 64 slots each, so no arrival waits for a slot.
+    let w = "name = \"open\"\n[[stream]]\nbs = \"4k\"\nread_pct = 70\noutstanding = 64\nworkers = 2\n[stream.rate]\niops = 4500\narrival = \"poisson\"\n";
+    let p = plan(
+        &dir,
+        w,
+        "servers=8,service=1ms,dist=exp,clock=virtual",
+        Duration::from_secs(2),
+    );
+    let r = run(&p);
+    assert_eq!(r.summary.backlog_max, Some(0));
+    for d in [&r.summary.read, &r.summary.write, &r.summary.total] {
+        assert!(d.ios > 0);
+        // Exactly 0 for every I/O, the histogram holding one sample per I/O.
+        assert_eq!(d.lag_ns, Some(all_at(0, d.ios)));
+        assert_eq!(d.lag_histogram.as_ref().unwrap().count, d.ios);
+        // Lag 0 and no backlog: the response time is the service time, I/O for I/O.
+        assert_eq!(Some(d.latency_ns), d.service_latency_ns);
+    }
+    assert_eq!(r.intervals.len(), 2);
+    for iv in &r.intervals {
+        assert_eq!(iv.total.lag_ns, Some(all_at(0, iv.total.ios)));
+    }
+    assert_eq!(r.summary.lag_warning(), None);
+    // A closed loop has no lag to report.
+    let c = run(&plan(
+        &dir,
+        &closed(4),
+        "servers=4,service=1ms,clock=virtual",
+        Duration::from_secs(1),
+    ));
+    assert_eq!(c.summary.total.lag_ns, None);
+    assert!(c.summary.total.lag_histogram.is_none());
 }
 
 #[test]

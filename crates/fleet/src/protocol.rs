@@ -270,7 +270,9 @@ impl WireDir {
             outstanding_mean: self.iops * latency_ns.mean.unwrap_or(0.0) / 1e9,
             latency_ns,
             service_latency_ns: None,
+            lag_ns: None,
             histogram: sparse,
+            lag_histogram: None,
         })
     }
 }

@@ -64,19 +64,22 @@ pub fn write_summary(out: &mut dyn Write, r: &RunResult, saved: Option<&str>) ->
     }
     let open = s.offered_iops.is_some();
     // The name column fits its longest row (" write·svc" in open loop), so every row's
-    // numbers stay under their headings.
+    // numbers stay under their headings. Open loop: under each direction its service time
+    // (·svc) and oio's own lag before submission (·lag), which the response time includes.
     let mut names: Vec<(String, DirStats)> = Vec::new();
     for (name, d) in rows {
         if d.ios == 0 {
             continue;
         }
         names.push((name.to_string(), d.clone()));
-        if let Some(svc) = &d.service_latency_ns {
-            let svc_stats = DirStats {
-                latency_ns: *svc,
-                ..d.clone()
-            };
-            names.push((format!(" {name}·svc"), svc_stats));
+        for (tag, lat) in [("svc", &d.service_latency_ns), ("lag", &d.lag_ns)] {
+            if let Some(lat) = lat {
+                let sub = DirStats {
+                    latency_ns: *lat,
+                    ..d.clone()
+                };
+                names.push((format!(" {name}·{tag}"), sub));
+            }
         }
     }
     let w = names
@@ -105,6 +108,15 @@ pub fn write_summary(out: &mut dyn Write, r: &RunResult, saved: Option<&str>) ->
             format_count(s.total.iops),
             s.backlog_max.unwrap_or(0)
         )?;
+        if let Some(lag) = &s.total.lag_ns {
+            writeln!(
+                out,
+                "oio's lag (·lag rows: intended start, or a slot coming free, to submission; inside the response time): p50 {}, p99 {}, max {}",
+                opt_ns(lag.p50),
+                opt_ns(lag.p99),
+                opt_ns(lag.max)
+            )?;
+        }
         writeln!(
             out,
             "I/Os in the system (in flight + waiting): {:.1} on average by Little's law",

@@ -44,6 +44,10 @@ pub(super) fn stats(a: &DirAcc, secs: f64, hist: bool) -> DirStats {
     if !a.service.is_empty() {
         d.service_latency_ns = Some(a.service.summary());
     }
+    if !a.lag.is_empty() {
+        d.lag_ns = Some(a.lag.summary());
+        d.lag_histogram = hist.then(|| a.lag.to_sparse());
+    }
     d
 }
 
@@ -231,12 +235,7 @@ fn after_run_warnings(
     }
     let open_loop = plan.workload.streams.iter().any(|s| s.rate.is_some());
     if open_loop {
-        if c.late_max_ns > 10_000_000 {
-            warnings.push(format!(
-                "the generator fell behind its arrival schedule by up to {:.1} ms while slots were free: those delays are oio's, and they are in the response times",
-                c.late_max_ns as f64 / 1e6
-            ));
-        }
+        warnings.extend(summary.lag_warning());
         if let Some(b) = summary.backlog_max.filter(|b| *b > 0) {
             warnings.push(format!(
                 "arrivals found every slot busy and waited in a backlog (up to {b} I/Os): response times (latency_ns) include that wait, service times (service_latency_ns) do not"

@@ -18,7 +18,6 @@ use std::time::Duration;
 pub(super) struct Collected {
     pub(super) order: [u64; 3],
     pub(super) verify: Option<VerifyCounts>,
-    pub(super) late_max_ns: u64,
     pub(super) streams: Vec<DirPair>,
     pub(super) intervals: Vec<Interval>,
     pub(super) end_ns: u64,
@@ -91,7 +90,6 @@ pub(super) fn collect(
         c: Collected {
             order: [0; 3],
             verify: None,
-            late_max_ns: 0,
             streams: vec![DirPair::default(); shape.streams],
             intervals: Vec::new(),
             end_ns: 0,
@@ -127,7 +125,6 @@ pub(super) fn collect(
                 features,
                 all_ios,
                 end_ns,
-                late_max_ns,
                 errors,
                 verify,
                 order,
@@ -140,7 +137,6 @@ pub(super) fn collect(
                 if let Some(v) = verify {
                     c.verify.get_or_insert_with(VerifyCounts::default).add(v);
                 }
-                c.late_max_ns = c.late_max_ns.max(late_max_ns);
                 c.engine_name = Some(engine);
                 if c.features.is_empty() {
                     c.features = features;

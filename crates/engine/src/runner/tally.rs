@@ -21,6 +21,9 @@ pub(super) struct DirAcc {
     pub(super) hist: LatencyHistogram,
     /// Open loop only: from submission.
     pub(super) service: LatencyHistogram,
+    /// Open loop only: the generator's lag, from the later of the arrival and a free slot
+    /// to submission (oio's own lateness; waiting for a slot is the backlog's, not this).
+    pub(super) lag: LatencyHistogram,
 }
 
 impl DirAcc {
@@ -29,6 +32,7 @@ impl DirAcc {
         self.bytes += o.bytes;
         self.hist += &o.hist;
         self.service += &o.service;
+        self.lag += &o.lag;
     }
 }
 
@@ -59,12 +63,15 @@ impl DirPair {
         acc.bytes += len as u64;
     }
 
+    /// Open loop: an I/O's service time and the generator's lag before it.
     #[inline]
-    pub(super) fn record_service(&mut self, dir: Dir, latency_ns: u64) {
-        match dir {
-            Dir::Read => self.read.service.record(latency_ns),
-            Dir::Write => self.write.service.record(latency_ns),
-        }
+    pub(super) fn record_open(&mut self, dir: Dir, service_ns: u64, lag_ns: u64) {
+        let acc = match dir {
+            Dir::Read => &mut self.read,
+            Dir::Write => &mut self.write,
+        };
+        acc.service.record(service_ns);
+        acc.lag.record(lag_ns);
     }
 
     #[inline]
@@ -110,7 +117,6 @@ pub(super) enum Msg {
         features: Vec<String>,
         all_ios: u64,
         end_ns: u64,
-        late_max_ns: u64,
         errors: ErrorCounts,
         verify: Option<VerifyCounts>,
         order: [u64; 3],
@@ -175,8 +181,6 @@ pub(super) struct Tally<'w> {
     pub(super) all_ios: u64,
     pub(super) ok_ios: u64,
     pub(super) errors: ErrorCounts,
-    /// Open loop: the generator's own lateness (arrival to submit while a slot was free).
-    pub(super) late_max: u64,
     /// Completion order: I/Os seen, exactly sequential, within 128 KiB.
     pub(super) order: [u64; 3],
 }
@@ -191,7 +195,6 @@ impl<'w> Tally<'w> {
             all_ios: 0,
             ok_ios: 0,
             errors: ErrorCounts::default(),
-            late_max: 0,
             order: [0; 3],
         }
     }
@@ -213,6 +216,17 @@ impl<'w> Tally<'w> {
         if end > interval_start && end > self.w.t.measure_start {
             self.w
                 .send_interval(self.idx, end, std::mem::take(&mut self.cur));
+        }
+    }
+
+    /// Until when extra work done in a turn (trims) may go on before the loop must look at
+    /// time again: the start of the measurement while ramping, else the end of the current
+    /// interval or of the run, whichever comes first.
+    pub(super) fn turn_end(&self, now: u64) -> u64 {
+        if now < self.w.t.measure_start {
+            self.w.t.measure_start
+        } else {
+            self.boundary.min(self.w.t.end)
         }
     }
 
@@ -267,7 +281,6 @@ impl<'w> Tally<'w> {
             features,
             all_ios: self.all_ios,
             end_ns,
-            late_max_ns: self.late_max,
             errors: self.errors,
         });
     }
