@@ -18,7 +18,10 @@
 //!   narrow. From [`RANK_TEST_MIN_N`] a side on, the Mann–Whitney rank test (no shape assumed)
 //!   decides together with the bootstrap interval of the same ratio.
 //! - Many tests, one error rate: every metric × candidate tested in one comparison is one family,
-//!   and Holm's adjustment keeps the chance of any false "better"/"worse" in it at most `alpha`.
+//!   and Hochberg's step-up adjustment keeps the chance of any false "better"/"worse" in it at
+//!   most `alpha`. Metrics of the same runs are positively dependent (in a closed loop IOPS,
+//!   MiB/s and mean latency are nearly one test), which is what Hochberg needs; Holm, valid
+//!   under any dependence, divided α by four for what is one question at three runs a side.
 //! - Resolution: latency percentiles come from log-linear histograms whose buckets are 1/256 to
 //!   1/128 of the value wide ([`oio_core::histogram::bucket_width`]). Group values one bucket
 //!   apart or closer are "equal within resolution", never better or worse; per-run percentiles
@@ -49,7 +52,8 @@ use std::collections::BTreeMap;
 /// Schema name of comparison documents.
 pub const SCHEMA: &str = oio_core::document::Kind::Compare.schema();
 /// Schema version; bumped on incompatible changes (2: tests by run count, "inconclusive",
-/// TPC-C metrics; 3: Holm over the family, resolution, "undecided", one ratio throughout).
+/// TPC-C metrics; 3: a correction over the family, resolution, "undecided", one ratio
+/// throughout; `correction.method` "holm" before Hochberg replaced it, same layout).
 pub const SCHEMA_VERSION: u32 = oio_core::document::Kind::Compare.version();
 
 /// From this many runs on *each* side the rank test decides; below it, Welch's t-test on logs.
@@ -400,7 +404,7 @@ pub struct Comparison {
 /// The correction for testing many metrics and candidates at once.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Correction {
-    /// "holm" (Holm's step-down Bonferroni).
+    /// "hochberg" (Hochberg's step-up; "holm" in older documents).
     pub method: String,
     /// Tests in the family: every metric × candidate with a test (undecided-for-lack-of-data
     /// metrics are not tested).
@@ -499,7 +503,7 @@ pub struct MetricComparison {
     pub test: String,
     /// Two-sided p-value of that test on per-run values, before correction.
     pub p_value: Option<f64>,
-    /// `p_value` after Holm's adjustment over the comparison's family of tests
+    /// `p_value` after Hochberg's adjustment over the comparison's family of tests
     /// (`correction`): what "significant" is decided on.
     #[serde(default)]
     pub p_adjusted: Option<f64>,
@@ -519,7 +523,7 @@ pub struct MetricComparison {
     #[serde(default)]
     pub resolution_pct: Option<f64>,
     /// Changes within ±this percent could not have been called at this noise and these run
-    /// counts (the critical margin at level alpha / tests, the strictest step of Holm's).
+    /// counts (the critical margin at level alpha / tests, the strictest step of the correction).
     #[serde(default)]
     pub detectable_pct: Option<f64>,
     /// For an undecided verdict for noise: estimated runs a side that would detect a change of
@@ -1003,7 +1007,7 @@ enum Outcome {
 fn decide(x: Assessed, p_adj: Option<f64>, tests: usize, o: &Options) -> MetricComparison {
     let mut c = x.c;
     let tests = tests.max(1);
-    // The strictest step of Holm's: a change beyond this is called whatever its rank.
+    // The correction's strictest step: a change beyond this is called whatever its rank.
     let level = o.alpha / tests as f64;
     let eq = o.equivalence_pct;
     let detectable = x.welch.as_ref().map(|w| w.detectable_pct(level));
@@ -1221,12 +1225,12 @@ pub fn compare(groups: &[Group], kind: Kind, o: &Options) -> Comparison {
             assessed.push((gi, m, assess(m, &g.label, &pa, &pb, o, seed, true)));
         }
     }
-    // Phase 2: Holm over the family, then each verdict.
+    // Phase 2: Hochberg over the family, then each verdict.
     let raw: Vec<f64> = assessed
         .iter()
         .map(|(_, _, x)| x.c.p_value.unwrap_or(f64::NAN))
         .collect();
-    let adjusted = stats::holm(&raw);
+    let adjusted = stats::hochberg(&raw);
     let tests = raw.iter().filter(|p| !p.is_nan()).count();
     let mut comparisons: Vec<CandidateComparison> = groups
         .iter()
@@ -1277,11 +1281,11 @@ fn correction(tests: usize, metrics: usize, candidates: usize, o: &Options) -> C
         String::new()
     };
     Correction {
-        method: "holm".into(),
+        method: "hochberg".into(),
         tests,
         family_alpha: o.alpha,
         words: format!(
-            "significance: Holm's correction over {} ({} x {}{skipped}): the chance of any false better/worse in this comparison is at most {}; the p in the table is the adjusted one",
+            "significance: Hochberg's correction over {} ({} x {}{skipped}; metrics of the same runs move together, as it assumes): the chance of any false better/worse in this comparison is at most {}; the p in the table is the adjusted one",
             plural(tests, "test"),
             plural(metrics, "metric"),
             plural(candidates, "candidate"),
@@ -1484,7 +1488,7 @@ fn methods(kind: Kind, o: &Options) -> Vec<String> {
             "test with {RANK_TEST_MIN_N} or more runs on each side: two-sided Mann-Whitney U on per-run values (exact without ties up to 60 runs), together with the bootstrap interval of the ratio, which must exclude 0; no shape assumed"
         ),
         format!(
-            "significance: Holm's step-down correction over every metric x candidate tested, family-wise level {}: better/worse needs the adjusted p below it",
+            "significance: Hochberg's step-up correction over every metric x candidate tested, family-wise level {}: better/worse needs the adjusted p below it",
             o.alpha
         ),
         format!(
@@ -1604,9 +1608,9 @@ mod tests {
         assert_eq!(l.outcome, "better", "{l:?}");
         assert!(l.margin_pct.unwrap() < -50.0);
         assert!(l.method.contains("merged"));
-        // Three metrics tested (mean latency was not): Holm over 3.
+        // Three metrics tested (mean latency was not): corrected over 3.
         assert_eq!(c.correction.tests, 3);
-        assert_eq!(c.correction.method, "holm");
+        assert_eq!(c.correction.method, "hochberg");
         assert!(m.p_adjusted.unwrap() >= m.p_value.unwrap());
         assert_eq!(
             c.metric_order,
@@ -1908,10 +1912,10 @@ mod tests {
         assert!(lo < margin && margin < hi);
     }
 
-    /// Holm over the family: a metric whose own p is below 0.05 is not significant when the
-    /// adjustment for the comparison's other tests lifts it above; the result says how.
+    /// Hochberg over the family: a metric whose own p is below 0.05 is not significant when
+    /// the adjustment for the comparison's other tests lifts it above; the result says how.
     #[test]
-    fn many_tests_are_corrected_with_holm() {
+    fn many_tests_are_corrected() {
         let o = Options::default();
         let base = [1000.0, 1040.0, 970.0];
         let a = runs_group("a", base.iter().map(|&v| synthetic(v, 1_000_000)).collect());
@@ -1936,7 +1940,7 @@ mod tests {
         assert!(adj >= 0.05 && adj <= (8.0 * p).min(1.0) + 1e-12, "{m:?}");
         assert_ne!(m.outcome, "better");
         assert!(m.verdict.contains("adjusted"), "{}", m.verdict);
-        assert!(c.correction.words.contains("Holm"));
+        assert!(c.correction.words.contains("Hochberg"));
         // The same data alone (one test) is significant.
         let alone = compare_values(&iops_def(), "b", &base, &[1057.3, 1133.6, 1090.0], &o, 1);
         assert_eq!(alone.outcome, "better", "{alone:?}");
@@ -2021,7 +2025,7 @@ mod tests {
         }
     }
 
-    /// A whole comparison (four metrics, Holm) of A against A with 5 % run-to-run noise in
+    /// A whole comparison (four metrics, corrected) of A against A with 5 % run-to-run noise in
     /// IOPS and, independently, in p99, at 3 runs a side: over 200 seeded draws, the share of
     /// comparisons with any better/worse stays within the family-wise 5 % promised.
     #[test]

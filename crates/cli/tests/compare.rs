@@ -79,7 +79,7 @@ fn repeat_writes_one_result_per_run_and_compare_reads_the_groups() {
     }
     assert_eq!(c["groups"][0]["label"], "A");
     assert_eq!(c["groups"][1]["label"], "B");
-    assert_eq!(c["correction"]["method"], "holm");
+    assert_eq!(c["correction"]["method"], "hochberg");
     assert_eq!(c["correction"]["tests"], 4);
     assert_eq!(c["order"], Value::Null, "files: no run order");
     assert!(c["metrics"]["latency_p99"]["method"]
@@ -162,7 +162,7 @@ fn three_runs_a_side_can_be_significant_and_text_is_plain() {
     );
     assert!(text.contains("buffered against direct"), "{text}");
     assert!(
-        text.contains("significance: Holm's correction over 3 tests (4 metrics x 1 candidate, 1 with nothing to test)"),
+        text.contains("significance: Hochberg's correction over 3 tests (4 metrics x 1 candidate, 1 with nothing to test"),
         "{text}"
     );
     assert!(

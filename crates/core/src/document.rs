@@ -204,7 +204,7 @@ impl Kind {
     pub const fn version(self) -> u32 {
         match self {
             // compare 3: outcomes undecided / equal within resolution / no significant
-            // difference, Holm-adjusted significance, margin and interval of one ratio.
+            // difference, significance adjusted over the family, margin and interval of one ratio.
             Kind::Compare => 3,
             // characterization 2: latency_mean_ns instead of latency_mean_ms (1 still reads).
             Kind::Sweep | Kind::Characterization => 2,

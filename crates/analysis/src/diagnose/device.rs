@@ -1037,6 +1037,29 @@ pub fn knee_range(k: &Knee) -> (f64, f64) {
     (lo, hi)
 }
 
+/// A sweep's saturation follows its knee, the one routine that judges a curve against its
+/// noise: an undecided knee makes the finding undecided, with the knee's reasons and what
+/// would decide it; a decided one caps its confidence. The rule alone reads one run per depth
+/// at its intervals' word, and run-to-run noise it cannot see made "no saturation, high".
+pub fn follow_knee(sat: &mut Saturation, k: &Knee) {
+    let f = &mut sat.finding;
+    if knee_undecided(k) {
+        if f.status != Status::Undecided {
+            let why = k.why.first().cloned().unwrap_or_default();
+            f.claim = format!(
+                "undecided: the sweep's knee is undecided ({why}), so this cannot be told: {}",
+                f.claim
+            );
+            f.status = Status::Undecided;
+            f.confidence = Confidence::Low;
+            f.next = k.decide.clone();
+            sat.at = None;
+        }
+        return;
+    }
+    f.confidence = f.confidence.min(knee_confidence(k));
+}
+
 /// Whether the knee itself says it cannot be placed (then nothing is placed against it).
 pub fn knee_undecided(k: &Knee) -> bool {
     k.confidence == Some(KneeConfidence::Undecided)

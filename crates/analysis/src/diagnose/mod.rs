@@ -379,7 +379,17 @@ fn device_rules(
     known: Option<f64>,
     limit: Option<&QueueLimit>,
 ) -> Vec<Draft> {
-    let sat = device::queue_saturation(s, limit, known);
+    let mut sat = device::queue_saturation(s, limit, known);
+    if let Holds::Sweep { sweep, index, .. } = &g.holds {
+        let knee = if *index == 0 {
+            sweep.knee.as_ref()
+        } else {
+            sweep.series.get(*index).and_then(|x| x.knee.as_ref())
+        };
+        if let Some(k) = knee {
+            device::follow_knee(&mut sat, k);
+        }
+    }
     let says = g.key.clone().and_then(|experiment| {
         let verdict = match sat.finding.status {
             Status::Found => Verdict::Saturated(sat.at.as_ref()?.queue),

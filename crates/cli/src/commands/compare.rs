@@ -30,7 +30,7 @@ Margins are (B / A - 1) x 100 per metric, on the group values (means; percentile
 histograms); the interval and the direction are of the same ratio. With fewer than 8 runs a side
 the test is Welch's t-test on the log of that ratio (assumes log-normal run-to-run noise and
 independent runs); with 8 or more a side, a Mann-Whitney rank test with a bootstrap interval.
-Every metric x candidate is one family, corrected with Holm (5 % family-wise).
+Every metric x candidate is one family, corrected with Hochberg (5 % family-wise).
 Verdicts: better/worse (significant after correction); \"equal within resolution\" (percentiles
 at most one histogram bucket apart: under 0.8 % above 256 ns); \"no significant difference\" (a
 change beyond +/- --equivalence percent would have been called); \"undecided\" with why and what

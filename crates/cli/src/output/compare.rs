@@ -179,7 +179,7 @@ mod tests {
         assert!(mean.contains("better, significant"), "{mean}");
         // How the three tests were corrected, in one line.
         assert!(
-            text.contains("significance: Holm's correction over 3 tests"),
+            text.contains("significance: Hochberg's correction over 3 tests"),
             "{text}"
         );
         // No histograms here: p99 is missing in every run and says so.

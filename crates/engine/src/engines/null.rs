@@ -82,12 +82,40 @@ pub struct Disturbance {
     /// How much slower a run with a neighbour serves.
     #[serde(default)]
     pub neighbour_slowdown: f64,
+    /// Drift (`drift=2%`): each run this process starts on the device serves this much slower
+    /// than the one before it, as a machine that warms up or a device that fills does; what an
+    /// experiment's order must not confuse with an effect.
+    #[serde(default)]
+    pub drift: f64,
+    /// Outliers (`outliers=0.1%:50`): this share of the I/Os takes `outlier_slowdown` times its
+    /// service time (a retried read, a garbage-collection stall).
+    #[serde(default)]
+    pub outlier_prob: f64,
+    /// How much longer an outlier takes.
+    #[serde(default)]
+    pub outlier_slowdown: f64,
 }
+
+/// Runs started on drifting simulated devices by this process: a run's place in the
+/// session, which is what drift follows.
+static DRIFT_RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Disturbance {
     /// No disturbance at all.
     pub fn is_none(&self) -> bool {
-        self.jitter == 0.0 && self.neighbour_prob == 0.0
+        self.jitter == 0.0
+            && self.neighbour_prob == 0.0
+            && self.drift == 0.0
+            && self.outlier_prob == 0.0
+    }
+
+    /// The drift factor of the next run started in this process: (1 + drift)^n for its n-th.
+    fn next_drift(&self) -> f64 {
+        if self.drift == 0.0 {
+            return 1.0;
+        }
+        let n = DRIFT_RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        (1.0 + self.drift).powf(n as f64)
     }
 
     /// The factor on every service time of the run with this seed (1 without disturbance).
@@ -126,7 +154,7 @@ impl SimDevice {
 
 /// A `--sim` value that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("--sim '{input}': {what}; expected e.g. servers=8,service=1ms,dist=exp (dist fixed, exp or lognormal[,sigma=0.5]; a second tier after '+', e.g. servers=4,service=100us+servers=16,service=2ms; clock=virtual for simulated time; jitter=5% for run-to-run noise; neighbour=10%:2 for runs slowed 2× by a neighbour)")]
+#[error("--sim '{input}': {what}; expected e.g. servers=8,service=1ms,dist=exp (dist fixed, exp or lognormal[,sigma=0.5]; a second tier after '+', e.g. servers=4,service=100us+servers=16,service=2ms; clock=virtual for simulated time; jitter=5% for run-to-run noise; neighbour=10%:2 for runs slowed 2× by a neighbour; drift=2% for each run slower than the last; outliers=0.1%:50 for I/Os 50× slower)")]
 pub struct SimParseError {
     /// The text given.
     pub input: String,
@@ -196,6 +224,25 @@ impl FromStr for SimDevice {
                             .ok_or_else(bad)?;
                         disturbance.neighbour_prob = p;
                         disturbance.neighbour_slowdown = f;
+                    }
+                    "drift" => {
+                        disturbance.drift = parse_share(v)
+                            .filter(|d| *d <= 1.0)
+                            .ok_or_else(|| err(format!("drift '{v}' is not 0 to 100 % per run")))?
+                    }
+                    "outliers" => {
+                        let bad =
+                            || err(format!("outliers '{v}' is not SHARE:SLOWDOWN, e.g. 0.1%:50"));
+                        let (p, f) = v.split_once(':').ok_or_else(bad)?;
+                        let p = parse_share(p).filter(|p| *p <= 1.0).ok_or_else(bad)?;
+                        let f = f
+                            .trim()
+                            .parse::<f64>()
+                            .ok()
+                            .filter(|f| (1.0..=10_000.0).contains(f))
+                            .ok_or_else(bad)?;
+                        disturbance.outlier_prob = p;
+                        disturbance.outlier_slowdown = f;
                     }
                     "sigma" => {
                         sigma = Some(
@@ -292,6 +339,17 @@ impl fmt::Display for SimDevice {
                 d.neighbour_slowdown
             )?;
         }
+        if d.drift > 0.0 {
+            write!(f, ", each run {:.1} % slower than the last", d.drift * 100.0)?;
+        }
+        if d.outlier_prob > 0.0 {
+            write!(
+                f,
+                ", {} % of I/Os {}× slower",
+                d.outlier_prob * 100.0,
+                d.outlier_slowdown
+            )?;
+        }
         Ok(())
     }
 }
@@ -308,6 +366,8 @@ struct SimState {
     servers: Vec<(u64, usize)>,
     tiers: Vec<SimTier>,
     rng: fastrand::Rng,
+    /// (share of I/Os, slowdown) of outliers; share 0 without.
+    outliers: (f64, f64),
 }
 
 impl SimShared {
@@ -319,7 +379,7 @@ impl SimShared {
     /// A device in its idle state whose time is `clock` (the run's); its disturbance, if any,
     /// scales every service time of the run by one factor drawn from `seed`.
     pub fn with_clock(dev: &SimDevice, seed: u64, clock: Clock) -> Arc<SimShared> {
-        let factor = dev.disturbance.factor(seed);
+        let factor = dev.disturbance.factor(seed) * dev.disturbance.next_drift();
         let tiers = dev
             .tiers
             .iter()
@@ -342,6 +402,7 @@ impl SimShared {
                 servers,
                 tiers,
                 rng: fastrand::Rng::with_seed(seed),
+                outliers: (dev.disturbance.outlier_prob, dev.disturbance.outlier_slowdown),
             }),
         })
     }
@@ -384,6 +445,12 @@ impl SimShared {
                 // mu chosen so that the mean is `mean`: E = exp(mu + sigma²/2).
                 (mean.ln() - sigma * sigma / 2.0 + sigma * z).exp()
             }
+        };
+        // Drawn only when outliers are asked for, so other models keep their service times.
+        let service = if st.outliers.0 > 0.0 && st.rng.f64() < st.outliers.0 {
+            service * st.outliers.1
+        } else {
+            service
         };
         let done = free.max(now) + service.max(1.0) as u64;
         st.servers[idx].0 = done;
@@ -734,6 +801,31 @@ mod tests {
     }
 
     #[test]
+    fn drift_slows_each_run_after_the_last_and_outliers_take_their_share() {
+        // Drift follows the process's run count, so two runs in a row differ by the factor
+        // exactly, whichever runs came before (other tests may have started drifting devices).
+        let dev: SimDevice = "servers=1,service=1ms,drift=10%".parse().unwrap();
+        assert!(dev.to_string().contains("10.0 % slower than the last"), "{dev}");
+        let first = SimShared::new(&dev, 1).admit(0) as f64;
+        let second = SimShared::new(&dev, 1).admit(0) as f64;
+        assert!((second / first - 1.1).abs() < 1e-6, "{first} {second}");
+        // Outliers: about 1 % of the I/Os take 50× the service, the rest exactly it.
+        let dev: SimDevice = "servers=1,service=1ms,outliers=1%:50".parse().unwrap();
+        let sim = SimShared::new(&dev, 5);
+        let (mut t, mut slow, n) = (0u64, 0u32, 20_000);
+        for _ in 0..n {
+            let done = sim.admit(t);
+            match done - t {
+                1_000_000 => {}
+                50_000_000 => slow += 1,
+                other => panic!("service {other} ns"),
+            }
+            t = done;
+        }
+        assert!((150..=250).contains(&slow), "{slow} outliers of {n}");
+    }
+
+    #[test]
     fn disturbances_out_of_range_are_refused_with_the_form() {
         for (spec, what) in [
             ("servers=1,service=1ms,jitter=150%", "jitter '150%'"),
@@ -741,6 +833,9 @@ mod tests {
             ("servers=1,service=1ms,neighbour=10%", "SHARE:SLOWDOWN"),
             ("servers=1,service=1ms,neighbour=10%:0.5", "SHARE:SLOWDOWN"),
             ("servers=1,service=1ms,neighbour=2:2", "SHARE:SLOWDOWN"),
+            ("servers=1,service=1ms,drift=200%", "drift '200%'"),
+            ("servers=1,service=1ms,outliers=1%", "SHARE:SLOWDOWN"),
+            ("servers=1,service=1ms,outliers=1%:0", "SHARE:SLOWDOWN"),
         ] {
             let e = spec.parse::<SimDevice>().unwrap_err().to_string();
             assert!(e.contains(what), "{spec}: {e}");
