@@ -231,8 +231,11 @@ impl FromStr for SimDevice {
                             .ok_or_else(|| err(format!("drift '{v}' is not 0 to 100 % per run")))?
                     }
                     "outliers" => {
-                        let bad =
-                            || err(format!("outliers '{v}' is not SHARE:SLOWDOWN, e.g. 0.1%:50"));
+                        let bad = || {
+                            err(format!(
+                                "outliers '{v}' is not SHARE:SLOWDOWN, e.g. 0.1%:50"
+                            ))
+                        };
                         let (p, f) = v.split_once(':').ok_or_else(bad)?;
                         let p = parse_share(p).filter(|p| *p <= 1.0).ok_or_else(bad)?;
                         let f = f
@@ -340,7 +343,11 @@ impl fmt::Display for SimDevice {
             )?;
         }
         if d.drift > 0.0 {
-            write!(f, ", each run {:.1} % slower than the last", d.drift * 100.0)?;
+            write!(
+                f,
+                ", each run {:.1} % slower than the last",
+                d.drift * 100.0
+            )?;
         }
         if d.outlier_prob > 0.0 {
             write!(
@@ -402,7 +409,10 @@ impl SimShared {
                 servers,
                 tiers,
                 rng: fastrand::Rng::with_seed(seed),
-                outliers: (dev.disturbance.outlier_prob, dev.disturbance.outlier_slowdown),
+                outliers: (
+                    dev.disturbance.outlier_prob,
+                    dev.disturbance.outlier_slowdown,
+                ),
             }),
         })
     }
@@ -805,7 +815,10 @@ mod tests {
         // Drift follows the process's run count, so two runs in a row differ by the factor
         // exactly, whichever runs came before (other tests may have started drifting devices).
         let dev: SimDevice = "servers=1,service=1ms,drift=10%".parse().unwrap();
-        assert!(dev.to_string().contains("10.0 % slower than the last"), "{dev}");
+        assert!(
+            dev.to_string().contains("10.0 % slower than the last"),
+            "{dev}"
+        );
         let first = SimShared::new(&dev, 1).admit(0) as f64;
         let second = SimShared::new(&dev, 1).admit(0) as f64;
         assert!((second / first - 1.1).abs() < 1e-6, "{first} {second}");
