@@ -1043,6 +1043,15 @@ pub fn knee_range(k: &Knee) -> (f64, f64) {
 /// at its intervals' word, and run-to-run noise it cannot see made "no saturation, high".
 pub fn follow_knee(sat: &mut Saturation, k: &Knee) {
     let f = &mut sat.finding;
+    // The knee undecided only about where it lies beyond the sweep (IOPS still rise at the
+    // top beyond the noise) agrees with "no saturation"; at the knee's word, low.
+    let rising = k.range.as_ref().is_some_and(|r| r.up_to.is_none())
+        && k.flags.iter().any(|x| x.kind == "still_rising");
+    if knee_undecided(k) && rising && f.status == Status::NotFound {
+        f.confidence = Confidence::Low;
+        f.claim = format!("{} (the sweep's knee: {})", f.claim, k.summary);
+        return;
+    }
     if knee_undecided(k) {
         if f.status != Status::Undecided {
             let why = k.why.first().cloned().unwrap_or_default();
