@@ -1451,13 +1451,19 @@ fn install_copies_oio_over_ssh_and_never_runs_or_overwrites_what_it_finds() {
     assert_eq!(v[0]["version"], v[1]["version"]);
     assert!(std::fs::read(fresh.join("oio")).unwrap() == me);
     // Again: the same file on both, known by its digest; nothing copied.
-    let before = std::fs::metadata(fresh.join("oio")).unwrap().modified().unwrap();
+    let before = std::fs::metadata(fresh.join("oio"))
+        .unwrap()
+        .modified()
+        .unwrap();
     let (ok, v, err) = install(&fresh);
     assert!(ok, "{v:#}\n{err}");
     assert_eq!(v[0]["action"], "up to date", "{v:#}");
     assert_eq!(v[1]["action"], "up to date", "{v:#}");
     assert_eq!(
-        std::fs::metadata(fresh.join("oio")).unwrap().modified().unwrap(),
+        std::fs::metadata(fresh.join("oio"))
+            .unwrap()
+            .modified()
+            .unwrap(),
         before
     );
 

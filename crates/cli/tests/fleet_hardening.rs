@@ -163,19 +163,26 @@ fn an_agent_stopped_while_it_fills_is_named_as_stalled_in_prepare() {
         "{stderr}"
     );
     assert!(stderr.contains("its agent is stopped or its connection hangs"));
-    assert!(stderr.contains("nothing was started on any host"), "{stderr}");
+    assert!(
+        stderr.contains("nothing was started on any host"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("the connection closed"), "{stderr}");
     // 2 s of silence, plus up to a keepalive period and the controller's polling.
     assert!(waited >= Duration::from_secs(2), "{waited:?}");
     assert!(waited < Duration::from_secs(30), "{waited:?}");
     // a was told to stop: its fill ends and leaves no temporary file (or it had finished).
     let a_dir = dir.path().join("a");
-    wait_until("a's temporary file removed", Duration::from_secs(30), || {
-        std::fs::read_dir(&a_dir)
-            .unwrap()
-            .flatten()
-            .all(|e| e.file_name() == "t.dat")
-    });
+    wait_until(
+        "a's temporary file removed",
+        Duration::from_secs(30),
+        || {
+            std::fs::read_dir(&a_dir)
+                .unwrap()
+                .flatten()
+                .all(|e| e.file_name() == "t.dat")
+        },
+    );
     assert!(crate::fleet::walk_json(&dir.path().join("res")).is_empty());
 }
 
@@ -219,7 +226,10 @@ fn an_agent_stopped_mid_run_is_lost_as_stalled_and_the_others_keep_their_results
     let out = wait_bounded(c, Duration::from_secs(90));
     let waited = stopped_at.elapsed();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    println!("{stderr}\nended {:.1} s after the stop", waited.as_secs_f64());
+    println!(
+        "{stderr}\nended {:.1} s after the stop",
+        waited.as_secs_f64()
+    );
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(waited < Duration::from_secs(40), "{waited:?}");
     let doc: Value = serde_json::from_slice(&out.stdout).expect("the merged result");
@@ -395,8 +405,19 @@ fn an_agent_streaming_past_its_plan_is_refused_and_the_controller_stays_small() 
         .arg("--out")
         .arg(dir.path().join("res"))
         .args([
-            "--rw", "randread", "--engine", "null", "--size", "1M", "--time", "2s", "--ramp",
-            "0", "--interval", "1s", "--json",
+            "--rw",
+            "randread",
+            "--engine",
+            "null",
+            "--size",
+            "1M",
+            "--time",
+            "2s",
+            "--ramp",
+            "0",
+            "--interval",
+            "1s",
+            "--json",
         ])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -449,7 +470,11 @@ fn check_changes_nothing_and_refuses_what_run_refuses() {
         .arg(&t)
         .output()
         .unwrap();
-    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
     let before = std::fs::metadata(&t).unwrap();
     let check = |target: &str, size: &str| {
         let c = fleet(
@@ -461,8 +486,11 @@ fn check_changes_nothing_and_refuses_what_run_refuses() {
         let mut c = c;
         // The inventory's target is replaced by the one given.
         let inv = dir.path().join("inventory.toml");
-        std::fs::write(&inv, format!("[[host]]\nname = \"a\"\ntargets = [\"{target}\"]\n"))
-            .unwrap();
+        std::fs::write(
+            &inv,
+            format!("[[host]]\nname = \"a\"\ntargets = [\"{target}\"]\n"),
+        )
+        .unwrap();
         let out = wait_bounded(c.spawn().unwrap(), Duration::from_secs(60));
         let v: Value = serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
@@ -472,7 +500,10 @@ fn check_changes_nothing_and_refuses_what_run_refuses() {
     let (code, v) = check(t.to_str().unwrap(), "4M");
     assert_eq!(code, Some(0), "{v:#}");
     let detail = v[0]["targets"][0]["detail"].as_str().unwrap();
-    assert!(detail.contains("prepare would grow it to 4.00 MiB"), "{detail}");
+    assert!(
+        detail.contains("prepare would grow it to 4.00 MiB"),
+        "{detail}"
+    );
     let after = std::fs::metadata(&t).unwrap();
     assert_eq!(after.len(), 1 << 20);
     assert_eq!(after.modified().unwrap(), before.modified().unwrap());
@@ -489,8 +520,11 @@ fn check_changes_nothing_and_refuses_what_run_refuses() {
         assert_eq!(v[0]["targets"][0]["status"], "refused", "{v:#}");
         let why = v[0]["targets"][0]["detail"].as_str().unwrap().to_string();
         let inv = dir.path().join("inventory.toml");
-        std::fs::write(&inv, format!("[[host]]\nname = \"a\"\ntargets = [\"{target}\"]\n"))
-            .unwrap();
+        std::fs::write(
+            &inv,
+            format!("[[host]]\nname = \"a\"\ntargets = [\"{target}\"]\n"),
+        )
+        .unwrap();
         let out = Command::new(oio())
             .env("NO_COLOR", "1")
             .current_dir(dir.path())
@@ -500,7 +534,16 @@ fn check_changes_nothing_and_refuses_what_run_refuses() {
             .arg(pid_launcher(dir.path()))
             .arg("--out")
             .arg(dir.path().join("res"))
-            .args(["--rw", "randwrite", "--size", "1M", "--time", "1s", "--engine", "null"])
+            .args([
+                "--rw",
+                "randwrite",
+                "--size",
+                "1M",
+                "--time",
+                "1s",
+                "--engine",
+                "null",
+            ])
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);

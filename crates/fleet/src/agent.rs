@@ -236,14 +236,24 @@ pub fn serve(
         };
         match m {
             Message::Check { plan } => {
-                out.beat(|b| *b = Beat { phase: "check", ..Beat::default() });
+                out.beat(|b| {
+                    *b = Beat {
+                        phase: "check",
+                        ..Beat::default()
+                    }
+                });
                 let targets = check_targets(&plan, &out);
                 emit(&out, &stop, &Message::Checked { targets });
                 return Ok(AgentEnd::Done);
             }
             Message::Prepare { plan } => match prepare_targets(&plan, &stop, &out) {
                 Ok(targets) => {
-                    out.beat(|b| *b = Beat { phase: "waiting", ..Beat::default() });
+                    out.beat(|b| {
+                        *b = Beat {
+                            phase: "waiting",
+                            ..Beat::default()
+                        }
+                    });
                     emit(&out, &stop, &Message::Ready { targets });
                     prepared = Some(Prepared::Io(plan));
                 }
@@ -260,7 +270,12 @@ pub fn serve(
                 crate::tpcc::prepare(&plan)
             } {
                 Ok((db, warehouses)) => {
-                    out.beat(|b| *b = Beat { phase: "waiting", ..Beat::default() });
+                    out.beat(|b| {
+                        *b = Beat {
+                            phase: "waiting",
+                            ..Beat::default()
+                        }
+                    });
                     emit(&out, &stop, &Message::ReadyTpcc { db, warehouses });
                     prepared = Some(Prepared::Tpcc(plan));
                 }
@@ -285,7 +300,12 @@ pub fn serve(
                 // the start nothing.
                 let start =
                     std::time::UNIX_EPOCH + Duration::from_nanos(start_agent_ns.max(0) as u64);
-                out.beat(|b| *b = Beat { phase: "run", ..Beat::default() });
+                out.beat(|b| {
+                    *b = Beat {
+                        phase: "run",
+                        ..Beat::default()
+                    }
+                });
                 return match plan {
                     Prepared::Io(plan) => run(&plan, &out, &stop, start),
                     Prepared::Tpcc(plan) => run_tpcc(&plan, &out, &stop, start),
@@ -540,9 +560,10 @@ fn check_targets(plan: &RunPlan, out: &Out) -> Vec<TargetCheck> {
             Ok(v) => {
                 use oio_core::units::format_bytes;
                 let what = match v.action {
-                    oio_engine::target::Action::Create(n) => {
-                        ("create", format!("does not exist; prepare would create it ({n} bytes)"))
-                    }
+                    oio_engine::target::Action::Create(n) => (
+                        "create",
+                        format!("does not exist; prepare would create it ({n} bytes)"),
+                    ),
                     oio_engine::target::Action::Grow(from, to) => (
                         "ok",
                         format!(

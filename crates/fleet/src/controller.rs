@@ -852,20 +852,25 @@ impl Fleet {
                 },
             });
         }
-        self.wait_all("prepare", Limit::Stall(opts.stall_timeout), cancel, |s, _, m| match m {
-            Message::Ready { targets } => {
-                s.targets = targets;
-                Ok(true)
-            }
-            Message::ReadyTpcc { db, warehouses } => {
-                s.tpcc_ready = Some((db, warehouses));
-                Ok(true)
-            }
-            other => Err(format!(
-                "expected ready, got {}",
-                crate::agent::name(&other)
-            )),
-        })
+        self.wait_all(
+            "prepare",
+            Limit::Stall(opts.stall_timeout),
+            cancel,
+            |s, _, m| match m {
+                Message::Ready { targets } => {
+                    s.targets = targets;
+                    Ok(true)
+                }
+                Message::ReadyTpcc { db, warehouses } => {
+                    s.tpcc_ready = Some((db, warehouses));
+                    Ok(true)
+                }
+                other => Err(format!(
+                    "expected ready, got {}",
+                    crate::agent::name(&other)
+                )),
+            },
+        )
     }
 
     /// Picks the start instant, leaving room for `go` to reach the slowest host, and tells
@@ -1181,7 +1186,11 @@ fn accept_result(r: &RunResult, b: &Bounds) -> Result<(), String> {
     }
     let all = dirs(&r.summary)
         .chain(r.streams.iter().flat_map(|st| dirs(&st.summary)))
-        .chain(r.intervals.iter().flat_map(|i| [&i.read, &i.write, &i.total]));
+        .chain(
+            r.intervals
+                .iter()
+                .flat_map(|i| [&i.read, &i.write, &i.total]),
+        );
     for d in all {
         for h in [&d.histogram, &d.lag_histogram].into_iter().flatten() {
             if h.buckets.len() > most {

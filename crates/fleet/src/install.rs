@@ -426,7 +426,10 @@ fn run_bounded(
         w.join()
             .unwrap_or_else(|_| Err(std::io::Error::other("the writer failed")))
     });
-    let (out, err) = (out.join().unwrap_or_default(), err.join().unwrap_or_default());
+    let (out, err) = (
+        out.join().unwrap_or_default(),
+        err.join().unwrap_or_default(),
+    );
     match (status, sent) {
         (Ok(s), Ok(())) if s.success() => Ok(out),
         (Ok(s), _) if s.code() == Some(3) => Err(err),
@@ -485,7 +488,11 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let dir = d.path().join(tag).to_str().unwrap().to_string();
         let bin = d.path().join("new");
-        std::fs::write(&bin, format!("#!/bin/sh\n# {BINARY_MARK}\necho 'oio 9.9.9'\n")).unwrap();
+        std::fs::write(
+            &bin,
+            format!("#!/bin/sh\n# {BINARY_MARK}\necho 'oio 9.9.9'\n"),
+        )
+        .unwrap();
         (d, dir, bin)
     }
 
@@ -504,7 +511,10 @@ mod tests {
         let mark = if marked { BINARY_MARK } else { "" };
         std::fs::write(
             p,
-            format!("#!/bin/sh\n# {mark}\ntouch '{}'\necho 'oio 9.9.9'\n", trace.display()),
+            format!(
+                "#!/bin/sh\n# {mark}\ntouch '{}'\necho 'oio 9.9.9'\n",
+                trace.display()
+            ),
         )
         .unwrap();
         mode(p, 0o755);
@@ -569,7 +579,10 @@ mod tests {
             Found::Present { oio: false, .. }
         ));
         let e = copy(&words("env"), &dir, &binary(&bin), LIMIT).unwrap_err();
-        assert!(e.contains("is not oio") && e.contains("not replaced"), "{e}");
+        assert!(
+            e.contains("is not oio") && e.contains("not replaced"),
+            "{e}"
+        );
         assert_eq!(std::fs::read(&dest).unwrap(), before);
         assert!(!trace.exists(), "the file found was run");
         assert!(leftovers(&dir).is_empty());
@@ -582,7 +595,10 @@ mod tests {
         mode(Path::new(&dir), 0o777);
         let t = words("env");
         let e = inspect(&t, &dir, LIMIT).unwrap_err();
-        assert!(e.contains("writable by everyone (mode 777) without the sticky bit"), "{e}");
+        assert!(
+            e.contains("writable by everyone (mode 777) without the sticky bit"),
+            "{e}"
+        );
         let e = copy(&t, &dir, &binary(&bin), LIMIT).unwrap_err();
         assert!(e.contains("without the sticky bit"), "{e}");
         assert!(!Path::new(&dir).join("oio").exists());
@@ -623,7 +639,10 @@ mod tests {
         std::fs::remove_file(&dest).unwrap();
         std::os::unix::fs::chown(&dir, Some(65534), None).unwrap();
         let e = inspect(&t, &dir, LIMIT).unwrap_err();
-        assert!(e.contains("belongs to uid 65534, neither to the installing user"), "{e}");
+        assert!(
+            e.contains("belongs to uid 65534, neither to the installing user"),
+            "{e}"
+        );
         // A symbolic link is not followed.
         std::os::unix::fs::chown(&dir, Some(0), None).unwrap();
         std::os::unix::fs::symlink(&bin, &dest).unwrap();

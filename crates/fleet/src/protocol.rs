@@ -217,6 +217,24 @@ impl WireHistogram {
         }
         let be32 = |o: usize| u32::from_be_bytes(bytes[o..o + 4].try_into().expect("4 bytes"));
         let be64 = |o: usize| u64::from_be_bytes(bytes[o..o + 8].try_into().expect("8 bytes"));
+        // Only the uncompressed V2 form, whose payload is exactly what follows the header:
+        // the deserialiser sizes a buffer from the payload length it reads (a 40-byte
+        // histogram claiming 2 GiB would allocate them), and a compressed one could inflate
+        // to anything.
+        const V2_COOKIE: u32 = 0x1c84_9303 | 0x10;
+        if be32(0) != V2_COOKIE {
+            return Err(HistogramError(format!(
+                "cookie {:#x}: not an uncompressed hdrhistogram V2 serialisation",
+                be32(0)
+            )));
+        }
+        if be32(4) as usize != bytes.len() - 40 {
+            return Err(HistogramError(format!(
+                "its header says {} bytes of payload, {} follow",
+                be32(4),
+                bytes.len() - 40
+            )));
+        }
         let (digits, lowest, highest) = (be32(12), be64(16), be64(24));
         if (digits, lowest, highest) != (u32::from(SIGNIFICANT_DIGITS), 1, HIGHEST_NS) {
             return Err(HistogramError(format!(
@@ -682,6 +700,26 @@ mod tests {
         assert!(e.contains("hold 2 samples"), "{e}");
         lying.v2 = "%%%".into();
         assert!(lying.to_sparse().is_err());
+        // A header claiming 2 GiB of payload is refused before the deserialiser sizes a
+        // buffer from it (it allocated 3 GB for a 579-byte line), and so is a compressed one.
+        let good = WireHistogram::from_sparse(&hist(&[10]).to_sparse());
+        let mut b = base64::engine::general_purpose::STANDARD
+            .decode(&good.v2)
+            .unwrap();
+        b[4..8].copy_from_slice(&(2u32 << 30).to_be_bytes());
+        let huge = WireHistogram {
+            v2: base64::engine::general_purpose::STANDARD.encode(&b),
+            ..good.clone()
+        };
+        let e = huge.to_sparse().unwrap_err().to_string();
+        assert!(e.contains("bytes of payload"), "{e}");
+        b[0..4].copy_from_slice(&(0x1c84_9304u32 | 0x10).to_be_bytes());
+        let packed = WireHistogram {
+            v2: base64::engine::general_purpose::STANDARD.encode(&b),
+            ..good
+        };
+        let e = packed.to_sparse().unwrap_err().to_string();
+        assert!(e.contains("not an uncompressed"), "{e}");
     }
 
     #[test]

@@ -87,10 +87,7 @@ pub fn validate(path: &Path, opts: &TargetOptions) -> Result<Verdict, TargetErro
             created_by_oio: matches!(state, Ownership::Ours(_)),
         })
     } else if ft.is_block_device() {
-        let dev = (
-            rustix::fs::major(md.rdev()),
-            rustix::fs::minor(md.rdev()),
-        );
+        let dev = (rustix::fs::major(md.rdev()), rustix::fs::minor(md.rdev()));
         let c = check_block(path, opts, dev)?;
         Ok(Verdict {
             kind: "block",
@@ -122,7 +119,8 @@ fn creatable(path: &Path, opts: &TargetOptions) -> Result<Verdict, TargetError> 
     // The directory as `prepare` opens it.
     owner::Dir::of(path).map_err(io_err(path, "opening its directory"))?;
     let dir = directory_of(path);
-    let sfs = rustix::fs::statfs(&dir).map_err(|e| io_err(path, "reading its filesystem")(e.into()))?;
+    let sfs =
+        rustix::fs::statfs(&dir).map_err(|e| io_err(path, "reading its filesystem")(e.into()))?;
     #[allow(clippy::unnecessary_cast)] // f_type's width differs between architectures
     let magic = sfs.f_type as i64;
     if let Some((_, name)) = PSEUDO.iter().find(|(m, _)| *m == magic) {
@@ -280,7 +278,10 @@ mod tests {
     fn a_check_changes_nothing_and_refuses_what_prepare_refuses() {
         let dir = tempfile::tempdir().unwrap();
         // A missing directory, a pseudo filesystem, a missing size.
-        let e = same_refusal(&dir.path().join("no/such/dir/t"), &opts(true, Some(1 << 20)));
+        let e = same_refusal(
+            &dir.path().join("no/such/dir/t"),
+            &opts(true, Some(1 << 20)),
+        );
         assert!(e.contains("opening its directory"), "{e}");
         let e = same_refusal(Path::new("/proc/oio.dat"), &opts(true, Some(1 << 20)));
         assert!(e.contains("on a proc filesystem"), "{e}");
@@ -293,7 +294,16 @@ mod tests {
         assert_eq!(v.action, Action::Create(1 << 20));
         assert!(!p.exists());
         // oio's own file, smaller than asked: would be grown, is not.
-        drop(prepare(&p, "", &opts(true, Some(1 << 20)), &Cancel::new(), &mut |_, _| {}).unwrap());
+        drop(
+            prepare(
+                &p,
+                "",
+                &opts(true, Some(1 << 20)),
+                &Cancel::new(),
+                &mut |_, _| {},
+            )
+            .unwrap(),
+        );
         let before = fs::metadata(&p).unwrap();
         std::thread::sleep(Duration::from_millis(20));
         let v = validate(&p, &opts(true, Some(3 << 20))).unwrap();
@@ -355,11 +365,16 @@ mod tests {
         // Asking for more than there is: refused before anything is written.
         let p = root.join("t");
         let e = same_refusal(&p, &opts(true, Some(64 << 20)));
-        assert!(e.contains("needs 64.0 MiB more") && e.contains("free"), "{e}");
+        assert!(
+            e.contains("needs 64.0 MiB more") && e.contains("free"),
+            "{e}"
+        );
         assert_eq!(fs::read_dir(root).unwrap().count(), 0);
         assert_eq!(fs16.free(), free);
         // Nearly all of it: refused too, the reserve stays free.
-        let e = validate(&p, &opts(true, Some(free))).unwrap_err().to_string();
+        let e = validate(&p, &opts(true, Some(free)))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("oio leaves"), "{e}");
         // ENOSPC while filling (space taken by someone else after the check): the temporary
         // file is removed, the space given back.
@@ -368,10 +383,28 @@ mod tests {
         assert_eq!(fs::read_dir(root).unwrap().count(), 0);
         assert_eq!(fs16.free(), free);
         // ENOSPC while growing oio's own file: it is cut back to its size before.
-        drop(prepare(&p, "", &opts(true, Some(4 << 20)), &Cancel::new(), &mut |_, _| {}).unwrap());
+        drop(
+            prepare(
+                &p,
+                "",
+                &opts(true, Some(4 << 20)),
+                &Cancel::new(),
+                &mut |_, _| {},
+            )
+            .unwrap(),
+        );
         let with_file = fs16.free();
         let probe = File::open(&p).unwrap();
-        let e = grow(&p, &probe, 4 << 20, 64 << 20, 1, &Cancel::new(), &mut |_, _| {}).unwrap_err();
+        let e = grow(
+            &p,
+            &probe,
+            4 << 20,
+            64 << 20,
+            1,
+            &Cancel::new(),
+            &mut |_, _| {},
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("No space left"), "{e}");
         assert_eq!(fs::metadata(&p).unwrap().len(), 4 << 20);
         assert_eq!(fs16.free(), with_file);
