@@ -259,16 +259,7 @@ pub fn serve(
                 }
                 Err(e) => return Err(fail(&out, &stop, "prepare", e)),
             },
-            Message::PrepareTpcc { plan } => match {
-                out.beat(|b| {
-                    *b = Beat {
-                        phase: "prepare_tpcc",
-                        detail: "opening the database".into(),
-                        ..Beat::default()
-                    }
-                });
-                crate::tpcc::prepare(&plan)
-            } {
+            Message::PrepareTpcc { plan } => match prepare_tpcc(&plan, &out) {
                 Ok((db, warehouses)) => {
                     out.beat(|b| {
                         *b = Beat {
@@ -322,6 +313,18 @@ pub fn serve(
             }
         }
     }
+}
+
+/// Opens a TPC-C plan's database and checks its build (keepalives say so meanwhile).
+fn prepare_tpcc(plan: &oio_tpcc::TpccRunPlan, out: &Out) -> Result<(String, u32), String> {
+    out.beat(|b| {
+        *b = Beat {
+            phase: "prepare_tpcc",
+            detail: "opening the database".into(),
+            ..Beat::default()
+        }
+    });
+    crate::tpcc::prepare(plan)
 }
 
 /// What `go` will start.
