@@ -723,7 +723,7 @@ fn a_refusal_on_one_host_starts_nothing_anywhere() {
     no_agents_left(&lab);
 }
 
-fn walk_json(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn walk_json(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let Ok(rd) = std::fs::read_dir(dir) else {
         return out;
@@ -811,6 +811,75 @@ fn losing_one_agent_mid_run_makes_a_partial_result_and_stops_the_others() {
             "{}",
             doc["hosts"][i]
         );
+    }
+    no_agents_left(&lab);
+}
+
+/// Issue 22 item 17: Ctrl-C at a terminal during `oio fleet run` reaches the controller's
+/// process group only (each ssh runs in its own): the controller stops every agent through the
+/// protocol, keeps their partial results and per-host files, and exits 130; no host is "lost".
+#[test]
+fn ctrl_c_at_a_terminal_stops_every_host_and_keeps_their_results() {
+    use std::os::unix::process::CommandExt as _;
+    let Some(lab) = Lab::new("s") else { return };
+    let mut cmd = lab.fleet(&[
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        "2",
+        "--engine",
+        "sync",
+        "--size",
+        "4M",
+        "--time",
+        "120s",
+        "--ramp",
+        "0s",
+        "--interval",
+        "500ms",
+        "--json",
+    ]);
+    // A job of its own, as a shell makes it: the terminal's SIGINT goes to the whole group.
+    cmd.process_group(0);
+    let c = cmd.spawn().unwrap();
+    let pgid = c.id();
+    // Measuring on every host once each agent runs the engine's workers.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for (i, ns) in lab.hosts.iter().enumerate() {
+        loop {
+            if agents_in(ns)
+                .into_iter()
+                .any(crate::fleet_hardening::measuring)
+            {
+                break;
+            }
+            assert!(Instant::now() < deadline, "h{i} never started measuring");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    // To the group, as a terminal sends it (not through kill(1): procps' `kill -INT -PGID`
+    // does not take -PGID as a group).
+    rustix::process::kill_process_group(
+        rustix::process::Pid::from_raw(pgid as i32).expect("a pid"),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let t = Instant::now();
+    let out = wait_bounded(c, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stderr}\nended {:?} after Ctrl-C", t.elapsed());
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("the merged result");
+    assert_fleet_schema(&doc);
+    assert_eq!(doc["partial"], true);
+    assert!(doc["lost"].as_array().unwrap().is_empty(), "{doc:#}");
+    for h in doc["hosts"].as_array().unwrap() {
+        assert_eq!(h["status"], "interrupted", "{h}");
+        let own = read_json(h["result_file"].as_str().expect("a per-host file"));
+        crate::run::assert_valid(&own);
+        assert_eq!(own["stop_reason"], "interrupted", "{own}");
     }
     no_agents_left(&lab);
 }
@@ -1333,9 +1402,10 @@ fn fleet_tpcc_checks_its_baseline_flags_superlinear_and_times_the_window() {
 }
 
 /// `oio fleet install` over the lab's sshd: copied where missing, "up to date" where the same
-/// version answers, an older one replaced, and a file that is not oio never overwritten.
+/// file is (by its SHA-256, nothing run), another build replaced without being run, a file that
+/// is not oio never overwritten, a directory anyone may write refused (issue 22 item 4).
 #[test]
-fn install_copies_oio_over_ssh_and_never_over_a_file_that_is_not_oio() {
+fn install_copies_oio_over_ssh_and_never_runs_or_overwrites_what_it_finds() {
     let Some(lab) = Lab::new("i") else { return };
     let install = |dest: &Path| {
         let c = Command::new(env!("CARGO_BIN_EXE_oio"))
@@ -1361,26 +1431,74 @@ fn install_copies_oio_over_ssh_and_never_over_a_file_that_is_not_oio() {
         )
     };
     let me = std::fs::read(env!("CARGO_BIN_EXE_oio")).unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = |p: &Path, m: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    };
 
-    // Missing on h0; h1 shares this machine's file system, so it finds the same copy.
+    // Missing on h0 and h1, which share this machine's file system and are installed at once:
+    // each copies (or finds the other's copy already there).
     let fresh = lab.path("fresh");
     let (ok, v, err) = install(&fresh);
     assert!(ok, "{v:#}\n{err}");
-    assert_eq!(v[0]["action"], "installed", "{v:#}");
-    assert_eq!(v[1]["action"], "up to date", "{v:#}");
+    for h in 0..2 {
+        assert!(
+            v[h]["action"] == "installed" || v[h]["action"] == "up to date",
+            "{v:#}"
+        );
+    }
+    assert!(v[0]["action"] == "installed" || v[1]["action"] == "installed");
     assert_eq!(v[0]["version"], v[1]["version"]);
     assert!(std::fs::read(fresh.join("oio")).unwrap() == me);
+    // Again: the same file on both, known by its digest; nothing copied.
+    let before = std::fs::metadata(fresh.join("oio"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    let (ok, v, err) = install(&fresh);
+    assert!(ok, "{v:#}\n{err}");
+    assert_eq!(v[0]["action"], "up to date", "{v:#}");
+    assert_eq!(v[1]["action"], "up to date", "{v:#}");
+    assert_eq!(
+        std::fs::metadata(fresh.join("oio"))
+            .unwrap()
+            .modified()
+            .unwrap(),
+        before
+    );
 
-    // An older oio (it answers --version, not the protocol) is replaced.
+    // Another build (oio's bytes and one more): replaced, never run. A planted executable that
+    // carries oio's mark and would answer with this very version: replaced, never run.
     let old = lab.path("old");
     std::fs::create_dir_all(&old).unwrap();
-    std::fs::write(old.join("oio"), "#!/bin/sh\necho 'oio 0.0.1'\n").unwrap();
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::set_permissions(old.join("oio"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut other_build = me.clone();
+    other_build.push(0);
+    std::fs::write(old.join("oio"), &other_build).unwrap();
+    mode(&old.join("oio"), 0o755);
     let (ok, v, err) = install(&old);
     assert!(ok, "{v:#}\n{err}");
-    assert_eq!(v[0]["action"], "installed", "{v:#}");
+    assert!(
+        v[0]["action"] == "replaced" || v[1]["action"] == "replaced",
+        "{v:#}"
+    );
     assert!(std::fs::read(old.join("oio")).unwrap() == me);
+    let version = v[0]["version"].as_str().unwrap().to_string();
+    let trace = lab.path("planted-ran");
+    std::fs::write(
+        old.join("oio"),
+        format!(
+            "#!/bin/sh\n# {}\ntouch '{}'\necho 'oio {version}'\nexec '{}' \"$@\"\n",
+            oio_fleet::install::BINARY_MARK,
+            trace.display(),
+            env!("CARGO_BIN_EXE_oio")
+        ),
+    )
+    .unwrap();
+    mode(&old.join("oio"), 0o755);
+    let (ok, v, err) = install(&old);
+    assert!(ok, "{v:#}\n{err}");
+    assert!(std::fs::read(old.join("oio")).unwrap() == me);
+    assert!(!trace.exists(), "the planted file was run");
 
     // A file named oio that is not oio stays as it was, and the command fails naming it.
     let other = lab.path("other");
@@ -1393,7 +1511,7 @@ fn install_copies_oio_over_ssh_and_never_over_a_file_that_is_not_oio() {
         v[0]["error"]
             .as_str()
             .unwrap()
-            .contains("is not oio: not replaced"),
+            .contains("is not oio (it does not carry oio's mark): not replaced"),
         "{v:#}\n{err}"
     );
     assert_eq!(
@@ -1406,6 +1524,21 @@ fn install_copies_oio_over_ssh_and_never_over_a_file_that_is_not_oio() {
         .filter(|n| n != "oio")
         .collect();
     assert!(stray.is_empty(), "{stray:?}");
+
+    // A directory anyone may write (no sticky bit): refused, nothing put there.
+    let shared = lab.path("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    mode(&shared, 0o777);
+    let (ok, v, err) = install(&shared);
+    assert!(!ok, "{v:#}");
+    assert!(
+        v[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("is writable by everyone (mode 777) without the sticky bit"),
+        "{v:#}\n{err}"
+    );
+    assert!(!shared.join("oio").exists());
 }
 
 /// `oio fleet sweep` with local agents (a launcher that only starts `oio agent --stdio`, no

@@ -59,6 +59,8 @@ mod inprocess;
 mod tables;
 // `oio fleet` over real SSH between network namespaces: start skew, exact merge, refusals, lost hosts.
 mod fleet;
+// `oio fleet` against stalled, hostile and misconfigured hosts (local agents).
+mod fleet_hardening;
 // `oio fleet tpcc run` against two PostgreSQL servers in two network namespaces.
 mod fleet_tpcc;
 // Known answers under injected noise on the virtual clock: knees, verdicts and saturation are

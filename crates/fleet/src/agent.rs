@@ -11,7 +11,7 @@ use std::io::{BufReader, Read, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long an agent waits for the controller's hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(60);
@@ -19,6 +19,8 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(60);
 const IDLE_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
 /// The farthest in the future a start instant may be.
 const MAX_START_WAIT: Duration = Duration::from_secs(3600);
+/// After this long without sending anything, the agent says where it is (`progress`).
+pub const KEEPALIVE: Duration = Duration::from_secs(1);
 
 /// How a session ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -55,6 +57,52 @@ enum Incoming {
 struct Link {
     w: Mutex<Box<dyn Write + Send>>,
     gone: AtomicBool,
+    /// When the last message went out.
+    sent: Mutex<Instant>,
+    /// Where the session thread is, for keepalives.
+    beat: Mutex<Beat>,
+}
+
+/// What the session thread is doing: the phase, a count that moves while its work does, and
+/// words for messages.
+#[derive(Clone, Debug, Default)]
+struct Beat {
+    phase: &'static str,
+    done: u64,
+    total: u64,
+    detail: String,
+}
+
+impl Link {
+    fn beat(&self, f: impl FnOnce(&mut Beat)) {
+        f(&mut self.beat.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+}
+
+/// Sends a `progress` whenever nothing went out for [`KEEPALIVE`], until `end` closes. A thread
+/// of the agent's own process: an agent that is stopped (SIGSTOP) or gone falls silent.
+fn keepalive(out: Out, stop: Arc<AtomicBool>, end: crossbeam_channel::Receiver<()>) {
+    loop {
+        match end.recv_timeout(KEEPALIVE / 4) {
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+            _ => return,
+        }
+        let quiet = out.sent.lock().unwrap_or_else(|e| e.into_inner()).elapsed();
+        if quiet < KEEPALIVE {
+            continue;
+        }
+        let b = out.beat.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        emit(
+            &out,
+            &stop,
+            &Message::Progress {
+                phase: b.phase.to_string(),
+                done: b.done,
+                total: b.total,
+                detail: b.detail,
+            },
+        );
+    }
 }
 
 type Out = Arc<Link>;
@@ -69,6 +117,7 @@ fn emit(out: &Out, stop: &AtomicBool, m: &Message) -> bool {
         stop.store(true, Ordering::SeqCst);
         return false;
     }
+    *out.sent.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
     true
 }
 
@@ -95,6 +144,8 @@ pub fn serve(
     let out: Out = Arc::new(Link {
         w: Mutex::new(Box::new(output)),
         gone: AtomicBool::new(false),
+        sent: Mutex::new(Instant::now()),
+        beat: Mutex::new(Beat::default()),
     });
     let (tx, rx) = crossbeam_channel::unbounded::<Incoming>();
     {
@@ -163,6 +214,18 @@ pub fn serve(
         Ok(Incoming::Bad(e)) => return Err(fail(&out, &stop, "protocol", e.to_string())),
     }
 
+    // Keepalives from here on; the thread ends when this function returns (`_end` dropped).
+    let (_end, end) = crossbeam_channel::bounded::<()>(0);
+    {
+        let (out, stop) = (Arc::clone(&out), Arc::clone(&stop));
+        std::thread::Builder::new()
+            .name("oio-agent-keepalive".into())
+            .spawn(move || keepalive(out, stop, end))
+            .map_err(|e| AgentError {
+                phase: "start",
+                message: format!("starting the keepalive thread: {e}"),
+            })?;
+    }
     let mut prepared: Option<Prepared> = None;
     loop {
         let m = match rx.recv_timeout(IDLE_TIMEOUT) {
@@ -173,19 +236,37 @@ pub fn serve(
         };
         match m {
             Message::Check { plan } => {
-                let targets = check_targets(&plan, &stop);
+                out.beat(|b| {
+                    *b = Beat {
+                        phase: "check",
+                        ..Beat::default()
+                    }
+                });
+                let targets = check_targets(&plan, &out);
                 emit(&out, &stop, &Message::Checked { targets });
                 return Ok(AgentEnd::Done);
             }
-            Message::Prepare { plan } => match prepare_targets(&plan, &stop) {
+            Message::Prepare { plan } => match prepare_targets(&plan, &stop, &out) {
                 Ok(targets) => {
+                    out.beat(|b| {
+                        *b = Beat {
+                            phase: "waiting",
+                            ..Beat::default()
+                        }
+                    });
                     emit(&out, &stop, &Message::Ready { targets });
                     prepared = Some(Prepared::Io(plan));
                 }
                 Err(e) => return Err(fail(&out, &stop, "prepare", e)),
             },
-            Message::PrepareTpcc { plan } => match crate::tpcc::prepare(&plan) {
+            Message::PrepareTpcc { plan } => match prepare_tpcc(&plan, &out) {
                 Ok((db, warehouses)) => {
+                    out.beat(|b| {
+                        *b = Beat {
+                            phase: "waiting",
+                            ..Beat::default()
+                        }
+                    });
                     emit(&out, &stop, &Message::ReadyTpcc { db, warehouses });
                     prepared = Some(Prepared::Tpcc(plan));
                 }
@@ -210,6 +291,12 @@ pub fn serve(
                 // the start nothing.
                 let start =
                     std::time::UNIX_EPOCH + Duration::from_nanos(start_agent_ns.max(0) as u64);
+                out.beat(|b| {
+                    *b = Beat {
+                        phase: "run",
+                        ..Beat::default()
+                    }
+                });
                 return match plan {
                     Prepared::Io(plan) => run(&plan, &out, &stop, start),
                     Prepared::Tpcc(plan) => run_tpcc(&plan, &out, &stop, start),
@@ -226,6 +313,18 @@ pub fn serve(
             }
         }
     }
+}
+
+/// Opens a TPC-C plan's database and checks its build (keepalives say so meanwhile).
+fn prepare_tpcc(plan: &oio_tpcc::TpccRunPlan, out: &Out) -> Result<(String, u32), String> {
+    out.beat(|b| {
+        *b = Beat {
+            phase: "prepare_tpcc",
+            detail: "opening the database".into(),
+            ..Beat::default()
+        }
+    });
+    crate::tpcc::prepare(plan)
 }
 
 /// What `go` will start.
@@ -383,22 +482,50 @@ fn options(plan: &RunPlan, i: usize, p: &PathBuf) -> TargetOptions {
 /// Opens (creating and filling when asked) every target with all of the engine's safety
 /// checks, and checks the plan fits them; runs no I/O. The targets are closed again (files oio
 /// owns are sealed as after a run) and the run reopens them.
-fn prepare_targets(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Result<Vec<TargetInfo>, String> {
+fn prepare_targets(
+    plan: &RunPlan,
+    stop: &Arc<AtomicBool>,
+    out: &Out,
+) -> Result<Vec<TargetInfo>, String> {
+    out.beat(|b| {
+        *b = Beat {
+            phase: "prepare",
+            ..Beat::default()
+        }
+    });
     plan.workload.check()?;
     if plan.sim.is_some() && plan.engine != oio_engine::EngineKind::Null {
         return Err("a simulated device (--sim) needs --engine null".into());
     }
     let paths = bound_paths(plan)?;
     let mut opened = Vec::with_capacity(paths.len());
+    // The count moves with every target opened and every MiB filled.
+    let mut steps = 0u64;
     for (i, (p, role)) in paths.iter().enumerate() {
+        out.beat(|b| {
+            b.done = steps;
+            b.detail = format!("opening {}", p.display());
+        });
         let t = oio_engine::target::prepare(
             p,
             role,
             &options(plan, i, p),
             &oio_core::Cancel::from_flag(Arc::clone(stop)),
-            &mut |_, _| {},
+            &mut |done, total| {
+                out.beat(|b| {
+                    b.done = steps.saturating_add(done);
+                    b.total = total;
+                    b.detail = format!(
+                        "filling {}: {} of {}",
+                        p.display(),
+                        oio_core::units::format_bytes(done as f64),
+                        oio_core::units::format_bytes(total as f64)
+                    );
+                })
+            },
         )
         .map_err(|e| e.to_string())?;
+        steps = steps.saturating_add(t.size).saturating_add(1);
         opened.push(t);
     }
     let meta: Vec<(PathBuf, u64, u64)> = paths
@@ -410,9 +537,10 @@ fn prepare_targets(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Result<Vec<TargetI
     Ok(opened.into_iter().map(|t| t.info).collect())
 }
 
-/// What `prepare` would do with each target, changing nothing: a missing file is reported,
-/// not created.
-fn check_targets(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Vec<TargetCheck> {
+/// What `prepare` would do with each target, changing nothing: the engine's own checks
+/// (`oio_engine::target::validate`, which `prepare` makes first), so a check passes exactly
+/// what a run accepts, and creates, grows or seals nothing.
+fn check_targets(plan: &RunPlan, out: &Out) -> Vec<TargetCheck> {
     let paths = match bound_paths(plan) {
         Ok(p) => p,
         Err(e) => {
@@ -424,57 +552,66 @@ fn check_targets(plan: &RunPlan, stop: &Arc<AtomicBool>) -> Vec<TargetCheck> {
             }]
         }
     };
-    let mut out = Vec::new();
+    let mut checked = Vec::new();
     for (i, (p, role)) in paths.iter().enumerate() {
+        out.beat(|b| {
+            b.done = i as u64;
+            b.detail = format!("checking {}", p.display());
+        });
         let opts = options(plan, i, p);
-        let (status, detail) = match std::fs::symlink_metadata(p) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => match opts.size {
-                Some(n) => (
-                    "create",
-                    format!("does not exist; prepare would create it ({n} bytes)"),
-                ),
-                None => (
-                    "refused",
-                    "does not exist; give --size to let oio create it".into(),
-                ),
-            },
-            Err(e) => ("refused", e.to_string()),
-            Ok(_) => match oio_engine::target::prepare(
-                p,
-                role,
-                &opts,
-                &oio_core::Cancel::from_flag(Arc::clone(stop)),
-                &mut |_, _| {},
-            ) {
-                Ok(t) => (
-                    "ok",
+        let (status, detail) = match oio_engine::target::validate(p, &opts) {
+            Ok(v) => {
+                use oio_core::units::format_bytes;
+                let what = match v.action {
+                    oio_engine::target::Action::Create(n) => (
+                        "create",
+                        format!("does not exist; prepare would create it ({n} bytes)"),
+                    ),
+                    oio_engine::target::Action::Grow(from, to) => (
+                        "ok",
+                        format!(
+                            "file of {} created by oio; prepare would grow it to {}",
+                            format_bytes(from as f64),
+                            format_bytes(to as f64)
+                        ),
+                    ),
+                    oio_engine::target::Action::Use => (
+                        "ok",
+                        format!(
+                            "{} of {} bytes{}",
+                            v.kind,
+                            v.size,
+                            if v.created_by_oio {
+                                ", created by oio"
+                            } else {
+                                ""
+                            }
+                        ),
+                    ),
+                };
+                (
+                    what.0,
                     format!(
-                        "{} of {} bytes{}{}",
-                        t.info.kind,
-                        t.size,
-                        if t.info.created_by_oio {
-                            ", created by oio"
-                        } else {
-                            ""
-                        },
+                        "{}{}",
+                        what.1,
                         if opts.write {
                             ", writable"
                         } else {
                             ", read only"
                         }
                     ),
-                ),
-                Err(e) => ("refused", e.to_string()),
-            },
+                )
+            }
+            Err(e) => ("refused", e.to_string()),
         };
-        out.push(TargetCheck {
+        checked.push(TargetCheck {
             path: p.display().to_string(),
             role: role.clone(),
             status: status.into(),
             detail,
         });
     }
-    out
+    checked
 }
 
 /// A message's tag, for errors.
@@ -496,6 +633,7 @@ pub fn name(m: &Message) -> &'static str {
         Message::Interval(_) => "interval",
         Message::Result { .. } => "result",
         Message::Stop { .. } => "stop",
+        Message::Progress { .. } => "progress",
         Message::Error { .. } => "error",
     }
 }

@@ -13,6 +13,7 @@ use oio_core::Cancel;
 use oio_engine::RunPlan;
 use serde::{Deserialize, Serialize};
 use std::io::{BufReader, Read};
+use std::os::unix::process::CommandExt as _;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -25,6 +26,11 @@ const STOP_GRACE: Duration = Duration::from_secs(20);
 const EXIT_GRACE: Duration = Duration::from_secs(5);
 /// Most streamed intervals kept per host (the engine's own bound on a run's series).
 const MAX_STREAMED: usize = 1_000_000;
+/// Longest line of any message but a final result: an interval carries at most three
+/// histograms, each at most [`crate::protocol::max_histogram_b64`] bytes.
+const SMALL_LINE: usize = 1 << 20;
+/// The stall limit when the caller gives none.
+pub const DEFAULT_STALL: Duration = Duration::from_secs(120);
 
 /// One host to run on.
 #[derive(Clone, Debug)]
@@ -57,6 +63,37 @@ impl Work {
         }
     }
 
+    /// What an agent running this may send: its streamed intervals (count and times) and the
+    /// longest line.
+    fn bounds(&self) -> Bounds {
+        let (series_s, interval_s, steps) = match self {
+            Work::Io(p) => (
+                (p.ramp + p.time).as_secs_f64(),
+                p.interval.as_secs_f64().max(1e-3),
+                1.0,
+            ),
+            Work::Tpcc(p) => (
+                (p.ramp_s + p.time_s).max(0.0),
+                p.interval_s.max(1e-3),
+                p.workers.len().max(1) as f64,
+            ),
+        };
+        // Every interval of the series, a short last one, and a margin.
+        let per_step = (series_s / interval_s).ceil() + 3.0;
+        let intervals = (per_step * steps).min(MAX_STREAMED as f64) as usize;
+        // A final result holds every interval with its histograms (each at most every bucket
+        // of oio's layout), besides its summary.
+        let line = (intervals as u64 + 4)
+            .saturating_mul(crate::protocol::max_result_interval_bytes() as u64)
+            .saturating_add(16 << 20)
+            .min(crate::protocol::MAX_LINE as u64) as usize;
+        Bounds {
+            intervals,
+            t_s: series_s + 2.0 * interval_s + 5.0,
+            line,
+        }
+    }
+
     fn length(&self) -> Duration {
         match self {
             Work::Io(p) => p.ramp + p.time,
@@ -69,6 +106,18 @@ impl Work {
     }
 }
 
+/// What the controller accepts from one agent: more is refused, naming the host, so a broken
+/// or hostile agent cannot make the controller grow without limit.
+#[derive(Clone, Copy, Debug)]
+struct Bounds {
+    /// Streamed intervals.
+    intervals: usize,
+    /// Latest end of an interval, seconds into the host's series.
+    t_s: f64,
+    /// Longest line (a final result).
+    line: usize,
+}
+
 /// Settings of a fleet session.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -78,6 +127,9 @@ pub struct Options {
     pub connect_timeout: Duration,
     /// Least time between sending `go` and the start instant.
     pub min_lead: Duration,
+    /// A host that sends nothing for this long (its agent stopped, its link dead), or whose
+    /// prepare or check does not advance for this long (its storage hangs), is stalled.
+    pub stall_timeout: Duration,
 }
 
 /// Why a fleet session did not run.
@@ -228,9 +280,75 @@ struct Session {
     /// When its last message arrived (controller's clock, ns) and what it was.
     heard: (i64, String),
     gone: bool,
+    /// When anything last came from it (a keepalive too).
+    alive: Instant,
+    /// When its work last moved, and what its last `progress` said (phase, count, words).
+    moved: Instant,
+    progress: Option<(String, u64, String)>,
+    /// Found stalled: it gets no grace to exit when the fleet ends.
+    hung: bool,
+}
+
+/// How long a phase may take.
+#[derive(Clone, Copy, Debug)]
+enum Limit {
+    /// Every host answers within this.
+    Answer(Duration),
+    /// No host stalls for this long (see [`Options::stall_timeout`]).
+    Stall(Duration),
 }
 
 impl Session {
+    /// Notes anything that came from it; a `progress` moves it only when its count or words
+    /// changed.
+    fn heard_from(&mut self, m: &Message) {
+        let now = Instant::now();
+        self.alive = now;
+        match m {
+            Message::Progress {
+                phase,
+                done,
+                detail,
+                ..
+            } => {
+                let p = (phase.clone(), *done, detail.clone());
+                if self.progress.as_ref() != Some(&p) {
+                    self.moved = now;
+                    self.progress = Some(p);
+                }
+            }
+            _ => self.moved = now,
+        }
+    }
+
+    /// Why it is stalled in `phase`, if it is: silent for `limit`, or (where the agent counts
+    /// its steps: preparing or checking targets) not advancing for `limit`.
+    fn stalled(&self, phase: &str, limit: Duration) -> Option<String> {
+        let now = Instant::now();
+        let silent = now.duration_since(self.alive);
+        let last = match &self.progress {
+            Some((_, _, d)) if !d.is_empty() => d.clone(),
+            _ => self.heard.1.clone(),
+        };
+        if silent >= limit {
+            return Some(format!(
+                "stalled during {phase}: nothing heard from it for {:.1} s (the stall limit is {:.1} s; its last word: {}): its agent is stopped or its connection hangs",
+                silent.as_secs_f64(),
+                limit.as_secs_f64(),
+                if last.is_empty() { "none" } else { &last }
+            ));
+        }
+        let counts = matches!(&self.progress, Some((p, _, _)) if p == "prepare" || p == "check");
+        let still = now.duration_since(self.moved);
+        if counts && still >= limit {
+            return Some(format!(
+                "stalled during {phase}: no progress for {:.1} s while {last}; its agent still answers, so its storage may hang (a dead NFS mount?); give a longer --stall-timeout if the host is only slow",
+                still.as_secs_f64()
+            ));
+        }
+        None
+    }
+
     fn tell(&mut self, m: &Message) -> bool {
         match self.stdin.as_mut() {
             Some(w) => send(w, m).is_ok(),
@@ -283,15 +401,25 @@ impl Drop for Fleet {
         }
         let deadline = Instant::now() + EXIT_GRACE;
         for s in &mut self.sessions {
+            if s.hung {
+                kill_group(&mut s.child);
+            }
             loop {
                 match s.child.try_wait() {
-                    Ok(Some(_)) | Err(_) => break,
+                    Ok(Some(_)) | Err(_) => {
+                        // Anything it left behind in its group (it just ended: the group's
+                        // number is not free for reuse while a member lives).
+                        let _ = rustix::process::kill_process_group(
+                            rustix::process::Pid::from_child(&s.child),
+                            rustix::process::Signal::KILL,
+                        );
+                        break;
+                    }
                     Ok(None) if Instant::now() < deadline => {
                         std::thread::sleep(Duration::from_millis(10))
                     }
                     Ok(None) => {
-                        let _ = s.child.kill();
-                        let _ = s.child.wait();
+                        kill_group(&mut s.child);
                         break;
                     }
                 }
@@ -303,16 +431,32 @@ impl Drop for Fleet {
     }
 }
 
+/// Kills a launcher and whatever it started (its own process group: a helper it left behind
+/// would hold its output open, and the reader of that output would never end).
+fn kill_group(child: &mut Child) {
+    let _ = rustix::process::kill_process_group(
+        rustix::process::Pid::from_child(child),
+        rustix::process::Signal::KILL,
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 impl Fleet {
-    fn launch(jobs: &[(String, Vec<String>)]) -> Result<Fleet, FleetError> {
+    fn launch(jobs: &[(String, Vec<String>, usize)]) -> Result<Fleet, FleetError> {
         let (tx, rx) = crossbeam_channel::unbounded();
         let mut fleet = Fleet {
             sessions: Vec::with_capacity(jobs.len()),
             rx,
         };
-        for (i, (name, argv)) in jobs.iter().enumerate() {
+        for (i, (name, argv, line)) in jobs.iter().enumerate() {
+            let line = *line;
+            // Its own process group: Ctrl-C at a terminal reaches the controller's group only,
+            // so the controller stops each agent through the protocol and keeps its partial
+            // result, instead of every ssh dying at once with the session it carried.
             let mut child = Command::new(&argv[0])
                 .args(&argv[1..])
+                .process_group(0)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
@@ -328,11 +472,19 @@ impl Fleet {
             let reader = std::thread::Builder::new()
                 .name(format!("oio-fleet-{i}"))
                 .spawn(move || {
-                    let mut r = Reader::new(BufReader::new(stdout));
+                    let mut r = Reader::with_limit(BufReader::new(stdout), line);
                     loop {
                         let m = r.next_message();
                         let at = now_ns();
                         let (ev, last) = match m {
+                            Ok(Some(m)) if r.last_len() > SMALL_LINE && !is_result(&m) => (
+                                Ev::Bad(format!(
+                                    "a {} message of {} bytes; at most {SMALL_LINE} are accepted",
+                                    crate::agent::name(&m),
+                                    r.last_len()
+                                )),
+                                true,
+                            ),
                             Ok(Some(m)) => (Ev::Msg(m), false),
                             Ok(None) => (Ev::Eof, true),
                             Err(e) => (Ev::Bad(e.to_string()), true),
@@ -383,6 +535,10 @@ impl Fleet {
                 tpcc_ready: None,
                 heard: (0, String::new()),
                 gone: false,
+                alive: Instant::now(),
+                moved: Instant::now(),
+                progress: None,
+                hung: false,
             });
             if let Some(e) = failed {
                 return Err(FleetError::Host {
@@ -406,24 +562,36 @@ impl Fleet {
     fn wait_all(
         &mut self,
         phase: &str,
-        timeout: Option<Duration>,
+        limit: Limit,
         cancel: &Cancel,
         mut on: impl FnMut(&mut Session, i64, Message) -> Result<bool, String>,
     ) -> Result<(), FleetError> {
         let mut done = vec![false; self.sessions.len()];
-        let deadline = timeout.map(|t| Instant::now() + t);
+        let start = Instant::now();
+        for s in &mut self.sessions {
+            (s.alive, s.moved, s.progress) = (start, start, None);
+        }
         while done.iter().any(|d| !d) {
             if cancel.is_cancelled() {
                 return Err(FleetError::Interrupted);
             }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                let i = done.iter().position(|d| !d).expect("one is not done");
+            let late = match limit {
+                Limit::Answer(t) if start.elapsed() >= t => done
+                    .iter()
+                    .position(|d| !d)
+                    .map(|i| (i, format!("no answer to {phase} within {t:?}"))),
+                Limit::Answer(_) => None,
+                Limit::Stall(t) => (0..done.len())
+                    .filter(|&i| !done[i])
+                    .find_map(|i| Some((i, self.sessions[i].stalled(phase, t)?))),
+            };
+            if let Some((i, why)) = late {
+                self.sessions[i].hung = matches!(limit, Limit::Stall(_));
                 let tail = self.sessions[i].stderr_tail();
                 return Err(self.host_error(
                     i,
                     format!(
-                        "no answer to {phase} within {:?}{}{}",
-                        timeout.unwrap_or_default(),
+                        "{why}{}{}",
                         if tail.is_empty() {
                             ""
                         } else {
@@ -445,7 +613,9 @@ impl Fleet {
                 Ev::Msg(Message::Error { phase, message }) => {
                     return Err(self.host_error(i, format!("{phase}: {message}")))
                 }
+                Ev::Msg(m @ Message::Progress { .. }) => self.sessions[i].heard_from(&m),
                 Ev::Msg(m) => {
+                    self.sessions[i].heard_from(&m);
                     self.sessions[i].heard = (at, crate::agent::name(&m).to_string());
                     match on(&mut self.sessions[i], at, m) {
                         Ok(true) => done[i] = true,
@@ -472,7 +642,7 @@ impl Fleet {
         }
         self.wait_all(
             "hello",
-            Some(opts.connect_timeout),
+            Limit::Answer(opts.connect_timeout),
             cancel,
             |s, _, m| match m {
                 Message::Hello(peer) => {
@@ -493,7 +663,7 @@ impl Fleet {
             }
             self.wait_all(
                 "a clock probe",
-                Some(opts.connect_timeout),
+                Limit::Answer(opts.connect_timeout),
                 cancel,
                 |s, at, m| match m {
                     Message::TimeReply { seq: got, agent_ns } if got == seq => {
@@ -527,10 +697,15 @@ impl Fleet {
     }
 }
 
-fn jobs_argv(jobs: &[HostJob]) -> Vec<(String, Vec<String>)> {
+fn jobs_argv(jobs: &[HostJob]) -> Vec<(String, Vec<String>, usize)> {
     jobs.iter()
-        .map(|j| (j.name.clone(), j.argv.clone()))
+        .map(|j| (j.name.clone(), j.argv.clone(), j.plan.bounds().line))
         .collect()
+}
+
+/// A final result: the one message that may be longer than [`SMALL_LINE`].
+fn is_result(m: &Message) -> bool {
+    matches!(m, Message::Result { .. } | Message::TpccResult { .. })
 }
 
 /// One merged interval as soon as every host still running has sent it: for a live line.
@@ -629,7 +804,7 @@ fn run_on(
     gate: &mut dyn FnMut(&[Prepared<'_>]) -> Result<(), String>,
 ) -> Result<FleetRun, FleetError> {
     fleet.connect(opts, cancel)?;
-    fleet.prepare(jobs, cancel)?;
+    fleet.prepare(jobs, opts, cancel)?;
     let prepared: Vec<Prepared<'_>> = fleet
         .sessions
         .iter()
@@ -642,7 +817,7 @@ fn run_on(
     gate(&prepared).map_err(FleetError::Refused)?;
     let cpu0 = oio_engine::sys::process_cpu();
     let (start_ns, lead) = fleet.go(opts);
-    let mut c = Collection::new(fleet, jobs, start_ns, lead);
+    let mut c = Collection::new(fleet, jobs, start_ns, lead, opts.stall_timeout);
     c.collect(fleet, cancel, progress);
     let cpu1 = oio_engine::sys::process_cpu();
     for (h, s) in c.out.iter_mut().zip(&fleet.sessions) {
@@ -659,8 +834,14 @@ fn run_on(
 
 impl Fleet {
     /// Sends every host its plan and waits until all are ready. Filling new files may take
-    /// long: no time limit here, but Ctrl-C and any host failing end the wait.
-    fn prepare(&mut self, jobs: &[HostJob], cancel: &Cancel) -> Result<(), FleetError> {
+    /// long: no limit on the whole, but a host that stalls (see [`Options::stall_timeout`]),
+    /// Ctrl-C and any host failing end the wait.
+    fn prepare(
+        &mut self,
+        jobs: &[HostJob],
+        opts: &Options,
+        cancel: &Cancel,
+    ) -> Result<(), FleetError> {
         for (s, j) in self.sessions.iter_mut().zip(jobs) {
             s.tell(&match &j.plan {
                 Work::Io(p) => Message::Prepare {
@@ -671,20 +852,25 @@ impl Fleet {
                 },
             });
         }
-        self.wait_all("prepare", None, cancel, |s, _, m| match m {
-            Message::Ready { targets } => {
-                s.targets = targets;
-                Ok(true)
-            }
-            Message::ReadyTpcc { db, warehouses } => {
-                s.tpcc_ready = Some((db, warehouses));
-                Ok(true)
-            }
-            other => Err(format!(
-                "expected ready, got {}",
-                crate::agent::name(&other)
-            )),
-        })
+        self.wait_all(
+            "prepare",
+            Limit::Stall(opts.stall_timeout),
+            cancel,
+            |s, _, m| match m {
+                Message::Ready { targets } => {
+                    s.targets = targets;
+                    Ok(true)
+                }
+                Message::ReadyTpcc { db, warehouses } => {
+                    s.tpcc_ready = Some((db, warehouses));
+                    Ok(true)
+                }
+                other => Err(format!(
+                    "expected ready, got {}",
+                    crate::agent::name(&other)
+                )),
+            },
+        )
     }
 
     /// Picks the start instant, leaving room for `go` to reach the slowest host, and tells
@@ -719,10 +905,20 @@ struct Collection {
     stop_deadline: Option<Instant>,
     interrupted: bool,
     live: Progressor,
+    /// Per host: what it may send.
+    bounds: Vec<Bounds>,
+    /// See [`Options::stall_timeout`].
+    stall: Duration,
 }
 
 impl Collection {
-    fn new(fleet: &Fleet, jobs: &[HostJob], start_ns: i64, lead: Duration) -> Collection {
+    fn new(
+        fleet: &Fleet,
+        jobs: &[HostJob],
+        start_ns: i64,
+        lead: Duration,
+        stall: Duration,
+    ) -> Collection {
         let out = fleet
             .sessions
             .iter()
@@ -762,6 +958,8 @@ impl Collection {
             stop_deadline: None,
             interrupted: false,
             live: Progressor::default(),
+            bounds: jobs.iter().map(|j| j.plan.bounds()).collect(),
+            stall,
         }
     }
 
@@ -802,12 +1000,18 @@ impl Collection {
                 }
                 break;
             }
-            let (i, at, ev) = match fleet.rx.recv_timeout(Duration::from_millis(50)) {
-                Ok(x) => x,
-                Err(RecvTimeoutError::Timeout) => continue,
+            let losses = match fleet.rx.recv_timeout(Duration::from_millis(50)) {
+                Ok((i, at, ev)) => self.handle(fleet, i, at, ev).map(|r| (i, r)),
+                Err(RecvTimeoutError::Timeout) => None,
                 Err(RecvTimeoutError::Disconnected) => break,
-            };
-            if let Some(reason) = self.handle(fleet, i, at, ev) {
+            }
+            .into_iter()
+            .chain(self.stalled(fleet))
+            .collect::<Vec<_>>();
+            for (i, _) in &losses {
+                fleet.sessions[*i].hung |= fleet.sessions[*i].stalled("", self.stall).is_some();
+            }
+            for (i, reason) in losses {
                 if !self.out[i].finished() {
                     self.out[i].lost = Some(self.lost(i, reason));
                     fleet.sessions[i].stdin = None;
@@ -821,9 +1025,24 @@ impl Collection {
         }
     }
 
+    /// Hosts still running that fell silent for the stall limit, with why.
+    fn stalled(&self, fleet: &Fleet) -> Vec<(usize, String)> {
+        (0..self.out.len())
+            .filter(|&i| !self.out[i].finished())
+            .filter_map(|i| Some((i, fleet.sessions[i].stalled("the run", self.stall)?)))
+            .collect()
+    }
+
     /// One event from host `i`, received at `at` (controller's clock); why the host is lost,
     /// if it is.
     fn handle(&mut self, fleet: &mut Fleet, i: usize, at: i64, ev: Ev) -> Option<String> {
+        if let Ev::Msg(m) = &ev {
+            fleet.sessions[i].heard_from(m);
+            if matches!(m, Message::Progress { .. }) {
+                return None;
+            }
+        }
+        let bounds = self.bounds[i];
         let h = &mut self.out[i];
         if let Ev::Msg(m) = &ev {
             let what = match m {
@@ -833,6 +1052,7 @@ impl Collection {
                 }
                 other => crate::agent::name(other).to_string(),
             };
+            fleet.sessions[i].heard = (at, what.clone());
             h.last_heard = (at, what);
         }
         match ev {
@@ -844,12 +1064,26 @@ impl Collection {
                 }
                 None
             }
-            Ev::Msg(Message::Interval(w)) if h.streamed.len() < MAX_STREAMED => {
+            Ev::Msg(Message::Interval(w)) => {
+                if let Err(e) = accept_interval(&w, h.streamed.len(), &bounds) {
+                    return Some(e);
+                }
                 self.live.add(w.index, "IOPS", &h.name, w.total.iops);
                 h.streamed.push(*w);
                 None
             }
-            Ev::Msg(Message::TpccInterval(w)) if h.tpcc_streamed.len() < MAX_STREAMED => {
+            Ev::Msg(Message::TpccInterval(w)) => {
+                let hists = [&w.latency, &w.new_order_latency];
+                if let Err(e) = accept_series(
+                    w.index,
+                    w.t_s,
+                    w.duration_s,
+                    &hists,
+                    h.tpcc_streamed.len(),
+                    &bounds,
+                ) {
+                    return Some(e);
+                }
                 let nopm = if w.duration_s > 0.0 {
                     w.new_orders.max(0) as f64 * 60.0 / w.duration_s
                 } else {
@@ -859,15 +1093,15 @@ impl Collection {
                 h.tpcc_streamed.push(*w);
                 None
             }
-            Ev::Msg(Message::Interval(_) | Message::TpccInterval(_)) => {
-                Some("more intervals than any plan makes".into())
-            }
             Ev::Msg(Message::TpccResult { result }) => {
                 h.tpcc_result = Some(*result);
                 fleet.sessions[i].stdin = None;
                 None
             }
             Ev::Msg(Message::Result { result }) => {
+                if let Err(e) = accept_result(&result, &bounds) {
+                    return Some(e);
+                }
                 h.result = Some(*result);
                 fleet.sessions[i].stdin = None;
                 None
@@ -881,6 +1115,93 @@ impl Collection {
             Ev::Bad(e) => Some(e),
         }
     }
+}
+
+/// An interval a host may send as the `n`-th of its series, or why not.
+fn accept_interval(w: &WireInterval, n: usize, b: &Bounds) -> Result<(), String> {
+    let hists = [&w.read.latency, &w.write.latency, &w.total.latency];
+    accept_series(w.index, w.t_s, w.duration_s, &hists, n, b)
+}
+
+/// The checks every streamed interval passes: the next index, within the plan's series and
+/// its time, histograms no larger than oio's layout makes.
+fn accept_series(
+    index: u64,
+    t_s: f64,
+    duration_s: f64,
+    hists: &[&Option<crate::protocol::WireHistogram>],
+    n: usize,
+    b: &Bounds,
+) -> Result<(), String> {
+    if n >= b.intervals {
+        return Err(format!(
+            "it sent more intervals than its plan makes (at most {}, its series and a margin): refused",
+            b.intervals
+        ));
+    }
+    if index != n as u64 {
+        return Err(format!(
+            "it sent interval index {index} where {n} was due: refused"
+        ));
+    }
+    if !(t_s.is_finite() && duration_s.is_finite())
+        || t_s < 0.0
+        || duration_s < 0.0
+        || t_s > b.t_s
+        || duration_s > b.t_s
+    {
+        return Err(format!(
+            "its interval {index} ends at {t_s} s after {duration_s} s, outside its plan's series of {:.3} s: refused",
+            b.t_s
+        ));
+    }
+    let most = crate::protocol::max_histogram_b64();
+    for h in hists.iter().filter_map(|h| h.as_ref()) {
+        if h.v2.len() > most {
+            return Err(format!(
+                "its interval {index} carries a histogram of {} bytes, more than the {most} oio's layout can need: refused",
+                h.v2.len()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A host's final result, or why it is refused: no more intervals than its plan makes, no
+/// histogram with more buckets than oio's layout has.
+fn accept_result(r: &RunResult, b: &Bounds) -> Result<(), String> {
+    if r.intervals.len() > b.intervals {
+        return Err(format!(
+            "its result holds {} intervals, more than its plan makes (at most {}): refused",
+            r.intervals.len(),
+            b.intervals
+        ));
+    }
+    let most = crate::protocol::max_buckets();
+    fn dirs(s: &oio_core::result::Summary) -> impl Iterator<Item = &oio_core::result::DirStats> {
+        [&s.read, &s.write, &s.total]
+            .into_iter()
+            .chain(s.sync.as_ref())
+            .chain(s.trim.as_ref())
+    }
+    let all = dirs(&r.summary)
+        .chain(r.streams.iter().flat_map(|st| dirs(&st.summary)))
+        .chain(
+            r.intervals
+                .iter()
+                .flat_map(|i| [&i.read, &i.write, &i.total]),
+        );
+    for d in all {
+        for h in [&d.histogram, &d.lag_histogram].into_iter().flatten() {
+            if h.buckets.len() > most {
+                return Err(format!(
+                    "its result carries a histogram of {} buckets, more than the {most} of oio's layout: refused",
+                    h.buckets.len()
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// An instant of the controller's clock (ns since 1970) as RFC 3339 UTC with ms.
@@ -954,7 +1275,8 @@ pub fn hello(
     opts: &Options,
     cancel: &Cancel,
 ) -> Result<String, String> {
-    let mut fleet = Fleet::launch(&[(host.to_string(), argv)]).map_err(|e| strip_host(&e, host))?;
+    let mut fleet = Fleet::launch(&[(host.to_string(), argv, crate::protocol::MAX_LINE)])
+        .map_err(|e| strip_host(&e, host))?;
     fleet
         .connect(opts, cancel)
         .map_err(|e| strip_host(&e, host))?;
@@ -1049,7 +1371,7 @@ fn check_one(job: &HostJob, opts: &Options, cancel: &Cancel) -> CheckOutcome {
     let mut targets = Vec::new();
     let r = fleet.wait_all(
         "check",
-        Some(opts.connect_timeout * 4),
+        Limit::Stall(opts.stall_timeout),
         cancel,
         |_, _, m| match m {
             Message::Checked { targets: t } => {

@@ -1,30 +1,91 @@
-//! `oio fleet install`: copy the running oio to hosts that lack it or run another version,
-//! through the launcher's own transport (ssh, `kubectl exec -i`, `ip netns exec`), then check
-//! the copy by a hello. No port, daemon or file-transfer protocol of oio's own.
+//! `oio fleet install`: copy the running oio to hosts that lack it or hold another build,
+//! through the launcher's own transport (ssh, `kubectl exec -i`, `ip netns exec`). No port,
+//! daemon or file-transfer protocol of oio's own.
 //!
-//! The binary goes on the transport's stdin into a shell on the host, which writes it to a
-//! new temporary file beside the destination (`set -C`: never over an existing file), makes it
-//! executable and renames it into place, so a host never sees half a binary. An existing
-//! `DEST/oio` that does not say `oio …` to `--version` is not replaced.
+//! Nothing found on a host is ever run. What is at `DEST/oio` is identified by its SHA-256
+//! (coreutils' `sha256sum` on the host, through the transport) against the running binary's:
+//! the same digest is "up to date"; a file that carries oio's mark ([`BINARY_MARK`]) is
+//! replaced; anything else is left alone. `DEST` and every directory above it must belong to
+//! the installing user or root and must not be writable by everyone without the sticky bit,
+//! and an existing `DEST/oio` must be a regular file of the installing user: otherwise someone
+//! else could swap what gets installed, or plant what would be kept.
+//!
+//! The binary goes on the transport's stdin into a shell on the host, which writes it to a new
+//! temporary file beside the destination (`mktemp`), checks its digest, makes it executable and
+//! renames it into place, so a host never sees half a binary. Only then is the copy (a file this
+//! user just wrote and checked) started, for a hello.
 
 use crate::controller::{self, Options};
 use oio_core::Cancel;
 use std::io::{Read, Write};
+use std::os::unix::process::CommandExt as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// Bytes every oio binary with an agent carries (the agent's own refusal of a call without
+/// `--stdio`): a file at `DEST/oio` without them is not oio, and is never replaced.
+pub const BINARY_MARK: &str = "oio agent serves only on stdin/stdout";
+
+/// Hosts copied to at once (each copy is one transport session; more would only share the
+/// controller's uplink).
+pub const PARALLEL: usize = 8;
 
 /// What happened on one host.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Installed {
     /// The host.
     pub host: String,
-    /// "up to date", "installed", "replaced oio VERSION" or "failed".
+    /// "up to date", "installed", "replaced" or "failed".
     pub action: String,
-    /// The oio version the host answers with now (None: it does not answer).
+    /// The oio version the host answers with now (None: not known).
     pub version: Option<String>,
     /// Why it failed.
     pub error: Option<String>,
+}
+
+/// The SHA-256 of a file, lowercase hex (as `sha256sum` prints it).
+pub fn sha256_file(path: &Path) -> std::io::Result<String> {
+    use sha2::Digest as _;
+    let mut f = std::fs::File::open(path)?;
+    let mut h = sha2::Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        h.update(&buf[..n]);
+    }
+    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The binary to install: where it is, its size and digest, the version it answers with.
+#[derive(Clone, Debug)]
+pub struct Binary<'a> {
+    /// The file.
+    pub path: &'a Path,
+    /// Its SHA-256, hex.
+    pub sha256: String,
+    /// Its length, bytes.
+    pub len: u64,
+    /// Its `oio --version` (this process's own, for the running binary).
+    pub version: String,
+}
+
+impl<'a> Binary<'a> {
+    /// The file at `path`, which answers with `version`.
+    pub fn of(path: &'a Path, version: &str) -> Result<Binary<'a>, String> {
+        let err = |e: std::io::Error| format!("{}: {e}", path.display());
+        Ok(Binary {
+            path,
+            sha256: sha256_file(path).map_err(err)?,
+            len: std::fs::metadata(path).map_err(err)?.len(),
+            version: version.to_string(),
+        })
+    }
 }
 
 /// The transport of a launcher: its words before `PATH agent --stdio`.
@@ -42,6 +103,8 @@ pub fn transport_of(launcher_argv: &[String]) -> Result<Vec<String>, String> {
 
 /// Runs shell `script` on the host through `transport`: ssh takes a remote command as one
 /// string for the remote shell; anything else (kubectl exec, ip netns exec) runs `sh -c`.
+/// In its own process group, as the agents' launchers (Ctrl-C stops the install between hosts,
+/// not a copy half-way through a transport).
 fn remote(transport: &[String], script: &str) -> Command {
     let is_ssh = transport
         .iter()
@@ -53,6 +116,7 @@ fn remote(transport: &[String], script: &str) -> Command {
     } else {
         c.args(["sh", "-c", script]);
     }
+    c.process_group(0);
     c
 }
 
@@ -65,16 +129,114 @@ fn shell_dir(dir: &str) -> String {
     }
 }
 
-/// The shell script that receives the binary on stdin.
-fn copy_script(dir: &str) -> String {
+/// Shell functions both scripts start with. `safe_dirs P` refuses (exit 3, the reason on
+/// stderr) when the directory P or one above it, symbolic links resolved, belongs to neither
+/// this user nor root or is writable by everyone without the sticky bit. `inspect_file F`
+/// prints `absent`, or `present DIGEST MARK` (DIGEST `-` without sha256sum, MARK yes or no),
+/// refusing a file that is not a regular file of this user. Nothing is run but coreutils.
+fn prelude(dir: &str) -> String {
     format!(
-        "set -eC; d={d}; mkdir -p \"$d\"; \
-         if [ -e \"$d/oio\" ] && ! \"$d/oio\" --version 2>/dev/null | grep -q '^oio '; then \
-         echo \"$d/oio exists and is not oio: not replaced\" >&2; exit 3; fi; \
-         t=\"$d/.oio.install.$$\"; trap 'rm -f \"$t\"' EXIT; \
-         cat > \"$t\"; chmod 755 \"$t\"; mv -f \"$t\" \"$d/oio\"",
-        d = shell_dir(dir)
+        r#"set -u; d={d}; f="$d/oio"; me=$(id -u)
+refuse() {{ echo "$*" >&2; exit 3; }}
+safe_dirs() {{
+  p=$(cd -P -- "$1" && pwd -P) || refuse "$1: cannot enter it"
+  while :; do
+    s=$(stat -c '%u %a' -- "$p") || refuse "$p: cannot read its owner and mode"; set -- $s
+    if [ "$1" != "$me" ] && [ "$1" != 0 ]; then
+      refuse "$p belongs to uid $1, neither to the installing user (uid $me) nor to root: someone else could replace what is installed there"
+    fi
+    if [ $((0$2 & 2)) -ne 0 ] && [ $((0$2 & 01000)) -eq 0 ]; then
+      refuse "$p is writable by everyone (mode $2) without the sticky bit: anyone could replace what is installed there"
+    fi
+    [ "$p" = / ] && break
+    p=$(dirname -- "$p")
+  done
+}}
+inspect_file() {{
+  if [ -L "$1" ]; then refuse "$1 is a symbolic link: not followed, not run, not replaced"; fi
+  if [ ! -e "$1" ]; then echo absent; return; fi
+  if [ ! -f "$1" ]; then refuse "$1 is not a regular file: not run, not replaced"; fi
+  o=$(stat -c %u -- "$1") || refuse "$1: cannot read its owner"
+  if [ "$o" != "$me" ]; then
+    refuse "$1 belongs to uid $o, not to the installing user (uid $me): oio neither runs nor replaces it"
+  fi
+  if command -v sha256sum >/dev/null 2>&1; then
+    s=$(sha256sum < "$1") || refuse "$1: cannot read it"; s=${{s%% *}}
+  else s=-; fi
+  if grep -F -q -e {mark} -- "$1"; then m=yes; else m=no; fi
+  echo "present $s $m"
+}}
+"#,
+        d = shell_dir(dir),
+        mark = shell_words::quote(BINARY_MARK),
     )
+}
+
+/// The script that looks at the destination and changes nothing.
+fn inspect_script(dir: &str) -> String {
+    format!(
+        "{}p=$d; while [ ! -e \"$p\" ]; do p=$(dirname -- \"$p\"); done; safe_dirs \"$p\"; inspect_file \"$f\"",
+        prelude(dir)
+    )
+}
+
+/// The script that receives the binary on stdin. The checks are made again (the destination
+/// may have changed since it was inspected); the copy is renamed into place only when its
+/// length and digest are the binary's.
+fn copy_script(dir: &str, bin: &Binary<'_>) -> String {
+    format!(
+        r#"{prelude}p=$d; while [ ! -e "$p" ]; do p=$(dirname -- "$p"); done; safe_dirs "$p"
+mkdir -p -- "$d" || refuse "$d: cannot create it"; safe_dirs "$d"
+r=$(inspect_file "$f") || exit 3
+case $r in
+  *" no") refuse "$f exists and is not oio (it does not carry oio's mark): not replaced" ;;
+esac
+t=$(mktemp "$d/.oio.install.XXXXXX") || refuse "$d: cannot create a temporary file"
+trap 'rm -f -- "$t"' EXIT
+cat >> "$t" || exit 4
+n=$(wc -c < "$t"); [ "$n" -eq {len} ] || refuse "the copy has $n bytes, not {len}: the transfer was cut"
+if command -v sha256sum >/dev/null 2>&1; then
+  s=$(sha256sum < "$t"); [ "${{s%% *}}" = {sum} ] || refuse "the copy's SHA-256 is not the binary's: the transfer was damaged"
+fi
+chmod 755 "$t" && mv -f -- "$t" "$f"
+"#,
+        prelude = prelude(dir),
+        len = bin.len,
+        sum = bin.sha256,
+    )
+}
+
+/// What is at the destination.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Found {
+    /// No `DEST/oio`.
+    Absent,
+    /// A file of this user: its SHA-256 (None: the host has no `sha256sum`), and whether it
+    /// carries [`BINARY_MARK`].
+    Present {
+        /// Hex digest.
+        sha256: Option<String>,
+        /// Carries oio's mark.
+        oio: bool,
+    },
+}
+
+/// Looks at `DEST` and `DEST/oio` on the host, running nothing there but coreutils: what is
+/// there, or why the destination is refused.
+pub fn inspect(transport: &[String], dir: &str, limit: Duration) -> Result<Found, String> {
+    let out = run_bounded(remote(transport, &inspect_script(dir)), None, limit)?;
+    let line = out.trim();
+    match line.split_whitespace().collect::<Vec<_>>().as_slice() {
+        ["absent"] => Ok(Found::Absent),
+        ["present", sum, mark] => Ok(Found::Present {
+            sha256: (*sum != "-").then(|| sum.to_string()),
+            oio: *mark == "yes",
+        }),
+        _ => Err(format!(
+            "unexpected answer from the host's shell: {:?}",
+            line.chars().take(200).collect::<String>()
+        )),
+    }
 }
 
 /// The launcher that starts the installed agent.
@@ -86,45 +248,62 @@ pub fn installed_launcher(transport: &[String], dir: &str) -> Vec<String> {
         .collect()
 }
 
-/// The version the agent at `dir` answers with, or why it does not.
-fn probe(host: &str, argv: Vec<String>, opts: &Options, cancel: &Cancel) -> Result<String, String> {
-    controller::hello(host, argv, opts, cancel)
-}
-
-/// Installs `binary` on one host (through `transport`) into `dir` unless the agent there
-/// already answers with this version; checks the result by a hello.
+/// Installs `bin` on one host (through `transport`) into `dir` unless the same file is
+/// already there; then checks the copy by a hello.
 pub fn install(
     host: &str,
     transport: &[String],
     dir: &str,
-    binary: &Path,
+    bin: &Binary<'_>,
     opts: &Options,
     cancel: &Cancel,
     limit: Duration,
 ) -> Installed {
-    let agent = installed_launcher(transport, dir);
     let mut out = Installed {
         host: host.to_string(),
         action: "failed".into(),
         version: None,
         error: None,
     };
-    let before = probe(host, agent.clone(), opts, cancel);
-    if let Ok(v) = &before {
-        out.action = "up to date".into();
-        out.version = Some(v.clone());
+    let found = match inspect(transport, dir, limit) {
+        Ok(f) => f,
+        Err(e) => {
+            out.error = Some(e);
+            return out;
+        }
+    };
+    match &found {
+        Found::Present {
+            sha256: Some(s), ..
+        } if *s == bin.sha256 => {
+            out.action = "up to date".into();
+            out.version = Some(bin.version.clone());
+            return out;
+        }
+        Found::Present { oio: false, .. } => {
+            out.error = Some(format!(
+                "{}/oio exists and is not oio (it does not carry oio's mark): not replaced",
+                dir.trim_end_matches('/')
+            ));
+            return out;
+        }
+        _ => {}
+    }
+    if cancel.is_cancelled() {
+        out.error = Some("stopped before the copy".into());
         return out;
     }
-    if let Err(e) = copy(transport, dir, binary, limit) {
+    if let Err(e) = copy(transport, dir, bin, limit) {
         out.error = Some(e);
         return out;
     }
-    match probe(host, agent, opts, cancel) {
+    // The file now there is the one this user just wrote and checked: running it is safe.
+    match controller::hello(host, installed_launcher(transport, dir), opts, cancel) {
         Ok(v) => {
             out.version = Some(v);
-            out.action = match before {
-                Err(e) if e.contains("does not match") => format!("replaced ({e})"),
-                _ => "installed".into(),
+            out.action = match found {
+                Found::Absent => "installed".into(),
+                Found::Present { .. } => "replaced".into(),
             };
         }
         Err(e) => out.error = Some(format!("copied, but the agent does not answer: {e}")),
@@ -132,24 +311,104 @@ pub fn install(
     out
 }
 
+/// Installs on every host, [`PARALLEL`] at a time; `done` sees each outcome as it comes.
+/// Outcomes in the order of `hosts`.
+pub fn install_all(
+    hosts: &[(String, Result<Vec<String>, String>)],
+    dir: &str,
+    bin: &Binary<'_>,
+    opts: &Options,
+    cancel: &Cancel,
+    limit: Duration,
+    done: &(dyn Fn(&Installed) + Sync),
+) -> Vec<Installed> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(vec![None; hosts.len()]);
+    std::thread::scope(|scope| {
+        for _ in 0..PARALLEL.min(hosts.len()) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let Some((host, transport)) = hosts.get(i) else {
+                    return;
+                };
+                let r = match transport {
+                    _ if cancel.is_cancelled() => Installed {
+                        host: host.clone(),
+                        action: "failed".into(),
+                        version: None,
+                        error: Some("stopped before the copy".into()),
+                    },
+                    Ok(t) => install(host, t, dir, bin, opts, cancel, limit),
+                    Err(e) => Installed {
+                        host: host.clone(),
+                        action: "failed".into(),
+                        version: None,
+                        error: Some(e.clone()),
+                    },
+                };
+                done(&r);
+                results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .zip(hosts)
+        .map(|(r, (host, _))| {
+            r.unwrap_or_else(|| Installed {
+                host: host.clone(),
+                action: "failed".into(),
+                version: None,
+                error: Some("the install of this host failed internally".into()),
+            })
+        })
+        .collect()
+}
+
 /// Sends the binary through the transport, with a bound on the whole copy.
-fn copy(transport: &[String], dir: &str, binary: &Path, limit: Duration) -> Result<(), String> {
-    let mut file = std::fs::File::open(binary).map_err(|e| format!("{}: {e}", binary.display()))?;
-    let mut child = remote(transport, &copy_script(dir))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
+fn copy(transport: &[String], dir: &str, bin: &Binary<'_>, limit: Duration) -> Result<(), String> {
+    let file = std::fs::File::open(bin.path).map_err(|e| format!("{}: {e}", bin.path.display()))?;
+    run_bounded(remote(transport, &copy_script(dir, bin)), Some(file), limit).map(|_| ())
+}
+
+/// Runs `c` with `input` on its stdin (or none), within `limit`: its stdout, or why it failed
+/// (its exit status and the end of its stderr).
+fn run_bounded(
+    mut c: Command,
+    input: Option<std::fs::File>,
+    limit: Duration,
+) -> Result<String, String> {
+    let mut child = c
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("starting `{}`: {e}", transport.join(" ")))?;
-    let mut stderr = child.stderr.take().expect("piped");
-    let err = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = (&mut stderr).take(64 << 10).read_to_end(&mut v);
-        String::from_utf8_lossy(&v).trim().to_string()
-    });
-    let mut stdin = child.stdin.take().expect("piped");
-    let sent = std::io::copy(&mut file, &mut stdin).and_then(|_| stdin.flush());
-    drop(stdin);
+        .map_err(|e| format!("starting `{}`: {e}", c.get_program().to_string_lossy()))?;
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = (&mut r).take(64 << 10).read_to_end(&mut v);
+            // Whatever is left is read and dropped, so the child never blocks on a full pipe.
+            let _ = std::io::copy(&mut r, &mut std::io::sink());
+            String::from_utf8_lossy(&v).trim().to_string()
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("piped")));
+    let err = drain(Box::new(child.stderr.take().expect("piped")));
+    // Written from a thread of its own, so the bound below holds for a transport that stops
+    // reading (killing it ends the write).
+    let writer = match (input, child.stdin.take()) {
+        (Some(mut f), Some(mut stdin)) => Some(std::thread::spawn(move || {
+            std::io::copy(&mut f, &mut stdin).and_then(|_| stdin.flush())
+        })),
+        _ => None,
+    };
     let deadline = Instant::now() + limit;
     let status = loop {
         match child.try_wait() {
@@ -158,15 +417,23 @@ fn copy(transport: &[String], dir: &str, binary: &Path, limit: Duration) -> Resu
             Ok(None) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                break Err(format!("the copy did not finish within {limit:?}"));
+                break Err(format!("it did not finish within {limit:?}"));
             }
             Err(e) => break Err(e.to_string()),
         }
     };
-    let err = err.join().unwrap_or_default();
+    let sent = writer.map_or(Ok(()), |w| {
+        w.join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the writer failed")))
+    });
+    let (out, err) = (
+        out.join().unwrap_or_default(),
+        err.join().unwrap_or_default(),
+    );
     match (status, sent) {
-        (Ok(s), Ok(())) if s.success() => Ok(()),
-        (Ok(s), _) => Err(format!("the copy failed ({s}): {err}")),
+        (Ok(s), Ok(())) if s.success() => Ok(out),
+        (Ok(s), _) if s.code() == Some(3) => Err(err),
+        (Ok(s), _) => Err(format!("failed ({s}): {err}")),
         (Err(e), _) => Err(e),
     }
 }
@@ -215,35 +482,186 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_copy_never_overwrites_a_file_that_is_not_oio() {
-        // The script run locally (`env sh -c …`), into a temporary directory.
+    /// A directory of its own for one test, and a binary to install (a script carrying oio's
+    /// mark; nothing here runs it).
+    fn setup(tag: &str) -> (tempfile::TempDir, String, std::path::PathBuf) {
         let d = tempfile::tempdir().unwrap();
-        let dir = d.path().to_str().unwrap().to_string();
-        std::fs::write(d.path().join("oio"), "precious").unwrap();
+        let dir = d.path().join(tag).to_str().unwrap().to_string();
         let bin = d.path().join("new");
-        std::fs::write(&bin, "#!/bin/sh\necho 'oio 9.9.9'\n").unwrap();
-        let e = copy(&words("env"), &dir, &bin, Duration::from_secs(30)).unwrap_err();
-        assert!(e.contains("is not oio: not replaced"), "{e}");
-        assert_eq!(
-            std::fs::read_to_string(d.path().join("oio")).unwrap(),
-            "precious"
-        );
-        // An older oio is replaced, and nothing temporary is left behind.
-        std::fs::write(d.path().join("oio"), "#!/bin/sh\necho 'oio 0.0.1'\n").unwrap();
+        std::fs::write(
+            &bin,
+            format!("#!/bin/sh\n# {BINARY_MARK}\necho 'oio 9.9.9'\n"),
+        )
+        .unwrap();
+        (d, dir, bin)
+    }
+
+    fn binary(p: &Path) -> Binary<'_> {
+        Binary::of(p, "9.9.9").unwrap()
+    }
+
+    fn mode(p: &Path, m: u32) {
         use std::os::unix::fs::PermissionsExt as _;
-        std::fs::set_permissions(d.path().join("oio"), std::fs::Permissions::from_mode(0o755))
-            .unwrap();
-        copy(&words("env"), &dir, &bin, Duration::from_secs(30)).unwrap();
-        assert_eq!(
-            std::fs::read_to_string(d.path().join("oio")).unwrap(),
-            std::fs::read_to_string(&bin).unwrap()
-        );
-        let left: Vec<_> = std::fs::read_dir(d.path())
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    }
+
+    /// An executable that leaves a trace when it is run, carrying oio's mark or not.
+    fn plant(p: &Path, marked: bool) -> std::path::PathBuf {
+        let trace = p.with_file_name("it-ran");
+        let mark = if marked { BINARY_MARK } else { "" };
+        std::fs::write(
+            p,
+            format!(
+                "#!/bin/sh\n# {mark}\ntouch '{}'\necho 'oio 9.9.9'\n",
+                trace.display()
+            ),
+        )
+        .unwrap();
+        mode(p, 0o755);
+        trace
+    }
+
+    fn leftovers(dir: &str) -> Vec<std::ffi::OsString> {
+        std::fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .filter(|n| n.to_string_lossy().starts_with(".oio"))
-            .collect();
-        assert!(left.is_empty(), "{left:?}");
+            .collect()
+    }
+
+    const LIMIT: Duration = Duration::from_secs(60);
+
+    #[test]
+    fn what_is_there_is_identified_by_its_digest_and_never_run() {
+        let (_d, dir, bin) = setup("bin");
+        let b = binary(&bin);
+        let t = words("env");
+        // Missing: the directory is made, the copy checked and put in place.
+        assert_eq!(inspect(&t, &dir, LIMIT).unwrap(), Found::Absent);
+        copy(&t, &dir, &b, LIMIT).unwrap();
+        let dest = Path::new(&dir).join("oio");
+        assert_eq!(std::fs::read(&dest).unwrap(), std::fs::read(&bin).unwrap());
+        assert_eq!(
+            inspect(&t, &dir, LIMIT).unwrap(),
+            Found::Present {
+                sha256: Some(b.sha256.clone()),
+                oio: true
+            }
+        );
+        // A planted oio that would answer with the right version: seen by its digest, not
+        // run, and replaced.
+        let trace = plant(&dest, true);
+        match inspect(&t, &dir, LIMIT).unwrap() {
+            Found::Present {
+                sha256: Some(s),
+                oio: true,
+            } => assert_ne!(s, b.sha256),
+            other => panic!("{other:?}"),
+        }
+        copy(&t, &dir, &b, LIMIT).unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), std::fs::read(&bin).unwrap());
+        assert!(!trace.exists(), "the file found was run");
+        assert!(leftovers(&dir).is_empty(), "{:?}", leftovers(&dir));
+        // The local digest is sha256sum's.
+        let out = Command::new("sha256sum").arg(&bin).output().unwrap();
+        assert!(String::from_utf8_lossy(&out.stdout).starts_with(&b.sha256));
+    }
+
+    #[test]
+    fn a_file_that_is_not_oio_is_never_replaced_nor_run() {
+        let (_d, dir, bin) = setup("bin");
+        std::fs::create_dir(&dir).unwrap();
+        let dest = Path::new(&dir).join("oio");
+        let trace = plant(&dest, false);
+        let before = std::fs::read(&dest).unwrap();
+        assert!(matches!(
+            inspect(&words("env"), &dir, LIMIT).unwrap(),
+            Found::Present { oio: false, .. }
+        ));
+        let e = copy(&words("env"), &dir, &binary(&bin), LIMIT).unwrap_err();
+        assert!(
+            e.contains("is not oio") && e.contains("not replaced"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read(&dest).unwrap(), before);
+        assert!(!trace.exists(), "the file found was run");
+        assert!(leftovers(&dir).is_empty());
+    }
+
+    #[test]
+    fn a_directory_everyone_may_write_is_refused_unless_sticky() {
+        let (_d, dir, bin) = setup("shared");
+        std::fs::create_dir(&dir).unwrap();
+        mode(Path::new(&dir), 0o777);
+        let t = words("env");
+        let e = inspect(&t, &dir, LIMIT).unwrap_err();
+        assert!(
+            e.contains("writable by everyone (mode 777) without the sticky bit"),
+            "{e}"
+        );
+        let e = copy(&t, &dir, &binary(&bin), LIMIT).unwrap_err();
+        assert!(e.contains("without the sticky bit"), "{e}");
+        assert!(!Path::new(&dir).join("oio").exists());
+        // A directory above counts too: a subdirectory of this one is as exposed.
+        let below = format!("{dir}/sub");
+        std::fs::create_dir(&below).unwrap();
+        let e = inspect(&t, &below, LIMIT).unwrap_err();
+        assert!(e.contains("without the sticky bit"), "{e}");
+        // Sticky (as /tmp): others cannot rename or remove what this user puts there.
+        mode(Path::new(&dir), 0o1777);
+        assert_eq!(inspect(&t, &below, LIMIT).unwrap(), Found::Absent);
+        copy(&t, &below, &binary(&bin), LIMIT).unwrap();
+    }
+
+    #[test]
+    fn a_file_or_directory_of_another_user_is_refused_and_never_run() {
+        use std::os::unix::fs::MetadataExt as _;
+        if std::fs::metadata("/proc/self").unwrap().uid() != 0 {
+            eprintln!("SKIPPED (not run): needs root to give files to another user");
+            return;
+        }
+        let (_d, dir, bin) = setup("bin");
+        std::fs::create_dir(&dir).unwrap();
+        let dest = Path::new(&dir).join("oio");
+        // An executable of another user, carrying oio's mark.
+        let trace = plant(&dest, true);
+        std::os::unix::fs::chown(&dest, Some(65534), Some(65534)).unwrap();
+        let t = words("env");
+        let e = inspect(&t, &dir, LIMIT).unwrap_err();
+        assert!(
+            e.contains("belongs to uid 65534") && e.contains("neither runs nor replaces it"),
+            "{e}"
+        );
+        let e = copy(&t, &dir, &binary(&bin), LIMIT).unwrap_err();
+        assert!(e.contains("belongs to uid 65534"), "{e}");
+        assert!(!trace.exists(), "the file found was run");
+        // The directory of another user.
+        std::fs::remove_file(&dest).unwrap();
+        std::os::unix::fs::chown(&dir, Some(65534), None).unwrap();
+        let e = inspect(&t, &dir, LIMIT).unwrap_err();
+        assert!(
+            e.contains("belongs to uid 65534, neither to the installing user"),
+            "{e}"
+        );
+        // A symbolic link is not followed.
+        std::os::unix::fs::chown(&dir, Some(0), None).unwrap();
+        std::os::unix::fs::symlink(&bin, &dest).unwrap();
+        let e = inspect(&t, &dir, LIMIT).unwrap_err();
+        assert!(e.contains("is a symbolic link"), "{e}");
+    }
+
+    #[test]
+    fn a_cut_transfer_is_never_put_in_place() {
+        let (_d, dir, bin) = setup("bin");
+        let mut b = binary(&bin);
+        b.len += 1;
+        let e = copy(&words("env"), &dir, &b, LIMIT).unwrap_err();
+        assert!(e.contains("the transfer was cut"), "{e}");
+        let mut b = binary(&bin);
+        b.sha256 = "0".repeat(64);
+        let e = copy(&words("env"), &dir, &b, LIMIT).unwrap_err();
+        assert!(e.contains("SHA-256"), "{e}");
+        assert!(!Path::new(&dir).join("oio").exists());
+        assert!(leftovers(&dir).is_empty());
     }
 }

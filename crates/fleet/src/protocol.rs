@@ -13,7 +13,14 @@
 //!                  A→C interval ×n  each interval: counters and exact histograms
 //!                  A→C result       the host's full `oio.run` result
 //! C→A stop                          stop now (another host was lost, or Ctrl-C)
+//!                  A→C progress     after hello, whenever the agent said nothing for a
+//!                                   second: what it is doing and a count of its steps
 //! ```
+//!
+//! `progress` lets the controller tell a host that stalls from one that is slow: a host that
+//! sends nothing at all for the stall limit (its agent stopped, its link dead), or whose count
+//! does not move for that long (its storage hangs, e.g. a dead NFS mount), is stalled, named
+//! with the phase and for how long.
 //!
 //! A TPC-C session (`oio fleet tpcc run`) is the same with `prepare_tpcc` (the agent opens its
 //! database and refuses one whose build is incomplete), `ready_tpcc`, `started` when the
@@ -32,15 +39,30 @@ use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 
 /// Version of this protocol; bumped on any incompatible change.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// Longest line either side accepts (a final result with a long series of per-interval
 /// histograms is the largest message): a hostile or broken peer cannot make the reader grow
 /// without limit.
 pub const MAX_LINE: usize = 256 << 20;
 
-/// Longest base64 histogram accepted (a full V2 histogram of oio's layout is about 30 KiB).
-const MAX_HISTOGRAM_B64: usize = 1 << 20;
+/// Buckets of oio's histogram layout: no histogram has more.
+pub fn max_buckets() -> usize {
+    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *N.get_or_init(|| empty_hdr().distinct_values())
+}
+
+/// Longest base64 histogram accepted: a V2 serialisation of oio's layout with every bucket
+/// counted (40 bytes of header, at most 9 bytes per bucket), in base64.
+pub fn max_histogram_b64() -> usize {
+    (40 + 9 * max_buckets()).div_ceil(3) * 4
+}
+
+/// Most bytes one interval of a final result can take as JSON: three directions, each with
+/// two histograms of every bucket (two numbers of at most 20 digits each), and its figures.
+pub fn max_result_interval_bytes() -> usize {
+    3 * (2 * max_buckets() * 46 + 4096)
+}
 
 /// How latency histograms are bucketed; both sides must agree, or merging would be inexact.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -178,10 +200,11 @@ impl WireHistogram {
     /// header before anything is allocated) and bucket counts that disagree with `count`.
     pub fn to_sparse(&self) -> Result<SparseHistogram, HistogramError> {
         use base64::Engine as _;
-        if self.v2.len() > MAX_HISTOGRAM_B64 {
+        if self.v2.len() > max_histogram_b64() {
             return Err(HistogramError(format!(
-                "{} bytes of base64, more than the {MAX_HISTOGRAM_B64} a histogram of oio's layout can need",
-                self.v2.len()
+                "{} bytes of base64, more than the {} a histogram of oio's layout can need",
+                self.v2.len(),
+                max_histogram_b64()
             )));
         }
         let bytes = base64::engine::general_purpose::STANDARD
@@ -194,6 +217,24 @@ impl WireHistogram {
         }
         let be32 = |o: usize| u32::from_be_bytes(bytes[o..o + 4].try_into().expect("4 bytes"));
         let be64 = |o: usize| u64::from_be_bytes(bytes[o..o + 8].try_into().expect("8 bytes"));
+        // Only the uncompressed V2 form, whose payload is exactly what follows the header:
+        // the deserialiser sizes a buffer from the payload length it reads (a 40-byte
+        // histogram claiming 2 GiB would allocate them), and a compressed one could inflate
+        // to anything.
+        const V2_COOKIE: u32 = 0x1c84_9303 | 0x10;
+        if be32(0) != V2_COOKIE {
+            return Err(HistogramError(format!(
+                "cookie {:#x}: not an uncompressed hdrhistogram V2 serialisation",
+                be32(0)
+            )));
+        }
+        if be32(4) as usize != bytes.len() - 40 {
+            return Err(HistogramError(format!(
+                "its header says {} bytes of payload, {} follow",
+                be32(4),
+                bytes.len() - 40
+            )));
+        }
         let (digits, lowest, highest) = (be32(12), be64(16), be64(24));
         if (digits, lowest, highest) != (u32::from(SIGNIFICANT_DIGITS), 1, HIGHEST_NS) {
             return Err(HistogramError(format!(
@@ -459,6 +500,19 @@ pub enum Message {
         /// Why, for the agent's log.
         reason: String,
     },
+    /// Agent: alive, and how far its current phase got (a keepalive after a second of
+    /// saying nothing).
+    Progress {
+        /// `prepare`, `check`, `prepare_tpcc`, `waiting`, `run`.
+        phase: String,
+        /// Steps done in the phase so far (bytes filled, targets checked): it moves while
+        /// the work does.
+        done: u64,
+        /// Bytes to fill in the phase, when known (0: not counted).
+        total: u64,
+        /// What it is doing, for messages ("filling /data/oio.dat").
+        detail: String,
+    },
     /// Either side: a refusal or failure; the sender stops.
     Error {
         /// `hello`, `prepare`, `run`, `protocol`.
@@ -503,6 +557,7 @@ pub struct Reader<R> {
     line: u64,
     buf: Vec<u8>,
     limit: usize,
+    last_len: usize,
 }
 
 impl<R: BufRead> Reader<R> {
@@ -518,7 +573,13 @@ impl<R: BufRead> Reader<R> {
             line: 0,
             buf: Vec::new(),
             limit,
+            last_len: 0,
         }
+    }
+
+    /// Bytes of the last line read.
+    pub fn last_len(&self) -> usize {
+        self.last_len
     }
 
     /// The next message; `Ok(None)` at end of file. Empty lines are skipped.
@@ -530,6 +591,7 @@ impl<R: BufRead> Reader<R> {
                 return Ok(None);
             }
             self.line += 1;
+            self.last_len = self.buf.len();
             let text = self.buf.trim_ascii();
             if text.is_empty() {
                 continue;
@@ -638,6 +700,26 @@ mod tests {
         assert!(e.contains("hold 2 samples"), "{e}");
         lying.v2 = "%%%".into();
         assert!(lying.to_sparse().is_err());
+        // A header claiming 2 GiB of payload is refused before the deserialiser sizes a
+        // buffer from it (it allocated 3 GB for a 579-byte line), and so is a compressed one.
+        let good = WireHistogram::from_sparse(&hist(&[10]).to_sparse());
+        let mut b = base64::engine::general_purpose::STANDARD
+            .decode(&good.v2)
+            .unwrap();
+        b[4..8].copy_from_slice(&(2u32 << 30).to_be_bytes());
+        let huge = WireHistogram {
+            v2: base64::engine::general_purpose::STANDARD.encode(&b),
+            ..good.clone()
+        };
+        let e = huge.to_sparse().unwrap_err().to_string();
+        assert!(e.contains("bytes of payload"), "{e}");
+        b[0..4].copy_from_slice(&(0x1c84_9304u32 | 0x10).to_be_bytes());
+        let packed = WireHistogram {
+            v2: base64::engine::general_purpose::STANDARD.encode(&b),
+            ..good
+        };
+        let e = packed.to_sparse().unwrap_err().to_string();
+        assert!(e.contains("not an uncompressed"), "{e}");
     }
 
     #[test]

@@ -20,7 +20,11 @@ pub struct Args {
 /// Runs `oio agent`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !args.stdio {
-        bail!("oio agent serves only on stdin/stdout: give --stdio (it is started by `oio fleet`)");
+        // The words are `oio fleet install`'s mark of an oio binary: keep them.
+        bail!(
+            "{}: give --stdio (it is started by `oio fleet`)",
+            oio_fleet::install::BINARY_MARK
+        );
     }
     // SIGTERM or SIGHUP (sshd closing the session) stop the run cleanly, like end of input.
     let stop = crate::interrupt::stop_flag();

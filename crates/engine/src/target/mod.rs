@@ -12,6 +12,7 @@ pub mod blkid;
 pub mod facts;
 pub mod owner;
 pub mod safety;
+pub mod validate;
 
 use oio_core::result::TargetInfo;
 use oio_core::units::format_bytes;
@@ -22,6 +23,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 pub use owner::{Ownership, CREATED_XATTR};
+pub use validate::{validate, Action, Verdict};
 
 /// How to open a target.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -125,6 +127,9 @@ pub fn prepare(
     cancel: &Cancel,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<OpenTarget, TargetError> {
+    // Every refusal first, before anything is created or grown (`oio fleet check` runs the
+    // same function alone).
+    validate(path, opts)?;
     let found = find_or_create(path, opts, cancel, progress)?;
     let ft = found.md.file_type();
     let checked = if ft.is_file() {
@@ -235,42 +240,13 @@ fn check_file(
     let state = owner::ownership(&probe, &md);
     let ours = matches!(state, Ownership::Ours(_));
     let mut size = md.len();
-    // A file that appeared while oio was filling its own copy of it.
-    let raced_note = |reason: String| {
-        if raced {
-            format!("another process created it while oio was filling its own copy (another oio run on the same path?); oio removed its copy: {reason}")
-        } else {
-            reason
-        }
-    };
+    validate::file_refusal(path, opts, &state, size, raced)?;
     if let Some(want) = opts.size {
         if want > size {
-            if !ours {
-                return Err(TargetError::Invalid {
-                    path: path.into(),
-                    reason: raced_note(format!(
-                        "{} {} but --size asks for {}; oio does not grow files it did not create{}",
-                        if raced { "it is" } else { "is" },
-                        format_bytes(size as f64),
-                        format_bytes(want as f64),
-                        match &state {
-                            Ownership::Changed { .. } | Ownership::Unknown(_) => {
-                                format!(" or that changed since ({})", state.describe())
-                            }
-                            _ => String::new(),
-                        }
-                    )),
-                });
-            }
+            validate::room(path, want - size)?;
             grow(path, &probe, size, want, opts.fill_seed, cancel, progress)?;
         }
         size = want;
-    }
-    if opts.write && !ours && !opts.allow_overwrite {
-        return Err(TargetError::Refused {
-            path: path.into(),
-            reason: raced_note(state.refusal()),
-        });
     }
     let seal = if opts.write {
         // A file that carries oio's mark is oio's again once the user let it be written.
@@ -468,6 +444,11 @@ fn grow(
         });
     }
     let filled = fill(&mut f, path, from, to, seed, cancel, progress);
+    if filled.is_err() {
+        // A grow that failed (ENOSPC, a stop) gives back what it added: a filesystem is never
+        // left full by a file oio could not finish.
+        let _ = f.set_len(from);
+    }
     // What oio wrote is oio's, whole or interrupted.
     let id = owner::read_record(&f).map(|r| r.id);
     owner::record(&f, id).map_err(|e| TargetError::Io {

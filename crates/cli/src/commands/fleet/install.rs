@@ -1,5 +1,6 @@
-//! `oio fleet install`: copy this oio to hosts that lack it or run another version, through
-//! the launcher's transport, and check each copy by a hello.
+//! `oio fleet install`: copy this oio to hosts that lack it or hold another build, through
+//! the launcher's transport, identifying what is there by its digest (never by running it),
+//! and check each copy by a hello.
 
 use super::HostArgs;
 use crate::output::style;
@@ -35,7 +36,9 @@ pub struct InstallArgs {
 
 /// Runs `oio fleet install`.
 pub fn run(a: InstallArgs) -> anyhow::Result<ExitCode> {
-    let binary = std::env::current_exe().context("finding the running oio binary")?;
+    let path = std::env::current_exe().context("finding the running oio binary")?;
+    let binary =
+        oio_fleet::install::Binary::of(&path, crate::cli::VERSION).map_err(anyhow::Error::msg)?;
     let transport = a
         .transport
         .as_deref()
@@ -44,35 +47,30 @@ pub fn run(a: InstallArgs) -> anyhow::Result<ExitCode> {
         .map_err(anyhow::Error::msg)?;
     let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());
     let opts = a.host.options();
-    let mut out = Vec::new();
-    // One host after another: hosts may share a file system (NFS homes), and a copy per
-    // host at once could saturate the controller's uplink.
-    for (h, argv) in a.host.hosts()? {
-        if cancel.is_cancelled() {
-            break;
-        }
-        let t = match &transport {
-            Some(t) => Ok(t.argv(&h.name)),
-            None => oio_fleet::install::transport_of(&argv),
-        };
-        let r = match t {
-            Ok(t) => oio_fleet::install::install(
-                &h.name,
-                &t,
-                &a.dest,
-                &binary,
-                &opts,
-                &cancel,
-                a.copy_timeout,
-            ),
-            Err(e) => oio_fleet::install::Installed {
-                host: h.name.clone(),
-                action: "failed".into(),
-                version: None,
-                error: Some(e),
-            },
-        };
-        if !a.json {
+    let hosts: Vec<(String, Result<Vec<String>, String>)> = a
+        .host
+        .hosts()?
+        .into_iter()
+        .map(|(h, argv)| {
+            let t = match &transport {
+                Some(t) => Ok(t.argv(&h.name)),
+                None => oio_fleet::install::transport_of(&argv),
+            };
+            (h.name, t)
+        })
+        .collect();
+    // Hosts in parallel (a few at a time); each line as its host finishes.
+    let out = oio_fleet::install::install_all(
+        &hosts,
+        &a.dest,
+        &binary,
+        &opts,
+        &cancel,
+        a.copy_timeout,
+        &|r| {
+            if a.json {
+                return;
+            }
             match &r.error {
                 Some(e) => style::print_error(&format!("{}: {e}", r.host)),
                 None => println!(
@@ -82,9 +80,8 @@ pub fn run(a: InstallArgs) -> anyhow::Result<ExitCode> {
                     r.version.as_deref().unwrap_or("?")
                 ),
             }
-        }
-        out.push(r);
-    }
+        },
+    );
     if a.json {
         crate::output::print_json(&out)?;
     }

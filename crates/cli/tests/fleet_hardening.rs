@@ -1,0 +1,555 @@
+//! `oio fleet` against stalled, hostile and misconfigured hosts, with local agents (a launcher
+//! that starts `oio agent --stdio` on this machine, or a fake agent in this test behind two
+//! named pipes): issue 22 items 10, 14 and 16.
+
+use crate::common::scratch;
+use crate::fleet::{sh, wait_bounded};
+use oio_fleet::protocol::{send, Hello, Message, Reader, WireHistogram, WireInterval};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn oio() -> &'static str {
+    env!("CARGO_BIN_EXE_oio")
+}
+
+/// This oio's version, as its agents say it.
+fn version() -> String {
+    let out = Command::new(oio()).arg("--version").output().unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .trim()
+        .trim_start_matches("oio ")
+        .to_string()
+}
+
+/// A launcher of local agents that writes each agent's pid to `DIR/HOST.pid` first.
+fn pid_launcher(dir: &Path) -> String {
+    let script = dir.join("launch.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "echo $$ > '{}/'\"$1\".pid\nexec '{}' agent --stdio\n",
+            dir.display(),
+            oio()
+        ),
+    )
+    .unwrap();
+    format!("sh '{}' {{host}}", script.display())
+}
+
+/// An inventory giving each host its own target `DIR/HOST/t.dat`.
+fn inventory(dir: &Path, hosts: &[&str]) -> PathBuf {
+    let mut t = String::new();
+    for h in hosts {
+        std::fs::create_dir_all(dir.join(h)).unwrap();
+        t.push_str(&format!(
+            "[[host]]\nname = \"{h}\"\ntargets = [\"{}\"]\n",
+            dir.join(h).join("t.dat").display()
+        ));
+    }
+    let p = dir.join("inventory.toml");
+    std::fs::write(&p, t).unwrap();
+    p
+}
+
+/// Waits (bounded) until `cond` holds, polling.
+fn wait_until(what: &str, limit: Duration, cond: impl Fn() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !cond() {
+        assert!(Instant::now() < deadline, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn pid_of(dir: &Path, host: &str) -> Option<u32> {
+    std::fs::read_to_string(dir.join(format!("{host}.pid")))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// True when process `pid` runs the engine's workers (it is measuring).
+pub(crate) fn measuring(pid: u32) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|rd| {
+            rd.flatten().any(|t| {
+                std::fs::read_to_string(t.path().join("comm"))
+                    .is_ok_and(|c| c.starts_with("oio-worker"))
+            })
+        })
+        .unwrap_or(false)
+}
+
+/// A stopped process is continued and killed when the test ends, however it ends.
+struct Stopped(u32);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = sh(&["kill", "-CONT", &self.0.to_string()]);
+        let _ = sh(&["kill", "-9", &self.0.to_string()]);
+    }
+}
+
+fn fleet(dir: &Path, sub: &str, hosts: &[&str], args: &[&str]) -> Command {
+    let mut c = Command::new(oio());
+    c.env("NO_COLOR", "1")
+        .current_dir(dir)
+        .args(["fleet", sub, "--inventory"])
+        .arg(inventory(dir, hosts))
+        .arg("--launcher")
+        .arg(pid_launcher(dir))
+        .arg("--out")
+        .arg(dir.join("res"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// Issue 22 item 10: an agent stopped (SIGSTOP) while it fills its file no longer hangs the
+/// controller: after the stall limit the host is named with the phase and how long it was
+/// silent, the other host is stopped (its temporary file removed) and nothing starts.
+#[test]
+fn an_agent_stopped_while_it_fills_is_named_as_stalled_in_prepare() {
+    let dir = scratch();
+    let t0 = Instant::now();
+    let c = fleet(
+        dir.path(),
+        "run",
+        &["a", "b"],
+        &[
+            "--stall-timeout",
+            "2s",
+            "--rw",
+            "randread",
+            "--engine",
+            "sync",
+            "--buffered",
+            "--size",
+            "1G",
+            "--time",
+            "5s",
+            "--ramp",
+            "0",
+        ],
+    )
+    .spawn()
+    .unwrap();
+    // b's agent is filling once a file appears in its directory.
+    let b_dir = dir.path().join("b");
+    wait_until("b starts filling", Duration::from_secs(60), || {
+        std::fs::read_dir(&b_dir).is_ok_and(|mut d| d.next().is_some())
+    });
+    let pid = pid_of(dir.path(), "b").expect("b's pid");
+    sh(&["kill", "-STOP", &pid.to_string()]).unwrap();
+    let _stopped = Stopped(pid);
+    let stopped_at = Instant::now();
+    let out = wait_bounded(c, Duration::from_secs(90));
+    let waited = stopped_at.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stderr}");
+    println!(
+        "the controller ended {:.1} s after b was stopped ({:.1} s in all)",
+        waited.as_secs_f64(),
+        t0.elapsed().as_secs_f64()
+    );
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("host b: stalled during prepare: nothing heard from it for "),
+        "{stderr}"
+    );
+    assert!(stderr.contains("its agent is stopped or its connection hangs"));
+    assert!(
+        stderr.contains("nothing was started on any host"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("the connection closed"), "{stderr}");
+    // 2 s of silence, plus up to a keepalive period and the controller's polling.
+    assert!(waited >= Duration::from_secs(2), "{waited:?}");
+    assert!(waited < Duration::from_secs(30), "{waited:?}");
+    // a was told to stop: its fill ends and leaves no temporary file (or it had finished).
+    let a_dir = dir.path().join("a");
+    wait_until(
+        "a's temporary file removed",
+        Duration::from_secs(30),
+        || {
+            std::fs::read_dir(&a_dir)
+                .unwrap()
+                .flatten()
+                .all(|e| e.file_name() == "t.dat")
+        },
+    );
+    assert!(crate::fleet::walk_json(&dir.path().join("res")).is_empty());
+}
+
+/// Issue 22 item 10, during the run: an agent stopped mid-run is lost as stalled once it is
+/// silent for the stall limit (keepalives come every second, intervals or not); the other host
+/// is stopped and keeps its partial result.
+#[test]
+fn an_agent_stopped_mid_run_is_lost_as_stalled_and_the_others_keep_their_results() {
+    let dir = scratch();
+    let c = fleet(
+        dir.path(),
+        "run",
+        &["a", "b"],
+        &[
+            "--stall-timeout",
+            "3s",
+            "--rw",
+            "randread",
+            "--engine",
+            "null",
+            "--size",
+            "1M",
+            "--time",
+            "120s",
+            "--ramp",
+            "0",
+            "--interval",
+            "500ms",
+            "--json",
+        ],
+    )
+    .spawn()
+    .unwrap();
+    wait_until("b measuring", Duration::from_secs(60), || {
+        pid_of(dir.path(), "b").is_some_and(measuring)
+    });
+    let pid = pid_of(dir.path(), "b").unwrap();
+    sh(&["kill", "-STOP", &pid.to_string()]).unwrap();
+    let _stopped = Stopped(pid);
+    let stopped_at = Instant::now();
+    let out = wait_bounded(c, Duration::from_secs(90));
+    let waited = stopped_at.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!(
+        "{stderr}\nended {:.1} s after the stop",
+        waited.as_secs_f64()
+    );
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(waited < Duration::from_secs(40), "{waited:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("the merged result");
+    assert_eq!(doc["partial"], true);
+    assert_eq!(doc["hosts"][1]["status"], "lost", "{doc:#}");
+    let reason = doc["hosts"][1]["lost"]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("stalled during the run: nothing heard from it for "),
+        "{reason}"
+    );
+    assert_eq!(doc["hosts"][0]["status"], "interrupted", "{doc:#}");
+    assert!(doc["hosts"][0]["result_file"].is_string(), "{doc:#}");
+}
+
+/// The two ends of a fake agent behind named pipes: the launcher copies its stdin into
+/// `DIR/in` and `DIR/out` onto its stdout.
+fn fifo_launcher(dir: &Path) -> String {
+    sh(&["mkfifo", dir.join("in").to_str().unwrap()]).unwrap();
+    sh(&["mkfifo", dir.join("out").to_str().unwrap()]).unwrap();
+    let script = dir.join("fake.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "if [ \"$1\" = fake ]; then cat '{d}/out' & exec cat > '{d}/in'; fi\nexec '{oio}' agent --stdio\n",
+            d = dir.display(),
+            oio = oio()
+        ),
+    )
+    .unwrap();
+    format!("sh '{}' {{host}}", script.display())
+}
+
+/// A histogram with a bucket in every decade position: a large but valid one.
+fn wide_histogram() -> WireHistogram {
+    let mut h = oio_core::histogram::LatencyHistogram::new();
+    let mut v = 1u64;
+    while v < 3_000_000_000_000 {
+        h.record(v);
+        v = v + v / 50 + 1;
+    }
+    WireHistogram::from_sparse(&h.to_sparse())
+}
+
+/// Plays the agent's part until `go`, then streams intervals without end (as the hostile
+/// agent of the issue did). Returns how many it wrote before the controller hung up.
+fn hostile_agent(dir: PathBuf, version: String) -> u64 {
+    let input = std::fs::File::open(dir.join("in")).unwrap();
+    let mut out = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.join("out"))
+        .unwrap();
+    let mut r = Reader::new(std::io::BufReader::new(input));
+    loop {
+        match r.next_message() {
+            Ok(Some(Message::Hello(_))) => {
+                send(&mut out, &Message::Hello(Hello::current(&version))).unwrap()
+            }
+            Ok(Some(Message::Time { seq })) => send(
+                &mut out,
+                &Message::TimeReply {
+                    seq,
+                    agent_ns: oio_fleet::protocol::now_ns(),
+                },
+            )
+            .unwrap(),
+            Ok(Some(Message::Prepare { .. })) => {
+                send(&mut out, &Message::Ready { targets: vec![] }).unwrap()
+            }
+            Ok(Some(Message::Go { start_agent_ns })) => {
+                send(
+                    &mut out,
+                    &Message::Started {
+                        agent_ns: start_agent_ns,
+                    },
+                )
+                .unwrap();
+                break;
+            }
+            other => panic!("the fake agent got {other:?}"),
+        }
+    }
+    // Stdin is drained (stop messages) so the controller never blocks on it.
+    std::thread::spawn(move || while let Ok(Some(_)) = r.next_message() {});
+    let h = wide_histogram();
+    let dir_stats = oio_fleet::protocol::WireDir {
+        ios: h.count,
+        bytes: h.count * 4096,
+        iops: h.count as f64,
+        bytes_per_sec: h.count as f64 * 4096.0,
+        latency: Some(h),
+    };
+    let mut sent = 0u64;
+    while sent < 1_000_000 {
+        let w = WireInterval {
+            index: sent,
+            t_s: (sent + 1) as f64,
+            duration_s: 1.0,
+            read: dir_stats.clone(),
+            write: dir_stats.clone(),
+            total: dir_stats.clone(),
+        };
+        if send(&mut out, &Message::Interval(Box::new(w))).is_err() {
+            break;
+        }
+        sent += 1;
+    }
+    sent
+}
+
+/// The controller's peak resident memory, kB, polled until it exits.
+fn wait_with_peak(mut c: Child, limit: Duration) -> (std::process::Output, u64) {
+    let pid = c.id();
+    let mut peak = 0;
+    let deadline = Instant::now() + limit;
+    let mut stdout = c.stdout.take().unwrap();
+    let mut stderr = c.stderr.take().unwrap();
+    let o = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut v).unwrap();
+        v
+    });
+    let e = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut stderr, &mut v).unwrap();
+        v
+    });
+    let status = loop {
+        if let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
+            if let Some(kb) = s
+                .lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|n| n.parse::<u64>().ok())
+            {
+                peak = peak.max(kb);
+            }
+        }
+        if let Some(s) = c.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = c.kill();
+            panic!("the controller did not end within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    (
+        std::process::Output {
+            status,
+            stdout: o.join().unwrap(),
+            stderr: e.join().unwrap(),
+        },
+        peak,
+    )
+}
+
+/// Issue 22 item 14: an agent that streams intervals past the end of its plan is refused
+/// after the plan's intervals and a margin, named, and the controller stays small; the other
+/// host is stopped and keeps its result.
+#[test]
+fn an_agent_streaming_past_its_plan_is_refused_and_the_controller_stays_small() {
+    let dir = scratch();
+    let launcher = fifo_launcher(dir.path());
+    let (d, v) = (dir.path().to_path_buf(), version());
+    let fake = std::thread::spawn(move || hostile_agent(d, v));
+    let c = Command::new(oio())
+        .env("NO_COLOR", "1")
+        .current_dir(dir.path())
+        .args(["fleet", "run", "--inventory"])
+        .arg(inventory(dir.path(), &["real", "fake"]))
+        .arg("--launcher")
+        .arg(&launcher)
+        .arg("--out")
+        .arg(dir.path().join("res"))
+        .args([
+            "--rw",
+            "randread",
+            "--engine",
+            "null",
+            "--size",
+            "1M",
+            "--time",
+            "2s",
+            "--ramp",
+            "0",
+            "--interval",
+            "1s",
+            "--json",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (out, peak_kb) = wait_with_peak(c, Duration::from_secs(120));
+    let sent = fake.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stderr}");
+    println!(
+        "the fake agent wrote {sent} intervals of {} bytes each before the controller hung up; controller peak RSS {:.1} MiB",
+        serde_json::to_string(&wide_histogram()).unwrap().len() * 3,
+        peak_kb as f64 / 1024.0
+    );
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("the merged result");
+    let fake = &doc["hosts"][1];
+    assert_eq!(fake["status"], "lost", "{doc:#}");
+    let reason = fake["lost"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("it sent more intervals than its plan makes (at most 5"),
+        "{reason}"
+    );
+    assert!(
+        stderr.contains("host fake was lost") && stderr.contains("more intervals than its plan"),
+        "{stderr}"
+    );
+    // Its 5 accepted intervals are kept, nothing more.
+    assert_eq!(fake["intervals"], 5, "{fake}");
+    assert_eq!(doc["hosts"][0]["status"], "interrupted", "{doc:#}");
+    assert!(sent < 1_000_000, "the controller never hung up");
+    assert!(peak_kb < 300 * 1024, "controller peak RSS {peak_kb} kB");
+}
+
+/// Issue 22 item 16: `fleet check` grows nothing (an oio file smaller than --size stays as it
+/// is) and refuses exactly what `fleet run` refuses, in the same words: /proc, a missing
+/// directory.
+#[test]
+fn check_changes_nothing_and_refuses_what_run_refuses() {
+    let dir = scratch();
+    let t = dir.path().join("a").join("t.dat");
+    std::fs::create_dir_all(t.parent().unwrap()).unwrap();
+    let made = Command::new(oio())
+        .args([
+            "run", "--engine", "null", "--rw", "randread", "--time", "100ms", "--ramp", "0",
+            "--size", "1M", "--out",
+        ])
+        .arg(dir.path().join("res0"))
+        .arg(&t)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let before = std::fs::metadata(&t).unwrap();
+    let check = |target: &str, size: &str| {
+        let c = fleet(
+            dir.path(),
+            "check",
+            &["a"],
+            &["--rw", "randwrite", "--size", size, "--json"],
+        );
+        let mut c = c;
+        // The inventory's target is replaced by the one given.
+        let inv = dir.path().join("inventory.toml");
+        std::fs::write(
+            &inv,
+            format!("[[host]]\nname = \"a\"\ntargets = [\"{target}\"]\n"),
+        )
+        .unwrap();
+        let out = wait_bounded(c.spawn().unwrap(), Duration::from_secs(60));
+        let v: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        (out.status.code(), v)
+    };
+    // Smaller than asked: the check says prepare would grow it, and changes nothing.
+    let (code, v) = check(t.to_str().unwrap(), "4M");
+    assert_eq!(code, Some(0), "{v:#}");
+    let detail = v[0]["targets"][0]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("prepare would grow it to 4.00 MiB"),
+        "{detail}"
+    );
+    let after = std::fs::metadata(&t).unwrap();
+    assert_eq!(after.len(), 1 << 20);
+    assert_eq!(after.modified().unwrap(), before.modified().unwrap());
+    use std::os::unix::fs::MetadataExt as _;
+    assert_eq!(
+        (after.ctime(), after.ctime_nsec()),
+        (before.ctime(), before.ctime_nsec())
+    );
+    // What run refuses, check refuses, in the same words.
+    let missing = dir.path().join("no").join("such").join("t.dat");
+    for target in ["/proc/oio.dat", missing.to_str().unwrap()] {
+        let (code, v) = check(target, "1M");
+        assert_eq!(code, Some(1), "{v:#}");
+        assert_eq!(v[0]["targets"][0]["status"], "refused", "{v:#}");
+        let why = v[0]["targets"][0]["detail"].as_str().unwrap().to_string();
+        let inv = dir.path().join("inventory.toml");
+        std::fs::write(
+            &inv,
+            format!("[[host]]\nname = \"a\"\ntargets = [\"{target}\"]\n"),
+        )
+        .unwrap();
+        let out = Command::new(oio())
+            .env("NO_COLOR", "1")
+            .current_dir(dir.path())
+            .args(["fleet", "run", "--inventory"])
+            .arg(&inv)
+            .arg("--launcher")
+            .arg(pid_launcher(dir.path()))
+            .arg("--out")
+            .arg(dir.path().join("res"))
+            .args([
+                "--rw",
+                "randwrite",
+                "--size",
+                "1M",
+                "--time",
+                "1s",
+                "--engine",
+                "null",
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        println!("{target}: check: {why}\nrun: {stderr}");
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(&why), "run: {stderr}\ncheck: {why}");
+    }
+    assert!(!missing.parent().unwrap().exists());
+}
