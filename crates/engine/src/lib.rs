@@ -39,6 +39,7 @@
 #![deny(missing_docs)]
 
 pub mod arrivals;
+pub mod budget;
 pub mod clock;
 pub mod data;
 pub mod engines;
