@@ -526,6 +526,50 @@ mod tests {
         }
     }
 
+    /// Cancels the token once a run is saved: the stop lands between two runs.
+    struct CancelAfterSave<'a> {
+        quiet: Silent,
+        cancel: &'a Cancel,
+    }
+
+    impl Progress for CancelAfterSave<'_> {
+        fn observer(&mut self) -> &mut dyn RunObserver {
+            self.quiet.observer()
+        }
+        fn run_saved(&mut self, _step: &Step, _result: &RunResult, _path: &Path) {
+            self.cancel.cancel();
+        }
+    }
+
+    #[test]
+    fn a_stop_between_two_runs_keeps_the_finished_ones_and_starts_no_other() {
+        let d = tempfile::tempdir().unwrap();
+        let cancel = Cancel::new();
+        let mut sink = MemorySink::default();
+        let mut progress = CancelAfterSave {
+            quiet: Silent::default(),
+            cancel: &cancel,
+        };
+        let outcome = Lab {
+            sink: &mut sink,
+            progress: &mut progress,
+            cancel: &cancel,
+            command: vec!["test".into()],
+        }
+        .execute(&Plan::Repeat {
+            run: null_run(d.path(), 100),
+            count: 3,
+        })
+        .unwrap();
+        assert_eq!(outcome.stop, StopReason::Interrupted);
+        assert_eq!(sink.docs.len(), 1, "no run starts after the stop");
+        assert_eq!(
+            sink.docs[0].1["partial"], false,
+            "the finished run is whole"
+        );
+        assert_eq!(outcome.runs.len(), 1);
+    }
+
     #[test]
     fn a_cancelled_token_stops_before_the_next_run_with_one_partial_result() {
         let d = tempfile::tempdir().unwrap();
