@@ -141,15 +141,15 @@ fn host_limit(
             source: format!("half of MemAvailable, {}", format_bytes(a as f64)),
         });
     }
-    for (room, what) in [
-        (cgroup, "the cgroup's memory limit"),
-        (address_space, "the address-space limit (ulimit -v)"),
+    for (room, what, how) in [
+        (cgroup, "the cgroup's memory limit", ""),
+        (address_space, "the address-space limit", ", ulimit -v"),
     ] {
         if let Some(r) = room {
             candidates.push(Limit {
                 bytes: share(r.left, HARD_LIMIT_SHARE),
                 source: format!(
-                    "75 % of the {} left under {what} of {}",
+                    "75 % of the {} left under {what} of {}{how}",
                     format_bytes(r.left as f64),
                     format_bytes(r.limit as f64)
                 ),
@@ -372,7 +372,12 @@ mod tests {
         )
         .unwrap();
         assert_eq!(l.bytes, 3 * gib);
-        assert!(l.source.contains("ulimit -v"), "{}", l.source);
+        assert!(
+            l.source
+                .contains("address-space limit of 4.00 GiB, ulimit -v"),
+            "{}",
+            l.source
+        );
         assert_eq!(host_limit(None, None, None), None);
     }
 

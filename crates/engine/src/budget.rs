@@ -28,6 +28,9 @@ use std::time::Duration;
 /// that is further ahead waits for the collector (counted, and warned about).
 pub(crate) const IN_FLIGHT_PER_WORKER: usize = 8;
 
+/// The fix of what grows with the number of intervals.
+const LONGER_INTERVAL: &str = "use a longer --interval";
+
 /// Shortest interval of a series.
 pub const MIN_INTERVAL: Duration = Duration::from_millis(1);
 
@@ -84,8 +87,8 @@ impl RunPlan {
         series.saturating_add(summaries).saturating_add(64 << 10)
     }
 
-    /// Refuses a plan whose estimate is above `limit`, saying what to change; a series that
-    /// does not fit is offered the shortest interval that would.
+    /// Refuses a plan whose estimate is above `limit`, saying what to change; when a longer
+    /// interval would make it fit, the shortest that does is offered.
     pub fn check_memory(
         &self,
         limit: Option<&Limit>,
@@ -96,9 +99,7 @@ impl RunPlan {
             return Ok(());
         };
         let Some(limit) = limit else { return Ok(()) };
-        // The other items stay: the series must fit in what they leave.
-        let series = self.series(interval_histograms).total();
-        let room = limit.bytes.saturating_sub(e.total() - series);
+        // A longer interval shrinks the series and the intervals the collector keeps open.
         let fits = INTERVAL_LADDER_MS
             .iter()
             .map(|ms| Duration::from_millis(*ms))
@@ -108,15 +109,15 @@ impl RunPlan {
                     interval: *iv,
                     ..self.clone()
                 };
-                p.series(interval_histograms).total() <= room
+                p.memory(interval_histograms).total() <= limit.bytes
             });
-        let fix = match fits {
-            Some(iv) => format!("use --interval {} or longer", format_duration(iv)),
-            None => "shorten --time".to_string(),
+        let Some(iv) = fits else {
+            return Err(err);
         };
+        let fix = format!("use --interval {} or longer", format_duration(iv));
         err.estimate = Estimate::new();
         for mut item in e.items().iter().cloned() {
-            if item.what.starts_with("the series") {
+            if item.fix.as_deref() == Some(LONGER_INTERVAL) {
                 item.fix = Some(fix.clone());
             }
             err.estimate.add(item.what, item.bytes, item.fix);
@@ -156,7 +157,7 @@ impl RunPlan {
                 format_bytes(per as f64)
             ),
             n.saturating_mul(per),
-            Some("use a longer --interval".into()),
+            Some(LONGER_INTERVAL.into()),
         );
         if hist {
             // Read, write and total; with the open loop each also has its lag histogram. A
@@ -170,7 +171,7 @@ impl RunPlan {
                     format_bytes((per / hists) as f64)
                 ),
                 n.saturating_mul(per),
-                Some("use a longer --interval".into()),
+                Some(LONGER_INTERVAL.into()),
             );
         }
         e
@@ -201,7 +202,7 @@ impl RunPlan {
                 format_bytes(dense as f64)
             ),
             sum,
-            Some("use a longer --interval".into()),
+            Some(LONGER_INTERVAL.into()),
         );
         let open_workers: u64 = self
             .workload
