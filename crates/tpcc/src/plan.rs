@@ -162,7 +162,7 @@ pub const MIN_INTERVAL_S: f64 = 0.05;
 
 /// Seconds for a message: `0s`, `20ms`, `1.5s`.
 pub(crate) fn seconds(s: f64) -> String {
-    if s.is_finite() && s >= 0.0 && s < 1e9 {
+    if (0.0..1e9).contains(&s) {
         oio_core::units::format_duration(Duration::from_nanos((s * 1e9).round() as u64))
     } else {
         format!("{s} s")
