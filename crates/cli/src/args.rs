@@ -412,6 +412,12 @@ pub struct ExecArgs {
     /// Do not time I/Os (measures what latency tracking costs).
     #[arg(long, hide = true)]
     pub no_latency: bool,
+
+    /// Most memory a run may hold (buffers, histograms, its series), e.g. 2G; a run whose
+    /// estimate is above it is refused before it starts. Default: half of MemAvailable, or
+    /// less under a cgroup or address-space limit.
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::size_arg)]
+    pub memory_limit: Option<u64>,
 }
 
 /// The typed run settings of the target and run flags.
@@ -439,6 +445,7 @@ pub fn settings(t: &TargetArgs, e: &ExecArgs) -> RunSettings {
         lat_log: e.lat_log.clone(),
         hdr_log: e.hdr_log.clone(),
         no_latency: e.no_latency,
+        memory_limit: e.memory_limit,
     }
 }
 

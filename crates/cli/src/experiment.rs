@@ -166,8 +166,14 @@ pub fn present(
         }
         Plan::Interleave(il) => {
             if outcome.stop == StopReason::Interrupted {
+                // A stop between two runs leaves no partial one.
+                let partial = outcome
+                    .runs
+                    .last()
+                    .is_some_and(|d| d.result.envelope.partial);
                 style::print_notice(&format!(
-                    "interrupted; the finished runs and the partial one are in {}; no comparison drawn",
+                    "interrupted; the finished runs{} are in {}; no comparison drawn",
+                    if partial { " and the partial one" } else { "" },
                     out.display()
                 ));
                 return Ok(exit_code(stop));

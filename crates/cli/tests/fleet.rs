@@ -918,6 +918,7 @@ fn an_agent_stops_at_once_when_its_controller_goes() {
         sim: None,
         lat_log: None,
         hdr_log: None,
+        memory_limit: None,
     };
     let mut agent = Command::new(env!("CARGO_BIN_EXE_oio"))
         .args(["agent", "--stdio"])

@@ -251,10 +251,14 @@ fn rerun_refuses_what_it_cannot_rerun() {
     assert!(!d.path().join("oio-results").exists(), "nothing ran");
 }
 
-/// Starts oio with `args` in `dir`, sends SIGINT once `ready` result files exist under
-/// `dir/oio-results`, and returns its output and how long it took to stop after the signal.
+/// Starts `args` in `dir`, sends SIGINT once `ready` runs are saved and the next one has
+/// started (its header is on stderr: each run prints one as its workers start), and returns
+/// its output and how long it took to stop after the signal. Waiting on these events, not on
+/// files appearing, puts the signal inside a run on a busy machine too: right after a result
+/// is saved the next run has not started yet, and a stop there leaves no partial run.
 fn interrupt(dir: &Path, args: &[&str], ready: usize) -> (Output, Duration) {
-    let child = Command::new(assert_cmd::cargo::cargo_bin("oio"))
+    use std::io::BufRead;
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("oio"))
         .current_dir(dir)
         .env("NO_COLOR", "1")
         .args(args)
@@ -262,14 +266,30 @@ fn interrupt(dir: &Path, args: &[&str], ready: usize) -> (Output, Duration) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line.clone());
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
     let results = dir.join("oio-results");
     let start = Instant::now();
-    while json_files(&results).len() < ready {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "no results after 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(5));
+    let mut started = 0;
+    while started <= ready || json_files(&results).len() < ready {
+        match rx.recv_timeout(Duration::from_secs(60).saturating_sub(start.elapsed())) {
+            // The header's second line: "  null engine, submit per_io, O_DIRECT, 0 s ramp + 2 s measured".
+            Ok(line) if line.contains(" ramp + ") => started += 1,
+            Ok(_) => {}
+            Err(e) => panic!("{started} runs started, {ready} expected saved, after 60 s: {e}"),
+        }
     }
     let st = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -277,8 +297,10 @@ fn interrupt(dir: &Path, args: &[&str], ready: usize) -> (Output, Duration) {
         .unwrap();
     assert!(st.success());
     let signalled = Instant::now();
-    let out = child.wait_with_output().unwrap();
-    (out, signalled.elapsed())
+    let mut out = child.wait_with_output().unwrap();
+    let took = signalled.elapsed();
+    out.stderr = reader.join().unwrap().into_bytes();
+    (out, took)
 }
 
 /// The partial and complete run results under `dir/oio-results`.

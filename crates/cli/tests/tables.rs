@@ -43,6 +43,7 @@ fn simulated(workload: &str, sim: &str) -> RunResult {
         sim: Some(sim.parse().unwrap()),
         lat_log: None,
         hdr_log: None,
+        memory_limit: None,
     };
     let mut r = oio_engine::run(&plan, &mut Quiet, &Cancel::new()).unwrap();
     let dir = d.path().display().to_string();

@@ -12,6 +12,8 @@ mod conventions;
 mod data;
 // Open loop: offered rates, bursts, coordinated omission.
 mod openloop;
+// Memory: every plan's estimate checked before it starts, under an address-space cap.
+mod memory;
 // `oio run`: workloads, engines, measurement, results, Ctrl-C.
 mod run;
 // The host's noise: busy neighbours make a run noisy, the virtual clock never.

@@ -744,26 +744,33 @@ fn ctrl_c_stops_a_sequence_with_exit_130_and_keeps_the_finished_steps() {
         .spawn()
         .unwrap();
     let mut child = Reaper(child);
-    // Interrupt once the first step's result is saved (the second step is running).
-    let t = Instant::now();
-    loop {
-        let saved = std::fs::read_dir(&out)
-            .map(|d| d.filter_map(|e| e.ok()).count())
-            .unwrap_or(0);
-        if saved >= 1 {
-            break;
+    // Interrupt once the second step has started, as its notice on stderr says: waiting for
+    // a file to appear caught the probe file oio writes into --out before it runs, and a
+    // signal then fell into the first step (it failed that way on a busy machine).
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let stderr = child.0.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
         }
-        assert!(
-            child.0.try_wait().unwrap().is_none(),
-            "the sequence ended early"
-        );
-        assert!(
-            t.elapsed() < Duration::from_secs(60),
-            "no step finished in 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(50));
+    });
+    let t = Instant::now();
+    let mut seen = Vec::new();
+    loop {
+        match rx.recv_timeout(Duration::from_secs(60).saturating_sub(t.elapsed())) {
+            Ok(line) if line.starts_with("oio: run 2/3: ") => break,
+            Ok(line) => seen.push(line),
+            Err(e) => panic!("the second step did not start in 60 s ({e}): {seen:?}"),
+        }
     }
-    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        seen.iter().any(|l| l.starts_with("oio: result: ")),
+        "the first step was saved before the second started: {seen:?}"
+    );
     assert!(Command::new("kill")
         .args(["-INT", &child.0.id().to_string()])
         .status()
@@ -787,9 +794,14 @@ fn ctrl_c_stops_a_sequence_with_exit_130_and_keeps_the_finished_steps() {
         .expect("the series is saved");
     let s: Value = serde_json::from_slice(&std::fs::read(series.path()).unwrap()).unwrap();
     let steps = s["steps"].as_array().unwrap();
-    assert!((1..3).contains(&steps.len()), "{s}");
+    assert_eq!(
+        steps.len(),
+        2,
+        "the finished step and the interrupted one: {s}"
+    );
     assert_eq!(steps[0]["workers"], 1);
     assert_eq!(steps[0]["partial"], false);
+    assert_eq!(steps[1]["partial"], true, "{s}");
     assert_eq!(s["stop_reason"], "interrupted", "{s}");
 }
 

@@ -2,7 +2,9 @@
 //!
 //! Built on `hdrhistogram` with 2 significant digits: every value is kept within 1/128
 //! (0.78 %) of its true value, from 1 ns to one hour, in about 45 KiB whatever the number of
-//! samples. Exact count, sum, min and max are kept beside the buckets, so the mean is exact and
+//! samples (allocated at the first sample: an empty histogram costs a few bytes, so the
+//! per-interval accumulators of directions a run never uses cost nothing to create, send and
+//! merge). Exact count, sum, min and max are kept beside the buckets, so the mean is exact and
 //! percentiles are clamped to what was really observed. Histograms from workers, intervals,
 //! runs and hosts merge with `+=`; percentiles are always read from a merged histogram, never
 //! averaged.
@@ -33,7 +35,8 @@ pub fn bucket_width(ns: u64) -> u64 {
 /// A latency histogram in nanoseconds.
 #[derive(Clone, Debug)]
 pub struct LatencyHistogram {
-    hist: hdrhistogram::Histogram<u64>,
+    /// The buckets; None until the first sample.
+    hist: Option<hdrhistogram::Histogram<u64>>,
     count: u64,
     sum: u128,
     min: u64,
@@ -50,13 +53,25 @@ impl LatencyHistogram {
     /// An empty histogram.
     pub fn new() -> Self {
         LatencyHistogram {
-            hist: hdrhistogram::Histogram::new_with_bounds(1, HIGHEST_NS, SIGNIFICANT_DIGITS)
-                .expect("static histogram bounds are valid"),
+            hist: None,
             count: 0,
             sum: 0,
             min: u64::MAX,
             max: 0,
         }
+    }
+
+    /// Bytes the buckets of a histogram with samples take (the same for every one: their
+    /// number is fixed by the bounds), beside the struct itself.
+    pub fn dense_bytes() -> u64 {
+        static BYTES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+        *BYTES.get_or_init(|| (dense().distinct_values() * std::mem::size_of::<u64>()) as u64)
+    }
+
+    /// The buckets, allocated at first use.
+    #[inline]
+    fn buckets(&mut self) -> &mut hdrhistogram::Histogram<u64> {
+        self.hist.get_or_insert_with(dense)
     }
 
     /// Records one latency in ns (values above one hour are counted as one hour in the buckets;
@@ -72,7 +87,7 @@ impl LatencyHistogram {
         if n == 0 {
             return;
         }
-        self.hist.saturating_record_n(ns.max(1), n);
+        self.buckets().saturating_record_n(ns.max(1), n);
         // Saturating: counts come from files too (fio json+ bins), and must not wrap.
         self.count = self.count.saturating_add(n);
         self.sum = self.sum.saturating_add(ns as u128 * n as u128);
@@ -105,7 +120,11 @@ impl LatencyHistogram {
         if self.count == 0 {
             return None;
         }
-        Some(self.hist.value_at_quantile(q).clamp(self.min, self.max))
+        let v = self
+            .hist
+            .as_ref()
+            .map_or(self.min, |h| h.value_at_quantile(q));
+        Some(v.clamp(self.min, self.max))
     }
 
     /// Exact minimum, None when empty.
@@ -120,7 +139,9 @@ impl LatencyHistogram {
 
     /// Empties the histogram, keeping its memory.
     pub fn clear(&mut self) {
-        self.hist.reset();
+        if let Some(h) = &mut self.hist {
+            h.reset();
+        }
         self.count = 0;
         self.sum = 0;
         self.min = u64::MAX;
@@ -129,7 +150,9 @@ impl LatencyHistogram {
 
     /// The standard summary.
     pub fn summary(&self) -> LatencySummary {
-        let sd = (self.count > 1).then(|| self.hist.stdev());
+        let sd = (self.count > 1)
+            .then(|| self.hist.as_ref().map(|h| h.stdev()))
+            .flatten();
         LatencySummary {
             min: self.min(),
             mean: self.mean(),
@@ -154,7 +177,8 @@ impl LatencyHistogram {
             max: self.max(),
             buckets: self
                 .hist
-                .iter_recorded()
+                .iter()
+                .flat_map(|h| h.iter_recorded())
                 .map(|v| [v.value_iterated_to(), v.count_at_value()])
                 .collect(),
         }
@@ -164,7 +188,7 @@ impl LatencyHistogram {
     pub fn from_sparse(s: &SparseHistogram) -> Self {
         let mut h = LatencyHistogram::new();
         for [v, c] in &s.buckets {
-            h.hist.saturating_record_n((*v).max(1), *c);
+            h.buckets().saturating_record_n((*v).max(1), *c);
         }
         h.count = s.count;
         h.sum = s.sum as u128;
@@ -179,14 +203,22 @@ impl AddAssign<&LatencyHistogram> for LatencyHistogram {
         if other.count == 0 {
             return;
         }
-        self.hist
-            .add(&other.hist)
-            .expect("histograms with the same bounds always merge");
+        if let Some(o) = &other.hist {
+            self.buckets()
+                .add(o)
+                .expect("histograms with the same bounds always merge");
+        }
         self.count = self.count.saturating_add(other.count);
         self.sum = self.sum.saturating_add(other.sum);
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
     }
+}
+
+/// Buckets of the histogram's bounds, empty.
+fn dense() -> hdrhistogram::Histogram<u64> {
+    hdrhistogram::Histogram::new_with_bounds(1, HIGHEST_NS, SIGNIFICANT_DIGITS)
+        .expect("static histogram bounds are valid")
 }
 
 /// Latency percentiles in ns; fields are null when no I/O was measured.
@@ -253,18 +285,18 @@ mod tests {
             h.clear();
             h.record(v);
             h.record(v);
-            let q = h.hist.value_at_quantile(0.5) as f64;
+            let q = h.hist.as_ref().unwrap().value_at_quantile(0.5) as f64;
             assert!((q - v as f64).abs() / v as f64 <= 0.01, "{v} -> {q}");
         }
     }
 
     #[test]
     fn bucket_width_is_hdrhistograms_equivalent_range() {
-        let h = LatencyHistogram::new();
+        let h = dense();
         let mut v = 1u64;
         while v < HIGHEST_NS {
             for x in [v, v + 1, v * 3 / 2, 2 * v - 1] {
-                let want = h.hist.highest_equivalent(x) - h.hist.lowest_equivalent(x) + 1;
+                let want = h.highest_equivalent(x) - h.lowest_equivalent(x) + 1;
                 assert_eq!(bucket_width(x), want, "at {x} ns");
             }
             v *= 2;
@@ -276,6 +308,24 @@ mod tests {
             bucket_width(1 << 20) as f64 / (1u64 << 20) as f64,
             1.0 / 128.0
         );
+    }
+
+    #[test]
+    fn buckets_are_allocated_at_the_first_sample_only() {
+        let mut a = LatencyHistogram::new();
+        let b = LatencyHistogram::new();
+        a += &b;
+        a.clear();
+        assert!(a.hist.is_none() && a.summary() == LatencySummary::default());
+        assert!(a.to_sparse().buckets.is_empty());
+        a.record(1000);
+        assert!(a.hist.is_some());
+        let mut c = LatencyHistogram::new();
+        c += &a;
+        assert_eq!((c.count(), c.quantile(0.5)), (1, Some(1000)));
+        // 2 significant digits from 1 ns to an hour: a few thousand 8-byte counters.
+        let bytes = LatencyHistogram::dense_bytes();
+        assert!((20_000..64_000).contains(&bytes), "{bytes}");
     }
 
     #[test]

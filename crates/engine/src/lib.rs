@@ -5,7 +5,8 @@
 //!
 //! # Phases of a run
 //!
-//! 1. **Build**: check the plan; open the targets ([`target::prepare`]: create and fill a
+//! 1. **Build**: check the plan (and its memory estimate against the limit, [`budget`]: a
+//!    run too big for the host is refused before anything is opened); open the targets ([`target::prepare`]: create and fill a
 //!    new file, refuse unsafe writes to files and devices oio does not own); split the streams
 //!    into worker assignments; pick the engine (io_uring, falling back to the sync thread
 //!    pool, or null); create verification journals and latency logs; start one thread per
@@ -39,6 +40,7 @@
 #![deny(missing_docs)]
 
 pub mod arrivals;
+pub mod budget;
 pub mod clock;
 pub mod data;
 pub mod engines;

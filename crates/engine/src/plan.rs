@@ -64,6 +64,10 @@ pub struct RunPlan {
     /// log).
     #[serde(default)]
     pub hdr_log: Option<std::path::PathBuf>,
+    /// Most memory the run may take, bytes (None: a share of what the host has, see
+    /// `oio_core::memory`); the run is refused before it starts when its estimate is above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit: Option<u64>,
 }
 
 /// What one worker thread does.
@@ -377,6 +381,7 @@ mod tests {
             ),
             lat_log: Some("lat".into()),
             hdr_log: Some("h.hlog".into()),
+            memory_limit: None,
         };
         let json = serde_json::to_string(&plan).expect("serialises");
         assert!(json.contains("\"engine\":\"io_uring\""), "{json}");

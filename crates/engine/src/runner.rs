@@ -42,8 +42,7 @@ use std::time::{Duration, Instant, SystemTime};
 use tally::{Msg, Stops, Timing};
 use worker::{LatLog, Worker};
 
-/// Most intervals one run's series may hold (a day at 100 ms, a year at 32 s).
-const MAX_INTERVALS: u128 = 1_000_000;
+pub(crate) use worker::MAX_BACKLOG;
 
 /// Receives progress while a run goes on (the terminal's live line, or nothing).
 pub trait RunObserver {
@@ -126,7 +125,7 @@ pub fn run(
     cancel: &Cancel,
 ) -> Result<RunResult, RunError> {
     // Build.
-    check_plan(plan)?;
+    check_plan(plan, observer.interval_histograms())?;
     let opened = open_targets(plan, observer, cancel)?;
     let (engine, notice) = resolve_engine(plan.engine);
     let mut warnings = before_run_warnings(&opened.targets, notice.as_ref());
@@ -159,7 +158,11 @@ pub fn run(
     let cpu_start = crate::sys::process_cpu();
     let stops = Arc::new(Stops::new(cancel));
     let shared = WorkerShared::new(plan, &opened, &verify, &timing, &stops);
-    let (tx, rx) = crossbeam_channel::unbounded::<Msg>();
+    // Bounded, so a collector that falls behind holds up the workers (who say so) instead
+    // of queueing their intervals without limit.
+    let (tx, rx) = crossbeam_channel::bounded::<Msg>(
+        opened.assignments.len() * crate::budget::IN_FLIGHT_PER_WORKER,
+    );
     let handles = spawn_workers(plan, engine, &opened, inputs, &shared, tx)?;
     let infos: Vec<TargetInfo> = opened.targets.iter().map(|t| t.info.clone()).collect();
     observer.started(&Start {
@@ -225,27 +228,27 @@ pub fn run(
 }
 
 fn interval_ns(plan: &RunPlan) -> u64 {
-    plan.interval.as_nanos().max(1_000_000) as u64
+    plan.interval.as_nanos().min(u64::MAX as u128) as u64
 }
 
-/// Refusals that need no target: a bad workload, a simulation without the null engine, a
-/// series too long to keep.
-fn check_plan(plan: &RunPlan) -> Result<(), RunError> {
+/// Refusals that need no target: a bad workload, a simulation without the null engine, an
+/// interval too short, a run that would not fit in memory (`interval_histograms`: each
+/// interval keeps its histograms).
+fn check_plan(plan: &RunPlan, interval_histograms: bool) -> Result<(), RunError> {
     plan.workload.check().map_err(PlanError)?;
     if plan.sim.is_some() && plan.engine != EngineKind::Null {
         return Err(PlanError("a simulated device (--sim) needs --engine null".into()).into());
     }
-    // The series holds one record per interval: bound it, so a long run with a short
-    // interval cannot grow memory (and the result file) without limit.
-    let intervals = (plan.ramp + plan.time).as_nanos() / interval_ns(plan) as u128;
-    if intervals > MAX_INTERVALS {
+    if plan.interval < crate::budget::MIN_INTERVAL {
         return Err(PlanError(format!(
-            "{:?} of ramp and run at --interval {:?} would make {intervals} intervals; at most {MAX_INTERVALS} are kept: give a longer --interval",
-            plan.ramp + plan.time,
-            plan.interval.max(Duration::from_millis(1)),
+            "--interval {}: expected 1ms or longer (each interval of the series is a record of the result)",
+            oio_core::units::format_duration(plan.interval)
         ))
         .into());
     }
+    let limit = oio_core::memory::Limit::resolve(plan.memory_limit);
+    plan.check_memory(limit.as_ref(), interval_histograms)
+        .map_err(|e| PlanError(e.to_string()))?;
     Ok(())
 }
 
@@ -570,6 +573,7 @@ fn spawn_workers(
                     paths: &input.target_paths,
                     lat_log: std::cell::RefCell::new(input.lat_log),
                     sync_files: input.sync_files,
+                    stalled_ns: std::cell::Cell::new(0),
                 };
                 let r = match engine {
                     EngineKind::Null => match sim {

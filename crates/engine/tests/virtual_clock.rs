@@ -40,6 +40,7 @@ fn plan(dir: &tempfile::TempDir, workload: &str, sim: &str, time: Duration) -> R
         sim: Some(sim.parse().unwrap()),
         lat_log: None,
         hdr_log: None,
+        memory_limit: None,
     }
 }
 

@@ -396,6 +396,7 @@ mod tests {
             sim: None,
             lat_log: None,
             hdr_log: None,
+            memory_limit: None,
         }
     }
 

@@ -183,9 +183,15 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &BlendPlan, out: &mut Outcome) ->
             path,
         });
         if !lab.note_stop(stop, out) {
-            // An interrupted phase compares nothing: no conclusions from it.
+            // An interrupted phase compares nothing: no conclusions from it. A stop that
+            // came once the phase had finished leaves no partial one.
+            let when = if stop == oio_core::StopReason::Interrupted {
+                "during"
+            } else {
+                "after"
+            };
             lab.progress.notice(&format!(
-                "interrupted during \"{}\"; the phases' results are kept; no blend drawn",
+                "interrupted {when} \"{}\"; the phases' results are kept; no blend drawn",
                 ph.name
             ));
             return Ok(());

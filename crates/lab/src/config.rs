@@ -177,6 +177,9 @@ pub struct RunConfig {
     /// was recorded): a rerun from elsewhere resolves them here, never in its own directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<PathBuf>,
+    /// Most memory a run may take, bytes (None: a share of what the host has).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit: Option<u64>,
 }
 
 impl RunConfig {
@@ -212,6 +215,7 @@ impl RunConfig {
             track_order: self.track_order,
             lat_log: self.lat_log.clone(),
             hdr_log: self.hdr_log.clone(),
+            memory_limit: self.memory_limit,
             sim: self.sim.as_ref().map(|s| s.device.clone()),
         }
     }
@@ -266,6 +270,8 @@ pub struct RunSettings {
     pub hdr_log: Option<PathBuf>,
     /// Do not time I/Os.
     pub no_latency: bool,
+    /// Most memory a run may take (None: a share of what the host has).
+    pub memory_limit: Option<u64>,
 }
 
 impl RunSettings {
@@ -320,6 +326,7 @@ impl RunSettings {
             hdr_log: self.hdr_log.clone(),
             sim: self.sim.clone(),
             cwd: std::env::current_dir().ok(),
+            memory_limit: self.memory_limit,
         })
     }
 }

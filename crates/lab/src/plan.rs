@@ -13,7 +13,9 @@ use crate::order::{self, Order};
 use crate::sink::{Item, Sink};
 use crate::sweep::{self, SweepPlan};
 use oio_analysis::sweep::Sweep;
+use oio_core::memory::{Estimate, Limit};
 use oio_core::result::RunResult;
+use oio_core::units::{format_bytes, format_count};
 use oio_core::{Cancel, StopReason};
 use oio_engine::RunObserver;
 use serde::{Deserialize, Serialize};
@@ -82,6 +84,74 @@ impl Plan {
             Plan::Sweep(s) => vec![&mut s.base],
             Plan::Blend(b) => b.phases.iter_mut().map(|p| &mut p.run).collect(),
         }
+    }
+
+    /// Every run the plan makes, with how many copies of its result the experiment keeps
+    /// until it ends (a sweep keeps two: the outcome's and its point's). A sweep's `refine`
+    /// midpoints are not known before it runs and are not counted.
+    fn runs_kept(&self) -> Result<Vec<(RunConfig, u64)>> {
+        Ok(match self {
+            Plan::Run { run } => vec![(run.clone(), 1)],
+            Plan::Repeat { run, count } => vec![(run.clone(), u64::from(*count))],
+            Plan::Interleave(il) => il
+                .configs
+                .iter()
+                .map(|c| (c.run.clone(), u64::from(il.repeat)))
+                .collect(),
+            Plan::Sweep(s) => s
+                .point_configs()?
+                .into_iter()
+                .map(|c| (c, 2 * u64::from(s.repeat)))
+                .collect(),
+            Plan::Blend(b) => b.phases.iter().map(|p| (p.run.clone(), 1)).collect(),
+        })
+    }
+
+    /// What the experiment holds in memory at most: the largest run's own needs, and the
+    /// results it keeps until it ends.
+    pub fn memory(&self) -> Result<Estimate> {
+        let runs = self.runs_kept()?;
+        let mut e = Estimate::new();
+        let largest = runs
+            .iter()
+            .map(|(c, _)| c.engine_plan().memory(false))
+            .max_by_key(Estimate::total)
+            .unwrap_or_default();
+        let kept: u64 = runs
+            .iter()
+            .map(|(c, n)| c.engine_plan().result_bytes().saturating_mul(*n))
+            .fold(0, u64::saturating_add);
+        let count: u64 = runs.iter().map(|(_, n)| n).sum();
+        if count > 1 {
+            e.add(
+                format!(
+                    "results kept until the experiment ends: {} of them, {} on average",
+                    format_count(count as f64),
+                    format_bytes(kept as f64 / count as f64)
+                ),
+                kept,
+                Some("use a longer --interval, or fewer runs (--repeat, points)".into()),
+            );
+        }
+        e.extend(largest);
+        Ok(e)
+    }
+
+    /// Refuses the plan before any run when its estimate is above the memory limit (the
+    /// first run's `memory_limit`, else a share of the host's memory).
+    pub fn check_memory(&self) -> Result<()> {
+        let given = self.runs_kept()?.first().and_then(|(c, _)| c.memory_limit);
+        let limit = Limit::resolve(given);
+        // A single run refuses itself in the engine, with the interval that would fit.
+        if let Plan::Run { run } = self {
+            return run
+                .engine_plan()
+                .check_memory(limit.as_ref(), false)
+                .map_err(|e| LabError::Invalid(e.to_string()));
+        }
+        self.memory()?
+            .check(limit.as_ref())
+            .map_err(|e| LabError::Invalid(e.to_string()))
     }
 
     /// Reads a plan a document embedded (`plan`).
@@ -211,8 +281,10 @@ pub struct Lab<'a> {
 }
 
 impl Lab<'_> {
-    /// Runs `plan` to its end or until cancelled.
+    /// Runs `plan` to its end or until cancelled; refuses it before any run when it would
+    /// not fit in memory.
     pub fn execute(&mut self, plan: &Plan) -> Result<Outcome> {
+        plan.check_memory()?;
         let mut out = Outcome {
             runs: Vec::new(),
             stop: StopReason::Completed,
@@ -324,15 +396,16 @@ impl Lab<'_> {
         step: &Step,
         name: Option<&str>,
     ) -> Result<PathBuf> {
-        let doc = serde_json::to_value(r).map_err(|e| LabError::Json(e.to_string()))?;
-        let path = self.sink.save(
+        // Straight to text: a JSON value of a long series would take several times its size.
+        let bytes = crate::sink::json_bytes(r)?;
+        let path = self.sink.save_json(
             &Item {
                 subdir,
                 kind: "run",
                 timestamp: &r.envelope.timestamp,
                 label: name.unwrap_or(&r.workload.name),
             },
-            &doc,
+            &bytes,
         )?;
         self.progress.run_saved(step, r, &path);
         Ok(path)
@@ -406,6 +479,7 @@ mod tests {
             lat_log: None,
             hdr_log: None,
             no_latency: false,
+            memory_limit: None,
         }
         .config(
             &WorkloadSource::Pattern(Pattern::Randread),
@@ -450,6 +524,50 @@ mod tests {
             assert_eq!(doc["summary"]["total"]["ios"], 200);
             assert_eq!(doc["command"][0], "test");
         }
+    }
+
+    /// Cancels the token once a run is saved: the stop lands between two runs.
+    struct CancelAfterSave<'a> {
+        quiet: Silent,
+        cancel: &'a Cancel,
+    }
+
+    impl Progress for CancelAfterSave<'_> {
+        fn observer(&mut self) -> &mut dyn RunObserver {
+            self.quiet.observer()
+        }
+        fn run_saved(&mut self, _step: &Step, _result: &RunResult, _path: &Path) {
+            self.cancel.cancel();
+        }
+    }
+
+    #[test]
+    fn a_stop_between_two_runs_keeps_the_finished_ones_and_starts_no_other() {
+        let d = tempfile::tempdir().unwrap();
+        let cancel = Cancel::new();
+        let mut sink = MemorySink::default();
+        let mut progress = CancelAfterSave {
+            quiet: Silent::default(),
+            cancel: &cancel,
+        };
+        let outcome = Lab {
+            sink: &mut sink,
+            progress: &mut progress,
+            cancel: &cancel,
+            command: vec!["test".into()],
+        }
+        .execute(&Plan::Repeat {
+            run: null_run(d.path(), 100),
+            count: 3,
+        })
+        .unwrap();
+        assert_eq!(outcome.stop, StopReason::Interrupted);
+        assert_eq!(sink.docs.len(), 1, "no run starts after the stop");
+        assert_eq!(
+            sink.docs[0].1["partial"], false,
+            "the finished run is whole"
+        );
+        assert_eq!(outcome.runs.len(), 1);
     }
 
     #[test]

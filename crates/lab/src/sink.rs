@@ -28,6 +28,14 @@ pub trait Sink {
     /// Stores one document (a run result, complete or partial, or a summary document) and
     /// says where it went.
     fn save(&mut self, item: &Item<'_>, doc: &serde_json::Value) -> Result<PathBuf>;
+
+    /// Stores a document already written as JSON text ([`json_bytes`]); a sink that keeps
+    /// values reads it back.
+    fn save_json(&mut self, item: &Item<'_>, bytes: &[u8]) -> Result<PathBuf> {
+        let doc = serde_json::from_slice(bytes)
+            .map_err(|e| LabError::Json(format!("reading back a document: {e}")))?;
+        self.save(item, &doc)
+    }
 }
 
 /// A temporary file in `dir`, for writing a file whole before it is renamed into place. It is
@@ -264,9 +272,12 @@ pub fn json_bytes<T: serde::Serialize + ?Sized>(value: &T) -> Result<Vec<u8>> {
 
 impl Sink for FileSink {
     fn save(&mut self, item: &Item<'_>, doc: &serde_json::Value) -> Result<PathBuf> {
+        self.save_json(item, &json_bytes(doc)?)
+    }
+
+    fn save_json(&mut self, item: &Item<'_>, bytes: &[u8]) -> Result<PathBuf> {
         let name = result_file_name(item.kind, item.timestamp, item.label);
-        let bytes = json_bytes(doc)?;
-        self.save_bytes(item.subdir, &name, &bytes)
+        self.save_bytes(item.subdir, &name, bytes)
     }
 }
 

@@ -83,6 +83,19 @@ impl SweepPlan {
         Ok(())
     }
 
+    /// The configuration of every point of the grid (not the midpoints `refine` adds).
+    pub(crate) fn point_configs(&self) -> Result<Vec<RunConfig>> {
+        let mut out = Vec::new();
+        for bs in self.bs_axis() {
+            for rp in self.read_axis() {
+                for &qd in &self.qd {
+                    out.push(self.point_config(qd, bs.as_ref(), rp)?);
+                }
+            }
+        }
+        Ok(out)
+    }
+
     fn bs_axis(&self) -> Vec<Option<SizeMix>> {
         if self.bs.is_empty() {
             vec![None]
@@ -499,6 +512,7 @@ mod tests {
             lat_log: None,
             hdr_log: None,
             no_latency: false,
+            memory_limit: None,
         }
         .config(&source, &overrides)
         .unwrap();

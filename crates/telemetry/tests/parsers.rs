@@ -487,3 +487,50 @@ fn unknown_format_is_refused_with_the_list_of_formats() {
     assert!(matches!(e, TelemetryError::Invalid { .. }));
     assert!(e.to_string().contains("perfmon CSV"), "{e}");
 }
+
+/// Averaged fio logs of jobs that stalled (iodepth 15, a neighbour's writes on the device;
+/// issue 22: outstanding I/O 16.5 and 18.7 against fio's 15.0, and 1,425 from one stall).
+/// `start`: the first 542 ms stalled (a 542 ms mean latency window); `middle`: a latency
+/// window stretched to 918 ms, nothing completing in most of it; `tail`: the helper wrote
+/// no rate row after 2.5 s of a 3 s job. fio's own JSON for the three jobs: outstanding
+/// 14.99, 14.99 and 14.97; reads 7,144, 7,103 and 48,262.
+#[test]
+fn fio_averaged_logs_of_stalled_jobs_stay_near_fios_own_figures_and_say_so() {
+    let dir = fixture("fio_stalled_logs");
+    for (job, fio_q, fio_reads, within) in [
+        ("start", 14.99, 7144.0, 2.0),
+        ("middle", 14.99, 7103.0, 1.02),
+        ("tail", 14.974, 48262.0, 1.02),
+    ] {
+        let paths: Vec<PathBuf> = ["lat", "iops", "bw"]
+            .iter()
+            .map(|k| dir.join(format!("{job}_{k}.1.log")))
+            .collect();
+        let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+        let o = parse_files(&refs, &ParseOptions::default()).unwrap();
+        let iv = &o.device(&format!("fio:{job}.1")).unwrap().intervals;
+        let secs: f64 = iv.iter().map(|i| i.duration_s).sum();
+        let q = iv
+            .iter()
+            .map(|i| i.queue_mean.unwrap_or(0.0) * i.duration_s)
+            .sum::<f64>()
+            / secs;
+        let reads: f64 = iv
+            .iter()
+            .map(|i| i.read.iops.unwrap_or(0.0) * i.duration_s)
+            .sum();
+        let what = format!(
+            "{job}: outstanding {q:.2} vs fio's {fio_q}, reads {reads:.0} vs {fio_reads}: {:?}",
+            o.envelope.warnings
+        );
+        assert!(q <= fio_q * within && q >= fio_q / within, "{what}");
+        // Rate rows count one window of I/Os each, however late the helper wrote them.
+        assert!(close(reads, fio_reads, 0.03), "{what}");
+        if job != "tail" {
+            assert!(
+                o.envelope.warnings.iter().any(|w| w.contains("stalled")),
+                "a stall is said: {what}"
+            );
+        }
+    }
+}

@@ -51,6 +51,7 @@
 //! behind with a warning instead of hanging the run.
 
 mod assemble;
+pub mod budget;
 mod monitor;
 mod worker;
 
@@ -200,7 +201,7 @@ pub fn run(
         }
         let n = plan.workers[step];
         observer.step_starting(i, n);
-        let mut result = match run_step(&url, &plan.options(n), observer, cancel) {
+        let mut result = match run_checked(&url, &plan.options(n), Some(plan), observer, cancel) {
             Ok(r) => r,
             Err(e) => {
                 // Keep the finished runs before reporting the failure.
@@ -251,10 +252,23 @@ pub fn run_step(
     observer: &mut dyn RunObserver,
     cancel: &Cancel,
 ) -> Result<TpccResult> {
+    run_checked(url, opts, None, observer, cancel)
+}
+
+/// Runs one step of `plan` (or a step alone), refusing it before any worker starts when
+/// the plan's memory estimate is above the limit.
+fn run_checked(
+    url: &DbUrl,
+    opts: &RunOptions,
+    plan: Option<&TpccRunPlan>,
+    observer: &mut dyn RunObserver,
+    cancel: &Cancel,
+) -> Result<TpccResult> {
     opts.validate(url.dialect())?;
     crate::schema::require_file(url)?;
     let sqlite = Arc::new(SqliteShared::default());
     let (monitor, setup) = Monitor::start(url, opts, &sqlite)?;
+    check_memory(url, opts, plan, setup.warehouses)?;
     // A snapshot before any worker starts makes a ramp-less window exact.
     let early_snapshot = if opts.ramp_s <= 0.0 {
         Some(monitor.snapshot()?)
@@ -284,6 +298,31 @@ pub fn run_step(
     };
     let closed = close_window(opts, crew, &monitor, window, collected, observer, cancel)?;
     Ok(assemble(url, opts, &setup, closed))
+}
+
+/// Refuses a run whose estimate is above the memory limit (see [`budget`]).
+fn check_memory(
+    url: &DbUrl,
+    opts: &RunOptions,
+    plan: Option<&TpccRunPlan>,
+    warehouses: u32,
+) -> Result<()> {
+    let db = budget::Db {
+        dialect: url.dialect(),
+        warehouses,
+        bytes: match url {
+            DbUrl::Sqlite(p) => std::fs::metadata(p).ok().map(|m| m.len()),
+            _ => None,
+        },
+    };
+    let estimate = match plan {
+        Some(p) => budget::plan_memory(p, &db),
+        None => budget::step_memory(opts, &db),
+    };
+    let limit = oio_core::memory::Limit::resolve(opts.memory_limit);
+    estimate
+        .check(limit.as_ref())
+        .map_err(|e| TpccError::Invalid(e.to_string()))
 }
 
 /// The workers and the SQLite checkpointer, on threads of their own.

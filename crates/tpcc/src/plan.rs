@@ -157,6 +157,18 @@ fn is_one(x: &f64) -> bool {
     *x == 1.0
 }
 
+/// Shortest interval of the series, seconds.
+pub const MIN_INTERVAL_S: f64 = 0.05;
+
+/// Seconds for a message: `0s`, `20ms`, `1.5s`.
+pub(crate) fn seconds(s: f64) -> String {
+    if (0.0..1e9).contains(&s) {
+        oio_core::units::format_duration(Duration::from_nanos((s * 1e9).round() as u64))
+    } else {
+        format!("{s} s")
+    }
+}
+
 /// How to run one step (one worker count): the options recorded in a result as `options`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunOptions {
@@ -195,6 +207,11 @@ pub struct RunOptions {
     /// Timeouts of every session.
     #[serde(default)]
     pub timeouts: Timeouts,
+    /// Most memory the run may take, bytes (None: a share of what the host has, see
+    /// `oio_core::memory`); the run is refused before its workers start when its estimate
+    /// is above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit: Option<u64>,
 }
 
 impl Default for RunOptions {
@@ -218,6 +235,7 @@ impl Default for RunOptions {
                 statement_s: 60.0,
                 ..Timeouts::default()
             },
+            memory_limit: None,
         }
     }
 }
@@ -259,10 +277,12 @@ impl RunOptions {
         if !(self.ramp_s >= 0.0 && self.ramp_s.is_finite()) {
             return Err(TpccError::Invalid("--ramp must be zero or longer".into()));
         }
-        if !(self.interval_s > 0.0 && self.interval_s.is_finite()) {
-            return Err(TpccError::Invalid(
-                "--interval must be longer than zero".into(),
-            ));
+        if !(self.interval_s >= MIN_INTERVAL_S && self.interval_s.is_finite()) {
+            return Err(TpccError::Invalid(format!(
+                "--interval {}: expected {} ms or longer (the driver drains the workers' counters once an interval)",
+                crate::plan::seconds(self.interval_s),
+                MIN_INTERVAL_S * 1000.0
+            )));
         }
         if dialect == Dialect::Sqlite && self.mode == Mode::Server {
             return Err(TpccError::Invalid(
@@ -336,6 +356,9 @@ pub struct TpccRunPlan {
     /// A name every result of the plan carries (`--label`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// Most memory the run may take, bytes (see [`RunOptions::memory_limit`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit: Option<u64>,
 }
 
 fn one_u32() -> u32 {
@@ -374,6 +397,7 @@ impl TpccRunPlan {
             schedule: Vec::new(),
             order: None,
             label: None,
+            memory_limit: step.memory_limit,
         }
     }
 
@@ -409,6 +433,7 @@ impl TpccRunPlan {
             max_retries: self.max_retries,
             sqlite_sync: self.sqlite_sync,
             timeouts: self.timeouts,
+            memory_limit: self.memory_limit,
         }
     }
 

@@ -11,6 +11,7 @@ use oio_core::result::{
     AccessOrder, CpuUsage, DirStats, EngineInfo, ErrorSummary, HostNoise, RunOptions, RunResult,
     StreamSummary, Summary, VerifyFinding, VerifySummary, RUN_SCHEMA, RUN_SCHEMA_VERSION,
 };
+use oio_core::units::format_ns;
 use oio_core::workload::Load;
 use oio_core::{Envelope, StopReason};
 use std::time::{Duration, SystemTime};
@@ -261,6 +262,30 @@ fn after_run_warnings(
         warnings.push(format!(
             "{} I/Os failed and are not counted in the statistics",
             c.errors.count
+        ));
+    }
+    series_warnings(warnings, timing, c);
+}
+
+/// What the bounds on the series cost this run, if anything: workers that waited for the
+/// collector, intervals closed before a late worker reported them.
+fn series_warnings(warnings: &mut Vec<String>, timing: &Timing, c: &Collected) {
+    let interval =
+        oio_core::units::format_duration(std::time::Duration::from_nanos(timing.interval));
+    // A millisecond in all is a few wake-ups: below what a latency could show. On a virtual
+    // clock time stands still while a worker waits: it costs wall time only.
+    if c.stalled_ns >= 1_000_000 && !timing.clock.is_virtual() {
+        warnings.push(format!(
+            "workers waited {} in all for oio's collector to take their intervals (--interval {interval} makes many): their I/O paused meanwhile, and the latencies include it; a longer --interval avoids it",
+            format_ns(c.stalled_ns as f64)
+        ));
+    }
+    if c.closed_early > 0 {
+        warnings.push(format!(
+            "{} intervals were closed before every worker had reported them (a worker was more than {} intervals behind the others); {} I/Os it reported later count in the totals but not in their intervals",
+            c.closed_early,
+            crate::budget::pending_cap(std::time::Duration::from_nanos(timing.interval)),
+            c.late_ios
         ));
     }
 }

@@ -28,6 +28,14 @@ pub(super) struct Collected {
     pub(super) failure: Option<(usize, EngineError)>,
     /// The host's CPU over the measured phase (None without /proc).
     pub(super) host: Option<HostSeen>,
+    /// Real time workers waited for the collector to take their intervals, ns, summed.
+    pub(super) stalled_ns: u64,
+    /// Intervals closed before every worker had reported them, because one worker was too
+    /// far behind the others (see [`crate::budget::pending_cap`]).
+    pub(super) closed_early: u64,
+    /// I/Os of workers reported for intervals already closed: in the totals, not in those
+    /// intervals.
+    pub(super) late_ios: u64,
 }
 
 /// The host as the collector saw it, beside each interval's `host_cpu`.
@@ -71,6 +79,8 @@ struct Collector<'a> {
     c: Collected,
     pending: BTreeMap<u64, Pending>,
     next: u64,
+    /// Most intervals kept open waiting for a late worker.
+    pending_cap: usize,
     /// Whether each interval keeps its histograms (a fleet agent streams them).
     hist: bool,
     host: Option<HostWatch>,
@@ -84,32 +94,7 @@ pub(super) fn collect(
     observer: &mut dyn RunObserver,
     stops: &Stops,
 ) -> Collected {
-    let mut col = Collector {
-        shape,
-        t,
-        c: Collected {
-            order: [0; 3],
-            verify: None,
-            streams: vec![DirPair::default(); shape.streams],
-            intervals: Vec::new(),
-            end_ns: 0,
-            all_ios: 0,
-            errors: ErrorCounts::default(),
-            features: Vec::new(),
-            engine_name: None,
-            failure: None,
-            host: None,
-        },
-        pending: BTreeMap::new(),
-        next: 0,
-        hist: observer.interval_histograms(),
-        host: HostCpuSampler::start().map(|sampler| HostWatch {
-            per_interval: !t.clock.is_virtual()
-                && Duration::from_nanos(t.interval) >= sampler.min_span(),
-            sampler,
-            ramping: true,
-        }),
-    };
+    let mut col = Collector::new(shape, t, observer.interval_histograms());
     let mut done = 0usize;
     while done < shape.workers {
         let wait = col.host_baseline(Duration::from_millis(200));
@@ -128,9 +113,11 @@ pub(super) fn collect(
                 errors,
                 verify,
                 order,
+                stalled_ns,
             }) => {
                 done += 1;
                 let c = &mut col.c;
+                c.stalled_ns = c.stalled_ns.saturating_add(stalled_ns);
                 for (a, b) in c.order.iter_mut().zip(order) {
                     *a += b;
                 }
@@ -175,7 +162,46 @@ pub(super) fn collect(
     col.c
 }
 
-impl Collector<'_> {
+impl<'a> Collector<'a> {
+    /// A collector for the run of `shape` timed by `t`; `hist`: intervals keep their
+    /// histograms.
+    fn new(shape: &'a Shape, t: &'a Timing, hist: bool) -> Collector<'a> {
+        Collector {
+            shape,
+            t,
+            c: Collected {
+                order: [0; 3],
+                verify: None,
+                streams: vec![DirPair::default(); shape.streams],
+                // Every record the series can have, reserved now (the memory budget counted
+                // them), so the series never grows by doubling.
+                intervals: Vec::with_capacity(
+                    ((t.end - t.measure_start) / t.interval.max(1) + 1).min(1 << 32) as usize,
+                ),
+                end_ns: 0,
+                all_ios: 0,
+                errors: ErrorCounts::default(),
+                features: Vec::new(),
+                engine_name: None,
+                failure: None,
+                host: None,
+                stalled_ns: 0,
+                closed_early: 0,
+                late_ios: 0,
+            },
+            pending: BTreeMap::new(),
+            next: 0,
+            pending_cap: crate::budget::pending_cap(Duration::from_nanos(t.interval)),
+            hist,
+            host: HostCpuSampler::start().map(|sampler| HostWatch {
+                per_interval: !t.clock.is_virtual()
+                    && Duration::from_nanos(t.interval) >= sampler.min_span(),
+                sampler,
+                ramping: true,
+            }),
+        }
+    }
+
     /// During the ramp, takes the host's baseline again and returns how long to wait for
     /// the next message: `most`, or less when the measured phase starts sooner (real clock),
     /// so the baseline falls at its start.
@@ -195,8 +221,16 @@ impl Collector<'_> {
         most.min(Duration::from_nanos(self.t.measure_start - now))
     }
 
-    /// One worker's part of interval `idx`; finished intervals are merged in order.
+    /// One worker's part of interval `idx`; finished intervals are merged in order. Past
+    /// `pending_cap` open intervals the oldest is closed with what it has, so a worker far
+    /// behind the others cannot make the collector hold intervals without limit; what it
+    /// reports later for closed intervals counts in the totals only.
     fn interval(&mut self, stream: usize, idx: u64, end_ns: u64, acc: &DirPair) {
+        if idx < self.next {
+            self.c.streams[stream].add(acc);
+            self.c.late_ios += acc.read.ios + acc.write.ios;
+            return;
+        }
         let n_streams = self.shape.streams;
         let p = self.pending.entry(idx).or_insert_with(|| Pending {
             reported: 0,
@@ -214,6 +248,12 @@ impl Collector<'_> {
             let p = self.pending.remove(&self.next).expect("checked");
             self.finalize(self.next, p);
             self.next += 1;
+        }
+        while self.pending.len() > self.pending_cap {
+            let (first, p) = self.pending.pop_first().expect("more than the cap");
+            self.c.closed_early += 1;
+            self.finalize(first, p);
+            self.next = first + 1;
         }
     }
 
@@ -266,5 +306,58 @@ impl Collector<'_> {
                 h.per_interval.then(|| h.sampler.interval()).flatten()
             }),
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::Clock;
+    use crate::engines::Dir;
+
+    fn one_read() -> DirPair {
+        let mut p = DirPair::default();
+        p.count(Dir::Read, 4096);
+        p.record(Dir::Read, 1000, 1);
+        p
+    }
+
+    #[test]
+    fn a_worker_far_behind_cannot_make_the_collector_hold_intervals_without_limit() {
+        let shape = Shape {
+            workers: 2,
+            streams: 1,
+            open_loop: false,
+            hdr: None,
+        };
+        // 1 s of 1 ms intervals after no ramp: a second's worth (1000) may wait.
+        let t = Timing {
+            clock: Clock::real(),
+            measure_start: 0,
+            end: 10_000_000_000,
+            interval: 1_000_000,
+        };
+        let mut col = Collector::new(&shape, &t, false);
+        let cap = col.pending_cap as u64;
+        assert_eq!(cap, 1000);
+        // Worker A runs 1005 intervals ahead of worker B, which has sent nothing.
+        for idx in 0..cap + 5 {
+            col.interval(0, idx, (idx + 1) * t.interval, &one_read());
+        }
+        assert_eq!(col.pending.len() as u64, cap);
+        assert_eq!(col.c.closed_early, 5);
+        assert_eq!(col.c.intervals.len(), 5);
+        // B's part of a closed interval counts in the totals, not in the interval.
+        col.interval(0, 2, 3 * t.interval, &one_read());
+        assert_eq!(col.c.late_ios, 1);
+        assert_eq!(col.c.intervals[2].total.ios, 1);
+        // B catches up: the rest close in order with both parts.
+        for idx in 5..cap + 5 {
+            col.interval(0, idx, (idx + 1) * t.interval, &one_read());
+        }
+        assert!(col.pending.is_empty());
+        assert_eq!(col.c.intervals.len() as u64, cap + 5);
+        assert_eq!(col.c.intervals[7].total.ios, 2);
+        assert_eq!(col.c.streams[0].read.ios, 2 * (cap + 5) - 4);
     }
 }

@@ -120,6 +120,8 @@ pub(super) enum Msg {
         errors: ErrorCounts,
         verify: Option<VerifyCounts>,
         order: [u64; 3],
+        /// Real time the worker waited for the collector to take its intervals, ns.
+        stalled_ns: u64,
     },
     Failed {
         stream: usize,
@@ -282,6 +284,7 @@ impl<'w> Tally<'w> {
             all_ios: self.all_ios,
             end_ns,
             errors: self.errors,
+            stalled_ns: self.w.stalled_ns.get(),
         });
     }
 

@@ -40,6 +40,8 @@ pub(super) struct Worker<'a> {
     /// With `fdatasync`: the worker's targets, to sync (empty on the null engine, which
     /// does no I/O: its syncs are counted and cost nothing).
     pub(super) sync_files: Vec<std::fs::File>,
+    /// Real time spent waiting for the collector to take a finished interval, ns.
+    pub(super) stalled_ns: std::cell::Cell<u64>,
 }
 
 impl Worker<'_> {
@@ -62,13 +64,22 @@ impl Worker<'_> {
         }
     }
 
+    /// Hands a finished interval to the collector. The channel is bounded: when the collector
+    /// is behind, the worker waits here (its I/O with it) and the wait is counted.
     pub(super) fn send_interval(&self, idx: u64, end_ns: u64, acc: Box<super::tally::DirPair>) {
-        let _ = self.tx.send(Msg::Interval {
+        let msg = Msg::Interval {
             stream: self.a.stream,
             idx,
             end_ns,
             acc,
-        });
+        };
+        if let Err(crossbeam_channel::TrySendError::Full(msg)) = self.tx.try_send(msg) {
+            let t = std::time::Instant::now();
+            let _ = self.tx.send(msg);
+            let waited = t.elapsed().as_nanos().min(u64::MAX as u128) as u64;
+            self.stalled_ns
+                .set(self.stalled_ns.get().saturating_add(waited));
+        }
     }
 
     fn trimmer(&self) -> Option<Trimmer> {
@@ -367,7 +378,7 @@ impl<'w, E: Engine> ClosedLoop<'w, E> {
 }
 
 /// Beyond this backlog arrivals are dropped and counted: memory stays bounded.
-const MAX_BACKLOG: usize = 1 << 22;
+pub(crate) const MAX_BACKLOG: usize = 1 << 22;
 
 /// How long before an arrival the open loop stops sleeping and polls. A sleep, or the
 /// engine's wait with a timeout, wakes late by the timer's and the scheduler's latency

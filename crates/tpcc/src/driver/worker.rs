@@ -254,6 +254,12 @@ struct TermState {
     next: (TxnType, Input),
 }
 
+/// Bytes one terminal takes: its state and its next transaction's input (New-Order's up to
+/// 15 lines).
+pub(super) fn terminal_bytes() -> u64 {
+    (std::mem::size_of::<TermState>() + 15 * std::mem::size_of::<crate::txn::Line>()) as u64
+}
+
 impl PartialEq for TermState {
     fn eq(&self, o: &Self) -> bool {
         (self.ready, self.idx) == (o.ready, o.idx)

@@ -207,6 +207,11 @@ pub struct RunArgs {
     /// Print the result as JSON on stdout (and nothing else there).
     #[arg(long)]
     pub json: bool,
+    /// Most memory the run may hold (connections, histograms, terminals, its series), e.g.
+    /// 2G; a run whose estimate is above it is refused before its workers start. Default:
+    /// half of MemAvailable, or less under a cgroup or address-space limit.
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::size_arg)]
+    pub memory_limit: Option<u64>,
 }
 
 /// Order of the runs of a sequence (oio-lab's order rule).
@@ -270,6 +275,7 @@ impl RunArgs {
                 SyncArg::Off => SqliteSync::Off,
             },
             timeouts: self.db.timeouts(RUN_STATEMENT_TIMEOUT),
+            memory_limit: self.memory_limit,
         };
         let mut plan = TpccRunPlan::new(&self.db.db, self.workers.clone(), step);
         plan.label = self.label.clone();
