@@ -453,7 +453,9 @@ fn grow(
     cancel: &Cancel,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(), TargetError> {
+    // Read too: recording it samples its contents.
     let mut f = OpenOptions::new()
+        .read(true)
         .write(true)
         .open(path)
         .map_err(io_err(path, "opening the file to grow it"))?;
