@@ -359,6 +359,7 @@ mod tests {
                 allow_overwrite: false,
                 destroy_data: false,
                 fill_seed: 7,
+                wait: false,
             },
             engine: EngineKind::IoUring,
             submit: SubmitMode::Batch,

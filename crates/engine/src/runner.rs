@@ -49,6 +49,9 @@ const MAX_INTERVALS: u128 = 1_000_000;
 pub trait RunObserver {
     /// A new target file is being filled.
     fn filling(&mut self, _path: &Path, _done: u64, _total: u64) {}
+    /// With `--wait`: the run waits for another that holds `path` (`holder` says who, "in use
+    /// by oio, pid 123 (writing to it)"); told once per target.
+    fn waiting(&mut self, _path: &Path, _holder: &str) {}
     /// Workers started; the ramp and then the measured time follow.
     fn started(&mut self, _start: &Start<'_>) {}
     /// Called a few times a second with the time since start (on the run's clock) and the
@@ -281,6 +284,7 @@ fn open_targets(
             }
         }
     }
+    same_target_twice(plan, &paths)?;
     let mut targets: Vec<OpenTarget> = Vec::with_capacity(paths.len());
     for (i, tp) in paths.iter().enumerate() {
         let opts = TargetOptions {
@@ -288,13 +292,17 @@ fn open_targets(
             fill_seed: plan.seed ^ (i as u64) << 48,
             ..plan.target_options.clone()
         };
-        targets.push(target::prepare(
+        // Both callbacks tell the one observer.
+        let obs = std::cell::RefCell::new(&mut *observer);
+        let t = target::prepare_with(
             &tp.path,
             &tp.role,
             &opts,
             cancel,
-            &mut |d, t| observer.filling(&tp.path, d, t),
-        )?);
+            &mut |d, t| obs.borrow_mut().filling(&tp.path, d, t),
+            &mut |w| obs.borrow_mut().waiting(&tp.path, w),
+        )?;
+        targets.push(t);
     }
     let meta: Vec<(PathBuf, u64, u64)> = paths
         .iter()
@@ -307,6 +315,37 @@ fn open_targets(
         targets,
         assignments,
     })
+}
+
+/// Refuses two paths of one run that lead to the same file or device when the run writes to
+/// either: the second would wait for the first's lock forever (and its blocks would be
+/// written twice over).
+fn same_target_twice(plan: &RunPlan, paths: &[TargetPath]) -> Result<(), RunError> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let mut seen: Vec<(&Path, (u64, u64))> = Vec::new();
+    for tp in paths {
+        let Ok(md) = std::fs::metadata(&tp.path) else {
+            continue;
+        };
+        let id = if md.file_type().is_block_device() {
+            (u64::MAX, md.rdev())
+        } else {
+            (md.dev(), md.ino())
+        };
+        if let Some((first, _)) = seen.iter().find(|(_, i)| *i == id) {
+            if plan.writes_to(&tp.path) || plan.writes_to(&first.to_path_buf()) {
+                return Err(PlanError(format!(
+                    "{} and {} are the same {}; name it once",
+                    first.display(),
+                    tp.path.display(),
+                    if id.0 == u64::MAX { "device" } else { "file" }
+                ))
+                .into());
+            }
+        }
+        seen.push((&tp.path, id));
+    }
+    Ok(())
 }
 
 /// Warnings known before the ramp: an engine fallback, targets in memory.

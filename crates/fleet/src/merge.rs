@@ -382,6 +382,7 @@ mod tests {
                 allow_overwrite: false,
                 destroy_data: false,
                 fill_seed: 0,
+                wait: false,
             },
             engine: oio_engine::EngineKind::Null,
             submit: oio_engine::SubmitMode::PerIo,

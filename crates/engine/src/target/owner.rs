@@ -537,8 +537,7 @@ mod tests {
         // The time put back as oio left it (`cp -p`, `touch -r`): the contents tell.
         let w = File::options().write(true).open(&p).unwrap();
         w.set_modified(
-            std::time::UNIX_EPOCH
-                + std::time::Duration::new(r.mtime.0 as u64, r.mtime.1),
+            std::time::UNIX_EPOCH + std::time::Duration::new(r.mtime.0 as u64, r.mtime.1),
         )
         .unwrap();
         let o = ownership(&f, &f.metadata().unwrap());
@@ -557,9 +556,8 @@ mod tests {
     #[test]
     fn the_recorded_time_is_one_no_later_write_can_stamp() {
         let now = std::time::SystemTime::now();
-        let secs = |t: std::time::SystemTime| {
-            t.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
-        };
+        let secs =
+            |t: std::time::SystemTime| t.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
         for _ in 0..100 {
             let p = pinned_time(now);
             // Whole seconds (or even two) floored: still before the current second.
@@ -572,12 +570,19 @@ mod tests {
     fn samples_cover_the_file_from_first_to_last_block() {
         assert!(sample_offsets(1, 0).is_empty());
         assert_eq!(sample_offsets(1, 5000), vec![0, 4096]);
-        for (id, size) in [(1u64, 17 * 4096u64), (7, 1 << 30), (u64::MAX, (1 << 30) + 1)] {
+        for (id, size) in [
+            (1u64, 17 * 4096u64),
+            (7, 1 << 30),
+            (u64::MAX, (1 << 30) + 1),
+        ] {
             let o = sample_offsets(id, size);
             assert_eq!(o.len(), 16, "{o:?}");
             assert_eq!(o[0], 0);
             assert_eq!(*o.last().unwrap(), (size.div_ceil(4096) - 1) * 4096);
-            assert!(o.windows(2).all(|w| w[0] < w[1]), "distinct, in order: {o:?}");
+            assert!(
+                o.windows(2).all(|w| w[0] < w[1]),
+                "distinct, in order: {o:?}"
+            );
             assert!(o.iter().all(|x| x % 4096 == 0 && *x < size));
             assert_eq!(o, sample_offsets(id, size), "the id places them");
         }
