@@ -185,9 +185,14 @@ pub fn run(
         open_loop: plan.workload.streams.iter().any(|s| s.rate.is_some()),
         hdr: hdr.as_ref().map(|h| h.tx.clone()),
     };
-    let collected = collect::collect(&rx, &shape, &timing, observer, &stops);
-    for h in handles {
-        let _ = h.join();
+    let mut collected = collect::collect(&rx, &shape, &timing, observer, &stops);
+    for (h, stream) in handles {
+        // A panic outside the worker's own catch (its clock participant leaving).
+        if let Err(p) = h.join() {
+            collected
+                .failure
+                .get_or_insert((stream, EngineError::Panicked(panic_message(p.as_ref()))));
+        }
     }
     // The collector's sender goes first, or the writer would wait for more.
     drop(shape);
@@ -235,6 +240,7 @@ fn interval_ns(plan: &RunPlan) -> u64 {
 /// series too long to keep.
 fn check_plan(plan: &RunPlan) -> Result<(), RunError> {
     plan.workload.check().map_err(PlanError)?;
+    plan.check_paths()?;
     if plan.sim.is_some() && plan.engine != EngineKind::Null {
         return Err(PlanError("a simulated device (--sim) needs --engine null".into()).into());
     }
@@ -559,7 +565,7 @@ fn spawn_workers(
     inputs: Vec<WorkerInput>,
     shared: &WorkerShared,
     tx: crossbeam_channel::Sender<Msg>,
-) -> Result<Vec<JoinHandle<()>>, RunError> {
+) -> Result<Vec<(JoinHandle<()>, usize)>, RunError> {
     // Every worker joins the clock before any starts, or the first could move virtual time
     // on alone.
     let participants: Vec<Participant> = inputs
@@ -610,26 +616,35 @@ fn spawn_workers(
                     lat_log: std::cell::RefCell::new(input.lat_log),
                     sync_files: input.sync_files,
                 };
-                let r = match engine {
-                    EngineKind::Null => match sim {
-                        Some(d) => w.drive(NullEngine::simulated(&setup, d)),
-                        None => w.drive(NullEngine::new(&setup)),
-                    },
-                    EngineKind::Sync => SyncEngine::new(setup).and_then(|e| w.drive(e)),
-                    _ => UringEngine::new(setup).and_then(|e| w.drive(e)),
-                };
+                // A panic fails the run like an engine error: the others stop, and the run
+                // returns the panic's message instead of a result short of this worker's I/O.
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    #[cfg(test)]
+                    if seed == tests::PANIC_SEED && wi == 0 {
+                        panic!("injected by a test");
+                    }
+                    match engine {
+                        EngineKind::Null => match sim {
+                            Some(d) => w.drive(NullEngine::simulated(&setup, d)),
+                            None => w.drive(NullEngine::new(&setup)),
+                        },
+                        EngineKind::Sync => SyncEngine::new(setup).and_then(|e| w.drive(e)),
+                        _ => UringEngine::new(setup).and_then(|e| w.drive(e)),
+                    }
+                }))
+                .unwrap_or_else(|p| Err(EngineError::Panicked(panic_message(p.as_ref()))));
                 if let Err(error) = r {
                     stops.stop_for_errors();
                     let _ = tx.send(Msg::Failed { stream, error });
                 }
             });
         match spawned {
-            Ok(h) => handles.push(h),
+            Ok(h) => handles.push((h, stream)),
             Err(source) => {
                 // The workers not started leave the clock, so the started ones can finish.
                 drop(jobs);
                 shared.stops.stop_for_errors();
-                for h in handles {
+                for (h, _) in handles {
                     let _ = h.join();
                 }
                 return Err(RunError::Engine {
@@ -643,6 +658,14 @@ fn spawn_workers(
         }
     }
     Ok(handles)
+}
+
+/// The text a panic carried (`panic!("...")` gives a &str or a String).
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
 }
 
 /// Picks the engine, falling back from io_uring to sync with a notice under `auto`.
@@ -680,5 +703,58 @@ fn wait_until(at: SystemTime, cancel: &Cancel) {
         } else {
             std::thread::yield_now();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::TargetBinding;
+
+    /// A plan with this seed makes its workers panic (tests only).
+    pub(super) const PANIC_SEED: u64 = 0x0015_0015_0015_0015;
+
+    #[test]
+    fn a_worker_panic_fails_the_run_with_its_message() {
+        let d = tempfile::tempdir().unwrap();
+        let plan = RunPlan {
+            workload: oio_core::workload::Workload::from_toml(
+                "name = \"p\"\n[[stream]]\nbs = \"4k\"\nread_pct = 100\noutstanding = 4\nworkers = 2\n",
+                "test",
+            )
+            .unwrap(),
+            bindings: vec![TargetBinding {
+                role: String::new(),
+                paths: vec![d.path().join("t")],
+            }],
+            target_options: TargetOptions {
+                write: false,
+                direct: false,
+                size: Some(1 << 20),
+                allow_overwrite: false,
+                destroy_data: false,
+                fill_seed: 0,
+                wait: false,
+            },
+            engine: EngineKind::Null,
+            submit: crate::SubmitMode::PerIo,
+            // Long: the run ends because one worker panicked, which stops the other.
+            time: Duration::from_secs(600),
+            ramp: Duration::ZERO,
+            interval: Duration::from_secs(1),
+            seed: PANIC_SEED,
+            latency_tracking: true,
+            io_limit: None,
+            verify: false,
+            track_order: false,
+            sim: None,
+            lat_log: None,
+            hdr_log: None,
+        };
+        let e = run(&plan, &mut Quiet, &Cancel::new()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "stream 'main': a worker panicked (a bug in oio; please report it with the command line): injected by a test"
+        );
     }
 }
