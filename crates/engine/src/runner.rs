@@ -132,7 +132,7 @@ pub fn run(
     check_plan(plan)?;
     let opened = open_targets(plan, observer, cancel)?;
     let (engine, notice) = resolve_engine(plan.engine);
-    let mut warnings = before_run_warnings(&opened.targets, notice.as_ref());
+    let warnings = before_run_warnings(&opened.targets, notice.as_ref());
     let verify = Verification::create(plan, &opened)?;
     let lat_logs = open_lat_logs(plan, opened.assignments.len())?;
     let inputs = worker_inputs(plan, engine, &opened, lat_logs)?;
@@ -197,7 +197,10 @@ pub fn run(
     // The collector's sender goes first, or the writer would wait for more.
     drop(shape);
     if let Some(Err(why)) = hdr.map(hdrlog::HdrLog::finish) {
-        warnings.push(why);
+        // A log is whole or absent: the writer's temporary file is gone with it.
+        collected.output_errors.push(format!(
+            "{why}; it was not written (a log is kept whole or not at all)"
+        ));
     }
     let cpu_end = crate::sys::process_cpu();
     if let Some((stream, error)) = collected.failure {

@@ -26,6 +26,8 @@ pub(super) struct Collected {
     pub(super) features: Vec<String>,
     pub(super) engine_name: Option<&'static str>,
     pub(super) failure: Option<(usize, EngineError)>,
+    /// Logs the user asked for that could not be written whole: which and why.
+    pub(super) output_errors: Vec<String>,
     /// The host's CPU over the measured phase (None without /proc).
     pub(super) host: Option<HostSeen>,
 }
@@ -98,6 +100,7 @@ pub(super) fn collect(
             features: Vec::new(),
             engine_name: None,
             failure: None,
+            output_errors: Vec::new(),
             host: None,
         },
         pending: BTreeMap::new(),
@@ -128,9 +131,11 @@ pub(super) fn collect(
                 errors,
                 verify,
                 order,
+                log_error,
             }) => {
                 done += 1;
                 let c = &mut col.c;
+                c.output_errors.extend(log_error);
                 for (a, b) in c.order.iter_mut().zip(order) {
                     *a += b;
                 }

@@ -120,6 +120,8 @@ pub(super) enum Msg {
         errors: ErrorCounts,
         verify: Option<VerifyCounts>,
         order: [u64; 3],
+        /// The worker's latency log could not be written whole: why.
+        log_error: Option<String>,
     },
     Failed {
         stream: usize,
@@ -273,9 +275,11 @@ impl<'w> Tally<'w> {
         features: Vec<String>,
         end_ns: u64,
         verify: Option<VerifyCounts>,
+        log_error: Option<String>,
     ) {
         let _ = self.w.tx.send(Msg::Done {
             verify,
+            log_error,
             order: self.order,
             engine: eng_name,
             features,
