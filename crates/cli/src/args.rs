@@ -347,6 +347,11 @@ pub struct TargetArgs {
     /// Allow writing to block devices that are partitioned, mounted or carry a signature.
     #[arg(long)]
     pub destroy_data: bool,
+
+    /// When another oio run holds a target (one writes at a time; runs that only read share
+    /// it), wait for it to end instead of refusing.
+    #[arg(long)]
+    pub wait: bool,
 }
 
 /// How each run goes. Commands change the defaults of `--time` and `--ramp` (a sweep's runs
@@ -429,6 +434,7 @@ pub fn settings(t: &TargetArgs, e: &ExecArgs) -> RunSettings {
         buffered: t.buffered,
         allow_overwrite: t.allow_overwrite,
         destroy_data: t.destroy_data,
+        wait: t.wait,
         engine: e.engine.into(),
         submit: match e.submit {
             SubmitArg::PerIo => oio_lab::Submit::PerIo,

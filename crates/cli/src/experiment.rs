@@ -96,7 +96,18 @@ pub fn execute(plan: &Plan, out: &Path, header: bool) -> anyhow::Result<Outcome>
     if sink.rescued() {
         crate::results::mark_rescued();
     }
-    Ok(outcome?)
+    let outcome = outcome?;
+    // A log asked for that could not be written: the result is kept, the command exits 2.
+    for d in &outcome.runs {
+        for e in &d.result.output_errors {
+            style::print_error(&format!(
+                "{e} (the result is complete: {})",
+                d.path.display()
+            ));
+            crate::results::mark_output_failed();
+        }
+    }
+    Ok(outcome)
 }
 
 /// The exit code of an experiment that stopped for `stop`, before the signal's own code

@@ -49,10 +49,20 @@ pub fn write_json_atomic<T: Serialize>(
     Ok(saved?)
 }
 
+/// Set when a log the user asked for (`--lat-log`, `--hdr-log`) could not be written whole.
+static OUTPUT_FAILED: AtomicBool = AtomicBool::new(false);
+
+/// Records that a per-run log could not be written (the command exits 2).
+pub fn mark_output_failed() {
+    OUTPUT_FAILED.store(true, Ordering::SeqCst);
+}
+
 /// The exit code of a command that returned `code`: 2 if a result had to be saved elsewhere
-/// than asked (the command did not do all it was asked, though nothing is lost).
+/// than asked, or a log asked for could not be written (the command did not do all it was
+/// asked, though the result is kept).
 pub fn exit_code(code: ExitCode) -> ExitCode {
-    if RESCUED.load(Ordering::SeqCst) && code == ExitCode::SUCCESS {
+    let short = RESCUED.load(Ordering::SeqCst) || OUTPUT_FAILED.load(Ordering::SeqCst);
+    if short && code == ExitCode::SUCCESS {
         ExitCode::from(crate::EXIT_ERROR)
     } else {
         code

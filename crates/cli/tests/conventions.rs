@@ -486,10 +486,21 @@ fn quiet_commands_print_only_their_result_paths_on_stdout() {
         "{} agent --stdio",
         assert_cmd::cargo::cargo_bin("oio").display()
     );
-    let fleet: Vec<&str> = ["fleet", "run", "--hosts", "h1,h2", "--launcher", &launcher]
-        .into_iter()
-        .chain(rest)
-        .collect();
+    // Both local agents use the same t.dat: reads share it (two writers would not: one run
+    // writes to a target at a time).
+    let fleet: Vec<&str> = [
+        "fleet",
+        "run",
+        "--hosts",
+        "h1,h2",
+        "--launcher",
+        &launcher,
+        "--rw",
+        "randread",
+    ]
+    .into_iter()
+    .chain(rest)
+    .collect();
     for (args, paths) in [
         (repeat, 2),
         (sweep, 3),

@@ -904,6 +904,7 @@ fn an_agent_stops_at_once_when_its_controller_goes() {
             allow_overwrite: false,
             destroy_data: false,
             fill_seed: 0,
+            wait: false,
         },
         engine: oio_engine::EngineKind::Sync,
         submit: oio_engine::SubmitMode::PerIo,

@@ -533,3 +533,42 @@ fn rerun_takes_permissions_from_its_command_line_and_targets_from_the_result() {
     assert!(err.contains("relative target 'mine.dat'"), "{err}");
     assert!(!elsewhere.join("mine.dat").exists());
 }
+
+/// A hand-edited result whose plan has an empty target list (issue 22 item 15: a worker
+/// panicked "empty range", yet the rerun exited 0 with a result saved as completed with no
+/// I/O): refused before anything runs, saying what is missing, and no result is saved.
+#[test]
+fn rerun_of_a_plan_with_no_target_paths_is_refused_before_it_runs() {
+    let d = scratch();
+    let out = oio()
+        .current_dir(d.path())
+        .args([
+            "run", "--engine", "null", "--rw", "randread", "--size", "1M", "--time", "200ms",
+            "--ramp", "0s", "-q", "t.dat",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = json_files(&d.path().join("oio-results")).remove(0);
+    let mut v = read(&file);
+    v["plan"]["run"]["targets"][0]["paths"] = Value::Array(vec![]);
+    let edited = d.path().join("edited.json");
+    std::fs::write(&edited, serde_json::to_string(&v).unwrap()).unwrap();
+    let o = oio()
+        .current_dir(d.path())
+        .args(["rerun", edited.to_str().unwrap(), "--out", "again"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("the plan's target list is empty: give at least one file or device"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(json_files(&d.path().join("again")).is_empty(), "no result");
+}

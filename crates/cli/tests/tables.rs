@@ -29,6 +29,7 @@ fn simulated(workload: &str, sim: &str) -> RunResult {
             allow_overwrite: false,
             destroy_data: false,
             fill_seed: 0,
+            wait: false,
         },
         engine: EngineKind::Null,
         submit: SubmitMode::PerIo,

@@ -26,6 +26,8 @@ mod hostile_export;
 mod signatures;
 // Hardening: traps at oio's file names, ownership records, signals, result destinations.
 mod hardening;
+// Ownership and locks: copies over oio files in the same second, two runs on one target.
+mod ownership;
 // Verification: self-checking blocks, the journal, `oio verify` after a kill.
 mod verify;
 // Workload files and profiles: parsing, errors, round trips.

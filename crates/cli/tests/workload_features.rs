@@ -796,3 +796,108 @@ fn diskspd_and_vdbench_get_what_they_can_express_and_name_the_rest() {
     let back = std::fs::read_to_string(d.path().join("back.toml")).unwrap();
     assert!(back.contains("sync_writes = \"o_dsync\""), "{back}");
 }
+
+/// One rule for every per-run log (issue 22 item 18: `--hdr-log` on a full disk gave a note
+/// and exit 0, `--lat-log` exit 2 and no result): the log is removed (whole or absent), the
+/// run measures on, its result is kept and names the file and why in `output_errors`, and the
+/// command exits 2 saying so.
+#[test]
+fn a_log_that_cannot_be_written_keeps_the_result_names_the_file_and_exits_2() {
+    if !is_root() {
+        missing("logs on a full filesystem: needs root (mount a tiny tmpfs)");
+        return;
+    }
+    let d = scratch();
+    let full = d.path().join("full");
+    std::fs::create_dir(&full).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
+        .arg(&full)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        missing("mounting a tmpfs");
+        return;
+    }
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _u = Unmount(&full);
+    // Fill it: a log's first write finds no room.
+    let e = std::fs::write(full.join("filler"), vec![1u8; 1 << 20]).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::StorageFull, "{e}");
+
+    for (flag, value, log, what) in [
+        (
+            "--lat-log",
+            "full/run1",
+            "full/run1_lat.1.log",
+            "latency log",
+        ),
+        (
+            "--hdr-log",
+            "full/run1.hlog",
+            "full/run1.hlog",
+            "HdrHistogram log",
+        ),
+    ] {
+        let out = oio()
+            .current_dir(d.path())
+            .args([
+                "run",
+                "--engine",
+                "null",
+                "--rw",
+                "randread",
+                "--size",
+                "1M",
+                "--time",
+                "300ms",
+                "--interval",
+                "100ms",
+                "--ramp",
+                "0",
+                "--json",
+                "--out",
+                "res",
+                flag,
+                value,
+                "t.dat",
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {err}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{flag}: the result is printed ({e}): {err}"));
+        let errors = v["output_errors"].as_array().expect("output_errors");
+        assert_eq!(errors.len(), 1, "{flag}: {errors:?}");
+        let e = errors[0].as_str().unwrap();
+        assert!(
+            e.starts_with(&format!("{what} {log}")) && e.contains("No space left on device"),
+            "{flag}: {e}"
+        );
+        assert!(e.contains("kept whole or not at all"), "{flag}: {e}");
+        // The numbers are whole.
+        assert_eq!(v["stop_reason"], "completed", "{flag}");
+        assert!(num(&v, "/summary/total/ios") > 0.0, "{flag}");
+        assert!(
+            err.contains("error:") && err.contains(log) && err.contains("the result is complete"),
+            "{flag}: {err}"
+        );
+        assert!(
+            !d.path().join(log).exists(),
+            "{flag}: the broken log is removed"
+        );
+        let names: Vec<String> = std::fs::read_dir(&full)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["filler"], "{flag}: nothing left beside the filler");
+    }
+    let saved = std::fs::read_dir(d.path().join("res")).unwrap().count();
+    assert_eq!(saved, 2, "both results are saved");
+}

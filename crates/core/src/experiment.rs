@@ -364,6 +364,7 @@ mod tests {
             access_order: None,
             verify: None,
             host_noise: None,
+            output_errors: Vec::new(),
         }
     }
 

@@ -55,6 +55,11 @@ pub struct RunResult {
     /// results written before oio recorded it, and where /proc is missing).
     #[serde(default)]
     pub host_noise: Option<HostNoise>,
+    /// Logs the run was asked for (`--lat-log`, `--hdr-log`) that could not be written whole,
+    /// each as "which file: why" (a log is kept whole or not at all). The numbers above are
+    /// whole; the command that ran it exits 2.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub output_errors: Vec<String>,
 }
 
 impl RunResult {

@@ -137,12 +137,34 @@ impl RunPlan {
                 (self.bindings.len() == 1 && self.bindings[0].role.is_empty())
                     .then(|| &self.bindings[0])
             })
-            .map(|b| b.paths.as_slice())
             .ok_or_else(|| {
                 PlanError(format!(
                     "stream target role '{r}' is not bound to any path; give --target {r}=PATH[,PATH...]"
                 ))
             })
+            .and_then(|b| {
+                // A plan from a hand-edited result or a peer can hold an empty list.
+                if b.paths.is_empty() {
+                    Err(PlanError(if b.role.is_empty() {
+                        "the plan's target list is empty: give at least one file or device".into()
+                    } else {
+                        format!(
+                            "target role '{}' has an empty list of paths: give at least one file or device (--target {}=PATH)",
+                            b.role, b.role
+                        )
+                    }))
+                } else {
+                    Ok(b.paths.as_slice())
+                }
+            })
+    }
+
+    /// Checks that every stream has somewhere to go (before anything is opened).
+    pub fn check_paths(&self) -> Result<(), PlanError> {
+        for s in &self.workload.streams {
+            self.paths_for(s.target.as_deref())?;
+        }
+        Ok(())
     }
 
     /// Whether any stream that uses `path` writes.
@@ -349,6 +371,37 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_empty_path_list_is_refused_before_anything_opens() {
+        let mut plan: RunPlan = serde_json::from_value(serde_json::json!({
+            "workload": oio_core::profiles::profile("oltp-data").expect("built-in"),
+            "bindings": [{ "role": "", "paths": [] }],
+            "target_options": { "write": true, "direct": false, "size": null,
+                "allow_overwrite": false, "destroy_data": false, "fill_seed": 0 },
+            "engine": "null", "submit": "per_io", "time": 1000000000, "ramp": 0,
+            "interval": 1000000000, "seed": 1, "latency_tracking": true, "io_limit": null,
+            "verify": false, "track_order": false, "sim": null, "lat_log": null
+        }))
+        .expect("an old plan without wait or hdr_log still reads");
+        let e = plan.check_paths().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the plan's target list is empty: give at least one file or device"
+        );
+        plan.bindings = vec![TargetBinding {
+            role: "log".into(),
+            paths: vec![],
+        }];
+        plan.workload.streams[0].target = Some("log".into());
+        let e = plan.check_paths().unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("target role 'log' has an empty list"),
+            "{e}"
+        );
+        assert!(plan.assign(&[]).is_err());
+    }
+
+    #[test]
     fn a_plan_survives_json_exactly() {
         let plan = RunPlan {
             workload: oio_core::profiles::profile("tempdb").expect("built-in"),
@@ -363,6 +416,7 @@ mod tests {
                 allow_overwrite: false,
                 destroy_data: false,
                 fill_seed: 7,
+                wait: false,
             },
             engine: EngineKind::IoUring,
             submit: SubmitMode::Batch,

@@ -48,6 +48,9 @@ pub(crate) use worker::MAX_BACKLOG;
 pub trait RunObserver {
     /// A new target file is being filled.
     fn filling(&mut self, _path: &Path, _done: u64, _total: u64) {}
+    /// With `--wait`: the run waits for another that holds `path` (`holder` says who, "in use
+    /// by oio, pid 123 (writing to it)"); told once per target.
+    fn waiting(&mut self, _path: &Path, _holder: &str) {}
     /// Workers started; the ramp and then the measured time follow.
     fn started(&mut self, _start: &Start<'_>) {}
     /// Called a few times a second with the time since start (on the run's clock) and the
@@ -128,7 +131,7 @@ pub fn run(
     check_plan(plan, observer.interval_histograms())?;
     let opened = open_targets(plan, observer, cancel)?;
     let (engine, notice) = resolve_engine(plan.engine);
-    let mut warnings = before_run_warnings(&opened.targets, notice.as_ref());
+    let warnings = before_run_warnings(&opened.targets, notice.as_ref());
     let verify = Verification::create(plan, &opened)?;
     let lat_logs = open_lat_logs(plan, opened.assignments.len())?;
     let inputs = worker_inputs(plan, engine, &opened, lat_logs)?;
@@ -185,14 +188,22 @@ pub fn run(
         open_loop: plan.workload.streams.iter().any(|s| s.rate.is_some()),
         hdr: hdr.as_ref().map(|h| h.tx.clone()),
     };
-    let collected = collect::collect(&rx, &shape, &timing, observer, &stops);
-    for h in handles {
-        let _ = h.join();
+    let mut collected = collect::collect(&rx, &shape, &timing, observer, &stops);
+    for (h, stream) in handles {
+        // A panic outside the worker's own catch (its clock participant leaving).
+        if let Err(p) = h.join() {
+            collected
+                .failure
+                .get_or_insert((stream, EngineError::Panicked(panic_message(p.as_ref()))));
+        }
     }
     // The collector's sender goes first, or the writer would wait for more.
     drop(shape);
     if let Some(Err(why)) = hdr.map(hdrlog::HdrLog::finish) {
-        warnings.push(why);
+        // A log is whole or absent: the writer's temporary file is gone with it.
+        collected.output_errors.push(format!(
+            "{why}; it was not written (a log is kept whole or not at all)"
+        ));
     }
     let cpu_end = crate::sys::process_cpu();
     if let Some((stream, error)) = collected.failure {
@@ -236,6 +247,7 @@ fn interval_ns(plan: &RunPlan) -> u64 {
 /// interval keeps its histograms).
 fn check_plan(plan: &RunPlan, interval_histograms: bool) -> Result<(), RunError> {
     plan.workload.check().map_err(PlanError)?;
+    plan.check_paths()?;
     if plan.sim.is_some() && plan.engine != EngineKind::Null {
         return Err(PlanError("a simulated device (--sim) needs --engine null".into()).into());
     }
@@ -284,6 +296,7 @@ fn open_targets(
             }
         }
     }
+    same_target_twice(plan, &paths)?;
     let mut targets: Vec<OpenTarget> = Vec::with_capacity(paths.len());
     for (i, tp) in paths.iter().enumerate() {
         let opts = TargetOptions {
@@ -291,13 +304,17 @@ fn open_targets(
             fill_seed: plan.seed ^ (i as u64) << 48,
             ..plan.target_options.clone()
         };
-        targets.push(target::prepare(
+        // Both callbacks tell the one observer.
+        let obs = std::cell::RefCell::new(&mut *observer);
+        let t = target::prepare_with(
             &tp.path,
             &tp.role,
             &opts,
             cancel,
-            &mut |d, t| observer.filling(&tp.path, d, t),
-        )?);
+            &mut |d, t| obs.borrow_mut().filling(&tp.path, d, t),
+            &mut |w| obs.borrow_mut().waiting(&tp.path, w),
+        )?;
+        targets.push(t);
     }
     let meta: Vec<(PathBuf, u64, u64)> = paths
         .iter()
@@ -310,6 +327,37 @@ fn open_targets(
         targets,
         assignments,
     })
+}
+
+/// Refuses two paths of one run that lead to the same file or device when the run writes to
+/// either: the second would wait for the first's lock forever (and its blocks would be
+/// written twice over).
+fn same_target_twice(plan: &RunPlan, paths: &[TargetPath]) -> Result<(), RunError> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let mut seen: Vec<(&Path, (u64, u64))> = Vec::new();
+    for tp in paths {
+        let Ok(md) = std::fs::metadata(&tp.path) else {
+            continue;
+        };
+        let id = if md.file_type().is_block_device() {
+            (u64::MAX, md.rdev())
+        } else {
+            (md.dev(), md.ino())
+        };
+        if let Some((first, _)) = seen.iter().find(|(_, i)| *i == id) {
+            if plan.writes_to(&tp.path) || plan.writes_to(&first.to_path_buf()) {
+                return Err(PlanError(format!(
+                    "{} and {} are the same {}; name it once",
+                    first.display(),
+                    tp.path.display(),
+                    if id.0 == u64::MAX { "device" } else { "file" }
+                ))
+                .into());
+            }
+        }
+        seen.push((&tp.path, id));
+    }
+    Ok(())
 }
 
 /// Warnings known before the ramp: an engine fallback, targets in memory.
@@ -523,7 +571,7 @@ fn spawn_workers(
     inputs: Vec<WorkerInput>,
     shared: &WorkerShared,
     tx: crossbeam_channel::Sender<Msg>,
-) -> Result<Vec<JoinHandle<()>>, RunError> {
+) -> Result<Vec<(JoinHandle<()>, usize)>, RunError> {
     // Every worker joins the clock before any starts, or the first could move virtual time
     // on alone.
     let participants: Vec<Participant> = inputs
@@ -575,26 +623,35 @@ fn spawn_workers(
                     sync_files: input.sync_files,
                     stalled_ns: std::cell::Cell::new(0),
                 };
-                let r = match engine {
-                    EngineKind::Null => match sim {
-                        Some(d) => w.drive(NullEngine::simulated(&setup, d)),
-                        None => w.drive(NullEngine::new(&setup)),
-                    },
-                    EngineKind::Sync => SyncEngine::new(setup).and_then(|e| w.drive(e)),
-                    _ => UringEngine::new(setup).and_then(|e| w.drive(e)),
-                };
+                // A panic fails the run like an engine error: the others stop, and the run
+                // returns the panic's message instead of a result short of this worker's I/O.
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    #[cfg(test)]
+                    if seed == tests::PANIC_SEED && wi == 0 {
+                        panic!("injected by a test");
+                    }
+                    match engine {
+                        EngineKind::Null => match sim {
+                            Some(d) => w.drive(NullEngine::simulated(&setup, d)),
+                            None => w.drive(NullEngine::new(&setup)),
+                        },
+                        EngineKind::Sync => SyncEngine::new(setup).and_then(|e| w.drive(e)),
+                        _ => UringEngine::new(setup).and_then(|e| w.drive(e)),
+                    }
+                }))
+                .unwrap_or_else(|p| Err(EngineError::Panicked(panic_message(p.as_ref()))));
                 if let Err(error) = r {
                     stops.stop_for_errors();
                     let _ = tx.send(Msg::Failed { stream, error });
                 }
             });
         match spawned {
-            Ok(h) => handles.push(h),
+            Ok(h) => handles.push((h, stream)),
             Err(source) => {
                 // The workers not started leave the clock, so the started ones can finish.
                 drop(jobs);
                 shared.stops.stop_for_errors();
-                for h in handles {
+                for (h, _) in handles {
                     let _ = h.join();
                 }
                 return Err(RunError::Engine {
@@ -608,6 +665,14 @@ fn spawn_workers(
         }
     }
     Ok(handles)
+}
+
+/// The text a panic carried (`panic!("...")` gives a &str or a String).
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
 }
 
 /// Picks the engine, falling back from io_uring to sync with a notice under `auto`.
@@ -645,5 +710,58 @@ fn wait_until(at: SystemTime, cancel: &Cancel) {
         } else {
             std::thread::yield_now();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::TargetBinding;
+
+    /// A plan with this seed makes its workers panic (tests only).
+    pub(super) const PANIC_SEED: u64 = 0x0015_0015_0015_0015;
+
+    #[test]
+    fn a_worker_panic_fails_the_run_with_its_message() {
+        let d = tempfile::tempdir().unwrap();
+        let plan = RunPlan {
+            workload: oio_core::workload::Workload::from_toml(
+                "name = \"p\"\n[[stream]]\nbs = \"4k\"\nread_pct = 100\noutstanding = 4\nworkers = 2\n",
+                "test",
+            )
+            .unwrap(),
+            bindings: vec![TargetBinding {
+                role: String::new(),
+                paths: vec![d.path().join("t")],
+            }],
+            target_options: TargetOptions {
+                write: false,
+                direct: false,
+                size: Some(1 << 20),
+                allow_overwrite: false,
+                destroy_data: false,
+                fill_seed: 0,
+                wait: false,
+            },
+            engine: EngineKind::Null,
+            submit: crate::SubmitMode::PerIo,
+            // Long: the run ends because one worker panicked, which stops the other.
+            time: Duration::from_secs(600),
+            ramp: Duration::ZERO,
+            interval: Duration::from_secs(1),
+            seed: PANIC_SEED,
+            latency_tracking: true,
+            io_limit: None,
+            verify: false,
+            track_order: false,
+            sim: None,
+            lat_log: None,
+            hdr_log: None,
+        };
+        let e = run(&plan, &mut Quiet, &Cancel::new()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "stream 'main': a worker panicked (a bug in oio; please report it with the command line): injected by a test"
+        );
     }
 }

@@ -301,6 +301,9 @@ pub enum ScanError {
         #[source]
         source: std::io::Error,
     },
+    /// A run writes to the target now (`oio verify` shares it with readers only).
+    #[error(transparent)]
+    InUse(crate::target::TargetError),
     /// The journal could not be read.
     #[error("reading the journal '{}' (written by `oio run --verify`; give --journal FILE if it is elsewhere)", path.display())]
     Journal {
@@ -314,8 +317,15 @@ pub enum ScanError {
 
 /// Re-reads every block the journal of `target` lists (after a run ended, was killed, or the
 /// machine crashed) and checks it holds the last acknowledged write. `journal` defaults to
-/// [`journal_path`]. Reads only; one block buffer, whatever the target's size.
-pub fn scan(target: &Path, journal: Option<&Path>) -> Result<ScanReport, ScanError> {
+/// [`journal_path`]. Reads only; one block buffer, whatever the target's size. A run writing
+/// to the target meanwhile would make blocks look wrong, so the target is locked for reading
+/// ([`crate::target::lock`]): refused while a run writes to it, or with `wait` after it ends
+/// (`wait` is told once who it waits for).
+pub fn scan(
+    target: &Path,
+    journal: Option<&Path>,
+    wait: Option<&mut dyn FnMut(&str)>,
+) -> Result<ScanReport, ScanError> {
     use std::os::unix::fs::{FileExt, FileTypeExt};
     let target_err = |what: &'static str| {
         move |source| ScanError::Target {
@@ -336,6 +346,17 @@ pub fn scan(target: &Path, journal: Option<&Path>) -> Result<ScanReport, ScanErr
         source,
     })?;
     let file = File::open(target).map_err(target_err("opening"))?;
+    let waits = wait.is_some();
+    let mut nobody = |_: &str| {};
+    crate::target::lock::acquire(
+        &file,
+        target,
+        crate::target::lock::Access::Read,
+        waits,
+        &oio_core::Cancel::new(),
+        wait.unwrap_or(&mut nobody),
+    )
+    .map_err(ScanError::InUse)?;
     let mut blocks: Vec<(u64, u64)> = state.blocks.iter().map(|(o, g)| (*o, *g)).collect();
     blocks.sort_unstable();
     let mut by_kind: BTreeMap<&'static str, u64> = BTreeMap::new();
@@ -441,7 +462,7 @@ mod tests {
         }
         j.sync().unwrap();
         drop(j);
-        let r = scan(&t, None).unwrap();
+        let r = scan(&t, None, None).unwrap();
         assert_eq!(r.blocks_checked, 5);
         assert_eq!(r.journal, journal_path(&t, false));
         assert_eq!(r.journal_target, t.display().to_string());
@@ -458,9 +479,9 @@ mod tests {
         assert_eq!(r.mismatches(), 4);
         assert_eq!(r.findings[0].expected_generation, 6);
         // No journal: the error names it and says where it comes from.
-        let e = scan(&t, Some(&d.path().join("none"))).unwrap_err();
+        let e = scan(&t, Some(&d.path().join("none")), None).unwrap_err();
         assert!(e.to_string().contains("oio run --verify"), "{e}");
-        let e = scan(&d.path().join("missing"), None).unwrap_err();
+        let e = scan(&d.path().join("missing"), None, None).unwrap_err();
         assert!(e.to_string().starts_with("reading '"), "{e}");
     }
 

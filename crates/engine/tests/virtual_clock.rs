@@ -26,6 +26,7 @@ fn plan(dir: &tempfile::TempDir, workload: &str, sim: &str, time: Duration) -> R
             allow_overwrite: false,
             destroy_data: false,
             fill_seed: 0,
+            wait: false,
         },
         engine: EngineKind::Null,
         submit: SubmitMode::PerIo,

@@ -494,6 +494,7 @@ fn prepare_targets(
         }
     });
     plan.workload.check()?;
+    plan.check_paths().map_err(|e| e.to_string())?;
     if plan.sim.is_some() && plan.engine != oio_engine::EngineKind::Null {
         return Err("a simulated device (--sim) needs --engine null".into());
     }
@@ -635,5 +636,31 @@ pub fn name(m: &Message) -> &'static str {
         Message::Stop { .. } => "stop",
         Message::Progress { .. } => "progress",
         Message::Error { .. } => "error",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plan from a peer with an empty target list is refused before anything is opened
+    /// (issue 22 item 15: its workers panicked "empty range").
+    #[test]
+    fn prepare_refuses_an_empty_target_list() {
+        let plan: RunPlan = serde_json::from_value(serde_json::json!({
+            "workload": oio_core::profiles::profile("oltp-data").expect("built-in"),
+            "bindings": [{ "role": "", "paths": [] }],
+            "target_options": { "write": true, "direct": false, "size": 1048576,
+                "allow_overwrite": false, "destroy_data": false, "fill_seed": 0 },
+            "engine": "null", "submit": "per_io", "time": 1000000000, "ramp": 0,
+            "interval": 1000000000, "seed": 1, "latency_tracking": true, "io_limit": null,
+            "verify": false, "track_order": false, "sim": null, "lat_log": null
+        }))
+        .unwrap();
+        let e = prepare_targets(&plan, &Arc::new(AtomicBool::new(false))).unwrap_err();
+        assert_eq!(
+            e,
+            "the plan's target list is empty: give at least one file or device"
+        );
     }
 }

@@ -368,6 +368,7 @@ mod tests {
             access_order: None,
             verify: None,
             host_noise: None,
+            output_errors: Vec::new(),
         }
     }
 
@@ -382,6 +383,7 @@ mod tests {
                 allow_overwrite: false,
                 destroy_data: false,
                 fill_seed: 0,
+                wait: false,
             },
             engine: oio_engine::EngineKind::Null,
             submit: oio_engine::SubmitMode::PerIo,

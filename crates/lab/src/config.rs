@@ -143,6 +143,10 @@ pub struct RunConfig {
     pub allow_overwrite: bool,
     /// Writing to partitioned, mounted or signed block devices is allowed.
     pub destroy_data: bool,
+    /// Wait for another run that holds a target instead of refusing (`--wait`; never taken
+    /// from a recorded plan by `oio rerun`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub wait: bool,
     /// Engine asked for.
     pub engine: Engine,
     /// Submission style.
@@ -202,6 +206,7 @@ impl RunConfig {
                 allow_overwrite: self.allow_overwrite,
                 destroy_data: self.destroy_data,
                 fill_seed: 0,
+                wait: self.wait,
             },
             engine: self.engine.into(),
             submit: self.submit.into(),
@@ -244,6 +249,8 @@ pub struct RunSettings {
     pub allow_overwrite: bool,
     /// Writing to partitioned, mounted or signed devices is allowed.
     pub destroy_data: bool,
+    /// Wait for another run that holds a target instead of refusing.
+    pub wait: bool,
     /// Engine.
     pub engine: Engine,
     /// Submission style.
@@ -312,6 +319,7 @@ impl RunSettings {
             direct: !self.buffered,
             allow_overwrite: self.allow_overwrite,
             destroy_data: self.destroy_data,
+            wait: self.wait,
             engine: self.engine,
             submit: self.submit,
             time: self.time,

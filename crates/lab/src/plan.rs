@@ -466,6 +466,7 @@ mod tests {
             buffered: true,
             allow_overwrite: false,
             destroy_data: false,
+            wait: false,
             engine: Engine::Null,
             submit: Submit::PerIo,
             sim: None,

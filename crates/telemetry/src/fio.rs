@@ -1414,6 +1414,7 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
         verify: None,
         // fio does not record the host's CPU: unknown, not quiet.
         host_noise: None,
+        output_errors: Vec::new(),
     })
 }
 

@@ -54,6 +54,10 @@ pub struct Args {
     /// (never taken from the result).
     #[arg(long)]
     pub destroy_data: bool,
+
+    /// When another oio run holds a target, wait for it to end instead of refusing.
+    #[arg(long)]
+    pub wait: bool,
 }
 
 /// Takes the permission flags from this command line, not from the file, and resolves the
@@ -99,6 +103,7 @@ fn secure(plan: &mut Plan, args: &Args) -> anyhow::Result<Vec<String>> {
         asked_destroy |= c.destroy_data;
         c.allow_overwrite = args.allow_overwrite;
         c.destroy_data = args.destroy_data;
+        c.wait = args.wait;
         for b in &mut c.targets {
             for p in &mut b.paths {
                 let redirect = redirects

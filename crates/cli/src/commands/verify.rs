@@ -21,6 +21,10 @@ pub struct Args {
     /// Print the findings as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+
+    /// When a run writes to the target now, wait for it to end instead of refusing.
+    #[arg(long)]
+    pub wait: bool,
 }
 
 /// Schema of `oio verify --json`.
@@ -28,7 +32,16 @@ pub const VERIFY_SCHEMA: &str = "oio.verify";
 
 /// Checks every journaled block.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let report = verify::scan(&args.target, args.journal.as_deref())?;
+    let report = verify::scan(
+        &args.target,
+        args.journal.as_deref(),
+        args.wait.then_some(&mut |holder: &str| {
+            crate::output::style::print_notice(&format!(
+                "waiting for {}: {holder} (--wait)",
+                args.target.display()
+            ))
+        }),
+    )?;
     if args.json {
         crate::output::print_json(&json(&args, &report))?;
     } else {

@@ -74,6 +74,11 @@ impl RunObserver for LiveLine {
         self.bar.set_position(done);
     }
 
+    fn waiting(&mut self, path: &Path, holder: &str) {
+        let msg = format!("waiting for {}: {holder} (--wait)", path.display());
+        self.bar.suspend(|| super::style::print_notice(&msg));
+    }
+
     fn started(&mut self, s: &Start<'_>) {
         let (engine, ramp, time) = (s.engine, s.ramp, s.time);
         self.ramp = ramp;

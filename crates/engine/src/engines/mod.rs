@@ -107,6 +107,9 @@ pub enum EngineError {
     /// A worker thread of the sync engine is gone.
     #[error("an I/O thread of the sync engine stopped unexpectedly")]
     WorkerGone,
+    /// A worker panicked: a bug in oio; the run's numbers are not whole.
+    #[error("a worker panicked (a bug in oio; please report it with the command line): {0}")]
+    Panicked(String),
 }
 
 /// An I/O engine: queue, submit, reap.

@@ -128,6 +128,7 @@ pub(super) fn assemble(a: Assembly<'_>) -> RunResult {
         access_order,
         verify,
         host_noise,
+        output_errors: c.output_errors,
     }
 }
 

@@ -26,6 +26,8 @@ pub(super) struct Collected {
     pub(super) features: Vec<String>,
     pub(super) engine_name: Option<&'static str>,
     pub(super) failure: Option<(usize, EngineError)>,
+    /// Logs the user asked for that could not be written whole: which and why.
+    pub(super) output_errors: Vec<String>,
     /// The host's CPU over the measured phase (None without /proc).
     pub(super) host: Option<HostSeen>,
     /// Real time workers waited for the collector to take their intervals, ns, summed.
@@ -114,10 +116,12 @@ pub(super) fn collect(
                 verify,
                 order,
                 stalled_ns,
+                log_error,
             }) => {
                 done += 1;
                 let c = &mut col.c;
                 c.stalled_ns = c.stalled_ns.saturating_add(stalled_ns);
+                c.output_errors.extend(log_error);
                 for (a, b) in c.order.iter_mut().zip(order) {
                     *a += b;
                 }
@@ -184,6 +188,7 @@ impl<'a> Collector<'a> {
                 features: Vec::new(),
                 engine_name: None,
                 failure: None,
+                output_errors: Vec::new(),
                 host: None,
                 stalled_ns: 0,
                 closed_early: 0,

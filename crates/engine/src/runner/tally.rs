@@ -122,6 +122,8 @@ pub(super) enum Msg {
         order: [u64; 3],
         /// Real time the worker waited for the collector to take its intervals, ns.
         stalled_ns: u64,
+        /// The worker's latency log could not be written whole: why.
+        log_error: Option<String>,
     },
     Failed {
         stream: usize,
@@ -275,9 +277,11 @@ impl<'w> Tally<'w> {
         features: Vec<String>,
         end_ns: u64,
         verify: Option<VerifyCounts>,
+        log_error: Option<String>,
     ) {
         let _ = self.w.tx.send(Msg::Done {
             verify,
+            log_error,
             order: self.order,
             engine: eng_name,
             features,

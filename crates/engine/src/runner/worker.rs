@@ -301,7 +301,7 @@ impl<'w, E: Engine> ClosedLoop<'w, E> {
             if self.w.lat {
                 let lat = now - self.issued_at[slot];
                 if let Some(l) = &mut self.log {
-                    l.write(now - t.measure_start, lat, &io)?;
+                    l.write(now - t.measure_start, lat, &io);
                 }
                 match &mut run {
                     Some((d, l, n)) if *d == io.dir && *l == lat => *n += 1,
@@ -368,11 +368,14 @@ impl<'w, E: Engine> ClosedLoop<'w, E> {
             }
             None => None,
         };
-        if let Some(l) = self.log {
-            l.finish()?;
-        }
-        self.tally
-            .done(self.eng.name(), self.eng.features(), end_ns, counts);
+        let log_error = self.log.and_then(LatLog::finish);
+        self.tally.done(
+            self.eng.name(),
+            self.eng.features(),
+            end_ns,
+            counts,
+            log_error,
+        );
         Ok(())
     }
 }
@@ -575,7 +578,7 @@ impl<'w, E: Engine> OpenLoop<'w, E> {
                     .cur
                     .record_open(io.dir, now - self.issued_at[slot], self.lag[slot]);
                 if let Some(l) = &mut self.log {
-                    l.write(now - t.measure_start, now - self.intended[slot], &io)?;
+                    l.write(now - t.measure_start, now - self.intended[slot], &io);
                 }
             }
             if io.dir == Dir::Write {
@@ -607,11 +610,14 @@ impl<'w, E: Engine> OpenLoop<'w, E> {
 
     /// Flushes the latency log and sends the worker's totals.
     fn finish(self, end_ns: u64) -> Result<(), EngineError> {
-        if let Some(l) = self.log {
-            l.finish()?;
-        }
-        self.tally
-            .done(self.eng.name(), self.eng.features(), end_ns, None);
+        let log_error = self.log.and_then(LatLog::finish);
+        self.tally.done(
+            self.eng.name(),
+            self.eng.features(),
+            end_ns,
+            None,
+            log_error,
+        );
         Ok(())
     }
 }
@@ -808,8 +814,15 @@ impl Syncer {
 /// began), latency (ns), direction (0 read, 1 write), size (bytes), offset (bytes),
 /// priority (0)` — what fio writes with `write_lat_log` and `log_offset=1`. Measured I/Os
 /// only; streamed through a buffer, so memory stays fixed whatever the run's length.
+///
+/// A log is whole or absent: when a write fails (ENOSPC, EIO) the worker stops logging, goes
+/// on measuring, and removes the file at the end; the failure becomes one of the run's
+/// output errors (the result is kept, the command exits 2).
 pub(crate) struct LatLog {
-    out: std::io::BufWriter<std::fs::File>,
+    out: Option<std::io::BufWriter<std::fs::File>>,
+    path: PathBuf,
+    /// The first failure, in words.
+    failed: Option<String>,
 }
 
 impl LatLog {
@@ -832,36 +845,71 @@ impl LatLog {
                 })
             })?;
         Ok(LatLog {
-            out: std::io::BufWriter::with_capacity(1 << 16, file),
+            out: Some(std::io::BufWriter::with_capacity(1 << 16, file)),
+            path,
+            failed: None,
         })
     }
 
     #[inline]
-    fn write(&mut self, since_start_ns: u64, lat_ns: u64, io: &NextIo) -> Result<(), EngineError> {
+    fn write(&mut self, since_start_ns: u64, lat_ns: u64, io: &NextIo) {
         use std::io::Write;
+        let Some(out) = &mut self.out else {
+            return;
+        };
         let dir = match io.dir {
             Dir::Read => 0,
             Dir::Write => 1,
         };
-        writeln!(
-            self.out,
+        if let Err(e) = writeln!(
+            out,
             "{}, {lat_ns}, {dir}, {}, {}, 0",
             since_start_ns / 1_000_000,
             io.len,
             io.offset
-        )
-        .map_err(|source| EngineError::Io {
-            what: "writing the latency log",
-            source,
-        })
+        ) {
+            self.fail(e);
+        }
     }
 
-    fn finish(mut self) -> Result<(), EngineError> {
-        use std::io::Write;
-        self.out.flush().map_err(|source| EngineError::Io {
-            what: "writing the latency log",
-            source,
+    /// Stops logging after a failed write, dropping what is still buffered.
+    fn fail(&mut self, e: std::io::Error) {
+        self.failed.get_or_insert_with(|| e.to_string());
+        if let Some(out) = self.out.take() {
+            let (file, _unwritten) = out.into_parts();
+            remove_own(&self.path, &file);
+        }
+    }
+
+    /// Flushes the log; the failure, in words, when it could not be written whole.
+    fn finish(mut self) -> Option<String> {
+        if let Some(out) = self.out.take() {
+            match out.into_inner() {
+                Ok(_) => {}
+                Err(e) => {
+                    let (err, out) = e.into_parts();
+                    self.out = Some(out);
+                    self.fail(err);
+                }
+            }
+        }
+        self.failed.map(|why| {
+            format!(
+                "latency log {}: {why}; it was removed (a log is kept whole or not at all)",
+                self.path.display()
+            )
         })
+    }
+}
+
+/// Removes the file oio created at `path` (only if `path` is still that file).
+fn remove_own(path: &Path, file: &std::fs::File) {
+    use std::os::unix::fs::MetadataExt;
+    let (Ok(a), Ok(b)) = (file.metadata(), std::fs::symlink_metadata(path)) else {
+        return;
+    };
+    if (a.dev(), a.ino()) == (b.dev(), b.ino()) {
+        let _ = std::fs::remove_file(path);
     }
 }
 

@@ -6,10 +6,12 @@
 //! A new file is filled with incompressible bytes under a temporary name of its own (created
 //! O_EXCL|O_NOFOLLOW through a directory fd, so nothing already there is ever opened) and
 //! put in place with RENAME_NOREPLACE, so reads reach the device (no holes), an interrupted
-//! fill leaves nothing behind, and a file that appeared meanwhile is never replaced.
+//! fill leaves nothing behind, and a file that appeared meanwhile is never replaced. A run
+//! holds its targets locked ([`lock`]): one writer at a time, readers together.
 
 pub mod blkid;
 pub mod facts;
+pub mod lock;
 pub mod owner;
 pub mod safety;
 pub mod validate;
@@ -40,6 +42,9 @@ pub struct TargetOptions {
     pub destroy_data: bool,
     /// Seed for the fill pattern of new files.
     pub fill_seed: u64,
+    /// Wait for another run that holds the target instead of refusing (`--wait`).
+    #[serde(default)]
+    pub wait: bool,
 }
 
 /// A target ready for I/O.
@@ -55,6 +60,8 @@ pub struct OpenTarget {
     pub direct_align: u64,
     /// Records what oio left in a file it owns when the target is dropped (after the run).
     _seal: Option<owner::Seal>,
+    /// Holds the target's lock ([`lock`]) until after the seal recorded the file.
+    _lock: File,
 }
 
 /// Why a target could not be used.
@@ -83,6 +90,14 @@ pub enum TargetError {
         path: PathBuf,
         /// What is wrong and what would work.
         reason: String,
+    },
+    /// Another run holds the target (one writer at a time; readers share).
+    #[error("{path} is {holder}; oio lets one run write to a target at a time (runs that only read share it): run again when that one ends, or pass --wait to wait for it")]
+    InUse {
+        /// The target.
+        path: PathBuf,
+        /// Who holds it, in words ("in use by oio, pid 123 (writing to it)").
+        holder: String,
     },
     /// A stop (Ctrl-C, SIGTERM, SIGHUP) came while a new file was being filled.
     #[error("{path}: stopped while filling the new file; its temporary file was removed")]
@@ -127,17 +142,35 @@ pub fn prepare(
     cancel: &Cancel,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<OpenTarget, TargetError> {
+    prepare_with(path, role, opts, cancel, progress, &mut |_| {})
+}
+
+/// [`prepare`], telling `waiting` (with `opts.wait`) who holds the target when it has to
+/// wait for another run.
+pub fn prepare_with(
+    path: &Path,
+    role: &str,
+    opts: &TargetOptions,
+    cancel: &Cancel,
+    progress: &mut dyn FnMut(u64, u64),
+    waiting: &mut dyn FnMut(&str),
+) -> Result<OpenTarget, TargetError> {
     // Every refusal first, before anything is created or grown (`oio fleet check` runs the
     // same function alone).
     validate(path, opts)?;
     let found = find_or_create(path, opts, cancel, progress)?;
     let ft = found.md.file_type();
+    let mut locking = Locking {
+        wait: opts.wait,
+        cancel,
+        waiting,
+    };
     let checked = if ft.is_file() {
-        check_file(path, opts, found.raced, cancel, progress)?
+        check_file(path, opts, found.raced, &mut locking, progress)?
     } else if ft.is_block_device() {
         let md = &found.md;
         let dev = (rustix::fs::major(md.rdev()), rustix::fs::minor(md.rdev()));
-        check_block(path, opts, dev)?
+        check_block(path, opts, dev, Some(&mut locking))?
     } else {
         return Err(TargetError::Invalid {
             path: path.into(),
@@ -162,6 +195,7 @@ pub fn prepare(
         size: checked.size,
         direct_align,
         _seal: checked.seal,
+        _lock: checked.lock,
         info: TargetInfo {
             path: path.display().to_string(),
             role: role.to_string(),
@@ -172,6 +206,19 @@ pub fn prepare(
             filesystem,
         },
     })
+}
+
+/// How to take a target's lock.
+struct Locking<'a> {
+    wait: bool,
+    cancel: &'a Cancel,
+    waiting: &'a mut dyn FnMut(&str),
+}
+
+impl Locking<'_> {
+    fn acquire(&mut self, f: &File, path: &Path, access: lock::Access) -> Result<(), TargetError> {
+        lock::acquire(f, path, access, self.wait, self.cancel, self.waiting)
+    }
 }
 
 /// The path's metadata, after creating and filling it when it did not exist.
@@ -222,6 +269,8 @@ struct Checked {
     /// A file's (dev, inode) as checked, to compare with the descriptor opened for I/O.
     file_id: Option<(u64, u64)>,
     seal: Option<owner::Seal>,
+    /// The descriptor that holds the target's lock.
+    lock: File,
 }
 
 /// A regular file: oio writes to it only if it created it (or is allowed to), and grows it
@@ -230,13 +279,30 @@ fn check_file(
     path: &Path,
     opts: &TargetOptions,
     raced: bool,
-    cancel: &Cancel,
+    locking: &mut Locking<'_>,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Checked, TargetError> {
     // Ownership is judged on an open descriptor, and the descriptor used for I/O is checked
-    // to be the same file (open_checked), so a file swapped in meanwhile is not written.
+    // to be the same file (open_checked), so a file swapped in meanwhile is not written. The
+    // lock comes first: a file another run is writing looks changed, and is not someone
+    // else's data.
     let probe = File::open(path).map_err(io_err(path, "opening"))?;
+    let grows = |len: u64| opts.size.is_some_and(|want| want > len);
+    let len = probe
+        .metadata()
+        .map_err(io_err(path, "reading metadata"))?
+        .len();
+    let access = if opts.write || grows(len) {
+        lock::Access::Write
+    } else {
+        lock::Access::Read
+    };
+    locking.acquire(&probe, path, access)?;
     let md = probe.metadata().map_err(io_err(path, "reading metadata"))?;
+    if access == lock::Access::Read && grows(md.len()) {
+        // It shrank while this run waited: growing it needs it alone.
+        locking.acquire(&probe, path, lock::Access::Write)?;
+    }
     let state = owner::ownership(&probe, &md);
     let ours = matches!(state, Ownership::Ours(_));
     let mut size = md.len();
@@ -244,7 +310,15 @@ fn check_file(
     if let Some(want) = opts.size {
         if want > size {
             validate::room(path, want - size)?;
-            grow(path, &probe, size, want, opts.fill_seed, cancel, progress)?;
+            grow(
+                path,
+                &probe,
+                size,
+                want,
+                opts.fill_seed,
+                locking.cancel,
+                progress,
+            )?;
         }
         size = want;
     }
@@ -267,13 +341,29 @@ fn check_file(
         created: ours,
         file_id: Some((md.dev(), md.ino())),
         seal,
+        lock: probe,
     })
 }
 
 /// A block device: written only when it shows no data (or `--destroy-data`) and the user
 /// allowed overwriting; `--size` may not exceed it.
-fn check_block(path: &Path, opts: &TargetOptions, dev: (u32, u32)) -> Result<Checked, TargetError> {
+fn check_block(
+    path: &Path,
+    opts: &TargetOptions,
+    dev: (u32, u32),
+    locking: Option<&mut Locking<'_>>,
+) -> Result<Checked, TargetError> {
     let mut probe = File::open(path).map_err(io_err(path, "opening"))?;
+    let access = if opts.write {
+        lock::Access::Write
+    } else {
+        lock::Access::Read
+    };
+    // Validation alone (`fleet check`, and prepare's first look) takes no lock: a run that
+    // waits with --wait must not be refused by its own look ahead.
+    if let Some(locking) = locking {
+        locking.acquire(&probe, path, access)?;
+    }
     let dev_size = probe
         .seek(SeekFrom::End(0))
         .map_err(io_err(path, "finding the device size"))?;
@@ -317,6 +407,7 @@ fn check_block(path: &Path, opts: &TargetOptions, dev: (u32, u32)) -> Result<Che
         created: false,
         file_id: None,
         seal: None,
+        lock: probe,
     })
 }
 
@@ -429,7 +520,9 @@ fn grow(
     cancel: &Cancel,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(), TargetError> {
+    // Read too: recording it samples its contents.
     let mut f = OpenOptions::new()
+        .read(true)
         .write(true)
         .open(path)
         .map_err(io_err(path, "opening the file to grow it"))?;
@@ -471,6 +564,7 @@ mod tests {
             allow_overwrite: false,
             destroy_data: false,
             fill_seed: 1,
+            wait: false,
         }
     }
 
@@ -493,6 +587,10 @@ mod tests {
         // Incompressible, never holes: no 4 KiB block is all zeros.
         assert!(data.chunks(4096).all(|c| c.iter().any(|&b| b != 0)));
         assert!(!dir.path().join("t.oio-tmp").exists());
+        // Another run cannot have it while this one does.
+        let e = prepare(&p, "", &opts(false, None), &Cancel::new(), &mut |_, _| {}).unwrap_err();
+        assert!(matches!(e, TargetError::InUse { .. }), "{e}");
+        drop(t);
         // Reusing our own file for writes needs no flag.
         prepare(&p, "", &opts(true, None), &Cancel::new(), &mut |_, _| {}).unwrap();
     }

@@ -1,12 +1,23 @@
 //! Which files are oio's, and creating files without touching anything already there.
 //!
 //! A file oio created carries the extended attribute `user.oio.created` with what oio last
-//! left in it: `oio2 id=<random 64-bit id> ino=<inode> size=<bytes> mtime=<s>.<ns>`, written
-//! when the file is created and again when a run that wrote to it closes it. A file whose
-//! inode, size or modification time differ from the record changed since oio closed it (`cp`
-//! over it keeps the inode and the attribute but changes the size or time; an attribute
-//! copied to another file names another inode): it is no longer oio's. A run that was killed
-//! before it closed the file leaves it looking changed too, which errs on the safe side.
+//! left in it: `oio3 id=<random 64-bit id> ino=<inode> size=<bytes> mtime=<s>.<ns>
+//! sample=<crc32>`, written when the file is created and again when a run that wrote to it
+//! closes it. A file whose inode, size, modification time or sampled contents differ from the
+//! record changed since oio closed it: it is no longer oio's. A run that was killed before it
+//! closed the file leaves it looking changed too, which errs on the safe side.
+//!
+//! Size, inode and time alone are not enough: on a filesystem with 1-second timestamps (ext4
+//! with 128-byte inodes, ext3, HFS+) a `cp` or `dd conv=notrunc` over the file within the second
+//! oio closed it keeps all three. So when oio records a file it first sets its modification
+//! time to a moment at least two seconds before now (seconds floored, a random nanosecond):
+//! any later write by anyone stamps the current time, which can never equal it, whatever the
+//! filesystem's granularity (2 s on FAT). And the record carries a CRC-32 of 16 sampled 4 KiB
+//! blocks (the first, the last and one drawn from each of 14 equal stretches, placed by the
+//! file's id), checked when the metadata matches: a file copied over oio's with its times
+//! preserved (`cp -p`, `touch -r`) or after the clock stepped back is still told apart by its
+//! contents, for 64 KiB of reads. The change time (ctime) cannot be used: writing the record
+//! itself changes it, so the record could never hold its final value.
 //!
 //! New files (a target's fill, a journal) are created in their directory through a directory
 //! fd with O_CREAT|O_EXCL|O_NOFOLLOW under a name with the pid and a random suffix, and put in
@@ -26,10 +37,11 @@ use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, XattrFlags, CWD};
 /// Extended attribute that marks files oio created, with what oio last left in them.
 pub const CREATED_XATTR: &str = "user.oio.created";
 
-/// What oio last left in a file: its id, inode, size and modification time.
+/// What oio last left in a file: its id, inode, size, modification time (as oio set it) and
+/// a digest of sampled blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Record {
-    /// Random id given when oio created (or reclaimed) the file.
+    /// Random id given when oio created (or reclaimed) the file; it also places the samples.
     pub id: u64,
     /// Inode number.
     pub ino: u64,
@@ -37,23 +49,30 @@ pub struct Record {
     pub size: u64,
     /// Modification time: seconds since 1970 and nanoseconds.
     pub mtime: (i64, u32),
+    /// CRC-32 of the sampled blocks ([`sample_digest`]).
+    pub sample: u32,
 }
 
+/// Blocks sampled for a record's digest, and their size.
+const SAMPLES: u64 = 16;
+const SAMPLE_BYTES: u64 = 4096;
+
 impl Record {
-    fn of(id: u64, md: &Metadata) -> Record {
+    fn of(id: u64, md: &Metadata, sample: u32) -> Record {
         Record {
             id,
             ino: md.ino(),
             size: md.size(),
-            mtime: (md.mtime(), md.mtime_nsec().clamp(0, 999_999_999) as u32),
+            mtime: mtime_of(md),
+            sample,
         }
     }
 
     /// The attribute's value.
     pub fn encode(&self) -> String {
         format!(
-            "oio2 id={:016x} ino={} size={} mtime={}.{:09}",
-            self.id, self.ino, self.size, self.mtime.0, self.mtime.1
+            "oio3 id={:016x} ino={} size={} mtime={}.{:09} sample={:08x}",
+            self.id, self.ino, self.size, self.mtime.0, self.mtime.1, self.sample
         )
     }
 
@@ -61,10 +80,10 @@ impl Record {
     pub fn parse(v: &[u8]) -> Option<Record> {
         let s = std::str::from_utf8(v).ok()?;
         let mut words = s.split_whitespace();
-        if words.next()? != "oio2" {
+        if words.next()? != "oio3" {
             return None;
         }
-        let (mut id, mut ino, mut size, mut mtime) = (None, None, None, None);
+        let (mut id, mut ino, mut size, mut mtime, mut sample) = (None, None, None, None, None);
         for w in words {
             let (k, v) = w.split_once('=')?;
             match k {
@@ -79,6 +98,7 @@ impl Record {
                     }
                     mtime = Some((s.parse().ok()?, ns));
                 }
+                "sample" => sample = Some(u32::from_str_radix(v, 16).ok()?),
                 _ => {}
             }
         }
@@ -87,8 +107,13 @@ impl Record {
             ino: ino?,
             size: size?,
             mtime: mtime?,
+            sample: sample?,
         })
     }
+}
+
+fn mtime_of(md: &Metadata) -> (i64, u32) {
+    (md.mtime(), md.mtime_nsec().clamp(0, 999_999_999) as u32)
 }
 
 /// Whose a regular file is.
@@ -105,8 +130,8 @@ pub enum Ownership {
         /// What differs, in words.
         what: Vec<String>,
     },
-    /// A mark oio cannot read as a record (an older oio wrote only a marker): oio cannot tell
-    /// whether the file changed since.
+    /// A mark oio cannot read as a record (an older oio wrote it, with less in it): oio cannot
+    /// tell whether the file changed since.
     Unknown(String),
 }
 
@@ -116,7 +141,7 @@ impl Ownership {
         match self {
             Ownership::Changed { what, .. } => what.join(", "),
             Ownership::Unknown(v) => format!(
-                "its {CREATED_XATTR} mark ('{v}') is from an older oio and records no size, time or inode, so oio cannot tell whether it changed"
+                "its {CREATED_XATTR} mark ('{v}') is from an older oio, which did not record enough (no sample of its contents, a time a copy made in the same second could share) to tell whether it changed"
             ),
             _ => String::new(),
         }
@@ -169,32 +194,91 @@ pub fn ownership(f: &File, md: &Metadata) -> Ownership {
             .collect();
         return Ownership::Unknown(shown.escape_debug().to_string());
     };
-    let now = Record::of(record.id, md);
     let mut what = Vec::new();
-    if now.ino != record.ino {
+    if md.ino() != record.ino {
         what.push(format!(
             "it is inode {} but the mark names inode {} (the mark was copied from another file)",
-            now.ino, record.ino
+            md.ino(),
+            record.ino
         ));
     }
-    if now.size != record.size {
+    if md.size() != record.size {
         what.push(format!(
             "its size is {} bytes, oio left {} bytes",
-            now.size, record.size
+            md.size(),
+            record.size
         ));
     }
-    if now.mtime != record.mtime {
+    if mtime_of(md) != record.mtime {
         what.push(format!(
             "it was modified at {}, oio left it modified at {}",
-            show_time(now.mtime),
+            show_time(mtime_of(md)),
             show_time(record.mtime)
         ));
+    }
+    // The contents only when nothing else tells (16 reads of 4 KiB).
+    if what.is_empty() {
+        match sample_digest(f, record.id, record.size) {
+            Ok(d) if d == record.sample => {}
+            Ok(_) => {
+                let n = sample_offsets(record.id, record.size).len();
+                what.push(format!(
+                    "its contents differ from what oio left (compared in {n} sampled 4 KiB block{})",
+                    if n == 1 { "" } else { "s" }
+                ))
+            }
+            Err(e) => what.push(format!(
+                "its contents could not be read to compare with what oio left ({e})"
+            )),
+        }
     }
     if what.is_empty() {
         Ownership::Ours(record)
     } else {
         Ownership::Changed { record, what }
     }
+}
+
+/// Offsets of the blocks sampled for a file of `size` bytes with id `id`: every block of a
+/// file of at most 16, else the first, the last, and one drawn (by the id) from each of 14
+/// equal stretches between them.
+fn sample_offsets(id: u64, size: u64) -> Vec<u64> {
+    let blocks = size.div_ceil(SAMPLE_BYTES);
+    if blocks <= SAMPLES {
+        return (0..blocks).map(|b| b * SAMPLE_BYTES).collect();
+    }
+    let mut rng = fastrand::Rng::with_seed(id ^ size);
+    let inner = blocks - 2;
+    let stretches = SAMPLES - 2;
+    let mut out = vec![0];
+    for i in 0..stretches {
+        let (a, b) = (1 + i * inner / stretches, 1 + (i + 1) * inner / stretches);
+        out.push(rng.u64(a..b.max(a + 1)) * SAMPLE_BYTES);
+    }
+    out.push((blocks - 1) * SAMPLE_BYTES);
+    out
+}
+
+/// CRC-32 of the sampled blocks of the first `size` bytes of `f` (each with its offset). The
+/// blocks read are dropped from the page cache again (when clean), so a buffered run that
+/// follows does not find them cached.
+pub fn sample_digest(f: &File, id: u64, size: u64) -> io::Result<u32> {
+    use std::os::unix::fs::FileExt;
+    let mut h = crc32fast::Hasher::new();
+    let mut buf = [0u8; SAMPLE_BYTES as usize];
+    for off in sample_offsets(id, size) {
+        let n = SAMPLE_BYTES.min(size - off) as usize;
+        f.read_exact_at(&mut buf[..n], off)?;
+        h.update(&off.to_le_bytes());
+        h.update(&buf[..n]);
+        let _ = rustix::fs::fadvise(
+            f,
+            off,
+            std::num::NonZeroU64::new(n as u64),
+            rustix::fs::Advice::DontNeed,
+        );
+    }
+    Ok(h.finalize())
 }
 
 fn show_time((s, ns): (i64, u32)) -> String {
@@ -208,13 +292,37 @@ fn show_time((s, ns): (i64, u32)) -> String {
     }
 }
 
-/// Writes the mark of `f` with its current inode, size and time (`id`: keep this id; None:
-/// a new random one).
+/// Writes the mark of `f` (`id`: keep this id; None: a new random one): sets its modification
+/// time to at least two seconds ago, samples its contents, and records them with its inode
+/// and size. Fails, recording nothing, when the file changed while being recorded (the old
+/// record then makes it look changed: the safe side), or when its time cannot be set (only
+/// the file's owner, or root, may set it).
 pub fn record(f: &File, id: Option<u64>) -> io::Result<Record> {
-    let md = f.metadata()?;
-    let r = Record::of(id.unwrap_or_else(new_id), &md);
+    let id = id.unwrap_or_else(new_id);
+    f.set_modified(pinned_time(std::time::SystemTime::now()))?;
+    let before = f.metadata()?;
+    let sample = sample_digest(f, id, before.size())?;
+    let after = f.metadata()?;
+    if (after.size(), mtime_of(&after)) != (before.size(), mtime_of(&before)) {
+        return Err(io::Error::other(
+            "the file changed while oio was recording it",
+        ));
+    }
+    let r = Record::of(id, &after, sample);
     rustix::fs::fsetxattr(f, CREATED_XATTR, r.encode().as_bytes(), XattrFlags::empty())?;
     Ok(r)
+}
+
+/// The modification time oio leaves on a file it records: the current second less two, and a
+/// random nanosecond. A write after it stamps the current time, later than this whatever the
+/// filesystem keeps (whole seconds, or two on FAT), so it never leaves the recorded time.
+fn pinned_time(now: std::time::SystemTime) -> std::time::SystemTime {
+    let secs = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    std::time::UNIX_EPOCH
+        + std::time::Duration::new(secs.saturating_sub(2), fastrand::u32(1..1_000_000_000))
 }
 
 fn new_id() -> u64 {
@@ -390,14 +498,18 @@ mod tests {
             ino: 42,
             size: 4 << 20,
             mtime: (1_700_000_000, 5),
+            sample: 0x89ab_cdef,
         };
         assert_eq!(Record::parse(r.encode().as_bytes()), Some(r));
         for bad in [
             &b"1"[..],
-            b"oio2 id=zz ino=1 size=1 mtime=1.000000000",
-            b"oio2 id=1 ino=1 size=1",
-            b"oio2 id=1 ino=1 size=1 mtime=1.5",
-            b"oio1 id=1 ino=1 size=1 mtime=1.000000000",
+            b"oio3 id=zz ino=1 size=1 mtime=1.000000000 sample=1",
+            b"oio3 id=1 ino=1 size=1 sample=1",
+            b"oio3 id=1 ino=1 size=1 mtime=1.5 sample=1",
+            b"oio3 id=1 ino=1 size=1 mtime=1.000000000",
+            b"oio3 id=1 ino=1 size=1 mtime=1.000000000 sample=123456789",
+            // An older oio's record: no sample, a time a copy could share.
+            b"oio2 id=1 ino=1 size=1 mtime=1.000000000",
         ] {
             assert_eq!(Record::parse(bad), None, "{}", String::from_utf8_lossy(bad));
         }
@@ -416,18 +528,65 @@ mod tests {
             Ownership::Ours(r),
             "recording changes no size or time"
         );
-        // Same size, new contents: the time differs.
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        // Same size, new contents, at once: the time differs (oio left an earlier one).
         std::fs::write(&p, [2u8; 4096]).unwrap();
         let o = ownership(&f, &f.metadata().unwrap());
         assert!(o.describe().contains("modified at"), "{o:?}");
         assert!(!o.describe().contains("size"), "{o:?}");
         assert!(o.refusal().contains("--allow-overwrite"), "{o:?}");
+        // The time put back as oio left it (`cp -p`, `touch -r`): the contents tell.
+        let w = File::options().write(true).open(&p).unwrap();
+        w.set_modified(
+            std::time::UNIX_EPOCH + std::time::Duration::new(r.mtime.0 as u64, r.mtime.1),
+        )
+        .unwrap();
+        let o = ownership(&f, &f.metadata().unwrap());
+        assert_eq!(
+            o.describe(),
+            "its contents differ from what oio left (compared in 1 sampled 4 KiB block)",
+            "{o:?}"
+        );
         // An old marker.
         rustix::fs::fsetxattr(&f, CREATED_XATTR, b"1", XattrFlags::empty()).unwrap();
         let o = ownership(&f, &f.metadata().unwrap());
         assert!(matches!(o, Ownership::Unknown(_)), "{o:?}");
         assert!(o.refusal().contains("older oio"), "{o:?}");
+    }
+
+    #[test]
+    fn the_recorded_time_is_one_no_later_write_can_stamp() {
+        let now = std::time::SystemTime::now();
+        let secs =
+            |t: std::time::SystemTime| t.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+        for _ in 0..100 {
+            let p = pinned_time(now);
+            // Whole seconds (or even two) floored: still before the current second.
+            assert!(secs(p) + 2 == secs(now), "{p:?} {now:?}");
+            assert!((secs(p) & !1) < (secs(now) & !1));
+        }
+    }
+
+    #[test]
+    fn samples_cover_the_file_from_first_to_last_block() {
+        assert!(sample_offsets(1, 0).is_empty());
+        assert_eq!(sample_offsets(1, 5000), vec![0, 4096]);
+        for (id, size) in [
+            (1u64, 17 * 4096u64),
+            (7, 1 << 30),
+            (u64::MAX, (1 << 30) + 1),
+        ] {
+            let o = sample_offsets(id, size);
+            assert_eq!(o.len(), 16, "{o:?}");
+            assert_eq!(o[0], 0);
+            assert_eq!(*o.last().unwrap(), (size.div_ceil(4096) - 1) * 4096);
+            assert!(
+                o.windows(2).all(|w| w[0] < w[1]),
+                "distinct, in order: {o:?}"
+            );
+            assert!(o.iter().all(|x| x % 4096 == 0 && *x < size));
+            assert_eq!(o, sample_offsets(id, size), "the id places them");
+        }
+        assert_ne!(sample_offsets(1, 1 << 30), sample_offsets(2, 1 << 30));
     }
 
     #[test]

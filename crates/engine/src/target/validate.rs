@@ -88,7 +88,7 @@ pub fn validate(path: &Path, opts: &TargetOptions) -> Result<Verdict, TargetErro
         })
     } else if ft.is_block_device() {
         let dev = (rustix::fs::major(md.rdev()), rustix::fs::minor(md.rdev()));
-        let c = check_block(path, opts, dev)?;
+        let c = check_block(path, opts, dev, None)?;
         Ok(Verdict {
             kind: "block",
             action: Action::Use,
