@@ -337,6 +337,7 @@ mod tests {
                 allow_overwrite: false,
                 destroy_data: false,
                 fill_seed: 0,
+                wait: false,
             },
             engine: EngineKind::Null,
             submit: SubmitMode::PerIo,

@@ -757,6 +757,7 @@ mod tests {
             sim: None,
             lat_log: None,
             hdr_log: None,
+            memory_limit: None,
         };
         let e = run(&plan, &mut Quiet, &Cancel::new()).unwrap_err();
         assert_eq!(

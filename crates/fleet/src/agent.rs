@@ -657,7 +657,13 @@ mod tests {
             "verify": false, "track_order": false, "sim": null, "lat_log": null
         }))
         .unwrap();
-        let e = prepare_targets(&plan, &Arc::new(AtomicBool::new(false))).unwrap_err();
+        let out: Out = Arc::new(Link {
+            w: Mutex::new(Box::new(std::io::sink())),
+            gone: AtomicBool::new(false),
+            sent: Mutex::new(Instant::now()),
+            beat: Mutex::new(Beat::default()),
+        });
+        let e = prepare_targets(&plan, &Arc::new(AtomicBool::new(false)), &out).unwrap_err();
         assert_eq!(
             e,
             "the plan's target list is empty: give at least one file or device"

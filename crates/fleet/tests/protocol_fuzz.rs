@@ -54,6 +54,7 @@ fn plan() -> oio_engine::RunPlan {
             allow_overwrite: false,
             destroy_data: false,
             fill_seed: 0,
+            wait: false,
         },
         engine: oio_engine::EngineKind::Sync,
         submit: oio_engine::SubmitMode::PerIo,
@@ -68,6 +69,7 @@ fn plan() -> oio_engine::RunPlan {
         sim: None,
         lat_log: None,
         hdr_log: None,
+        memory_limit: None,
     }
 }
 

@@ -261,6 +261,7 @@ mod tests {
             allow_overwrite: false,
             destroy_data: false,
             fill_seed: 1,
+            wait: false,
         }
     }
 
