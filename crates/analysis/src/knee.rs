@@ -1290,13 +1290,33 @@ impl Verdict<'_> {
     }
 
     /// An unsteady point in or next to the range may have moved the knee by a step or more.
-    fn check_unsteady(&mut self, found: &Found) {
+    fn check_unsteady(&mut self, found: &Found, iops: &[f64], keep: &[bool], fraction: f64) {
         if found.rising() {
             return;
         }
+        let headline = found.headline().map(|h| h.0);
         for &(i, own, _) in &self.noise.unsteady {
             if i + 1 < self.lo || i > self.hi + 1 {
                 continue;
+            }
+            // Taken at the median of its runs (what one hit run cannot move), does the point
+            // still give the same knee? Then the burst did not move it.
+            let runs = &self.points[i].iops_runs;
+            if !runs.is_empty() {
+                let mut v = runs.clone();
+                v.sort_by(f64::total_cmp);
+                let n = v.len();
+                let median = if n % 2 == 1 {
+                    v[n / 2]
+                } else {
+                    (v[n / 2 - 1] + v[n / 2]) / 2.0
+                };
+                let mut alt = iops.to_vec();
+                alt[i] = median;
+                let again = apply_rules(self.points, &alt, keep, self.noise, fraction);
+                if again.headline().map(|h| h.0) == headline && !again.rising() {
+                    continue;
+                }
             }
             let qd = self.points[i].qd;
             self.undecided(format!(
@@ -1383,7 +1403,7 @@ fn judge(
     v.check_top(iops, keep, found, k);
     v.check_resamples(res);
     v.check_rules(found, k, fraction);
-    v.check_unsteady(found);
+    v.check_unsteady(found, iops, keep, fraction);
     let mut confidence = if v.undecided {
         KneeConfidence::Undecided
     } else {

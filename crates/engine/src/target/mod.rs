@@ -155,9 +155,13 @@ pub fn prepare_with(
     progress: &mut dyn FnMut(u64, u64),
     waiting: &mut dyn FnMut(&str),
 ) -> Result<OpenTarget, TargetError> {
-    // Every refusal first, before anything is created or grown (`oio fleet check` runs the
-    // same function alone).
-    validate(path, opts)?;
+    // Every refusal first, before anything is created (`oio fleet check` runs the same
+    // function alone). An existing target is judged after its lock is taken, in
+    // check_file/check_block: another oio run writing it would otherwise look like someone
+    // else's change, and a run with --wait would be refused instead of waiting.
+    if std::fs::symlink_metadata(path).is_err() {
+        validate(path, opts)?;
+    }
     let found = find_or_create(path, opts, cancel, progress)?;
     let ft = found.md.file_type();
     let mut locking = Locking {
