@@ -141,6 +141,12 @@ pub trait Engine {
 
     /// I/Os queued or in flight.
     fn in_flight(&self) -> usize;
+
+    /// Whether `queue` hands each request on at once (a system call, or an I/O thread), so
+    /// each I/O starts at its own queueing and is timed there. Otherwise the I/Os queued
+    /// together start together, and one clock read before they are queued times them all:
+    /// a clock read costs about as much as the rest of a null I/O.
+    fn starts_on_queue(&self) -> bool;
 }
 
 /// Which engine to use.

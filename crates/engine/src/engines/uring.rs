@@ -282,6 +282,10 @@ impl Engine for UringEngine {
     fn in_flight(&self) -> usize {
         self.slots.count()
     }
+
+    fn starts_on_queue(&self) -> bool {
+        self.per_io
+    }
 }
 
 impl Drop for UringEngine {

@@ -53,16 +53,6 @@ pub(super) struct DirPair {
 }
 
 impl DirPair {
-    #[inline]
-    pub(super) fn count(&mut self, dir: Dir, len: u32) {
-        let acc = match dir {
-            Dir::Read => &mut self.read,
-            Dir::Write => &mut self.write,
-        };
-        acc.ios += 1;
-        acc.bytes += len as u64;
-    }
-
     /// Open loop: an I/O's service time and the generator's lag before it.
     #[inline]
     pub(super) fn record_open(&mut self, dir: Dir, service_ns: u64, lag_ns: u64) {
@@ -172,6 +162,30 @@ impl Timing {
     }
 }
 
+/// One turn's successful completions, counted in locals and added to the tally once, not
+/// a read-modify-write of the interval's counters in memory for every I/O.
+#[derive(Default)]
+pub(super) struct Turn {
+    ok: u64,
+    /// Per direction (read, write): I/Os and bytes in the measured phase.
+    ios: [u64; 2],
+    bytes: [u64; 2],
+}
+
+impl Turn {
+    /// A completion that transferred all its bytes; in the interval's counts when `counted`
+    /// (the measured phase).
+    #[inline(always)]
+    pub(super) fn ok(&mut self, io: &NextIo, counted: bool) {
+        self.ok += 1;
+        if counted {
+            let d = usize::from(io.dir == Dir::Write);
+            self.ios[d] += 1;
+            self.bytes[d] += u64::from(io.len);
+        }
+    }
+}
+
 /// What a worker has counted: the current interval, errors, and where time stands.
 pub(super) struct Tally<'w> {
     pub(super) w: &'w Worker<'w>,
@@ -250,21 +264,23 @@ impl<'w> Tally<'w> {
         }
     }
 
-    /// Counts one completion (into the interval when `counted`, i.e. in the measured phase);
-    /// true when its latency should be recorded.
+    /// A completion that failed or transferred less than asked: an error, never in the
+    /// statistics.
+    #[cold]
+    pub(super) fn failed(&mut self, result: i32, io: &NextIo) {
+        self.errors.record(result, io, self.w.paths);
+    }
+
+    /// Adds a turn's `reaped` completions, counted in `turn`.
     #[inline]
-    pub(super) fn complete(&mut self, result: i32, io: &NextIo, counted: bool) -> bool {
-        self.all_ios += 1;
-        if result != io.len as i32 {
-            self.errors.record(result, io, self.w.paths);
-            return false;
-        }
-        self.ok_ios += 1;
-        if counted {
-            self.cur.count(io.dir, io.len);
-            self.track_order(io);
-        }
-        counted
+    pub(super) fn add_turn(&mut self, reaped: usize, turn: &Turn) {
+        self.all_ios += reaped as u64;
+        self.ok_ios += turn.ok;
+        let cur = &mut self.cur;
+        cur.read.ios += turn.ios[0];
+        cur.read.bytes += turn.bytes[0];
+        cur.write.ios += turn.ios[1];
+        cur.write.bytes += turn.bytes[1];
     }
 
     pub(super) fn done(
