@@ -130,6 +130,14 @@ pub fn run(
     let opened = open_targets(plan, observer, cancel)?;
     let (engine, notice) = resolve_engine(plan.engine);
     let mut warnings = before_run_warnings(&opened.targets, notice.as_ref());
+    let shmem = opened
+        .targets
+        .iter()
+        .any(|t| crate::target::facts::on_memory_filesystem(t.info.filesystem.as_ref()));
+    let (submit, submit_auto) = plan
+        .submit
+        .resolve(engine, plan.target_options.direct, shmem);
+    warnings.extend(submit_auto.clone());
     let verify = Verification::create(plan, &opened)?;
     let lat_logs = open_lat_logs(plan, opened.assignments.len())?;
     let inputs = worker_inputs(plan, engine, &opened, lat_logs)?;
@@ -160,11 +168,11 @@ pub fn run(
     let stops = Arc::new(Stops::new(cancel));
     let shared = WorkerShared::new(plan, &opened, &verify, &timing, &stops);
     let (tx, rx) = crossbeam_channel::unbounded::<Msg>();
-    let handles = spawn_workers(plan, engine, &opened, inputs, &shared, tx)?;
+    let handles = spawn_workers(plan, engine, submit, &opened, inputs, &shared, tx)?;
     let infos: Vec<TargetInfo> = opened.targets.iter().map(|t| t.info.clone()).collect();
     observer.started(&Start {
         engine: engine.name(),
-        submit: plan.submit,
+        submit,
         direct: plan.target_options.direct,
         ramp: plan.ramp,
         time: plan.time,
@@ -211,6 +219,8 @@ pub fn run(
         plan,
         engine,
         notice,
+        submit,
+        submit_auto,
         warnings,
         paths: opened.paths,
         targets: opened.targets,
@@ -324,6 +334,16 @@ fn before_run_warnings(targets: &[OpenTarget], notice: Option<&String>) -> Vec<S
         }
     }
     warnings
+}
+
+/// Every target is in memory (tmpfs, a RAM disk, a loop device through the page cache...):
+/// there is no device to wait for.
+fn in_memory(targets: &[OpenTarget]) -> bool {
+    !targets.is_empty()
+        && targets.iter().all(|t| {
+            crate::target::facts::memory_backing(t.info.filesystem.as_ref(), t.info.device.as_ref())
+                .is_some()
+        })
 }
 
 /// With `--verify`: one journal per target and the generation counter.
@@ -516,6 +536,7 @@ impl WorkerShared {
 fn spawn_workers(
     plan: &RunPlan,
     engine: EngineKind,
+    submit: crate::SubmitMode,
     opened: &Opened,
     inputs: Vec<WorkerInput>,
     shared: &WorkerShared,
@@ -538,7 +559,7 @@ fn spawn_workers(
         let a = a.clone();
         let stream = a.stream;
         let tx = tx.clone();
-        let (lat, submit, seed) = (plan.latency_tracking, plan.submit, plan.seed);
+        let (lat, seed) = (plan.latency_tracking, plan.seed);
         let (t, stops) = (shared.timing.clone(), Arc::clone(&shared.stops));
         let (verify, order, sim) = (
             shared.verify.clone(),

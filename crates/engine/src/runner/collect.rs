@@ -4,7 +4,7 @@
 //! samples the host's CPU once per interval, as each interval closes (never on the I/O path).
 
 use super::assemble::stats;
-use super::tally::{DirPair, ErrorCounts, Msg, Stops, Timing};
+use super::tally::{DirPair, ErrorCounts, Msg, Stops, ThreadBusy, Timing};
 use super::RunObserver;
 use crate::engines::EngineError;
 use crate::verify::VerifyCounts;
@@ -28,6 +28,8 @@ pub(super) struct Collected {
     pub(super) failure: Option<(usize, EngineError)>,
     /// The host's CPU over the measured phase (None without /proc).
     pub(super) host: Option<HostSeen>,
+    /// The worker threads' measured phases, added up (None when none was measured).
+    pub(super) busy: Option<ThreadBusy>,
 }
 
 /// The host as the collector saw it, beside each interval's `host_cpu`.
@@ -99,6 +101,7 @@ pub(super) fn collect(
             engine_name: None,
             failure: None,
             host: None,
+            busy: None,
         },
         pending: BTreeMap::new(),
         next: 0,
@@ -128,9 +131,13 @@ pub(super) fn collect(
                 errors,
                 verify,
                 order,
+                busy,
             }) => {
                 done += 1;
                 let c = &mut col.c;
+                if let Some(b) = busy {
+                    c.busy.get_or_insert_with(ThreadBusy::default).add(&b);
+                }
                 for (a, b) in c.order.iter_mut().zip(order) {
                     *a += b;
                 }

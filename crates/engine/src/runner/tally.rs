@@ -11,6 +11,7 @@ use oio_core::units::format_size;
 use oio_core::Cancel;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 /// Counters and latencies of one direction.
 #[derive(Clone, Default)]
@@ -110,6 +111,8 @@ pub(super) enum Msg {
         errors: ErrorCounts,
         verify: Option<VerifyCounts>,
         order: [u64; 3],
+        /// Boxed: the message would be too large to move around otherwise.
+        busy: Option<Box<ThreadBusy>>,
     },
     Failed {
         stream: usize,
@@ -162,6 +165,57 @@ impl Timing {
     }
 }
 
+/// Where a worker's thread was during the measured phase, by the scheduler's own counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct ThreadBusy {
+    /// Real time of the phase, ns.
+    pub(super) wall_ns: u64,
+    /// On a CPU, ns.
+    pub(super) run_ns: u64,
+    /// Runnable and waiting for a CPU, ns.
+    pub(super) wait_ns: u64,
+}
+
+impl ThreadBusy {
+    pub(super) fn add(&mut self, o: &ThreadBusy) {
+        self.wall_ns += o.wall_ns;
+        self.run_ns += o.run_ns;
+        self.wait_ns += o.wait_ns;
+    }
+}
+
+/// The start of a worker's [`ThreadBusy`] span.
+enum BusyFrom {
+    /// The measured phase has not begun.
+    NotYet,
+    /// It began here: real time, then the thread's (on CPU, waiting) ns.
+    At(Instant, (u64, u64)),
+    /// No scheduler counts on this host.
+    Unknown,
+}
+
+impl BusyFrom {
+    fn now() -> BusyFrom {
+        match crate::sys::thread_sched() {
+            Some(s) => BusyFrom::At(Instant::now(), s),
+            None => BusyFrom::Unknown,
+        }
+    }
+
+    /// The span from here to now.
+    fn until_now(&self) -> Option<ThreadBusy> {
+        let BusyFrom::At(t0, (run0, wait0)) = self else {
+            return None;
+        };
+        let (run, wait) = crate::sys::thread_sched()?;
+        Some(ThreadBusy {
+            wall_ns: t0.elapsed().as_nanos() as u64,
+            run_ns: run.saturating_sub(*run0),
+            wait_ns: wait.saturating_sub(*wait0),
+        })
+    }
+}
+
 /// One turn's successful completions, counted in locals and added to the tally once, not
 /// a read-modify-write of the interval's counters in memory for every I/O.
 #[derive(Default)]
@@ -197,6 +251,8 @@ pub(super) struct Tally<'w> {
     pub(super) errors: ErrorCounts,
     /// Completion order: I/Os seen, exactly sequential, within 128 KiB.
     pub(super) order: [u64; 3],
+    busy_from: BusyFrom,
+    busy: Option<ThreadBusy>,
 }
 
 impl<'w> Tally<'w> {
@@ -210,11 +266,18 @@ impl<'w> Tally<'w> {
             ok_ios: 0,
             errors: ErrorCounts::default(),
             order: [0; 3],
+            busy_from: BusyFrom::NotYet,
+            busy: None,
         }
     }
 
-    /// Sends every interval that ended before `now` (capped at the end of the run).
+    /// Sends every interval that ended before `now` (capped at the end of the run); notes
+    /// where the thread's time stands when the measured phase begins.
+    #[inline]
     pub(super) fn roll(&mut self, now: u64) {
+        if matches!(self.busy_from, BusyFrom::NotYet) && now >= self.w.t.measure_start {
+            self.busy_from = BusyFrom::now();
+        }
         let cutoff = now.min(self.w.t.end);
         while cutoff >= self.boundary {
             self.w
@@ -224,8 +287,9 @@ impl<'w> Tally<'w> {
         }
     }
 
-    /// Sends the last, possibly short, interval ending at `end`.
+    /// Sends the last, possibly short, interval ending at `end`, and ends the thread's span.
     pub(super) fn close(&mut self, end: u64) {
+        self.busy = self.busy_from.until_now();
         let interval_start = self.boundary - self.w.t.interval;
         if end > interval_start && end > self.w.t.measure_start {
             self.w
@@ -298,6 +362,7 @@ impl<'w> Tally<'w> {
             all_ios: self.all_ios,
             end_ns,
             errors: self.errors,
+            busy: self.busy.map(Box::new),
         });
     }
 
