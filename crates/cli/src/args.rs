@@ -101,6 +101,9 @@ pub enum SubmitArg {
     PerIo,
     /// One system call per batch.
     Batch,
+    /// Batch for buffered I/O served from the page cache (the CPU is the limit there),
+    /// per-io otherwise; the result says which and why.
+    Auto,
 }
 
 /// A duration flag such as `200us` or `10ms`, kept as written in workload files.
@@ -375,8 +378,10 @@ pub struct ExecArgs {
     pub engine: EngineArg,
 
     /// When queued I/Os reach the kernel: per-io (one system call per I/O, steady flow to the
-    /// device, what fio does by default) or batch (one call per batch: less CPU, burstier).
-    #[arg(long, value_enum, default_value_t = SubmitArg::PerIo, value_name = "MODE")]
+    /// device, what fio does by default), batch (one call per batch: less CPU, burstier), or
+    /// auto: batch for buffered I/O served from the page cache, where the CPU is the limit,
+    /// per-io otherwise.
+    #[arg(long, value_enum, default_value_t = SubmitArg::Auto, value_name = "MODE")]
     pub submit: SubmitArg,
 
     /// With --engine null: a simulated device instead of instant completions, e.g.
@@ -439,6 +444,7 @@ pub fn settings(t: &TargetArgs, e: &ExecArgs) -> RunSettings {
         submit: match e.submit {
             SubmitArg::PerIo => oio_lab::Submit::PerIo,
             SubmitArg::Batch => oio_lab::Submit::Batch,
+            SubmitArg::Auto => oio_lab::Submit::Auto,
         },
         sim: e.sim.clone(),
         time: e.time,

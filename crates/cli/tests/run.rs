@@ -387,8 +387,10 @@ fn auto_falls_back_to_sync_when_the_kernel_refuses_io_uring() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("io_uring"));
 }
 
-/// Issue 10: one submission per I/O is the default (it matched fio on a virtio disk where a
-/// batch per call did not); `--submit batch` is offered, and the result says which one ran.
+/// Issue 10: one submission per I/O is the default with O_DIRECT (it matched fio on a virtio
+/// disk where a batch per call did not); `--submit batch` is offered, and the result says
+/// which one ran. Issue 27: `--submit auto` (the default) batches buffered I/O served from
+/// the page cache, where the CPU is the limit, and says so with its effect on latency.
 #[test]
 fn the_submission_style_is_chosen_and_recorded() {
     let _uring = uses_io_uring();
@@ -400,13 +402,91 @@ fn the_submission_style_is_chosen_and_recorded() {
     let v = run_json(d.path(), &base);
     assert_valid(&v);
     assert_eq!(v["options"]["submit"], "per_io");
+    let why = v["options"]["submit_auto"].as_str().unwrap();
+    assert!(
+        why.starts_with("--submit auto chose per_io: O_DIRECT"),
+        "{why}"
+    );
     let features = v["engine"]["features"].to_string();
     assert!(features.contains("submit=per_io"), "{features}");
     let mut args = base.to_vec();
     args.extend(["--submit", "batch"]);
     let v = run_json(d.path(), &args);
     assert_eq!(v["options"]["submit"], "batch");
+    assert!(
+        v["options"].get("submit_auto").is_none(),
+        "a mode given is not explained"
+    );
     assert!(num(&v, "/summary/read/ios") > 0.0);
+    // Buffered: batched unless the file is on tmpfs (whose reads the kernel hands to its
+    // worker threads whatever the batching); the reason is in the warnings too.
+    let mut args = base.to_vec();
+    args.push("--buffered");
+    let v = run_json(d.path(), &args);
+    assert_valid(&v);
+    let shmem = v["targets"][0]["filesystem"]["fs_type"] == "tmpfs";
+    let want = if shmem { "per_io" } else { "batch" };
+    assert_eq!(v["options"]["submit"], want);
+    let why = v["options"]["submit_auto"].as_str().unwrap();
+    assert!(
+        why.starts_with(&format!("--submit auto chose {want}")),
+        "{why}"
+    );
+    if !shmem {
+        assert!(why.contains("latency"), "{why}");
+    }
+    let warnings = v["warnings"].to_string();
+    assert!(warnings.contains("--submit auto chose"), "{warnings}");
+}
+
+/// Issue 27: reads served from the page cache never wait for a device; the result says the
+/// CPU was the limit, with how busy the workers were (on a CPU, or waiting for one, which a
+/// busy host does not change).
+#[test]
+fn a_run_the_cpu_limits_says_so() {
+    let _uring = uses_io_uring();
+    let d = scratch();
+    let v = run_json(
+        d.path(),
+        &[
+            "run",
+            "--engine",
+            "io_uring",
+            "--rw",
+            "randread",
+            "--qd",
+            "16",
+            "--time",
+            "1s",
+            "--ramp",
+            "200ms",
+            "--size",
+            "8M",
+            "--buffered",
+            "--submit",
+            "batch",
+            "a.dat",
+        ],
+    );
+    assert_valid(&v);
+    let busy = num(&v, "/cpu/workers_busy");
+    assert!((0.0..=1.0).contains(&busy), "{busy}");
+    assert_eq!(v["cpu"]["cpu_bound"], true, "{}", v["cpu"]);
+    let warnings = v["warnings"].to_string();
+    assert!(
+        warnings.contains("the CPU, not the device, was the limit"),
+        "{warnings}"
+    );
+    // The null engine has no device: the flag is for device runs only.
+    let v = run_json(
+        d.path(),
+        &[
+            "run", "--engine", "null", "--qd", "16", "--time", "200ms", "--ramp", "0", "--size",
+            "8M", "a.dat",
+        ],
+    );
+    assert!(v["cpu"].get("cpu_bound").is_none(), "{}", v["cpu"]);
+    assert_eq!(v["options"]["submit"], "batch");
 }
 
 /// Issue 10: a run on tmpfs says that its numbers describe memory, in the result and in the

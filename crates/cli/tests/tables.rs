@@ -58,6 +58,7 @@ fn simulated(workload: &str, sim: &str) -> RunResult {
     r.cpu.system_s = 0.05;
     r.cpu.cores_busy = 0.12;
     r.cpu.ns_per_io = Some(3750.0);
+    r.cpu.workers_busy = Some(0.4);
     r
 }
 

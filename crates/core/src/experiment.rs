@@ -344,6 +344,7 @@ mod tests {
                 engine_requested: engine.into(),
                 direct: true,
                 submit: String::new(),
+                submit_auto: None,
                 seed: 0,
                 latency_tracking: true,
             },

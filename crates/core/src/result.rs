@@ -128,6 +128,10 @@ pub struct RunOptions {
     /// When queued I/Os reached the kernel: "per_io" or "batch" ("" when imported).
     #[serde(default)]
     pub submit: String,
+    /// Why `--submit auto` chose `submit`, and what it does to latency (None when the mode
+    /// was given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submit_auto: Option<String>,
     /// Seed of the offset and size generators.
     pub seed: u64,
     /// False when latency was not timed (to measure the cost of timing).
@@ -381,7 +385,21 @@ pub struct CpuUsage {
     pub ns_per_io: Option<f64>,
     /// (user + system) / wall time: cores kept busy.
     pub cores_busy: f64,
+    /// Share of the measured time the worker threads were on a CPU or waiting for one (the
+    /// scheduler's counts, all workers together, 0 to 1); what is left they slept, waiting
+    /// for I/O or time. None where the kernel does not count it, and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers_busy: Option<f64>,
+    /// The CPU, not the device, limited the run: a closed loop on io_uring whose workers
+    /// were busy ≥ [`CPU_BOUND_BUSY`] of the time, so the device never kept them waiting
+    /// (the result's warnings say so in words).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cpu_bound: bool,
 }
+
+/// Workers busy at least this share of the measured time never waited for their device:
+/// the CPU was the limit.
+pub const CPU_BOUND_BUSY: f64 = 0.9;
 
 /// I/O errors by kind.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

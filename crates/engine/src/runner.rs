@@ -131,7 +131,15 @@ pub fn run(
     check_plan(plan, observer.interval_histograms())?;
     let opened = open_targets(plan, observer, cancel)?;
     let (engine, notice) = resolve_engine(plan.engine);
-    let warnings = before_run_warnings(&opened.targets, notice.as_ref());
+    let mut warnings = before_run_warnings(&opened.targets, notice.as_ref());
+    let shmem = opened
+        .targets
+        .iter()
+        .any(|t| crate::target::facts::on_memory_filesystem(t.info.filesystem.as_ref()));
+    let (submit, submit_auto) = plan
+        .submit
+        .resolve(engine, plan.target_options.direct, shmem);
+    warnings.extend(submit_auto.clone());
     let verify = Verification::create(plan, &opened)?;
     let lat_logs = open_lat_logs(plan, opened.assignments.len())?;
     let inputs = worker_inputs(plan, engine, &opened, lat_logs)?;
@@ -166,11 +174,11 @@ pub fn run(
     let (tx, rx) = crossbeam_channel::bounded::<Msg>(
         opened.assignments.len() * crate::budget::IN_FLIGHT_PER_WORKER,
     );
-    let handles = spawn_workers(plan, engine, &opened, inputs, &shared, tx)?;
+    let handles = spawn_workers(plan, engine, submit, &opened, inputs, &shared, tx)?;
     let infos: Vec<TargetInfo> = opened.targets.iter().map(|t| t.info.clone()).collect();
     observer.started(&Start {
         engine: engine.name(),
-        submit: plan.submit,
+        submit,
         direct: plan.target_options.direct,
         ramp: plan.ramp,
         time: plan.time,
@@ -225,6 +233,8 @@ pub fn run(
         plan,
         engine,
         notice,
+        submit,
+        submit_auto,
         warnings,
         paths: opened.paths,
         targets: opened.targets,
@@ -375,6 +385,16 @@ fn before_run_warnings(targets: &[OpenTarget], notice: Option<&String>) -> Vec<S
         }
     }
     warnings
+}
+
+/// Every target is in memory (tmpfs, a RAM disk, a loop device through the page cache...):
+/// there is no device to wait for.
+fn in_memory(targets: &[OpenTarget]) -> bool {
+    !targets.is_empty()
+        && targets.iter().all(|t| {
+            crate::target::facts::memory_backing(t.info.filesystem.as_ref(), t.info.device.as_ref())
+                .is_some()
+        })
 }
 
 /// With `--verify`: one journal per target and the generation counter.
@@ -567,6 +587,7 @@ impl WorkerShared {
 fn spawn_workers(
     plan: &RunPlan,
     engine: EngineKind,
+    submit: crate::SubmitMode,
     opened: &Opened,
     inputs: Vec<WorkerInput>,
     shared: &WorkerShared,
@@ -589,7 +610,7 @@ fn spawn_workers(
         let a = a.clone();
         let stream = a.stream;
         let tx = tx.clone();
-        let (lat, submit, seed) = (plan.latency_tracking, plan.submit, plan.seed);
+        let (lat, seed) = (plan.latency_tracking, plan.seed);
         let (t, stops) = (shared.timing.clone(), Arc::clone(&shared.stops));
         let (verify, order, sim) = (
             shared.verify.clone(),

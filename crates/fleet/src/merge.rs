@@ -354,6 +354,7 @@ mod tests {
                 engine_requested: "null".into(),
                 direct: false,
                 submit: "per_io".into(),
+                submit_auto: None,
                 seed: 1,
                 latency_tracking: true,
             },

@@ -51,6 +51,8 @@ pub enum Submit {
     PerIo,
     /// One system call per batch.
     Batch,
+    /// Batch where the CPU is the limit (page cache, memory), per I/O on a device.
+    Auto,
 }
 
 impl From<Submit> for SubmitMode {
@@ -58,6 +60,7 @@ impl From<Submit> for SubmitMode {
         match s {
             Submit::PerIo => SubmitMode::PerIo,
             Submit::Batch => SubmitMode::Batch,
+            Submit::Auto => SubmitMode::Auto,
         }
     }
 }

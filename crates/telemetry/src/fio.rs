@@ -1380,6 +1380,7 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
             engine_requested: "fio".into(),
             direct,
             submit: String::new(),
+            submit_auto: None,
             seed: 0,
             latency_tracking: true,
         },
@@ -1405,6 +1406,7 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
             } else {
                 0.0
             },
+            ..Default::default()
         },
         errors: ErrorSummary {
             count: errors,

@@ -142,9 +142,21 @@ pub fn write_summary(out: &mut dyn Write, r: &RunResult, saved: Option<&str>) ->
         }
     }
     if let Some(ns) = r.cpu.ns_per_io {
+        // The workers' share of the measured phase on a CPU (or waiting for one): near 100 %
+        // they never waited for the device.
+        let workers = r
+            .cpu
+            .workers_busy
+            .map(|b| {
+                format!(
+                    "; workers on a CPU or waiting for one {:.0} % of the measured time",
+                    b * 100.0
+                )
+            })
+            .unwrap_or_default();
         writeln!(
             out,
-            "generator CPU: {} per I/O, {:.2} cores busy (user {:.2} s + system {:.2} s, whole process, ramp included)",
+            "generator CPU: {} per I/O, {:.2} cores busy (user {:.2} s + system {:.2} s, whole process, ramp included){workers}",
             format_ns(ns),
             r.cpu.cores_busy,
             r.cpu.user_s,

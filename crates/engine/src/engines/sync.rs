@@ -179,6 +179,10 @@ impl Engine for SyncEngine {
     fn in_flight(&self) -> usize {
         self.slots.count()
     }
+
+    fn starts_on_queue(&self) -> bool {
+        true
+    }
 }
 
 impl Drop for SyncEngine {

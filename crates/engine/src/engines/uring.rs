@@ -32,6 +32,8 @@ pub struct UringEngine {
     fixed_files: bool,
     ext_arg: bool,
     per_io: bool,
+    /// A whole batch fits in the submission queue (else queueing it submits part of it).
+    batch_fits: bool,
     features: Vec<String>,
     /// `rw_flags` of every write (RWF_DSYNC or 0).
     write_flags: i32,
@@ -113,6 +115,7 @@ impl UringEngine {
             fixed_files,
             ext_arg,
             per_io: setup.submit == SubmitMode::PerIo,
+            batch_fits: setup.depth <= entries,
             features,
         })
     }
@@ -281,6 +284,10 @@ impl Engine for UringEngine {
 
     fn in_flight(&self) -> usize {
         self.slots.count()
+    }
+
+    fn starts_on_queue(&self) -> bool {
+        self.per_io || !self.batch_fits
     }
 }
 

@@ -2,14 +2,15 @@
 
 use super::collect::Collected;
 use super::tally::{DirAcc, DirPair, Timing};
-use super::TargetPath;
+use super::{in_memory, TargetPath};
 use crate::engines::EngineKind;
 use crate::plan::RunPlan;
 use crate::target::OpenTarget;
 use oio_core::host::HostInfo;
 use oio_core::result::{
     AccessOrder, CpuUsage, DirStats, EngineInfo, ErrorSummary, HostNoise, RunOptions, RunResult,
-    StreamSummary, Summary, VerifyFinding, VerifySummary, RUN_SCHEMA, RUN_SCHEMA_VERSION,
+    StreamSummary, Summary, VerifyFinding, VerifySummary, CPU_BOUND_BUSY, RUN_SCHEMA,
+    RUN_SCHEMA_VERSION,
 };
 use oio_core::units::format_ns;
 use oio_core::workload::Load;
@@ -22,6 +23,9 @@ pub(super) struct Assembly<'a> {
     /// The engine that ran (after any fallback) and the notice of the fallback.
     pub(super) engine: EngineKind,
     pub(super) notice: Option<String>,
+    /// The submission mode used, and why when `--submit auto` chose it.
+    pub(super) submit: crate::SubmitMode,
+    pub(super) submit_auto: Option<String>,
     /// Warnings known before the run.
     pub(super) warnings: Vec<String>,
     pub(super) paths: Vec<TargetPath>,
@@ -62,6 +66,7 @@ pub(super) fn assemble(a: Assembly<'_>) -> RunResult {
     let cpu = cpu_usage(&a, c);
     let mut warnings = a.warnings;
     after_run_warnings(&mut warnings, plan, a.engine, a.timing, &summary, c);
+    warnings.extend(cpu_bound_warning(&cpu, a.submit, &a.targets));
     let host_noise = host_noise(c, a.timing.clock.is_virtual());
     if let Some(n) = host_noise.as_ref().filter(|n| n.noisy) {
         warnings.extend(n.reason.clone());
@@ -105,7 +110,8 @@ pub(super) fn assemble(a: Assembly<'_>) -> RunResult {
             interval_s: a.timing.interval as f64 / 1e9,
             engine_requested: plan.engine.name().into(),
             direct: plan.target_options.direct,
-            submit: plan.submit.name().into(),
+            submit: a.submit.name().into(),
+            submit_auto: a.submit_auto,
             seed: plan.seed,
             latency_tracking: plan.latency_tracking,
         },
@@ -188,7 +194,8 @@ fn summaries(plan: &RunPlan, c: &Collected, secs: f64) -> (Summary, Vec<StreamSu
 }
 
 /// The generator's CPU: per I/O, and in cores over the time it ran (real time: on a virtual
-/// clock the run's own duration is simulated).
+/// clock the run's own duration is simulated); how busy the worker threads were, and whether
+/// that made the CPU the limit.
 fn cpu_usage(a: &Assembly<'_>, c: &Collected) -> CpuUsage {
     let ((u0, s0), (u1, s1)) = a.cpu;
     let (user, sys) = (u1 - u0, s1 - s0);
@@ -197,12 +204,64 @@ fn cpu_usage(a: &Assembly<'_>, c: &Collected) -> CpuUsage {
     } else {
         c.end_ns.max(1) as f64 / 1e9
     };
+    let workers_busy = c
+        .busy
+        .filter(|b| b.wall_ns > 0)
+        .map(|b| ((b.run_ns + b.wait_ns) as f64 / b.wall_ns as f64).min(1.0));
+    // A closed loop only (an open loop's rate is its limit), on a real device engine. With
+    // targets in memory there is no device to wait for; otherwise io_uring's workers tell,
+    // as they sleep in the kernel whenever they wait for I/O (the sync engine's workers wait
+    // for its threads instead).
+    let closed = a.plan.workload.streams.iter().all(|s| s.rate.is_none());
+    let cpu_bound = closed
+        && a.engine != EngineKind::Null
+        && !a.timing.clock.is_virtual()
+        && (in_memory(&a.targets)
+            || (a.engine == EngineKind::IoUring
+                && workers_busy.is_some_and(|b| b >= CPU_BOUND_BUSY)));
     CpuUsage {
         user_s: user,
         system_s: sys,
         ns_per_io: (c.all_ios > 0).then(|| (user + sys) * 1e9 / c.all_ios as f64),
         cores_busy: (user + sys) / wall,
+        workers_busy,
+        cpu_bound,
     }
+}
+
+/// The words for [`CpuUsage::cpu_bound`].
+fn cpu_bound_warning(
+    cpu: &CpuUsage,
+    submit: crate::SubmitMode,
+    targets: &[OpenTarget],
+) -> Option<String> {
+    if !cpu.cpu_bound {
+        return None;
+    }
+    let busy = cpu
+        .workers_busy
+        .map(|b| {
+            format!(
+                "; its workers were on a CPU or waiting for one {:.0} % of the measured time",
+                b * 100.0
+            )
+        })
+        .unwrap_or_default();
+    let why = if in_memory(targets) {
+        "the targets are in memory, so there was no device to wait for"
+    } else {
+        "oio's workers never waited for the device"
+    };
+    let cheaper = match submit {
+        crate::SubmitMode::PerIo => {
+            "; --submit batch (one system call per batch) may cost less CPU per I/O"
+        }
+        _ => "",
+    };
+    Some(format!(
+        "the CPU, not the device, was the limit: {why}; oio used {:.2} cores{busy}; the numbers are what this host's CPU drives through the kernel{cheaper}",
+        cpu.cores_busy
+    ))
 }
 
 /// What the reader must know to interpret the numbers, learnt from the run.

@@ -4,7 +4,7 @@
 //! samples the host's CPU once per interval, as each interval closes (never on the I/O path).
 
 use super::assemble::stats;
-use super::tally::{DirPair, ErrorCounts, Msg, Stops, Timing};
+use super::tally::{DirPair, ErrorCounts, Msg, Stops, ThreadBusy, Timing};
 use super::RunObserver;
 use crate::engines::EngineError;
 use crate::verify::VerifyCounts;
@@ -38,6 +38,8 @@ pub(super) struct Collected {
     /// I/Os of workers reported for intervals already closed: in the totals, not in those
     /// intervals.
     pub(super) late_ios: u64,
+    /// The worker threads' measured phases, added up (None when none was measured).
+    pub(super) busy: Option<ThreadBusy>,
 }
 
 /// The host as the collector saw it, beside each interval's `host_cpu`.
@@ -117,11 +119,15 @@ pub(super) fn collect(
                 order,
                 stalled_ns,
                 log_error,
+                busy,
             }) => {
                 done += 1;
                 let c = &mut col.c;
                 c.stalled_ns = c.stalled_ns.saturating_add(stalled_ns);
                 c.output_errors.extend(log_error);
+                if let Some(b) = busy {
+                    c.busy.get_or_insert_with(ThreadBusy::default).add(&b);
+                }
                 for (a, b) in c.order.iter_mut().zip(order) {
                     *a += b;
                 }
@@ -193,6 +199,7 @@ impl<'a> Collector<'a> {
                 stalled_ns: 0,
                 closed_early: 0,
                 late_ios: 0,
+                busy: None,
             },
             pending: BTreeMap::new(),
             next: 0,

@@ -11,6 +11,7 @@ use oio_core::units::format_size;
 use oio_core::Cancel;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 /// Counters and latencies of one direction.
 #[derive(Clone, Default)]
@@ -53,16 +54,6 @@ pub(super) struct DirPair {
 }
 
 impl DirPair {
-    #[inline]
-    pub(super) fn count(&mut self, dir: Dir, len: u32) {
-        let acc = match dir {
-            Dir::Read => &mut self.read,
-            Dir::Write => &mut self.write,
-        };
-        acc.ios += 1;
-        acc.bytes += len as u64;
-    }
-
     /// Open loop: an I/O's service time and the generator's lag before it.
     #[inline]
     pub(super) fn record_open(&mut self, dir: Dir, service_ns: u64, lag_ns: u64) {
@@ -127,6 +118,8 @@ pub(super) enum Msg {
         stalled_ns: u64,
         /// The worker's latency log could not be written whole: why.
         log_error: Option<String>,
+        /// Boxed: the message would be too large to move around otherwise.
+        busy: Option<Box<ThreadBusy>>,
     },
     Failed {
         stream: usize,
@@ -179,6 +172,81 @@ impl Timing {
     }
 }
 
+/// Where a worker's thread was during the measured phase, by the scheduler's own counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct ThreadBusy {
+    /// Real time of the phase, ns.
+    pub(super) wall_ns: u64,
+    /// On a CPU, ns.
+    pub(super) run_ns: u64,
+    /// Runnable and waiting for a CPU, ns.
+    pub(super) wait_ns: u64,
+}
+
+impl ThreadBusy {
+    pub(super) fn add(&mut self, o: &ThreadBusy) {
+        self.wall_ns += o.wall_ns;
+        self.run_ns += o.run_ns;
+        self.wait_ns += o.wait_ns;
+    }
+}
+
+/// The start of a worker's [`ThreadBusy`] span.
+enum BusyFrom {
+    /// The measured phase has not begun.
+    NotYet,
+    /// It began here: real time, then the thread's (on CPU, waiting) ns.
+    At(Instant, (u64, u64)),
+    /// No scheduler counts on this host.
+    Unknown,
+}
+
+impl BusyFrom {
+    fn now() -> BusyFrom {
+        match crate::sys::thread_sched() {
+            Some(s) => BusyFrom::At(Instant::now(), s),
+            None => BusyFrom::Unknown,
+        }
+    }
+
+    /// The span from here to now.
+    fn until_now(&self) -> Option<ThreadBusy> {
+        let BusyFrom::At(t0, (run0, wait0)) = self else {
+            return None;
+        };
+        let (run, wait) = crate::sys::thread_sched()?;
+        Some(ThreadBusy {
+            wall_ns: t0.elapsed().as_nanos() as u64,
+            run_ns: run.saturating_sub(*run0),
+            wait_ns: wait.saturating_sub(*wait0),
+        })
+    }
+}
+
+/// One turn's successful completions, counted in locals and added to the tally once, not
+/// a read-modify-write of the interval's counters in memory for every I/O.
+#[derive(Default)]
+pub(super) struct Turn {
+    ok: u64,
+    /// Per direction (read, write): I/Os and bytes in the measured phase.
+    ios: [u64; 2],
+    bytes: [u64; 2],
+}
+
+impl Turn {
+    /// A completion that transferred all its bytes; in the interval's counts when `counted`
+    /// (the measured phase).
+    #[inline(always)]
+    pub(super) fn ok(&mut self, io: &NextIo, counted: bool) {
+        self.ok += 1;
+        if counted {
+            let d = usize::from(io.dir == Dir::Write);
+            self.ios[d] += 1;
+            self.bytes[d] += u64::from(io.len);
+        }
+    }
+}
+
 /// What a worker has counted: the current interval, errors, and where time stands.
 pub(super) struct Tally<'w> {
     pub(super) w: &'w Worker<'w>,
@@ -190,6 +258,8 @@ pub(super) struct Tally<'w> {
     pub(super) errors: ErrorCounts,
     /// Completion order: I/Os seen, exactly sequential, within 128 KiB.
     pub(super) order: [u64; 3],
+    busy_from: BusyFrom,
+    busy: Option<ThreadBusy>,
 }
 
 impl<'w> Tally<'w> {
@@ -203,11 +273,18 @@ impl<'w> Tally<'w> {
             ok_ios: 0,
             errors: ErrorCounts::default(),
             order: [0; 3],
+            busy_from: BusyFrom::NotYet,
+            busy: None,
         }
     }
 
-    /// Sends every interval that ended before `now` (capped at the end of the run).
+    /// Sends every interval that ended before `now` (capped at the end of the run); notes
+    /// where the thread's time stands when the measured phase begins.
+    #[inline]
     pub(super) fn roll(&mut self, now: u64) {
+        if matches!(self.busy_from, BusyFrom::NotYet) && now >= self.w.t.measure_start {
+            self.busy_from = BusyFrom::now();
+        }
         let cutoff = now.min(self.w.t.end);
         while cutoff >= self.boundary {
             self.w
@@ -217,8 +294,9 @@ impl<'w> Tally<'w> {
         }
     }
 
-    /// Sends the last, possibly short, interval ending at `end`.
+    /// Sends the last, possibly short, interval ending at `end`, and ends the thread's span.
     pub(super) fn close(&mut self, end: u64) {
+        self.busy = self.busy_from.until_now();
         let interval_start = self.boundary - self.w.t.interval;
         if end > interval_start && end > self.w.t.measure_start {
             self.w
@@ -257,21 +335,23 @@ impl<'w> Tally<'w> {
         }
     }
 
-    /// Counts one completion (into the interval when `counted`, i.e. in the measured phase);
-    /// true when its latency should be recorded.
+    /// A completion that failed or transferred less than asked: an error, never in the
+    /// statistics.
+    #[cold]
+    pub(super) fn failed(&mut self, result: i32, io: &NextIo) {
+        self.errors.record(result, io, self.w.paths);
+    }
+
+    /// Adds a turn's `reaped` completions, counted in `turn`.
     #[inline]
-    pub(super) fn complete(&mut self, result: i32, io: &NextIo, counted: bool) -> bool {
-        self.all_ios += 1;
-        if result != io.len as i32 {
-            self.errors.record(result, io, self.w.paths);
-            return false;
-        }
-        self.ok_ios += 1;
-        if counted {
-            self.cur.count(io.dir, io.len);
-            self.track_order(io);
-        }
-        counted
+    pub(super) fn add_turn(&mut self, reaped: usize, turn: &Turn) {
+        self.all_ios += reaped as u64;
+        self.ok_ios += turn.ok;
+        let cur = &mut self.cur;
+        cur.read.ios += turn.ios[0];
+        cur.read.bytes += turn.bytes[0];
+        cur.write.ios += turn.ios[1];
+        cur.write.bytes += turn.bytes[1];
     }
 
     pub(super) fn done(
@@ -292,6 +372,7 @@ impl<'w> Tally<'w> {
             end_ns,
             errors: self.errors,
             stalled_ns: self.w.stalled_ns.get(),
+            busy: self.busy.map(Box::new),
         });
     }
 

@@ -2,12 +2,14 @@
 //! through the ramp (completions not counted) and the measured time, then drains the I/Os
 //! still in flight, and last sends its totals to the collector.
 //!
-//! Time is read twice per batch, not per I/O: once before a batch is queued (the submit time
-//! of every I/O in it) and once after completions are reaped (their completion time), as
-//! fio's t/io_uring does. Latency is therefore submit-to-reap, which includes the time oio
+//! Time is read when I/Os start and once after completions are reaped (their completion
+//! time), as fio's t/io_uring does. I/Os that start each at its own system call (`--submit
+//! per-io`, the sync engine's threads) are timed each as it is queued; I/Os that start
+//! together when submitted (`--submit batch`, the null engine) are timed by one read once
+//! the batch is queued. Latency is therefore submit-to-reap, which includes the time oio
 //! takes to notice a completion: never less than the truth.
 
-use super::tally::{Msg, Stops, Tally, Timing};
+use super::tally::{Msg, Stops, Tally, Timing, Turn};
 use super::RunError;
 use crate::arrivals::Arrivals;
 use crate::data::DataFiller;
@@ -129,7 +131,7 @@ struct ClosedLoop<'w, E: Engine> {
     gen: Generator,
     filler: DataFiller,
     vw: Option<VerifyWorker>,
-    free: Vec<u32>,
+    free: FreeStack,
     issued_at: Vec<u64>,
     what: Vec<NextIo>,
     comps: Vec<Completion>,
@@ -156,7 +158,7 @@ impl<'w, E: Engine> ClosedLoop<'w, E> {
                 .verify
                 .clone()
                 .map(|sh| VerifyWorker::new(sh, w.a.targets.clone(), depth, w.a.gen.seed)),
-            free: (0..w.a.depth).rev().collect(),
+            free: FreeStack::new(w.a.depth),
             issued_at: vec![0u64; depth],
             what: vec![NextIo::default(); depth],
             comps: Vec::with_capacity(depth),
@@ -214,10 +216,16 @@ impl<'w, E: Engine> ClosedLoop<'w, E> {
         }
     }
 
-    /// Queues an I/O on every free slot (within the quota).
+    /// Queues an I/O on every free slot (within the quota). An engine that starts each I/O
+    /// as it is queued has each timed then, after its data is prepared (the latency of the
+    /// last I/O of a batch does not include preparing the ones before it); otherwise the
+    /// batch starts together when it is submitted, and one clock read after it is queued
+    /// times it all (a clock read costs about what the rest of a null I/O does).
     #[inline]
     fn issue(&mut self) -> Result<(), EngineError> {
         let t = &self.w.t;
+        let each = self.eng.starts_on_queue();
+        let mark = self.free.mark();
         while self.issued < self.quota {
             let Some(slot) = self.free.pop() else { break };
             let mut io = self.gen.next_io();
@@ -242,10 +250,16 @@ impl<'w, E: Engine> ClosedLoop<'w, E> {
                 }
                 None => prepare(&mut self.eng, &mut self.filler, &io, slot),
             }
-            // Timed per I/O, after its data is prepared: the latency of the last
-            // I/O of a batch does not include preparing the ones before it.
-            self.issued_at[slot as usize] = if self.w.lat { t.now() } else { 0 };
+            if each && self.w.lat {
+                self.issued_at[slot as usize] = t.now();
+            }
             self.eng.queue(io.request(slot))?;
+        }
+        if !each && self.w.lat {
+            let at = t.now();
+            for &slot in self.free.popped_since(mark) {
+                self.issued_at[slot as usize] = at;
+            }
         }
         Ok(())
     }
@@ -291,17 +305,27 @@ impl<'w, E: Engine> ClosedLoop<'w, E> {
         // I/Os queued in one batch and reaped in one batch have the same latency: record
         // each run of equal values once (histogram `record_n`), which keeps timing cheap.
         let mut run: Option<(Dir, u64, u64)> = None;
+        let mut turn = Turn::default();
+        let track = self.w.order.is_some();
         for c in &self.comps {
             let slot = c.slot as usize;
             self.free.push(c.slot);
-            let io = self.what[slot];
-            if !tally.complete(c.result, &io, counted) {
+            let io = &self.what[slot];
+            if c.result != io.len as i32 {
+                tally.failed(c.result, io);
                 continue;
+            }
+            turn.ok(io, counted);
+            if !counted {
+                continue;
+            }
+            if track {
+                tally.track_order(io);
             }
             if self.w.lat {
                 let lat = now - self.issued_at[slot];
                 if let Some(l) = &mut self.log {
-                    l.write(now - t.measure_start, lat, &io);
+                    l.write(now - t.measure_start, lat, io);
                 }
                 match &mut run {
                     Some((d, l, n)) if *d == io.dir && *l == lat => *n += 1,
@@ -313,6 +337,7 @@ impl<'w, E: Engine> ClosedLoop<'w, E> {
                 }
             }
         }
+        tally.add_turn(self.comps.len(), &turn);
         if let Some((d, l, n)) = run {
             tally.cur.record(d, l, n);
         }
@@ -565,12 +590,22 @@ impl<'w, E: Engine> OpenLoop<'w, E> {
         tally.roll(now);
         let counted = tally.measuring(now);
         let mut writes = 0u64;
+        let mut turn = Turn::default();
+        let track = self.w.order.is_some();
         for c in &self.comps {
             let slot = c.slot as usize;
             self.free.release(c.slot, now);
             let io = self.what[slot];
-            if !tally.complete(c.result, &io, counted) {
+            if c.result != io.len as i32 {
+                tally.failed(c.result, &io);
                 continue;
+            }
+            turn.ok(&io, counted);
+            if !counted {
+                continue;
+            }
+            if track {
+                tally.track_order(&io);
             }
             if self.w.lat {
                 tally.cur.record(io.dir, now - self.intended[slot], 1);
@@ -585,6 +620,7 @@ impl<'w, E: Engine> OpenLoop<'w, E> {
                 writes += 1;
             }
         }
+        tally.add_turn(self.comps.len(), &turn);
         // Every call, writes or not: an interval sync falls due with time.
         if let Some(s) = &mut self.syncer {
             if let Some(lat) = s.wrote(writes, self.w)? {
@@ -619,6 +655,49 @@ impl<'w, E: Engine> OpenLoop<'w, E> {
             log_error,
         );
         Ok(())
+    }
+}
+
+/// The closed loop's free slots: a stack whose popped entries stay in place until pushed
+/// over, so the slots issued in one turn can be found again to be timed together.
+struct FreeStack {
+    slots: Vec<u32>,
+    n: usize,
+}
+
+impl FreeStack {
+    fn new(depth: u32) -> FreeStack {
+        FreeStack {
+            slots: (0..depth).rev().collect(),
+            n: depth as usize,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<u32> {
+        self.n = self.n.checked_sub(1)?;
+        Some(self.slots[self.n])
+    }
+
+    /// Slot `slot` came free (every slot is free at most once, so it fits).
+    #[inline]
+    fn push(&mut self, slot: u32) {
+        self.slots[self.n] = slot;
+        self.n += 1;
+    }
+
+    /// Where the stack stands, for [`FreeStack::popped_since`].
+    fn mark(&self) -> usize {
+        self.n
+    }
+
+    /// The slots popped (and not pushed back) since the stack stood at `mark`.
+    fn popped_since(&self, mark: usize) -> &[u32] {
+        &self.slots[self.n..mark]
     }
 }
 

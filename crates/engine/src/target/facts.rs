@@ -139,6 +139,12 @@ pub fn memory_backing(fs: Option<&FilesystemInfo>, dev: Option<&DeviceInfo>) -> 
     None
 }
 
+/// Whether a file is on a filesystem in memory (tmpfs and the like). io_uring hands buffered
+/// reads of such files to a kernel worker thread instead of serving them within the call.
+pub fn on_memory_filesystem(fs: Option<&FilesystemInfo>) -> bool {
+    fs.is_some_and(|fs| MEMORY_FILESYSTEMS.contains(&fs.fs_type.as_str()))
+}
+
 /// Filesystems whose files live in memory.
 const MEMORY_FILESYSTEMS: &[&str] = &["tmpfs", "ramfs", "hugetlbfs", "devtmpfs"];
 
