@@ -194,6 +194,14 @@ impl LatencyHistogram {
         h.sum = s.sum as u128;
         h.min = s.min.unwrap_or(u64::MAX);
         h.max = s.max.unwrap_or(0);
+        // A hand-edited or corrupt document can say anything: extremes that contradict each
+        // other (or are missing beside samples) are taken from the buckets instead, so
+        // quantiles stay within a valid range.
+        if h.count > 0 && h.min > h.max {
+            let b = h.hist.as_ref();
+            h.min = b.map_or(0, |b| b.min_nz());
+            h.max = b.map_or(h.min, |b| b.max()).max(h.min);
+        }
         h
     }
 }
@@ -267,6 +275,22 @@ pub struct SparseHistogram {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sparse_form_with_contradicting_extremes_reads_them_from_its_buckets() {
+        let mut h = LatencyHistogram::new();
+        for v in [1_000, 2_000, 50_000] {
+            h.record(v);
+        }
+        let mut s = h.to_sparse();
+        (s.min, s.max) = (Some(u64::MAX), Some(9_000_000_000));
+        let back = LatencyHistogram::from_sparse(&s);
+        let (lo, hi) = (back.min().unwrap(), back.max().unwrap());
+        assert!(lo <= 1_000 && hi >= 50_000 && lo <= hi, "{lo}..{hi}");
+        assert_eq!(back.quantile(0.5), h.quantile(0.5));
+        s.min = None;
+        assert!(LatencyHistogram::from_sparse(&s).quantile(0.99).is_some());
+    }
 
     #[test]
     fn relative_error_is_within_one_percent() {

@@ -255,6 +255,13 @@ impl WireHistogram {
                 self.count
             )));
         }
+        if let (Some(lo), Some(hi)) = (self.min, self.max) {
+            if lo > hi {
+                return Err(HistogramError(format!(
+                    "its minimum {lo} ns is above its maximum {hi} ns"
+                )));
+            }
+        }
         Ok(SparseHistogram {
             unit: "ns".into(),
             significant_digits: SIGNIFICANT_DIGITS,
@@ -698,6 +705,11 @@ mod tests {
         lying.count = 3;
         let e = lying.to_sparse().unwrap_err().to_string();
         assert!(e.contains("hold 2 samples"), "{e}");
+        // Extremes that contradict each other (found by bench/fuzz: a panic in the quantiles).
+        let mut upside_down = WireHistogram::from_sparse(&hist(&[10, 20]).to_sparse());
+        (upside_down.min, upside_down.max) = (Some(u64::MAX), Some(9_000_000_000));
+        let e = upside_down.to_sparse().unwrap_err().to_string();
+        assert!(e.contains("above its maximum"), "{e}");
         lying.v2 = "%%%".into();
         assert!(lying.to_sparse().is_err());
         // A header claiming 2 GiB of payload is refused before the deserialiser sizes a

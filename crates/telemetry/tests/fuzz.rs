@@ -1,5 +1,7 @@
 //! Property-based fuzzing (proptest, with shrinking) of every parser of user input: perfmon,
-//! iostat, diskstats, blkparse, fio JSON, fio logs, workload TOML and the unit parsers.
+//! iostat, diskstats, blkparse, fio JSON, fio logs, the job files `oio import` reads (fio,
+//! diskspd command lines and XML profiles, IOMeter ICF, vdbench), workload TOML and the unit
+//! parsers.
 //!
 //! Inputs are near-valid: real fixture lines whose numbers are replaced by extremes (1e308,
 //! 2^64, NaN, years 0 and 99999, ...), lines dropped, duplicated or cut, CRLF and junk
@@ -9,7 +11,7 @@
 //! This binary caps its own address space (RLIMIT_AS, 2 GiB) before any test runs, so an
 //! allocation proportional to a number in the input aborts it instead of exhausting the
 //! machine. Each target runs a fixed number of cases (`FUZZ_CASES`, default 256) and prints
-//! how many inputs it ran.
+//! how many inputs it ran; `bench/fuzz` repeats it with fresh seeds for a time budget.
 
 use oio_telemetry::{fio, parse_text, ParseOptions, TelemetryError, TextLines};
 use proptest::prelude::*;
@@ -243,7 +245,7 @@ fn parse_bytes(name: &str, bytes: &[u8]) -> Result<(), TelemetryError> {
     oio_telemetry::parse_files(&[p.as_path()], &o).map(|_| ())
 }
 
-static COUNTS: [AtomicUsize; 9] = [const { AtomicUsize::new(0) }; 9];
+static COUNTS: [AtomicUsize; 10] = [const { AtomicUsize::new(0) }; 10];
 
 fn count(k: usize, what: &str) {
     let n = COUNTS[k].fetch_add(1, Ordering::Relaxed) + 1;
@@ -337,6 +339,37 @@ proptest! {
         std::fs::write(&p, encode(&mutated, Enc::Crlf)).expect("write");
         let _ = oio_core::workload::Workload::from_file(&p);
         count(6, "workload TOML");
+    }
+
+    #[test]
+    fn job_files(edits in prop::collection::vec(edit(), 1..6), e in enc(), which in 0usize..5) {
+        use oio_telemetry::jobfile::{self, JobFormat};
+        cap_memory();
+        let (name, format) = [
+            ("db.fio", None),
+            ("job.cmd", Some(JobFormat::Diskspd)),
+            ("profile.xml", Some(JobFormat::DiskspdXml)),
+            ("seed002.icf", Some(JobFormat::Iometer)),
+            ("oltp.vdb", Some(JobFormat::Vdbench)),
+        ][which];
+        let text = read(&format!("jobs/{name}"));
+        let mutated = apply(&text, &edits);
+        match format {
+            // fio job files are read from disk: the encodings reach the loader.
+            None => {
+                let dir = tempfile::tempdir().expect("tempdir");
+                let p = dir.path().join(name);
+                let bytes = encode(&mutated, e);
+                std::fs::write(&p, &bytes).expect("write");
+                located(jobfile::fio::load(&p).map(|_| ()), &bytes)?;
+                located(jobfile::fio::parse(&mutated, name, "job").map(|_| ()), mutated.as_bytes())?;
+            }
+            Some(f) => {
+                let _ = jobfile::detect(name, &mutated);
+                located(jobfile::import(name, &mutated, f).map(|_| ()), mutated.as_bytes())?;
+            }
+        }
+        count(9, "job files");
     }
 
     #[test]
