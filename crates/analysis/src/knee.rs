@@ -414,6 +414,9 @@ struct NoiseModel {
     /// Points whose repeats disagree far more than expected: (point, σ of one of its runs, σ
     /// expected of them), both of ln IOPS.
     unsteady: Vec<(usize, f64, f64)>,
+    /// Multiplier of `sigma` for a trend's margin: [`NOISE_Z`], or Student's t when `sigma`
+    /// was estimated from a few points' scatter (its own uncertainty counts too).
+    z: f64,
 }
 
 impl NoiseModel {
@@ -451,6 +454,7 @@ fn noise(points: &[KneeInput]) -> NoiseModel {
                 .map(|df| crate::stats::t_quantile(0.975, df as f64))
                 .collect(),
             unsteady: Vec::new(),
+            z: NOISE_Z,
         }
     };
     if !points.is_empty() && points.iter().all(|p| p.iops_runs.len() >= 2) {
@@ -627,7 +631,7 @@ fn trend(points: &[KneeInput], iops: &[f64], idx: &[usize], noise: &NoiseModel) 
         .zip(&xs)
         .map(|(&i, x)| noise.sigma[i].map(|s| ((x - xm) * s).powi(2)))
         .sum::<Option<f64>>()
-        .map(|v| NOISE_Z * v.sqrt() / sxx);
+        .map(|v| noise.z * v.sqrt() / sxx);
     // Two degrees of freedom at least: one residual says nothing about the scatter.
     let by_scatter = (noise.residuals && n >= 4).then(|| {
         let rss: f64 = xs
@@ -685,6 +689,13 @@ fn top(points: &[KneeInput], iops: &[f64], cand: &[usize], noise: &NoiseModel) -
         // about the trend measures the run-to-run noise the intervals cannot; over 2 or 3 a
         // slow run or a lucky one is a "rise".
         if w.above(SATURATION_ELASTICITY) && (!noise.residuals || m >= 4) {
+            // A bend inside the window (a knee near its start) makes its trend rise while the
+            // points above the bend are flat: the top two doublings must rise at least as
+            // fast as a saturated device, by their own estimate, for the rise to be the top's.
+            let upper = trend(points, iops, &cand[n - 3.min(m)..], noise);
+            if m > 3 && upper.is_some_and(|u| u.slope <= SATURATION_ELASTICITY) {
+                break;
+            }
             t.rising = Some(w);
             break;
         }
@@ -1428,11 +1439,18 @@ fn judge(
             up_to: None,
             steps: None,
         },
-        None => KneeRange {
-            above: if v.lo > 0 { points[v.lo - 1].qd } else { 0 },
-            up_to: Some(points[v.hi].qd),
-            steps: Some((v.hi - v.lo + 1) as u32),
-        },
+        None => {
+            // A point left out as an outlier just below the range may be the knee itself:
+            // the range starts above the kept point before it.
+            let below = (0..v.lo).rev().find(|&j| keep[j]);
+            let above = below.map_or(0, |j| points[j].qd);
+            let first = below.map_or(0, |j| j + 1);
+            KneeRange {
+                above,
+                up_to: Some(points[v.hi].qd),
+                steps: Some((v.hi + 1 - first) as u32),
+            }
+        }
     };
     Judged {
         range,
@@ -1485,6 +1503,9 @@ fn plateau_scatter(
         *s = Some(s.unwrap_or(0.0).max(sigma));
     }
     raised.cv = Some(raised.cv.unwrap_or(0.0).max(sigma));
+    // A σ from 3 or 4 points is itself uncertain: a rise or a plateau claimed against it
+    // takes Student's t of their degrees of freedom, not the normal's 1.96.
+    raised.z = noise.t_crit(n - 1).max(NOISE_Z);
     Some(Scatter {
         noise: raised,
         why: format!(
@@ -1508,15 +1529,18 @@ pub fn find_knee(points: &[KneeInput], opts: &KneeOptions, seed: u64) -> Option<
     let found = apply_rules(points, &iops, &keep, &noise, fraction);
     let (k, headline) = found.headline()?;
     let peak_i = found.peak.unwrap_or(k);
+    // One run per depth: the plateau's scatter is the only sign of run-to-run noise, and
+    // when it exceeds what the runs' intervals say, it is what the resamples must carry. (Not
+    // what the top's rise is judged against: a curve still rising scatters about its level
+    // by its own rise, and a 25 %-per-doubling rise must stay visible; the trend's residuals
+    // carry the run-to-run noise there.)
+    let scatter = plateau_scatter(points, &iops, &noise, k);
+    let noise = scatter.as_ref().map_or(noise, |s| s.noise.clone());
     shape_flags(points, &iops, &found, peak_i, &noise, &mut flags);
     let mut rules = rule_depths(points, &iops, &found, fraction);
     rules.latency_target = opts
         .latency_target
         .map(|t| latency_target_depth(points, &iops, &keep, t, &mut flags));
-    // One run per depth: the plateau's scatter is the only sign of run-to-run noise, and
-    // when it exceeds what the runs' intervals say, it is what the resamples must carry.
-    let scatter = plateau_scatter(points, &iops, &noise, k);
-    let noise = scatter.as_ref().map_or(noise, |s| s.noise.clone());
     let res = resample(points, &iops, &keep, &noise, fraction, k, seed);
     let mut judged = judge(points, &iops, &keep, &found, k, &res, &noise, fraction);
     if let Some(s) = &scatter {

@@ -105,6 +105,54 @@ fn noisy_knees_are_right_or_undecided() {
     assert!(decided >= 2, "{decided} of 5 noisy knees decided");
 }
 
+/// Scenarios `bench/conclusions` once scored wrong, each a knee inside the grid at 20 %
+/// run-to-run noise: repeats with drift whose top window straddled the knee ("still rising"),
+/// and one run per depth with a neighbour on the knee's own depth (a range that left the knee
+/// out). Each must now be right or undecided, and never claim a rise.
+#[test]
+fn the_batterys_former_wrong_answers_are_right_or_undecided() {
+    let d = scratch();
+    for (i, (k, sim, repeat, seed)) in [
+        (
+            32,
+            "servers=32,service=1000us,dist=exp,clock=virtual,jitter=20%,drift=1%",
+            3,
+            283921307,
+        ),
+        (
+            4,
+            "servers=4,service=1000us,dist=fixed,clock=virtual,jitter=20%,neighbour=10%:2",
+            1,
+            75702428,
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (v, _) = sweep(
+            d.path(),
+            &format!("w{i}"),
+            sim,
+            "1,2,4,8,16,32,64,128",
+            repeat,
+            seed,
+        );
+        let what = format!("k={k} {sim} repeat {repeat}: {}", v["knee"]["summary"]);
+        let rising = v["knee"]["flags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["kind"] == "still_rising");
+        assert!(!rising, "a rise claimed of a curve flat from {k}: {what}");
+        if let Some((above, up_to)) = knee_range(&v) {
+            assert!(
+                above < k && up_to.is_none_or(|u| u >= k),
+                "a confident knee that misses {k}: {what}"
+            );
+        }
+    }
+}
+
 /// A model that never saturates inside the grid: no confident knee inside it, whatever the
 /// noise (a steadily rising curve with 12 % noise was once named "knee at 128").
 #[test]
