@@ -1,0 +1,316 @@
+//! `oio replay`: traces issued I/O by I/O, at their times or at a fixed depth, checked
+//! against the trace itself and against fio replaying the same iolog.
+
+use crate::common::{missing, num, oio, run_json, scratch, uses_io_uring};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+/// (direction 0 read / 1 write, offset, size) → count.
+type IoSet = BTreeMap<(u8, u64, u64), u64>;
+
+/// A v3 iolog of `n` 4 KiB I/Os, 70 % reads drawn from a fixed sequence, one every
+/// `gap_us` µs, at 4 KiB-aligned offsets within 16 MiB.
+fn iolog(n: usize, gap_us: u64) -> (String, IoSet) {
+    let mut text = String::from("fio version 3 iolog\n0 /x add\n0 /x open\n");
+    let mut set = IoSet::new();
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for i in 0..n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let read = x % 10 < 7;
+        let off = (x >> 20) % 4096 * 4096;
+        text += &format!(
+            "{} /x {} {off} 4096\n",
+            100 + i as u64 * gap_us,
+            if read { "read" } else { "write" }
+        );
+        *set.entry((u8::from(!read), off, 4096)).or_default() += 1;
+    }
+    (text, set)
+}
+
+/// What an iolog asks for.
+fn iolog_set(text: &str) -> IoSet {
+    let mut set = IoSet::new();
+    for l in text.lines() {
+        let t: Vec<&str> = l.split_whitespace().collect();
+        if t.len() == 5 && (t[2] == "read" || t[2] == "write") {
+            let key = (
+                u8::from(t[2] == "write"),
+                t[3].parse().unwrap(),
+                t[4].parse().unwrap(),
+            );
+            *set.entry(key).or_default() += 1;
+        }
+    }
+    set
+}
+
+/// What a fio-format lat log (oio's --lat-log or fio's write_lat_log with log_offset=1) says
+/// was done.
+fn lat_log_set(path: &Path) -> IoSet {
+    let mut set = IoSet::new();
+    for l in std::fs::read_to_string(path).expect("lat log").lines() {
+        let t: Vec<u64> = l.split(',').map(|c| c.trim().parse().unwrap()).collect();
+        *set.entry((t[2] as u8, t[4], t[3])).or_default() += 1;
+    }
+    set
+}
+
+#[test]
+fn a_timed_iolog_replays_every_io_on_schedule_on_the_virtual_clock() {
+    let d = scratch();
+    let (text, want) = iolog(2000, 500);
+    std::fs::write(d.path().join("v.iolog"), &text).unwrap();
+    let v = run_json(
+        d.path(),
+        &[
+            "replay",
+            "v.iolog",
+            "t.dat",
+            "--size",
+            "16m",
+            "--engine",
+            "null",
+            "--sim",
+            "servers=8,service=200us,clock=virtual",
+            "--lat-log",
+            "rl",
+        ],
+    );
+    let reads: u64 = want.iter().filter(|(k, _)| k.0 == 0).map(|(_, c)| c).sum();
+    assert_eq!(num(&v, "/summary/read/ios") as u64, reads);
+    assert_eq!(num(&v, "/summary/write/ios") as u64, 2000 - reads);
+    // On the virtual clock oio is never late, and with 8 servers never more than 8 busy:
+    // every response is the service time, from the trace's own times.
+    assert_eq!(num(&v, "/summary/total/lag_ns/max"), 0.0);
+    let max = num(&v, "/summary/total/latency_ns/max");
+    assert!((max / 200_000.0 - 1.0).abs() < 0.01, "{max}");
+    // 2,000 I/Os 500 µs apart: the last is due 999.5 ms after the first.
+    let dur = num(&v, "/duration_s");
+    assert!((dur - 0.9997).abs() < 0.001, "{dur}");
+    assert_eq!(lat_log_set(&d.path().join("rl_lat.1.log")), want);
+    assert_eq!(v["plan"]["run"]["replay"]["ios"], 2000);
+}
+
+#[test]
+fn speed_compresses_time_and_depth_ignores_it() {
+    let d = scratch();
+    let (text, _) = iolog(400, 1000);
+    std::fs::write(d.path().join("v.iolog"), &text).unwrap();
+    let sim = "servers=4,service=1ms,clock=virtual";
+    let twice = run_json(
+        d.path(),
+        &[
+            "replay", "v.iolog", "a.dat", "--size", "16m", "--engine", "null", "--sim", sim,
+            "--speed", "2",
+        ],
+    );
+    // 400 I/Os 1 ms apart at twice the speed: 0.2 s, plus the last I/O's 1 ms.
+    let dur = num(&twice, "/duration_s");
+    assert!((dur - 0.2005).abs() < 0.002, "{dur}");
+    let deep = run_json(
+        d.path(),
+        &[
+            "replay", "v.iolog", "b.dat", "--size", "16m", "--engine", "null", "--sim", sim,
+            "--depth", "4",
+        ],
+    );
+    // Closed loop at depth 4 on 4 servers of 1 ms: 4,000 IOPS, 0.1 s.
+    assert_eq!(num(&deep, "/summary/total/ios"), 400.0);
+    let iops = num(&deep, "/summary/total/iops");
+    assert!((iops / 4000.0 - 1.0).abs() < 0.01, "{iops}");
+    assert!(deep["summary"]["offered_iops"].is_null());
+}
+
+#[test]
+fn offsets_wrap_onto_a_smaller_target() {
+    let d = scratch();
+    let text = "fio version 3 iolog\n0 /x add\n10 /x write 0 4096\n20 /x read 1052672 4096\n30 /x read 2093056 65536\n";
+    std::fs::write(d.path().join("w.iolog"), text).unwrap();
+    run_json(
+        d.path(),
+        &[
+            "replay",
+            "w.iolog",
+            "t.dat",
+            "--size",
+            "1m",
+            "--engine",
+            "null",
+            "--lat-log",
+            "w",
+        ],
+    );
+    let got = lat_log_set(&d.path().join("w_lat.1.log"));
+    // 1 MiB + 4 KiB → 4 KiB; 2 MiB - 8 KiB (+ 64 KiB crosses the end) → 1 MiB - 64 KiB.
+    let want: IoSet = [
+        ((1, 0, 4096), 1),
+        ((0, 4096, 4096), 1),
+        ((0, (1 << 20) - 65536, 65536), 1),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn a_bad_trace_line_is_named_with_what_was_expected() {
+    let d = scratch();
+    std::fs::write(
+        d.path().join("b.iolog"),
+        "fio version 3 iolog\n5 /x read 0 4096\n7 /x read 4096\n",
+    )
+    .unwrap();
+    let out = oio()
+        .current_dir(d.path())
+        .args([
+            "replay", "b.iolog", "t.dat", "--size", "1m", "--engine", "null",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("b.iolog:3:") && err.contains("a length"),
+        "{err}"
+    );
+    std::fs::write(
+        d.path().join("m.csv"),
+        "1,h,0,Read,0,4096,10\n2,h,0,Read,x,4096,10\n",
+    )
+    .unwrap();
+    let out = oio()
+        .current_dir(d.path())
+        .args([
+            "replay", "m.csv", "t.dat", "--size", "1m", "--engine", "null",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("m.csv:2:") && err.contains("Offset"), "{err}");
+    assert!(
+        !d.path().join("t.dat").exists(),
+        "nothing was created for a bad trace"
+    );
+}
+
+#[test]
+fn msr_csv_and_blkparse_replay_their_reads_and_writes() {
+    let d = scratch();
+    // Two disks of one host, 1 ms apart in 100 ns ticks; disk 1 goes to the second target.
+    let csv = "128166372000000000,hm,0,Read,8192,4096,100\n128166372000010000,hm,1,Write,0,8192,100\n128166372000020000,hm,0,Write,4096,4096,100\n";
+    std::fs::write(d.path().join("hm.csv"), csv).unwrap();
+    let v = run_json(
+        d.path(),
+        &[
+            "replay",
+            "hm.csv",
+            "a.dat",
+            "b.dat",
+            "--size",
+            "1m",
+            "--engine",
+            "null",
+            "--sim",
+            "servers=1,service=10us,clock=virtual",
+        ],
+    );
+    assert_eq!(num(&v, "/summary/read/ios"), 1.0);
+    assert_eq!(num(&v, "/summary/write/ios"), 2.0);
+    assert_eq!(v["targets"].as_array().unwrap().len(), 2);
+    let blk = "  8,0    0        1     0.000000000   10  D   W 16 + 8 [a]\n  8,0    0        2     0.000100000    0  C   W 16 + 8 [0]\n  8,0    0        3     0.001000000   10  D   R 0 + 16 [a]\n  8,0    0        4     0.002000000   10  D  FWS 0 + 0 [a]\n";
+    std::fs::write(d.path().join("b.txt"), blk).unwrap();
+    let out = oio()
+        .current_dir(d.path())
+        .args([
+            "replay", "b.txt", "c.dat", "--size", "1m", "--engine", "null", "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(num(&v, "/summary/read/ios"), 1.0);
+    assert_eq!(num(&v, "/summary/write/ios"), 1.0);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not replayed: 1 syncs and flushes"), "{err}");
+}
+
+/// fio writes an iolog of 2,000 mixed 4 KiB I/Os; oio and fio each replay it onto the same
+/// file, and their per-I/O logs hold exactly the iolog's I/Os.
+#[test]
+fn oio_and_fio_replay_the_same_iolog_to_the_same_ios() {
+    if Command::new("fio").arg("--version").output().is_err() {
+        missing("fio");
+        return;
+    }
+    let _uring = uses_io_uring();
+    let d = scratch();
+    let p = |f: &str| d.path().join(f).display().to_string();
+    let made = Command::new("fio")
+        .current_dir(d.path())
+        .args([
+            "--name=src",
+            &format!("--filename={}", p("src.dat")),
+            "--size=16m",
+            "--rw=randrw",
+            "--bs=4k",
+            "--number_ios=2000",
+            "--ioengine=psync",
+            "--rate_iops=2000",
+            &format!("--write_iolog={}", p("src.iolog")),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let text = std::fs::read_to_string(d.path().join("src.iolog")).unwrap();
+    let want = iolog_set(&text);
+    assert_eq!(want.values().sum::<u64>(), 2000);
+    let v = run_json(
+        d.path(),
+        &["replay", "src.iolog", "t.dat", "--lat-log", "oio"],
+    );
+    assert_eq!(lat_log_set(&d.path().join("oio_lat.1.log")), want);
+    let reads: u64 = want.iter().filter(|(k, _)| k.0 == 0).map(|(_, c)| c).sum();
+    assert_eq!(num(&v, "/summary/read/ios") as u64, reads);
+    assert_eq!(num(&v, "/summary/write/ios") as u64, 2000 - reads);
+    let fio = Command::new("fio")
+        .current_dir(d.path())
+        .args([
+            "--name=replay",
+            &format!("--filename={}", p("t.dat")),
+            "--ioengine=psync",
+            "--direct=1",
+            &format!("--read_iolog={}", p("src.iolog")),
+            "--write_lat_log=fio",
+            "--log_offset=1",
+            "--output-format=json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        fio.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fio.stderr)
+    );
+    assert_eq!(lat_log_set(&d.path().join("fio_lat.1.log")), want);
+    // Latencies of the same order on the same device: the medians within a factor of 10
+    // (fio's psync has one I/O in flight, oio's replay those the schedule puts there).
+    let f: serde_json::Value = serde_json::from_slice(&fio.stdout).unwrap();
+    let fio_p50 = num(&f, "/jobs/0/read/clat_ns/percentile/50.000000");
+    let oio_p50 = num(&v, "/summary/read/service_latency_ns/p50");
+    assert!(
+        oio_p50 / fio_p50 < 10.0 && fio_p50 / oio_p50 < 10.0,
+        "oio {oio_p50} ns, fio {fio_p50} ns"
+    );
+}
