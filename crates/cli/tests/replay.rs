@@ -314,3 +314,201 @@ fn oio_and_fio_replay_the_same_iolog_to_the_same_ios() {
         "oio {oio_p50} ns, fio {fio_p50} ns"
     );
 }
+
+/// An `iostat -x` report of one interval per line of (r/s, w/s, rareq-sz KiB, wareq-sz KiB,
+/// aqu-sz, f/s).
+fn iostat(rows: &[(f64, f64, f64, f64, f64, f64)]) -> String {
+    let mut t = String::from("Linux 6.1 (vm) \t2026-11-21 \t_x86_64_\t(2 CPU)\n\n");
+    for (k, (r, w, rs, ws, q, f)) in rows.iter().enumerate() {
+        t += &format!("2026-11-21T14:00:{k:02}+0000\nDevice r/s rkB/s rrqm/s %rrqm r_await rareq-sz w/s wkB/s wrqm/s %wrqm w_await wareq-sz f/s f_await aqu-sz %util\n");
+        t += &format!(
+            "vda {r} {} 0 0 0.50 {rs} {w} {} 0 0 0.80 {ws} {f} 0.30 {q} 50\n\n",
+            r * rs,
+            w * ws
+        );
+    }
+    t
+}
+
+#[test]
+fn compare_holds_a_replay_against_its_capture_and_names_what_does_not_match() {
+    let d = scratch();
+    let cap: Vec<_> = (0..8)
+        .map(|_| (700.0, 300.0, 12.0, 23.0, 5.3, 40.0))
+        .collect();
+    std::fs::write(d.path().join("cap.txt"), iostat(&cap)).unwrap();
+    let good: Vec<_> = (0..8)
+        .map(|_| (705.0, 298.0, 12.0, 23.0, 5.1, 41.0))
+        .collect();
+    std::fs::write(d.path().join("good.txt"), iostat(&good)).unwrap();
+    // Under-driven (the queue 3.7 against 5.3) and without the syncs.
+    let low: Vec<_> = (0..8)
+        .map(|_| (560.0, 240.0, 12.0, 23.0, 3.7, 0.0))
+        .collect();
+    std::fs::write(d.path().join("low.txt"), iostat(&low)).unwrap();
+    let out = oio()
+        .current_dir(d.path())
+        .args(["compare", "cap.txt", "good.txt"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("the replay matches the capture within the tolerances"),
+        "{text}"
+    );
+    let out = oio()
+        .current_dir(d.path())
+        .args(["compare", "cap.txt", "low.txt", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["failing"],
+        serde_json::json!(["IOPS", "throughput", "device queue", "flushes"])
+    );
+    assert!(
+        v["verdict"].as_str().unwrap().contains("IOPS (-20.0 %)"),
+        "{}",
+        v["verdict"]
+    );
+    let iops = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "IOPS")
+        .unwrap();
+    assert_eq!(num(iops, "/capture"), 1000.0);
+    // A result without a recording of its device is refused with what is expected.
+    let out = oio()
+        .current_dir(d.path())
+        .args(["compare", "cap.txt", "nothing.json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("recording of its device"),
+        "{err}"
+    );
+}
+
+/// The seed story on a loop device: oio records the device while fio runs a known job (and
+/// writes its iolog); oio replays the iolog on the same device, recording it; compare holds
+/// the replay against the capture and finds it matches.
+#[test]
+fn a_replay_of_a_recorded_fio_job_matches_its_capture() {
+    if Command::new("fio").arg("--version").output().is_err() {
+        missing("fio");
+        return;
+    }
+    if !crate::common::can_use_loop_devices("replay against its capture") {
+        return;
+    }
+    let _uring = uses_io_uring();
+    let d = scratch();
+    let img = crate::common::sparse_image(&d.path().join("img"), 256 << 20);
+    let Some(lo) = crate::common::LoopDevice::attach(&img) else {
+        return;
+    };
+    let rec = Command::new(assert_cmd::cargo::cargo_bin("oio"))
+        .current_dir(d.path())
+        .args([
+            "record",
+            lo.name(),
+            "--interval",
+            "1s",
+            "--duration",
+            "7s",
+            "-o",
+            "cap.json",
+            "-q",
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let fio = Command::new("fio")
+        .current_dir(d.path())
+        .args([
+            "--name=job",
+            &format!("--filename={}", lo.dev.display()),
+            "--size=128m",
+            "--rw=randrw",
+            "--rwmixread=70",
+            "--bs=8k",
+            "--ioengine=libaio",
+            "--iodepth=8",
+            "--direct=1",
+            "--runtime=5",
+            "--time_based",
+            "--rate_iops=1400,600",
+            "--write_iolog=job.iolog",
+            "--output-format=terse",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        fio.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fio.stderr)
+    );
+    assert!(rec.wait_with_output().unwrap().status.success());
+    let dev = lo.dev.display().to_string();
+    let out = oio()
+        .current_dir(d.path())
+        .args([
+            "replay",
+            "job.iolog",
+            &dev,
+            "--allow-overwrite",
+            "--destroy-data",
+            "--out",
+            "res",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = oio()
+        .current_dir(d.path())
+        .args(["compare", "cap.json", "res", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The device's rates and shape are the job's on both sides (its latency is the loop
+    // device's and the page cache's under it, which another builder's load can move).
+    for dim in [
+        "read share",
+        "read size",
+        "write size",
+        "IOPS",
+        "throughput",
+    ] {
+        let r = v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == dim)
+            .unwrap();
+        assert_eq!(r["pass"], true, "{dim}: {r}");
+    }
+    let iops = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "IOPS")
+        .unwrap();
+    assert!(
+        (num(iops, "/capture") / 2000.0 - 1.0).abs() < 0.05,
+        "{iops}"
+    );
+}
