@@ -248,6 +248,10 @@ pub struct Characterization {
     pub total: DirProfile,
     /// Outstanding I/O.
     pub outstanding: Outstanding,
+    /// The depth (and rate) found by running the workload on a target until its device's
+    /// queue and IOPS were the capture's (`oio characterize --calibrate TARGET`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<Calibration>,
     /// Cache flushes per second over the used intervals (iostat `f/s`, diskstats flushes), when
     /// the source counts them; the workload syncs at this rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -260,6 +264,38 @@ pub struct Characterization {
     pub periods: Vec<Period>,
     /// The workload to replay.
     pub workload: Workload,
+}
+
+/// How the workload's depth (and rate) were calibrated.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    /// Where the calibration runs ran.
+    pub target: String,
+    /// The capture's device queue and IOPS it aimed at.
+    pub aim_queue: f64,
+    /// The capture's IOPS.
+    pub aim_iops: f64,
+    /// The depth chosen.
+    pub depth: u32,
+    /// The offered rate chosen, when the depth alone drove the device faster than the capture.
+    pub rate: Option<f64>,
+    /// Every calibration run, in order.
+    pub runs: Vec<CalibrationRun>,
+    /// How the numbers were found, in words.
+    pub how: String,
+}
+
+/// One calibration run and what the device did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CalibrationRun {
+    /// Depth (outstanding I/O, or the cap with a rate).
+    pub depth: u32,
+    /// Offered rate, if any.
+    pub rate: Option<f64>,
+    /// The device's time-averaged queue.
+    pub device_queue: Option<f64>,
+    /// The device's IOPS.
+    pub device_iops: Option<f64>,
 }
 
 /// Picks the device to characterize.
@@ -674,7 +710,7 @@ pub fn characterize(
         Some(a)
     } else {
         notes.assumptions.push(
-            "counters give one mean I/O size per interval: the size mix is the distribution of interval means weighted by I/O count, not of individual I/Os (a 50/50 mix of 4k and 64k in every interval looks like 32k)".into(),
+            "counters give one mean I/O size per interval: the sizes shown are the distribution of interval means weighted by I/O count, not of individual I/Os (a 50/50 mix of 4k and 64k in every interval looks like 32k)".into(),
         );
         notes
             .assumptions
@@ -751,6 +787,7 @@ pub fn characterize(
         write,
         total,
         outstanding,
+        calibration: None,
         flush_per_sec,
         burstiness,
         access,

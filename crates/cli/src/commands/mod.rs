@@ -2,6 +2,7 @@
 
 pub mod agent;
 pub mod blend;
+pub mod calibrate;
 pub mod capture_check;
 pub mod characterize;
 pub mod compare;

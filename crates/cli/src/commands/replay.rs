@@ -250,7 +250,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// The block devices (kernel names) the targets are on, or are: a file's filesystem device
 /// (its parent directory's when it does not exist yet), a block device itself.
-fn block_devices(paths: &[String]) -> Vec<String> {
+pub(crate) fn block_devices(paths: &[String]) -> Vec<String> {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let mut out: Vec<String> = Vec::new();
     for p in paths {
