@@ -248,6 +248,14 @@ pub struct Characterization {
     pub total: DirProfile,
     /// Outstanding I/O.
     pub outstanding: Outstanding,
+    /// The depth (and rate) found by running the workload on a target until its device's
+    /// queue and IOPS were the capture's (`oio characterize --calibrate TARGET`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<Calibration>,
+    /// Cache flushes per second over the used intervals (iostat `f/s`, diskstats flushes), when
+    /// the source counts them; the workload syncs at this rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush_per_sec: Option<f64>,
     /// Burstiness of the total rate.
     pub burstiness: Burstiness,
     /// Random share and skew (traces only).
@@ -256,6 +264,38 @@ pub struct Characterization {
     pub periods: Vec<Period>,
     /// The workload to replay.
     pub workload: Workload,
+}
+
+/// How the workload's depth (and rate) were calibrated.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    /// Where the calibration runs ran.
+    pub target: String,
+    /// The capture's device queue and IOPS it aimed at.
+    pub aim_queue: f64,
+    /// The capture's IOPS.
+    pub aim_iops: f64,
+    /// The depth chosen.
+    pub depth: u32,
+    /// The offered rate chosen, when the depth alone drove the device faster than the capture.
+    pub rate: Option<f64>,
+    /// Every calibration run, in order.
+    pub runs: Vec<CalibrationRun>,
+    /// How the numbers were found, in words.
+    pub how: String,
+}
+
+/// One calibration run and what the device did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CalibrationRun {
+    /// Depth (outstanding I/O, or the cap with a rate).
+    pub depth: u32,
+    /// Offered rate, if any.
+    pub rate: Option<f64>,
+    /// The device's time-averaged queue.
+    pub device_queue: Option<f64>,
+    /// The device's IOPS.
+    pub device_iops: Option<f64>,
 }
 
 /// Picks the device to characterize.
@@ -670,7 +710,7 @@ pub fn characterize(
         Some(a)
     } else {
         notes.assumptions.push(
-            "counters give one mean I/O size per interval: the size mix is the distribution of interval means weighted by I/O count, not of individual I/Os (a 50/50 mix of 4k and 64k in every interval looks like 32k)".into(),
+            "counters give one mean I/O size per interval: the sizes shown are the distribution of interval means weighted by I/O count, not of individual I/Os (a 50/50 mix of 4k and 64k in every interval looks like 32k)".into(),
         );
         notes
             .assumptions
@@ -696,6 +736,7 @@ pub fn characterize(
     let write = dir_profile(used, &durations, |i| &i.write, &t[1], opts.cover_pct);
     let total = total_profile(used, &durations, &t);
     let outstanding = outstanding_of(used, &mut notes);
+    let flush_per_sec = flush_rate(used);
     let burstiness = Burstiness {
         iops_peak_to_mean: if total.iops.mean > 0.0 {
             total.iops.peak / total.iops.mean
@@ -723,8 +764,9 @@ pub fn characterize(
             write: &write,
             outstanding: &outstanding,
             access: access.as_ref(),
+            flush_per_sec,
         },
-        &notes.assumptions,
+        &mut notes.assumptions,
     )?;
     let mut envelope = Envelope::new(SCHEMA, SCHEMA_VERSION);
     envelope.warnings = notes.warnings;
@@ -745,6 +787,8 @@ pub fn characterize(
         write,
         total,
         outstanding,
+        calibration: None,
+        flush_per_sec,
         burstiness,
         access,
         periods: sel.periods,
@@ -759,6 +803,25 @@ struct Shape<'a> {
     write: &'a DirProfile,
     outstanding: &'a Outstanding,
     access: Option<&'a Access>,
+    flush_per_sec: Option<f64>,
+}
+
+/// Flushes per second over the intervals that count them (None when none does).
+fn flush_rate(used: &[&DeviceInterval]) -> Option<f64> {
+    let (mut n, mut secs) = (0.0, 0.0);
+    for i in used {
+        if let Some(f) = i.flush.as_ref().and_then(|f| f.iops) {
+            n += f * i.duration_s;
+            secs += i.duration_s;
+        }
+    }
+    (secs > 0.0).then(|| n / secs)
+}
+
+/// One size for a direction whose sizes are interval means: their mean, to the sector.
+fn mean_size(p: &DirProfile) -> Option<u64> {
+    let m = p.mean_bytes?;
+    Some(((m / 512.0).round() as u64).max(1) * 512)
 }
 
 fn build_workload(
@@ -766,7 +829,7 @@ fn build_workload(
     dev: &DeviceSeries,
     opts: &Options,
     shape: &Shape,
-    assumptions: &[String],
+    assumptions: &mut Vec<String>,
 ) -> Result<Workload, CharacterizeError> {
     let Shape {
         read_pct,
@@ -774,10 +837,18 @@ fn build_workload(
         write,
         outstanding,
         access,
+        flush_per_sec,
     } = *shape;
     let mix = |p: &DirProfile, what: &str| -> Result<Option<SizeMix>, CharacterizeError> {
         if p.ios <= 0.0 {
             return Ok(None);
+        }
+        // Counters give a mean per interval, not the sizes of I/Os: a mix built from the
+        // means would be one the data cannot show, so the workload takes the mean.
+        if access.is_none() {
+            if let Some(b) = mean_size(p) {
+                return Ok(Some(SizeMix::single(b)));
+            }
         }
         if p.sizes.is_empty() {
             return Err(CharacterizeError(format!(
@@ -812,6 +883,30 @@ fn build_workload(
         None
     };
     let outstanding_n = outstanding.mean.round().clamp(1.0, 65536.0) as u32;
+    if access.is_none() {
+        assumptions.push(format!(
+            "the workload's sizes are the measured means rounded to 512 bytes (reads {}, writes {}): counters cannot tell a mix from its mean",
+            mean_size(read).map_or("-".into(), format_size),
+            mean_size(write).map_or("-".into(), format_size),
+        ));
+    }
+    if outstanding.source == "queue_length" {
+        assumptions.push(format!(
+            "the depth ({outstanding_n}) is the device's queue (time-averaged), not the application's outstanding I/O, which counters cannot give: I/Os waiting above the device, merges and the page cache make them differ; run it and hold the device against the capture (`oio compare CAPTURE REPLAY`)"
+        ));
+    }
+    // The device's flushes become syncs after every N writes of the one worker.
+    let write_iops = write.iops.mean;
+    let fdatasync = match flush_per_sec {
+        Some(f) if f > 0.0 && write_iops > 0.0 => {
+            let every = (write_iops / f).round().clamp(1.0, u32::MAX as f64) as u32;
+            assumptions.push(format!(
+                "the device flushed {f:.1} times a second against {write_iops:.1} writes a second: the workload syncs (fdatasync) after every {every} writes; a filesystem can add flushes of its own (its journal) that no fdatasync asks for"
+            ));
+            Some(every)
+        }
+        _ => None,
+    };
     let name = opts.name.clone().unwrap_or_else(|| {
         let n = oio_core::text::slug(&dev.name.to_ascii_lowercase(), 100);
         if n.is_empty() {
@@ -864,7 +959,7 @@ fn build_workload(
             dedupe_pct: None,
             rate: None,
             distribution: None,
-            fdatasync: None,
+            fdatasync,
             ..Default::default()
         }],
     };
@@ -1040,5 +1135,55 @@ mod tests {
         assert!(out.get("latency_mean_ms").is_none());
         let back: DirProfile = serde_json::from_value(out).unwrap();
         assert_eq!(back, p);
+    }
+
+    /// An iostat-like capture of a WAL writer: 1,500 writes and 1,381 flushes a second.
+    #[test]
+    fn counters_give_the_mean_size_the_device_queue_and_the_sync_rate() {
+        use oio_core::observation::{DirCounters, SourceKind};
+        let mut obs = Observation::new(SourceKind::Iostat, vec!["cap.txt".into()]);
+        let d = |n: f64, size: f64| DirCounters {
+            iops: Some(n),
+            bytes_per_sec: Some(n * size),
+            mean_io_bytes: Some(size),
+            latency_mean_ns: Some(400_000.0),
+            ..DirCounters::default()
+        };
+        for k in 0..20 {
+            obs.device_mut("vda").intervals.push(DeviceInterval {
+                t_s: k as f64 + 1.0,
+                duration_s: 1.0,
+                read: d(700.0, if k % 2 == 0 { 8192.0 } else { 16384.0 }),
+                write: d(1500.0, 23552.0),
+                flush: Some(DirCounters {
+                    iops: Some(1381.0),
+                    ..DirCounters::default()
+                }),
+                queue_mean: Some(5.3),
+                ..DeviceInterval::default()
+            });
+        }
+        let c = characterize(&obs, &Options::default()).unwrap();
+        let s = &c.workload.streams[0];
+        // The mean of 8k and 16k intervals, not a mix of them.
+        assert_eq!(s.read_mix().unwrap().to_string(), "12k");
+        assert_eq!(s.write_mix().unwrap().to_string(), "23k");
+        assert_eq!(c.flush_per_sec, Some(1381.0));
+        // 1,500 writes against 1,381 flushes a second: a sync after every write.
+        assert_eq!(s.fdatasync, Some(1));
+        assert_eq!(s.outstanding, Some(5));
+        let said = c.assumptions.join(" | ");
+        assert!(
+            said.contains("the depth (5) is the device's queue"),
+            "{said}"
+        );
+        assert!(
+            said.contains("syncs (fdatasync) after every 1 writes"),
+            "{said}"
+        );
+        assert!(c
+            .workload
+            .description
+            .contains("not the application's outstanding I/O"));
     }
 }

@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod capture_check;
 pub mod changepoint;
 pub mod characterize;
 pub mod compare;

@@ -186,6 +186,9 @@ fn seed_002_tempdb_and_logs_round_trip() {
             .unwrap_or_else(|e| panic!("{e}\n{toml}"));
         let s = &w.streams[0];
         assert_eq!(s.outstanding, Some(want_q));
+        // Counters give a mean size per interval, so the workload takes the mean (to the
+        // sector), not a mix the data cannot show (issue 24); the distribution of the means
+        // stays in the characterization (asserted above).
         let mix: Vec<u64> = s
             .read_mix()
             .unwrap()
@@ -193,7 +196,11 @@ fn seed_002_tempdb_and_logs_round_trip() {
             .iter()
             .map(|x| x.bytes)
             .collect();
-        assert_eq!(mix, want_r.iter().map(|x| x.0).collect::<Vec<_>>());
+        let mean = c.read.mean_bytes.unwrap();
+        assert_eq!(mix, [((mean / 512.0).round() as u64) * 512], "{name}");
+        assert!(w
+            .description
+            .contains("counters cannot tell a mix from its mean"));
         assert!(w.description.contains("Assumption"), "{}", w.description);
         // JSON contract paths.
         let j = serde_json::to_value(&c).unwrap();

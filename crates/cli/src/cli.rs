@@ -89,6 +89,8 @@ pub enum Command {
     Sweep(commands::sweep::Args),
     /// Compare configurations from repeated runs or TPC-C results: margins, intervals, verdicts.
     Compare(commands::compare::Args),
+    /// Replay a block trace (fio iolog, blkparse, MSR CSV) at its recorded times or a fixed depth.
+    Replay(commands::replay::Args),
     /// Run again exactly what produced a result (the same plan, the same random numbers).
     Rerun(commands::rerun::Args),
     /// Write an HTML report (inline SVG charts), and SVG, PNG or CSV files, from results.

@@ -81,6 +81,7 @@ const EXAMPLES: &[(&str, Check)] = &[
     ("oio export tempdb.toml --to fio", AsIs),
     ("oio import fio-result.json", AsIs),
     ("oio import seed002.icf -o tempdb.toml", AsIs),
+    ("oio replay job.iolog ./t.dat --speed 2", Instead("printf 'fio version 3 iolog\\n0 /x add\\n10 /x read 0 4096\\n2000 /x write 8192 4096\\n' > job.iolog && oio replay job.iolog ./t.dat --speed 2")),
     ("oio sweep oltp-data --qd 1,2,4,8,16,32,64,128 ./t.dat", AsIs),
     ("oio sweep randread ./t.dat --latency-target p99=2ms --refine", AsIs),
     ("oio sweep randread --sim servers=8,service=1ms,dist=exp", AsIs),

@@ -55,6 +55,8 @@ mod diagnose;
 mod schemas;
 // Real inputs: localized perfmon, diskspd/IOMeter/vdbench imports, fio logs against fio JSON.
 mod inputs;
+// `oio replay`: traces at their times or a fixed depth, against fio replaying the same iolog.
+mod replay;
 // Every example in README.md, run (or skipped with the reason).
 mod readme;
 // `oio::run` in this process on the simulated device's virtual clock: exact numbers, no sleep.

@@ -142,6 +142,10 @@ pub struct DeviceInterval {
     /// Discards (trims), when the source has them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discard: Option<DirCounters>,
+    /// Cache flushes (the device's share of fsync/fdatasync: iostat `f/s` and `f_await`,
+    /// diskstats fields 20-21 on Linux 5.5+), when the source has them; no bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<DirCounters>,
     /// Time-averaged I/Os outstanding (perfmon `Avg. Disk Queue Length`, iostat `aqu-sz`).
     pub queue_mean: Option<f64>,
     /// Outstanding I/Os at the moment of sampling (perfmon `Current Disk Queue Length`,

@@ -46,6 +46,7 @@ pub mod data;
 pub mod engines;
 pub mod generator;
 pub mod plan;
+pub mod replay;
 pub mod runner;
 pub mod sys;
 pub mod target;
@@ -53,5 +54,5 @@ pub mod verify;
 
 pub use engines::{Dir, Engine, EngineKind, SubmitMode};
 pub use plan::{RunPlan, TargetBinding};
-pub use runner::{run, RunError, RunObserver, Start};
+pub use runner::{run, run_replay, RunError, RunObserver, Start};
 pub use target::TargetOptions;

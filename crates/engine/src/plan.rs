@@ -97,6 +97,8 @@ pub struct WorkerAssignment {
     pub think: Option<Think>,
     /// Trims per completed read or write (trim_pct / (100 - trim_pct)).
     pub trims_per_io: Option<f64>,
+    /// A trace whose I/Os (and, when timed, times) replace the generator's.
+    pub replay: Option<std::sync::Arc<crate::replay::ReplayTrace>>,
 }
 
 /// A worker's syncs: after every N writes, or once `interval` has passed since the last
@@ -184,6 +186,20 @@ impl RunPlan {
         &self,
         targets: &[(PathBuf, u64, u64)],
     ) -> Result<Vec<WorkerAssignment>, PlanError> {
+        self.assign_with(targets, None)
+    }
+
+    /// [`assign`](Self::assign), with a trace to replay: the workload must be one stream of
+    /// one worker, and every I/O of the trace must fit the targets (and O_DIRECT's
+    /// alignment).
+    pub fn assign_with(
+        &self,
+        targets: &[(PathBuf, u64, u64)],
+        replay: Option<&std::sync::Arc<crate::replay::ReplayTrace>>,
+    ) -> Result<Vec<WorkerAssignment>, PlanError> {
+        if let Some(r) = replay {
+            return self.assign_replay(targets, r);
+        }
         let mut out = Vec::new();
         let mut verified_paths: Vec<&PathBuf> = Vec::new();
         for (si, s) in self.workload.streams.iter().enumerate() {
@@ -359,9 +375,70 @@ impl RunPlan {
                             .wrapping_add((si as u64) << 32 | w as u64),
                         distribution: s.distribution.clone(),
                     },
+                    replay: None,
                 });
             }
         }
+        Ok(out)
+    }
+
+    /// One worker replaying `trace` over the only stream's targets, whole.
+    fn assign_replay(
+        &self,
+        targets: &[(PathBuf, u64, u64)],
+        trace: &std::sync::Arc<crate::replay::ReplayTrace>,
+    ) -> Result<Vec<WorkerAssignment>, PlanError> {
+        let [s] = self.workload.streams.as_slice() else {
+            return Err(PlanError("a replay runs one stream".into()));
+        };
+        if self.verify || s.trim_pct.is_some() {
+            return Err(PlanError(
+                "a replay issues the trace's I/Os as they are: no --verify, no trims".into(),
+            ));
+        }
+        let max = trace.max_len();
+        // The trace is checked first: its own words are clearer than the stream's.
+        let mut align = 512;
+        for p in self.paths_for(s.target.as_deref())? {
+            let Some((_, size, da)) = targets.iter().find(|(tp, _, _)| tp == p) else {
+                continue;
+            };
+            if *size < max {
+                return Err(PlanError(format!(
+                    "{} holds {size} bytes, less than the trace's largest I/O ({}); give a larger --size",
+                    p.display(),
+                    format_size(max)
+                )));
+            }
+            if !self.target_options.direct {
+                continue;
+            }
+            // Offsets are placed to O_DIRECT's alignment (else a sector's).
+            align = align.max(*da);
+            if let Some((i, r)) = trace
+                .ios
+                .iter()
+                .enumerate()
+                .find(|(_, r)| r.offset % da != 0 || u64::from(r.len) % da != 0)
+            {
+                return Err(PlanError(format!(
+                    "I/O {} of the trace ({} bytes at offset {}) is not aligned to {}'s {da}-byte sector, which O_DIRECT requires; replay with --buffered",
+                    i + 1,
+                    r.len,
+                    r.offset,
+                    p.display()
+                )));
+            }
+        }
+        let mut one = self.clone();
+        one.workload.streams[0].workers = 1;
+        let mut out = one.assign(targets)?;
+        let [a] = out.as_mut_slice() else {
+            return Err(PlanError("a replay runs one worker".into()));
+        };
+        a.gen.align = align;
+        a.buf_size = a.buf_size.max(max as usize);
+        a.replay = Some(trace.clone());
         Ok(out)
     }
 }

@@ -127,9 +127,20 @@ pub fn run(
     observer: &mut dyn RunObserver,
     cancel: &Cancel,
 ) -> Result<RunResult, RunError> {
+    run_replay(plan, None, observer, cancel)
+}
+
+/// [`run`], with the I/Os (and, when timed, the times) of a trace in place of the only
+/// stream's generator (see [`crate::replay`]); `plan.io_limit` should be the trace's length.
+pub fn run_replay(
+    plan: &RunPlan,
+    replay: Option<&Arc<crate::replay::ReplayTrace>>,
+    observer: &mut dyn RunObserver,
+    cancel: &Cancel,
+) -> Result<RunResult, RunError> {
     // Build.
     check_plan(plan, observer.interval_histograms())?;
-    let opened = open_targets(plan, observer, cancel)?;
+    let opened = open_targets(plan, replay, observer, cancel)?;
     let (engine, notice) = resolve_engine(plan.engine);
     let mut warnings = before_run_warnings(&opened.targets, notice.as_ref());
     let shmem = opened
@@ -291,6 +302,7 @@ struct Opened {
 /// streams into worker assignments over them.
 fn open_targets(
     plan: &RunPlan,
+    replay: Option<&Arc<crate::replay::ReplayTrace>>,
     observer: &mut dyn RunObserver,
     cancel: &Cancel,
 ) -> Result<Opened, RunError> {
@@ -331,7 +343,7 @@ fn open_targets(
         .zip(&targets)
         .map(|(p, t)| (p.path.clone(), t.size, t.direct_align))
         .collect();
-    let assignments = plan.assign(&meta)?;
+    let assignments = plan.assign_with(&meta, replay)?;
     Ok(Opened {
         paths,
         targets,

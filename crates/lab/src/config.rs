@@ -187,6 +187,28 @@ pub struct RunConfig {
     /// Most memory a run may take, bytes (None: a share of what the host has).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_limit: Option<u64>,
+    /// A trace replayed in place of the stream's generator (`oio replay`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplaySpec>,
+}
+
+/// A replayed trace as a plan records it: where it came from and how it was replayed. Its
+/// I/Os are not written into results (a trace can hold millions); `oio replay` reads them.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ReplaySpec {
+    /// The trace file.
+    pub trace: PathBuf,
+    /// Its format (`fio-iolog`, `blkparse`, `msr`).
+    pub format: String,
+    /// Time compressed (above 1) or stretched (below 1); None: not timed, a fixed depth.
+    pub speed: Option<f64>,
+    /// I/Os replayed.
+    pub ios: u64,
+    /// How the trace's devices and offsets were placed on the targets, in words.
+    pub mapping: String,
+    /// The I/Os, once read (never serialised).
+    #[serde(skip)]
+    pub loaded: Option<std::sync::Arc<oio_engine::replay::ReplayTrace>>,
 }
 
 impl RunConfig {
@@ -338,6 +360,7 @@ impl RunSettings {
             sim: self.sim.clone(),
             cwd: std::env::current_dir().ok(),
             memory_limit: self.memory_limit,
+            replay: None,
         })
     }
 }

@@ -7,8 +7,9 @@ use oio_engine::{RunError, RunObserver, RunPlan};
 /// Runs `plan` until it ends or `cancel` is cancelled (the engine only reads the token).
 pub fn run_engine(
     plan: &RunPlan,
+    replay: Option<&std::sync::Arc<oio_engine::replay::ReplayTrace>>,
     observer: &mut dyn RunObserver,
     cancel: &Cancel,
 ) -> Result<RunResult, RunError> {
-    oio_engine::run(plan, observer, cancel)
+    oio_engine::run_replay(plan, replay, observer, cancel)
 }

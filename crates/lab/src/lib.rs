@@ -30,7 +30,7 @@ pub mod sweep;
 pub mod workload;
 
 pub use config::{
-    Binding, Engine, RunConfig, RunSettings, Sim, Submit, DEFAULT_SIZE, DEFAULT_TARGET,
+    Binding, Engine, ReplaySpec, RunConfig, RunSettings, Sim, Submit, DEFAULT_SIZE, DEFAULT_TARGET,
 };
 pub use error::LabError;
 pub use order::Order;

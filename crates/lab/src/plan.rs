@@ -375,7 +375,16 @@ impl Lab<'_> {
     /// Runs one configuration; the result records the plan that produced it.
     pub(crate) fn measure(&mut self, config: &RunConfig) -> Result<RunResult> {
         let plan = config.engine_plan();
-        let r = run_engine(&plan, self.progress.observer(), self.cancel);
+        let replay = match &config.replay {
+            None => None,
+            Some(r) => Some(r.loaded.as_ref().ok_or_else(|| {
+                LabError::Invalid(format!(
+                    "this run replayed {}, whose I/Os results do not keep: run `oio replay` on the trace again",
+                    r.trace.display()
+                ))
+            })?),
+        };
+        let r = run_engine(&plan, replay, self.progress.observer(), self.cancel);
         self.progress.run_ended();
         let mut r = r?;
         r.envelope.command = self.command.clone();

@@ -152,6 +152,17 @@ pub fn interval_between(prev: &DiskCounters, cur: &DiskCounters, dt_s: f64) -> D
             delta(cur.write_ms, prev.write_ms),
         ),
         discard,
+        flush: match (prev.flush, cur.flush) {
+            (Some(p), Some(c)) => {
+                let n = delta(c[0], p[0]);
+                Some(DirCounters {
+                    iops: Some(n as f64 / dt_s),
+                    latency_mean_ns: (n > 0).then(|| delta(c[1], p[1]) as f64 / n as f64 * 1e6),
+                    ..DirCounters::default()
+                })
+            }
+            _ => None,
+        },
         queue_mean: Some(delta(cur.weighted_ms, prev.weighted_ms) as f64 / dt_ms),
         queue_current: Some(cur.in_flight as f64),
         util_pct: Some(
@@ -340,6 +351,23 @@ pub fn mean_interval(ivs: &[DeviceInterval]) -> Option<DeviceInterval> {
     };
     m.queue_mean = time_weighted(|i| i.queue_mean);
     m.util_pct = time_weighted(|i| i.util_pct);
+    // Flushes over the time that counted them (a source without them leaves None).
+    let flushed: Vec<&DeviceInterval> = ivs.iter().filter(|i| i.flush.is_some()).collect();
+    let fsecs: f64 = flushed.iter().map(|i| i.duration_s).sum();
+    if fsecs > 0.0 {
+        let (mut n, mut lat) = (0.0, 0.0);
+        for i in &flushed {
+            let f = i.flush.as_ref().expect("filtered");
+            let k = f.iops_or_zero() * i.duration_s;
+            n += k;
+            lat += f.latency_mean_ns.unwrap_or(0.0) * k;
+        }
+        m.flush = Some(DirCounters {
+            iops: Some(n / fsecs),
+            latency_mean_ns: (n > 0.0).then(|| lat / n),
+            ..DirCounters::default()
+        });
+    }
     Some(m)
 }
 
@@ -727,5 +755,17 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(e.contains("no device 'nope'") && e.contains("sda"), "{e}");
+    }
+
+    #[test]
+    fn flushes_become_a_rate_and_a_wait() {
+        let (_, a) = parse_line("253 0 vda 1 0 8 1 1 0 8 1 0 1 2 0 0 0 0 10 4").unwrap();
+        let (_, b) = parse_line("253 0 vda 1 0 8 1 1 0 8 1 0 1 2 0 0 0 0 30 14").unwrap();
+        let iv = interval_between(&a, &b, 2.0);
+        let f = iv.flush.clone().expect("flush fields");
+        assert_eq!(f.iops, Some(10.0));
+        assert_eq!(f.latency_mean_ns, Some(0.5e6));
+        let m = mean_interval(&[iv.clone(), iv]).unwrap();
+        assert_eq!(m.flush.and_then(|f| f.iops), Some(10.0));
     }
 }

@@ -35,6 +35,7 @@ enum Dir {
     R,
     W,
     D,
+    F,
 }
 
 /// Maps a header token (or a JSON key) to its meaning; `None` for columns oio does not use.
@@ -43,9 +44,19 @@ fn column(token: &str) -> Option<Col> {
         b'r' => (Dir::R, &token[1..]),
         b'w' => (Dir::W, &token[1..]),
         b'd' => (Dir::D, &token[1..]),
+        b'f' => (Dir::F, &token[1..]),
         _ => (Dir::R, ""),
     };
     Some(match rest {
+        // Flushes have a rate and a wait, nothing else.
+        "/s" | "_await" if dir == Dir::F => {
+            if rest == "/s" {
+                Col::Iops(dir)
+            } else {
+                Col::AwaitMs(dir)
+            }
+        }
+        _ if dir == Dir::F => return None,
         "/s" => Col::Iops(dir),
         "kB/s" => Col::Bps(dir, 1024.0),
         "MB/s" => Col::Bps(dir, 1_048_576.0),
@@ -67,6 +78,7 @@ fn dir_mut(iv: &mut DeviceInterval, d: Dir) -> &mut DirCounters {
         Dir::R => &mut iv.read,
         Dir::W => &mut iv.write,
         Dir::D => iv.discard.get_or_insert_with(DirCounters::default),
+        Dir::F => iv.flush.get_or_insert_with(DirCounters::default),
     }
 }
 
@@ -441,7 +453,9 @@ mod tests {
         assert_eq!(column("d_await"), Some(Col::AwaitMs(Dir::D)));
         assert_eq!(column("svctm"), None);
         assert_eq!(column("%rrqm"), None);
-        assert_eq!(column("f/s"), None);
+        assert_eq!(column("f/s"), Some(Col::Iops(Dir::F)));
+        assert_eq!(column("f_await"), Some(Col::AwaitMs(Dir::F)));
+        assert_eq!(column("fkB/s"), None);
         assert_eq!(column("Device:"), None);
     }
 
@@ -454,5 +468,24 @@ mod tests {
             2.0
         );
         assert!(parse_timestamp("avg-cpu").is_none());
+    }
+
+    #[test]
+    fn flushes_per_second_and_their_wait_are_kept() {
+        let text = "Linux 6.1 (vm) \t2026-11-21 \t_x86_64_\t(2 CPU)\n\nDevice            r/s     rkB/s   rrqm/s  %rrqm r_await rareq-sz     w/s     wkB/s   wrqm/s  %wrqm w_await wareq-sz     d/s     dkB/s   drqm/s  %drqm d_await dareq-sz     f/s f_await  aqu-sz  %util\nvda 10.00 80.00 0.00 0.00 0.50 8.00 1500.00 12000.00 0.00 0.00 0.40 8.00 0.00 0.00 0.00 0.00 0.00 0.00 1381.00 0.90 1.20 50.00\n";
+        let o = parse_text(
+            "x.txt",
+            text,
+            &ParseOptions {
+                keep_first_iostat_report: true,
+                interval_s: Some(1.0),
+                ..ParseOptions::default()
+            },
+        )
+        .unwrap();
+        let f = o.devices[0].intervals[0].flush.clone().expect("f/s read");
+        assert_eq!(f.iops, Some(1381.0));
+        assert_eq!(f.latency_mean_ns, Some(0.9e6));
+        assert_eq!(f.mean_io_bytes, None);
     }
 }

@@ -11,6 +11,7 @@
 //! | `iostat -x` text, `iostat -x -o JSON` | [`iostat`] | per-interval means per device |
 //! | `/proc/diskstats` snapshots, live | [`diskstats`] | counter deltas; [`DiskstatsRecorder`] samples live |
 //! | blkparse text | [`blkparse`] | per-I/O records, and intervals computed from them |
+//! | fio iolog, blkparse, MSR CSV traces | [`blocktrace`] | I/Os to replay, with their times |
 //! | fio JSON / json+, fio logs | [`fio`] | fio results as oio run results; logs as series |
 //!
 //! Parsers read by header names and keys, never by position, so new tool versions that add
@@ -20,6 +21,7 @@
 #![deny(missing_docs)]
 
 pub mod blkparse;
+pub mod blocktrace;
 pub mod diskstats;
 pub mod fio;
 pub mod iostat;

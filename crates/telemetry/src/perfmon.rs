@@ -302,6 +302,13 @@ pub fn parse_lines_with<R: Read>(
     }
     let locale = forced.unwrap_or_else(|| detect_locale(&paths));
     let map = map_columns(file, header.cells.len(), &paths, locale, multi_host)?;
+    unread_columns(
+        &header.cells,
+        &paths,
+        &map,
+        locale,
+        &mut obs.envelope.warnings,
+    );
     for n in &map.names {
         obs.device_mut(n);
     }
@@ -464,6 +471,56 @@ fn map_columns(
         ));
     }
     Ok(ColumnMap { columns, names })
+}
+
+/// Names every column oio does not read: a disk counter it has no name for (a localized or
+/// newer counter: its figures are missing, so it is named one by one with its header), a
+/// header that is not a counter path, and (in one line, by object) the other objects.
+fn unread_columns(
+    cells: &csv::StringRecord,
+    paths: &[(usize, CounterPath)],
+    map: &ColumnMap,
+    locale: &Locale,
+    warnings: &mut Vec<String>,
+) {
+    let mut others: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    let mut disk = Vec::new();
+    for (i, p) in paths {
+        if map.columns[*i].is_some() {
+            continue;
+        }
+        if loc::is_disk_object(locale, &p.object) || loc::is_disk_object(loc::ENGLISH, &p.object) {
+            disk.push(cells.get(*i).unwrap_or("").to_string());
+        } else {
+            *others.entry(p.object.as_str()).or_default() += 1;
+        }
+    }
+    for h in &disk {
+        warnings.push(format!(
+            "column \"{h}\": a disk counter oio does not recognise (in {} or English), not read",
+            locale.language
+        ));
+    }
+    let not_paths: Vec<&str> = (1..cells.len())
+        .filter(|i| !paths.iter().any(|(j, _)| j == i))
+        .filter_map(|i| cells.get(i))
+        .collect();
+    for h in not_paths {
+        warnings.push(format!(
+            "column \"{h}\": not a perfmon counter path (\\\\host\\object(instance)\\counter), not read"
+        ));
+    }
+    if !others.is_empty() {
+        warnings.push(format!(
+            "{} columns of other objects not read: {}",
+            others.values().sum::<usize>(),
+            others
+                .iter()
+                .map(|(o, n)| format!("{o} ({n})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
 }
 
 /// What reading the sample rows has learnt so far.
@@ -758,5 +815,25 @@ mod tests {
         assert_eq!(parse_bias(" (Eastern Daylight Time)(240)"), Some(240));
         assert_eq!(parse_bias(" (Maroc (heure d'été))(-60)"), Some(-60));
         assert_eq!(parse_bias(""), None);
+    }
+
+    #[test]
+    fn every_unread_column_is_named_with_its_header() {
+        let csv = "\"(PDH-CSV 4.0) (UTC)(0)\",\"\\\\H\\PhysicalDisk(0 C:)\\Disk Reads/sec\",\"\\\\H\\PhysicalDisk(0 C:)\\Mittlere Sek./Lesevorgang\",\"\\\\H\\Processor(_Total)\\% Processor Time\",\"\\\\H\\Memory\\Available MBytes\",\"Notes\"\n\"11/21/2026 13:00:00.000\",\"16\",\"0.004\",\"5\",\"900\",\"x\"\n\"11/21/2026 13:00:01.000\",\"16\",\"0.004\",\"5\",\"900\",\"x\"\n";
+        let o = parse("p.csv", csv).unwrap();
+        let w = o.envelope.warnings.join("\n");
+        assert!(
+            w.contains(r#"column "\\H\PhysicalDisk(0 C:)\Mittlere Sek./Lesevorgang": a disk counter oio does not recognise"#),
+            "{w}"
+        );
+        assert!(
+            w.contains("column \"Notes\": not a perfmon counter path"),
+            "{w}"
+        );
+        assert!(
+            w.contains("2 columns of other objects not read: Memory (1), Processor (1)"),
+            "{w}"
+        );
+        assert_eq!(o.devices[0].intervals[0].read.iops, Some(16.0));
     }
 }

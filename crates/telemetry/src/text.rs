@@ -1,7 +1,8 @@
 //! Telemetry files as lines of text, read as a stream: memory does not grow with the file.
 //!
 //! Encodings: a byte-order mark says UTF-8, UTF-16LE or UTF-16BE (perfmon's `relog` and
-//! PowerShell write UTF-16); without one the text is UTF-8, and a file that turns out not to
+//! PowerShell write UTF-16); without one, UTF-16 is told from its content (every other byte 0
+//! in mostly ASCII text); otherwise the text is UTF-8, and a file that turns out not to
 //! be UTF-8 is read as Windows-1252 (what perfmon calls ANSI on Western systems). Lines end at
 //! `\n`, `\r\n` or a lone `\r`, so line numbers are those an editor shows. A line longer than
 //! [`MAX_LINE`] bytes is an error naming it (a binary file or `/dev/zero` stops there).
@@ -60,6 +61,35 @@ pub struct TextLines<R> {
     non_ascii_utf8_seen: bool,
     line_no: usize,
     line: String,
+}
+
+/// UTF-16 without a byte-order mark, told from its content (Windows tools write it so): in
+/// text of mostly ASCII characters every other byte is 0. Some(true) for little-endian (the
+/// zeros at odd offsets), Some(false) for big-endian; None for anything else, binary data of
+/// zeros included (there both halves are 0).
+fn utf16_without_bom(head: &[u8]) -> Option<bool> {
+    let head = &head[..head.len().min(1024) & !1];
+    if head.len() < 8 {
+        return None;
+    }
+    let pairs = head.len() / 2;
+    let zeros = |first: usize| {
+        head.iter()
+            .skip(first)
+            .step_by(2)
+            .filter(|b| **b == 0)
+            .count()
+    };
+    let (even, odd) = (zeros(0), zeros(1));
+    let most = pairs * 9 / 10;
+    let few = pairs / 10;
+    if odd >= most && even <= few {
+        Some(true)
+    } else if even >= most && odd <= few {
+        Some(false)
+    } else {
+        None
+    }
 }
 
 impl<R: Read> TextLines<R> {
@@ -142,6 +172,18 @@ impl<R: Read> TextLines<R> {
                 self.encoding = Encoding::Utf16Be;
                 self.decoder = Some(encoding_rs::UTF_16BE.new_decoder_without_bom_handling());
                 start = 2;
+            } else if let Some(le) = utf16_without_bom(&raw[..n]) {
+                self.encoding = if le {
+                    Encoding::Utf16Le
+                } else {
+                    Encoding::Utf16Be
+                };
+                let enc = if le {
+                    encoding_rs::UTF_16LE
+                } else {
+                    encoding_rs::UTF_16BE
+                };
+                self.decoder = Some(enc.new_decoder_without_bom_handling());
             }
         }
         let last = n == 0;
@@ -341,5 +383,20 @@ mod tests {
         assert!(t.next_line().unwrap().is_some());
         let e = t.next_line().unwrap_err().to_string();
         assert!(e.starts_with("z:2:") && e.contains("1024 KiB"), "{e}");
+    }
+
+    #[test]
+    fn utf16_without_a_bom_is_told_from_its_content() {
+        let text = "\"(PDH-CSV 4.0)\",\"\\\\h\\PhysicalDisk(0 C:)\\Disk Reads/sec\"\r\nnext\r\n";
+        let le: Vec<u8> = text.encode_utf16().flat_map(|u| u.to_le_bytes()).collect();
+        let (v, e) = all(&le);
+        assert_eq!(e, Encoding::Utf16Le);
+        assert_eq!(v[0].1, text.lines().next().unwrap());
+        assert_eq!(v[1].1, "next");
+        let be: Vec<u8> = text.encode_utf16().flat_map(|u| u.to_be_bytes()).collect();
+        assert_eq!(all(&be).1, Encoding::Utf16Be);
+        // Zeros everywhere are not UTF-16 (nor text).
+        assert_eq!(utf16_without_bom(&[0u8; 64]), None);
+        assert_eq!(utf16_without_bom(b"plain ascii text here"), None);
     }
 }

@@ -43,11 +43,18 @@ pub fn intervals_from_ios(
     }
     let mut acc = vec![[Acc::default(), Acc::default()]; n];
     let mut busy = vec![0.0f64; n];
+    // Flushes per interval, when the trace has any (blkparse's FN/FWS with no data).
+    let mut flushes = vec![0u64; n];
+    let any_flush = ios.iter().any(|r| r.dir == IoDir::Flush);
     let mut any_latency = false;
     for r in ios {
         let d = match r.dir {
             IoDir::Read => 0,
             IoDir::Write => 1,
+            IoDir::Flush => {
+                flushes[((r.t_ns as f64 / step_ns) as usize).min(n - 1)] += 1;
+                continue;
+            }
             _ => continue,
         };
         let k = ((r.t_ns as f64 / step_ns) as usize).min(n - 1);
@@ -86,6 +93,10 @@ pub fn intervals_from_ios(
                 read: dir(&acc[k][0]),
                 write: dir(&acc[k][1]),
                 discard: None,
+                flush: any_flush.then(|| DirCounters {
+                    iops: Some(flushes[k] as f64 / interval_s),
+                    ..DirCounters::default()
+                }),
                 queue_mean: any_latency.then(|| busy[k] / step_ns),
                 queue_current: None,
                 util_pct: None,

@@ -77,6 +77,28 @@ pub struct Args {
     /// Print the characterization as JSON on stdout instead of the summary.
     #[arg(long)]
     pub json: bool,
+
+    /// Find the depth (and, if needed, the rate) that reproduces the capture's device queue and
+    /// IOPS on this file or device, in a few short runs while its device is recorded.
+    #[arg(long, value_name = "TARGET")]
+    pub calibrate: Option<PathBuf>,
+
+    /// With --calibrate: length of each run.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = crate::cli::duration_arg)]
+    pub calibrate_time: Duration,
+
+    /// With --calibrate: size of the file to create, or the part of the target to use
+    /// (default 1G for a new file).
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::size_arg)]
+    pub size: Option<u64>,
+
+    /// With --calibrate: allow writing to a file or device oio did not create.
+    #[arg(long)]
+    pub allow_overwrite: bool,
+
+    /// With --calibrate: allow writing to a partitioned, mounted or signed block device.
+    #[arg(long)]
+    pub destroy_data: bool,
 }
 
 /// Characterizes the files.
@@ -137,7 +159,54 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         name: args.name.clone(),
         ..Options::default()
     };
-    let c = characterize(&obs, &opts)?;
+    let mut c = characterize(&obs, &opts)?;
+    if let Some(target) = &args.calibrate {
+        if args.split {
+            bail!("--calibrate calibrates one workload: drop --split (or give --period)");
+        }
+        // Aimed at the capture's device signature, as `oio compare CAPTURE REPLAY` sees it.
+        let dev = oio_analysis::characterize::pick_device(&obs, args.device.as_deref())?;
+        let sig = oio_analysis::capture_check::signature(&dev.intervals)
+            .context("--calibrate: the capture has no interval with I/O")?;
+        let cal = crate::commands::calibrate::calibrate(
+            &c.workload,
+            sig.queue
+                .context("--calibrate: the capture has no queue length to aim at")?,
+            sig.iops.unwrap_or(0.0),
+            target,
+            args.size,
+            args.calibrate_time,
+            (args.allow_overwrite, args.destroy_data),
+        )?;
+        // The depth is no longer the device's queue taken as is: that assumption goes.
+        if let Some(i) = c
+            .assumptions
+            .iter()
+            .position(|a| a.contains("is the device's queue"))
+        {
+            let gone = c.assumptions.remove(i);
+            c.workload.description = c
+                .workload
+                .description
+                .replace(&format!(" Assumption: {gone}."), "");
+        }
+        let s = &mut c.workload.streams[0];
+        s.outstanding = Some(cal.depth);
+        s.rate = cal.rate.map(|iops| oio_core::workload::Rate {
+            iops,
+            ..Default::default()
+        });
+        let said = format!(
+            "calibrated: depth {}{} ({})",
+            cal.depth,
+            cal.rate
+                .map_or(String::new(), |r| format!(", rate {r:.0}/s")),
+            cal.how
+        );
+        c.workload.description.push_str(&format!(" {said}."));
+        c.assumptions.push(said);
+        c.calibration = Some(cal);
+    }
     let mut written = Vec::new();
     if let Some(out) = &args.output {
         if args.split && c.periods.len() > 1 {

@@ -25,6 +25,7 @@ use std::process::ExitCode;
   oio compare --run '--rw randread --qd 32 /mnt/a/t.dat' --run '--rw randread --qd 32 /mnt/b/t.dat' --repeat 5
   oio compare before/ after/ --label before,after  TPC-C results (oio tpcc run): NOPM, TPM, p90/p99
   oio compare a/ b/ --json | jq .metrics.iops.margin_pct
+  oio compare iostat-x.txt oio-results/            a capture against its replay's device (oio replay)
 
 Margins are (B / A - 1) x 100 per metric, on the group values (means; percentiles from merged
 histograms); the interval and the direction are of the same ratio. With fewer than 8 runs a side
@@ -35,7 +36,11 @@ Verdicts: better/worse (significant after correction); \"equal within resolution
 at most one histogram bucket apart: under 0.8 % above 256 ns); \"no significant difference\" (a
 change beyond +/- --equivalence percent would have been called); \"undecided\" with why and what
 would decide (runs identical within a group, too few runs, too much noise: how many runs, a
-quieter host).")]
+quieter host).
+
+With a capture first (iostat, perfmon, diskstats, blkparse, an oio record observation), the
+second is a replay: its device's read share, sizes, IOPS, MiB/s, queue, latency and flush rate
+beside the capture's, each passed or failed against a stated tolerance (exit 1 on any fail).")]
 pub struct Args {
     /// Groups: result files or directories of them (oio or fio JSON), baseline first.
     #[arg(value_name = "GROUP")]
@@ -185,6 +190,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if args.groups.len() < 2 {
         bail!("compare needs at least two groups (files or directories), or --run twice");
+    }
+    // A capture (telemetry) first: the replay's device against it, not groups of runs.
+    if crate::commands::capture_check::is_capture(&args.groups[0]) {
+        if args.groups.len() != 2 {
+            bail!(
+                "{} is a capture: give it and one replay (`oio compare CAPTURE REPLAY`)",
+                args.groups[0].display()
+            );
+        }
+        return crate::commands::capture_check::run(&args.groups[0], &args.groups[1], args.json);
     }
     check_labels(&args.labels, args.groups.len())?;
     let (groups, kind) = crate::groups::load_groups(&args.groups, &args.labels)?;

@@ -2,6 +2,8 @@
 
 pub mod agent;
 pub mod blend;
+pub mod calibrate;
+pub mod capture_check;
 pub mod characterize;
 pub mod compare;
 pub mod completions;
@@ -12,6 +14,7 @@ pub mod import;
 pub mod man;
 pub mod profiles;
 pub mod record;
+pub mod replay;
 pub mod report;
 pub mod rerun;
 pub mod run;
@@ -32,6 +35,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Profiles(args) => profiles::run(args),
         Command::Tpcc(args) => tpcc::run(args),
         Command::Record(args) => record::run(args),
+        Command::Replay(args) => replay::run(args),
         Command::Characterize(args) => characterize::run(args),
         Command::Export(args) => export::run(args),
         Command::Import(args) => import::run(args),

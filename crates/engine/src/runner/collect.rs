@@ -329,7 +329,8 @@ mod tests {
 
     fn one_read() -> DirPair {
         let mut p = DirPair::default();
-        p.count(Dir::Read, 4096);
+        p.read.ios += 1;
+        p.read.bytes += 4096;
         p.record(Dir::Read, 1000, 1);
         p
     }

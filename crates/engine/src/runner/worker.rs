@@ -16,6 +16,7 @@ use crate::data::DataFiller;
 use crate::engines::{Completion, Dir, Engine, EngineError};
 use crate::generator::{Generator, NextIo};
 use crate::plan::WorkerAssignment;
+use crate::replay::{Cursor, Source};
 use crate::target::TargetError;
 use crate::verify::{VerifyShared, VerifyWorker};
 use crossbeam_channel::Sender;
@@ -49,16 +50,26 @@ pub(super) struct Worker<'a> {
 impl Worker<'_> {
     /// Runs every phase on `eng`: closed loop, or open loop when the stream has a rate.
     pub(super) fn drive<E: Engine>(&self, eng: E) -> Result<(), EngineError> {
-        match &self.a.rate {
+        // A timed trace replays in the open loop at its own times; untimed, in the closed loop.
+        let schedule = match (&self.a.replay, &self.a.rate) {
+            (Some(t), _) if t.timed => Some(Schedule::Trace(Cursor::new(t.clone(), Vec::new(), 1))),
+            (None, Some(rate)) => Some(Schedule::Rate(Arrivals::new(
+                rate,
+                self.a.rate_share,
+                self.a.gen.seed ^ 0xA5A5_5A5A,
+            ))),
+            _ => None,
+        };
+        match schedule {
             None => {
                 let mut l = ClosedLoop::build(self, eng);
                 let end_ns = l.ramp_and_measure()?;
                 l.drain()?;
                 l.finish(end_ns)
             }
-            Some(rate) => {
+            Some(schedule) => {
                 crate::sys::precise_timers();
-                let mut l = OpenLoop::build(self, eng, rate);
+                let mut l = OpenLoop::build(self, eng, schedule);
                 let end_ns = l.ramp_and_measure()?;
                 l.drain()?;
                 l.finish(end_ns)
@@ -81,6 +92,18 @@ impl Worker<'_> {
             let waited = t.elapsed().as_nanos().min(u64::MAX as u128) as u64;
             self.stalled_ns
                 .set(self.stalled_ns.get().saturating_add(waited));
+        }
+    }
+
+    /// Where this worker's I/Os come from: its trace, or its generator.
+    fn source(&self) -> Source {
+        match &self.a.replay {
+            Some(t) => Source::Trace(Cursor::new(
+                t.clone(),
+                self.a.gen.extents.clone(),
+                self.a.gen.align,
+            )),
+            None => Source::Drawn(Generator::new(self.a.gen.clone())),
         }
     }
 
@@ -128,7 +151,7 @@ impl Worker<'_> {
 struct ClosedLoop<'w, E: Engine> {
     w: &'w Worker<'w>,
     eng: E,
-    gen: Generator,
+    gen: Source,
     filler: DataFiller,
     vw: Option<VerifyWorker>,
     free: FreeStack,
@@ -152,7 +175,7 @@ impl<'w, E: Engine> ClosedLoop<'w, E> {
     fn build(w: &'w Worker<'w>, eng: E) -> Self {
         let depth = w.a.depth as usize;
         ClosedLoop {
-            gen: Generator::new(w.a.gen.clone()),
+            gen: w.source(),
             filler: DataFiller::new(&w.a.data, w.a.gen.seed),
             vw: w
                 .verify
@@ -425,9 +448,9 @@ const SPIN_NS: u64 = 30_000;
 struct OpenLoop<'w, E: Engine> {
     w: &'w Worker<'w>,
     eng: E,
-    gen: Generator,
+    gen: Source,
     filler: DataFiller,
-    arrivals: Arrivals,
+    arrivals: Schedule,
     next_arrival: u64,
     backlog: VecDeque<u64>,
     free: FreeSlots,
@@ -448,11 +471,10 @@ struct OpenLoop<'w, E: Engine> {
 
 impl<'w, E: Engine> OpenLoop<'w, E> {
     /// Build phase: the generator, the arrival schedule and free slots.
-    fn build(w: &'w Worker<'w>, eng: E, rate: &oio_core::workload::Rate) -> Self {
+    fn build(w: &'w Worker<'w>, eng: E, mut arrivals: Schedule) -> Self {
         let depth = w.a.depth as usize;
-        let mut arrivals = Arrivals::new(rate, w.a.rate_share, w.a.gen.seed ^ 0xA5A5_5A5A);
         OpenLoop {
-            gen: Generator::new(w.a.gen.clone()),
+            gen: w.source(),
             filler: DataFiller::new(&w.a.data, w.a.gen.seed),
             next_arrival: arrivals.next_arrival(),
             arrivals,
@@ -655,6 +677,23 @@ impl<'w, E: Engine> OpenLoop<'w, E> {
             log_error,
         );
         Ok(())
+    }
+}
+
+/// When the open loop's I/Os are meant to start: the arrival process of a rate, or a
+/// trace's own times.
+enum Schedule {
+    Rate(Arrivals),
+    Trace(Cursor),
+}
+
+impl Schedule {
+    #[inline]
+    fn next_arrival(&mut self) -> u64 {
+        match self {
+            Schedule::Rate(a) => a.next_arrival(),
+            Schedule::Trace(c) => c.next_arrival(),
+        }
     }
 }
 

@@ -1,0 +1,192 @@
+//! `oio characterize … --calibrate TARGET`: what counters cannot say, found by running. The
+//! application's outstanding I/O is not the device's queue, so the characterized workload runs
+//! on the target in a few short runs while oio records the target's device, and the depth is
+//! moved until the device's queue is the capture's (proportionally: depth × aimed queue /
+//! measured queue). When at that depth the device does more I/O than the capture did, the
+//! capture was not closed loop at that depth: the capture's IOPS become the offered rate, the
+//! depth its cap, and one more run checks it.
+
+use crate::output::style;
+use anyhow::{bail, Context};
+use oio_analysis::capture_check;
+use oio_analysis::characterize::{Calibration, CalibrationRun};
+use oio_core::workload::{Rate, Workload};
+use oio_engine::runner::Quiet;
+use oio_lab::RunSettings;
+use std::path::Path;
+use std::time::Duration;
+
+/// Most calibration runs.
+const MAX_RUNS: usize = 6;
+/// Close enough: the queue within 10 % (or 0.3) of the capture's.
+fn close(q: f64, aim: f64) -> bool {
+    (q - aim).abs() <= (aim * 0.10).max(0.3)
+}
+
+/// Calibrates `workload` on `target` against the capture's device queue and IOPS; each run
+/// lasts `time`.
+pub fn calibrate(
+    workload: &Workload,
+    aim_queue: f64,
+    aim_iops: f64,
+    target: &Path,
+    size: Option<u64>,
+    time: Duration,
+    allow: (bool, bool),
+) -> anyhow::Result<Calibration> {
+    let devices = crate::commands::replay::block_devices(&[target.display().to_string()]);
+    if devices.is_empty() {
+        bail!(
+            "--calibrate {}: no block device under it to record (a file on tmpfs or overlay has none)",
+            target.display()
+        );
+    }
+    let mut runs = Vec::new();
+    let mut depth = aim_queue.round().clamp(1.0, 4096.0) as u32;
+    for _ in 0..MAX_RUNS {
+        let r = measure(workload, depth, None, target, size, time, &devices, allow)?;
+        style::print_notice(&format!(
+            "calibration: depth {depth}: device queue {}, {} IOPS",
+            r.device_queue.map_or("-".into(), |q| format!("{q:.2}")),
+            r.device_iops.map_or("-".into(), |n| format!("{n:.0}"))
+        ));
+        let q = r.device_queue.unwrap_or(0.0);
+        runs.push(r);
+        if close(q, aim_queue) || q <= 0.0 {
+            break;
+        }
+        let next = ((depth as f64) * aim_queue / q).round().clamp(1.0, 4096.0) as u32;
+        // Always move, and never back to a depth already run.
+        let next = if next == depth {
+            if q < aim_queue {
+                depth + 1
+            } else {
+                depth.saturating_sub(1).max(1)
+            }
+        } else {
+            next
+        };
+        if runs.iter().any(|r| r.depth == next) {
+            break;
+        }
+        depth = next;
+    }
+    let best = runs
+        .iter()
+        .min_by(|a, b| {
+            let d = |r: &CalibrationRun| (r.device_queue.unwrap_or(0.0) - aim_queue).abs();
+            d(a).total_cmp(&d(b))
+        })
+        .cloned()
+        .context("no calibration run")?;
+    let mut how = format!(
+        "the depth was moved until the device's queue on {} was the capture's {aim_queue:.2} (depth × aim / measured, {} runs of {} s): depth {} gave {:.2}",
+        target.display(),
+        runs.len(),
+        time.as_secs_f64(),
+        best.depth,
+        best.device_queue.unwrap_or(0.0)
+    );
+    let mut rate = None;
+    let iops = best.device_iops.unwrap_or(0.0);
+    if iops > aim_iops * 1.10 {
+        // Faster than the capture at its queue: the capture was paced, not closed loop.
+        let r = measure(
+            workload,
+            best.depth.max(1) * 4,
+            Some(aim_iops),
+            target,
+            size,
+            time,
+            &devices,
+            allow,
+        )?;
+        how += &format!(
+            "; at that depth the device did {iops:.0} IOPS against the capture's {aim_iops:.0}, so the capture's IOPS are the offered rate (depth cap {}), which gave queue {:.2} and {:.0} IOPS",
+            r.depth,
+            r.device_queue.unwrap_or(0.0),
+            r.device_iops.unwrap_or(0.0)
+        );
+        rate = Some(aim_iops);
+        runs.push(r);
+    } else if iops < aim_iops * 0.90 {
+        how += &format!(
+            "; at that queue the device did {iops:.0} IOPS against the capture's {aim_iops:.0}: this target is slower than the captured one at that queue"
+        );
+    }
+    Ok(Calibration {
+        target: target.display().to_string(),
+        aim_queue,
+        aim_iops,
+        depth: runs
+            .last()
+            .filter(|_| rate.is_some())
+            .map_or(best.depth, |r| r.depth),
+        rate,
+        runs,
+        how,
+    })
+}
+
+/// One short run at `depth` (and `rate`) while the device is recorded.
+#[allow(clippy::too_many_arguments)]
+fn measure(
+    workload: &Workload,
+    depth: u32,
+    rate: Option<f64>,
+    target: &Path,
+    size: Option<u64>,
+    time: Duration,
+    devices: &[String],
+    (allow_overwrite, destroy_data): (bool, bool),
+) -> anyhow::Result<CalibrationRun> {
+    let mut w = workload.clone();
+    for s in &mut w.streams {
+        s.outstanding = Some(depth);
+        s.rate = rate.map(|iops| Rate {
+            iops,
+            ..Rate::default()
+        });
+    }
+    let config = RunSettings {
+        targets: vec![target.to_path_buf()],
+        roles: vec![],
+        size: size.or((!target.exists()).then_some(1 << 30)),
+        buffered: false,
+        allow_overwrite,
+        destroy_data,
+        wait: false,
+        engine: oio_lab::Engine::Auto,
+        submit: oio_lab::Submit::Auto,
+        sim: None,
+        time,
+        ramp: Duration::from_millis(500),
+        interval: Duration::from_secs(1),
+        seed: Some(1),
+        ios: None,
+        verify: false,
+        access_order: false,
+        lat_log: None,
+        hdr_log: None,
+        no_latency: false,
+        memory_limit: None,
+    }
+    .config_of(w)?;
+    let rec = oio_telemetry::DiskstatsRecorder::start(devices, Duration::from_millis(250))
+        .context("recording the target's device")?;
+    let cancel = crate::interrupt::cancel_token();
+    let r = oio_engine::run(&config.engine_plan(), &mut Quiet, &cancel);
+    let obs = rec.stop().context("recording the target's device")?;
+    r.with_context(|| format!("calibration run at depth {depth}"))?;
+    let sig = obs
+        .devices
+        .iter()
+        .filter_map(|d| capture_check::signature(&d.intervals))
+        .max_by(|a, b| a.iops.unwrap_or(0.0).total_cmp(&b.iops.unwrap_or(0.0)));
+    Ok(CalibrationRun {
+        depth,
+        rate,
+        device_queue: sig.as_ref().and_then(|s| s.queue),
+        device_iops: sig.and_then(|s| s.iops),
+    })
+}
