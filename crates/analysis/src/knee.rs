@@ -605,6 +605,21 @@ impl Trend {
 }
 
 fn trend(points: &[KneeInput], iops: &[f64], idx: &[usize], noise: &NoiseModel) -> Option<Trend> {
+    trend_of(points, iops, idx, noise, 1)
+}
+
+/// [`trend`], one of `tests` windows tried on the same points: the scatter's margin takes
+/// Student's t at the 2.5 % level divided among them (Bonferroni), so trying several windows
+/// does not multiply the chance of a rise that is the noise's. The top's windows are nested
+/// and share their points, so they count as 2 tests at most (a full division cost a 25 %
+/// per doubling rise most of its chance to be seen).
+fn trend_of(
+    points: &[KneeInput],
+    iops: &[f64],
+    idx: &[usize],
+    noise: &NoiseModel,
+    tests: usize,
+) -> Option<Trend> {
     let n = idx.len();
     if n < 2 {
         return None;
@@ -639,7 +654,12 @@ fn trend(points: &[KneeInput], iops: &[f64], idx: &[usize], noise: &NoiseModel) 
             .zip(&ys)
             .map(|(x, y)| (y - ym - slope * (x - xm)).powi(2))
             .sum();
-        noise.t_crit(n - 2) * (rss / (n - 2) as f64 / sxx).sqrt()
+        let t = if tests <= 1 {
+            noise.t_crit(n - 2)
+        } else {
+            crate::stats::t_quantile(1.0 - 0.025 / tests as f64, (n - 2) as f64)
+        };
+        t * (rss / (n - 2) as f64 / sxx).sqrt()
     });
     let margin = match (by_noise, by_scatter) {
         (Some(a), Some(b)) => Some(a.max(b)),
@@ -671,7 +691,7 @@ fn top(points: &[KneeInput], iops: &[f64], cand: &[usize], noise: &NoiseModel) -
     let mut t = Top::default();
     let n = cand.len();
     for m in 2..=n.min(5) {
-        let Some(w) = trend(points, iops, &cand[n - m..], noise) else {
+        let Some(w) = trend_of(points, iops, &cand[n - m..], noise, (m - 1).min(2)) else {
             continue;
         };
         if m <= 3 {
@@ -2154,9 +2174,11 @@ mod tests {
                 }
             }
         }
-        // The trend over several doublings is seen beyond the noise in most of them.
+        // The trend over several doublings is seen beyond the noise in most of them (145 of
+        // 225 here; 70 % before the top's windows were corrected for being tried one after
+        // another, which removed a rise the noise had made of a plateau in bench/conclusions).
         assert!(
-            rising_flagged * 10 >= cases * 7,
+            rising_flagged * 10 >= cases * 6,
             "{rising_flagged} of {cases}"
         );
     }
