@@ -41,6 +41,8 @@ pub struct HostJob {
     pub argv: Vec<String>,
     /// What to run there.
     pub plan: Work,
+    /// Its workload group (results keep one section per group); empty: the only one.
+    pub group: String,
 }
 
 /// What a fleet runs on each host.
@@ -205,6 +207,10 @@ pub struct Prepared<'a> {
 pub struct HostOutcome {
     /// Its name.
     pub name: String,
+    /// Its workload group (see [`HostJob::group`]).
+    pub group: String,
+    /// The plan it ran (a workload; its own bindings and workload).
+    pub plan: Option<RunPlan>,
     /// The launcher's command line.
     pub argv: Vec<String>,
     /// The agent's hello.
@@ -922,8 +928,14 @@ impl Collection {
         let out = fleet
             .sessions
             .iter()
-            .map(|s| HostOutcome {
+            .zip(jobs)
+            .map(|(s, j)| HostOutcome {
                 name: s.name.clone(),
+                group: j.group.clone(),
+                plan: match &j.plan {
+                    Work::Io(p) => Some(p.clone()),
+                    Work::Tpcc(_) => None,
+                },
                 argv: s.argv.clone(),
                 hello: s.hello.clone().expect("hello received"),
                 clock: s.clock,
@@ -1215,6 +1227,8 @@ fn rfc3339(ns: i64) -> String {
 pub(crate) fn test_outcome(name: &str) -> HostOutcome {
     HostOutcome {
         name: name.into(),
+        group: String::new(),
+        plan: None,
         argv: vec!["true".into()],
         hello: Hello::current("test"),
         clock: ClockOffset::default(),

@@ -541,6 +541,31 @@ pub struct FleetHost {
     pub intervals: usize,
     /// Set when it was lost.
     pub lost: Option<crate::controller::Lost>,
+    /// Its workload group (empty in results of one group).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub group: String,
+    /// The name of the workload it ran.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub workload: String,
+    /// Reads in percent of its I/Os (None without I/Os).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_share_pct: Option<f64>,
+    /// Its targets as it used them (role and paths).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bindings: Vec<oio_engine::TargetBinding>,
+}
+
+/// The hosts of one workload group, merged as the total is (over the fleet window).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct FleetGroup {
+    /// Its name (`(command line)` for the hosts on the command line's workload).
+    pub name: String,
+    /// The workload its hosts ran.
+    pub workload: String,
+    /// Its hosts.
+    pub hosts: Vec<String>,
+    /// Sums over its hosts, rates over the fleet window; histograms summed bucket by bucket.
+    pub summary: Summary,
 }
 
 /// What the controller cost.
@@ -572,6 +597,9 @@ pub struct FleetResult {
     /// Sums over the hosts, rates over `window` (see there); histograms summed bucket by
     /// bucket.
     pub summary: Summary,
+    /// Per workload group, when hosts ran different workloads (the total is `summary`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<FleetGroup>,
     /// Per interval, summed over the hosts that delivered that interval.
     pub intervals: Vec<Interval>,
     /// Hosts in each merged interval.
@@ -591,7 +619,7 @@ pub fn document(
     let mut envelope = oio_core::document::Envelope::new(FLEET_SCHEMA, FLEET_SCHEMA_VERSION);
     envelope.host = Some(oio_core::host::HostInfo::detect());
     let t0 = std::time::Instant::now();
-    envelope.plan = serde_json::to_value(plan).ok();
+    envelope.plan = serde_json::to_value(plan_as_used(run, plan)).ok();
     let mut undecodable = Vec::new();
     let decoded = decode_lost(run, &mut undecodable);
     // Each host's series, summary and own window: its result is authoritative (it holds the
@@ -628,6 +656,7 @@ pub fn document(
     );
     let series: Vec<&[Interval]> = parts.iter().map(|p| p.0).collect();
     let (intervals, hosts_per_interval) = merge_series(&series);
+    let groups = groups(run, &parts, &status, window_s);
     let (mut any_errors, mut any_interrupted) = (false, run.interrupted);
     let mut hosts = Vec::new();
     let mut lost = Vec::new();
@@ -653,6 +682,19 @@ pub fn document(
             window_s: *own_s,
             intervals: iv.len(),
             lost: h.lost.clone(),
+            group: h.group.clone(),
+            read_share_pct: (s.total.ios > 0)
+                .then(|| 100.0 * s.read.ios as f64 / s.total.ios as f64),
+            workload: h
+                .plan
+                .as_ref()
+                .map(|p| p.workload.name.clone())
+                .unwrap_or_default(),
+            bindings: h
+                .plan
+                .as_ref()
+                .map(|p| p.bindings.clone())
+                .unwrap_or_default(),
         });
     }
     let window = io_window(&hosts, &series, window_s, summary.total.iops);
@@ -669,15 +711,7 @@ pub fn document(
         "{}; latency percentiles come from the hosts' histograms summed bucket by bucket; each host's interval i covers the same span after its own start, which differs from the common start by its start skew",
         window.basis
     ));
-    let mut warned = std::collections::BTreeSet::new();
-    for h in &run.hosts {
-        for w in h.result.iter().flat_map(|r| &r.envelope.warnings) {
-            // Said once, by the first host that said it.
-            if warned.insert(w.clone()) {
-                envelope.warnings.push(format!("host {}: {w}", h.name));
-            }
-        }
-    }
+    envelope.warnings.extend(host_warnings(run));
     let n_int = intervals.len().max(1) as f64;
     let n_hosts = run.hosts.len().max(1) as f64;
     let mut doc = FleetResult {
@@ -690,6 +724,7 @@ pub fn document(
         hosts,
         window,
         summary,
+        groups,
         intervals,
         hosts_per_interval,
         lost,
@@ -701,6 +736,90 @@ pub fn document(
     };
     doc.controller.merge_ms = t0.elapsed().as_secs_f64() * 1e3;
     doc
+}
+
+/// The plan the hosts ran: the first host's on the command line's workload (its bindings as
+/// it used them: the inventory's targets, not the command line's), else the first host's,
+/// else the command line's.
+fn plan_as_used<'a>(
+    run: &'a crate::controller::FleetRun,
+    plan: &'a oio_engine::RunPlan,
+) -> &'a oio_engine::RunPlan {
+    let on_cli = |h: &&crate::controller::HostOutcome| {
+        h.group.is_empty() || h.group == crate::inventory::COMMAND_LINE_GROUP
+    };
+    run.hosts
+        .iter()
+        .find(on_cli)
+        .or(run.hosts.first())
+        .and_then(|h| h.plan.as_ref())
+        .unwrap_or(plan)
+}
+
+/// Each host's own warnings, each said once with every host that said it ("hosts a, b: …"),
+/// in the order first said.
+pub fn host_warnings(run: &crate::controller::FleetRun) -> Vec<String> {
+    let mut said: Vec<(String, Vec<&str>)> = Vec::new();
+    for h in &run.hosts {
+        for w in h.result.iter().flat_map(|r| &r.envelope.warnings) {
+            match said.iter_mut().find(|(x, _)| x == w) {
+                Some((_, hs)) => hs.push(&h.name),
+                None => said.push((w.clone(), vec![&h.name])),
+            }
+        }
+    }
+    said.into_iter()
+        .map(|(w, hs)| {
+            format!(
+                "host{} {}: {w}",
+                if hs.len() == 1 { "" } else { "s" },
+                hs.join(", ")
+            )
+        })
+        .collect()
+}
+
+/// One merged section per workload group when hosts ran more than one (none otherwise).
+fn groups(
+    run: &crate::controller::FleetRun,
+    parts: &[(&[Interval], Summary, f64)],
+    status: &[String],
+    window_s: f64,
+) -> Vec<FleetGroup> {
+    let mut names: Vec<&str> = Vec::new();
+    for h in &run.hosts {
+        if !names.contains(&h.group.as_str()) {
+            names.push(&h.group);
+        }
+    }
+    if names.len() < 2 {
+        return Vec::new();
+    }
+    names
+        .into_iter()
+        .map(|g| {
+            let members: Vec<usize> = (0..run.hosts.len())
+                .filter(|&i| run.hosts[i].group == g)
+                .collect();
+            let summary = merge_over_window(
+                &members
+                    .iter()
+                    .map(|&i| (&parts[i].1, parts[i].2, cut_short(&status[i])))
+                    .collect::<Vec<_>>(),
+                window_s,
+            );
+            FleetGroup {
+                name: g.to_string(),
+                workload: run.hosts[members[0]]
+                    .plan
+                    .as_ref()
+                    .map(|p| p.workload.name.clone())
+                    .unwrap_or_default(),
+                hosts: members.iter().map(|&i| run.hosts[i].name.clone()).collect(),
+                summary,
+            }
+        })
+        .collect()
 }
 
 /// The streamed intervals of every host whose own result never came (empty for the others:

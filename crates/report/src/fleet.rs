@@ -298,6 +298,7 @@ pub fn section(o: &mut String, report: &Report, charts: &[Chart]) {
             );
         }
         o.push_str("</table>");
+        groups_table(o, f);
         let flagged: Vec<&str> = f
             .hosts
             .iter()
@@ -355,6 +356,45 @@ pub fn section(o: &mut String, report: &Report, charts: &[Chart]) {
     o.push_str("</section>");
 }
 
+/// One row per workload group (hosts that ran different workloads), the total under them.
+fn groups_table(o: &mut String, f: &oio_fleet::merge::FleetResult) {
+    if f.groups.is_empty() {
+        return;
+    }
+    o.push_str("<p class=\"note\">Workload groups: hosts that ran their own workload, each group merged as the total is (rates over the fleet window, histograms summed).</p><table><tr><th class=\"l\">group</th><th class=\"l\">workload</th><th class=\"l\">hosts</th><th>IOPS</th><th>reads</th><th>p50</th><th>p99</th><th>max</th></tr>");
+    let row = |o: &mut String, name: &str, wl: &str, hosts: &str, s: &oio_core::result::Summary| {
+        let t = &s.total;
+        let lat = |v: Option<u64>| v.map(|v| format_ns(v as f64)).unwrap_or("-".into());
+        let _ = write!(
+            o,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(name),
+            esc(wl),
+            esc(hosts),
+            format_count(t.iops),
+            if t.ios > 0 {
+                format!("{:.1} %", 100.0 * s.read.ios as f64 / t.ios as f64)
+            } else {
+                "-".into()
+            },
+            lat(t.latency_ns.p50),
+            lat(t.latency_ns.p99),
+            lat(t.latency_ns.max),
+        );
+    };
+    for g in &f.groups {
+        row(o, &g.name, &g.workload, &g.hosts.join(", "), &g.summary);
+    }
+    row(
+        o,
+        "total",
+        "",
+        &format!("{} hosts", f.hosts.len()),
+        &f.summary,
+    );
+    o.push_str("</table>");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,6 +413,10 @@ mod tests {
             window_s: 3.0,
             intervals: 3,
             lost: None,
+            group: String::new(),
+            workload: String::new(),
+            read_share_pct: None,
+            bindings: Vec::new(),
         }
     }
 

@@ -10,15 +10,36 @@ fn ms(ns: f64) -> String {
 /// `oio fleet run`: one line per host, then the merged line (with the window its rates
 /// cover) and the controller's cost.
 pub fn print_table(doc: &oio_fleet::merge::FleetResult) {
+    let grouped = !doc.groups.is_empty();
     println!(
-        "{:<16} {:>12} {:>10} {:>14} {:>14} {:>12} {:>10}",
-        "host", "IOPS", "window", "clock offset", "± (rtt/2)", "start skew", "status"
+        "{:<16} {}{:>12} {:>7} {:>10} {:>14} {:>14} {:>12} {:>10}",
+        "host",
+        if grouped {
+            format!("{:<16} ", "group")
+        } else {
+            String::new()
+        },
+        "IOPS",
+        "read %",
+        "window",
+        "clock offset",
+        "± (rtt/2)",
+        "start skew",
+        "status"
     );
     for h in &doc.hosts {
         println!(
-            "{:<16} {:>12.1} {:>10} {:>14} {:>14} {:>12} {:>10}",
+            "{:<16} {}{:>12.1} {:>7} {:>10} {:>14} {:>14} {:>12} {:>10}",
             h.host,
+            if grouped {
+                format!("{:<16} ", h.group)
+            } else {
+                String::new()
+            },
             h.iops,
+            h.read_share_pct
+                .map(|p| format!("{p:.1}"))
+                .unwrap_or_else(|| "-".into()),
             format!("{:.3} s", h.window_s),
             ms(h.clock_offset_ns as f64),
             ms(h.clock_rtt_ns as f64 / 2.0),
@@ -46,6 +67,25 @@ pub fn print_table(doc: &oio_fleet::merge::FleetResult) {
         lat(t.latency_ns.max),
         t.outstanding_mean
     );
+    for g in &doc.groups {
+        let t = &g.summary.total;
+        println!(
+            "  group {} ({}; {}): {:.1} IOPS, reads {}, {}/s, latency p50 {} p99 {} max {}",
+            g.name,
+            g.workload,
+            g.hosts.join(", "),
+            t.iops,
+            if t.ios > 0 {
+                format!("{:.1} %", 100.0 * g.summary.read.ios as f64 / t.ios as f64)
+            } else {
+                "-".into()
+            },
+            format_bytes(t.bytes_per_sec),
+            lat(t.latency_ns.p50),
+            lat(t.latency_ns.p99),
+            lat(t.latency_ns.max),
+        );
+    }
     print_cut_window(
         doc.hosts
             .iter()

@@ -7,7 +7,7 @@ mod run;
 mod sweep;
 mod tpcc;
 
-use anyhow::bail;
+use anyhow::{bail, Context as _};
 use oio_engine::{RunPlan, TargetBinding};
 use oio_fleet::controller::{FleetRun, HostJob, Options, Work};
 use oio_fleet::inventory::{HostSpec, Inventory, Launcher};
@@ -92,6 +92,17 @@ pub struct HostArgs {
 impl HostArgs {
     /// The hosts, each with its launcher's command line.
     fn hosts(&self) -> anyhow::Result<Vec<(HostSpec, Vec<String>)>> {
+        let inv = self.inventory()?;
+        let mut out = Vec::with_capacity(inv.hosts.len());
+        for h in &inv.hosts {
+            let launcher = Launcher::parse(inv.launcher_of(h)).map_err(anyhow::Error::msg)?;
+            out.push((h.clone(), launcher.argv(&h.name)));
+        }
+        Ok(out)
+    }
+
+    /// The inventory: `--inventory`'s, or one made of `--hosts`.
+    fn inventory(&self) -> anyhow::Result<Inventory> {
         let inv = match (&self.hosts, &self.inventory) {
             (Some(list), _) => Inventory::from_list(list, self.launcher.as_deref())?,
             (None, Some(path)) => {
@@ -103,12 +114,7 @@ impl HostArgs {
             }
             (None, None) => bail!("give --hosts a,b,c or --inventory FILE"),
         };
-        let mut out = Vec::with_capacity(inv.hosts.len());
-        for h in &inv.hosts {
-            let launcher = Launcher::parse(inv.launcher_of(h)).map_err(anyhow::Error::msg)?;
-            out.push((h.clone(), launcher.argv(&h.name)));
-        }
-        Ok(out)
+        Ok(inv)
     }
 
     fn options(&self) -> Options {
@@ -121,12 +127,36 @@ impl HostArgs {
     }
 }
 
-/// One job per host: `plan` with the host's own target bindings when its inventory has some.
-fn io_jobs(host: &HostArgs, plan: &RunPlan) -> anyhow::Result<Vec<HostJob>> {
+/// One job per host: `plan` (or its workload group's, made from `flags` and the group's
+/// workload) with the host's own target bindings when its inventory has some; `{host}` in
+/// target paths is the host's name.
+fn io_jobs(
+    host: &HostArgs,
+    plan: &RunPlan,
+    flags: Option<&crate::args::RunFlags>,
+) -> anyhow::Result<Vec<HostJob>> {
+    let inv = host.inventory()?;
     let hosts = host.hosts()?;
+    if flags.is_none() && inv.has_groups() {
+        bail!("this command runs one workload on every host: remove the inventory's group, workload and profile keys");
+    }
+    let mut plans: std::collections::BTreeMap<String, RunPlan> = Default::default();
     let mut jobs = Vec::with_capacity(hosts.len());
     for (h, argv) in hosts {
-        let mut p = plan.clone();
+        let (group, spec) = inv.group_of(&h);
+        let mut p = match flags {
+            Some(f) if !spec.is_empty() => match plans.get(&group) {
+                Some(p) => p.clone(),
+                None => {
+                    let p = group_flags(f, &spec)
+                        .and_then(|f| Ok(f.config()?.engine_plan()))
+                        .with_context(|| format!("workload group '{group}' (host {})", h.name))?;
+                    plans.insert(group.clone(), p.clone());
+                    p
+                }
+            },
+            _ => plan.clone(),
+        };
         if !h.targets.is_empty() || !h.roles.is_empty() {
             p.bindings.clear();
             if !h.targets.is_empty() {
@@ -142,13 +172,50 @@ fn io_jobs(host: &HostArgs, plan: &RunPlan) -> anyhow::Result<Vec<HostJob>> {
                 });
             }
         }
+        for b in &mut p.bindings {
+            for path in &mut b.paths {
+                let s = path.to_string_lossy();
+                if s.contains("{host}") {
+                    *path = PathBuf::from(s.replace("{host}", &h.name));
+                }
+            }
+        }
         jobs.push(HostJob {
             name: h.name.clone(),
             argv,
             plan: Work::Io(p),
+            group: if inv.has_groups() {
+                group
+            } else {
+                String::new()
+            },
         });
     }
     Ok(jobs)
+}
+
+/// The command line's flags changed by a workload group: a group with its own workload (file,
+/// profile, pattern) takes none of the command line's workload flags; one with flags only
+/// changes the command line's workload. Targets and run settings stay the command line's.
+fn group_flags(
+    base: &crate::args::RunFlags,
+    spec: &oio_fleet::inventory::WorkloadSpec,
+) -> anyhow::Result<crate::args::RunFlags> {
+    let g = crate::args::parse_run_words(spec.words())?;
+    let mut f = base.clone();
+    if spec.own_source() {
+        f.source = g.source;
+        f.shape = g.shape;
+        f.workload = g.workload;
+    } else {
+        f.shape = crate::args::ShapeArgs {
+            bs: g.shape.bs.or(f.shape.bs),
+            read_pct: g.shape.read_pct.or(f.shape.read_pct),
+            qd: g.shape.qd.or(f.shape.qd),
+        };
+        f.workload = g.workload.or(f.workload);
+    }
+    Ok(f)
 }
 
 /// Writes each host's own result into `dir`, then the merged one that names them.

@@ -35,7 +35,7 @@ pub struct FleetArgs {
 
 fn jobs(a: &FleetArgs) -> anyhow::Result<(RunPlan, Vec<HostJob>)> {
     let plan = a.run.config()?.engine_plan();
-    let jobs = super::io_jobs(&a.host, &plan)?;
+    let jobs = super::io_jobs(&a.host, &plan, Some(&a.run))?;
     Ok((plan, jobs))
 }
 
@@ -73,6 +73,14 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
     }
     for l in &doc.lost {
         style::print_warning(l);
+    }
+    // What the hosts themselves warned about, each once with the hosts that said it.
+    for w in
+        doc.envelope.warnings.iter().filter(|w| {
+            (w.starts_with("host ") || w.starts_with("hosts ")) && !doc.lost.contains(w)
+        })
+    {
+        style::print_warning(w);
     }
     style::print_saved("result", &merged, a.json);
     Ok(if run.interrupted {

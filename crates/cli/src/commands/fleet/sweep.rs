@@ -56,7 +56,7 @@ pub fn run(s: SweepArgs) -> anyhow::Result<ExitCode> {
         let plan = crate::args::settings(&a.run.target, &a.run.exec)
             .config(&a.run.source.source(), &o)?
             .engine_plan();
-        let jobs = super::io_jobs(&a.host, &plan)?;
+        let jobs = super::io_jobs(&a.host, &plan, None)?;
         if !style::quiet() {
             eprintln!("oio fleet sweep: qd {qd} on {} hosts", jobs.len());
         }
