@@ -1045,8 +1045,10 @@ fn an_agent_refuses_another_version() {
     match r.next_message() {
         Ok(Some(Message::Error { phase, message })) => {
             assert_eq!(phase, "hello");
+            // Worded from the user's side (the controller), though the agent refused.
             assert!(
-                message.contains("oio 0.0.1 (commit 0000000) does not match"),
+                message.starts_with("it runs oio ")
+                    && message.contains(", this controller runs oio 0.0.1 (commit 0000000): "),
                 "{message}"
             );
             assert!(
@@ -1827,7 +1829,31 @@ fn workload_groups_run_their_own_workloads_and_merge_per_group() {
                 assert!((share - 50.0).abs() <= 5.0 * sd, "{share} % ± {sd}");
             }
         }
+        // Its target's device, recorded through the measured window (3 intervals of 1 s).
+        let dev = r["targets"][0]["device"]["name"].as_str();
+        match dev {
+            Some(dev) => {
+                let d = &h["devices"][0];
+                assert_eq!(d["name"], dev, "{h}");
+                assert!(d["intervals"].as_u64().unwrap() >= 2, "{d}");
+                let busy = d["read_iops"].as_f64().unwrap() + d["write_iops"].as_f64().unwrap();
+                println!(
+                    "  its device {dev}: {busy:.1} I/Os per second, util {}",
+                    d["util_pct"]
+                );
+                assert!(busy > 0.0, "{d}");
+                let series = read_json(h["devices_file"].as_str().unwrap());
+                assert_eq!(series["devices"][0]["name"], dev);
+            }
+            None => println!("  {name}'s target has no block device here: no device telemetry"),
+        }
         own.insert(name, r);
+    }
+    if hosts.iter().any(|h| h.get("devices").is_some()) {
+        let v = doc["devices"].as_str().expect("the devices' verdict");
+        println!("devices: {v}");
+        // Every namespace shares this machine's disk: said, not taken as four devices.
+        assert!(v.contains("several hosts report a device named"), "{v}");
     }
     // The plan recorded is the command-line host's, with its bindings as used.
     assert_eq!(

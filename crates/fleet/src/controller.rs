@@ -228,6 +228,8 @@ pub struct HostOutcome {
     pub streamed: Vec<WireInterval>,
     /// Its own result, when it came.
     pub result: Option<RunResult>,
+    /// Its targets' devices over the measured window, when it recorded them.
+    pub devices: Option<oio_core::observation::Observation>,
     /// TPC-C: its database (password redacted) and warehouses, as prepared.
     pub tpcc_ready: Option<(String, u32)>,
     /// TPC-C: intervals as streamed (whole counts and histograms; merged as they are).
@@ -652,7 +654,7 @@ impl Fleet {
             cancel,
             |s, _, m| match m {
                 Message::Hello(peer) => {
-                    me.check_peer(&peer)?;
+                    me.check_agent(&peer)?;
                     s.hello = Some(peer);
                     Ok(true)
                 }
@@ -943,6 +945,7 @@ impl Collection {
                 start_skew_ns: None,
                 streamed: Vec::new(),
                 result: None,
+                devices: None,
                 tpcc_ready: s.tpcc_ready.clone(),
                 tpcc_streamed: Vec::new(),
                 tpcc_result: None,
@@ -1110,11 +1113,17 @@ impl Collection {
                 fleet.sessions[i].stdin = None;
                 None
             }
-            Ev::Msg(Message::Result { result }) => {
+            Ev::Msg(Message::Result { result, devices }) => {
                 if let Err(e) = accept_result(&result, &bounds) {
                     return Some(e);
                 }
+                if let Some(d) = &devices {
+                    if let Err(e) = accept_devices(d, &bounds) {
+                        return Some(e);
+                    }
+                }
                 h.result = Some(*result);
+                h.devices = devices.map(|d| *d);
                 fleet.sessions[i].stdin = None;
                 None
             }
@@ -1216,6 +1225,32 @@ fn accept_result(r: &RunResult, b: &Bounds) -> Result<(), String> {
     Ok(())
 }
 
+/// Most devices one host may report.
+const MAX_DEVICES: usize = 256;
+
+/// A host's device telemetry, or why it is refused: a bounded number of devices, each with no
+/// more intervals than the plan makes and no per-I/O records.
+fn accept_devices(o: &oio_core::observation::Observation, b: &Bounds) -> Result<(), String> {
+    if o.devices.len() > MAX_DEVICES {
+        return Err(format!(
+            "its device telemetry names {} devices, more than {MAX_DEVICES}: refused",
+            o.devices.len()
+        ));
+    }
+    for d in &o.devices {
+        if d.intervals.len() > b.intervals || !d.ios.is_empty() {
+            return Err(format!(
+                "its device telemetry for {} holds {} intervals and {} I/O records, more than its plan makes (at most {} intervals, no records): refused",
+                d.name.escape_debug(),
+                d.intervals.len(),
+                d.ios.len(),
+                b.intervals
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// An instant of the controller's clock (ns since 1970) as RFC 3339 UTC with ms.
 fn rfc3339(ns: i64) -> String {
     humantime::format_rfc3339_millis(std::time::UNIX_EPOCH + Duration::from_nanos(ns.max(0) as u64))
@@ -1236,6 +1271,7 @@ pub(crate) fn test_outcome(name: &str) -> HostOutcome {
         start_skew_ns: Some(0),
         streamed: Vec::new(),
         result: None,
+        devices: None,
         tpcc_ready: None,
         tpcc_streamed: Vec::new(),
         tpcc_result: None,

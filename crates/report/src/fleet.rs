@@ -299,6 +299,7 @@ pub fn section(o: &mut String, report: &Report, charts: &[Chart]) {
         }
         o.push_str("</table>");
         groups_table(o, f);
+        devices_table(o, f);
         let flagged: Vec<&str> = f
             .hosts
             .iter()
@@ -354,6 +355,36 @@ pub fn section(o: &mut String, report: &Report, charts: &[Chart]) {
         crate::html::charts_of(o, charts, &format!("fleet{}", n + 1));
     }
     o.push_str("</section>");
+}
+
+/// Each host's devices over the measured window (from /proc/diskstats), and the verdict.
+fn devices_table(o: &mut String, f: &oio_fleet::merge::FleetResult) {
+    if f.hosts.iter().all(|h| h.devices.is_empty()) {
+        return;
+    }
+    o.push_str("<table><tr><th class=\"l\">host</th><th class=\"l\">device</th><th>r/s</th><th>w/s</th><th>bytes/s</th><th>r_await</th><th>w_await</th><th>aqu-sz</th><th>%util</th></tr>");
+    let ms = |v: Option<f64>| v.map(|v| format!("{v:.2} ms")).unwrap_or("-".into());
+    for h in &f.hosts {
+        for d in &h.devices {
+            let _ = write!(
+                o,
+                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&h.host),
+                esc(&d.name),
+                format_count(d.read_iops),
+                format_count(d.write_iops),
+                format_bytes(d.bytes_per_sec),
+                ms(d.read_await_ms),
+                ms(d.write_await_ms),
+                d.queue_mean.map(|q| format!("{q:.2}")).unwrap_or("-".into()),
+                d.util_pct.map(|u| format!("{u:.0} %")).unwrap_or("-".into()),
+            );
+        }
+    }
+    o.push_str("</table>");
+    if let Some(v) = &f.devices {
+        let _ = write!(o, "<p class=\"note\">devices: {}</p>", esc(v));
+    }
 }
 
 /// One row per workload group (hosts that ran different workloads), the total under them.
@@ -417,6 +448,8 @@ mod tests {
             workload: String::new(),
             read_share_pct: None,
             bindings: Vec::new(),
+            devices: Vec::new(),
+            devices_file: None,
         }
     }
 

@@ -67,6 +67,7 @@ pub fn print_table(doc: &oio_fleet::merge::FleetResult) {
         lat(t.latency_ns.max),
         t.outstanding_mean
     );
+    print_devices(doc);
     for g in &doc.groups {
         let t = &g.summary.total;
         println!(
@@ -106,6 +107,33 @@ pub fn print_table(doc: &oio_fleet::merge::FleetResult) {
         "controller: {:.3} s CPU, {:.1} µs per host per interval, merge {:.2} ms",
         doc.controller.cpu_s, doc.controller.cpu_us_per_host_interval, doc.controller.merge_ms
     );
+}
+
+/// Each host's devices (from /proc/diskstats over the measured window) and the verdict.
+fn print_devices(doc: &oio_fleet::merge::FleetResult) {
+    let opt = |v: Option<f64>, unit: &str| {
+        v.map(|v| format!("{v:.2}{unit}"))
+            .unwrap_or_else(|| "-".into())
+    };
+    for h in &doc.hosts {
+        for d in &h.devices {
+            println!(
+                "  {} device {}: {:.1} r/s {:.1} w/s, {}/s, r_await {} w_await {}, aqu-sz {}, util {}",
+                h.host,
+                d.name,
+                d.read_iops,
+                d.write_iops,
+                format_bytes(d.bytes_per_sec),
+                opt(d.read_await_ms, " ms"),
+                opt(d.write_await_ms, " ms"),
+                opt(d.queue_mean, ""),
+                d.util_pct.map(|u| format!("{u:.0} %")).unwrap_or_else(|| "-".into()),
+            );
+        }
+    }
+    if let Some(v) = &doc.devices {
+        println!("devices: {v}");
+    }
 }
 
 /// How the merged rates were made, for the merged line.

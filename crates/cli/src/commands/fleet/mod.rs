@@ -238,6 +238,12 @@ fn save_io(
         });
     }
     let mut doc = oio_fleet::merge::document(run, plan, &files);
+    for (h, row) in run.hosts.iter().zip(&mut doc.hosts) {
+        if let Some(o) = &h.devices {
+            let p = write_json_atomic(dir, &format!("{}.devices.json", h.name), o)?;
+            row.devices_file = Some(p.display().to_string());
+        }
+    }
     doc.envelope.command = std::env::args().collect();
     let merged = write_json_atomic(dir, "merged.json", &doc)?;
     Ok((doc, merged))
