@@ -289,18 +289,10 @@ impl FleetLive {
         FleetLive { bar }
     }
 
-    /// One merged interval.
+    /// One merged interval: a table of the hosts (each host's figure, p99, how late its
+    /// interval arrived) and the merged line under it, redrawn in place.
     pub fn update(&self, p: &oio_fleet::controller::Progress) {
-        self.bar.set_message(format!(
-            "interval {}: {} {} merged over {} hosts │ slowest {} {} {}",
-            p.index + 1,
-            oio_core::units::format_count(p.value),
-            p.unit,
-            p.hosts,
-            p.slowest.0,
-            oio_core::units::format_count(p.slowest.1),
-            p.unit
-        ));
+        self.bar.set_message(live_table(p));
     }
 
     /// Removes the line.
@@ -314,6 +306,54 @@ impl Default for FleetLive {
         Self::new()
     }
 }
+
+/// The live table of one merged interval (at most [`LIVE_ROWS`] hosts: the slowest first).
+pub fn live_table(p: &oio_fleet::controller::Progress) -> String {
+    use oio_core::histogram::LatencyHistogram;
+    use oio_core::units::format_count;
+    let p99 = |h: Option<&oio_core::histogram::SparseHistogram>| {
+        h.and_then(|h| LatencyHistogram::from_sparse(h).summary().p99)
+            .map(|v| format_ns(v as f64))
+            .unwrap_or_else(|| "-".into())
+    };
+    let mut rows: Vec<&oio_fleet::controller::HostLive> = p.per_host.iter().collect();
+    let hidden = rows.len().saturating_sub(LIVE_ROWS);
+    if hidden > 0 {
+        rows.sort_by(|a, b| a.value.total_cmp(&b.value));
+        rows.truncate(LIVE_ROWS);
+    }
+    let mut t = format!(
+        "interval {:<6} {:>14} {:>10} {:>10}\n",
+        p.index + 1,
+        p.unit,
+        "p99",
+        "lag"
+    );
+    for h in rows {
+        t.push_str(&format!(
+            "  {:<13} {:>14} {:>10} {:>10}\n",
+            h.host,
+            format_count(h.value),
+            p99(h.histogram.as_ref()),
+            format!("{:.1} ms", h.lag_ms)
+        ));
+    }
+    if hidden > 0 {
+        t.push_str(&format!("  … {hidden} faster hosts not shown\n"));
+    }
+    t.push_str(&format!(
+        "  merged over {} host{}: {} {}, p99 {} (summed histograms)",
+        p.hosts,
+        if p.hosts == 1 { "" } else { "s" },
+        format_count(p.value),
+        p.unit,
+        p99(p.merged_histogram().as_ref())
+    ));
+    t
+}
+
+/// Most host rows the live table shows (the slowest ones).
+pub const LIVE_ROWS: usize = 16;
 
 /// `oio fleet sweep`: one line per depth, then the knee.
 pub fn print_sweep(s: &oio_analysis::sweep::Sweep) {
@@ -341,5 +381,65 @@ pub fn print_sweep(s: &oio_analysis::sweep::Sweep) {
             }
         }
         None => println!("knee: none found (no point completed any I/O)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oio_fleet::controller::{HostLive, Progress};
+
+    fn hist(v: u64, n: u64) -> oio_core::histogram::SparseHistogram {
+        let mut h = oio_core::histogram::LatencyHistogram::new();
+        for _ in 0..n {
+            h.record(v);
+        }
+        h.to_sparse()
+    }
+
+    /// One row per host (its figure, p99, lag) and the merged line under them, the merged
+    /// p99 from the summed histograms (not the hosts' p99s averaged).
+    #[test]
+    fn the_live_table_has_a_row_per_host_and_the_merged_line() {
+        let p = Progress {
+            index: 6,
+            hosts: 2,
+            value: 1_553_056.0,
+            unit: "IOPS",
+            slowest: ("a".into(), 694_420.0),
+            per_host: vec![
+                HostLive {
+                    host: "a".into(),
+                    value: 694_420.0,
+                    count: 200,
+                    histogram: Some(hist(1_000_000, 200)),
+                    lag_ms: 0.0,
+                },
+                HostLive {
+                    host: "b".into(),
+                    value: 858_636.0,
+                    count: 1,
+                    histogram: Some(hist(9_000_000, 1)),
+                    lag_ms: 1.25,
+                },
+            ],
+        };
+        let t = live_table(&p);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 4, "{t}");
+        assert!(lines[0].starts_with("interval 7 "), "{t}");
+        assert!(
+            lines[1].trim_start().starts_with("a ") && lines[1].contains("694,420"),
+            "{t}"
+        );
+        assert!(
+            lines[2].contains("858,636") && lines[2].ends_with("1.2 ms"),
+            "{t}"
+        );
+        // 201 I/Os: the p99 is the 199th, a 1 ms one; b's own p99 is 9 ms.
+        assert!(
+            lines[3].starts_with("  merged over 2 hosts: 1,553,056 IOPS, p99 1.00 ms"),
+            "{t}"
+        );
     }
 }

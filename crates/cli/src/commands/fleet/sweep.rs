@@ -50,6 +50,8 @@ pub fn run(s: SweepArgs) -> anyhow::Result<ExitCode> {
     envelope.host = Some(oio_core::host::HostInfo::detect());
     let (mut points, mut sequence) = (Vec::new(), Vec::new());
     let mut interrupted = false;
+    // One endpoint for the whole ladder: counters run on across depths, the interval restarts.
+    let metrics = super::run::metrics(&a.metrics)?;
     for &qd in &s.sweep_qd {
         let mut o = a.run.workload.overrides(&a.run.shape);
         o.qd = Some(qd);
@@ -62,7 +64,10 @@ pub fn run(s: SweepArgs) -> anyhow::Result<ExitCode> {
         }
         let live = crate::output::fleet::FleetLive::new();
         let run = controller::run_with_progress(&jobs, &a.host.options(), &cancel, &mut |p| {
-            live.update(p)
+            live.update(p);
+            if let Some(m) = &metrics {
+                m.update(p);
+            }
         });
         live.finish();
         let run = run?;
