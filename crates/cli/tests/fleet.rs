@@ -1842,8 +1842,10 @@ fn workload_groups_run_their_own_workloads_and_merge_per_group() {
                     d["util_pct"]
                 );
                 assert!(busy > 0.0, "{d}");
-                let series = read_json(h["devices_file"].as_str().unwrap());
-                assert_eq!(series["devices"][0]["name"], dev);
+                assert_eq!(
+                    d["series"].as_array().unwrap().len() as u64,
+                    d["intervals"].as_u64().unwrap()
+                );
             }
             None => println!("  {name}'s target has no block device here: no device telemetry"),
         }
@@ -1926,5 +1928,83 @@ fn workload_groups_run_their_own_workloads_and_merge_per_group() {
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let html = std::fs::read_to_string(lab.path("r.html")).unwrap();
     assert!(html.contains("Workload groups") && html.contains("readers"));
+    no_agents_left(&lab);
+}
+
+/// Issue 26 item 2 over real sshd: a 1 → 2 → 4 host ladder of random reads on files, each
+/// step a fleet run with its merged result, the efficiency table printed. On this machine the
+/// four "hosts" share two cores and one disk, so the figures say that, not how hosts scale.
+#[test]
+fn a_host_ladder_over_ssh_prints_its_efficiency_table() {
+    let Some(lab) = Lab::with_hosts("s", 4) else {
+        return;
+    };
+    let c = lab.fleet(&[
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--qd",
+        "4",
+        "--engine",
+        "sync",
+        "--size",
+        "4M",
+        "--time",
+        "3s",
+        "--ramp",
+        "0s",
+        "--interval",
+        "1s",
+        "--steps",
+        "1,2,4",
+    ]);
+    // `fleet` builds a `fleet run`; the same flags go to `fleet scale`.
+    let args: Vec<std::ffi::OsString> = c.get_args().map(|a| a.to_owned()).collect();
+    let mut s = Command::new(env!("CARGO_BIN_EXE_oio"));
+    s.env("NO_COLOR", "1")
+        .current_dir(lab.dir.path())
+        .arg("fleet")
+        .arg("scale")
+        .args(&args[2..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let out = wait_bounded(s.spawn().unwrap(), Duration::from_secs(300));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    println!("{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].contains("efficiency"), "{text}");
+    for (l, k) in lines[1..4].iter().zip(["1", "2", "4"]) {
+        assert_eq!(l.split_whitespace().next(), Some(k), "{text}");
+    }
+    assert!(lines[1].contains("1.000 (base)"), "{text}");
+    let verdict = lines[4];
+    assert!(
+        verdict.starts_with("scaling efficiency") || verdict.starts_with("undecided"),
+        "{text}"
+    );
+    let res = lab.path("res");
+    let scale_dir = std::fs::read_dir(&res)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("fleet-scale-"))
+        .unwrap()
+        .path();
+    for k in [1, 2, 4] {
+        let m = read_json(
+            scale_dir
+                .join(format!("hosts{k}/merged.json"))
+                .to_str()
+                .unwrap(),
+        );
+        assert_eq!(m["hosts"].as_array().unwrap().len(), k);
+        assert_fleet_schema(&m);
+    }
     no_agents_left(&lab);
 }

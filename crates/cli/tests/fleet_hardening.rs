@@ -721,3 +721,79 @@ fn a_metrics_scrape_during_a_run_matches_the_final_intervals() {
         );
     }
 }
+
+/// Issue 26 item 2: `oio fleet scale` on local agents against the simulated device on a
+/// virtual clock: each host's rate is the model's exactly, so every step's efficiency is
+/// exactly 1 and the ladder stays above the threshold; each step keeps its merged result.
+#[test]
+fn a_host_ladder_of_the_model_scales_exactly_linearly() {
+    let dir = scratch();
+    let out = fleet(
+        dir.path(),
+        "scale",
+        &["s1", "s2", "s3", "s4"],
+        &[
+            "--engine",
+            "null",
+            "--sim",
+            "servers=8,service=1ms,clock=virtual",
+            "--rw",
+            "randread",
+            "--size",
+            "1M",
+            "--time",
+            "4s",
+            "--ramp",
+            "0s",
+            "--interval",
+            "1s",
+            "--steps",
+            "1,2,4",
+            "--json",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["schema"], "oio.fleet.scale");
+    let schema: Value =
+        serde_json::from_str(include_str!("../../../schema/fleet-scale.schema.json")).unwrap();
+    let v = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let steps = doc["steps"].as_array().unwrap();
+    let hosts: Vec<u64> = steps.iter().map(|s| s["hosts"].as_u64().unwrap()).collect();
+    assert_eq!(hosts, [1, 2, 4]);
+    let first = steps[0]["rate"].as_f64().unwrap();
+    for s in steps {
+        let k = s["hosts"].as_f64().unwrap();
+        assert_eq!(s["rate"].as_f64().unwrap(), k * first, "{s}");
+        assert_eq!(s["efficiency"].as_f64().unwrap(), 1.0, "{s}");
+        let merged: Value = serde_json::from_slice(
+            &std::fs::read(dir.path().join(s["result_file"].as_str().unwrap()))
+                .or_else(|_| std::fs::read(s["result_file"].as_str().unwrap()))
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(merged["hosts"].as_array().unwrap().len() as f64, k);
+    }
+    assert_eq!(doc["below_at"], Value::Null);
+    assert!(
+        doc["verdict"]
+            .as_str()
+            .unwrap()
+            .starts_with("scaling efficiency stays at or above 0.80 through 4 hosts"),
+        "{}",
+        doc["verdict"]
+    );
+    let e = fleet(dir.path(), "scale", &["s1", "s2"], &["--steps", "1,3"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&e.stderr)
+        .contains("--steps: increasing host counts from 1 to the 2 hosts given"));
+}

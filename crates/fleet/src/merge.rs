@@ -507,7 +507,6 @@ mod tests {
                 read_await_ms: Some(1.25),
                 ..HostDevice::default()
             }],
-            devices_file: None,
             bindings: Vec::new(),
         }
     }
@@ -655,9 +654,6 @@ pub struct FleetHost {
     /// Its targets' block devices over the measured window (from /proc/diskstats).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<HostDevice>,
-    /// Its devices' series, when written (`oio.observation`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub devices_file: Option<String>,
     /// Its targets as it used them (role and paths).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bindings: Vec<oio_engine::TargetBinding>,
@@ -685,6 +681,9 @@ pub struct HostDevice {
     pub util_pct: Option<f64>,
     /// Intervals recorded in the measured window.
     pub intervals: usize,
+    /// Those intervals (`t_s` from the start of the measured window).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<oio_core::observation::DeviceInterval>,
 }
 
 impl HostDevice {
@@ -702,6 +701,7 @@ impl HostDevice {
             queue_mean: m.queue_mean,
             util_pct: m.util_pct,
             intervals: d.intervals.len(),
+            series: d.intervals.clone(),
         })
     }
 }
@@ -926,7 +926,6 @@ pub fn document(
                 .flat_map(|o| &o.devices)
                 .filter_map(HostDevice::of)
                 .collect(),
-            devices_file: None,
         });
     }
     let window = io_window(&hosts, &series, window_s, summary.total.iops);

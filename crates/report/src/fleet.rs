@@ -449,7 +449,6 @@ mod tests {
             read_share_pct: None,
             bindings: Vec::new(),
             devices: Vec::new(),
-            devices_file: None,
         }
     }
 

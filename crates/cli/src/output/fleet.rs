@@ -355,6 +355,33 @@ pub fn live_table(p: &oio_fleet::controller::Progress) -> String {
 /// Most host rows the live table shows (the slowest ones).
 pub const LIVE_ROWS: usize = 16;
 
+/// `oio fleet scale`: one line per step, then the verdict.
+pub fn print_scale(l: &oio_fleet::scale::Ladder) {
+    println!(
+        "{:>6} {:>14} {:>12} {:>18} {:>12}",
+        "hosts", "merged IOPS", "IOPS/host", "efficiency", "p99"
+    );
+    for (i, s) in l.steps.iter().enumerate() {
+        println!(
+            "{:>6} {:>14.1} {:>12.1} {:>18} {:>12}",
+            s.step.hosts,
+            s.step.rate,
+            s.per_host,
+            match (s.efficiency, s.margin) {
+                (Some(e), None) if i == 0 => format!("{e:.3} (base)"),
+                (Some(e), Some(m)) => format!("{e:.3} ± {m:.3}"),
+                (Some(e), None) => format!("{e:.3} ± ?"),
+                _ => "-".into(),
+            },
+            s.step
+                .p99_ns
+                .map(|v| format_ns(v as f64))
+                .unwrap_or_else(|| "-".into())
+        );
+    }
+    println!("{}", l.verdict);
+}
+
 /// `oio fleet sweep`: one line per depth, then the knee.
 pub fn print_sweep(s: &oio_analysis::sweep::Sweep) {
     println!(

@@ -1,9 +1,10 @@
-//! `oio fleet run|check|sweep|tpcc run|install|fio`: one plan on many hosts over SSH (or any launcher giving a
+//! `oio fleet run|check|sweep|scale|tpcc run|install|fio`: one plan on many hosts over SSH (or any launcher giving a
 //! stdio pipe). Each subcommand has its own file; what they share (hosts, launchers) is here.
 
 mod fio;
 mod install;
 mod run;
+mod scale;
 mod sweep;
 mod tpcc;
 
@@ -18,6 +19,7 @@ use std::time::Duration;
 pub use fio::FioArgs;
 pub use install::InstallArgs;
 pub use run::FleetArgs;
+pub use scale::ScaleArgs;
 pub use sweep::SweepArgs;
 pub use tpcc::{TpccAction, TpccArgs};
 
@@ -38,6 +40,9 @@ pub enum Sub {
     Check(FleetArgs),
     /// A ladder of queue depths, each a fleet run; a sweep of the merged points with its knee.
     Sweep(SweepArgs),
+    /// A ladder of hosts (1, 2, 4, … N), each a fleet run; scaling efficiency against the
+    /// first step and where it falls below a threshold.
+    Scale(ScaleArgs),
     /// The TPC-C-like benchmark on every host's database at once; NOPM summed.
     Tpcc(TpccArgs),
     /// Drive fio's own client/server mode (hosts running `fio --server`); import its results.
@@ -52,6 +57,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Sub::Run(a) => run::fleet_run(a),
         Sub::Check(a) => run::fleet_check(a),
         Sub::Sweep(a) => sweep::run(a),
+        Sub::Scale(a) => scale::run(a),
         Sub::Tpcc(a) => tpcc::run(a),
         Sub::Install(a) => install::run(a),
         Sub::Fio(a) => fio::run(a),
@@ -238,12 +244,6 @@ fn save_io(
         });
     }
     let mut doc = oio_fleet::merge::document(run, plan, &files);
-    for (h, row) in run.hosts.iter().zip(&mut doc.hosts) {
-        if let Some(o) = &h.devices {
-            let p = write_json_atomic(dir, &format!("{}.devices.json", h.name), o)?;
-            row.devices_file = Some(p.display().to_string());
-        }
-    }
     doc.envelope.command = std::env::args().collect();
     let merged = write_json_atomic(dir, "merged.json", &doc)?;
     Ok((doc, merged))
