@@ -1928,6 +1928,30 @@ fn workload_groups_run_their_own_workloads_and_merge_per_group() {
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let html = std::fs::read_to_string(lab.path("r.html")).unwrap();
     assert!(html.contains("Workload groups") && html.contains("readers"));
+    // diagnose takes each host's devices as that host's telemetry, named after it, and says
+    // the fleet's device verdict.
+    if hosts.iter().any(|h| h.get("devices").is_some()) {
+        let merged = std::fs::read_dir(lab.path("res"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path().join("merged.json"))
+            .find(|p| p.exists())
+            .unwrap();
+        let d = crate::common::oio()
+            .arg("diagnose")
+            .arg(&merged)
+            .output()
+            .unwrap();
+        let (out, err) = (
+            String::from_utf8_lossy(&d.stdout),
+            String::from_utf8_lossy(&d.stderr),
+        );
+        assert!(d.status.success(), "{err}");
+        for h in ["h0", "h1", "h2", "h3"] {
+            assert!(out.contains(&format!("merged.json host {h}: ")), "{out}");
+        }
+        assert!(err.contains("several hosts report a device named"), "{err}");
+    }
     no_agents_left(&lab);
 }
 
