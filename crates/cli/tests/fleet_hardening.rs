@@ -797,3 +797,72 @@ fn a_host_ladder_of_the_model_scales_exactly_linearly() {
     assert!(String::from_utf8_lossy(&e.stderr)
         .contains("--steps: increasing host counts from 1 to the 2 hosts given"));
 }
+
+/// Issue 26 item 5: each host's `--hdr-log`/`--lat-log` files come back to the controller
+/// (`{host}` names them apart on the hosts), byte for byte, under `HOST.logs/`.
+#[test]
+fn hosts_send_their_logs_to_the_controller() {
+    let dir = scratch();
+    let out = fleet(
+        dir.path(),
+        "run",
+        &["l1", "l2"],
+        &[
+            "--engine",
+            "null",
+            "--sim",
+            "servers=4,service=1ms,clock=virtual",
+            "--rw",
+            "randread",
+            "--size",
+            "1M",
+            "--time",
+            "2s",
+            "--ramp",
+            "0s",
+            "--interval",
+            "1s",
+            "--hdr-log",
+            "{host}.hlog",
+            "--lat-log",
+            "{host}",
+            "--json",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for h in doc["hosts"].as_array().unwrap() {
+        let name = h["host"].as_str().unwrap();
+        let logs: Vec<&str> = h["logs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap())
+            .collect();
+        assert_eq!(logs.len(), 2, "{h}");
+        for (got, on_host) in logs
+            .iter()
+            .zip([format!("{name}.hlog"), format!("{name}_lat.1.log")])
+        {
+            assert!(got.ends_with(&format!("{name}.logs/{on_host}")), "{got}");
+            let p = if Path::new(got).is_absolute() {
+                PathBuf::from(got)
+            } else {
+                dir.path().join(got)
+            };
+            let copy = std::fs::read(p).unwrap();
+            assert!(!copy.is_empty());
+            assert_eq!(
+                copy,
+                std::fs::read(dir.path().join(&on_host)).unwrap(),
+                "{on_host}"
+            );
+        }
+    }
+}

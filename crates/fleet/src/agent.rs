@@ -427,6 +427,7 @@ fn run(
                 out,
                 stop,
                 &Message::Result {
+                    logs: collect_logs(plan, &mut result.envelope.warnings),
                     result: Box::new(result),
                     devices: devices.map(Box::new),
                 },
@@ -435,6 +436,57 @@ fn run(
         }
         Err(e) => Err(fail(out, stop, "run", e.to_string())),
     }
+}
+
+/// The run's `--hdr-log` file and `--lat-log` files (`PREFIX_lat.N.log`), read for the
+/// controller up to [`crate::protocol::MAX_LOG_BYTES`] in all; what does not fit, or cannot be
+/// read, stays on the host and is said in `warnings`.
+fn collect_logs(plan: &RunPlan, warnings: &mut Vec<String>) -> Vec<crate::protocol::LogFile> {
+    use base64::Engine as _;
+    let mut paths: Vec<PathBuf> = plan.hdr_log.iter().cloned().collect();
+    if let Some(prefix) = &plan.lat_log {
+        for n in 1.. {
+            let p = PathBuf::from(format!("{}_lat.{n}.log", prefix.display()));
+            if !p.exists() {
+                break;
+            }
+            paths.push(p);
+        }
+    }
+    let (mut out, mut total) = (Vec::new(), 0usize);
+    for p in paths {
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if !crate::protocol::LogFile::safe_name(&name) {
+            warnings.push(format!(
+                "log {}: its name is not one the controller writes (letters, digits, . _ -); left on this host",
+                p.display()
+            ));
+            continue;
+        }
+        let size = std::fs::metadata(&p).map(|m| m.len() as usize).unwrap_or(0);
+        if total.saturating_add(size) > crate::protocol::MAX_LOG_BYTES {
+            warnings.push(format!(
+                "log {}: {size} bytes would pass the {} MiB sent with a result; left on this host",
+                p.display(),
+                crate::protocol::MAX_LOG_BYTES >> 20
+            ));
+            continue;
+        }
+        match std::fs::read(&p) {
+            Ok(b) => {
+                total += b.len();
+                out.push(crate::protocol::LogFile {
+                    name,
+                    data: base64::engine::general_purpose::STANDARD.encode(&b),
+                });
+            }
+            Err(e) => warnings.push(format!("log {}: {e}; left on this host", p.display())),
+        }
+    }
+    out
 }
 
 /// Streams the run's progress to the controller.

@@ -85,9 +85,16 @@ impl Work {
         let intervals = (per_step * steps).min(MAX_STREAMED as f64) as usize;
         // A final result holds every interval with its histograms (each at most every bucket
         // of oio's layout), besides its summary.
+        let logs = match self {
+            Work::Io(p) if p.lat_log.is_some() || p.hdr_log.is_some() => {
+                (crate::protocol::MAX_LOG_BYTES as u64).div_ceil(3) * 4 + (1 << 20)
+            }
+            _ => 0,
+        };
         let line = (intervals as u64 + 4)
             .saturating_mul(crate::protocol::max_result_interval_bytes() as u64)
             .saturating_add(16 << 20)
+            .saturating_add(logs)
             .min(crate::protocol::MAX_LINE as u64) as usize;
         Bounds {
             intervals,
@@ -230,6 +237,8 @@ pub struct HostOutcome {
     pub result: Option<RunResult>,
     /// Its targets' devices over the measured window, when it recorded them.
     pub devices: Option<oio_core::observation::Observation>,
+    /// Its `--hdr-log`/`--lat-log` files, as it sent them.
+    pub logs: Vec<crate::protocol::LogFile>,
     /// TPC-C: its database (password redacted) and warehouses, as prepared.
     pub tpcc_ready: Option<(String, u32)>,
     /// TPC-C: intervals as streamed (whole counts and histograms; merged as they are).
@@ -1034,6 +1043,7 @@ impl Collection {
                 streamed: Vec::new(),
                 result: None,
                 devices: None,
+                logs: Vec::new(),
                 tpcc_ready: s.tpcc_ready.clone(),
                 tpcc_streamed: Vec::new(),
                 tpcc_result: None,
@@ -1231,10 +1241,18 @@ impl Collection {
                 fleet.sessions[i].stdin = None;
                 None
             }
-            Ev::Msg(Message::Result { result, devices }) => {
+            Ev::Msg(Message::Result {
+                result,
+                devices,
+                logs,
+            }) => {
                 if let Err(e) = accept_result(&result, &bounds) {
                     return Some(e);
                 }
+                if let Err(e) = accept_logs(&logs) {
+                    return Some(e);
+                }
+                h.logs = logs;
                 if let Some(d) = &devices {
                     if let Err(e) = accept_devices(d, &bounds) {
                         return Some(e);
@@ -1343,6 +1361,29 @@ fn accept_result(r: &RunResult, b: &Bounds) -> Result<(), String> {
     Ok(())
 }
 
+/// A host's log files, or why they are refused: names the controller may write, at most
+/// [`crate::protocol::MAX_LOG_BYTES`] in all (as base64), each name once.
+fn accept_logs(logs: &[crate::protocol::LogFile]) -> Result<(), String> {
+    let b64: usize = logs.iter().map(|l| l.data.len()).sum();
+    if b64 > crate::protocol::MAX_LOG_BYTES.div_ceil(3) * 4 + 4 * logs.len() {
+        return Err(format!(
+            "it sent {b64} bytes of logs, more than the {} MiB allowed: refused",
+            crate::protocol::MAX_LOG_BYTES >> 20
+        ));
+    }
+    for (i, l) in logs.iter().enumerate() {
+        if !crate::protocol::LogFile::safe_name(&l.name)
+            || logs[..i].iter().any(|o| o.name == l.name)
+        {
+            return Err(format!(
+                "it sent a log named '{}' (letters, digits, . _ - only, each once): refused",
+                l.name.escape_debug()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Most devices one host may report.
 const MAX_DEVICES: usize = 256;
 
@@ -1390,6 +1431,7 @@ pub(crate) fn test_outcome(name: &str) -> HostOutcome {
         streamed: Vec::new(),
         result: None,
         devices: None,
+        logs: Vec::new(),
         tpcc_ready: None,
         tpcc_streamed: Vec::new(),
         tpcc_result: None,
@@ -1414,6 +1456,22 @@ pub(crate) fn test_lost(at_s: f64) -> Lost {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn logs_named_as_paths_twice_or_too_large_are_refused() {
+        let log = |n: &str, len: usize| crate::protocol::LogFile {
+            name: n.into(),
+            data: "A".repeat(len),
+        };
+        assert!(accept_logs(&[log("a.hlog", 8), log("a_lat.1.log", 8)]).is_ok());
+        for bad in ["../x", "/etc/passwd", ".hidden", "a b", ""] {
+            let e = accept_logs(&[log(bad, 4)]).unwrap_err();
+            assert!(e.contains("refused"), "{bad}: {e}");
+        }
+        assert!(accept_logs(&[log("a", 4), log("a", 4)]).is_err());
+        let big = crate::protocol::MAX_LOG_BYTES / 3 * 4 + 16;
+        assert!(accept_logs(&[log("a", big), log("b", big / 2)]).is_err());
+    }
 
     #[test]
     fn progress_reports_an_interval_once_every_running_host_sent_it() {

@@ -500,6 +500,7 @@ mod tests {
             group: group.into(),
             workload: String::new(),
             read_share_pct: None,
+            logs: Vec::new(),
             devices: vec![HostDevice {
                 name: dev.into(),
                 util_pct: Some(util),
@@ -654,6 +655,9 @@ pub struct FleetHost {
     /// Its targets' block devices over the measured window (from /proc/diskstats).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<HostDevice>,
+    /// Its `--hdr-log`/`--lat-log` files as collected to the controller.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub logs: Vec<String>,
     /// Its targets as it used them (role and paths).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bindings: Vec<oio_engine::TargetBinding>,
@@ -926,6 +930,7 @@ pub fn document(
                 .flat_map(|o| &o.devices)
                 .filter_map(HostDevice::of)
                 .collect(),
+            logs: Vec::new(),
         });
     }
     let window = io_window(&hosts, &series, window_s, summary.total.iops);

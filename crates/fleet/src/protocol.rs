@@ -159,6 +159,39 @@ fn mismatch(controller: &Hello, agent: &Hello) -> Result<(), String> {
     Ok(())
 }
 
+/// Most bytes of log files an agent sends with its result; the rest stay on the host (said).
+pub const MAX_LOG_BYTES: usize = 64 << 20;
+
+/// One log file of a run, sent with its result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LogFile {
+    /// Its file name (no directory).
+    pub name: String,
+    /// Its bytes, base64 (standard alphabet, padded).
+    pub data: String,
+}
+
+impl LogFile {
+    /// Its bytes.
+    pub fn bytes(&self) -> Result<Vec<u8>, String> {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD
+            .decode(&self.data)
+            .map_err(|e| format!("log {}: not base64: {e}", self.name))
+    }
+
+    /// A name the controller may write under a directory of its own: letters, digits and
+    /// `. _ -`, not starting with `.`, at most 255 bytes.
+    pub fn safe_name(name: &str) -> bool {
+        !name.is_empty()
+            && name.len() <= 255
+            && !name.starts_with('.')
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+    }
+}
+
 /// One latency histogram on the wire: the buckets as hdrhistogram's V2 serialisation in
 /// base64, plus what buckets cannot hold exactly (count, sum, min, max).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -510,6 +543,10 @@ pub enum Message {
         /// protocol 4).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         devices: Option<Box<oio_core::observation::Observation>>,
+        /// The run's `--hdr-log`/`--lat-log` files, for the controller to keep (since
+        /// protocol 4; at most [`MAX_LOG_BYTES`] in all).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        logs: Vec<LogFile>,
     },
     /// Controller: stop at once (the agent then sends its partial result).
     Stop {

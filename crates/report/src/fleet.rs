@@ -449,6 +449,7 @@ mod tests {
             read_share_pct: None,
             bindings: Vec::new(),
             devices: Vec::new(),
+            logs: Vec::new(),
         }
     }
 

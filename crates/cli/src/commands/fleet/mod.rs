@@ -178,14 +178,17 @@ fn io_jobs(
                 });
             }
         }
-        for b in &mut p.bindings {
-            for path in &mut b.paths {
-                let s = path.to_string_lossy();
-                if s.contains("{host}") {
-                    *path = PathBuf::from(s.replace("{host}", &h.name));
-                }
+        let on_host = |path: &mut PathBuf| {
+            let s = path.to_string_lossy();
+            if s.contains("{host}") {
+                *path = PathBuf::from(s.replace("{host}", &h.name));
             }
+        };
+        for b in &mut p.bindings {
+            b.paths.iter_mut().for_each(on_host);
         }
+        p.lat_log.iter_mut().for_each(on_host);
+        p.hdr_log.iter_mut().for_each(on_host);
         jobs.push(HostJob {
             name: h.name.clone(),
             argv,
@@ -198,6 +201,29 @@ fn io_jobs(
         });
     }
     Ok(jobs)
+}
+
+/// A host's `--hdr-log`/`--lat-log` files into `DIR/HOST.logs/`; their paths.
+fn save_logs(
+    dir: &std::path::Path,
+    h: &oio_fleet::controller::HostOutcome,
+) -> anyhow::Result<Vec<String>> {
+    if h.logs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let d = dir.join(format!("{}.logs", h.name));
+    std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
+    let mut out = Vec::new();
+    for l in &h.logs {
+        // Names were checked on arrival: a plain file name, each once.
+        let bytes = l
+            .bytes()
+            .map_err(|e| anyhow::anyhow!("host {}: {e}", h.name))?;
+        let p = d.join(&l.name);
+        std::fs::write(&p, bytes).with_context(|| format!("writing {}", p.display()))?;
+        out.push(p.display().to_string());
+    }
+    Ok(out)
 }
 
 /// The command line's flags changed by a workload group: a group with its own workload (file,
@@ -244,6 +270,9 @@ fn save_io(
         });
     }
     let mut doc = oio_fleet::merge::document(run, plan, &files);
+    for (h, row) in run.hosts.iter().zip(&mut doc.hosts) {
+        row.logs = save_logs(dir, h)?;
+    }
     doc.envelope.command = std::env::args().collect();
     let merged = write_json_atomic(dir, "merged.json", &doc)?;
     Ok((doc, merged))
