@@ -506,6 +506,14 @@ pub fn parse_run_line(line: &str) -> anyhow::Result<RunFlags> {
         .map_err(|e| anyhow::anyhow!("{}", e.render().to_string().trim_end()))
 }
 
+/// Parses workload words (an inventory group's, as `--qd 16 --rw randread`) as `oio run`
+/// takes them.
+pub fn parse_run_words(words: Vec<String>) -> anyhow::Result<RunFlags> {
+    RunLine::try_parse_from(words)
+        .map(|l| l.flags)
+        .map_err(|e| anyhow::anyhow!("{}", e.render().to_string().trim_end()))
+}
+
 /// A sweep's `--with` string: workload flags for every point (the same flags the sweep
 /// takes directly) and a seed.
 #[derive(Debug, Parser)]

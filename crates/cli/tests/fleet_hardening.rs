@@ -553,3 +553,316 @@ fn check_changes_nothing_and_refuses_what_run_refuses() {
     }
     assert!(!missing.parent().unwrap().exists());
 }
+
+/// One scrape of `--metrics`: the interval, each host's IOPS of it, the merged IOPS, and the
+/// I/O counters since the start.
+#[derive(Debug)]
+struct Scrape {
+    interval: usize,
+    iops: std::collections::BTreeMap<String, f64>,
+    merged: f64,
+    ios: std::collections::BTreeMap<String, u64>,
+    merged_ios: u64,
+    merged_count: u64,
+    merged_inf: u64,
+}
+
+fn scrape(addr: &str) -> Option<Scrape> {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(addr).ok()?;
+    c.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(c, "GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n").ok()?;
+    let mut text = String::new();
+    c.read_to_string(&mut text).ok()?;
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(head.contains("text/plain; version=0.0.4"), "{head}");
+    let mut s = Scrape {
+        interval: 0,
+        iops: Default::default(),
+        merged: 0.0,
+        ios: Default::default(),
+        merged_ios: 0,
+        merged_count: 0,
+        merged_inf: 0,
+    };
+    let label = |k: &str| k.split('"').nth(1).unwrap().to_string();
+    for l in body.lines().filter(|l| !l.starts_with('#')) {
+        let (k, v) = l.rsplit_once(' ').unwrap();
+        match k {
+            "oio_fleet_interval" => s.interval = v.parse().unwrap(),
+            "oio_fleet_merged_interval_iops" => s.merged = v.parse().unwrap(),
+            "oio_fleet_merged_ios_total" => s.merged_ios = v.parse().unwrap(),
+            "oio_fleet_merged_latency_seconds_count" => s.merged_count = v.parse().unwrap(),
+            "oio_fleet_merged_latency_seconds_bucket{le=\"+Inf\"}" => {
+                s.merged_inf = v.parse().unwrap()
+            }
+            _ if k.starts_with("oio_fleet_interval_iops{") => {
+                s.iops.insert(label(k), v.parse().unwrap());
+            }
+            _ if k.starts_with("oio_fleet_ios_total{") => {
+                s.ios.insert(label(k), v.parse().unwrap());
+            }
+            _ => {}
+        }
+    }
+    (s.interval > 0).then_some(s)
+}
+
+/// Issue 26 item 4: `--metrics` serves the live figures while the run lasts; every scrape's
+/// per-host and merged IOPS are exactly the final result's for that interval, and its counters
+/// the sums of the intervals so far.
+#[test]
+fn a_metrics_scrape_during_a_run_matches_the_final_intervals() {
+    let dir = scratch();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut c = fleet(
+        dir.path(),
+        "run",
+        &["m1", "m2"],
+        &[
+            "--engine",
+            "null",
+            "--sim",
+            "servers=4,service=1ms",
+            "--rw",
+            "randread",
+            "--size",
+            "1M",
+            "--time",
+            "4s",
+            "--ramp",
+            "0s",
+            "--interval",
+            "1s",
+            "--json",
+            "--metrics",
+            &addr,
+        ],
+    )
+    .spawn()
+    .unwrap();
+    // Scraped until the last of the 4 intervals is seen or the endpoint closes with the run
+    // (the run's stdout is read only afterwards, by wait_bounded).
+    let mut scrapes: Vec<Scrape> = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while Instant::now() < deadline && scrapes.last().is_none_or(|l| l.interval < 4) {
+        let up = std::net::TcpStream::connect(&addr).is_ok();
+        if !up && (!scrapes.is_empty() || c.try_wait().unwrap().is_some()) {
+            break;
+        }
+        if let Some(s) = scrape(&addr) {
+            if scrapes.last().is_none_or(|l| l.interval != s.interval) {
+                scrapes.push(s);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = wait_bounded(c, Duration::from_secs(60));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!scrapes.is_empty(), "no scrape saw an interval");
+    let own: std::collections::BTreeMap<String, Value> = doc["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            let p = h["result_file"].as_str().unwrap();
+            let f = if Path::new(p).is_absolute() {
+                PathBuf::from(p)
+            } else {
+                dir.path().join(p)
+            };
+            (
+                h["host"].as_str().unwrap().to_string(),
+                serde_json::from_slice(&std::fs::read(f).unwrap()).unwrap(),
+            )
+        })
+        .collect();
+    for s in &scrapes {
+        let k = s.interval - 1;
+        println!(
+            "scraped interval {}: {:?} merged {} IOPS, {} I/Os so far",
+            s.interval, s.iops, s.merged, s.merged_ios
+        );
+        assert_eq!(
+            s.merged,
+            doc["intervals"][k]["total"]["iops"].as_f64().unwrap(),
+            "merged IOPS of interval {}",
+            s.interval
+        );
+        let mut sum = 0;
+        for (h, r) in &own {
+            assert_eq!(
+                s.iops[h],
+                r["intervals"][k]["total"]["iops"].as_f64().unwrap(),
+                "{h}'s IOPS of interval {}",
+                s.interval
+            );
+            let ios: u64 = r["intervals"].as_array().unwrap()[..=k]
+                .iter()
+                .map(|i| i["total"]["ios"].as_u64().unwrap())
+                .sum();
+            assert_eq!(s.ios[h], ios, "{h}'s I/Os through interval {}", s.interval);
+            sum += ios;
+        }
+        assert_eq!(
+            (s.merged_ios, s.merged_count, s.merged_inf),
+            (sum, sum, sum)
+        );
+    }
+}
+
+/// Issue 26 item 2: `oio fleet scale` on local agents against the simulated device on a
+/// virtual clock: each host's rate is the model's exactly, so every step's efficiency is
+/// exactly 1 and the ladder stays above the threshold; each step keeps its merged result.
+#[test]
+fn a_host_ladder_of_the_model_scales_exactly_linearly() {
+    let dir = scratch();
+    let out = fleet(
+        dir.path(),
+        "scale",
+        &["s1", "s2", "s3", "s4"],
+        &[
+            "--engine",
+            "null",
+            "--sim",
+            "servers=8,service=1ms,clock=virtual",
+            "--rw",
+            "randread",
+            "--size",
+            "1M",
+            "--time",
+            "4s",
+            "--ramp",
+            "0s",
+            "--interval",
+            "1s",
+            "--steps",
+            "1,2,4",
+            "--json",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["schema"], "oio.fleet.scale");
+    let schema: Value =
+        serde_json::from_str(include_str!("../../../schema/fleet-scale.schema.json")).unwrap();
+    let v = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let steps = doc["steps"].as_array().unwrap();
+    let hosts: Vec<u64> = steps.iter().map(|s| s["hosts"].as_u64().unwrap()).collect();
+    assert_eq!(hosts, [1, 2, 4]);
+    let first = steps[0]["rate"].as_f64().unwrap();
+    for s in steps {
+        let k = s["hosts"].as_f64().unwrap();
+        assert_eq!(s["rate"].as_f64().unwrap(), k * first, "{s}");
+        assert_eq!(s["efficiency"].as_f64().unwrap(), 1.0, "{s}");
+        let merged: Value = serde_json::from_slice(
+            &std::fs::read(dir.path().join(s["result_file"].as_str().unwrap()))
+                .or_else(|_| std::fs::read(s["result_file"].as_str().unwrap()))
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(merged["hosts"].as_array().unwrap().len() as f64, k);
+    }
+    assert_eq!(doc["below_at"], Value::Null);
+    assert!(
+        doc["verdict"]
+            .as_str()
+            .unwrap()
+            .starts_with("scaling efficiency stays at or above 0.80 through 4 hosts"),
+        "{}",
+        doc["verdict"]
+    );
+    let e = fleet(dir.path(), "scale", &["s1", "s2"], &["--steps", "1,3"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&e.stderr)
+        .contains("--steps: increasing host counts from 1 to the 2 hosts given"));
+}
+
+/// Issue 26 item 5: each host's `--hdr-log`/`--lat-log` files come back to the controller
+/// (`{host}` names them apart on the hosts), byte for byte, under `HOST.logs/`.
+#[test]
+fn hosts_send_their_logs_to_the_controller() {
+    let dir = scratch();
+    let out = fleet(
+        dir.path(),
+        "run",
+        &["l1", "l2"],
+        &[
+            "--engine",
+            "null",
+            "--sim",
+            "servers=4,service=1ms,clock=virtual",
+            "--rw",
+            "randread",
+            "--size",
+            "1M",
+            "--time",
+            "2s",
+            "--ramp",
+            "0s",
+            "--interval",
+            "1s",
+            "--hdr-log",
+            "{host}.hlog",
+            "--lat-log",
+            "{host}",
+            "--json",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for h in doc["hosts"].as_array().unwrap() {
+        let name = h["host"].as_str().unwrap();
+        let logs: Vec<&str> = h["logs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap())
+            .collect();
+        assert_eq!(logs.len(), 2, "{h}");
+        for (got, on_host) in logs
+            .iter()
+            .zip([format!("{name}.hlog"), format!("{name}_lat.1.log")])
+        {
+            assert!(got.ends_with(&format!("{name}.logs/{on_host}")), "{got}");
+            let p = if Path::new(got).is_absolute() {
+                PathBuf::from(got)
+            } else {
+                dir.path().join(got)
+            };
+            let copy = std::fs::read(p).unwrap();
+            assert!(!copy.is_empty());
+            assert_eq!(
+                copy,
+                std::fs::read(dir.path().join(&on_host)).unwrap(),
+                "{on_host}"
+            );
+        }
+    }
+}

@@ -195,7 +195,7 @@ pub fn serve(
     let me = Hello::current(oio_version);
     match rx.recv_timeout(HELLO_TIMEOUT) {
         Ok(Incoming::Msg(Message::Hello(peer))) => {
-            if let Err(e) = me.check_peer(&peer) {
+            if let Err(e) = me.check_controller(&peer) {
                 return Err(fail(&out, &stop, "hello", e));
             }
             emit(&out, &stop, &Message::Hello(me));
@@ -254,8 +254,14 @@ pub fn serve(
                             ..Beat::default()
                         }
                     });
+                    let mut devices: Vec<String> = Vec::new();
+                    for d in targets.iter().filter_map(|t| t.device.as_ref()) {
+                        if !devices.contains(&d.name) {
+                            devices.push(d.name.clone());
+                        }
+                    }
                     emit(&out, &stop, &Message::Ready { targets });
-                    prepared = Some(Prepared::Io(plan));
+                    prepared = Some(Prepared::Io(plan, devices));
                 }
                 Err(e) => return Err(fail(&out, &stop, "prepare", e)),
             },
@@ -298,7 +304,7 @@ pub fn serve(
                     }
                 });
                 return match plan {
-                    Prepared::Io(plan) => run(&plan, &out, &stop, start),
+                    Prepared::Io(plan, devices) => run(&plan, &devices, &out, &stop, start),
                     Prepared::Tpcc(plan) => run_tpcc(&plan, &out, &stop, start),
                 };
             }
@@ -329,7 +335,8 @@ fn prepare_tpcc(plan: &oio_tpcc::TpccRunPlan, out: &Out) -> Result<(String, u32)
 
 /// What `go` will start.
 enum Prepared {
-    Io(Box<RunPlan>),
+    /// The plan and its targets' block devices (diskstats names), recorded during the run.
+    Io(Box<RunPlan>, Vec<String>),
     Tpcc(Box<oio_tpcc::TpccRunPlan>),
 }
 
@@ -387,6 +394,7 @@ fn run_tpcc(
 
 fn run(
     plan: &RunPlan,
+    devices: &[String],
     out: &Out,
     stop: &Arc<AtomicBool>,
     start: std::time::SystemTime,
@@ -397,21 +405,88 @@ fn run(
         sent: 0,
         last_t: None,
         start,
+        // The null engine sends nothing to the devices: their figures would be others' I/O.
+        devices: if plan.engine == oio_engine::EngineKind::Null {
+            Vec::new()
+        } else {
+            devices.to_vec()
+        },
+        interval: plan.interval,
+        recorder: None,
+        // Nothing to say for the null engine (its result says no I/O reached a device).
+        telemetry: (plan.engine == oio_engine::EngineKind::Null).then(String::new),
     };
     match crate::execute(plan, &mut obs, stop) {
-        Ok(result) => {
+        Ok(mut result) => {
             let stop_reason = result.envelope.stop_reason.to_string();
+            let devices = obs.devices_recorded(plan.ramp.as_secs_f64());
+            if let Some(w) = obs.telemetry.take().filter(|w| !w.is_empty()) {
+                result.envelope.warnings.push(w);
+            }
             emit(
                 out,
                 stop,
                 &Message::Result {
+                    logs: collect_logs(plan, &mut result.envelope.warnings),
                     result: Box::new(result),
+                    devices: devices.map(Box::new),
                 },
             );
             Ok(AgentEnd::Ran { stop_reason })
         }
         Err(e) => Err(fail(out, stop, "run", e.to_string())),
     }
+}
+
+/// The run's `--hdr-log` file and `--lat-log` files (`PREFIX_lat.N.log`), read for the
+/// controller up to [`crate::protocol::MAX_LOG_BYTES`] in all; what does not fit, or cannot be
+/// read, stays on the host and is said in `warnings`.
+fn collect_logs(plan: &RunPlan, warnings: &mut Vec<String>) -> Vec<crate::protocol::LogFile> {
+    use base64::Engine as _;
+    let mut paths: Vec<PathBuf> = plan.hdr_log.iter().cloned().collect();
+    if let Some(prefix) = &plan.lat_log {
+        for n in 1.. {
+            let p = PathBuf::from(format!("{}_lat.{n}.log", prefix.display()));
+            if !p.exists() {
+                break;
+            }
+            paths.push(p);
+        }
+    }
+    let (mut out, mut total) = (Vec::new(), 0usize);
+    for p in paths {
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if !crate::protocol::LogFile::safe_name(&name) {
+            warnings.push(format!(
+                "log {}: its name is not one the controller writes (letters, digits, . _ -); left on this host",
+                p.display()
+            ));
+            continue;
+        }
+        let size = std::fs::metadata(&p).map(|m| m.len() as usize).unwrap_or(0);
+        if total.saturating_add(size) > crate::protocol::MAX_LOG_BYTES {
+            warnings.push(format!(
+                "log {}: {size} bytes would pass the {} MiB sent with a result; left on this host",
+                p.display(),
+                crate::protocol::MAX_LOG_BYTES >> 20
+            ));
+            continue;
+        }
+        match std::fs::read(&p) {
+            Ok(b) => {
+                total += b.len();
+                out.push(crate::protocol::LogFile {
+                    name,
+                    data: base64::engine::general_purpose::STANDARD.encode(&b),
+                });
+            }
+            Err(e) => warnings.push(format!("log {}: {e}; left on this host", p.display())),
+        }
+    }
+    out
 }
 
 /// Streams the run's progress to the controller.
@@ -421,10 +496,50 @@ struct Streamer {
     sent: u64,
     last_t: Option<f64>,
     start: std::time::SystemTime,
+    /// The targets' block devices, recorded from /proc/diskstats while the workers run.
+    devices: Vec<String>,
+    interval: Duration,
+    recorder: Option<oio_telemetry::diskstats::DiskstatsRecorder>,
+    /// Why no device was recorded, for the result's warnings.
+    telemetry: Option<String>,
+}
+
+impl Streamer {
+    /// The devices' intervals within the measured window (the ramp's left out), or None.
+    fn devices_recorded(&mut self, ramp_s: f64) -> Option<oio_core::observation::Observation> {
+        let rec = self.recorder.take()?;
+        match rec.stop() {
+            Ok(mut o) => {
+                for d in &mut o.devices {
+                    // Recorded from the workers' start: the ramp is not measured.
+                    d.intervals.retain(|i| i.t_s > ramp_s + 1e-3);
+                    for i in &mut d.intervals {
+                        i.t_s -= ramp_s;
+                    }
+                }
+                Some(o)
+            }
+            Err(e) => {
+                self.telemetry = Some(format!("device telemetry: {e}; none recorded"));
+                None
+            }
+        }
+    }
 }
 
 impl RunObserver for Streamer {
     fn started(&mut self, start: &Start<'_>) {
+        if self.devices.is_empty() && self.telemetry.is_none() {
+            self.telemetry = Some(
+                "device telemetry: the targets have no block device (tmpfs, overlay, NFS?); none recorded"
+                    .into(),
+            );
+        } else {
+            match oio_telemetry::diskstats::DiskstatsRecorder::start(&self.devices, self.interval) {
+                Ok(r) => self.recorder = Some(r),
+                Err(e) => self.telemetry = Some(format!("device telemetry: {e}; none recorded")),
+            }
+        }
         let agent_ns = match start.began.duration_since(std::time::UNIX_EPOCH) {
             Ok(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
             Err(_) => now_ns(),

@@ -41,6 +41,8 @@ pub struct HostJob {
     pub argv: Vec<String>,
     /// What to run there.
     pub plan: Work,
+    /// Its workload group (results keep one section per group); empty: the only one.
+    pub group: String,
 }
 
 /// What a fleet runs on each host.
@@ -83,9 +85,16 @@ impl Work {
         let intervals = (per_step * steps).min(MAX_STREAMED as f64) as usize;
         // A final result holds every interval with its histograms (each at most every bucket
         // of oio's layout), besides its summary.
+        let logs = match self {
+            Work::Io(p) if p.lat_log.is_some() || p.hdr_log.is_some() => {
+                (crate::protocol::MAX_LOG_BYTES as u64).div_ceil(3) * 4 + (1 << 20)
+            }
+            _ => 0,
+        };
         let line = (intervals as u64 + 4)
             .saturating_mul(crate::protocol::max_result_interval_bytes() as u64)
             .saturating_add(16 << 20)
+            .saturating_add(logs)
             .min(crate::protocol::MAX_LINE as u64) as usize;
         Bounds {
             intervals,
@@ -205,6 +214,10 @@ pub struct Prepared<'a> {
 pub struct HostOutcome {
     /// Its name.
     pub name: String,
+    /// Its workload group (see [`HostJob::group`]).
+    pub group: String,
+    /// The plan it ran (a workload; its own bindings and workload).
+    pub plan: Option<RunPlan>,
     /// The launcher's command line.
     pub argv: Vec<String>,
     /// The agent's hello.
@@ -222,6 +235,10 @@ pub struct HostOutcome {
     pub streamed: Vec<WireInterval>,
     /// Its own result, when it came.
     pub result: Option<RunResult>,
+    /// Its targets' devices over the measured window, when it recorded them.
+    pub devices: Option<oio_core::observation::Observation>,
+    /// Its `--hdr-log`/`--lat-log` files, as it sent them.
+    pub logs: Vec<crate::protocol::LogFile>,
     /// TPC-C: its database (password redacted) and warehouses, as prepared.
     pub tpcc_ready: Option<(String, u32)>,
     /// TPC-C: intervals as streamed (whole counts and histograms; merged as they are).
@@ -646,7 +663,7 @@ impl Fleet {
             cancel,
             |s, _, m| match m {
                 Message::Hello(peer) => {
-                    me.check_peer(&peer)?;
+                    me.check_agent(&peer)?;
                     s.hello = Some(peer);
                     Ok(true)
                 }
@@ -708,7 +725,22 @@ fn is_result(m: &Message) -> bool {
     matches!(m, Message::Result { .. } | Message::TpccResult { .. })
 }
 
-/// One merged interval as soon as every host still running has sent it: for a live line.
+/// One host's part of a merged interval, for a live view.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostLive {
+    /// The host.
+    pub host: String,
+    /// Its IOPS (a workload) or NOPM (TPC-C) of this interval.
+    pub value: f64,
+    /// I/Os (new orders for TPC-C) it completed in this interval.
+    pub count: u64,
+    /// Its latency histogram of this interval (every I/O; TPC-C: every transaction).
+    pub histogram: Option<oio_core::histogram::SparseHistogram>,
+    /// How much later than the first host's this interval arrived at the controller, ms.
+    pub lag_ms: f64,
+}
+
+/// One merged interval as soon as every host still running has sent it: for a live view.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Progress {
     /// 0-based interval index.
@@ -721,41 +753,114 @@ pub struct Progress {
     pub unit: &'static str,
     /// The host with the lowest value, and that value.
     pub slowest: (String, f64),
+    /// Each host that sent it, in the order of the hosts.
+    pub per_host: Vec<HostLive>,
 }
 
-/// Sums intervals by index until every host still running has sent one; bounded, since an
-/// index is dropped once it is complete and at most [`MAX_STREAMED`] are pending.
+impl Progress {
+    /// The hosts' histograms of this interval summed bucket by bucket (None when a host sent
+    /// none).
+    pub fn merged_histogram(&self) -> Option<oio_core::histogram::SparseHistogram> {
+        let mut parts = self.per_host.iter().map(|h| h.histogram.as_ref());
+        let first = parts.next()??.clone();
+        parts.try_fold(first, |mut acc, h| {
+            let h = h?;
+            let mut b: std::collections::BTreeMap<u64, u64> =
+                acc.buckets.iter().map(|[v, c]| (*v, *c)).collect();
+            for [v, c] in &h.buckets {
+                *b.entry(*v).or_default() += c;
+            }
+            acc.buckets = b.into_iter().map(|(v, c)| [v, c]).collect();
+            acc.count += h.count;
+            acc.sum += h.sum;
+            acc.min = acc.min.into_iter().chain(h.min).min();
+            acc.max = acc.max.into_iter().chain(h.max).max();
+            Some(acc)
+        })
+    }
+}
+
+/// Sums intervals by index until every host has sent one or finished; bounded, since an
+/// index is dropped once it is complete and at most [`MAX_STREAMED`] are pending. An index is
+/// reported once: a host that finished with fewer intervals is not waited for, and nothing
+/// arriving for an index already reported (a lost host's late message) reports it again.
 #[derive(Default)]
 struct Progressor {
-    pending: std::collections::BTreeMap<u64, Progress>,
+    pending: std::collections::BTreeMap<u64, (Progress, Vec<(usize, i64)>)>,
+    /// The next index to report.
+    next: u64,
 }
 
 impl Progressor {
-    fn add(&mut self, index: u64, unit: &'static str, host: &str, value: f64) {
-        if self.pending.len() >= MAX_STREAMED && !self.pending.contains_key(&index) {
+    /// Host `i` (`host`) sent interval `index`, arriving at `at` (controller's clock, ns).
+    #[allow(clippy::too_many_arguments)]
+    fn add(
+        &mut self,
+        index: u64,
+        unit: &'static str,
+        i: usize,
+        host: &str,
+        value: f64,
+        count: u64,
+        histogram: Option<oio_core::histogram::SparseHistogram>,
+        at: i64,
+    ) {
+        if index < self.next
+            || (self.pending.len() >= MAX_STREAMED && !self.pending.contains_key(&index))
+        {
             return;
         }
-        let p = self.pending.entry(index).or_insert_with(|| Progress {
-            index,
-            hosts: 0,
-            value: 0.0,
-            unit,
-            slowest: (host.to_string(), f64::INFINITY),
+        let (p, arrivals) = self.pending.entry(index).or_insert_with(|| {
+            (
+                Progress {
+                    index,
+                    hosts: 0,
+                    value: 0.0,
+                    unit,
+                    slowest: (host.to_string(), f64::INFINITY),
+                    per_host: Vec::new(),
+                },
+                Vec::new(),
+            )
         });
         p.hosts += 1;
         p.value += value;
         if value < p.slowest.1 {
             p.slowest = (host.to_string(), value);
         }
+        p.per_host.push(HostLive {
+            host: host.to_string(),
+            value,
+            count,
+            histogram,
+            lag_ms: 0.0,
+        });
+        arrivals.push((i, at));
     }
 
-    /// The complete intervals, oldest first (a lost host no longer counts as expected).
-    fn complete(&mut self, running: usize, report: &mut dyn FnMut(&Progress)) {
+    /// The complete intervals, oldest first: `sent[i]` is how many intervals host `i` sent,
+    /// `finished[i]` whether it sends no more (its result came, or it was lost).
+    fn complete(&mut self, sent: &[usize], finished: &[bool], report: &mut dyn FnMut(&Progress)) {
         while let Some(e) = self.pending.first_entry() {
-            if e.get().hosts < running.max(1) {
+            let index = *e.key();
+            let due = (0..sent.len()).all(|i| finished[i] || sent[i] as u64 > index);
+            if !due {
                 return;
             }
-            report(&e.remove());
+            let (mut p, arrivals) = e.remove();
+            let first = arrivals.iter().map(|a| a.1).min().unwrap_or(0);
+            // In the order of the hosts, each with how late its part arrived.
+            let mut order: Vec<usize> = (0..p.per_host.len()).collect();
+            order.sort_by_key(|&k| arrivals[k].0);
+            let mut per_host = Vec::with_capacity(order.len());
+            for k in order {
+                let mut h = p.per_host[k].clone();
+                h.lag_ms = (arrivals[k].1 - first) as f64 / 1e6;
+                per_host.push(h);
+            }
+            p.per_host = per_host;
+            self.next = index + 1;
+            report(&p);
         }
     }
 }
@@ -922,8 +1027,14 @@ impl Collection {
         let out = fleet
             .sessions
             .iter()
-            .map(|s| HostOutcome {
+            .zip(jobs)
+            .map(|(s, j)| HostOutcome {
                 name: s.name.clone(),
+                group: j.group.clone(),
+                plan: match &j.plan {
+                    Work::Io(p) => Some(p.clone()),
+                    Work::Tpcc(_) => None,
+                },
                 argv: s.argv.clone(),
                 hello: s.hello.clone().expect("hello received"),
                 clock: s.clock,
@@ -931,6 +1042,8 @@ impl Collection {
                 start_skew_ns: None,
                 streamed: Vec::new(),
                 result: None,
+                devices: None,
+                logs: Vec::new(),
                 tpcc_ready: s.tpcc_ready.clone(),
                 tpcc_streamed: Vec::new(),
                 tpcc_result: None,
@@ -1020,9 +1133,19 @@ impl Collection {
                         .get_or_insert(Instant::now() + STOP_GRACE);
                 }
             }
-            let running = self.out.iter().filter(|h| !h.finished()).count();
-            self.live.complete(running, progress);
+            self.report(progress);
         }
+    }
+
+    /// Reports every merged interval that is complete.
+    fn report(&mut self, progress: &mut dyn FnMut(&Progress)) {
+        let sent: Vec<usize> = self
+            .out
+            .iter()
+            .map(|h| h.streamed.len().max(h.tpcc_streamed.len()))
+            .collect();
+        let finished: Vec<bool> = self.out.iter().map(|h| h.finished()).collect();
+        self.live.complete(&sent, &finished, progress);
     }
 
     /// Hosts still running that fell silent for the stall limit, with why.
@@ -1068,7 +1191,17 @@ impl Collection {
                 if let Err(e) = accept_interval(&w, h.streamed.len(), &bounds) {
                     return Some(e);
                 }
-                self.live.add(w.index, "IOPS", &h.name, w.total.iops);
+                let hist = w.total.latency.as_ref().and_then(|x| x.to_sparse().ok());
+                self.live.add(
+                    w.index,
+                    "IOPS",
+                    i,
+                    &h.name,
+                    w.total.iops,
+                    w.total.ios,
+                    hist,
+                    at,
+                );
                 h.streamed.push(*w);
                 None
             }
@@ -1089,7 +1222,17 @@ impl Collection {
                 } else {
                     0.0
                 };
-                self.live.add(w.index, "NOPM", &h.name, nopm);
+                let hist = w.latency.as_ref().and_then(|x| x.to_sparse().ok());
+                self.live.add(
+                    w.index,
+                    "NOPM",
+                    i,
+                    &h.name,
+                    nopm,
+                    w.new_orders.max(0) as u64,
+                    hist,
+                    at,
+                );
                 h.tpcc_streamed.push(*w);
                 None
             }
@@ -1098,11 +1241,25 @@ impl Collection {
                 fleet.sessions[i].stdin = None;
                 None
             }
-            Ev::Msg(Message::Result { result }) => {
+            Ev::Msg(Message::Result {
+                result,
+                devices,
+                logs,
+            }) => {
                 if let Err(e) = accept_result(&result, &bounds) {
                     return Some(e);
                 }
+                if let Err(e) = accept_logs(&logs) {
+                    return Some(e);
+                }
+                h.logs = logs;
+                if let Some(d) = &devices {
+                    if let Err(e) = accept_devices(d, &bounds) {
+                        return Some(e);
+                    }
+                }
                 h.result = Some(*result);
+                h.devices = devices.map(|d| *d);
                 fleet.sessions[i].stdin = None;
                 None
             }
@@ -1204,6 +1361,55 @@ fn accept_result(r: &RunResult, b: &Bounds) -> Result<(), String> {
     Ok(())
 }
 
+/// A host's log files, or why they are refused: names the controller may write, at most
+/// [`crate::protocol::MAX_LOG_BYTES`] in all (as base64), each name once.
+fn accept_logs(logs: &[crate::protocol::LogFile]) -> Result<(), String> {
+    let b64: usize = logs.iter().map(|l| l.data.len()).sum();
+    if b64 > crate::protocol::MAX_LOG_BYTES.div_ceil(3) * 4 + 4 * logs.len() {
+        return Err(format!(
+            "it sent {b64} bytes of logs, more than the {} MiB allowed: refused",
+            crate::protocol::MAX_LOG_BYTES >> 20
+        ));
+    }
+    for (i, l) in logs.iter().enumerate() {
+        if !crate::protocol::LogFile::safe_name(&l.name)
+            || logs[..i].iter().any(|o| o.name == l.name)
+        {
+            return Err(format!(
+                "it sent a log named '{}' (letters, digits, . _ - only, each once): refused",
+                l.name.escape_debug()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Most devices one host may report.
+const MAX_DEVICES: usize = 256;
+
+/// A host's device telemetry, or why it is refused: a bounded number of devices, each with no
+/// more intervals than the plan makes and no per-I/O records.
+fn accept_devices(o: &oio_core::observation::Observation, b: &Bounds) -> Result<(), String> {
+    if o.devices.len() > MAX_DEVICES {
+        return Err(format!(
+            "its device telemetry names {} devices, more than {MAX_DEVICES}: refused",
+            o.devices.len()
+        ));
+    }
+    for d in &o.devices {
+        if d.intervals.len() > b.intervals || !d.ios.is_empty() {
+            return Err(format!(
+                "its device telemetry for {} holds {} intervals and {} I/O records, more than its plan makes (at most {} intervals, no records): refused",
+                d.name.escape_debug(),
+                d.intervals.len(),
+                d.ios.len(),
+                b.intervals
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// An instant of the controller's clock (ns since 1970) as RFC 3339 UTC with ms.
 fn rfc3339(ns: i64) -> String {
     humantime::format_rfc3339_millis(std::time::UNIX_EPOCH + Duration::from_nanos(ns.max(0) as u64))
@@ -1215,6 +1421,8 @@ fn rfc3339(ns: i64) -> String {
 pub(crate) fn test_outcome(name: &str) -> HostOutcome {
     HostOutcome {
         name: name.into(),
+        group: String::new(),
+        plan: None,
         argv: vec!["true".into()],
         hello: Hello::current("test"),
         clock: ClockOffset::default(),
@@ -1222,6 +1430,8 @@ pub(crate) fn test_outcome(name: &str) -> HostOutcome {
         start_skew_ns: Some(0),
         streamed: Vec::new(),
         result: None,
+        devices: None,
+        logs: Vec::new(),
         tpcc_ready: None,
         tpcc_streamed: Vec::new(),
         tpcc_result: None,
@@ -1248,22 +1458,49 @@ mod tests {
     use super::*;
 
     #[test]
+    fn logs_named_as_paths_twice_or_too_large_are_refused() {
+        let log = |n: &str, len: usize| crate::protocol::LogFile {
+            name: n.into(),
+            data: "A".repeat(len),
+        };
+        assert!(accept_logs(&[log("a.hlog", 8), log("a_lat.1.log", 8)]).is_ok());
+        for bad in ["../x", "/etc/passwd", ".hidden", "a b", ""] {
+            let e = accept_logs(&[log(bad, 4)]).unwrap_err();
+            assert!(e.contains("refused"), "{bad}: {e}");
+        }
+        assert!(accept_logs(&[log("a", 4), log("a", 4)]).is_err());
+        let big = crate::protocol::MAX_LOG_BYTES / 3 * 4 + 16;
+        assert!(accept_logs(&[log("a", big), log("b", big / 2)]).is_err());
+    }
+
+    #[test]
     fn progress_reports_an_interval_once_every_running_host_sent_it() {
         let mut p = Progressor::default();
         let mut seen = Vec::new();
-        p.add(0, "IOPS", "a", 100.0);
-        p.complete(2, &mut |x| seen.push(x.clone()));
+        p.add(0, "IOPS", 0, "a", 100.0, 100, None, 1_000);
+        p.complete(&[1, 0], &[false, false], &mut |x| seen.push(x.clone()));
         assert!(seen.is_empty());
-        p.add(1, "IOPS", "a", 120.0);
-        p.add(0, "IOPS", "b", 40.0);
-        p.complete(2, &mut |x| seen.push(x.clone()));
+        p.add(1, "IOPS", 0, "a", 120.0, 120, None, 2_000);
+        p.add(0, "IOPS", 1, "b", 40.0, 40, None, 1_500_000);
+        p.complete(&[2, 1], &[false, false], &mut |x| seen.push(x.clone()));
         assert_eq!(seen.len(), 1);
         assert_eq!((seen[0].index, seen[0].hosts, seen[0].value), (0, 2, 140.0));
         assert_eq!(seen[0].slowest, ("b".to_string(), 40.0));
-        // b is lost: interval 1 is complete with a alone.
-        p.complete(1, &mut |x| seen.push(x.clone()));
+        let lags: Vec<(&str, f64)> = seen[0]
+            .per_host
+            .iter()
+            .map(|h| (h.host.as_str(), h.lag_ms))
+            .collect();
+        assert_eq!(lags, [("a", 0.0), ("b", 1.499)]);
+        // b is finished (lost, or its result came without interval 1): interval 1 is
+        // complete with a alone, and b's late interval 1 does not report it again (the
+        // issue's last interval split across two lines).
+        p.complete(&[2, 1], &[false, true], &mut |x| seen.push(x.clone()));
         assert_eq!(seen.len(), 2);
         assert_eq!((seen[1].index, seen[1].hosts), (1, 1));
+        p.add(1, "IOPS", 1, "b", 50.0, 50, None, 3_000);
+        p.complete(&[2, 2], &[true, true], &mut |x| seen.push(x.clone()));
+        assert_eq!(seen.len(), 2);
     }
 }
 

@@ -12,7 +12,20 @@
 //! [[host]]
 //! name = "db2"
 //! launcher = "kubectl exec -i {host} -- oio agent --stdio"
+//! targets = ["/data/{host}/oio.dat"]     # {host} is replaced in target paths
+//!
+//! [group.readers]                         # a workload group: its own workload
+//! rw = "randread"                         # workload, profile, or `oio run`'s workload flags
+//! qd = 16
+//! [[host]]
+//! name = "db3"
+//! group = "readers"
 //! ```
+//!
+//! A host without a group runs the command line's workload. A group (or a host's own
+//! `workload`/`profile`) with a workload file or profile takes none of the command line's
+//! workload flags; one with only flags (`qd`, `rate`, …) changes the command line's workload.
+//! Time, engine, targets and the other run settings stay the command line's.
 //!
 //! A launcher is split into words as a POSIX shell would (quotes, backslashes) but no shell
 //! runs it; `{host}` is replaced inside each word. Host names are checked so a name cannot
@@ -28,8 +41,85 @@ pub const DEFAULT_LAUNCHER: &str = "ssh {host} oio agent --stdio";
 /// Most hosts one fleet may have (each costs a process and two threads in the controller).
 pub const MAX_HOSTS: usize = 4096;
 
+/// A workload group's own workload: a file or profile and `oio run`'s workload flags, each
+/// as it would be written on the command line (`bs = "8k"`, `qd = 16`, `rw = "randread"`).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    /// Workload file (TOML), relative to the inventory's directory.
+    pub workload: Option<PathBuf>,
+    /// Built-in profile.
+    pub profile: Option<String>,
+    /// Access pattern (`randread`, `write`, …).
+    pub rw: Option<String>,
+    /// Block size mix.
+    pub bs: Option<String>,
+    /// Read block size mix.
+    pub read_bs: Option<String>,
+    /// Write block size mix.
+    pub write_bs: Option<String>,
+    /// Share of reads, percent.
+    pub read_pct: Option<f64>,
+    /// Share of random offsets, percent.
+    pub random_pct: Option<f64>,
+    /// Outstanding I/Os per stream.
+    pub qd: Option<u32>,
+    /// Open loop: I/Os per second per stream.
+    pub rate: Option<f64>,
+    /// Worker threads per stream.
+    pub workers: Option<u32>,
+    /// fdatasync every N writes.
+    pub fdatasync: Option<u32>,
+    /// Offset distribution.
+    pub distribution: Option<String>,
+    /// Think time between I/Os.
+    pub think_time: Option<String>,
+}
+
+impl WorkloadSpec {
+    /// True when it names a workload of its own (file or profile), so the command line's
+    /// workload flags do not apply.
+    pub fn own_source(&self) -> bool {
+        self.workload.is_some() || self.profile.is_some() || self.rw.is_some()
+    }
+
+    /// True when it sets nothing.
+    pub fn is_empty(&self) -> bool {
+        self == &WorkloadSpec::default()
+    }
+
+    /// The command-line words it stands for (`--qd 16 --rw randread`).
+    pub fn words(&self) -> Vec<String> {
+        let mut w: Vec<String> = Vec::new();
+        let mut put = |k: &str, v: Option<String>| {
+            if let Some(v) = v {
+                w.push(format!("--{k}"));
+                w.push(v);
+            }
+        };
+        put(
+            "workload",
+            self.workload.as_ref().map(|p| p.display().to_string()),
+        );
+        put("profile", self.profile.clone());
+        put("rw", self.rw.clone());
+        put("bs", self.bs.clone());
+        put("read-bs", self.read_bs.clone());
+        put("write-bs", self.write_bs.clone());
+        put("read-pct", self.read_pct.map(|v| v.to_string()));
+        put("random-pct", self.random_pct.map(|v| v.to_string()));
+        put("qd", self.qd.map(|v| v.to_string()));
+        put("rate", self.rate.map(|v| v.to_string()));
+        put("workers", self.workers.map(|v| v.to_string()));
+        put("fdatasync", self.fdatasync.map(|v| v.to_string()));
+        put("distribution", self.distribution.clone());
+        put("think-time", self.think_time.clone());
+        w
+    }
+}
+
 /// One host.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HostSpec {
     /// The name given to the launcher (`{host}`) and used in results and messages.
@@ -47,10 +137,19 @@ pub struct HostSpec {
     /// with `{host}` replaced).
     #[serde(default)]
     pub db: Option<String>,
+    /// Its workload group (a `[group.NAME]` table); none: the command line's workload.
+    #[serde(default)]
+    pub group: Option<String>,
+    /// Its own workload file (a group of its own, named after the host).
+    #[serde(default)]
+    pub workload: Option<PathBuf>,
+    /// Its own profile (a group of its own, named after the host).
+    #[serde(default)]
+    pub profile: Option<String>,
 }
 
 /// An inventory file.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Inventory {
     /// Launcher template for every host without its own.
@@ -59,7 +158,13 @@ pub struct Inventory {
     /// The hosts.
     #[serde(rename = "host", default)]
     pub hosts: Vec<HostSpec>,
+    /// Workload groups by name.
+    #[serde(rename = "group", default)]
+    pub groups: BTreeMap<String, WorkloadSpec>,
 }
+
+/// The name of the group of hosts that run the command line's workload.
+pub const COMMAND_LINE_GROUP: &str = "(command line)";
 
 /// An inventory or host list that cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -79,11 +184,15 @@ impl Inventory {
                 roles: BTreeMap::new(),
                 launcher: None,
                 db: None,
+                group: None,
+                workload: None,
+                profile: None,
             })
             .collect();
         let inv = Inventory {
             launcher: launcher.map(str::to_string),
             hosts,
+            groups: BTreeMap::new(),
         };
         inv.check("--hosts")?;
         Ok(inv)
@@ -102,7 +211,48 @@ impl Inventory {
         }
         let text = std::fs::read_to_string(path)
             .map_err(|e| InventoryError(format!("{}: {e}", path.display())))?;
-        Self::parse(&text, &path.display().to_string())
+        let mut inv = Self::parse(&text, &path.display().to_string())?;
+        // Workload files are named relative to the inventory.
+        let base = path.parent().unwrap_or(Path::new("."));
+        let rel = |p: &mut PathBuf| {
+            if p.is_relative() {
+                *p = base.join(&*p);
+            }
+        };
+        for g in inv.groups.values_mut() {
+            g.workload.as_mut().map(rel);
+        }
+        for h in &mut inv.hosts {
+            h.workload.as_mut().map(rel);
+        }
+        Ok(inv)
+    }
+
+    /// True when some host runs a workload other than the command line's.
+    pub fn has_groups(&self) -> bool {
+        self.hosts
+            .iter()
+            .any(|h| h.group.is_some() || h.workload.is_some() || h.profile.is_some())
+    }
+
+    /// A host's workload group: its name and what it changes (an empty spec and
+    /// [`COMMAND_LINE_GROUP`] for the command line's workload).
+    pub fn group_of(&self, h: &HostSpec) -> (String, WorkloadSpec) {
+        let mut spec = match &h.group {
+            Some(g) => self.groups.get(g).cloned().unwrap_or_default(),
+            None => WorkloadSpec::default(),
+        };
+        if h.workload.is_some() || h.profile.is_some() {
+            spec.workload = h.workload.clone();
+            spec.profile = h.profile.clone();
+            spec.rw = None;
+        }
+        let name = match (&h.group, h.workload.is_some() || h.profile.is_some()) {
+            (_, true) => h.name.clone(),
+            (Some(g), false) => g.clone(),
+            (None, false) => COMMAND_LINE_GROUP.to_string(),
+        };
+        (name, spec)
     }
 
     /// Parses inventory text; `name` is used in messages.
@@ -118,7 +268,7 @@ impl Inventory {
                 })
                 .unwrap_or((1, 1));
             InventoryError(format!(
-                "{name}:{line}:{col}: {}; expected an inventory: launcher = \"…\" and [[host]] tables with name, targets, roles, launcher",
+                "{name}:{line}:{col}: {}; expected an inventory: launcher = \"…\" and [[host]] tables with name, targets, roles, launcher, db, group, workload, profile, and [group.NAME] tables",
                 e.message()
             ))
         })?;
@@ -146,6 +296,39 @@ impl Inventory {
             }
             Launcher::parse(self.launcher_of(h))
                 .map_err(|e| InventoryError(format!("{what}: host '{}': {e}", h.name)))?;
+            if let Some(g) = &h.group {
+                if !self.groups.contains_key(g) {
+                    let known: Vec<&str> = self.groups.keys().map(String::as_str).collect();
+                    return Err(InventoryError(format!(
+                        "{what}: host '{}' names group '{g}', which has no [group.{g}] table (groups: {})",
+                        h.name,
+                        if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                    )));
+                }
+            }
+            if h.workload.is_some() && h.profile.is_some() {
+                return Err(InventoryError(format!(
+                    "{what}: host '{}' gives both workload and profile; give one",
+                    h.name
+                )));
+            }
+        }
+        for (name, g) in &self.groups {
+            if name == COMMAND_LINE_GROUP || name.is_empty() {
+                return Err(InventoryError(format!(
+                    "{what}: group name '{name}' is reserved"
+                )));
+            }
+            if [g.workload.is_some(), g.profile.is_some(), g.rw.is_some()]
+                .iter()
+                .filter(|x| **x)
+                .count()
+                > 1
+            {
+                return Err(InventoryError(format!(
+                    "{what}: group '{name}' gives more than one of workload, profile, rw; give one"
+                )));
+            }
         }
         Ok(())
     }
@@ -232,6 +415,58 @@ launcher = "kubectl exec -i {host} -- oio agent --stdio"
         assert_eq!(inv.hosts[0].roles["log"], [PathBuf::from("/dev/sdb")]);
         let l = Launcher::parse(inv.launcher_of(&inv.hosts[1])).unwrap();
         assert_eq!(l.argv("pod-2")[..4], ["kubectl", "exec", "-i", "pod-2"]);
+    }
+
+    #[test]
+    fn hosts_take_the_workload_of_their_group_or_their_own() {
+        let inv = Inventory::parse(
+            r#"
+[group.log]
+workload = "log.toml"
+qd = 1
+[group.readers]
+rw = "randread"
+bs = "8k"
+read_pct = 100
+[[host]]
+name = "a"
+group = "log"
+[[host]]
+name = "b"
+group = "readers"
+[[host]]
+name = "c"
+profile = "oltp-data"
+[[host]]
+name = "d"
+"#,
+            "inv.toml",
+        )
+        .unwrap();
+        assert!(inv.has_groups());
+        let (g, s) = inv.group_of(&inv.hosts[0]);
+        assert_eq!(g, "log");
+        assert_eq!(s.words(), ["--workload", "log.toml", "--qd", "1"]);
+        assert!(s.own_source());
+        let (g, s) = inv.group_of(&inv.hosts[1]);
+        assert_eq!(g, "readers");
+        assert_eq!(
+            s.words(),
+            ["--rw", "randread", "--bs", "8k", "--read-pct", "100"]
+        );
+        let (g, s) = inv.group_of(&inv.hosts[2]);
+        assert_eq!((g.as_str(), s.profile.as_deref()), ("c", Some("oltp-data")));
+        let (g, s) = inv.group_of(&inv.hosts[3]);
+        assert_eq!(g, COMMAND_LINE_GROUP);
+        assert!(s.is_empty() && !s.own_source());
+        let e = Inventory::parse("[[host]]\nname = \"a\"\ngroup = \"x\"\n", "i.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no [group.x] table"), "{e}");
+        let e = Inventory::parse("[group.x]\nqdd = 1\n[[host]]\nname = \"a\"\n", "i.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("i.toml:2:1: ") && e.contains("qdd"), "{e}");
     }
 
     #[test]

@@ -15,6 +15,7 @@
 //! - [`fio`]: importing fio's own client/server results.
 //! - [`install`]: copying oio to hosts through the launcher's transport.
 //! - [`inventory`]: hosts, their targets and launchers from a TOML file.
+//! - [`scale`]: host ladders, scaling efficiency and where it falls below a threshold.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -26,6 +27,7 @@ pub mod install;
 pub mod inventory;
 pub mod merge;
 pub mod protocol;
+pub mod scale;
 pub mod tpcc;
 
 /// Runs one plan with the engine. The one place the fleet calls the measuring library, so it

@@ -483,6 +483,108 @@ mod tests {
         assert_eq!(doc.summary.total.iops, sum);
     }
 
+    fn dev_host(name: &str, group: &str, iops: f64, dev: &str, util: f64) -> FleetHost {
+        FleetHost {
+            host: name.into(),
+            launcher: Vec::new(),
+            result_file: None,
+            clock_offset_ns: 0,
+            clock_rtt_ns: 0,
+            start_skew_ns: Some(0),
+            status: "completed".into(),
+            iops,
+            ios: 0,
+            window_s: 1.0,
+            intervals: 1,
+            lost: None,
+            group: group.into(),
+            workload: String::new(),
+            read_share_pct: None,
+            logs: Vec::new(),
+            devices: vec![HostDevice {
+                name: dev.into(),
+                util_pct: Some(util),
+                queue_mean: Some(3.5),
+                read_await_ms: Some(1.25),
+                ..HostDevice::default()
+            }],
+            bindings: Vec::new(),
+        }
+    }
+
+    /// The saturated device of the slowest host of its group is named as the fleet's limit; a
+    /// saturated device on a host that is not the slowest is undecided; none saturated says so.
+    #[test]
+    fn the_verdict_names_the_saturated_device_of_the_slowest_host() {
+        let hosts = vec![
+            dev_host("a", "r", 1000.0, "sda", 40.0),
+            dev_host("b", "r", 400.0, "sdb", 97.0),
+            dev_host("c", "r", 990.0, "sdc", 50.0),
+        ];
+        let v = device_verdict(&hosts).unwrap();
+        assert!(
+            v.starts_with("host b's device sdb was saturated: busy 97 % of the time (≥ 90 %), 3.5 I/Os queued on average, r_await 1.25 ms w_await -; host b is the slowest of its group r (400.0 IOPS): its device limited the fleet's figure"),
+            "{v}"
+        );
+        assert!(!v.contains("several hosts"), "{v}");
+        let mut fast = hosts.clone();
+        fast[1].iops = 5000.0;
+        let v = device_verdict(&fast).unwrap();
+        assert!(v.contains("undecided whether it limited the fleet"), "{v}");
+        let mut idle = hosts.clone();
+        idle[1].devices[0].util_pct = Some(60.0);
+        idle[2].devices[0].name = "sda".into();
+        let v = device_verdict(&idle).unwrap();
+        assert!(v.starts_with("no host's device was busy 90 % of the time or more (the busiest: host b's sdb, 60 %)"), "{v}");
+        assert!(v.contains("several hosts report a device named sda"), "{v}");
+        let none: Vec<FleetHost> = hosts
+            .into_iter()
+            .map(|mut h| {
+                h.devices.clear();
+                h
+            })
+            .collect();
+        assert_eq!(device_verdict(&none), None);
+    }
+
+    /// The issue's cases: a clock 2 days off and a one-off 36.6 ms start skew are warned
+    /// about; 0.5 s and 2 ms are not.
+    #[test]
+    fn far_clocks_and_late_starts_are_warned_about() {
+        use crate::controller::{test_outcome, FleetRun};
+        let mut a = test_outcome("a");
+        a.clock.offset_ns = -2 * 86_400 * 1_000_000_000;
+        a.clock.rtt_ns = 40_000;
+        let mut b = test_outcome("b");
+        b.start_skew_ns = Some(36_600_000);
+        let mut c = test_outcome("c");
+        c.clock.offset_ns = 500_000_000;
+        c.start_skew_ns = Some(-2_000_000);
+        let run = FleetRun {
+            start_ns: 0,
+            lead: std::time::Duration::ZERO,
+            hosts: vec![a, b, c],
+            interrupted: false,
+            controller_cpu_s: 0.0,
+        };
+        let w = timing_warnings(&run);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(
+            w[0].starts_with(
+                "host a: its clock is -172800.000 s off the controller's (± 0.020 ms)"
+            ),
+            "{}",
+            w[0]
+        );
+        assert!(
+            w[1].starts_with(
+                "host b: it started 36.600 ms after the common start (more than 10 ms"
+            ),
+            "{}",
+            w[1]
+        );
+    }
+
     #[test]
     fn a_summary_spread_over_a_longer_window_keeps_its_counts() {
         let s = Summary {
@@ -541,6 +643,154 @@ pub struct FleetHost {
     pub intervals: usize,
     /// Set when it was lost.
     pub lost: Option<crate::controller::Lost>,
+    /// Its workload group (empty in results of one group).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub group: String,
+    /// The name of the workload it ran.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub workload: String,
+    /// Reads in percent of its I/Os (None without I/Os).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_share_pct: Option<f64>,
+    /// Its targets' block devices over the measured window (from /proc/diskstats).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<HostDevice>,
+    /// Its `--hdr-log`/`--lat-log` files as collected to the controller.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub logs: Vec<String>,
+    /// Its targets as it used them (role and paths).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bindings: Vec<oio_engine::TargetBinding>,
+}
+
+/// One of a host's devices over the measured window, from /proc/diskstats as `iostat -x`
+/// computes it (counts over the whole window, not a mean of interval means).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct HostDevice {
+    /// Kernel name (`sda`, `nvme0n1`, `vda`).
+    pub name: String,
+    /// Reads per second the device completed.
+    pub read_iops: f64,
+    /// Writes per second the device completed.
+    pub write_iops: f64,
+    /// Bytes per second, both directions.
+    pub bytes_per_sec: f64,
+    /// Mean time a read took in the device's queue and service (r_await), ms.
+    pub read_await_ms: Option<f64>,
+    /// Mean time a write took (w_await), ms.
+    pub write_await_ms: Option<f64>,
+    /// I/Os queued or in service on average (aqu-sz).
+    pub queue_mean: Option<f64>,
+    /// Percent of the time the device had I/O in flight (%util).
+    pub util_pct: Option<f64>,
+    /// Intervals recorded in the measured window.
+    pub intervals: usize,
+    /// Those intervals (`t_s` from the start of the measured window).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<oio_core::observation::DeviceInterval>,
+}
+
+impl HostDevice {
+    /// A device's recorded intervals as one row, or None when nothing was recorded.
+    pub fn of(d: &oio_core::observation::DeviceSeries) -> Option<HostDevice> {
+        let m = oio_telemetry::diskstats::mean_interval(&d.intervals)?;
+        Some(HostDevice {
+            name: d.name.clone(),
+            read_iops: m.read.iops.unwrap_or(0.0),
+            write_iops: m.write.iops.unwrap_or(0.0),
+            bytes_per_sec: m.read.bytes_per_sec.unwrap_or(0.0)
+                + m.write.bytes_per_sec.unwrap_or(0.0),
+            read_await_ms: m.read.latency_mean_ns.map(|n| n / 1e6),
+            write_await_ms: m.write.latency_mean_ns.map(|n| n / 1e6),
+            queue_mean: m.queue_mean,
+            util_pct: m.util_pct,
+            intervals: d.intervals.len(),
+            series: d.intervals.clone(),
+        })
+    }
+}
+
+/// %util from which a device counts as saturated (for a device serving one I/O at a time; a
+/// device serving many at once, NVMe or an array, can be busy 100 % of the time with room).
+pub const SATURATED_UTIL_PCT: f64 = 90.0;
+
+/// Which host's device limited the fleet, in words, or None when no host recorded a device.
+/// A device is saturated at [`SATURATED_UTIL_PCT`]; the busiest saturated one is named, with
+/// whether its host is the slowest of its group (then it limited the fleet's figure), and a
+/// device name several hosts report is said to be possibly one device counted by each.
+pub fn device_verdict(hosts: &[FleetHost]) -> Option<String> {
+    let rows: Vec<(&FleetHost, &HostDevice)> = hosts
+        .iter()
+        .flat_map(|h| h.devices.iter().map(move |d| (h, d)))
+        .collect();
+    let busiest = rows
+        .iter()
+        .filter(|(_, d)| d.util_pct.is_some())
+        .max_by(|a, b| {
+            a.1.util_pct
+                .unwrap_or(0.0)
+                .total_cmp(&b.1.util_pct.unwrap_or(0.0))
+        })?;
+    let (h, d) = *busiest;
+    let util = d.util_pct.unwrap_or(0.0);
+    let mut names: Vec<&str> = rows.iter().map(|(_, d)| d.name.as_str()).collect();
+    names.sort_unstable();
+    let shared: Vec<&str> = names
+        .windows(2)
+        .filter(|w| w[0] == w[1])
+        .map(|w| w[0])
+        .collect();
+    let mut shared = shared;
+    shared.dedup();
+    let mut out = if util >= SATURATED_UTIL_PCT {
+        let peers: Vec<&FleetHost> = hosts.iter().filter(|o| o.group == h.group).collect();
+        let slowest = peers.len() > 1 && peers.iter().all(|o| o.host == h.host || o.iops >= h.iops);
+        format!(
+            "host {}'s device {} was saturated: busy {util:.0} % of the time (≥ {SATURATED_UTIL_PCT:.0} %), {} I/Os queued on average, r_await {} w_await {}; {}",
+            h.host,
+            d.name,
+            d.queue_mean.map(|q| format!("{q:.1}")).unwrap_or("?".into()),
+            d.read_await_ms.map(|v| format!("{v:.2} ms")).unwrap_or("-".into()),
+            d.write_await_ms.map(|v| format!("{v:.2} ms")).unwrap_or("-".into()),
+            if slowest {
+                format!(
+                    "host {} is the slowest of its {} ({:.1} IOPS): its device limited the fleet's figure",
+                    h.host,
+                    if h.group.is_empty() { "fleet".to_string() } else { format!("group {}", h.group) },
+                    h.iops
+                )
+            } else if peers.len() > 1 {
+                format!("yet host {} is not the slowest of its peers: the device limits that host, undecided whether it limited the fleet", h.host)
+            } else {
+                format!("it limits host {}, alone in its group", h.host)
+            }
+        )
+    } else {
+        format!(
+            "no host's device was busy {SATURATED_UTIL_PCT:.0} % of the time or more (the busiest: host {}'s {}, {util:.0} %): by this rule no device limited the fleet; %util says little for devices that serve many I/Os at once (NVMe, arrays): compare their queue (aqu-sz) with their depth",
+            h.host, d.name
+        )
+    };
+    if !shared.is_empty() {
+        out.push_str(&format!(
+            "; several hosts report a device named {}: if it is one device (namespaces or containers of one machine, a shared array), each host's figures are that device's whole traffic, not its own",
+            shared.join(", ")
+        ));
+    }
+    Some(out)
+}
+
+/// The hosts of one workload group, merged as the total is (over the fleet window).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct FleetGroup {
+    /// Its name (`(command line)` for the hosts on the command line's workload).
+    pub name: String,
+    /// The workload its hosts ran.
+    pub workload: String,
+    /// Its hosts.
+    pub hosts: Vec<String>,
+    /// Sums over its hosts, rates over the fleet window; histograms summed bucket by bucket.
+    pub summary: Summary,
 }
 
 /// What the controller cost.
@@ -572,6 +822,13 @@ pub struct FleetResult {
     /// Sums over the hosts, rates over `window` (see there); histograms summed bucket by
     /// bucket.
     pub summary: Summary,
+    /// Which host's device limited the fleet, in words (see [`device_verdict`]); None when no
+    /// host recorded a device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub devices: Option<String>,
+    /// Per workload group, when hosts ran different workloads (the total is `summary`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<FleetGroup>,
     /// Per interval, summed over the hosts that delivered that interval.
     pub intervals: Vec<Interval>,
     /// Hosts in each merged interval.
@@ -591,7 +848,7 @@ pub fn document(
     let mut envelope = oio_core::document::Envelope::new(FLEET_SCHEMA, FLEET_SCHEMA_VERSION);
     envelope.host = Some(oio_core::host::HostInfo::detect());
     let t0 = std::time::Instant::now();
-    envelope.plan = serde_json::to_value(plan).ok();
+    envelope.plan = serde_json::to_value(plan_as_used(run, plan)).ok();
     let mut undecodable = Vec::new();
     let decoded = decode_lost(run, &mut undecodable);
     // Each host's series, summary and own window: its result is authoritative (it holds the
@@ -628,6 +885,7 @@ pub fn document(
     );
     let series: Vec<&[Interval]> = parts.iter().map(|p| p.0).collect();
     let (intervals, hosts_per_interval) = merge_series(&series);
+    let groups = groups(run, &parts, &status, window_s);
     let (mut any_errors, mut any_interrupted) = (false, run.interrupted);
     let mut hosts = Vec::new();
     let mut lost = Vec::new();
@@ -653,6 +911,26 @@ pub fn document(
             window_s: *own_s,
             intervals: iv.len(),
             lost: h.lost.clone(),
+            group: h.group.clone(),
+            read_share_pct: (s.total.ios > 0)
+                .then(|| 100.0 * s.read.ios as f64 / s.total.ios as f64),
+            workload: h
+                .plan
+                .as_ref()
+                .map(|p| p.workload.name.clone())
+                .unwrap_or_default(),
+            bindings: h
+                .plan
+                .as_ref()
+                .map(|p| p.bindings.clone())
+                .unwrap_or_default(),
+            devices: h
+                .devices
+                .iter()
+                .flat_map(|o| &o.devices)
+                .filter_map(HostDevice::of)
+                .collect(),
+            logs: Vec::new(),
         });
     }
     let window = io_window(&hosts, &series, window_s, summary.total.iops);
@@ -669,15 +947,8 @@ pub fn document(
         "{}; latency percentiles come from the hosts' histograms summed bucket by bucket; each host's interval i covers the same span after its own start, which differs from the common start by its start skew",
         window.basis
     ));
-    let mut warned = std::collections::BTreeSet::new();
-    for h in &run.hosts {
-        for w in h.result.iter().flat_map(|r| &r.envelope.warnings) {
-            // Said once, by the first host that said it.
-            if warned.insert(w.clone()) {
-                envelope.warnings.push(format!("host {}: {w}", h.name));
-            }
-        }
-    }
+    envelope.warnings.extend(host_warnings(run));
+    envelope.warnings.extend(timing_warnings(run));
     let n_int = intervals.len().max(1) as f64;
     let n_hosts = run.hosts.len().max(1) as f64;
     let mut doc = FleetResult {
@@ -690,6 +961,8 @@ pub fn document(
         hosts,
         window,
         summary,
+        devices: None,
+        groups,
         intervals,
         hosts_per_interval,
         lost,
@@ -699,8 +972,125 @@ pub fn document(
             merge_ms: 0.0,
         },
     };
+    doc.devices = device_verdict(&doc.hosts);
     doc.controller.merge_ms = t0.elapsed().as_secs_f64() * 1e3;
     doc
+}
+
+/// The plan the hosts ran: the first host's on the command line's workload (its bindings as
+/// it used them: the inventory's targets, not the command line's), else the first host's,
+/// else the command line's.
+fn plan_as_used<'a>(
+    run: &'a crate::controller::FleetRun,
+    plan: &'a oio_engine::RunPlan,
+) -> &'a oio_engine::RunPlan {
+    let on_cli = |h: &&crate::controller::HostOutcome| {
+        h.group.is_empty() || h.group == crate::inventory::COMMAND_LINE_GROUP
+    };
+    run.hosts
+        .iter()
+        .find(on_cli)
+        .or(run.hosts.first())
+        .and_then(|h| h.plan.as_ref())
+        .unwrap_or(plan)
+}
+
+/// Each host's own warnings, each said once with every host that said it ("hosts a, b: …"),
+/// in the order first said.
+pub fn host_warnings(run: &crate::controller::FleetRun) -> Vec<String> {
+    let mut said: Vec<(String, Vec<&str>)> = Vec::new();
+    for h in &run.hosts {
+        for w in h.result.iter().flat_map(|r| &r.envelope.warnings) {
+            match said.iter_mut().find(|(x, _)| x == w) {
+                Some((_, hs)) => hs.push(&h.name),
+                None => said.push((w.clone(), vec![&h.name])),
+            }
+        }
+    }
+    said.into_iter()
+        .map(|(w, hs)| {
+            format!(
+                "host{} {}: {w}",
+                if hs.len() == 1 { "" } else { "s" },
+                hs.join(", ")
+            )
+        })
+        .collect()
+}
+
+/// A clock further than this from the controller's is warned about.
+pub const CLOCK_OFFSET_WARN_NS: i64 = 1_000_000_000;
+/// A start skew larger than this is warned about.
+pub const START_SKEW_WARN_NS: i64 = 10_000_000;
+
+/// Warnings for hosts whose clock is far off (starts are corrected for it, timestamps in the
+/// host's own files are not) and whose start skew exceeds [`START_SKEW_WARN_NS`].
+pub fn timing_warnings(run: &crate::controller::FleetRun) -> Vec<String> {
+    let mut out = Vec::new();
+    for h in &run.hosts {
+        if h.clock.offset_ns.abs() > CLOCK_OFFSET_WARN_NS {
+            out.push(format!(
+                "host {}: its clock is {:+.3} s off the controller's (± {:.3} ms): starts were corrected for it, but times in its own files are its clock's; synchronise the clocks (chrony, NTP) to compare them",
+                h.name,
+                h.clock.offset_ns as f64 / 1e9,
+                h.clock.rtt_ns as f64 / 2e6
+            ));
+        }
+        if let Some(s) = h.start_skew_ns.filter(|s| s.abs() > START_SKEW_WARN_NS) {
+            out.push(format!(
+                "host {}: it started {:.3} ms {} the common start (more than {:.0} ms; ± {:.3} ms): its intervals are that much off the others' in the merged series",
+                h.name,
+                s.abs() as f64 / 1e6,
+                if s > 0 { "after" } else { "before" },
+                START_SKEW_WARN_NS as f64 / 1e6,
+                h.clock.rtt_ns as f64 / 2e6
+            ));
+        }
+    }
+    out
+}
+
+/// One merged section per workload group when hosts ran more than one (none otherwise).
+fn groups(
+    run: &crate::controller::FleetRun,
+    parts: &[(&[Interval], Summary, f64)],
+    status: &[String],
+    window_s: f64,
+) -> Vec<FleetGroup> {
+    let mut names: Vec<&str> = Vec::new();
+    for h in &run.hosts {
+        if !names.contains(&h.group.as_str()) {
+            names.push(&h.group);
+        }
+    }
+    if names.len() < 2 {
+        return Vec::new();
+    }
+    names
+        .into_iter()
+        .map(|g| {
+            let members: Vec<usize> = (0..run.hosts.len())
+                .filter(|&i| run.hosts[i].group == g)
+                .collect();
+            let summary = merge_over_window(
+                &members
+                    .iter()
+                    .map(|&i| (&parts[i].1, parts[i].2, cut_short(&status[i])))
+                    .collect::<Vec<_>>(),
+                window_s,
+            );
+            FleetGroup {
+                name: g.to_string(),
+                workload: run.hosts[members[0]]
+                    .plan
+                    .as_ref()
+                    .map(|p| p.workload.name.clone())
+                    .unwrap_or_default(),
+                hosts: members.iter().map(|&i| run.hosts[i].name.clone()).collect(),
+                summary,
+            }
+        })
+        .collect()
 }
 
 /// The streamed intervals of every host whose own result never came (empty for the others:

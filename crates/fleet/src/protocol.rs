@@ -11,7 +11,8 @@
 //!                                   every safety refusal the engine has, and runs nothing
 //! C→A go           A→C started      the start instant, in the agent's clock
 //!                  A→C interval ×n  each interval: counters and exact histograms
-//!                  A→C result       the host's full `oio.run` result
+//!                  A→C result       the host's full `oio.run` result, and its targets'
+//!                                   devices from /proc/diskstats over the measured window
 //! C→A stop                          stop now (another host was lost, or Ctrl-C)
 //!                  A→C progress     after hello, whenever the agent said nothing for a
 //!                                   second: what it is doing and a count of its steps
@@ -39,7 +40,7 @@ use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 
 /// Version of this protocol; bumped on any incompatible change.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// Longest line either side accepts (a final result with a long series of per-interval
 /// histograms is the largest message): a hostile or broken peer cannot make the reader grow
@@ -122,28 +123,72 @@ impl Hello {
         }
     }
 
-    /// Refuses a peer that differs in protocol, oio version or histogram layout, saying what
-    /// differs and what to do.
-    pub fn check_peer(&self, peer: &Hello) -> Result<(), String> {
-        if peer.protocol != self.protocol {
-            return Err(format!(
-                "protocol version {} (oio {}) does not match this side's {} (oio {}): install the same oio on every host (`oio --version`)",
-                peer.protocol, peer.oio_version, self.protocol, self.oio_version
-            ));
-        }
-        if peer.oio_version != self.oio_version {
-            return Err(format!(
-                "oio {} does not match this side's oio {}: install the same oio on every host, so one plan means the same thing everywhere",
-                peer.oio_version, self.oio_version
-            ));
-        }
-        if peer.histogram != self.histogram {
-            return Err(format!(
-                "histogram layout {:?} does not match this side's {:?}: histograms could not be merged exactly",
-                peer.histogram, self.histogram
-            ));
-        }
-        Ok(())
+    /// The controller's check of an agent's hello (`self` is the controller's).
+    pub fn check_agent(&self, agent: &Hello) -> Result<(), String> {
+        mismatch(self, agent)
+    }
+
+    /// The agent's check of the controller's hello (`self` is the agent's).
+    pub fn check_controller(&self, controller: &Hello) -> Result<(), String> {
+        mismatch(controller, self)
+    }
+}
+
+/// Refuses an agent and controller that differ in protocol, oio version or histogram layout,
+/// saying what differs and what to do. Worded from where the user sits (the controller): the
+/// message reaches the user as "host NAME: hello: …" whichever side refused.
+fn mismatch(controller: &Hello, agent: &Hello) -> Result<(), String> {
+    if agent.protocol != controller.protocol {
+        return Err(format!(
+            "it runs oio {} (agent protocol version {}), this controller runs oio {} (protocol version {}): install the same oio on every host (`oio fleet install`; check with `oio --version`)",
+            agent.oio_version, agent.protocol, controller.oio_version, controller.protocol
+        ));
+    }
+    if agent.oio_version != controller.oio_version {
+        return Err(format!(
+            "it runs oio {}, this controller runs oio {}: install the same oio on every host (`oio fleet install`), so one plan means the same thing everywhere",
+            agent.oio_version, controller.oio_version
+        ));
+    }
+    if agent.histogram != controller.histogram {
+        return Err(format!(
+            "its histogram layout {:?} differs from this controller's {:?}: histograms could not be merged exactly; install the same oio on every host",
+            agent.histogram, controller.histogram
+        ));
+    }
+    Ok(())
+}
+
+/// Most bytes of log files an agent sends with its result; the rest stay on the host (said).
+pub const MAX_LOG_BYTES: usize = 64 << 20;
+
+/// One log file of a run, sent with its result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LogFile {
+    /// Its file name (no directory).
+    pub name: String,
+    /// Its bytes, base64 (standard alphabet, padded).
+    pub data: String,
+}
+
+impl LogFile {
+    /// Its bytes.
+    pub fn bytes(&self) -> Result<Vec<u8>, String> {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD
+            .decode(&self.data)
+            .map_err(|e| format!("log {}: not base64: {e}", self.name))
+    }
+
+    /// A name the controller may write under a directory of its own: letters, digits and
+    /// `. _ -`, not starting with `.`, at most 255 bytes.
+    pub fn safe_name(name: &str) -> bool {
+        !name.is_empty()
+            && name.len() <= 255
+            && !name.starts_with('.')
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
     }
 }
 
@@ -501,6 +546,14 @@ pub enum Message {
     Result {
         /// The full `oio.run` document.
         result: Box<RunResult>,
+        /// Its targets' block devices from /proc/diskstats over the measured window (since
+        /// protocol 4).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        devices: Option<Box<oio_core::observation::Observation>>,
+        /// The run's `--hdr-log`/`--lat-log` files, for the controller to keep (since
+        /// protocol 4; at most [`MAX_LOG_BYTES`] in all).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        logs: Vec<LogFile>,
     },
     /// Controller: stop at once (the agent then sends its partial result).
     Stop {
@@ -774,22 +827,29 @@ mod tests {
     fn hello_refuses_another_protocol_version_or_layout() {
         let me = Hello::current("0.1.0 (commit abc)");
         let mut peer = me.clone();
-        assert!(me.check_peer(&peer).is_ok());
+        assert!(me.check_agent(&peer).is_ok());
         peer.protocol = PROTOCOL_VERSION + 1;
-        let e = me.check_peer(&peer).unwrap_err();
+        let e = me.check_agent(&peer).unwrap_err();
         assert!(
-            e.contains(&format!("protocol version {}", PROTOCOL_VERSION + 1))
+            e.contains(&format!("agent protocol version {}", PROTOCOL_VERSION + 1))
                 && e.contains("install the same oio"),
             "{e}"
         );
+        // Either side refuses in the same words, from the controller's side.
         let mut peer = me.clone();
         peer.oio_version = "0.2.0 (commit def)".into();
-        let e = me.check_peer(&peer).unwrap_err();
-        assert!(e.contains("oio 0.2.0 (commit def) does not match"), "{e}");
+        let e = me.check_agent(&peer).unwrap_err();
+        assert!(
+            e.starts_with(
+                "it runs oio 0.2.0 (commit def), this controller runs oio 0.1.0 (commit abc): "
+            ),
+            "{e}"
+        );
+        assert_eq!(peer.check_controller(&me).unwrap_err(), e);
         let mut peer = me.clone();
         peer.histogram.significant_digits = 3;
         assert!(me
-            .check_peer(&peer)
+            .check_agent(&peer)
             .unwrap_err()
             .contains("histogram layout"));
         // The refusal is a message the other side can parse.

@@ -302,7 +302,7 @@ fn decode(input: &[u8]) -> usize {
                 }
             }
             Message::Hello(peer) => {
-                let _ = me.check_peer(&peer);
+                let _ = me.check_agent(&peer);
             }
             _ => {}
         }

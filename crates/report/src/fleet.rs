@@ -298,6 +298,8 @@ pub fn section(o: &mut String, report: &Report, charts: &[Chart]) {
             );
         }
         o.push_str("</table>");
+        groups_table(o, f);
+        devices_table(o, f);
         let flagged: Vec<&str> = f
             .hosts
             .iter()
@@ -355,6 +357,75 @@ pub fn section(o: &mut String, report: &Report, charts: &[Chart]) {
     o.push_str("</section>");
 }
 
+/// Each host's devices over the measured window (from /proc/diskstats), and the verdict.
+fn devices_table(o: &mut String, f: &oio_fleet::merge::FleetResult) {
+    if f.hosts.iter().all(|h| h.devices.is_empty()) {
+        return;
+    }
+    o.push_str("<table><tr><th class=\"l\">host</th><th class=\"l\">device</th><th>r/s</th><th>w/s</th><th>bytes/s</th><th>r_await</th><th>w_await</th><th>aqu-sz</th><th>%util</th></tr>");
+    let ms = |v: Option<f64>| v.map(|v| format!("{v:.2} ms")).unwrap_or("-".into());
+    for h in &f.hosts {
+        for d in &h.devices {
+            let _ = write!(
+                o,
+                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&h.host),
+                esc(&d.name),
+                format_count(d.read_iops),
+                format_count(d.write_iops),
+                format_bytes(d.bytes_per_sec),
+                ms(d.read_await_ms),
+                ms(d.write_await_ms),
+                d.queue_mean.map(|q| format!("{q:.2}")).unwrap_or("-".into()),
+                d.util_pct.map(|u| format!("{u:.0} %")).unwrap_or("-".into()),
+            );
+        }
+    }
+    o.push_str("</table>");
+    if let Some(v) = &f.devices {
+        let _ = write!(o, "<p class=\"note\">devices: {}</p>", esc(v));
+    }
+}
+
+/// One row per workload group (hosts that ran different workloads), the total under them.
+fn groups_table(o: &mut String, f: &oio_fleet::merge::FleetResult) {
+    if f.groups.is_empty() {
+        return;
+    }
+    o.push_str("<p class=\"note\">Workload groups: hosts that ran their own workload, each group merged as the total is (rates over the fleet window, histograms summed).</p><table><tr><th class=\"l\">group</th><th class=\"l\">workload</th><th class=\"l\">hosts</th><th>IOPS</th><th>reads</th><th>p50</th><th>p99</th><th>max</th></tr>");
+    let row = |o: &mut String, name: &str, wl: &str, hosts: &str, s: &oio_core::result::Summary| {
+        let t = &s.total;
+        let lat = |v: Option<u64>| v.map(|v| format_ns(v as f64)).unwrap_or("-".into());
+        let _ = write!(
+            o,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(name),
+            esc(wl),
+            esc(hosts),
+            format_count(t.iops),
+            if t.ios > 0 {
+                format!("{:.1} %", 100.0 * s.read.ios as f64 / t.ios as f64)
+            } else {
+                "-".into()
+            },
+            lat(t.latency_ns.p50),
+            lat(t.latency_ns.p99),
+            lat(t.latency_ns.max),
+        );
+    };
+    for g in &f.groups {
+        row(o, &g.name, &g.workload, &g.hosts.join(", "), &g.summary);
+    }
+    row(
+        o,
+        "total",
+        "",
+        &format!("{} hosts", f.hosts.len()),
+        &f.summary,
+    );
+    o.push_str("</table>");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,6 +444,12 @@ mod tests {
             window_s: 3.0,
             intervals: 3,
             lost: None,
+            group: String::new(),
+            workload: String::new(),
+            read_share_pct: None,
+            bindings: Vec::new(),
+            devices: Vec::new(),
+            logs: Vec::new(),
         }
     }
 

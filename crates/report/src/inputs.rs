@@ -509,6 +509,27 @@ pub fn diagnose_inputs(paths: &[PathBuf]) -> Result<(diagnose::Inputs, Vec<Strin
                     let t: oio_tpcc::TpccResult = Input::typed(value, &path)?;
                     inputs.databases.push(crate::diagnose::db_facts(&name, &t));
                 }
+                Some(Kind::Fleet) => {
+                    // Each host's devices as telemetry named after the host, so the device
+                    // rules name the host whose device saturated.
+                    let f: oio_fleet::merge::FleetResult = Input::typed(value, &path)?;
+                    for h in f.hosts.iter().filter(|h| !h.devices.is_empty()) {
+                        let mut obs = Observation::new(
+                            oio_core::observation::SourceKind::Record,
+                            Vec::new(),
+                        );
+                        for d in &h.devices {
+                            obs.device_mut(&d.name).intervals = d.series.clone();
+                        }
+                        inputs.series.extend(samples_from_observation(
+                            &format!("{name} host {}", h.host),
+                            &obs,
+                        ));
+                    }
+                    if let Some(v) = &f.devices {
+                        notices.push(format!("{name}: {v}"));
+                    }
+                }
                 other => notices.push(format!(
                     "{name}: a {} document; diagnose reads captures, observations, characterizations, runs, sweeps and TPC-C results; skipped",
                     other.map_or("other", Kind::schema)

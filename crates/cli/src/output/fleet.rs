@@ -10,15 +10,36 @@ fn ms(ns: f64) -> String {
 /// `oio fleet run`: one line per host, then the merged line (with the window its rates
 /// cover) and the controller's cost.
 pub fn print_table(doc: &oio_fleet::merge::FleetResult) {
+    let grouped = !doc.groups.is_empty();
     println!(
-        "{:<16} {:>12} {:>10} {:>14} {:>14} {:>12} {:>10}",
-        "host", "IOPS", "window", "clock offset", "± (rtt/2)", "start skew", "status"
+        "{:<16} {}{:>12} {:>7} {:>10} {:>14} {:>14} {:>12} {:>10}",
+        "host",
+        if grouped {
+            format!("{:<16} ", "group")
+        } else {
+            String::new()
+        },
+        "IOPS",
+        "read %",
+        "window",
+        "clock offset",
+        "± (rtt/2)",
+        "start skew",
+        "status"
     );
     for h in &doc.hosts {
         println!(
-            "{:<16} {:>12.1} {:>10} {:>14} {:>14} {:>12} {:>10}",
+            "{:<16} {}{:>12.1} {:>7} {:>10} {:>14} {:>14} {:>12} {:>10}",
             h.host,
+            if grouped {
+                format!("{:<16} ", h.group)
+            } else {
+                String::new()
+            },
             h.iops,
+            h.read_share_pct
+                .map(|p| format!("{p:.1}"))
+                .unwrap_or_else(|| "-".into()),
             format!("{:.3} s", h.window_s),
             ms(h.clock_offset_ns as f64),
             ms(h.clock_rtt_ns as f64 / 2.0),
@@ -46,6 +67,26 @@ pub fn print_table(doc: &oio_fleet::merge::FleetResult) {
         lat(t.latency_ns.max),
         t.outstanding_mean
     );
+    print_devices(doc);
+    for g in &doc.groups {
+        let t = &g.summary.total;
+        println!(
+            "  group {} ({}; {}): {:.1} IOPS, reads {}, {}/s, latency p50 {} p99 {} max {}",
+            g.name,
+            g.workload,
+            g.hosts.join(", "),
+            t.iops,
+            if t.ios > 0 {
+                format!("{:.1} %", 100.0 * g.summary.read.ios as f64 / t.ios as f64)
+            } else {
+                "-".into()
+            },
+            format_bytes(t.bytes_per_sec),
+            lat(t.latency_ns.p50),
+            lat(t.latency_ns.p99),
+            lat(t.latency_ns.max),
+        );
+    }
     print_cut_window(
         doc.hosts
             .iter()
@@ -66,6 +107,33 @@ pub fn print_table(doc: &oio_fleet::merge::FleetResult) {
         "controller: {:.3} s CPU, {:.1} µs per host per interval, merge {:.2} ms",
         doc.controller.cpu_s, doc.controller.cpu_us_per_host_interval, doc.controller.merge_ms
     );
+}
+
+/// Each host's devices (from /proc/diskstats over the measured window) and the verdict.
+fn print_devices(doc: &oio_fleet::merge::FleetResult) {
+    let opt = |v: Option<f64>, unit: &str| {
+        v.map(|v| format!("{v:.2}{unit}"))
+            .unwrap_or_else(|| "-".into())
+    };
+    for h in &doc.hosts {
+        for d in &h.devices {
+            println!(
+                "  {} device {}: {:.1} r/s {:.1} w/s, {}/s, r_await {} w_await {}, aqu-sz {}, util {}",
+                h.host,
+                d.name,
+                d.read_iops,
+                d.write_iops,
+                format_bytes(d.bytes_per_sec),
+                opt(d.read_await_ms, " ms"),
+                opt(d.write_await_ms, " ms"),
+                opt(d.queue_mean, ""),
+                d.util_pct.map(|u| format!("{u:.0} %")).unwrap_or_else(|| "-".into()),
+            );
+        }
+    }
+    if let Some(v) = &doc.devices {
+        println!("devices: {v}");
+    }
 }
 
 /// How the merged rates were made, for the merged line.
@@ -221,18 +289,10 @@ impl FleetLive {
         FleetLive { bar }
     }
 
-    /// One merged interval.
+    /// One merged interval: a table of the hosts (each host's figure, p99, how late its
+    /// interval arrived) and the merged line under it, redrawn in place.
     pub fn update(&self, p: &oio_fleet::controller::Progress) {
-        self.bar.set_message(format!(
-            "interval {}: {} {} merged over {} hosts │ slowest {} {} {}",
-            p.index + 1,
-            oio_core::units::format_count(p.value),
-            p.unit,
-            p.hosts,
-            p.slowest.0,
-            oio_core::units::format_count(p.slowest.1),
-            p.unit
-        ));
+        self.bar.set_message(live_table(p));
     }
 
     /// Removes the line.
@@ -245,6 +305,81 @@ impl Default for FleetLive {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// The live table of one merged interval (at most [`LIVE_ROWS`] hosts: the slowest first).
+pub fn live_table(p: &oio_fleet::controller::Progress) -> String {
+    use oio_core::histogram::LatencyHistogram;
+    use oio_core::units::format_count;
+    let p99 = |h: Option<&oio_core::histogram::SparseHistogram>| {
+        h.and_then(|h| LatencyHistogram::from_sparse(h).summary().p99)
+            .map(|v| format_ns(v as f64))
+            .unwrap_or_else(|| "-".into())
+    };
+    let mut rows: Vec<&oio_fleet::controller::HostLive> = p.per_host.iter().collect();
+    let hidden = rows.len().saturating_sub(LIVE_ROWS);
+    if hidden > 0 {
+        rows.sort_by(|a, b| a.value.total_cmp(&b.value));
+        rows.truncate(LIVE_ROWS);
+    }
+    let mut t = format!(
+        "interval {:<6} {:>14} {:>10} {:>10}\n",
+        p.index + 1,
+        p.unit,
+        "p99",
+        "lag"
+    );
+    for h in rows {
+        t.push_str(&format!(
+            "  {:<13} {:>14} {:>10} {:>10}\n",
+            h.host,
+            format_count(h.value),
+            p99(h.histogram.as_ref()),
+            format!("{:.1} ms", h.lag_ms)
+        ));
+    }
+    if hidden > 0 {
+        t.push_str(&format!("  … {hidden} faster hosts not shown\n"));
+    }
+    t.push_str(&format!(
+        "  merged over {} host{}: {} {}, p99 {} (summed histograms)",
+        p.hosts,
+        if p.hosts == 1 { "" } else { "s" },
+        format_count(p.value),
+        p.unit,
+        p99(p.merged_histogram().as_ref())
+    ));
+    t
+}
+
+/// Most host rows the live table shows (the slowest ones).
+pub const LIVE_ROWS: usize = 16;
+
+/// `oio fleet scale`: one line per step, then the verdict.
+pub fn print_scale(l: &oio_fleet::scale::Ladder) {
+    println!(
+        "{:>6} {:>14} {:>12} {:>18} {:>12}",
+        "hosts", "merged IOPS", "IOPS/host", "efficiency", "p99"
+    );
+    for (i, s) in l.steps.iter().enumerate() {
+        println!(
+            "{:>6} {:>14.1} {:>12.1} {:>18} {:>12}",
+            s.step.hosts,
+            s.step.rate,
+            s.per_host,
+            match (s.efficiency, s.margin) {
+                (Some(e), None) if i == 0 => format!("{e:.3} (base)"),
+                (Some(e), Some(m)) => format!("{e:.3} ± {m:.3}"),
+                (Some(e), None) => format!("{e:.3} ± ?"),
+                _ => "-".into(),
+            },
+            s.step
+                .p99_ns
+                .map(|v| format_ns(v as f64))
+                .unwrap_or_else(|| "-".into())
+        );
+    }
+    println!("{}", l.verdict);
 }
 
 /// `oio fleet sweep`: one line per depth, then the knee.
@@ -273,5 +408,65 @@ pub fn print_sweep(s: &oio_analysis::sweep::Sweep) {
             }
         }
         None => println!("knee: none found (no point completed any I/O)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oio_fleet::controller::{HostLive, Progress};
+
+    fn hist(v: u64, n: u64) -> oio_core::histogram::SparseHistogram {
+        let mut h = oio_core::histogram::LatencyHistogram::new();
+        for _ in 0..n {
+            h.record(v);
+        }
+        h.to_sparse()
+    }
+
+    /// One row per host (its figure, p99, lag) and the merged line under them, the merged
+    /// p99 from the summed histograms (not the hosts' p99s averaged).
+    #[test]
+    fn the_live_table_has_a_row_per_host_and_the_merged_line() {
+        let p = Progress {
+            index: 6,
+            hosts: 2,
+            value: 1_553_056.0,
+            unit: "IOPS",
+            slowest: ("a".into(), 694_420.0),
+            per_host: vec![
+                HostLive {
+                    host: "a".into(),
+                    value: 694_420.0,
+                    count: 200,
+                    histogram: Some(hist(1_000_000, 200)),
+                    lag_ms: 0.0,
+                },
+                HostLive {
+                    host: "b".into(),
+                    value: 858_636.0,
+                    count: 1,
+                    histogram: Some(hist(9_000_000, 1)),
+                    lag_ms: 1.25,
+                },
+            ],
+        };
+        let t = live_table(&p);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 4, "{t}");
+        assert!(lines[0].starts_with("interval 7 "), "{t}");
+        assert!(
+            lines[1].trim_start().starts_with("a ") && lines[1].contains("694,420"),
+            "{t}"
+        );
+        assert!(
+            lines[2].contains("858,636") && lines[2].ends_with("1.2 ms"),
+            "{t}"
+        );
+        // 201 I/Os: the p99 is the 199th, a 1 ms one; b's own p99 is 9 ms.
+        assert!(
+            lines[3].starts_with("  merged over 2 hosts: 1,553,056 IOPS, p99 1.00 ms"),
+            "{t}"
+        );
     }
 }

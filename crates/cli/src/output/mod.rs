@@ -7,6 +7,7 @@ pub mod compare;
 pub mod fleet;
 pub mod header;
 pub mod live;
+pub mod metrics;
 pub mod repeat;
 pub mod style;
 pub mod summary;

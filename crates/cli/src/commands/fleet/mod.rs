@@ -1,13 +1,14 @@
-//! `oio fleet run|check|sweep|tpcc run|install|fio`: one plan on many hosts over SSH (or any launcher giving a
+//! `oio fleet run|check|sweep|scale|tpcc run|install|fio`: one plan on many hosts over SSH (or any launcher giving a
 //! stdio pipe). Each subcommand has its own file; what they share (hosts, launchers) is here.
 
 mod fio;
 mod install;
 mod run;
+mod scale;
 mod sweep;
 mod tpcc;
 
-use anyhow::bail;
+use anyhow::{bail, Context as _};
 use oio_engine::{RunPlan, TargetBinding};
 use oio_fleet::controller::{FleetRun, HostJob, Options, Work};
 use oio_fleet::inventory::{HostSpec, Inventory, Launcher};
@@ -18,6 +19,7 @@ use std::time::Duration;
 pub use fio::FioArgs;
 pub use install::InstallArgs;
 pub use run::FleetArgs;
+pub use scale::ScaleArgs;
 pub use sweep::SweepArgs;
 pub use tpcc::{TpccAction, TpccArgs};
 
@@ -38,6 +40,9 @@ pub enum Sub {
     Check(FleetArgs),
     /// A ladder of queue depths, each a fleet run; a sweep of the merged points with its knee.
     Sweep(SweepArgs),
+    /// A ladder of hosts (1, 2, 4, … N), each a fleet run; scaling efficiency against the
+    /// first step and where it falls below a threshold.
+    Scale(ScaleArgs),
     /// The TPC-C-like benchmark on every host's database at once; NOPM summed.
     Tpcc(TpccArgs),
     /// Drive fio's own client/server mode (hosts running `fio --server`); import its results.
@@ -52,6 +57,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Sub::Run(a) => run::fleet_run(a),
         Sub::Check(a) => run::fleet_check(a),
         Sub::Sweep(a) => sweep::run(a),
+        Sub::Scale(a) => scale::run(a),
         Sub::Tpcc(a) => tpcc::run(a),
         Sub::Install(a) => install::run(a),
         Sub::Fio(a) => fio::run(a),
@@ -92,6 +98,17 @@ pub struct HostArgs {
 impl HostArgs {
     /// The hosts, each with its launcher's command line.
     fn hosts(&self) -> anyhow::Result<Vec<(HostSpec, Vec<String>)>> {
+        let inv = self.inventory()?;
+        let mut out = Vec::with_capacity(inv.hosts.len());
+        for h in &inv.hosts {
+            let launcher = Launcher::parse(inv.launcher_of(h)).map_err(anyhow::Error::msg)?;
+            out.push((h.clone(), launcher.argv(&h.name)));
+        }
+        Ok(out)
+    }
+
+    /// The inventory: `--inventory`'s, or one made of `--hosts`.
+    fn inventory(&self) -> anyhow::Result<Inventory> {
         let inv = match (&self.hosts, &self.inventory) {
             (Some(list), _) => Inventory::from_list(list, self.launcher.as_deref())?,
             (None, Some(path)) => {
@@ -103,12 +120,7 @@ impl HostArgs {
             }
             (None, None) => bail!("give --hosts a,b,c or --inventory FILE"),
         };
-        let mut out = Vec::with_capacity(inv.hosts.len());
-        for h in &inv.hosts {
-            let launcher = Launcher::parse(inv.launcher_of(h)).map_err(anyhow::Error::msg)?;
-            out.push((h.clone(), launcher.argv(&h.name)));
-        }
-        Ok(out)
+        Ok(inv)
     }
 
     fn options(&self) -> Options {
@@ -121,12 +133,36 @@ impl HostArgs {
     }
 }
 
-/// One job per host: `plan` with the host's own target bindings when its inventory has some.
-fn io_jobs(host: &HostArgs, plan: &RunPlan) -> anyhow::Result<Vec<HostJob>> {
+/// One job per host: `plan` (or its workload group's, made from `flags` and the group's
+/// workload) with the host's own target bindings when its inventory has some; `{host}` in
+/// target paths is the host's name.
+fn io_jobs(
+    host: &HostArgs,
+    plan: &RunPlan,
+    flags: Option<&crate::args::RunFlags>,
+) -> anyhow::Result<Vec<HostJob>> {
+    let inv = host.inventory()?;
     let hosts = host.hosts()?;
+    if flags.is_none() && inv.has_groups() {
+        bail!("this command runs one workload on every host: remove the inventory's group, workload and profile keys");
+    }
+    let mut plans: std::collections::BTreeMap<String, RunPlan> = Default::default();
     let mut jobs = Vec::with_capacity(hosts.len());
     for (h, argv) in hosts {
-        let mut p = plan.clone();
+        let (group, spec) = inv.group_of(&h);
+        let mut p = match flags {
+            Some(f) if !spec.is_empty() => match plans.get(&group) {
+                Some(p) => p.clone(),
+                None => {
+                    let p = group_flags(f, &spec)
+                        .and_then(|f| Ok(f.config()?.engine_plan()))
+                        .with_context(|| format!("workload group '{group}' (host {})", h.name))?;
+                    plans.insert(group.clone(), p.clone());
+                    p
+                }
+            },
+            _ => plan.clone(),
+        };
         if !h.targets.is_empty() || !h.roles.is_empty() {
             p.bindings.clear();
             if !h.targets.is_empty() {
@@ -142,13 +178,76 @@ fn io_jobs(host: &HostArgs, plan: &RunPlan) -> anyhow::Result<Vec<HostJob>> {
                 });
             }
         }
+        let on_host = |path: &mut PathBuf| {
+            let s = path.to_string_lossy();
+            if s.contains("{host}") {
+                *path = PathBuf::from(s.replace("{host}", &h.name));
+            }
+        };
+        for b in &mut p.bindings {
+            b.paths.iter_mut().for_each(on_host);
+        }
+        p.lat_log.iter_mut().for_each(on_host);
+        p.hdr_log.iter_mut().for_each(on_host);
         jobs.push(HostJob {
             name: h.name.clone(),
             argv,
             plan: Work::Io(p),
+            group: if inv.has_groups() {
+                group
+            } else {
+                String::new()
+            },
         });
     }
     Ok(jobs)
+}
+
+/// A host's `--hdr-log`/`--lat-log` files into `DIR/HOST.logs/`; their paths.
+fn save_logs(
+    dir: &std::path::Path,
+    h: &oio_fleet::controller::HostOutcome,
+) -> anyhow::Result<Vec<String>> {
+    if h.logs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let d = dir.join(format!("{}.logs", h.name));
+    std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
+    let mut out = Vec::new();
+    for l in &h.logs {
+        // Names were checked on arrival: a plain file name, each once.
+        let bytes = l
+            .bytes()
+            .map_err(|e| anyhow::anyhow!("host {}: {e}", h.name))?;
+        let p = d.join(&l.name);
+        std::fs::write(&p, bytes).with_context(|| format!("writing {}", p.display()))?;
+        out.push(p.display().to_string());
+    }
+    Ok(out)
+}
+
+/// The command line's flags changed by a workload group: a group with its own workload (file,
+/// profile, pattern) takes none of the command line's workload flags; one with flags only
+/// changes the command line's workload. Targets and run settings stay the command line's.
+fn group_flags(
+    base: &crate::args::RunFlags,
+    spec: &oio_fleet::inventory::WorkloadSpec,
+) -> anyhow::Result<crate::args::RunFlags> {
+    let g = crate::args::parse_run_words(spec.words())?;
+    let mut f = base.clone();
+    if spec.own_source() {
+        f.source = g.source;
+        f.shape = g.shape;
+        f.workload = g.workload;
+    } else {
+        f.shape = crate::args::ShapeArgs {
+            bs: g.shape.bs.or(f.shape.bs),
+            read_pct: g.shape.read_pct.or(f.shape.read_pct),
+            qd: g.shape.qd.or(f.shape.qd),
+        };
+        f.workload = g.workload.or(f.workload);
+    }
+    Ok(f)
 }
 
 /// Writes each host's own result into `dir`, then the merged one that names them.
@@ -171,6 +270,9 @@ fn save_io(
         });
     }
     let mut doc = oio_fleet::merge::document(run, plan, &files);
+    for (h, row) in run.hosts.iter().zip(&mut doc.hosts) {
+        row.logs = save_logs(dir, h)?;
+    }
     doc.envelope.command = std::env::args().collect();
     let merged = write_json_atomic(dir, "merged.json", &doc)?;
     Ok((doc, merged))

@@ -31,11 +31,17 @@ pub struct FleetArgs {
     /// Print the merged result as JSON on stdout (and nothing else there).
     #[arg(long)]
     pub json: bool,
+
+    /// Serve the live figures (per host and merged IOPS, I/O counters, latency histograms) in
+    /// Prometheus' text format at http://ADDR/metrics while the run lasts, e.g. 127.0.0.1:9464
+    /// (run and sweep).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<String>,
 }
 
 fn jobs(a: &FleetArgs) -> anyhow::Result<(RunPlan, Vec<HostJob>)> {
     let plan = a.run.config()?.engine_plan();
-    let jobs = super::io_jobs(&a.host, &plan)?;
+    let jobs = super::io_jobs(&a.host, &plan, Some(&a.run))?;
     Ok((plan, jobs))
 }
 
@@ -54,9 +60,15 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
                 .join(", ")
         );
     }
+    let metrics = metrics(&a.metrics)?;
     let live = crate::output::fleet::FleetLive::new();
-    let run =
-        controller::run_with_progress(&jobs, &a.host.options(), &cancel, &mut |p| live.update(p));
+    let run = controller::run_with_progress(&jobs, &a.host.options(), &cancel, &mut |p| {
+        live.update(p);
+        if let Some(m) = &metrics {
+            m.update(p);
+        }
+    });
+    drop(metrics);
     live.finish();
     let run = run?;
 
@@ -74,6 +86,14 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
     for l in &doc.lost {
         style::print_warning(l);
     }
+    // What the hosts themselves warned about, each once with the hosts that said it.
+    for w in
+        doc.envelope.warnings.iter().filter(|w| {
+            (w.starts_with("host ") || w.starts_with("hosts ")) && !doc.lost.contains(w)
+        })
+    {
+        style::print_warning(w);
+    }
     style::print_saved("result", &merged, a.json);
     Ok(if run.interrupted {
         ExitCode::from(crate::interrupt::EXIT_INTERRUPTED)
@@ -84,7 +104,22 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// The `--metrics` endpoint, when asked for.
+pub(super) fn metrics(
+    addr: &Option<String>,
+) -> anyhow::Result<Option<crate::output::metrics::Metrics>> {
+    let Some(addr) = addr else { return Ok(None) };
+    let m = crate::output::metrics::Metrics::serve(addr)?;
+    if !style::quiet() {
+        eprintln!("oio fleet: live figures at http://{}/metrics", m.addr);
+    }
+    Ok(Some(m))
+}
+
 pub(super) fn fleet_check(a: FleetArgs) -> anyhow::Result<ExitCode> {
+    if a.metrics.is_some() {
+        anyhow::bail!("--metrics: `oio fleet check` runs no workload; give it to `oio fleet run` or `oio fleet sweep`");
+    }
     let (_, jobs) = jobs(&a)?;
     let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());
     let out = controller::check(&jobs, &a.host.options(), &cancel);

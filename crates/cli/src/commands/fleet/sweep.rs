@@ -50,19 +50,24 @@ pub fn run(s: SweepArgs) -> anyhow::Result<ExitCode> {
     envelope.host = Some(oio_core::host::HostInfo::detect());
     let (mut points, mut sequence) = (Vec::new(), Vec::new());
     let mut interrupted = false;
+    // One endpoint for the whole ladder: counters run on across depths, the interval restarts.
+    let metrics = super::run::metrics(&a.metrics)?;
     for &qd in &s.sweep_qd {
         let mut o = a.run.workload.overrides(&a.run.shape);
         o.qd = Some(qd);
         let plan = crate::args::settings(&a.run.target, &a.run.exec)
             .config(&a.run.source.source(), &o)?
             .engine_plan();
-        let jobs = super::io_jobs(&a.host, &plan)?;
+        let jobs = super::io_jobs(&a.host, &plan, None)?;
         if !style::quiet() {
             eprintln!("oio fleet sweep: qd {qd} on {} hosts", jobs.len());
         }
         let live = crate::output::fleet::FleetLive::new();
         let run = controller::run_with_progress(&jobs, &a.host.options(), &cancel, &mut |p| {
-            live.update(p)
+            live.update(p);
+            if let Some(m) = &metrics {
+                m.update(p);
+            }
         });
         live.finish();
         let run = run?;

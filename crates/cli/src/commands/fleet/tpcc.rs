@@ -125,6 +125,7 @@ fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
             name: h.name.clone(),
             argv,
             plan: Work::Tpcc(plan),
+            group: String::new(),
         });
     }
     // Read the baseline and check its workers before anything runs, so a bad file costs no

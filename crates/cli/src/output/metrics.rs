@@ -1,0 +1,244 @@
+//! `oio fleet run --metrics ADDR`: the live figures in Prometheus' text exposition format
+//! (version 0.0.4, which OpenMetrics scrapers read too), served over plain HTTP on ADDR while
+//! the run lasts, so an existing Prometheus (and a Grafana on it) can watch a fleet run.
+//!
+//! Per host and merged: the last complete interval's IOPS (NOPM for TPC-C) and index, I/Os
+//! since the start as a counter, how late each host's interval arrived, and latency as a
+//! cumulative histogram with fixed `le` bounds. A bucket of oio's histogram (about 1 %
+//! wide) counts under the first bound at or above its highest value, so a count near a bound
+//! may sit one bound higher: bounds are never overstated.
+
+use oio_fleet::controller::Progress;
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Upper bounds of the latency buckets, seconds.
+const BOUNDS_S: [f64; 19] = [
+    1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 0.1, 0.25, 0.5,
+    1.0, 2.5, 5.0, 10.0,
+];
+
+/// Counts since the start of one host or of the merged fleet.
+#[derive(Default)]
+struct Acc {
+    ios: u64,
+    /// Per bound of [`BOUNDS_S`] (and one more for +Inf), not yet cumulative.
+    buckets: [u64; BOUNDS_S.len() + 1],
+    sum_ns: f64,
+    count: u64,
+}
+
+impl Acc {
+    fn add(&mut self, count: u64, h: Option<&oio_core::histogram::SparseHistogram>) {
+        self.ios += count;
+        let Some(h) = h else { return };
+        for [v, c] in &h.buckets {
+            let s = *v as f64 / 1e9;
+            let k = BOUNDS_S
+                .iter()
+                .position(|b| s <= *b)
+                .unwrap_or(BOUNDS_S.len());
+            self.buckets[k] += c;
+        }
+        self.sum_ns += h.sum;
+        self.count += h.count;
+    }
+
+    fn histogram(&self, o: &mut String, name: &str, label: &str) {
+        let mut cum = 0;
+        let sep = if label.is_empty() { "" } else { "," };
+        for (k, b) in BOUNDS_S.iter().enumerate() {
+            cum += self.buckets[k];
+            o.push_str(&format!("{name}_bucket{{{label}{sep}le=\"{b}\"}} {cum}\n"));
+        }
+        cum += self.buckets[BOUNDS_S.len()];
+        o.push_str(&format!("{name}_bucket{{{label}{sep}le=\"+Inf\"}} {cum}\n"));
+        let braces = |l: &str| {
+            if l.is_empty() {
+                String::new()
+            } else {
+                format!("{{{l}}}")
+            }
+        };
+        o.push_str(&format!(
+            "{name}_sum{} {}\n",
+            braces(label),
+            self.sum_ns / 1e9
+        ));
+        o.push_str(&format!("{name}_count{} {}\n", braces(label), self.count));
+    }
+}
+
+#[derive(Default)]
+struct State {
+    hosts: BTreeMap<String, Acc>,
+    merged: Acc,
+    last: Option<Progress>,
+    text: String,
+}
+
+/// The metrics endpoint of one run: updated with every merged interval, served on its own
+/// thread until dropped.
+pub struct Metrics {
+    state: Arc<Mutex<State>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    /// Where it listens.
+    pub addr: SocketAddr,
+}
+
+impl Metrics {
+    /// Listens on `addr` (e.g. 127.0.0.1:9464); the address in use or refused is an error.
+    pub fn serve(addr: &str) -> anyhow::Result<Metrics> {
+        let l = TcpListener::bind(addr).map_err(|e| {
+            anyhow::anyhow!("--metrics {addr}: cannot listen there: {e}; give ADDRESS:PORT, e.g. 127.0.0.1:9464")
+        })?;
+        l.set_nonblocking(true)?;
+        let addr = l.local_addr()?;
+        let state = Arc::new(Mutex::new(State {
+            text: "# no interval yet\n".into(),
+            ..State::default()
+        }));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (s, st) = (Arc::clone(&state), Arc::clone(&stop));
+        let thread = std::thread::Builder::new()
+            .name("oio-metrics".into())
+            .spawn(move || accept_loop(&l, &s, &st))?;
+        Ok(Metrics {
+            state,
+            stop,
+            thread: Some(thread),
+            addr,
+        })
+    }
+
+    /// One merged interval.
+    pub fn update(&self, p: &Progress) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        for h in &p.per_host {
+            s.hosts
+                .entry(h.host.clone())
+                .or_default()
+                .add(h.count, h.histogram.as_ref());
+            s.merged.add(h.count, h.histogram.as_ref());
+        }
+        s.last = Some(p.clone());
+        s.text = render(&s);
+    }
+}
+
+impl Drop for Metrics {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn render(s: &State) -> String {
+    let Some(p) = &s.last else {
+        return String::new();
+    };
+    let unit = p.unit.to_ascii_lowercase();
+    let mut o = String::new();
+    o.push_str("# HELP oio_fleet_interval The last merged interval (1-based) the interval figures are of.\n# TYPE oio_fleet_interval gauge\n");
+    o.push_str(&format!("oio_fleet_interval {}\n", p.index + 1));
+    o.push_str(&format!(
+        "# HELP oio_fleet_interval_{unit} {} of the last merged interval, per host.\n# TYPE oio_fleet_interval_{unit} gauge\n",
+        p.unit
+    ));
+    for h in &p.per_host {
+        o.push_str(&format!(
+            "oio_fleet_interval_{unit}{{host=\"{}\"}} {}\n",
+            h.host, h.value
+        ));
+    }
+    // Summed in the order of the hosts, as the merged result sums them.
+    let merged = p.per_host.iter().fold(0.0, |a, h| a + h.value);
+    o.push_str(&format!(
+        "# HELP oio_fleet_merged_interval_{unit} {} of the last merged interval, summed over the hosts that sent it.\n# TYPE oio_fleet_merged_interval_{unit} gauge\noio_fleet_merged_interval_{unit} {merged}\n",
+        p.unit
+    ));
+    o.push_str("# HELP oio_fleet_merged_hosts Hosts in the last merged interval.\n# TYPE oio_fleet_merged_hosts gauge\n");
+    o.push_str(&format!("oio_fleet_merged_hosts {}\n", p.hosts));
+    o.push_str("# HELP oio_fleet_interval_lag_seconds How much later than the first host's the host's last interval arrived.\n# TYPE oio_fleet_interval_lag_seconds gauge\n");
+    for h in &p.per_host {
+        o.push_str(&format!(
+            "oio_fleet_interval_lag_seconds{{host=\"{}\"}} {}\n",
+            h.host,
+            h.lag_ms / 1e3
+        ));
+    }
+    let what = if p.unit == "NOPM" {
+        "New orders"
+    } else {
+        "I/Os"
+    };
+    o.push_str(&format!("# HELP oio_fleet_ios {what} completed in the merged intervals so far.\n# TYPE oio_fleet_ios counter\n"));
+    for (h, a) in &s.hosts {
+        o.push_str(&format!("oio_fleet_ios_total{{host=\"{h}\"}} {}\n", a.ios));
+    }
+    o.push_str(&format!("# HELP oio_fleet_merged_ios {what} completed in the merged intervals so far, every host.\n# TYPE oio_fleet_merged_ios counter\noio_fleet_merged_ios_total {}\n", s.merged.ios));
+    o.push_str("# HELP oio_fleet_latency_seconds Latency in the merged intervals so far, per host.\n# TYPE oio_fleet_latency_seconds histogram\n");
+    for (h, a) in &s.hosts {
+        a.histogram(
+            &mut o,
+            "oio_fleet_latency_seconds",
+            &format!("host=\"{h}\""),
+        );
+    }
+    o.push_str("# HELP oio_fleet_merged_latency_seconds Latency in the merged intervals so far, every host (summed buckets).\n# TYPE oio_fleet_merged_latency_seconds histogram\n");
+    s.merged
+        .histogram(&mut o, "oio_fleet_merged_latency_seconds", "");
+    o
+}
+
+fn accept_loop(l: &TcpListener, state: &Mutex<State>, stop: &AtomicBool) {
+    while !stop.load(Ordering::SeqCst) {
+        match l.accept() {
+            Ok((c, _)) => {
+                let text = state.lock().unwrap_or_else(|e| e.into_inner()).text.clone();
+                let _ = answer(c, &text);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+}
+
+/// Reads one request's head (at most 8 KiB, 2 s) and answers it: `GET /metrics` (or `/`)
+/// with the figures, anything else 404.
+fn answer(mut c: TcpStream, text: &str) -> std::io::Result<()> {
+    c.set_nonblocking(false)?;
+    c.set_read_timeout(Some(Duration::from_secs(2)))?;
+    c.set_write_timeout(Some(Duration::from_secs(2)))?;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 1024];
+    while buf.len() < 8192 && !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = c.read(&mut chunk)?;
+        if n == 0 {
+            break;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    let head = String::from_utf8_lossy(&buf);
+    let path = head.split_whitespace().nth(1).unwrap_or("");
+    let (status, body) = if head.starts_with("GET ") && (path == "/metrics" || path == "/") {
+        ("200 OK", text)
+    } else {
+        ("404 Not Found", "GET /metrics\n")
+    };
+    write!(
+        c,
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    c.flush()
+}

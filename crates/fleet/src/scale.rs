@@ -1,0 +1,272 @@
+//! A host ladder (`oio fleet scale`): the same plan on 1, 2, 4, … N hosts, each step a fleet
+//! run; scaling efficiency against the first step and the step where it falls below a
+//! threshold, or "undecided" where the steps' noise is larger than the difference.
+//!
+//! Efficiency of step k = (merged rate_k ÷ hosts_k) ÷ (merged rate_1 ÷ hosts_1): 1.0 is linear.
+//! Each step's noise is the standard error of its merged rate from its intervals (relative
+//! standard deviation of the full-length intervals ÷ √n, taking them as independent); the
+//! efficiency's margin is twice its relative error (the two steps' in quadrature).
+
+use serde::{Deserialize, Serialize};
+
+/// One step of the ladder as measured.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Step {
+    /// Hosts in the step.
+    pub hosts: usize,
+    /// Merged rate (IOPS) over the fleet window.
+    pub rate: f64,
+    /// The merged rate of each full-length interval.
+    pub interval_rates: Vec<f64>,
+    /// p99 latency from the merged histogram, ns.
+    pub p99_ns: Option<u64>,
+    /// Its merged result.
+    pub result_file: String,
+    /// False when a host was lost or stopped on errors (the step does not count).
+    pub complete: bool,
+}
+
+/// One step with its efficiency.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Scaled {
+    /// The step.
+    #[serde(flatten)]
+    pub step: Step,
+    /// Its rate per host.
+    pub per_host: f64,
+    /// Its relative standard error (None: fewer than 3 intervals).
+    pub noise: Option<f64>,
+    /// Efficiency against the first step (None when it cannot be computed).
+    pub efficiency: Option<f64>,
+    /// ± this around the efficiency (two standard errors).
+    pub margin: Option<f64>,
+}
+
+/// The ladder and what it says.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Ladder {
+    /// The threshold efficiency.
+    pub threshold: f64,
+    /// Every step, in order.
+    pub steps: Vec<Scaled>,
+    /// The first step whose efficiency is below the threshold beyond its margin.
+    pub below_at: Option<usize>,
+    /// Steps before it whose margin straddles the threshold.
+    pub undecided_at: Vec<usize>,
+    /// The verdict in words.
+    pub verdict: String,
+}
+
+/// Relative standard error of a series' mean, or None with fewer than 3 values or a mean of 0.
+fn noise(rates: &[f64]) -> Option<f64> {
+    let n = rates.len();
+    if n < 3 {
+        return None;
+    }
+    let mean = rates.iter().sum::<f64>() / n as f64;
+    if mean <= 0.0 {
+        return None;
+    }
+    let var = rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    Some(var.sqrt() / mean / (n as f64).sqrt())
+}
+
+/// The ladder's efficiencies and verdict.
+pub fn ladder(steps: Vec<Step>, threshold: f64) -> Ladder {
+    let first = steps.first().cloned();
+    let base = first
+        .as_ref()
+        .filter(|f| f.complete && f.rate > 0.0 && f.hosts > 0)
+        .map(|f| (f.rate / f.hosts as f64, noise(&f.interval_rates)));
+    let scaled: Vec<Scaled> = steps
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let per_host = if s.hosts > 0 {
+                s.rate / s.hosts as f64
+            } else {
+                0.0
+            };
+            let nz = noise(&s.interval_rates);
+            let (efficiency, margin) = match base {
+                // The base itself: 1 by definition, no margin against itself.
+                Some(_) if i == 0 => (Some(1.0), None),
+                Some((b, bn)) if s.complete => {
+                    let e = per_host / b;
+                    let m = match (nz, bn) {
+                        (Some(a), Some(b)) => Some(2.0 * e * (a * a + b * b).sqrt()),
+                        _ => None,
+                    };
+                    (Some(e), m)
+                }
+                _ => (None, None),
+            };
+            Scaled {
+                step: s,
+                per_host,
+                noise: nz,
+                efficiency,
+                margin,
+            }
+        })
+        .collect();
+    let (below_at, undecided_at, verdict) = verdict(&scaled, threshold);
+    Ladder {
+        threshold,
+        steps: scaled,
+        below_at,
+        undecided_at,
+        verdict,
+    }
+}
+
+fn verdict(steps: &[Scaled], t: f64) -> (Option<usize>, Vec<usize>, String) {
+    let fmt = |s: &Scaled| match (s.efficiency, s.margin) {
+        (Some(e), Some(m)) => format!("{e:.3} ± {m:.3}"),
+        (Some(e), None) => format!("{e:.3} (noise unknown)"),
+        _ => "-".into(),
+    };
+    let Some(first) = steps.first() else {
+        return (None, Vec::new(), "undecided: no step ran".into());
+    };
+    if first.efficiency.is_none() {
+        return (
+            None,
+            Vec::new(),
+            format!(
+                "undecided: the first step ({} host{}) did not complete with a rate to compare against",
+                first.step.hosts,
+                if first.step.hosts == 1 { "" } else { "s" }
+            ),
+        );
+    }
+    let mut undecided = Vec::new();
+    for s in &steps[1..] {
+        let h = s.step.hosts;
+        let (Some(e), Some(m)) = (s.efficiency, s.margin) else {
+            undecided.push(h);
+            continue;
+        };
+        if e + m < t {
+            let mut v = format!(
+                "scaling efficiency falls below {t:.2} at {h} hosts ({}, against {} host{})",
+                fmt(s),
+                first.step.hosts,
+                if first.step.hosts == 1 { "" } else { "s" }
+            );
+            if !undecided.is_empty() {
+                v.push_str(&format!(
+                    "; undecided at {} hosts: the steps' noise is larger than the difference from the threshold",
+                    join(&undecided)
+                ));
+            }
+            return (Some(h), undecided, v);
+        }
+        if e - m < t {
+            undecided.push(h);
+        }
+    }
+    let last = steps.last().map(|s| s.step.hosts).unwrap_or(0);
+    if undecided.is_empty() {
+        let low = steps[1..]
+            .iter()
+            .filter_map(|s| Some((s.efficiency?, s)))
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        let v = match low {
+            Some((_, s)) => format!(
+                "scaling efficiency stays at or above {t:.2} through {last} hosts (lowest {} at {} hosts)",
+                fmt(s),
+                s.step.hosts
+            ),
+            None => "undecided: only one step".into(),
+        };
+        (None, undecided, v)
+    } else {
+        let v = format!(
+            "undecided: at {} hosts the efficiency's margin straddles {t:.2} (the steps' noise is larger than the difference, or unknown with fewer than 3 intervals or a step cut short); no step is below it beyond its noise",
+            join(&undecided)
+        );
+        (None, undecided, v)
+    }
+}
+
+fn join(v: &[usize]) -> String {
+    v.iter()
+        .map(|h| h.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(hosts: usize, per_host: f64, wobble: f64) -> Step {
+        let r = per_host * hosts as f64;
+        Step {
+            hosts,
+            rate: r,
+            interval_rates: vec![r * (1.0 - wobble), r, r * (1.0 + wobble), r],
+            p99_ns: None,
+            result_file: String::new(),
+            complete: true,
+        }
+    }
+
+    #[test]
+    fn linear_steps_stay_above_and_a_clear_drop_is_named() {
+        let l = ladder(vec![step(1, 1000.0, 0.0), step(2, 1000.0, 0.0)], 0.8);
+        assert_eq!(l.steps[1].efficiency, Some(1.0));
+        assert_eq!(l.below_at, None);
+        assert!(l.verdict.starts_with("scaling efficiency stays at or above 0.80 through 2 hosts (lowest 1.000 ± 0.000 at 2 hosts)"), "{}", l.verdict);
+        let l = ladder(
+            vec![
+                step(1, 1000.0, 0.01),
+                step(2, 950.0, 0.01),
+                step(4, 600.0, 0.01),
+                step(8, 300.0, 0.01),
+            ],
+            0.8,
+        );
+        assert_eq!(l.below_at, Some(4));
+        assert!(l.undecided_at.is_empty());
+        assert!(
+            l.verdict
+                .starts_with("scaling efficiency falls below 0.80 at 4 hosts (0.600 ± "),
+            "{}",
+            l.verdict
+        );
+    }
+
+    /// A difference smaller than the noise is undecided, never a confident answer.
+    #[test]
+    fn noise_larger_than_the_difference_is_undecided() {
+        // 0.78 against 0.80 with ±20 % intervals: the margin covers the threshold.
+        let l = ladder(vec![step(1, 1000.0, 0.2), step(2, 780.0, 0.2)], 0.8);
+        assert_eq!(l.below_at, None);
+        assert_eq!(l.undecided_at, [2]);
+        assert!(
+            l.verdict.starts_with("undecided: at 2 hosts"),
+            "{}",
+            l.verdict
+        );
+        // Noise from one wobbling interval in four: sd = r·w·√(2/3), ÷ √4; both steps.
+        let m = l.steps[1].margin.unwrap();
+        let want = 2.0 * 0.78 * (2.0f64).sqrt() * 0.2 * (2.0f64 / 3.0).sqrt() / 2.0;
+        assert!((m - want).abs() < 1e-12, "{m} vs {want}");
+        // Too few intervals: the noise is unknown, so undecided.
+        let mut short = step(2, 500.0, 0.0);
+        short.interval_rates.truncate(2);
+        let l = ladder(vec![step(1, 1000.0, 0.0), short], 0.8);
+        assert_eq!(l.undecided_at, [2]);
+        // A first step that did not complete decides nothing.
+        let mut bad = step(1, 1000.0, 0.0);
+        bad.complete = false;
+        let l = ladder(vec![bad, step(2, 1000.0, 0.0)], 0.8);
+        assert!(
+            l.verdict.starts_with("undecided: the first step"),
+            "{}",
+            l.verdict
+        );
+    }
+}
