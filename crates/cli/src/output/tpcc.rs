@@ -31,6 +31,8 @@ pub struct RunSink {
     pre_warnings: Vec<String>,
     bar: Option<ProgressBar>,
     series_file: Option<PathBuf>,
+    /// The database, to read its settings after each step (None: not parsed, not read).
+    db: Option<oio_tpcc::DbUrl>,
 }
 
 impl RunSink {
@@ -59,6 +61,7 @@ impl RunSink {
             pre_warnings,
             bar: None,
             series_file: None,
+            db: plan.db.parse().ok(),
         }
     }
 
@@ -184,6 +187,13 @@ impl RunObserver for RunSink {
             pb.finish_and_clear();
         }
         r.envelope.command = std::env::args().collect();
+        if let Some(db) = &self.db {
+            r.settings = Some(crate::server_settings::capture(
+                db,
+                r.options.sqlite_sync,
+                &r.options.timeouts,
+            ));
+        }
         r.envelope
             .warnings
             .splice(0..0, self.pre_warnings.iter().cloned());

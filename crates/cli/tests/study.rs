@@ -1,0 +1,84 @@
+//! Issue 23: tuning and scaling studies. Settings recorded in every TPC-C result and runs
+//! named by what differs between them.
+
+use crate::common::{missing, run_json, scratch, tpcc_build_one_warehouse};
+use oio_tpcc::testing::{pg_bin, TempPostgres};
+use serde_json::Value;
+use std::path::Path;
+
+/// One short SQLite run into `out` with `--sqlite-sync sync`.
+fn sqlite_run(dir: &Path, db: &str, out: &str, sync: &str) -> Value {
+    run_json(
+        dir,
+        &[
+            "tpcc",
+            "run",
+            "--db",
+            db,
+            "-n",
+            "1",
+            "--ramp",
+            "0s",
+            "--time",
+            "1s",
+            "--sqlite-sync",
+            sync,
+            "--out",
+            out,
+        ],
+    )
+}
+
+#[test]
+fn sqlite_results_record_their_pragmas_and_storage_and_compare_names_groups_by_them() {
+    let dir = scratch();
+    let db = format!("sqlite:{}", dir.path().join("t.db").display());
+    tpcc_build_one_warehouse(dir.path(), &db);
+    let full = sqlite_run(dir.path(), &db, "full", "full");
+    let off = sqlite_run(dir.path(), &db, "off", "off");
+    let s = &full["settings"];
+    assert_eq!(s["engine"], "sqlite");
+    assert!(!s["version"].as_str().unwrap().is_empty(), "{s}");
+    assert_eq!(s["values"]["journal_mode"], "wal", "{s}");
+    // PRAGMA synchronous answers a number: FULL is 2, OFF 0.
+    assert_eq!(s["values"]["synchronous"], "2", "{s}");
+    assert_eq!(off["settings"]["values"]["synchronous"], "0");
+    assert_eq!(
+        s["storage"]["data_dir"].as_str().unwrap(),
+        dir.path().display().to_string()
+    );
+    // compare without --label names each group by the setting that differs.
+    let c = run_json(dir.path(), &["compare", "full", "off"]);
+    let text = c.to_string();
+    assert!(text.contains("synchronous=2 (full)"), "{text}");
+    assert!(text.contains("synchronous=0 (off)"), "{text}");
+}
+
+#[test]
+fn a_postgres_result_records_the_servers_non_default_settings_and_version() {
+    if pg_bin().is_none() {
+        missing("no PostgreSQL binaries (scripts/test installs them)");
+        return;
+    }
+    let pg = TempPostgres::start("synchronous_commit = off\n").unwrap();
+    let db = pg.url();
+    let dir = scratch();
+    tpcc_build_one_warehouse(dir.path(), &db);
+    let r = run_json(
+        dir.path(),
+        &[
+            "tpcc", "run", "--db", &db, "-n", "1", "--ramp", "0s", "--time", "1s",
+        ],
+    );
+    let s = &r["settings"];
+    assert_eq!(s["engine"], "postgres");
+    assert!(s["version"].as_str().unwrap().starts_with("15"), "{s}");
+    assert_eq!(s["values"]["synchronous_commit"], "off", "{s}");
+    // oio's own session settings (source client/session) are not the server's.
+    assert!(s["values"].get("application_name").is_none(), "{s}");
+    assert!(s["values"].get("statement_timeout").is_none(), "{s}");
+    assert_eq!(
+        s["storage"]["data_dir"].as_str().unwrap(),
+        pg.data_dir().display().to_string()
+    );
+}
