@@ -52,6 +52,22 @@ fn sqlite_results_record_their_pragmas_and_storage_and_compare_names_groups_by_t
     let text = c.to_string();
     assert!(text.contains("synchronous=2 (full)"), "{text}");
     assert!(text.contains("synchronous=0 (off)"), "{text}");
+    // diagnose names each result's source the same way.
+    let d = run_json(dir.path(), &["diagnose", "full", "off"]);
+    let sources: Vec<&str> = d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["source"].as_str())
+        .collect();
+    assert!(
+        sources.iter().any(|s| s.ends_with("(synchronous=2)")),
+        "{sources:?}"
+    );
+    assert!(
+        sources.iter().any(|s| s.ends_with("(synchronous=0)")),
+        "{sources:?}"
+    );
 }
 
 #[test]

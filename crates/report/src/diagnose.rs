@@ -61,6 +61,25 @@ pub fn db_facts(source: &str, t: &TpccResult) -> DbFacts {
     }
 }
 
+/// The database facts of TPC-C results, each source followed by what tells it apart from
+/// the others when that is a setting, the setup or a label ("tpcc-….json
+/// (synchronous_commit=off)"), as the report and `compare` name them.
+pub fn tpcc_facts(results: &[(String, TpccResult)]) -> Vec<DbFacts> {
+    let docs: Vec<&TpccResult> = results.iter().map(|(_, t)| t).collect();
+    let names = crate::charts::tpcc_names(&docs);
+    results
+        .iter()
+        .zip(names)
+        .map(|((source, t), n)| {
+            if n.starts_with("TPC-C run ") || results.len() < 2 {
+                db_facts(source, t)
+            } else {
+                db_facts(&format!("{source} ({n})"), t)
+            }
+        })
+        .collect()
+}
+
 /// The analysis' inputs from a report's documents, each named by its file as `oio diagnose`
 /// names it. `None` when the report holds nothing the rules read.
 pub fn inputs_of(r: &Report) -> Option<Inputs> {
@@ -85,7 +104,12 @@ pub fn inputs_of(r: &Report) -> Option<Inputs> {
         .iter()
         .map(|e| (e.source.clone(), e.doc.clone()))
         .collect();
-    inputs.databases = r.tpcc.iter().map(|e| db_facts(&e.source, &e.doc)).collect();
+    let tpcc: Vec<(String, TpccResult)> = r
+        .tpcc
+        .iter()
+        .map(|e| (e.source.clone(), e.doc.clone()))
+        .collect();
+    inputs.databases = tpcc_facts(&tpcc);
     let nothing = inputs.series.is_empty()
         && inputs.runs.is_empty()
         && inputs.sweeps.is_empty()

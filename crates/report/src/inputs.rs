@@ -471,6 +471,7 @@ fn is_blg(path: &Path) -> bool {
 pub fn diagnose_inputs(paths: &[PathBuf]) -> Result<(diagnose::Inputs, Vec<String>), InputError> {
     let mut inputs = diagnose::Inputs::default();
     let mut notices = Vec::new();
+    let mut tpcc: Vec<(String, oio_tpcc::TpccResult)> = Vec::new();
     let popts = ParseOptions::default();
     for p in paths {
         inputs.names.push(p.display().to_string());
@@ -507,7 +508,7 @@ pub fn diagnose_inputs(paths: &[PathBuf]) -> Result<(diagnose::Inputs, Vec<Strin
                 }
                 Some(Kind::Tpcc) => {
                     let t: oio_tpcc::TpccResult = Input::typed(value, &path)?;
-                    inputs.databases.push(crate::diagnose::db_facts(&name, &t));
+                    tpcc.push((name, t));
                 }
                 other => notices.push(format!(
                     "{name}: a {} document; diagnose reads captures, observations, characterizations, runs, sweeps and TPC-C results; skipped",
@@ -516,6 +517,7 @@ pub fn diagnose_inputs(paths: &[PathBuf]) -> Result<(diagnose::Inputs, Vec<Strin
             }
         }
     }
+    inputs.databases = crate::diagnose::tpcc_facts(&tpcc);
     Ok((inputs, notices))
 }
 
