@@ -98,3 +98,73 @@ fn a_postgres_result_records_the_servers_non_default_settings_and_version() {
         pg.data_dir().display().to_string()
     );
 }
+
+/// Bucket names of a result's wait profile.
+fn buckets(r: &Value) -> Vec<String> {
+    r["waits"]["buckets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn mariadb_waits_are_unknown_without_performance_schema_and_client_round_trips_are_not_io() {
+    if oio_tpcc::testing::mariadb_bin().is_none() {
+        missing("no MariaDB binaries (scripts/test installs mariadb-server and mariadb-client)");
+        return;
+    }
+    for ps in ["OFF", "ON"] {
+        let server =
+            oio_tpcc::testing::TempMariadb::start(&[&format!("--performance-schema={ps}")])
+                .unwrap();
+        let db = server.url();
+        let dir = scratch();
+        tpcc_build_one_warehouse(dir.path(), &db);
+        let r = run_json(
+            dir.path(),
+            &[
+                "tpcc", "run", "--db", &db, "-n", "2", "--ramp", "0s", "--time", "2s",
+            ],
+        );
+        let names = buckets(&r);
+        let d = run_json(dir.path(), &["diagnose", "oio-results"]);
+        let claims: Vec<&str> = d["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f["claim"].as_str())
+            .collect();
+        assert!(claims.iter().all(|c| !c.contains("SQLite")), "{claims:?}");
+        assert_eq!(r["settings"]["engine"], "mysql");
+        assert!(
+            r["settings"]["values"]["performance_schema"]
+                .as_str()
+                .is_some_and(|v| v.eq_ignore_ascii_case(ps)),
+            "{}",
+            r["settings"]
+        );
+        if ps == "OFF" {
+            // Only the row lock time is known; the rest is unknown, never CPU, and the log
+            // and data-file waits are not shown as zeros.
+            assert_eq!(names, ["unknown", "lock"], "{}", r["waits"]);
+            let log = claims
+                .iter()
+                .find(|c| c.contains("redo log waits are unknown"))
+                .unwrap_or_else(|| panic!("{claims:?}"));
+            assert!(log.contains("performance_schema=ON"), "{log}");
+        } else {
+            assert!(
+                names.contains(&"client_round_trips".to_string()),
+                "{names:?}"
+            );
+            for e in r["waits"]["top_events"].as_array().unwrap() {
+                let name = e["event"].as_str().unwrap();
+                if name.starts_with("wait/io/socket/") {
+                    assert_eq!(e["bucket"], "client_round_trips", "{e}");
+                }
+            }
+        }
+    }
+}
