@@ -68,6 +68,17 @@ fn sqlite_results_record_their_pragmas_and_storage_and_compare_names_groups_by_t
         sources.iter().any(|s| s.ends_with("(synchronous=0)")),
         "{sources:?}"
     );
+    // tpcc check saves its report like every other command, named by --label.
+    run_json(
+        dir.path(),
+        &["tpcc", "check", "--db", &db, "--label", "after"],
+    );
+    let saved: Vec<String> = std::fs::read_dir(dir.path().join("oio-results"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("tpcc-check-") && n.ends_with("-after-w1.json"))
+        .collect();
+    assert_eq!(saved.len(), 1, "{saved:?}");
 }
 
 #[test]

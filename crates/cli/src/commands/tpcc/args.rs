@@ -88,6 +88,9 @@ pub struct BuildArgs {
     /// Directory for the build report.
     #[arg(long, value_name = "DIR", default_value = "oio-results")]
     pub out: PathBuf,
+    /// A name for this build, put in the report's file name.
+    #[arg(long, value_name = "NAME")]
+    pub label: Option<String>,
     /// Print the build report as JSON on stdout (and nothing else there).
     #[arg(long)]
     pub json: bool,
@@ -240,6 +243,12 @@ impl From<OrderArg> for Order {
 pub struct CheckArgs {
     #[command(flatten)]
     pub db: DbArg,
+    /// Directory for the check report (saved like every other result).
+    #[arg(long, value_name = "DIR", default_value = "oio-results")]
+    pub out: PathBuf,
+    /// A name for this check, put in the report's file name.
+    #[arg(long, value_name = "NAME")]
+    pub label: Option<String>,
     /// Print the report as JSON on stdout (and nothing else there).
     #[arg(long)]
     pub json: bool,
