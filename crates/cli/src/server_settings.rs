@@ -138,3 +138,201 @@ fn storage(url: &DbUrl, timeouts: &Timeouts, notes: &mut Vec<String>) -> Option<
         device,
     })
 }
+
+/// A setting as the study found it, to put back afterwards.
+#[derive(Clone, Debug)]
+pub struct Saved {
+    /// The setting's name.
+    pub name: String,
+    /// Its value before the study.
+    pub value: String,
+    /// How to put it back: PostgreSQL `ALTER SYSTEM RESET` (it came from postgresql.conf or
+    /// the default) rather than `ALTER SYSTEM SET` to the value.
+    reset: bool,
+}
+
+/// True for a setting name oio will put in SQL: letters, digits, `_` and `.` only.
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+}
+
+/// A value as an SQL literal: bare when it is a word or number (MariaDB refuses quoted
+/// numbers for numeric variables), else quoted with quotes doubled.
+fn literal(value: &str) -> String {
+    let bare = !value.is_empty()
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.+-".contains(c));
+    if bare {
+        value.to_string()
+    } else {
+        format!("'{}'", value.replace('\'', "''"))
+    }
+}
+
+fn open(url: &DbUrl, timeouts: &Timeouts) -> anyhow::Result<Session> {
+    let shared = Arc::new(oio_tpcc::db::SqliteShared::default());
+    Ok(Session::open(
+        url,
+        "oio-tpcc-study",
+        oio_tpcc::SqliteSync::Full,
+        &shared,
+        timeouts,
+    )?)
+}
+
+fn one_text(s: &mut Session, sql: &str) -> anyhow::Result<Option<String>> {
+    let (_, rows) = s.query_sql(sql).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(rows.first().and_then(|r| r.first()).map(val_text))
+}
+
+/// Checks that each of `names` can be changed on the running server without a restart and
+/// reads its current value. SQLite: only `synchronous` (oio's connections set it).
+pub fn save(url: &DbUrl, names: &[String], timeouts: &Timeouts) -> anyhow::Result<Vec<Saved>> {
+    for n in names {
+        if !valid_name(n) {
+            anyhow::bail!("--set: '{n}' is not a setting name (expected letters, digits, _ and .)");
+        }
+    }
+    if let DbUrl::Sqlite(_) = url {
+        if let Some(n) = names.iter().find(|n| n.as_str() != "synchronous") {
+            anyhow::bail!("--set {n}=…: on SQLite a study can set only synchronous (full, normal or off), the pragma oio's connections set; other pragmas are not oio's to change");
+        }
+        return Ok(Vec::new());
+    }
+    let mut s = open(url, timeouts)?;
+    let mut out = Vec::new();
+    for n in names {
+        let saved = match url.dialect() {
+            oio_tpcc::url::Dialect::Postgres => {
+                let (_, rows) = s
+                    .query_sql(&format!(
+                        "SELECT context, current_setting(name), coalesce(sourcefile, ''), source FROM pg_settings WHERE name = '{n}'"
+                    ))
+                    .map_err(|e| anyhow::anyhow!("reading pg_settings: {e}"))?;
+                let Some(r) = rows.first() else {
+                    anyhow::bail!("--set {n}=…: PostgreSQL has no setting '{n}' (see pg_settings)");
+                };
+                let context = val_text(&r[0]);
+                if context == "postmaster" || context == "internal" {
+                    anyhow::bail!("--set {n}=…: '{n}' takes effect only when the server restarts (context {context}); oio does not restart servers: change it yourself between two `oio tpcc run --label …` and compare them");
+                }
+                let file = val_text(&r[2]);
+                let source = val_text(&r[3]);
+                Saved {
+                    name: n.clone(),
+                    value: val_text(&r[1]),
+                    reset: if file.is_empty() {
+                        source == "default"
+                    } else {
+                        !file.ends_with("postgresql.auto.conf")
+                    },
+                }
+            }
+            oio_tpcc::url::Dialect::Mysql => {
+                let value = one_text(&mut s, &format!("SELECT @@GLOBAL.{n}")).map_err(|e| {
+                    anyhow::anyhow!("--set {n}=…: not a global variable of this server ({e})")
+                })?;
+                Saved {
+                    name: n.clone(),
+                    value: value.unwrap_or_default(),
+                    reset: false,
+                }
+            }
+            oio_tpcc::url::Dialect::Sqlite => unreachable!("handled above"),
+        };
+        out.push(saved);
+    }
+    Ok(out)
+}
+
+/// Applies `settings` server-wide (PostgreSQL: ALTER SYSTEM and a reload, waiting up to 5 s
+/// until a new session sees each value; MariaDB/MySQL: SET GLOBAL). Returns warnings for
+/// values a new session does not show as given.
+pub fn apply(
+    url: &DbUrl,
+    settings: &[(String, String)],
+    timeouts: &Timeouts,
+) -> anyhow::Result<Vec<String>> {
+    if let DbUrl::Sqlite(_) = url {
+        return Ok(Vec::new());
+    }
+    let mut s = open(url, timeouts)?;
+    for (n, v) in settings {
+        let sql = match url.dialect() {
+            oio_tpcc::url::Dialect::Postgres => format!("ALTER SYSTEM SET {n} = {}", literal(v)),
+            _ => format!("SET GLOBAL {n} = {}", literal(v)),
+        };
+        s.batch(&sql).map_err(|e| {
+            anyhow::anyhow!(
+                "{sql}: {e} (a study needs a superuser, or SUPER / SYSTEM_VARIABLES_ADMIN)"
+            )
+        })?;
+    }
+    reload_and_wait(url, &mut s, settings, timeouts)
+}
+
+fn reload_and_wait(
+    url: &DbUrl,
+    s: &mut Session,
+    settings: &[(String, String)],
+    timeouts: &Timeouts,
+) -> anyhow::Result<Vec<String>> {
+    let pg = url.dialect() == oio_tpcc::url::Dialect::Postgres;
+    if pg {
+        s.batch("SELECT pg_reload_conf()")
+            .map_err(|e| anyhow::anyhow!("pg_reload_conf(): {e}"))?;
+    }
+    // The postmaster applies a reload asynchronously: a new session shows when it has.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let mut fresh = open(url, timeouts)?;
+        let mut off = Vec::new();
+        for (n, v) in settings {
+            let sql = if pg {
+                format!("SELECT current_setting('{n}')")
+            } else {
+                format!("SELECT @@GLOBAL.{n}")
+            };
+            let now = one_text(&mut fresh, &sql)?.unwrap_or_default();
+            if !now.eq_ignore_ascii_case(v) {
+                off.push(format!(
+                    "{n}: asked {v}, a new session shows {now} (the server's own spelling, or not applied)"
+                ));
+            }
+        }
+        if off.is_empty() || std::time::Instant::now() >= deadline {
+            return Ok(off);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// Puts the saved settings back (PostgreSQL: ALTER SYSTEM RESET or SET, and a reload).
+pub fn restore(url: &DbUrl, saved: &[Saved], timeouts: &Timeouts) -> anyhow::Result<()> {
+    if saved.is_empty() {
+        return Ok(());
+    }
+    let mut s = open(url, timeouts)?;
+    let pg = url.dialect() == oio_tpcc::url::Dialect::Postgres;
+    for x in saved {
+        let sql = match (pg, x.reset) {
+            (true, true) => format!("ALTER SYSTEM RESET {}", x.name),
+            (true, false) => format!("ALTER SYSTEM SET {} = {}", x.name, literal(&x.value)),
+            (false, _) => format!("SET GLOBAL {} = {}", x.name, literal(&x.value)),
+        };
+        s.batch(&sql).map_err(|e| anyhow::anyhow!("{sql}: {e}"))?;
+    }
+    let back: Vec<(String, String)> = saved
+        .iter()
+        .map(|x| (x.name.clone(), x.value.clone()))
+        .collect();
+    let off = reload_and_wait(url, &mut s, &back, timeouts)?;
+    if !off.is_empty() {
+        anyhow::bail!("settings not back as they were: {}", off.join("; "));
+    }
+    Ok(())
+}

@@ -179,3 +179,158 @@ fn mariadb_waits_are_unknown_without_performance_schema_and_client_round_trips_a
         }
     }
 }
+
+/// `current_setting(name)` on the server, from a fresh session.
+fn pg_setting(url: &str, name: &str) -> String {
+    let mut c = oio_tpcc::db::connect_pg(url, "oio-test", &oio_tpcc::Timeouts::default()).unwrap();
+    c.query_one(&format!("SELECT current_setting('{name}')"), &[])
+        .unwrap()
+        .get::<_, String>(0)
+}
+
+#[test]
+fn a_postgres_study_applies_each_setting_runs_interleaved_and_restores_them() {
+    if pg_bin().is_none() {
+        missing("no PostgreSQL binaries (scripts/test installs them)");
+        return;
+    }
+    let pg = TempPostgres::start("").unwrap();
+    let db = pg.url();
+    let dir = scratch();
+    tpcc_build_one_warehouse(dir.path(), &db);
+    assert_eq!(pg_setting(&db, "synchronous_commit"), "on");
+    let out = crate::common::oio()
+        .current_dir(dir.path())
+        .args([
+            "tpcc",
+            "study",
+            "--db",
+            &db,
+            "--set",
+            "sync:synchronous_commit=on",
+            "--set",
+            "async:synchronous_commit=off",
+            "--repeat",
+            "2",
+            "-n",
+            "2",
+            "--ramp",
+            "0s",
+            "--time",
+            "2s",
+            "--out",
+            "st",
+        ])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    // Counterbalanced: sync async, async sync.
+    assert!(
+        stderr.contains("sync async async sync (baseline sync)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("settings restored: synchronous_commit=on"),
+        "{stderr}"
+    );
+    assert!(
+        stdout
+            .contains("async (synchronous_commit=off) against sync (synchronous_commit=on): NOPM "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("waits (pg_stat_activity)"), "{stdout}");
+    // Each result was measured under its candidate's setting, and says so.
+    for (label, want) in [("sync", "on"), ("async", "off")] {
+        let files: Vec<_> = std::fs::read_dir(dir.path().join("st").join(label))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(files.len(), 2, "{files:?}");
+        for f in files {
+            let r: Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+            assert_eq!(r["label"], label);
+            assert_eq!(r["settings"]["values"]["synchronous_commit"], want, "{f:?}");
+        }
+    }
+    // Back as it was: the value, and nothing left in postgresql.auto.conf.
+    assert_eq!(pg_setting(&db, "synchronous_commit"), "on");
+    let auto = std::fs::read_to_string(pg.data_dir().join("postgresql.auto.conf")).unwrap();
+    assert!(!auto.contains("synchronous_commit"), "{auto}");
+}
+
+#[test]
+fn ctrl_c_in_a_postgres_study_restores_the_settings_and_exits_130() {
+    if pg_bin().is_none() {
+        missing("no PostgreSQL binaries (scripts/test installs them)");
+        return;
+    }
+    let pg = TempPostgres::start("").unwrap();
+    let db = pg.url();
+    let dir = scratch();
+    tpcc_build_one_warehouse(dir.path(), &db);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("oio"))
+        .env("NO_COLOR", "1")
+        .current_dir(dir.path())
+        .args([
+            "tpcc",
+            "study",
+            "--db",
+            &db,
+            "--set",
+            "async:synchronous_commit=off",
+            "--set",
+            "sync:synchronous_commit=on",
+            "--repeat",
+            "2",
+            "-n",
+            "1",
+            "--ramp",
+            "0s",
+            "--time",
+            "60s",
+            "--out",
+            "st",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for the event: the first run announced.
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr));
+    let mut seen = String::new();
+    for l in lines.by_ref() {
+        let l = l.unwrap();
+        seen.push_str(&l);
+        seen.push('\n');
+        if l.contains("study run 1/4: async") {
+            break;
+        }
+    }
+    // The setting is applied before the run starts: poll until the server shows it.
+    let t = std::time::Instant::now();
+    while pg_setting(&db, "synchronous_commit") != "off" {
+        assert!(t.elapsed().as_secs() < 60, "never applied: {seen}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    for l in lines {
+        seen.push_str(&l.unwrap());
+        seen.push('\n');
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{seen}");
+    assert!(
+        seen.contains("settings restored: synchronous_commit=on"),
+        "{seen}"
+    );
+    assert_eq!(pg_setting(&db, "synchronous_commit"), "on");
+}

@@ -6,6 +6,7 @@
 //! in [`crate::output::tpcc`]; the device under the database comes from `oio-telemetry`.
 
 mod args;
+mod study;
 
 pub use args::*;
 
@@ -27,6 +28,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Action::Build(a) => build(a),
         Action::Run(a) => run_bench(a),
         Action::Check(a) => check(a),
+        Action::Study(a) => study::run(a),
     }
 }
 
