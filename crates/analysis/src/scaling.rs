@@ -4,8 +4,9 @@
 //!
 //! Efficiency at a step is NOPM per worker against the first step's NOPM per worker (100 % =
 //! linear). The stop is called only when the run-to-run spread agrees: every run of the step
-//! must be below the threshold (and the step before's runs above it); with one run per step
-//! nothing measured the noise, so the reading is given but the verdict is "undecided".
+//! must be below the threshold against the first step's best run (and the step before's runs
+//! above it against the first step's worst); with one run per step nothing measured the noise,
+//! so the reading is given but the verdict is "undecided".
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -74,10 +75,16 @@ pub fn scaling(steps: &[StepFacts], threshold_pct: f64) -> Option<Scaling> {
     )];
     let Some(i) = efficiency.iter().position(|e| *e < threshold_pct) else {
         let one_run = steps.iter().any(|s| s.nopm_runs.len() < 2);
-        let straddles = steps.iter().any(|s| {
+        let first = &steps[0];
+        let base_hi = first
+            .nopm_runs
+            .iter()
+            .map(|n| n / first.workers as f64)
+            .fold(base, f64::max);
+        let straddles = steps.iter().skip(1).any(|s| {
             s.nopm_runs
                 .iter()
-                .any(|n| eff(*n, s.workers, base) < threshold_pct)
+                .any(|n| eff(*n, s.workers, base_hi) < threshold_pct)
         });
         let caveat = if one_run {
             "; one run per count measured no noise, so this is a reading, not a verdict (--repeat 3)"
@@ -107,13 +114,22 @@ pub fn scaling(steps: &[StepFacts], threshold_pct: f64) -> Option<Scaling> {
             s.nopm_runs.clone()
         }
     };
+    // The first step's own runs are noise too: judged at its least and most favourable run.
+    let first = runs(&steps[0]);
+    let per_worker = |n: f64| n / steps[0].workers as f64;
+    let base_lo = first
+        .iter()
+        .copied()
+        .map(per_worker)
+        .fold(f64::INFINITY, f64::min);
+    let base_hi = first.iter().copied().map(per_worker).fold(0.0, f64::max);
     let all_below = runs(at)
         .iter()
-        .all(|n| eff(*n, at.workers, base) < threshold_pct);
+        .all(|n| eff(*n, at.workers, base_lo) < threshold_pct);
     let before_above = i == 1
         || runs(before)
             .iter()
-            .all(|n| eff(*n, before.workers, base) >= threshold_pct);
+            .all(|n| eff(*n, before.workers, base_hi) >= threshold_pct);
     let measured = at.nopm_runs.len() >= 2 && steps[0].nopm_runs.len() >= 2;
     let why = why(before, at);
     evidence.extend(why.1.iter().cloned());
@@ -133,8 +149,12 @@ pub fn scaling(steps: &[StepFacts], threshold_pct: f64) -> Option<Scaling> {
         status: status.into(),
         stops_after: Some(before.workers),
         summary: format!(
-            "scaling stops after {} workers: efficiency {:.0} % at {} (threshold {threshold_pct:.0} %){}{caveat}",
-            before.workers, efficiency[i], at.workers, why.0
+            "scaling {} after {} workers: efficiency {:.0} % at {} (threshold {threshold_pct:.0} %){}{caveat}",
+            if status == "stops" { "stops" } else { "seems to stop" },
+            before.workers,
+            efficiency[i],
+            at.workers,
+            why.0
         ),
         evidence,
     })
@@ -271,5 +291,16 @@ mod tests {
         .unwrap();
         assert_eq!(holds.status, "holds");
         assert_eq!(holds.stops_after, None);
+        // A noisy first step (720 and 2,158 NOPM) cannot anchor a stop its best run would undo.
+        let noisy = scaling(
+            &[
+                step(1, &[2158.0, 720.0], 3.0, 40.0),
+                step(2, &[2280.0, 3864.0], 3.0, 40.0),
+                step(4, &[2460.0, 3569.0], 30.0, 100.0),
+            ],
+            DEFAULT_THRESHOLD_PCT,
+        )
+        .unwrap();
+        assert_eq!(noisy.status, "undecided", "{}", noisy.summary);
     }
 }

@@ -334,3 +334,35 @@ fn ctrl_c_in_a_postgres_study_restores_the_settings_and_exits_130() {
     );
     assert_eq!(pg_setting(&db, "synchronous_commit"), "on");
 }
+
+#[test]
+fn a_worker_sequence_says_where_scaling_stops_in_the_terminal_and_in_diagnose() {
+    let dir = scratch();
+    let db = format!("sqlite:{}", dir.path().join("t.db").display());
+    tpcc_build_one_warehouse(dir.path(), &db);
+    let out = crate::common::oio()
+        .current_dir(dir.path())
+        .args([
+            "tpcc", "run", "--db", &db, "-n", "1,2", "--ramp", "0s", "--time", "1s",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // One run per count: whatever the efficiency, it is a reading, not a verdict.
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("scaling "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(line.contains("--repeat 3"), "{line}");
+    // diagnose reads the series (it used to skip it) and says the same.
+    let d = run_json(dir.path(), &["diagnose", "oio-results"]);
+    let f = d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "scaling_stops")
+        .unwrap_or_else(|| panic!("{d}"));
+    assert_eq!(f["status"], "undecided", "{f}");
+    assert_eq!(f["claim"].as_str().unwrap(), line);
+}

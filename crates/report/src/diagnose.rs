@@ -110,6 +110,15 @@ pub fn inputs_of(r: &Report) -> Option<Inputs> {
         .map(|e| (e.source.clone(), e.doc.clone()))
         .collect();
     inputs.databases = tpcc_facts(&tpcc);
+    for e in &r.tpcc_series {
+        let found = crate::scaling::of_series(&e.doc, |file| {
+            r.tpcc
+                .iter()
+                .find(|t| t.source.ends_with(file))
+                .map(|t| &t.doc)
+        });
+        inputs.scaling.extend(found.map(|x| (e.source.clone(), x)));
+    }
     let nothing = inputs.series.is_empty()
         && inputs.runs.is_empty()
         && inputs.sweeps.is_empty()

@@ -472,6 +472,7 @@ pub fn diagnose_inputs(paths: &[PathBuf]) -> Result<(diagnose::Inputs, Vec<Strin
     let mut inputs = diagnose::Inputs::default();
     let mut notices = Vec::new();
     let mut tpcc: Vec<(String, oio_tpcc::TpccResult)> = Vec::new();
+    let mut series: Vec<(String, PathBuf, oio_tpcc::result::Series)> = Vec::new();
     let popts = ParseOptions::default();
     for p in paths {
         inputs.names.push(p.display().to_string());
@@ -510,6 +511,10 @@ pub fn diagnose_inputs(paths: &[PathBuf]) -> Result<(diagnose::Inputs, Vec<Strin
                     let t: oio_tpcc::TpccResult = Input::typed(value, &path)?;
                     tpcc.push((name, t));
                 }
+                Some(Kind::TpccSeries) => {
+                    let s: oio_tpcc::result::Series = Input::typed(value, &path)?;
+                    series.push((name, path, s));
+                }
                 other => notices.push(format!(
                     "{name}: a {} document; diagnose reads captures, observations, characterizations, runs, sweeps and TPC-C results; skipped",
                     other.map_or("other", Kind::schema)
@@ -518,7 +523,41 @@ pub fn diagnose_inputs(paths: &[PathBuf]) -> Result<(diagnose::Inputs, Vec<Strin
         }
     }
     inputs.databases = crate::diagnose::tpcc_facts(&tpcc);
+    for (name, path, s) in &series {
+        inputs
+            .scaling
+            .extend(series_scaling(path, s, &tpcc).map(|x| (name.clone(), x)));
+    }
     Ok((inputs, notices))
+}
+
+/// A series' scaling verdict, its step results read from beside it (or among `loaded`).
+fn series_scaling(
+    path: &Path,
+    s: &oio_tpcc::result::Series,
+    loaded: &[(String, oio_tpcc::TpccResult)],
+) -> Option<oio_analysis::scaling::Scaling> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut beside: Vec<(String, oio_tpcc::TpccResult)> = Vec::new();
+    for r in &s.runs {
+        if loaded.iter().any(|(n, _)| n.ends_with(&r.result_file)) {
+            continue;
+        }
+        let read = std::fs::read(dir.join(&r.result_file))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .and_then(|v| oio_tpcc::TpccResult::from_value(v).ok());
+        if let Some(t) = read {
+            beside.push((r.result_file.clone(), t));
+        }
+    }
+    crate::scaling::of_series(s, |file| {
+        loaded
+            .iter()
+            .chain(&beside)
+            .find(|(n, _)| n.ends_with(file))
+            .map(|(_, t)| t)
+    })
 }
 
 #[cfg(test)]

@@ -33,6 +33,8 @@ pub struct RunSink {
     series_file: Option<PathBuf>,
     /// The database, to read its settings after each step (None: not parsed, not read).
     db: Option<oio_tpcc::DbUrl>,
+    /// Each finished run of a sequence by its file name, for where scaling stops.
+    kept: Vec<(String, TpccResult)>,
 }
 
 impl RunSink {
@@ -62,6 +64,7 @@ impl RunSink {
             bar: None,
             series_file: None,
             db: plan.db.parse().ok(),
+            kept: Vec::new(),
         }
     }
 
@@ -141,6 +144,15 @@ impl RunSink {
                     }
                 )?;
             }
+            let found = oio_report::scaling::of_series(s, |file| {
+                self.kept.iter().find(|(f, _)| f == file).map(|(_, r)| r)
+            });
+            if let Some(sc) = found {
+                writeln!(out, "{}", sc.summary)?;
+                for e in sc.evidence.iter().skip(1) {
+                    writeln!(out, "  - {e}")?;
+                }
+            }
         }
         style::print_saved("series", path, self.json);
         Ok(())
@@ -198,10 +210,14 @@ impl RunObserver for RunSink {
             .warnings
             .splice(0..0, self.pre_warnings.iter().cloned());
         let saved = self.save(r).map_err(|e| format!("{e:#}"))?;
-        Ok(saved
+        let file = saved
             .file_name()
             .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default())
+            .unwrap_or_default();
+        if self.runs.len() > 1 {
+            self.kept.push((file.clone(), r.clone()));
+        }
+        Ok(file)
     }
 
     fn series_updated(&mut self, s: &Series) -> Result<(), String> {
