@@ -277,7 +277,42 @@ pub fn load_inputs(paths: &[PathBuf]) -> Result<(Vec<Input>, Vec<String>), Input
             load_or_note(&f, named, &mut notices, || load_json(&f, &mut out))?;
         }
     }
+    once_each(&mut out, &mut notices);
     Ok((out, notices))
+}
+
+/// Keeps one of runs with the same content (start time, workload and totals): a fio result
+/// and `oio import`'s NAME.oio.json of it beside it are one run, not a repeat group of two
+/// with no spread. The later copy is dropped with a notice.
+fn once_each(docs: &mut Vec<Input>, notices: &mut Vec<String>) {
+    let mut seen: Vec<(String, PathBuf)> = Vec::new();
+    docs.retain(|d| {
+        let Input::Run { result, path } = d else {
+            return true;
+        };
+        let Ok(key) = serde_json::to_string(&(
+            &result.envelope.timestamp,
+            &result.workload.name,
+            &result.summary,
+        )) else {
+            return true;
+        };
+        // Copies inside one file (a repeat array) are that file's business, not an import's.
+        match seen.iter().find(|(k, p)| *k == key && p != path) {
+            Some((_, first)) => {
+                notices.push(format!(
+                    "{}: the same run as {} (same start, workload and totals: an import of it?); counted once",
+                    path.display(),
+                    first.display()
+                ));
+                false
+            }
+            None => {
+                seen.push((key, path.clone()));
+                true
+            }
+        }
+    });
 }
 
 /// True when the head of a file looks like JSON (after a byte-order mark).
@@ -302,6 +337,7 @@ pub fn load_report_inputs(paths: &[PathBuf]) -> Result<ReportInputs, InputError>
         load_or_note(&f, named, &mut notices, || report_file(&f, named, &mut out))?;
         out.notices.append(&mut notices);
     }
+    once_each(&mut out.docs, &mut out.notices);
     Ok(out)
 }
 
@@ -586,6 +622,20 @@ mod tests {
         assert_eq!(
             label_of(Path::new("fleet/fleet-20261123T214159Z-randread-4k.json")),
             "fleet/randread-4k"
+        );
+    }
+
+    #[test]
+    fn a_run_and_its_import_beside_it_count_once() {
+        let run = include_str!("../../analysis/tests/fixtures/run-null.json");
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("fio.json"), run).unwrap();
+        std::fs::write(d.path().join("fio.oio.json"), run).unwrap();
+        let (docs, notices) = load_inputs(&[d.path().to_path_buf()]).unwrap();
+        assert_eq!(docs.len(), 1);
+        assert!(
+            notices.iter().any(|n| n.contains("counted once")),
+            "{notices:?}"
         );
     }
 
