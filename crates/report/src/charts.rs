@@ -808,8 +808,8 @@ pub fn tpcc_labels(report: &Report) -> Vec<String> {
     tpcc_names(&docs)
 }
 
-/// Names for TPC-C results by what differs between them, most telling first: the `--label`;
-/// else the server settings ("synchronous_commit=off") with the database, worker and
+/// Names for TPC-C results by what differs between them: the `--label` when labels differ,
+/// followed (or else replaced) by the server settings ("synchronous_commit=off") with the database, worker and
 /// warehouse counts, version and host; and only when none of those differ, the options of the command line
 /// ("time 10s"); "TPC-C run N" when nothing differs. Shared by the report, `compare` and
 /// `diagnose` so the three name a run alike.
@@ -858,9 +858,22 @@ pub fn tpcc_names(docs: &[&oio_tpcc::TpccResult]) -> Vec<String> {
             v
         })
         .collect();
-    oio_core::settings::name_by_difference(&[labels, setup, options], docs.len(), |k| {
-        format!("TPC-C run {}", k + 1)
-    })
+    let n = docs.len();
+    let by_label = oio_core::settings::name_by_difference(&[labels], n, |_| String::new());
+    let by_setup = oio_core::settings::name_by_difference(&[setup, options], n, |_| String::new());
+    // A label names the run; the settings that differ follow it ("async
+    // (synchronous_commit=off)").
+    by_label
+        .into_iter()
+        .zip(by_setup)
+        .enumerate()
+        .map(|(k, (l, s))| match (l.is_empty(), s.is_empty()) {
+            (false, false) => format!("{l} ({s})"),
+            (false, true) => l,
+            (true, false) => s,
+            (true, true) => format!("TPC-C run {}", k + 1),
+        })
+        .collect()
 }
 
 /// An observation's device as panels on one time axis: IOPS, MiB/s, latency per direction
