@@ -49,6 +49,15 @@ pub struct Scaling {
     pub evidence: Vec<String>,
 }
 
+/// "1 worker", "4 workers".
+fn workers(n: u32) -> String {
+    if n == 1 {
+        "1 worker".into()
+    } else {
+        format!("{n} workers")
+    }
+}
+
 fn eff(nopm: f64, workers: u32, base_per_worker: f64) -> f64 {
     if workers == 0 || base_per_worker <= 0.0 {
         return f64::NAN;
@@ -99,8 +108,8 @@ pub fn scaling(steps: &[StepFacts], threshold_pct: f64) -> Option<Scaling> {
             status: if one_run || straddles { "undecided" } else { "holds" }.into(),
             stops_after: None,
             summary: format!(
-                "scaling holds up to {} workers: efficiency stays at or above {threshold_pct:.0} % ({line}){caveat}",
-                steps.last().map_or(0, |s| s.workers),
+                "scaling holds up to {}: efficiency stays at or above {threshold_pct:.0} % ({line}){caveat}",
+                workers(steps.last().map_or(0, |s| s.workers)),
             ),
             evidence,
         });
@@ -149,9 +158,9 @@ pub fn scaling(steps: &[StepFacts], threshold_pct: f64) -> Option<Scaling> {
         status: status.into(),
         stops_after: Some(before.workers),
         summary: format!(
-            "scaling {} after {} workers: efficiency {:.0} % at {} (threshold {threshold_pct:.0} %){}{caveat}",
+            "scaling {} after {}: efficiency {:.0} % at {} (threshold {threshold_pct:.0} %){}{caveat}",
             if status == "stops" { "stops" } else { "seems to stop" },
-            before.workers,
+            workers(before.workers),
             efficiency[i],
             at.workers,
             why.0
@@ -179,16 +188,17 @@ fn why(before: &StepFacts, at: &StepFacts) -> (String, Vec<String>) {
         .iter()
         .map(|(k, a, b)| {
             format!(
-                "{k}: {a:.1} % of the wait profile at {} workers, {b:.1} % at {}",
-                before.workers, at.workers
+                "{k}: {a:.1} % of the wait profile at {}, {b:.1} % at {}",
+                workers(before.workers),
+                at.workers
             )
         })
         .collect();
     if let Some(c) = at.host_busy_pct {
         parts.push(format!("host CPU {c:.0} % busy"));
         evidence.push(format!(
-            "host CPU busy at {} workers: {c:.0} %{}",
-            at.workers,
+            "host CPU busy at {}: {c:.0} %{}",
+            workers(at.workers),
             before.host_busy_pct.map_or(String::new(), |b| format!(
                 " ({b:.0} % at {})",
                 before.workers
@@ -198,8 +208,8 @@ fn why(before: &StepFacts, at: &StepFacts) -> (String, Vec<String>) {
     if let Some(s) = at.steal_pct_max.filter(|s| *s >= 1.0) {
         parts.push(format!("steal up to {s:.0} %"));
         evidence.push(format!(
-            "hypervisor steal up to {s:.0} % at {} workers: a neighbour took CPU",
-            at.workers
+            "hypervisor steal up to {s:.0} % at {}: a neighbour took CPU",
+            workers(at.workers)
         ));
     }
     if grew.is_empty() {
