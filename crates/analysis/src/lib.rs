@@ -15,6 +15,7 @@ pub mod characterize;
 pub mod compare;
 pub mod diagnose;
 pub mod knee;
+pub mod scaling;
 pub mod stats;
 pub mod summary_stats;
 pub mod sweep;

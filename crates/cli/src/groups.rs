@@ -46,6 +46,8 @@ fn tpcc_facts(t: &oio_tpcc::TpccResult) -> TpccFacts {
 pub fn load_groups(paths: &[PathBuf], labels: &[String]) -> anyhow::Result<(Vec<Group>, Kind)> {
     let mut groups = Vec::new();
     let mut kinds: Vec<(Kind, String)> = Vec::new();
+    // The first TPC-C result of each group, to name groups given no --label.
+    let mut firsts: Vec<Option<oio_tpcc::TpccResult>> = Vec::new();
     for (i, path) in paths.iter().enumerate() {
         let (inputs, notices) = load_inputs(std::slice::from_ref(path))?;
         for n in &notices {
@@ -54,6 +56,7 @@ pub fn load_groups(paths: &[PathBuf], labels: &[String]) -> anyhow::Result<(Vec<
         let mut runs = Vec::new();
         let mut sources = Vec::new();
         let mut kind: Option<(Kind, String)> = None;
+        let mut first: Option<oio_tpcc::TpccResult> = None;
         for input in inputs {
             let (k, data, file) = match input {
                 Input::Run { result, path } => (Kind::Run, RunData::from_run(&result), path),
@@ -64,7 +67,9 @@ pub fn load_groups(paths: &[PathBuf], labels: &[String]) -> anyhow::Result<(Vec<
                 } if schema == oio_tpcc::result::TPCC_SCHEMA => {
                     let t = oio_tpcc::TpccResult::from_value(value)
                         .with_context(|| format!("'{}'", path.display()))?;
-                    (Kind::Tpcc, RunData::from_tpcc(&tpcc_facts(&t)), path)
+                    let data = RunData::from_tpcc(&tpcc_facts(&t));
+                    first.get_or_insert(t);
+                    (Kind::Tpcc, data, path)
                 }
                 other => {
                     style::print_notice(&format!(
@@ -96,6 +101,7 @@ pub fn load_groups(paths: &[PathBuf], labels: &[String]) -> anyhow::Result<(Vec<
             );
         };
         kinds.push((kind.0, path.display().to_string()));
+        firsts.push(first);
         groups.push(Group {
             label: labels
                 .get(i)
@@ -105,6 +111,7 @@ pub fn load_groups(paths: &[PathBuf], labels: &[String]) -> anyhow::Result<(Vec<
             runs,
         });
     }
+    name_tpcc_groups(&mut groups, &firsts, labels);
     let kind = kinds[0].0;
     if let Some((other, p)) = kinds.iter().find(|(k, _)| *k != kind) {
         bail!(
@@ -115,4 +122,30 @@ pub fn load_groups(paths: &[PathBuf], labels: &[String]) -> anyhow::Result<(Vec<
         );
     }
     Ok((groups, kind))
+}
+
+/// Groups of TPC-C results given no `--label` are named by what differs between their first
+/// results, as the report names them ("synchronous_commit=off"), the directory kept in
+/// brackets; the directory alone when nothing tells them apart.
+fn name_tpcc_groups(
+    groups: &mut [Group],
+    firsts: &[Option<oio_tpcc::TpccResult>],
+    labels: &[String],
+) {
+    let docs: Vec<&oio_tpcc::TpccResult> = firsts.iter().flatten().collect();
+    if docs.len() != groups.len() || docs.len() < 2 {
+        return;
+    }
+    let names = oio_report::charts::tpcc_names(&docs);
+    let mut seen = names.clone();
+    seen.sort();
+    seen.dedup();
+    if seen.len() != names.len() || names.iter().any(|n| n.starts_with("TPC-C run ")) {
+        return;
+    }
+    for (i, (g, n)) in groups.iter_mut().zip(names).enumerate() {
+        if labels.get(i).is_none() {
+            g.label = format!("{n} ({})", g.label);
+        }
+    }
 }

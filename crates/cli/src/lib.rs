@@ -19,6 +19,7 @@ pub mod groups;
 pub mod interrupt;
 pub mod output;
 pub mod results;
+pub mod server_settings;
 pub mod tpcc_run;
 
 pub use cli::{Cli, Command};

@@ -102,6 +102,7 @@ const EXAMPLES: &[(&str, Check)] = &[
     ("oio tpcc run --workers 1,2,4,8 --time 2m", Skip(TPCC_SKIP)),
     ("oio tpcc run --workers 1,2,4 --repeat 3 --label sync-on", Skip("TPC-C: tests/tpcc.rs runs --workers 1,2 --repeat 2 --label on SQLite")),
     ("oio tpcc run --terminals 10/warehouse --workers 4 --time 10m", Skip(TPCC_SKIP)),
+    ("oio tpcc study --db postgres://user@127.0.0.1:5432/tpcc --set sync:synchronous_commit=on --set async:synchronous_commit=off -n 4", Skip("TPC-C on a PostgreSQL server: tests/study.rs runs a study on a throwaway PostgreSQL, also with Ctrl-C")),
     ("oio fleet sweep --hosts db1,db2,db3 --rw randread --bs 8k --time 30s --sweep-qd 1,4,16,64 /data/oio.dat --size 10G", Skip(FLEET_SKIP)),
     ("oio fleet scale --hosts db1,db2,db3,db4 --rw randread --bs 8k --time 30s /data/oio.dat --size 10G", Skip("four hosts: tests/fleet.rs runs a 1, 2, 4 ladder over sshd in namespaces, tests/fleet_hardening.rs one of local agents")),
     ("oio tpcc build --db postgres://oio@10.0.0.1/oio -W 10", Skip("a PostgreSQL server on another host; tests/fleet_tpcc.rs builds on two servers in network namespaces")),

@@ -36,6 +36,8 @@ mod workload;
 mod workload_features;
 // `oio tpcc`: build, run, check on SQLite and PostgreSQL.
 mod tpcc;
+// Issue 23: settings in every TPC-C result, runs named by what differs, studies.
+mod study;
 // `oio record`, `characterize`, `export`, `import`: against iostat and fio.
 mod telemetry;
 // `oio run --repeat`, `oio compare`: groups, interleaved runs, statistics, JSON contract.

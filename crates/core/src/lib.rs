@@ -33,6 +33,7 @@ pub mod memory;
 pub mod observation;
 pub mod profiles;
 pub mod result;
+pub mod settings;
 pub mod sizemix;
 pub mod text;
 pub mod units;

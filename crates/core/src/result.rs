@@ -158,7 +158,7 @@ pub struct TargetInfo {
 }
 
 /// Block-layer facts from /sys/block.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DeviceInfo {
     /// Kernel name (sda, nvme0n1, vda, loop0).
     pub name: String,
@@ -185,7 +185,7 @@ pub struct DeviceInfo {
 }
 
 /// The filesystem a file lives on.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FilesystemInfo {
     /// Type (ext4, xfs, tmpfs, overlay…).
     #[serde(rename = "type")]

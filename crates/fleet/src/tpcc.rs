@@ -711,6 +711,7 @@ mod tests {
             notes: Vec::new(),
             host_noise: None,
             label: None,
+            settings: None,
         }
     }
 

@@ -804,21 +804,53 @@ pub fn waits_over_time(name: &str, r: &oio_tpcc::result::TpccResult, t: Axis) ->
 
 /// TPC-C runs named by what differs between them (database, workers, warehouses, options).
 pub fn tpcc_labels(report: &Report) -> Vec<String> {
-    let facts: Vec<Vec<(String, String)>> = report
-        .tpcc
+    let docs: Vec<&oio_tpcc::TpccResult> = report.tpcc.iter().map(|e| &e.doc).collect();
+    tpcc_names(&docs)
+}
+
+/// Names for TPC-C results by what differs between them: the `--label` when labels differ,
+/// followed (or else replaced) by the server settings ("synchronous_commit=off") with the database, worker and
+/// warehouse counts, version and host; and only when none of those differ, the options of the command line
+/// ("time 10s"); "TPC-C run N" when nothing differs. Shared by the report, `compare` and
+/// `diagnose` so the three name a run alike.
+pub fn tpcc_names(docs: &[&oio_tpcc::TpccResult]) -> Vec<String> {
+    let labels = docs
         .iter()
-        .map(|e| {
-            let r = &e.doc;
-            let mut v = vec![
-                ("".to_string(), format!("{:?}", r.dialect).to_lowercase()),
+        .map(|r| r.label.iter().map(|l| (String::new(), l.clone())).collect())
+        .collect();
+    let settings: Vec<Option<&std::collections::BTreeMap<String, String>>> = docs
+        .iter()
+        .map(|r| r.settings.as_ref().map(|s| &s.values))
+        .collect();
+    let settings = oio_core::settings::setting_facts(&settings);
+    let setup = docs
+        .iter()
+        .zip(settings)
+        .map(|(r, mut v)| {
+            v.extend([
+                (String::new(), format!("{:?}", r.dialect).to_lowercase()),
                 ("workers".to_string(), r.options.workers.to_string()),
                 ("warehouses".to_string(), r.warehouses.to_string()),
-            ];
+            ]);
+            if let Some(s) = &r.settings {
+                v.push(("version".to_string(), s.version.clone()));
+            }
+            if let Some(h) = &r.envelope.host {
+                v.push(("host".to_string(), h.hostname.clone()));
+            }
+            v
+        })
+        .collect();
+    let options = docs
+        .iter()
+        .map(|r| {
+            let mut v = Vec::new();
             let args: Vec<&String> = r.envelope.command.iter().skip(3).collect();
             for w in args.windows(2) {
                 if w[0].starts_with("--")
                     && !w[1].starts_with('-')
-                    && !["--workers", "--warehouses", "--out", "--db"].contains(&w[0].as_str())
+                    && !["--workers", "--warehouses", "--out", "--db", "--label"]
+                        .contains(&w[0].as_str())
                 {
                     v.push((w[0].trim_start_matches('-').to_string(), w[1].clone()));
                 }
@@ -826,35 +858,22 @@ pub fn tpcc_labels(report: &Report) -> Vec<String> {
             v
         })
         .collect();
-    let differs = |k: &str| {
-        let vals: Vec<Option<&String>> = facts
-            .iter()
-            .map(|f| f.iter().find(|(a, _)| a == k).map(|(_, b)| b))
-            .collect();
-        vals.iter().any(|v| *v != vals[0])
-    };
-    let mut out: Vec<String> = facts
-        .iter()
-        .map(|f| {
-            f.iter()
-                .filter(|(k, _)| differs(k))
-                .map(|(k, v)| {
-                    if k.is_empty() {
-                        v.clone()
-                    } else {
-                        format!("{k} {v}")
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join(", ")
+    let n = docs.len();
+    let by_label = oio_core::settings::name_by_difference(&[labels], n, |_| String::new());
+    let by_setup = oio_core::settings::name_by_difference(&[setup, options], n, |_| String::new());
+    // A label names the run; the settings that differ follow it ("async
+    // (synchronous_commit=off)").
+    by_label
+        .into_iter()
+        .zip(by_setup)
+        .enumerate()
+        .map(|(k, (l, s))| match (l.is_empty(), s.is_empty()) {
+            (false, false) => format!("{l} ({s})"),
+            (false, true) => l,
+            (true, false) => s,
+            (true, true) => format!("TPC-C run {}", k + 1),
         })
-        .collect();
-    for (k, l) in out.iter_mut().enumerate() {
-        if l.is_empty() {
-            *l = format!("TPC-C run {}", k + 1);
-        }
-    }
-    out
+        .collect()
 }
 
 /// An observation's device as panels on one time axis: IOPS, MiB/s, latency per direction

@@ -61,6 +61,25 @@ pub fn db_facts(source: &str, t: &TpccResult) -> DbFacts {
     }
 }
 
+/// The database facts of TPC-C results, each source followed by what tells it apart from
+/// the others when that is a setting, the setup or a label ("tpcc-….json
+/// (synchronous_commit=off)"), as the report and `compare` name them.
+pub fn tpcc_facts(results: &[(String, TpccResult)]) -> Vec<DbFacts> {
+    let docs: Vec<&TpccResult> = results.iter().map(|(_, t)| t).collect();
+    let names = crate::charts::tpcc_names(&docs);
+    results
+        .iter()
+        .zip(names)
+        .map(|((source, t), n)| {
+            if n.starts_with("TPC-C run ") || results.len() < 2 {
+                db_facts(source, t)
+            } else {
+                db_facts(&format!("{source} ({n})"), t)
+            }
+        })
+        .collect()
+}
+
 /// The analysis' inputs from a report's documents, each named by its file as `oio diagnose`
 /// names it. `None` when the report holds nothing the rules read.
 pub fn inputs_of(r: &Report) -> Option<Inputs> {
@@ -85,7 +104,21 @@ pub fn inputs_of(r: &Report) -> Option<Inputs> {
         .iter()
         .map(|e| (e.source.clone(), e.doc.clone()))
         .collect();
-    inputs.databases = r.tpcc.iter().map(|e| db_facts(&e.source, &e.doc)).collect();
+    let tpcc: Vec<(String, TpccResult)> = r
+        .tpcc
+        .iter()
+        .map(|e| (e.source.clone(), e.doc.clone()))
+        .collect();
+    inputs.databases = tpcc_facts(&tpcc);
+    for e in &r.tpcc_series {
+        let found = crate::scaling::of_series(&e.doc, |file| {
+            r.tpcc
+                .iter()
+                .find(|t| t.source.ends_with(file))
+                .map(|t| &t.doc)
+        });
+        inputs.scaling.extend(found.map(|x| (e.source.clone(), x)));
+    }
     let nothing = inputs.series.is_empty()
         && inputs.runs.is_empty()
         && inputs.sweeps.is_empty()
@@ -135,8 +168,9 @@ fn threshold(rule: &str) -> Option<&'static str> {
         "write_penalty" => "at equal queue, a write share spanning ≥ 20 points and the write-heavy half's median latency ≥ 1.3× the read-heavy half's",
         "periods_differ" => "the slowest period's mean latency ≥ 1.5× the fastest's",
         "production_on_curve" => "a sweep plus a characterization or capture of production: its outstanding I/O placed against the knee",
-        "log_flush_bound" => "PostgreSQL: WAL waits ≥ 25 % of session samples; SQLite: COMMIT ≥ 30 % of the window",
-        "data_read_bound" => "PostgreSQL: data-file I/O waits ≥ 25 % of session samples",
+        "log_flush_bound" => "PostgreSQL: WAL waits ≥ 25 % of session samples; SQLite: COMMIT ≥ 30 % of the window; MariaDB/MySQL: redo log waits ≥ 25 % of the workers' time (undecided without performance_schema)",
+        "data_read_bound" => "PostgreSQL: data-file I/O waits ≥ 25 % of session samples; MariaDB/MySQL: data file I/O waits ≥ 25 % of the workers' time (undecided without performance_schema)",
+        "scaling_stops" => "a worker sequence's efficiency (NOPM per worker against the first count's) below 70 % from some count on, every run agreeing",
         "lock_contention" => "PostgreSQL: row, tuple and buffer lock waits ≥ 20 % of session samples; SQLite: queued for the write slot ≥ 30 % of worker time",
         "cpu_bound" => "sessions on CPU, or oio with SQLite inside it, ≥ 80 % of the host's cores",
         "generator_bound" => "oio's own CPU ≥ 80 % of the cores (runs: ≥ 90 % of min(cores, workers))",

@@ -347,6 +347,13 @@ pub fn comparison(report: &Report, x: &Experiment) -> Option<oio_analysis::compa
             configs.push(c);
         }
     }
+    // The baseline is the first --run, as `oio compare` takes it, not the first directory.
+    let first = x
+        .runs
+        .first()
+        .map(|&i| &report.runs[i].doc.envelope.command);
+    let order = first.map(|c| config_order(c)).unwrap_or_default();
+    configs.sort_by_key(|c| order.iter().position(|o| o == c).unwrap_or(usize::MAX));
     let groups: Vec<oio_analysis::compare::Group> = configs
         .iter()
         .map(|c| {
@@ -376,4 +383,55 @@ pub fn comparison(report: &Report, x: &Experiment) -> Option<oio_analysis::compa
         oio_analysis::compare::Kind::Run,
         &oio_analysis::compare::Options::default(),
     ))
+}
+
+/// The configurations of an `oio compare --run … --run …` command line in the order given,
+/// as their result sub-directories are named (`--label` names, else A, B, C…).
+pub fn config_order(command: &[String]) -> Vec<String> {
+    let mut labels: Vec<String> = Vec::new();
+    let mut runs = 0;
+    let mut args = command.iter();
+    while let Some(a) = args.next() {
+        let value = |v: Option<&String>| v.cloned().unwrap_or_default();
+        if a == "--label" {
+            labels.extend(value(args.next()).split(',').map(str::to_string));
+        } else if let Some(v) = a.strip_prefix("--label=") {
+            labels.extend(v.split(',').map(str::to_string));
+        } else if a == "--run" || a.starts_with("--run=") {
+            runs += 1;
+        }
+    }
+    (0..runs.max(labels.len()))
+        .map(|i| {
+            let label = labels
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| ((b'A' + (i % 26) as u8) as char).to_string());
+            match oio_core::text::slug(&label, 100) {
+                s if s.is_empty() => format!("group{}", i + 1),
+                s => s,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod order_tests {
+    use super::config_order;
+
+    #[test]
+    fn the_first_run_given_is_the_baseline_whatever_its_name() {
+        let cmd: Vec<String> = [
+            "oio", "compare", "--run", "--qd 4", "--run", "--qd 32", "--label", "qd4,qd32",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(config_order(&cmd), ["qd4", "qd32"]);
+        let cmd: Vec<String> = ["oio", "compare", "--run=--qd 4", "--run=--qd 8"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(config_order(&cmd), ["A", "B"]);
+    }
 }

@@ -277,7 +277,53 @@ pub fn load_inputs(paths: &[PathBuf]) -> Result<(Vec<Input>, Vec<String>), Input
             load_or_note(&f, named, &mut notices, || load_json(&f, &mut out))?;
         }
     }
+    once_each(&mut out, &mut notices);
     Ok((out, notices))
+}
+
+/// Keeps one of fio runs with the same content (start time, workload and totals): a fio
+/// result and `oio import`'s NAME.oio.json of it beside it are one run, not a repeat group of
+/// two with no spread. The later copy is dropped with a notice.
+fn once_each(docs: &mut Vec<Input>, notices: &mut Vec<String>) {
+    let mut seen: Vec<(String, PathBuf)> = Vec::new();
+    docs.retain(|d| {
+        let Input::Run { result, path } = d else {
+            return true;
+        };
+        // Only fio results: copies of an oio run are the user's to see as identical runs
+        // (compare says they have no spread), an import beside its source is oio's doing.
+        if !result.engine.name.starts_with("fio") {
+            return true;
+        }
+        // Counts, not floats: a number read back from JSON may differ in its last bit.
+        let s = &result.summary;
+        let key = format!(
+            "{}\u{0}{}\u{0}{} {} {} {} {} {}",
+            result.envelope.timestamp,
+            result.workload.name,
+            s.read.ios,
+            s.read.bytes,
+            s.write.ios,
+            s.write.bytes,
+            s.total.ios,
+            s.total.bytes
+        );
+        // Copies inside one file (a repeat array) are that file's business, not an import's.
+        match seen.iter().find(|(k, p)| *k == key && p != path) {
+            Some((_, first)) => {
+                notices.push(format!(
+                    "{}: the same run as {} (same start, workload and totals: an import of it?); counted once",
+                    path.display(),
+                    first.display()
+                ));
+                false
+            }
+            None => {
+                seen.push((key, path.clone()));
+                true
+            }
+        }
+    });
 }
 
 /// True when the head of a file looks like JSON (after a byte-order mark).
@@ -302,6 +348,7 @@ pub fn load_report_inputs(paths: &[PathBuf]) -> Result<ReportInputs, InputError>
         load_or_note(&f, named, &mut notices, || report_file(&f, named, &mut out))?;
         out.notices.append(&mut notices);
     }
+    once_each(&mut out.docs, &mut out.notices);
     Ok(out)
 }
 
@@ -471,6 +518,8 @@ fn is_blg(path: &Path) -> bool {
 pub fn diagnose_inputs(paths: &[PathBuf]) -> Result<(diagnose::Inputs, Vec<String>), InputError> {
     let mut inputs = diagnose::Inputs::default();
     let mut notices = Vec::new();
+    let mut tpcc: Vec<(String, oio_tpcc::TpccResult)> = Vec::new();
+    let mut series: Vec<(String, PathBuf, oio_tpcc::result::Series)> = Vec::new();
     let popts = ParseOptions::default();
     for p in paths {
         inputs.names.push(p.display().to_string());
@@ -507,7 +556,11 @@ pub fn diagnose_inputs(paths: &[PathBuf]) -> Result<(diagnose::Inputs, Vec<Strin
                 }
                 Some(Kind::Tpcc) => {
                     let t: oio_tpcc::TpccResult = Input::typed(value, &path)?;
-                    inputs.databases.push(crate::diagnose::db_facts(&name, &t));
+                    tpcc.push((name, t));
+                }
+                Some(Kind::TpccSeries) => {
+                    let s: oio_tpcc::result::Series = Input::typed(value, &path)?;
+                    series.push((name, path, s));
                 }
                 Some(Kind::Fleet) => {
                     // Each host's devices as telemetry named after the host, so the device
@@ -537,7 +590,42 @@ pub fn diagnose_inputs(paths: &[PathBuf]) -> Result<(diagnose::Inputs, Vec<Strin
             }
         }
     }
+    inputs.databases = crate::diagnose::tpcc_facts(&tpcc);
+    for (name, path, s) in &series {
+        inputs
+            .scaling
+            .extend(series_scaling(path, s, &tpcc).map(|x| (name.clone(), x)));
+    }
     Ok((inputs, notices))
+}
+
+/// A series' scaling verdict, its step results read from beside it (or among `loaded`).
+fn series_scaling(
+    path: &Path,
+    s: &oio_tpcc::result::Series,
+    loaded: &[(String, oio_tpcc::TpccResult)],
+) -> Option<oio_analysis::scaling::Scaling> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut beside: Vec<(String, oio_tpcc::TpccResult)> = Vec::new();
+    for r in &s.runs {
+        if loaded.iter().any(|(n, _)| n.ends_with(&r.result_file)) {
+            continue;
+        }
+        let read = std::fs::read(dir.join(&r.result_file))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .and_then(|v| oio_tpcc::TpccResult::from_value(v).ok());
+        if let Some(t) = read {
+            beside.push((r.result_file.clone(), t));
+        }
+    }
+    crate::scaling::of_series(s, |file| {
+        loaded
+            .iter()
+            .chain(&beside)
+            .find(|(n, _)| n.ends_with(file))
+            .map(|(_, t)| t)
+    })
 }
 
 #[cfg(test)]
@@ -566,6 +654,26 @@ mod tests {
         assert_eq!(
             label_of(Path::new("fleet/fleet-20261123T214159Z-randread-4k.json")),
             "fleet/randread-4k"
+        );
+    }
+
+    #[test]
+    fn a_run_and_its_import_beside_it_count_once() {
+        let fio =
+            include_str!("../../telemetry/tests/fixtures/fio_3_33_jsonplus_randrw70_bssplit.json");
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("fio.json"), fio).unwrap();
+        let imported = oio_telemetry::fio::load_result(&d.path().join("fio.json")).unwrap();
+        std::fs::write(
+            d.path().join("fio.oio.json"),
+            serde_json::to_vec(&imported).unwrap(),
+        )
+        .unwrap();
+        let (docs, notices) = load_inputs(&[d.path().to_path_buf()]).unwrap();
+        assert_eq!(docs.len(), 1, "{notices:?}");
+        assert!(
+            notices.iter().any(|n| n.contains("counted once")),
+            "{notices:?}"
         );
     }
 

@@ -27,6 +27,7 @@ pub mod html;
 pub mod inputs;
 pub mod model;
 pub mod png;
+pub mod scaling;
 pub mod svg;
 
 /// One output file of a renderer.

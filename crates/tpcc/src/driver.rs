@@ -975,6 +975,7 @@ fn assemble(url: &DbUrl, opts: &RunOptions, setup: &Setup, c: Closed) -> TpccRes
         errors: c.errors,
         notes: head.notes,
         host_noise,
+        settings: None,
     }
 }
 

@@ -986,10 +986,13 @@ pub mod waits {
         "Innodb_data_written",
     ];
 
-    /// The bucket of a wait event: `io`, `log`, `lock` or `cpu_other`.
+    /// The bucket of a wait event: `io`, `log`, `lock`, `client_round_trips` (a socket:
+    /// waiting on the client or the network, not storage) or `cpu_other`.
     pub fn group(event: &str) -> &'static str {
         let e = event.to_ascii_lowercase();
-        if e.contains("innodb_log") || e.contains("/log_") || e.contains("redo") {
+        if e.starts_with("wait/io/socket/") {
+            "client_round_trips"
+        } else if e.contains("innodb_log") || e.contains("/log_") || e.contains("redo") {
             "log"
         } else if e.starts_with("wait/io/") {
             "io"
@@ -1136,6 +1139,7 @@ pub mod waits {
                     io_s: g.get("io").copied().unwrap_or(0.0),
                     log_s: g.get("log").copied().unwrap_or(0.0),
                     lock_s: g.get("lock").copied().unwrap_or(0.0),
+                    client_s: g.get("client_round_trips").copied().unwrap_or(0.0),
                     buffer_pool_reads: d("Innodb_buffer_pool_reads").max(0) as u64,
                     redo_bytes: d("Innodb_os_log_written").max(0) as u64,
                 });
@@ -1158,12 +1162,20 @@ pub mod waits {
             .max(1e-9);
             let g = seconds_by_group(&self.first, &self.last);
             let waited: f64 = g.values().sum();
-            let mut buckets: Vec<(String, f64)> = ["io", "log", "lock"]
+            let instrumented = self.enabled && self.enable_error.is_none();
+            // Without performance_schema only the row lock time is known: the rest of the
+            // workers' time is unknown, not CPU, and io/log are not shown as zeros.
+            let known: &[&str] = if instrumented {
+                &["io", "log", "lock", "client_round_trips"]
+            } else {
+                &["lock"]
+            };
+            let mut buckets: Vec<(String, f64)> = known
                 .iter()
                 .map(|b| (b.to_string(), g.get(b).copied().unwrap_or(0.0)))
                 .collect();
             buckets.push((
-                "cpu_other".into(),
+                if instrumented { "cpu_other" } else { "unknown" }.into(),
                 (self.workers as f64 * window - waited).max(0.0)
                     + g.get("cpu_other").copied().unwrap_or(0.0),
             ));
@@ -1206,8 +1218,13 @@ pub mod waits {
             let mut notes = vec![
                 "aas = seconds waited ÷ window seconds (performance_schema timer deltas, summed over every thread, background ones included); top_events' `samples` is the number of waits".into(),
                 "lock includes InnoDB row lock waits from Innodb_row_lock_time (MariaDB's performance_schema has no row-lock instrument); condition waits (threads asleep until signalled) are left out".into(),
-                "cpu_other = workers × window − the waits above (never below 0), plus uninstrumented waits: time sessions spent on CPU, in the network or waiting for the client; background waits make it an underestimate".into(),
             ];
+            if instrumented {
+                notes.push("client_round_trips = socket waits (wait/io/socket/*): sessions waiting for the client's next statement or the network, not storage".into());
+                notes.push("cpu_other = workers × window − the waits above (never below 0), plus uninstrumented waits: time sessions spent on CPU or in waits performance_schema does not time; background waits make it an underestimate".into());
+            } else {
+                notes.push("unknown = workers × window − the row lock time: with performance_schema off nothing says whether sessions were on CPU, waiting for I/O, the log or the client (start the server with performance_schema=ON to tell them apart)".into());
+            }
             if let Some(e) = &self.enable_error {
                 notes.push(format!("wait instruments could not be enabled, so only the InnoDB counters are reported: {e}"));
             } else {
@@ -1271,6 +1288,11 @@ pub mod waits {
             assert_eq!(group("wait/synch/rwlock/innodb/index_tree_rw_lock"), "lock");
             assert_eq!(group("wait/lock/table/sql/handler"), "lock");
             assert_eq!(group("stage/sql/statistics"), "cpu_other");
+            // The client's round trip is not storage I/O.
+            assert_eq!(
+                group("wait/io/socket/sql/client_connection"),
+                "client_round_trips"
+            );
         }
     }
 }

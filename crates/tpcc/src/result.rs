@@ -78,6 +78,11 @@ pub struct TpccResult {
     /// `oio.run` result (null in results written before oio recorded it, or without /proc).
     #[serde(default)]
     pub host_noise: Option<oio_core::result::HostNoise>,
+    /// The server's settings that differ from its defaults, its version and the storage under
+    /// its data directory, read as the run finished (absent in results written before oio
+    /// recorded them, and where they could not be read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<oio_core::settings::ServerSettings>,
 }
 
 impl TpccResult {

@@ -168,6 +168,10 @@ pub struct MysqlInterval {
     pub log_s: f64,
     /// Mutex, rw-lock, table lock and InnoDB row lock waits, s.
     pub lock_s: f64,
+    /// Socket waits (the client's round trips and the network), s (0 in results written
+    /// before oio told them from file I/O).
+    #[serde(default)]
+    pub client_s: f64,
     /// Buffer pool misses read from the device.
     pub buffer_pool_reads: u64,
     /// Redo log bytes written.
@@ -258,6 +262,7 @@ pub fn bucket(class: &str, event: &str) -> &'static str {
     match class {
         "CPU" => "cpu",
         "BCPU" => "background_cpu",
+        "Background" => "background",
         "IO" if event.starts_with("DataFile") => "data_io",
         "IO" if event.starts_with("WAL") => "wal_flush",
         "IO" => "other_io",
@@ -267,6 +272,22 @@ pub fn bucket(class: &str, event: &str) -> &'static str {
         "Lock" => "row_locks",
         "Client" => "client_round_trips",
         _ => "other",
+    }
+}
+
+/// The class and event a sampled PostgreSQL process counts under, or None when it is not
+/// working at all. Client backends keep their `wait_event_type` ("CPU" when none). Background
+/// processes (checkpointer, WAL writer, autovacuum…) are not sessions of the workload: their
+/// waits go to the "Background" class with the type kept in the event ("IO:DataFileWrite"),
+/// their CPU to "BCPU", and their `Timeout` waits (CheckpointWriteDelay, VacuumDelay: a
+/// throttle asleep on purpose) are left out.
+fn session_class(class: String, event: String, client: bool) -> Option<(String, String)> {
+    match (client, class.as_str()) {
+        (true, "") => Some(("CPU".into(), event)),
+        (true, _) => Some((class, event)),
+        (false, "") => Some(("BCPU".into(), event)),
+        (false, "Timeout") => None,
+        (false, _) => Some(("Background".into(), format!("{class}:{event}"))),
     }
 }
 
@@ -321,10 +342,8 @@ impl PgSampler {
             for row in rows {
                 let (class, event, client_backend): (String, String, bool) =
                     (row.get(0), row.get(1), row.get(2));
-                let class = if class.is_empty() {
-                    if client_backend { "CPU" } else { "BCPU" }.to_string()
-                } else {
-                    class
+                let Some((class, event)) = session_class(class, event, client_backend) else {
+                    continue;
                 };
                 *slot.1.entry(class.clone()).or_default() += 1;
                 *s.counts.entry((class, event)).or_default() += 1;
@@ -412,6 +431,7 @@ impl PgSampler {
                 "AAS = sampled sessions ÷ sampling rounds: the average number of sessions in each state; a time share, not an event count".into(),
                 "client sessions idle inside a transaction count as Client:ClientRead (waiting for the driver's next statement: a round trip)".into(),
                 "row_locks holds every heavyweight lock wait (Lock:transactionid and Lock:tuple are the row-level ones)".into(),
+                "background processes (checkpointer, WAL writer, autovacuum) are not workload sessions: their waits are the Background class (bucket background, the wait type kept in the event), their CPU BCPU; their Timeout waits (CheckpointWriteDelay, VacuumDelay: sleeping on purpose) are not counted".into(),
             ],
         }
     }
@@ -420,6 +440,26 @@ impl PgSampler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn background_processes_are_not_workload_sessions() {
+        let c =
+            |class: &str, event: &str, client| session_class(class.into(), event.into(), client);
+        assert_eq!(c("", "", true), Some(("CPU".into(), "".into())));
+        assert_eq!(
+            c("IO", "WALSync", true),
+            Some(("IO".into(), "WALSync".into()))
+        );
+        // The checkpointer throttling itself is not a wait of anyone's.
+        assert_eq!(c("Timeout", "CheckpointWriteDelay", false), None);
+        let (class, event) = c("IO", "WALWrite", false).unwrap();
+        assert_eq!(
+            (class.as_str(), event.as_str()),
+            ("Background", "IO:WALWrite")
+        );
+        assert_eq!(bucket(&class, &event), "background");
+        assert_eq!(c("", "", false), Some(("BCPU".into(), "".into())));
+    }
 
     #[test]
     fn buckets_follow_the_mapping() {

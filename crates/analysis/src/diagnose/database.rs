@@ -87,6 +87,15 @@ impl DbFacts {
     fn pg(&self) -> bool {
         self.wait_source == "pg_stat_activity"
     }
+
+    fn mysql(&self) -> bool {
+        self.dialect == "mysql"
+    }
+
+    /// MariaDB/MySQL with its wait instruments on (else only row lock time is known).
+    fn instrumented(&self) -> bool {
+        self.wait_source == "performance_schema"
+    }
 }
 
 /// Device I/O during a run: rates per second and mean latencies (ns, weighted by rate).
@@ -159,19 +168,22 @@ pub fn rules(db: &DbFacts) -> Vec<Finding> {
     let undecided = |rule: &str, why: String| {
         Finding::new(rule, Status::Undecided, src, why).conf(Confidence::Low)
     };
-    // Log flush.
-    if db.pg() {
-        if few {
-            out.push(undecided(
-                "log_flush_bound",
-                format!(
-                    "too few wait samples ({}; need {MIN_WAIT_SAMPLES})",
-                    db.session_samples
-                ),
-            ));
-        } else {
-            let s = db.bucket("wal_flush").map_or(0.0, |b| b.share_pct);
-            let f = Finding::new(
+    if db.mysql() {
+        out.extend(mysql_rules(db));
+    } else {
+        // Log flush.
+        if db.pg() {
+            if few {
+                out.push(undecided(
+                    "log_flush_bound",
+                    format!(
+                        "too few wait samples ({}; need {MIN_WAIT_SAMPLES})",
+                        db.session_samples
+                    ),
+                ));
+            } else {
+                let s = db.bucket("wal_flush").map_or(0.0, |b| b.share_pct);
+                let f = Finding::new(
                 "log_flush_bound",
                 if s >= WAIT_SHARE_PCT { Status::Found } else { Status::NotFound },
                 src,
@@ -183,12 +195,12 @@ pub fn rules(db: &DbFacts) -> Vec<Finding> {
             )
             .ev("WAL flush waits, share of session samples", s, "%", &format!("{src}: waits.buckets"))
             .conf(if !(10.0..40.0).contains(&s) { Confidence::High } else { Confidence::Medium });
-            out.push(with_device(log_next(f), db, true));
-        }
-    } else if let (Some(c), true) = (db.commit_s, db.duration_s > 0.0) {
-        let share = 100.0 * c / db.duration_s;
-        let found = share >= SQLITE_COMMIT_SHARE_PCT;
-        let mut f = Finding::new(
+                out.push(with_device(log_next(f), db, true));
+            }
+        } else if let (Some(c), true) = (db.commit_s, db.duration_s > 0.0) {
+            let share = 100.0 * c / db.duration_s;
+            let found = share >= SQLITE_COMMIT_SHARE_PCT;
+            let mut f = Finding::new(
             "log_flush_bound",
             if found { Status::Found } else { Status::NotFound },
             src,
@@ -210,149 +222,152 @@ pub fn rules(db: &DbFacts) -> Vec<Finding> {
         } else {
             Confidence::Medium
         });
-        if let Some(m) = db.commit_mean_us {
-            f = f.ev(
-                "mean COMMIT",
-                m * 1000.0,
-                "ns",
-                &format!("{src}: waits.sqlite.commit_mean_us"),
-            );
-        }
-        out.push(with_device(if found { log_next(f) } else { f }, db, true));
-    } else {
-        out.push(undecided(
-            "log_flush_bound",
-            "no commit or WAL wait data in the result".into(),
-        ));
-    }
-    // Data reads.
-    if db.pg() && !few {
-        let s = db.bucket("data_io").map_or(0.0, |b| b.share_pct);
-        let found = s >= WAIT_SHARE_PCT;
-        let f = Finding::new(
-            "data_read_bound",
-            if found {
-                Status::Found
-            } else {
-                Status::NotFound
-            },
-            src,
-            if found {
-                format!(
-                    "data-read bound: sessions spend {s:.0} % of their samples reading data pages"
-                )
-            } else {
-                format!("not data-read bound: data file I/O waits are {s:.0} % of session samples")
-            },
-        )
-        .ev(
-            "data file I/O waits, share of session samples",
-            s,
-            "%",
-            &format!("{src}: waits.buckets"),
-        )
-        .conf(Confidence::High);
-        let f = if found {
-            f.next("more memory for the buffer cache (shared_buffers), or faster reads on the data device")
-        } else {
-            f
-        };
-        out.push(with_device(f, db, false));
-    } else if !db.pg() {
-        out.push(undecided(
-            "data_read_bound",
-            "SQLite reports no read waits; see the device's reads in the evidence of other findings".into(),
-        ));
-    }
-    // Locks.
-    let per_worker = if db.workers > 0 {
-        db.warehouses as f64 / db.workers as f64
-    } else {
-        f64::NAN
-    };
-    let lock_share = if db.pg() {
-        (!few).then(|| {
-            db.bucket("row_locks").map_or(0.0, |b| b.share_pct)
-                + db.bucket("buffer_content_locks")
-                    .map_or(0.0, |b| b.share_pct)
-        })
-    } else {
-        match (db.writer_wait_s, db.worker_s) {
-            (Some(w), Some(t)) if t > 0.0 => Some(100.0 * w / t),
-            _ => None,
-        }
-    };
-    let threshold = if db.pg() {
-        LOCK_SHARE_PCT
-    } else {
-        SQLITE_WRITER_WAIT_PCT
-    };
-    match lock_share {
-        None => out.push(undecided(
-            "lock_contention",
-            "no lock wait data in the result".into(),
-        )),
-        Some(s) => {
-            let found = s >= threshold;
-            let what = if db.pg() {
-                "row, tuple and buffer lock waits, share of session samples"
-            } else {
-                "time queued for SQLite's single write slot, share of worker time"
-            };
-            let mut claim = match (found, db.pg()) {
-                (true, true) => format!("lock contention: row, tuple and buffer lock waits are {s:.0} % of session samples"),
-                (true, false) => format!("lock contention: workers spend {s:.0} % of their time queued for SQLite's single write slot (held through COMMIT, so a slow log lengthens it)"),
-                (false, true) => format!("no lock contention: lock waits are {s:.0} % of session samples"),
-                (false, false) => format!("no lock contention: workers spend {s:.0} % of their time queued for the write slot"),
-            };
-            // Warehouses only matter where locks are per row (SQLite locks the whole database).
-            if found && db.pg() && per_worker < 1.0 {
-                claim.push_str(&format!(
-                    "; too few warehouses per worker ({} for {} workers): workers collide on the same district and warehouse rows",
-                    db.warehouses, db.workers
-                ));
+            if let Some(m) = db.commit_mean_us {
+                f = f.ev(
+                    "mean COMMIT",
+                    m * 1000.0,
+                    "ns",
+                    &format!("{src}: waits.sqlite.commit_mean_us"),
+                );
             }
-            let mut f = Finding::new(
-                "lock_contention",
+            out.push(with_device(if found { log_next(f) } else { f }, db, true));
+        } else {
+            out.push(undecided(
+                "log_flush_bound",
+                "no commit or WAL wait data in the result".into(),
+            ));
+        }
+        // Data reads.
+        if db.pg() && !few {
+            let s = db.bucket("data_io").map_or(0.0, |b| b.share_pct);
+            let found = s >= WAIT_SHARE_PCT;
+            let f = Finding::new(
+                "data_read_bound",
                 if found {
                     Status::Found
                 } else {
                     Status::NotFound
                 },
                 src,
-                claim,
-            )
-            .ev(what, s, "%", &format!("{src}: waits"))
-            .ev(
-                "warehouses per worker",
-                per_worker,
-                "",
-                &format!("{src}: warehouses, options.workers"),
-            )
-            .ev(
-                "retries per 1000 committed",
-                if db.committed > 0 {
-                    1000.0 * db.retries as f64 / db.committed as f64
+                if found {
+                    format!(
+                    "data-read bound: sessions spend {s:.0} % of their samples reading data pages"
+                )
                 } else {
-                    f64::NAN
+                    format!(
+                        "not data-read bound: data file I/O waits are {s:.0} % of session samples"
+                    )
                 },
-                "",
-                &format!("{src}: summary.retries"),
             )
-            .conf(if s >= threshold * 1.5 || s < threshold / 2.0 {
-                Confidence::High
+            .ev(
+                "data file I/O waits, share of session samples",
+                s,
+                "%",
+                &format!("{src}: waits.buckets"),
+            )
+            .conf(Confidence::High);
+            let f = if found {
+                f.next("more memory for the buffer cache (shared_buffers), or faster reads on the data device")
             } else {
-                Confidence::Medium
-            });
-            if found {
-                if db.pg() && per_worker < 1.0 {
-                    f = f.next("build at least one warehouse per worker (oio tpcc build --warehouses N), or run fewer workers");
-                }
-                if !db.pg() {
-                    f = f.next("SQLite serialises writers: fewer workers, or a server database, for write concurrency");
-                }
+                f
+            };
+            out.push(with_device(f, db, false));
+        } else if !db.pg() {
+            out.push(undecided(
+            "data_read_bound",
+            "SQLite reports no read waits; see the device's reads in the evidence of other findings".into(),
+        ));
+        }
+        // Locks.
+        let per_worker = if db.workers > 0 {
+            db.warehouses as f64 / db.workers as f64
+        } else {
+            f64::NAN
+        };
+        let lock_share = if db.pg() {
+            (!few).then(|| {
+                db.bucket("row_locks").map_or(0.0, |b| b.share_pct)
+                    + db.bucket("buffer_content_locks")
+                        .map_or(0.0, |b| b.share_pct)
+            })
+        } else {
+            match (db.writer_wait_s, db.worker_s) {
+                (Some(w), Some(t)) if t > 0.0 => Some(100.0 * w / t),
+                _ => None,
             }
-            out.push(f);
+        };
+        let threshold = if db.pg() {
+            LOCK_SHARE_PCT
+        } else {
+            SQLITE_WRITER_WAIT_PCT
+        };
+        match lock_share {
+            None => out.push(undecided(
+                "lock_contention",
+                "no lock wait data in the result".into(),
+            )),
+            Some(s) => {
+                let found = s >= threshold;
+                let what = if db.pg() {
+                    "row, tuple and buffer lock waits, share of session samples"
+                } else {
+                    "time queued for SQLite's single write slot, share of worker time"
+                };
+                let mut claim = match (found, db.pg()) {
+                (true, true) => format!("lock contention: row, tuple and buffer lock waits are {s:.0} % of session samples"),
+                (true, false) => format!("lock contention: workers spend {s:.0} % of their time queued for SQLite's single write slot (held through COMMIT, so a slow log lengthens it)"),
+                (false, true) => format!("no lock contention: lock waits are {s:.0} % of session samples"),
+                (false, false) => format!("no lock contention: workers spend {s:.0} % of their time queued for the write slot"),
+            };
+                // Warehouses only matter where locks are per row (SQLite locks the whole database).
+                if found && db.pg() && per_worker < 1.0 {
+                    claim.push_str(&format!(
+                    "; too few warehouses per worker ({} for {} workers): workers collide on the same district and warehouse rows",
+                    db.warehouses, db.workers
+                ));
+                }
+                let mut f = Finding::new(
+                    "lock_contention",
+                    if found {
+                        Status::Found
+                    } else {
+                        Status::NotFound
+                    },
+                    src,
+                    claim,
+                )
+                .ev(what, s, "%", &format!("{src}: waits"))
+                .ev(
+                    "warehouses per worker",
+                    per_worker,
+                    "",
+                    &format!("{src}: warehouses, options.workers"),
+                )
+                .ev(
+                    "retries per 1000 committed",
+                    if db.committed > 0 {
+                        1000.0 * db.retries as f64 / db.committed as f64
+                    } else {
+                        f64::NAN
+                    },
+                    "",
+                    &format!("{src}: summary.retries"),
+                )
+                .conf(if s >= threshold * 1.5 || s < threshold / 2.0 {
+                    Confidence::High
+                } else {
+                    Confidence::Medium
+                });
+                if found {
+                    if db.pg() && per_worker < 1.0 {
+                        f = f.next("build at least one warehouse per worker (oio tpcc build --warehouses N), or run fewer workers");
+                    }
+                    if !db.pg() {
+                        f = f.next("SQLite serialises writers: fewer workers, or a server database, for write concurrency");
+                    }
+                }
+                out.push(f);
+            }
         }
     }
     // CPU: the server's (PostgreSQL CPU samples on this host) or the process's (SQLite).
@@ -427,10 +442,132 @@ pub fn rules(db: &DbFacts) -> Vec<Finding> {
     out
 }
 
+/// The log, data-read and lock rules for MariaDB/MySQL: from performance_schema's timed waits
+/// when it is on; without it the log and data rules are undecided and say how to enable it
+/// (the rest of the time is unknown, never read as CPU), and locks come from InnoDB's row
+/// lock time.
+fn mysql_rules(db: &DbFacts) -> Vec<Finding> {
+    let src = db.source.as_str();
+    let share = |b: &str| db.bucket(b).map_or(0.0, |b| b.share_pct);
+    let mut out = Vec::new();
+    let unknown = share("unknown");
+    let off = |rule: &str, what: &str| {
+        Finding::new(
+            rule,
+            Status::Undecided,
+            src,
+            format!("MariaDB/MySQL's {what} waits are unknown: performance_schema is off ({unknown:.0} % of the workers' time is unaccounted for, not CPU); start the server with performance_schema=ON"),
+        )
+        .conf(Confidence::Low)
+    };
+    let rules: [(&str, &str, &str, bool); 2] = [
+        ("log_flush_bound", "log", "redo log", true),
+        ("data_read_bound", "io", "data file I/O", false),
+    ];
+    for (rule, bucket, what, writes) in rules {
+        if !db.instrumented() {
+            out.push(with_device(off(rule, what), db, writes));
+            continue;
+        }
+        let s = share(bucket);
+        let found = s >= WAIT_SHARE_PCT;
+        let f = Finding::new(
+            rule,
+            if found { Status::Found } else { Status::NotFound },
+            src,
+            if found {
+                format!("{what} bound: {s:.0} % of the workers' time waits on {what} (performance_schema)")
+            } else {
+                format!("not {what} bound: {what} waits are {s:.0} % of the workers' time")
+            },
+        )
+        .ev(&format!("{what} waits, share of the workers' time"), s, "%", &format!("{src}: waits.buckets"))
+        .ev("client round trips (socket waits, not storage), share", share("client_round_trips"), "%", &format!("{src}: waits.buckets"))
+        .conf(Confidence::Medium);
+        let f = if found && writes { log_next(f) } else { f };
+        out.push(with_device(f, db, writes));
+    }
+    let s = share("lock");
+    let found = s >= LOCK_SHARE_PCT;
+    out.push(
+        Finding::new(
+            "lock_contention",
+            if found { Status::Found } else { Status::NotFound },
+            src,
+            if found {
+                format!("lock contention: lock and InnoDB row lock waits are {s:.0} % of the workers' time")
+            } else {
+                format!("no lock contention: lock waits are {s:.0} % of the workers' time")
+            },
+        )
+        .ev("lock waits (performance_schema synch/lock, Innodb_row_lock_time), share of the workers' time", s, "%", &format!("{src}: waits.buckets"))
+        .conf(Confidence::Medium),
+    );
+    out
+}
+
 fn log_next(f: Finding) -> Finding {
     if f.status != Status::Found {
         return f;
     }
     f.next("put the log on a device with lower write latency (flash with power-loss protection), or batch commits (group commit, commit_delay)")
         .next("check with durability relaxed (SQLite synchronous=normal/off, PostgreSQL synchronous_commit=off) on a scratch database: if throughput jumps, the log was the limit")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mysql(source: &str, buckets: &[(&str, f64)]) -> DbFacts {
+        DbFacts {
+            source: "r.json".into(),
+            dialect: "mysql".into(),
+            warehouses: 4,
+            workers: 4,
+            duration_s: 10.0,
+            cpus: 2,
+            wait_source: source.into(),
+            buckets: buckets
+                .iter()
+                .map(|(n, s)| WaitShareFact {
+                    name: n.to_string(),
+                    aas: s / 25.0,
+                    share_pct: *s,
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn find<'a>(f: &'a [Finding], rule: &str) -> &'a Finding {
+        f.iter().find(|x| x.rule == rule).unwrap()
+    }
+
+    #[test]
+    fn mariadb_without_performance_schema_leaves_log_and_reads_undecided_and_names_itself() {
+        let f = rules(&mysql("innodb_status", &[("unknown", 99.0), ("lock", 1.0)]));
+        for rule in ["log_flush_bound", "data_read_bound"] {
+            let x = find(&f, rule);
+            assert_eq!(x.status, Status::Undecided, "{}", x.claim);
+            assert!(x.claim.contains("performance_schema=ON"), "{}", x.claim);
+            assert!(x.claim.contains("not CPU"), "{}", x.claim);
+        }
+        assert!(f.iter().all(|x| !x.claim.contains("SQLite")));
+        assert_eq!(find(&f, "lock_contention").status, Status::NotFound);
+    }
+
+    #[test]
+    fn mariadb_with_performance_schema_reads_its_log_share_not_the_client_round_trips() {
+        let f = rules(&mysql(
+            "performance_schema",
+            &[
+                ("log", 40.0),
+                ("client_round_trips", 30.0),
+                ("io", 5.0),
+                ("cpu_other", 25.0),
+            ],
+        ));
+        assert_eq!(find(&f, "log_flush_bound").status, Status::Found);
+        assert_eq!(find(&f, "data_read_bound").status, Status::NotFound);
+    }
 }

@@ -248,6 +248,8 @@ pub struct Inputs {
     pub characterizations: Vec<(String, Characterization)>,
     /// TPC-C results, as facts.
     pub databases: Vec<DbFacts>,
+    /// Worker ladders (TPC-C series) judged for where scaling stops, with their file names.
+    pub scaling: Vec<(String, crate::scaling::Scaling)>,
     /// Input names, for the document.
     pub names: Vec<String>,
 }
@@ -274,6 +276,30 @@ impl From<Finding> for Draft {
     }
 }
 
+/// Where a worker ladder's scaling stops: found when every run agrees, not found when it
+/// holds, undecided otherwise (the claim says why and what would decide it).
+fn scaling_finding(src: &str, s: &crate::scaling::Scaling) -> Finding {
+    let status = match s.status.as_str() {
+        "stops" => Status::Found,
+        "holds" => Status::NotFound,
+        _ => Status::Undecided,
+    };
+    let mut f = Finding::new("scaling_stops", status, src, s.summary.clone()).conf(
+        if status == Status::Undecided {
+            Confidence::Low
+        } else {
+            Confidence::Medium
+        },
+    );
+    for line in &s.evidence {
+        f = f.ev(line, f64::NAN, "", &format!("{src} and its step results"));
+    }
+    if status == Status::Found {
+        f = f.next("look at what grew across the stop (the evidence): lock waits point at hot rows or too few warehouses per worker, CPU at the host, log waits at the log device");
+    }
+    f
+}
+
 /// Runs every rule on the inputs, group by group.
 pub fn diagnose(inputs: &Inputs, opts: &Options) -> Diagnosis {
     let limit = queue_limit(inputs, opts);
@@ -298,6 +324,9 @@ pub fn diagnose(inputs: &Inputs, opts: &Options) -> Diagnosis {
             }
         }
         drafts.extend(own);
+    }
+    for (src, s) in &inputs.scaling {
+        drafts.push(scaling_finding(src, s).into());
     }
     if inputs.sweeps.is_empty() {
         for (cname, _) in &inputs.characterizations {

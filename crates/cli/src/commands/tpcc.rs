@@ -6,6 +6,7 @@
 //! in [`crate::output::tpcc`]; the device under the database comes from `oio-telemetry`.
 
 mod args;
+mod study;
 
 pub use args::*;
 
@@ -27,6 +28,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Action::Build(a) => build(a),
         Action::Run(a) => run_bench(a),
         Action::Check(a) => check(a),
+        Action::Study(a) => study::run(a),
     }
 }
 
@@ -59,7 +61,10 @@ fn build(a: BuildArgs) -> anyhow::Result<ExitCode> {
     }
     let mut report = report.with_context(|| format!("building the TPC-C schema in {db}"))?;
     report.envelope.command = std::env::args().collect();
-    let label = format!("w{}", a.warehouses);
+    let label = match &a.label {
+        Some(l) => format!("{l}-w{}", a.warehouses),
+        None => format!("w{}", a.warehouses),
+    };
     let name = result_file_name("tpcc-build", &report.envelope.timestamp, &label);
     let saved = write_json_atomic(&a.out, &name, &report)?;
     if a.json {
@@ -81,11 +86,18 @@ fn check(a: CheckArgs) -> anyhow::Result<ExitCode> {
     let mut report = oio_tpcc::check(&db, &a.db.timeouts(BULK_STATEMENT_TIMEOUT))
         .with_context(|| format!("checking {db}"))?;
     report.envelope.command = std::env::args().collect();
+    let label = match &a.label {
+        Some(l) => format!("{l}-w{}", report.warehouses),
+        None => format!("w{}", report.warehouses),
+    };
+    let name = result_file_name("tpcc-check", &report.envelope.timestamp, &label);
+    let saved = write_json_atomic(&a.out, &name, &report)?;
     if a.json {
         crate::output::print_json(&report)?;
     } else {
         out::write_check(&mut anstream::stdout().lock(), &report)?;
     }
+    style::print_saved("check report", &saved, a.json);
     Ok(if report.passed {
         ExitCode::SUCCESS
     } else {

@@ -31,6 +31,10 @@ pub struct RunSink {
     pre_warnings: Vec<String>,
     bar: Option<ProgressBar>,
     series_file: Option<PathBuf>,
+    /// The database, to read its settings after each step (None: not parsed, not read).
+    db: Option<oio_tpcc::DbUrl>,
+    /// Each finished run of a sequence by its file name, for where scaling stops.
+    kept: Vec<(String, TpccResult)>,
 }
 
 impl RunSink {
@@ -59,6 +63,8 @@ impl RunSink {
             pre_warnings,
             bar: None,
             series_file: None,
+            db: plan.db.parse().ok(),
+            kept: Vec::new(),
         }
     }
 
@@ -138,6 +144,15 @@ impl RunSink {
                     }
                 )?;
             }
+            let found = oio_report::scaling::of_series(s, |file| {
+                self.kept.iter().find(|(f, _)| f == file).map(|(_, r)| r)
+            });
+            if let Some(sc) = found {
+                writeln!(out, "{}", sc.summary)?;
+                for e in sc.evidence.iter().skip(1) {
+                    writeln!(out, "  - {e}")?;
+                }
+            }
         }
         style::print_saved("series", path, self.json);
         Ok(())
@@ -184,14 +199,25 @@ impl RunObserver for RunSink {
             pb.finish_and_clear();
         }
         r.envelope.command = std::env::args().collect();
+        if let Some(db) = &self.db {
+            r.settings = Some(crate::server_settings::capture(
+                db,
+                r.options.sqlite_sync,
+                &r.options.timeouts,
+            ));
+        }
         r.envelope
             .warnings
             .splice(0..0, self.pre_warnings.iter().cloned());
         let saved = self.save(r).map_err(|e| format!("{e:#}"))?;
-        Ok(saved
+        let file = saved
             .file_name()
             .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default())
+            .unwrap_or_default();
+        if self.runs.len() > 1 {
+            self.kept.push((file.clone(), r.clone()));
+        }
+        Ok(file)
     }
 
     fn series_updated(&mut self, s: &Series) -> Result<(), String> {

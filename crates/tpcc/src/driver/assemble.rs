@@ -280,7 +280,7 @@ pub(super) fn waits(
         if w.classes.is_empty() && !w.buckets.is_empty() {
             // MariaDB/MySQL's groups are its classes: the per-interval view uses them.
             w.classes = w.buckets.clone();
-            w.notes.push("classes are the same four groups as buckets (io, log, lock, cpu_other); intervals[].waits holds them per interval, the waits falling in each interval taken in proportion to its overlap with the sampler's intervals".into());
+            w.notes.push("classes are the same groups as buckets (io, log, lock, client_round_trips, cpu_other; lock and unknown without performance_schema); intervals[].waits holds them per interval, the waits falling in each interval taken in proportion to its overlap with the sampler's intervals".into());
         }
         return w;
     }
@@ -419,6 +419,12 @@ pub(super) fn interval_waits(
                 return;
             };
             let offset = began.saturating_duration_since(started).as_secs_f64();
+            // Without performance_schema only the row lock time is known (as in the profile).
+            let (residual, instrumented) = if my.performance_schema {
+                ("cpu_other", true)
+            } else {
+                ("unknown", false)
+            };
             for iv in intervals.iter_mut() {
                 let (lo, hi) = (iv.t_s - iv.duration_s, iv.t_s);
                 let mut amounts: HashMap<String, f64> = HashMap::new();
@@ -429,13 +435,19 @@ pub(super) fn interval_waits(
                         continue;
                     }
                     let f = overlap / j.duration_s;
-                    for (name, secs) in [("io", j.io_s), ("log", j.log_s), ("lock", j.lock_s)] {
+                    let known = [
+                        ("lock", j.lock_s),
+                        ("io", j.io_s),
+                        ("log", j.log_s),
+                        ("client_round_trips", j.client_s),
+                    ];
+                    for (name, secs) in &known[..if instrumented { 4 } else { 1 }] {
                         *amounts.entry(name.to_string()).or_default() += secs * f;
                     }
                 }
                 let waited: f64 = amounts.values().sum();
                 amounts.insert(
-                    "cpu_other".into(),
+                    residual.into(),
                     (workers as f64 * iv.duration_s - waited).max(0.0),
                 );
                 iv.waits = crate::waits::interval_shares(&classes, &amounts, iv.duration_s);

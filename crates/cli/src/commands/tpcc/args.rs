@@ -23,6 +23,36 @@ pub enum Action {
     Run(RunArgs),
     /// Check the specification's twelve consistency conditions (clause 3.3.2).
     Check(CheckArgs),
+    /// A tuning study: apply each candidate's server settings in turn (PostgreSQL ALTER SYSTEM
+    /// and a reload, MariaDB/MySQL SET GLOBAL, SQLite synchronous), run the candidates
+    /// interleaved, put the settings back (also on Ctrl-C), and print the verdict, the NOPM
+    /// and latency margins and the wait profiles side by side.
+    Study(StudyArgs),
+}
+
+/// Arguments of `oio tpcc study`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  oio tpcc study --db postgres://… --set base:synchronous_commit=on --set async:synchronous_commit=off --repeat 3
+  oio tpcc study --set full:synchronous=full --set normal:synchronous=normal -n 2 --time 30s")]
+#[command(mut_arg("repeat", |a| {
+    let h = "Runs of each candidate, in rounds across the candidates (see --order), never one candidate's back to back";
+    a.default_value("3").help(h).long_help(h)
+}))]
+#[command(mut_arg("order", |a| {
+    let h = "Order of the candidates within each round: counterbalanced (A B, B A, …), interleaved (A B, A B, …) or shuffled (reproducible with --seed)";
+    a.help(h).long_help(h)
+}))]
+pub struct StudyArgs {
+    /// A candidate and a setting, LABEL:NAME=VALUE; give it once per setting (several for
+    /// one label set them together). The first label is the baseline. Settings the server
+    /// applies only at a restart are refused: oio does not restart servers.
+    #[arg(long = "set", value_name = "LABEL:NAME=VALUE", required = true)]
+    pub sets: Vec<String>,
+    /// Everything `oio tpcc run` takes; --repeat is runs per candidate (default 3), one
+    /// worker count.
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 /// Where the database is, and how long to wait for it.
@@ -88,6 +118,9 @@ pub struct BuildArgs {
     /// Directory for the build report.
     #[arg(long, value_name = "DIR", default_value = "oio-results")]
     pub out: PathBuf,
+    /// A name for this build, put in the report's file name.
+    #[arg(long, value_name = "NAME")]
+    pub label: Option<String>,
     /// Print the build report as JSON on stdout (and nothing else there).
     #[arg(long)]
     pub json: bool,
@@ -240,6 +273,12 @@ impl From<OrderArg> for Order {
 pub struct CheckArgs {
     #[command(flatten)]
     pub db: DbArg,
+    /// Directory for the check report (saved like every other result).
+    #[arg(long, value_name = "DIR", default_value = "oio-results")]
+    pub out: PathBuf,
+    /// A name for this check, put in the report's file name.
+    #[arg(long, value_name = "NAME")]
+    pub label: Option<String>,
     /// Print the report as JSON on stdout (and nothing else there).
     #[arg(long)]
     pub json: bool,

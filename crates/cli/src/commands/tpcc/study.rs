@@ -1,0 +1,453 @@
+//! `oio tpcc study`: one setting changed, did it help, by how much, and why.
+//!
+//! Phases: [`candidates`] parses `--set`; the server's current values are saved
+//! ([`crate::server_settings::save`], refusing settings that need a restart); the runs go in
+//! rounds (oio-lab's order rule: A B, B A, … by default), each candidate's settings applied
+//! before its run and each result saved under `OUT/<label>/`; the settings are put back
+//! whatever happened (a finished study, an error, Ctrl-C); then the comparison (`oio compare`'s
+//! statistics on the candidates' directories) and the wait profiles side by side
+//! ([`write_waits`]) are printed, with one headline per candidate ([`headline`]).
+
+use super::StudyArgs;
+use crate::interrupt::{stop_flag, EXIT_INTERRUPTED};
+use crate::output::style;
+use crate::server_settings as settings;
+use anyhow::{bail, Context};
+use oio_analysis::compare::{self, Comparison};
+use oio_tpcc::{DbUrl, TpccResult};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+
+/// One candidate: its label and the settings it applies.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Candidate {
+    /// The label (its results' directory and name).
+    pub label: String,
+    /// `(name, value)` in the order given.
+    pub settings: Vec<(String, String)>,
+}
+
+impl Candidate {
+    /// "synchronous_commit=off" (several joined by ", ").
+    pub fn describe(&self) -> String {
+        self.settings
+            .iter()
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The candidates of `--set LABEL:NAME=VALUE …`, in the order their labels first appear.
+pub fn candidates(sets: &[String]) -> anyhow::Result<Vec<Candidate>> {
+    let mut out: Vec<Candidate> = Vec::new();
+    for s in sets {
+        let parsed = s.split_once(':').and_then(|(label, kv)| {
+            let (n, v) = kv.split_once('=')?;
+            Some((label.trim(), n.trim().to_lowercase(), v.trim()))
+        });
+        let Some((label, name, value)) = parsed.filter(|(l, n, _)| !l.is_empty() && !n.is_empty())
+        else {
+            bail!("--set '{s}': expected LABEL:NAME=VALUE, e.g. async:synchronous_commit=off");
+        };
+        match out.iter_mut().find(|c| c.label == label) {
+            Some(c) if c.settings.iter().any(|(n, _)| *n == name) => {
+                bail!("--set '{s}': candidate '{label}' sets {name} twice")
+            }
+            Some(c) => c.settings.push((name, value.to_string())),
+            None => out.push(Candidate {
+                label: label.to_string(),
+                settings: vec![(name, value.to_string())],
+            }),
+        }
+    }
+    if out.len() < 2 {
+        bail!(
+            "a study needs at least two candidates (two labels in --set), the first the baseline"
+        );
+    }
+    Ok(out)
+}
+
+/// The SQLite sync level a candidate asks for, if it sets `synchronous`.
+fn sqlite_sync(c: &Candidate) -> anyhow::Result<Option<oio_tpcc::SqliteSync>> {
+    let Some((_, v)) = c.settings.iter().find(|(n, _)| n == "synchronous") else {
+        return Ok(None);
+    };
+    Ok(Some(match v.to_lowercase().as_str() {
+        "full" | "2" => oio_tpcc::SqliteSync::Full,
+        "normal" | "1" => oio_tpcc::SqliteSync::Normal,
+        "off" | "0" => oio_tpcc::SqliteSync::Off,
+        _ => bail!(
+            "--set {}:synchronous={v}: expected full, normal or off",
+            c.label
+        ),
+    }))
+}
+
+/// Runs `oio tpcc study`.
+pub fn run(a: StudyArgs) -> anyhow::Result<ExitCode> {
+    let cands = candidates(&a.sets)?;
+    if a.run.workers.len() != 1 {
+        bail!("--workers: a study compares settings at one worker count (a list is a scaling sequence: oio tpcc run --workers 1,2,4)");
+    }
+    let base = a.run.plan();
+    let db = base.db.parse::<DbUrl>().context("--db")?;
+    base.validate()?;
+    crate::results::check_destination(&a.run.out, "--out DIR")?;
+    for c in &cands {
+        sqlite_sync(c)?;
+    }
+    let mut names: Vec<String> = cands
+        .iter()
+        .flat_map(|c| c.settings.iter().map(|(n, _)| n.clone()))
+        .collect();
+    names.sort();
+    names.dedup();
+    let timeouts = base.timeouts;
+    let saved = settings::save(&db, &names, &timeouts)?;
+    // --json leaves stdout to the comparison.
+    let was_quiet = style::quiet();
+    if a.run.json {
+        style::set_quiet(true);
+    }
+    let outcome = run_rounds(&a, &cands, &db);
+    style::set_quiet(was_quiet);
+    let restored = settings::restore(&db, &saved, &timeouts);
+    match &restored {
+        Ok(()) if !saved.is_empty() => style::print_notice(&format!(
+            "settings restored: {}",
+            saved
+                .iter()
+                .map(|s| format!("{}={}", s.name, s.value))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        Ok(()) => {}
+        Err(e) => style::print_error(&format!(
+            "the settings could not be put back ({e:#}); set them by hand: {}",
+            saved
+                .iter()
+                .map(|s| format!("{}={}", s.name, s.value))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+    let (dirs, interrupted) = outcome?;
+    restored?;
+    if interrupted {
+        style::print_notice(
+            "study stopped: the finished runs are kept; no verdict from a part of the plan",
+        );
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    }
+    conclude(&a, &cands, &dirs)
+}
+
+/// Runs the rounds; returns each candidate's directory and whether a stop cut them short.
+fn run_rounds(
+    a: &StudyArgs,
+    cands: &[Candidate],
+    db: &DbUrl,
+) -> anyhow::Result<(Vec<PathBuf>, bool)> {
+    let base = a.run.plan();
+    let order = oio_lab::Order::from(a.run.order);
+    let schedule = oio_lab::order::rounds(order, a.run.repeat, cands.len(), a.run.seed).concat();
+    let dirs: Vec<PathBuf> = cands
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let slug = oio_core::text::slug(&c.label, 100);
+            a.run.out.join(if slug.is_empty() {
+                format!("candidate{}", i + 1)
+            } else {
+                slug
+            })
+        })
+        .collect();
+    let sequence: Vec<&str> = schedule.iter().map(|&i| cands[i].label.as_str()).collect();
+    style::print_notice(&format!(
+        "study: {} candidates × {} runs, {} order: {} (baseline {})",
+        cands.len(),
+        a.run.repeat,
+        order.name(),
+        sequence.join(" "),
+        cands[0].label
+    ));
+    for (k, &i) in schedule.iter().enumerate() {
+        if stop_flag().load(Ordering::Relaxed) {
+            return Ok((dirs, true));
+        }
+        let c = &cands[i];
+        style::print_notice(&format!(
+            "study run {}/{}: {} ({})",
+            k + 1,
+            schedule.len(),
+            c.label,
+            c.describe()
+        ));
+        for w in settings::apply(db, &c.settings, &base.timeouts)? {
+            style::print_warning(&w);
+        }
+        let mut plan = base.clone();
+        plan.label = Some(match &a.run.label {
+            Some(l) => format!("{l}-{}", c.label),
+            None => c.label.clone(),
+        });
+        plan.repeat = 1;
+        plan.schedule = Vec::new();
+        plan.order = None;
+        if let Some(s) = sqlite_sync(c)? {
+            plan.sqlite_sync = s;
+        }
+        let code = crate::tpcc_run::execute(&plan, &dirs[i], false, a.run.device.as_deref())?;
+        if code == ExitCode::from(EXIT_INTERRUPTED) {
+            return Ok((dirs, true));
+        }
+    }
+    Ok((dirs, false))
+}
+
+/// The comparison, the wait profiles side by side and the headlines.
+fn conclude(a: &StudyArgs, cands: &[Candidate], dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
+    let labels: Vec<String> = cands.iter().map(|c| c.label.clone()).collect();
+    let (groups, kind) = crate::groups::load_groups(dirs, &labels)?;
+    let c = compare::compare(&groups, kind, &compare::Options::default());
+    if a.run.json {
+        crate::output::print_json(&c)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if style::quiet() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = anstream::stdout().lock();
+    writeln!(out)?;
+    crate::output::compare::write_comparison(&mut out, &c)?;
+    let waits: Vec<Vec<TpccResult>> = dirs.iter().map(|d| read_results(d)).collect();
+    writeln!(out)?;
+    write_waits(&mut out, cands, &waits)?;
+    writeln!(out)?;
+    for i in 1..cands.len() {
+        writeln!(out, "{}", headline(&c, cands, i, &waits[0], &waits[i]))?;
+    }
+    writeln!(
+        out,
+        "results: {} (oio compare {} · oio report {})",
+        a.run.out.display(),
+        dirs.iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" "),
+        a.run.out.display()
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn read_results(dir: &Path) -> Vec<TpccResult> {
+    let Ok((inputs, _)) = oio_report::inputs::load_inputs(&[dir.to_path_buf()]) else {
+        return Vec::new();
+    };
+    inputs
+        .into_iter()
+        .filter_map(|i| match i {
+            oio_report::inputs::Input::Doc { schema, value, .. }
+                if schema == oio_tpcc::result::TPCC_SCHEMA =>
+            {
+                TpccResult::from_value(value).ok()
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// A bucket's share in each run of a candidate, percent (0 where a run has no such bucket).
+fn shares(runs: &[TpccResult], bucket: &str) -> Vec<f64> {
+    runs.iter()
+        .map(|r| {
+            profile(r)
+                .iter()
+                .find(|b| b.name == bucket)
+                .map_or(0.0, |b| b.share_pct)
+        })
+        .collect()
+}
+
+/// A result's wait groups: the bottleneck buckets, or SQLite's classes (it has no buckets).
+fn profile(r: &TpccResult) -> &[oio_tpcc::waits::WaitShare] {
+    if r.waits.buckets.is_empty() {
+        &r.waits.classes
+    } else {
+        &r.waits.buckets
+    }
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+/// How a bucket moved from the baseline's runs to a candidate's: "grew" or "shrank" only
+/// when every run of one side is beyond every run of the other, else "within the runs'
+/// spread" (with one run a side: "one run a side, not judged").
+pub fn moved(base: &[f64], cand: &[f64]) -> &'static str {
+    let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if base.len() < 2 || cand.len() < 2 {
+        "one run a side, not judged"
+    } else if min(cand) > max(base) + 1.0 {
+        "grew"
+    } else if max(cand) < min(base) - 1.0 {
+        "shrank"
+    } else {
+        "within the runs' spread"
+    }
+}
+
+/// The wait buckets of every candidate side by side (mean of the runs' shares), largest
+/// change against the baseline first, each judged against the runs' spread.
+fn write_waits(
+    out: &mut dyn Write,
+    cands: &[Candidate],
+    runs: &[Vec<TpccResult>],
+) -> std::io::Result<()> {
+    let mut buckets: Vec<String> = runs
+        .iter()
+        .flatten()
+        .flat_map(|r| profile(r).iter().map(|b| b.name.clone()))
+        .collect();
+    buckets.sort();
+    buckets.dedup();
+    let source = runs
+        .iter()
+        .flatten()
+        .map(|r| r.waits.source.clone())
+        .next()
+        .unwrap_or_default();
+    if buckets.is_empty() {
+        return writeln!(out, "no wait profile in the results ({source})");
+    }
+    let change = |b: &str| {
+        runs.iter()
+            .skip(1)
+            .map(|r| (mean(&shares(r, b)) - mean(&shares(&runs[0], b))).abs())
+            .fold(0.0, f64::max)
+    };
+    buckets.sort_by(|a, b| change(b).total_cmp(&change(a)).then(a.cmp(b)));
+    writeln!(
+        out,
+        "waits ({source}), % of the profile, each candidate's mean of its runs' shares:"
+    )?;
+    writeln!(
+        out,
+        "  {:<24}{}",
+        "bucket",
+        cands
+            .iter()
+            .map(|c| format!("{:>12}", c.label))
+            .collect::<String>()
+    )?;
+    for b in &buckets {
+        write!(out, "  {:<24}", b)?;
+        for r in runs {
+            write!(out, "{:>12}", format!("{:.1}", mean(&shares(r, b))))?;
+        }
+        let verdicts: Vec<String> = runs
+            .iter()
+            .enumerate()
+            .skip(1)
+            .map(|(i, r)| {
+                format!(
+                    "{}: {}",
+                    cands[i].label,
+                    moved(&shares(&runs[0], b), &shares(r, b))
+                )
+            })
+            .collect();
+        writeln!(out, "   {}", verdicts.join(", "))?;
+    }
+    writeln!(out, "  (grew/shrank only when every run of one side is more than 1 point beyond every run of the other)")
+}
+
+/// "async (synchronous_commit=off) against base (synchronous_commit=on): NOPM +178.9 %
+/// [+160.2, +198.0] better; wal_flush waits 62.0 % → 3.1 % (shrank)".
+fn headline(
+    c: &Comparison,
+    cands: &[Candidate],
+    i: usize,
+    base: &[TpccResult],
+    cand: &[TpccResult],
+) -> String {
+    let nopm = c
+        .comparisons
+        .iter()
+        .find(|x| x.group == cands[i].label)
+        .and_then(|x| x.metrics.get("nopm"));
+    let margin = match nopm {
+        Some(m) => match (m.margin_pct, m.ci_low_pct, m.ci_high_pct) {
+            (Some(p), Some(lo), Some(hi)) => {
+                format!("NOPM {p:+.1} % [{lo:+.1}, {hi:+.1}] {}", m.outcome)
+            }
+            (Some(p), _, _) => format!("NOPM {p:+.1} % {}", m.outcome),
+            _ => format!("NOPM {}", m.outcome),
+        },
+        None => "NOPM not compared".into(),
+    };
+    let mut moves: BTreeMap<String, (f64, f64, &'static str)> = BTreeMap::new();
+    for r in base.iter().chain(cand) {
+        for b in profile(r) {
+            let (x, y) = (shares(base, &b.name), shares(cand, &b.name));
+            moves.insert(b.name.clone(), (mean(&x), mean(&y), moved(&x, &y)));
+        }
+    }
+    let top = moves
+        .iter()
+        .filter(|(_, m)| m.2 == "grew" || m.2 == "shrank")
+        .max_by(|a, b| (a.1 .1 - a.1 .0).abs().total_cmp(&(b.1 .1 - b.1 .0).abs()));
+    let waits = match top {
+        Some((name, (x, y, how))) => format!("; {name} waits {x:.1} % → {y:.1} % ({how})"),
+        None if moves.is_empty() => String::new(),
+        None => "; no wait bucket moved beyond the runs' spread".into(),
+    };
+    format!(
+        "{} ({}) against {} ({}): {margin}{waits}",
+        cands[i].label,
+        cands[i].describe(),
+        cands[0].label,
+        cands[0].describe()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sets_group_by_label_in_order_and_bad_ones_say_the_form() {
+        let c = candidates(&[
+            "base:synchronous_commit=on".into(),
+            "async:synchronous_commit=off".into(),
+            "async:commit_delay=10".into(),
+        ])
+        .unwrap();
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].describe(), "synchronous_commit=on");
+        assert_eq!(c[1].describe(), "synchronous_commit=off, commit_delay=10");
+        let e = candidates(&["x=1".into(), "b:y=2".into()]).unwrap_err();
+        assert!(e.to_string().contains("LABEL:NAME=VALUE"), "{e}");
+        let e = candidates(&["a:x=1".into()]).unwrap_err();
+        assert!(e.to_string().contains("two candidates"), "{e}");
+    }
+
+    #[test]
+    fn a_bucket_moves_only_beyond_the_runs_spread() {
+        assert_eq!(moved(&[60.0, 62.0, 64.0], &[2.0, 3.0, 4.0]), "shrank");
+        assert_eq!(moved(&[2.0, 3.0], &[30.0, 41.0]), "grew");
+        assert_eq!(
+            moved(&[10.0, 20.0], &[15.0, 25.0]),
+            "within the runs' spread"
+        );
+        assert_eq!(moved(&[10.0], &[50.0]), "one run a side, not judged");
+    }
+}
