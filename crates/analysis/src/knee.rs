@@ -975,6 +975,13 @@ fn shape_flags(
                 message: peak(&format!(
                     ", and at this noise the top ({}) cannot be told from a plateau or a rise: more repeats (--repeat N) or a wider sweep (extend --qd) would decide",
                     match w {
+                        // One run per depth: a margin from the intervals alone is too narrow
+                        // to call a rise on, and says so.
+                        Some(w) if noise.residuals => format!(
+                            "{} over {}, the margin from the runs' intervals only; with one run per depth a rise must hold over 4 depths or more, and in the top two doublings, to be told from runs that differ",
+                            slope_text(w),
+                            span(points, w)
+                        ),
                         Some(w) => format!("{} over {}", slope_text(w), span(points, w)),
                         None => "noise unknown".to_string(),
                     }
