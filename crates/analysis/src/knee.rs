@@ -868,6 +868,7 @@ fn flag_dips(points: &[KneeInput], iops: &[f64], noise: &NoiseModel) -> (Vec<boo
         };
         let lo = iops[nb];
         if lo <= 0.0 || iops[i] >= lo {
+            sag(points, iops, noise, i, &mut keep, &mut flags);
             continue;
         }
         let dip = 1.0 - iops[i] / lo;
@@ -906,6 +907,55 @@ fn flag_dips(points: &[KneeInput], iops: &[f64], noise: &NoiseModel) -> (Vec<boo
         }
     }
     (keep, flags)
+}
+
+/// A point far below the line between its neighbours (ln IOPS on ln depth) though not below
+/// both: a closed loop's IOPS grow concavely with depth (each doubling gains no more than the
+/// one before), so a flat step followed by a steep one is a run slowed by something else (a
+/// neighbour's burst halving the knee's own depth made the knee one step deeper). Left out
+/// like a dip, so the range reaches below it.
+fn sag(
+    points: &[KneeInput],
+    iops: &[f64],
+    noise: &NoiseModel,
+    i: usize,
+    keep: &mut [bool],
+    flags: &mut Vec<KneeFlag>,
+) {
+    let (a, b) = (i - 1, i + 1);
+    if !noise.known() || iops[a] <= 0.0 || iops[b] <= 0.0 || iops[i] <= 0.0 {
+        return;
+    }
+    let x = |j: usize| (points[j].qd.max(1) as f64).ln();
+    let (xa, xi, xb) = (x(a), x(i), x(b));
+    if xb <= xa {
+        return;
+    }
+    let w = (xi - xa) / (xb - xa);
+    let line = (1.0 - w) * iops[a].ln() + w * iops[b].ln();
+    let below = line - iops[i].ln();
+    let sd = |j: usize| noise.sigma[j].unwrap_or(0.0);
+    let sd = (sd(i).powi(2) + ((1.0 - w) * sd(a)).powi(2) + (w * sd(b)).powi(2)).sqrt();
+    if below <= OUTLIER_NOISE * sd.max(0.01) {
+        return;
+    }
+    keep[i] = false;
+    flags.push(KneeFlag {
+        kind: "outlier".into(),
+        qd: Some(points[i].qd),
+        message: format!(
+            "qd {}: {} IOPS is {:.0} % below the line between its neighbours (qd {} {}, qd {} {}), more than {OUTLIER_NOISE} × the noise ({:.1} %, from {}): IOPS of a closed loop do not gain more in a doubling than in the one before, so that run was slowed by something else; left out of the rules; rerun that depth",
+            points[i].qd,
+            fmt_iops(iops[i]),
+            (1.0 - (-below).exp()) * 100.0,
+            points[a].qd,
+            fmt_iops(iops[a]),
+            points[b].qd,
+            fmt_iops(iops[b]),
+            sd * 100.0,
+            noise_words(noise.source)
+        ),
+    });
 }
 
 fn noise_words(source: &str) -> &'static str {
@@ -1472,6 +1522,14 @@ fn judge(
             let below = (0..v.lo).rev().find(|&j| keep[j]);
             let above = below.map_or(0, |j| points[j].qd);
             let first = below.map_or(0, |j| j + 1);
+            if first < v.lo && confidence > KneeConfidence::Low {
+                confidence = KneeConfidence::Low;
+                v.why.push(format!(
+                    "qd {} just below was left out as an outlier, and the knee may lie there",
+                    points[v.lo - 1].qd
+                ));
+                v.decide.push(format!("rerun qd {}", points[v.lo - 1].qd));
+            }
             KneeRange {
                 above,
                 up_to: Some(points[v.hi].qd),

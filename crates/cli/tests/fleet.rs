@@ -121,7 +121,11 @@ impl Lab {
             missing("ip (iproute2)");
             return None;
         }
-        let id = format!("oio{tag}{}", std::process::id());
+        // Unique within this process too: two tests of one tag run at once (a shared name made
+        // the second's `ip netns add` fail with "File exists").
+        static LABS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n_lab = LABS.fetch_add(1, Ordering::Relaxed);
+        let id = format!("oio{tag}{}n{n_lab}", std::process::id());
         let mut lab = Lab {
             ctl: String::new(),
             hosts: Vec::new(),

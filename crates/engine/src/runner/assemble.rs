@@ -273,18 +273,21 @@ fn after_run_warnings(
     summary: &Summary,
     c: &Collected,
 ) {
+    // What reached a device (nothing, on the null engine) comes first: it decides what
+    // every other number means.
     if let (EngineKind::Null, Some(d)) = (engine, &plan.sim) {
         if timing.clock.is_virtual() {
-            warnings.push(format!(
+            warnings.insert(0, format!(
                 "simulated device ({d}): no I/O reached any device and time was simulated; the numbers are the model's exactly, not a measurement"
             ));
         } else {
-            warnings.push(format!(
+            warnings.insert(0, format!(
                 "simulated device ({d}): no I/O reached any device; the numbers are the model's plus oio's own overhead"
             ));
         }
     } else if engine == EngineKind::Null {
-        warnings.push(
+        warnings.insert(
+            0,
             "null engine: no I/O reached any device; the latencies are oio's own overhead".into(),
         );
     }
