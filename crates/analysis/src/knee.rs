@@ -886,7 +886,10 @@ fn flag_dips(points: &[KneeInput], iops: &[f64], noise: &NoiseModel) -> (Vec<boo
         };
         if noise.known() {
             let sd = noise.pair(i, nb);
-            if (lo / iops[i].max(1e-12)).ln() > OUTLIER_NOISE * sd {
+            if (lo / iops[i].max(1e-12)).ln() <= OUTLIER_NOISE * sd {
+                // Within the noise of its lower neighbour: perhaps below the line instead.
+                sag(points, iops, noise, i, &mut keep, &mut flags);
+            } else {
                 keep[i] = false;
                 flags.push(KneeFlag {
                     kind: "outlier".into(),
@@ -913,7 +916,7 @@ fn flag_dips(points: &[KneeInput], iops: &[f64], noise: &NoiseModel) -> (Vec<boo
 /// both: a closed loop's IOPS grow concavely with depth (each doubling gains no more than the
 /// one before), so a flat step followed by a steep one is a run slowed by something else (a
 /// neighbour's burst halving the knee's own depth made the knee one step deeper). Left out
-/// like a dip, so the range reaches below it.
+/// like a dip, so the range reaches below it. Judged only where repeats measure the noise.
 fn sag(
     points: &[KneeInput],
     iops: &[f64],
@@ -923,7 +926,9 @@ fn sag(
     flags: &mut Vec<KneeFlag>,
 ) {
     let (a, b) = (i - 1, i + 1);
-    if !noise.known() || iops[a] <= 0.0 || iops[b] <= 0.0 || iops[i] <= 0.0 {
+    // Only against repeats: with one run per depth the intervals cannot show a whole run's
+    // noise, and a lucky neighbour above (a +28 % run at the top) makes a plateau point sag.
+    if !noise.repeats || iops[a] <= 0.0 || iops[b] <= 0.0 || iops[i] <= 0.0 {
         return;
     }
     let x = |j: usize| (points[j].qd.max(1) as f64).ln();
@@ -2334,6 +2339,31 @@ mod tests {
         // Not everything is undecided: 10 of the 40 here, where a doubling stands out of the
         // scatter; a floor well below that.
         assert!(decided >= 5, "{decided} of 40 decided");
+    }
+
+    #[test]
+    fn a_knee_depth_slowed_as_a_whole_is_left_out_and_the_range_reaches_it() {
+        // 16 servers, 3 repeats of 2 % noise; every run of qd 16 halved (a neighbour for the
+        // whole of that depth): 8k, 8k at qd 8 and 16, then 16k. Not below both neighbours,
+        // but far below the line between them: the knee must not be "between 16 and 32".
+        for seed in 0..10 {
+            let mut pts = servers(16.0, 1.0, 0.02, 3, seed);
+            let i16 = pts.iter().position(|p| p.qd == 16).unwrap();
+            for r in &mut pts[i16].iops_runs {
+                *r *= 0.5;
+            }
+            let k = find_knee(&pts, &opts(), seed).unwrap();
+            assert!(
+                has_flag(&k, "outlier", Some(16)),
+                "seed {seed}: {:?}",
+                k.flags
+            );
+            if decided_knee(&k) {
+                let r = k.range.unwrap();
+                assert!(r.contains(16.0), "seed {seed}: {}", k.summary);
+                assert!(k.confidence <= Some(KneeConfidence::Low), "{}", k.summary);
+            }
+        }
     }
 
     fn decided_knee(k: &Knee) -> bool {
