@@ -554,20 +554,21 @@ fn characterize_calibrate_run_and_compare_close_the_loop() {
     let record = |out: &str| {
         Command::new(assert_cmd::cargo::cargo_bin("oio"))
             .current_dir(d.path())
-            .args([
-                "record",
-                lo.name(),
-                "--interval",
-                "1s",
-                "--duration",
-                "7s",
-                "-o",
-                out,
-                "-q",
-            ])
+            .args(["record", lo.name(), "--interval", "1s", "-o", out, "-q"])
             .stdout(std::process::Stdio::null())
             .spawn()
             .unwrap()
+    };
+    // A recording ends when the workload has (a signal ends it and saves it), not after a
+    // fixed time: on a busy host a run's preparation once outlasted a 7 s recording.
+    let finish = |rec: std::process::Child| {
+        rustix::process::kill_process(
+            rustix::process::Pid::from_raw(rec.id() as i32).expect("a pid"),
+            rustix::process::Signal::INT,
+        )
+        .unwrap();
+        let out = rec.wait_with_output().unwrap();
+        assert!(out.status.success(), "{out:?}");
     };
     let rec = record("cap.json");
     std::thread::sleep(std::time::Duration::from_millis(500));
@@ -593,7 +594,7 @@ fn characterize_calibrate_run_and_compare_close_the_loop() {
         "{}",
         String::from_utf8_lossy(&fio.stderr)
     );
-    assert!(rec.wait_with_output().unwrap().status.success());
+    finish(rec);
     let out = oio()
         .current_dir(d.path())
         .args([
@@ -663,7 +664,7 @@ fn characterize_calibrate_run_and_compare_close_the_loop() {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    assert!(rec.wait_with_output().unwrap().status.success());
+    finish(rec);
     let out = oio()
         .current_dir(d.path())
         .args(["compare", "cap.json", "rep.json", "--json"])
