@@ -1558,35 +1558,78 @@ struct Scatter {
     why: String,
 }
 
-/// With one run per depth, the σ of ln IOPS of the points from the knee on (3 at least, dips
-/// included) is run-to-run noise the runs'
-/// intervals cannot show: a neighbour's burst or a slow run moves a whole point. When it is
-/// larger than a point's own noise, the point takes it; `None` otherwise (repeats measure it).
+/// With one run per depth, the σ of ln IOPS of the points from the knee on (3 at least) is
+/// run-to-run noise the runs' intervals cannot show: a neighbour's burst or a slow run moves a
+/// whole point. When it is larger than a point's own noise, the point takes it (`noise`).
+///
+/// Outliers (points left out of the rules as dips) count in that σ, since they are the very
+/// noise being measured, unless they stand apart: every one lies far below the level of the
+/// others (by more than twice Student's t of those others' own scatter), which agree among
+/// themselves. Then the plateau's noise is the others' scatter, a few runs were slowed by
+/// something else (`set_aside`), and the knee's confidence is capped at low.
 fn plateau_scatter(
     points: &[KneeInput],
     iops: &[f64],
+    keep: &[bool],
     noise: &NoiseModel,
     k: usize,
-) -> Option<Scatter> {
+) -> PlateauNoise {
+    let none = PlateauNoise {
+        raised: None,
+        set_aside: Vec::new(),
+        slowed_to: 1.0,
+        level: 0.0,
+    };
     if noise.repeats {
-        return None;
+        return none;
     }
-    // Dips left out of the rules count here: they are the very noise being measured.
     let idx: Vec<usize> = (k..points.len()).filter(|&i| iops[i] > 0.0).collect();
-    let n = idx.len();
-    if n < 3 {
-        return None;
+    if idx.len() < 3 {
+        return none;
     }
+    let own = noise.cv.unwrap_or(0.0);
+    let kept: Vec<usize> = idx.iter().copied().filter(|&i| keep[i]).collect();
+    // Four agreeing points at least: three that agree by chance are too easily found by
+    // leaving out the lowest of a noisy plateau.
+    let mut slowed_to = 1.0;
+    let mut plateau_level = 0.0;
+    let set_aside = if kept.len() >= 4 && kept.len() < idx.len() {
+        let (level, sd) = ln_mean_sd(iops, &kept);
+        let bar = 2.0 * noise.t_crit(kept.len() - 1) * sd.max(own).max(0.01);
+        let apart = idx
+            .iter()
+            .filter(|&&i| !keep[i])
+            .all(|&i| level - iops[i].ln() > bar);
+        if apart {
+            let aside: Vec<usize> = idx.iter().copied().filter(|&i| !keep[i]).collect();
+            // The slowest as a share of the level, less the others' noise (2 σ): a point that
+            // low is within reach of a run slowed alike.
+            slowed_to = aside
+                .iter()
+                .map(|&i| (iops[i].ln() - level - 2.0 * sd.max(own)).exp())
+                .fold(1.0, f64::min);
+            plateau_level = level.exp();
+            aside
+        } else {
+            Vec::new()
+        }
+    } else {
+        Vec::new()
+    };
+    let used: Vec<usize> = if set_aside.is_empty() { idx } else { kept };
+    let n = used.len();
     // About their mean, not a fitted line: a line tilts to meet one odd point at the knee
     // and hides it; a plateau is flat, and a curve still rising only scatters more (the safe
     // side: a wider range, or undecided).
-    let ys: Vec<f64> = idx.iter().map(|&i| iops[i].ln()).collect();
-    let ym = ys.iter().sum::<f64>() / n as f64;
-    let sigma = (ys.iter().map(|y| (y - ym).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
-    let own = noise.cv.unwrap_or(0.0);
+    let (_, sigma) = ln_mean_sd(iops, &used);
     // Within 1.5× of the intervals' noise the scatter is what they already allow for.
     if sigma <= (1.5 * own).max(0.01) {
-        return None;
+        return PlateauNoise {
+            raised: None,
+            set_aside,
+            slowed_to,
+            level: plateau_level,
+        };
     }
     let mut raised = noise.clone();
     for s in raised.sigma.iter_mut() {
@@ -1596,15 +1639,40 @@ fn plateau_scatter(
     // A σ from 3 or 4 points is itself uncertain: a rise or a plateau claimed against it
     // takes Student's t of their degrees of freedom, not the normal's 1.96.
     raised.z = noise.t_crit(n - 1).max(NOISE_Z);
-    Some(Scatter {
-        noise: raised,
-        why: format!(
-            "one run per depth: the {n} points from qd {} on scatter {:.0} % about their level, more than each run's intervals say ({:.1} %), so runs differ from one another by about that much and every point is taken to be that noisy",
-            points[k].qd,
-            sigma * 100.0,
-            own * 100.0
-        ),
-    })
+    let why = format!(
+        "one run per depth: the {n} points from qd {} on{} scatter {:.0} % about their level, more than each run's intervals say ({:.1} %), so runs differ from one another by about that much and every point is taken to be that noisy",
+        points[k].qd,
+        if set_aside.is_empty() { "" } else { " (outliers aside)" },
+        sigma * 100.0,
+        own * 100.0
+    );
+    PlateauNoise {
+        raised: Some(Scatter { noise: raised, why }),
+        set_aside,
+        slowed_to,
+        level: plateau_level,
+    }
+}
+
+/// Mean and σ (n − 1) of ln IOPS of the points `idx` (at least 2).
+fn ln_mean_sd(iops: &[f64], idx: &[usize]) -> (f64, f64) {
+    let n = idx.len() as f64;
+    let ys: Vec<f64> = idx.iter().map(|&i| iops[i].ln()).collect();
+    let m = ys.iter().sum::<f64>() / n;
+    let var = ys.iter().map(|y| (y - m).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+    (m, var.sqrt())
+}
+
+/// What a single-run sweep's plateau says about run-to-run noise.
+struct PlateauNoise {
+    /// The raised noise, when the plateau scatters more than the intervals allow.
+    raised: Option<Scatter>,
+    /// Outliers that stand apart from a plateau whose other points agree.
+    set_aside: Vec<usize>,
+    /// The slowest of them as a share of the others' level, less their noise (1 without).
+    slowed_to: f64,
+    /// The others' level, IOPS (geometric mean; 0 without).
+    level: f64,
 }
 
 /// Finds the knee of points sorted by depth; `None` with no points or no IOPS.
@@ -1624,7 +1692,8 @@ pub fn find_knee(points: &[KneeInput], opts: &KneeOptions, seed: u64) -> Option<
     // what the top's rise is judged against: a curve still rising scatters about its level
     // by its own rise, and a 25 %-per-doubling rise must stay visible; the trend's residuals
     // carry the run-to-run noise there.)
-    let scatter = plateau_scatter(points, &iops, &noise, k);
+    let mut plateau = plateau_scatter(points, &iops, &keep, &noise, k);
+    let scatter = plateau.raised.take();
     let noise = scatter.as_ref().map_or(noise, |s| s.noise.clone());
     shape_flags(points, &iops, &found, peak_i, &noise, &mut flags);
     let mut rules = rule_depths(points, &iops, &found, fraction);
@@ -1636,6 +1705,7 @@ pub fn find_knee(points: &[KneeInput], opts: &KneeOptions, seed: u64) -> Option<
     if let Some(s) = &scatter {
         judged.why.insert(0, s.why.clone());
     }
+    set_aside_caps(points, &iops, &keep, &plateau, &mut judged);
 
     let p = &points[k];
     let prev = if k > 0 { points[k - 1].qd } else { 0 };
@@ -1668,6 +1738,53 @@ pub fn find_knee(points: &[KneeInput], opts: &KneeOptions, seed: u64) -> Option<
         decide: judged.decide,
         summary,
     })
+}
+
+/// A decided knee whose plateau agreed only with outliers set aside is at most low: those
+/// runs were slowed by something else, and the next one may be too. So may the point just
+/// below the range: when it lies no further below the plateau than the slowest run set aside,
+/// it may be a plateau point slowed alike, and the range reaches down over it.
+fn set_aside_caps(
+    points: &[KneeInput],
+    iops: &[f64],
+    keep: &[bool],
+    plateau: &PlateauNoise,
+    judged: &mut Judged,
+) {
+    let set_aside = &plateau.set_aside;
+    if set_aside.is_empty() || judged.confidence == KneeConfidence::Undecided {
+        return;
+    }
+    judged.confidence = KneeConfidence::Low;
+    let qds: Vec<String> = set_aside
+        .iter()
+        .map(|&i| format!("qd {}", points[i].qd))
+        .collect();
+    judged.why.push(format!(
+        "the plateau's other points agree, but {} fell far below them: runs slowed by something else, set aside",
+        qds.join(", ")
+    ));
+    let mut rerun = qds.clone();
+    let r = &mut judged.range;
+    let below = points.iter().position(|p| p.qd == r.above && r.above > 0);
+    if let (Some(j), Some(steps)) = (below, r.steps) {
+        if iops[j] >= plateau.slowed_to * plateau.level {
+            let further = (0..j).rev().find(|&i| keep[i]);
+            judged.why.push(format!(
+                "qd {} below may be a plateau point slowed alike ({} IOPS, {:.0} % of the plateau)",
+                points[j].qd,
+                fmt_iops(iops[j]),
+                100.0 * iops[j] / plateau.level.max(1e-9)
+            ));
+            rerun.push(format!("qd {}", points[j].qd));
+            r.above = further.map_or(0, |i| points[i].qd);
+            r.steps = Some(steps + 1);
+        }
+    }
+    judged.decide.push(format!(
+        "rerun {} (or --repeat 3: repeats measure such noise)",
+        rerun.join(", ")
+    ));
 }
 
 /// One sentence: the range and confidence, what the rules name, and for an undecided knee why
@@ -2498,5 +2615,81 @@ mod tests {
         let inside = (k.range.unwrap().above + 1) as f64;
         let p = place_production(&pts, &k, inside);
         assert_eq!(p.position, NEAR_THE_KNEE, "{}", k.summary);
+    }
+
+    #[test]
+    fn a_plateau_that_agrees_apart_from_slowed_runs_decides_at_low_confidence() {
+        // One run per depth, 8 servers of 1 ms: the qd 16 run was slowed 2× by a neighbour,
+        // and qd 2 and 4 too (the battery's seed 1, jitter 0, neighbour 10 %:2). The other
+        // plateau points agree to 0.2 %: the knee is 8, at low confidence, qd 16 named.
+        let qds = [1, 2, 4, 8, 16, 32, 64, 128];
+        let iops = [999.0, 998.0, 1996.0, 7992.0, 3992.0, 7992.0, 7992.0, 7992.0];
+        let k = find_knee(&from_iops(&qds, &iops, Some(0.002)), &opts(), 1).unwrap();
+        assert_eq!(k.qd, 8, "{}", k.summary);
+        assert_eq!(k.confidence, Some(KneeConfidence::Low), "{}", k.summary);
+        let r = k.range.unwrap();
+        assert!(r.above < 8 && r.up_to == Some(8), "{}", k.summary);
+        assert!(
+            k.decide.iter().any(|d| d.contains("qd 16")),
+            "{:?}",
+            k.decide
+        );
+    }
+
+    #[test]
+    fn low_points_of_an_evenly_noisy_plateau_are_not_set_aside() {
+        // Run-to-run noise of ~20 % on every point, with no point apart: the low ones are
+        // the same noise as the high ones, so the plateau's scatter counts all of them and
+        // the knee stays undecided, as before.
+        let qds = [1, 2, 4, 8, 16, 32, 64, 128];
+        let iops = [
+            1212.0, 3040.0, 3140.0, 6352.0, 7296.0, 14864.0, 10792.0, 9880.0,
+        ];
+        let k = find_knee(&from_iops(&qds, &iops, Some(0.001)), &opts(), 1).unwrap();
+        assert_eq!(
+            k.confidence,
+            Some(KneeConfidence::Undecided),
+            "{}",
+            k.summary
+        );
+    }
+
+    #[test]
+    fn a_point_below_the_knee_slowed_like_the_set_aside_ones_widens_the_range() {
+        // 4 servers (knee 4), one run per depth, runs slowed 1.5× by a neighbour at qd 2, 4
+        // and 16 (the battery's seed 3): qd 16 is set aside, and qd 4 lies as far below the
+        // plateau as it, so the range reaches over qd 4.
+        let qds = [1, 2, 4, 8, 16, 32, 64, 128];
+        let iops = [
+            1017.0, 1278.0, 2596.0, 3884.0, 2620.0, 3732.0, 3664.0, 3688.0,
+        ];
+        let k = find_knee(&from_iops(&qds, &iops, Some(0.02)), &opts(), 1).unwrap();
+        let r = k.range.unwrap();
+        assert!(
+            r.above < 4 && r.up_to >= Some(4),
+            "{} {:?} {:?}",
+            k.summary,
+            k.why,
+            k.flags
+        );
+        assert!(k.confidence <= Some(KneeConfidence::Low), "{}", k.summary);
+    }
+
+    #[test]
+    fn three_points_that_agree_by_chance_do_not_set_a_fourth_aside() {
+        // 4 servers, exponential service with 20 % run-to-run noise (the battery's seed 3): qd
+        // 64 is low, and qd 16, 32 and 128 agree within 4 % by chance. Three are too few to set
+        // it aside: the plateau's scatter counts it, and the knee is not placed at 16 alone.
+        let qds = [1, 2, 4, 8, 16, 32, 64, 128];
+        let iops = [
+            1295.0, 2045.0, 3026.0, 3166.0, 5477.0, 5267.0, 3243.0, 5034.0,
+        ];
+        let k = find_knee(&from_iops(&qds, &iops, Some(0.04)), &opts(), 1).unwrap();
+        let r = k.range.unwrap();
+        assert!(
+            k.confidence == Some(KneeConfidence::Undecided) || r.above < 4,
+            "{}",
+            k.summary
+        );
     }
 }
