@@ -32,6 +32,10 @@ pub enum Access {
 /// How often a waiting run tries again.
 const RETRY: Duration = Duration::from_millis(50);
 
+/// How many times a busy lock whose holder is gone when looked up is tried again at once
+/// (over NFS the holder is never listed here: then it is reported after these).
+const VANISHED_RETRIES: u32 = 3;
+
 /// Locks the open target `f` (of `path`) for `access`, held as long as `f` (or a clone of it)
 /// is open. Busy: refused naming the holder, or with `wait` waits for it (telling `waiting`
 /// once who it waits for) until it ends or `cancel` is cancelled.
@@ -48,6 +52,10 @@ pub fn acquire(
         Access::Write => FlockOperation::NonBlockingLockExclusive,
     };
     let mut told = false;
+    // Times the lock was busy yet nobody held it a moment later: the holder ended between the
+    // two looks (a run finishing), so the lock is tried again rather than blamed on a process
+    // oio cannot see.
+    let mut vanished = 0;
     loop {
         match rustix::fs::flock(f, op) {
             Ok(()) => return Ok(()),
@@ -62,7 +70,12 @@ pub fn acquire(
                 })
             }
         }
-        let holder = describe(&holders(f), access);
+        let found = holders(f);
+        if found.is_empty() && vanished < VANISHED_RETRIES {
+            vanished += 1;
+            continue;
+        }
+        let holder = describe(&found, access);
         if !wait {
             return Err(TargetError::InUse {
                 path: path.into(),
