@@ -186,6 +186,89 @@ fn an_agent_stopped_while_it_fills_is_named_as_stalled_in_prepare() {
     assert!(crate::fleet::walk_json(&dir.path().join("res")).is_empty());
 }
 
+/// Issue 22 item 10, a host whose storage hangs: b's target is on a file system frozen while
+/// b fills it, so b's agent (here the launcher itself) sleeps in the kernel and outlives its
+/// kill. The controller still ends, names b as stalled during prepare and leaves the agent
+/// behind; found by bench/audit, where it waited on that agent for good.
+#[test]
+fn a_host_whose_file_system_freezes_while_it_fills_does_not_hang_the_controller() {
+    if !crate::common::is_root() || Command::new("fsfreeze").arg("--version").output().is_err() {
+        crate::common::missing("needs root, loop devices and fsfreeze");
+        return;
+    }
+    let dir = scratch();
+    let img = scratch();
+    let Some(fs) = crate::openloop::mount_ext4_at(img.path(), &dir.path().join("b"), 1536 << 20)
+    else {
+        crate::common::missing("could not mount a loop ext4 filesystem");
+        return;
+    };
+    let c = fleet(
+        dir.path(),
+        "run",
+        &["a", "b"],
+        &[
+            "--stall-timeout",
+            "2s",
+            "--rw",
+            "randread",
+            "--engine",
+            "sync",
+            "--size",
+            "1G",
+            "--time",
+            "5s",
+            "--ramp",
+            "0",
+        ],
+    )
+    .spawn()
+    .unwrap();
+    wait_until("b starts filling", Duration::from_secs(60), || {
+        std::fs::read_dir(&fs.dir).is_ok_and(|d| d.flatten().any(|e| e.file_name() != "lost+found"))
+    });
+    let pid = pid_of(dir.path(), "b").expect("b's pid");
+    assert!(Command::new("fsfreeze")
+        .arg("-f")
+        .arg(&fs.dir)
+        .status()
+        .unwrap()
+        .success());
+    let frozen_at = Instant::now();
+    let out = {
+        let _thaw = crate::openloop::Frozen(&fs.dir);
+        wait_bounded(c, Duration::from_secs(120))
+    };
+    let waited = frozen_at.elapsed();
+    // Thawed: the agent wakes to its kill; the file system is unmounted only after it ended.
+    wait_until(
+        "b's agent ends once thawed",
+        Duration::from_secs(60),
+        || {
+            !Path::new(&format!("/proc/{pid}")).exists()
+                || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .is_ok_and(|s| s.contains(") Z "))
+        },
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stderr}");
+    println!(
+        "the controller ended {:.1} s after b's file system froze",
+        waited.as_secs_f64()
+    );
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("host b: stalled during prepare: nothing heard from it for "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("nothing was started on any host"),
+        "{stderr}"
+    );
+    assert!(waited < Duration::from_secs(60), "{waited:?}");
+    assert!(crate::fleet::walk_json(&dir.path().join("res")).is_empty());
+}
+
 /// Issue 22 item 10, during the run: an agent stopped mid-run is lost as stalled once it is
 /// silent for the stall limit (keepalives come every second, intervals or not); the other host
 /// is stopped and keeps its partial result.

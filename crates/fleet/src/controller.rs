@@ -411,52 +411,69 @@ struct Fleet {
 
 impl Drop for Fleet {
     /// Every launcher ends with the fleet: stdin closed (an agent then stops and exits), a
-    /// grace period, then a kill; every thread joined.
+    /// grace period, then a kill; the threads of every launcher that ended joined. A launcher
+    /// that outlives its kill (an agent stuck in the kernel on a frozen file system or a dead
+    /// NFS mount, when the launcher is the agent itself) is left behind with its threads, so
+    /// the controller still ends and says what happened.
     fn drop(&mut self) {
         for s in &mut self.sessions {
             s.stdin = None;
         }
         let deadline = Instant::now() + EXIT_GRACE;
         for s in &mut self.sessions {
-            if s.hung {
-                kill_group(&mut s.child);
-            }
-            loop {
-                match s.child.try_wait() {
-                    Ok(Some(_)) | Err(_) => {
-                        // Anything it left behind in its group (it just ended: the group's
-                        // number is not free for reuse while a member lives).
-                        let _ = rustix::process::kill_process_group(
-                            rustix::process::Pid::from_child(&s.child),
-                            rustix::process::Signal::KILL,
-                        );
-                        break;
-                    }
-                    Ok(None) if Instant::now() < deadline => {
-                        std::thread::sleep(Duration::from_millis(10))
-                    }
-                    Ok(None) => {
-                        kill_group(&mut s.child);
-                        break;
+            let ended = if s.hung {
+                kill_group(&mut s.child)
+            } else {
+                loop {
+                    match s.child.try_wait() {
+                        Ok(Some(_)) | Err(_) => {
+                            // Anything it left behind in its group (it just ended: the
+                            // group's number is not free for reuse while a member lives).
+                            let _ = rustix::process::kill_process_group(
+                                rustix::process::Pid::from_child(&s.child),
+                                rustix::process::Signal::KILL,
+                            );
+                            break true;
+                        }
+                        Ok(None) if Instant::now() < deadline => {
+                            std::thread::sleep(Duration::from_millis(10))
+                        }
+                        Ok(None) => break kill_group(&mut s.child),
                     }
                 }
-            }
-            for t in s.threads.drain(..) {
-                let _ = t.join();
+            };
+            if ended {
+                for t in s.threads.drain(..) {
+                    let _ = t.join();
+                }
+            } else {
+                // Its output may stay open as long as it lives: the readers are not waited for.
+                s.threads.clear();
             }
         }
     }
 }
 
+/// How long a killed launcher is waited for before it is left behind.
+const KILL_GRACE: Duration = Duration::from_secs(2);
+
 /// Kills a launcher and whatever it started (its own process group: a helper it left behind
-/// would hold its output open, and the reader of that output would never end).
-fn kill_group(child: &mut Child) {
+/// would hold its output open, and the reader of that output would never end). Whether it
+/// ended within [`KILL_GRACE`]: a process in uninterruptible sleep dies only when it wakes.
+fn kill_group(child: &mut Child) -> bool {
     let _ = rustix::process::kill_process_group(
         rustix::process::Pid::from_child(child),
         rustix::process::Signal::KILL,
     );
     let _ = child.kill();
-    let _ = child.wait();
+    let deadline = Instant::now() + KILL_GRACE;
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) | Err(_) => return true,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+            Ok(None) => return false,
+        }
+    }
 }
 
 impl Fleet {
