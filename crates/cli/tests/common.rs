@@ -182,3 +182,36 @@ pub fn tpcc_build_one_warehouse(dir: &Path, db: &str) {
         ],
     );
 }
+
+/// How late this machine wakes a sleeping thread, measured while something else runs: a
+/// thread sleeps 1 ms at a time and records the worst overshoot until [`WakeProbe::stop`].
+/// Tests that bound a scheduling-sensitive figure (a start skew) add it to their bound, so a
+/// busy machine widens the bound by what it was seen to delay, no more.
+pub struct WakeProbe {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<std::time::Duration>,
+}
+
+impl WakeProbe {
+    pub fn start() -> WakeProbe {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let tick = std::time::Duration::from_millis(1);
+            let mut worst = std::time::Duration::ZERO;
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                let t = std::time::Instant::now();
+                std::thread::sleep(tick);
+                worst = worst.max(t.elapsed().saturating_sub(tick));
+            }
+            worst
+        });
+        WakeProbe { stop, thread }
+    }
+
+    /// The worst wake-up delay seen.
+    pub fn stop(self) -> std::time::Duration {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.join().unwrap()
+    }
+}

@@ -2,6 +2,7 @@
 //! against the trace itself and against fio replaying the same iolog.
 
 use crate::common::{missing, num, oio, run_json, scratch, uses_io_uring};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -314,13 +315,37 @@ fn oio_and_fio_replay_the_same_iolog_to_the_same_ios() {
     );
     assert_eq!(lat_log_set(&d.path().join("fio_lat.1.log")), want);
     // Latencies of the same order on the same device: the medians within a factor of 10
-    // (fio's psync has one I/O in flight, oio's replay those the schedule puts there).
+    // (fio's psync has one I/O in flight, oio's replay those the schedule puts there). A busy
+    // host delays the wake-ups of one tool's run more than the other's: each replays once
+    // more, alternated, and each tool's lower median counts.
     let f: serde_json::Value = serde_json::from_slice(&fio.stdout).unwrap();
-    let fio_p50 = num(&f, "/jobs/0/read/clat_ns/percentile/50.000000");
-    let oio_p50 = num(&v, "/summary/read/service_latency_ns/p50");
+    let fio_p50 = |f: &Value| num(f, "/jobs/0/read/clat_ns/percentile/50.000000");
+    let oio_p50 = |v: &Value| num(v, "/summary/read/service_latency_ns/p50");
+    let mut oio_lat = vec![oio_p50(&v)];
+    let mut fio_lat = vec![fio_p50(&f)];
+    let again = run_json(d.path(), &["replay", "src.iolog", "t.dat"]);
+    oio_lat.push(oio_p50(&again));
+    let fio2 = Command::new("fio")
+        .current_dir(d.path())
+        .args([
+            "--name=replay",
+            &format!("--filename={}", p("t.dat")),
+            "--ioengine=psync",
+            "--direct=1",
+            &format!("--read_iolog={}", p("src.iolog")),
+            "--output-format=json",
+        ])
+        .output()
+        .unwrap();
+    assert!(fio2.status.success());
+    fio_lat.push(fio_p50(&serde_json::from_slice(&fio2.stdout).unwrap()));
+    let (o, fl) = (
+        oio_lat.iter().copied().fold(f64::MAX, f64::min),
+        fio_lat.iter().copied().fold(f64::MAX, f64::min),
+    );
     assert!(
-        oio_p50 / fio_p50 < 10.0 && fio_p50 / oio_p50 < 10.0,
-        "oio {oio_p50} ns, fio {fio_p50} ns"
+        o / fl < 10.0 && fl / o < 10.0,
+        "oio {oio_lat:?} ns, fio {fio_lat:?} ns (medians of two replays each)"
     );
 }
 
