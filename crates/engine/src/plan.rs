@@ -478,6 +478,46 @@ mod tests {
         assert!(plan.assign(&[]).is_err());
     }
 
+    /// The form plans had on the agent protocol (version 4) and in fleet results before
+    /// issue 25 (one plan per domain): target options nested, durations named without a unit,
+    /// the simulated device as its model rather than its text.
+    #[test]
+    fn a_plan_in_the_form_fleet_results_recorded_still_reads() {
+        let plan: RunPlan = serde_json::from_value(serde_json::json!({
+            "workload": oio_core::profiles::profile("oltp-data").expect("built-in"),
+            "bindings": [{ "role": "", "paths": ["/data/oio.dat"] }],
+            "target_options": { "write": false, "direct": true, "size": 1048576,
+                "allow_overwrite": true, "destroy_data": false, "fill_seed": 0, "wait": true },
+            "engine": "null", "submit": "batch", "time": 2000000000, "ramp": 500000000,
+            "interval": 1000000000, "seed": 9, "latency_tracking": true, "io_limit": 100,
+            "verify": false, "track_order": true,
+            "sim": { "tiers": [{ "servers": 8, "service": 1000000, "dist": "fixed" }],
+                "virtual_clock": true },
+            "lat_log": null, "hdr_log": null
+        }))
+        .expect("an engine-form plan still reads");
+        assert_eq!(plan.bindings[0].paths, vec![PathBuf::from("/data/oio.dat")]);
+        assert_eq!(plan.target_options.size, Some(1 << 20));
+        assert!(plan.target_options.direct && plan.target_options.allow_overwrite);
+        assert!(plan.target_options.wait && !plan.target_options.destroy_data);
+        assert_eq!(plan.engine, EngineKind::Null);
+        assert_eq!(plan.submit, SubmitMode::Batch);
+        assert_eq!(plan.time, Duration::from_secs(2));
+        assert_eq!(plan.ramp, Duration::from_millis(500));
+        assert_eq!(plan.interval, Duration::from_secs(1));
+        assert_eq!(
+            (plan.seed, plan.io_limit, plan.track_order),
+            (9, Some(100), true)
+        );
+        let sim: crate::engines::null::SimDevice = "servers=8,service=1ms,clock=virtual"
+            .parse()
+            .expect("valid");
+        assert_eq!(
+            plan.sim.as_ref().map(|s| s.to_string()),
+            Some(sim.to_string())
+        );
+    }
+
     #[test]
     fn a_plan_survives_json_exactly() {
         let plan = RunPlan {
