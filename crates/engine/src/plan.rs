@@ -2,6 +2,7 @@
 //! assignments once the targets are open.
 
 use crate::data::{DataPattern, Fixed};
+use crate::engines::null::Sim;
 use crate::engines::{EngineKind, SubmitMode};
 use crate::generator::{Extent, GeneratorSpec};
 use crate::target::TargetOptions;
@@ -20,28 +21,51 @@ pub struct TargetBinding {
     pub paths: Vec<PathBuf>,
 }
 
-/// Everything a run needs. Serialisable (JSON), so one plan can be sent to many hosts; durations
-/// are integer nanoseconds.
+impl std::str::FromStr for TargetBinding {
+    type Err = String;
+    /// `ROLE=PATH[,PATH...]`.
+    fn from_str(s: &str) -> Result<TargetBinding, String> {
+        match s.split_once('=') {
+            Some((role, paths)) if !role.is_empty() && !paths.is_empty() => Ok(TargetBinding {
+                role: role.into(),
+                paths: paths.split(',').map(PathBuf::from).collect(),
+            }),
+            _ => Err(format!(
+                "'{s}': expected ROLE=PATH[,PATH...], e.g. --target log=/dev/sdb"
+            )),
+        }
+    }
+}
+
+/// Everything a run needs. Serialisable (JSON): every result records the plan that produced
+/// it (`oio rerun` runs it again) and one plan can be sent to many hosts. Durations are
+/// integer nanoseconds (`time_ns`); the target options sit beside the rest. A plan in the
+/// form the agent protocol carried up to version 4 and fleet results recorded before (target
+/// options nested, `time`, the simulated device as its model) reads back too.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(try_from = "recorded::RecordedPlan")]
 pub struct RunPlan {
     /// What to run.
     pub workload: Workload,
     /// Where.
+    #[serde(rename = "targets")]
     pub bindings: Vec<TargetBinding>,
-    /// How to open targets (size, O_DIRECT, overwrite permissions).
+    /// How to open targets (size, O_DIRECT, overwrite permissions); `write` and `fill_seed`
+    /// are the run's to decide per target.
+    #[serde(flatten)]
     pub target_options: TargetOptions,
     /// Engine to use.
     pub engine: EngineKind,
     /// When queued I/Os reach the kernel (io_uring; the sync engine always submits one by one).
     pub submit: SubmitMode,
     /// Measured time.
-    #[serde(with = "oio_core::units::duration_ns")]
+    #[serde(with = "oio_core::units::duration_ns", rename = "time_ns")]
     pub time: Duration,
     /// Warm-up before measuring (not counted).
-    #[serde(with = "oio_core::units::duration_ns")]
+    #[serde(with = "oio_core::units::duration_ns", rename = "ramp_ns")]
     pub ramp: Duration,
     /// Interval of the series.
-    #[serde(with = "oio_core::units::duration_ns")]
+    #[serde(with = "oio_core::units::duration_ns", rename = "interval_ns")]
     pub interval: Duration,
     /// Seed for sizes, offsets and data.
     pub seed: u64,
@@ -56,18 +80,103 @@ pub struct RunPlan {
     pub track_order: bool,
     /// With the null engine: a simulated device whose service model sets when each I/O
     /// completes (None: every I/O completes at once).
-    pub sim: Option<crate::engines::null::SimDevice>,
+    pub sim: Option<Sim>,
     /// Per-I/O latency log in fio's format, one file per worker: `PREFIX_lat.N.log`
     /// (None: no log).
     pub lat_log: Option<std::path::PathBuf>,
     /// HdrHistogram interval log of latency, one line per interval and direction (None: no
     /// log).
-    #[serde(default)]
     pub hdr_log: Option<std::path::PathBuf>,
     /// Most memory the run may take, bytes (None: a share of what the host has, see
     /// `oio_core::memory`); the run is refused before it starts when its estimate is above.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_limit: Option<u64>,
+}
+
+/// The plan as JSON holds it, in either form.
+mod recorded {
+    use super::*;
+
+    /// Both forms' fields: the recorded one's names, the older engine form's as aliases.
+    #[derive(Deserialize)]
+    pub(super) struct RecordedPlan {
+        workload: Workload,
+        #[serde(alias = "bindings")]
+        targets: Vec<TargetBinding>,
+        /// The older engine form: nested.
+        target_options: Option<TargetOptions>,
+        #[serde(default)]
+        write: bool,
+        size: Option<u64>,
+        direct: Option<bool>,
+        allow_overwrite: Option<bool>,
+        destroy_data: Option<bool>,
+        #[serde(default)]
+        fill_seed: u64,
+        #[serde(default)]
+        wait: bool,
+        engine: EngineKind,
+        submit: SubmitMode,
+        #[serde(with = "oio_core::units::duration_ns", alias = "time")]
+        time_ns: Duration,
+        #[serde(with = "oio_core::units::duration_ns", alias = "ramp")]
+        ramp_ns: Duration,
+        #[serde(with = "oio_core::units::duration_ns", alias = "interval")]
+        interval_ns: Duration,
+        seed: u64,
+        latency_tracking: bool,
+        io_limit: Option<u64>,
+        verify: bool,
+        track_order: bool,
+        sim: Option<Sim>,
+        lat_log: Option<PathBuf>,
+        #[serde(default)]
+        hdr_log: Option<PathBuf>,
+        #[serde(default)]
+        memory_limit: Option<u64>,
+    }
+
+    impl TryFrom<RecordedPlan> for RunPlan {
+        type Error = String;
+        fn try_from(r: RecordedPlan) -> Result<RunPlan, String> {
+            let target_options = match r.target_options {
+                Some(nested) => nested,
+                None => {
+                    let given = |v: Option<bool>, name: &str| {
+                        v.ok_or_else(|| format!("missing field `{name}`"))
+                    };
+                    TargetOptions {
+                        write: r.write,
+                        direct: given(r.direct, "direct")?,
+                        size: r.size,
+                        allow_overwrite: given(r.allow_overwrite, "allow_overwrite")?,
+                        destroy_data: given(r.destroy_data, "destroy_data")?,
+                        fill_seed: r.fill_seed,
+                        wait: r.wait,
+                    }
+                }
+            };
+            Ok(RunPlan {
+                workload: r.workload,
+                bindings: r.targets,
+                target_options,
+                engine: r.engine,
+                submit: r.submit,
+                time: r.time_ns,
+                ramp: r.ramp_ns,
+                interval: r.interval_ns,
+                seed: r.seed,
+                latency_tracking: r.latency_tracking,
+                io_limit: r.io_limit,
+                verify: r.verify,
+                track_order: r.track_order,
+                sim: r.sim,
+                lat_log: r.lat_log,
+                hdr_log: r.hdr_log,
+                memory_limit: r.memory_limit,
+            })
+        }
+    }
 }
 
 /// What one worker thread does.
@@ -128,6 +237,14 @@ pub struct Think {
 pub struct PlanError(pub String);
 
 impl RunPlan {
+    /// Target paths, in order.
+    pub fn target_paths(&self) -> Vec<String> {
+        self.bindings
+            .iter()
+            .flat_map(|b| b.paths.iter().map(|p| p.display().to_string()))
+            .collect()
+    }
+
     /// The paths a stream uses, from its role.
     pub fn paths_for(&self, role: Option<&str>) -> Result<&[PathBuf], PlanError> {
         let r = role.unwrap_or("");
@@ -512,10 +629,28 @@ mod tests {
         let sim: crate::engines::null::SimDevice = "servers=8,service=1ms,clock=virtual"
             .parse()
             .expect("valid");
-        assert_eq!(
-            plan.sim.as_ref().map(|s| s.to_string()),
-            Some(sim.to_string())
-        );
+        assert_eq!(plan.sim.as_ref().map(|s| s.device()), Some(&sim));
+    }
+
+    /// A simulated device recorded as its model reads back as the text that parses to it.
+    #[test]
+    fn a_simulated_model_becomes_text_that_parses_back_to_it() {
+        for text in [
+            "servers=8,service=1ms",
+            "servers=4,service=100us+servers=16,service=2ms,dist=lognormal,sigma=0.5,clock=virtual",
+            "servers=2,service=3ms,dist=exp,jitter=5%,neighbour=10%:2,drift=2%,outliers=0.1%:50",
+        ] {
+            let model: crate::engines::null::SimDevice = text.parse().expect("valid");
+            let json = serde_json::to_value(&model).expect("serialises");
+            let sim: Sim = serde_json::from_value(json).expect("reads");
+            assert_eq!(sim.device(), &model, "{text} -> {}", sim.text());
+        }
+        let hostile = serde_json::json!({ "tiers": [{ "servers": 0, "service": 1000, "dist": "fixed" }],
+            "virtual_clock": false });
+        let e = serde_json::from_value::<Sim>(hostile)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("servers must be at least 1"), "{e}");
     }
 
     #[test]
@@ -556,7 +691,14 @@ mod tests {
         };
         let json = serde_json::to_string(&plan).expect("serialises");
         assert!(json.contains("\"engine\":\"io_uring\""), "{json}");
-        assert!(json.contains("\"time\":1500000001"), "{json}");
+        // The names results record (`time_ns`, targets, the options beside the rest).
+        assert!(json.contains("\"time_ns\":1500000001"), "{json}");
+        assert!(json.contains("\"targets\":[{"), "{json}");
+        assert!(json.contains("\"size\":1048576"), "{json}");
+        assert!(
+            json.contains("\"sim\":\"servers=4,service=100us+"),
+            "{json}"
+        );
         let back: RunPlan = serde_json::from_str(&json).expect("parses");
         assert_eq!(serde_json::to_string(&back).expect("serialises"), json);
         assert_eq!(back.sim, plan.sim);

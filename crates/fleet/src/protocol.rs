@@ -39,8 +39,10 @@ use oio_engine::RunPlan;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 
-/// Version of this protocol; bumped on any incompatible change.
-pub const PROTOCOL_VERSION: u32 = 4;
+/// Version of this protocol; bumped on any incompatible change. 5: plans travel in the form
+/// results record them (target options beside the rest, `time_ns`, the simulated device as
+/// its text).
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// Longest line either side accepts (a final result with a long series of per-interval
 /// histograms is the largest message): a hostile or broken peer cannot make the reader grow

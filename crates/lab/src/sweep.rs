@@ -130,10 +130,9 @@ impl SweepPlan {
         let workload = o
             .apply(&self.source)
             .map_err(|e| e.context(point_label(qd, bs, rp)))?;
-        Ok(RunConfig {
-            workload,
-            ..self.base.clone()
-        })
+        let mut config = self.base.clone();
+        config.plan.workload = workload;
+        Ok(config)
     }
 }
 
@@ -170,7 +169,7 @@ impl Slot {
             rp,
             config: plan.point_config(qd, bs, rp)?,
             label: point_label(qd, bs, rp),
-            name: format!("{}-qd{qd}", plan.base.workload.name),
+            name: format!("{}-qd{qd}", plan.base.plan.workload.name),
             runs: Vec::new(),
             sources: Vec::new(),
             drifts: Vec::new(),
@@ -240,7 +239,11 @@ impl Points<'_> {
         loop {
             tries += 1;
             slot.steady.runs_made += 1;
-            slot.config.seed = plan.base.seed.wrapping_add(u64::from(rep) * 1000 + tries);
+            slot.config.plan.seed = plan
+                .base
+                .plan
+                .seed
+                .wrapping_add(u64::from(rep) * 1000 + tries);
             let r = lab
                 .measure(&slot.config)
                 .map_err(|e| e.context(format!("sweep point {}", slot.label)))?;
@@ -255,7 +258,7 @@ impl Points<'_> {
                 bs: slot.bs.as_ref().map(|b| b.to_string()),
                 read_pct: slot.rp,
                 round: round + 1,
-                seed: slot.config.seed,
+                seed: slot.config.plan.seed,
                 iops: r.summary.total.iops,
                 drift_pct: drift,
                 discarded: None,
@@ -349,7 +352,7 @@ impl Points<'_> {
 
 /// The seed of a shuffled order: the base seed, recorded in the sweep.
 fn order_seed(plan: &SweepPlan) -> u64 {
-    plan.base.seed
+    plan.base.plan.seed
 }
 
 /// Runs a sweep into `out`; the sweep document when it was not interrupted.
@@ -393,16 +396,16 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &SweepPlan, out: &mut Outcome) ->
             plan: Some(Plan::Sweep(plan.clone()).to_value()),
             ..oio_core::Envelope::new(sweep::SCHEMA, sweep::SCHEMA_VERSION)
         },
-        workload: plan.base.workload.name.clone(),
-        targets: plan.base.target_paths(),
+        workload: plan.base.plan.workload.name.clone(),
+        targets: plan.base.plan.target_paths(),
         engine: String::new(),
-        simulated: plan.base.sim.as_ref().map(|s| s.device().to_string()),
+        simulated: plan.base.plan.sim.as_ref().map(|s| s.device().to_string()),
         options: SweepOptions {
             qd: plan.qd.clone(),
             bs: plan.bs.iter().map(|b| b.to_string()).collect(),
             read_pct: plan.read_pct.clone(),
-            time_s: plan.base.time.as_secs_f64(),
-            ramp_s: plan.base.ramp.as_secs_f64(),
+            time_s: plan.base.plan.time.as_secs_f64(),
+            ramp_s: plan.base.plan.ramp.as_secs_f64(),
             repeat: plan.repeat,
             steady_pct: plan.steady_pct,
             steady_max_runs: plan.steady_max_runs,
@@ -449,6 +452,7 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &SweepPlan, out: &mut Outcome) ->
     if let Some(m) = &doc.simulated {
         let virtual_clock = plan
             .base
+            .plan
             .sim
             .as_ref()
             .is_some_and(|s| s.device().virtual_clock);
@@ -481,11 +485,12 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &SweepPlan, out: &mut Outcome) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Engine, RunSettings, Submit};
+    use crate::config::RunSettings;
     use crate::plan::Silent;
     use crate::sink::MemorySink;
     use crate::workload::{Pattern, WorkloadOverrides};
     use oio_core::Cancel;
+    use oio_engine::{EngineKind, SubmitMode};
     use std::time::Duration;
 
     /// A sweep of the simulated device on a virtual clock: exact and quick.
@@ -500,8 +505,8 @@ mod tests {
             allow_overwrite: false,
             destroy_data: false,
             wait: false,
-            engine: Engine::Null,
-            submit: Submit::PerIo,
+            engine: EngineKind::Null,
+            submit: SubmitMode::PerIo,
             sim: Some(model.parse().unwrap()),
             time: Duration::from_secs(1),
             ramp: Duration::ZERO,
@@ -618,8 +623,8 @@ mod tests {
         };
         let (_, doc) = run(&shuffled);
         assert_eq!(doc.options.order.as_deref(), Some("shuffled"));
-        assert_eq!(doc.options.order_seed, Some(shuffled.base.seed));
-        let expected: Vec<u32> = order::rounds(Order::Shuffled, 3, 4, shuffled.base.seed)
+        assert_eq!(doc.options.order_seed, Some(shuffled.base.plan.seed));
+        let expected: Vec<u32> = order::rounds(Order::Shuffled, 3, 4, shuffled.base.plan.seed)
             .into_iter()
             .flatten()
             .map(|i| [1, 2, 4, 8][i])

@@ -106,7 +106,7 @@ pub struct Args {
 
     /// With --engine null: a simulated device, e.g. servers=8,service=1ms.
     #[arg(long, value_name = "MODEL")]
-    pub sim: Option<oio_lab::Sim>,
+    pub sim: Option<oio_engine::engines::null::Sim>,
 
     /// Length of each interval of the time series.
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = crate::cli::duration_arg)]
@@ -186,7 +186,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         destroy_data: args.destroy_data,
         wait: false,
         engine: args.engine.into(),
-        submit: oio_lab::Submit::Auto,
+        submit: oio_engine::SubmitMode::Auto,
         sim: args.sim.clone(),
         // The trace's span and as long again for a replay that falls behind; what is not
         // issued by then is not, and the result says how many.
@@ -215,7 +215,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let devices = if args.engine == EngineArg::Null {
         Vec::new()
     } else {
-        block_devices(&config.target_paths())
+        block_devices(&config.plan.target_paths())
     };
     let plan = Plan::Run { run: config };
     // The targets' devices are recorded while the replay runs, for `oio compare CAPTURE

@@ -11,8 +11,9 @@ use crate::args::{parse_with, settings, ExecArgs, RoundOrderArg, TargetArgs, Wor
 use crate::experiment::{execute, present};
 use oio_analysis::knee::LatencyTarget;
 use oio_core::SizeMix;
+use oio_engine::EngineKind;
 use oio_lab::sweep::SweepPlan;
-use oio_lab::{Engine, Plan, WorkloadSource};
+use oio_lab::{Plan, WorkloadSource};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -149,10 +150,10 @@ fn plan(args: &Args) -> anyhow::Result<SweepPlan> {
     }
     let mut s = settings(&args.target, &exec);
     // A simulated device needs the null engine, which the sweep then implies.
-    if s.sim.is_some() && s.engine == Engine::Auto {
-        s.engine = Engine::Null;
+    if s.sim.is_some() && s.engine == EngineKind::Auto {
+        s.engine = EngineKind::Null;
     }
-    if s.sim.is_some() && s.engine != Engine::Null {
+    if s.sim.is_some() && s.engine != EngineKind::Null {
         anyhow::bail!(
             "--sim simulates a device behind the null engine: drop --engine {} or use --engine null",
             clap::ValueEnum::to_possible_value(&args.exec.engine)

@@ -40,7 +40,7 @@ pub fn run(s: SweepArgs) -> anyhow::Result<ExitCode> {
     }
     check_destination(&a.out, "--out DIR")?;
     let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());
-    let first = a.run.config()?.engine_plan();
+    let first = a.run.config()?.plan;
     let stamp = oio_core::host::now_rfc3339();
     let dir = a.out.join(
         result_file_name("fleet-sweep", &stamp, &first.workload.name).trim_end_matches(".json"),
@@ -57,7 +57,7 @@ pub fn run(s: SweepArgs) -> anyhow::Result<ExitCode> {
         o.qd = Some(qd);
         let plan = crate::args::settings(&a.run.target, &a.run.exec)
             .config(&a.run.source.source(), &o)?
-            .engine_plan();
+            .plan;
         let jobs = super::io_jobs(&a.host, &plan, None)?;
         if !style::quiet() {
             eprintln!("oio fleet sweep: qd {qd} on {} hosts", jobs.len());
