@@ -40,6 +40,22 @@ impl From<RwArg> for Pattern {
     }
 }
 
+/// Runs per point of a sweep (`oio sweep`, `oio fleet sweep`).
+#[derive(Clone, Debug, clap::Args)]
+pub struct RepeatArgs {
+    /// Runs per point, run in rounds across all points.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: u32,
+}
+
+/// The X %-of-peak knee rule's share (`oio sweep`, `oio fleet sweep`).
+#[derive(Clone, Debug, clap::Args)]
+pub struct KneeArgs {
+    /// Share of peak IOPS for the X %-of-peak rule, percent.
+    #[arg(long, value_name = "PCT", default_value_t = 90.0)]
+    pub knee_pct: f64,
+}
+
 /// Arrival spacing on the command line.
 /// Order of repeats across the points of a sweep: each round runs every point once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

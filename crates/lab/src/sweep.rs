@@ -144,8 +144,38 @@ fn point_label(qd: u32, bs: Option<&SizeMix>, rp: Option<f64>) -> String {
     )
 }
 
+/// What runs a sweep's points: this host's engine through the [`Lab`] (`oio sweep`), or the
+/// hosts of a fleet (`oio fleet sweep`). The sweep loop, its order, steady state, repeats and
+/// knee are the same whatever runs the points.
+pub trait PointRunner {
+    /// What one run leaves: a run result, a fleet's merged result.
+    type Run;
+    /// Runs one repeat of the point at depth `qd` (`label` names the point for messages).
+    fn measure(&mut self, config: &RunConfig, qd: u32, label: &str) -> Result<Self::Run>;
+    /// What the sweep reads of a run: its totals, and the intervals whose spread is its noise.
+    fn measured(run: &Self::Run) -> sweep::Measured<'_>;
+    /// The engine that ran it, as results name it.
+    fn engine(run: &Self::Run) -> String;
+    /// Stores a run the sweep keeps (`step`: how far the sweep is; `name`: what its files are
+    /// called). Returns where it went and whether the sweep goes on (false: cancelled, or
+    /// stopped by errors or a lost host; the run still counts in its point).
+    fn keep(&mut self, run: &Self::Run, step: &Step, name: &str) -> Result<(String, bool)>;
+    /// Tells the user something.
+    fn notice(&mut self, text: &str);
+    /// Whether the sweep was asked to stop.
+    fn cancelled(&self) -> bool;
+}
+
+/// A finished or stopped sweep.
+pub struct Swept {
+    /// The document: every point measured (on a stop, those with a run), the knee.
+    pub doc: Sweep,
+    /// Every point ran (false: a runner said stop).
+    pub complete: bool,
+}
+
 /// One point of the grid and what its repeats have measured so far.
-struct Slot {
+struct Slot<T> {
     qd: u32,
     bs: Option<SizeMix>,
     rp: Option<f64>,
@@ -153,7 +183,7 @@ struct Slot {
     label: String,
     /// The name its result files carry.
     name: String,
-    runs: Vec<RunResult>,
+    runs: Vec<T>,
     sources: Vec<String>,
     drifts: Vec<Option<f64>>,
     steady: Steady,
@@ -161,8 +191,8 @@ struct Slot {
     too_short: bool,
 }
 
-impl Slot {
-    fn new(plan: &SweepPlan, qd: u32, bs: Option<&SizeMix>, rp: Option<f64>) -> Result<Slot> {
+impl<T> Slot<T> {
+    fn new(plan: &SweepPlan, qd: u32, bs: Option<&SizeMix>, rp: Option<f64>) -> Result<Slot<T>> {
         Ok(Slot {
             qd,
             bs: bs.cloned(),
@@ -180,9 +210,9 @@ impl Slot {
     }
 }
 
-struct Points<'p> {
+struct Points<'p, R: PointRunner> {
     plan: &'p SweepPlan,
-    runs_dir: String,
+    runner: &'p mut R,
     total: usize,
     done: usize,
     /// Rounds run so far (refined depths continue the count).
@@ -193,15 +223,10 @@ struct Points<'p> {
     sequence: Vec<SweepRun>,
 }
 
-impl Points<'_> {
-    /// Measures `slots` in rounds, each running every slot once in the plan's order; None when
-    /// the token was cancelled (the partial run is stored).
-    fn measure(
-        &mut self,
-        lab: &mut Lab<'_>,
-        out: &mut Outcome,
-        mut slots: Vec<Slot>,
-    ) -> Result<Option<Vec<SweepPoint>>> {
+impl<R: PointRunner> Points<'_, R> {
+    /// Measures `slots` in rounds, each running every slot once in the plan's order. The
+    /// points, and false when a runner said stop (then only the slots with a run).
+    fn measure(&mut self, mut slots: Vec<Slot<R::Run>>) -> Result<(Vec<SweepPoint>, bool)> {
         let plan = self.plan;
         let first = self.rounds_done;
         let seed = order_seed(plan).wrapping_add(u64::from(first));
@@ -210,24 +235,19 @@ impl Points<'_> {
             .enumerate()
         {
             for i in round {
-                if !self.repeat(lab, out, &mut slots[i], first + r as u32)? {
-                    return Ok(None);
+                if !self.repeat(&mut slots[i], first + r as u32)? {
+                    let measured = slots.into_iter().filter(|s| !s.runs.is_empty());
+                    return Ok((measured.map(|s| self.point(s)).collect(), false));
                 }
             }
         }
         self.rounds_done += plan.repeat;
-        Ok(Some(slots.into_iter().map(|s| self.point(s)).collect()))
+        Ok((slots.into_iter().map(|s| self.point(s)).collect(), true))
     }
 
     /// One repeat of a slot in round `round` (from 0), rerun while it drifts beyond the
-    /// steady-state bound; false when the token was cancelled.
-    fn repeat(
-        &mut self,
-        lab: &mut Lab<'_>,
-        out: &mut Outcome,
-        slot: &mut Slot,
-        round: u32,
-    ) -> Result<bool> {
+    /// steady-state bound; false when the runner said stop.
+    fn repeat(&mut self, slot: &mut Slot<R::Run>, round: u32) -> Result<bool> {
         let plan = self.plan;
         let rep = round % plan.repeat.max(1);
         let label = if plan.repeat > 1 {
@@ -244,11 +264,12 @@ impl Points<'_> {
                 .plan
                 .seed
                 .wrapping_add(u64::from(rep) * 1000 + tries);
-            let r = lab
-                .measure(&slot.config)
+            let r = self
+                .runner
+                .measure(&slot.config, slot.qd, &slot.label)
                 .map_err(|e| e.context(format!("sweep point {}", slot.label)))?;
-            let stop = crate::plan::stop_reason(&r);
-            let drift = sweep::drift_pct(&r);
+            let m = R::measured(&r);
+            let drift = sweep::drift_of(m.intervals);
             let ok = match (plan.steady_pct, drift) {
                 (Some(b), Some(d)) => d <= b,
                 _ => true,
@@ -259,12 +280,12 @@ impl Points<'_> {
                 read_pct: slot.rp,
                 round: round + 1,
                 seed: slot.config.plan.seed,
-                iops: r.summary.total.iops,
+                iops: m.total.iops,
                 drift_pct: drift,
                 discarded: None,
                 source: None,
             };
-            let cancelled = lab.cancel.is_cancelled();
+            let cancelled = self.runner.cancelled();
             if !(ok || tries >= u64::from(plan.steady_max_runs) || cancelled) {
                 // Not yet steady: this run was warm-up. Its record stays in the sequence.
                 let why = format!(
@@ -272,7 +293,7 @@ impl Points<'_> {
                     drift.unwrap_or_default(),
                     plan.steady_pct.unwrap_or_default()
                 );
-                lab.progress.notice(&format!(
+                self.runner.notice(&format!(
                     "{label}: {} IOPS discarded ({why})",
                     oio_core::units::format_count(record.iops)
                 ));
@@ -284,7 +305,7 @@ impl Points<'_> {
             slot.too_short |= drift.is_none();
             slot.reached_all &= ok;
             slot.drifts.push(drift);
-            self.engine = r.engine.name.clone();
+            self.engine = R::engine(&r);
             self.done += 1;
             let step = Step::SweepPoint {
                 done: self.done,
@@ -292,25 +313,17 @@ impl Points<'_> {
                 label: label.clone(),
                 steady: ok,
             };
-            let path = lab.store(&r, Some(&self.runs_dir), &step, Some(&slot.name))?;
-            record.source = Some(path.display().to_string());
+            let (path, go_on) = self.runner.keep(&r, &step, &slot.name)?;
+            record.source = Some(path.clone());
             self.sequence.push(record);
-            slot.sources.push(path.display().to_string());
-            out.runs.push(crate::plan::Done {
-                label: None,
-                result: r.clone(),
-                path,
-            });
-            if !lab.note_stop(stop, out) {
-                return Ok(false);
-            }
+            slot.sources.push(path);
             slot.runs.push(r);
-            return Ok(true);
+            return Ok(go_on);
         }
     }
 
     /// The point of a slot whose repeats are done, with its steady-state verdict.
-    fn point(&mut self, mut slot: Slot) -> SweepPoint {
+    fn point(&mut self, mut slot: Slot<R::Run>) -> SweepPoint {
         let plan = self.plan;
         // The largest drift, or none when any run was too short to judge.
         slot.steady.drift_pct = slot
@@ -339,11 +352,12 @@ impl Points<'_> {
                 plan.steady_max_runs
             ));
         }
-        sweep::point(
+        let runs: Vec<sweep::Measured> = slot.runs.iter().map(R::measured).collect();
+        sweep::point_of(
             slot.qd,
             slot.bs.map(|b| b.to_string()),
             slot.rp,
-            &slot.runs,
+            &runs,
             slot.sources,
             slot.steady,
         )
@@ -355,22 +369,86 @@ fn order_seed(plan: &SweepPlan) -> u64 {
     plan.base.plan.seed
 }
 
+/// This host's engine, through the lab: each kept run an ordinary result in `runs_dir`.
+struct OnThisHost<'a, 'l> {
+    lab: &'a mut Lab<'l>,
+    out: &'a mut Outcome,
+    runs_dir: String,
+}
+
+impl PointRunner for OnThisHost<'_, '_> {
+    type Run = RunResult;
+
+    fn measure(&mut self, config: &RunConfig, _qd: u32, _label: &str) -> Result<RunResult> {
+        self.lab.measure(config)
+    }
+
+    fn measured(run: &RunResult) -> sweep::Measured<'_> {
+        sweep::Measured::from(run)
+    }
+
+    fn engine(run: &RunResult) -> String {
+        run.engine.name.clone()
+    }
+
+    fn keep(&mut self, run: &RunResult, step: &Step, name: &str) -> Result<(String, bool)> {
+        let stop = crate::plan::stop_reason(run);
+        let path = self
+            .lab
+            .store(run, Some(&self.runs_dir), step, Some(name))?;
+        self.out.runs.push(crate::plan::Done {
+            label: None,
+            result: run.clone(),
+            path: path.clone(),
+        });
+        Ok((
+            path.display().to_string(),
+            self.lab.note_stop(stop, self.out),
+        ))
+    }
+
+    fn notice(&mut self, text: &str) {
+        self.lab.progress.notice(text);
+    }
+
+    fn cancelled(&self) -> bool {
+        self.lab.cancel.is_cancelled()
+    }
+}
+
 /// Runs a sweep into `out`; the sweep document when it was not interrupted.
 pub(crate) fn execute(lab: &mut Lab<'_>, plan: &SweepPlan, out: &mut Outcome) -> Result<()> {
-    plan.check()?;
     let timestamp = oio_core::host::now_rfc3339();
     let stamp = oio_core::host::compact(&timestamp);
-    let (bss, rps) = (plan.bs_axis(), plan.read_axis());
-    let mut pts = Points {
-        plan,
+    let mut here = OnThisHost {
+        lab,
+        out,
         runs_dir: format!("sweep-{stamp}"),
-        total: bss.len() * rps.len() * plan.qd.len() * plan.repeat as usize,
-        done: 0,
-        rounds_done: 0,
-        engine: String::new(),
-        warnings: Vec::new(),
-        sequence: Vec::new(),
     };
+    let swept = run(plan, &mut here, timestamp)?;
+    if !swept.complete {
+        return Ok(());
+    }
+    let doc = swept.doc;
+    let value = serde_json::to_value(&doc).map_err(|e| LabError::Json(e.to_string()))?;
+    let path = here.lab.sink.save(
+        &Item {
+            subdir: None,
+            kind: "sweep",
+            timestamp: &doc.envelope.timestamp,
+            label: &doc.workload,
+        },
+        &value,
+    )?;
+    here.out.document = Some(Document::Sweep(Box::new(doc), path));
+    Ok(())
+}
+
+/// Runs the sweep `plan` with `runner` measuring its points: the grid in rounds, steady
+/// state, `refine`, the knee. The document records `plan` and is dated `timestamp`.
+pub fn run<R: PointRunner>(plan: &SweepPlan, runner: &mut R, timestamp: String) -> Result<Swept> {
+    plan.check()?;
+    let (bss, rps) = (plan.bs_axis(), plan.read_axis());
     let mut slots = Vec::new();
     for bs in &bss {
         for rp in &rps {
@@ -380,16 +458,56 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &SweepPlan, out: &mut Outcome) ->
         }
     }
     if plan.repeat > 1 {
-        lab.progress.notice(&format!(
+        runner.notice(&format!(
             "{} rounds, each running every point once ({} order)",
             plan.repeat,
             plan.order.name()
         ));
     }
-    let Some(points) = pts.measure(lab, out, slots)? else {
-        return Ok(());
+    let mut pts = Points {
+        plan,
+        runner,
+        total: bss.len() * rps.len() * plan.qd.len() * plan.repeat as usize,
+        done: 0,
+        rounds_done: 0,
+        engine: String::new(),
+        warnings: Vec::new(),
+        sequence: Vec::new(),
     };
-    let mut doc = Sweep {
+    let (points, mut complete) = pts.measure(slots)?;
+    let mut doc = document(plan, timestamp, points);
+    sweep::analyse(&mut doc, plan.production_qd);
+    if plan.refine && complete {
+        complete = refine(&mut pts, &mut doc)?;
+    }
+    doc.engine = pts.engine;
+    doc.envelope.warnings = pts.warnings;
+    doc.sequence = pts.sequence;
+    if let Some(m) = &doc.simulated {
+        let virtual_clock = plan
+            .base
+            .plan
+            .sim
+            .as_ref()
+            .is_some_and(|s| s.device().virtual_clock);
+        doc.envelope.warnings.push(if virtual_clock {
+            format!("simulated device ({m}): no I/O reached any device and time was simulated; the points are the model's exactly")
+        } else {
+            format!("simulated device ({m}): no I/O reached any device; the points describe the model (plus oio's own overhead)")
+        });
+    }
+    if plan.repeat < 2 {
+        doc.envelope.warnings.push(
+            "one run per point: the knee's noise is taken from each run's intervals, which cannot show noise that lasts a whole run, such as a neighbour's burst (use --repeat 3 or more: repeats are interleaved across the points)"
+                .into(),
+        );
+    }
+    Ok(Swept { doc, complete })
+}
+
+/// The sweep document of `points`, before the knee.
+fn document(plan: &SweepPlan, timestamp: String, points: Vec<SweepPoint>) -> Sweep {
+    Sweep {
         envelope: oio_core::Envelope {
             timestamp,
             host: Some(oio_core::host::HostInfo::detect()),
@@ -420,66 +538,37 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &SweepPlan, out: &mut Outcome) ->
         series: Vec::new(),
         production: None,
         sequence: Vec::new(),
-    };
-    sweep::analyse(&mut doc, plan.production_qd);
-    if plan.refine {
-        let extra = sweep::refine_depths(&doc);
-        pts.total += extra.iter().map(|e| e.2.len()).sum::<usize>() * plan.repeat as usize;
-        let mut slots = Vec::new();
-        for (bs, rp, qds) in extra {
-            let bs: Option<SizeMix> = match bs {
-                Some(b) => Some(b.parse().map_err(|e| LabError::Invalid(format!("{e}")))?),
-                None => None,
-            };
-            for qd in qds {
-                slots.push(Slot::new(plan, qd, bs.as_ref(), rp)?);
-                if !doc.options.refined_qd.contains(&qd) {
-                    doc.options.refined_qd.push(qd);
-                }
+    }
+}
+
+/// Measures the midpoints around the depths the rules named and reports again; false when a
+/// runner said stop.
+fn refine<R: PointRunner>(pts: &mut Points<'_, R>, doc: &mut Sweep) -> Result<bool> {
+    let plan = pts.plan;
+    let extra = sweep::refine_depths(doc);
+    pts.total += extra.iter().map(|e| e.2.len()).sum::<usize>() * plan.repeat as usize;
+    let mut slots = Vec::new();
+    for (bs, rp, qds) in extra {
+        let bs: Option<SizeMix> = match bs {
+            Some(b) => Some(b.parse().map_err(|e| LabError::Invalid(format!("{e}")))?),
+            None => None,
+        };
+        for qd in qds {
+            slots.push(Slot::new(plan, qd, bs.as_ref(), rp)?);
+            if !doc.options.refined_qd.contains(&qd) {
+                doc.options.refined_qd.push(qd);
             }
         }
-        let Some(points) = pts.measure(lab, out, slots)? else {
-            return Ok(());
-        };
-        doc.points.extend(points);
-        doc.options.refined_qd.sort_unstable();
-        sweep::sort_points(&mut doc);
-        sweep::analyse(&mut doc, plan.production_qd);
     }
-    doc.engine = pts.engine;
-    doc.envelope.warnings = pts.warnings;
-    doc.sequence = pts.sequence;
-    if let Some(m) = &doc.simulated {
-        let virtual_clock = plan
-            .base
-            .plan
-            .sim
-            .as_ref()
-            .is_some_and(|s| s.device().virtual_clock);
-        doc.envelope.warnings.push(if virtual_clock {
-            format!("simulated device ({m}): no I/O reached any device and time was simulated; the points are the model's exactly")
-        } else {
-            format!("simulated device ({m}): no I/O reached any device; the points describe the model (plus oio's own overhead)")
-        });
+    let (points, complete) = pts.measure(slots)?;
+    if !complete {
+        return Ok(false);
     }
-    if plan.repeat < 2 {
-        doc.envelope.warnings.push(
-            "one run per point: the knee's noise is taken from each run's intervals, which cannot show noise that lasts a whole run, such as a neighbour's burst (use --repeat 3 or more: repeats are interleaved across the points)"
-                .into(),
-        );
-    }
-    let value = serde_json::to_value(&doc).map_err(|e| LabError::Json(e.to_string()))?;
-    let path = lab.sink.save(
-        &Item {
-            subdir: None,
-            kind: "sweep",
-            timestamp: &doc.envelope.timestamp,
-            label: &doc.workload,
-        },
-        &value,
-    )?;
-    out.document = Some(Document::Sweep(Box::new(doc), path));
-    Ok(())
+    doc.points.extend(points);
+    doc.options.refined_qd.sort_unstable();
+    sweep::sort_points(doc);
+    sweep::analyse(doc, plan.production_qd);
+    Ok(true)
 }
 
 #[cfg(test)]

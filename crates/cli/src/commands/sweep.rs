@@ -7,7 +7,9 @@
 //! depths the rules named. The sweep itself is `oio_lab::sweep`; every point's runs are
 //! ordinary run results, listed in the sweep document's `points[].sources`.
 
-use crate::args::{parse_with, settings, ExecArgs, RoundOrderArg, TargetArgs, WorkloadArgs};
+use crate::args::{
+    parse_with, settings, ExecArgs, KneeArgs, RepeatArgs, RoundOrderArg, TargetArgs, WorkloadArgs,
+};
 use crate::experiment::{execute, present};
 use oio_analysis::knee::LatencyTarget;
 use oio_core::SizeMix;
@@ -90,9 +92,9 @@ pub struct Args {
     #[command(flatten)]
     pub exec: ExecArgs,
 
-    /// Runs per point, run in rounds across all points.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
-    pub repeat: u32,
+    /// Runs per point.
+    #[command(flatten)]
+    pub repeat: RepeatArgs,
 
     /// Order of the points within each round of repeats: counterbalanced (every other round
     /// reversed), interleaved (always the same), or shuffled (reproducible with --seed).
@@ -107,9 +109,9 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     pub steady_max_runs: u32,
 
-    /// Share of peak IOPS for the X %-of-peak rule, percent.
-    #[arg(long, value_name = "PCT", default_value_t = 90.0)]
-    pub knee_pct: f64,
+    /// The X %-of-peak rule.
+    #[command(flatten)]
+    pub knee: KneeArgs,
 
     /// Also report the deepest depth meeting a latency target: STAT=DURATION with STAT
     /// mean, p50, p90 or p99, e.g. p99=2ms (fio's latency_target idea).
@@ -173,11 +175,11 @@ fn plan(args: &Args) -> anyhow::Result<SweepPlan> {
         qd,
         bs: args.bs.clone(),
         read_pct: args.read_pct.clone(),
-        repeat: args.repeat,
+        repeat: args.repeat.repeat,
         order: args.order.into(),
         steady_pct: args.steady,
         steady_max_runs: args.steady_max_runs,
-        knee_fraction: args.knee_pct / 100.0,
+        knee_fraction: args.knee.knee_pct / 100.0,
         latency_target: args.latency_target,
         refine: args.refine,
         production_qd: args.production_qd,
