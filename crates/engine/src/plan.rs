@@ -7,7 +7,7 @@ use crate::engines::{EngineKind, SubmitMode};
 use crate::generator::{Extent, GeneratorSpec};
 use crate::target::TargetOptions;
 use oio_core::units::format_size;
-use oio_core::workload::{DataContent, Rate, Workload};
+use oio_core::workload::{DataContent, Rate, Stream, Workload};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -322,47 +322,7 @@ impl RunPlan {
         for (si, s) in self.workload.streams.iter().enumerate() {
             let paths = self.paths_for(s.target.as_deref())?;
             if self.verify {
-                let block = crate::verify::BLOCK as u64;
-                if s.rate.is_some() {
-                    return Err(PlanError(format!(
-                        "stream '{}': --verify runs closed loop; drop the rate",
-                        s.name
-                    )));
-                }
-                let sizes_ok = [s.read_mix(), s.write_mix()]
-                    .into_iter()
-                    .flatten()
-                    .flat_map(|m| m.shares().iter().map(|x| x.bytes))
-                    .chain([s.alignment()])
-                    .all(|b| b % block == 0);
-                if !sizes_ok {
-                    return Err(PlanError(format!(
-                        "stream '{}': --verify checks 4 KiB blocks, so sizes and align must be multiples of 4k",
-                        s.name
-                    )));
-                }
-                if s.trim_pct.is_some_and(|p| p.0 > 0.0) {
-                    return Err(PlanError(format!(
-                        "stream '{}': --verify checks what was written, and trim_pct discards it; drop one",
-                        s.name
-                    )));
-                }
-                if matches!(s.pattern, Some(DataContent::Zero | DataContent::Fixed(_))) {
-                    return Err(PlanError(format!(
-                        "stream '{}': --verify writes self-checking blocks, so pattern {} cannot be honoured; drop one",
-                        s.name,
-                        s.pattern.as_ref().map(|p| p.to_string()).unwrap_or_default()
-                    )));
-                }
-                for p in paths {
-                    if verified_paths.contains(&p) {
-                        return Err(PlanError(format!(
-                            "--verify needs one stream per target, but {} is used by two",
-                            p.display()
-                        )));
-                    }
-                    verified_paths.push(p);
-                }
+                check_verifiable(s, paths, &mut verified_paths)?;
             }
             let idx: Vec<usize> = paths
                 .iter()
@@ -373,130 +333,110 @@ impl RunPlan {
                         .expect("every bound path was opened")
                 })
                 .collect();
-            let align = s.alignment();
-            let max_io = s.max_io();
-            let outstanding = s.slots();
-            let workers = s.workers.min(outstanding).max(1);
             let fr = |m: Option<&oio_core::SizeMix>| m.map(|m| m.fractions()).unwrap_or_default();
-            let read_sizes = fr(s.read_mix());
-            let write_sizes = fr(s.write_mix());
+            let sizes = (fr(s.read_mix()), fr(s.write_mix()));
             if self.target_options.direct {
-                for &ti in &idx {
-                    let (p, _, da) = &targets[ti];
-                    let bad = read_sizes
-                        .iter()
-                        .chain(&write_sizes)
-                        .map(|(b, _)| *b)
-                        .chain([align])
-                        .find(|v| v % da != 0);
-                    if let Some(v) = bad {
-                        return Err(PlanError(format!(
-                            "stream '{}': {} is not a multiple of {}'s {}-byte sector, which O_DIRECT requires; use sizes and align that are multiples of {da}, or --buffered",
-                            s.name,
-                            format_size(v),
-                            p.display(),
-                            da
-                        )));
-                    }
-                }
+                check_direct_sizes(s, &idx, targets, &sizes)?;
             }
-            // Each target's region, aligned.
-            let mut regions = Vec::new();
-            for &ti in &idx {
-                let (p, size, _) = &targets[ti];
-                let (off, len) = s.region.resolve(*size).map_err(|e| {
-                    PlanError(format!("stream '{}' on {}: {e}", s.name, p.display()))
-                })?;
-                let start = off.div_ceil(align) * align;
-                let len = len.saturating_sub(start - off);
-                if len < max_io {
-                    return Err(PlanError(format!(
-                        "stream '{}': its region of {} holds {} bytes, less than its largest I/O ({}); give a larger --size or region",
-                        s.name,
-                        p.display(),
-                        len,
-                        format_size(max_io)
-                    )));
-                }
-                regions.push((start, len));
-            }
-            let sequential = s.random_pct.0 < 100.0;
+            let regions = regions(s, &idx, targets)?;
+            let workers = s.workers.min(s.slots()).max(1);
             for w in 0..workers {
-                let depth = outstanding / workers + u32::from(w < outstanding % workers);
-                let extents = idx
-                    .iter()
-                    .zip(&regions)
-                    .enumerate()
-                    .map(|(fi, (_, &(start, len)))| {
-                        // Sequential workers each take their own slice, as separate streams
-                        // would; random workers share the whole region.
-                        let slice = (len / workers as u64) / align * align;
-                        // With --verify too: a block's expected content must have one owner.
-                        if (sequential || self.verify) && workers > 1 && slice >= max_io {
-                            Extent {
-                                file: fi as u32,
-                                start: start + w as u64 * slice,
-                                len: slice,
-                            }
-                        } else {
-                            Extent {
-                                file: fi as u32,
-                                start,
-                                len,
-                            }
-                        }
-                    })
-                    .collect();
-                out.push(WorkerAssignment {
-                    sync: (s.fdatasync.is_some() || s.fsync.is_some() || s.sync_interval.is_some())
-                        .then(|| SyncPlan {
-                            every: s.fdatasync.or(s.fsync),
-                            interval: s.sync_interval.map(|t| t.0),
-                            fsync: s.fsync.is_some(),
-                        }),
-                    sync_writes: s.sync_writes,
-                    trims_per_io: s
-                        .trim_pct
-                        .filter(|p| p.0 > 0.0)
-                        .map(|p| p.0 / (100.0 - p.0)),
-                    think: s.think_time.map(|t| Think {
-                        time: t.0,
-                        blocks: s.think_blocks.unwrap_or(1),
-                    }),
-                    rate: s.rate.clone(),
-                    rate_share: 1.0 / workers as f64,
-                    data: DataPattern {
-                        compress_pct: s.compress_pct.map(|p| p.0).unwrap_or(0.0),
-                        dedupe_pct: s.dedupe_pct.map(|p| p.0).unwrap_or(0.0),
-                        fixed: match &s.pattern {
-                            Some(DataContent::Zero) => Some(Fixed::Zero),
-                            Some(DataContent::Fixed(b)) => Some(Fixed::Pattern(b.clone())),
-                            Some(DataContent::Random) | None => None,
-                        },
-                    },
-                    stream: si,
-                    depth,
-                    buf_size: max_io as usize,
-                    targets: idx.clone(),
-                    gen: GeneratorSpec {
-                        read_frac: s.read_pct.0 / 100.0,
-                        read_sizes: read_sizes.clone(),
-                        write_sizes: write_sizes.clone(),
-                        random_frac: s.random_pct.0 / 100.0,
-                        align,
-                        stripe: s.stripe_unit(),
-                        extents,
-                        seed: self
-                            .seed
-                            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-                            .wrapping_add((si as u64) << 32 | w as u64),
-                        distribution: s.distribution.clone(),
-                    },
-                    replay: None,
-                });
+                out.push(self.worker(si, s, w, workers, &idx, &regions, &sizes));
             }
         }
         Ok(out)
+    }
+
+    /// Worker `w` of the `workers` of stream `si`, over its targets `idx` and their
+    /// `regions`; `sizes` are its read and write size fractions.
+    #[allow(clippy::too_many_arguments)]
+    fn worker(
+        &self,
+        si: usize,
+        s: &Stream,
+        w: u32,
+        workers: u32,
+        idx: &[usize],
+        regions: &[(u64, u64)],
+        sizes: &SizeFractions,
+    ) -> WorkerAssignment {
+        let align = s.alignment();
+        let max_io = s.max_io();
+        let outstanding = s.slots();
+        let sequential = s.random_pct.0 < 100.0;
+        let depth = outstanding / workers + u32::from(w < outstanding % workers);
+        let extents = idx
+            .iter()
+            .zip(regions)
+            .enumerate()
+            .map(|(fi, (_, &(start, len)))| {
+                // Sequential workers each take their own slice, as separate streams
+                // would; random workers share the whole region.
+                let slice = (len / workers as u64) / align * align;
+                // With --verify too: a block's expected content must have one owner.
+                if (sequential || self.verify) && workers > 1 && slice >= max_io {
+                    Extent {
+                        file: fi as u32,
+                        start: start + w as u64 * slice,
+                        len: slice,
+                    }
+                } else {
+                    Extent {
+                        file: fi as u32,
+                        start,
+                        len,
+                    }
+                }
+            })
+            .collect();
+        WorkerAssignment {
+            sync: (s.fdatasync.is_some() || s.fsync.is_some() || s.sync_interval.is_some()).then(
+                || SyncPlan {
+                    every: s.fdatasync.or(s.fsync),
+                    interval: s.sync_interval.map(|t| t.0),
+                    fsync: s.fsync.is_some(),
+                },
+            ),
+            sync_writes: s.sync_writes,
+            trims_per_io: s
+                .trim_pct
+                .filter(|p| p.0 > 0.0)
+                .map(|p| p.0 / (100.0 - p.0)),
+            think: s.think_time.map(|t| Think {
+                time: t.0,
+                blocks: s.think_blocks.unwrap_or(1),
+            }),
+            rate: s.rate.clone(),
+            rate_share: 1.0 / workers as f64,
+            data: DataPattern {
+                compress_pct: s.compress_pct.map(|p| p.0).unwrap_or(0.0),
+                dedupe_pct: s.dedupe_pct.map(|p| p.0).unwrap_or(0.0),
+                fixed: match &s.pattern {
+                    Some(DataContent::Zero) => Some(Fixed::Zero),
+                    Some(DataContent::Fixed(b)) => Some(Fixed::Pattern(b.clone())),
+                    Some(DataContent::Random) | None => None,
+                },
+            },
+            stream: si,
+            depth,
+            buf_size: max_io as usize,
+            targets: idx.to_vec(),
+            gen: GeneratorSpec {
+                read_frac: s.read_pct.0 / 100.0,
+                read_sizes: sizes.0.clone(),
+                write_sizes: sizes.1.clone(),
+                random_frac: s.random_pct.0 / 100.0,
+                align,
+                stripe: s.stripe_unit(),
+                extents,
+                seed: self
+                    .seed
+                    .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                    .wrapping_add((si as u64) << 32 | w as u64),
+                distribution: s.distribution.clone(),
+            },
+            replay: None,
+        }
     }
 
     /// One worker replaying `trace` over the only stream's targets, whole.
@@ -558,6 +498,121 @@ impl RunPlan {
         a.replay = Some(trace.clone());
         Ok(out)
     }
+}
+
+/// Read and write sizes of a stream as (bytes, fraction of the I/Os).
+type SizeFractions = (Vec<(u64, f64)>, Vec<(u64, f64)>);
+
+/// What `--verify` needs of a stream: closed loop, 4 KiB blocks, no trims, its own data, and
+/// targets no other stream uses (`verified` holds those taken so far).
+fn check_verifiable<'a>(
+    s: &Stream,
+    paths: &'a [PathBuf],
+    verified: &mut Vec<&'a PathBuf>,
+) -> Result<(), PlanError> {
+    let block = crate::verify::BLOCK as u64;
+    if s.rate.is_some() {
+        return Err(PlanError(format!(
+            "stream '{}': --verify runs closed loop; drop the rate",
+            s.name
+        )));
+    }
+    let sizes_ok = [s.read_mix(), s.write_mix()]
+        .into_iter()
+        .flatten()
+        .flat_map(|m| m.shares().iter().map(|x| x.bytes))
+        .chain([s.alignment()])
+        .all(|b| b % block == 0);
+    if !sizes_ok {
+        return Err(PlanError(format!(
+            "stream '{}': --verify checks 4 KiB blocks, so sizes and align must be multiples of 4k",
+            s.name
+        )));
+    }
+    if s.trim_pct.is_some_and(|p| p.0 > 0.0) {
+        return Err(PlanError(format!(
+            "stream '{}': --verify checks what was written, and trim_pct discards it; drop one",
+            s.name
+        )));
+    }
+    if matches!(s.pattern, Some(DataContent::Zero | DataContent::Fixed(_))) {
+        return Err(PlanError(format!(
+            "stream '{}': --verify writes self-checking blocks, so pattern {} cannot be honoured; drop one",
+            s.name,
+            s.pattern.as_ref().map(|p| p.to_string()).unwrap_or_default()
+        )));
+    }
+    for p in paths {
+        if verified.contains(&p) {
+            return Err(PlanError(format!(
+                "--verify needs one stream per target, but {} is used by two",
+                p.display()
+            )));
+        }
+        verified.push(p);
+    }
+    Ok(())
+}
+
+/// O_DIRECT: every size and the alignment of the stream a multiple of each target's sector.
+fn check_direct_sizes(
+    s: &Stream,
+    idx: &[usize],
+    targets: &[(PathBuf, u64, u64)],
+    sizes: &SizeFractions,
+) -> Result<(), PlanError> {
+    for &ti in idx {
+        let (p, _, da) = &targets[ti];
+        let bad = sizes
+            .0
+            .iter()
+            .chain(&sizes.1)
+            .map(|(b, _)| *b)
+            .chain([s.alignment()])
+            .find(|v| v % da != 0);
+        if let Some(v) = bad {
+            return Err(PlanError(format!(
+                "stream '{}': {} is not a multiple of {}'s {}-byte sector, which O_DIRECT requires; use sizes and align that are multiples of {da}, or --buffered",
+                s.name,
+                format_size(v),
+                p.display(),
+                da
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Each target's region of the stream, aligned: (start, length); refused when it cannot hold
+/// the stream's largest I/O.
+fn regions(
+    s: &Stream,
+    idx: &[usize],
+    targets: &[(PathBuf, u64, u64)],
+) -> Result<Vec<(u64, u64)>, PlanError> {
+    let align = s.alignment();
+    let max_io = s.max_io();
+    let mut regions = Vec::new();
+    for &ti in idx {
+        let (p, size, _) = &targets[ti];
+        let (off, len) = s
+            .region
+            .resolve(*size)
+            .map_err(|e| PlanError(format!("stream '{}' on {}: {e}", s.name, p.display())))?;
+        let start = off.div_ceil(align) * align;
+        let len = len.saturating_sub(start - off);
+        if len < max_io {
+            return Err(PlanError(format!(
+                "stream '{}': its region of {} holds {} bytes, less than its largest I/O ({}); give a larger --size or region",
+                s.name,
+                p.display(),
+                len,
+                format_size(max_io)
+            )));
+        }
+        regions.push((start, len));
+    }
+    Ok(regions)
 }
 
 #[cfg(test)]
