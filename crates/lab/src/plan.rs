@@ -387,7 +387,7 @@ impl Lab<'_> {
                 ))
             })?),
         };
-        let r = run_engine(&plan, replay, self.progress.observer(), self.cancel);
+        let r = run_engine(plan, replay, self.progress.observer(), self.cancel);
         self.progress.run_ended();
         let mut r = r?;
         r.envelope.command = self.command.clone();
