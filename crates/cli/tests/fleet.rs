@@ -1965,9 +1965,10 @@ fn workload_groups_run_their_own_workloads_and_merge_per_group() {
         // Every namespace shares this machine's disk: said, not taken as four devices.
         assert!(v.contains("several hosts report a device named"), "{v}");
     }
-    // The plan recorded is the command-line host's, with its bindings as used.
+    // The plan recorded is the command-line host's, with its bindings as used (in the form
+    // every document records a run plan: `targets`).
     assert_eq!(
-        doc["plan"]["bindings"][0]["paths"][0],
+        doc["plan"]["targets"][0]["paths"][0],
         lab.path("h3.dat").display().to_string().as_str()
     );
     let groups = doc["groups"].as_array().expect("one section per group");
