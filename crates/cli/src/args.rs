@@ -5,7 +5,8 @@
 
 use clap::{Parser, ValueEnum};
 use oio_core::SizeMix;
-use oio_lab::{Binding, Burst, Pattern, RunSettings, WorkloadOverrides, WorkloadSource};
+use oio_engine::TargetBinding;
+use oio_lab::{Burst, Pattern, RunSettings, WorkloadOverrides, WorkloadSource};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -37,6 +38,22 @@ impl From<RwArg> for Pattern {
             RwArg::Rw => Pattern::Rw,
         }
     }
+}
+
+/// Runs per point of a sweep (`oio sweep`, `oio fleet sweep`).
+#[derive(Clone, Debug, clap::Args)]
+pub struct RepeatArgs {
+    /// Runs per point, run in rounds across all points.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: u32,
+}
+
+/// The X %-of-peak knee rule's share (`oio sweep`, `oio fleet sweep`).
+#[derive(Clone, Debug, clap::Args)]
+pub struct KneeArgs {
+    /// Share of peak IOPS for the X %-of-peak rule, percent.
+    #[arg(long, value_name = "PCT", default_value_t = 90.0)]
+    pub knee_pct: f64,
 }
 
 /// Arrival spacing on the command line.
@@ -83,13 +100,13 @@ pub enum EngineArg {
     Null,
 }
 
-impl From<EngineArg> for oio_lab::Engine {
-    fn from(e: EngineArg) -> oio_lab::Engine {
+impl From<EngineArg> for oio_engine::EngineKind {
+    fn from(e: EngineArg) -> oio_engine::EngineKind {
         match e {
-            EngineArg::Auto => oio_lab::Engine::Auto,
-            EngineArg::IoUring => oio_lab::Engine::IoUring,
-            EngineArg::Sync => oio_lab::Engine::Sync,
-            EngineArg::Null => oio_lab::Engine::Null,
+            EngineArg::Auto => oio_engine::EngineKind::Auto,
+            EngineArg::IoUring => oio_engine::EngineKind::IoUring,
+            EngineArg::Sync => oio_engine::EngineKind::Sync,
+            EngineArg::Null => oio_engine::EngineKind::Null,
         }
     }
 }
@@ -331,7 +348,7 @@ pub struct TargetArgs {
 
     /// Bind targets to a role named by streams (`target = "log"`): ROLE=PATH[,PATH...].
     #[arg(long = "target", value_name = "ROLE=PATHS")]
-    pub roles: Vec<Binding>,
+    pub roles: Vec<TargetBinding>,
 
     /// Size of the file to create, or the part of a file or device to use (e.g. 10G).
     /// Default: the whole of an existing file or device; 1G for ./oio-testfile. A new file at
@@ -388,7 +405,7 @@ pub struct ExecArgs {
     /// servers=8,service=1ms,dist=exp (fixed, exp, lognormal[,sigma=S]); '+' adds a slower
     /// tier behind a fast one. The result says it is simulated.
     #[arg(long, value_name = "MODEL")]
-    pub sim: Option<oio_lab::Sim>,
+    pub sim: Option<oio_engine::engines::null::Sim>,
 
     /// Random-number seed for sizes, offsets and data, to repeat a run exactly; recorded in
     /// the result (without a default below, a random one).
@@ -442,9 +459,9 @@ pub fn settings(t: &TargetArgs, e: &ExecArgs) -> RunSettings {
         wait: t.wait,
         engine: e.engine.into(),
         submit: match e.submit {
-            SubmitArg::PerIo => oio_lab::Submit::PerIo,
-            SubmitArg::Batch => oio_lab::Submit::Batch,
-            SubmitArg::Auto => oio_lab::Submit::Auto,
+            SubmitArg::PerIo => oio_engine::SubmitMode::PerIo,
+            SubmitArg::Batch => oio_engine::SubmitMode::Batch,
+            SubmitArg::Auto => oio_engine::SubmitMode::Auto,
         },
         sim: e.sim.clone(),
         time: e.time,

@@ -1635,6 +1635,110 @@ fn sweep_runs_every_depth_on_every_host_and_keeps_the_merged_points() {
     }
 }
 
+/// `oio fleet sweep` is `oio sweep`'s loop with the runs on the fleet: `--repeat` runs every
+/// depth that many times in counterbalanced rounds (each run its own directory and seed),
+/// `--knee-pct` sets the X %-of-peak rule, depths are swept ascending. On a simulated device
+/// on the virtual clock every point is the model's: 2 servers of 1 ms serve 1,000 IOPS at
+/// depth 1 and 2,000 from depth 2 on, per host.
+#[test]
+fn sweep_repeats_each_depth_and_takes_the_knee_fraction_as_oio_sweep_does() {
+    let dir = crate::common::scratch();
+    let c = Command::new(env!("CARGO_BIN_EXE_oio"))
+        .env("NO_COLOR", "1")
+        .current_dir(dir.path())
+        .args(["fleet", "sweep", "--hosts", "a,b", "--launcher"])
+        .arg(format!(
+            "env OIO_HOST={{host}} '{}' agent --stdio",
+            env!("CARGO_BIN_EXE_oio")
+        ))
+        .args([
+            "--engine",
+            "null",
+            "--sim",
+            "servers=2,service=1ms,clock=virtual",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--time",
+            "2s",
+            "--ramp",
+            "0",
+            "--size",
+            "1M",
+            "--sweep-qd",
+            "8,1",
+            "--repeat",
+            "2",
+            "--knee-pct",
+            "80",
+            "--seed",
+            "5",
+            "--json",
+            "./t.dat",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_bounded(c, Duration::from_secs(120));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["options"]["repeat"], 2, "{v:#}");
+    assert_eq!(v["options"]["knee_fraction"], 0.8);
+    assert_eq!(v["options"]["order"], "counterbalanced");
+    assert!(
+        v["plan"].is_null(),
+        "a fleet sweep is not rerun on one host"
+    );
+    let points = v["points"].as_array().unwrap();
+    let qds: Vec<u64> = points.iter().map(|p| p["qd"].as_u64().unwrap()).collect();
+    assert_eq!(qds, vec![1, 8]);
+    for (p, iops) in points.iter().zip([2000.0, 4000.0]) {
+        assert_eq!(p["runs"], 2, "{p:#}");
+        // The model's, within the edges of a 2 s run (a fixed service time: no noise).
+        let runs: Vec<f64> = p["iops_runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        assert_eq!(runs[0], runs[1], "{p:#}");
+        assert!((runs[0] - iops).abs() <= 0.01 * iops, "{p:#}");
+        let sources: Vec<&str> = p["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap())
+            .collect();
+        let qd = p["qd"].as_u64().unwrap();
+        assert!(
+            sources[0].ends_with(&format!("/qd{qd}/merged.json")),
+            "{sources:?}"
+        );
+        assert!(
+            sources[1].ends_with(&format!("/qd{qd}-2/merged.json")),
+            "{sources:?}"
+        );
+    }
+    // Rounds across the depths, the second reversed; each repeat its own seed.
+    let order: Vec<(u64, u64)> = v["sequence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["qd"].as_u64().unwrap(), r["round"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(order, vec![(1, 1), (8, 1), (8, 2), (1, 2)]);
+    assert_ne!(v["sequence"][0]["seed"], v["sequence"][3]["seed"]);
+    assert!(
+        !v["warnings"].to_string().contains("one run per point"),
+        "{}",
+        v["warnings"]
+    );
+}
+
 /// Two `fio --server`s this test started.
 struct FioServers(Vec<Child>);
 
@@ -1867,9 +1971,10 @@ fn workload_groups_run_their_own_workloads_and_merge_per_group() {
         // Every namespace shares this machine's disk: said, not taken as four devices.
         assert!(v.contains("several hosts report a device named"), "{v}");
     }
-    // The plan recorded is the command-line host's, with its bindings as used.
+    // The plan recorded is the command-line host's, with its bindings as used (in the form
+    // every document records a run plan: `targets`).
     assert_eq!(
-        doc["plan"]["bindings"][0]["paths"][0],
+        doc["plan"]["targets"][0]["paths"][0],
         lab.path("h3.dat").display().to_string().as_str()
     );
     let groups = doc["groups"].as_array().expect("one section per group");

@@ -223,6 +223,68 @@ fn a_blend_printed_as_json_reruns_its_phases() {
     }
 }
 
+/// Results written before lab scheduled the engine's own plan (main at ee07ffd, issue 25)
+/// still rerun: the same plan, read back from the JSON names they record, runs the same I/Os
+/// on the virtual clock. Their recorded target (relative, in a directory of the machine that
+/// wrote them) is redirected with --target.
+#[test]
+fn results_recorded_before_one_plan_per_domain_still_rerun() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/plans-before-issue-25");
+    let d = scratch();
+    let target = d.path().join("t.dat");
+    let target = target.to_str().unwrap();
+    // The plan as recorded, but for what a rerun changes: the redirected target.
+    let comparable = |plan: &Value| {
+        let mut p = plan.clone();
+        let run = if p["kind"] == "run" { "run" } else { "base" };
+        p[run]["targets"] = Value::Null;
+        p
+    };
+
+    let old = read(&fixtures.join("run.json"));
+    let file = fixtures.join("run.json");
+    let again = run_json(
+        d.path(),
+        &[
+            "rerun",
+            file.to_str().unwrap(),
+            "--target",
+            target,
+            "--out",
+            "run",
+        ],
+    );
+    assert_eq!(comparable(&old["plan"]), comparable(&again["plan"]));
+    assert_eq!(again["plan"]["run"]["targets"][0]["paths"][0], target);
+    assert_eq!(counts(&old), counts(&again), "the same I/Os");
+    assert_eq!(num(&again, "/summary/total/ios"), 7992.0);
+
+    let old = read(&fixtures.join("sweep.json"));
+    let file = fixtures.join("sweep.json");
+    let again = run_json(
+        d.path(),
+        &[
+            "rerun",
+            file.to_str().unwrap(),
+            "--target",
+            target,
+            "--out",
+            "sweep",
+        ],
+    );
+    assert_eq!(comparable(&old["plan"]), comparable(&again["plan"]));
+    let iops = |v: &Value| -> Vec<f64> {
+        v["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["iops"].as_f64().unwrap())
+            .collect()
+    };
+    assert_eq!(iops(&again), vec![999.0, 1998.0]);
+    assert_eq!(iops(&old), iops(&again));
+}
+
 #[test]
 fn rerun_refuses_what_it_cannot_rerun() {
     let d = scratch();

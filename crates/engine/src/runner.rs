@@ -158,7 +158,7 @@ pub fn run_replay(
     if let Some(at) = observer.start_at() {
         wait_until(at, cancel);
     }
-    let clock = if plan.sim.as_ref().is_some_and(|d| d.virtual_clock) {
+    let clock = if plan.sim.as_ref().is_some_and(|d| d.device().virtual_clock) {
         Clock::simulated()
     } else {
         Clock::real()
@@ -585,7 +585,7 @@ impl WorkerShared {
             // driving it. Its draws come from the seed and the workload together: the points
             // of a sweep share their repeats' seeds, but a neighbour's noise does not follow
             // the seed from one depth to the next.
-            sim: plan.sim.as_ref().map(|d| {
+            sim: plan.sim.as_ref().map(|s| s.device()).map(|d| {
                 let shape = serde_json::to_vec(&plan.workload).unwrap_or_default();
                 let seed = plan.seed ^ oio_core::text::fnv1a(&shape);
                 SimShared::with_clock(d, seed, timing.clock.clone())

@@ -147,73 +147,10 @@ pub fn serve(
         sent: Mutex::new(Instant::now()),
         beat: Mutex::new(Beat::default()),
     });
-    let (tx, rx) = crossbeam_channel::unbounded::<Incoming>();
-    {
-        // Clock probes are answered here, the moment they are read, so the answer's
-        // timestamp is not delayed by whatever the session thread is doing.
-        let (out, stop) = (Arc::clone(&out), Arc::clone(&stop));
-        std::thread::Builder::new()
-            .name("oio-agent-stdin".into())
-            .spawn(move || {
-                let mut r = Reader::new(BufReader::new(input));
-                loop {
-                    let m = match r.next_message() {
-                        Ok(Some(Message::Time { seq })) => {
-                            let reply = Message::TimeReply {
-                                seq,
-                                agent_ns: now_ns(),
-                            };
-                            emit(&out, &stop, &reply);
-                            continue;
-                        }
-                        Ok(Some(Message::Stop { reason })) => {
-                            stop.store(true, Ordering::SeqCst);
-                            Incoming::Msg(Message::Stop { reason })
-                        }
-                        Ok(Some(m)) => Incoming::Msg(m),
-                        Ok(None) => {
-                            out.gone.store(true, Ordering::SeqCst);
-                            stop.store(true, Ordering::SeqCst);
-                            Incoming::Eof
-                        }
-                        Err(e) => {
-                            stop.store(true, Ordering::SeqCst);
-                            Incoming::Bad(e)
-                        }
-                    };
-                    let last = !matches!(m, Incoming::Msg(_));
-                    if tx.send(m).is_err() || last {
-                        return;
-                    }
-                }
-            })
-            .map_err(|e| AgentError {
-                phase: "start",
-                message: format!("starting the reader thread: {e}"),
-            })?;
+    let rx = spawn_reader(input, &out, &stop)?;
+    if let Some(end) = hello(&rx, &out, &stop, oio_version)? {
+        return Ok(end);
     }
-    let me = Hello::current(oio_version);
-    match rx.recv_timeout(HELLO_TIMEOUT) {
-        Ok(Incoming::Msg(Message::Hello(peer))) => {
-            if let Err(e) = me.check_controller(&peer) {
-                return Err(fail(&out, &stop, "hello", e));
-            }
-            emit(&out, &stop, &Message::Hello(me));
-        }
-        Ok(Incoming::Msg(m)) => {
-            return Err(fail(
-                &out,
-                &stop,
-                "protocol",
-                format!("expected hello first, got {}", name(&m)),
-            ))
-        }
-        Ok(Incoming::Eof) | Err(_) => {
-            return Ok(AgentEnd::Stopped("no hello from the controller".into()))
-        }
-        Ok(Incoming::Bad(e)) => return Err(fail(&out, &stop, "protocol", e.to_string())),
-    }
-
     // Keepalives from here on; the thread ends when this function returns (`_end` dropped).
     let (_end, end) = crossbeam_channel::bounded::<()>(0);
     {
@@ -226,12 +163,104 @@ pub fn serve(
                 message: format!("starting the keepalive thread: {e}"),
             })?;
     }
+    session(&rx, &out, &stop)
+}
+
+/// Starts the thread that reads the controller's messages: clock probes are answered there,
+/// a stop sets `stop` at once, the rest is handed on.
+fn spawn_reader(
+    input: impl Read + Send + 'static,
+    out: &Out,
+    stop: &Arc<AtomicBool>,
+) -> Result<crossbeam_channel::Receiver<Incoming>, AgentError> {
+    let (tx, rx) = crossbeam_channel::unbounded::<Incoming>();
+    // Clock probes are answered here, the moment they are read, so the answer's
+    // timestamp is not delayed by whatever the session thread is doing.
+    let (out, stop) = (Arc::clone(out), Arc::clone(stop));
+    std::thread::Builder::new()
+        .name("oio-agent-stdin".into())
+        .spawn(move || {
+            let mut r = Reader::new(BufReader::new(input));
+            loop {
+                let m = match r.next_message() {
+                    Ok(Some(Message::Time { seq })) => {
+                        let reply = Message::TimeReply {
+                            seq,
+                            agent_ns: now_ns(),
+                        };
+                        emit(&out, &stop, &reply);
+                        continue;
+                    }
+                    Ok(Some(Message::Stop { reason })) => {
+                        stop.store(true, Ordering::SeqCst);
+                        Incoming::Msg(Message::Stop { reason })
+                    }
+                    Ok(Some(m)) => Incoming::Msg(m),
+                    Ok(None) => {
+                        out.gone.store(true, Ordering::SeqCst);
+                        stop.store(true, Ordering::SeqCst);
+                        Incoming::Eof
+                    }
+                    Err(e) => {
+                        stop.store(true, Ordering::SeqCst);
+                        Incoming::Bad(e)
+                    }
+                };
+                let last = !matches!(m, Incoming::Msg(_));
+                if tx.send(m).is_err() || last {
+                    return;
+                }
+            }
+        })
+        .map_err(|e| AgentError {
+            phase: "start",
+            message: format!("starting the reader thread: {e}"),
+        })?;
+    Ok(rx)
+}
+
+/// The hello exchange: the controller's first, checked, then ours. Some when the session ends
+/// there without an error (no hello came).
+fn hello(
+    rx: &crossbeam_channel::Receiver<Incoming>,
+    out: &Out,
+    stop: &Arc<AtomicBool>,
+    oio_version: &str,
+) -> Result<Option<AgentEnd>, AgentError> {
+    let me = Hello::current(oio_version);
+    match rx.recv_timeout(HELLO_TIMEOUT) {
+        Ok(Incoming::Msg(Message::Hello(peer))) => {
+            if let Err(e) = me.check_controller(&peer) {
+                return Err(fail(out, stop, "hello", e.to_string()));
+            }
+            emit(out, stop, &Message::Hello(me));
+            Ok(None)
+        }
+        Ok(Incoming::Msg(m)) => Err(fail(
+            out,
+            stop,
+            "protocol",
+            format!("expected hello first, got {}", name(&m)),
+        )),
+        Ok(Incoming::Eof) | Err(_) => Ok(Some(AgentEnd::Stopped(
+            "no hello from the controller".into(),
+        ))),
+        Ok(Incoming::Bad(e)) => Err(fail(out, stop, "protocol", e.to_string())),
+    }
+}
+
+/// After the hello: check, or prepare then go, or stop.
+fn session(
+    rx: &crossbeam_channel::Receiver<Incoming>,
+    out: &Out,
+    stop: &Arc<AtomicBool>,
+) -> Result<AgentEnd, AgentError> {
     let mut prepared: Option<Prepared> = None;
     loop {
         let m = match rx.recv_timeout(IDLE_TIMEOUT) {
             Ok(Incoming::Msg(m)) => m,
             Ok(Incoming::Eof) => return Ok(AgentEnd::Stopped("the controller went away".into())),
-            Ok(Incoming::Bad(e)) => return Err(fail(&out, &stop, "protocol", e.to_string())),
+            Ok(Incoming::Bad(e)) => return Err(fail(out, stop, "protocol", e.to_string())),
             Err(_) => return Ok(AgentEnd::Stopped("the controller fell silent".into())),
         };
         match m {
@@ -242,11 +271,11 @@ pub fn serve(
                         ..Beat::default()
                     }
                 });
-                let targets = check_targets(&plan, &out);
-                emit(&out, &stop, &Message::Checked { targets });
+                let targets = check_targets(&plan, out);
+                emit(out, stop, &Message::Checked { targets });
                 return Ok(AgentEnd::Done);
             }
-            Message::Prepare { plan } => match prepare_targets(&plan, &stop, &out) {
+            Message::Prepare { plan } => match prepare_targets(&plan, stop, out) {
                 Ok(targets) => {
                     out.beat(|b| {
                         *b = Beat {
@@ -260,12 +289,12 @@ pub fn serve(
                             devices.push(d.name.clone());
                         }
                     }
-                    emit(&out, &stop, &Message::Ready { targets });
+                    emit(out, stop, &Message::Ready { targets });
                     prepared = Some(Prepared::Io(plan, devices));
                 }
-                Err(e) => return Err(fail(&out, &stop, "prepare", e)),
+                Err(e) => return Err(fail(out, stop, "prepare", e)),
             },
-            Message::PrepareTpcc { plan } => match prepare_tpcc(&plan, &out) {
+            Message::PrepareTpcc { plan } => match prepare_tpcc(&plan, out) {
                 Ok((db, warehouses)) => {
                     out.beat(|b| {
                         *b = Beat {
@@ -273,21 +302,21 @@ pub fn serve(
                             ..Beat::default()
                         }
                     });
-                    emit(&out, &stop, &Message::ReadyTpcc { db, warehouses });
+                    emit(out, stop, &Message::ReadyTpcc { db, warehouses });
                     prepared = Some(Prepared::Tpcc(plan));
                 }
-                Err(e) => return Err(fail(&out, &stop, "prepare", e)),
+                Err(e) => return Err(fail(out, stop, "prepare", e)),
             },
             Message::Go { start_agent_ns } => {
                 let Some(plan) = prepared.take() else {
-                    return Err(fail(&out, &stop, "protocol", "go before prepare".into()));
+                    return Err(fail(out, stop, "protocol", "go before prepare".into()));
                 };
                 let wait =
                     Duration::from_nanos(start_agent_ns.saturating_sub(now_ns()).max(0) as u64);
                 if wait > MAX_START_WAIT {
                     return Err(fail(
-                        &out,
-                        &stop,
+                        out,
+                        stop,
                         "go",
                         format!("the start instant is {wait:?} away; at most {MAX_START_WAIT:?}"),
                     ));
@@ -304,15 +333,15 @@ pub fn serve(
                     }
                 });
                 return match plan {
-                    Prepared::Io(plan, devices) => run(&plan, &devices, &out, &stop, start),
-                    Prepared::Tpcc(plan) => run_tpcc(&plan, &out, &stop, start),
+                    Prepared::Io(plan, devices) => run(&plan, &devices, out, stop, start),
+                    Prepared::Tpcc(plan) => run_tpcc(&plan, out, stop, start),
                 };
             }
             Message::Stop { reason } => return Ok(AgentEnd::Stopped(reason)),
             other => {
                 return Err(fail(
-                    &out,
-                    &stop,
+                    out,
+                    stop,
                     "protocol",
                     format!("unexpected {}", name(&other)),
                 ))

@@ -680,7 +680,7 @@ impl Fleet {
             cancel,
             |s, _, m| match m {
                 Message::Hello(peer) => {
-                    me.check_agent(&peer)?;
+                    me.check_agent(&peer).map_err(|e| e.to_string())?;
                     s.hello = Some(peer);
                     Ok(true)
                 }

@@ -9,8 +9,18 @@
 use oio_core::result::RunResult;
 use serde_json::Value;
 
+/// A fio client host that cannot be named to fio, or fio client output that cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct FioClientError(pub String);
+
 /// One `--client` argument for fio from `HOST` or `HOST:PORT` (fio's own `HOST,PORT`).
-pub fn client_arg(host: &str) -> Result<String, String> {
+pub fn client_arg(host: &str) -> Result<String, FioClientError> {
+    client_arg_text(host).map_err(FioClientError)
+}
+
+/// [`client_arg`], its refusal in words.
+fn client_arg_text(host: &str) -> Result<String, String> {
     let h = host.trim();
     if h.is_empty() || h.starts_with('-') || h.contains(char::is_whitespace) {
         return Err(format!("'{host}': expected HOST or HOST:PORT"));
@@ -30,7 +40,15 @@ pub fn client_arg(host: &str) -> Result<String, String> {
 }
 
 /// The merged result and each client's, from fio's client/server JSON output.
-pub fn import(file: &str, text: &str) -> Result<(RunResult, Vec<(String, RunResult)>), String> {
+pub fn import(
+    file: &str,
+    text: &str,
+) -> Result<(RunResult, Vec<(String, RunResult)>), FioClientError> {
+    import_text(file, text).map_err(FioClientError)
+}
+
+/// [`import`], its refusals in words.
+fn import_text(file: &str, text: &str) -> Result<(RunResult, Vec<(String, RunResult)>), String> {
     let merged = oio_telemetry::fio::parse_json_result(file, text).map_err(|e| e.to_string())?;
     let start = text.find('{').ok_or("no JSON object in fio's output")?;
     let v: Value = serde_json::Deserializer::from_str(&text[start..])

@@ -344,7 +344,7 @@ impl Inventory {
 
 /// A host name as launchers take it: letters, digits and `. _ - : @ [ ]`, not starting with
 /// `-`, at most 253 bytes.
-pub fn check_host_name(name: &str) -> Result<(), String> {
+pub fn check_host_name(name: &str) -> Result<(), InventoryError> {
     let ok = !name.is_empty()
         && name.len() <= 253
         && !name.starts_with('-')
@@ -354,10 +354,10 @@ pub fn check_host_name(name: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!(
+        Err(InventoryError(format!(
             "host name '{}' is not usable: letters, digits and . _ - : @ [ ] only, not starting with '-'",
             name.escape_debug()
-        ))
+        )))
     }
 }
 
@@ -367,11 +367,14 @@ pub struct Launcher(Vec<String>);
 
 impl Launcher {
     /// Splits a template as a POSIX shell would (no expansion, no shell run).
-    pub fn parse(template: &str) -> Result<Launcher, String> {
-        let words = shell_words::split(template)
-            .map_err(|e| format!("launcher '{template}': {e} (quote as in a shell)"))?;
+    pub fn parse(template: &str) -> Result<Launcher, InventoryError> {
+        let words = shell_words::split(template).map_err(|e| {
+            InventoryError(format!("launcher '{template}': {e} (quote as in a shell)"))
+        })?;
         if words.is_empty() {
-            return Err("launcher is empty; e.g. ssh {host} oio agent --stdio".into());
+            return Err(InventoryError(
+                "launcher is empty; e.g. ssh {host} oio agent --stdio".into(),
+            ));
         }
         Ok(Launcher(words))
     }

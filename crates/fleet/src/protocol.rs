@@ -39,8 +39,10 @@ use oio_engine::RunPlan;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 
-/// Version of this protocol; bumped on any incompatible change.
-pub const PROTOCOL_VERSION: u32 = 4;
+/// Version of this protocol; bumped on any incompatible change. 5: plans travel in the form
+/// results record them (target options beside the rest, `time_ns`, the simulated device as
+/// its text).
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// Longest line either side accepts (a final result with a long series of per-interval
 /// histograms is the largest message): a hostile or broken peer cannot make the reader grow
@@ -124,43 +126,88 @@ impl Hello {
     }
 
     /// The controller's check of an agent's hello (`self` is the controller's).
-    pub fn check_agent(&self, agent: &Hello) -> Result<(), String> {
+    pub fn check_agent(&self, agent: &Hello) -> Result<(), HelloMismatch> {
         mismatch(self, agent)
     }
 
     /// The agent's check of the controller's hello (`self` is the agent's).
-    pub fn check_controller(&self, controller: &Hello) -> Result<(), String> {
+    pub fn check_controller(&self, controller: &Hello) -> Result<(), HelloMismatch> {
         mismatch(controller, self)
     }
 }
 
+/// An agent and a controller that cannot work together, said from where the user sits (the
+/// controller): the message reaches the user as "host NAME: hello: …" whichever side refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HelloMismatch {
+    /// Another protocol version.
+    #[error("it runs oio {agent_oio} (agent protocol version {agent}), this controller runs oio {controller_oio} (protocol version {controller}): install the same oio on every host (`oio fleet install`; check with `oio --version`)")]
+    Protocol {
+        /// The agent's oio version.
+        agent_oio: String,
+        /// The agent's protocol version.
+        agent: u32,
+        /// The controller's oio version.
+        controller_oio: String,
+        /// The controller's protocol version.
+        controller: u32,
+    },
+    /// The same protocol from another oio.
+    #[error("it runs oio {agent}, this controller runs oio {controller}: install the same oio on every host (`oio fleet install`), so one plan means the same thing everywhere")]
+    Version {
+        /// The agent's oio version.
+        agent: String,
+        /// The controller's.
+        controller: String,
+    },
+    /// Histograms that could not be merged exactly.
+    #[error("its histogram layout {agent:?} differs from this controller's {controller:?}: histograms could not be merged exactly; install the same oio on every host")]
+    Histogram {
+        /// The agent's layout.
+        agent: HistogramLayout,
+        /// The controller's.
+        controller: HistogramLayout,
+    },
+}
+
 /// Refuses an agent and controller that differ in protocol, oio version or histogram layout,
-/// saying what differs and what to do. Worded from where the user sits (the controller): the
-/// message reaches the user as "host NAME: hello: …" whichever side refused.
-fn mismatch(controller: &Hello, agent: &Hello) -> Result<(), String> {
+/// saying what differs and what to do.
+fn mismatch(controller: &Hello, agent: &Hello) -> Result<(), HelloMismatch> {
     if agent.protocol != controller.protocol {
-        return Err(format!(
-            "it runs oio {} (agent protocol version {}), this controller runs oio {} (protocol version {}): install the same oio on every host (`oio fleet install`; check with `oio --version`)",
-            agent.oio_version, agent.protocol, controller.oio_version, controller.protocol
-        ));
+        return Err(HelloMismatch::Protocol {
+            agent_oio: agent.oio_version.clone(),
+            agent: agent.protocol,
+            controller_oio: controller.oio_version.clone(),
+            controller: controller.protocol,
+        });
     }
     if agent.oio_version != controller.oio_version {
-        return Err(format!(
-            "it runs oio {}, this controller runs oio {}: install the same oio on every host (`oio fleet install`), so one plan means the same thing everywhere",
-            agent.oio_version, controller.oio_version
-        ));
+        return Err(HelloMismatch::Version {
+            agent: agent.oio_version.clone(),
+            controller: controller.oio_version.clone(),
+        });
     }
     if agent.histogram != controller.histogram {
-        return Err(format!(
-            "its histogram layout {:?} differs from this controller's {:?}: histograms could not be merged exactly; install the same oio on every host",
-            agent.histogram, controller.histogram
-        ));
+        return Err(HelloMismatch::Histogram {
+            agent: agent.histogram,
+            controller: controller.histogram,
+        });
     }
     Ok(())
 }
 
 /// Most bytes of log files an agent sends with its result; the rest stay on the host (said).
 pub const MAX_LOG_BYTES: usize = 64 << 20;
+
+/// A log file whose bytes did not arrive as base64.
+#[derive(Debug, thiserror::Error)]
+#[error("log {name}: not base64: {source}")]
+pub struct LogDecodeError {
+    /// Its file name.
+    pub name: String,
+    /// What the decoder said.
+    pub source: base64::DecodeError,
+}
 
 /// One log file of a run, sent with its result.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -173,11 +220,14 @@ pub struct LogFile {
 
 impl LogFile {
     /// Its bytes.
-    pub fn bytes(&self) -> Result<Vec<u8>, String> {
+    pub fn bytes(&self) -> Result<Vec<u8>, LogDecodeError> {
         use base64::Engine as _;
         base64::engine::general_purpose::STANDARD
             .decode(&self.data)
-            .map_err(|e| format!("log {}: not base64: {e}", self.name))
+            .map_err(|source| LogDecodeError {
+                name: self.name.clone(),
+                source,
+            })
     }
 
     /// A name the controller may write under a directory of its own: letters, digits and
@@ -829,7 +879,7 @@ mod tests {
         let mut peer = me.clone();
         assert!(me.check_agent(&peer).is_ok());
         peer.protocol = PROTOCOL_VERSION + 1;
-        let e = me.check_agent(&peer).unwrap_err();
+        let e = me.check_agent(&peer).unwrap_err().to_string();
         assert!(
             e.contains(&format!("agent protocol version {}", PROTOCOL_VERSION + 1))
                 && e.contains("install the same oio"),
@@ -838,19 +888,20 @@ mod tests {
         // Either side refuses in the same words, from the controller's side.
         let mut peer = me.clone();
         peer.oio_version = "0.2.0 (commit def)".into();
-        let e = me.check_agent(&peer).unwrap_err();
+        let e = me.check_agent(&peer).unwrap_err().to_string();
         assert!(
             e.starts_with(
                 "it runs oio 0.2.0 (commit def), this controller runs oio 0.1.0 (commit abc): "
             ),
             "{e}"
         );
-        assert_eq!(peer.check_controller(&me).unwrap_err(), e);
+        assert_eq!(peer.check_controller(&me).unwrap_err().to_string(), e);
         let mut peer = me.clone();
         peer.histogram.significant_digits = 3;
         assert!(me
             .check_agent(&peer)
             .unwrap_err()
+            .to_string()
             .contains("histogram layout"));
         // The refusal is a message the other side can parse.
         let line = serde_json::to_string(&Message::Hello(me)).unwrap();

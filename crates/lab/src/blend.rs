@@ -206,7 +206,7 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &BlendPlan, out: &mut Outcome) ->
         target: plan
             .phases
             .first()
-            .map(|p| p.run.target_paths().join(","))
+            .map(|p| p.run.plan.target_paths().join(","))
             .unwrap_or_default(),
         basis,
         phases,

@@ -30,6 +30,9 @@ pub enum LabError {
     /// A document could not be serialised or read.
     #[error("{0}")]
     Json(String),
+    /// A point run elsewhere (on the hosts of a fleet) failed, as its runner said.
+    #[error(transparent)]
+    Elsewhere(Box<dyn std::error::Error + Send + Sync>),
     /// An error inside a named step (a sweep point, a `--run` configuration).
     #[error("{context}: {source}")]
     In {

@@ -2,8 +2,8 @@
 //!
 //! - [`workload`]: a workload from a source (profile, file, access pattern) and typed
 //!   [`WorkloadOverrides`], one per workload flag; never from argv.
-//! - [`config`]: one run fully resolved ([`RunConfig`]), serialisable; the engine's plan is
-//!   made from it in one place.
+//! - [`config`]: one run fully resolved ([`RunConfig`]: the engine's own plan and what lab
+//!   keeps beside it), serialisable.
 //! - [`plan`]: experiment plans ([`Plan`]: a run, a repeat, an interleaved A/B, a sweep, a
 //!   blend) and the one scheduler ([`Lab`]) that runs any of them, handing each finished
 //!   result to a [`Sink`] at once, so a crash loses at most the run in progress. Every
@@ -29,9 +29,7 @@ pub mod sink;
 pub mod sweep;
 pub mod workload;
 
-pub use config::{
-    Binding, Engine, ReplaySpec, RunConfig, RunSettings, Sim, Submit, DEFAULT_SIZE, DEFAULT_TARGET,
-};
+pub use config::{ReplaySpec, RunConfig, RunSettings, DEFAULT_SIZE, DEFAULT_TARGET};
 pub use error::LabError;
 pub use order::Order;
 pub use plan::{Document, Done, Interleave, Lab, Labelled, Outcome, Plan, Progress, Step};

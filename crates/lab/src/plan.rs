@@ -114,12 +114,12 @@ impl Plan {
         let mut e = Estimate::new();
         let largest = runs
             .iter()
-            .map(|(c, _)| c.engine_plan().memory(false))
+            .map(|(c, _)| c.plan.memory(false))
             .max_by_key(Estimate::total)
             .unwrap_or_default();
         let kept: u64 = runs
             .iter()
-            .map(|(c, n)| c.engine_plan().result_bytes().saturating_mul(*n))
+            .map(|(c, n)| c.plan.result_bytes().saturating_mul(*n))
             .fold(0, u64::saturating_add);
         let count: u64 = runs.iter().map(|(_, n)| n).sum();
         if count > 1 {
@@ -140,12 +140,15 @@ impl Plan {
     /// Refuses the plan before any run when its estimate is above the memory limit (the
     /// first run's `memory_limit`, else a share of the host's memory).
     pub fn check_memory(&self) -> Result<()> {
-        let given = self.runs_kept()?.first().and_then(|(c, _)| c.memory_limit);
+        let given = self
+            .runs_kept()?
+            .first()
+            .and_then(|(c, _)| c.plan.memory_limit);
         let limit = Limit::resolve(given);
         // A single run refuses itself in the engine, with the interval that would fit.
         if let Plan::Run { run } = self {
             return run
-                .engine_plan()
+                .plan
                 .check_memory(limit.as_ref(), false)
                 .map_err(|e| LabError::Invalid(e.to_string()));
         }
@@ -298,7 +301,7 @@ impl Lab<'_> {
                 for i in 0..n {
                     // Different offsets per run, reproducible from the recorded seeds.
                     let mut c = run.clone();
-                    c.seed = run.seed.wrapping_add(i as u64);
+                    c.plan.seed = run.plan.seed.wrapping_add(i as u64);
                     match self.run_step(&c, None, &Step::Repeat { i: i + 1, n }, &mut out) {
                         Ok(true) => {}
                         other => return self.ended(other.map(drop), out),
@@ -374,7 +377,7 @@ impl Lab<'_> {
 
     /// Runs one configuration; the result records the plan that produced it.
     pub(crate) fn measure(&mut self, config: &RunConfig) -> Result<RunResult> {
-        let plan = config.engine_plan();
+        let plan = &config.plan;
         let replay = match &config.replay {
             None => None,
             Some(r) => Some(r.loaded.as_ref().ok_or_else(|| {
@@ -384,7 +387,7 @@ impl Lab<'_> {
                 ))
             })?),
         };
-        let r = run_engine(&plan, replay, self.progress.observer(), self.cancel);
+        let r = run_engine(plan, replay, self.progress.observer(), self.cancel);
         self.progress.run_ended();
         let mut r = r?;
         r.envelope.command = self.command.clone();
@@ -428,7 +431,7 @@ impl Lab<'_> {
             for g in order {
                 let c = &il.configs[g];
                 let mut run = c.run.clone();
-                run.seed = run.seed.wrapping_add(round as u64);
+                run.plan.seed = run.plan.seed.wrapping_add(round as u64);
                 let dir = match oio_core::text::slug(&c.label, 100) {
                     s if s.is_empty() => format!("group{}", g + 1),
                     s => s,
@@ -462,9 +465,10 @@ impl Lab<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Engine, RunSettings, Submit};
+    use crate::config::RunSettings;
     use crate::sink::MemorySink;
     use crate::workload::{Pattern, WorkloadOverrides, WorkloadSource};
+    use oio_engine::{EngineKind, SubmitMode};
     use std::time::Duration;
 
     fn null_run(dir: &Path, ios: u64) -> RunConfig {
@@ -476,8 +480,8 @@ mod tests {
             allow_overwrite: false,
             destroy_data: false,
             wait: false,
-            engine: Engine::Null,
-            submit: Submit::PerIo,
+            engine: EngineKind::Null,
+            submit: SubmitMode::PerIo,
             sim: None,
             time: Duration::from_secs(30),
             ramp: Duration::ZERO,

@@ -130,10 +130,9 @@ impl SweepPlan {
         let workload = o
             .apply(&self.source)
             .map_err(|e| e.context(point_label(qd, bs, rp)))?;
-        Ok(RunConfig {
-            workload,
-            ..self.base.clone()
-        })
+        let mut config = self.base.clone();
+        config.plan.workload = workload;
+        Ok(config)
     }
 }
 
@@ -145,8 +144,38 @@ fn point_label(qd: u32, bs: Option<&SizeMix>, rp: Option<f64>) -> String {
     )
 }
 
+/// What runs a sweep's points: this host's engine through the [`Lab`] (`oio sweep`), or the
+/// hosts of a fleet (`oio fleet sweep`). The sweep loop, its order, steady state, repeats and
+/// knee are the same whatever runs the points.
+pub trait PointRunner {
+    /// What one run leaves: a run result, a fleet's merged result.
+    type Run;
+    /// Runs one repeat of the point at depth `qd` (`label` names the point for messages).
+    fn measure(&mut self, config: &RunConfig, qd: u32, label: &str) -> Result<Self::Run>;
+    /// What the sweep reads of a run: its totals, and the intervals whose spread is its noise.
+    fn measured(run: &Self::Run) -> sweep::Measured<'_>;
+    /// The engine that ran it, as results name it.
+    fn engine(run: &Self::Run) -> String;
+    /// Stores a run the sweep keeps (`step`: how far the sweep is; `name`: what its files are
+    /// called). Returns where it went and whether the sweep goes on (false: cancelled, or
+    /// stopped by errors or a lost host; the run still counts in its point).
+    fn keep(&mut self, run: &Self::Run, step: &Step, name: &str) -> Result<(String, bool)>;
+    /// Tells the user something.
+    fn notice(&mut self, text: &str);
+    /// Whether the sweep was asked to stop.
+    fn cancelled(&self) -> bool;
+}
+
+/// A finished or stopped sweep.
+pub struct Swept {
+    /// The document: every point measured (on a stop, those with a run), the knee.
+    pub doc: Sweep,
+    /// Every point ran (false: a runner said stop).
+    pub complete: bool,
+}
+
 /// One point of the grid and what its repeats have measured so far.
-struct Slot {
+struct Slot<T> {
     qd: u32,
     bs: Option<SizeMix>,
     rp: Option<f64>,
@@ -154,7 +183,7 @@ struct Slot {
     label: String,
     /// The name its result files carry.
     name: String,
-    runs: Vec<RunResult>,
+    runs: Vec<T>,
     sources: Vec<String>,
     drifts: Vec<Option<f64>>,
     steady: Steady,
@@ -162,15 +191,15 @@ struct Slot {
     too_short: bool,
 }
 
-impl Slot {
-    fn new(plan: &SweepPlan, qd: u32, bs: Option<&SizeMix>, rp: Option<f64>) -> Result<Slot> {
+impl<T> Slot<T> {
+    fn new(plan: &SweepPlan, qd: u32, bs: Option<&SizeMix>, rp: Option<f64>) -> Result<Slot<T>> {
         Ok(Slot {
             qd,
             bs: bs.cloned(),
             rp,
             config: plan.point_config(qd, bs, rp)?,
             label: point_label(qd, bs, rp),
-            name: format!("{}-qd{qd}", plan.base.workload.name),
+            name: format!("{}-qd{qd}", plan.base.plan.workload.name),
             runs: Vec::new(),
             sources: Vec::new(),
             drifts: Vec::new(),
@@ -181,9 +210,9 @@ impl Slot {
     }
 }
 
-struct Points<'p> {
+struct Points<'p, R: PointRunner> {
     plan: &'p SweepPlan,
-    runs_dir: String,
+    runner: &'p mut R,
     total: usize,
     done: usize,
     /// Rounds run so far (refined depths continue the count).
@@ -194,15 +223,10 @@ struct Points<'p> {
     sequence: Vec<SweepRun>,
 }
 
-impl Points<'_> {
-    /// Measures `slots` in rounds, each running every slot once in the plan's order; None when
-    /// the token was cancelled (the partial run is stored).
-    fn measure(
-        &mut self,
-        lab: &mut Lab<'_>,
-        out: &mut Outcome,
-        mut slots: Vec<Slot>,
-    ) -> Result<Option<Vec<SweepPoint>>> {
+impl<R: PointRunner> Points<'_, R> {
+    /// Measures `slots` in rounds, each running every slot once in the plan's order. The
+    /// points, and false when a runner said stop (then only the slots with a run).
+    fn measure(&mut self, mut slots: Vec<Slot<R::Run>>) -> Result<(Vec<SweepPoint>, bool)> {
         let plan = self.plan;
         let first = self.rounds_done;
         let seed = order_seed(plan).wrapping_add(u64::from(first));
@@ -211,24 +235,19 @@ impl Points<'_> {
             .enumerate()
         {
             for i in round {
-                if !self.repeat(lab, out, &mut slots[i], first + r as u32)? {
-                    return Ok(None);
+                if !self.repeat(&mut slots[i], first + r as u32)? {
+                    let measured = slots.into_iter().filter(|s| !s.runs.is_empty());
+                    return Ok((measured.map(|s| self.point(s)).collect(), false));
                 }
             }
         }
         self.rounds_done += plan.repeat;
-        Ok(Some(slots.into_iter().map(|s| self.point(s)).collect()))
+        Ok((slots.into_iter().map(|s| self.point(s)).collect(), true))
     }
 
     /// One repeat of a slot in round `round` (from 0), rerun while it drifts beyond the
-    /// steady-state bound; false when the token was cancelled.
-    fn repeat(
-        &mut self,
-        lab: &mut Lab<'_>,
-        out: &mut Outcome,
-        slot: &mut Slot,
-        round: u32,
-    ) -> Result<bool> {
+    /// steady-state bound; false when the runner said stop.
+    fn repeat(&mut self, slot: &mut Slot<R::Run>, round: u32) -> Result<bool> {
         let plan = self.plan;
         let rep = round % plan.repeat.max(1);
         let label = if plan.repeat > 1 {
@@ -240,12 +259,17 @@ impl Points<'_> {
         loop {
             tries += 1;
             slot.steady.runs_made += 1;
-            slot.config.seed = plan.base.seed.wrapping_add(u64::from(rep) * 1000 + tries);
-            let r = lab
-                .measure(&slot.config)
+            slot.config.plan.seed = plan
+                .base
+                .plan
+                .seed
+                .wrapping_add(u64::from(rep) * 1000 + tries);
+            let r = self
+                .runner
+                .measure(&slot.config, slot.qd, &slot.label)
                 .map_err(|e| e.context(format!("sweep point {}", slot.label)))?;
-            let stop = crate::plan::stop_reason(&r);
-            let drift = sweep::drift_pct(&r);
+            let m = R::measured(&r);
+            let drift = sweep::drift_of(m.intervals);
             let ok = match (plan.steady_pct, drift) {
                 (Some(b), Some(d)) => d <= b,
                 _ => true,
@@ -255,13 +279,13 @@ impl Points<'_> {
                 bs: slot.bs.as_ref().map(|b| b.to_string()),
                 read_pct: slot.rp,
                 round: round + 1,
-                seed: slot.config.seed,
-                iops: r.summary.total.iops,
+                seed: slot.config.plan.seed,
+                iops: m.total.iops,
                 drift_pct: drift,
                 discarded: None,
                 source: None,
             };
-            let cancelled = lab.cancel.is_cancelled();
+            let cancelled = self.runner.cancelled();
             if !(ok || tries >= u64::from(plan.steady_max_runs) || cancelled) {
                 // Not yet steady: this run was warm-up. Its record stays in the sequence.
                 let why = format!(
@@ -269,7 +293,7 @@ impl Points<'_> {
                     drift.unwrap_or_default(),
                     plan.steady_pct.unwrap_or_default()
                 );
-                lab.progress.notice(&format!(
+                self.runner.notice(&format!(
                     "{label}: {} IOPS discarded ({why})",
                     oio_core::units::format_count(record.iops)
                 ));
@@ -281,7 +305,7 @@ impl Points<'_> {
             slot.too_short |= drift.is_none();
             slot.reached_all &= ok;
             slot.drifts.push(drift);
-            self.engine = r.engine.name.clone();
+            self.engine = R::engine(&r);
             self.done += 1;
             let step = Step::SweepPoint {
                 done: self.done,
@@ -289,25 +313,17 @@ impl Points<'_> {
                 label: label.clone(),
                 steady: ok,
             };
-            let path = lab.store(&r, Some(&self.runs_dir), &step, Some(&slot.name))?;
-            record.source = Some(path.display().to_string());
+            let (path, go_on) = self.runner.keep(&r, &step, &slot.name)?;
+            record.source = Some(path.clone());
             self.sequence.push(record);
-            slot.sources.push(path.display().to_string());
-            out.runs.push(crate::plan::Done {
-                label: None,
-                result: r.clone(),
-                path,
-            });
-            if !lab.note_stop(stop, out) {
-                return Ok(false);
-            }
+            slot.sources.push(path);
             slot.runs.push(r);
-            return Ok(true);
+            return Ok(go_on);
         }
     }
 
     /// The point of a slot whose repeats are done, with its steady-state verdict.
-    fn point(&mut self, mut slot: Slot) -> SweepPoint {
+    fn point(&mut self, mut slot: Slot<R::Run>) -> SweepPoint {
         let plan = self.plan;
         // The largest drift, or none when any run was too short to judge.
         slot.steady.drift_pct = slot
@@ -336,11 +352,12 @@ impl Points<'_> {
                 plan.steady_max_runs
             ));
         }
-        sweep::point(
+        let runs: Vec<sweep::Measured> = slot.runs.iter().map(R::measured).collect();
+        sweep::point_of(
             slot.qd,
             slot.bs.map(|b| b.to_string()),
             slot.rp,
-            &slot.runs,
+            &runs,
             slot.sources,
             slot.steady,
         )
@@ -349,25 +366,89 @@ impl Points<'_> {
 
 /// The seed of a shuffled order: the base seed, recorded in the sweep.
 fn order_seed(plan: &SweepPlan) -> u64 {
-    plan.base.seed
+    plan.base.plan.seed
+}
+
+/// This host's engine, through the lab: each kept run an ordinary result in `runs_dir`.
+struct OnThisHost<'a, 'l> {
+    lab: &'a mut Lab<'l>,
+    out: &'a mut Outcome,
+    runs_dir: String,
+}
+
+impl PointRunner for OnThisHost<'_, '_> {
+    type Run = RunResult;
+
+    fn measure(&mut self, config: &RunConfig, _qd: u32, _label: &str) -> Result<RunResult> {
+        self.lab.measure(config)
+    }
+
+    fn measured(run: &RunResult) -> sweep::Measured<'_> {
+        sweep::Measured::from(run)
+    }
+
+    fn engine(run: &RunResult) -> String {
+        run.engine.name.clone()
+    }
+
+    fn keep(&mut self, run: &RunResult, step: &Step, name: &str) -> Result<(String, bool)> {
+        let stop = crate::plan::stop_reason(run);
+        let path = self
+            .lab
+            .store(run, Some(&self.runs_dir), step, Some(name))?;
+        self.out.runs.push(crate::plan::Done {
+            label: None,
+            result: run.clone(),
+            path: path.clone(),
+        });
+        Ok((
+            path.display().to_string(),
+            self.lab.note_stop(stop, self.out),
+        ))
+    }
+
+    fn notice(&mut self, text: &str) {
+        self.lab.progress.notice(text);
+    }
+
+    fn cancelled(&self) -> bool {
+        self.lab.cancel.is_cancelled()
+    }
 }
 
 /// Runs a sweep into `out`; the sweep document when it was not interrupted.
 pub(crate) fn execute(lab: &mut Lab<'_>, plan: &SweepPlan, out: &mut Outcome) -> Result<()> {
-    plan.check()?;
     let timestamp = oio_core::host::now_rfc3339();
     let stamp = oio_core::host::compact(&timestamp);
-    let (bss, rps) = (plan.bs_axis(), plan.read_axis());
-    let mut pts = Points {
-        plan,
+    let mut here = OnThisHost {
+        lab,
+        out,
         runs_dir: format!("sweep-{stamp}"),
-        total: bss.len() * rps.len() * plan.qd.len() * plan.repeat as usize,
-        done: 0,
-        rounds_done: 0,
-        engine: String::new(),
-        warnings: Vec::new(),
-        sequence: Vec::new(),
     };
+    let swept = run(plan, &mut here, timestamp)?;
+    if !swept.complete {
+        return Ok(());
+    }
+    let doc = swept.doc;
+    let value = serde_json::to_value(&doc).map_err(|e| LabError::Json(e.to_string()))?;
+    let path = here.lab.sink.save(
+        &Item {
+            subdir: None,
+            kind: "sweep",
+            timestamp: &doc.envelope.timestamp,
+            label: &doc.workload,
+        },
+        &value,
+    )?;
+    here.out.document = Some(Document::Sweep(Box::new(doc), path));
+    Ok(())
+}
+
+/// Runs the sweep `plan` with `runner` measuring its points: the grid in rounds, steady
+/// state, `refine`, the knee. The document records `plan` and is dated `timestamp`.
+pub fn run<R: PointRunner>(plan: &SweepPlan, runner: &mut R, timestamp: String) -> Result<Swept> {
+    plan.check()?;
+    let (bss, rps) = (plan.bs_axis(), plan.read_axis());
     let mut slots = Vec::new();
     for bs in &bss {
         for rp in &rps {
@@ -377,71 +458,27 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &SweepPlan, out: &mut Outcome) ->
         }
     }
     if plan.repeat > 1 {
-        lab.progress.notice(&format!(
+        runner.notice(&format!(
             "{} rounds, each running every point once ({} order)",
             plan.repeat,
             plan.order.name()
         ));
     }
-    let Some(points) = pts.measure(lab, out, slots)? else {
-        return Ok(());
-    };
-    let mut doc = Sweep {
-        envelope: oio_core::Envelope {
-            timestamp,
-            host: Some(oio_core::host::HostInfo::detect()),
-            plan: Some(Plan::Sweep(plan.clone()).to_value()),
-            ..oio_core::Envelope::new(sweep::SCHEMA, sweep::SCHEMA_VERSION)
-        },
-        workload: plan.base.workload.name.clone(),
-        targets: plan.base.target_paths(),
+    let mut pts = Points {
+        plan,
+        runner,
+        total: bss.len() * rps.len() * plan.qd.len() * plan.repeat as usize,
+        done: 0,
+        rounds_done: 0,
         engine: String::new(),
-        simulated: plan.base.sim.as_ref().map(|s| s.device().to_string()),
-        options: SweepOptions {
-            qd: plan.qd.clone(),
-            bs: plan.bs.iter().map(|b| b.to_string()).collect(),
-            read_pct: plan.read_pct.clone(),
-            time_s: plan.base.time.as_secs_f64(),
-            ramp_s: plan.base.ramp.as_secs_f64(),
-            repeat: plan.repeat,
-            steady_pct: plan.steady_pct,
-            steady_max_runs: plan.steady_max_runs,
-            knee_fraction: plan.knee_fraction,
-            latency_target: plan.latency_target,
-            refined_qd: Vec::new(),
-            order: Some(plan.order.name().to_string()),
-            order_seed: (plan.order == Order::Shuffled).then(|| order_seed(plan)),
-        },
-        points,
-        knee: None,
-        series: Vec::new(),
-        production: None,
+        warnings: Vec::new(),
         sequence: Vec::new(),
     };
+    let (points, mut complete) = pts.measure(slots)?;
+    let mut doc = document(plan, timestamp, points);
     sweep::analyse(&mut doc, plan.production_qd);
-    if plan.refine {
-        let extra = sweep::refine_depths(&doc);
-        pts.total += extra.iter().map(|e| e.2.len()).sum::<usize>() * plan.repeat as usize;
-        let mut slots = Vec::new();
-        for (bs, rp, qds) in extra {
-            let bs: Option<SizeMix> = match bs {
-                Some(b) => Some(b.parse().map_err(|e| LabError::Invalid(format!("{e}")))?),
-                None => None,
-            };
-            for qd in qds {
-                slots.push(Slot::new(plan, qd, bs.as_ref(), rp)?);
-                if !doc.options.refined_qd.contains(&qd) {
-                    doc.options.refined_qd.push(qd);
-                }
-            }
-        }
-        let Some(points) = pts.measure(lab, out, slots)? else {
-            return Ok(());
-        };
-        doc.points.extend(points);
-        doc.options.refined_qd.sort_unstable();
-        sweep::sort_points(&mut doc);
-        sweep::analyse(&mut doc, plan.production_qd);
+    if plan.refine && complete {
+        complete = refine(&mut pts, &mut doc)?;
     }
     doc.engine = pts.engine;
     doc.envelope.warnings = pts.warnings;
@@ -449,6 +486,7 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &SweepPlan, out: &mut Outcome) ->
     if let Some(m) = &doc.simulated {
         let virtual_clock = plan
             .base
+            .plan
             .sim
             .as_ref()
             .is_some_and(|s| s.device().virtual_clock);
@@ -464,28 +502,84 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &SweepPlan, out: &mut Outcome) ->
                 .into(),
         );
     }
-    let value = serde_json::to_value(&doc).map_err(|e| LabError::Json(e.to_string()))?;
-    let path = lab.sink.save(
-        &Item {
-            subdir: None,
-            kind: "sweep",
-            timestamp: &doc.envelope.timestamp,
-            label: &doc.workload,
+    Ok(Swept { doc, complete })
+}
+
+/// The sweep document of `points`, before the knee.
+fn document(plan: &SweepPlan, timestamp: String, points: Vec<SweepPoint>) -> Sweep {
+    Sweep {
+        envelope: oio_core::Envelope {
+            timestamp,
+            host: Some(oio_core::host::HostInfo::detect()),
+            plan: Some(Plan::Sweep(plan.clone()).to_value()),
+            ..oio_core::Envelope::new(sweep::SCHEMA, sweep::SCHEMA_VERSION)
         },
-        &value,
-    )?;
-    out.document = Some(Document::Sweep(Box::new(doc), path));
-    Ok(())
+        workload: plan.base.plan.workload.name.clone(),
+        targets: plan.base.plan.target_paths(),
+        engine: String::new(),
+        simulated: plan.base.plan.sim.as_ref().map(|s| s.device().to_string()),
+        options: SweepOptions {
+            qd: plan.qd.clone(),
+            bs: plan.bs.iter().map(|b| b.to_string()).collect(),
+            read_pct: plan.read_pct.clone(),
+            time_s: plan.base.plan.time.as_secs_f64(),
+            ramp_s: plan.base.plan.ramp.as_secs_f64(),
+            repeat: plan.repeat,
+            steady_pct: plan.steady_pct,
+            steady_max_runs: plan.steady_max_runs,
+            knee_fraction: plan.knee_fraction,
+            latency_target: plan.latency_target,
+            refined_qd: Vec::new(),
+            order: Some(plan.order.name().to_string()),
+            order_seed: (plan.order == Order::Shuffled).then(|| order_seed(plan)),
+        },
+        points,
+        knee: None,
+        series: Vec::new(),
+        production: None,
+        sequence: Vec::new(),
+    }
+}
+
+/// Measures the midpoints around the depths the rules named and reports again; false when a
+/// runner said stop.
+fn refine<R: PointRunner>(pts: &mut Points<'_, R>, doc: &mut Sweep) -> Result<bool> {
+    let plan = pts.plan;
+    let extra = sweep::refine_depths(doc);
+    pts.total += extra.iter().map(|e| e.2.len()).sum::<usize>() * plan.repeat as usize;
+    let mut slots = Vec::new();
+    for (bs, rp, qds) in extra {
+        let bs: Option<SizeMix> = match bs {
+            Some(b) => Some(b.parse().map_err(|e| LabError::Invalid(format!("{e}")))?),
+            None => None,
+        };
+        for qd in qds {
+            slots.push(Slot::new(plan, qd, bs.as_ref(), rp)?);
+            if !doc.options.refined_qd.contains(&qd) {
+                doc.options.refined_qd.push(qd);
+            }
+        }
+    }
+    let (points, complete) = pts.measure(slots)?;
+    if !complete {
+        return Ok(false);
+    }
+    doc.points.extend(points);
+    doc.options.refined_qd.sort_unstable();
+    sweep::sort_points(doc);
+    sweep::analyse(doc, plan.production_qd);
+    Ok(true)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Engine, RunSettings, Submit};
+    use crate::config::RunSettings;
     use crate::plan::Silent;
     use crate::sink::MemorySink;
     use crate::workload::{Pattern, WorkloadOverrides};
     use oio_core::Cancel;
+    use oio_engine::{EngineKind, SubmitMode};
     use std::time::Duration;
 
     /// A sweep of the simulated device on a virtual clock: exact and quick.
@@ -500,8 +594,8 @@ mod tests {
             allow_overwrite: false,
             destroy_data: false,
             wait: false,
-            engine: Engine::Null,
-            submit: Submit::PerIo,
+            engine: EngineKind::Null,
+            submit: SubmitMode::PerIo,
             sim: Some(model.parse().unwrap()),
             time: Duration::from_secs(1),
             ramp: Duration::ZERO,
@@ -618,8 +712,8 @@ mod tests {
         };
         let (_, doc) = run(&shuffled);
         assert_eq!(doc.options.order.as_deref(), Some("shuffled"));
-        assert_eq!(doc.options.order_seed, Some(shuffled.base.seed));
-        let expected: Vec<u32> = order::rounds(Order::Shuffled, 3, 4, shuffled.base.seed)
+        assert_eq!(doc.options.order_seed, Some(shuffled.base.plan.seed));
+        let expected: Vec<u32> = order::rounds(Order::Shuffled, 3, 4, shuffled.base.plan.seed)
             .into_iter()
             .flatten()
             .map(|i| [1, 2, 4, 8][i])

@@ -156,8 +156,8 @@ fn measure(
         allow_overwrite,
         destroy_data,
         wait: false,
-        engine: oio_lab::Engine::Auto,
-        submit: oio_lab::Submit::Auto,
+        engine: oio_engine::EngineKind::Auto,
+        submit: oio_engine::SubmitMode::Auto,
         sim: None,
         time,
         ramp: Duration::from_millis(500),
@@ -175,7 +175,7 @@ fn measure(
     let rec = oio_telemetry::DiskstatsRecorder::start(devices, Duration::from_millis(250))
         .context("recording the target's device")?;
     let cancel = crate::interrupt::cancel_token();
-    let r = oio_engine::run(&config.engine_plan(), &mut Quiet, &cancel);
+    let r = oio_engine::run(&config.plan, &mut Quiet, &cancel);
     let obs = rec.stop().context("recording the target's device")?;
     r.with_context(|| format!("calibration run at depth {depth}"))?;
     let sig = obs

@@ -106,7 +106,7 @@ pub struct Args {
 
     /// With --engine null: a simulated device, e.g. servers=8,service=1ms.
     #[arg(long, value_name = "MODEL")]
-    pub sim: Option<oio_lab::Sim>,
+    pub sim: Option<oio_engine::engines::null::Sim>,
 
     /// Length of each interval of the time series.
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = crate::cli::duration_arg)]
@@ -186,7 +186,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         destroy_data: args.destroy_data,
         wait: false,
         engine: args.engine.into(),
-        submit: oio_lab::Submit::Auto,
+        submit: oio_engine::SubmitMode::Auto,
         sim: args.sim.clone(),
         // The trace's span and as long again for a replay that falls behind; what is not
         // issued by then is not, and the result says how many.
@@ -215,7 +215,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let devices = if args.engine == EngineArg::Null {
         Vec::new()
     } else {
-        block_devices(&config.target_paths())
+        block_devices(&config.plan.target_paths())
     };
     let plan = Plan::Run { run: config };
     // The targets' devices are recorded while the replay runs, for `oio compare CAPTURE
@@ -293,13 +293,83 @@ fn prepare(bt: &BlockTrace, args: &Args, targets: usize) -> anyhow::Result<Prepa
             })? as u32),
             None => None,
         };
-    let mut skipped: BTreeMap<&str, u64> = BTreeMap::new();
+    let timed = bt.timed && args.depth.is_none();
+    let sel = select(bt, args, targets, only, timed);
+    if sel.ios.is_empty() {
+        anyhow::bail!(
+            "{}: no reads or writes to replay{}",
+            args.trace.display(),
+            if only.is_some() {
+                " on that device"
+            } else {
+                ""
+            }
+        );
+    }
+    let notes = notes(bt, args, &sel, timed);
+    let span = Duration::from_nanos(sel.ios.last().map_or(0, |r| r.t_ns))
+        .saturating_sub(if timed { LEAD } else { Duration::ZERO });
+    let stream = stream_of(&sel, args, timed, span)?;
+    let stem = args
+        .trace
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "trace".into());
+    Ok(Prepared {
+        trace: ReplayTrace {
+            ios: sel.ios,
+            timed,
+        },
+        workload: Workload {
+            name: format!("replay-{}", sanitize(&stem)),
+            description: format!(
+                "{} ({}) replayed {}",
+                args.trace.display(),
+                bt.format.name(),
+                if timed {
+                    format!("at its recorded times × 1/{}", args.speed)
+                } else {
+                    "in order at a fixed depth".into()
+                }
+            ),
+            streams: vec![stream],
+        },
+        span,
+        extent: sel.extent,
+        notes,
+    })
+}
+
+/// The I/Os of a trace that replay (of device `only`, or all), and what its stream is drawn
+/// from.
+struct Selected {
+    ios: Vec<ReplayIo>,
+    /// What is not replayed, counted by kind.
+    skipped: BTreeMap<&'static str, u64>,
+    /// The end of the furthest I/O, bytes.
+    extent: u64,
+    reads: u64,
+    sizes_r: BTreeMap<u64, u64>,
+    sizes_w: BTreeMap<u64, u64>,
+    /// I/Os that do not continue where their device's previous one ended.
+    random: u64,
+}
+
+/// Reads and writes of the chosen devices, times scaled (when `timed`), devices numbered onto
+/// `targets` targets; the rest counted.
+fn select(
+    bt: &BlockTrace,
+    args: &Args,
+    targets: usize,
+    only: Option<u32>,
+    timed: bool,
+) -> Selected {
+    let mut skipped: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut ios = Vec::with_capacity(bt.ios.len());
     let mut extent = 0u64;
     let (mut reads, mut sizes_r, mut sizes_w) = (0u64, BTreeMap::new(), BTreeMap::new());
     let mut random = 0u64;
     let mut ends: BTreeMap<u32, u64> = BTreeMap::new();
-    let timed = bt.timed && args.depth.is_none();
     for r in &bt.ios {
         if only.is_some_and(|d| d != r.device) {
             continue;
@@ -345,22 +415,24 @@ fn prepare(bt: &BlockTrace, args: &Args, targets: usize) -> anyhow::Result<Prepa
             len: r.bytes as u32,
         });
     }
-    if ios.is_empty() {
-        anyhow::bail!(
-            "{}: no reads or writes to replay{}",
-            args.trace.display(),
-            if only.is_some() {
-                " on that device"
-            } else {
-                ""
-            }
-        );
+    Selected {
+        ios,
+        skipped,
+        extent,
+        reads,
+        sizes_r,
+        sizes_w,
+        random,
     }
+}
+
+/// What the replay leaves out or changes, in words.
+fn notes(bt: &BlockTrace, args: &Args, sel: &Selected, timed: bool) -> Vec<String> {
     let mut notes = Vec::new();
-    if !skipped.is_empty() {
+    if !sel.skipped.is_empty() {
         notes.push(format!(
             "not replayed: {}",
-            skipped
+            sel.skipped
                 .iter()
                 .map(|(k, v)| format!("{} {k}", format_count(*v as f64)))
                 .collect::<Vec<_>>()
@@ -370,18 +442,19 @@ fn prepare(bt: &BlockTrace, args: &Args, targets: usize) -> anyhow::Result<Prepa
     if bt.timed && !timed {
         notes.push(format!(
             "timing ignored: {} I/Os in order, {} in flight",
-            ios.len(),
+            sel.ios.len(),
             args.depth.unwrap_or(1)
         ));
     } else if !bt.timed {
         notes.push("the trace has no timing (an iolog v2 without waits): replayed back to back at --depth (1 unless given)".into());
     }
-    let span = Duration::from_nanos(ios.last().map_or(0, |r| r.t_ns)).saturating_sub(if timed {
-        LEAD
-    } else {
-        Duration::ZERO
-    });
-    let n = ios.len() as u64;
+    notes
+}
+
+/// The replay's one stream, as a workload states it: its mix and share of reads and random
+/// I/Os, its depth, and (timed) the trace's mean rate over `span`.
+fn stream_of(sel: &Selected, args: &Args, timed: bool, span: Duration) -> anyhow::Result<Stream> {
+    let n = sel.ios.len() as u64;
     let mix = |m: &BTreeMap<u64, u64>| {
         (!m.is_empty()).then(|| {
             SizeMix::new(
@@ -394,12 +467,12 @@ fn prepare(bt: &BlockTrace, args: &Args, targets: usize) -> anyhow::Result<Prepa
             )
         })
     };
-    let stream = Stream {
+    Ok(Stream {
         name: "replay".into(),
-        read_pct: Percent(reads as f64 * 100.0 / n as f64),
-        read_bs: mix(&sizes_r).transpose().map_err(anyhow::Error::msg)?,
-        write_bs: mix(&sizes_w).transpose().map_err(anyhow::Error::msg)?,
-        random_pct: Percent(random as f64 * 100.0 / n as f64),
+        read_pct: Percent(sel.reads as f64 * 100.0 / n as f64),
+        read_bs: mix(&sel.sizes_r).transpose().map_err(anyhow::Error::msg)?,
+        write_bs: mix(&sel.sizes_w).transpose().map_err(anyhow::Error::msg)?,
+        random_pct: Percent(sel.random as f64 * 100.0 / n as f64),
         outstanding: Some(if timed {
             args.qd
         } else {
@@ -411,31 +484,6 @@ fn prepare(bt: &BlockTrace, args: &Args, targets: usize) -> anyhow::Result<Prepa
             ..Rate::default()
         }),
         ..Stream::default()
-    };
-    let stem = args
-        .trace
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "trace".into());
-    Ok(Prepared {
-        trace: ReplayTrace { ios, timed },
-        workload: Workload {
-            name: format!("replay-{}", sanitize(&stem)),
-            description: format!(
-                "{} ({}) replayed {}",
-                args.trace.display(),
-                bt.format.name(),
-                if timed {
-                    format!("at its recorded times × 1/{}", args.speed)
-                } else {
-                    "in order at a fixed depth".into()
-                }
-            ),
-            streams: vec![stream],
-        },
-        span,
-        extent,
-        notes,
     })
 }
 

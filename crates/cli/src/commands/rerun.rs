@@ -68,7 +68,7 @@ fn secure(plan: &mut Plan, args: &Args) -> anyhow::Result<Vec<String>> {
     let configs = plan.configs_mut();
     let mut recorded: Vec<PathBuf> = configs
         .iter()
-        .flat_map(|c| c.targets.iter().flat_map(|b| b.paths.iter().cloned()))
+        .flat_map(|c| c.plan.bindings.iter().flat_map(|b| b.paths.iter().cloned()))
         .collect();
     recorded.sort();
     recorded.dedup();
@@ -99,12 +99,12 @@ fn secure(plan: &mut Plan, args: &Args) -> anyhow::Result<Vec<String>> {
     let here = std::env::current_dir().ok();
     let (mut asked_overwrite, mut asked_destroy) = (false, false);
     for c in configs {
-        asked_overwrite |= c.allow_overwrite;
-        asked_destroy |= c.destroy_data;
-        c.allow_overwrite = args.allow_overwrite;
-        c.destroy_data = args.destroy_data;
-        c.wait = args.wait;
-        for b in &mut c.targets {
+        asked_overwrite |= c.plan.target_options.allow_overwrite;
+        asked_destroy |= c.plan.target_options.destroy_data;
+        c.plan.target_options.allow_overwrite = args.allow_overwrite;
+        c.plan.target_options.destroy_data = args.destroy_data;
+        c.plan.target_options.wait = args.wait;
+        for b in &mut c.plan.bindings {
             for p in &mut b.paths {
                 let redirect = redirects
                     .iter()
@@ -193,7 +193,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         crate::output::style::print_notice(&note);
     }
     let mut targets: Vec<String> = Vec::new();
-    for t in plan.configs_mut().iter().flat_map(|c| c.target_paths()) {
+    for t in plan
+        .configs_mut()
+        .iter()
+        .flat_map(|c| c.plan.target_paths())
+    {
         if !targets.contains(&t) {
             targets.push(t);
         }

@@ -7,12 +7,15 @@
 //! depths the rules named. The sweep itself is `oio_lab::sweep`; every point's runs are
 //! ordinary run results, listed in the sweep document's `points[].sources`.
 
-use crate::args::{parse_with, settings, ExecArgs, RoundOrderArg, TargetArgs, WorkloadArgs};
+use crate::args::{
+    parse_with, settings, ExecArgs, KneeArgs, RepeatArgs, RoundOrderArg, TargetArgs, WorkloadArgs,
+};
 use crate::experiment::{execute, present};
 use oio_analysis::knee::LatencyTarget;
 use oio_core::SizeMix;
+use oio_engine::EngineKind;
 use oio_lab::sweep::SweepPlan;
-use oio_lab::{Engine, Plan, WorkloadSource};
+use oio_lab::{Plan, WorkloadSource};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -89,9 +92,9 @@ pub struct Args {
     #[command(flatten)]
     pub exec: ExecArgs,
 
-    /// Runs per point, run in rounds across all points.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
-    pub repeat: u32,
+    /// Runs per point.
+    #[command(flatten)]
+    pub repeat: RepeatArgs,
 
     /// Order of the points within each round of repeats: counterbalanced (every other round
     /// reversed), interleaved (always the same), or shuffled (reproducible with --seed).
@@ -106,9 +109,9 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     pub steady_max_runs: u32,
 
-    /// Share of peak IOPS for the X %-of-peak rule, percent.
-    #[arg(long, value_name = "PCT", default_value_t = 90.0)]
-    pub knee_pct: f64,
+    /// The X %-of-peak rule.
+    #[command(flatten)]
+    pub knee: KneeArgs,
 
     /// Also report the deepest depth meeting a latency target: STAT=DURATION with STAT
     /// mean, p50, p90 or p99, e.g. p99=2ms (fio's latency_target idea).
@@ -149,10 +152,10 @@ fn plan(args: &Args) -> anyhow::Result<SweepPlan> {
     }
     let mut s = settings(&args.target, &exec);
     // A simulated device needs the null engine, which the sweep then implies.
-    if s.sim.is_some() && s.engine == Engine::Auto {
-        s.engine = Engine::Null;
+    if s.sim.is_some() && s.engine == EngineKind::Auto {
+        s.engine = EngineKind::Null;
     }
-    if s.sim.is_some() && s.engine != Engine::Null {
+    if s.sim.is_some() && s.engine != EngineKind::Null {
         anyhow::bail!(
             "--sim simulates a device behind the null engine: drop --engine {} or use --engine null",
             clap::ValueEnum::to_possible_value(&args.exec.engine)
@@ -172,11 +175,11 @@ fn plan(args: &Args) -> anyhow::Result<SweepPlan> {
         qd,
         bs: args.bs.clone(),
         read_pct: args.read_pct.clone(),
-        repeat: args.repeat,
+        repeat: args.repeat.repeat,
         order: args.order.into(),
         steady_pct: args.steady,
         steady_max_runs: args.steady_max_runs,
-        knee_fraction: args.knee_pct / 100.0,
+        knee_fraction: args.knee.knee_pct / 100.0,
         latency_target: args.latency_target,
         refine: args.refine,
         production_qd: args.production_qd,

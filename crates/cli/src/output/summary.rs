@@ -14,6 +14,23 @@ pub fn write_summary(out: &mut dyn Write, r: &RunResult, saved: Option<&str>) ->
         }
         return Ok(());
     }
+    write_header(out, r)?;
+    writeln!(out)?;
+    write_table(out, r)?;
+    writeln!(out)?;
+    write_load(out, r)?;
+    write_checks(out, r)?;
+    for w in &r.envelope.warnings {
+        writeln!(out, "{WARN}note:{WARN:#} {w}")?;
+    }
+    if let Some(p) = saved {
+        writeln!(out, "result: {p}")?;
+    }
+    Ok(())
+}
+
+/// What ran where: the workload, its targets, the engine, the times, each stream's settings.
+fn write_header(out: &mut dyn Write, r: &RunResult) -> io::Result<()> {
     let targets: Vec<String> = r
         .targets
         .iter()
@@ -49,7 +66,11 @@ pub fn write_summary(out: &mut dyn Write, r: &RunResult, saved: Option<&str>) ->
             writeln!(out, "{DIM}  stream {}: {set}{DIM:#}", st.name)?;
         }
     }
-    writeln!(out)?;
+    Ok(())
+}
+
+/// The table: a row per direction (open loop: its service time and oio's lag under it).
+fn write_table(out: &mut dyn Write, r: &RunResult) -> io::Result<()> {
     let s = &r.summary;
     let mut rows = vec![("read", &s.read), ("write", &s.write)];
     if s.read.ios > 0 && s.write.ios > 0 {
@@ -62,7 +83,6 @@ pub fn write_summary(out: &mut dyn Write, r: &RunResult, saved: Option<&str>) ->
     if let Some(trim) = &s.trim {
         rows.push(("trim", trim));
     }
-    let open = s.offered_iops.is_some();
     // The name column fits its longest row (" write·svc" in open loop), so every row's
     // numbers stay under their headings. Open loop: under each direction its service time
     // (·svc) and oio's own lag before submission (·lag), which the response time includes.
@@ -99,7 +119,14 @@ pub fn write_summary(out: &mut dyn Write, r: &RunResult, saved: Option<&str>) ->
     if s.total.ios == 0 {
         writeln!(out, "(no I/O completed in the measured time)")?;
     }
-    writeln!(out)?;
+    Ok(())
+}
+
+/// The load: offered and achieved (open loop) or outstanding I/O, the streams, the CPU, and
+/// how latency was measured.
+fn write_load(out: &mut dyn Write, r: &RunResult) -> io::Result<()> {
+    let s = &r.summary;
+    let open = s.offered_iops.is_some();
     if open {
         writeln!(
             out,
@@ -167,6 +194,11 @@ pub fn write_summary(out: &mut dyn Write, r: &RunResult, saved: Option<&str>) ->
         out,
         "{DIM}latency: submission to completion as oio saw it, ±1 % (log-linear histogram); percentiles from merged histograms{DIM:#}"
     )?;
+    Ok(())
+}
+
+/// What went wrong or was checked: errors, access order, verification.
+fn write_checks(out: &mut dyn Write, r: &RunResult) -> io::Result<()> {
     if r.errors.count > 0 {
         let kinds: Vec<String> = r
             .errors
@@ -214,12 +246,6 @@ pub fn write_summary(out: &mut dyn Write, r: &RunResult, saved: Option<&str>) ->
                 )?;
             }
         }
-    }
-    for w in &r.envelope.warnings {
-        writeln!(out, "{WARN}note:{WARN:#} {w}")?;
-    }
-    if let Some(p) = saved {
-        writeln!(out, "result: {p}")?;
     }
     Ok(())
 }

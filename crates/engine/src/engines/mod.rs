@@ -201,10 +201,11 @@ pub trait Engine {
 }
 
 /// Which engine to use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EngineKind {
     /// io_uring, falling back to sync with a notice when the kernel or a sandbox refuses it.
+    #[default]
     Auto,
     /// io_uring only.
     IoUring,

@@ -361,6 +361,116 @@ impl fmt::Display for SimDevice {
     }
 }
 
+impl SimDevice {
+    /// The model as `--sim` text that parses back to it (service times in whole
+    /// nanoseconds): for a plan that recorded the model rather than the text it was given in.
+    pub fn spec(&self) -> String {
+        let mut tiers = Vec::new();
+        for t in &self.tiers {
+            let mut s = format!("servers={},service={}ns", t.servers, t.service.as_nanos());
+            match t.dist {
+                ServiceDist::Fixed => {}
+                ServiceDist::Exp => s.push_str(",dist=exp"),
+                ServiceDist::LogNormal { sigma } => {
+                    s.push_str(&format!(",dist=lognormal,sigma={sigma}"))
+                }
+            }
+            tiers.push(s);
+        }
+        let mut device = String::new();
+        if self.virtual_clock {
+            device.push_str(",clock=virtual");
+        }
+        let d = &self.disturbance;
+        if d.jitter > 0.0 {
+            device.push_str(&format!(",jitter={}", d.jitter));
+        }
+        if d.neighbour_prob > 0.0 {
+            device.push_str(&format!(
+                ",neighbour={}:{}",
+                d.neighbour_prob, d.neighbour_slowdown
+            ));
+        }
+        if d.drift > 0.0 {
+            device.push_str(&format!(",drift={}", d.drift));
+        }
+        if d.outlier_prob > 0.0 {
+            device.push_str(&format!(
+                ",outliers={}:{}",
+                d.outlier_prob, d.outlier_slowdown
+            ));
+        }
+        // Whole-device settings are accepted in any tier: the first carries them.
+        match tiers.first_mut() {
+            Some(first) => first.push_str(&device),
+            None => return device.trim_start_matches(',').to_string(),
+        }
+        tiers.join("+")
+    }
+}
+
+/// A simulated device as a plan holds it: the text it was given in
+/// (`servers=8,service=1ms,dist=exp`), which parses back to the same model, and the model.
+/// Plans record the text; a plan that recorded the model (the agent protocol up to version 4,
+/// fleet results before it) reads back too.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sim {
+    text: String,
+    device: SimDevice,
+}
+
+impl Sim {
+    /// The model.
+    pub fn device(&self) -> &SimDevice {
+        &self.device
+    }
+
+    /// The text it was given in.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+impl FromStr for Sim {
+    type Err = SimParseError;
+    fn from_str(s: &str) -> Result<Sim, SimParseError> {
+        Ok(Sim {
+            device: s.parse()?,
+            text: s.to_string(),
+        })
+    }
+}
+
+impl serde::Serialize for Sim {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Sim {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Sim, D::Error> {
+        struct Text;
+        impl<'de> serde::de::Visitor<'de> for Text {
+            type Value = Sim;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a simulated device, e.g. \"servers=8,service=1ms\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Sim, E> {
+                v.parse().map_err(E::custom)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Sim, A::Error> {
+                use serde::Deserialize;
+                // Through its text, so the model is checked as `--sim` checks it.
+                SimDevice::deserialize(serde::de::value::MapAccessDeserializer::new(map))?
+                    .spec()
+                    .parse()
+                    .map_err(serde::de::Error::custom)
+            }
+        }
+        d.deserialize_any(Text)
+    }
+}
+
 /// The servers of a simulated device, shared by every worker of a run (one device, whatever
 /// the number of threads driving it).
 pub struct SimShared {

@@ -275,7 +275,7 @@ fn after_run_warnings(
 ) {
     // What reached a device (nothing, on the null engine) comes first: it decides what
     // every other number means.
-    if let (EngineKind::Null, Some(d)) = (engine, &plan.sim) {
+    if let (EngineKind::Null, Some(d)) = (engine, plan.sim.as_ref().map(|s| s.device())) {
         if timing.clock.is_virtual() {
             warnings.insert(0, format!(
                 "simulated device ({d}): no I/O reached any device and time was simulated; the numbers are the model's exactly, not a measurement"

@@ -7,7 +7,10 @@
 //! per-io`, the sync engine's threads) are timed each as it is queued; I/Os that start
 //! together when submitted (`--submit batch`, the null engine) are timed by one read once
 //! the batch is queued. Latency is therefore submit-to-reap, which includes the time oio
-//! takes to notice a completion: never less than the truth.
+//! takes to notice a completion: never less than the truth. The open loop reads it twice more
+//! per turn of its loop, to admit the arrivals due and to size its wait for the next one, and
+//! times every I/O as it is queued; a closed loop that thinks reads it to know when thinking
+//! ends.
 
 use super::tally::{Msg, Stops, Tally, Timing, Turn};
 use super::RunError;

@@ -30,7 +30,8 @@ pub use validate::{validate, Action, Verdict};
 /// How to open a target.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct TargetOptions {
-    /// The workload writes.
+    /// The workload writes (a run decides it per target, so a plan records it only if set).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub write: bool,
     /// Bypass the page cache (O_DIRECT).
     pub direct: bool,
@@ -40,11 +41,17 @@ pub struct TargetOptions {
     pub allow_overwrite: bool,
     /// Allow writing to block devices that look in use or hold data.
     pub destroy_data: bool,
-    /// Seed for the fill pattern of new files.
+    /// Seed for the fill pattern of new files (a run derives it per target from its seed).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub fill_seed: u64,
-    /// Wait for another run that holds the target instead of refusing (`--wait`).
-    #[serde(default)]
+    /// Wait for another run that holds the target instead of refusing (`--wait`; never taken
+    /// from a recorded plan by `oio rerun`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub wait: bool,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// A target ready for I/O.

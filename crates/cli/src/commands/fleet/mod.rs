@@ -155,7 +155,7 @@ fn io_jobs(
                 Some(p) => p.clone(),
                 None => {
                     let p = group_flags(f, &spec)
-                        .and_then(|f| Ok(f.config()?.engine_plan()))
+                        .and_then(|f| Ok(f.config()?.plan))
                         .with_context(|| format!("workload group '{group}' (host {})", h.name))?;
                     plans.insert(group.clone(), p.clone());
                     p

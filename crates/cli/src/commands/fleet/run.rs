@@ -40,7 +40,7 @@ pub struct FleetArgs {
 }
 
 fn jobs(a: &FleetArgs) -> anyhow::Result<(RunPlan, Vec<HostJob>)> {
-    let plan = a.run.config()?.engine_plan();
+    let plan = a.run.config()?.plan;
     let jobs = super::io_jobs(&a.host, &plan, Some(&a.run))?;
     Ok((plan, jobs))
 }

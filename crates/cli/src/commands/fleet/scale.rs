@@ -57,7 +57,7 @@ pub fn run(s: ScaleArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--threshold: a positive efficiency, e.g. 0.8");
     }
     check_destination(&a.out, "--out DIR")?;
-    let plan = a.run.config()?.engine_plan();
+    let plan = a.run.config()?.plan;
     let all = super::io_jobs(&a.host, &plan, Some(&a.run))?;
     let steps = s.steps.clone().unwrap_or_else(|| default_steps(all.len()));
     if steps.is_empty()

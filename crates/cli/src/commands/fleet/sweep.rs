@@ -1,16 +1,22 @@
 //! `oio fleet sweep`: a ladder of queue depths, each a fleet run on every host started
-//! together; a sweep document (`oio.sweep`) of the merged points, with the knee by the same
-//! rules as `oio sweep`.
+//! together; a sweep document (`oio.sweep`) of the merged points. The sweep is
+//! `oio_lab::sweep`'s, as for `oio sweep` (its order, repeats, knee rules and fraction): only
+//! the runs happen on the fleet.
 
 use super::FleetArgs;
+use crate::args::{KneeArgs, RepeatArgs};
 use crate::output::style;
 use crate::results::{check_destination, result_file_name, write_json_atomic};
-use oio_analysis::sweep::{
-    self, Steady, Sweep, SweepOptions, SweepPoint, SweepRun, SCHEMA, SCHEMA_VERSION,
-};
-use oio_core::document::Envelope;
+use oio_analysis::sweep::Measured;
+use oio_core::document::StopReason;
 use oio_core::result::Interval;
 use oio_fleet::controller;
+use oio_lab::sweep::{PointRunner, SweepPlan};
+use oio_lab::{LabError, Order, RunConfig, Step};
+
+use oio_lab::error::Result;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Arguments of `oio fleet sweep`.
@@ -22,7 +28,7 @@ pub struct SweepArgs {
     /// Hosts, launcher, the workload and where results go (as `oio fleet run`).
     #[command(flatten)]
     pub fleet: FleetArgs,
-    /// Queue depths per host, one fleet run each, in this order.
+    /// Queue depths per host, one fleet run each per repeat.
     #[arg(
         long,
         value_name = "LIST",
@@ -30,6 +36,12 @@ pub struct SweepArgs {
         default_value = "1,2,4,8,16,32,64"
     )]
     pub sweep_qd: Vec<u32>,
+    /// Runs per depth.
+    #[command(flatten)]
+    pub repeat: RepeatArgs,
+    /// The X %-of-peak rule.
+    #[command(flatten)]
+    pub knee: KneeArgs,
 }
 
 /// Runs `oio fleet sweep`.
@@ -39,134 +51,188 @@ pub fn run(s: SweepArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--sweep-qd: every depth must be at least 1 (for example 1,4,16,64)");
     }
     check_destination(&a.out, "--out DIR")?;
-    let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());
-    let first = a.run.config()?.engine_plan();
+    let plan = plan(&s)?;
     let stamp = oio_core::host::now_rfc3339();
-    let dir = a.out.join(
-        result_file_name("fleet-sweep", &stamp, &first.workload.name).trim_end_matches(".json"),
-    );
-    let mut envelope = Envelope::new(SCHEMA, SCHEMA_VERSION);
-    envelope.command = std::env::args().collect();
-    envelope.host = Some(oio_core::host::HostInfo::detect());
-    let (mut points, mut sequence) = (Vec::new(), Vec::new());
-    let mut interrupted = false;
-    // One endpoint for the whole ladder: counters run on across depths, the interval restarts.
-    let metrics = super::run::metrics(&a.metrics)?;
-    for &qd in &s.sweep_qd {
-        let mut o = a.run.workload.overrides(&a.run.shape);
-        o.qd = Some(qd);
-        let plan = crate::args::settings(&a.run.target, &a.run.exec)
-            .config(&a.run.source.source(), &o)?
-            .engine_plan();
-        let jobs = super::io_jobs(&a.host, &plan, None)?;
-        if !style::quiet() {
-            eprintln!("oio fleet sweep: qd {qd} on {} hosts", jobs.len());
-        }
-        let live = crate::output::fleet::FleetLive::new();
-        let run = controller::run_with_progress(&jobs, &a.host.options(), &cancel, &mut |p| {
-            live.update(p);
-            if let Some(m) = &metrics {
-                m.update(p);
-            }
-        });
-        live.finish();
-        let run = run?;
-        let (doc, merged) = super::save_io(&dir.join(format!("qd{qd}")), &run, &plan)?;
-        let p = point(qd, &doc, &merged.display().to_string());
-        sequence.push(SweepRun {
-            qd,
-            bs: None,
-            read_pct: None,
-            round: 1,
-            seed: plan.seed,
-            iops: p.iops,
-            drift_pct: p.steady.drift_pct,
-            discarded: None,
-            source: p.sources.first().cloned(),
-        });
-        points.push(p);
-        for l in &doc.lost {
-            style::print_warning(l);
-        }
-        if run.interrupted || doc.envelope.partial {
-            // A point with a host missing is not comparable with the others: stop here.
-            interrupted = run.interrupted;
-            envelope.stopped(doc.envelope.stop_reason);
-            break;
-        }
-    }
-    let mut sweep = Sweep {
-        envelope,
-        workload: first.workload.name.clone(),
-        targets: first
-            .bindings
-            .iter()
-            .flat_map(|b| b.paths.iter().map(|p| p.display().to_string()))
-            .collect(),
-        engine: first.engine.name().to_string(),
-        simulated: None,
-        options: SweepOptions {
-            qd: s.sweep_qd.clone(),
-            time_s: first.time.as_secs_f64(),
-            ramp_s: first.ramp.as_secs_f64(),
-            repeat: 1,
-            steady_max_runs: 1,
-            knee_fraction: 0.9,
-            order: Some("as_given".into()),
-            ..SweepOptions::default()
-        },
-        sequence,
-        points,
-        knee: None,
-        series: Vec::new(),
-        production: None,
+    let mut fleet = OnTheFleet {
+        a,
+        dir: a.out.join(
+            result_file_name("fleet-sweep", &stamp, &plan.base.plan.workload.name)
+                .trim_end_matches(".json"),
+        ),
+        cancel: oio_core::Cancel::from_flag(crate::interrupt::stop_flag()),
+        // One endpoint for the whole ladder: counters run on across depths, the interval restarts.
+        metrics: super::run::metrics(&a.metrics)?,
+        runs_at: BTreeMap::new(),
+        stop: None,
+        interrupted: false,
     };
+    let swept = oio_lab::sweep::run(&plan, &mut fleet, stamp)?;
+    let mut sweep = swept.doc;
+    // A fleet sweep is not one `oio rerun` can repeat on this host.
+    sweep.envelope.plan = None;
+    sweep.envelope.command = std::env::args().collect();
+    if let Some(stop) = fleet.stop {
+        sweep.envelope.stopped(stop);
+    }
     sweep.envelope.warnings.push(
         "each point is one fleet run: its IOPS are the hosts' summed, its latencies come from their summed histograms; per-host results sit beside each point's merged.json".into(),
     );
-    oio_analysis::sweep::analyse(&mut sweep, None);
-    let path = write_json_atomic(&dir, "sweep.json", &sweep)?;
+    let path = write_json_atomic(&fleet.dir, "sweep.json", &sweep)?;
     if a.json {
         crate::output::print_json(&sweep)?;
     } else if !style::quiet() {
         crate::output::fleet::print_sweep(&sweep);
     }
     style::print_saved("result", &path, a.json);
-    Ok(match (interrupted, sweep.envelope.partial) {
+    Ok(match (fleet.interrupted, sweep.envelope.partial) {
         (true, _) => ExitCode::from(crate::interrupt::EXIT_INTERRUPTED),
         (_, true) => ExitCode::from(crate::EXIT_CHECK_FAILED),
         _ => ExitCode::SUCCESS,
     })
 }
 
-/// One sweep point from a merged fleet result: one run, its noise from the intervals every
-/// host delivered (a partial interval — a host missing — is not the fleet's IOPS), built by
-/// the same function as `oio sweep`'s points.
-fn point(qd: u32, doc: &oio_fleet::merge::FleetResult, file: &str) -> SweepPoint {
-    let hosts = doc.hosts.len();
-    let complete: Vec<Interval> = doc
-        .intervals
-        .iter()
-        .zip(&doc.hosts_per_interval)
-        .filter(|(_, &n)| n == hosts)
-        .map(|(i, _)| i.clone())
-        .collect();
-    let run = sweep::Measured {
-        total: &doc.summary.total,
-        intervals: &complete,
-        // The merged document does not carry the hosts' noise; each host's result does.
-        noisy: false,
-    };
-    sweep::point_of(
+/// The sweep these arguments describe: `oio sweep`'s, over the given depths (ascending).
+fn plan(s: &SweepArgs) -> anyhow::Result<SweepPlan> {
+    let run = &s.fleet.run;
+    let source = run.source.source();
+    let overrides = run.workload.overrides(&run.shape);
+    let mut qd = s.sweep_qd.clone();
+    qd.sort_unstable();
+    qd.dedup();
+    let plan = SweepPlan {
+        base: crate::args::settings(&run.target, &run.exec).config(&source, &overrides)?,
+        source,
+        overrides,
         qd,
-        None,
-        None,
-        &[run],
-        vec![file.to_string()],
-        Steady {
-            reached: None,
-            drift_pct: sweep::drift_of(&complete),
-            runs_made: 1,
-        },
-    )
+        bs: Vec::new(),
+        read_pct: Vec::new(),
+        repeat: s.repeat.repeat,
+        order: Order::default(),
+        steady_pct: None,
+        steady_max_runs: 1,
+        knee_fraction: s.knee.knee_pct / 100.0,
+        latency_target: None,
+        refine: false,
+        production_qd: None,
+    };
+    plan.check()?;
+    Ok(plan)
+}
+
+/// The hosts of the fleet, each point one fleet run on all of them, started together.
+struct OnTheFleet<'a> {
+    a: &'a FleetArgs,
+    /// The sweep's directory: each run's in `qdN` (`qdN-2`, … for repeats).
+    dir: PathBuf,
+    cancel: oio_core::Cancel,
+    metrics: Option<crate::output::metrics::Metrics>,
+    /// Runs made so far at each depth.
+    runs_at: BTreeMap<u32, u32>,
+    /// Why the sweep stopped early (a host lost, Ctrl-C).
+    stop: Option<StopReason>,
+    interrupted: bool,
+}
+
+/// One fleet run of a point, merged.
+struct FleetPoint {
+    doc: oio_fleet::merge::FleetResult,
+    merged: PathBuf,
+    /// The intervals every host delivered (a partial interval, a host missing, is not the
+    /// fleet's IOPS).
+    complete: Vec<Interval>,
+    interrupted: bool,
+    engine: &'static str,
+}
+
+impl PointRunner for OnTheFleet<'_> {
+    type Run = FleetPoint;
+
+    fn measure(&mut self, config: &RunConfig, qd: u32, label: &str) -> Result<FleetPoint> {
+        self.measure_on_hosts(config, qd, label)
+            .map_err(|e| LabError::Elsewhere(e.into()))
+    }
+
+    fn measured(run: &FleetPoint) -> Measured<'_> {
+        Measured {
+            total: &run.doc.summary.total,
+            intervals: &run.complete,
+            // The merged document does not carry the hosts' noise; each host's result does.
+            noisy: false,
+        }
+    }
+
+    fn engine(run: &FleetPoint) -> String {
+        // Each host's own engine is in its result; the sweep names the one asked for.
+        run.engine.to_string()
+    }
+
+    fn keep(&mut self, run: &FleetPoint, _: &Step, _: &str) -> Result<(String, bool)> {
+        for l in &run.doc.lost {
+            style::print_warning(l);
+        }
+        let go_on = !(run.interrupted || run.doc.envelope.partial);
+        if !go_on {
+            // A point with a host missing is not comparable with the others: stop here.
+            self.interrupted = run.interrupted;
+            self.stop = Some(run.doc.envelope.stop_reason);
+        }
+        Ok((run.merged.display().to_string(), go_on))
+    }
+
+    fn notice(&mut self, text: &str) {
+        style::print_notice(text);
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+}
+
+impl OnTheFleet<'_> {
+    /// Runs `config` on every host at once and merges and saves what they measured.
+    fn measure_on_hosts(
+        &mut self,
+        config: &RunConfig,
+        qd: u32,
+        label: &str,
+    ) -> anyhow::Result<FleetPoint> {
+        let a = self.a;
+        let plan = &config.plan;
+        let jobs = super::io_jobs(&a.host, plan, None)?;
+        if !style::quiet() {
+            eprintln!("oio fleet sweep: {label} on {} hosts", jobs.len());
+        }
+        let live = crate::output::fleet::FleetLive::new();
+        let metrics = &self.metrics;
+        let run = controller::run_with_progress(&jobs, &a.host.options(), &self.cancel, &mut |p| {
+            live.update(p);
+            if let Some(m) = metrics {
+                m.update(p);
+            }
+        });
+        live.finish();
+        let run = run?;
+        let n = self.runs_at.entry(qd).or_insert(0);
+        *n += 1;
+        let sub = match *n {
+            1 => format!("qd{qd}"),
+            n => format!("qd{qd}-{n}"),
+        };
+        let (doc, merged) = super::save_io(&self.dir.join(sub), &run, plan)?;
+        let hosts = doc.hosts.len();
+        let complete = doc
+            .intervals
+            .iter()
+            .zip(&doc.hosts_per_interval)
+            .filter(|(_, &n)| n == hosts)
+            .map(|(i, _)| i.clone())
+            .collect();
+        Ok(FleetPoint {
+            doc,
+            merged,
+            complete,
+            interrupted: run.interrupted,
+            engine: plan.engine.name(),
+        })
+    }
 }
