@@ -32,7 +32,8 @@
 //!    [`RunObserver`] and an `oio_core::Cancel`; [`device`] records the block device under
 //!    the database beside it (for `oio tpcc run` and the fleet's agents alike).
 //!
-//! [`testing`] starts throwaway PostgreSQL and MariaDB servers for tests and benchmarks.
+//! The throwaway PostgreSQL and MariaDB servers of the tests live in the dev-only
+//! `oio-testkit` crate, so the binary never contains them.
 //!
 //! # Adding an engine
 //!
@@ -81,7 +82,6 @@ pub mod result;
 pub mod schema;
 pub mod server;
 pub mod sql;
-pub mod testing;
 pub mod txn;
 pub mod url;
 pub mod waits;
