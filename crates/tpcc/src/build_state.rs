@@ -123,7 +123,8 @@ fn exists_sql(dialect: Dialect) -> String {
 
 /// The record, or None when the database has none.
 pub fn read(s: &mut Session) -> Result<Option<BuildRecord>> {
-    if s.query_int(&exists_sql(s.dialect()))? == 0 {
+    let exists = exists_sql(s.dialect());
+    if s.query_int(&exists)? == 0 {
         return Ok(None);
     }
     let (_, rows) = s.query_sql(&format!(

@@ -624,7 +624,10 @@ fn build_body(
             })?;
         }
         DbUrl::Sqlite(_) => {
-            let Session::Sqlite(sq) = &mut *admin else {
+            let Some(sq) = admin
+                .as_any()
+                .downcast_mut::<crate::sqlite::SqliteSession>()
+            else {
                 unreachable!("sqlite URL opens an sqlite session")
             };
             load_sqlite(
@@ -663,7 +666,7 @@ fn build_body(
                             cancellers
                                 .lock()
                                 .unwrap_or_else(|e| e.into_inner())
-                                .push(Canceller::PostgresSync(c.cancel_token()));
+                                .push(crate::postgres::sync_canceller(&c));
                             c.batch_execute("SET maintenance_work_mem = '256MB'")
                                 .map_err(|e| TpccError::pg("setting maintenance_work_mem", e))?;
                             loop {
@@ -790,7 +793,7 @@ fn load_pg_worker(
     cancellers
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .push(Canceller::PostgresSync(client.cancel_token()));
+        .push(crate::postgres::sync_canceller(&client));
     // A lost build is rebuilt, so the load need not wait for WAL flushes.
     client
         .batch_execute("SET synchronous_commit = off")
@@ -895,7 +898,7 @@ fn load_mysql_worker(
     cancellers: &Mutex<Vec<Canceller>>,
 ) -> Result<()> {
     let seed = opts.seed;
-    let mut s = Session::Mysql(crate::mysql::connect(
+    let mut s = Session::new(crate::mysql::connect(
         url,
         build_state::BUILD_APPLICATION,
         &opts.timeouts,
@@ -1126,14 +1129,7 @@ fn write_sqlite(
 }
 
 fn engine_version(s: &mut Session) -> String {
-    match s.dialect() {
-        Dialect::Sqlite => format!("SQLite {}", rusqlite::version()),
-        Dialect::Postgres | Dialect::Mysql => s
-            .query_sql("SELECT version()")
-            .ok()
-            .and_then(|(_, r)| r.first().map(|r| r[0].text().to_string()))
-            .unwrap_or_default(),
-    }
+    s.engine_version().unwrap_or_default()
 }
 
 /// Size of the database on disk, bytes.

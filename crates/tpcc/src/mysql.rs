@@ -9,11 +9,14 @@
 //! is a prepared statement cached per connection; `$n` parameters become `?` with the values
 //! bound in order of appearance.
 
+use crate::db::Connection;
 use crate::error::{Result, TpccError};
+use crate::plan::RunOptions;
 use crate::plan::Timeouts;
 use crate::sql::Stmt;
 use crate::sql::{Param, RetryKind, StmtError, Val};
-use crate::url::DbUrl;
+use crate::txn::{Input, Outcome};
+use crate::url::{DbUrl, Dialect};
 use mysql::prelude::Queryable;
 use std::time::Duration;
 
@@ -426,6 +429,81 @@ impl MySession {
             opts: self.opts.clone(),
             id: self.conn.connection_id(),
         }
+    }
+}
+
+impl Connection for MySession {
+    fn dialect(&self) -> Dialect {
+        Dialect::Mysql
+    }
+
+    fn begin(&mut self, _write: bool) -> Result<(), StmtError> {
+        MySession::batch(self, "BEGIN")
+    }
+
+    fn commit(&mut self) -> Result<(), StmtError> {
+        MySession::batch(self, "COMMIT")
+    }
+
+    fn rollback(&mut self) -> Result<(), StmtError> {
+        MySession::batch(self, "ROLLBACK")
+    }
+
+    fn execute(&mut self, stmt: Stmt, params: &[Param]) -> Result<u64, StmtError> {
+        self.run(stmt, params, None)
+    }
+
+    fn query(
+        &mut self,
+        stmt: Stmt,
+        params: &[Param],
+        out: &mut Vec<Vec<Val>>,
+    ) -> Result<(), StmtError> {
+        out.clear();
+        self.run(stmt, params, Some(out)).map(|_| ())
+    }
+
+    fn query_sql(&mut self, sql: &str) -> Result<(Vec<String>, Vec<Vec<Val>>), StmtError> {
+        MySession::query_sql(self, sql)
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<(), StmtError> {
+        MySession::batch(self, sql)
+    }
+
+    fn canceller(&self) -> crate::db::Canceller {
+        let c = MySession::canceller(self);
+        crate::db::Canceller::new(move || c.cancel())
+    }
+
+    fn prepare_worker(&mut self, opts: &RunOptions) -> Result<(), StmtError> {
+        MySession::batch(
+            self,
+            &format!(
+                "SET SESSION TRANSACTION ISOLATION LEVEL {}",
+                opts.isolation.sql()
+            ),
+        )
+    }
+
+    fn transact(&mut self, input: &Input, rows: &mut Vec<Vec<Val>>) -> Result<Outcome, StmtError> {
+        if crate::txn::repeats_a_line(input) {
+            return crate::txn::execute_per_row(self, input, rows);
+        }
+        lean::execute(self, input, rows)
+    }
+
+    fn transact_server(&mut self, input: &Input) -> Result<Outcome, StmtError> {
+        let r = crate::mysql_server::execute(self, input);
+        if r.is_err() {
+            // A procedure that failed may leave its transaction open.
+            let _ = MySession::batch(self, "ROLLBACK");
+        }
+        r
+    }
+
+    fn as_any(&mut self) -> &mut dyn std::any::Any {
+        self
     }
 }
 

@@ -200,7 +200,8 @@ pub(crate) fn require_file(url: &DbUrl) -> Result<()> {
 
 /// Warehouses in the database; a clear error when the schema is missing.
 pub fn count_warehouses(s: &mut Session) -> Result<u32> {
-    let (_, tables) = s.query_sql(&existing_tables_sql(s.dialect()))?;
+    let sql = existing_tables_sql(s.dialect());
+    let (_, tables) = s.query_sql(&sql)?;
     if tables.len() < TABLES.len() {
         let have: Vec<String> = tables.iter().map(|r| r[0].text().to_string()).collect();
         return Err(TpccError::SchemaMissing(if have.is_empty() {

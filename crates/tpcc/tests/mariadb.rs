@@ -327,8 +327,8 @@ fn mariadb_few_statement_transactions_write_what_the_per_row_ones_do() {
     for k in 0..1500 {
         let ty = TxnType::draw(&mut rng);
         let input = Input::draw(ty, &mut rng, &c, 1 + k % 2, 2, 1 + k % 10);
-        let oa = txn::execute(&mut sa, &input, &mut rows_a);
-        let ob = txn::execute_per_row(&mut sb, &input, &mut rows_b);
+        let oa = txn::execute(&mut *sa, &input, &mut rows_a);
+        let ob = txn::execute_per_row(&mut *sb, &input, &mut rows_b);
         match (&oa, &ob) {
             (Ok(x), Ok(y)) => assert_eq!(x, y, "{input:?}"),
             _ => panic!("{input:?}: {:?} / {:?}", oa.err(), ob.err()),

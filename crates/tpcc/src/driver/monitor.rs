@@ -13,7 +13,7 @@ use crate::txn::Stmt;
 use crate::url::{DbUrl, Dialect};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The database as the run found it.
 pub(super) struct Setup {
@@ -182,15 +182,7 @@ fn open(url: &DbUrl, opts: &RunOptions, sqlite: &Arc<SqliteShared>) -> Result<(C
     )?;
     let record = crate::build_state::require_complete(url, &mut session)?;
     let warehouses = crate::schema::count_warehouses(&mut session)?;
-    let engine_version = match dialect {
-        Dialect::Sqlite => format!("SQLite {}", rusqlite::version()),
-        Dialect::Postgres | Dialect::Mysql => session
-            .query_sql("SELECT version()")?
-            .1
-            .first()
-            .map(|r| r[0].text().to_string())
-            .unwrap_or_default(),
-    };
+    let engine_version = session.engine_version()?;
     if dialect == Dialect::Postgres && opts.mode == Mode::Server {
         // Older schemas (or ones built by other tools) may lack the functions.
         session.batch(&crate::server::create_functions())?;
@@ -222,17 +214,10 @@ impl Conn {
 
     fn snapshot(&mut self) -> Result<Snapshot> {
         let next_o_id_sum = self.sum_next_o_id()?;
-        let pg_xacts = if self.session.dialect() == Dialect::Postgres {
-            // Publish this session's own pending counters first, so the subtraction of the
-            // monitor's queries matches what the server counted.
-            self.queries += 2;
-            self.session.batch("SELECT pg_stat_force_next_flush()")?;
-            Some(self.session.query_int(
-                "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()",
-            )?)
-        } else {
-            None
-        };
+        let pg_xacts = self.session.server_transactions()?.map(|(n, cost)| {
+            self.queries += cost;
+            n
+        });
         Ok(Snapshot {
             next_o_id_sum,
             pg_xacts,
@@ -240,29 +225,9 @@ impl Conn {
         })
     }
 
-    /// Waits (up to 3 s) until the workers' backends are gone: a backend publishes its last
-    /// counters to `pg_stat_database` when it exits.
+    /// Waits until the workers' sessions have published their counters (PostgreSQL).
     fn settle(&mut self) -> Result<()> {
-        if self.session.dialect() != Dialect::Postgres {
-            return Ok(());
-        }
-        let t = Instant::now();
-        while t.elapsed() < Duration::from_secs(3) {
-            self.queries += 1;
-            let n = self.session.query_int(
-                "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'oio-tpcc-worker-%' OR application_name = 'oio-tpcc-waits'",
-            )?;
-            if n == 0 {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        // The monitor's own counters: make them visible too, so the subtraction is right.
-        if let Some(pg) = self.session.pg() {
-            self.queries += 1;
-            pg.batch_execute("SELECT pg_stat_force_next_flush()")
-                .map_err(TpccError::from)?;
-        }
+        self.queries += self.session.settle()?;
         Ok(())
     }
 }

@@ -5,9 +5,8 @@ use crate::db::{Canceller, Session, SqliteShared, StmtError, Val};
 use crate::error::Result;
 use crate::plan::{Mode, RunOptions};
 use crate::random::{NuRandC, Rng};
-use crate::server::ServerCalls;
-use crate::txn::{self, Input, Outcome, TxnType};
-use crate::url::{DbUrl, Dialect};
+use crate::txn::{Input, Outcome, TxnType};
+use crate::url::DbUrl;
 use crate::waits::{wal_checkpoint_seq, CheckpointCounter};
 use oio_core::histogram::LatencyHistogram;
 use oio_core::result::ErrorSummary;
@@ -349,7 +348,7 @@ impl Scheduler {
     }
 }
 
-fn open_worker(ctx: &WorkerCtx, idx: u32) -> Result<(Session, Option<ServerCalls>)> {
+fn open_worker(ctx: &WorkerCtx, idx: u32) -> Result<Session> {
     let mut s = Session::open(
         &ctx.url,
         &format!("oio-tpcc-worker-{idx}"),
@@ -357,31 +356,8 @@ fn open_worker(ctx: &WorkerCtx, idx: u32) -> Result<(Session, Option<ServerCalls
         &ctx.sqlite,
         &ctx.opts.timeouts,
     )?;
-    let mut calls = None;
-    match s.dialect() {
-        Dialect::Sqlite => {
-            // The checkpointer thread checkpoints; a commit should not do it by surprise.
-            s.batch("PRAGMA wal_autocheckpoint=0")?;
-        }
-        Dialect::Postgres => {
-            s.batch(&format!(
-                "SET default_transaction_isolation = '{}'",
-                ctx.opts.isolation.sql()
-            ))?;
-            if ctx.opts.mode == Mode::Server {
-                if let Some(pg) = s.pg() {
-                    calls = Some(ServerCalls::prepare(pg)?);
-                }
-            }
-        }
-        Dialect::Mysql => {
-            s.batch(&format!(
-                "SET SESSION TRANSACTION ISOLATION LEVEL {}",
-                ctx.opts.isolation.sql()
-            ))?;
-        }
-    }
-    Ok((s, calls))
+    s.prepare_worker(&ctx.opts)?;
+    Ok(s)
 }
 
 /// The input generator of worker `idx`; its first draw is the worker's home warehouse.
@@ -450,7 +426,6 @@ struct Terminal<'a> {
     ctx: &'a WorkerCtx,
     idx: u32,
     session: Session,
-    calls: Option<ServerCalls>,
     rng: Rng,
     home: i64,
     /// With `all_warehouses`: this worker's share of the warehouses.
@@ -462,7 +437,7 @@ struct Terminal<'a> {
 
 impl<'a> Terminal<'a> {
     fn open(ctx: &'a WorkerCtx, idx: u32) -> Result<Terminal<'a>> {
-        let (session, calls) = open_worker(ctx, idx)?;
+        let session = open_worker(ctx, idx)?;
         ctx.shared.register(idx, session.canceller());
         let mut rng = worker_rng(ctx.opts.seed, idx);
         let home = rng.int(1, ctx.warehouses);
@@ -470,7 +445,6 @@ impl<'a> Terminal<'a> {
             ctx,
             idx,
             session,
-            calls,
             rng,
             home,
             mine: (idx as i64 + 1..=ctx.warehouses)
@@ -503,12 +477,9 @@ impl<'a> Terminal<'a> {
 
     /// One attempt, in the mode and dialect of the run.
     fn attempt(&mut self, input: &Input) -> std::result::Result<Outcome, StmtError> {
-        if self.ctx.opts.mode == Mode::Server && self.session.dialect() == Dialect::Mysql {
-            return crate::mysql_server::execute(&mut self.session, input);
-        }
-        match (&self.calls, self.session.pg()) {
-            (Some(c), Some(pg)) => c.execute(pg, input),
-            _ => txn::execute(&mut self.session, input, &mut self.rows),
+        match self.ctx.opts.mode {
+            Mode::Server => self.session.transact_server(input),
+            Mode::Client => self.session.transact(input, &mut self.rows),
         }
     }
 
@@ -530,7 +501,8 @@ impl<'a> Terminal<'a> {
                 }
                 Err(e) => e,
             };
-            if self.calls.is_none() {
+            // A server-side call ends its own transaction (see `Connection::transact_server`).
+            if self.ctx.opts.mode == Mode::Client {
                 let _ = self.session.rollback();
             }
             match e {
@@ -576,9 +548,8 @@ impl<'a> Terminal<'a> {
 
     fn reconnect(&mut self) {
         match open_worker(self.ctx, self.idx) {
-            Ok((s, c)) => {
+            Ok(s) => {
                 self.session = s;
-                self.calls = c;
                 self.ctx.shared.register(self.idx, self.session.canceller());
             }
             Err(e) => {
