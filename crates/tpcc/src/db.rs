@@ -9,7 +9,7 @@
 //! fatal. The five transactions go through the trait too ([`Connection::transact`],
 //! [`Connection::transact_server`]), so each dialect runs them its own way.
 
-use crate::error::{Result, TpccError};
+use crate::error::Result;
 pub use crate::pgsession::PgSession;
 use crate::plan::RunOptions;
 pub use crate::plan::{SqliteSync, Timeouts};
@@ -148,13 +148,7 @@ impl Session {
         shared: &Arc<SqliteShared>,
         timeouts: &Timeouts,
     ) -> Result<Session> {
-        Ok(match url {
-            DbUrl::Sqlite(p) => Session::new(open_sqlite(p, sync, shared.clone(), timeouts)?),
-            DbUrl::Postgres(u) => {
-                Session::new(crate::postgres::connect(u, application_name, timeouts)?)
-            }
-            DbUrl::Mysql(u) => Session::new(crate::mysql::connect(u, application_name, timeouts)?),
-        })
+        crate::database::open_sharing(url, shared).connect(application_name, sync, timeouts)
     }
 
     /// A session over a dialect's connection.
@@ -197,42 +191,13 @@ impl Canceller {
 /// Whether a database server runs on this machine (loopback, one of its own addresses, or a
 /// Unix socket); false for SQLite, which is oio itself, and for a URL that does not parse.
 pub fn server_on_this_machine(url: &DbUrl) -> bool {
-    match url {
-        DbUrl::Sqlite(_) => false,
-        DbUrl::Postgres(u) => u
-            .parse::<postgres::Config>()
-            .is_ok_and(|c| crate::postgres::pg_is_local(&c)),
-        DbUrl::Mysql(u) => crate::mysql::is_local(u),
-    }
+    crate::database::open(url).server_on_this_machine()
 }
 
 /// The directory holding the database's files, when it is on this machine: the SQLite file's
-/// directory, or PostgreSQL's `data_directory` when the server is on this machine (loopback or one of its
-/// own addresses) (readable by
-/// superusers and `pg_read_all_settings` members), or MariaDB/MySQL's `@@datadir` when the
-/// server is local. Used to find the device to record.
+/// directory, PostgreSQL's `data_directory` (readable by superusers and
+/// `pg_read_all_settings` members) or MariaDB/MySQL's `@@datadir` when the server is on this
+/// machine (loopback or one of its own addresses). Used to find the device to record.
 pub fn data_location(url: &DbUrl, timeouts: &Timeouts) -> Result<Option<std::path::PathBuf>> {
-    match url {
-        DbUrl::Sqlite(p) => {
-            let dir = match p.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-                _ => std::path::PathBuf::from("."),
-            };
-            Ok(Some(dir))
-        }
-        DbUrl::Postgres(u) => {
-            let config: postgres::Config = u.parse().map_err(|e| TpccError::BadUrl {
-                url: url.redacted(),
-                reason: format!("cannot be parsed ({e})"),
-            })?;
-            if !crate::postgres::pg_is_local(&config) {
-                return Ok(None);
-            }
-            let mut c = connect_pg(u, "oio-tpcc-monitor", timeouts)?;
-            Ok(c.query_one("SHOW data_directory", &[])
-                .ok()
-                .map(|r| std::path::PathBuf::from(r.get::<_, String>(0))))
-        }
-        DbUrl::Mysql(u) => crate::mysql::data_dir(u, timeouts),
-    }
+    crate::database::open(url).data_location(timeouts)
 }

@@ -67,6 +67,7 @@
 
 pub mod build_state;
 pub mod check;
+pub mod database;
 pub mod db;
 pub mod device;
 pub mod driver;

@@ -286,18 +286,7 @@ impl RunOptions {
                 MIN_INTERVAL_S * 1000.0
             )));
         }
-        if dialect == Dialect::Sqlite && self.mode == Mode::Server {
-            return Err(TpccError::Invalid(
-                "--mode server needs PostgreSQL (SQLite runs in-process, so its SQL is always client-side); use --mode client or a postgres:// URL".into(),
-            ));
-        }
-        if dialect == Dialect::Sqlite && self.isolation != Isolation::ReadCommitted {
-            return Err(TpccError::Invalid(
-                "--isolation applies to PostgreSQL only (SQLite transactions are always serializable)"
-                    .into(),
-            ));
-        }
-        Ok(())
+        dialect.sql().check_options(self)
     }
 }
 

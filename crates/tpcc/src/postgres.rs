@@ -2,14 +2,22 @@
 //! (pipelined, [`crate::pgsession`]), the few-statement transactions and the server-side
 //! functions ([`crate::server`]).
 
-use crate::db::{secs, Canceller, Connection};
+use crate::database::{Database, DialectSql, LoadJob, SamplerJob, WaitSampler};
+use crate::db::{secs, Canceller, Connection, Session};
 use crate::error::{Result, TpccError};
 use crate::pgsession::PgSession;
+use crate::plan::SqliteSync;
 use crate::plan::{Mode, RunOptions, Timeouts};
+use crate::result::Interval;
 use crate::sql::{Param, Stmt, StmtError, Val};
 use crate::txn::{Input, Outcome};
 use crate::url::{DbUrl, Dialect};
+use crate::waits::{PgSampler, WaitProfile};
+use oio_core::Cancel;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
 use std::time::Duration;
+use std::time::Instant;
 
 /// TCP keepalive and user timeout of PostgreSQL connections: a peer that vanished (host down,
 /// network cut) is noticed within about a minute instead of never.
@@ -536,5 +544,331 @@ pub(crate) mod txns {
             s.commit()?;
         }
         Ok(Outcome::Committed)
+    }
+}
+
+/// The bulk load's PostgreSQL side: `COPY … FROM STDIN`, one connection per loader.
+mod loader {
+    use super::*;
+    use crate::build_state;
+    use crate::db::Canceller;
+    use crate::load::{
+        add_table_rows, cancelled, copy_line, generate, tables_of, BuildOptions, Counters, Unit,
+    };
+    use oio_core::Cancel;
+    use std::io::Write;
+    use std::sync::atomic::Ordering;
+    use std::sync::Mutex;
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn load_pg_worker(
+        url: &str,
+        opts: &BuildOptions,
+        now: &str,
+        take: &(dyn Fn() -> Option<Unit> + Sync),
+        counters: &Counters,
+        report: &(dyn Fn(&'static str) + Sync),
+        cancel: &Cancel,
+        cancellers: &Mutex<Vec<Canceller>>,
+    ) -> Result<()> {
+        let seed = opts.seed;
+        let mut client =
+            crate::db::connect_pg(url, build_state::BUILD_APPLICATION, &opts.timeouts)?;
+        cancellers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(crate::postgres::sync_canceller(&client));
+        // A lost build is rebuilt, so the load need not wait for WAL flushes.
+        client
+            .batch_execute("SET synchronous_commit = off")
+            .map_err(|e| TpccError::pg("setting synchronous_commit", e))?;
+        let mut buf: Vec<u8> = Vec::with_capacity(1 << 20);
+        while let Some(unit) = take() {
+            if counters.failed.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            for table in tables_of(unit) {
+                let mut w = client
+                    .copy_in(&format!("COPY {table} FROM STDIN"))
+                    .map_err(|e| TpccError::pg(format!("starting COPY into {table}"), e))?;
+                let mut n = 0u64;
+                buf.clear();
+                generate(seed, unit, table, &mut |row| {
+                    copy_line(&mut buf, row, now);
+                    n += 1;
+                    if buf.len() >= 1 << 20 {
+                        w.write_all(&buf).map_err(|e| TpccError::Io {
+                            context: format!("COPY into {table}"),
+                            error: e,
+                        })?;
+                        counters
+                            .bytes
+                            .fetch_add(buf.len() as u64, Ordering::Relaxed);
+                        buf.clear();
+                    }
+                    if n.is_multiple_of(10_000) {
+                        counters.rows.fetch_add(10_000, Ordering::Relaxed);
+                        report("loading");
+                        // Dropping the unfinished COPY aborts it.
+                        cancelled(cancel)?;
+                    }
+                    Ok(())
+                })?;
+                w.write_all(&buf).map_err(|e| TpccError::Io {
+                    context: format!("COPY into {table}"),
+                    error: e,
+                })?;
+                counters
+                    .bytes
+                    .fetch_add(buf.len() as u64, Ordering::Relaxed);
+                w.finish()
+                    .map_err(|e| TpccError::pg(format!("finishing COPY into {table}"), e))?;
+                counters.rows.fetch_add(n % 10_000, Ordering::Relaxed);
+                add_table_rows(counters, table, n);
+            }
+            if matches!(unit, Unit::Warehouse(_)) {
+                counters.warehouses.fetch_add(1, Ordering::Relaxed);
+            }
+            report("loading");
+        }
+        Ok(())
+    }
+}
+
+/// PostgreSQL's DDL and catalog queries.
+pub(crate) struct PgSql;
+
+/// The PostgreSQL dialect's SQL.
+pub(crate) static SCHEMA: PgSql = PgSql;
+
+impl DialectSql for PgSql {
+    /// Bare tables: they are loaded with COPY and get their keys afterwards.
+    fn create_tables(&self) -> String {
+        let mut sql = String::new();
+        for t in crate::schema::tables() {
+            sql.push_str(&format!("CREATE TABLE {} ({});\n", t.name, t.columns()));
+        }
+        sql
+    }
+
+    fn create_indexes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for t in crate::schema::tables() {
+            if let Some(key) = t.key {
+                out.push(format!(
+                    "ALTER TABLE {} ADD CONSTRAINT {}_pkey PRIMARY KEY ({key})",
+                    t.name, t.name
+                ));
+            }
+        }
+        out.extend(crate::schema::secondary_indexes());
+        out
+    }
+
+    fn drop_server_side(&self) -> String {
+        crate::server::drop_functions()
+    }
+
+    fn existing_tables_sql(&self, list: &str) -> String {
+        format!(
+            "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() AND tablename IN ({list}) ORDER BY 1"
+        )
+    }
+
+    fn table_exists_sql(&self, table: &str) -> String {
+        format!(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = '{table}'"
+        )
+    }
+
+    fn other_builders_sql(&self, application: &str) -> Option<String> {
+        Some(format!(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = '{application}' AND pid <> pg_backend_pid()"
+        ))
+    }
+}
+
+/// A PostgreSQL database.
+pub struct Postgres {
+    url: DbUrl,
+    /// The libpq-style URL.
+    raw: String,
+}
+
+impl Postgres {
+    /// The database at `raw` (`url`'s text).
+    pub fn new(url: &DbUrl, raw: &str) -> Postgres {
+        Postgres {
+            url: url.clone(),
+            raw: raw.to_string(),
+        }
+    }
+}
+
+impl Database for Postgres {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
+    fn url(&self) -> &DbUrl {
+        &self.url
+    }
+
+    fn connect(
+        &self,
+        application_name: &str,
+        _sync: SqliteSync,
+        timeouts: &Timeouts,
+    ) -> Result<Session> {
+        Ok(Session::new(connect(
+            &self.raw,
+            application_name,
+            timeouts,
+        )?))
+    }
+
+    fn load(&self, _admin: &mut Session, job: &LoadJob) -> Result<()> {
+        crate::load::in_parallel(job.opts.workers, job.counters, || {
+            loader::load_pg_worker(
+                &self.raw,
+                job.opts,
+                job.now,
+                job.take,
+                job.counters,
+                job.report,
+                job.cancel,
+                job.cancellers,
+            )
+        })
+    }
+
+    /// One connection per statement, `workers` at a time: PostgreSQL builds each index on
+    /// one core, so several indexes at once use the machine.
+    fn build_indexes(&self, _admin: &mut Session, ddl: Vec<String>, job: &LoadJob) -> Result<()> {
+        let queue = std::sync::Mutex::new(ddl.into_iter());
+        let results: Vec<Result<()>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..job.opts.workers)
+                .map(|_| s.spawn(|| index_builder(&self.raw, &queue, job)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or(Err(TpccError::Panicked("index builder")))
+                })
+                .collect()
+        });
+        results.into_iter().collect::<Result<Vec<()>>>()?;
+        Ok(())
+    }
+
+    fn has_server_side(&self) -> bool {
+        true
+    }
+
+    fn install_server_side(&self, s: &mut Session) -> Result<()> {
+        s.batch(&crate::server::create_functions())?;
+        Ok(())
+    }
+
+    fn size_on_disk(&self, s: &mut Session) -> Result<u64> {
+        Ok(s.query_int("SELECT pg_database_size(current_database())")
+            .map_err(TpccError::from)? as u64)
+    }
+
+    fn wait_sampler(
+        &self,
+        opts: &RunOptions,
+        stop: Cancel,
+        current: Arc<AtomicUsize>,
+    ) -> Option<SamplerJob> {
+        let (u, timeouts) = (self.raw.clone(), opts.timeouts);
+        let every = Duration::from_secs_f64(opts.wait_sample_ms.max(1.0) / 1000.0);
+        Some(Box::new(move || -> Result<Box<dyn WaitSampler>> {
+            let mut c = connect_pg(&u, "oio-tpcc-waits", &timeouts)?;
+            let sampler = PgSampler::run(&mut c, every, &stop, &current)?;
+            Ok(Box::new(sampler))
+        }))
+    }
+
+    fn client_tpm_note(&self) -> &'static str {
+        "PostgreSQL's transaction counter could not be read; TPM is the committed transactions the driver counted"
+    }
+
+    fn data_location(&self, timeouts: &Timeouts) -> Result<Option<std::path::PathBuf>> {
+        let config: postgres::Config = self.raw.parse().map_err(|e| TpccError::BadUrl {
+            url: self.url.redacted(),
+            reason: format!("cannot be parsed ({e})"),
+        })?;
+        if !pg_is_local(&config) {
+            return Ok(None);
+        }
+        let mut c = connect_pg(&self.raw, "oio-tpcc-monitor", timeouts)?;
+        Ok(c.query_one("SHOW data_directory", &[])
+            .ok()
+            .map(|r| std::path::PathBuf::from(r.get::<_, String>(0))))
+    }
+
+    fn server_on_this_machine(&self) -> bool {
+        self.raw
+            .parse::<postgres::Config>()
+            .is_ok_and(|c| pg_is_local(&c))
+    }
+}
+
+/// One index-building connection: runs statements from `queue` until it is empty.
+fn index_builder(
+    url: &str,
+    queue: &std::sync::Mutex<std::vec::IntoIter<String>>,
+    job: &LoadJob,
+) -> Result<()> {
+    let mut c = connect_pg(
+        url,
+        crate::build_state::BUILD_APPLICATION,
+        &job.opts.timeouts,
+    )?;
+    job.cancellers
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(sync_canceller(&c));
+    c.batch_execute("SET maintenance_work_mem = '256MB'")
+        .map_err(|e| TpccError::pg("setting maintenance_work_mem", e))?;
+    loop {
+        crate::load::cancelled(job.cancel)?;
+        let Some(sql) = queue.lock().unwrap_or_else(|e| e.into_inner()).next() else {
+            return Ok(());
+        };
+        c.batch_execute(&sql)
+            .map_err(|e| TpccError::pg(sql.clone(), e))?;
+    }
+}
+
+impl WaitSampler for PgSampler {
+    fn rounds(&self) -> u64 {
+        PgSampler::rounds(self)
+    }
+
+    fn profile(&self) -> WaitProfile {
+        PgSampler::profile(self)
+    }
+
+    /// The sampling rounds that ran in each interval.
+    fn interval_waits(
+        &self,
+        intervals: &mut [Interval],
+        waits: &mut WaitProfile,
+        _started: Instant,
+        _workers: u32,
+    ) {
+        let classes = waits.classes.clone();
+        let per = self.per_interval();
+        for (i, iv) in intervals.iter_mut().enumerate() {
+            let Some((rounds, counts)) = per.get(i) else {
+                continue;
+            };
+            let amounts = counts.iter().map(|(k, n)| (k.clone(), *n as f64)).collect();
+            iv.waits = crate::waits::interval_shares(&classes, &amounts, *rounds as f64);
+        }
+        waits.notes.push("intervals[].waits: the sampling rounds that ran in each interval (aas = its session samples ÷ its rounds), so the rounds-weighted mean of the intervals is the window's".into());
     }
 }

@@ -6,11 +6,11 @@
 //! frozen, a network that drops packets without a reset) makes the run fail with a timeout
 //! instead of hanging, whatever the client library does with its socket.
 
-use crate::db::{Session, SqliteShared};
+use crate::database::Database;
+use crate::db::Session;
 use crate::error::{Result, TpccError};
 use crate::plan::{Mode, RunOptions};
 use crate::txn::Stmt;
-use crate::url::{DbUrl, Dialect};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::Duration;
@@ -55,18 +55,14 @@ pub(super) struct Monitor {
 impl Monitor {
     /// Opens the monitor's connection and checks the database (complete build, warehouses,
     /// version; creates the server-side functions `--mode server` needs).
-    pub fn start(
-        url: &DbUrl,
-        opts: &RunOptions,
-        sqlite: &Arc<SqliteShared>,
-    ) -> Result<(Monitor, Setup)> {
+    pub fn start(db: &Arc<dyn Database>, opts: &RunOptions) -> Result<(Monitor, Setup)> {
         let (to, requests) = mpsc::channel();
         let (replies, from) = mpsc::channel();
         let bound = opts.timeouts.call_bound();
-        let (url, opts, sqlite) = (url.clone(), opts.clone(), Arc::clone(sqlite));
+        let (db, opts) = (Arc::clone(db), opts.clone());
         std::thread::Builder::new()
             .name("oio-tpcc-monitor".into())
-            .spawn(move || serve(&url, &opts, &sqlite, requests, replies))
+            .spawn(move || serve(&*db, &opts, requests, replies))
             .map_err(|e| TpccError::Io {
                 context: "starting the monitor thread".into(),
                 error: e,
@@ -131,13 +127,12 @@ impl Monitor {
 
 /// The monitor thread: set up, then answer requests until the driver drops its handle.
 fn serve(
-    url: &DbUrl,
+    db: &dyn Database,
     opts: &RunOptions,
-    sqlite: &Arc<SqliteShared>,
     requests: Receiver<Request>,
     replies: Sender<Result<Reply>>,
 ) {
-    let mut conn = match open(url, opts, sqlite) {
+    let mut conn = match open(db, opts) {
         Ok((conn, setup)) => {
             if replies.send(Ok(Reply::Ready(setup))).is_err() {
                 return;
@@ -171,24 +166,14 @@ struct Conn {
     queries: u64,
 }
 
-fn open(url: &DbUrl, opts: &RunOptions, sqlite: &Arc<SqliteShared>) -> Result<(Conn, Setup)> {
-    let dialect = url.dialect();
-    let mut session = Session::open(
-        url,
-        "oio-tpcc-monitor",
-        opts.sqlite_sync,
-        sqlite,
-        &opts.timeouts,
-    )?;
-    let record = crate::build_state::require_complete(url, &mut session)?;
+fn open(db: &dyn Database, opts: &RunOptions) -> Result<(Conn, Setup)> {
+    let mut session = db.connect("oio-tpcc-monitor", opts.sqlite_sync, &opts.timeouts)?;
+    let record = crate::build_state::require_complete(db.url(), &mut session)?;
     let warehouses = crate::schema::count_warehouses(&mut session)?;
     let engine_version = session.engine_version()?;
-    if dialect == Dialect::Postgres && opts.mode == Mode::Server {
+    if opts.mode == Mode::Server && db.has_server_side() {
         // Older schemas (or ones built by other tools) may lack the functions.
-        session.batch(&crate::server::create_functions())?;
-    }
-    if dialect == Dialect::Mysql && opts.mode == Mode::Server {
-        crate::mysql_server::create_procedures(&mut session)?;
+        db.install_server_side(&mut session)?;
     }
     let setup = Setup {
         warehouses,

@@ -1,13 +1,12 @@
 //! The workers: one thread and one connection each, running the mix until the run ends, and
 //! the per-type counters they fill. Also the SQLite checkpointer, which runs beside them.
 
-use crate::db::{Canceller, Session, SqliteShared, StmtError, Val};
+use crate::database::Database;
+use crate::db::{Canceller, Session, StmtError, Val};
 use crate::error::Result;
 use crate::plan::{Mode, RunOptions};
 use crate::random::{NuRandC, Rng};
 use crate::txn::{Input, Outcome, TxnType};
-use crate::url::DbUrl;
-use crate::waits::{wal_checkpoint_seq, CheckpointCounter};
 use oio_core::histogram::LatencyHistogram;
 use oio_core::result::ErrorSummary;
 use oio_core::Cancel;
@@ -228,10 +227,9 @@ fn nap(shared: &Shared, d: Duration) {
 
 /// What every worker needs; owned, so workers can outlive a stuck join (see the driver).
 pub(super) struct WorkerCtx {
-    pub url: DbUrl,
+    pub db: Arc<dyn Database>,
     pub opts: RunOptions,
     pub shared: Arc<Shared>,
-    pub sqlite: Arc<SqliteShared>,
     pub warehouses: i64,
     pub nurand: NuRandC,
     /// Terminal mode: the terminals the workers' connections serve.
@@ -349,11 +347,9 @@ impl Scheduler {
 }
 
 fn open_worker(ctx: &WorkerCtx, idx: u32) -> Result<Session> {
-    let mut s = Session::open(
-        &ctx.url,
+    let mut s = ctx.db.connect(
         &format!("oio-tpcc-worker-{idx}"),
         ctx.opts.sqlite_sync,
-        &ctx.sqlite,
         &ctx.opts.timeouts,
     )?;
     s.prepare_worker(&ctx.opts)?;
@@ -673,76 +669,5 @@ fn serve_terminals(t: &mut Terminal, sched: &Scheduler) {
             ));
             return;
         }
-    }
-}
-
-/// What the checkpointer did so far.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct CkptTotals {
-    pub secs: f64,
-    pub runs: u64,
-    pub pages: u64,
-    pub wal_frames: u64,
-    pub page_size: u64,
-}
-
-/// Runs PASSIVE checkpoints once a second on its own connection and times them.
-pub(super) fn checkpointer(
-    url: &DbUrl,
-    opts: &RunOptions,
-    sqlite: &Arc<SqliteShared>,
-    out: &Mutex<CkptTotals>,
-    stop: &Cancel,
-) -> Result<()> {
-    let mut s = Session::open(
-        url,
-        "oio-tpcc-checkpointer",
-        opts.sqlite_sync,
-        sqlite,
-        &opts.timeouts,
-    )?;
-    let wal = match url {
-        DbUrl::Sqlite(p) => {
-            let mut w = p.as_os_str().to_owned();
-            w.push("-wal");
-            std::path::PathBuf::from(w)
-        }
-        DbUrl::Postgres(_) | DbUrl::Mysql(_) => return Ok(()),
-    };
-    let page_size = s.query_int("PRAGMA page_size")?.max(0) as u64;
-    out.lock().unwrap_or_else(|e| e.into_inner()).page_size = page_size;
-    let mut counter = CheckpointCounter::default();
-    let mut last = Instant::now();
-    loop {
-        let done = stop.is_cancelled();
-        if done || last.elapsed() >= Duration::from_secs(1) {
-            last = Instant::now();
-            let t = Instant::now();
-            // A WAL restart racing with the call makes the header differ before and after:
-            // then which WAL the counts belong to is unknown, so ask again.
-            let mut counts = None;
-            for _ in 0..3 {
-                let before = wal_checkpoint_seq(&wal);
-                let (_, rows) = s.query_sql("PRAGMA wal_checkpoint(PASSIVE)")?;
-                let after = wal_checkpoint_seq(&wal);
-                if before == after {
-                    counts = rows.first().map(|r| (after, r[1].int(), r[2].int()));
-                    break;
-                }
-            }
-            let secs = t.elapsed().as_secs_f64();
-            if let Some((seq, log, ckpt)) = counts {
-                counter.observe(seq, log, ckpt);
-            }
-            let mut o = out.lock().unwrap_or_else(|e| e.into_inner());
-            o.secs += secs;
-            o.runs += 1;
-            o.pages = counter.pages;
-            o.wal_frames = counter.wal_frames;
-        }
-        if done {
-            return Ok(());
-        }
-        std::thread::sleep(Duration::from_millis(50));
     }
 }
