@@ -237,46 +237,7 @@ pub(crate) fn generate(seed: u64, unit: Unit, table: &str, emit: &mut Emit) -> R
             }
         }
         "customer" => {
-            let mut data = String::with_capacity(500);
-            for d in 1..=DISTRICTS_PER_WAREHOUSE {
-                for cid in 1..=CUSTOMERS_PER_DISTRICT {
-                    // The first 1,000 customers cover every last name once (clause 4.3.3.1).
-                    let last = if cid <= 1000 {
-                        last_name(cid - 1)
-                    } else {
-                        r.last_name(c.c_last)
-                    };
-                    let first = r.astring(8, 16);
-                    let [s1, s2, city, st, zip] = r.address();
-                    let phone = r.nstring(16);
-                    let credit = if r.percent(10) { "BC" } else { "GC" };
-                    data.clear();
-                    r.astring_into(&mut data, 300, 500);
-                    emit(&[
-                        F::I(cid),
-                        F::I(d),
-                        F::I(w),
-                        F::S(&first),
-                        F::S("OE"),
-                        F::S(&last),
-                        F::S(&s1),
-                        F::S(&s2),
-                        F::S(&city),
-                        F::S(&st),
-                        F::S(&zip),
-                        F::S(&phone),
-                        F::Now,
-                        F::S(credit),
-                        F::M(50_000.0),
-                        F::R(r.fixed(0.0, 0.5, 4)),
-                        F::M(-10.0),
-                        F::M(10.0),
-                        F::I(1),
-                        F::I(0),
-                        F::S(&data),
-                    ])?;
-                }
-            }
+            customer_rows(w, &mut r, &c, emit)?;
         }
         "history" => {
             for d in 1..=DISTRICTS_PER_WAREHOUSE {
@@ -296,26 +257,7 @@ pub(crate) fn generate(seed: u64, unit: Unit, table: &str, emit: &mut Emit) -> R
             }
         }
         "orders" => {
-            for d in 1..=DISTRICTS_PER_WAREHOUSE {
-                let perm = r.permutation(CUSTOMERS_PER_DISTRICT);
-                for o in 1..=ORDERS_PER_DISTRICT {
-                    let carrier = if o < FIRST_UNDELIVERED_O_ID {
-                        F::I(r.int(1, 10))
-                    } else {
-                        F::Null
-                    };
-                    emit(&[
-                        F::I(o),
-                        F::I(d),
-                        F::I(w),
-                        F::I(perm[o as usize - 1]),
-                        F::Now,
-                        carrier,
-                        F::I(ol_cnt(seed, w, d, o)),
-                        F::I(1),
-                    ])?;
-                }
-            }
+            orders_rows(seed, w, &mut r, emit)?;
         }
         "new_order" => {
             for d in 1..=DISTRICTS_PER_WAREHOUSE {
@@ -325,63 +267,145 @@ pub(crate) fn generate(seed: u64, unit: Unit, table: &str, emit: &mut Emit) -> R
             }
         }
         "order_line" => {
-            let mut info = String::with_capacity(24);
-            for d in 1..=DISTRICTS_PER_WAREHOUSE {
-                for o in 1..=ORDERS_PER_DISTRICT {
-                    let delivered = o < FIRST_UNDELIVERED_O_ID;
-                    for n in 1..=ol_cnt(seed, w, d, o) {
-                        info.clear();
-                        r.astring_into(&mut info, 24, 24);
-                        emit(&[
-                            F::I(o),
-                            F::I(d),
-                            F::I(w),
-                            F::I(n),
-                            F::I(r.int(1, ITEMS)),
-                            F::I(w),
-                            if delivered { F::Now } else { F::Null },
-                            F::I(5),
-                            F::M(if delivered {
-                                0.0
-                            } else {
-                                r.fixed(0.01, 9999.99, 2)
-                            }),
-                            F::S(&info),
-                        ])?;
-                    }
-                }
-            }
+            order_line_rows(seed, w, &mut r, emit)?;
         }
         "stock" => {
-            let mut dists: Vec<String> = vec![String::with_capacity(24); 10];
-            for i in 1..=ITEMS {
-                for s in dists.iter_mut() {
-                    s.clear();
-                    r.astring_into(s, 24, 24);
-                }
-                let data = r.data_with_original();
+            stock_rows(w, &mut r, emit)?;
+        }
+        other => unreachable!("no generator for table {other}"),
+    }
+    Ok(())
+}
+
+/// The CUSTOMER rows of warehouse `w`.
+fn customer_rows(w: i64, r: &mut Rng, c: &NuRandC, emit: &mut Emit) -> Result<()> {
+    let mut data = String::with_capacity(500);
+    for d in 1..=DISTRICTS_PER_WAREHOUSE {
+        for cid in 1..=CUSTOMERS_PER_DISTRICT {
+            // The first 1,000 customers cover every last name once (clause 4.3.3.1).
+            let last = if cid <= 1000 {
+                last_name(cid - 1)
+            } else {
+                r.last_name(c.c_last)
+            };
+            let first = r.astring(8, 16);
+            let [s1, s2, city, st, zip] = r.address();
+            let phone = r.nstring(16);
+            let credit = if r.percent(10) { "BC" } else { "GC" };
+            data.clear();
+            r.astring_into(&mut data, 300, 500);
+            emit(&[
+                F::I(cid),
+                F::I(d),
+                F::I(w),
+                F::S(&first),
+                F::S("OE"),
+                F::S(&last),
+                F::S(&s1),
+                F::S(&s2),
+                F::S(&city),
+                F::S(&st),
+                F::S(&zip),
+                F::S(&phone),
+                F::Now,
+                F::S(credit),
+                F::M(50_000.0),
+                F::R(r.fixed(0.0, 0.5, 4)),
+                F::M(-10.0),
+                F::M(10.0),
+                F::I(1),
+                F::I(0),
+                F::S(&data),
+            ])?;
+        }
+    }
+    Ok(())
+}
+
+/// The ORDERS rows of warehouse `w`.
+fn orders_rows(seed: u64, w: i64, r: &mut Rng, emit: &mut Emit) -> Result<()> {
+    for d in 1..=DISTRICTS_PER_WAREHOUSE {
+        let perm = r.permutation(CUSTOMERS_PER_DISTRICT);
+        for o in 1..=ORDERS_PER_DISTRICT {
+            let carrier = if o < FIRST_UNDELIVERED_O_ID {
+                F::I(r.int(1, 10))
+            } else {
+                F::Null
+            };
+            emit(&[
+                F::I(o),
+                F::I(d),
+                F::I(w),
+                F::I(perm[o as usize - 1]),
+                F::Now,
+                carrier,
+                F::I(ol_cnt(seed, w, d, o)),
+                F::I(1),
+            ])?;
+        }
+    }
+    Ok(())
+}
+
+/// The ORDER_LINE rows of warehouse `w`.
+fn order_line_rows(seed: u64, w: i64, r: &mut Rng, emit: &mut Emit) -> Result<()> {
+    let mut info = String::with_capacity(24);
+    for d in 1..=DISTRICTS_PER_WAREHOUSE {
+        for o in 1..=ORDERS_PER_DISTRICT {
+            let delivered = o < FIRST_UNDELIVERED_O_ID;
+            for n in 1..=ol_cnt(seed, w, d, o) {
+                info.clear();
+                r.astring_into(&mut info, 24, 24);
                 emit(&[
-                    F::I(i),
+                    F::I(o),
+                    F::I(d),
                     F::I(w),
-                    F::I(r.int(10, 100)),
-                    F::S(&dists[0]),
-                    F::S(&dists[1]),
-                    F::S(&dists[2]),
-                    F::S(&dists[3]),
-                    F::S(&dists[4]),
-                    F::S(&dists[5]),
-                    F::S(&dists[6]),
-                    F::S(&dists[7]),
-                    F::S(&dists[8]),
-                    F::S(&dists[9]),
-                    F::I(0),
-                    F::I(0),
-                    F::I(0),
-                    F::S(&data),
+                    F::I(n),
+                    F::I(r.int(1, ITEMS)),
+                    F::I(w),
+                    if delivered { F::Now } else { F::Null },
+                    F::I(5),
+                    F::M(if delivered {
+                        0.0
+                    } else {
+                        r.fixed(0.01, 9999.99, 2)
+                    }),
+                    F::S(&info),
                 ])?;
             }
         }
-        other => unreachable!("no generator for table {other}"),
+    }
+    Ok(())
+}
+
+/// The STOCK rows of warehouse `w`.
+fn stock_rows(w: i64, r: &mut Rng, emit: &mut Emit) -> Result<()> {
+    let mut dists: Vec<String> = vec![String::with_capacity(24); 10];
+    for i in 1..=ITEMS {
+        for s in dists.iter_mut() {
+            s.clear();
+            r.astring_into(s, 24, 24);
+        }
+        let data = r.data_with_original();
+        emit(&[
+            F::I(i),
+            F::I(w),
+            F::I(r.int(10, 100)),
+            F::S(&dists[0]),
+            F::S(&dists[1]),
+            F::S(&dists[2]),
+            F::S(&dists[3]),
+            F::S(&dists[4]),
+            F::S(&dists[5]),
+            F::S(&dists[6]),
+            F::S(&dists[7]),
+            F::S(&dists[8]),
+            F::S(&dists[9]),
+            F::I(0),
+            F::I(0),
+            F::I(0),
+            F::S(&data),
+        ])?;
     }
     Ok(())
 }

@@ -825,8 +825,22 @@ pub(crate) mod lean {
         m.run(Stmt::NoInsertNewOrder, &[Int(o_id), Int(d), Int(w)], None)?;
 
         // The lines, in one INSERT.
+        let total = insert_lines(m, (o_id, d, w), lines, &price, &stock)?;
+        // The terminal's total; computed as the specification asks, then discarded.
+        let _ = total * (1.0 - discount) * (1.0 + w_tax + d_tax);
+        Ok(Outcome::Committed)
+    }
+
+    /// New-Order's lines in one INSERT; returns their total amount.
+    fn insert_lines(
+        m: &mut MySession,
+        (o_id, d, w): (i64, i64, i64),
+        lines: &[Line],
+        price: &[f64],
+        stock: &[(i64, String)],
+    ) -> Result<f64, StmtError> {
         let mut q = String::from("INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES ");
-        params.clear();
+        let mut params: Vec<Param> = Vec::with_capacity(6 * lines.len() + 3);
         params.extend([Int(o_id), Int(d), Int(w)]);
         let mut total = 0.0;
         for (k, l) in lines.iter().enumerate() {
@@ -853,9 +867,7 @@ pub(crate) mod lean {
             ]);
         }
         m.exec_sql(&q, &params, None)?;
-        // The terminal's total; computed as the specification asks, then discarded.
-        let _ = total * (1.0 - discount) * (1.0 + w_tax + d_tax);
-        Ok(Outcome::Committed)
+        Ok(total)
     }
 
     /// Payment (clause 2.5.2) up to its commit: the warehouse's and the district's rows

@@ -349,7 +349,7 @@ impl Connection for PgSession {
 pub(crate) mod txns {
     use crate::db::Connection;
     use crate::sql::{Param::*, Stmt, StmtError, Val};
-    use crate::txn::{middle_customer, one, resolve_customer, CustomerBy, Input, Outcome};
+    use crate::txn::{middle_customer, one, resolve_customer, CustomerBy, Input, Line, Outcome};
     use crate::ITEMS;
 
     /// True when the transaction runs as one statement, a transaction by itself (no BEGIN
@@ -361,6 +361,170 @@ pub(crate) mod txns {
             Input::Payment { by, .. } => matches!(by, CustomerBy::Id(_)),
             other => other.is_single_read(),
         }
+    }
+
+    /// New-Order: one statement when the client knows every item exists, else the 1 %
+    /// with an unused item (head and body pipelined, then rolled back). None: committed.
+    fn new_order<C: Connection + ?Sized>(
+        s: &mut C,
+        rows: &mut Vec<Vec<Val>>,
+        single: bool,
+        (w_id, d_id, c_id): (&i64, &i64, &i64),
+        lines: &[Line],
+        all_local: &bool,
+    ) -> Result<Option<Outcome>, StmtError> {
+        let (w, d) = (*w_id, *d_id);
+        let mut ids = [0i64; 15];
+        let mut supply = [0i64; 15];
+        let mut qty = [0i64; 15];
+        let n = lines.len().min(15);
+        for (k, l) in lines.iter().take(n).enumerate() {
+            (ids[k], supply[k], qty[k]) = (l.i_id, l.supply_w_id, l.quantity);
+        }
+        let (ids, supply, qty) = (Ints(&ids[..n]), Ints(&supply[..n]), Ints(&qty[..n]));
+        let (c, ol_cnt, local) = (Int(*c_id), Int(lines.len() as i64), Int(*all_local as i64));
+        // PgNoOne and PgNoBody take the same parameters.
+        let all = [Int(w), Int(d), c, ol_cnt, local, ids, supply, qty];
+        if !single {
+            // The 1 % with an unused item (clause 2.4.2.3): head and body go out
+            // together, find no stock row and no line for it, and everything is
+            // undone.
+            let mut lines_out = Vec::new();
+            s.pipeline(
+                &[
+                    (Stmt::PgNoHead, &[Int(w), Int(d), c]),
+                    (Stmt::PgNoBody, &all),
+                ],
+                &mut [rows, &mut lines_out],
+            )?;
+            one(rows, "district, warehouse or customer")?;
+            one(&lines_out, "order lines")?;
+            if lines_out[0][0].int() == lines.len() as i64 {
+                return Err(StmtError::Fatal(
+                    "New-Order with an unused item found a stock row for it".into(),
+                ));
+            }
+            s.rollback()?;
+            return Ok(Some(Outcome::RolledBack));
+        }
+        s.query(Stmt::PgNoOne, &all, rows)?;
+        // Committed already: a missing row here is a broken database, not a rollback
+        // the specification asks for.
+        one(rows, "order lines")?;
+        let (head, body) = rows[0].split_at(6);
+        if head[0].is_null() {
+            return Err(StmtError::Fatal(
+                "district, warehouse or customer: no row (New-Order committed without them)".into(),
+            ));
+        }
+        if body[0].int() != lines.len() as i64 {
+            return Err(StmtError::Fatal(format!(
+                "New-Order: {} of its {} lines found their item and stock (committed)",
+                body[0].int(),
+                lines.len()
+            )));
+        }
+        // The terminal's total; computed as the specification asks, then discarded.
+        let (d_tax, w_tax, discount) = (head[1].float(), head[2].float(), head[3].float());
+        let _ = body[1].float() * (1.0 - discount) * (1.0 + w_tax + d_tax);
+        Ok(None)
+    }
+
+    /// Payment: one statement by customer id; by last name, the lookup pipelined with the
+    /// warehouse's and district's update, then the customer's.
+    fn payment<C: Connection + ?Sized>(
+        s: &mut C,
+        rows: &mut Vec<Vec<Val>>,
+        (w_id, d_id, c_w_id, c_d_id): (&i64, &i64, &i64, &i64),
+        by: &CustomerBy,
+        amount: &f64,
+    ) -> Result<(), StmtError> {
+        let (w, d) = (*w_id, *d_id);
+        match by {
+            CustomerBy::Id(c_id) => {
+                let note = format!("{c_id} {c_d_id} {c_w_id} {d} {w} {amount:.2} | ");
+                let all = [
+                    Float(*amount),
+                    Int(w),
+                    Int(d),
+                    Int(*c_w_id),
+                    Int(*c_d_id),
+                    Int(*c_id),
+                    Text(&note),
+                ];
+                s.query(Stmt::PgPayOne, &all, rows)?;
+                one(rows, "warehouse, district and customer")?;
+            }
+            CustomerBy::Name(last) => {
+                // The name lookup goes out with the warehouse's and district's update;
+                // the customer's follows.
+                let wd = [Float(*amount), Int(w), Int(d)];
+                let by_name = [Int(*c_w_id), Int(*c_d_id), Text(last)];
+                let mut wd_out = Vec::new();
+                s.pipeline(
+                    &[
+                        (Stmt::PgPayWarehouseDistrict, &wd),
+                        (Stmt::CustomerByName, &by_name),
+                    ],
+                    &mut [&mut wd_out, rows],
+                )?;
+                one(&wd_out, "warehouse and district")?;
+                let c_id = middle_customer(rows)?;
+                let note = format!("{c_id} {c_d_id} {c_w_id} {d} {w} {amount:.2} | ");
+                let customer = [
+                    Float(*amount),
+                    Int(*c_w_id),
+                    Int(*c_d_id),
+                    Int(c_id),
+                    Text(&note),
+                    Int(d),
+                    Int(w),
+                ];
+                s.query(Stmt::PgPayCustomer, &customer, rows)?;
+                one(rows, "customer")?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Delivery: the oldest undelivered order of each district taken in one statement, the
+    /// orders, lines and customers finished in another.
+    fn delivery<C: Connection + ?Sized>(
+        s: &mut C,
+        rows: &mut Vec<Vec<Val>>,
+        w_id: &i64,
+        carrier_id: &i64,
+    ) -> Result<(), StmtError> {
+        let w = *w_id;
+        s.query(Stmt::PgDlOrders, &[Int(w), Int(*carrier_id)], rows)?;
+        // Districts with no undelivered order (or whose oldest a concurrent Delivery
+        // took) are skipped (clause 2.7.4.2).
+        if !rows.is_empty() {
+            let mut ds = [0i64; 10];
+            let mut os = [0i64; 10];
+            let mut cs = [0i64; 10];
+            let n = rows.len().min(10);
+            for (k, r) in rows.iter().take(n).enumerate() {
+                if r[2].is_null() {
+                    return Err(StmtError::Fatal(format!(
+                        "order ({w}, {}, {}): no row",
+                        r[0].int(),
+                        r[1].int()
+                    )));
+                }
+                (ds[k], os[k], cs[k]) = (r[0].int(), r[1].int(), r[2].int());
+            }
+            let changed = s.execute(
+                Stmt::PgDlFinish,
+                &[Int(w), Ints(&ds[..n]), Ints(&os[..n]), Ints(&cs[..n])],
+            )?;
+            if changed != n as u64 {
+                return Err(StmtError::Fatal(format!(
+                    "customer: {changed} of the {n} delivered orders' customers found"
+                )));
+            }
+        }
+        Ok(())
     }
 
     pub(crate) fn execute<C: Connection + ?Sized>(
@@ -381,61 +545,9 @@ pub(crate) mod txns {
                 lines,
                 all_local,
             } => {
-                let (w, d) = (*w_id, *d_id);
-                let mut ids = [0i64; 15];
-                let mut supply = [0i64; 15];
-                let mut qty = [0i64; 15];
-                let n = lines.len().min(15);
-                for (k, l) in lines.iter().take(n).enumerate() {
-                    (ids[k], supply[k], qty[k]) = (l.i_id, l.supply_w_id, l.quantity);
+                if let Some(o) = new_order(s, rows, single, (w_id, d_id, c_id), lines, all_local)? {
+                    return Ok(o);
                 }
-                let (ids, supply, qty) = (Ints(&ids[..n]), Ints(&supply[..n]), Ints(&qty[..n]));
-                let (c, ol_cnt, local) =
-                    (Int(*c_id), Int(lines.len() as i64), Int(*all_local as i64));
-                // PgNoOne and PgNoBody take the same parameters.
-                let all = [Int(w), Int(d), c, ol_cnt, local, ids, supply, qty];
-                if !single {
-                    // The 1 % with an unused item (clause 2.4.2.3): head and body go out
-                    // together, find no stock row and no line for it, and everything is
-                    // undone.
-                    let mut lines_out = Vec::new();
-                    s.pipeline(
-                        &[
-                            (Stmt::PgNoHead, &[Int(w), Int(d), c]),
-                            (Stmt::PgNoBody, &all),
-                        ],
-                        &mut [rows, &mut lines_out],
-                    )?;
-                    one(rows, "district, warehouse or customer")?;
-                    one(&lines_out, "order lines")?;
-                    if lines_out[0][0].int() == lines.len() as i64 {
-                        return Err(StmtError::Fatal(
-                            "New-Order with an unused item found a stock row for it".into(),
-                        ));
-                    }
-                    s.rollback()?;
-                    return Ok(Outcome::RolledBack);
-                }
-                s.query(Stmt::PgNoOne, &all, rows)?;
-                // Committed already: a missing row here is a broken database, not a rollback
-                // the specification asks for.
-                one(rows, "order lines")?;
-                let (head, body) = rows[0].split_at(6);
-                if head[0].is_null() {
-                    return Err(StmtError::Fatal(
-                        "district, warehouse or customer: no row (New-Order committed without them)".into(),
-                    ));
-                }
-                if body[0].int() != lines.len() as i64 {
-                    return Err(StmtError::Fatal(format!(
-                        "New-Order: {} of its {} lines found their item and stock (committed)",
-                        body[0].int(),
-                        lines.len()
-                    )));
-                }
-                // The terminal's total; computed as the specification asks, then discarded.
-                let (d_tax, w_tax, discount) = (head[1].float(), head[2].float(), head[3].float());
-                let _ = body[1].float() * (1.0 - discount) * (1.0 + w_tax + d_tax);
             }
             Input::Payment {
                 w_id,
@@ -445,51 +557,7 @@ pub(crate) mod txns {
                 by,
                 amount,
             } => {
-                let (w, d) = (*w_id, *d_id);
-                match by {
-                    CustomerBy::Id(c_id) => {
-                        let note = format!("{c_id} {c_d_id} {c_w_id} {d} {w} {amount:.2} | ");
-                        let all = [
-                            Float(*amount),
-                            Int(w),
-                            Int(d),
-                            Int(*c_w_id),
-                            Int(*c_d_id),
-                            Int(*c_id),
-                            Text(&note),
-                        ];
-                        s.query(Stmt::PgPayOne, &all, rows)?;
-                        one(rows, "warehouse, district and customer")?;
-                    }
-                    CustomerBy::Name(last) => {
-                        // The name lookup goes out with the warehouse's and district's update;
-                        // the customer's follows.
-                        let wd = [Float(*amount), Int(w), Int(d)];
-                        let by_name = [Int(*c_w_id), Int(*c_d_id), Text(last)];
-                        let mut wd_out = Vec::new();
-                        s.pipeline(
-                            &[
-                                (Stmt::PgPayWarehouseDistrict, &wd),
-                                (Stmt::CustomerByName, &by_name),
-                            ],
-                            &mut [&mut wd_out, rows],
-                        )?;
-                        one(&wd_out, "warehouse and district")?;
-                        let c_id = middle_customer(rows)?;
-                        let note = format!("{c_id} {c_d_id} {c_w_id} {d} {w} {amount:.2} | ");
-                        let customer = [
-                            Float(*amount),
-                            Int(*c_w_id),
-                            Int(*c_d_id),
-                            Int(c_id),
-                            Text(&note),
-                            Int(d),
-                            Int(w),
-                        ];
-                        s.query(Stmt::PgPayCustomer, &customer, rows)?;
-                        one(rows, "customer")?;
-                    }
-                }
+                payment(s, rows, (w_id, d_id, c_w_id, c_d_id), by, amount)?;
             }
             Input::OrderStatus { w_id, d_id, by } => {
                 let (w, d) = (*w_id, *d_id);
@@ -498,35 +566,7 @@ pub(crate) mod txns {
                 one(rows, "customer")?;
             }
             Input::Delivery { w_id, carrier_id } => {
-                let w = *w_id;
-                s.query(Stmt::PgDlOrders, &[Int(w), Int(*carrier_id)], rows)?;
-                // Districts with no undelivered order (or whose oldest a concurrent Delivery
-                // took) are skipped (clause 2.7.4.2).
-                if !rows.is_empty() {
-                    let mut ds = [0i64; 10];
-                    let mut os = [0i64; 10];
-                    let mut cs = [0i64; 10];
-                    let n = rows.len().min(10);
-                    for (k, r) in rows.iter().take(n).enumerate() {
-                        if r[2].is_null() {
-                            return Err(StmtError::Fatal(format!(
-                                "order ({w}, {}, {}): no row",
-                                r[0].int(),
-                                r[1].int()
-                            )));
-                        }
-                        (ds[k], os[k], cs[k]) = (r[0].int(), r[1].int(), r[2].int());
-                    }
-                    let changed = s.execute(
-                        Stmt::PgDlFinish,
-                        &[Int(w), Ints(&ds[..n]), Ints(&os[..n]), Ints(&cs[..n])],
-                    )?;
-                    if changed != n as u64 {
-                        return Err(StmtError::Fatal(format!(
-                            "customer: {changed} of the {n} delivered orders' customers found"
-                        )));
-                    }
-                }
+                delivery(s, rows, w_id, carrier_id)?;
             }
             Input::StockLevel {
                 w_id,

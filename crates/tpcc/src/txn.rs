@@ -6,8 +6,8 @@
 //! transaction runs again with exactly the inputs that failed.
 //!
 //! On PostgreSQL, where each statement is a network round trip and round trips cost the
-//! driver most of its CPU, the transactions run as a few statements each (the `pg` module
-//! below: a New-Order's lines and a Delivery's districts as arrays, reads and writes of one
+//! driver most of its CPU, the transactions run as a few statements each ([`crate::postgres`]:
+//! a New-Order's lines and a Delivery's districts as arrays, reads and writes of one
 //! step joined with data-modifying `WITH`; New-Order and Payment by id as one statement),
 //! reading and writing the same rows, and statements that need nothing from the client in
 //! between are pipelined. MariaDB/MySQL does the same with `IN` lists, `UPDATE … CASE` and
