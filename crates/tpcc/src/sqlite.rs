@@ -111,8 +111,6 @@ pub(crate) fn sqlite_sql(sql: &str) -> String {
     out
 }
 
-/// Connects to PostgreSQL with an application name (so oio can find its own sessions in
-
 impl SqliteSession {
     fn release_gate(&mut self) {
         if self.holding_gate {
@@ -175,8 +173,6 @@ fn busy_after(busy_s: f64) -> impl Fn(rusqlite::Error) -> StmtError {
     }
     }
 }
-
-/// Whether a database server runs on this machine (loopback, one of its own addresses, or a
 
 impl Connection for SqliteSession {
     fn dialect(&self) -> Dialect {
