@@ -21,9 +21,9 @@ pub fn execute(
     plan.validate()?;
     crate::results::check_destination(dir, "--out DIR")?;
     let cancel = Cancel::from_flag(stop_flag());
-    let (device, warnings) = oio_tpcc::device::locate(device, &db, &plan.timeouts)
+    let (device, warnings) = oio_tpcc::device::locate(device, &db, &plan.step.timeouts)
         .with_context(|| format!("running the TPC-C-like workload on {db}"))?;
-    let interval = std::time::Duration::from_secs_f64(plan.interval_s);
+    let interval = std::time::Duration::from_secs_f64(plan.step.interval_s);
     let recorder = device.map(|d| oio_tpcc::device::Diskstats::new(d, interval));
     let mut sink = out::RunSink::new(dir, json, plan, recorder, warnings);
     let outcome = oio_tpcc::run(plan, &mut sink, &cancel)

@@ -264,7 +264,7 @@ fn sqlite_with_fsync_at_commit_is_log_bound_and_without_it_is_not() {
 #[test]
 fn postgres_with_one_warehouse_and_eight_workers_is_lock_contention() {
     use crate::common::missing;
-    use oio_tpcc::testing::{pg_bin, TempPostgres};
+    use oio_testkit::{pg_bin, TempPostgres};
     if pg_bin().is_none() {
         missing("no PostgreSQL binaries (scripts/test installs them)");
         return;

@@ -64,7 +64,7 @@ impl PgLab {
             missing("root (network namespaces)");
             return None;
         }
-        let Some(bin) = oio_tpcc::testing::pg_bin() else {
+        let Some(bin) = oio_testkit::pg_bin() else {
             missing("PostgreSQL server binaries (postgresql)");
             return None;
         };

@@ -2,7 +2,7 @@
 //! named by what differs between them.
 
 use crate::common::{missing, run_json, scratch, tpcc_build_one_warehouse};
-use oio_tpcc::testing::{pg_bin, TempPostgres};
+use oio_testkit::{pg_bin, TempPostgres};
 use serde_json::Value;
 use std::path::Path;
 
@@ -122,14 +122,13 @@ fn buckets(r: &Value) -> Vec<String> {
 
 #[test]
 fn mariadb_waits_are_unknown_without_performance_schema_and_client_round_trips_are_not_io() {
-    if oio_tpcc::testing::mariadb_bin().is_none() {
+    if oio_testkit::mariadb_bin().is_none() {
         missing("no MariaDB binaries (scripts/test installs mariadb-server and mariadb-client)");
         return;
     }
     for ps in ["OFF", "ON"] {
         let server =
-            oio_tpcc::testing::TempMariadb::start(&[&format!("--performance-schema={ps}")])
-                .unwrap();
+            oio_testkit::TempMariadb::start(&[&format!("--performance-schema={ps}")]).unwrap();
         let db = server.url();
         let dir = scratch();
         tpcc_build_one_warehouse(dir.path(), &db);

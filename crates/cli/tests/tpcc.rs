@@ -1,7 +1,7 @@
 //! `oio tpcc`: build, run and check through the binary, on SQLite and a throwaway PostgreSQL.
 
 use crate::common::{missing, num, oio, run_json, scratch, tpcc_build_one_warehouse};
-use oio_tpcc::testing::{pg_bin, TempPostgres};
+use oio_testkit::{pg_bin, TempPostgres};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

@@ -379,11 +379,11 @@ fn run_tpcc(
 ) -> Result<AgentEnd, AgentError> {
     // Where the database lives is found before the start instant: it takes a query.
     let (device, warnings) = match plan.db.parse::<oio_tpcc::DbUrl>() {
-        Ok(db) => oio_tpcc::device::locate(None, &db, &plan.timeouts)
+        Ok(db) => oio_tpcc::device::locate(None, &db, &plan.step.timeouts)
             .map_err(|e| fail(out, stop, "run", e.to_string()))?,
         Err(e) => return Err(fail(out, stop, "run", e.to_string())),
     };
-    let interval = Duration::from_secs_f64(plan.interval_s);
+    let interval = Duration::from_secs_f64(plan.step.interval_s);
     while let Ok(left) = start.duration_since(std::time::SystemTime::now()) {
         if stop.load(Ordering::SeqCst) {
             return Ok(AgentEnd::Stopped("stopped before the start".into()));

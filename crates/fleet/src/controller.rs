@@ -61,7 +61,7 @@ impl Work {
     fn started_after(&self) -> Duration {
         match self {
             Work::Io(_) => Duration::ZERO,
-            Work::Tpcc(p) => Duration::from_secs_f64(p.ramp_s.clamp(0.0, 1e9)),
+            Work::Tpcc(p) => Duration::from_secs_f64(p.step.ramp_s.clamp(0.0, 1e9)),
         }
     }
 
@@ -75,8 +75,8 @@ impl Work {
                 1.0,
             ),
             Work::Tpcc(p) => (
-                (p.ramp_s + p.time_s).max(0.0),
-                p.interval_s.max(1e-3),
+                (p.step.ramp_s + p.step.time_s).max(0.0),
+                p.step.interval_s.max(1e-3),
                 p.workers.len().max(1) as f64,
             ),
         };
@@ -107,9 +107,9 @@ impl Work {
         match self {
             Work::Io(p) => p.ramp + p.time,
             Work::Tpcc(p) => {
-                let s = (p.ramp_s + p.time_s) * p.workers.len() as f64;
+                let s = (p.step.ramp_s + p.step.time_s) * p.workers.len() as f64;
                 // Each step also connects, snapshots and settles; bounded by its timeouts.
-                Duration::from_secs_f64(s.clamp(0.0, 1e9)) + p.timeouts.call_bound()
+                Duration::from_secs_f64(s.clamp(0.0, 1e9)) + p.step.timeouts.call_bound()
             }
         }
     }

@@ -36,9 +36,9 @@ pub fn prepare(plan: &oio_tpcc::TpccRunPlan) -> Result<(String, u32), String> {
     let mut s = oio_tpcc::db::Session::open(
         &url,
         "oio-fleet-prepare",
-        plan.sqlite_sync,
+        plan.step.sqlite_sync,
         &shared,
-        &plan.timeouts,
+        &plan.step.timeouts,
     )
     .map_err(|e| format!("{}: {e}", url.redacted()))?;
     oio_tpcc::build_state::require_complete(&url, &mut s)

@@ -13,7 +13,7 @@
 
 use crate::db::Session;
 use crate::error::{Result, TpccError};
-use crate::url::{DbUrl, Dialect};
+use crate::url::DbUrl;
 use serde::{Deserialize, Serialize};
 
 /// The table holding the record.
@@ -106,24 +106,10 @@ fn this_host() -> String {
     oio_core::host::HostInfo::detect().hostname
 }
 
-/// SQL telling whether the record's table exists.
-fn exists_sql(dialect: Dialect) -> String {
-    match dialect {
-        Dialect::Sqlite => {
-            format!("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '{TABLE}'")
-        }
-        Dialect::Postgres => format!(
-            "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = '{TABLE}'"
-        ),
-        Dialect::Mysql => format!(
-            "SELECT count(*) FROM information_schema.tables WHERE table_schema = database() AND table_name = '{TABLE}'"
-        ),
-    }
-}
-
 /// The record, or None when the database has none.
 pub fn read(s: &mut Session) -> Result<Option<BuildRecord>> {
-    if s.query_int(&exists_sql(s.dialect()))? == 0 {
+    let exists = s.dialect().sql().table_exists_sql(TABLE);
+    if s.query_int(&exists)? == 0 {
         return Ok(None);
     }
     let (_, rows) = s.query_sql(&format!(
@@ -165,19 +151,7 @@ pub fn read(s: &mut Session) -> Result<Option<BuildRecord>> {
 /// PostgreSQL, another session of a build is connected to the database; anywhere, the
 /// recorded process is alive on this host.
 pub(crate) fn builder_alive(s: &mut Session, rec: &BuildRecord) -> bool {
-    if s.dialect() == Dialect::Postgres {
-        let sql = format!(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = '{BUILD_APPLICATION}' AND pid <> pg_backend_pid()"
-        );
-        if s.query_int(&sql).unwrap_or(0) > 0 {
-            return true;
-        }
-    }
-    if s.dialect() == Dialect::Mysql {
-        // Build sessions name themselves in the `program_name` connection attribute.
-        let sql = format!(
-            "SELECT count(*) FROM performance_schema.session_connect_attrs WHERE attr_name = 'program_name' AND attr_value = '{BUILD_APPLICATION}' AND processlist_id <> connection_id()"
-        );
+    if let Some(sql) = s.dialect().sql().other_builders_sql(BUILD_APPLICATION) {
         if s.query_int(&sql).unwrap_or(0) > 0 {
             return true;
         }

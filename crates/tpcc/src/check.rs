@@ -10,12 +10,11 @@
 //! point, so sums can be off by far less than a cent without anything being wrong.
 
 use crate::build_state::BuildRecord;
-use crate::db::{Session, SqliteShared, SqliteSync, Timeouts, Val};
+use crate::db::{Session, SqliteSync, Timeouts, Val};
 use crate::error::Result;
 use crate::url::DbUrl;
 use crate::{DISTRICTS_PER_WAREHOUSE, FIRST_UNDELIVERED_O_ID, ORDERS_PER_DISTRICT};
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
 
 /// Schema name of check reports.
 pub const CHECK_SCHEMA: &str = "oio.tpcc.check";
@@ -180,9 +179,9 @@ fn describe(names: &[String], row: &[Val]) -> String {
 /// Checks the twelve conditions on the database at `url`. A database whose build did not
 /// finish (or is still running) is refused.
 pub fn check(url: &DbUrl, timeouts: &Timeouts) -> Result<CheckReport> {
-    crate::schema::require_file(url)?;
-    let shared = Arc::new(SqliteShared::default());
-    let mut s = Session::open(url, "oio-tpcc-check", SqliteSync::Normal, &shared, timeouts)?;
+    let db = crate::database::open(url);
+    db.require_exists()?;
+    let mut s = db.connect("oio-tpcc-check", SqliteSync::Normal, timeouts)?;
     check_session(url, &mut s)
 }
 

@@ -55,13 +55,14 @@ pub mod budget;
 mod monitor;
 mod worker;
 
+use crate::database::Database;
 use crate::db::SqliteShared;
 use crate::error::{Result, TpccError};
 use crate::plan::{RunOptions, TpccRunPlan};
 use crate::random::{NuRandC, Rng};
 use crate::result::{Interval, Series, TpccResult, TPCC_SCHEMA, TPCC_SCHEMA_VERSION};
-use crate::url::{DbUrl, Dialect};
-use crate::waits::PgSampler;
+use crate::url::DbUrl;
+use crate::waits::CkptTotals;
 use assemble::Sampler;
 use assemble::SqliteCounters;
 use monitor::{Monitor, Setup, Snapshot};
@@ -73,7 +74,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use worker::{Acc, CkptTotals, Lateness, Scheduler, Shared, WorkerCtx, DONE, MEASURE};
+use worker::{Acc, Lateness, Scheduler, Shared, WorkerCtx, DONE, MEASURE};
 
 pub use worker::shared_home_warehouses;
 
@@ -265,19 +266,19 @@ fn run_checked(
     cancel: &Cancel,
 ) -> Result<TpccResult> {
     opts.validate(url.dialect())?;
-    crate::schema::require_file(url)?;
-    let sqlite = Arc::new(SqliteShared::default());
-    let (monitor, setup) = Monitor::start(url, opts, &sqlite)?;
-    check_memory(url, opts, plan, setup.warehouses)?;
+    let db = crate::database::open(url);
+    db.require_exists()?;
+    let (monitor, setup) = Monitor::start(&db, opts)?;
+    check_memory(&*db, opts, plan, setup.warehouses)?;
     // A snapshot before any worker starts makes a ramp-less window exact.
     let early_snapshot = if opts.ramp_s <= 0.0 {
         Some(monitor.snapshot()?)
     } else {
         None
     };
-    let crew = Crew::spawn(url, opts, setup.warehouses, &sqlite, cancel)?;
+    let crew = Crew::spawn(&db, opts, setup.warehouses, cancel)?;
     ramp(opts, observer, cancel);
-    let window = match open_window(url, opts, &crew, &monitor, early_snapshot, observer) {
+    let window = match open_window(&*db, opts, &crew, &monitor, early_snapshot, observer) {
         Ok(w) => w,
         Err(e) => {
             crew.stop(opts, false);
@@ -297,23 +298,20 @@ fn run_checked(
         }
     };
     let closed = close_window(opts, crew, &monitor, window, collected, observer, cancel)?;
-    Ok(assemble(url, opts, &setup, closed))
+    Ok(assemble(&*db, opts, &setup, closed))
 }
 
 /// Refuses a run whose estimate is above the memory limit (see [`budget`]).
 fn check_memory(
-    url: &DbUrl,
+    database: &dyn Database,
     opts: &RunOptions,
     plan: Option<&TpccRunPlan>,
     warehouses: u32,
 ) -> Result<()> {
     let db = budget::Db {
-        dialect: url.dialect(),
+        in_process: database.writer_gate().is_some(),
         warehouses,
-        bytes: match url {
-            DbUrl::Sqlite(p) => std::fs::metadata(p).ok().map(|m| m.len()),
-            _ => None,
-        },
+        bytes: database.file_bytes(),
     };
     let estimate = match plan {
         Some(p) => budget::plan_memory(p, &db),
@@ -333,23 +331,22 @@ struct Crew {
     workers: Vec<JoinHandle<()>>,
     checkpointer: Option<(JoinHandle<Result<()>>, Cancel)>,
     ckpt: Arc<Mutex<CkptTotals>>,
-    sqlite: Arc<SqliteShared>,
+    /// The in-process engine's writer gate and timed waits (SQLite).
+    gate: Option<Arc<SqliteShared>>,
 }
 
 impl Crew {
     fn spawn(
-        url: &DbUrl,
+        db: &Arc<dyn Database>,
         opts: &RunOptions,
         warehouses: u32,
-        sqlite: &Arc<SqliteShared>,
         cancel: &Cancel,
     ) -> Result<Crew> {
         let shared = Arc::new(Shared::new(opts.workers, opts.ramp_s > 0.0, cancel));
         let mut ctx = WorkerCtx {
-            url: url.clone(),
+            db: Arc::clone(db),
             opts: opts.clone(),
             shared: Arc::clone(&shared),
-            sqlite: Arc::clone(sqlite),
             warehouses: warehouses as i64,
             nurand: NuRandC::for_run(&mut Rng::new(opts.seed)),
             terminals: None,
@@ -366,7 +363,7 @@ impl Crew {
             workers: Vec::new(),
             checkpointer: None,
             ckpt,
-            sqlite: Arc::clone(sqlite),
+            gate: db.writer_gate().cloned(),
         };
         for i in 0..opts.workers {
             let ctx = Arc::clone(&ctx);
@@ -381,19 +378,9 @@ impl Crew {
                 }
             }
         }
-        if url.dialect() == Dialect::Sqlite {
-            let stop = cancel.child();
-            let (u, o, sq, out, s) = (
-                url.clone(),
-                opts.clone(),
-                Arc::clone(sqlite),
-                Arc::clone(&crew.ckpt),
-                stop.clone(),
-            );
-            let h = spawn("oio-tpcc-ckpt", move || {
-                worker::checkpointer(&u, &o, &sq, &out, &s)
-            });
-            match h {
+        let stop = cancel.child();
+        if let Some(job) = db.background(opts, Arc::clone(&crew.ckpt), stop.clone()) {
+            match spawn("oio-tpcc-ckpt", job) {
                 Ok(h) => crew.checkpointer = Some((h, stop)),
                 Err(e) => {
                     crew.stop(opts, false);
@@ -405,12 +392,16 @@ impl Crew {
     }
 
     fn sqlite_counters(&self) -> SqliteCounters {
-        let s = &self.sqlite;
+        let load = |c: fn(&SqliteShared) -> &std::sync::atomic::AtomicU64| {
+            self.gate
+                .as_deref()
+                .map_or(0, |g| c(g).load(Ordering::Relaxed))
+        };
         SqliteCounters {
-            writer_wait_ns: s.writer_wait_ns.load(Ordering::Relaxed),
-            writer_waits: s.writer_waits.load(Ordering::Relaxed),
-            commit_ns: s.commit_ns.load(Ordering::Relaxed),
-            commits: s.commits.load(Ordering::Relaxed),
+            writer_wait_ns: load(|g| &g.writer_wait_ns),
+            writer_waits: load(|g| &g.writer_waits),
+            commit_ns: load(|g| &g.commit_ns),
+            commits: load(|g| &g.commits),
             checkpoints: *self.ckpt.lock().unwrap_or_else(|e| e.into_inner()),
         }
     }
@@ -522,7 +513,7 @@ struct Window {
 /// Takes the start snapshot, starts the device recording and the wait sampler, and flips
 /// the workers into the measured phase.
 fn open_window(
-    url: &DbUrl,
+    db: &dyn Database,
     opts: &RunOptions,
     crew: &Crew,
     monitor: &Monitor,
@@ -559,32 +550,9 @@ fn open_window(
     let cpu_at_start = ProcessCpu::now();
     let stop = crew.shared.stop.child();
     let current_interval = Arc::new(AtomicUsize::new(0));
-    let sampler = match url {
-        DbUrl::Postgres(u) => {
-            let (u, timeouts, s) = (u.clone(), opts.timeouts, stop.clone());
-            let every = Duration::from_secs_f64(opts.wait_sample_ms.max(1.0) / 1000.0);
-            let current = Arc::clone(&current_interval);
-            Some(spawn("oio-tpcc-waits", move || -> Result<Sampler> {
-                let mut c = crate::db::connect_pg(&u, "oio-tpcc-waits", &timeouts)?;
-                PgSampler::run(&mut c, every, &s, &current)
-                    .map(Sampler::Pg)
-                    .map_err(TpccError::from)
-            })?)
-        }
-        DbUrl::Mysql(u) => {
-            let (u, timeouts, s, workers) = (u.clone(), opts.timeouts, stop.clone(), opts.workers);
-            // Counters, not samples: one read per interval gives the per-interval deltas.
-            let every = Duration::from_secs_f64(opts.interval_s.max(0.05));
-            Some(spawn("oio-tpcc-waits", move || -> Result<Sampler> {
-                let mut c = crate::mysql::connect(&u, "oio-tpcc-waits", &timeouts)?;
-                // Its intervals count from its first snapshot, taken just after this.
-                let began = Instant::now();
-                crate::mysql::waits::Sampler::run(&mut c, every, &s, workers)
-                    .map(|m| Sampler::Mysql(Box::new(m), began))
-                    .map_err(TpccError::from)
-            })?)
-        }
-        DbUrl::Sqlite(_) => None,
+    let sampler = match db.wait_sampler(opts, stop.clone(), Arc::clone(&current_interval)) {
+        Some(job) => Some(spawn("oio-tpcc-waits", job)?),
+        None => None,
     };
     observer.window_opened(opened_at);
     Ok(Window {
@@ -867,8 +835,9 @@ fn close_window(
 }
 
 /// The result document of one step.
-fn assemble(url: &DbUrl, opts: &RunOptions, setup: &Setup, c: Closed) -> TpccResult {
-    let dialect = url.dialect();
+fn assemble(db: &dyn Database, opts: &RunOptions, setup: &Setup, c: Closed) -> TpccResult {
+    let dialect = db.dialect();
+    let in_process = db.writer_gate().is_some();
     let mut warnings = Vec::new();
     if !setup.has_build_record {
         warnings.push(crate::build_state::NO_RECORD_WARNING.to_string());
@@ -877,14 +846,14 @@ fn assemble(url: &DbUrl, opts: &RunOptions, setup: &Setup, c: Closed) -> TpccRes
         // Terminals have their own warehouse and district, whatever the connections.
         warnings.extend(worker::sharing_warning(opts, setup.warehouses));
     }
-    if dialect == Dialect::Sqlite && opts.workers > 1 {
+    if in_process && opts.workers > 1 {
         warnings.push("SQLite runs one write transaction at a time: extra workers overlap reads and queue for the writer slot (see waits.sqlite.writer_wait_s)".into());
     }
     warnings.extend(c.warnings);
     let total = &c.collected.total;
     let head = assemble::headline(
         opts,
-        dialect,
+        db.client_tpm_note(),
         setup.warehouses,
         (&c.window_start, &c.window_end),
         (total, &c.tail),
@@ -906,7 +875,7 @@ fn assemble(url: &DbUrl, opts: &RunOptions, setup: &Setup, c: Closed) -> TpccRes
         (&c.sqlite.0, &c.sqlite.1),
         c.duration_s,
         total,
-        dialect,
+        in_process,
     );
     let mut intervals = c.collected.intervals;
     assemble::interval_waits(
@@ -938,7 +907,7 @@ fn assemble(url: &DbUrl, opts: &RunOptions, setup: &Setup, c: Closed) -> TpccRes
         }
         t
     });
-    let host_noise = host_noise(url, &intervals, c.host);
+    let host_noise = host_noise(db, &intervals, c.host);
     if let Some(n) = host_noise.as_ref().filter(|n| n.noisy) {
         warnings.extend(n.reason.clone());
     }
@@ -953,7 +922,7 @@ fn assemble(url: &DbUrl, opts: &RunOptions, setup: &Setup, c: Closed) -> TpccRes
     TpccResult {
         envelope,
         label: None,
-        db: url.redacted(),
+        db: db.url().redacted(),
         dialect,
         engine_version: setup.engine_version.clone(),
         warehouses: setup.warehouses,
@@ -967,7 +936,7 @@ fn assemble(url: &DbUrl, opts: &RunOptions, setup: &Setup, c: Closed) -> TpccRes
             system_s: cpu.system.as_secs_f64(),
             cores_busy: cpu_s / c.duration_s.max(1e-9),
             ns_per_txn: (completed > 0 && c.cpu.is_some()).then(|| cpu_s * 1e9 / completed as f64),
-            includes_database: dialect == Dialect::Sqlite,
+            includes_database: in_process,
         },
         waits,
         terminals,
@@ -983,12 +952,12 @@ fn assemble(url: &DbUrl, opts: &RunOptions, setup: &Setup, c: Closed) -> TpccRes
 /// server runs on this host: its CPU is then among the other processes', and a neighbour
 /// cannot be told from it.
 fn host_noise(
-    url: &DbUrl,
+    db: &dyn Database,
     intervals: &[Interval],
     host: Option<(u32, Option<oio_core::result::HostCpu>)>,
 ) -> Option<oio_core::result::HostNoise> {
     let (cpus, overall) = host?;
-    let not_judged = crate::db::server_on_this_machine(url).then(|| {
+    let not_judged = db.server_on_this_machine().then(|| {
         "the database server runs on this host: its CPU is counted among the other processes' (others_cores), so a neighbour cannot be told from it; not judged".to_string()
     });
     Some(oio_core::result::HostNoise::judge(

@@ -22,41 +22,56 @@
 //!    database URL means); [`plan`] (the [`TpccRunPlan`], [`RunOptions`], modes, timeouts);
 //!    [`random`] (the specification's random inputs); [`sql`] (statements, values and how a
 //!    failed statement is classified).
-//! 2. **Backends**: [`db`] (one session API over the engines), [`mysql`] and [`mysql_server`]
-//!    (the MariaDB/MySQL dialect and its stored procedures), [`server`] (PL/pgSQL functions),
-//!    [`txn`] (the five transactions in client-side SQL), [`build_state`], [`schema`],
-//!    [`load`], [`check`](mod@check), [`waits`] (wait samplers and profiles).
+//! 2. **Backends**: [`database`] (the traits every dialect implements, and [`database::open`],
+//!    the one place a URL picks a dialect), [`db`] (the session API: [`db::Connection`],
+//!    [`db::Session`]), one module per dialect — [`sqlite`], [`postgres`] (with [`pgsession`]
+//!    and the PL/pgSQL functions in [`server`]), [`mysql`] (with its procedures in
+//!    [`mysql_server`]) — then [`txn`] (the five transactions in portable client-side SQL),
+//!    [`build_state`], [`schema`], [`load`], [`check`](mod@check), [`waits`] (wait profiles).
 //! 3. **Documents**: [`result`] (`oio.tpcc` and `oio.tpcc.series`; the build and check
 //!    reports live beside their backends), each flattening `oio_core`'s envelope.
 //! 4. **Driver**: [`driver`], on top: [`run`] executes a [`TpccRunPlan`] with a
 //!    [`RunObserver`] and an `oio_core::Cancel`; [`device`] records the block device under
 //!    the database beside it (for `oio tpcc run` and the fleet's agents alike).
 //!
-//! [`testing`] starts throwaway PostgreSQL and MariaDB servers for tests and benchmarks.
+//! The throwaway PostgreSQL and MariaDB servers of the tests live in the dev-only
+//! `oio-testkit` crate, so the binary never contains them.
 //!
 //! # Adding an engine
 //!
-//! A dialect is one module (see [`mysql`]) plus one arm in each `match` on [`url::Dialect`].
-//! It must provide:
-//! - a URL scheme in [`url`] and a connection with oio's [`Timeouts`] (connect, statement,
-//!   idle sessions), named so oio can find its own sessions (build in progress);
-//! - a [`db::Session`] variant: BEGIN/COMMIT/ROLLBACK, the [`txn::Stmt`] statements in its
-//!   SQL (prepared once per connection; a statement may be several parts when the engine
+//! A dialect is one module implementing three traits; the driver, the build, the monitor and
+//! the checks never name it. Only [`database::open`] (its URL), [`url`] (its scheme and the
+//! [`url::Dialect`] name results record) and [`url::Dialect::sql`] choose it. A SQL Server
+//! module, for example, implements:
+//! - [`database::DialectSql`]: DDL for the nine tables ([`schema`] has their columns and
+//!   keys) and the indexes after the load, the catalog queries listing tables and other
+//!   build sessions, the DDL dropping its server-side procedures, and the run options it
+//!   refuses;
+//! - [`db::Connection`], one session: BEGIN/COMMIT/ROLLBACK, the [`txn::Stmt`] statements in
+//!   its SQL (prepared once per connection; a statement may be several parts when the engine
 //!   lacks `UPDATE … RETURNING`; the [`Stmt::postgres_only`](txn::Stmt::postgres_only) ones
-//!   refused with an error), ad-hoc queries returning [`db::Val`]s, a
-//!   [`db::Canceller`], and errors classified into [`db::StmtError`] (retryable by
-//!   [`db::RetryKind`], intentional rollback, connection lost, fatal);
-//! - DDL in [`schema`] (tables, keys, secondary indexes, listing and dropping them) and the
-//!   build record's table lookup in [`build_state`];
-//! - a parallel bulk load in [`load`] (COPY, multi-row INSERT, …) and the database's size;
-//! - optionally server-side transactions (`--mode server`), a wait sampler in [`waits`], and
-//!   the data directory in [`db::data_location`] so the device is recorded beside the run.
+//!   refused with an error), ad-hoc queries returning [`db::Val`]s, a [`db::Canceller`],
+//!   errors classified into [`db::StmtError`] (retryable by [`db::RetryKind`], intentional
+//!   rollback, connection lost, fatal), its worker setup (isolation level), and the five
+//!   transactions: [`db::Connection::transact`] (start with [`txn::execute_per_row`], the
+//!   portable one-statement-per-row way) and optionally
+//!   [`db::Connection::transact_server`] (procedures), its version, and a server
+//!   transaction counter for TPM;
+//! - [`database::Database`], one database from its URL: connections with oio's [`Timeouts`]
+//!   (connect, statement, idle sessions) named so oio can find its own sessions, the
+//!   parallel bulk load (with [`load`]'s row generator; COPY, multi-row INSERT, …), index
+//!   build, ANALYZE, the server-side procedures' install, the database's size and data
+//!   directory (so the device is recorded beside the run), and optionally a
+//!   [`database::WaitSampler`] for the wait profile.
+//!
+//! It can be written and tested in its own module against a server of its kind (the tests in
+//! `tests/postgres.rs` show the pattern) without touching the driver.
 //!
 //! The five transactions, the checks (clause 3.3.2's portable SQL), the driver and the
 //! result are shared. Every round trip to a server costs the driver more CPU than anything
 //! else it does (on loopback the kernel charges the client for the server's side of the
 //! delivery too): PostgreSQL therefore runs each transaction as a few statements (arrays,
-//! data-modifying `WITH`; `txn`'s `pg` module), New-Order and Payment by id as one, and
+//! data-modifying `WITH`; [`postgres`]'s `txns` module), New-Order and Payment by id as one, and
 //! pipelines the rest ([`pgsession`]); MariaDB/MySQL has its own few-statement path
 //! (`mysql::lean`); SQLite runs one statement per row. A new engine starts with the per-row
 //! statements and may add its own few-statement path the same way (SQL Server: table-valued
@@ -66,6 +81,7 @@
 
 pub mod build_state;
 pub mod check;
+pub mod database;
 pub mod db;
 pub mod device;
 pub mod driver;
@@ -76,12 +92,13 @@ pub mod mysql_server;
 pub mod pgsession;
 mod pgval;
 pub mod plan;
+pub mod postgres;
 pub mod random;
 pub mod result;
 pub mod schema;
 pub mod server;
 pub mod sql;
-pub mod testing;
+pub mod sqlite;
 pub mod txn;
 pub mod url;
 pub mod waits;

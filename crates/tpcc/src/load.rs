@@ -12,7 +12,8 @@
 //! the same data whatever the number of workers.
 
 use crate::build_state;
-use crate::db::{Canceller, Session, SqliteShared, SqliteSync, Timeouts};
+use crate::database::{Database, LoadJob};
+use crate::db::{Canceller, Session, SqliteSync, Timeouts};
 use crate::error::{Result, TpccError};
 use crate::random::{last_name, NuRandC, Rng};
 use crate::schema;
@@ -26,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// Schema name of build reports.
@@ -128,7 +129,7 @@ pub(crate) enum F<'a> {
 }
 
 /// An owned field, for rows generated on one thread and written on another.
-enum OwnedF {
+pub(crate) enum OwnedF {
     I(i64),
     F(f64),
     S(String),
@@ -140,8 +141,10 @@ type Emit<'e> = dyn FnMut(&[F]) -> Result<()> + 'e;
 
 /// A unit of load work: ITEM, or one warehouse.
 #[derive(Clone, Copy, Debug)]
-enum Unit {
+pub enum Unit {
+    /// The ITEM table.
     Item,
+    /// One warehouse's rows (its id).
     Warehouse(i64),
 }
 
@@ -173,7 +176,7 @@ fn ol_cnt(seed: u64, w: i64, d: i64, o: i64) -> i64 {
 }
 
 /// Generates the rows of one table of one unit.
-fn generate(seed: u64, unit: Unit, table: &str, emit: &mut Emit) -> Result<()> {
+pub(crate) fn generate(seed: u64, unit: Unit, table: &str, emit: &mut Emit) -> Result<()> {
     let w = match unit {
         Unit::Item => {
             let mut r = Rng::new(unit_seed(seed, 0, 99));
@@ -234,46 +237,7 @@ fn generate(seed: u64, unit: Unit, table: &str, emit: &mut Emit) -> Result<()> {
             }
         }
         "customer" => {
-            let mut data = String::with_capacity(500);
-            for d in 1..=DISTRICTS_PER_WAREHOUSE {
-                for cid in 1..=CUSTOMERS_PER_DISTRICT {
-                    // The first 1,000 customers cover every last name once (clause 4.3.3.1).
-                    let last = if cid <= 1000 {
-                        last_name(cid - 1)
-                    } else {
-                        r.last_name(c.c_last)
-                    };
-                    let first = r.astring(8, 16);
-                    let [s1, s2, city, st, zip] = r.address();
-                    let phone = r.nstring(16);
-                    let credit = if r.percent(10) { "BC" } else { "GC" };
-                    data.clear();
-                    r.astring_into(&mut data, 300, 500);
-                    emit(&[
-                        F::I(cid),
-                        F::I(d),
-                        F::I(w),
-                        F::S(&first),
-                        F::S("OE"),
-                        F::S(&last),
-                        F::S(&s1),
-                        F::S(&s2),
-                        F::S(&city),
-                        F::S(&st),
-                        F::S(&zip),
-                        F::S(&phone),
-                        F::Now,
-                        F::S(credit),
-                        F::M(50_000.0),
-                        F::R(r.fixed(0.0, 0.5, 4)),
-                        F::M(-10.0),
-                        F::M(10.0),
-                        F::I(1),
-                        F::I(0),
-                        F::S(&data),
-                    ])?;
-                }
-            }
+            customer_rows(w, &mut r, &c, emit)?;
         }
         "history" => {
             for d in 1..=DISTRICTS_PER_WAREHOUSE {
@@ -293,26 +257,7 @@ fn generate(seed: u64, unit: Unit, table: &str, emit: &mut Emit) -> Result<()> {
             }
         }
         "orders" => {
-            for d in 1..=DISTRICTS_PER_WAREHOUSE {
-                let perm = r.permutation(CUSTOMERS_PER_DISTRICT);
-                for o in 1..=ORDERS_PER_DISTRICT {
-                    let carrier = if o < FIRST_UNDELIVERED_O_ID {
-                        F::I(r.int(1, 10))
-                    } else {
-                        F::Null
-                    };
-                    emit(&[
-                        F::I(o),
-                        F::I(d),
-                        F::I(w),
-                        F::I(perm[o as usize - 1]),
-                        F::Now,
-                        carrier,
-                        F::I(ol_cnt(seed, w, d, o)),
-                        F::I(1),
-                    ])?;
-                }
-            }
+            orders_rows(seed, w, &mut r, emit)?;
         }
         "new_order" => {
             for d in 1..=DISTRICTS_PER_WAREHOUSE {
@@ -322,68 +267,150 @@ fn generate(seed: u64, unit: Unit, table: &str, emit: &mut Emit) -> Result<()> {
             }
         }
         "order_line" => {
-            let mut info = String::with_capacity(24);
-            for d in 1..=DISTRICTS_PER_WAREHOUSE {
-                for o in 1..=ORDERS_PER_DISTRICT {
-                    let delivered = o < FIRST_UNDELIVERED_O_ID;
-                    for n in 1..=ol_cnt(seed, w, d, o) {
-                        info.clear();
-                        r.astring_into(&mut info, 24, 24);
-                        emit(&[
-                            F::I(o),
-                            F::I(d),
-                            F::I(w),
-                            F::I(n),
-                            F::I(r.int(1, ITEMS)),
-                            F::I(w),
-                            if delivered { F::Now } else { F::Null },
-                            F::I(5),
-                            F::M(if delivered {
-                                0.0
-                            } else {
-                                r.fixed(0.01, 9999.99, 2)
-                            }),
-                            F::S(&info),
-                        ])?;
-                    }
-                }
-            }
+            order_line_rows(seed, w, &mut r, emit)?;
         }
         "stock" => {
-            let mut dists: Vec<String> = vec![String::with_capacity(24); 10];
-            for i in 1..=ITEMS {
-                for s in dists.iter_mut() {
-                    s.clear();
-                    r.astring_into(s, 24, 24);
-                }
-                let data = r.data_with_original();
-                emit(&[
-                    F::I(i),
-                    F::I(w),
-                    F::I(r.int(10, 100)),
-                    F::S(&dists[0]),
-                    F::S(&dists[1]),
-                    F::S(&dists[2]),
-                    F::S(&dists[3]),
-                    F::S(&dists[4]),
-                    F::S(&dists[5]),
-                    F::S(&dists[6]),
-                    F::S(&dists[7]),
-                    F::S(&dists[8]),
-                    F::S(&dists[9]),
-                    F::I(0),
-                    F::I(0),
-                    F::I(0),
-                    F::S(&data),
-                ])?;
-            }
+            stock_rows(w, &mut r, emit)?;
         }
         other => unreachable!("no generator for table {other}"),
     }
     Ok(())
 }
 
-fn tables_of(unit: Unit) -> &'static [&'static str] {
+/// The CUSTOMER rows of warehouse `w`.
+fn customer_rows(w: i64, r: &mut Rng, c: &NuRandC, emit: &mut Emit) -> Result<()> {
+    let mut data = String::with_capacity(500);
+    for d in 1..=DISTRICTS_PER_WAREHOUSE {
+        for cid in 1..=CUSTOMERS_PER_DISTRICT {
+            // The first 1,000 customers cover every last name once (clause 4.3.3.1).
+            let last = if cid <= 1000 {
+                last_name(cid - 1)
+            } else {
+                r.last_name(c.c_last)
+            };
+            let first = r.astring(8, 16);
+            let [s1, s2, city, st, zip] = r.address();
+            let phone = r.nstring(16);
+            let credit = if r.percent(10) { "BC" } else { "GC" };
+            data.clear();
+            r.astring_into(&mut data, 300, 500);
+            emit(&[
+                F::I(cid),
+                F::I(d),
+                F::I(w),
+                F::S(&first),
+                F::S("OE"),
+                F::S(&last),
+                F::S(&s1),
+                F::S(&s2),
+                F::S(&city),
+                F::S(&st),
+                F::S(&zip),
+                F::S(&phone),
+                F::Now,
+                F::S(credit),
+                F::M(50_000.0),
+                F::R(r.fixed(0.0, 0.5, 4)),
+                F::M(-10.0),
+                F::M(10.0),
+                F::I(1),
+                F::I(0),
+                F::S(&data),
+            ])?;
+        }
+    }
+    Ok(())
+}
+
+/// The ORDERS rows of warehouse `w`.
+fn orders_rows(seed: u64, w: i64, r: &mut Rng, emit: &mut Emit) -> Result<()> {
+    for d in 1..=DISTRICTS_PER_WAREHOUSE {
+        let perm = r.permutation(CUSTOMERS_PER_DISTRICT);
+        for o in 1..=ORDERS_PER_DISTRICT {
+            let carrier = if o < FIRST_UNDELIVERED_O_ID {
+                F::I(r.int(1, 10))
+            } else {
+                F::Null
+            };
+            emit(&[
+                F::I(o),
+                F::I(d),
+                F::I(w),
+                F::I(perm[o as usize - 1]),
+                F::Now,
+                carrier,
+                F::I(ol_cnt(seed, w, d, o)),
+                F::I(1),
+            ])?;
+        }
+    }
+    Ok(())
+}
+
+/// The ORDER_LINE rows of warehouse `w`.
+fn order_line_rows(seed: u64, w: i64, r: &mut Rng, emit: &mut Emit) -> Result<()> {
+    let mut info = String::with_capacity(24);
+    for d in 1..=DISTRICTS_PER_WAREHOUSE {
+        for o in 1..=ORDERS_PER_DISTRICT {
+            let delivered = o < FIRST_UNDELIVERED_O_ID;
+            for n in 1..=ol_cnt(seed, w, d, o) {
+                info.clear();
+                r.astring_into(&mut info, 24, 24);
+                emit(&[
+                    F::I(o),
+                    F::I(d),
+                    F::I(w),
+                    F::I(n),
+                    F::I(r.int(1, ITEMS)),
+                    F::I(w),
+                    if delivered { F::Now } else { F::Null },
+                    F::I(5),
+                    F::M(if delivered {
+                        0.0
+                    } else {
+                        r.fixed(0.01, 9999.99, 2)
+                    }),
+                    F::S(&info),
+                ])?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The STOCK rows of warehouse `w`.
+fn stock_rows(w: i64, r: &mut Rng, emit: &mut Emit) -> Result<()> {
+    let mut dists: Vec<String> = vec![String::with_capacity(24); 10];
+    for i in 1..=ITEMS {
+        for s in dists.iter_mut() {
+            s.clear();
+            r.astring_into(s, 24, 24);
+        }
+        let data = r.data_with_original();
+        emit(&[
+            F::I(i),
+            F::I(w),
+            F::I(r.int(10, 100)),
+            F::S(&dists[0]),
+            F::S(&dists[1]),
+            F::S(&dists[2]),
+            F::S(&dists[3]),
+            F::S(&dists[4]),
+            F::S(&dists[5]),
+            F::S(&dists[6]),
+            F::S(&dists[7]),
+            F::S(&dists[8]),
+            F::S(&dists[9]),
+            F::I(0),
+            F::I(0),
+            F::I(0),
+            F::S(&data),
+        ])?;
+    }
+    Ok(())
+}
+
+pub(crate) fn tables_of(unit: Unit) -> &'static [&'static str] {
     match unit {
         Unit::Item => &["item"],
         Unit::Warehouse(_) => &WAREHOUSE_TABLES,
@@ -391,7 +418,7 @@ fn tables_of(unit: Unit) -> &'static [&'static str] {
 }
 
 /// Appends a row in COPY text format.
-fn copy_line(buf: &mut Vec<u8>, row: &[F], now: &str) {
+pub(crate) fn copy_line(buf: &mut Vec<u8>, row: &[F], now: &str) {
     for (i, f) in row.iter().enumerate() {
         if i > 0 {
             buf.push(b'\t');
@@ -417,7 +444,7 @@ fn copy_line(buf: &mut Vec<u8>, row: &[F], now: &str) {
 
 /// Runs `work` on `workers` loader threads at once; a failed or panicked one marks the load
 /// failed (so the others stop taking units) and its error is returned.
-fn in_parallel(
+pub(crate) fn in_parallel(
     workers: u32,
     counters: &Counters,
     work: impl Fn() -> Result<()> + Sync,
@@ -442,12 +469,13 @@ fn in_parallel(
     Ok(())
 }
 
-struct Counters {
-    rows: AtomicU64,
-    bytes: AtomicU64,
-    warehouses: AtomicU64,
-    per_table: Mutex<BTreeMap<String, u64>>,
-    failed: AtomicBool,
+/// What the loaders did so far.
+pub struct Counters {
+    pub(crate) rows: AtomicU64,
+    pub(crate) bytes: AtomicU64,
+    pub(crate) warehouses: AtomicU64,
+    pub(crate) per_table: Mutex<BTreeMap<String, u64>>,
+    pub(crate) failed: AtomicBool,
 }
 
 /// Builds the schema and loads it. `progress` is called often (at least every 10,000 rows
@@ -465,48 +493,13 @@ pub fn build(
     }
     let started = Instant::now();
     let timestamp = oio_core::host::now_rfc3339();
-    let dialect = url.dialect();
-    let shared = Arc::new(SqliteShared::default());
-    let mut admin = Session::open(
-        url,
+    let db = crate::database::open(url);
+    let mut admin = db.connect(
         build_state::BUILD_APPLICATION,
         SqliteSync::Off,
-        &shared,
         &opts.timeouts,
     )?;
-
-    let (_, existing) = admin.query_sql(&schema::existing_tables_sql(dialect))?;
-    let record = build_state::read(&mut admin)?;
-    if let Some(rec) = &record {
-        if rec.state == "building" && build_state::builder_alive(&mut admin, rec) {
-            return Err(TpccError::BuildIncomplete(format!(
-                "tpcc build of {url} is already in progress ({} phase, started {} by process {} on {}): wait for it, or stop it first",
-                rec.phase, rec.started_at, rec.pid, rec.host
-            )));
-        }
-    }
-    if !existing.is_empty() || record.is_some() {
-        let mut names: Vec<String> = existing.iter().map(|r| r[0].text().to_string()).collect();
-        if let Some(rec) = record.as_ref().filter(|r| !r.is_complete()) {
-            names.push(format!("from a build that did not finish: {}", rec.state));
-        }
-        if !opts.force {
-            return Err(TpccError::SchemaExists {
-                found: names.join(", "),
-            });
-        }
-        admin.batch(&schema::drop_all(dialect))?;
-        if dialect == Dialect::Sqlite {
-            admin.batch("VACUUM")?;
-        }
-    }
-    // The tables and the build record appear together, so tables without a record of how
-    // far their build got cannot exist.
-    admin.batch(&format!(
-        "BEGIN;\n{}{}COMMIT;",
-        schema::create_tables(dialect),
-        build_state::create_sql(opts.warehouses, opts.seed, &timestamp)
-    ))?;
+    prepare_schema(&*db, &mut admin, opts, &timestamp)?;
 
     let cancellers = Mutex::new(vec![admin.canceller()]);
     let done = AtomicBool::new(false);
@@ -524,7 +517,7 @@ pub fn build(
             }
         });
         let r = build_body(
-            url,
+            &*db,
             opts,
             progress,
             cancel,
@@ -558,7 +551,50 @@ pub fn build(
     }
 }
 
-fn cancelled(cancel: &Cancel) -> Result<()> {
+/// Refuses a database that holds tables (or a build in progress) unless forced, drops what
+/// is there when forced, and creates the tables with the build record.
+fn prepare_schema(
+    db: &dyn Database,
+    admin: &mut Session,
+    opts: &BuildOptions,
+    timestamp: &str,
+) -> Result<()> {
+    let url = db.url();
+    let dialect = db.dialect();
+    let (_, existing) = admin.query_sql(&schema::existing_tables_sql(dialect))?;
+    let record = build_state::read(admin)?;
+    if let Some(rec) = &record {
+        if rec.state == "building" && build_state::builder_alive(admin, rec) {
+            return Err(TpccError::BuildIncomplete(format!(
+                "tpcc build of {url} is already in progress ({} phase, started {} by process {} on {}): wait for it, or stop it first",
+                rec.phase, rec.started_at, rec.pid, rec.host
+            )));
+        }
+    }
+    if !existing.is_empty() || record.is_some() {
+        let mut names: Vec<String> = existing.iter().map(|r| r[0].text().to_string()).collect();
+        if let Some(rec) = record.as_ref().filter(|r| !r.is_complete()) {
+            names.push(format!("from a build that did not finish: {}", rec.state));
+        }
+        if !opts.force {
+            return Err(TpccError::SchemaExists {
+                found: names.join(", "),
+            });
+        }
+        admin.batch(&schema::drop_all(dialect))?;
+        db.after_drop(admin)?;
+    }
+    // The tables and the build record appear together, so tables without a record of how
+    // far their build got cannot exist.
+    admin.batch(&format!(
+        "BEGIN;\n{}{}COMMIT;",
+        schema::create_tables(dialect),
+        build_state::create_sql(opts.warehouses, opts.seed, timestamp)
+    ))?;
+    Ok(())
+}
+
+pub(crate) fn cancelled(cancel: &Cancel) -> Result<()> {
     if cancel.is_cancelled() {
         Err(TpccError::Cancelled("build stopped".into()))
     } else {
@@ -566,9 +602,17 @@ fn cancelled(cancel: &Cancel) -> Result<()> {
     }
 }
 
+/// Seconds each phase of a build took.
+struct PhaseTimes {
+    load_s: f64,
+    index_s: f64,
+    analyze_s: f64,
+    functions_s: f64,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn build_body(
-    url: &DbUrl,
+    db: &dyn Database,
     opts: &BuildOptions,
     progress: &(dyn Fn(&BuildProgress) + Sync),
     cancel: &Cancel,
@@ -578,8 +622,7 @@ fn build_body(
     started: Instant,
 ) -> Result<BuildReport> {
     let workers = opts.workers.max(1);
-    let dialect = url.dialect();
-    // "2026-01-02T03:04:05Z" → "2026-01-02 03:04:05": a form both engines read as a timestamp.
+    // "2026-01-02T03:04:05Z" → "2026-01-02 03:04:05": a form every engine reads as a timestamp.
     let now = timestamp
         .replace('T', " ")
         .trim_end_matches('Z')
@@ -611,127 +654,22 @@ fn build_body(
         let i = next.fetch_add(1, Ordering::Relaxed) as usize;
         units.get(i).copied()
     };
-
-    match url {
-        DbUrl::Postgres(u) => {
-            in_parallel(workers, &counters, || {
-                load_pg_worker(u, opts, &now, &take, &counters, &report, cancel, cancellers)
-            })?;
-        }
-        DbUrl::Mysql(u) => {
-            in_parallel(workers, &counters, || {
-                load_mysql_worker(u, opts, &now, &take, &counters, &report, cancel, cancellers)
-            })?;
-        }
-        DbUrl::Sqlite(_) => {
-            let Session::Sqlite(sq) = &mut *admin else {
-                unreachable!("sqlite URL opens an sqlite session")
-            };
-            load_sqlite(
-                sq.conn(),
-                opts.seed,
-                &now,
-                workers,
-                &take,
-                &counters,
-                &report,
-                cancel,
-            )?;
-        }
-    }
-    cancelled(cancel)?;
-    let load_s = started.elapsed().as_secs_f64();
-    report("indexing");
-    admin.batch(&build_state::phase_sql("indexing"))?;
-
-    let t = Instant::now();
-    let ddl = schema::create_indexes(dialect);
-    match url {
-        DbUrl::Postgres(u) => {
-            // One connection per statement, `workers` at a time: PostgreSQL builds each index
-            // on one core, so several indexes at once use the machine.
-            let queue = Mutex::new(ddl.into_iter());
-            let results: Vec<Result<()>> = std::thread::scope(|s| {
-                let handles: Vec<_> = (0..workers)
-                    .map(|_| {
-                        s.spawn(|| -> Result<()> {
-                            let mut c = crate::db::connect_pg(
-                                u,
-                                build_state::BUILD_APPLICATION,
-                                &opts.timeouts,
-                            )?;
-                            cancellers
-                                .lock()
-                                .unwrap_or_else(|e| e.into_inner())
-                                .push(Canceller::PostgresSync(c.cancel_token()));
-                            c.batch_execute("SET maintenance_work_mem = '256MB'")
-                                .map_err(|e| TpccError::pg("setting maintenance_work_mem", e))?;
-                            loop {
-                                cancelled(cancel)?;
-                                let Some(sql) =
-                                    queue.lock().unwrap_or_else(|e| e.into_inner()).next()
-                                else {
-                                    return Ok(());
-                                };
-                                c.batch_execute(&sql)
-                                    .map_err(|e| TpccError::pg(sql.clone(), e))?;
-                            }
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| {
-                        h.join()
-                            .unwrap_or(Err(TpccError::Panicked("index builder")))
-                    })
-                    .collect()
-            });
-            results.into_iter().collect::<Result<Vec<()>>>()?;
-        }
-        DbUrl::Sqlite(_) | DbUrl::Mysql(_) => {
-            for sql in ddl {
-                cancelled(cancel)?;
-                admin.batch(&sql)?;
-            }
-        }
-    }
-    cancelled(cancel)?;
-    let index_s = t.elapsed().as_secs_f64();
-
-    // The last step and the completion mark commit together.
-    report("analyzing");
-    admin.batch(&build_state::phase_sql("analyzing"))?;
-    let t = Instant::now();
-    if dialect == Dialect::Mysql {
-        // ANALYZE TABLE and CREATE PROCEDURE commit implicitly on MySQL, so they run before
-        // the transaction that marks the build complete.
-        admin.batch(&format!("ANALYZE TABLE {}", schema::TABLES.join(", ")))?;
-    } else {
-        admin.batch("BEGIN")?;
-        admin.batch("ANALYZE")?;
-    }
-    let analyze_s = t.elapsed().as_secs_f64();
-    let t = Instant::now();
-    match dialect {
-        Dialect::Postgres => {
-            report("functions");
-            admin.batch(&crate::server::create_functions())?;
-        }
-        Dialect::Mysql => {
-            report("functions");
-            crate::mysql_server::create_procedures(admin)?;
-            admin.batch("BEGIN")?;
-        }
-        Dialect::Sqlite => {}
-    }
-    let functions_s = t.elapsed().as_secs_f64();
-    cancelled(cancel)?;
-    admin.batch(&build_state::complete_sql())?;
-    admin.batch("COMMIT")?;
-
+    let opts = BuildOptions {
+        workers,
+        ..opts.clone()
+    };
+    let job = LoadJob {
+        opts: &opts,
+        now: &now,
+        take: &take,
+        counters: &counters,
+        report: &report,
+        cancel,
+        cancellers,
+    };
+    let times = load_and_finish(db, admin, &job, started)?;
     let engine_version = engine_version(admin);
-    let size_on_disk_bytes = size_on_disk(url, admin)?;
+    let size_on_disk_bytes = db.size_on_disk(admin)?;
     let rows_done = counters.rows.load(Ordering::Relaxed);
     let data_bytes = counters.bytes.load(Ordering::Relaxed);
     let rows = counters
@@ -743,29 +681,72 @@ fn build_body(
     envelope.host = Some(oio_core::host::HostInfo::detect());
     Ok(BuildReport {
         envelope,
-        db: url.redacted(),
-        dialect,
+        db: db.url().redacted(),
+        dialect: db.dialect(),
         engine_version,
-        options: BuildOptions {
-            workers,
-            ..opts.clone()
-        },
+        options: opts.clone(),
         rows,
         rows_total: rows_done,
         data_bytes,
-        load_s,
-        index_s,
-        analyze_s,
-        functions_s,
+        load_s: times.load_s,
+        index_s: times.index_s,
+        analyze_s: times.analyze_s,
+        functions_s: times.functions_s,
         total_s: started.elapsed().as_secs_f64(),
-        load_rows_per_s: rows_done as f64 / load_s.max(1e-9),
-        load_bytes_per_s: data_bytes as f64 / load_s.max(1e-9),
+        load_rows_per_s: rows_done as f64 / times.load_s.max(1e-9),
+        load_bytes_per_s: data_bytes as f64 / times.load_s.max(1e-9),
         size_on_disk_bytes,
         bytes_per_warehouse: size_on_disk_bytes / opts.warehouses as u64,
     })
 }
 
-fn add_table_rows(counters: &Counters, table: &str, n: u64) {
+/// The phases after the tables exist: load, indexes, ANALYZE, server-side functions, and
+/// the completion mark, which commits with the last of them.
+fn load_and_finish(
+    db: &dyn Database,
+    admin: &mut Session,
+    job: &LoadJob,
+    started: Instant,
+) -> Result<PhaseTimes> {
+    let report = job.report;
+    db.load(admin, job)?;
+    cancelled(job.cancel)?;
+    let load_s = started.elapsed().as_secs_f64();
+    report("indexing");
+    admin.batch(&build_state::phase_sql("indexing"))?;
+
+    let t = Instant::now();
+    db.build_indexes(admin, schema::create_indexes(db.dialect()), job)?;
+    cancelled(job.cancel)?;
+    let index_s = t.elapsed().as_secs_f64();
+
+    // The last step and the completion mark commit together.
+    report("analyzing");
+    admin.batch(&build_state::phase_sql("analyzing"))?;
+    let t = Instant::now();
+    db.analyze(admin)?;
+    let analyze_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    if db.has_server_side() {
+        report("functions");
+        db.install_server_side(admin)?;
+    }
+    if db.ddl_commits() {
+        admin.batch("BEGIN")?;
+    }
+    let functions_s = t.elapsed().as_secs_f64();
+    cancelled(job.cancel)?;
+    admin.batch(&build_state::complete_sql())?;
+    admin.batch("COMMIT")?;
+    Ok(PhaseTimes {
+        load_s,
+        index_s,
+        analyze_s,
+        functions_s,
+    })
+}
+
+pub(crate) fn add_table_rows(counters: &Counters, table: &str, n: u64) {
     *counters
         .per_table
         .lock()
@@ -774,386 +755,13 @@ fn add_table_rows(counters: &Counters, table: &str, n: u64) {
         .or_default() += n;
 }
 
-#[allow(clippy::too_many_arguments)]
-fn load_pg_worker(
-    url: &str,
-    opts: &BuildOptions,
-    now: &str,
-    take: &(dyn Fn() -> Option<Unit> + Sync),
-    counters: &Counters,
-    report: &(dyn Fn(&'static str) + Sync),
-    cancel: &Cancel,
-    cancellers: &Mutex<Vec<Canceller>>,
-) -> Result<()> {
-    let seed = opts.seed;
-    let mut client = crate::db::connect_pg(url, build_state::BUILD_APPLICATION, &opts.timeouts)?;
-    cancellers
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(Canceller::PostgresSync(client.cancel_token()));
-    // A lost build is rebuilt, so the load need not wait for WAL flushes.
-    client
-        .batch_execute("SET synchronous_commit = off")
-        .map_err(|e| TpccError::pg("setting synchronous_commit", e))?;
-    let mut buf: Vec<u8> = Vec::with_capacity(1 << 20);
-    while let Some(unit) = take() {
-        if counters.failed.load(Ordering::Relaxed) {
-            return Ok(());
-        }
-        for table in tables_of(unit) {
-            let mut w = client
-                .copy_in(&format!("COPY {table} FROM STDIN"))
-                .map_err(|e| TpccError::pg(format!("starting COPY into {table}"), e))?;
-            let mut n = 0u64;
-            buf.clear();
-            generate(seed, unit, table, &mut |row| {
-                copy_line(&mut buf, row, now);
-                n += 1;
-                if buf.len() >= 1 << 20 {
-                    w.write_all(&buf).map_err(|e| TpccError::Io {
-                        context: format!("COPY into {table}"),
-                        error: e,
-                    })?;
-                    counters
-                        .bytes
-                        .fetch_add(buf.len() as u64, Ordering::Relaxed);
-                    buf.clear();
-                }
-                if n.is_multiple_of(10_000) {
-                    counters.rows.fetch_add(10_000, Ordering::Relaxed);
-                    report("loading");
-                    // Dropping the unfinished COPY aborts it.
-                    cancelled(cancel)?;
-                }
-                Ok(())
-            })?;
-            w.write_all(&buf).map_err(|e| TpccError::Io {
-                context: format!("COPY into {table}"),
-                error: e,
-            })?;
-            counters
-                .bytes
-                .fetch_add(buf.len() as u64, Ordering::Relaxed);
-            w.finish()
-                .map_err(|e| TpccError::pg(format!("finishing COPY into {table}"), e))?;
-            counters.rows.fetch_add(n % 10_000, Ordering::Relaxed);
-            add_table_rows(counters, table, n);
-        }
-        if matches!(unit, Unit::Warehouse(_)) {
-            counters.warehouses.fetch_add(1, Ordering::Relaxed);
-        }
-        report("loading");
-    }
-    Ok(())
-}
-
-/// Appends a row as a parenthesised VALUES tuple.
-fn values_tuple(buf: &mut String, row: &[F], now: &str) {
-    use std::fmt::Write as _;
-    buf.push('(');
-    for (i, f) in row.iter().enumerate() {
-        if i > 0 {
-            buf.push(',');
-        }
-        let _ = match f {
-            F::I(v) => write!(buf, "{v}"),
-            F::M(v) => write!(buf, "{v:.2}"),
-            F::R(v) => write!(buf, "{v:.4}"),
-            // Generated text is alphanumeric; quotes and backslashes are escaped anyway.
-            F::S(s) => {
-                buf.push('\'');
-                for c in s.chars() {
-                    match c {
-                        '\'' => buf.push_str("''"),
-                        '\\' => buf.push_str("\\\\"),
-                        c => buf.push(c),
-                    }
-                }
-                buf.push('\'');
-                Ok(())
-            }
-            F::Null => write!(buf, "NULL"),
-            F::Now => write!(buf, "'{now}'"),
-        };
-    }
-    buf.push(')');
-}
-
-/// Multi-row INSERT statements are cut at this size (MariaDB's default
-/// `max_allowed_packet` is 16 MiB; 1 MiB keeps each round trip short).
-const MYSQL_STATEMENT_BYTES: usize = 1 << 20;
-
-#[allow(clippy::too_many_arguments)]
-fn load_mysql_worker(
-    url: &str,
-    opts: &BuildOptions,
-    now: &str,
-    take: &(dyn Fn() -> Option<Unit> + Sync),
-    counters: &Counters,
-    report: &(dyn Fn(&'static str) + Sync),
-    cancel: &Cancel,
-    cancellers: &Mutex<Vec<Canceller>>,
-) -> Result<()> {
-    let seed = opts.seed;
-    let mut s = Session::Mysql(crate::mysql::connect(
-        url,
-        build_state::BUILD_APPLICATION,
-        &opts.timeouts,
-    )?);
-    cancellers
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(s.canceller());
-    // One transaction per table of a unit; the generated keys are unique, so InnoDB need not
-    // check them against the index (a failed build is rebuilt).
-    s.batch("SET SESSION unique_checks = 0, foreign_key_checks = 0, autocommit = 0")?;
-    let mut buf = String::with_capacity(MYSQL_STATEMENT_BYTES + 4096);
-    while let Some(unit) = take() {
-        if counters.failed.load(Ordering::Relaxed) {
-            return Ok(());
-        }
-        for table in tables_of(unit) {
-            let head = format!("INSERT INTO {table} VALUES ");
-            let mut n = 0u64;
-            let flush = |buf: &mut String, s: &mut Session| -> Result<()> {
-                if buf.len() > head.len() {
-                    s.batch(buf)?;
-                    counters
-                        .bytes
-                        .fetch_add(buf.len() as u64, Ordering::Relaxed);
-                }
-                buf.clear();
-                buf.push_str(&head);
-                Ok(())
-            };
-            buf.clear();
-            flush(&mut buf, &mut s)?;
-            generate(seed, unit, table, &mut |row| {
-                if buf.len() > head.len() {
-                    buf.push(',');
-                }
-                values_tuple(&mut buf, row, now);
-                n += 1;
-                if buf.len() >= MYSQL_STATEMENT_BYTES {
-                    flush(&mut buf, &mut s)?;
-                }
-                if n.is_multiple_of(10_000) {
-                    counters.rows.fetch_add(10_000, Ordering::Relaxed);
-                    report("loading");
-                    cancelled(cancel)?;
-                }
-                Ok(())
-            })?;
-            flush(&mut buf, &mut s)?;
-            s.commit()?;
-            counters.rows.fetch_add(n % 10_000, Ordering::Relaxed);
-            add_table_rows(counters, table, n);
-        }
-        if matches!(unit, Unit::Warehouse(_)) {
-            counters.warehouses.fetch_add(1, Ordering::Relaxed);
-        }
-        report("loading");
-    }
-    Ok(())
-}
-
-/// A batch of generated rows for the SQLite writer.
-struct Chunk {
-    table: &'static str,
-    ncols: usize,
-    fields: Vec<OwnedF>,
-    bytes: u64,
-    /// The last chunk of a warehouse.
-    warehouse_done: bool,
-}
-
-const CHUNK_ROWS: usize = 5_000;
-
-#[allow(clippy::too_many_arguments)]
-fn load_sqlite(
-    conn: &rusqlite::Connection,
-    seed: u64,
-    now: &str,
-    workers: u32,
-    take: &(dyn Fn() -> Option<Unit> + Sync),
-    counters: &Counters,
-    report: &(dyn Fn(&'static str) + Sync),
-    cancel: &Cancel,
-) -> Result<()> {
-    let sq = |ctx: &str| {
-        let ctx = ctx.to_string();
-        move |e| TpccError::sqlite(ctx, e)
-    };
-    conn.execute_batch("PRAGMA synchronous=OFF; PRAGMA cache_size=-262144;")
-        .map_err(sq("setting load pragmas"))?;
-    // Bounded, so generators cannot run far ahead of the writer and fill memory.
-    let (tx, rx) = mpsc::sync_channel::<Chunk>(4 * workers as usize);
-    let stop = AtomicBool::new(false);
-    std::thread::scope(|s| -> Result<()> {
-        for _ in 0..workers {
-            let tx = tx.clone();
-            let stop = &stop;
-            s.spawn(move || {
-                while let Some(unit) = take() {
-                    for table in tables_of(unit) {
-                        let mut chunk = Chunk {
-                            table,
-                            ncols: 0,
-                            fields: Vec::new(),
-                            bytes: 0,
-                            warehouse_done: false,
-                        };
-                        let r = generate(seed, unit, table, &mut |row| {
-                            if stop.load(Ordering::Relaxed) || cancel.is_cancelled() {
-                                return Err(TpccError::Invalid("load stopped".into()));
-                            }
-                            chunk.ncols = row.len();
-                            for f in row {
-                                chunk.bytes += 1;
-                                chunk.fields.push(match *f {
-                                    F::I(v) => {
-                                        chunk.bytes += 6;
-                                        OwnedF::I(v)
-                                    }
-                                    F::M(v) | F::R(v) => {
-                                        chunk.bytes += 7;
-                                        OwnedF::F(v)
-                                    }
-                                    F::S(t) => {
-                                        chunk.bytes += t.len() as u64;
-                                        OwnedF::S(t.to_string())
-                                    }
-                                    F::Null => OwnedF::Null,
-                                    F::Now => {
-                                        chunk.bytes += 19;
-                                        OwnedF::Now
-                                    }
-                                });
-                            }
-                            if chunk.fields.len() >= CHUNK_ROWS * chunk.ncols {
-                                let full = std::mem::replace(
-                                    &mut chunk,
-                                    Chunk {
-                                        table,
-                                        ncols: row.len(),
-                                        fields: Vec::new(),
-                                        bytes: 0,
-                                        warehouse_done: false,
-                                    },
-                                );
-                                tx.send(full)
-                                    .map_err(|_| TpccError::Invalid("load stopped".into()))?;
-                            }
-                            Ok(())
-                        });
-                        if r.is_err() {
-                            return;
-                        }
-                        chunk.warehouse_done =
-                            matches!(unit, Unit::Warehouse(_)) && *table == "stock";
-                        if tx.send(chunk).is_err() {
-                            return;
-                        }
-                    }
-                }
-            });
-        }
-        drop(tx);
-        let result = write_sqlite(conn, now, rx, counters, report, cancel);
-        if result.is_err() {
-            stop.store(true, Ordering::Relaxed);
-        }
-        result
-    })?;
-    conn.execute_batch("PRAGMA synchronous=FULL;")
-        .map_err(sq("restoring synchronous"))?;
-    Ok(())
-}
-
-fn write_sqlite(
-    conn: &rusqlite::Connection,
-    now: &str,
-    rx: mpsc::Receiver<Chunk>,
-    counters: &Counters,
-    report: &(dyn Fn(&'static str) + Sync),
-    cancel: &Cancel,
-) -> Result<()> {
-    let sq = |e| TpccError::sqlite("loading rows", e);
-    let mut in_txn = 0u64;
-    conn.execute_batch("BEGIN").map_err(sq)?;
-    for chunk in rx {
-        cancelled(cancel)?;
-        if chunk.ncols == 0 {
-            continue;
-        }
-        let placeholders: Vec<String> = (1..=chunk.ncols).map(|i| format!("?{i}")).collect();
-        let sql = format!(
-            "INSERT INTO {} VALUES ({})",
-            chunk.table,
-            placeholders.join(",")
-        );
-        let mut st = conn.prepare_cached(&sql).map_err(sq)?;
-        let rows = chunk.fields.len() / chunk.ncols;
-        for row in chunk.fields.chunks(chunk.ncols) {
-            for (i, f) in row.iter().enumerate() {
-                match f {
-                    OwnedF::I(v) => st.raw_bind_parameter(i + 1, v),
-                    OwnedF::F(v) => st.raw_bind_parameter(i + 1, v),
-                    OwnedF::S(s) => st.raw_bind_parameter(i + 1, s.as_str()),
-                    OwnedF::Now => st.raw_bind_parameter(i + 1, now),
-                    OwnedF::Null => st.raw_bind_parameter(i + 1, rusqlite::types::Null),
-                }
-                .map_err(sq)?;
-            }
-            st.raw_execute().map_err(sq)?;
-        }
-        counters.rows.fetch_add(rows as u64, Ordering::Relaxed);
-        counters.bytes.fetch_add(chunk.bytes, Ordering::Relaxed);
-        add_table_rows(counters, chunk.table, rows as u64);
-        in_txn += rows as u64;
-        if chunk.warehouse_done {
-            counters.warehouses.fetch_add(1, Ordering::Relaxed);
-        }
-        // Large transactions: one commit per ~half a warehouse.
-        if in_txn >= 250_000 {
-            conn.execute_batch("COMMIT; BEGIN").map_err(sq)?;
-            in_txn = 0;
-        }
-        report("loading");
-    }
-    conn.execute_batch("COMMIT").map_err(sq)?;
-    Ok(())
-}
-
 fn engine_version(s: &mut Session) -> String {
-    match s.dialect() {
-        Dialect::Sqlite => format!("SQLite {}", rusqlite::version()),
-        Dialect::Postgres | Dialect::Mysql => s
-            .query_sql("SELECT version()")
-            .ok()
-            .and_then(|(_, r)| r.first().map(|r| r[0].text().to_string()))
-            .unwrap_or_default(),
-    }
+    s.engine_version().unwrap_or_default()
 }
 
 /// Size of the database on disk, bytes.
 pub fn size_on_disk(url: &DbUrl, s: &mut Session) -> Result<u64> {
-    Ok(match url {
-        DbUrl::Sqlite(p) => {
-            let _ = s.batch("PRAGMA wal_checkpoint(TRUNCATE)");
-            let len = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-            let mut wal = p.as_os_str().to_owned();
-            wal.push("-wal");
-            len(p) + len(std::path::Path::new(&wal))
-        }
-        DbUrl::Postgres(_) => s
-            .query_int("SELECT pg_database_size(current_database())")
-            .map_err(TpccError::from)? as u64,
-        // InnoDB's own estimate of its pages in use (not the file sizes, which only grow).
-        DbUrl::Mysql(_) => s
-            .query_int("SELECT CAST(coalesce(sum(data_length + index_length), 0) AS SIGNED) FROM information_schema.tables WHERE table_schema = database()")
-            .map_err(TpccError::from)? as u64,
-    })
+    crate::database::open(url).size_on_disk(s)
 }
 
 #[cfg(test)]

@@ -9,13 +9,23 @@
 //! is a prepared statement cached per connection; `$n` parameters become `?` with the values
 //! bound in order of appearance.
 
+use crate::database::{Database, DialectSql, LoadJob, SamplerJob, WaitSampler};
+use crate::db::{Connection, Session};
 use crate::error::{Result, TpccError};
-use crate::plan::Timeouts;
+use crate::plan::{RunOptions, SqliteSync, Timeouts};
+use crate::result::Interval;
 use crate::sql::Stmt;
 use crate::sql::{Param, RetryKind, StmtError, Val};
-use crate::url::DbUrl;
+use crate::txn::{Input, Outcome};
+use crate::url::{DbUrl, Dialect};
+use crate::waits::WaitProfile;
 use mysql::prelude::Queryable;
+use oio_core::Cancel;
+use std::collections::HashMap;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
 use std::time::Duration;
+use std::time::Instant;
 
 /// One prepared part of a statement.
 struct Part {
@@ -429,6 +439,81 @@ impl MySession {
     }
 }
 
+impl Connection for MySession {
+    fn dialect(&self) -> Dialect {
+        Dialect::Mysql
+    }
+
+    fn begin(&mut self, _write: bool) -> Result<(), StmtError> {
+        MySession::batch(self, "BEGIN")
+    }
+
+    fn commit(&mut self) -> Result<(), StmtError> {
+        MySession::batch(self, "COMMIT")
+    }
+
+    fn rollback(&mut self) -> Result<(), StmtError> {
+        MySession::batch(self, "ROLLBACK")
+    }
+
+    fn execute(&mut self, stmt: Stmt, params: &[Param]) -> Result<u64, StmtError> {
+        self.run(stmt, params, None)
+    }
+
+    fn query(
+        &mut self,
+        stmt: Stmt,
+        params: &[Param],
+        out: &mut Vec<Vec<Val>>,
+    ) -> Result<(), StmtError> {
+        out.clear();
+        self.run(stmt, params, Some(out)).map(|_| ())
+    }
+
+    fn query_sql(&mut self, sql: &str) -> Result<(Vec<String>, Vec<Vec<Val>>), StmtError> {
+        MySession::query_sql(self, sql)
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<(), StmtError> {
+        MySession::batch(self, sql)
+    }
+
+    fn canceller(&self) -> crate::db::Canceller {
+        let c = MySession::canceller(self);
+        crate::db::Canceller::new(move || c.cancel())
+    }
+
+    fn prepare_worker(&mut self, opts: &RunOptions) -> Result<(), StmtError> {
+        MySession::batch(
+            self,
+            &format!(
+                "SET SESSION TRANSACTION ISOLATION LEVEL {}",
+                opts.isolation.sql()
+            ),
+        )
+    }
+
+    fn transact(&mut self, input: &Input, rows: &mut Vec<Vec<Val>>) -> Result<Outcome, StmtError> {
+        if crate::txn::repeats_a_line(input) {
+            return crate::txn::execute_per_row(self, input, rows);
+        }
+        lean::execute(self, input, rows)
+    }
+
+    fn transact_server(&mut self, input: &Input) -> Result<Outcome, StmtError> {
+        let r = crate::mysql_server::execute(self, input);
+        if r.is_err() {
+            // A procedure that failed may leave its transaction open.
+            let _ = MySession::batch(self, "ROLLBACK");
+        }
+        r
+    }
+
+    fn as_any(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+
 /// Stops a MariaDB/MySQL session's running statement: `KILL QUERY id` from a new connection.
 pub struct Canceller {
     opts: mysql::Opts,
@@ -740,8 +825,22 @@ pub(crate) mod lean {
         m.run(Stmt::NoInsertNewOrder, &[Int(o_id), Int(d), Int(w)], None)?;
 
         // The lines, in one INSERT.
+        let total = insert_lines(m, (o_id, d, w), lines, &price, &stock)?;
+        // The terminal's total; computed as the specification asks, then discarded.
+        let _ = total * (1.0 - discount) * (1.0 + w_tax + d_tax);
+        Ok(Outcome::Committed)
+    }
+
+    /// New-Order's lines in one INSERT; returns their total amount.
+    fn insert_lines(
+        m: &mut MySession,
+        (o_id, d, w): (i64, i64, i64),
+        lines: &[Line],
+        price: &[f64],
+        stock: &[(i64, String)],
+    ) -> Result<f64, StmtError> {
         let mut q = String::from("INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES ");
-        params.clear();
+        let mut params: Vec<Param> = Vec::with_capacity(6 * lines.len() + 3);
         params.extend([Int(o_id), Int(d), Int(w)]);
         let mut total = 0.0;
         for (k, l) in lines.iter().enumerate() {
@@ -768,9 +867,7 @@ pub(crate) mod lean {
             ]);
         }
         m.exec_sql(&q, &params, None)?;
-        // The terminal's total; computed as the specification asks, then discarded.
-        let _ = total * (1.0 - discount) * (1.0 + w_tax + d_tax);
-        Ok(Outcome::Committed)
+        Ok(total)
     }
 
     /// Payment (clause 2.5.2) up to its commit: the warehouse's and the district's rows
@@ -1293,6 +1390,360 @@ pub mod waits {
                 group("wait/io/socket/sql/client_connection"),
                 "client_round_trips"
             );
+        }
+    }
+}
+
+/// The bulk load's MariaDB/MySQL side: multi-row INSERTs, one connection per loader.
+mod loader {
+    use super::*;
+    use crate::build_state;
+    use crate::db::{Canceller, Session};
+    use crate::load::{
+        add_table_rows, cancelled, generate, tables_of, BuildOptions, Counters, Unit, F,
+    };
+    use oio_core::Cancel;
+    use std::sync::atomic::Ordering;
+    use std::sync::Mutex;
+
+    /// Appends a row as a parenthesised VALUES tuple.
+    fn values_tuple(buf: &mut String, row: &[F], now: &str) {
+        use std::fmt::Write as _;
+        buf.push('(');
+        for (i, f) in row.iter().enumerate() {
+            if i > 0 {
+                buf.push(',');
+            }
+            let _ = match f {
+                F::I(v) => write!(buf, "{v}"),
+                F::M(v) => write!(buf, "{v:.2}"),
+                F::R(v) => write!(buf, "{v:.4}"),
+                // Generated text is alphanumeric; quotes and backslashes are escaped anyway.
+                F::S(s) => {
+                    buf.push('\'');
+                    for c in s.chars() {
+                        match c {
+                            '\'' => buf.push_str("''"),
+                            '\\' => buf.push_str("\\\\"),
+                            c => buf.push(c),
+                        }
+                    }
+                    buf.push('\'');
+                    Ok(())
+                }
+                F::Null => write!(buf, "NULL"),
+                F::Now => write!(buf, "'{now}'"),
+            };
+        }
+        buf.push(')');
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn load_mysql_worker(
+        url: &str,
+        opts: &BuildOptions,
+        now: &str,
+        take: &(dyn Fn() -> Option<Unit> + Sync),
+        counters: &Counters,
+        report: &(dyn Fn(&'static str) + Sync),
+        cancel: &Cancel,
+        cancellers: &Mutex<Vec<Canceller>>,
+    ) -> Result<()> {
+        let seed = opts.seed;
+        let mut s = Session::new(crate::mysql::connect(
+            url,
+            build_state::BUILD_APPLICATION,
+            &opts.timeouts,
+        )?);
+        cancellers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(s.canceller());
+        // One transaction per table of a unit; the generated keys are unique, so InnoDB need not
+        // check them against the index (a failed build is rebuilt).
+        s.batch("SET SESSION unique_checks = 0, foreign_key_checks = 0, autocommit = 0")?;
+        let mut buf = String::with_capacity(MYSQL_STATEMENT_BYTES + 4096);
+        while let Some(unit) = take() {
+            if counters.failed.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            for table in tables_of(unit) {
+                let head = format!("INSERT INTO {table} VALUES ");
+                let mut n = 0u64;
+                let flush = |buf: &mut String, s: &mut Session| -> Result<()> {
+                    if buf.len() > head.len() {
+                        s.batch(buf)?;
+                        counters
+                            .bytes
+                            .fetch_add(buf.len() as u64, Ordering::Relaxed);
+                    }
+                    buf.clear();
+                    buf.push_str(&head);
+                    Ok(())
+                };
+                buf.clear();
+                flush(&mut buf, &mut s)?;
+                generate(seed, unit, table, &mut |row| {
+                    if buf.len() > head.len() {
+                        buf.push(',');
+                    }
+                    values_tuple(&mut buf, row, now);
+                    n += 1;
+                    if buf.len() >= MYSQL_STATEMENT_BYTES {
+                        flush(&mut buf, &mut s)?;
+                    }
+                    if n.is_multiple_of(10_000) {
+                        counters.rows.fetch_add(10_000, Ordering::Relaxed);
+                        report("loading");
+                        cancelled(cancel)?;
+                    }
+                    Ok(())
+                })?;
+                flush(&mut buf, &mut s)?;
+                s.commit()?;
+                counters.rows.fetch_add(n % 10_000, Ordering::Relaxed);
+                add_table_rows(counters, table, n);
+            }
+            if matches!(unit, Unit::Warehouse(_)) {
+                counters.warehouses.fetch_add(1, Ordering::Relaxed);
+            }
+            report("loading");
+        }
+        Ok(())
+    }
+}
+
+/// MariaDB/MySQL's DDL and catalog queries.
+pub(crate) struct MysqlSql;
+
+/// The MariaDB/MySQL dialect's SQL.
+pub(crate) static SCHEMA: MysqlSql = MysqlSql;
+
+impl DialectSql for MysqlSql {
+    fn create_tables(&self) -> String {
+        let mut sql = String::new();
+        for t in crate::schema::tables() {
+            let cols = t.columns().replace("TIMESTAMP", "DATETIME");
+            let key = t
+                .key
+                .map(|k| format!(", PRIMARY KEY ({k})"))
+                .unwrap_or_default();
+            sql.push_str(&format!(
+                "CREATE TABLE {} ({cols}{key}) ENGINE=InnoDB;\n",
+                t.name
+            ))
+        }
+        sql
+    }
+
+    fn create_indexes(&self) -> Vec<String> {
+        crate::schema::secondary_indexes()
+    }
+
+    fn drop_server_side(&self) -> String {
+        crate::mysql_server::drop_procedures()
+    }
+
+    fn existing_tables_sql(&self, list: &str) -> String {
+        format!(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = database() AND table_name IN ({list}) ORDER BY 1"
+        )
+    }
+
+    fn table_exists_sql(&self, table: &str) -> String {
+        format!(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = database() AND table_name = '{table}'"
+        )
+    }
+
+    fn other_builders_sql(&self, application: &str) -> Option<String> {
+        // Build sessions name themselves in the `program_name` connection attribute.
+        Some(format!(
+            "SELECT count(*) FROM performance_schema.session_connect_attrs WHERE attr_name = 'program_name' AND attr_value = '{application}' AND processlist_id <> connection_id()"
+        ))
+    }
+}
+
+/// A MariaDB or MySQL database.
+pub struct Mysql {
+    url: DbUrl,
+    /// The `mysql://` URL.
+    raw: String,
+}
+
+impl Mysql {
+    /// The database at `raw` (`url`'s text).
+    pub fn new(url: &DbUrl, raw: &str) -> Mysql {
+        Mysql {
+            url: url.clone(),
+            raw: raw.to_string(),
+        }
+    }
+}
+
+/// Multi-row INSERT statements are cut at this size (MariaDB's default
+/// `max_allowed_packet` is 16 MiB; 1 MiB keeps each round trip short).
+const MYSQL_STATEMENT_BYTES: usize = 1 << 20;
+
+impl Database for Mysql {
+    fn dialect(&self) -> Dialect {
+        Dialect::Mysql
+    }
+
+    fn url(&self) -> &DbUrl {
+        &self.url
+    }
+
+    fn connect(
+        &self,
+        application_name: &str,
+        _sync: SqliteSync,
+        timeouts: &Timeouts,
+    ) -> Result<Session> {
+        Ok(Session::new(connect(
+            &self.raw,
+            application_name,
+            timeouts,
+        )?))
+    }
+
+    fn load(&self, _admin: &mut Session, job: &LoadJob) -> Result<()> {
+        crate::load::in_parallel(job.opts.workers, job.counters, || {
+            loader::load_mysql_worker(
+                &self.raw,
+                job.opts,
+                job.now,
+                job.take,
+                job.counters,
+                job.report,
+                job.cancel,
+                job.cancellers,
+            )
+        })
+    }
+
+    fn analyze(&self, admin: &mut Session) -> Result<()> {
+        // ANALYZE TABLE and CREATE PROCEDURE commit implicitly on MySQL, so they run before
+        // the transaction that marks the build complete.
+        admin.batch(&format!(
+            "ANALYZE TABLE {}",
+            crate::schema::TABLES.join(", ")
+        ))?;
+        Ok(())
+    }
+
+    fn ddl_commits(&self) -> bool {
+        true
+    }
+
+    fn has_server_side(&self) -> bool {
+        true
+    }
+
+    fn install_server_side(&self, s: &mut Session) -> Result<()> {
+        crate::mysql_server::create_procedures(s)
+    }
+
+    fn size_on_disk(&self, s: &mut Session) -> Result<u64> {
+        // InnoDB's own estimate of its pages in use (not the file sizes, which only grow).
+        Ok(s
+            .query_int("SELECT CAST(coalesce(sum(data_length + index_length), 0) AS SIGNED) FROM information_schema.tables WHERE table_schema = database()")
+            .map_err(TpccError::from)? as u64)
+    }
+
+    fn wait_sampler(
+        &self,
+        opts: &RunOptions,
+        stop: Cancel,
+        _current: Arc<AtomicUsize>,
+    ) -> Option<SamplerJob> {
+        let (u, timeouts, workers) = (self.raw.clone(), opts.timeouts, opts.workers);
+        // Counters, not samples: one read per interval gives the per-interval deltas.
+        let every = Duration::from_secs_f64(opts.interval_s.max(0.05));
+        Some(Box::new(move || -> Result<Box<dyn WaitSampler>> {
+            let mut c = connect(&u, "oio-tpcc-waits", &timeouts)?;
+            // Its intervals count from its first snapshot, taken just after this.
+            let began = Instant::now();
+            let sampler = waits::Sampler::run(&mut c, every, &stop, workers)?;
+            Ok(Box::new(StartedSampler { sampler, began }))
+        }))
+    }
+
+    fn client_tpm_note(&self) -> &'static str {
+        "TPM is the transactions the driver counted (MariaDB/MySQL's Com_commit also counts oio's monitoring and is not used)"
+    }
+
+    fn data_location(&self, timeouts: &Timeouts) -> Result<Option<std::path::PathBuf>> {
+        data_dir(&self.raw, timeouts)
+    }
+
+    fn server_on_this_machine(&self) -> bool {
+        is_local(&self.raw)
+    }
+}
+
+/// The `performance_schema` sampler and when it started (its intervals count from then).
+struct StartedSampler {
+    sampler: waits::Sampler,
+    began: Instant,
+}
+
+impl WaitSampler for StartedSampler {
+    fn rounds(&self) -> u64 {
+        self.sampler.rounds()
+    }
+
+    fn profile(&self) -> WaitProfile {
+        self.sampler.profile()
+    }
+
+    /// Its interval deltas spread over the driver's intervals by overlap; cpu_other is what
+    /// is left of the connections' time.
+    fn interval_waits(
+        &self,
+        intervals: &mut [Interval],
+        waits: &mut WaitProfile,
+        started: Instant,
+        workers: u32,
+    ) {
+        let classes = waits.classes.clone();
+        let profile = self.sampler.profile();
+        let Some(my) = profile.mysql.as_ref() else {
+            return;
+        };
+        let offset = self.began.saturating_duration_since(started).as_secs_f64();
+        // Without performance_schema only the row lock time is known (as in the profile).
+        let (residual, instrumented) = if my.performance_schema {
+            ("cpu_other", true)
+        } else {
+            ("unknown", false)
+        };
+        for iv in intervals.iter_mut() {
+            let (lo, hi) = (iv.t_s - iv.duration_s, iv.t_s);
+            let mut amounts: HashMap<String, f64> = HashMap::new();
+            for j in &my.intervals {
+                let (jlo, jhi) = (offset + j.end_s - j.duration_s, offset + j.end_s);
+                let overlap = (hi.min(jhi) - lo.max(jlo)).max(0.0);
+                if overlap <= 0.0 || j.duration_s <= 0.0 {
+                    continue;
+                }
+                let f = overlap / j.duration_s;
+                let known = [
+                    ("lock", j.lock_s),
+                    ("io", j.io_s),
+                    ("log", j.log_s),
+                    ("client_round_trips", j.client_s),
+                ];
+                for (name, secs) in &known[..if instrumented { 4 } else { 1 }] {
+                    *amounts.entry(name.to_string()).or_default() += secs * f;
+                }
+            }
+            let waited: f64 = amounts.values().sum();
+            amounts.insert(
+                residual.into(),
+                (workers as f64 * iv.duration_s - waited).max(0.0),
+            );
+            iv.waits = crate::waits::interval_shares(&classes, &amounts, iv.duration_s);
         }
     }
 }

@@ -9,6 +9,7 @@
 
 use crate::db::{Session, StmtError};
 use crate::error::Result;
+use crate::mysql::MySession;
 use crate::mysql::USER_ABORT_SQLSTATE;
 use crate::txn::{CustomerBy, Input, Outcome};
 use mysql::prelude::Queryable;
@@ -178,12 +179,7 @@ pub fn create_procedures(s: &mut Session) -> Result<()> {
 }
 
 /// Runs one transaction as a procedure call.
-pub fn execute(s: &mut Session, input: &Input) -> Result<Outcome, StmtError> {
-    let Session::Mysql(m) = s else {
-        return Err(StmtError::Fatal(
-            "stored procedures need a MariaDB/MySQL session".into(),
-        ));
-    };
+pub fn execute(m: &mut MySession, input: &Input) -> Result<Outcome, StmtError> {
     use mysql::Value::{Bytes, Double, Int, NULL};
     let by = |b: &CustomerBy| match b {
         CustomerBy::Id(id) => (Int(*id), NULL),

@@ -13,9 +13,9 @@
 //! The connection is polled inside each call, on the calling thread, as the synchronous
 //! `postgres` client does (no background task, no thread hand-off).
 
-use crate::db::PgConfig;
 use crate::db::{Param, Val};
 use crate::error::TpccError;
+use crate::postgres::PgConfig;
 use crate::sql::{classify_pg, Stmt, StmtError};
 use futures_util::future::join_all;
 use std::future::Future;
@@ -36,6 +36,8 @@ pub struct PgSession {
     /// A transaction may be open on the server (`BEGIN` or unknown SQL sent since the last
     /// `COMMIT`/`ROLLBACK`); when false, a rollback needs no round trip.
     maybe_in_txn: bool,
+    /// The server-side functions' prepared calls (`--mode server`).
+    pub(crate) calls: Option<crate::server::ServerCalls>,
 }
 
 type Params<'a> = Vec<&'a (dyn ToSql + Sync)>;
@@ -93,6 +95,7 @@ impl PgSession {
             prepared: vec![None; Stmt::ALL.len()],
             begin_pending: false,
             maybe_in_txn: false,
+            calls: None,
         })
     }
 

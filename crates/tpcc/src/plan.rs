@@ -172,7 +172,9 @@ pub(crate) fn seconds(s: f64) -> String {
 /// How to run one step (one worker count): the options recorded in a result as `options`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunOptions {
-    /// Worker threads (connections).
+    /// Worker threads (connections). 0 in a [`TpccRunPlan`]'s shared step, which does not
+    /// write it (the plan's own `workers` lists the counts).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub workers: u32,
     /// Warm-up before the window, seconds.
     pub ramp_s: f64,
@@ -284,25 +286,14 @@ impl RunOptions {
                 MIN_INTERVAL_S * 1000.0
             )));
         }
-        if dialect == Dialect::Sqlite && self.mode == Mode::Server {
-            return Err(TpccError::Invalid(
-                "--mode server needs PostgreSQL (SQLite runs in-process, so its SQL is always client-side); use --mode client or a postgres:// URL".into(),
-            ));
-        }
-        if dialect == Dialect::Sqlite && self.isolation != Isolation::ReadCommitted {
-            return Err(TpccError::Invalid(
-                "--isolation applies to PostgreSQL only (SQLite transactions are always serializable)"
-                    .into(),
-            ));
-        }
-        Ok(())
+        dialect.sql().check_options(self)
     }
 }
 
 /// Everything `oio tpcc run` needs, as a value another program can build, store and run
 /// again: [`crate::run`] executes it. With several worker counts it is a sequence (HammerDB's
-/// autopilot): each count runs in turn with its own ramp. The fields besides `db` and
-/// `workers` are those of [`RunOptions`], the same for every step.
+/// autopilot): each count runs in turn with its own ramp. The options of every step are one
+/// [`RunOptions`], flattened into the plan's JSON beside `db` and `workers`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TpccRunPlan {
     /// The database URL. In a result the password is redacted, so repeating a run on a
@@ -310,36 +301,10 @@ pub struct TpccRunPlan {
     pub db: String,
     /// Worker counts in order; one count is a single run.
     pub workers: Vec<u32>,
-    /// Warm-up before each window, seconds.
-    pub ramp_s: f64,
-    /// Length of each measured window, seconds.
-    pub time_s: f64,
-    /// Client-side SQL or server-side functions.
-    pub mode: Mode,
-    /// Keying and think times of the specification.
-    pub paced: bool,
-    /// Terminal mode (see [`RunOptions::terminals`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub terminals: Option<Terminals>,
-    /// Keying and think times multiplied by this.
-    #[serde(default = "one", skip_serializing_if = "is_one")]
-    pub pace_scale: f64,
-    /// Spread each worker over its share of all warehouses.
-    pub all_warehouses: bool,
-    /// Isolation level (PostgreSQL, MariaDB/MySQL).
-    pub isolation: Isolation,
-    /// Length of one interval of the series, seconds.
-    pub interval_s: f64,
-    /// Wait sampling interval, ms (PostgreSQL).
-    pub wait_sample_ms: f64,
-    /// Seed of the input generators.
-    pub seed: u64,
-    /// Retries of one transaction before it counts as failed.
-    pub max_retries: u32,
-    /// `PRAGMA synchronous` on SQLite.
-    pub sqlite_sync: SqliteSync,
-    /// Timeouts of every session.
-    pub timeouts: Timeouts,
+    /// The options every step shares. Its own `workers` is 0 and not written: the counts
+    /// are `workers` above ([`TpccRunPlan::options`] makes one step's options).
+    #[serde(flatten)]
+    pub step: RunOptions,
     /// Runs of each worker count (`--repeat`; 1: each once).
     #[serde(default = "one_u32", skip_serializing_if = "is_one_u32")]
     pub repeat: u32,
@@ -356,9 +321,10 @@ pub struct TpccRunPlan {
     /// A name every result of the plan carries (`--label`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
-    /// Most memory the run may take, bytes (see [`RunOptions::memory_limit`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_limit: Option<u64>,
+}
+
+fn is_zero(x: &u32) -> bool {
+    *x == 0
 }
 
 fn one_u32() -> u32 {
@@ -379,25 +345,11 @@ impl TpccRunPlan {
         TpccRunPlan {
             db: db.to_string(),
             workers,
-            ramp_s: step.ramp_s,
-            time_s: step.time_s,
-            mode: step.mode,
-            paced: step.paced,
-            terminals: step.terminals,
-            pace_scale: step.pace_scale,
-            all_warehouses: step.all_warehouses,
-            isolation: step.isolation,
-            interval_s: step.interval_s,
-            wait_sample_ms: step.wait_sample_ms,
-            seed: step.seed,
-            max_retries: step.max_retries,
-            sqlite_sync: step.sqlite_sync,
-            timeouts: step.timeouts,
+            step: RunOptions { workers: 0, ..step },
             repeat: 1,
             schedule: Vec::new(),
             order: None,
             label: None,
-            memory_limit: step.memory_limit,
         }
     }
 
@@ -419,21 +371,7 @@ impl TpccRunPlan {
     pub fn options(&self, workers: u32) -> RunOptions {
         RunOptions {
             workers,
-            ramp_s: self.ramp_s,
-            time_s: self.time_s,
-            mode: self.mode,
-            paced: self.paced,
-            terminals: self.terminals,
-            pace_scale: self.pace_scale,
-            all_warehouses: self.all_warehouses,
-            isolation: self.isolation,
-            interval_s: self.interval_s,
-            wait_sample_ms: self.wait_sample_ms,
-            seed: self.seed,
-            max_retries: self.max_retries,
-            sqlite_sync: self.sqlite_sync,
-            timeouts: self.timeouts,
-            memory_limit: self.memory_limit,
+            ..self.step.clone()
         }
     }
 
@@ -533,8 +471,8 @@ mod tests {
         assert!(!text.contains("secret"), "{text}");
         let back: TpccRunPlan = serde_json::from_value(v).unwrap();
         assert_eq!(back.workers, vec![2]);
-        assert_eq!(back.seed, plan.seed);
-        assert_eq!(back.time_s, plan.time_s);
+        assert_eq!(back.step.seed, plan.step.seed);
+        assert_eq!(back.step.time_s, plan.step.time_s);
         assert_eq!(back.options(2).workers, 2);
     }
 
@@ -567,7 +505,43 @@ mod tests {
         );
         v.as_object_mut().unwrap().remove("pace_scale");
         let p: TpccRunPlan = serde_json::from_value(v).unwrap();
-        assert_eq!((p.terminals, p.pace_scale), (None, 1.0));
+        assert_eq!((p.step.terminals, p.step.pace_scale), (None, 1.0));
+    }
+
+    #[test]
+    fn the_plan_writes_its_step_options_beside_its_worker_counts() {
+        // The keys a plan wrote when it copied RunOptions field by field: old plans and
+        // results embedding them must keep reading, and new ones keep the same form.
+        let plan = TpccRunPlan::new("sqlite:x.db", vec![1, 4], RunOptions::default());
+        let v = serde_json::to_value(&plan).unwrap();
+        let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            [
+                "all_warehouses",
+                "db",
+                "interval_s",
+                "isolation",
+                "max_retries",
+                "mode",
+                "paced",
+                "ramp_s",
+                "seed",
+                "sqlite_sync",
+                "time_s",
+                "timeouts",
+                "wait_sample_ms",
+                "workers"
+            ]
+        );
+        assert_eq!(v["workers"], serde_json::json!([1, 4]));
+        let back: TpccRunPlan = serde_json::from_value(v).unwrap();
+        assert_eq!((&back.workers[..], back.step.workers), (&[1, 4][..], 0));
+        assert_eq!(back.options(4).workers, 4);
+        // A step's options in a result still record their worker count.
+        let o = serde_json::to_value(plan.options(4)).unwrap();
+        assert_eq!(o["workers"], 4);
     }
 
     #[test]
@@ -609,7 +583,7 @@ mod tests {
         let e = plan.validate().unwrap_err().to_string();
         assert!(e.contains("at least 1"), "{e}");
         plan.workers = vec![1];
-        plan.mode = Mode::Server;
+        plan.step.mode = Mode::Server;
         assert!(plan.validate().unwrap_err().to_string().contains("--mode"));
     }
 }

@@ -465,7 +465,7 @@ impl Series {
                 plan.order.as_deref().unwrap_or("each count once, in order")
             ));
         }
-        if plan.terminals.is_some() {
+        if plan.step.terminals.is_some() {
             notes.push("terminal mode: the same terminals in every step, so NOPM is bounded by them and efficiency_pct per connection falls as connections are added; a step's terminals.efficiency_pct and terminals.late_s say whether its connections kept up".into());
         }
         Series {

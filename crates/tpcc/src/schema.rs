@@ -16,7 +16,7 @@
 
 use crate::db::Session;
 use crate::error::{Result, TpccError};
-use crate::url::{DbUrl, Dialect};
+use crate::url::Dialect;
 
 /// The tables, in load order.
 pub const TABLES: [&str; 9] = [
@@ -31,15 +31,24 @@ pub const TABLES: [&str; 9] = [
     "stock",
 ];
 
-struct Table {
-    name: &'static str,
+/// One table: its name, columns and primary key (None: HISTORY, which has none).
+pub(crate) struct Table {
+    pub(crate) name: &'static str,
     columns: &'static str,
-    key: Option<&'static str>,
+    pub(crate) key: Option<&'static str>,
+}
+
+impl Table {
+    /// The column definitions, in the portable types (TIMESTAMP, NUMERIC).
+    pub(crate) fn columns(&self) -> String {
+        self.columns.replace("MONEY12", MONEY12)
+    }
 }
 
 const MONEY12: &str = "NUMERIC(12,2)";
 
-fn tables() -> Vec<Table> {
+/// The tables with their columns and keys.
+pub(crate) fn tables() -> Vec<Table> {
     vec![
         Table {
             name: "warehouse",
@@ -104,63 +113,32 @@ const SECONDARY: [(&str, &str, &str); 2] = [
     ),
 ];
 
+/// The two secondary indexes, one statement each.
+pub(crate) fn secondary_indexes() -> Vec<String> {
+    SECONDARY
+        .iter()
+        .map(|(name, table, cols)| format!("CREATE INDEX {name} ON {table} ({cols})"))
+        .collect()
+}
+
 /// DDL creating the tables (without PostgreSQL keys; see the module docs).
 pub fn create_tables(dialect: Dialect) -> String {
-    let mut sql = String::new();
-    for t in tables() {
-        let cols = t.columns.replace("MONEY12", MONEY12);
-        match (dialect, t.key) {
-            (Dialect::Sqlite, Some(key)) => sql.push_str(&format!(
-                "CREATE TABLE {} ({cols}, PRIMARY KEY ({key})) WITHOUT ROWID;\n",
-                t.name
-            )),
-            (Dialect::Mysql, key) => {
-                let cols = cols.replace("TIMESTAMP", "DATETIME");
-                let key = key
-                    .map(|k| format!(", PRIMARY KEY ({k})"))
-                    .unwrap_or_default();
-                sql.push_str(&format!(
-                    "CREATE TABLE {} ({cols}{key}) ENGINE=InnoDB;\n",
-                    t.name
-                ))
-            }
-            _ => sql.push_str(&format!("CREATE TABLE {} ({cols});\n", t.name)),
-        }
-    }
-    sql
+    dialect.sql().create_tables()
 }
 
 /// DDL adding keys and secondary indexes after the load, one statement per entry so the
 /// loader can build them in parallel on PostgreSQL.
 pub fn create_indexes(dialect: Dialect) -> Vec<String> {
-    let mut out = Vec::new();
-    if dialect == Dialect::Postgres {
-        for t in tables() {
-            if let Some(key) = t.key {
-                out.push(format!(
-                    "ALTER TABLE {} ADD CONSTRAINT {}_pkey PRIMARY KEY ({key})",
-                    t.name, t.name
-                ));
-            }
-        }
-    }
-    for (name, table, cols) in SECONDARY {
-        out.push(format!("CREATE INDEX {name} ON {table} ({cols})"));
-    }
-    out
+    dialect.sql().create_indexes()
 }
 
-/// DDL dropping every table, the build record (and the server-side functions on PostgreSQL).
+/// DDL dropping every table, the build record (and the server-side functions or procedures).
 pub fn drop_all(dialect: Dialect) -> String {
     let mut sql = String::new();
     for t in TABLES.iter().chain([&crate::build_state::TABLE]) {
         sql.push_str(&format!("DROP TABLE IF EXISTS {t};\n"));
     }
-    match dialect {
-        Dialect::Postgres => sql.push_str(&crate::server::drop_functions()),
-        Dialect::Mysql => sql.push_str(&crate::mysql_server::drop_procedures()),
-        Dialect::Sqlite => {}
-    }
+    sql.push_str(&dialect.sql().drop_server_side());
     sql
 }
 
@@ -171,36 +149,13 @@ pub fn existing_tables_sql(dialect: Dialect) -> String {
         .map(|t| format!("'{t}'"))
         .collect::<Vec<_>>()
         .join(",");
-    match dialect {
-        Dialect::Sqlite => format!(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ({list}) ORDER BY name"
-        ),
-        Dialect::Postgres => format!(
-            "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() AND tablename IN ({list}) ORDER BY 1"
-        ),
-        Dialect::Mysql => format!(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = database() AND table_name IN ({list}) ORDER BY 1"
-        ),
-    }
-}
-
-/// Fails with a clear message when an SQLite database file does not exist (opening it would
-/// silently create an empty one).
-pub(crate) fn require_file(url: &DbUrl) -> Result<()> {
-    if let DbUrl::Sqlite(p) = url {
-        if !p.exists() {
-            return Err(crate::TpccError::SchemaMissing(format!(
-                "'{}' does not exist",
-                p.display()
-            )));
-        }
-    }
-    Ok(())
+    dialect.sql().existing_tables_sql(&list)
 }
 
 /// Warehouses in the database; a clear error when the schema is missing.
 pub fn count_warehouses(s: &mut Session) -> Result<u32> {
-    let (_, tables) = s.query_sql(&existing_tables_sql(s.dialect()))?;
+    let sql = existing_tables_sql(s.dialect());
+    let (_, tables) = s.query_sql(&sql)?;
     if tables.len() < TABLES.len() {
         let have: Vec<String> = tables.iter().map(|r| r[0].text().to_string()).collect();
         return Err(TpccError::SchemaMissing(if have.is_empty() {

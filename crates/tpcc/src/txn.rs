@@ -6,8 +6,8 @@
 //! transaction runs again with exactly the inputs that failed.
 //!
 //! On PostgreSQL, where each statement is a network round trip and round trips cost the
-//! driver most of its CPU, the transactions run as a few statements each (the `pg` module
-//! below: a New-Order's lines and a Delivery's districts as arrays, reads and writes of one
+//! driver most of its CPU, the transactions run as a few statements each ([`crate::postgres`]:
+//! a New-Order's lines and a Delivery's districts as arrays, reads and writes of one
 //! step joined with data-modifying `WITH`; New-Order and Payment by id as one statement),
 //! reading and writing the same rows, and statements that need nothing from the client in
 //! between are pipelined. MariaDB/MySQL does the same with `IN` lists, `UPDATE … CASE` and
@@ -20,11 +20,10 @@
 //! the same rows in opposite orders; the unused item id of the 1 % rollbacks is larger than
 //! every real id, so it stays last, as clause 2.4.1.5 wants.
 
-use crate::db::Session;
+use crate::db::Connection;
 use crate::random::{NuRandC, Rng};
 pub use crate::sql::Stmt;
 use crate::sql::{Param, StmtError, Val};
-use crate::url::Dialect;
 use crate::{CUSTOMERS_PER_DISTRICT, DISTRICTS_PER_WAREHOUSE, ITEMS};
 use serde::{Deserialize, Serialize};
 
@@ -321,9 +320,9 @@ pub enum Outcome {
     RolledBack,
 }
 
-use Param::{Float, Int, Ints, Text};
+use Param::{Float, Int, Text};
 
-fn one(rows: &[Vec<Val>], what: &str) -> Result<(), StmtError> {
+pub(crate) fn one(rows: &[Vec<Val>], what: &str) -> Result<(), StmtError> {
     if rows.is_empty() {
         Err(StmtError::Fatal(format!("{what}: no row")))
     } else {
@@ -333,8 +332,8 @@ fn one(rows: &[Vec<Val>], what: &str) -> Result<(), StmtError> {
 
 /// The customer id for `by`: the middle row (rounded up) of the customers with that last
 /// name in first-name order.
-fn resolve_customer(
-    s: &mut Session,
+pub(crate) fn resolve_customer<C: Connection + ?Sized>(
+    s: &mut C,
     w: i64,
     d: i64,
     by: &CustomerBy,
@@ -350,15 +349,15 @@ fn resolve_customer(
 }
 
 /// The customer id at position ceil(n/2) (1-based) of the rows of [`Stmt::CustomerByName`].
-fn middle_customer(rows: &[Vec<Val>]) -> Result<i64, StmtError> {
+pub(crate) fn middle_customer(rows: &[Vec<Val>]) -> Result<i64, StmtError> {
     one(rows, "customer by last name")?;
     Ok(rows[(rows.len() - 1) / 2][0].int())
 }
 
 /// New-Order (clause 2.4.2) up to its commit: `RolledBack` (already rolled back) for the 1 %
 /// with an unused item.
-fn new_order(
-    s: &mut Session,
+fn new_order<C: Connection + ?Sized>(
+    s: &mut C,
     rows: &mut Vec<Vec<Val>>,
     w_id: &i64,
     d_id: &i64,
@@ -399,8 +398,8 @@ fn new_order(
 /// The order lines one statement at a time (clause 2.4.2.2): the item, the stock update and
 /// the line's insert per line. `None` when an item is unused (rolled back, clause 2.4.2.3);
 /// else the sum of the line amounts.
-fn order_lines_one_by_one(
-    s: &mut Session,
+fn order_lines_one_by_one<C: Connection + ?Sized>(
+    s: &mut C,
     rows: &mut Vec<Vec<Val>>,
     (o_id, d, w): (i64, i64, i64),
     lines: &[Line],
@@ -453,8 +452,8 @@ pub(crate) fn line_amount(quantity: i64, price: f64) -> f64 {
 }
 
 /// Delivery (clause 2.7.4) of every district of warehouse `w`, one district at a time.
-fn delivery_one_by_one(
-    s: &mut Session,
+fn delivery_one_by_one<C: Connection + ?Sized>(
+    s: &mut C,
     rows: &mut Vec<Vec<Val>>,
     w: i64,
     carrier_id: i64,
@@ -485,7 +484,7 @@ fn delivery_one_by_one(
 /// MariaDB/MySQL's New-Orders update their stock rows in one `UPDATE`, which changes a row once however many
 /// lines name it, so such an order (rare) goes line by line. Lines are sorted, so repeats
 /// are neighbours.
-fn repeats_a_line(input: &Input) -> bool {
+pub(crate) fn repeats_a_line(input: &Input) -> bool {
     match input {
         Input::NewOrder { lines, .. } => lines
             .windows(2)
@@ -495,8 +494,8 @@ fn repeats_a_line(input: &Input) -> bool {
 }
 
 /// Payment (clause 2.5.2) up to its commit.
-fn payment(
-    s: &mut Session,
+fn payment<C: Connection + ?Sized>(
+    s: &mut C,
     rows: &mut Vec<Vec<Val>>,
     (w_id, d_id, c_w_id, c_d_id): (&i64, &i64, &i64, &i64),
     by: &CustomerBy,
@@ -539,28 +538,21 @@ fn payment(
     Ok(())
 }
 
-/// Runs one transaction with client-side SQL, from BEGIN to COMMIT. On an error the caller
-/// rolls back (the session may be mid-transaction).
-pub fn execute(
-    s: &mut Session,
+/// Runs one transaction with client-side SQL, from BEGIN to COMMIT, the way the session's
+/// dialect runs it ([`Connection::transact`]). On an error the caller rolls back (the session
+/// may be mid-transaction).
+pub fn execute<C: Connection + ?Sized>(
+    s: &mut C,
     input: &Input,
     rows: &mut Vec<Vec<Val>>,
 ) -> Result<Outcome, StmtError> {
-    if s.dialect() == Dialect::Postgres && !repeats_a_line(input) {
-        return pg::execute(s, input, rows);
-    }
-    if let Session::Mysql(m) = s {
-        if !repeats_a_line(input) {
-            return crate::mysql::lean::execute(m, input, rows);
-        }
-    }
-    execute_per_row(s, input, rows)
+    s.transact(input, rows)
 }
 
 /// [`execute`] with one statement per row read or written, on any engine. PostgreSQL and
 /// MariaDB/MySQL run these only for New-Orders that repeat a line; tests compare the ways.
-pub fn execute_per_row(
-    s: &mut Session,
+pub fn execute_per_row<C: Connection + ?Sized>(
+    s: &mut C,
     input: &Input,
     rows: &mut Vec<Vec<Val>>,
 ) -> Result<Outcome, StmtError> {
@@ -615,214 +607,6 @@ pub fn execute_per_row(
     }
     s.commit()?;
     Ok(Outcome::Committed)
-}
-
-/// The transactions on PostgreSQL: the same rows read and written as the per-row statements,
-/// in as few statements as client-side SQL allows ([`Stmt::postgres_only`]). A New-Order the
-/// client knows has no unused item and a Payment by customer id are one statement each, a
-/// transaction by themselves; in the others, statements that need nothing from the client in
-/// between go out together ([`Session::pipeline`]; `BEGIN` goes out with the first ones).
-/// Round trips per transaction: New-Order 1 (2 for the 1 % that roll back), Payment 1 by id
-/// and 3 by last name, Order-Status 1 by id and 3 by name, Delivery 3, Stock-Level 1. `COMMIT`
-/// and `ROLLBACK` go alone, after the client has checked the rows, so a transaction that must
-/// roll back is never committed. The client still draws the inputs, picks the customer by last
-/// name, computes the amounts it is asked to, and decides the 1 % rollback.
-mod pg {
-    use super::*;
-
-    /// True when the transaction runs as one statement, a transaction by itself (no BEGIN
-    /// and COMMIT round trips): the single reads, a New-Order the client knows has no unused
-    /// item, and a Payment by customer id.
-    pub(super) fn one_statement(input: &Input) -> bool {
-        match input {
-            Input::NewOrder { lines, .. } => lines.iter().all(|l| l.i_id <= ITEMS),
-            Input::Payment { by, .. } => matches!(by, CustomerBy::Id(_)),
-            other => other.is_single_read(),
-        }
-    }
-
-    pub(super) fn execute(
-        s: &mut Session,
-        input: &Input,
-        rows: &mut Vec<Vec<Val>>,
-    ) -> Result<Outcome, StmtError> {
-        // One statement is a transaction of the session's isolation level by itself.
-        let single = one_statement(input);
-        if !single {
-            s.begin(input.txn_type().writes())?;
-        }
-        match input {
-            Input::NewOrder {
-                w_id,
-                d_id,
-                c_id,
-                lines,
-                all_local,
-            } => {
-                let (w, d) = (*w_id, *d_id);
-                let mut ids = [0i64; 15];
-                let mut supply = [0i64; 15];
-                let mut qty = [0i64; 15];
-                let n = lines.len().min(15);
-                for (k, l) in lines.iter().take(n).enumerate() {
-                    (ids[k], supply[k], qty[k]) = (l.i_id, l.supply_w_id, l.quantity);
-                }
-                let (ids, supply, qty) = (Ints(&ids[..n]), Ints(&supply[..n]), Ints(&qty[..n]));
-                let (c, ol_cnt, local) =
-                    (Int(*c_id), Int(lines.len() as i64), Int(*all_local as i64));
-                // PgNoOne and PgNoBody take the same parameters.
-                let all = [Int(w), Int(d), c, ol_cnt, local, ids, supply, qty];
-                if !single {
-                    // The 1 % with an unused item (clause 2.4.2.3): head and body go out
-                    // together, find no stock row and no line for it, and everything is
-                    // undone.
-                    let mut lines_out = Vec::new();
-                    s.pipeline(
-                        &[
-                            (Stmt::PgNoHead, &[Int(w), Int(d), c]),
-                            (Stmt::PgNoBody, &all),
-                        ],
-                        &mut [rows, &mut lines_out],
-                    )?;
-                    one(rows, "district, warehouse or customer")?;
-                    one(&lines_out, "order lines")?;
-                    if lines_out[0][0].int() == lines.len() as i64 {
-                        return Err(StmtError::Fatal(
-                            "New-Order with an unused item found a stock row for it".into(),
-                        ));
-                    }
-                    s.rollback()?;
-                    return Ok(Outcome::RolledBack);
-                }
-                s.query(Stmt::PgNoOne, &all, rows)?;
-                // Committed already: a missing row here is a broken database, not a rollback
-                // the specification asks for.
-                one(rows, "order lines")?;
-                let (head, body) = rows[0].split_at(6);
-                if head[0].is_null() {
-                    return Err(StmtError::Fatal(
-                        "district, warehouse or customer: no row (New-Order committed without them)".into(),
-                    ));
-                }
-                if body[0].int() != lines.len() as i64 {
-                    return Err(StmtError::Fatal(format!(
-                        "New-Order: {} of its {} lines found their item and stock (committed)",
-                        body[0].int(),
-                        lines.len()
-                    )));
-                }
-                // The terminal's total; computed as the specification asks, then discarded.
-                let (d_tax, w_tax, discount) = (head[1].float(), head[2].float(), head[3].float());
-                let _ = body[1].float() * (1.0 - discount) * (1.0 + w_tax + d_tax);
-            }
-            Input::Payment {
-                w_id,
-                d_id,
-                c_w_id,
-                c_d_id,
-                by,
-                amount,
-            } => {
-                let (w, d) = (*w_id, *d_id);
-                match by {
-                    CustomerBy::Id(c_id) => {
-                        let note = format!("{c_id} {c_d_id} {c_w_id} {d} {w} {amount:.2} | ");
-                        let all = [
-                            Float(*amount),
-                            Int(w),
-                            Int(d),
-                            Int(*c_w_id),
-                            Int(*c_d_id),
-                            Int(*c_id),
-                            Text(&note),
-                        ];
-                        s.query(Stmt::PgPayOne, &all, rows)?;
-                        one(rows, "warehouse, district and customer")?;
-                    }
-                    CustomerBy::Name(last) => {
-                        // The name lookup goes out with the warehouse's and district's update;
-                        // the customer's follows.
-                        let wd = [Float(*amount), Int(w), Int(d)];
-                        let by_name = [Int(*c_w_id), Int(*c_d_id), Text(last)];
-                        let mut wd_out = Vec::new();
-                        s.pipeline(
-                            &[
-                                (Stmt::PgPayWarehouseDistrict, &wd),
-                                (Stmt::CustomerByName, &by_name),
-                            ],
-                            &mut [&mut wd_out, rows],
-                        )?;
-                        one(&wd_out, "warehouse and district")?;
-                        let c_id = middle_customer(rows)?;
-                        let note = format!("{c_id} {c_d_id} {c_w_id} {d} {w} {amount:.2} | ");
-                        let customer = [
-                            Float(*amount),
-                            Int(*c_w_id),
-                            Int(*c_d_id),
-                            Int(c_id),
-                            Text(&note),
-                            Int(d),
-                            Int(w),
-                        ];
-                        s.query(Stmt::PgPayCustomer, &customer, rows)?;
-                        one(rows, "customer")?;
-                    }
-                }
-            }
-            Input::OrderStatus { w_id, d_id, by } => {
-                let (w, d) = (*w_id, *d_id);
-                let c_id = resolve_customer(s, w, d, by, rows)?;
-                s.query(Stmt::PgOsAll, &[Int(w), Int(d), Int(c_id)], rows)?;
-                one(rows, "customer")?;
-            }
-            Input::Delivery { w_id, carrier_id } => {
-                let w = *w_id;
-                s.query(Stmt::PgDlOrders, &[Int(w), Int(*carrier_id)], rows)?;
-                // Districts with no undelivered order (or whose oldest a concurrent Delivery
-                // took) are skipped (clause 2.7.4.2).
-                if !rows.is_empty() {
-                    let mut ds = [0i64; 10];
-                    let mut os = [0i64; 10];
-                    let mut cs = [0i64; 10];
-                    let n = rows.len().min(10);
-                    for (k, r) in rows.iter().take(n).enumerate() {
-                        if r[2].is_null() {
-                            return Err(StmtError::Fatal(format!(
-                                "order ({w}, {}, {}): no row",
-                                r[0].int(),
-                                r[1].int()
-                            )));
-                        }
-                        (ds[k], os[k], cs[k]) = (r[0].int(), r[1].int(), r[2].int());
-                    }
-                    let changed = s.execute(
-                        Stmt::PgDlFinish,
-                        &[Int(w), Ints(&ds[..n]), Ints(&os[..n]), Ints(&cs[..n])],
-                    )?;
-                    if changed != n as u64 {
-                        return Err(StmtError::Fatal(format!(
-                            "customer: {changed} of the {n} delivered orders' customers found"
-                        )));
-                    }
-                }
-            }
-            Input::StockLevel {
-                w_id,
-                d_id,
-                threshold,
-            } => {
-                s.query(
-                    Stmt::PgSlCount,
-                    &[Int(*w_id), Int(*d_id), Int(*threshold)],
-                    rows,
-                )?;
-            }
-        }
-        if !single {
-            s.commit()?;
-        }
-        Ok(Outcome::Committed)
-    }
 }
 
 #[cfg(test)]

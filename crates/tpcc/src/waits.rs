@@ -595,3 +595,18 @@ mod tests {
         assert_eq!(counter.pages, (first + second) as u64);
     }
 }
+
+/// What the checkpointer did so far.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CkptTotals {
+    /// Seconds inside checkpoints.
+    pub secs: f64,
+    /// Checkpoints run.
+    pub runs: u64,
+    /// Pages copied from the WAL into the database file (each once).
+    pub pages: u64,
+    /// Pages appended to the WAL.
+    pub wal_frames: u64,
+    /// The page size, bytes.
+    pub page_size: u64,
+}

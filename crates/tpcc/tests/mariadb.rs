@@ -1,9 +1,9 @@
 //! End-to-end on a real, throwaway MariaDB server (the Debian package's binaries).
 
 use oio_core::Cancel;
+use oio_testkit::{mariadb_bin, missing, TempMariadb};
 use oio_tpcc::check::Status;
 use oio_tpcc::db::{Session, SqliteShared, SqliteSync};
-use oio_tpcc::testing::{mariadb_bin, missing, TempMariadb};
 use oio_tpcc::Mode;
 use oio_tpcc::{build, check, run_step, BuildOptions, DbUrl, Quiet, RunOptions, Timeouts};
 use std::sync::Arc;
@@ -119,7 +119,7 @@ fn mariadb_build_run_check_in_both_modes() {
             serde_json::to_string(&r.intervals.iter().map(|i| &i.waits).collect::<Vec<_>>())
                 .unwrap()
         );
-        oio_tpcc::testing::interval_waits_add_up(&r, 0.15).unwrap();
+        oio_testkit::interval_waits_add_up(&r, 0.15).unwrap();
         for t in ["payment", "order_status", "delivery", "stock_level"] {
             assert!(
                 r.transactions[t].committed > 0,
@@ -327,8 +327,8 @@ fn mariadb_few_statement_transactions_write_what_the_per_row_ones_do() {
     for k in 0..1500 {
         let ty = TxnType::draw(&mut rng);
         let input = Input::draw(ty, &mut rng, &c, 1 + k % 2, 2, 1 + k % 10);
-        let oa = txn::execute(&mut sa, &input, &mut rows_a);
-        let ob = txn::execute_per_row(&mut sb, &input, &mut rows_b);
+        let oa = txn::execute(&mut *sa, &input, &mut rows_a);
+        let ob = txn::execute_per_row(&mut *sb, &input, &mut rows_b);
         match (&oa, &ob) {
             (Ok(x), Ok(y)) => assert_eq!(x, y, "{input:?}"),
             _ => panic!("{input:?}: {:?} / {:?}", oa.err(), ob.err()),

@@ -1,8 +1,8 @@
 //! End-to-end on a real, throwaway PostgreSQL server.
 
 use oio_core::Cancel;
+use oio_testkit::{pg_bin, TempPostgres};
 use oio_tpcc::check::Status;
-use oio_tpcc::testing::{pg_bin, TempPostgres};
 use oio_tpcc::{build, check, run_step, BuildOptions, DbUrl, Quiet, RunOptions, Timeouts};
 use oio_tpcc::{Isolation, Mode};
 
@@ -20,7 +20,7 @@ fn all_pass(db: &DbUrl, after_run: bool) {
 #[test]
 fn postgres_build_run_check_in_both_modes() {
     if pg_bin().is_none() {
-        oio_tpcc::testing::missing("no PostgreSQL binaries (scripts/test installs them)");
+        oio_testkit::missing("no PostgreSQL binaries (scripts/test installs them)");
         return;
     }
     let pg = TempPostgres::start("").unwrap();
@@ -83,7 +83,7 @@ fn postgres_build_run_check_in_both_modes() {
             serde_json::to_string(&r.intervals.iter().map(|i| &i.waits).collect::<Vec<_>>())
                 .unwrap()
         );
-        oio_tpcc::testing::interval_waits_add_up(&r, 0.15).unwrap();
+        oio_testkit::interval_waits_add_up(&r, 0.15).unwrap();
         all_pass(&db, true);
     }
 
@@ -119,7 +119,7 @@ fn postgres_build_run_check_in_both_modes() {
 #[test]
 fn postgres_interrupted_build_is_refused_by_run_and_check() {
     if pg_bin().is_none() {
-        oio_tpcc::testing::missing("no PostgreSQL binaries (scripts/test installs them)");
+        oio_testkit::missing("no PostgreSQL binaries (scripts/test installs them)");
         return;
     }
     let pg = TempPostgres::start("").unwrap();
@@ -213,7 +213,7 @@ impl Drop for Thaw {
 #[test]
 fn a_server_that_stops_answering_mid_run_fails_the_run_within_its_timeouts() {
     if pg_bin().is_none() {
-        oio_tpcc::testing::missing("no PostgreSQL binaries (scripts/test installs them)");
+        oio_testkit::missing("no PostgreSQL binaries (scripts/test installs them)");
         return;
     }
     let pg = TempPostgres::start("").unwrap();
@@ -321,7 +321,7 @@ fn postgres_few_statement_transactions_write_what_the_per_row_ones_do() {
     use oio_tpcc::random::{NuRandC, Rng};
     use oio_tpcc::txn::{self, Input, Outcome, TxnType};
     if pg_bin().is_none() {
-        oio_tpcc::testing::missing("no PostgreSQL binaries (scripts/test installs them)");
+        oio_testkit::missing("no PostgreSQL binaries (scripts/test installs them)");
         return;
     }
     let pg = TempPostgres::start("").unwrap();
@@ -376,8 +376,8 @@ fn postgres_few_statement_transactions_write_what_the_per_row_ones_do() {
     for k in 0..1500 {
         let ty = TxnType::draw(&mut rng);
         let input = Input::draw(ty, &mut rng, &c, 1 + k % 2, 2, 1 + k % 10);
-        let oa = txn::execute(&mut sa, &input, &mut rows_a);
-        let ob = txn::execute_per_row(&mut sb, &input, &mut rows_b);
+        let oa = txn::execute(&mut *sa, &input, &mut rows_a);
+        let ob = txn::execute_per_row(&mut *sb, &input, &mut rows_b);
         match (&oa, &ob) {
             (Ok(x), Ok(y)) => assert_eq!(x, y, "{input:?}"),
             _ => panic!("{input:?}: {:?} / {:?}", oa.err(), ob.err()),

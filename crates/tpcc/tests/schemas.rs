@@ -79,7 +79,7 @@ fn real_documents_match_their_schemas_and_broken_ones_do_not() {
         let p: TpccRunPlan =
             serde_json::from_value(r.envelope.plan.clone().expect("the plan is embedded")).unwrap();
         assert_eq!(p.workers, vec![r.options.workers]);
-        assert_eq!(p.seed, plan.seed);
+        assert_eq!(p.step.seed, plan.step.seed);
     }
     let series =
         serde_json::to_value(out.series.as_ref().expect("two steps make a series")).unwrap();

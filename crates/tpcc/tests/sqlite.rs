@@ -84,7 +84,7 @@ fn build_check_run_check() {
     for c in ["commit", "cpu_other"] {
         assert!(names.contains(&c), "{names:?}");
     }
-    oio_tpcc::testing::interval_waits_add_up(&r, 0.01).unwrap();
+    oio_testkit::interval_waits_add_up(&r, 0.01).unwrap();
     // 2 workers on 1 warehouse share it, and say so.
     assert!(
         r.envelope.warnings

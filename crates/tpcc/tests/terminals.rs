@@ -101,7 +101,7 @@ fn terminals_bound_nopm_and_it_rises_with_terminals_not_connections() {
         // The summary's efficiency is against 12.86 per warehouse, scaled the same way.
         let spec = r.summary.efficiency_pct.unwrap();
         assert!((spec - r.summary.nopm * scale / 12.86 * 100.0).abs() < 1e-6);
-        oio_tpcc::testing::interval_waits_add_up(r, 0.01).unwrap();
+        oio_testkit::interval_waits_add_up(r, 0.01).unwrap();
     }
     // The document carries the terminal figures and options, as its schema says.
     let mut doc = serde_json::to_value(&ten_on_one).unwrap();

@@ -162,215 +162,239 @@ fn with_device(mut f: Finding, db: &DbFacts, writes: bool) -> Finding {
 
 /// Every database rule for one result.
 pub fn rules(db: &DbFacts) -> Vec<Finding> {
-    let src = db.source.as_str();
     let mut out = Vec::new();
     let few = db.pg() && db.session_samples < MIN_WAIT_SAMPLES;
-    let undecided = |rule: &str, why: String| {
-        Finding::new(rule, Status::Undecided, src, why).conf(Confidence::Low)
-    };
     if db.mysql() {
         out.extend(mysql_rules(db));
     } else {
-        // Log flush.
-        if db.pg() {
-            if few {
-                out.push(undecided(
-                    "log_flush_bound",
-                    format!(
-                        "too few wait samples ({}; need {MIN_WAIT_SAMPLES})",
-                        db.session_samples
-                    ),
-                ));
-            } else {
-                let s = db.bucket("wal_flush").map_or(0.0, |b| b.share_pct);
-                let f = Finding::new(
+        log_flush_rules(db, few, &mut out);
+        data_read_rules(db, few, &mut out);
+        lock_rules(db, few, &mut out);
+    }
+    cpu_rules(db, few, &mut out);
+    out
+}
+
+/// An undecided finding of `rule` on `src`, at low confidence.
+fn undecided_finding(src: &str, rule: &str, why: String) -> Finding {
+    Finding::new(rule, Status::Undecided, src, why).conf(Confidence::Low)
+}
+
+/// Log flush: the share of time waiting on WAL/commit flushes (PostgreSQL, SQLite).
+fn log_flush_rules(db: &DbFacts, few: bool, out: &mut Vec<Finding>) {
+    let src = db.source.as_str();
+    let undecided = |rule: &str, why: String| undecided_finding(src, rule, why);
+    if db.pg() {
+        if few {
+            out.push(undecided(
                 "log_flush_bound",
-                if s >= WAIT_SHARE_PCT { Status::Found } else { Status::NotFound },
-                src,
-                if s >= WAIT_SHARE_PCT {
-                    format!("log flush bound: sessions spend {s:.0} % of their samples waiting for WAL writes and flushes")
-                } else {
-                    format!("not log-bound: WAL waits are {s:.0} % of session samples")
-                },
-            )
-            .ev("WAL flush waits, share of session samples", s, "%", &format!("{src}: waits.buckets"))
-            .conf(if !(10.0..40.0).contains(&s) { Confidence::High } else { Confidence::Medium });
-                out.push(with_device(log_next(f), db, true));
-            }
-        } else if let (Some(c), true) = (db.commit_s, db.duration_s > 0.0) {
-            let share = 100.0 * c / db.duration_s;
-            let found = share >= SQLITE_COMMIT_SHARE_PCT;
-            let mut f = Finding::new(
+                format!(
+                    "too few wait samples ({}; need {MIN_WAIT_SAMPLES})",
+                    db.session_samples
+                ),
+            ));
+        } else {
+            let s = db.bucket("wal_flush").map_or(0.0, |b| b.share_pct);
+            let f = Finding::new(
             "log_flush_bound",
-            if found { Status::Found } else { Status::NotFound },
+            if s >= WAIT_SHARE_PCT { Status::Found } else { Status::NotFound },
+            src,
+            if s >= WAIT_SHARE_PCT {
+                format!("log flush bound: sessions spend {s:.0} % of their samples waiting for WAL writes and flushes")
+            } else {
+                format!("not log-bound: WAL waits are {s:.0} % of session samples")
+            },
+        )
+        .ev("WAL flush waits, share of session samples", s, "%", &format!("{src}: waits.buckets"))
+        .conf(if !(10.0..40.0).contains(&s) { Confidence::High } else { Confidence::Medium });
+            out.push(with_device(log_next(f), db, true));
+        }
+    } else if let (Some(c), true) = (db.commit_s, db.duration_s > 0.0) {
+        let share = 100.0 * c / db.duration_s;
+        let found = share >= SQLITE_COMMIT_SHARE_PCT;
+        let mut f = Finding::new(
+        "log_flush_bound",
+        if found { Status::Found } else { Status::NotFound },
+        src,
+        if found {
+            format!(
+                "log flush bound: SQLite's single write slot spends {share:.0} % of the window in COMMIT{}",
+                db.commit_mean_us.map_or(String::new(), |m| format!(" ({} per commit", fmt_ns(m * 1000.0)) + &db.sqlite_sync.as_ref().map_or(")".into(), |s| format!(", synchronous={s})")))
+            )
+        } else {
+            format!(
+                "not log-bound: COMMIT takes {share:.0} % of the window{}",
+                db.sqlite_sync.as_ref().map_or(String::new(), |s| format!(" (synchronous={s})"))
+            )
+        },
+    )
+    .ev("COMMIT time, share of the window (one writer at a time)", share, "%", &format!("{src}: waits.sqlite.commit_s"))
+    .conf(if !(SQLITE_COMMIT_SHARE_PCT / 2.0..SQLITE_COMMIT_SHARE_PCT * 1.5).contains(&share) {
+        Confidence::High
+    } else {
+        Confidence::Medium
+    });
+        if let Some(m) = db.commit_mean_us {
+            f = f.ev(
+                "mean COMMIT",
+                m * 1000.0,
+                "ns",
+                &format!("{src}: waits.sqlite.commit_mean_us"),
+            );
+        }
+        out.push(with_device(if found { log_next(f) } else { f }, db, true));
+    } else {
+        out.push(undecided(
+            "log_flush_bound",
+            "no commit or WAL wait data in the result".into(),
+        ));
+    }
+}
+
+/// Data reads: the share of time waiting on reads of data pages.
+fn data_read_rules(db: &DbFacts, few: bool, out: &mut Vec<Finding>) {
+    let src = db.source.as_str();
+    let undecided = |rule: &str, why: String| undecided_finding(src, rule, why);
+    if db.pg() && !few {
+        let s = db.bucket("data_io").map_or(0.0, |b| b.share_pct);
+        let found = s >= WAIT_SHARE_PCT;
+        let f = Finding::new(
+            "data_read_bound",
+            if found {
+                Status::Found
+            } else {
+                Status::NotFound
+            },
             src,
             if found {
                 format!(
-                    "log flush bound: SQLite's single write slot spends {share:.0} % of the window in COMMIT{}",
-                    db.commit_mean_us.map_or(String::new(), |m| format!(" ({} per commit", fmt_ns(m * 1000.0)) + &db.sqlite_sync.as_ref().map_or(")".into(), |s| format!(", synchronous={s})")))
+                    "data-read bound: sessions spend {s:.0} % of their samples reading data pages"
                 )
             } else {
-                format!(
-                    "not log-bound: COMMIT takes {share:.0} % of the window{}",
-                    db.sqlite_sync.as_ref().map_or(String::new(), |s| format!(" (synchronous={s})"))
-                )
+                format!("not data-read bound: data file I/O waits are {s:.0} % of session samples")
             },
         )
-        .ev("COMMIT time, share of the window (one writer at a time)", share, "%", &format!("{src}: waits.sqlite.commit_s"))
-        .conf(if !(SQLITE_COMMIT_SHARE_PCT / 2.0..SQLITE_COMMIT_SHARE_PCT * 1.5).contains(&share) {
-            Confidence::High
+        .ev(
+            "data file I/O waits, share of session samples",
+            s,
+            "%",
+            &format!("{src}: waits.buckets"),
+        )
+        .conf(Confidence::High);
+        let f = if found {
+            f.next("more memory for the buffer cache (shared_buffers), or faster reads on the data device")
         } else {
-            Confidence::Medium
-        });
-            if let Some(m) = db.commit_mean_us {
-                f = f.ev(
-                    "mean COMMIT",
-                    m * 1000.0,
-                    "ns",
-                    &format!("{src}: waits.sqlite.commit_mean_us"),
-                );
-            }
-            out.push(with_device(if found { log_next(f) } else { f }, db, true));
-        } else {
-            out.push(undecided(
-                "log_flush_bound",
-                "no commit or WAL wait data in the result".into(),
-            ));
+            f
+        };
+        out.push(with_device(f, db, false));
+    } else if !db.pg() {
+        out.push(undecided(
+        "data_read_bound",
+        "SQLite reports no read waits; see the device's reads in the evidence of other findings".into(),
+    ));
+    }
+}
+
+/// Locks: the share of each worker's time waiting on row or writer locks.
+fn lock_rules(db: &DbFacts, few: bool, out: &mut Vec<Finding>) {
+    let src = db.source.as_str();
+    let undecided = |rule: &str, why: String| undecided_finding(src, rule, why);
+    let per_worker = if db.workers > 0 {
+        db.warehouses as f64 / db.workers as f64
+    } else {
+        f64::NAN
+    };
+    let lock_share = if db.pg() {
+        (!few).then(|| {
+            db.bucket("row_locks").map_or(0.0, |b| b.share_pct)
+                + db.bucket("buffer_content_locks")
+                    .map_or(0.0, |b| b.share_pct)
+        })
+    } else {
+        match (db.writer_wait_s, db.worker_s) {
+            (Some(w), Some(t)) if t > 0.0 => Some(100.0 * w / t),
+            _ => None,
         }
-        // Data reads.
-        if db.pg() && !few {
-            let s = db.bucket("data_io").map_or(0.0, |b| b.share_pct);
-            let found = s >= WAIT_SHARE_PCT;
-            let f = Finding::new(
-                "data_read_bound",
+    };
+    let threshold = if db.pg() {
+        LOCK_SHARE_PCT
+    } else {
+        SQLITE_WRITER_WAIT_PCT
+    };
+    match lock_share {
+        None => out.push(undecided(
+            "lock_contention",
+            "no lock wait data in the result".into(),
+        )),
+        Some(s) => {
+            let found = s >= threshold;
+            let what = if db.pg() {
+                "row, tuple and buffer lock waits, share of session samples"
+            } else {
+                "time queued for SQLite's single write slot, share of worker time"
+            };
+            let mut claim = match (found, db.pg()) {
+            (true, true) => format!("lock contention: row, tuple and buffer lock waits are {s:.0} % of session samples"),
+            (true, false) => format!("lock contention: workers spend {s:.0} % of their time queued for SQLite's single write slot (held through COMMIT, so a slow log lengthens it)"),
+            (false, true) => format!("no lock contention: lock waits are {s:.0} % of session samples"),
+            (false, false) => format!("no lock contention: workers spend {s:.0} % of their time queued for the write slot"),
+        };
+            // Warehouses only matter where locks are per row (SQLite locks the whole database).
+            if found && db.pg() && per_worker < 1.0 {
+                claim.push_str(&format!(
+                "; too few warehouses per worker ({} for {} workers): workers collide on the same district and warehouse rows",
+                db.warehouses, db.workers
+            ));
+            }
+            let mut f = Finding::new(
+                "lock_contention",
                 if found {
                     Status::Found
                 } else {
                     Status::NotFound
                 },
                 src,
-                if found {
-                    format!(
-                    "data-read bound: sessions spend {s:.0} % of their samples reading data pages"
-                )
-                } else {
-                    format!(
-                        "not data-read bound: data file I/O waits are {s:.0} % of session samples"
-                    )
-                },
+                claim,
+            )
+            .ev(what, s, "%", &format!("{src}: waits"))
+            .ev(
+                "warehouses per worker",
+                per_worker,
+                "",
+                &format!("{src}: warehouses, options.workers"),
             )
             .ev(
-                "data file I/O waits, share of session samples",
-                s,
-                "%",
-                &format!("{src}: waits.buckets"),
+                "retries per 1000 committed",
+                if db.committed > 0 {
+                    1000.0 * db.retries as f64 / db.committed as f64
+                } else {
+                    f64::NAN
+                },
+                "",
+                &format!("{src}: summary.retries"),
             )
-            .conf(Confidence::High);
-            let f = if found {
-                f.next("more memory for the buffer cache (shared_buffers), or faster reads on the data device")
+            .conf(if s >= threshold * 1.5 || s < threshold / 2.0 {
+                Confidence::High
             } else {
-                f
-            };
-            out.push(with_device(f, db, false));
-        } else if !db.pg() {
-            out.push(undecided(
-            "data_read_bound",
-            "SQLite reports no read waits; see the device's reads in the evidence of other findings".into(),
-        ));
-        }
-        // Locks.
-        let per_worker = if db.workers > 0 {
-            db.warehouses as f64 / db.workers as f64
-        } else {
-            f64::NAN
-        };
-        let lock_share = if db.pg() {
-            (!few).then(|| {
-                db.bucket("row_locks").map_or(0.0, |b| b.share_pct)
-                    + db.bucket("buffer_content_locks")
-                        .map_or(0.0, |b| b.share_pct)
-            })
-        } else {
-            match (db.writer_wait_s, db.worker_s) {
-                (Some(w), Some(t)) if t > 0.0 => Some(100.0 * w / t),
-                _ => None,
-            }
-        };
-        let threshold = if db.pg() {
-            LOCK_SHARE_PCT
-        } else {
-            SQLITE_WRITER_WAIT_PCT
-        };
-        match lock_share {
-            None => out.push(undecided(
-                "lock_contention",
-                "no lock wait data in the result".into(),
-            )),
-            Some(s) => {
-                let found = s >= threshold;
-                let what = if db.pg() {
-                    "row, tuple and buffer lock waits, share of session samples"
-                } else {
-                    "time queued for SQLite's single write slot, share of worker time"
-                };
-                let mut claim = match (found, db.pg()) {
-                (true, true) => format!("lock contention: row, tuple and buffer lock waits are {s:.0} % of session samples"),
-                (true, false) => format!("lock contention: workers spend {s:.0} % of their time queued for SQLite's single write slot (held through COMMIT, so a slow log lengthens it)"),
-                (false, true) => format!("no lock contention: lock waits are {s:.0} % of session samples"),
-                (false, false) => format!("no lock contention: workers spend {s:.0} % of their time queued for the write slot"),
-            };
-                // Warehouses only matter where locks are per row (SQLite locks the whole database).
-                if found && db.pg() && per_worker < 1.0 {
-                    claim.push_str(&format!(
-                    "; too few warehouses per worker ({} for {} workers): workers collide on the same district and warehouse rows",
-                    db.warehouses, db.workers
-                ));
+                Confidence::Medium
+            });
+            if found {
+                if db.pg() && per_worker < 1.0 {
+                    f = f.next("build at least one warehouse per worker (oio tpcc build --warehouses N), or run fewer workers");
                 }
-                let mut f = Finding::new(
-                    "lock_contention",
-                    if found {
-                        Status::Found
-                    } else {
-                        Status::NotFound
-                    },
-                    src,
-                    claim,
-                )
-                .ev(what, s, "%", &format!("{src}: waits"))
-                .ev(
-                    "warehouses per worker",
-                    per_worker,
-                    "",
-                    &format!("{src}: warehouses, options.workers"),
-                )
-                .ev(
-                    "retries per 1000 committed",
-                    if db.committed > 0 {
-                        1000.0 * db.retries as f64 / db.committed as f64
-                    } else {
-                        f64::NAN
-                    },
-                    "",
-                    &format!("{src}: summary.retries"),
-                )
-                .conf(if s >= threshold * 1.5 || s < threshold / 2.0 {
-                    Confidence::High
-                } else {
-                    Confidence::Medium
-                });
-                if found {
-                    if db.pg() && per_worker < 1.0 {
-                        f = f.next("build at least one warehouse per worker (oio tpcc build --warehouses N), or run fewer workers");
-                    }
-                    if !db.pg() {
-                        f = f.next("SQLite serialises writers: fewer workers, or a server database, for write concurrency");
-                    }
+                if !db.pg() {
+                    f = f.next("SQLite serialises writers: fewer workers, or a server database, for write concurrency");
                 }
-                out.push(f);
             }
+            out.push(f);
         }
     }
-    // CPU: the server's (PostgreSQL CPU samples on this host) or the process's (SQLite).
+}
+
+/// CPU: the server's (PostgreSQL CPU samples on this host) or the process's (SQLite), and the generator's.
+fn cpu_rules(db: &DbFacts, few: bool, out: &mut Vec<Finding>) {
+    let src = db.source.as_str();
+    let undecided = |rule: &str, why: String| undecided_finding(src, rule, why);
     let cores = db.cpus.max(1) as f64;
     let (cpu_used, cpu_what) = if db.includes_database {
         (
@@ -439,7 +463,6 @@ pub fn rules(db: &DbFacts) -> Vec<Finding> {
             .conf(Confidence::High),
         );
     }
-    out
 }
 
 /// The log, data-read and lock rules for MariaDB/MySQL: from performance_schema's timed waits

@@ -2,11 +2,11 @@
 //! their ratio, per-type statistics, the series, the wait profile).
 
 use super::monitor::Snapshot;
-use super::worker::{Acc, CkptTotals};
+use super::worker::Acc;
 use crate::plan::RunOptions;
 use crate::result::{key, Interval, Summary, TxnStats, TypeTimeProfile};
 use crate::txn::TxnType;
-use crate::url::Dialect;
+use crate::waits::CkptTotals;
 use crate::waits::{SqliteWaits, WaitProfile};
 use oio_core::histogram::LatencyHistogram;
 use std::collections::{BTreeMap, HashMap};
@@ -68,7 +68,7 @@ pub(super) struct Headline {
 /// which are taken off the server's counts again: the headline is the window's alone.
 pub(super) fn headline(
     opts: &RunOptions,
-    dialect: Dialect,
+    client_tpm_note: &str,
     warehouses: u32,
     (start, end): (&Snapshot, &Snapshot),
     (total, tail): (&Acc, &Acc),
@@ -129,11 +129,7 @@ pub(super) fn headline(
             )
         }
         _ => {
-            notes.push(if dialect == Dialect::Mysql {
-                "TPM is the transactions the driver counted (MariaDB/MySQL's Com_commit also counts oio's monitoring and is not used)".into()
-            } else {
-                "SQLite has no transaction counter; TPM is the committed transactions the driver counted".into()
-            });
+            notes.push(client_tpm_note.to_string());
             (
                 per_minute(committed as f64),
                 "client",
@@ -273,7 +269,7 @@ pub(super) fn waits(
     (a, b): (&SqliteCounters, &SqliteCounters),
     duration_s: f64,
     total: &Acc,
-    dialect: Dialect,
+    in_process: bool,
 ) -> WaitProfile {
     if let Some(p) = sampler {
         let mut w = p.profile();
@@ -284,7 +280,7 @@ pub(super) fn waits(
         }
         return w;
     }
-    if dialect != Dialect::Sqlite {
+    if !in_process {
         // The server's sampler did not return (the warnings say why): no profile, rather
         // than SQLite's counters, which this run never moved.
         return WaitProfile {
@@ -332,31 +328,8 @@ pub(super) fn waits(
     }
 }
 
-/// A finished wait sampler of either server engine.
-pub(crate) enum Sampler {
-    /// PostgreSQL's `pg_stat_activity` sampler.
-    Pg(crate::waits::PgSampler),
-    /// MariaDB/MySQL's `performance_schema` sampler, and when it started (its intervals
-    /// count from then).
-    Mysql(Box<crate::mysql::waits::Sampler>, Instant),
-}
-
-impl Sampler {
-    /// Queries the sampler ran (PostgreSQL counts them out of its transaction counter).
-    pub(crate) fn rounds(&self) -> u64 {
-        match self {
-            Sampler::Pg(p) => p.rounds(),
-            Sampler::Mysql(m, _) => m.rounds(),
-        }
-    }
-    /// The wait profile.
-    pub(crate) fn profile(&self) -> crate::waits::WaitProfile {
-        match self {
-            Sampler::Pg(p) => p.profile(),
-            Sampler::Mysql(m, _) => m.profile(),
-        }
-    }
-}
+/// A finished wait sampler (PostgreSQL's, MariaDB/MySQL's).
+pub(crate) type Sampler = Box<dyn crate::database::WaitSampler>;
 
 /// Time inside transactions the workers recorded, ns (their latencies summed).
 pub(super) fn busy_ns(acc: &Acc) -> u128 {
@@ -400,69 +373,19 @@ pub(super) fn interval_waits(
     sqlite: SqliteMarks,
     (started, workers): (Instant, u32),
 ) {
-    let classes = waits.classes.clone();
-    match sampler {
-        Some(Sampler::Pg(p)) => {
-            let per = p.per_interval();
-            for (i, iv) in intervals.iter_mut().enumerate() {
-                let Some((rounds, counts)) = per.get(i) else {
-                    continue;
-                };
-                let amounts = counts.iter().map(|(k, n)| (k.clone(), *n as f64)).collect();
-                iv.waits = crate::waits::interval_shares(&classes, &amounts, *rounds as f64);
-            }
-            waits.notes.push("intervals[].waits: the sampling rounds that ran in each interval (aas = its session samples ÷ its rounds), so the rounds-weighted mean of the intervals is the window's".into());
+    if let Some(p) = sampler {
+        p.interval_waits(intervals, waits, started, workers);
+        return;
+    }
+    if waits.sqlite.is_some() {
+        let classes = waits.classes.clone();
+        let mut prev = sqlite.start;
+        for (iv, mark) in intervals.iter_mut().zip(sqlite.marks) {
+            let amounts = sqlite_seconds(prev, &mark.0, mark.1);
+            iv.waits = crate::waits::interval_shares(&classes, &amounts, iv.duration_s);
+            prev = &mark.0;
         }
-        Some(Sampler::Mysql(m, began)) => {
-            let profile = m.profile();
-            let Some(my) = profile.mysql.as_ref() else {
-                return;
-            };
-            let offset = began.saturating_duration_since(started).as_secs_f64();
-            // Without performance_schema only the row lock time is known (as in the profile).
-            let (residual, instrumented) = if my.performance_schema {
-                ("cpu_other", true)
-            } else {
-                ("unknown", false)
-            };
-            for iv in intervals.iter_mut() {
-                let (lo, hi) = (iv.t_s - iv.duration_s, iv.t_s);
-                let mut amounts: HashMap<String, f64> = HashMap::new();
-                for j in &my.intervals {
-                    let (jlo, jhi) = (offset + j.end_s - j.duration_s, offset + j.end_s);
-                    let overlap = (hi.min(jhi) - lo.max(jlo)).max(0.0);
-                    if overlap <= 0.0 || j.duration_s <= 0.0 {
-                        continue;
-                    }
-                    let f = overlap / j.duration_s;
-                    let known = [
-                        ("lock", j.lock_s),
-                        ("io", j.io_s),
-                        ("log", j.log_s),
-                        ("client_round_trips", j.client_s),
-                    ];
-                    for (name, secs) in &known[..if instrumented { 4 } else { 1 }] {
-                        *amounts.entry(name.to_string()).or_default() += secs * f;
-                    }
-                }
-                let waited: f64 = amounts.values().sum();
-                amounts.insert(
-                    residual.into(),
-                    (workers as f64 * iv.duration_s - waited).max(0.0),
-                );
-                iv.waits = crate::waits::interval_shares(&classes, &amounts, iv.duration_s);
-            }
-        }
-        None if waits.sqlite.is_some() => {
-            let mut prev = sqlite.start;
-            for (iv, mark) in intervals.iter_mut().zip(sqlite.marks) {
-                let amounts = sqlite_seconds(prev, &mark.0, mark.1);
-                iv.waits = crate::waits::interval_shares(&classes, &amounts, iv.duration_s);
-                prev = &mark.0;
-            }
-            waits.notes.push("intervals[].waits: the same times read at each interval's end; a transaction's time counts in the interval it completed in, a checkpoint's in the interval it ended in".into());
-        }
-        None => {}
+        waits.notes.push("intervals[].waits: the same times read at each interval's end; a transaction's time counts in the interval it completed in, a checkpoint's in the interval it ended in".into());
     }
 }
 

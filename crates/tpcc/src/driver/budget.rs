@@ -13,7 +13,6 @@
 use super::worker::terminal_bytes;
 use crate::plan::{RunOptions, TpccRunPlan};
 use crate::result::{Interval, TypeTimeProfile};
-use crate::url::Dialect;
 use crate::waits::WaitShare;
 use oio_core::histogram::LatencyHistogram;
 use oio_core::memory::{Estimate, THREAD_BYTES};
@@ -31,8 +30,8 @@ const DRIVER_THREADS: u64 = 4;
 /// The database a run goes to, as far as memory is concerned.
 #[derive(Clone, Copy, Debug)]
 pub struct Db {
-    /// Its kind.
-    pub dialect: Dialect,
+    /// The engine runs in this process (SQLite): each connection's page cache is ours.
+    pub in_process: bool,
     /// Warehouses in it.
     pub warehouses: u32,
     /// Size of the SQLite file (None: a server, or unknown).
@@ -44,9 +43,10 @@ pub fn step_memory(opts: &RunOptions, db: &Db) -> Estimate {
     let mut e = Estimate::new();
     let n = u64::from(opts.workers);
     let fewer = Some("use fewer --workers".to_string());
-    let per_connection = match db.dialect {
-        Dialect::Sqlite => SQLITE_CACHE.min(db.bytes.unwrap_or(SQLITE_CACHE)) + CONNECTION_STATE,
-        _ => CONNECTION_STATE,
+    let per_connection = if db.in_process {
+        SQLITE_CACHE.min(db.bytes.unwrap_or(SQLITE_CACHE)) + CONNECTION_STATE
+    } else {
+        CONNECTION_STATE
     };
     e.add(
         format!(

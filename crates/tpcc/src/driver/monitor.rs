@@ -6,14 +6,14 @@
 //! frozen, a network that drops packets without a reset) makes the run fail with a timeout
 //! instead of hanging, whatever the client library does with its socket.
 
-use crate::db::{Session, SqliteShared};
+use crate::database::Database;
+use crate::db::Session;
 use crate::error::{Result, TpccError};
 use crate::plan::{Mode, RunOptions};
 use crate::txn::Stmt;
-use crate::url::{DbUrl, Dialect};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The database as the run found it.
 pub(super) struct Setup {
@@ -55,18 +55,14 @@ pub(super) struct Monitor {
 impl Monitor {
     /// Opens the monitor's connection and checks the database (complete build, warehouses,
     /// version; creates the server-side functions `--mode server` needs).
-    pub fn start(
-        url: &DbUrl,
-        opts: &RunOptions,
-        sqlite: &Arc<SqliteShared>,
-    ) -> Result<(Monitor, Setup)> {
+    pub fn start(db: &Arc<dyn Database>, opts: &RunOptions) -> Result<(Monitor, Setup)> {
         let (to, requests) = mpsc::channel();
         let (replies, from) = mpsc::channel();
         let bound = opts.timeouts.call_bound();
-        let (url, opts, sqlite) = (url.clone(), opts.clone(), Arc::clone(sqlite));
+        let (db, opts) = (Arc::clone(db), opts.clone());
         std::thread::Builder::new()
             .name("oio-tpcc-monitor".into())
-            .spawn(move || serve(&url, &opts, &sqlite, requests, replies))
+            .spawn(move || serve(&*db, &opts, requests, replies))
             .map_err(|e| TpccError::Io {
                 context: "starting the monitor thread".into(),
                 error: e,
@@ -131,13 +127,12 @@ impl Monitor {
 
 /// The monitor thread: set up, then answer requests until the driver drops its handle.
 fn serve(
-    url: &DbUrl,
+    db: &dyn Database,
     opts: &RunOptions,
-    sqlite: &Arc<SqliteShared>,
     requests: Receiver<Request>,
     replies: Sender<Result<Reply>>,
 ) {
-    let mut conn = match open(url, opts, sqlite) {
+    let mut conn = match open(db, opts) {
         Ok((conn, setup)) => {
             if replies.send(Ok(Reply::Ready(setup))).is_err() {
                 return;
@@ -171,32 +166,14 @@ struct Conn {
     queries: u64,
 }
 
-fn open(url: &DbUrl, opts: &RunOptions, sqlite: &Arc<SqliteShared>) -> Result<(Conn, Setup)> {
-    let dialect = url.dialect();
-    let mut session = Session::open(
-        url,
-        "oio-tpcc-monitor",
-        opts.sqlite_sync,
-        sqlite,
-        &opts.timeouts,
-    )?;
-    let record = crate::build_state::require_complete(url, &mut session)?;
+fn open(db: &dyn Database, opts: &RunOptions) -> Result<(Conn, Setup)> {
+    let mut session = db.connect("oio-tpcc-monitor", opts.sqlite_sync, &opts.timeouts)?;
+    let record = crate::build_state::require_complete(db.url(), &mut session)?;
     let warehouses = crate::schema::count_warehouses(&mut session)?;
-    let engine_version = match dialect {
-        Dialect::Sqlite => format!("SQLite {}", rusqlite::version()),
-        Dialect::Postgres | Dialect::Mysql => session
-            .query_sql("SELECT version()")?
-            .1
-            .first()
-            .map(|r| r[0].text().to_string())
-            .unwrap_or_default(),
-    };
-    if dialect == Dialect::Postgres && opts.mode == Mode::Server {
+    let engine_version = session.engine_version()?;
+    if opts.mode == Mode::Server && db.has_server_side() {
         // Older schemas (or ones built by other tools) may lack the functions.
-        session.batch(&crate::server::create_functions())?;
-    }
-    if dialect == Dialect::Mysql && opts.mode == Mode::Server {
-        crate::mysql_server::create_procedures(&mut session)?;
+        db.install_server_side(&mut session)?;
     }
     let setup = Setup {
         warehouses,
@@ -222,17 +199,10 @@ impl Conn {
 
     fn snapshot(&mut self) -> Result<Snapshot> {
         let next_o_id_sum = self.sum_next_o_id()?;
-        let pg_xacts = if self.session.dialect() == Dialect::Postgres {
-            // Publish this session's own pending counters first, so the subtraction of the
-            // monitor's queries matches what the server counted.
-            self.queries += 2;
-            self.session.batch("SELECT pg_stat_force_next_flush()")?;
-            Some(self.session.query_int(
-                "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()",
-            )?)
-        } else {
-            None
-        };
+        let pg_xacts = self.session.server_transactions()?.map(|(n, cost)| {
+            self.queries += cost;
+            n
+        });
         Ok(Snapshot {
             next_o_id_sum,
             pg_xacts,
@@ -240,29 +210,9 @@ impl Conn {
         })
     }
 
-    /// Waits (up to 3 s) until the workers' backends are gone: a backend publishes its last
-    /// counters to `pg_stat_database` when it exits.
+    /// Waits until the workers' sessions have published their counters (PostgreSQL).
     fn settle(&mut self) -> Result<()> {
-        if self.session.dialect() != Dialect::Postgres {
-            return Ok(());
-        }
-        let t = Instant::now();
-        while t.elapsed() < Duration::from_secs(3) {
-            self.queries += 1;
-            let n = self.session.query_int(
-                "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'oio-tpcc-worker-%' OR application_name = 'oio-tpcc-waits'",
-            )?;
-            if n == 0 {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        // The monitor's own counters: make them visible too, so the subtraction is right.
-        if let Some(pg) = self.session.pg() {
-            self.queries += 1;
-            pg.batch_execute("SELECT pg_stat_force_next_flush()")
-                .map_err(TpccError::from)?;
-        }
+        self.queries += self.session.settle()?;
         Ok(())
     }
 }

@@ -1,14 +1,12 @@
 //! The workers: one thread and one connection each, running the mix until the run ends, and
 //! the per-type counters they fill. Also the SQLite checkpointer, which runs beside them.
 
-use crate::db::{Canceller, Session, SqliteShared, StmtError, Val};
+use crate::database::Database;
+use crate::db::{Canceller, Session, StmtError, Val};
 use crate::error::Result;
 use crate::plan::{Mode, RunOptions};
 use crate::random::{NuRandC, Rng};
-use crate::server::ServerCalls;
-use crate::txn::{self, Input, Outcome, TxnType};
-use crate::url::{DbUrl, Dialect};
-use crate::waits::{wal_checkpoint_seq, CheckpointCounter};
+use crate::txn::{Input, Outcome, TxnType};
 use oio_core::histogram::LatencyHistogram;
 use oio_core::result::ErrorSummary;
 use oio_core::Cancel;
@@ -229,10 +227,9 @@ fn nap(shared: &Shared, d: Duration) {
 
 /// What every worker needs; owned, so workers can outlive a stuck join (see the driver).
 pub(super) struct WorkerCtx {
-    pub url: DbUrl,
+    pub db: Arc<dyn Database>,
     pub opts: RunOptions,
     pub shared: Arc<Shared>,
-    pub sqlite: Arc<SqliteShared>,
     pub warehouses: i64,
     pub nurand: NuRandC,
     /// Terminal mode: the terminals the workers' connections serve.
@@ -349,39 +346,14 @@ impl Scheduler {
     }
 }
 
-fn open_worker(ctx: &WorkerCtx, idx: u32) -> Result<(Session, Option<ServerCalls>)> {
-    let mut s = Session::open(
-        &ctx.url,
+fn open_worker(ctx: &WorkerCtx, idx: u32) -> Result<Session> {
+    let mut s = ctx.db.connect(
         &format!("oio-tpcc-worker-{idx}"),
         ctx.opts.sqlite_sync,
-        &ctx.sqlite,
         &ctx.opts.timeouts,
     )?;
-    let mut calls = None;
-    match s.dialect() {
-        Dialect::Sqlite => {
-            // The checkpointer thread checkpoints; a commit should not do it by surprise.
-            s.batch("PRAGMA wal_autocheckpoint=0")?;
-        }
-        Dialect::Postgres => {
-            s.batch(&format!(
-                "SET default_transaction_isolation = '{}'",
-                ctx.opts.isolation.sql()
-            ))?;
-            if ctx.opts.mode == Mode::Server {
-                if let Some(pg) = s.pg() {
-                    calls = Some(ServerCalls::prepare(pg)?);
-                }
-            }
-        }
-        Dialect::Mysql => {
-            s.batch(&format!(
-                "SET SESSION TRANSACTION ISOLATION LEVEL {}",
-                ctx.opts.isolation.sql()
-            ))?;
-        }
-    }
-    Ok((s, calls))
+    s.prepare_worker(&ctx.opts)?;
+    Ok(s)
 }
 
 /// The input generator of worker `idx`; its first draw is the worker's home warehouse.
@@ -450,7 +422,6 @@ struct Terminal<'a> {
     ctx: &'a WorkerCtx,
     idx: u32,
     session: Session,
-    calls: Option<ServerCalls>,
     rng: Rng,
     home: i64,
     /// With `all_warehouses`: this worker's share of the warehouses.
@@ -462,7 +433,7 @@ struct Terminal<'a> {
 
 impl<'a> Terminal<'a> {
     fn open(ctx: &'a WorkerCtx, idx: u32) -> Result<Terminal<'a>> {
-        let (session, calls) = open_worker(ctx, idx)?;
+        let session = open_worker(ctx, idx)?;
         ctx.shared.register(idx, session.canceller());
         let mut rng = worker_rng(ctx.opts.seed, idx);
         let home = rng.int(1, ctx.warehouses);
@@ -470,7 +441,6 @@ impl<'a> Terminal<'a> {
             ctx,
             idx,
             session,
-            calls,
             rng,
             home,
             mine: (idx as i64 + 1..=ctx.warehouses)
@@ -503,12 +473,9 @@ impl<'a> Terminal<'a> {
 
     /// One attempt, in the mode and dialect of the run.
     fn attempt(&mut self, input: &Input) -> std::result::Result<Outcome, StmtError> {
-        if self.ctx.opts.mode == Mode::Server && self.session.dialect() == Dialect::Mysql {
-            return crate::mysql_server::execute(&mut self.session, input);
-        }
-        match (&self.calls, self.session.pg()) {
-            (Some(c), Some(pg)) => c.execute(pg, input),
-            _ => txn::execute(&mut self.session, input, &mut self.rows),
+        match self.ctx.opts.mode {
+            Mode::Server => self.session.transact_server(input),
+            Mode::Client => self.session.transact(input, &mut self.rows),
         }
     }
 
@@ -530,7 +497,8 @@ impl<'a> Terminal<'a> {
                 }
                 Err(e) => e,
             };
-            if self.calls.is_none() {
+            // A server-side call ends its own transaction (see `Connection::transact_server`).
+            if self.ctx.opts.mode == Mode::Client {
                 let _ = self.session.rollback();
             }
             match e {
@@ -576,9 +544,8 @@ impl<'a> Terminal<'a> {
 
     fn reconnect(&mut self) {
         match open_worker(self.ctx, self.idx) {
-            Ok((s, c)) => {
+            Ok(s) => {
                 self.session = s;
-                self.calls = c;
                 self.ctx.shared.register(self.idx, self.session.canceller());
             }
             Err(e) => {
@@ -702,76 +669,5 @@ fn serve_terminals(t: &mut Terminal, sched: &Scheduler) {
             ));
             return;
         }
-    }
-}
-
-/// What the checkpointer did so far.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct CkptTotals {
-    pub secs: f64,
-    pub runs: u64,
-    pub pages: u64,
-    pub wal_frames: u64,
-    pub page_size: u64,
-}
-
-/// Runs PASSIVE checkpoints once a second on its own connection and times them.
-pub(super) fn checkpointer(
-    url: &DbUrl,
-    opts: &RunOptions,
-    sqlite: &Arc<SqliteShared>,
-    out: &Mutex<CkptTotals>,
-    stop: &Cancel,
-) -> Result<()> {
-    let mut s = Session::open(
-        url,
-        "oio-tpcc-checkpointer",
-        opts.sqlite_sync,
-        sqlite,
-        &opts.timeouts,
-    )?;
-    let wal = match url {
-        DbUrl::Sqlite(p) => {
-            let mut w = p.as_os_str().to_owned();
-            w.push("-wal");
-            std::path::PathBuf::from(w)
-        }
-        DbUrl::Postgres(_) | DbUrl::Mysql(_) => return Ok(()),
-    };
-    let page_size = s.query_int("PRAGMA page_size")?.max(0) as u64;
-    out.lock().unwrap_or_else(|e| e.into_inner()).page_size = page_size;
-    let mut counter = CheckpointCounter::default();
-    let mut last = Instant::now();
-    loop {
-        let done = stop.is_cancelled();
-        if done || last.elapsed() >= Duration::from_secs(1) {
-            last = Instant::now();
-            let t = Instant::now();
-            // A WAL restart racing with the call makes the header differ before and after:
-            // then which WAL the counts belong to is unknown, so ask again.
-            let mut counts = None;
-            for _ in 0..3 {
-                let before = wal_checkpoint_seq(&wal);
-                let (_, rows) = s.query_sql("PRAGMA wal_checkpoint(PASSIVE)")?;
-                let after = wal_checkpoint_seq(&wal);
-                if before == after {
-                    counts = rows.first().map(|r| (after, r[1].int(), r[2].int()));
-                    break;
-                }
-            }
-            let secs = t.elapsed().as_secs_f64();
-            if let Some((seq, log, ckpt)) = counts {
-                counter.observe(seq, log, ckpt);
-            }
-            let mut o = out.lock().unwrap_or_else(|e| e.into_inner());
-            o.secs += secs;
-            o.runs += 1;
-            o.pages = counter.pages;
-            o.wal_frames = counter.wal_frames;
-        }
-        if done {
-            return Ok(());
-        }
-        std::thread::sleep(Duration::from_millis(50));
     }
 }

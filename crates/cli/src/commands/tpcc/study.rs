@@ -107,7 +107,7 @@ pub fn run(a: StudyArgs) -> anyhow::Result<ExitCode> {
         .collect();
     names.sort();
     names.dedup();
-    let timeouts = base.timeouts;
+    let timeouts = base.step.timeouts;
     let saved = settings::save(&db, &names, &timeouts)?;
     // --json leaves stdout to the comparison.
     let was_quiet = style::quiet();
@@ -189,7 +189,7 @@ fn run_rounds(
             c.label,
             c.describe()
         ));
-        for w in settings::apply(db, &c.settings, &base.timeouts)? {
+        for w in settings::apply(db, &c.settings, &base.step.timeouts)? {
             style::print_warning(&w);
         }
         let mut plan = base.clone();
@@ -201,7 +201,7 @@ fn run_rounds(
         plan.schedule = Vec::new();
         plan.order = None;
         if let Some(s) = sqlite_sync(c)? {
-            plan.sqlite_sync = s;
+            plan.step.sqlite_sync = s;
         }
         let code = crate::tpcc_run::execute(&plan, &dirs[i], false, a.run.device.as_deref())?;
         if code == ExitCode::from(EXIT_INTERRUPTED) {

@@ -450,12 +450,12 @@ impl Drop for TempMariadb {
 /// sessions times their lengths add up to the window's within `tolerance` (relative
 /// to the window's AAS, with 0.02 AAS of slack for classes that are nearly absent).
 /// Returns what did not hold.
-pub fn interval_waits_add_up(r: &crate::TpccResult, tolerance: f64) -> Result<(), String> {
+pub fn interval_waits_add_up(r: &oio_tpcc::TpccResult, tolerance: f64) -> Result<(), String> {
     let classes = &r.waits.classes;
     if classes.is_empty() {
         return Err(format!("no wait classes in the window: {:?}", r.waits));
     }
-    let inside: Vec<&crate::result::Interval> = r
+    let inside: Vec<&oio_tpcc::result::Interval> = r
         .intervals
         .iter()
         .filter(|iv| iv.t_s <= r.duration_s + 1e-6)

@@ -1,0 +1,231 @@
+//! What a dialect implements: [`Database`] (one database, from its URL: connections, bulk
+//! load, the run's wait sampler and background work, where its files are) and [`DialectSql`]
+//! (what it says without a connection: DDL, catalog queries, the run options it refuses),
+//! beside the per-session [`Connection`](crate::db::Connection).
+//!
+//! [`open`] is the one place that picks a dialect from a URL ([`Dialect::sql`] the one
+//! that picks its SQL from its name); the build, the driver, the monitor and the checks
+//! know only these traits.
+
+use crate::db::{Canceller, Session, SqliteShared};
+use crate::error::Result;
+use crate::plan::{RunOptions, SqliteSync, Timeouts};
+use crate::result::Interval;
+use crate::url::{DbUrl, Dialect};
+use crate::waits::{CkptTotals, WaitProfile};
+use oio_core::Cancel;
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// What a dialect says without a connection: its DDL, catalog queries, and the run options
+/// it refuses.
+pub trait DialectSql: Sync {
+    /// DDL creating the nine tables (see [`crate::schema`] for the columns).
+    fn create_tables(&self) -> String;
+    /// DDL adding keys and secondary indexes after the load, one statement per entry.
+    fn create_indexes(&self) -> Vec<String>;
+    /// DDL dropping the server-side functions or procedures (empty when there are none).
+    fn drop_server_side(&self) -> String {
+        String::new()
+    }
+    /// SQL listing which of the tables in `list` (quoted, comma-separated) exist, by name.
+    fn existing_tables_sql(&self, list: &str) -> String;
+    /// SQL counting tables named `table` (0 or 1).
+    fn table_exists_sql(&self, table: &str) -> String;
+    /// SQL counting the other sessions of a build in progress (named `application`), when
+    /// the server can tell.
+    fn other_builders_sql(&self, application: &str) -> Option<String> {
+        let _ = application;
+        None
+    }
+    /// Refuses run options the dialect cannot honour, saying which flag to change.
+    fn check_options(&self, opts: &RunOptions) -> Result<()> {
+        let _ = opts;
+        Ok(())
+    }
+}
+
+impl Dialect {
+    /// The dialect's DDL, catalog queries and option rules.
+    pub fn sql(self) -> &'static dyn DialectSql {
+        match self {
+            Dialect::Sqlite => &crate::sqlite::SCHEMA,
+            Dialect::Postgres => &crate::postgres::SCHEMA,
+            Dialect::Mysql => &crate::mysql::SCHEMA,
+        }
+    }
+}
+
+/// What a bulk load is given: where it stands and how to report.
+pub struct LoadJob<'a> {
+    /// The build's options (warehouses, loader threads, seed, timeouts).
+    pub opts: &'a crate::load::BuildOptions,
+    /// The build's timestamp in the form every engine reads (`2026-01-02 03:04:05`).
+    pub now: &'a str,
+    /// Takes the next unit (the items, or one warehouse) to load; None when all are taken
+    /// or the build was stopped.
+    pub take: &'a (dyn Fn() -> Option<crate::load::Unit> + Sync),
+    /// Rows, bytes and warehouses loaded so far.
+    pub counters: &'a crate::load::Counters,
+    /// Reports progress in a phase.
+    pub report: &'a (dyn Fn(&'static str) + Sync),
+    /// Set when the build is to stop.
+    pub cancel: &'a Cancel,
+    /// Every connection the load opens registers here, so a stop interrupts it.
+    pub cancellers: &'a Mutex<Vec<Canceller>>,
+}
+
+/// A finished wait sampler: the profile of the window and its per-interval view.
+pub trait WaitSampler: Send {
+    /// Queries the sampler ran (PostgreSQL counts them out of its transaction counter).
+    fn rounds(&self) -> u64;
+    /// The wait profile of the window.
+    fn profile(&self) -> WaitProfile;
+    /// Fills `intervals[].waits` (the window opened at `started`; `workers` connections).
+    fn interval_waits(
+        &self,
+        intervals: &mut [Interval],
+        waits: &mut WaitProfile,
+        started: Instant,
+        workers: u32,
+    );
+}
+
+/// A wait sampler to run on its own thread until its stop is cancelled.
+pub type SamplerJob = Box<dyn FnOnce() -> Result<Box<dyn WaitSampler>> + Send>;
+
+/// A background task of a run (SQLite's checkpointer), run on its own thread until its stop
+/// is cancelled.
+pub type BackgroundJob = Box<dyn FnOnce() -> Result<()> + Send>;
+
+/// One database of one dialect, as its URL names it.
+pub trait Database: Send + Sync {
+    /// The dialect.
+    fn dialect(&self) -> Dialect;
+
+    /// The URL.
+    fn url(&self) -> &DbUrl;
+
+    /// Opens a session named `application_name` (so oio can find its own sessions), with
+    /// oio's timeouts; `sync` is SQLite's `PRAGMA synchronous`.
+    fn connect(
+        &self,
+        application_name: &str,
+        sync: SqliteSync,
+        timeouts: &Timeouts,
+    ) -> Result<Session>;
+
+    /// Fails with a clear message when the database cannot exist yet (opening a missing
+    /// SQLite file would silently create an empty one).
+    fn require_exists(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Runs after the old tables were dropped by a forced build (SQLite gives back the space).
+    fn after_drop(&self, admin: &mut Session) -> Result<()> {
+        let _ = admin;
+        Ok(())
+    }
+
+    /// Loads every unit `job.take` hands out, in parallel where the engine can.
+    fn load(&self, admin: &mut Session, job: &LoadJob) -> Result<()>;
+
+    /// Runs the index DDL after the load (one after the other on `admin` by default).
+    fn build_indexes(&self, admin: &mut Session, ddl: Vec<String>, job: &LoadJob) -> Result<()> {
+        for sql in ddl {
+            crate::load::cancelled(job.cancel)?;
+            admin.batch(&sql)?;
+        }
+        Ok(())
+    }
+
+    /// Updates the planner's statistics. Ends inside the transaction that the build's
+    /// completion mark commits, unless [`Database::ddl_commits`].
+    fn analyze(&self, admin: &mut Session) -> Result<()> {
+        admin.batch("BEGIN")?;
+        admin.batch("ANALYZE")?;
+        Ok(())
+    }
+
+    /// True when DDL (ANALYZE, CREATE PROCEDURE) commits implicitly (MySQL): the build then
+    /// opens the completion mark's transaction after it.
+    fn ddl_commits(&self) -> bool {
+        false
+    }
+
+    /// Whether the dialect has server-side transactions (`--mode server`).
+    fn has_server_side(&self) -> bool {
+        false
+    }
+
+    /// Creates (or replaces) the server-side transactions `--mode server` runs.
+    fn install_server_side(&self, s: &mut Session) -> Result<()> {
+        let _ = s;
+        Ok(())
+    }
+
+    /// Size of the database on disk, bytes.
+    fn size_on_disk(&self, s: &mut Session) -> Result<u64>;
+
+    /// The in-process writer gate and its timed waits, when the engine runs in this process
+    /// (SQLite); the driver's CPU then includes the database's.
+    fn writer_gate(&self) -> Option<&Arc<SqliteShared>> {
+        None
+    }
+
+    /// Size of the database's file(s) known without a connection (the memory estimate).
+    fn file_bytes(&self) -> Option<u64> {
+        None
+    }
+
+    /// Background work of a run besides the workers (SQLite's checkpointer), adding its
+    /// times to `out`.
+    fn background(
+        &self,
+        opts: &RunOptions,
+        out: Arc<Mutex<CkptTotals>>,
+        stop: Cancel,
+    ) -> Option<BackgroundJob> {
+        let _ = (opts, out, stop);
+        None
+    }
+
+    /// The run's wait sampler, when the server has a wait interface; `current` is the
+    /// interval the driver is in.
+    fn wait_sampler(
+        &self,
+        opts: &RunOptions,
+        stop: Cancel,
+        current: Arc<AtomicUsize>,
+    ) -> Option<SamplerJob> {
+        let _ = (opts, stop, current);
+        None
+    }
+
+    /// Why TPM is the driver's count when the server gives none ([`Connection::server_transactions`](crate::db::Connection::server_transactions)).
+    fn client_tpm_note(&self) -> &'static str;
+
+    /// The directory holding the database's files, when it is on this machine.
+    fn data_location(&self, timeouts: &Timeouts) -> Result<Option<std::path::PathBuf>>;
+
+    /// Whether a database server runs on this machine (loopback, one of its own addresses,
+    /// or a Unix socket); false for SQLite, which is oio itself.
+    fn server_on_this_machine(&self) -> bool {
+        false
+    }
+}
+
+/// The database `url` names, its SQLite sessions sharing one writer gate.
+pub fn open(url: &DbUrl) -> Arc<dyn Database> {
+    open_sharing(url, &Arc::new(SqliteShared::default()))
+}
+
+/// [`open`], the SQLite sessions sharing `shared` (sessions of one run must share it).
+pub fn open_sharing(url: &DbUrl, shared: &Arc<SqliteShared>) -> Arc<dyn Database> {
+    match url {
+        DbUrl::Sqlite(p) => Arc::new(crate::sqlite::Sqlite::new(url, p, shared)),
+        DbUrl::Postgres(u) => Arc::new(crate::postgres::Postgres::new(url, u)),
+        DbUrl::Mysql(u) => Arc::new(crate::mysql::Mysql::new(url, u)),
+    }
+}
