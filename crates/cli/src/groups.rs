@@ -1,10 +1,11 @@
 //! The groups of `oio compare` read from result files and directories: oio or fio runs, or
-//! TPC-C results, never both in one comparison. Files are read by `oio_report::inputs`.
+//! TPC-C results, never both in one comparison. Files are read by `oio_documents::load`.
 
+use crate::inputs::load_inputs;
 use crate::output::style;
 use anyhow::{bail, Context};
 use oio_analysis::compare::{Group, Kind, RunData, TpccFacts, TxnFacts};
-use oio_report::inputs::{load_inputs, Input};
+use oio_documents::load::Input;
 use std::path::PathBuf;
 
 /// The part of a TPC-C result a comparison needs.

@@ -11,14 +11,8 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Targets bound to a role (`""` is the default role of streams that name none).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TargetBinding {
-    /// Role name used by streams (`target = "data"`).
-    pub role: String,
-    /// The files or devices; several are striped.
-    pub paths: Vec<PathBuf>,
-}
+// Recorded in results as well as planned, so defined in oio-core.
+pub use oio_core::target::TargetBinding;
 
 /// Everything a run needs. Serialisable (JSON), so one plan can be sent to many hosts; durations
 /// are integer nanoseconds.

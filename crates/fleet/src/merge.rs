@@ -10,6 +10,13 @@
 use oio_core::histogram::{LatencyHistogram, SparseHistogram};
 use oio_core::result::{DirStats, Interval, Summary};
 
+// The merged document's types live in oio-documents (the report reads them without the
+// engine); they are re-exported here, where they are built.
+pub use oio_documents::fleet::{
+    ControllerCost, FleetGroup, FleetHost, FleetResult, HostDevice, Window, FLEET_SCHEMA,
+    FLEET_SCHEMA_VERSION,
+};
+
 /// Sums per-direction stats of several hosts. IOPS, bytes/s and mean outstanding I/O are the
 /// sums of the hosts' (each measured over its own clock); latency comes from the summed
 /// histogram. A part without a histogram (latency tracking off) leaves the merged one out.
@@ -79,21 +86,6 @@ pub fn merge_summaries(parts: &[&Summary]) -> Summary {
         sync: (!syncs.is_empty()).then(|| merge_dirs(&syncs)),
         trim: (!trims.is_empty()).then(|| merge_dirs(&trims)),
     }
-}
-
-/// The span a merged result's rates cover, and how they were made.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Window {
-    /// The fleet's measured window, seconds: the longest of the hosts' own windows (each
-    /// from its own start of measuring; they start together within the start skew).
-    pub duration_s: f64,
-    /// How the merged rates were made over it, in words.
-    pub basis: String,
-    /// When a host was lost: how long every host delivered intervals, seconds from the start
-    /// of the window (through the last interval that every host sent).
-    pub all_hosts_s: Option<f64>,
-    /// The merged rate over that stretch, every host in it (IOPS; NOPM for TPC-C).
-    pub all_hosts_rate: Option<f64>,
 }
 
 /// The fleet's window from the hosts' own windows, seconds: the longest.
@@ -608,106 +600,21 @@ mod tests {
     }
 }
 
-/// Schema name of merged fleet results.
-pub const FLEET_SCHEMA: &str = oio_core::document::Kind::Fleet.schema();
-/// Its version.
-pub const FLEET_SCHEMA_VERSION: u32 = oio_core::document::Kind::Fleet.version();
-
-/// One host in the merged result.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct FleetHost {
-    /// Its name.
-    pub host: String,
-    /// The launcher's command line.
-    pub launcher: Vec<String>,
-    /// Its own result file, when it was written.
-    pub result_file: Option<String>,
-    /// Agent's clock minus the controller's, ns.
-    pub clock_offset_ns: i64,
-    /// Round trip of the clock probe kept, ns; offsets and skews are within ± half of it.
-    pub clock_rtt_ns: i64,
-    /// When its workers started against the common start instant, ns (positive: late).
-    pub start_skew_ns: Option<i64>,
-    /// "completed", "interrupted", "errors" or "lost".
-    pub status: String,
-    /// Its total I/Os per second over its own window (`window_s`).
-    pub iops: f64,
-    /// Its I/Os (a lost host: up to its last interval).
-    #[serde(default)]
-    pub ios: u64,
-    /// The seconds its own figures cover: its measured window, or for a lost host the end of
-    /// its last interval.
-    #[serde(default)]
-    pub window_s: f64,
-    /// Intervals it contributed.
-    pub intervals: usize,
-    /// Set when it was lost.
-    pub lost: Option<crate::controller::Lost>,
-    /// Its workload group (empty in results of one group).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub group: String,
-    /// The name of the workload it ran.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub workload: String,
-    /// Reads in percent of its I/Os (None without I/Os).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_share_pct: Option<f64>,
-    /// Its targets' block devices over the measured window (from /proc/diskstats).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub devices: Vec<HostDevice>,
-    /// Its `--hdr-log`/`--lat-log` files as collected to the controller.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub logs: Vec<String>,
-    /// Its targets as it used them (role and paths).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub bindings: Vec<oio_engine::TargetBinding>,
-}
-
-/// One of a host's devices over the measured window, from /proc/diskstats as `iostat -x`
-/// computes it (counts over the whole window, not a mean of interval means).
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct HostDevice {
-    /// Kernel name (`sda`, `nvme0n1`, `vda`).
-    pub name: String,
-    /// Reads per second the device completed.
-    pub read_iops: f64,
-    /// Writes per second the device completed.
-    pub write_iops: f64,
-    /// Bytes per second, both directions.
-    pub bytes_per_sec: f64,
-    /// Mean time a read took in the device's queue and service (r_await), ms.
-    pub read_await_ms: Option<f64>,
-    /// Mean time a write took (w_await), ms.
-    pub write_await_ms: Option<f64>,
-    /// I/Os queued or in service on average (aqu-sz).
-    pub queue_mean: Option<f64>,
-    /// Percent of the time the device had I/O in flight (%util).
-    pub util_pct: Option<f64>,
-    /// Intervals recorded in the measured window.
-    pub intervals: usize,
-    /// Those intervals (`t_s` from the start of the measured window).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub series: Vec<oio_core::observation::DeviceInterval>,
-}
-
-impl HostDevice {
-    /// A device's recorded intervals as one row, or None when nothing was recorded.
-    pub fn of(d: &oio_core::observation::DeviceSeries) -> Option<HostDevice> {
-        let m = oio_telemetry::diskstats::mean_interval(&d.intervals)?;
-        Some(HostDevice {
-            name: d.name.clone(),
-            read_iops: m.read.iops.unwrap_or(0.0),
-            write_iops: m.write.iops.unwrap_or(0.0),
-            bytes_per_sec: m.read.bytes_per_sec.unwrap_or(0.0)
-                + m.write.bytes_per_sec.unwrap_or(0.0),
-            read_await_ms: m.read.latency_mean_ns.map(|n| n / 1e6),
-            write_await_ms: m.write.latency_mean_ns.map(|n| n / 1e6),
-            queue_mean: m.queue_mean,
-            util_pct: m.util_pct,
-            intervals: d.intervals.len(),
-            series: d.intervals.clone(),
-        })
-    }
+/// A device's recorded intervals as one row, or None when nothing was recorded.
+pub fn host_device(d: &oio_core::observation::DeviceSeries) -> Option<HostDevice> {
+    let m = oio_telemetry::diskstats::mean_interval(&d.intervals)?;
+    Some(HostDevice {
+        name: d.name.clone(),
+        read_iops: m.read.iops.unwrap_or(0.0),
+        write_iops: m.write.iops.unwrap_or(0.0),
+        bytes_per_sec: m.read.bytes_per_sec.unwrap_or(0.0) + m.write.bytes_per_sec.unwrap_or(0.0),
+        read_await_ms: m.read.latency_mean_ns.map(|n| n / 1e6),
+        write_await_ms: m.write.latency_mean_ns.map(|n| n / 1e6),
+        queue_mean: m.queue_mean,
+        util_pct: m.util_pct,
+        intervals: d.intervals.len(),
+        series: d.intervals.clone(),
+    })
 }
 
 /// %util from which a device counts as saturated (for a device serving one I/O at a time; a
@@ -778,65 +685,6 @@ pub fn device_verdict(hosts: &[FleetHost]) -> Option<String> {
         ));
     }
     Some(out)
-}
-
-/// The hosts of one workload group, merged as the total is (over the fleet window).
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct FleetGroup {
-    /// Its name (`(command line)` for the hosts on the command line's workload).
-    pub name: String,
-    /// The workload its hosts ran.
-    pub workload: String,
-    /// Its hosts.
-    pub hosts: Vec<String>,
-    /// Sums over its hosts, rates over the fleet window; histograms summed bucket by bucket.
-    pub summary: Summary,
-}
-
-/// What the controller cost.
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct ControllerCost {
-    /// CPU seconds (user + system) of the controller process from `go` to the last result.
-    pub cpu_s: f64,
-    /// That per host and per merged interval, microseconds.
-    pub cpu_us_per_host_interval: f64,
-    /// Time to build the merged result, ms.
-    pub merge_ms: f64,
-}
-
-/// The merged result of a fleet run: schema `oio.fleet`.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct FleetResult {
-    /// Schema, versions, time, host (the controller's), stop reason, warnings, plan.
-    #[serde(flatten)]
-    pub envelope: oio_core::document::Envelope,
-    /// The common start instant, RFC 3339 UTC with ms (controller's clock).
-    pub start: String,
-    /// Time between sending `go` and the start instant, ns.
-    pub start_lead_ns: u64,
-    /// Every host.
-    pub hosts: Vec<FleetHost>,
-    /// The window the merged rates cover, and how they were made.
-    #[serde(default)]
-    pub window: Window,
-    /// Sums over the hosts, rates over `window` (see there); histograms summed bucket by
-    /// bucket.
-    pub summary: Summary,
-    /// Which host's device limited the fleet, in words (see [`device_verdict`]); None when no
-    /// host recorded a device.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub devices: Option<String>,
-    /// Per workload group, when hosts ran different workloads (the total is `summary`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub groups: Vec<FleetGroup>,
-    /// Per interval, summed over the hosts that delivered that interval.
-    pub intervals: Vec<Interval>,
-    /// Hosts in each merged interval.
-    pub hosts_per_interval: Vec<usize>,
-    /// Hosts lost during the run, with when and why.
-    pub lost: Vec<String>,
-    /// The controller's own cost.
-    pub controller: ControllerCost,
 }
 
 /// Builds the merged document. `files[i]` is where host `i`'s own result was written.
@@ -928,7 +776,7 @@ pub fn document(
                 .devices
                 .iter()
                 .flat_map(|o| &o.devices)
-                .filter_map(HostDevice::of)
+                .filter_map(host_device)
                 .collect(),
             logs: Vec::new(),
         });

@@ -586,7 +586,7 @@ fn tpcc(report: &Report, out: &mut Vec<Chart>) {
         }
         // The wait profile: shares by class (the result holds totals, not a series).
         let w = &r.waits;
-        let shares: Vec<&oio_tpcc::waits::WaitShare> = if w.buckets.is_empty() {
+        let shares: Vec<&oio_documents::tpcc::waits::WaitShare> = if w.buckets.is_empty() {
             w.classes.iter().collect()
         } else {
             w.buckets.iter().collect()
@@ -656,8 +656,13 @@ fn tpcc(report: &Report, out: &mut Vec<Chart>) {
 
 /// A worker-count sequence: NOPM and TPM against workers beside the line of linear scaling
 /// from the first step, and the efficiency of each step.
-fn tpcc_series(out: &mut Vec<Chart>, sec: &str, label: &str, s: &oio_tpcc::result::Series) {
-    let steps: Vec<&oio_tpcc::result::SeriesPoint> =
+fn tpcc_series(
+    out: &mut Vec<Chart>,
+    sec: &str,
+    label: &str,
+    s: &oio_documents::tpcc::result::Series,
+) {
+    let steps: Vec<&oio_documents::tpcc::result::SeriesPoint> =
         s.steps.iter().filter(|p| p.workers > 0).collect();
     let Some(first) = steps.first() else {
         return;
@@ -738,8 +743,12 @@ pub const MAX_WAIT_LAYERS: usize = 7;
 /// The wait profile per interval as stacked bars of average active sessions by class (the
 /// classes of `intervals[].waits`, largest over the run at the bottom), or None when no
 /// interval recorded waits.
-pub fn waits_over_time(name: &str, r: &oio_tpcc::result::TpccResult, t: Axis) -> Option<Plot> {
-    let iv: Vec<&oio_tpcc::result::Interval> =
+pub fn waits_over_time(
+    name: &str,
+    r: &oio_documents::tpcc::result::TpccResult,
+    t: Axis,
+) -> Option<Plot> {
+    let iv: Vec<&oio_documents::tpcc::result::Interval> =
         r.intervals.iter().filter(|i| !i.waits.is_empty()).collect();
     if iv.is_empty() {
         return None;
@@ -804,7 +813,7 @@ pub fn waits_over_time(name: &str, r: &oio_tpcc::result::TpccResult, t: Axis) ->
 
 /// TPC-C runs named by what differs between them (database, workers, warehouses, options).
 pub fn tpcc_labels(report: &Report) -> Vec<String> {
-    let docs: Vec<&oio_tpcc::TpccResult> = report.tpcc.iter().map(|e| &e.doc).collect();
+    let docs: Vec<&oio_documents::tpcc::TpccResult> = report.tpcc.iter().map(|e| &e.doc).collect();
     tpcc_names(&docs)
 }
 
@@ -813,7 +822,7 @@ pub fn tpcc_labels(report: &Report) -> Vec<String> {
 /// warehouse counts, version and host; and only when none of those differ, the options of the command line
 /// ("time 10s"); "TPC-C run N" when nothing differs. Shared by the report, `compare` and
 /// `diagnose` so the three name a run alike.
-pub fn tpcc_names(docs: &[&oio_tpcc::TpccResult]) -> Vec<String> {
+pub fn tpcc_names(docs: &[&oio_documents::tpcc::TpccResult]) -> Vec<String> {
     let labels = docs
         .iter()
         .map(|r| r.label.iter().map(|l| (String::new(), l.clone())).collect())

@@ -379,7 +379,7 @@ fn tpcc_section(o: &mut String, r: &Report, charts: &[Chart]) {
             esc(&c.label),
             if d.passed { "sig" } else { "warn" },
             if d.passed { "PASSED" } else { "FAILED" },
-            d.conditions.iter().filter(|c| c.status == oio_tpcc::check::Status::Pass).count(),
+            d.conditions.iter().filter(|c| c.status == oio_documents::tpcc::check::Status::Pass).count(),
             d.conditions.len(),
             d.warehouses,
             esc(&d.envelope.timestamp)
@@ -405,7 +405,7 @@ fn tpcc_section(o: &mut String, r: &Report, charts: &[Chart]) {
 
 /// Each interval's share of sampled time by wait class, percent (the numbers behind the
 /// stacked bars), at most 30 intervals (the chart holds them all).
-fn wait_share_table(o: &mut String, d: &oio_tpcc::result::TpccResult) {
+fn wait_share_table(o: &mut String, d: &oio_documents::tpcc::result::TpccResult) {
     let mut classes: Vec<&str> = Vec::new();
     for i in &d.intervals {
         for w in &i.waits {
@@ -439,7 +439,7 @@ fn wait_share_table(o: &mut String, d: &oio_tpcc::result::TpccResult) {
     o.push_str("</table></div>");
 }
 
-fn tpcc_series_table(o: &mut String, e: &crate::model::Entry<oio_tpcc::result::Series>) {
+fn tpcc_series_table(o: &mut String, e: &crate::model::Entry<oio_documents::tpcc::result::Series>) {
     let s = &e.doc;
     let _ = write!(
         o,
