@@ -567,12 +567,12 @@ fn tpcc_over_time(
         r.intervals.iter().map(|i| (i.t_s, i.tpm_client)).collect(),
         Mode::Line,
     ));
-    push_plot(out, format!("{sec}-rate"), &sec, p);
+    push_plot(out, format!("{sec}-rate"), sec, p);
     if let Some(p) = waits_over_time(name, r, t.clone()) {
-        push_plot(out, format!("{sec}-waits-time"), &sec, p);
+        push_plot(out, format!("{sec}-waits-time"), sec, p);
     }
     if let Some(obs) = &r.device {
-        observation_panels(out, &sec, &format!("{name} device"), obs, Some(&t));
+        observation_panels(out, sec, &format!("{name} device"), obs, Some(&t));
     }
     let mut l = Plot::new(
         &format!("{name}: new-order latency per interval, p50 (solid) and p99 (dashed)"),
@@ -598,7 +598,7 @@ fn tpcc_over_time(
     );
     s.dashed = true;
     l.series.push(s);
-    push_plot(out, format!("{sec}-latency-time"), &sec, l);
+    push_plot(out, format!("{sec}-latency-time"), sec, l);
 }
 
 /// One TPC-C run's totals: latency by transaction type and the wait profile.

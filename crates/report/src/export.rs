@@ -338,7 +338,7 @@ pub fn to_fio(w: &Workload, o: &ExportOptions) -> Result<String, ExportError> {
     // fio takes every section whose name starts with "global" as a global section.
     let jobs = safe_names(&names, fio_name_char, 48, &["global"]);
     let mut out = String::new();
-    fio_global(&mut out, w, o, &filename, &engine);
+    fio_global(&mut out, w, o, &filename, engine);
     for (s, job) in w.streams.iter().zip(&jobs) {
         let workers = fio_job_shape(&mut out, s, job);
         fio_job_sync(&mut out, s);

@@ -686,12 +686,12 @@ impl Plot {
             let pts: Vec<(f64, f64)> = s
                 .points
                 .iter()
-                .filter(|(x, y)| plottable(*x, *y, &mx, &my))
+                .filter(|(x, y)| plottable(*x, *y, mx, my))
                 .map(|(x, y)| (mx.px(*x), my.px(*y)))
                 .collect();
             if let Some(wh) = &s.whiskers {
                 for ((x, _), (lo, hi)) in s.points.iter().zip(wh) {
-                    if plottable(*x, *lo, &mx, &my) && plottable(*x, *hi, &mx, &my) {
+                    if plottable(*x, *lo, mx, my) && plottable(*x, *hi, mx, my) {
                         let px = mx.px(*x);
                         let _ = write!(
                             o,
@@ -732,7 +732,7 @@ impl Plot {
             }
             if let Some(labels) = &s.labels {
                 for ((x, y), l) in s.points.iter().zip(labels) {
-                    if plottable(*x, *y, &mx, &my) {
+                    if plottable(*x, *y, mx, my) {
                         let px = mx.px(*x);
                         // Near the right edge the label goes left of its point, inside the box.
                         let (lx, anchor) = if px > w * 0.8 {
@@ -756,7 +756,7 @@ impl Plot {
     fn draw_markers(&self, o: &mut String, f: &Frame) {
         let (w, h, top, mx, my) = (f.w, f.h, f.top, &f.mx, &f.my);
         for (k, m) in self.markers.iter().enumerate() {
-            if plottable(m.x, m.y, &mx, &my) {
+            if plottable(m.x, m.y, mx, my) {
                 let (x, y) = (mx.px(m.x), my.px(m.y));
                 // Several markers (knee rules) stack their labels; near the bottom they go up.
                 let below = y + 16.0 + 13.0 * k as f64;
