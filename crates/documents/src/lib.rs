@@ -8,11 +8,13 @@
 //!   I/O engine.
 //! - One loader for paths, [`load`]: the rule for links, each file once, content copies counted
 //!   once, unreadable files in a directory passed over with a notice.
-//! - What one experiment is, [`experiment`]: the key two runs share when they are repeats of
-//!   one configuration, used by compare, diagnose and the report alike.
+//! - What one experiment is, [`experiment`] (defined in `oio-core` beside the run result and
+//!   re-exported here): the key two runs share when they are repeats of one configuration,
+//!   used by compare, diagnose and the report alike.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub use oio_core::experiment;
 pub mod fleet;
 pub mod load;
 pub mod tpcc;
