@@ -77,6 +77,9 @@ pub struct Experiment {
     /// left out, so a rate series has one): None for an interleaved comparison or a blend,
     /// whose runs differ by design.
     pub key: Option<ExperimentKey>,
+    /// What tells it apart from the other experiments of its directory ("engine sync"), empty
+    /// when it is the only one there.
+    pub apart: Vec<String>,
     /// Indices into [`Report::runs`].
     pub runs: Vec<usize>,
     /// Label of each run (same order as `runs`).
@@ -340,13 +343,36 @@ pub fn group(report: &Report) -> Vec<Experiment> {
             kind,
             place: key.0.clone(),
             key: key.2.clone(),
+            apart: Vec::new(),
             runs,
             labels,
             differs,
             config,
         });
     }
+    name_apart(&mut out);
     out
+}
+
+/// Sections of one directory that are different experiments are named by what differs
+/// between their keys (`oio_core::experiment::differences`).
+fn name_apart(out: &mut [Experiment]) {
+    let mut places: Vec<String> = out.iter().map(|x| x.place.clone()).collect();
+    places.sort();
+    places.dedup();
+    for place in places {
+        let idx: Vec<usize> = (0..out.len())
+            .filter(|&i| out[i].place == place && out[i].key.is_some())
+            .collect();
+        if idx.len() < 2 {
+            continue;
+        }
+        let keys: Vec<ExperimentKey> = idx.iter().filter_map(|&i| out[i].key.clone()).collect();
+        let refs: Vec<&ExperimentKey> = keys.iter().collect();
+        for (&i, d) in idx.iter().zip(oio_core::experiment::differences(&refs)) {
+            out[i].apart = d;
+        }
+    }
 }
 
 /// The margins of an interleaved experiment, computed as `oio compare --run` prints them
@@ -510,6 +536,11 @@ mod identity_tests {
             [Kind::Depth, Kind::Single]
         );
         assert!(sections.iter().all(|x| x.place == "x" && x.key.is_some()));
+        assert_eq!(
+            sections[1].apart,
+            ["engine sync", "simulated no"],
+            "sections of one directory say what tells them apart"
+        );
 
         let inputs = oio_analysis::diagnose::Inputs {
             runs: report

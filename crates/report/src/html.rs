@@ -149,13 +149,18 @@ impl HtmlRenderer {
 }
 
 fn exp_title(x: &Experiment) -> String {
-    format!(
+    let mut t = format!(
         "{} — {} ({} run{})",
         x.kind.name(),
         if x.place.is_empty() { "." } else { &x.place },
         x.runs.len(),
         if x.runs.len() == 1 { "" } else { "s" }
-    )
+    );
+    // Another experiment of the same directory: what tells this one apart.
+    if !x.apart.is_empty() {
+        t.push_str(&format!(" · {}", x.apart.join(", ")));
+    }
+    t
 }
 
 fn experiment_section(o: &mut String, r: &Report, x: &Experiment, charts: &[Chart]) {
