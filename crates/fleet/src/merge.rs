@@ -231,375 +231,6 @@ pub fn summary_of_intervals(intervals: &[Interval]) -> Summary {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::BTreeMap;
-
-    fn stats(values: &[u64], secs: f64) -> DirStats {
-        let mut h = LatencyHistogram::new();
-        for &v in values {
-            h.record(v);
-        }
-        DirStats::from_parts(
-            values.len() as u64,
-            values.len() as u64 * 4096,
-            &h,
-            secs,
-            true,
-        )
-    }
-
-    #[test]
-    fn merged_buckets_are_the_sum_of_the_hosts_buckets() {
-        let a = stats(&[100, 100, 5_000, 70_000], 1.0);
-        let b = stats(&[100, 6_000, 9_000_000], 2.0);
-        let c = stats(&[], 1.0);
-        let m = merge_dirs(&[&a, &b, &c]);
-        let mut want: BTreeMap<u64, u64> = BTreeMap::new();
-        for d in [&a, &b] {
-            for [v, n] in &d.histogram.as_ref().unwrap().buckets {
-                *want.entry(*v).or_default() += n;
-            }
-        }
-        let got: BTreeMap<u64, u64> = m
-            .histogram
-            .as_ref()
-            .unwrap()
-            .buckets
-            .iter()
-            .map(|[v, n]| (*v, *n))
-            .collect();
-        assert_eq!(got, want);
-        assert_eq!(m.ios, 7);
-        assert_eq!(m.iops, a.iops + b.iops);
-        assert_eq!(m.latency_ns.max, Some(9_000_000));
-        assert_eq!(m.latency_ns.min, Some(100));
-        let mean = (100.0 + 100.0 + 5_000.0 + 70_000.0 + 100.0 + 6_000.0 + 9_000_000.0) / 7.0;
-        assert!((m.latency_ns.mean.unwrap() - mean).abs() < 1e-6);
-        // Not the mean of the hosts' p99s.
-        assert_eq!(m.latency_ns.p99, Some(9_000_000));
-    }
-
-    #[test]
-    fn a_part_without_histogram_makes_no_merged_latency() {
-        let a = stats(&[100], 1.0);
-        let mut b = stats(&[200], 1.0);
-        b.histogram = None;
-        let m = merge_dirs(&[&a, &b]);
-        assert!(m.histogram.is_none());
-        assert_eq!(m.latency_ns.p50, None);
-        assert_eq!(m.ios, 2);
-    }
-
-    #[test]
-    fn series_merge_by_index_and_count_the_hosts_in_each() {
-        let iv = |v: u64| Interval {
-            t_s: 1.0,
-            duration_s: 1.0,
-            read: stats(&[v], 1.0),
-            write: DirStats::default(),
-            total: stats(&[v], 1.0),
-            offered_iops: None,
-            backlog_max: None,
-            host_cpu: None,
-        };
-        let a = vec![iv(10), iv(20)];
-        let b = vec![iv(30)];
-        let (m, n) = merge_series(&[&a, &b]);
-        assert_eq!(n, vec![2, 1]);
-        assert_eq!(m[0].total.ios, 2);
-        assert_eq!(m[1].total.latency_ns.max, Some(20));
-        let s = summary_of_intervals(&a);
-        assert_eq!(s.total.ios, 2);
-        assert!((s.total.iops - 1.0).abs() < 1e-9);
-    }
-
-    /// One second of `ios` reads of `lat_ns` each, ending at `t_s`.
-    fn second(t_s: f64, ios: usize, lat_ns: u64) -> Interval {
-        let d = stats(&vec![lat_ns; ios], 1.0);
-        Interval {
-            t_s,
-            duration_s: 1.0,
-            read: d.clone(),
-            write: DirStats::default(),
-            total: d,
-            offered_iops: None,
-            backlog_max: None,
-            host_cpu: None,
-        }
-    }
-
-    /// A host's own result made of `n` one-second intervals of `ios` I/Os each.
-    fn result(n: usize, ios: usize, lat_ns: u64) -> oio_core::result::RunResult {
-        let intervals: Vec<Interval> = (1..=n).map(|t| second(t as f64, ios, lat_ns)).collect();
-        oio_core::result::RunResult {
-            envelope: oio_core::document::Envelope::new(
-                oio_core::result::RUN_SCHEMA,
-                oio_core::result::RUN_SCHEMA_VERSION,
-            ),
-            workload: oio_core::profiles::profile("oltp-data").unwrap(),
-            options: oio_core::result::RunOptions {
-                time_s: n as f64,
-                ramp_s: 0.0,
-                interval_s: 1.0,
-                engine_requested: "null".into(),
-                direct: false,
-                submit: "per_io".into(),
-                submit_auto: None,
-                seed: 1,
-                latency_tracking: true,
-            },
-            targets: Vec::new(),
-            engine: Default::default(),
-            duration_s: n as f64,
-            summary: summary_of_intervals(&intervals),
-            streams: Vec::new(),
-            intervals,
-            cpu: Default::default(),
-            errors: Default::default(),
-            access_order: None,
-            verify: None,
-            host_noise: None,
-            output_errors: Vec::new(),
-        }
-    }
-
-    fn plan() -> oio_engine::RunPlan {
-        oio_engine::RunPlan {
-            workload: oio_core::profiles::profile("oltp-data").unwrap(),
-            bindings: Vec::new(),
-            target_options: oio_engine::TargetOptions {
-                write: false,
-                direct: false,
-                size: None,
-                allow_overwrite: false,
-                destroy_data: false,
-                fill_seed: 0,
-                wait: false,
-            },
-            engine: oio_engine::EngineKind::Null,
-            submit: oio_engine::SubmitMode::PerIo,
-            time: std::time::Duration::from_secs(8),
-            ramp: std::time::Duration::ZERO,
-            interval: std::time::Duration::from_secs(1),
-            seed: 1,
-            latency_tracking: true,
-            io_limit: None,
-            verify: false,
-            track_order: false,
-            sim: None,
-            lat_log: None,
-            hdr_log: None,
-            memory_limit: None,
-        }
-    }
-
-    /// The issue's case: two hosts ran the whole 8 s window, a third went silent after 2 s.
-    /// It adds its I/Os up to its last interval, not its rate while alive.
-    #[test]
-    fn a_lost_host_adds_its_ios_up_to_its_last_message_over_the_fleet_window() {
-        use crate::controller::{test_lost, test_outcome, FleetRun};
-        use crate::protocol::WireInterval;
-        let mut a = test_outcome("a");
-        a.result = Some(result(8, 1000, 100_000));
-        let mut b = test_outcome("b");
-        b.result = Some(result(8, 500, 200_000));
-        let mut c = test_outcome("c");
-        c.streamed = (0..2)
-            .map(|i| WireInterval::from_interval(i, &second((i + 1) as f64, 900, 50_000)))
-            .collect();
-        c.lost = Some(test_lost(2.0));
-        let outstanding: Vec<f64> = [&a, &b]
-            .iter()
-            .map(|h| h.result.as_ref().unwrap().summary.total.outstanding_mean)
-            .collect();
-        let run = FleetRun {
-            start_ns: 0,
-            lead: std::time::Duration::ZERO,
-            hosts: vec![a, b, c],
-            interrupted: false,
-            controller_cpu_s: 0.0,
-        };
-        let doc = document(&run, &plan(), &[None, None, None]);
-        let t = &doc.summary.total;
-        assert_eq!(doc.window.duration_s, 8.0);
-        assert_eq!(t.ios, 8 * 1000 + 8 * 500 + 2 * 900);
-        // Σ I/Os ÷ the window: 13,800 / 8 s, not the sum of rates 1000 + 500 + 900.
-        assert_eq!(t.iops, 13_800.0 / 8.0);
-        assert_eq!(t.bytes_per_sec, 13_800.0 * 4096.0 / 8.0);
-        // Little's law per host, the lost host's weighted by the quarter of the window it ran.
-        let c_out = 900.0 * 50_000.0 / 1e9;
-        let want = outstanding[0] + outstanding[1] + c_out * 2.0 / 8.0;
-        assert!((t.outstanding_mean - want).abs() < 1e-9, "{t:?}");
-        // The lost host's own row: its rate while measured, over the 2 s it covers.
-        let h = &doc.hosts[2];
-        assert_eq!((h.status.as_str(), h.ios, h.window_s), ("lost", 1800, 2.0));
-        assert_eq!(h.iops, 900.0);
-        // While all three delivered: the first 2 s, at (1000 + 500 + 900) × 2 / 2 s.
-        assert_eq!(doc.window.all_hosts_s, Some(2.0));
-        assert_eq!(doc.window.all_hosts_rate, Some(2400.0));
-        assert!(
-            doc.window.basis.contains("fleet window of 8.000 s")
-                && doc.window.basis.contains(
-                    "host c was lost part-way: its 1800 I/Os up to the end of its last interval (2.000 s into its window) are spread over the whole window, adding nothing after"
-                ),
-            "{}",
-            doc.window.basis
-        );
-        assert_eq!(doc.hosts_per_interval, vec![3, 3, 2, 2, 2, 2, 2, 2]);
-        assert!(doc.envelope.partial);
-    }
-
-    /// Without a loss, hosts of equal windows merge to the sum of their own rates.
-    #[test]
-    fn hosts_that_ran_the_whole_window_merge_to_the_sum_of_their_rates() {
-        use crate::controller::{test_outcome, FleetRun};
-        let mut a = test_outcome("a");
-        a.result = Some(result(4, 300, 100_000));
-        let mut b = test_outcome("b");
-        b.result = Some(result(4, 700, 100_000));
-        let run = FleetRun {
-            start_ns: 0,
-            lead: std::time::Duration::ZERO,
-            hosts: vec![a, b],
-            interrupted: false,
-            controller_cpu_s: 0.0,
-        };
-        let doc = document(&run, &plan(), &[None, None]);
-        assert_eq!(doc.summary.total.iops, 1000.0);
-        assert_eq!(doc.window.duration_s, 4.0);
-        assert_eq!(doc.window.all_hosts_s, None);
-        assert!(!doc.envelope.partial);
-        let sum: f64 = doc.hosts.iter().map(|h| h.iops).sum();
-        assert_eq!(doc.summary.total.iops, sum);
-    }
-
-    fn dev_host(name: &str, group: &str, iops: f64, dev: &str, util: f64) -> FleetHost {
-        FleetHost {
-            host: name.into(),
-            launcher: Vec::new(),
-            result_file: None,
-            clock_offset_ns: 0,
-            clock_rtt_ns: 0,
-            start_skew_ns: Some(0),
-            status: "completed".into(),
-            iops,
-            ios: 0,
-            window_s: 1.0,
-            intervals: 1,
-            lost: None,
-            group: group.into(),
-            workload: String::new(),
-            read_share_pct: None,
-            logs: Vec::new(),
-            devices: vec![HostDevice {
-                name: dev.into(),
-                util_pct: Some(util),
-                queue_mean: Some(3.5),
-                read_await_ms: Some(1.25),
-                ..HostDevice::default()
-            }],
-            bindings: Vec::new(),
-        }
-    }
-
-    /// The saturated device of the slowest host of its group is named as the fleet's limit; a
-    /// saturated device on a host that is not the slowest is undecided; none saturated says so.
-    #[test]
-    fn the_verdict_names_the_saturated_device_of_the_slowest_host() {
-        let hosts = vec![
-            dev_host("a", "r", 1000.0, "sda", 40.0),
-            dev_host("b", "r", 400.0, "sdb", 97.0),
-            dev_host("c", "r", 990.0, "sdc", 50.0),
-        ];
-        let v = device_verdict(&hosts).unwrap();
-        assert!(
-            v.starts_with("host b's device sdb was saturated: busy 97 % of the time (≥ 90 %), 3.5 I/Os queued on average, r_await 1.25 ms w_await -; host b is the slowest of its group r (400.0 IOPS): its device limited the fleet's figure"),
-            "{v}"
-        );
-        assert!(!v.contains("several hosts"), "{v}");
-        let mut fast = hosts.clone();
-        fast[1].iops = 5000.0;
-        let v = device_verdict(&fast).unwrap();
-        assert!(v.contains("undecided whether it limited the fleet"), "{v}");
-        let mut idle = hosts.clone();
-        idle[1].devices[0].util_pct = Some(60.0);
-        idle[2].devices[0].name = "sda".into();
-        let v = device_verdict(&idle).unwrap();
-        assert!(v.starts_with("no host's device was busy 90 % of the time or more (the busiest: host b's sdb, 60 %)"), "{v}");
-        assert!(v.contains("several hosts report a device named sda"), "{v}");
-        let none: Vec<FleetHost> = hosts
-            .into_iter()
-            .map(|mut h| {
-                h.devices.clear();
-                h
-            })
-            .collect();
-        assert_eq!(device_verdict(&none), None);
-    }
-
-    /// The issue's cases: a clock 2 days off and a one-off 36.6 ms start skew are warned
-    /// about; 0.5 s and 2 ms are not.
-    #[test]
-    fn far_clocks_and_late_starts_are_warned_about() {
-        use crate::controller::{test_outcome, FleetRun};
-        let mut a = test_outcome("a");
-        a.clock.offset_ns = -2 * 86_400 * 1_000_000_000;
-        a.clock.rtt_ns = 40_000;
-        let mut b = test_outcome("b");
-        b.start_skew_ns = Some(36_600_000);
-        let mut c = test_outcome("c");
-        c.clock.offset_ns = 500_000_000;
-        c.start_skew_ns = Some(-2_000_000);
-        let run = FleetRun {
-            start_ns: 0,
-            lead: std::time::Duration::ZERO,
-            hosts: vec![a, b, c],
-            interrupted: false,
-            controller_cpu_s: 0.0,
-        };
-        let w = timing_warnings(&run);
-        assert_eq!(w.len(), 2, "{w:?}");
-        assert!(
-            w[0].starts_with(
-                "host a: its clock is -172800.000 s off the controller's (± 0.020 ms)"
-            ),
-            "{}",
-            w[0]
-        );
-        assert!(
-            w[1].starts_with(
-                "host b: it started 36.600 ms after the common start (more than 10 ms"
-            ),
-            "{}",
-            w[1]
-        );
-    }
-
-    #[test]
-    fn a_summary_spread_over_a_longer_window_keeps_its_counts() {
-        let s = Summary {
-            total: stats(&[1_000_000; 10], 2.0),
-            offered_iops: Some(6.0),
-            ..Summary::default()
-        };
-        let m = merge_over_window(&[(&s, 2.0, true)], 5.0);
-        assert_eq!(m.total.ios, 10);
-        assert_eq!(m.total.iops, 2.0);
-        assert!((m.offered_iops.unwrap() - 6.0 * 2.0 / 5.0).abs() < 1e-12);
-        assert!((m.total.outstanding_mean - s.total.outstanding_mean * 0.4).abs() < 1e-12);
-        assert_eq!(fleet_window(&[2.0, 5.0, f64::NAN]), 5.0);
-        // No window at all: no rates, never a division by zero.
-        let z = merge_over_window(&[(&s, 0.0, true)], 0.0);
-        assert_eq!((z.total.ios, z.total.iops), (10, 0.0));
-        // A host that ran through keeps its own rates.
-        let t = merge_over_window(&[(&s, 2.0, false)], 5.0);
-        assert_eq!(t.total.iops, s.total.iops);
-        assert!(cut_short("lost") && cut_short("errors") && !cut_short("interrupted"));
-    }
-}
-
 /// A device's recorded intervals as one row, or None when nothing was recorded.
 pub fn host_device(d: &oio_core::observation::DeviceSeries) -> Option<HostDevice> {
     let m = oio_telemetry::diskstats::mean_interval(&d.intervals)?;
@@ -1004,5 +635,374 @@ fn io_window(hosts: &[FleetHost], series: &[&[Interval]], window_s: f64, iops: f
         basis,
         all_hosts_s: stretch.map(|s| s.0),
         all_hosts_rate: stretch.map(|s| s.1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn stats(values: &[u64], secs: f64) -> DirStats {
+        let mut h = LatencyHistogram::new();
+        for &v in values {
+            h.record(v);
+        }
+        DirStats::from_parts(
+            values.len() as u64,
+            values.len() as u64 * 4096,
+            &h,
+            secs,
+            true,
+        )
+    }
+
+    #[test]
+    fn merged_buckets_are_the_sum_of_the_hosts_buckets() {
+        let a = stats(&[100, 100, 5_000, 70_000], 1.0);
+        let b = stats(&[100, 6_000, 9_000_000], 2.0);
+        let c = stats(&[], 1.0);
+        let m = merge_dirs(&[&a, &b, &c]);
+        let mut want: BTreeMap<u64, u64> = BTreeMap::new();
+        for d in [&a, &b] {
+            for [v, n] in &d.histogram.as_ref().unwrap().buckets {
+                *want.entry(*v).or_default() += n;
+            }
+        }
+        let got: BTreeMap<u64, u64> = m
+            .histogram
+            .as_ref()
+            .unwrap()
+            .buckets
+            .iter()
+            .map(|[v, n]| (*v, *n))
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(m.ios, 7);
+        assert_eq!(m.iops, a.iops + b.iops);
+        assert_eq!(m.latency_ns.max, Some(9_000_000));
+        assert_eq!(m.latency_ns.min, Some(100));
+        let mean = (100.0 + 100.0 + 5_000.0 + 70_000.0 + 100.0 + 6_000.0 + 9_000_000.0) / 7.0;
+        assert!((m.latency_ns.mean.unwrap() - mean).abs() < 1e-6);
+        // Not the mean of the hosts' p99s.
+        assert_eq!(m.latency_ns.p99, Some(9_000_000));
+    }
+
+    #[test]
+    fn a_part_without_histogram_makes_no_merged_latency() {
+        let a = stats(&[100], 1.0);
+        let mut b = stats(&[200], 1.0);
+        b.histogram = None;
+        let m = merge_dirs(&[&a, &b]);
+        assert!(m.histogram.is_none());
+        assert_eq!(m.latency_ns.p50, None);
+        assert_eq!(m.ios, 2);
+    }
+
+    #[test]
+    fn series_merge_by_index_and_count_the_hosts_in_each() {
+        let iv = |v: u64| Interval {
+            t_s: 1.0,
+            duration_s: 1.0,
+            read: stats(&[v], 1.0),
+            write: DirStats::default(),
+            total: stats(&[v], 1.0),
+            offered_iops: None,
+            backlog_max: None,
+            host_cpu: None,
+        };
+        let a = vec![iv(10), iv(20)];
+        let b = vec![iv(30)];
+        let (m, n) = merge_series(&[&a, &b]);
+        assert_eq!(n, vec![2, 1]);
+        assert_eq!(m[0].total.ios, 2);
+        assert_eq!(m[1].total.latency_ns.max, Some(20));
+        let s = summary_of_intervals(&a);
+        assert_eq!(s.total.ios, 2);
+        assert!((s.total.iops - 1.0).abs() < 1e-9);
+    }
+
+    /// One second of `ios` reads of `lat_ns` each, ending at `t_s`.
+    fn second(t_s: f64, ios: usize, lat_ns: u64) -> Interval {
+        let d = stats(&vec![lat_ns; ios], 1.0);
+        Interval {
+            t_s,
+            duration_s: 1.0,
+            read: d.clone(),
+            write: DirStats::default(),
+            total: d,
+            offered_iops: None,
+            backlog_max: None,
+            host_cpu: None,
+        }
+    }
+
+    /// A host's own result made of `n` one-second intervals of `ios` I/Os each.
+    fn result(n: usize, ios: usize, lat_ns: u64) -> oio_core::result::RunResult {
+        let intervals: Vec<Interval> = (1..=n).map(|t| second(t as f64, ios, lat_ns)).collect();
+        oio_core::result::RunResult {
+            envelope: oio_core::document::Envelope::new(
+                oio_core::result::RUN_SCHEMA,
+                oio_core::result::RUN_SCHEMA_VERSION,
+            ),
+            workload: oio_core::profiles::profile("oltp-data").unwrap(),
+            options: oio_core::result::RunOptions {
+                time_s: n as f64,
+                ramp_s: 0.0,
+                interval_s: 1.0,
+                engine_requested: "null".into(),
+                direct: false,
+                submit: "per_io".into(),
+                submit_auto: None,
+                seed: 1,
+                latency_tracking: true,
+            },
+            targets: Vec::new(),
+            engine: Default::default(),
+            duration_s: n as f64,
+            summary: summary_of_intervals(&intervals),
+            streams: Vec::new(),
+            intervals,
+            cpu: Default::default(),
+            errors: Default::default(),
+            access_order: None,
+            verify: None,
+            host_noise: None,
+            output_errors: Vec::new(),
+        }
+    }
+
+    fn plan() -> oio_engine::RunPlan {
+        oio_engine::RunPlan {
+            workload: oio_core::profiles::profile("oltp-data").unwrap(),
+            bindings: Vec::new(),
+            target_options: oio_engine::TargetOptions {
+                write: false,
+                direct: false,
+                size: None,
+                allow_overwrite: false,
+                destroy_data: false,
+                fill_seed: 0,
+                wait: false,
+            },
+            engine: oio_engine::EngineKind::Null,
+            submit: oio_engine::SubmitMode::PerIo,
+            time: std::time::Duration::from_secs(8),
+            ramp: std::time::Duration::ZERO,
+            interval: std::time::Duration::from_secs(1),
+            seed: 1,
+            latency_tracking: true,
+            io_limit: None,
+            verify: false,
+            track_order: false,
+            sim: None,
+            lat_log: None,
+            hdr_log: None,
+            memory_limit: None,
+        }
+    }
+
+    /// The issue's case: two hosts ran the whole 8 s window, a third went silent after 2 s.
+    /// It adds its I/Os up to its last interval, not its rate while alive.
+    #[test]
+    fn a_lost_host_adds_its_ios_up_to_its_last_message_over_the_fleet_window() {
+        use crate::controller::{test_lost, test_outcome, FleetRun};
+        use crate::protocol::WireInterval;
+        let mut a = test_outcome("a");
+        a.result = Some(result(8, 1000, 100_000));
+        let mut b = test_outcome("b");
+        b.result = Some(result(8, 500, 200_000));
+        let mut c = test_outcome("c");
+        c.streamed = (0..2)
+            .map(|i| WireInterval::from_interval(i, &second((i + 1) as f64, 900, 50_000)))
+            .collect();
+        c.lost = Some(test_lost(2.0));
+        let outstanding: Vec<f64> = [&a, &b]
+            .iter()
+            .map(|h| h.result.as_ref().unwrap().summary.total.outstanding_mean)
+            .collect();
+        let run = FleetRun {
+            start_ns: 0,
+            lead: std::time::Duration::ZERO,
+            hosts: vec![a, b, c],
+            interrupted: false,
+            controller_cpu_s: 0.0,
+        };
+        let doc = document(&run, &plan(), &[None, None, None]);
+        let t = &doc.summary.total;
+        assert_eq!(doc.window.duration_s, 8.0);
+        assert_eq!(t.ios, 8 * 1000 + 8 * 500 + 2 * 900);
+        // Σ I/Os ÷ the window: 13,800 / 8 s, not the sum of rates 1000 + 500 + 900.
+        assert_eq!(t.iops, 13_800.0 / 8.0);
+        assert_eq!(t.bytes_per_sec, 13_800.0 * 4096.0 / 8.0);
+        // Little's law per host, the lost host's weighted by the quarter of the window it ran.
+        let c_out = 900.0 * 50_000.0 / 1e9;
+        let want = outstanding[0] + outstanding[1] + c_out * 2.0 / 8.0;
+        assert!((t.outstanding_mean - want).abs() < 1e-9, "{t:?}");
+        // The lost host's own row: its rate while measured, over the 2 s it covers.
+        let h = &doc.hosts[2];
+        assert_eq!((h.status.as_str(), h.ios, h.window_s), ("lost", 1800, 2.0));
+        assert_eq!(h.iops, 900.0);
+        // While all three delivered: the first 2 s, at (1000 + 500 + 900) × 2 / 2 s.
+        assert_eq!(doc.window.all_hosts_s, Some(2.0));
+        assert_eq!(doc.window.all_hosts_rate, Some(2400.0));
+        assert!(
+            doc.window.basis.contains("fleet window of 8.000 s")
+                && doc.window.basis.contains(
+                    "host c was lost part-way: its 1800 I/Os up to the end of its last interval (2.000 s into its window) are spread over the whole window, adding nothing after"
+                ),
+            "{}",
+            doc.window.basis
+        );
+        assert_eq!(doc.hosts_per_interval, vec![3, 3, 2, 2, 2, 2, 2, 2]);
+        assert!(doc.envelope.partial);
+    }
+
+    /// Without a loss, hosts of equal windows merge to the sum of their own rates.
+    #[test]
+    fn hosts_that_ran_the_whole_window_merge_to_the_sum_of_their_rates() {
+        use crate::controller::{test_outcome, FleetRun};
+        let mut a = test_outcome("a");
+        a.result = Some(result(4, 300, 100_000));
+        let mut b = test_outcome("b");
+        b.result = Some(result(4, 700, 100_000));
+        let run = FleetRun {
+            start_ns: 0,
+            lead: std::time::Duration::ZERO,
+            hosts: vec![a, b],
+            interrupted: false,
+            controller_cpu_s: 0.0,
+        };
+        let doc = document(&run, &plan(), &[None, None]);
+        assert_eq!(doc.summary.total.iops, 1000.0);
+        assert_eq!(doc.window.duration_s, 4.0);
+        assert_eq!(doc.window.all_hosts_s, None);
+        assert!(!doc.envelope.partial);
+        let sum: f64 = doc.hosts.iter().map(|h| h.iops).sum();
+        assert_eq!(doc.summary.total.iops, sum);
+    }
+
+    fn dev_host(name: &str, group: &str, iops: f64, dev: &str, util: f64) -> FleetHost {
+        FleetHost {
+            host: name.into(),
+            launcher: Vec::new(),
+            result_file: None,
+            clock_offset_ns: 0,
+            clock_rtt_ns: 0,
+            start_skew_ns: Some(0),
+            status: "completed".into(),
+            iops,
+            ios: 0,
+            window_s: 1.0,
+            intervals: 1,
+            lost: None,
+            group: group.into(),
+            workload: String::new(),
+            read_share_pct: None,
+            logs: Vec::new(),
+            devices: vec![HostDevice {
+                name: dev.into(),
+                util_pct: Some(util),
+                queue_mean: Some(3.5),
+                read_await_ms: Some(1.25),
+                ..HostDevice::default()
+            }],
+            bindings: Vec::new(),
+        }
+    }
+
+    /// The saturated device of the slowest host of its group is named as the fleet's limit; a
+    /// saturated device on a host that is not the slowest is undecided; none saturated says so.
+    #[test]
+    fn the_verdict_names_the_saturated_device_of_the_slowest_host() {
+        let hosts = vec![
+            dev_host("a", "r", 1000.0, "sda", 40.0),
+            dev_host("b", "r", 400.0, "sdb", 97.0),
+            dev_host("c", "r", 990.0, "sdc", 50.0),
+        ];
+        let v = device_verdict(&hosts).unwrap();
+        assert!(
+            v.starts_with("host b's device sdb was saturated: busy 97 % of the time (≥ 90 %), 3.5 I/Os queued on average, r_await 1.25 ms w_await -; host b is the slowest of its group r (400.0 IOPS): its device limited the fleet's figure"),
+            "{v}"
+        );
+        assert!(!v.contains("several hosts"), "{v}");
+        let mut fast = hosts.clone();
+        fast[1].iops = 5000.0;
+        let v = device_verdict(&fast).unwrap();
+        assert!(v.contains("undecided whether it limited the fleet"), "{v}");
+        let mut idle = hosts.clone();
+        idle[1].devices[0].util_pct = Some(60.0);
+        idle[2].devices[0].name = "sda".into();
+        let v = device_verdict(&idle).unwrap();
+        assert!(v.starts_with("no host's device was busy 90 % of the time or more (the busiest: host b's sdb, 60 %)"), "{v}");
+        assert!(v.contains("several hosts report a device named sda"), "{v}");
+        let none: Vec<FleetHost> = hosts
+            .into_iter()
+            .map(|mut h| {
+                h.devices.clear();
+                h
+            })
+            .collect();
+        assert_eq!(device_verdict(&none), None);
+    }
+
+    /// The issue's cases: a clock 2 days off and a one-off 36.6 ms start skew are warned
+    /// about; 0.5 s and 2 ms are not.
+    #[test]
+    fn far_clocks_and_late_starts_are_warned_about() {
+        use crate::controller::{test_outcome, FleetRun};
+        let mut a = test_outcome("a");
+        a.clock.offset_ns = -2 * 86_400 * 1_000_000_000;
+        a.clock.rtt_ns = 40_000;
+        let mut b = test_outcome("b");
+        b.start_skew_ns = Some(36_600_000);
+        let mut c = test_outcome("c");
+        c.clock.offset_ns = 500_000_000;
+        c.start_skew_ns = Some(-2_000_000);
+        let run = FleetRun {
+            start_ns: 0,
+            lead: std::time::Duration::ZERO,
+            hosts: vec![a, b, c],
+            interrupted: false,
+            controller_cpu_s: 0.0,
+        };
+        let w = timing_warnings(&run);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(
+            w[0].starts_with(
+                "host a: its clock is -172800.000 s off the controller's (± 0.020 ms)"
+            ),
+            "{}",
+            w[0]
+        );
+        assert!(
+            w[1].starts_with(
+                "host b: it started 36.600 ms after the common start (more than 10 ms"
+            ),
+            "{}",
+            w[1]
+        );
+    }
+
+    #[test]
+    fn a_summary_spread_over_a_longer_window_keeps_its_counts() {
+        let s = Summary {
+            total: stats(&[1_000_000; 10], 2.0),
+            offered_iops: Some(6.0),
+            ..Summary::default()
+        };
+        let m = merge_over_window(&[(&s, 2.0, true)], 5.0);
+        assert_eq!(m.total.ios, 10);
+        assert_eq!(m.total.iops, 2.0);
+        assert!((m.offered_iops.unwrap() - 6.0 * 2.0 / 5.0).abs() < 1e-12);
+        assert!((m.total.outstanding_mean - s.total.outstanding_mean * 0.4).abs() < 1e-12);
+        assert_eq!(fleet_window(&[2.0, 5.0, f64::NAN]), 5.0);
+        // No window at all: no rates, never a division by zero.
+        let z = merge_over_window(&[(&s, 0.0, true)], 0.0);
+        assert_eq!((z.total.ios, z.total.iops), (10, 0.0));
+        // A host that ran through keeps its own rates.
+        let t = merge_over_window(&[(&s, 2.0, false)], 5.0);
+        assert_eq!(t.total.iops, s.total.iops);
+        assert!(cut_short("lost") && cut_short("errors") && !cut_short("interrupted"));
     }
 }

@@ -246,6 +246,7 @@ impl TpccRunPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::url::Dialect;
 
     #[test]
     fn a_plan_round_trips_through_json_and_redacts_the_password() {
