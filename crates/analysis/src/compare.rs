@@ -852,80 +852,25 @@ fn assess(
 ) -> Assessed {
     let (va, vb) = (&a.values, &b.values);
     let (na, nb) = (va.len(), vb.len());
-    // Both groups use the same method, or the ratio would mix definitions.
-    let (ha, hb) = match (merged_hists(a), merged_hists(b)) {
-        (Some(x), Some(y)) => (Some(x), Some(y)),
-        _ => (None, None),
-    };
-    let method = match m.aggregate {
-        Aggregate::Mean => MEAN_OF_RUNS.to_string(),
-        Aggregate::Quantile(q) => quantile_method(q, ha.is_some()),
-    };
-    let all_a: Vec<usize> = (0..na).collect();
-    let all_b: Vec<usize> = (0..nb).collect();
-    let base = (na > 0)
-        .then(|| group_value(m, va, ha.as_deref(), &all_a))
-        .flatten();
-    let cand = (nb > 0)
-        .then(|| group_value(m, vb, hb.as_deref(), &all_b))
-        .flatten();
-    let ratio_pct = |x: Option<f64>, y: Option<f64>| match (x, y) {
-        (Some(x), Some(y)) if x > 0.0 => Some((y / x - 1.0) * 100.0),
-        _ => None,
-    };
-    let margin = ratio_pct(base, cand);
-    let boot = stats::bootstrap_two_sample(na, nb, o.confidence, o.resamples, seed, |ia, ib| {
-        ratio_pct(
-            group_value(m, va, ha.as_deref(), ia),
-            group_value(m, vb, hb.as_deref(), ib),
-        )
-    });
+    let Margin {
+        method,
+        base,
+        cand,
+        margin,
+        boot,
+    } = margin_of(m, a, b, o, seed);
     let source = a.source_resolution.max(b.source_resolution);
-    let (resolution, within_resolution) = match (base, cand) {
-        (Some(x), Some(y)) if x > 0.0 => match resolution_ns(m, x.max(y), source) {
-            Some(w) => (Some(w / x.min(y).max(1.0) * 100.0), (y - x).abs() <= w),
-            None => (None, false),
-        },
-        _ => (None, false),
-    };
-    let spread = no_spread(m, a).or_else(|| no_spread(m, b));
-    let use_rank = na >= RANK_TEST_MIN_N && nb >= RANK_TEST_MIN_N;
-    let log_ratio = match (base, cand) {
-        (Some(x), Some(y)) if x > 0.0 && y > 0.0 => Some((y / x).ln()),
-        _ => None,
-    };
-    let welch = match (&spread, log_ratio) {
-        (None, Some(r)) => stats::welch_log_ratio(
-            r,
-            va,
-            vb,
-            [
-                quantization_var(m, base, source),
-                quantization_var(m, cand, source),
-            ],
-        ),
-        _ => None,
-    };
-    let rank = (spread.is_none() && use_rank)
-        .then(|| stats::mann_whitney(vb, va))
-        .flatten();
-    let upward = margin.is_some_and(|d| d > 0.0);
-    let (test, p, interval, interval_method, interval_agrees) = if let Some(t) = rank {
-        let agrees = boot.is_some_and(|c| if upward { c.low > 0.0 } else { c.high < 0.0 });
-        let im = boot.map(|_| "bootstrap");
-        ("mann_whitney", Some(t.p_value), boot, im, agrees)
-    } else if let Some(w) = &welch {
-        let c = w.interval_pct(o.confidence);
-        (
-            "welch_log_ratio",
-            Some(w.p_value),
-            Some(c),
-            Some("welch_log_ratio"),
-            true,
-        )
-    } else {
-        ("none", None, None, None, false)
-    };
+    let (resolution, within_resolution) = resolution_of(m, base, cand, source);
+    let Tested {
+        spread,
+        welch,
+        rank,
+        test,
+        p,
+        interval,
+        interval_method,
+        interval_agrees,
+    } = test_of(m, a, b, o, (base, cand, margin), boot, source);
     let blocked = (margin.is_some() && p.is_none()).then(|| untested(spread, na, nb));
     let noisy_runs = [a.noisy_runs(), b.noisy_runs()];
     let clean = (check_noisy && noisy_runs != [0, 0]).then(|| {
@@ -990,6 +935,147 @@ fn assess(
         within_resolution,
         welch,
         clean,
+    }
+}
+
+/// The group values of a metric on both sides, the margin between them (percent), and its
+/// bootstrap interval.
+struct Margin {
+    method: String,
+    base: Option<f64>,
+    cand: Option<f64>,
+    margin: Option<f64>,
+    boot: Option<Interval>,
+}
+
+fn margin_of(m: &MetricDef, a: &Prepared, b: &Prepared, o: &Options, seed: u64) -> Margin {
+    let (va, vb) = (&a.values, &b.values);
+    let (na, nb) = (va.len(), vb.len());
+    // Both groups use the same method, or the ratio would mix definitions.
+    let (ha, hb) = match (merged_hists(a), merged_hists(b)) {
+        (Some(x), Some(y)) => (Some(x), Some(y)),
+        _ => (None, None),
+    };
+    let method = match m.aggregate {
+        Aggregate::Mean => MEAN_OF_RUNS.to_string(),
+        Aggregate::Quantile(q) => quantile_method(q, ha.is_some()),
+    };
+    let all_a: Vec<usize> = (0..na).collect();
+    let all_b: Vec<usize> = (0..nb).collect();
+    let base = (na > 0)
+        .then(|| group_value(m, va, ha.as_deref(), &all_a))
+        .flatten();
+    let cand = (nb > 0)
+        .then(|| group_value(m, vb, hb.as_deref(), &all_b))
+        .flatten();
+    let ratio_pct = |x: Option<f64>, y: Option<f64>| match (x, y) {
+        (Some(x), Some(y)) if x > 0.0 => Some((y / x - 1.0) * 100.0),
+        _ => None,
+    };
+    let margin = ratio_pct(base, cand);
+    let boot = stats::bootstrap_two_sample(na, nb, o.confidence, o.resamples, seed, |ia, ib| {
+        ratio_pct(
+            group_value(m, va, ha.as_deref(), ia),
+            group_value(m, vb, hb.as_deref(), ib),
+        )
+    });
+    Margin {
+        method,
+        base,
+        cand,
+        margin,
+        boot,
+    }
+}
+
+/// The histogram's resolution at the larger value, percent of the smaller, and whether the two
+/// values are that close or closer.
+fn resolution_of(
+    m: &MetricDef,
+    base: Option<f64>,
+    cand: Option<f64>,
+    source: f64,
+) -> (Option<f64>, bool) {
+    match (base, cand) {
+        (Some(x), Some(y)) if x > 0.0 => match resolution_ns(m, x.max(y), source) {
+            Some(w) => (Some(w / x.min(y).max(1.0) * 100.0), (y - x).abs() <= w),
+            None => (None, false),
+        },
+        _ => (None, false),
+    }
+}
+
+/// The test a metric gets (rank test with enough runs, else Welch's on log values, none
+/// without spread), what it gave, and the interval reported with it.
+struct Tested {
+    spread: Option<String>,
+    welch: Option<WelchLog>,
+    rank: Option<stats::RankTest>,
+    test: &'static str,
+    p: Option<f64>,
+    interval: Option<Interval>,
+    interval_method: Option<&'static str>,
+    interval_agrees: bool,
+}
+
+fn test_of(
+    m: &MetricDef,
+    a: &Prepared,
+    b: &Prepared,
+    o: &Options,
+    (base, cand, margin): (Option<f64>, Option<f64>, Option<f64>),
+    boot: Option<Interval>,
+    source: f64,
+) -> Tested {
+    let (va, vb) = (&a.values, &b.values);
+    let (na, nb) = (va.len(), vb.len());
+    let spread = no_spread(m, a).or_else(|| no_spread(m, b));
+    let use_rank = na >= RANK_TEST_MIN_N && nb >= RANK_TEST_MIN_N;
+    let log_ratio = match (base, cand) {
+        (Some(x), Some(y)) if x > 0.0 && y > 0.0 => Some((y / x).ln()),
+        _ => None,
+    };
+    let welch = match (&spread, log_ratio) {
+        (None, Some(r)) => stats::welch_log_ratio(
+            r,
+            va,
+            vb,
+            [
+                quantization_var(m, base, source),
+                quantization_var(m, cand, source),
+            ],
+        ),
+        _ => None,
+    };
+    let rank = (spread.is_none() && use_rank)
+        .then(|| stats::mann_whitney(vb, va))
+        .flatten();
+    let upward = margin.is_some_and(|d| d > 0.0);
+    let (test, p, interval, interval_method, interval_agrees) = if let Some(t) = rank {
+        let agrees = boot.is_some_and(|c| if upward { c.low > 0.0 } else { c.high < 0.0 });
+        let im = boot.map(|_| "bootstrap");
+        ("mann_whitney", Some(t.p_value), boot, im, agrees)
+    } else if let Some(w) = &welch {
+        let c = w.interval_pct(o.confidence);
+        (
+            "welch_log_ratio",
+            Some(w.p_value),
+            Some(c),
+            Some("welch_log_ratio"),
+            true,
+        )
+    } else {
+        ("none", None, None, None, false)
+    };
+    Tested {
+        spread,
+        welch,
+        rank,
+        test,
+        p,
+        interval,
+        interval_method,
+        interval_agrees,
     }
 }
 

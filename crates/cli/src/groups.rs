@@ -1,10 +1,13 @@
 //! The groups of `oio compare` read from result files and directories: oio or fio runs, or
-//! TPC-C results, never both in one comparison. Files are read by `oio_report::inputs`.
+//! TPC-C results, never both in one comparison. Files are read by `oio_documents::load`; a
+//! group whose runs are not repeats of one experiment (`oio_core::experiment`, the identity
+//! diagnose and the report group by) is said to be so.
 
+use crate::inputs::load_inputs;
 use crate::output::style;
 use anyhow::{bail, Context};
 use oio_analysis::compare::{Group, Kind, RunData, TpccFacts, TxnFacts};
-use oio_report::inputs::{load_inputs, Input};
+use oio_documents::load::Input;
 use std::path::PathBuf;
 
 /// The part of a TPC-C result a comparison needs.
@@ -57,9 +60,14 @@ pub fn load_groups(paths: &[PathBuf], labels: &[String]) -> anyhow::Result<(Vec<
         let mut sources = Vec::new();
         let mut kind: Option<(Kind, String)> = None;
         let mut first: Option<oio_tpcc::TpccResult> = None;
+        // Where each run sits among experiments (oio_core::experiment, as diagnose groups).
+        let mut points = Vec::new();
         for input in inputs {
             let (k, data, file) = match input {
-                Input::Run { result, path } => (Kind::Run, RunData::from_run(&result), path),
+                Input::Run { result, path } => {
+                    points.push(oio_core::experiment::point(&result));
+                    (Kind::Run, RunData::from_run(&result), path)
+                }
                 Input::Doc {
                     schema,
                     value,
@@ -100,6 +108,15 @@ pub fn load_groups(paths: &[PathBuf], labels: &[String]) -> anyhow::Result<(Vec<
                 path.display()
             );
         };
+        let spans = oio_core::experiment::spans(&points);
+        if !spans.is_empty() {
+            style::print_notice(&format!(
+                "'{}': its {} runs are not repeats of one experiment ({}): their spread is not noise alone, and diagnose would not pool them",
+                path.display(),
+                points.len(),
+                spans.join("; ")
+            ));
+        }
         kinds.push((kind.0, path.display().to_string()));
         firsts.push(first);
         groups.push(Group {

@@ -16,6 +16,7 @@ pub mod cli;
 pub mod commands;
 pub mod experiment;
 pub mod groups;
+pub mod inputs;
 pub mod interrupt;
 pub mod output;
 pub mod results;

@@ -9,11 +9,16 @@
 //! Open-loop runs at different rates are different experiments: their outstanding I/O follows
 //! from the rate and the device, not from a setting.
 //!
-//! Users: `oio diagnose` partitions its inputs with [`partition`] and never pools runs across
-//! groups. The report's experiments (`crates/report/src/experiments.rs`, grouped by directory
-//! today) and `oio compare`'s groups are meant to adopt the same key, so every command agrees
-//! on what "the same experiment" means; [`ExperimentKey::differs`] and [`differences`] name
-//! what sets groups apart for their labels.
+//! This is the one notion of an experiment (re-exported as `oio_documents::experiment`), so
+//! every command agrees on what "the same experiment" means:
+//! - `oio diagnose` partitions its inputs with [`partition`] and never pools runs across groups;
+//! - the report's sections hold runs of one directory and one [`series_key`] (the key, an open
+//!   loop's rate left out so a rate series stays one section): never runs diagnose would keep
+//!   apart, except the configurations of an `oio compare --run` and a blend's phases, which
+//!   differ by design;
+//! - `oio compare` says when a group's runs are not repeats of one [`point`] ([`spans`]).
+//!
+//! [`ExperimentKey::differs`] and [`differences`] name what sets groups apart for their labels.
 
 use crate::result::RunResult;
 use crate::units::format_duration;
@@ -312,6 +317,55 @@ pub fn differences(keys: &[&ExperimentKey]) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// Where a run sits among experiments: its key and its depth ([`depth`]). Runs at one point
+/// are repeats of each other.
+pub fn point(r: &RunResult) -> (ExperimentKey, u32) {
+    (ExperimentKey::of(r), depth(r))
+}
+
+/// What keeps `points` from being repeats of one experiment at one point: "FIELD a | b" for
+/// each field of the key that varies (in [`FIELDS`] order), then "depth 1 | 4" when the depth
+/// does. Empty when they are repeats (or there are none).
+pub fn spans(points: &[(ExperimentKey, u32)]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut varies = |name: &str, values: Vec<String>| {
+        let mut seen: Vec<String> = Vec::new();
+        for v in values {
+            let v = if v.is_empty() { "-".to_string() } else { v };
+            if !seen.contains(&v) {
+                seen.push(v);
+            }
+        }
+        if seen.len() > 1 {
+            out.push(format!("{name} {}", seen.join(" | ")));
+        }
+    };
+    for f in FIELDS {
+        varies(
+            f,
+            points
+                .iter()
+                .map(|(k, _)| k.field(f).unwrap_or_default())
+                .collect(),
+        );
+    }
+    varies("depth", points.iter().map(|(_, d)| d.to_string()).collect());
+    out
+}
+
+/// The identity a series of experiments shares: the key with an open loop's offered rate left
+/// out ("open loop"), so runs of one workload at several rates (each rate an experiment of its
+/// own) are one series, as depths are one curve.
+pub fn series_key(r: &RunResult) -> ExperimentKey {
+    let mut k = ExperimentKey::of(r);
+    if k.load.starts_with("open loop") {
+        k.load = "open loop".into();
+    } else if k.load.starts_with("mixed loop") {
+        k.load = "mixed loop".into();
+    }
+    k
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -416,5 +470,28 @@ mod tests {
             ExperimentKey::of(&r).label(),
             "oltp (random, 4k, 70 % read) · io_uring · f.dat · closed loop"
         );
+    }
+
+    #[test]
+    fn spans_name_what_keeps_runs_from_being_repeats() {
+        let a = run("oltp", Some(1), None, "io_uring");
+        let a2 = run("oltp", Some(1), None, "io_uring");
+        let deep = run("oltp", Some(4), None, "io_uring");
+        let sync = run("oltp", Some(1), None, "sync");
+        assert!(spans(&[point(&a), point(&a2)]).is_empty());
+        assert!(spans(&[]).is_empty());
+        assert_eq!(spans(&[point(&a), point(&deep)]), ["depth 1 | 4"]);
+        assert_eq!(
+            spans(&[point(&a), point(&sync), point(&deep)]),
+            ["engine io_uring | sync", "depth 1 | 4"]
+        );
+        // Rates are experiments of their own, one series.
+        let o1 = run("oltp", None, Some(1000.0), "io_uring");
+        let o2 = run("oltp", None, Some(2000.0), "io_uring");
+        assert_ne!(ExperimentKey::of(&o1), ExperimentKey::of(&o2));
+        assert_eq!(series_key(&o1), series_key(&o2));
+        assert_eq!(series_key(&o1).load, "open loop");
+        assert_ne!(series_key(&o1), series_key(&a));
+        assert_eq!(series_key(&a), ExperimentKey::of(&a));
     }
 }

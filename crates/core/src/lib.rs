@@ -35,6 +35,7 @@ pub mod profiles;
 pub mod result;
 pub mod settings;
 pub mod sizemix;
+pub mod target;
 pub mod text;
 pub mod units;
 pub mod workload;

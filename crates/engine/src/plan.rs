@@ -12,30 +12,8 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Targets bound to a role (`""` is the default role of streams that name none).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TargetBinding {
-    /// Role name used by streams (`target = "data"`).
-    pub role: String,
-    /// The files or devices; several are striped.
-    pub paths: Vec<PathBuf>,
-}
-
-impl std::str::FromStr for TargetBinding {
-    type Err = String;
-    /// `ROLE=PATH[,PATH...]`.
-    fn from_str(s: &str) -> Result<TargetBinding, String> {
-        match s.split_once('=') {
-            Some((role, paths)) if !role.is_empty() && !paths.is_empty() => Ok(TargetBinding {
-                role: role.into(),
-                paths: paths.split(',').map(PathBuf::from).collect(),
-            }),
-            _ => Err(format!(
-                "'{s}': expected ROLE=PATH[,PATH...], e.g. --target log=/dev/sdb"
-            )),
-        }
-    }
-}
+// Recorded in results as well as planned, so defined in oio-core.
+pub use oio_core::target::TargetBinding;
 
 /// Everything a run needs. Serialisable (JSON): every result records the plan that produced
 /// it (`oio rerun` runs it again) and one plan can be sent to many hosts. Durations are

@@ -160,43 +160,7 @@ pub enum FleetError {
     Refused(String),
 }
 
-/// A host that stopped answering during the run. It is dated from its last message: it was
-/// alive then, and went silent before its next message was due (one interval later while
-/// measuring). When the controller noticed can be much later (a cut link is noticed only
-/// when the run's grace period ends).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Lost {
-    /// Seconds after the common start when its last message arrived (negative: before it).
-    pub at_s: f64,
-    /// The same instant, RFC 3339 UTC (controller's clock).
-    pub at: String,
-    /// What its last message was ("interval 3, t = 3.000 s", "started", "ready").
-    #[serde(default)]
-    pub last_message: String,
-    /// Seconds after the common start when the controller noticed the loss.
-    #[serde(default)]
-    pub noticed_s: f64,
-    /// What happened.
-    pub reason: String,
-}
-
-impl Lost {
-    /// One sentence for warnings: when it was last heard from, when that was noticed, why.
-    pub fn describe(&self, host: &str) -> String {
-        format!(
-            "host {host} was lost: its last message ({}) came {:.3} s after the start ({}); the loss was noticed {:.3} s after the start: {}",
-            if self.last_message.is_empty() {
-                "?"
-            } else {
-                &self.last_message
-            },
-            self.at_s,
-            self.at,
-            self.noticed_s,
-            self.reason
-        )
-    }
-}
+pub use oio_documents::fleet::Lost;
 
 /// What the caller's check before the start sees of one prepared host.
 #[derive(Clone, Copy, Debug)]

@@ -10,6 +10,13 @@
 use oio_core::histogram::{LatencyHistogram, SparseHistogram};
 use oio_core::result::{DirStats, Interval, Summary};
 
+// The merged document's types live in oio-documents (the report reads them without the
+// engine); they are re-exported here, where they are built.
+pub use oio_documents::fleet::{
+    ControllerCost, FleetGroup, FleetHost, FleetResult, HostDevice, Window, FLEET_SCHEMA,
+    FLEET_SCHEMA_VERSION,
+};
+
 /// Sums per-direction stats of several hosts. IOPS, bytes/s and mean outstanding I/O are the
 /// sums of the hosts' (each measured over its own clock); latency comes from the summed
 /// histogram. A part without a histogram (latency tracking off) leaves the merged one out.
@@ -79,21 +86,6 @@ pub fn merge_summaries(parts: &[&Summary]) -> Summary {
         sync: (!syncs.is_empty()).then(|| merge_dirs(&syncs)),
         trim: (!trims.is_empty()).then(|| merge_dirs(&trims)),
     }
-}
-
-/// The span a merged result's rates cover, and how they were made.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Window {
-    /// The fleet's measured window, seconds: the longest of the hosts' own windows (each
-    /// from its own start of measuring; they start together within the start skew).
-    pub duration_s: f64,
-    /// How the merged rates were made over it, in words.
-    pub basis: String,
-    /// When a host was lost: how long every host delivered intervals, seconds from the start
-    /// of the window (through the last interval that every host sent).
-    pub all_hosts_s: Option<f64>,
-    /// The merged rate over that stretch, every host in it (IOPS; NOPM for TPC-C).
-    pub all_hosts_rate: Option<f64>,
 }
 
 /// The fleet's window from the hosts' own windows, seconds: the longest.
@@ -236,6 +228,413 @@ pub fn summary_of_intervals(intervals: &[Interval]) -> Summary {
         write: dir(|i| &i.write),
         total: dir(|i| &i.total),
         ..Summary::default()
+    }
+}
+
+/// A device's recorded intervals as one row, or None when nothing was recorded.
+pub fn host_device(d: &oio_core::observation::DeviceSeries) -> Option<HostDevice> {
+    let m = oio_telemetry::diskstats::mean_interval(&d.intervals)?;
+    Some(HostDevice {
+        name: d.name.clone(),
+        read_iops: m.read.iops.unwrap_or(0.0),
+        write_iops: m.write.iops.unwrap_or(0.0),
+        bytes_per_sec: m.read.bytes_per_sec.unwrap_or(0.0) + m.write.bytes_per_sec.unwrap_or(0.0),
+        read_await_ms: m.read.latency_mean_ns.map(|n| n / 1e6),
+        write_await_ms: m.write.latency_mean_ns.map(|n| n / 1e6),
+        queue_mean: m.queue_mean,
+        util_pct: m.util_pct,
+        intervals: d.intervals.len(),
+        series: d.intervals.clone(),
+    })
+}
+
+/// %util from which a device counts as saturated (for a device serving one I/O at a time; a
+/// device serving many at once, NVMe or an array, can be busy 100 % of the time with room).
+pub const SATURATED_UTIL_PCT: f64 = 90.0;
+
+/// Which host's device limited the fleet, in words, or None when no host recorded a device.
+/// A device is saturated at [`SATURATED_UTIL_PCT`]; the busiest saturated one is named, with
+/// whether its host is the slowest of its group (then it limited the fleet's figure), and a
+/// device name several hosts report is said to be possibly one device counted by each.
+pub fn device_verdict(hosts: &[FleetHost]) -> Option<String> {
+    let rows: Vec<(&FleetHost, &HostDevice)> = hosts
+        .iter()
+        .flat_map(|h| h.devices.iter().map(move |d| (h, d)))
+        .collect();
+    let busiest = rows
+        .iter()
+        .filter(|(_, d)| d.util_pct.is_some())
+        .max_by(|a, b| {
+            a.1.util_pct
+                .unwrap_or(0.0)
+                .total_cmp(&b.1.util_pct.unwrap_or(0.0))
+        })?;
+    let (h, d) = *busiest;
+    let util = d.util_pct.unwrap_or(0.0);
+    let mut names: Vec<&str> = rows.iter().map(|(_, d)| d.name.as_str()).collect();
+    names.sort_unstable();
+    let shared: Vec<&str> = names
+        .windows(2)
+        .filter(|w| w[0] == w[1])
+        .map(|w| w[0])
+        .collect();
+    let mut shared = shared;
+    shared.dedup();
+    let mut out = if util >= SATURATED_UTIL_PCT {
+        let peers: Vec<&FleetHost> = hosts.iter().filter(|o| o.group == h.group).collect();
+        let slowest = peers.len() > 1 && peers.iter().all(|o| o.host == h.host || o.iops >= h.iops);
+        format!(
+            "host {}'s device {} was saturated: busy {util:.0} % of the time (≥ {SATURATED_UTIL_PCT:.0} %), {} I/Os queued on average, r_await {} w_await {}; {}",
+            h.host,
+            d.name,
+            d.queue_mean.map(|q| format!("{q:.1}")).unwrap_or("?".into()),
+            d.read_await_ms.map(|v| format!("{v:.2} ms")).unwrap_or("-".into()),
+            d.write_await_ms.map(|v| format!("{v:.2} ms")).unwrap_or("-".into()),
+            if slowest {
+                format!(
+                    "host {} is the slowest of its {} ({:.1} IOPS): its device limited the fleet's figure",
+                    h.host,
+                    if h.group.is_empty() { "fleet".to_string() } else { format!("group {}", h.group) },
+                    h.iops
+                )
+            } else if peers.len() > 1 {
+                format!("yet host {} is not the slowest of its peers: the device limits that host, undecided whether it limited the fleet", h.host)
+            } else {
+                format!("it limits host {}, alone in its group", h.host)
+            }
+        )
+    } else {
+        format!(
+            "no host's device was busy {SATURATED_UTIL_PCT:.0} % of the time or more (the busiest: host {}'s {}, {util:.0} %): by this rule no device limited the fleet; %util says little for devices that serve many I/Os at once (NVMe, arrays): compare their queue (aqu-sz) with their depth",
+            h.host, d.name
+        )
+    };
+    if !shared.is_empty() {
+        out.push_str(&format!(
+            "; several hosts report a device named {}: if it is one device (namespaces or containers of one machine, a shared array), each host's figures are that device's whole traffic, not its own",
+            shared.join(", ")
+        ));
+    }
+    Some(out)
+}
+
+/// Builds the merged document. `files[i]` is where host `i`'s own result was written.
+pub fn document(
+    run: &crate::controller::FleetRun,
+    plan: &oio_engine::RunPlan,
+    files: &[Option<String>],
+) -> FleetResult {
+    let mut envelope = oio_core::document::Envelope::new(FLEET_SCHEMA, FLEET_SCHEMA_VERSION);
+    envelope.host = Some(oio_core::host::HostInfo::detect());
+    let t0 = std::time::Instant::now();
+    envelope.plan = serde_json::to_value(plan_as_used(run, plan)).ok();
+    let mut undecodable = Vec::new();
+    let decoded = decode_lost(run, &mut undecodable);
+    // Each host's series, summary and own window: its result is authoritative (it holds the
+    // last, unstreamed intervals); a lost host contributes what it streamed.
+    let parts: Vec<(&[Interval], Summary, f64)> = run
+        .hosts
+        .iter()
+        .zip(&decoded)
+        .map(|(h, d)| match &h.result {
+            Some(r) => (&r.intervals[..], r.summary.clone(), r.duration_s),
+            None => (
+                &d[..],
+                summary_of_intervals(d),
+                d.iter().map(|i| i.t_s).fold(0.0, f64::max),
+            ),
+        })
+        .collect();
+    let status: Vec<String> = run
+        .hosts
+        .iter()
+        .map(|h| match &h.result {
+            Some(r) => r.envelope.stop_reason.to_string(),
+            None => "lost".to_string(),
+        })
+        .collect();
+    let window_s = fleet_window(&parts.iter().map(|p| p.2).collect::<Vec<_>>());
+    let summary = merge_over_window(
+        &parts
+            .iter()
+            .zip(&status)
+            .map(|(p, st)| (&p.1, p.2, cut_short(st)))
+            .collect::<Vec<_>>(),
+        window_s,
+    );
+    let series: Vec<&[Interval]> = parts.iter().map(|p| p.0).collect();
+    let (intervals, hosts_per_interval) = merge_series(&series);
+    let groups = groups(run, &parts, &status, window_s);
+    let (mut any_errors, mut any_interrupted) = (false, run.interrupted);
+    let mut hosts = Vec::new();
+    let mut lost = Vec::new();
+    for (i, ((h, (iv, s, own_s)), status)) in run.hosts.iter().zip(&parts).zip(status).enumerate() {
+        match status.as_str() {
+            "errors" | "lost" => any_errors = true,
+            "interrupted" => any_interrupted = true,
+            _ => {}
+        }
+        if let Some(l) = &h.lost {
+            lost.push(l.describe(&h.name));
+        }
+        hosts.push(FleetHost {
+            host: h.name.clone(),
+            launcher: h.argv.clone(),
+            result_file: files.get(i).cloned().flatten(),
+            clock_offset_ns: h.clock.offset_ns,
+            clock_rtt_ns: h.clock.rtt_ns,
+            start_skew_ns: h.start_skew_ns,
+            status,
+            iops: s.total.iops,
+            ios: s.total.ios,
+            window_s: *own_s,
+            intervals: iv.len(),
+            lost: h.lost.clone(),
+            group: h.group.clone(),
+            read_share_pct: (s.total.ios > 0)
+                .then(|| 100.0 * s.read.ios as f64 / s.total.ios as f64),
+            workload: h
+                .plan
+                .as_ref()
+                .map(|p| p.workload.name.clone())
+                .unwrap_or_default(),
+            bindings: h
+                .plan
+                .as_ref()
+                .map(|p| p.bindings.clone())
+                .unwrap_or_default(),
+            devices: h
+                .devices
+                .iter()
+                .flat_map(|o| &o.devices)
+                .filter_map(host_device)
+                .collect(),
+            logs: Vec::new(),
+        });
+    }
+    let window = io_window(&hosts, &series, window_s, summary.total.iops);
+    envelope.stopped(if any_errors {
+        oio_core::document::StopReason::Errors
+    } else if any_interrupted {
+        oio_core::document::StopReason::Interrupted
+    } else {
+        oio_core::document::StopReason::Completed
+    });
+    envelope.warnings.extend(lost.iter().cloned());
+    envelope.warnings.extend(undecodable);
+    envelope.warnings.push(format!(
+        "{}; latency percentiles come from the hosts' histograms summed bucket by bucket; each host's interval i covers the same span after its own start, which differs from the common start by its start skew",
+        window.basis
+    ));
+    envelope.warnings.extend(host_warnings(run));
+    envelope.warnings.extend(timing_warnings(run));
+    let n_int = intervals.len().max(1) as f64;
+    let n_hosts = run.hosts.len().max(1) as f64;
+    let mut doc = FleetResult {
+        envelope,
+        start: humantime::format_rfc3339_millis(
+            std::time::UNIX_EPOCH + std::time::Duration::from_nanos(run.start_ns.max(0) as u64),
+        )
+        .to_string(),
+        start_lead_ns: run.lead.as_nanos() as u64,
+        hosts,
+        window,
+        summary,
+        devices: None,
+        groups,
+        intervals,
+        hosts_per_interval,
+        lost,
+        controller: ControllerCost {
+            cpu_s: run.controller_cpu_s,
+            cpu_us_per_host_interval: run.controller_cpu_s * 1e6 / n_hosts / n_int,
+            merge_ms: 0.0,
+        },
+    };
+    doc.devices = device_verdict(&doc.hosts);
+    doc.controller.merge_ms = t0.elapsed().as_secs_f64() * 1e3;
+    doc
+}
+
+/// The plan the hosts ran: the first host's on the command line's workload (its bindings as
+/// it used them: the inventory's targets, not the command line's), else the first host's,
+/// else the command line's.
+fn plan_as_used<'a>(
+    run: &'a crate::controller::FleetRun,
+    plan: &'a oio_engine::RunPlan,
+) -> &'a oio_engine::RunPlan {
+    let on_cli = |h: &&crate::controller::HostOutcome| {
+        h.group.is_empty() || h.group == crate::inventory::COMMAND_LINE_GROUP
+    };
+    run.hosts
+        .iter()
+        .find(on_cli)
+        .or(run.hosts.first())
+        .and_then(|h| h.plan.as_ref())
+        .unwrap_or(plan)
+}
+
+/// Each host's own warnings, each said once with every host that said it ("hosts a, b: …"),
+/// in the order first said.
+pub fn host_warnings(run: &crate::controller::FleetRun) -> Vec<String> {
+    let mut said: Vec<(String, Vec<&str>)> = Vec::new();
+    for h in &run.hosts {
+        for w in h.result.iter().flat_map(|r| &r.envelope.warnings) {
+            match said.iter_mut().find(|(x, _)| x == w) {
+                Some((_, hs)) => hs.push(&h.name),
+                None => said.push((w.clone(), vec![&h.name])),
+            }
+        }
+    }
+    said.into_iter()
+        .map(|(w, hs)| {
+            format!(
+                "host{} {}: {w}",
+                if hs.len() == 1 { "" } else { "s" },
+                hs.join(", ")
+            )
+        })
+        .collect()
+}
+
+/// A clock further than this from the controller's is warned about.
+pub const CLOCK_OFFSET_WARN_NS: i64 = 1_000_000_000;
+/// A start skew larger than this is warned about.
+pub const START_SKEW_WARN_NS: i64 = 10_000_000;
+
+/// Warnings for hosts whose clock is far off (starts are corrected for it, timestamps in the
+/// host's own files are not) and whose start skew exceeds [`START_SKEW_WARN_NS`].
+pub fn timing_warnings(run: &crate::controller::FleetRun) -> Vec<String> {
+    let mut out = Vec::new();
+    for h in &run.hosts {
+        if h.clock.offset_ns.abs() > CLOCK_OFFSET_WARN_NS {
+            out.push(format!(
+                "host {}: its clock is {:+.3} s off the controller's (± {:.3} ms): starts were corrected for it, but times in its own files are its clock's; synchronise the clocks (chrony, NTP) to compare them",
+                h.name,
+                h.clock.offset_ns as f64 / 1e9,
+                h.clock.rtt_ns as f64 / 2e6
+            ));
+        }
+        if let Some(s) = h.start_skew_ns.filter(|s| s.abs() > START_SKEW_WARN_NS) {
+            out.push(format!(
+                "host {}: it started {:.3} ms {} the common start (more than {:.0} ms; ± {:.3} ms): its intervals are that much off the others' in the merged series",
+                h.name,
+                s.abs() as f64 / 1e6,
+                if s > 0 { "after" } else { "before" },
+                START_SKEW_WARN_NS as f64 / 1e6,
+                h.clock.rtt_ns as f64 / 2e6
+            ));
+        }
+    }
+    out
+}
+
+/// One merged section per workload group when hosts ran more than one (none otherwise).
+fn groups(
+    run: &crate::controller::FleetRun,
+    parts: &[(&[Interval], Summary, f64)],
+    status: &[String],
+    window_s: f64,
+) -> Vec<FleetGroup> {
+    let mut names: Vec<&str> = Vec::new();
+    for h in &run.hosts {
+        if !names.contains(&h.group.as_str()) {
+            names.push(&h.group);
+        }
+    }
+    if names.len() < 2 {
+        return Vec::new();
+    }
+    names
+        .into_iter()
+        .map(|g| {
+            let members: Vec<usize> = (0..run.hosts.len())
+                .filter(|&i| run.hosts[i].group == g)
+                .collect();
+            let summary = merge_over_window(
+                &members
+                    .iter()
+                    .map(|&i| (&parts[i].1, parts[i].2, cut_short(&status[i])))
+                    .collect::<Vec<_>>(),
+                window_s,
+            );
+            FleetGroup {
+                name: g.to_string(),
+                workload: run.hosts[members[0]]
+                    .plan
+                    .as_ref()
+                    .map(|p| p.workload.name.clone())
+                    .unwrap_or_default(),
+                hosts: members.iter().map(|&i| run.hosts[i].name.clone()).collect(),
+                summary,
+            }
+        })
+        .collect()
+}
+
+/// The streamed intervals of every host whose own result never came (empty for the others:
+/// their result holds every interval); undecodable ones are left out and said.
+fn decode_lost(
+    run: &crate::controller::FleetRun,
+    undecodable: &mut Vec<String>,
+) -> Vec<Vec<Interval>> {
+    run.hosts
+        .iter()
+        .map(|h| match &h.result {
+            Some(_) => Vec::new(),
+            None => h
+                .streamed
+                .iter()
+                .filter_map(|w| {
+                    w.to_interval()
+                        .map_err(|e| {
+                            undecodable.push(format!(
+                                "host {}: interval {}: {e}; left out",
+                                h.name, w.index
+                            ))
+                        })
+                        .ok()
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// The window of a merged workload result, with the sentence that says what its rates are.
+fn io_window(hosts: &[FleetHost], series: &[&[Interval]], window_s: f64, iops: f64) -> Window {
+    let cut: Vec<&FleetHost> = hosts.iter().filter(|h| cut_short(&h.status)).collect();
+    let mut basis = format!(
+        "merged rates (IOPS, bytes/s, outstanding I/O) are over the fleet window of {window_s:.3} s (the longest host window; the windows start together within the start skew): {iops:.1} IOPS; each host that ran through adds its own rates over its own window"
+    );
+    if cut.is_empty() {
+        return Window {
+            duration_s: window_s,
+            basis,
+            all_hosts_s: None,
+            all_hosts_rate: None,
+        };
+    }
+    for h in &cut {
+        basis.push_str(&cut_note(
+            &h.host,
+            &h.status,
+            &format!("{} I/Os", h.ios),
+            h.window_s,
+        ));
+    }
+    let stretch = all_hosts_stretch(series);
+    match stretch {
+        Some((span, rate)) => basis.push_str(&format!(
+            "; while all {} hosts delivered (the first {span:.3} s) the merged rate was {rate:.1} IOPS",
+            hosts.len()
+        )),
+        None => basis.push_str("; no stretch of the window has every host's intervals"),
+    }
+    Window {
+        duration_s: window_s,
+        basis,
+        all_hosts_s: stretch.map(|s| s.0),
+        all_hosts_rate: stretch.map(|s| s.1),
     }
 }
 
@@ -605,556 +1004,5 @@ mod tests {
         let t = merge_over_window(&[(&s, 2.0, false)], 5.0);
         assert_eq!(t.total.iops, s.total.iops);
         assert!(cut_short("lost") && cut_short("errors") && !cut_short("interrupted"));
-    }
-}
-
-/// Schema name of merged fleet results.
-pub const FLEET_SCHEMA: &str = oio_core::document::Kind::Fleet.schema();
-/// Its version.
-pub const FLEET_SCHEMA_VERSION: u32 = oio_core::document::Kind::Fleet.version();
-
-/// One host in the merged result.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct FleetHost {
-    /// Its name.
-    pub host: String,
-    /// The launcher's command line.
-    pub launcher: Vec<String>,
-    /// Its own result file, when it was written.
-    pub result_file: Option<String>,
-    /// Agent's clock minus the controller's, ns.
-    pub clock_offset_ns: i64,
-    /// Round trip of the clock probe kept, ns; offsets and skews are within ± half of it.
-    pub clock_rtt_ns: i64,
-    /// When its workers started against the common start instant, ns (positive: late).
-    pub start_skew_ns: Option<i64>,
-    /// "completed", "interrupted", "errors" or "lost".
-    pub status: String,
-    /// Its total I/Os per second over its own window (`window_s`).
-    pub iops: f64,
-    /// Its I/Os (a lost host: up to its last interval).
-    #[serde(default)]
-    pub ios: u64,
-    /// The seconds its own figures cover: its measured window, or for a lost host the end of
-    /// its last interval.
-    #[serde(default)]
-    pub window_s: f64,
-    /// Intervals it contributed.
-    pub intervals: usize,
-    /// Set when it was lost.
-    pub lost: Option<crate::controller::Lost>,
-    /// Its workload group (empty in results of one group).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub group: String,
-    /// The name of the workload it ran.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub workload: String,
-    /// Reads in percent of its I/Os (None without I/Os).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_share_pct: Option<f64>,
-    /// Its targets' block devices over the measured window (from /proc/diskstats).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub devices: Vec<HostDevice>,
-    /// Its `--hdr-log`/`--lat-log` files as collected to the controller.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub logs: Vec<String>,
-    /// Its targets as it used them (role and paths).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub bindings: Vec<oio_engine::TargetBinding>,
-}
-
-/// One of a host's devices over the measured window, from /proc/diskstats as `iostat -x`
-/// computes it (counts over the whole window, not a mean of interval means).
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct HostDevice {
-    /// Kernel name (`sda`, `nvme0n1`, `vda`).
-    pub name: String,
-    /// Reads per second the device completed.
-    pub read_iops: f64,
-    /// Writes per second the device completed.
-    pub write_iops: f64,
-    /// Bytes per second, both directions.
-    pub bytes_per_sec: f64,
-    /// Mean time a read took in the device's queue and service (r_await), ms.
-    pub read_await_ms: Option<f64>,
-    /// Mean time a write took (w_await), ms.
-    pub write_await_ms: Option<f64>,
-    /// I/Os queued or in service on average (aqu-sz).
-    pub queue_mean: Option<f64>,
-    /// Percent of the time the device had I/O in flight (%util).
-    pub util_pct: Option<f64>,
-    /// Intervals recorded in the measured window.
-    pub intervals: usize,
-    /// Those intervals (`t_s` from the start of the measured window).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub series: Vec<oio_core::observation::DeviceInterval>,
-}
-
-impl HostDevice {
-    /// A device's recorded intervals as one row, or None when nothing was recorded.
-    pub fn of(d: &oio_core::observation::DeviceSeries) -> Option<HostDevice> {
-        let m = oio_telemetry::diskstats::mean_interval(&d.intervals)?;
-        Some(HostDevice {
-            name: d.name.clone(),
-            read_iops: m.read.iops.unwrap_or(0.0),
-            write_iops: m.write.iops.unwrap_or(0.0),
-            bytes_per_sec: m.read.bytes_per_sec.unwrap_or(0.0)
-                + m.write.bytes_per_sec.unwrap_or(0.0),
-            read_await_ms: m.read.latency_mean_ns.map(|n| n / 1e6),
-            write_await_ms: m.write.latency_mean_ns.map(|n| n / 1e6),
-            queue_mean: m.queue_mean,
-            util_pct: m.util_pct,
-            intervals: d.intervals.len(),
-            series: d.intervals.clone(),
-        })
-    }
-}
-
-/// %util from which a device counts as saturated (for a device serving one I/O at a time; a
-/// device serving many at once, NVMe or an array, can be busy 100 % of the time with room).
-pub const SATURATED_UTIL_PCT: f64 = 90.0;
-
-/// Which host's device limited the fleet, in words, or None when no host recorded a device.
-/// A device is saturated at [`SATURATED_UTIL_PCT`]; the busiest saturated one is named, with
-/// whether its host is the slowest of its group (then it limited the fleet's figure), and a
-/// device name several hosts report is said to be possibly one device counted by each.
-pub fn device_verdict(hosts: &[FleetHost]) -> Option<String> {
-    let rows: Vec<(&FleetHost, &HostDevice)> = hosts
-        .iter()
-        .flat_map(|h| h.devices.iter().map(move |d| (h, d)))
-        .collect();
-    let busiest = rows
-        .iter()
-        .filter(|(_, d)| d.util_pct.is_some())
-        .max_by(|a, b| {
-            a.1.util_pct
-                .unwrap_or(0.0)
-                .total_cmp(&b.1.util_pct.unwrap_or(0.0))
-        })?;
-    let (h, d) = *busiest;
-    let util = d.util_pct.unwrap_or(0.0);
-    let mut names: Vec<&str> = rows.iter().map(|(_, d)| d.name.as_str()).collect();
-    names.sort_unstable();
-    let shared: Vec<&str> = names
-        .windows(2)
-        .filter(|w| w[0] == w[1])
-        .map(|w| w[0])
-        .collect();
-    let mut shared = shared;
-    shared.dedup();
-    let mut out = if util >= SATURATED_UTIL_PCT {
-        let peers: Vec<&FleetHost> = hosts.iter().filter(|o| o.group == h.group).collect();
-        let slowest = peers.len() > 1 && peers.iter().all(|o| o.host == h.host || o.iops >= h.iops);
-        format!(
-            "host {}'s device {} was saturated: busy {util:.0} % of the time (≥ {SATURATED_UTIL_PCT:.0} %), {} I/Os queued on average, r_await {} w_await {}; {}",
-            h.host,
-            d.name,
-            d.queue_mean.map(|q| format!("{q:.1}")).unwrap_or("?".into()),
-            d.read_await_ms.map(|v| format!("{v:.2} ms")).unwrap_or("-".into()),
-            d.write_await_ms.map(|v| format!("{v:.2} ms")).unwrap_or("-".into()),
-            if slowest {
-                format!(
-                    "host {} is the slowest of its {} ({:.1} IOPS): its device limited the fleet's figure",
-                    h.host,
-                    if h.group.is_empty() { "fleet".to_string() } else { format!("group {}", h.group) },
-                    h.iops
-                )
-            } else if peers.len() > 1 {
-                format!("yet host {} is not the slowest of its peers: the device limits that host, undecided whether it limited the fleet", h.host)
-            } else {
-                format!("it limits host {}, alone in its group", h.host)
-            }
-        )
-    } else {
-        format!(
-            "no host's device was busy {SATURATED_UTIL_PCT:.0} % of the time or more (the busiest: host {}'s {}, {util:.0} %): by this rule no device limited the fleet; %util says little for devices that serve many I/Os at once (NVMe, arrays): compare their queue (aqu-sz) with their depth",
-            h.host, d.name
-        )
-    };
-    if !shared.is_empty() {
-        out.push_str(&format!(
-            "; several hosts report a device named {}: if it is one device (namespaces or containers of one machine, a shared array), each host's figures are that device's whole traffic, not its own",
-            shared.join(", ")
-        ));
-    }
-    Some(out)
-}
-
-/// The hosts of one workload group, merged as the total is (over the fleet window).
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct FleetGroup {
-    /// Its name (`(command line)` for the hosts on the command line's workload).
-    pub name: String,
-    /// The workload its hosts ran.
-    pub workload: String,
-    /// Its hosts.
-    pub hosts: Vec<String>,
-    /// Sums over its hosts, rates over the fleet window; histograms summed bucket by bucket.
-    pub summary: Summary,
-}
-
-/// What the controller cost.
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct ControllerCost {
-    /// CPU seconds (user + system) of the controller process from `go` to the last result.
-    pub cpu_s: f64,
-    /// That per host and per merged interval, microseconds.
-    pub cpu_us_per_host_interval: f64,
-    /// Time to build the merged result, ms.
-    pub merge_ms: f64,
-}
-
-/// The merged result of a fleet run: schema `oio.fleet`.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct FleetResult {
-    /// Schema, versions, time, host (the controller's), stop reason, warnings, plan.
-    #[serde(flatten)]
-    pub envelope: oio_core::document::Envelope,
-    /// The common start instant, RFC 3339 UTC with ms (controller's clock).
-    pub start: String,
-    /// Time between sending `go` and the start instant, ns.
-    pub start_lead_ns: u64,
-    /// Every host.
-    pub hosts: Vec<FleetHost>,
-    /// The window the merged rates cover, and how they were made.
-    #[serde(default)]
-    pub window: Window,
-    /// Sums over the hosts, rates over `window` (see there); histograms summed bucket by
-    /// bucket.
-    pub summary: Summary,
-    /// Which host's device limited the fleet, in words (see [`device_verdict`]); None when no
-    /// host recorded a device.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub devices: Option<String>,
-    /// Per workload group, when hosts ran different workloads (the total is `summary`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub groups: Vec<FleetGroup>,
-    /// Per interval, summed over the hosts that delivered that interval.
-    pub intervals: Vec<Interval>,
-    /// Hosts in each merged interval.
-    pub hosts_per_interval: Vec<usize>,
-    /// Hosts lost during the run, with when and why.
-    pub lost: Vec<String>,
-    /// The controller's own cost.
-    pub controller: ControllerCost,
-}
-
-/// Builds the merged document. `files[i]` is where host `i`'s own result was written.
-pub fn document(
-    run: &crate::controller::FleetRun,
-    plan: &oio_engine::RunPlan,
-    files: &[Option<String>],
-) -> FleetResult {
-    let mut envelope = oio_core::document::Envelope::new(FLEET_SCHEMA, FLEET_SCHEMA_VERSION);
-    envelope.host = Some(oio_core::host::HostInfo::detect());
-    let t0 = std::time::Instant::now();
-    envelope.plan = serde_json::to_value(plan_as_used(run, plan)).ok();
-    let mut undecodable = Vec::new();
-    let decoded = decode_lost(run, &mut undecodable);
-    // Each host's series, summary and own window: its result is authoritative (it holds the
-    // last, unstreamed intervals); a lost host contributes what it streamed.
-    let parts: Vec<(&[Interval], Summary, f64)> = run
-        .hosts
-        .iter()
-        .zip(&decoded)
-        .map(|(h, d)| match &h.result {
-            Some(r) => (&r.intervals[..], r.summary.clone(), r.duration_s),
-            None => (
-                &d[..],
-                summary_of_intervals(d),
-                d.iter().map(|i| i.t_s).fold(0.0, f64::max),
-            ),
-        })
-        .collect();
-    let status: Vec<String> = run
-        .hosts
-        .iter()
-        .map(|h| match &h.result {
-            Some(r) => r.envelope.stop_reason.to_string(),
-            None => "lost".to_string(),
-        })
-        .collect();
-    let window_s = fleet_window(&parts.iter().map(|p| p.2).collect::<Vec<_>>());
-    let summary = merge_over_window(
-        &parts
-            .iter()
-            .zip(&status)
-            .map(|(p, st)| (&p.1, p.2, cut_short(st)))
-            .collect::<Vec<_>>(),
-        window_s,
-    );
-    let series: Vec<&[Interval]> = parts.iter().map(|p| p.0).collect();
-    let (intervals, hosts_per_interval) = merge_series(&series);
-    let groups = groups(run, &parts, &status, window_s);
-    let (mut any_errors, mut any_interrupted) = (false, run.interrupted);
-    let mut hosts = Vec::new();
-    let mut lost = Vec::new();
-    for (i, ((h, (iv, s, own_s)), status)) in run.hosts.iter().zip(&parts).zip(status).enumerate() {
-        match status.as_str() {
-            "errors" | "lost" => any_errors = true,
-            "interrupted" => any_interrupted = true,
-            _ => {}
-        }
-        if let Some(l) = &h.lost {
-            lost.push(l.describe(&h.name));
-        }
-        hosts.push(FleetHost {
-            host: h.name.clone(),
-            launcher: h.argv.clone(),
-            result_file: files.get(i).cloned().flatten(),
-            clock_offset_ns: h.clock.offset_ns,
-            clock_rtt_ns: h.clock.rtt_ns,
-            start_skew_ns: h.start_skew_ns,
-            status,
-            iops: s.total.iops,
-            ios: s.total.ios,
-            window_s: *own_s,
-            intervals: iv.len(),
-            lost: h.lost.clone(),
-            group: h.group.clone(),
-            read_share_pct: (s.total.ios > 0)
-                .then(|| 100.0 * s.read.ios as f64 / s.total.ios as f64),
-            workload: h
-                .plan
-                .as_ref()
-                .map(|p| p.workload.name.clone())
-                .unwrap_or_default(),
-            bindings: h
-                .plan
-                .as_ref()
-                .map(|p| p.bindings.clone())
-                .unwrap_or_default(),
-            devices: h
-                .devices
-                .iter()
-                .flat_map(|o| &o.devices)
-                .filter_map(HostDevice::of)
-                .collect(),
-            logs: Vec::new(),
-        });
-    }
-    let window = io_window(&hosts, &series, window_s, summary.total.iops);
-    envelope.stopped(if any_errors {
-        oio_core::document::StopReason::Errors
-    } else if any_interrupted {
-        oio_core::document::StopReason::Interrupted
-    } else {
-        oio_core::document::StopReason::Completed
-    });
-    envelope.warnings.extend(lost.iter().cloned());
-    envelope.warnings.extend(undecodable);
-    envelope.warnings.push(format!(
-        "{}; latency percentiles come from the hosts' histograms summed bucket by bucket; each host's interval i covers the same span after its own start, which differs from the common start by its start skew",
-        window.basis
-    ));
-    envelope.warnings.extend(host_warnings(run));
-    envelope.warnings.extend(timing_warnings(run));
-    let n_int = intervals.len().max(1) as f64;
-    let n_hosts = run.hosts.len().max(1) as f64;
-    let mut doc = FleetResult {
-        envelope,
-        start: humantime::format_rfc3339_millis(
-            std::time::UNIX_EPOCH + std::time::Duration::from_nanos(run.start_ns.max(0) as u64),
-        )
-        .to_string(),
-        start_lead_ns: run.lead.as_nanos() as u64,
-        hosts,
-        window,
-        summary,
-        devices: None,
-        groups,
-        intervals,
-        hosts_per_interval,
-        lost,
-        controller: ControllerCost {
-            cpu_s: run.controller_cpu_s,
-            cpu_us_per_host_interval: run.controller_cpu_s * 1e6 / n_hosts / n_int,
-            merge_ms: 0.0,
-        },
-    };
-    doc.devices = device_verdict(&doc.hosts);
-    doc.controller.merge_ms = t0.elapsed().as_secs_f64() * 1e3;
-    doc
-}
-
-/// The plan the hosts ran: the first host's on the command line's workload (its bindings as
-/// it used them: the inventory's targets, not the command line's), else the first host's,
-/// else the command line's.
-fn plan_as_used<'a>(
-    run: &'a crate::controller::FleetRun,
-    plan: &'a oio_engine::RunPlan,
-) -> &'a oio_engine::RunPlan {
-    let on_cli = |h: &&crate::controller::HostOutcome| {
-        h.group.is_empty() || h.group == crate::inventory::COMMAND_LINE_GROUP
-    };
-    run.hosts
-        .iter()
-        .find(on_cli)
-        .or(run.hosts.first())
-        .and_then(|h| h.plan.as_ref())
-        .unwrap_or(plan)
-}
-
-/// Each host's own warnings, each said once with every host that said it ("hosts a, b: …"),
-/// in the order first said.
-pub fn host_warnings(run: &crate::controller::FleetRun) -> Vec<String> {
-    let mut said: Vec<(String, Vec<&str>)> = Vec::new();
-    for h in &run.hosts {
-        for w in h.result.iter().flat_map(|r| &r.envelope.warnings) {
-            match said.iter_mut().find(|(x, _)| x == w) {
-                Some((_, hs)) => hs.push(&h.name),
-                None => said.push((w.clone(), vec![&h.name])),
-            }
-        }
-    }
-    said.into_iter()
-        .map(|(w, hs)| {
-            format!(
-                "host{} {}: {w}",
-                if hs.len() == 1 { "" } else { "s" },
-                hs.join(", ")
-            )
-        })
-        .collect()
-}
-
-/// A clock further than this from the controller's is warned about.
-pub const CLOCK_OFFSET_WARN_NS: i64 = 1_000_000_000;
-/// A start skew larger than this is warned about.
-pub const START_SKEW_WARN_NS: i64 = 10_000_000;
-
-/// Warnings for hosts whose clock is far off (starts are corrected for it, timestamps in the
-/// host's own files are not) and whose start skew exceeds [`START_SKEW_WARN_NS`].
-pub fn timing_warnings(run: &crate::controller::FleetRun) -> Vec<String> {
-    let mut out = Vec::new();
-    for h in &run.hosts {
-        if h.clock.offset_ns.abs() > CLOCK_OFFSET_WARN_NS {
-            out.push(format!(
-                "host {}: its clock is {:+.3} s off the controller's (± {:.3} ms): starts were corrected for it, but times in its own files are its clock's; synchronise the clocks (chrony, NTP) to compare them",
-                h.name,
-                h.clock.offset_ns as f64 / 1e9,
-                h.clock.rtt_ns as f64 / 2e6
-            ));
-        }
-        if let Some(s) = h.start_skew_ns.filter(|s| s.abs() > START_SKEW_WARN_NS) {
-            out.push(format!(
-                "host {}: it started {:.3} ms {} the common start (more than {:.0} ms; ± {:.3} ms): its intervals are that much off the others' in the merged series",
-                h.name,
-                s.abs() as f64 / 1e6,
-                if s > 0 { "after" } else { "before" },
-                START_SKEW_WARN_NS as f64 / 1e6,
-                h.clock.rtt_ns as f64 / 2e6
-            ));
-        }
-    }
-    out
-}
-
-/// One merged section per workload group when hosts ran more than one (none otherwise).
-fn groups(
-    run: &crate::controller::FleetRun,
-    parts: &[(&[Interval], Summary, f64)],
-    status: &[String],
-    window_s: f64,
-) -> Vec<FleetGroup> {
-    let mut names: Vec<&str> = Vec::new();
-    for h in &run.hosts {
-        if !names.contains(&h.group.as_str()) {
-            names.push(&h.group);
-        }
-    }
-    if names.len() < 2 {
-        return Vec::new();
-    }
-    names
-        .into_iter()
-        .map(|g| {
-            let members: Vec<usize> = (0..run.hosts.len())
-                .filter(|&i| run.hosts[i].group == g)
-                .collect();
-            let summary = merge_over_window(
-                &members
-                    .iter()
-                    .map(|&i| (&parts[i].1, parts[i].2, cut_short(&status[i])))
-                    .collect::<Vec<_>>(),
-                window_s,
-            );
-            FleetGroup {
-                name: g.to_string(),
-                workload: run.hosts[members[0]]
-                    .plan
-                    .as_ref()
-                    .map(|p| p.workload.name.clone())
-                    .unwrap_or_default(),
-                hosts: members.iter().map(|&i| run.hosts[i].name.clone()).collect(),
-                summary,
-            }
-        })
-        .collect()
-}
-
-/// The streamed intervals of every host whose own result never came (empty for the others:
-/// their result holds every interval); undecodable ones are left out and said.
-fn decode_lost(
-    run: &crate::controller::FleetRun,
-    undecodable: &mut Vec<String>,
-) -> Vec<Vec<Interval>> {
-    run.hosts
-        .iter()
-        .map(|h| match &h.result {
-            Some(_) => Vec::new(),
-            None => h
-                .streamed
-                .iter()
-                .filter_map(|w| {
-                    w.to_interval()
-                        .map_err(|e| {
-                            undecodable.push(format!(
-                                "host {}: interval {}: {e}; left out",
-                                h.name, w.index
-                            ))
-                        })
-                        .ok()
-                })
-                .collect(),
-        })
-        .collect()
-}
-
-/// The window of a merged workload result, with the sentence that says what its rates are.
-fn io_window(hosts: &[FleetHost], series: &[&[Interval]], window_s: f64, iops: f64) -> Window {
-    let cut: Vec<&FleetHost> = hosts.iter().filter(|h| cut_short(&h.status)).collect();
-    let mut basis = format!(
-        "merged rates (IOPS, bytes/s, outstanding I/O) are over the fleet window of {window_s:.3} s (the longest host window; the windows start together within the start skew): {iops:.1} IOPS; each host that ran through adds its own rates over its own window"
-    );
-    if cut.is_empty() {
-        return Window {
-            duration_s: window_s,
-            basis,
-            all_hosts_s: None,
-            all_hosts_rate: None,
-        };
-    }
-    for h in &cut {
-        basis.push_str(&cut_note(
-            &h.host,
-            &h.status,
-            &format!("{} I/Os", h.ios),
-            h.window_s,
-        ));
-    }
-    let stretch = all_hosts_stretch(series);
-    match stretch {
-        Some((span, rate)) => basis.push_str(&format!(
-            "; while all {} hosts delivered (the first {span:.3} s) the merged rate was {rate:.1} IOPS",
-            hosts.len()
-        )),
-        None => basis.push_str("; no stretch of the window has every host's intervals"),
-    }
-    Window {
-        duration_s: window_s,
-        basis,
-        all_hosts_s: stretch.map(|s| s.0),
-        all_hosts_rate: stretch.map(|s| s.1),
     }
 }

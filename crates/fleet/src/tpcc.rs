@@ -6,18 +6,17 @@
 //! part of the fleet's); a host cut short (lost, or stopped by its errors) adds its new orders
 //! up to its last interval spread over the whole fleet window: nothing after it went silent.
 
-use crate::controller::{FleetRun, Lost};
+use crate::controller::FleetRun;
 use crate::protocol::{Message, WireTpccInterval};
 use oio_core::histogram::{LatencyHistogram, LatencySummary};
 use oio_tpcc::driver::ClosedInterval;
 use oio_tpcc::TpccResult;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Schema name of merged fleet TPC-C results.
-pub const FLEET_TPCC_SCHEMA: &str = oio_core::document::Kind::FleetTpcc.schema();
-/// Its version.
-pub const FLEET_TPCC_SCHEMA_VERSION: u32 = oio_core::document::Kind::FleetTpcc.version();
+pub use oio_documents::fleet::{
+    FleetTpccHost, FleetTpccInterval, FleetTpccResult, FleetTpccSummary, Scaling,
+    FLEET_TPCC_SCHEMA, FLEET_TPCC_SCHEMA_VERSION,
+};
 
 /// Checks the plan and its database on this host: valid, reachable, built completely.
 /// Returns the database (password redacted) and its warehouses. Runs no transaction.
@@ -102,137 +101,6 @@ fn per_min(n: f64, duration_s: f64) -> f64 {
     } else {
         0.0
     }
-}
-
-/// One host in the merged TPC-C result.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct FleetTpccHost {
-    /// Its name.
-    pub host: String,
-    /// The launcher's command line.
-    pub launcher: Vec<String>,
-    /// Its database, password redacted.
-    pub db: String,
-    /// Warehouses in it.
-    pub warehouses: u32,
-    /// Workers (connections) it ran.
-    #[serde(default)]
-    pub workers: u32,
-    /// Its own `oio.tpcc` result file, when it was written.
-    pub result_file: Option<String>,
-    /// Agent's clock minus the controller's, ns.
-    pub clock_offset_ns: i64,
-    /// Round trip of the clock probe kept, ns (offsets and skews are within ± half of it).
-    pub clock_rtt_ns: i64,
-    /// When its measured window opened (after connecting and the ramp) against the common
-    /// start instant plus the ramp, ns (positive: late).
-    pub start_skew_ns: Option<i64>,
-    /// "completed", "interrupted", "errors" or "lost".
-    pub status: String,
-    /// New orders in its window (its own result; else the sum of what it streamed).
-    pub new_orders: u64,
-    /// Its NOPM (new orders per minute over its own window, `window_s`).
-    pub nopm: f64,
-    /// The seconds its own figures cover: its measured window, or for a lost host the end of
-    /// its last interval.
-    #[serde(default)]
-    pub window_s: f64,
-    /// Its TPM from the database's counter (0 when lost before its result).
-    pub tpm: f64,
-    /// Its driver-counted transactions per minute.
-    pub tpm_client: f64,
-    /// Intervals it streamed.
-    pub intervals: usize,
-    /// Set when it was lost.
-    pub lost: Option<Lost>,
-}
-
-/// Sums over the hosts, rates over the fleet's window (see [`crate::merge::Window`]).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct FleetTpccSummary {
-    /// Σ of the hosts' new orders.
-    pub new_orders: u64,
-    /// Σ of the hosts' NOPM; a host cut short adds its new orders per minute of the window.
-    pub nopm: f64,
-    /// Σ of the hosts' TPM (database counters); a host cut short adds its weighted by the
-    /// share of the window it covered, a lost host's is unknown and left out.
-    pub tpm: f64,
-    /// Σ of the hosts' driver-counted TPM, cut-short hosts as for `nopm`.
-    pub tpm_client: f64,
-    /// Latency of every transaction on every host, ns (histograms summed).
-    pub latency_ns: LatencySummary,
-    /// New-Order latency on every host, ns.
-    pub new_order_latency_ns: LatencySummary,
-    /// Per transaction type, latency over every host, ns.
-    pub latency_by_type_ns: BTreeMap<String, LatencySummary>,
-}
-
-/// One merged interval (by index: the hosts started together, so interval i of each host
-/// covers the same stretch of time within the start skew).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct FleetTpccInterval {
-    /// End of the interval, seconds since the start (the longest of the hosts').
-    pub t_s: f64,
-    /// Hosts that delivered this interval.
-    pub hosts: usize,
-    /// Σ new orders.
-    pub new_orders: u64,
-    /// Σ of the hosts' NOPM of this interval.
-    pub nopm: f64,
-    /// Σ completed transactions.
-    pub transactions: u64,
-    /// Σ of the hosts' driver-counted TPM of this interval.
-    pub tpm_client: f64,
-    /// The host with the lowest NOPM in this interval.
-    pub slowest_host: String,
-    /// Latency of every transaction, ns (histograms summed).
-    pub latency_ns: LatencySummary,
-    /// New-Order latency, ns.
-    pub new_order_latency_ns: LatencySummary,
-}
-
-/// Scaling against one host.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Scaling {
-    /// The one-host `oio.tpcc` result compared against.
-    pub baseline_file: String,
-    /// Its NOPM.
-    pub baseline_nopm: f64,
-    /// Hosts the run started with (lost ones included: they count against the efficiency).
-    pub hosts: usize,
-    /// Of those, hosts lost during the run.
-    #[serde(default)]
-    pub hosts_lost: usize,
-    /// merged NOPM ÷ (hosts × baseline NOPM): 1.0 is linear scaling.
-    pub efficiency: f64,
-    /// Why the efficiency needs a second look (above 1: superlinear), when it does.
-    #[serde(default)]
-    pub flag: Option<String>,
-}
-
-/// The merged result of `oio fleet tpcc run`: schema `oio.fleet.tpcc`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct FleetTpccResult {
-    /// Schema, versions, time, the controller's host, stop reason, warnings, plan.
-    #[serde(flatten)]
-    pub envelope: oio_core::document::Envelope,
-    /// The common start instant, RFC 3339 UTC with ms (controller's clock).
-    pub start: String,
-    /// Every host.
-    pub hosts: Vec<FleetTpccHost>,
-    /// The window the merged rates cover, and how they were made.
-    #[serde(default)]
-    pub window: crate::merge::Window,
-    /// Sums over the hosts.
-    pub summary: FleetTpccSummary,
-    /// Per interval, summed over the hosts that delivered it.
-    pub intervals: Vec<FleetTpccInterval>,
-    /// Against a one-host result, when one was given.
-    pub scaling: Option<Scaling>,
-    /// Hosts lost during the run, with when and why.
-    pub lost: Vec<String>,
-    /// What these numbers cannot tell.
-    pub notes: Vec<String>,
 }
 
 fn hist_of(w: &Option<crate::protocol::WireHistogram>) -> Result<LatencyHistogram, String> {
@@ -388,7 +256,7 @@ pub fn document(
             bad.join("; ")
         ));
     }
-    if hosts.iter().any(|h| h.host_shares_db(&hosts)) {
+    if hosts.iter().any(|h| host_shares_db(h, &hosts)) {
         notes.push("several hosts drove the same database: their NOPM each counts the whole database's new orders, so the sum counts them more than once; use one host's figures for a shared database".to_string());
     }
     if errors {
@@ -511,10 +379,9 @@ fn tpcc_window(
     }
 }
 
-impl FleetTpccHost {
-    fn host_shares_db(&self, all: &[FleetTpccHost]) -> bool {
-        !self.db.is_empty() && all.iter().filter(|o| o.db == self.db).count() > 1
-    }
+/// True when another host of `all` ran against the same database as `h`.
+fn host_shares_db(h: &FleetTpccHost, all: &[FleetTpccHost]) -> bool {
+    !h.db.is_empty() && all.iter().filter(|o| o.db == h.db).count() > 1
 }
 
 /// Merges the streamed intervals by index. Returns them and the undecodable histograms.

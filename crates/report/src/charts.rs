@@ -243,159 +243,181 @@ fn experiment(report: &Report, x: &Experiment, out: &mut Vec<Chart>) {
     }
     // The question first.
     match x.kind {
-        Kind::Rate => {
-            let mut pts: Vec<(f64, &RunResult, &str)> = runs
-                .iter()
-                .zip(&x.labels)
-                .filter_map(|(r, l)| r.summary.offered_iops.map(|o| (o, *r, l.as_str())))
-                .collect();
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let mut xo = Axis::linear("offered rate (IOPS)", Fmt::Count);
-            xo.from_zero = false;
-            let mut p = Plot::new(
-                "Offered and achieved rate",
-                xo.clone(),
-                Axis::linear("IOPS", Fmt::Count),
-            );
-            p.series.push(Series::new(
-                "offered (the line y = x)",
-                pts.iter().map(|(o, _, _)| (*o, *o)).collect(),
-                Mode::Line,
-            ));
-            let mut ach = Series::new(
-                "achieved",
-                pts.iter()
-                    .map(|(o, r, _)| (*o, r.summary.total.iops))
-                    .collect(),
-                Mode::LinePoints,
-            );
-            ach.labels = Some(pts.iter().map(|(_, _, l)| l.to_string()).collect());
-            p.series.push(ach);
-            push_plot(out, format!("{sec}-offered"), sec, p);
-            let mut l = Plot::new(
-                "Response time (from intended start) and service time (from submission)",
-                xo,
-                Axis::log("latency", Fmt::Ns),
-            );
-            let lat = |name: &str, dashed: bool, f: &dyn Fn(&RunResult) -> Option<u64>| {
-                let mut s = Series::new(
-                    name,
-                    pts.iter()
-                        .filter_map(|(o, r, _)| f(r).map(|v| (*o, v as f64)))
-                        .collect(),
-                    Mode::LinePoints,
-                );
-                s.dashed = dashed;
-                s
-            };
-            l.series.push(lat("response p50", false, &|r| {
-                r.summary.total.latency_ns.p50
-            }));
-            l.series.push(lat("response p99", true, &|r| {
-                r.summary.total.latency_ns.p99
-            }));
-            l.series.push(lat("service p50", false, &|r| {
-                r.summary.total.service_latency_ns.as_ref()?.p50
-            }));
-            l.series.push(lat("service p99", true, &|r| {
-                r.summary.total.service_latency_ns.as_ref()?.p99
-            }));
-            push_plot(out, format!("{sec}-response"), sec, l);
-        }
-        Kind::Depth => {
-            let mut pts: Vec<(f64, &RunResult)> = runs
-                .iter()
-                .map(|r| (r.summary.configured_outstanding as f64, *r))
-                .collect();
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let xq = Axis::log("queue depth (outstanding I/O)", Fmt::Count)
-                .with_ticks(pts.iter().map(|p| p.0).collect());
-            let mut p = Plot::new(
-                "IOPS by queue depth",
-                xq.clone(),
-                Axis::linear("IOPS", Fmt::Count),
-            );
-            p.series.push(Series::new(
-                "IOPS",
-                pts.iter()
-                    .map(|(q, r)| (*q, r.summary.total.iops))
-                    .collect(),
-                Mode::LinePoints,
-            ));
-            push_plot(out, format!("{sec}-depth-iops"), sec, p);
-            let mut l = Plot::new(
-                "Latency by queue depth: p50 (solid), p99 (dashed)",
-                xq,
-                Axis::log("latency", Fmt::Ns),
-            );
-            l.series.push(Series::new(
-                "p50",
-                pts.iter()
-                    .filter_map(|(q, r)| r.summary.total.latency_ns.p50.map(|v| (*q, v as f64)))
-                    .collect(),
-                Mode::LinePoints,
-            ));
-            let mut p99 = Series::new(
-                "p99",
-                pts.iter()
-                    .filter_map(|(q, r)| r.summary.total.latency_ns.p99.map(|v| (*q, v as f64)))
-                    .collect(),
-                Mode::LinePoints,
-            );
-            p99.dashed = true;
-            l.series.push(p99);
-            push_plot(out, format!("{sec}-depth-latency"), sec, l);
-        }
+        Kind::Rate => rate_charts(out, sec, x, &runs),
+        Kind::Depth => depth_charts(out, sec, &runs),
         Kind::Repeat | Kind::Interleaved | Kind::Blend | Kind::Series if runs.len() > 24 => {
-            // Too many bars to label: one dot per run, in the order they ran.
-            let mut p = Plot::new(
-                &format!(
-                    "IOPS of each run, in the order they ran ({} runs)",
-                    runs.len()
-                ),
-                Axis::linear("run", Fmt::Count),
-                Axis::linear("IOPS", Fmt::Count),
-            );
-            p.series.push(Series::new(
-                "run",
-                runs.iter()
-                    .enumerate()
-                    .map(|(k, r)| ((k + 1) as f64, r.summary.total.iops))
-                    .collect(),
-                Mode::Points,
-            ));
-            push_plot(out, format!("{sec}-runs"), sec, p);
+            run_dots(out, sec, &runs)
         }
         Kind::Repeat | Kind::Interleaved | Kind::Blend | Kind::Series if runs.len() > 1 => {
-            // One bar per run: the spread a repeat shows, or the configurations side by side.
-            let bars = Bars {
-                title: "IOPS of each run (whiskers: min and max of its intervals)".into(),
-                y_label: "IOPS".into(),
-                fmt: Fmt::Count,
-                categories: x.labels.clone(),
-                series: vec![BarSeries {
-                    name: "IOPS".into(),
-                    values: runs
-                        .iter()
-                        .map(|r| {
-                            let iv = r.intervals.iter().map(|i| i.total.iops);
-                            let lo = iv.clone().fold(f64::INFINITY, f64::min);
-                            let hi = iv.fold(f64::NEG_INFINITY, f64::max);
-                            Some((r.summary.total.iops, lo.is_finite().then_some((lo, hi))))
-                        })
-                        .collect(),
-                }],
-            };
-            let id = format!("{sec}-runs");
-            out.push(Chart {
-                svg: bars.to_svg(&id),
-                title: bars.title,
-                id,
-                section: sec.to_string(),
-            });
+            run_bars(out, sec, x, &runs)
         }
         _ => {}
     }
+    interval_charts(out, report, x, &runs);
+    percentile_chart(out, sec, x, &runs);
+}
+
+/// An open-loop rate series: achieved against offered rate, and response and service time.
+fn rate_charts(out: &mut Vec<Chart>, sec: &str, x: &Experiment, runs: &[&RunResult]) {
+    let mut pts: Vec<(f64, &RunResult, &str)> = runs
+        .iter()
+        .zip(&x.labels)
+        .filter_map(|(r, l)| r.summary.offered_iops.map(|o| (o, *r, l.as_str())))
+        .collect();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut xo = Axis::linear("offered rate (IOPS)", Fmt::Count);
+    xo.from_zero = false;
+    let mut p = Plot::new(
+        "Offered and achieved rate",
+        xo.clone(),
+        Axis::linear("IOPS", Fmt::Count),
+    );
+    p.series.push(Series::new(
+        "offered (the line y = x)",
+        pts.iter().map(|(o, _, _)| (*o, *o)).collect(),
+        Mode::Line,
+    ));
+    let mut ach = Series::new(
+        "achieved",
+        pts.iter()
+            .map(|(o, r, _)| (*o, r.summary.total.iops))
+            .collect(),
+        Mode::LinePoints,
+    );
+    ach.labels = Some(pts.iter().map(|(_, _, l)| l.to_string()).collect());
+    p.series.push(ach);
+    push_plot(out, format!("{sec}-offered"), sec, p);
+    let mut l = Plot::new(
+        "Response time (from intended start) and service time (from submission)",
+        xo,
+        Axis::log("latency", Fmt::Ns),
+    );
+    let lat = |name: &str, dashed: bool, f: &dyn Fn(&RunResult) -> Option<u64>| {
+        let mut s = Series::new(
+            name,
+            pts.iter()
+                .filter_map(|(o, r, _)| f(r).map(|v| (*o, v as f64)))
+                .collect(),
+            Mode::LinePoints,
+        );
+        s.dashed = dashed;
+        s
+    };
+    l.series.push(lat("response p50", false, &|r| {
+        r.summary.total.latency_ns.p50
+    }));
+    l.series.push(lat("response p99", true, &|r| {
+        r.summary.total.latency_ns.p99
+    }));
+    l.series.push(lat("service p50", false, &|r| {
+        r.summary.total.service_latency_ns.as_ref()?.p50
+    }));
+    l.series.push(lat("service p99", true, &|r| {
+        r.summary.total.service_latency_ns.as_ref()?.p99
+    }));
+    push_plot(out, format!("{sec}-response"), sec, l);
+}
+
+/// A depth series: IOPS and latency by queue depth.
+fn depth_charts(out: &mut Vec<Chart>, sec: &str, runs: &[&RunResult]) {
+    let mut pts: Vec<(f64, &RunResult)> = runs
+        .iter()
+        .map(|r| (r.summary.configured_outstanding as f64, *r))
+        .collect();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let xq = Axis::log("queue depth (outstanding I/O)", Fmt::Count)
+        .with_ticks(pts.iter().map(|p| p.0).collect());
+    let mut p = Plot::new(
+        "IOPS by queue depth",
+        xq.clone(),
+        Axis::linear("IOPS", Fmt::Count),
+    );
+    p.series.push(Series::new(
+        "IOPS",
+        pts.iter()
+            .map(|(q, r)| (*q, r.summary.total.iops))
+            .collect(),
+        Mode::LinePoints,
+    ));
+    push_plot(out, format!("{sec}-depth-iops"), sec, p);
+    let mut l = Plot::new(
+        "Latency by queue depth: p50 (solid), p99 (dashed)",
+        xq,
+        Axis::log("latency", Fmt::Ns),
+    );
+    l.series.push(Series::new(
+        "p50",
+        pts.iter()
+            .filter_map(|(q, r)| r.summary.total.latency_ns.p50.map(|v| (*q, v as f64)))
+            .collect(),
+        Mode::LinePoints,
+    ));
+    let mut p99 = Series::new(
+        "p99",
+        pts.iter()
+            .filter_map(|(q, r)| r.summary.total.latency_ns.p99.map(|v| (*q, v as f64)))
+            .collect(),
+        Mode::LinePoints,
+    );
+    p99.dashed = true;
+    l.series.push(p99);
+    push_plot(out, format!("{sec}-depth-latency"), sec, l);
+}
+
+/// Too many runs to label: one dot per run, in the order they ran.
+fn run_dots(out: &mut Vec<Chart>, sec: &str, runs: &[&RunResult]) {
+    // Too many bars to label: one dot per run, in the order they ran.
+    let mut p = Plot::new(
+        &format!(
+            "IOPS of each run, in the order they ran ({} runs)",
+            runs.len()
+        ),
+        Axis::linear("run", Fmt::Count),
+        Axis::linear("IOPS", Fmt::Count),
+    );
+    p.series.push(Series::new(
+        "run",
+        runs.iter()
+            .enumerate()
+            .map(|(k, r)| ((k + 1) as f64, r.summary.total.iops))
+            .collect(),
+        Mode::Points,
+    ));
+    push_plot(out, format!("{sec}-runs"), sec, p);
+}
+
+/// One bar per run: the spread a repeat shows, or the configurations side by side.
+fn run_bars(out: &mut Vec<Chart>, sec: &str, x: &Experiment, runs: &[&RunResult]) {
+    // One bar per run: the spread a repeat shows, or the configurations side by side.
+    let bars = Bars {
+        title: "IOPS of each run (whiskers: min and max of its intervals)".into(),
+        y_label: "IOPS".into(),
+        fmt: Fmt::Count,
+        categories: x.labels.clone(),
+        series: vec![BarSeries {
+            name: "IOPS".into(),
+            values: runs
+                .iter()
+                .map(|r| {
+                    let iv = r.intervals.iter().map(|i| i.total.iops);
+                    let lo = iv.clone().fold(f64::INFINITY, f64::min);
+                    let hi = iv.fold(f64::NEG_INFINITY, f64::max);
+                    Some((r.summary.total.iops, lo.is_finite().then_some((lo, hi))))
+                })
+                .collect(),
+        }],
+    };
+    let id = format!("{sec}-runs");
+    out.push(Chart {
+        svg: bars.to_svg(&id),
+        title: bars.title,
+        id,
+        section: sec.to_string(),
+    });
+}
+
+/// Each run's intervals: IOPS, p99 latency, outstanding I/O and (open loop) offered rate.
+fn interval_charts(out: &mut Vec<Chart>, report: &Report, x: &Experiment, runs: &[&RunResult]) {
     per_run(
         out,
         x,
@@ -442,7 +464,10 @@ fn experiment(report: &Report, x: &Experiment, out: &mut Vec<Chart>) {
             &|i| i.offered_iops,
         );
     }
-    // Percentile curves: one per run, at most MAX_SERIES (more are told apart in the table).
+}
+
+/// Percentile curves: one per run, at most MAX_SERIES (more are told apart in the table).
+fn percentile_chart(out: &mut Vec<Chart>, sec: &str, x: &Experiment, runs: &[&RunResult]) {
     let mut pct = Plot::new(
         "Latency by percentile (merged run histogram)",
         Axis::linear("percentile", Fmt::Nines).with_ticks(vec![
@@ -489,127 +514,9 @@ type Pick = fn(&oio_core::histogram::LatencySummary) -> Option<u64>;
 fn tpcc(report: &Report, out: &mut Vec<Chart>) {
     let labels = tpcc_labels(report);
     for (n, e) in report.tpcc.iter().enumerate() {
-        let r = &e.doc;
         let sec = format!("tpcc{}", n + 1);
-        let name = &labels[n];
-        // One time axis for the tuning view (throughput, waits, device), so the charts stacked
-        // on the page line up interval by interval.
-        let tmax = r
-            .intervals
-            .iter()
-            .map(|i| i.t_s)
-            .chain(r.device.iter().flat_map(|o| {
-                o.devices
-                    .iter()
-                    .flat_map(|d| d.intervals.iter().map(|i| i.t_s))
-            }))
-            .fold(r.duration_s, f64::max);
-        let t = Axis::linear("time (s)", Fmt::Secs).with_span(0.0, tmax);
-        let mut p = Plot::new(
-            &format!("{name}: NOPM and TPM per interval (client-counted, per minute)"),
-            t.clone(),
-            Axis::linear("transactions per minute", Fmt::Count),
-        );
-        p.series.push(Series::new(
-            "NOPM (new orders)",
-            r.intervals.iter().map(|i| (i.t_s, i.nopm)).collect(),
-            Mode::Line,
-        ));
-        p.series.push(Series::new(
-            "TPM (all committed)",
-            r.intervals.iter().map(|i| (i.t_s, i.tpm_client)).collect(),
-            Mode::Line,
-        ));
-        push_plot(out, format!("{sec}-rate"), &sec, p);
-        if let Some(p) = waits_over_time(name, r, t.clone()) {
-            push_plot(out, format!("{sec}-waits-time"), &sec, p);
-        }
-        if let Some(obs) = &r.device {
-            observation_panels(out, &sec, &format!("{name} device"), obs, Some(&t));
-        }
-        let mut l = Plot::new(
-            &format!("{name}: new-order latency per interval, p50 (solid) and p99 (dashed)"),
-            t.clone(),
-            Axis::log("latency", Fmt::Ns),
-        );
-        let us = |v: Option<u64>| v.map(|v| v as f64);
-        l.series.push(Series::new(
-            "p50",
-            r.intervals
-                .iter()
-                .filter_map(|i| us(i.new_order_latency_ns.p50).map(|v| (i.t_s, v)))
-                .collect(),
-            Mode::LinePoints,
-        ));
-        let mut s = Series::new(
-            "p99",
-            r.intervals
-                .iter()
-                .filter_map(|i| us(i.new_order_latency_ns.p99).map(|v| (i.t_s, v)))
-                .collect(),
-            Mode::LinePoints,
-        );
-        s.dashed = true;
-        l.series.push(s);
-        push_plot(out, format!("{sec}-latency-time"), &sec, l);
-        // Per-transaction percentiles as grouped bars (linear axis, ns).
-        let kinds: Vec<&String> = r.transactions.keys().collect();
-        let pcts: [(&str, Pick); 3] = [("p50", |l| l.p50), ("p90", |l| l.p90), ("p99", |l| l.p99)];
-        let bars = Bars {
-            title: format!("{name}: latency by transaction type"),
-            y_label: "latency".into(),
-            fmt: Fmt::Ns,
-            categories: kinds.iter().map(|k| k.replace('_', " ")).collect(),
-            series: pcts
-                .iter()
-                .map(|(n, f)| BarSeries {
-                    name: (*n).into(),
-                    values: kinds
-                        .iter()
-                        .map(|k| f(&r.transactions[*k].latency_ns).map(|v| (v as f64, None)))
-                        .collect(),
-                })
-                .collect(),
-        };
-        if bars
-            .series
-            .iter()
-            .any(|s| s.values.iter().any(Option::is_some))
-        {
-            let id = format!("{sec}-txn-latency");
-            out.push(Chart {
-                svg: bars.to_svg(&id),
-                title: bars.title,
-                id,
-                section: sec.clone(),
-            });
-        }
-        // The wait profile: shares by class (the result holds totals, not a series).
-        let w = &r.waits;
-        let shares: Vec<&oio_tpcc::waits::WaitShare> = if w.buckets.is_empty() {
-            w.classes.iter().collect()
-        } else {
-            w.buckets.iter().collect()
-        };
-        if !shares.is_empty() {
-            let bars = Bars {
-                title: format!("{name}: wait profile, share of sampled session time"),
-                y_label: "share (%)".into(),
-                fmt: Fmt::Pct,
-                categories: shares.iter().map(|s| s.name.clone()).collect(),
-                series: vec![BarSeries {
-                    name: "share".into(),
-                    values: shares.iter().map(|s| Some((s.share_pct, None))).collect(),
-                }],
-            };
-            let id = format!("{sec}-waits");
-            out.push(Chart {
-                svg: bars.to_svg(&id),
-                title: bars.title,
-                id,
-                section: sec.clone(),
-            });
-        }
+        tpcc_over_time(out, &sec, &labels[n], &e.doc);
+        tpcc_profiles(out, &sec, &labels[n], &e.doc);
     }
     for (n, e) in report.tpcc_series.iter().enumerate() {
         let label = if report.tpcc_series.len() == 1 {
@@ -620,44 +527,186 @@ fn tpcc(report: &Report, out: &mut Vec<Chart>) {
         tpcc_series(out, &format!("tpccseries{}", n + 1), label, &e.doc);
     }
     if report.tpcc.len() >= 2 {
-        let bars = Bars {
-            title: "TPC-C runs compared: NOPM and TPM".into(),
-            y_label: "per minute".into(),
-            fmt: Fmt::Count,
-            categories: labels.clone(),
-            series: vec![
-                BarSeries {
-                    name: "NOPM".into(),
-                    values: report
-                        .tpcc
-                        .iter()
-                        .map(|e| Some((e.doc.summary.nopm, None)))
-                        .collect(),
-                },
-                BarSeries {
-                    name: "TPM".into(),
-                    values: report
-                        .tpcc
-                        .iter()
-                        .map(|e| Some((e.doc.summary.tpm, None)))
-                        .collect(),
-                },
-            ],
-        };
-        let id = "tpcc-compare".to_string();
+        tpcc_compared(out, report, &labels);
+    }
+}
+
+/// One TPC-C run over time on one time axis (throughput, waits, device, new-order latency), so
+/// the charts stacked on the page line up interval by interval.
+fn tpcc_over_time(
+    out: &mut Vec<Chart>,
+    sec: &str,
+    name: &str,
+    r: &oio_documents::tpcc::TpccResult,
+) {
+    // One time axis for the tuning view (throughput, waits, device), so the charts stacked
+    // on the page line up interval by interval.
+    let tmax = r
+        .intervals
+        .iter()
+        .map(|i| i.t_s)
+        .chain(r.device.iter().flat_map(|o| {
+            o.devices
+                .iter()
+                .flat_map(|d| d.intervals.iter().map(|i| i.t_s))
+        }))
+        .fold(r.duration_s, f64::max);
+    let t = Axis::linear("time (s)", Fmt::Secs).with_span(0.0, tmax);
+    let mut p = Plot::new(
+        &format!("{name}: NOPM and TPM per interval (client-counted, per minute)"),
+        t.clone(),
+        Axis::linear("transactions per minute", Fmt::Count),
+    );
+    p.series.push(Series::new(
+        "NOPM (new orders)",
+        r.intervals.iter().map(|i| (i.t_s, i.nopm)).collect(),
+        Mode::Line,
+    ));
+    p.series.push(Series::new(
+        "TPM (all committed)",
+        r.intervals.iter().map(|i| (i.t_s, i.tpm_client)).collect(),
+        Mode::Line,
+    ));
+    push_plot(out, format!("{sec}-rate"), sec, p);
+    if let Some(p) = waits_over_time(name, r, t.clone()) {
+        push_plot(out, format!("{sec}-waits-time"), sec, p);
+    }
+    if let Some(obs) = &r.device {
+        observation_panels(out, sec, &format!("{name} device"), obs, Some(&t));
+    }
+    let mut l = Plot::new(
+        &format!("{name}: new-order latency per interval, p50 (solid) and p99 (dashed)"),
+        t.clone(),
+        Axis::log("latency", Fmt::Ns),
+    );
+    let us = |v: Option<u64>| v.map(|v| v as f64);
+    l.series.push(Series::new(
+        "p50",
+        r.intervals
+            .iter()
+            .filter_map(|i| us(i.new_order_latency_ns.p50).map(|v| (i.t_s, v)))
+            .collect(),
+        Mode::LinePoints,
+    ));
+    let mut s = Series::new(
+        "p99",
+        r.intervals
+            .iter()
+            .filter_map(|i| us(i.new_order_latency_ns.p99).map(|v| (i.t_s, v)))
+            .collect(),
+        Mode::LinePoints,
+    );
+    s.dashed = true;
+    l.series.push(s);
+    push_plot(out, format!("{sec}-latency-time"), sec, l);
+}
+
+/// One TPC-C run's totals: latency by transaction type and the wait profile.
+fn tpcc_profiles(out: &mut Vec<Chart>, sec: &str, name: &str, r: &oio_documents::tpcc::TpccResult) {
+    // Per-transaction percentiles as grouped bars (linear axis, ns).
+    let kinds: Vec<&String> = r.transactions.keys().collect();
+    let pcts: [(&str, Pick); 3] = [("p50", |l| l.p50), ("p90", |l| l.p90), ("p99", |l| l.p99)];
+    let bars = Bars {
+        title: format!("{name}: latency by transaction type"),
+        y_label: "latency".into(),
+        fmt: Fmt::Ns,
+        categories: kinds.iter().map(|k| k.replace('_', " ")).collect(),
+        series: pcts
+            .iter()
+            .map(|(n, f)| BarSeries {
+                name: (*n).into(),
+                values: kinds
+                    .iter()
+                    .map(|k| f(&r.transactions[*k].latency_ns).map(|v| (v as f64, None)))
+                    .collect(),
+            })
+            .collect(),
+    };
+    if bars
+        .series
+        .iter()
+        .any(|s| s.values.iter().any(Option::is_some))
+    {
+        let id = format!("{sec}-txn-latency");
         out.push(Chart {
             svg: bars.to_svg(&id),
             title: bars.title,
             id,
-            section: "tpcc".into(),
+            section: sec.to_string(),
+        });
+    }
+    // The wait profile: shares by class (the result holds totals, not a series).
+    let w = &r.waits;
+    let shares: Vec<&oio_documents::tpcc::waits::WaitShare> = if w.buckets.is_empty() {
+        w.classes.iter().collect()
+    } else {
+        w.buckets.iter().collect()
+    };
+    if !shares.is_empty() {
+        let bars = Bars {
+            title: format!("{name}: wait profile, share of sampled session time"),
+            y_label: "share (%)".into(),
+            fmt: Fmt::Pct,
+            categories: shares.iter().map(|s| s.name.clone()).collect(),
+            series: vec![BarSeries {
+                name: "share".into(),
+                values: shares.iter().map(|s| Some((s.share_pct, None))).collect(),
+            }],
+        };
+        let id = format!("{sec}-waits");
+        out.push(Chart {
+            svg: bars.to_svg(&id),
+            title: bars.title,
+            id,
+            section: sec.to_string(),
         });
     }
 }
 
+/// Several TPC-C runs side by side: NOPM and TPM.
+fn tpcc_compared(out: &mut Vec<Chart>, report: &Report, labels: &[String]) {
+    let bars = Bars {
+        title: "TPC-C runs compared: NOPM and TPM".into(),
+        y_label: "per minute".into(),
+        fmt: Fmt::Count,
+        categories: labels.to_vec(),
+        series: vec![
+            BarSeries {
+                name: "NOPM".into(),
+                values: report
+                    .tpcc
+                    .iter()
+                    .map(|e| Some((e.doc.summary.nopm, None)))
+                    .collect(),
+            },
+            BarSeries {
+                name: "TPM".into(),
+                values: report
+                    .tpcc
+                    .iter()
+                    .map(|e| Some((e.doc.summary.tpm, None)))
+                    .collect(),
+            },
+        ],
+    };
+    let id = "tpcc-compare".to_string();
+    out.push(Chart {
+        svg: bars.to_svg(&id),
+        title: bars.title,
+        id,
+        section: "tpcc".into(),
+    });
+}
+
 /// A worker-count sequence: NOPM and TPM against workers beside the line of linear scaling
 /// from the first step, and the efficiency of each step.
-fn tpcc_series(out: &mut Vec<Chart>, sec: &str, label: &str, s: &oio_tpcc::result::Series) {
-    let steps: Vec<&oio_tpcc::result::SeriesPoint> =
+fn tpcc_series(
+    out: &mut Vec<Chart>,
+    sec: &str,
+    label: &str,
+    s: &oio_documents::tpcc::result::Series,
+) {
+    let steps: Vec<&oio_documents::tpcc::result::SeriesPoint> =
         s.steps.iter().filter(|p| p.workers > 0).collect();
     let Some(first) = steps.first() else {
         return;
@@ -738,8 +787,12 @@ pub const MAX_WAIT_LAYERS: usize = 7;
 /// The wait profile per interval as stacked bars of average active sessions by class (the
 /// classes of `intervals[].waits`, largest over the run at the bottom), or None when no
 /// interval recorded waits.
-pub fn waits_over_time(name: &str, r: &oio_tpcc::result::TpccResult, t: Axis) -> Option<Plot> {
-    let iv: Vec<&oio_tpcc::result::Interval> =
+pub fn waits_over_time(
+    name: &str,
+    r: &oio_documents::tpcc::result::TpccResult,
+    t: Axis,
+) -> Option<Plot> {
+    let iv: Vec<&oio_documents::tpcc::result::Interval> =
         r.intervals.iter().filter(|i| !i.waits.is_empty()).collect();
     if iv.is_empty() {
         return None;
@@ -804,7 +857,7 @@ pub fn waits_over_time(name: &str, r: &oio_tpcc::result::TpccResult, t: Axis) ->
 
 /// TPC-C runs named by what differs between them (database, workers, warehouses, options).
 pub fn tpcc_labels(report: &Report) -> Vec<String> {
-    let docs: Vec<&oio_tpcc::TpccResult> = report.tpcc.iter().map(|e| &e.doc).collect();
+    let docs: Vec<&oio_documents::tpcc::TpccResult> = report.tpcc.iter().map(|e| &e.doc).collect();
     tpcc_names(&docs)
 }
 
@@ -813,7 +866,7 @@ pub fn tpcc_labels(report: &Report) -> Vec<String> {
 /// warehouse counts, version and host; and only when none of those differ, the options of the command line
 /// ("time 10s"); "TPC-C run N" when nothing differs. Shared by the report, `compare` and
 /// `diagnose` so the three name a run alike.
-pub fn tpcc_names(docs: &[&oio_tpcc::TpccResult]) -> Vec<String> {
+pub fn tpcc_names(docs: &[&oio_documents::tpcc::TpccResult]) -> Vec<String> {
     let labels = docs
         .iter()
         .map(|r| r.label.iter().map(|l| (String::new(), l.clone())).collect())
@@ -993,118 +1046,10 @@ fn sweeps(report: &Report, out: &mut Vec<Chart>) {
             v.into_iter().map(f64::from).collect()
         };
         let xq = Axis::log("queue depth (outstanding I/O)", Fmt::Count).with_ticks(qds);
-        let mut iops = Plot::new(
-            &format!("{pre}IOPS by queue depth (whiskers: min and max of repeats)"),
-            xq.clone(),
-            Axis::linear("IOPS", Fmt::Count),
-        );
-        let mut lat = Plot::new(
-            &format!("{pre}Latency by queue depth: p50 (solid), p99 (dashed)"),
-            xq,
-            Axis::log("latency", Fmt::Ns),
-        );
-        let mut li = Plot::new(
-            &format!("{pre}p99 latency against IOPS, knee marked"),
-            Axis::linear("IOPS", Fmt::Count),
-            Axis::log("p99 latency", Fmt::Ns),
-        );
         let groups = sweep::series(&s.points);
-        for (bs, rp, pts) in &groups {
-            let mut pts = pts.clone();
-            pts.sort_by_key(|p| p.qd);
-            let name = if groups.len() > 1 {
-                format!(
-                    "{} {}",
-                    bs_key(bs),
-                    rp.map(|r| format!("{r:.0}% read")).unwrap_or_default()
-                )
-            } else {
-                s.workload.clone()
-            };
-            let mut si = Series::new(
-                &name,
-                pts.iter().map(|p| (p.qd as f64, p.iops)).collect(),
-                Mode::LinePoints,
-            );
-            si.whiskers = Some(
-                pts.iter()
-                    .map(|p| {
-                        let lo = p.iops_runs.iter().copied().fold(f64::INFINITY, f64::min);
-                        let hi = p.iops_runs.iter().copied().fold(0.0, f64::max);
-                        if lo.is_finite() {
-                            (lo, hi)
-                        } else {
-                            (p.iops, p.iops)
-                        }
-                    })
-                    .collect(),
-            );
-            iops.series.push(si);
-            lat.series.push(Series::new(
-                &format!("{name} p50"),
-                pts.iter()
-                    .filter_map(|p| p.latency_ns.p50.map(|v| (p.qd as f64, v as f64)))
-                    .collect(),
-                Mode::LinePoints,
-            ));
-            let mut p99 = Series::new(
-                &format!("{name} p99"),
-                pts.iter()
-                    .filter_map(|p| p.latency_ns.p99.map(|v| (p.qd as f64, v as f64)))
-                    .collect(),
-                Mode::LinePoints,
-            );
-            p99.dashed = true;
-            lat.series.push(p99);
-            let with: Vec<_> = pts
-                .iter()
-                .filter_map(|p| p.latency_ns.p99.map(|v| (p.iops, v as f64, p.qd)))
-                .collect();
-            let mut sc = Series::new(
-                &name,
-                with.iter().map(|(x, y, _)| (*x, *y)).collect(),
-                Mode::LinePoints,
-            );
-            sc.labels = Some(with.iter().map(|(_, _, q)| format!("qd {q}")).collect());
-            li.series.push(sc);
-        }
+        let (mut iops, mut lat, mut li) = sweep_curves(&pre, xq, &s.workload, &groups);
         if let Some(k) = &s.knee {
-            // Every rule that names a depth is marked; the headline rule first.
-            let mut rules: Vec<(&str, &oio_analysis::knee::RuleDepth)> = vec![
-                ("saturation", &k.rules.saturation),
-                ("% of peak", &k.rules.pct_of_peak),
-                ("power", &k.rules.power),
-            ];
-            if let Some(t) = &k.rules.latency_target {
-                rules.push(("latency target", t));
-            }
-            rules.sort_by_key(|(n, _)| {
-                let h = k.headline.replace('_', " ");
-                !(h == *n || (h == "pct of peak" && *n == "% of peak"))
-            });
-            for (name, r) in rules {
-                let (Some(qd), Some(ri)) = (r.qd, r.iops) else {
-                    continue;
-                };
-                let label = format!("{name}: qd {qd}");
-                iops.markers.push(Marker {
-                    x: qd as f64,
-                    y: ri,
-                    label: label.clone(),
-                });
-                if let Some(p99) = r.latency_ns.p99 {
-                    lat.markers.push(Marker {
-                        x: qd as f64,
-                        y: p99,
-                        label: label.clone(),
-                    });
-                    li.markers.push(Marker {
-                        x: ri,
-                        y: p99,
-                        label,
-                    });
-                }
-            }
+            mark_knee(k, &mut iops, &mut lat, &mut li);
         }
         // A grid of many sizes × read shares: small multiples of a few curves each.
         // (p50 and p99 of 5 groups would already be 10 curves.)
@@ -1116,54 +1061,185 @@ fn sweeps(report: &Report, out: &mut Vec<Chart>) {
         push_split(out, &id("iops"), "sweeps", iops, per);
         push_split(out, &id("latency"), "sweeps", lat, 2 * per);
         push_split(out, &id("latency-iops"), "sweeps", li, per);
-        // Grid: peak IOPS by block size x read share.
-        let mut cols: Vec<String> = Vec::new();
-        let mut rows: Vec<Option<f64>> = Vec::new();
-        for (bs, rp, _) in &groups {
-            let c = bs_key(bs);
-            if !cols.contains(&c) {
-                cols.push(c);
-            }
-            if !rows.contains(rp) {
-                rows.push(*rp);
-            }
-        }
-        if cols.len() > 1 || rows.len() > 1 {
-            let values = rows
-                .iter()
-                .map(|r| {
-                    cols.iter()
-                        .map(|c| {
-                            groups
-                                .iter()
-                                .find(|(b, rp, _)| bs_key(b) == *c && rp == r)
-                                .map(|(_, _, pts)| pts.iter().map(|p| p.iops).fold(0.0, f64::max))
-                        })
-                        .collect()
+        sweep_heatmap(out, &pre, &groups, id("heatmap"));
+    }
+}
+
+/// A sweep's series (one per block size and read share): IOPS and latency by depth, and p99
+/// against IOPS.
+fn sweep_curves(pre: &str, xq: Axis, workload: &str, groups: &[SweepSeries]) -> (Plot, Plot, Plot) {
+    let mut iops = Plot::new(
+        &format!("{pre}IOPS by queue depth (whiskers: min and max of repeats)"),
+        xq.clone(),
+        Axis::linear("IOPS", Fmt::Count),
+    );
+    let mut lat = Plot::new(
+        &format!("{pre}Latency by queue depth: p50 (solid), p99 (dashed)"),
+        xq,
+        Axis::log("latency", Fmt::Ns),
+    );
+    let mut li = Plot::new(
+        &format!("{pre}p99 latency against IOPS, knee marked"),
+        Axis::linear("IOPS", Fmt::Count),
+        Axis::log("p99 latency", Fmt::Ns),
+    );
+    for (bs, rp, pts) in groups {
+        let mut pts = pts.clone();
+        pts.sort_by_key(|p| p.qd);
+        let name = if groups.len() > 1 {
+            format!(
+                "{} {}",
+                bs_key(bs),
+                rp.map(|r| format!("{r:.0}% read")).unwrap_or_default()
+            )
+        } else {
+            workload.to_string()
+        };
+        let mut si = Series::new(
+            &name,
+            pts.iter().map(|p| (p.qd as f64, p.iops)).collect(),
+            Mode::LinePoints,
+        );
+        si.whiskers = Some(
+            pts.iter()
+                .map(|p| {
+                    let lo = p.iops_runs.iter().copied().fold(f64::INFINITY, f64::min);
+                    let hi = p.iops_runs.iter().copied().fold(0.0, f64::max);
+                    if lo.is_finite() {
+                        (lo, hi)
+                    } else {
+                        (p.iops, p.iops)
+                    }
                 })
-                .collect();
-            let h = Heatmap {
-                title: format!("{pre}Peak IOPS by block size and read share"),
-                x_label: "block size".into(),
-                y_label: "reads".into(),
-                columns: cols,
-                rows: rows
-                    .iter()
-                    .map(|r| r.map(|v| format!("{v:.0} %")).unwrap_or("workload".into()))
-                    .collect(),
-                values,
-                fmt: Fmt::Count,
-            };
-            let hid = id("heatmap");
-            out.push(Chart {
-                svg: h.to_svg(&hid),
-                title: h.title,
-                id: hid,
-                section: "sweeps".into(),
+                .collect(),
+        );
+        iops.series.push(si);
+        lat.series.push(Series::new(
+            &format!("{name} p50"),
+            pts.iter()
+                .filter_map(|p| p.latency_ns.p50.map(|v| (p.qd as f64, v as f64)))
+                .collect(),
+            Mode::LinePoints,
+        ));
+        let mut p99 = Series::new(
+            &format!("{name} p99"),
+            pts.iter()
+                .filter_map(|p| p.latency_ns.p99.map(|v| (p.qd as f64, v as f64)))
+                .collect(),
+            Mode::LinePoints,
+        );
+        p99.dashed = true;
+        lat.series.push(p99);
+        let with: Vec<_> = pts
+            .iter()
+            .filter_map(|p| p.latency_ns.p99.map(|v| (p.iops, v as f64, p.qd)))
+            .collect();
+        let mut sc = Series::new(
+            &name,
+            with.iter().map(|(x, y, _)| (*x, *y)).collect(),
+            Mode::LinePoints,
+        );
+        sc.labels = Some(with.iter().map(|(_, _, q)| format!("qd {q}")).collect());
+        li.series.push(sc);
+    }
+    (iops, lat, li)
+}
+
+/// Marks every knee rule that names a depth; the headline rule first.
+fn mark_knee(k: &oio_analysis::knee::Knee, iops: &mut Plot, lat: &mut Plot, li: &mut Plot) {
+    let mut rules: Vec<(&str, &oio_analysis::knee::RuleDepth)> = vec![
+        ("saturation", &k.rules.saturation),
+        ("% of peak", &k.rules.pct_of_peak),
+        ("power", &k.rules.power),
+    ];
+    if let Some(t) = &k.rules.latency_target {
+        rules.push(("latency target", t));
+    }
+    rules.sort_by_key(|(n, _)| {
+        let h = k.headline.replace('_', " ");
+        !(h == *n || (h == "pct of peak" && *n == "% of peak"))
+    });
+    for (name, r) in rules {
+        let (Some(qd), Some(ri)) = (r.qd, r.iops) else {
+            continue;
+        };
+        let label = format!("{name}: qd {qd}");
+        iops.markers.push(Marker {
+            x: qd as f64,
+            y: ri,
+            label: label.clone(),
+        });
+        if let Some(p99) = r.latency_ns.p99 {
+            lat.markers.push(Marker {
+                x: qd as f64,
+                y: p99,
+                label: label.clone(),
+            });
+            li.markers.push(Marker {
+                x: ri,
+                y: p99,
+                label,
             });
         }
     }
 }
+
+/// A grid of sweep series: peak IOPS by block size and read share (with more than one of
+/// either).
+fn sweep_heatmap(out: &mut Vec<Chart>, pre: &str, groups: &[SweepSeries], hid: String) {
+    // Grid: peak IOPS by block size x read share.
+    let mut cols: Vec<String> = Vec::new();
+    let mut rows: Vec<Option<f64>> = Vec::new();
+    for (bs, rp, _) in groups {
+        let c = bs_key(bs);
+        if !cols.contains(&c) {
+            cols.push(c);
+        }
+        if !rows.contains(rp) {
+            rows.push(*rp);
+        }
+    }
+    if cols.len() > 1 || rows.len() > 1 {
+        let values = rows
+            .iter()
+            .map(|r| {
+                cols.iter()
+                    .map(|c| {
+                        groups
+                            .iter()
+                            .find(|(b, rp, _)| bs_key(b) == *c && rp == r)
+                            .map(|(_, _, pts)| pts.iter().map(|p| p.iops).fold(0.0, f64::max))
+                    })
+                    .collect()
+            })
+            .collect();
+        let h = Heatmap {
+            title: format!("{pre}Peak IOPS by block size and read share"),
+            x_label: "block size".into(),
+            y_label: "reads".into(),
+            columns: cols,
+            rows: rows
+                .iter()
+                .map(|r| r.map(|v| format!("{v:.0} %")).unwrap_or("workload".into()))
+                .collect(),
+            values,
+            fmt: Fmt::Count,
+        };
+        out.push(Chart {
+            svg: h.to_svg(&hid),
+            title: h.title,
+            id: hid,
+            section: "sweeps".into(),
+        });
+    }
+}
+
+/// One series of a sweep: block size, read share and its points.
+type SweepSeries<'a> = (
+    Option<String>,
+    Option<f64>,
+    Vec<&'a oio_analysis::sweep::SweepPoint>,
+);
 
 /// Pushes `p` whole when it has at most [`MAX_OVERLAY`] series, else as small multiples of
 /// `per` series each on the plot's shared scales; a marker goes to the multiple whose

@@ -13,7 +13,7 @@ use oio_analysis::diagnose::{
     self, samples_from_observation, DbFacts, Diagnosis, Evidence, Finding, Inputs, Options, Status,
     WaitShareFact,
 };
-use oio_tpcc::TpccResult;
+use oio_documents::tpcc::TpccResult;
 use std::fmt::Write;
 
 /// True for an `oio.diagnosis` document (shown in this section, not among "other results").

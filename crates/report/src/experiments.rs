@@ -1,13 +1,18 @@
 //! Recognising experiments among run results, and naming runs by what differs between them.
 //!
-//! A set of runs is grouped by the directory it was written to (`--out`), which is how oio
-//! keeps an experiment together; runs that `oio compare --run` wrote into one directory per
-//! configuration form one interleaved A/B experiment. Runs that a sweep lists as its sources
+//! A section holds runs of one directory (`--out`, which is how oio keeps a study together)
+//! that are one experiment by `oio_core::experiment`, the identity `oio diagnose` and
+//! `oio compare` use: the same [`series_key`] (depths of one key are its curve, open-loop rates
+//! of one key a rate series). So a section never pools runs diagnose keeps apart; a directory
+//! holding several experiments gives one section each. The exceptions differ by design: runs
+//! that `oio compare --run` wrote into one directory per configuration form one interleaved
+//! A/B experiment, and a blend's phases one section. Runs that a sweep lists as its sources
 //! belong to that sweep and are not repeated. Within a group, each run is labelled by the
 //! options of its command line that differ from the other runs (depth, rate, size, target,
 //! `--label`…), never by the time it ran.
 
 use crate::model::Report;
+use oio_core::experiment::{series_key, ExperimentKey};
 use oio_core::result::RunResult;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -68,6 +73,13 @@ pub struct Experiment {
     pub kind: Kind,
     /// The directory its runs came from.
     pub place: String,
+    /// The experiment its runs are (`oio_core::experiment::series_key`: an open loop's rate
+    /// left out, so a rate series has one): None for an interleaved comparison or a blend,
+    /// whose runs differ by design.
+    pub key: Option<ExperimentKey>,
+    /// What tells it apart from the other experiments of its directory ("engine sync"), empty
+    /// when it is the only one there.
+    pub apart: Vec<String>,
     /// Indices into [`Report::runs`].
     pub runs: Vec<usize>,
     /// Label of each run (same order as `runs`).
@@ -187,7 +199,11 @@ fn is_compare(r: &RunResult) -> bool {
     r.envelope.command.get(1).is_some_and(|c| c == "compare")
 }
 
-/// Groups the report's runs into experiments, in the order their directories first appear.
+/// A section's identity: its directory, whether it is a blend, and the series key of its runs
+/// (None where runs differ by design: a comparison's configurations, a blend's phases).
+type Section = (String, bool, Option<ExperimentKey>);
+
+/// Groups the report's runs into experiments, in the order they first appear.
 pub fn group(report: &Report) -> Vec<Experiment> {
     // Runs a sweep already shows.
     let swept: Vec<&str> = report
@@ -198,8 +214,8 @@ pub fn group(report: &Report) -> Vec<Experiment> {
         .collect();
     // Runs a fleet section shows beside their merged result.
     let fleet = crate::fleet::claimed_runs(report);
-    let mut order: Vec<String> = Vec::new();
-    let mut by: BTreeMap<String, Vec<(usize, String)>> = BTreeMap::new();
+    let mut order: Vec<Section> = Vec::new();
+    let mut by: BTreeMap<Section, Vec<(usize, String)>> = BTreeMap::new();
     for (i, e) in report.runs.iter().enumerate() {
         if fleet.contains(&i) {
             continue;
@@ -222,7 +238,9 @@ pub fn group(report: &Report) -> Vec<Experiment> {
         } else {
             (parent_name(path), String::new())
         };
-        let key = format!("{key}\u{0}{}", is_blend(&e.doc));
+        // One experiment per section, except what differs by design.
+        let identity = (!is_compare(&e.doc) && !is_blend(&e.doc)).then(|| series_key(&e.doc));
+        let key = (key, is_blend(&e.doc), identity);
         if !by.contains_key(&key) {
             order.push(key.clone());
         }
@@ -320,18 +338,41 @@ pub fn group(report: &Report) -> Vec<Experiment> {
                 };
             }
         }
-        let place = key.split('\u{0}').next().unwrap_or("").to_string();
         out.push(Experiment {
             id: format!("exp{}-{}", n + 1, kind.slug()),
             kind,
-            place,
+            place: key.0.clone(),
+            key: key.2.clone(),
+            apart: Vec::new(),
             runs,
             labels,
             differs,
             config,
         });
     }
+    name_apart(&mut out);
     out
+}
+
+/// Sections of one directory that are different experiments are named by what differs
+/// between their keys (`oio_core::experiment::differences`).
+fn name_apart(out: &mut [Experiment]) {
+    let mut places: Vec<String> = out.iter().map(|x| x.place.clone()).collect();
+    places.sort();
+    places.dedup();
+    for place in places {
+        let idx: Vec<usize> = (0..out.len())
+            .filter(|&i| out[i].place == place && out[i].key.is_some())
+            .collect();
+        if idx.len() < 2 {
+            continue;
+        }
+        let keys: Vec<ExperimentKey> = idx.iter().filter_map(|&i| out[i].key.clone()).collect();
+        let refs: Vec<&ExperimentKey> = keys.iter().collect();
+        for (&i, d) in idx.iter().zip(oio_core::experiment::differences(&refs)) {
+            out[i].apart = d;
+        }
+    }
 }
 
 /// The margins of an interleaved experiment, computed as `oio compare --run` prints them
@@ -433,5 +474,104 @@ mod order_tests {
             .map(|s| s.to_string())
             .collect();
         assert_eq!(config_order(&cmd), ["A", "B"]);
+    }
+}
+
+/// The report, `oio compare` and `oio diagnose` agree on what one experiment is: a section is
+/// one diagnose group, and compare calls runs repeats exactly when they share a point.
+#[cfg(test)]
+mod identity_tests {
+    use super::*;
+    use crate::model::Entry;
+    use oio_core::experiment::{point, spans};
+
+    const RUN: &str = include_str!("../../analysis/tests/fixtures/run-null.json");
+
+    fn run(source: &str, qd: u32, engine: &str) -> Entry<RunResult> {
+        let mut r: RunResult = serde_json::from_str(RUN).unwrap();
+        r.workload.streams[0].outstanding = Some(qd);
+        r.summary.configured_outstanding = qd;
+        r.envelope.command = ["oio", "run", "--engine", engine, "--qd", &qd.to_string()]
+            .map(String::from)
+            .to_vec();
+        r.engine.name = engine.into();
+        Entry {
+            label: source.into(),
+            source: source.into(),
+            doc: r,
+        }
+    }
+
+    #[test]
+    fn a_section_is_a_diagnose_group_and_compare_agrees() {
+        let report = Report {
+            runs: vec![
+                run("x/a.json", 4, "null"),
+                run("x/b.json", 4, "null"),
+                run("x/sync.json", 4, "sync"),
+                run("x/deep.json", 16, "null"),
+            ],
+            ..Report::default()
+        };
+        let sections = group(&report);
+        let by_report: Vec<Vec<&str>> = sections
+            .iter()
+            .map(|x| {
+                x.runs
+                    .iter()
+                    .map(|&i| report.runs[i].source.as_str())
+                    .collect()
+            })
+            .collect();
+        // One directory, two experiments: the null runs (a depth curve) and the sync run.
+        assert_eq!(
+            by_report,
+            [
+                vec!["x/a.json", "x/b.json", "x/deep.json"],
+                vec!["x/sync.json"]
+            ]
+        );
+        assert_eq!(
+            sections.iter().map(|x| x.kind).collect::<Vec<_>>(),
+            [Kind::Depth, Kind::Single]
+        );
+        assert!(sections.iter().all(|x| x.place == "x" && x.key.is_some()));
+        assert_eq!(
+            sections[1].apart,
+            ["engine sync", "simulated no"],
+            "sections of one directory say what tells them apart"
+        );
+
+        let inputs = oio_analysis::diagnose::Inputs {
+            runs: report
+                .runs
+                .iter()
+                .map(|e| (e.source.clone(), e.doc.clone()))
+                .collect(),
+            ..Default::default()
+        };
+        let d = oio_analysis::diagnose::diagnose(&inputs, &Default::default());
+        let by_diagnose: Vec<Vec<&str>> = d
+            .groups
+            .iter()
+            .filter(|g| g.kind == "runs")
+            .map(|g| g.inputs.iter().map(String::as_str).collect())
+            .collect();
+        assert_eq!(by_diagnose, by_report);
+
+        // compare: the two qd-4 null runs are repeats; the section is a curve, not repeats.
+        let points: Vec<_> = report.runs.iter().map(|e| point(&e.doc)).collect();
+        assert!(spans(&points[..2]).is_empty());
+        assert_eq!(
+            spans(&[points[0].clone(), points[1].clone(), points[3].clone()]),
+            ["depth 4 | 16"]
+        );
+        assert_eq!(
+            spans(&points[..3]),
+            [
+                "engine null | sync",
+                "simulated null engine: no device | no"
+            ]
+        );
     }
 }

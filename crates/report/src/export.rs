@@ -338,6 +338,17 @@ pub fn to_fio(w: &Workload, o: &ExportOptions) -> Result<String, ExportError> {
     // fio takes every section whose name starts with "global" as a global section.
     let jobs = safe_names(&names, fio_name_char, 48, &["global"]);
     let mut out = String::new();
+    fio_global(&mut out, w, o, &filename, engine);
+    for (s, job) in w.streams.iter().zip(&jobs) {
+        let workers = fio_job_shape(&mut out, s, job);
+        fio_job_sync(&mut out, s);
+        fio_job_pace_and_data(&mut out, s, workers);
+    }
+    Ok(out)
+}
+
+/// The job file's head and `[global]` section: target, size, engine, timing.
+fn fio_global(out: &mut String, w: &Workload, o: &ExportOptions, filename: &str, engine: &str) {
     let _ = writeln!(
         out,
         "; fio job file exported by oio from workload '{}'",
@@ -366,144 +377,155 @@ pub fn to_fio(w: &Workload, o: &ExportOptions) -> Result<String, ExportError> {
     );
     let _ = writeln!(out, "norandommap=1");
     let _ = writeln!(out, "randrepeat=0");
-    for (s, job) in w.streams.iter().zip(&jobs) {
-        let rp = int_read_pct(s);
-        let random = s.random_pct.0;
-        let _ = writeln!(out);
-        if *job != s.name {
-            let _ = writeln!(out, "; stream '{}'", shown(&s.name));
+}
+
+/// A stream's job section up to its depth: name, direction, sizes, randomness, depth, workers,
+/// alignment and region. Returns the job's workers.
+fn fio_job_shape(out: &mut String, s: &Stream, job: &str) -> u32 {
+    let rp = int_read_pct(s);
+    let random = s.random_pct.0;
+    let _ = writeln!(out);
+    if job != s.name {
+        let _ = writeln!(out, "; stream '{}'", shown(&s.name));
+    }
+    if let Some(role) = &s.target {
+        let _ = writeln!(
+            out,
+            "; stream role '{}': this file runs every stream on the one filename above",
+            shown(role)
+        );
+    }
+    let _ = writeln!(out, "[{job}]");
+    let rw = match (rp, random > 0.0) {
+        (100, true) => "randread",
+        (100, false) => "read",
+        (0, true) => "randwrite",
+        (0, false) => "write",
+        (_, true) => "randrw",
+        (_, false) => "rw",
+    };
+    let _ = writeln!(out, "rw={rw}");
+    if rp != 0 && rp != 100 {
+        let _ = writeln!(out, "rwmixread={rp}");
+    }
+    let read = s.read_mix().filter(|_| rp > 0).map(fio_split);
+    let write = s.write_mix().filter(|_| rp < 100).map(fio_split);
+    let bssplit = match (read, write) {
+        (Some(r), Some(w)) => format!("{r},{w}"),
+        (Some(r), None) => r,
+        (None, Some(w)) => format!(",{w}"),
+        (None, None) => unreachable!("check() guarantees a size mix"),
+    };
+    let _ = writeln!(out, "bssplit={bssplit}");
+    if random > 0.0 && random < 100.0 {
+        let _ = writeln!(out, "percentage_random={}", random.round() as u32);
+    }
+    let workers = s.workers.max(1);
+    let depth = s.outstanding.unwrap_or(1).div_ceil(workers).max(1);
+    let _ = writeln!(out, "iodepth={depth}");
+    if workers > 1 {
+        let _ = writeln!(out, "numjobs={workers}");
+        let _ = writeln!(out, "group_reporting=1");
+    }
+    if let Some(a) = s.align {
+        let _ = writeln!(out, "blockalign={}", format_size(a.0));
+    }
+    if !s.region.is_whole() {
+        let _ = writeln!(out, "offset={}", fio_extent(s.region.offset));
+        let _ = writeln!(out, "size={}", fio_extent(s.region.length));
+    }
+    if let Some(d) = s.distribution.as_ref().filter(|_| random > 0.0) {
+        let _ = writeln!(out, "random_distribution={d}");
+    }
+    workers
+}
+
+/// A stream's syncs (fio's count-based ones; what fio cannot do said in a comment).
+fn fio_job_sync(out: &mut String, s: &Stream) {
+    if let Some(n) = s.fdatasync {
+        let _ = writeln!(out, "fdatasync={n}");
+    }
+    if let Some(n) = s.fsync {
+        let _ = writeln!(out, "fsync={n}");
+    }
+    if let Some(p) = s.trim_pct.filter(|p| p.0 > 0.0) {
+        let _ = writeln!(
+            out,
+            "; fio cannot mix trims into a read/write job: oio's trim_pct = {} is not in this job",
+            p.0
+        );
+    }
+    if let Some(t) = s.sync_interval {
+        let _ = writeln!(
+            out,
+            "; fio cannot sync by time: oio's sync_interval = \"{}\" is not in this job",
+            format_duration(t.0)
+        );
+    }
+    match s.sync_writes {
+        Some(SyncWrites::ODsync) => {
+            let _ = writeln!(out, "sync=dsync");
         }
-        if let Some(role) = &s.target {
+        Some(SyncWrites::OSync) => {
+            let _ = writeln!(out, "sync=sync");
+        }
+        Some(SyncWrites::RwfDsync) => {
             let _ = writeln!(
                 out,
-                "; stream role '{}': this file runs every stream on the one filename above",
-                shown(role)
+                "; oio flags each write RWF_DSYNC; fio's nearest is O_DSYNC at open (same durability per write)"
             );
+            let _ = writeln!(out, "sync=dsync");
         }
-        let _ = writeln!(out, "[{job}]");
-        let rw = match (rp, random > 0.0) {
-            (100, true) => "randread",
-            (100, false) => "read",
-            (0, true) => "randwrite",
-            (0, false) => "write",
-            (_, true) => "randrw",
-            (_, false) => "rw",
-        };
-        let _ = writeln!(out, "rw={rw}");
-        if rp != 0 && rp != 100 {
-            let _ = writeln!(out, "rwmixread={rp}");
-        }
-        let read = s.read_mix().filter(|_| rp > 0).map(fio_split);
-        let write = s.write_mix().filter(|_| rp < 100).map(fio_split);
-        let bssplit = match (read, write) {
-            (Some(r), Some(w)) => format!("{r},{w}"),
-            (Some(r), None) => r,
-            (None, Some(w)) => format!(",{w}"),
-            (None, None) => unreachable!("check() guarantees a size mix"),
-        };
-        let _ = writeln!(out, "bssplit={bssplit}");
-        if random > 0.0 && random < 100.0 {
-            let _ = writeln!(out, "percentage_random={}", random.round() as u32);
-        }
-        let workers = s.workers.max(1);
-        let depth = s.outstanding.unwrap_or(1).div_ceil(workers).max(1);
-        let _ = writeln!(out, "iodepth={depth}");
-        if workers > 1 {
-            let _ = writeln!(out, "numjobs={workers}");
-            let _ = writeln!(out, "group_reporting=1");
-        }
-        if let Some(a) = s.align {
-            let _ = writeln!(out, "blockalign={}", format_size(a.0));
-        }
-        if !s.region.is_whole() {
-            let _ = writeln!(out, "offset={}", fio_extent(s.region.offset));
-            let _ = writeln!(out, "size={}", fio_extent(s.region.length));
-        }
-        if let Some(d) = s.distribution.as_ref().filter(|_| random > 0.0) {
-            let _ = writeln!(out, "random_distribution={d}");
-        }
-        if let Some(n) = s.fdatasync {
-            let _ = writeln!(out, "fdatasync={n}");
-        }
-        if let Some(n) = s.fsync {
-            let _ = writeln!(out, "fsync={n}");
-        }
-        if let Some(p) = s.trim_pct.filter(|p| p.0 > 0.0) {
+        None => {}
+    }
+}
+
+/// A stream's think time, data content and offered rate (`workers` share the rate).
+fn fio_job_pace_and_data(out: &mut String, s: &Stream, workers: u32) {
+    if let Some(t) = s.think_time {
+        // fio reads a bare number as microseconds; whole ones keep it exact.
+        let _ = writeln!(out, "thinktime={}", t.0.as_micros().max(1));
+        if t.0.subsec_nanos() % 1000 != 0 {
             let _ = writeln!(
                 out,
-                "; fio cannot mix trims into a read/write job: oio's trim_pct = {} is not in this job",
-                p.0
-            );
-        }
-        if let Some(t) = s.sync_interval {
-            let _ = writeln!(
-                out,
-                "; fio cannot sync by time: oio's sync_interval = \"{}\" is not in this job",
+                "; oio's think_time was {} (fio counts whole microseconds)",
                 format_duration(t.0)
             );
         }
-        match s.sync_writes {
-            Some(SyncWrites::ODsync) => {
-                let _ = writeln!(out, "sync=dsync");
-            }
-            Some(SyncWrites::OSync) => {
-                let _ = writeln!(out, "sync=sync");
-            }
-            Some(SyncWrites::RwfDsync) => {
-                let _ = writeln!(
-                    out,
-                    "; oio flags each write RWF_DSYNC; fio's nearest is O_DSYNC at open (same durability per write)"
-                );
-                let _ = writeln!(out, "sync=dsync");
-            }
-            None => {}
-        }
-        if let Some(t) = s.think_time {
-            // fio reads a bare number as microseconds; whole ones keep it exact.
-            let _ = writeln!(out, "thinktime={}", t.0.as_micros().max(1));
-            if t.0.subsec_nanos() % 1000 != 0 {
-                let _ = writeln!(
-                    out,
-                    "; oio's think_time was {} (fio counts whole microseconds)",
-                    format_duration(t.0)
-                );
-            }
-            if let Some(n) = s.think_blocks {
-                let _ = writeln!(out, "thinktime_blocks={n}");
-            }
-        }
-        match &s.pattern {
-            Some(DataContent::Zero) => {
-                let _ = writeln!(out, "zero_buffers=1");
-            }
-            Some(DataContent::Fixed(b)) => {
-                let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-                let _ = writeln!(out, "buffer_pattern=0x{hex}");
-            }
-            Some(DataContent::Random) | None => {}
-        }
-        if let Some(p) = s.compress_pct.filter(|p| p.0 > 0.0) {
-            let _ = writeln!(out, "buffer_compress_percentage={}", p.0.round() as u32);
-        }
-        if let Some(p) = s.dedupe_pct.filter(|p| p.0 > 0.0) {
-            let _ = writeln!(out, "dedupe_percentage={}", p.0.round() as u32);
-        }
-        if let Some(r) = &s.rate {
-            if !r.schedule.is_empty() || r.burst_iops.is_some() {
-                let _ = writeln!(
-                    out,
-                    "; fio has no rate schedule or bursts: this job offers the base rate throughout"
-                );
-            }
-            // fio's rate_iops is per job; the stream's rate is shared by its workers.
-            let per_job = r.iops / workers as f64;
-            let _ = writeln!(out, "rate_iops={}", per_job.round().max(1.0) as u64);
-            if r.arrival == oio_core::workload::Arrival::Poisson {
-                let _ = writeln!(out, "rate_process=poisson");
-            }
+        if let Some(n) = s.think_blocks {
+            let _ = writeln!(out, "thinktime_blocks={n}");
         }
     }
-    Ok(out)
+    match &s.pattern {
+        Some(DataContent::Zero) => {
+            let _ = writeln!(out, "zero_buffers=1");
+        }
+        Some(DataContent::Fixed(b)) => {
+            let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+            let _ = writeln!(out, "buffer_pattern=0x{hex}");
+        }
+        Some(DataContent::Random) | None => {}
+    }
+    if let Some(p) = s.compress_pct.filter(|p| p.0 > 0.0) {
+        let _ = writeln!(out, "buffer_compress_percentage={}", p.0.round() as u32);
+    }
+    if let Some(p) = s.dedupe_pct.filter(|p| p.0 > 0.0) {
+        let _ = writeln!(out, "dedupe_percentage={}", p.0.round() as u32);
+    }
+    if let Some(r) = &s.rate {
+        if !r.schedule.is_empty() || r.burst_iops.is_some() {
+            let _ = writeln!(
+                out,
+                "; fio has no rate schedule or bursts: this job offers the base rate throughout"
+            );
+        }
+        // fio's rate_iops is per job; the stream's rate is shared by its workers.
+        let per_job = r.iops / workers as f64;
+        let _ = writeln!(out, "rate_iops={}", per_job.round().max(1.0) as u64);
+        if r.arrival == oio_core::workload::Arrival::Poisson {
+            let _ = writeln!(out, "rate_process=poisson");
+        }
+    }
 }
 
 /// The stream's settings beyond sizes and load that a tool has no option for, in words

@@ -11,7 +11,7 @@ use crate::svg::{esc, Axis, BarSeries, Bars, Fmt, Mode, Plot, Series};
 use oio_core::result::Interval;
 use oio_core::units::format_signed;
 use oio_core::units::{format_bytes, format_count, format_ns};
-use oio_fleet::merge::FleetHost;
+use oio_documents::fleet::FleetHost;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -358,7 +358,7 @@ pub fn section(o: &mut String, report: &Report, charts: &[Chart]) {
 }
 
 /// Each host's devices over the measured window (from /proc/diskstats), and the verdict.
-fn devices_table(o: &mut String, f: &oio_fleet::merge::FleetResult) {
+fn devices_table(o: &mut String, f: &oio_documents::fleet::FleetResult) {
     if f.hosts.iter().all(|h| h.devices.is_empty()) {
         return;
     }
@@ -388,7 +388,7 @@ fn devices_table(o: &mut String, f: &oio_fleet::merge::FleetResult) {
 }
 
 /// One row per workload group (hosts that ran different workloads), the total under them.
-fn groups_table(o: &mut String, f: &oio_fleet::merge::FleetResult) {
+fn groups_table(o: &mut String, f: &oio_documents::fleet::FleetResult) {
     if f.groups.is_empty() {
         return;
     }

@@ -149,13 +149,18 @@ impl HtmlRenderer {
 }
 
 fn exp_title(x: &Experiment) -> String {
-    format!(
+    let mut t = format!(
         "{} — {} ({} run{})",
         x.kind.name(),
         if x.place.is_empty() { "." } else { &x.place },
         x.runs.len(),
         if x.runs.len() == 1 { "" } else { "s" }
-    )
+    );
+    // Another experiment of the same directory: what tells this one apart.
+    if !x.apart.is_empty() {
+        t.push_str(&format!(" · {}", x.apart.join(", ")));
+    }
+    t
 }
 
 fn experiment_section(o: &mut String, r: &Report, x: &Experiment, charts: &[Chart]) {
@@ -379,7 +384,7 @@ fn tpcc_section(o: &mut String, r: &Report, charts: &[Chart]) {
             esc(&c.label),
             if d.passed { "sig" } else { "warn" },
             if d.passed { "PASSED" } else { "FAILED" },
-            d.conditions.iter().filter(|c| c.status == oio_tpcc::check::Status::Pass).count(),
+            d.conditions.iter().filter(|c| c.status == oio_documents::tpcc::check::Status::Pass).count(),
             d.conditions.len(),
             d.warehouses,
             esc(&d.envelope.timestamp)
@@ -405,7 +410,7 @@ fn tpcc_section(o: &mut String, r: &Report, charts: &[Chart]) {
 
 /// Each interval's share of sampled time by wait class, percent (the numbers behind the
 /// stacked bars), at most 30 intervals (the chart holds them all).
-fn wait_share_table(o: &mut String, d: &oio_tpcc::result::TpccResult) {
+fn wait_share_table(o: &mut String, d: &oio_documents::tpcc::result::TpccResult) {
     let mut classes: Vec<&str> = Vec::new();
     for i in &d.intervals {
         for w in &i.waits {
@@ -439,7 +444,7 @@ fn wait_share_table(o: &mut String, d: &oio_tpcc::result::TpccResult) {
     o.push_str("</table></div>");
 }
 
-fn tpcc_series_table(o: &mut String, e: &crate::model::Entry<oio_tpcc::result::Series>) {
+fn tpcc_series_table(o: &mut String, e: &crate::model::Entry<oio_documents::tpcc::result::Series>) {
     let s = &e.doc;
     let _ = write!(
         o,

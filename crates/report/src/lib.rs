@@ -8,9 +8,9 @@
 //! [`Renderer`] trait and one input, [`model::Report`], and the chart list in [`charts`], so
 //! every format shows the same charts under the same names.
 //!
-//! [`inputs`] reads what the analysis commands are given (files and directories of oio
-//! documents, fio JSON, telemetry) through `oio_core::document`, into the [`model::Report`]
-//! and into the inputs of `oio compare` and `oio diagnose`.
+//! [`inputs`] builds the [`model::Report`] from what `oio_documents::load` read (files and
+//! directories of oio documents, fio JSON, telemetry). The report depends on `oio-core`,
+//! `oio-documents` and `oio-analysis` only: no database driver, engine or telemetry parser.
 //!
 //! [`diagnose`] gives the HTML page its Diagnosis section: `oio diagnose`'s findings for the
 //! report's own documents, and any `oio.diagnosis` document it was given.

@@ -38,13 +38,13 @@ pub struct Report {
     /// Characterizations.
     pub characterizations: Vec<Entry<Characterization>>,
     /// TPC-C-like results.
-    pub tpcc: Vec<Entry<oio_tpcc::result::TpccResult>>,
+    pub tpcc: Vec<Entry<oio_documents::tpcc::result::TpccResult>>,
     /// TPC-C worker-count sequences (`oio.tpcc.series`).
-    pub tpcc_series: Vec<Entry<oio_tpcc::result::Series>>,
+    pub tpcc_series: Vec<Entry<oio_documents::tpcc::result::Series>>,
     /// Merged results of `oio fleet run` (`oio.fleet`).
-    pub fleets: Vec<Entry<oio_fleet::merge::FleetResult>>,
+    pub fleets: Vec<Entry<oio_documents::fleet::FleetResult>>,
     /// TPC-C consistency checks (`oio.tpcc.check`).
-    pub tpcc_checks: Vec<Entry<oio_tpcc::check::CheckReport>>,
+    pub tpcc_checks: Vec<Entry<oio_documents::tpcc::check::CheckReport>>,
     /// Other oio documents (blends…), shown as key figures.
     pub others: Vec<Entry<serde_json::Value>>,
 }

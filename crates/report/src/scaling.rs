@@ -3,12 +3,12 @@
 //! Shared by `oio diagnose`, the report's diagnosis and `oio tpcc run`'s closing lines.
 
 use oio_analysis::scaling::{scaling, Scaling, StepFacts, DEFAULT_THRESHOLD_PCT};
-use oio_tpcc::result::Series;
-use oio_tpcc::TpccResult;
+use oio_documents::tpcc::result::Series;
+use oio_documents::tpcc::TpccResult;
 use std::collections::BTreeMap;
 
 /// A result's wait groups: the bottleneck buckets, or SQLite's classes (it has no buckets).
-pub fn wait_groups(r: &TpccResult) -> &[oio_tpcc::waits::WaitShare] {
+pub fn wait_groups(r: &TpccResult) -> &[oio_documents::tpcc::waits::WaitShare] {
     if r.waits.buckets.is_empty() {
         &r.waits.classes
     } else {

@@ -490,6 +490,36 @@ impl Plot {
         let (w, h) = (self.size.0, self.size.1 + extra);
         let mut o = String::with_capacity(8192);
         open(&mut o, id, &self.title, w, h);
+        let Some(f) = self.frame(w, h, top) else {
+            let _ = write!(
+                o,
+                r##"<text x="{}" y="{}" text-anchor="middle" fill="#777">no data</text></svg>"##,
+                w / 2.0,
+                h / 2.0
+            );
+            return o;
+        };
+        self.draw_bands(&mut o, &f);
+        self.draw_axes(&mut o, &f);
+        let mut entries = Vec::new();
+        self.draw_stack(&mut o, &f, &mut entries);
+        self.draw_series(&mut o, &f, &mut entries);
+        self.draw_markers(&mut o, &f);
+        if let Some(b) = &self.band_label {
+            if !self.bands.is_empty() {
+                entries.push((b.clone(), "#E69F00", Key::Band));
+            }
+        }
+        if entries.len() > 1 || self.band_label.is_some() {
+            legend(&mut o, &entries, w);
+        }
+        o.push_str("</svg>");
+        o
+    }
+
+    /// The plotting area of a chart `w` × `h` whose plot starts at `top`, and the axes' maps
+    /// over every value drawn; None when there is nothing to draw.
+    fn frame(&self, w: f64, h: f64, top: f64) -> Option<Frame> {
         let xs = self
             .series
             .iter()
@@ -514,19 +544,18 @@ impl Plot {
             .chain(self.markers.iter().map(|m| m.y))
             .chain(tops.iter().copied())
             .chain(self.stack.as_ref().map(|_| 0.0));
-        let (Some(mx), Some(my)) = (
-            Map::new(xs, &self.x, LEFT, w - RIGHT),
-            Map::new(ys, &self.y, h - BOTTOM, top),
-        ) else {
-            let _ = write!(
-                o,
-                r##"<text x="{}" y="{}" text-anchor="middle" fill="#777">no data</text></svg>"##,
-                w / 2.0,
-                h / 2.0
-            );
-            return o;
-        };
-        // Bands.
+        Some(Frame {
+            w,
+            h,
+            top,
+            mx: Map::new(xs, &self.x, LEFT, w - RIGHT)?,
+            my: Map::new(ys, &self.y, h - BOTTOM, top)?,
+        })
+    }
+
+    /// The highlighted x ranges (behind everything).
+    fn draw_bands(&self, o: &mut String, f: &Frame) {
+        let (w, h, top, mx) = (f.w, f.h, f.top, &f.mx);
         for (a, b) in &self.bands {
             let (x0, x1) = (mx.px(*a).max(LEFT), mx.px(*b).min(w - RIGHT));
             if x1 > x0 {
@@ -538,7 +567,11 @@ impl Plot {
                 );
             }
         }
-        // Grid and ticks.
+    }
+
+    /// Grid, ticks, the frame and the axis labels.
+    fn draw_axes(&self, o: &mut String, f: &Frame) {
+        let (w, h, top, mx, my) = (f.w, f.h, f.top, &f.mx, &f.my);
         let _ = write!(o, r##"<g stroke="#e3e3e3" stroke-width="1">"##);
         let yt = my.ticks(&self.y);
         let xt = mx.ticks(&self.x);
@@ -596,11 +629,16 @@ impl Plot {
             (top + h - BOTTOM) / 2.0,
             esc(&self.y.label)
         );
-        // Series.
-        let ok = |x: f64, y: f64, m: &Map, n: &Map| {
-            x.is_finite() && y.is_finite() && (!m.log || x > 0.0) && (!n.log || y > 0.0)
-        };
-        let mut entries = Vec::new();
+    }
+
+    /// A stacked-column chart's columns, and its layers' legend entries.
+    fn draw_stack(
+        &self,
+        o: &mut String,
+        f: &Frame,
+        entries: &mut Vec<(String, &'static str, Key)>,
+    ) {
+        let (w, mx, my) = (f.w, &f.mx, &f.my);
         if let Some(st) = &self.stack {
             for (k, (name, _)) in st.layers.iter().enumerate() {
                 entries.push((name.clone(), PALETTE[k % PALETTE.len()], Key::Box));
@@ -631,6 +669,16 @@ impl Plot {
                 }
             }
         }
+    }
+
+    /// Each series as a line, points, whiskers and point labels, and its legend entry.
+    fn draw_series(
+        &self,
+        o: &mut String,
+        f: &Frame,
+        entries: &mut Vec<(String, &'static str, Key)>,
+    ) {
+        let (w, top, mx, my) = (f.w, f.top, &f.mx, &f.my);
         let first = self.stack.as_ref().map_or(0, |s| s.layers.len());
         for (i, s) in self.series.iter().enumerate() {
             let colour = PALETTE[(first + i) % PALETTE.len()];
@@ -638,12 +686,12 @@ impl Plot {
             let pts: Vec<(f64, f64)> = s
                 .points
                 .iter()
-                .filter(|(x, y)| ok(*x, *y, &mx, &my))
+                .filter(|(x, y)| plottable(*x, *y, mx, my))
                 .map(|(x, y)| (mx.px(*x), my.px(*y)))
                 .collect();
             if let Some(wh) = &s.whiskers {
                 for ((x, _), (lo, hi)) in s.points.iter().zip(wh) {
-                    if ok(*x, *lo, &mx, &my) && ok(*x, *hi, &mx, &my) {
+                    if plottable(*x, *lo, mx, my) && plottable(*x, *hi, mx, my) {
                         let px = mx.px(*x);
                         let _ = write!(
                             o,
@@ -684,7 +732,7 @@ impl Plot {
             }
             if let Some(labels) = &s.labels {
                 for ((x, y), l) in s.points.iter().zip(labels) {
-                    if ok(*x, *y, &mx, &my) {
+                    if plottable(*x, *y, mx, my) {
                         let px = mx.px(*x);
                         // Near the right edge the label goes left of its point, inside the box.
                         let (lx, anchor) = if px > w * 0.8 {
@@ -702,8 +750,13 @@ impl Plot {
                 }
             }
         }
+    }
+
+    /// The markers (knees), their labels stacked.
+    fn draw_markers(&self, o: &mut String, f: &Frame) {
+        let (w, h, top, mx, my) = (f.w, f.h, f.top, &f.mx, &f.my);
         for (k, m) in self.markers.iter().enumerate() {
-            if ok(m.x, m.y, &mx, &my) {
+            if plottable(m.x, m.y, mx, my) {
                 let (x, y) = (mx.px(m.x), my.px(m.y));
                 // Several markers (knee rules) stack their labels; near the bottom they go up.
                 let below = y + 16.0 + 13.0 * k as f64;
@@ -722,17 +775,21 @@ impl Plot {
                 );
             }
         }
-        if let Some(b) = &self.band_label {
-            if !self.bands.is_empty() {
-                entries.push((b.clone(), "#E69F00", Key::Band));
-            }
-        }
-        if entries.len() > 1 || self.band_label.is_some() {
-            legend(&mut o, &entries, w);
-        }
-        o.push_str("</svg>");
-        o
     }
+}
+
+/// Where a chart draws: its size, the top of the plot (under the legend) and the axes' maps.
+struct Frame {
+    w: f64,
+    h: f64,
+    top: f64,
+    mx: Map,
+    my: Map,
+}
+
+/// A point that can be drawn on these axes (finite, and positive on a log axis).
+fn plottable(x: f64, y: f64, m: &Map, n: &Map) -> bool {
+    x.is_finite() && y.is_finite() && (!m.log || x > 0.0) && (!n.log || y > 0.0)
 }
 
 /// A bar's value and optional (low, high) whisker.

@@ -11,10 +11,10 @@
 //! `run` and `check` refuse anything but `complete`. A database without the table (built by
 //! another tool or an older oio) is accepted with a warning: its completeness is unknown.
 
+use crate::database::SqlOf;
 use crate::db::Session;
 use crate::error::{Result, TpccError};
 use crate::url::DbUrl;
-use serde::{Deserialize, Serialize};
 
 /// The table holding the record.
 pub const TABLE: &str = "oio_tpcc_build";
@@ -25,39 +25,7 @@ pub const LAYOUT_VERSION: u32 = 1;
 /// Application name of the build's sessions on PostgreSQL.
 pub const BUILD_APPLICATION: &str = "oio-tpcc-build";
 
-/// What the record says.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BuildRecord {
-    /// `building`, `complete`, `interrupted` or `failed`.
-    pub state: String,
-    /// The phase the build reached: `loading`, `indexing`, `analyzing`, `complete`.
-    pub phase: String,
-    /// Warehouses the build was asked for.
-    pub warehouses: u32,
-    /// Seed of the data generator.
-    pub seed: String,
-    /// Version of oio that built it.
-    pub oio_version: String,
-    /// [`LAYOUT_VERSION`] of that oio.
-    pub layout_version: u32,
-    /// When the build started, RFC 3339 UTC.
-    pub started_at: String,
-    /// When it completed or stopped, RFC 3339 UTC.
-    pub finished_at: Option<String>,
-    /// Host of the building process.
-    pub host: String,
-    /// Process id of the building process.
-    pub pid: u32,
-    /// Why it stopped, when it failed.
-    pub error: Option<String>,
-}
-
-impl BuildRecord {
-    /// True when the build finished.
-    pub fn is_complete(&self) -> bool {
-        self.state == "complete"
-    }
-}
+pub use oio_documents::tpcc::check::BuildRecord;
 
 fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))

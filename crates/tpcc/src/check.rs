@@ -9,72 +9,17 @@
 //! Money is compared with a tolerance of half a cent: SQLite keeps it in binary floating
 //! point, so sums can be off by far less than a cent without anything being wrong.
 
-use crate::build_state::BuildRecord;
 use crate::db::{Session, SqliteSync, Timeouts, Val};
 use crate::error::Result;
 use crate::url::DbUrl;
 use crate::{DISTRICTS_PER_WAREHOUSE, FIRST_UNDELIVERED_O_ID, ORDERS_PER_DISTRICT};
-use serde::{Deserialize, Serialize};
 
-/// Schema name of check reports.
-pub const CHECK_SCHEMA: &str = "oio.tpcc.check";
-/// Version 2: the common envelope (`oio_core::document::Envelope`).
-pub const CHECK_SCHEMA_VERSION: u32 = oio_core::document::Kind::TpccCheck.version();
+pub use oio_documents::tpcc::check::{
+    CheckReport, ConditionResult, Status, CHECK_SCHEMA, CHECK_SCHEMA_VERSION,
+};
 
 /// Rows shown per failing condition.
 const EXAMPLES: usize = 5;
-
-/// Outcome of one condition.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    /// Holds.
-    Pass,
-    /// Broken; see the examples.
-    Fail,
-    /// Does not apply to this database's state.
-    NotApplicable,
-}
-
-/// One condition's result.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ConditionResult {
-    /// Condition number in clause 3.3.2 (1–12).
-    pub number: u32,
-    /// What it requires.
-    pub title: String,
-    /// The outcome.
-    pub status: Status,
-    /// Rows (warehouses, districts, orders, customers…) that break it.
-    pub violations: u64,
-    /// The first offending rows, as `column=value` lists.
-    pub examples: Vec<String>,
-    /// Why it does not apply, when it does not.
-    pub note: Option<String>,
-    /// Seconds the query took.
-    pub elapsed_s: f64,
-}
-
-/// The report of `oio tpcc check`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct CheckReport {
-    /// Schema ([`CHECK_SCHEMA`]), version, writer, the time the check ran, command, host and
-    /// warnings.
-    #[serde(flatten)]
-    pub envelope: oio_core::document::Envelope,
-    /// The database (password redacted).
-    pub db: String,
-    /// Warehouses found.
-    pub warehouses: u32,
-    /// True when no condition failed.
-    pub passed: bool,
-    /// Each condition.
-    pub conditions: Vec<ConditionResult>,
-    /// The database's build record (None: built by another tool or an older oio, so whether
-    /// the build finished is unknown).
-    #[serde(default)]
-    pub build: Option<BuildRecord>,
-}
 
 struct Condition {
     number: u32,

@@ -39,16 +39,17 @@ pub trait DialectSql: Sync {
         let _ = application;
         None
     }
-    /// Refuses run options the dialect cannot honour, saying which flag to change.
-    fn check_options(&self, opts: &RunOptions) -> Result<()> {
-        let _ = opts;
-        Ok(())
-    }
 }
 
-impl Dialect {
-    /// The dialect's DDL, catalog queries and option rules.
-    pub fn sql(self) -> &'static dyn DialectSql {
+/// The dialect's SQL, chosen where the dialect is named (the enum is a document type in
+/// `oio-documents`, so the choice is this extension).
+pub trait SqlOf {
+    /// The dialect's DDL and catalog queries.
+    fn sql(self) -> &'static dyn DialectSql;
+}
+
+impl SqlOf for Dialect {
+    fn sql(self) -> &'static dyn DialectSql {
         match self {
             Dialect::Sqlite => &crate::sqlite::SCHEMA,
             Dialect::Postgres => &crate::postgres::SCHEMA,

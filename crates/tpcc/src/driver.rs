@@ -221,7 +221,7 @@ pub fn run(
         out.stop_reason = result.envelope.stop_reason;
         let stopped = result.envelope.stop_reason;
         if sequence && out.series.is_none() {
-            out.series = Some(Series::new(&result, plan));
+            out.series = Some(crate::result::new_series(&result, plan));
         }
         out.results.push(result);
         if let Some(s) = &mut out.series {

@@ -128,6 +128,20 @@ impl TpccError {
     }
 }
 
+// Options and documents are checked where their types live (oio-documents); the message is
+// the same, so a refusal reads as it always did.
+impl From<oio_documents::tpcc::options::InvalidOptions> for TpccError {
+    fn from(e: oio_documents::tpcc::options::InvalidOptions) -> Self {
+        TpccError::Invalid(e.0)
+    }
+}
+
+impl From<oio_documents::InvalidDocument> for TpccError {
+    fn from(e: oio_documents::InvalidDocument) -> Self {
+        TpccError::Invalid(e.0)
+    }
+}
+
 /// Result with [`TpccError`].
 pub type Result<T, E = TpccError> = std::result::Result<T, E>;
 

@@ -29,7 +29,9 @@
 //!    [`mysql_server`]) — then [`txn`] (the five transactions in portable client-side SQL),
 //!    [`build_state`], [`schema`], [`load`], [`check`](mod@check), [`waits`] (wait profiles).
 //! 3. **Documents**: [`result`] (`oio.tpcc` and `oio.tpcc.series`; the build and check
-//!    reports live beside their backends), each flattening `oio_core`'s envelope.
+//!    reports live beside their backends), each flattening `oio_core`'s envelope. The types
+//!    are defined in `oio-documents` (so the report reads them without the drivers) and
+//!    re-exported where they are built, with the options and wait profiles inside them.
 //! 4. **Driver**: [`driver`], on top: [`run`] executes a [`TpccRunPlan`] with a
 //!    [`RunObserver`] and an `oio_core::Cancel`; [`device`] records the block device under
 //!    the database beside it (for `oio tpcc run` and the fleet's agents alike).

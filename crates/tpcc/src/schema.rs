@@ -14,6 +14,7 @@
 //! as on SQLite and the loader inserts in key order; timestamps are DATETIME (MySQL's
 //! TIMESTAMP has time-zone conversions and a 2038 limit that the benchmark does not want).
 
+use crate::database::SqlOf;
 use crate::db::Session;
 use crate::error::{Result, TpccError};
 use crate::url::Dialect;

@@ -9,7 +9,7 @@
 use crate::database::{BackgroundJob, Database, DialectSql, LoadJob};
 use crate::db::{secs, Canceller, Connection, Session};
 use crate::error::{Result, TpccError};
-use crate::plan::{Isolation, Mode, RunOptions, SqliteSync, Timeouts};
+use crate::plan::{RunOptions, SqliteSync, Timeouts};
 use crate::sql::{classify_sqlite, Param, RetryKind, Stmt, StmtError, Val};
 use crate::txn::{Input, Outcome};
 use crate::url::DbUrl;
@@ -337,21 +337,6 @@ impl DialectSql for SqliteSql {
 
     fn table_exists_sql(&self, table: &str) -> String {
         format!("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '{table}'")
-    }
-
-    fn check_options(&self, opts: &RunOptions) -> Result<()> {
-        if opts.mode == Mode::Server {
-            return Err(TpccError::Invalid(
-                "--mode server needs PostgreSQL (SQLite runs in-process, so its SQL is always client-side); use --mode client or a postgres:// URL".into(),
-            ));
-        }
-        if opts.isolation != Isolation::ReadCommitted {
-            return Err(TpccError::Invalid(
-                "--isolation applies to PostgreSQL only (SQLite transactions are always serializable)"
-                    .into(),
-            ));
-        }
-        Ok(())
     }
 }
 

@@ -21,28 +21,7 @@ pub enum DbUrl {
     Mysql(String),
 }
 
-/// The SQL dialect of a database.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Dialect {
-    /// Embedded SQLite.
-    Sqlite,
-    /// PostgreSQL (15 is what oio is tested against).
-    Postgres,
-    /// MariaDB or MySQL with InnoDB (MariaDB 10.11 is what oio is tested against).
-    Mysql,
-}
-
-impl Dialect {
-    /// The name used in JSON, file names and messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            Dialect::Sqlite => "sqlite",
-            Dialect::Postgres => "postgres",
-            Dialect::Mysql => "mysql",
-        }
-    }
-}
+pub use oio_documents::tpcc::options::Dialect;
 
 impl DbUrl {
     /// The dialect to speak.

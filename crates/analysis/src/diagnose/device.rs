@@ -805,13 +805,7 @@ pub fn periods_differ(s: &Series) -> Finding {
         )
         .conf(Confidence::Low);
     }
-    let feats = vec![
-        v.iter().map(|x| x.write_pct).collect::<Vec<_>>(),
-        v.iter().map(|x| x.io_bytes.max(1.0).ln()).collect(),
-        v.iter().map(|x| x.queue.ln_1p()).collect(),
-        v.iter().map(|x| x.bytes_per_sec.ln_1p()).collect(),
-        v.iter().map(|x| x.latency_ns.max(1.0).ln()).collect(),
-    ];
+    let feats = period_features(v);
     let bounds = crate::changepoint::segment(&feats, min_len, 6, 4.0);
     let periods: Vec<PeriodAgg> = bounds.windows(2).map(|w| agg(&v[w[0]..w[1]])).collect();
     let at = |p: &PeriodAgg| {
@@ -842,8 +836,43 @@ pub fn periods_differ(s: &Series) -> Finding {
         .expect("≥2");
     let ratio = slow.latency_ns / fast.latency_ns;
     let mut diffs = Vec::new();
-    // (name, feature index, differs?)
-    let differs = [
+    let differs = period_differences(slow, fast);
+    for (_, d, text) in &differs {
+        if *d {
+            diffs.push(text.clone());
+        }
+    }
+    let follows = latency_follows(&differs, &diffs, &feats);
+    let mut f = period_evidence(s, periods.len(), slow, fast, &at);
+    if ratio < PERIOD_LATENCY_RATIO {
+        f.claim = format!(
+            "{} periods, but latency stays within {ratio:.1}× across them ({} vs {})",
+            periods.len(),
+            fmt_ns(slow.latency_ns),
+            fmt_ns(fast.latency_ns)
+        );
+        f.confidence = Confidence::Medium;
+        return f;
+    }
+    slower_period(f, &s.source, v.len(), slow, fast, &diffs, follows)
+}
+
+/// The features periods are told apart by, one row per feature over the intervals: write
+/// share, log I/O size, log queue, log throughput and log latency (the last).
+fn period_features(v: &[Sample]) -> Vec<Vec<f64>> {
+    vec![
+        v.iter().map(|x| x.write_pct).collect::<Vec<_>>(),
+        v.iter().map(|x| x.io_bytes.max(1.0).ln()).collect(),
+        v.iter().map(|x| x.queue.ln_1p()).collect(),
+        v.iter().map(|x| x.bytes_per_sec.ln_1p()).collect(),
+        v.iter().map(|x| x.latency_ns.max(1.0).ln()).collect(),
+    ]
+}
+
+/// What differs between the slowest and the fastest period: (name, differs?, in words), in the
+/// order of the features.
+fn period_differences(slow: &PeriodAgg, fast: &PeriodAgg) -> [(&'static str, bool, String); 4] {
+    [
         (
             "write share",
             (slow.write_pct - fast.write_pct).abs() >= 10.0,
@@ -875,12 +904,16 @@ pub fn periods_differ(s: &Series) -> Finding {
                 fast.bytes_per_sec / 1048576.0
             ),
         ),
-    ];
-    for (_, d, text) in &differs {
-        if *d {
-            diffs.push(text.clone());
-        }
-    }
+    ]
+}
+
+/// The feature latency follows most closely over the intervals (correlation with log latency),
+/// among those that differ when any does.
+fn latency_follows<'a>(
+    differs: &[(&'a str, bool, String)],
+    diffs: &[String],
+    feats: &[Vec<f64>],
+) -> Option<(&'a str, f64)> {
     let lat: Vec<f64> = feats[4].clone();
     let mut follows: Option<(&str, f64)> = None;
     for (k, (name, d, _)) in differs.iter().enumerate() {
@@ -893,8 +926,20 @@ pub fn periods_differ(s: &Series) -> Finding {
             }
         }
     }
-    let mut f = Finding::new(rule, Status::NotFound, &s.source, String::new())
-        .ev("periods found", periods.len() as f64, "", &s.source)
+    follows
+}
+
+/// A finding (not found yet) with the evidence of the slowest and the fastest period.
+fn period_evidence(
+    s: &Series,
+    periods: usize,
+    slow: &PeriodAgg,
+    fast: &PeriodAgg,
+    at: &dyn Fn(&PeriodAgg) -> String,
+) -> Finding {
+    let rule = "periods_differ";
+    Finding::new(rule, Status::NotFound, &s.source, String::new())
+        .ev("periods found", periods as f64, "", &s.source)
         .ev(
             "mean latency, slowest period",
             slow.latency_ns,
@@ -944,17 +989,20 @@ pub fn periods_differ(s: &Series) -> Finding {
             fast.bytes_per_sec,
             "bytes/s",
             &at(fast),
-        );
-    if ratio < PERIOD_LATENCY_RATIO {
-        f.claim = format!(
-            "{} periods, but latency stays within {ratio:.1}× across them ({} vs {})",
-            periods.len(),
-            fmt_ns(slow.latency_ns),
-            fmt_ns(fast.latency_ns)
-        );
-        f.confidence = Confidence::Medium;
-        return f;
-    }
+        )
+}
+
+/// The finding when one period is markedly slower: what differs, and what latency follows.
+fn slower_period(
+    mut f: Finding,
+    source: &str,
+    intervals: usize,
+    slow: &PeriodAgg,
+    fast: &PeriodAgg,
+    diffs: &[String],
+    follows: Option<(&str, f64)>,
+) -> Finding {
+    let ratio = slow.latency_ns / fast.latency_ns;
     f.status = Status::Found;
     let what = if diffs.is_empty() {
         "the workload's shape is the same, so the device itself got slower (other load on it, background work)".to_string()
@@ -973,13 +1021,13 @@ pub fn periods_differ(s: &Series) -> Finding {
     if let Some((name, r)) = follows.filter(|_| !diffs.is_empty()) {
         f.claim.push_str(&format!(
             "; latency follows the {name} (r = {r:.2} over {} intervals)",
-            v.len()
+            intervals
         ));
         f = f.ev(
             &format!("correlation of log latency with the {name}"),
             r,
             "",
-            &s.source,
+            source,
         );
         f.confidence = if r.abs() >= 0.7 {
             Confidence::High

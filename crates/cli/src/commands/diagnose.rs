@@ -3,7 +3,7 @@
 //! Reads anything oio reads (telemetry captures, observations, characterizations, runs,
 //! sweeps, TPC-C results), hands it to `oio_analysis::diagnose` (which splits them into groups
 //! by experiment and never pools across) and prints the groups, then the findings ranked, the
-//! first [`SHOWN`] of them and the rest counted. Loading is [`oio_report::inputs::diagnose_inputs`] (JSON documents through
+//! first [`SHOWN`] of them and the rest counted. Loading is [`crate::inputs::diagnose_inputs`] (JSON documents through
 //! the one document loader, raw captures through the telemetry parsers).
 
 use crate::output::style;
@@ -162,7 +162,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             bail!("--queue-limit {q}: expected a queue length of 1 or more");
         }
     }
-    let (inputs, notices) = oio_report::inputs::diagnose_inputs(&args.inputs)?;
+    let (inputs, notices) = crate::inputs::diagnose_inputs(&args.inputs)?;
     for n in &notices {
         style::print_notice(n);
     }

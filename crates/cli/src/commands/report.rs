@@ -2,12 +2,14 @@
 //! from any mix of result files: oio runs, fio JSON, sweeps, comparisons, recorded
 //! observations, characterizations and other oio documents (TPC-C results).
 //!
-//! Loading is [`oio_report::inputs`] (the same for `compare` and `diagnose`); this file parses
+//! Loading is [`crate::inputs`] (`oio_documents::load`, the same for `compare` and `diagnose`);
+//! the model is [`oio_report::inputs::build_report`]; this file parses
 //! the arguments, writes the files and prints what it wrote.
 
+use crate::inputs::load_all;
 use crate::output::style;
 use anyhow::{bail, Context};
-use oio_report::inputs::{build_report, load_report_inputs};
+use oio_report::inputs::build_report;
 use oio_report::model::Report;
 use oio_report::{csv::CsvRenderer, html::HtmlRenderer, png, Renderer, SvgRenderer};
 use std::io::Write;
@@ -64,7 +66,7 @@ fn write_artifacts(dir: &Path, r: &dyn Renderer, report: &Report) -> anyhow::Res
 
 /// Runs `oio report`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let inputs = load_report_inputs(&args.inputs)?;
+    let inputs = load_all(&args.inputs)?;
     for n in &inputs.notices {
         style::print_notice(n);
     }

@@ -397,7 +397,7 @@ pub(super) fn terminal_stats(
     late: &super::worker::Lateness,
     nopm: f64,
 ) -> crate::result::TerminalStats {
-    let cycle_s = crate::result::TerminalStats::spec_cycle_s() * opts.pace_scale;
+    let cycle_s = crate::result::spec_cycle_s() * opts.pace_scale;
     let bound_nopm = terminals as f64 * TxnType::NewOrder.mix_pct() as f64 / 100.0 * 60.0 / cycle_s;
     crate::result::TerminalStats {
         terminals,

@@ -247,13 +247,13 @@ fn conclude(a: &StudyArgs, cands: &[Candidate], dirs: &[PathBuf]) -> anyhow::Res
 }
 
 fn read_results(dir: &Path) -> Vec<TpccResult> {
-    let Ok((inputs, _)) = oio_report::inputs::load_inputs(&[dir.to_path_buf()]) else {
+    let Ok((inputs, _)) = crate::inputs::load_inputs(&[dir.to_path_buf()]) else {
         return Vec::new();
     };
     inputs
         .into_iter()
         .filter_map(|i| match i {
-            oio_report::inputs::Input::Doc { schema, value, .. }
+            oio_documents::load::Input::Doc { schema, value, .. }
                 if schema == oio_tpcc::result::TPCC_SCHEMA =>
             {
                 TpccResult::from_value(value).ok()
