@@ -495,10 +495,14 @@ fn unread_columns(
             *others.entry(p.object.as_str()).or_default() += 1;
         }
     }
+    let languages = if std::ptr::eq(locale, loc::ENGLISH) {
+        "English".to_string()
+    } else {
+        format!("{} or English", locale.language)
+    };
     for h in &disk {
         warnings.push(format!(
-            "column \"{h}\": a disk counter oio does not recognise (in {} or English), not read",
-            locale.language
+            "column \"{h}\": a disk counter oio does not recognise (in {languages}), not read"
         ));
     }
     let not_paths: Vec<&str> = (1..cells.len())
