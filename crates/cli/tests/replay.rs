@@ -776,4 +776,13 @@ fn a_run_records_its_device_beside_its_result() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["rows"].as_array().is_some_and(|r| !r.is_empty()), "{v}");
+    // Comparing runs by directory passes over the recording without a word.
+    let out = oio()
+        .current_dir(d.path())
+        .args(["compare", &result, "oio-results"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("skipped"), "{err}");
 }
