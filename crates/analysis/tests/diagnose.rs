@@ -1311,4 +1311,9 @@ fn intervals_with_io_but_no_latency_counter_are_not_idle() {
         "{:#?}",
         d.findings
     );
+    assert!(
+        d.groups.iter().any(|g| g.label.ends_with("(60 intervals)")),
+        "{:#?}",
+        d.groups
+    );
 }

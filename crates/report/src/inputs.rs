@@ -506,6 +506,13 @@ fn is_capture(path: &Path) -> Result<bool, InputError> {
     })
 }
 
+/// `X.device.json` with its result `X.json` beside it.
+fn is_device_recording(path: &Path) -> bool {
+    let name = path.to_string_lossy();
+    name.strip_suffix(".device.json")
+        .is_some_and(|stem| Path::new(&format!("{stem}.json")).is_file())
+}
+
 /// A perfmon binary log, which the telemetry reader refuses with how to convert it.
 fn is_blg(path: &Path) -> bool {
     path.extension()
@@ -550,6 +557,10 @@ pub fn diagnose_inputs(paths: &[PathBuf]) -> Result<(diagnose::Inputs, Vec<Strin
                 Some(Kind::Characterization) => inputs
                     .characterizations
                     .push((name, Input::typed(value, &path)?)),
+                // A run's or replay's recording of its device, found in a directory beside
+                // its result, belongs to that result (`oio compare CAPTURE RESULT` reads it):
+                // not a capture of its own. Given by name, it is one.
+                Some(Kind::Observation) if p.is_dir() && is_device_recording(&path) => {}
                 Some(Kind::Observation) => {
                     let obs: Observation = Input::typed(value, &path)?;
                     inputs.series.extend(samples_from_observation(&name, &obs));
