@@ -619,11 +619,16 @@ fn total_profile(used: &[&DeviceInterval], durations: &[f64], t: &[DirTally; 2])
         })
         .collect();
     let all_ios = t[0].ios + t[1].ios;
+    // A mean over both directions only when every I/O has a latency: a mean of the reads
+    // alone, shown as the total's, would hide the writes'.
+    let every_latency = t.iter().all(|d| d.lat_n >= d.ios * (1.0 - 1e-9));
     DirProfile {
         ios: all_ios.round(),
         iops: level(&iops, durations),
         mib_per_sec: level(&mib, durations),
         mean_bytes: (all_ios > 0.0).then(|| (t[0].bytes + t[1].bytes) / all_ios),
+        latency_mean_ns: (all_ios > 0.0 && every_latency)
+            .then(|| (t[0].lat_sum + t[1].lat_sum) / (t[0].lat_n + t[1].lat_n)),
         ..DirProfile::default()
     }
 }
@@ -1135,6 +1140,46 @@ mod tests {
         assert!(out.get("latency_mean_ms").is_none());
         let back: DirProfile = serde_json::from_value(out).unwrap();
         assert_eq!(back, p);
+    }
+
+    /// The total's latency is the mean over every I/O (12 reads of 0.4 ms and 4 writes of
+    /// 1.1 ms: 0.575 ms), and unknown when one direction's is.
+    #[test]
+    fn the_total_latency_is_weighted_by_io_and_only_when_every_io_has_one() {
+        use oio_core::observation::{DirCounters, SourceKind};
+        let capture = |write_latency: Option<f64>| {
+            let mut obs = Observation::new(SourceKind::Perfmon, vec!["p.csv".into()]);
+            for k in 0..10 {
+                obs.device_mut("C:").intervals.push(DeviceInterval {
+                    t_s: k as f64 + 1.0,
+                    duration_s: 1.0,
+                    read: DirCounters {
+                        iops: Some(12.0),
+                        mean_io_bytes: Some(4096.0),
+                        latency_mean_ns: Some(400_000.0),
+                        ..DirCounters::default()
+                    },
+                    write: DirCounters {
+                        iops: Some(4.0),
+                        mean_io_bytes: Some(8192.0),
+                        latency_mean_ns: write_latency,
+                        ..DirCounters::default()
+                    },
+                    queue_mean: Some(0.0092),
+                    ..DeviceInterval::default()
+                });
+            }
+            let opts = Options {
+                busy_queue: 0.0,
+                ..Options::default()
+            };
+            characterize(&obs, &opts).unwrap()
+        };
+        let c = capture(Some(1_100_000.0));
+        assert!((c.total.latency_mean_ns.unwrap() - 575_000.0).abs() < 1e-6);
+        let c = capture(None);
+        assert_eq!(c.read.latency_mean_ns, Some(400_000.0));
+        assert_eq!(c.total.latency_mean_ns, None);
     }
 
     /// An iostat-like capture of a WAL writer: 1,500 writes and 1,381 flushes a second.

@@ -1241,3 +1241,79 @@ fn saturation_never_says_iops_stay_near_beside_much_more_deeper() {
     assert!(f.claim.contains("31119"), "{}", f.claim);
     assert_eq!(evidence(f, "most IOPS beyond saturation"), 31_119.0);
 }
+
+/// A Windows disk doing 12 reads and 4 writes a second whose latency counters were not
+/// recorded (or not recognised: a localized name): with the queue length, `queue`.
+fn perfmon_without_latency(queue: Option<f64>) -> Observation {
+    let mut obs = Observation::new(SourceKind::Perfmon, vec!["perfmon.csv".into()]);
+    let d = obs.device_mut("PhysicalDisk(0 C:)");
+    for i in 0..60 {
+        let dir = |n: f64, size: f64| DirCounters {
+            iops: Some(n),
+            bytes_per_sec: Some(n * size),
+            ..Default::default()
+        };
+        d.intervals.push(DeviceInterval {
+            t_s: (i + 1) as f64,
+            duration_s: 1.0,
+            read: dir(12.0, 4096.0),
+            write: dir(4.0, 8192.0),
+            queue_mean: queue,
+            ..Default::default()
+        });
+    }
+    obs
+}
+
+#[test]
+fn intervals_with_io_but_no_latency_counter_are_not_idle() {
+    // Issue 24: 16 IOPS without a latency column were called "no intervals with I/O".
+    // With the queue length, Little's law gives the latency: 0.0092 / 16 = 575 µs.
+    let obs = perfmon_without_latency(Some(0.0092));
+    let s = &samples_from_observation("cap", &obs)[0];
+    assert_eq!(
+        (s.samples.len(), s.idle_intervals, s.latency_from_queue),
+        (60, 0, 60)
+    );
+    assert!((s.samples[0].latency_ns - 575_000.0).abs() < 1e-6);
+    let d = run_obs(&obs, &Options::default());
+    let b = found(&d, "bound");
+    assert!(
+        b.claim.starts_with("idle: the device was busy 0.9 %"),
+        "{}",
+        b.claim
+    );
+    assert_eq!(evidence(b, "intervals without I/O"), 0.0);
+    assert!(
+        d.notes.iter().any(|n| n
+            .contains("latency of 60 of its 60 intervals with I/O is the queue length over IOPS")),
+        "{:#?}",
+        d.notes
+    );
+    // Without a queue length either, nothing can be said: undecided, and why, not idle.
+    let obs = perfmon_without_latency(None);
+    let s = &samples_from_observation("cap", &obs)[0];
+    assert_eq!(
+        (s.samples.len(), s.idle_intervals, s.unmeasured_intervals),
+        (0, 0, 60)
+    );
+    let d = run_obs(&obs, &Options::default());
+    let b = d.findings.iter().find(|f| f.rule == "bound").unwrap();
+    assert_eq!(b.status, Status::Undecided);
+    assert!(
+        b.claim
+            .starts_with("60 intervals had I/O but neither a latency nor a queue length counter"),
+        "{}",
+        b.claim
+    );
+    assert!(
+        d.findings.iter().all(|f| !f.claim.contains("idle")),
+        "{:#?}",
+        d.findings
+    );
+    assert!(
+        d.groups.iter().any(|g| g.label.ends_with("(60 intervals)")),
+        "{:#?}",
+        d.groups
+    );
+}

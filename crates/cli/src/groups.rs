@@ -79,6 +79,9 @@ pub fn load_groups(paths: &[PathBuf], labels: &[String]) -> anyhow::Result<(Vec<
                     first.get_or_insert(t);
                     (Kind::Tpcc, data, path)
                 }
+                // A run's recording of its device, saved beside it (`oio compare CAPTURE
+                // RESULT` reads it): a companion of the results, not an input to say apart.
+                other if other.path().to_string_lossy().ends_with(".device.json") => continue,
                 other => {
                     style::print_notice(&format!(
                         "{}: a {} document, not a run or TPC-C result; skipped",

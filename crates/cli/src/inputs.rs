@@ -86,6 +86,10 @@ pub fn diagnose_inputs(paths: &[PathBuf]) -> Result<(diagnose::Inputs, Vec<Strin
                 Some(Kind::Characterization) => inputs
                     .characterizations
                     .push((name, Input::typed(value, &path)?)),
+                // A run's or replay's recording of its device, found in a directory beside
+                // its result, belongs to that result (`oio compare CAPTURE RESULT` reads it):
+                // not a capture of its own. Given by name, it is one.
+                Some(Kind::Observation) if p.is_dir() && is_device_recording(&path) => {}
                 Some(Kind::Observation) => {
                     let obs: Observation = Input::typed(value, &path)?;
                     inputs.series.extend(samples_from_observation(&name, &obs));
@@ -162,4 +166,11 @@ fn series_scaling(
             .find(|(n, _)| n.ends_with(file))
             .map(|(_, t)| t)
     })
+}
+
+/// `X.device.json` with its result `X.json` beside it.
+fn is_device_recording(path: &Path) -> bool {
+    let name = path.to_string_lossy();
+    name.strip_suffix(".device.json")
+        .is_some_and(|stem| Path::new(&format!("{stem}.json")).is_file())
 }

@@ -14,6 +14,7 @@
 pub mod args;
 pub mod cli;
 pub mod commands;
+pub mod device_recording;
 pub mod experiment;
 pub mod groups;
 pub mod inputs;

@@ -626,3 +626,78 @@ fn two_sweeps_of_one_file_that_disagree_are_undecided() {
     let text = diagnose_text(d, &["a.json", "b.json"], &[]);
     assert!(text.contains("[low confidence] contradicting: "), "{text}");
 }
+
+/// A perfmon CSV as relog writes it (quoted cells, CRLF, a first row without rates) of a
+/// disk doing 12 reads of 4 KiB and 4 writes of 8 KiB a second, queue 0.0092, whose latency
+/// columns have names oio does not know (German spellings it lacks).
+fn perfmon_16_iops_unknown_latency_names() -> String {
+    let cols = [
+        "Disk Reads/sec",
+        "Disk Writes/sec",
+        "Disk Read Bytes/sec",
+        "Disk Write Bytes/sec",
+        "Mittl. Sek./Lesen",
+        "Mittl. Sek./Schreiben",
+        "Avg. Disk Queue Length",
+    ];
+    let mut s = String::from("\"(PDH-CSV 4.0) (Coordinated Universal Time)(0)\"");
+    for c in cols {
+        s.push_str(&format!(",\"\\\\HOST\\PhysicalDisk(0 C:)\\{c}\""));
+    }
+    s.push_str("\r\n\"11/21/2026 13:00:00.000\"");
+    s.push_str(&",\" \"".repeat(cols.len()));
+    s.push_str("\r\n");
+    for i in 1..=60 {
+        s.push_str(&format!(
+            "\"11/21/2026 13:{:02}:{:02}.000\",\"12\",\"4\",\"49152\",\"32768\",\"0.0004\",\"0.0011\",\"0.0092\"\r\n",
+            i / 60,
+            i % 60
+        ));
+    }
+    s
+}
+
+#[test]
+fn issue_24_a_perfmon_disk_of_16_iops_without_known_latency_is_not_idle() {
+    let dir = scratch();
+    std::fs::write(
+        dir.path().join("perfmon.csv"),
+        perfmon_16_iops_unknown_latency_names(),
+    )
+    .unwrap();
+    let text = diagnose_text(dir.path(), &["perfmon.csv"], &["--all"]);
+    assert!(
+        !text.contains("no I/O completed") && !text.contains("no intervals with I/O"),
+        "{text}"
+    );
+    // The latency comes from the queue by Little's law (0.0092 / 16 = 0.575 ms), said so.
+    assert!(
+        text.contains(
+            "the latency of 60 of its 60 intervals with I/O is the queue length over IOPS"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("idle: the device was busy 0.9 %"), "{text}");
+    assert!(text.contains("0 of 60 intervals without I/O"), "{text}");
+    // characterize names the columns it could not read; the total has no latency to show.
+    let out = oio()
+        .current_dir(dir.path())
+        .args(["characterize", "perfmon.csv", "--busy-queue", "0"])
+        .output()
+        .unwrap();
+    let c = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        c.contains("column \"\\\\HOST\\PhysicalDisk(0 C:)\\Mittl. Sek./Lesen\": a disk counter oio does not recognise (in English), not read"),
+        "{c}"
+    );
+    let total = c.lines().find(|l| l.starts_with("total")).unwrap();
+    assert!(
+        total.contains("16.0") && total.contains("5.00 KiB"),
+        "{total}"
+    );
+}

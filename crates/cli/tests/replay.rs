@@ -690,22 +690,124 @@ fn characterize_calibrate_run_and_compare_close_the_loop() {
         String::from_utf8_lossy(&run.stderr)
     );
     finish(rec);
+    // The run recorded its device itself too: the capture is held against `oio record`'s
+    // recording and against the run's result (its recording beside it).
+    let result = String::from_utf8_lossy(&run.stdout).trim().to_string();
+    assert!(
+        oio::device_recording::device_recording_of(&d.path().join(&result)).is_file(),
+        "no recording beside {result}"
+    );
+    for replay in ["rep.json", result.as_str()] {
+        let out = oio()
+            .current_dir(d.path())
+            .args(["compare", "cap.json", replay, "--json"])
+            .output()
+            .unwrap();
+        // Exit 1 when a dimension does not match: the verdict is printed, not asserted.
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{replay}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        // The shape is the job's; the device's rate on a loop device follows the host's CPU,
+        // so it is printed, and only the shape is asserted.
+        eprintln!("{replay}: {}", v["verdict"]);
+        for dim in ["read share", "read size", "write size"] {
+            let r = v["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["name"] == dim)
+                .unwrap();
+            assert_eq!(r["pass"], true, "{replay}: {dim}: {r}");
+        }
+    }
+}
+
+/// `oio run` records its target's device as `oio replay` does: the recording lies beside the
+/// result, holds at least the run's own reads (other I/O of the machine only adds), and
+/// `oio compare CAPTURE RESULT` finds it from the result.
+#[test]
+fn a_run_records_its_device_beside_its_result() {
+    let _one = one_at_a_time();
+    let d = scratch();
+    let devices =
+        oio::device_recording::block_devices(&[d.path().join("t.dat").display().to_string()]);
+    if devices.is_empty() {
+        missing("a block device under the scratch directory");
+        return;
+    }
     let out = oio()
         .current_dir(d.path())
-        .args(["compare", "cap.json", "rep.json", "--json"])
+        .args([
+            "run",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--qd",
+            "4",
+            "--size",
+            "16M",
+            "--time",
+            "2s",
+            "--ramp",
+            "0s",
+            "--interval",
+            "500ms",
+            "--engine",
+            "sync",
+            "t.dat",
+            "--json",
+        ])
         .output()
         .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    let saved = err
+        .lines()
+        .find_map(|l| l.strip_prefix("oio: device recording: "))
+        .unwrap_or_else(|| panic!("no recording said: {err}"));
+    let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path().join(saved)).unwrap()).unwrap();
+    assert_eq!(rec["devices"][0]["name"], devices[0].as_str(), "{rec}");
+    let reads: f64 = rec["devices"][0]["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| num(i, "/read/iops") * num(i, "/duration_s"))
+        .sum();
+    let ran = num(&run, "/summary/read/ios");
+    assert!(
+        ran > 0.0 && reads >= 0.5 * ran,
+        "{reads} device reads for {ran}"
+    );
+    let result = saved.replace(".device.json", ".json");
+    let out = oio()
+        .current_dir(d.path())
+        .args(["compare", saved, &result, "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    // The shape is the job's; the device's rate on a loop device follows the host's CPU, so
-    // it is printed, and only the shape is asserted.
-    eprintln!("{}", v["verdict"]);
-    for dim in ["read share", "read size", "write size"] {
-        let r = v["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["name"] == dim)
-            .unwrap();
-        assert_eq!(r["pass"], true, "{dim}: {r}");
-    }
+    assert!(v["rows"].as_array().is_some_and(|r| !r.is_empty()), "{v}");
+    // Comparing runs by directory passes over the recording without a word.
+    let out = oio()
+        .current_dir(d.path())
+        .args(["compare", &result, "oio-results"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("skipped"), "{err}");
 }

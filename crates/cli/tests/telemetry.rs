@@ -378,3 +378,50 @@ fn record_without_a_device_lists_them() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no device 'no-such-disk'"), "{err}");
 }
+
+/// `-q` before or after the command: no live table and no summary, only the path of the
+/// saved recording on stdout, and the file is written.
+#[test]
+fn record_quiet_prints_only_where_the_recording_went() {
+    let dir = scratch();
+    let disk = std::fs::read_to_string("/proc/diskstats")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .filter_map(|l| l.split_whitespace().nth(2).map(str::to_string))
+                .find(|n| Path::new("/sys/block").join(n).exists())
+        });
+    let Some(disk) = disk else {
+        return missing("a whole disk in /proc/diskstats");
+    };
+    for (i, quiet_first) in [true, false].into_iter().enumerate() {
+        let file = format!("rec-{i}.json");
+        let mut args = vec!["record", &disk, "--interval", "200ms", "--duration", "1s"];
+        args.extend(["-o", &file]);
+        if quiet_first {
+            args.insert(0, "-q");
+        } else {
+            args.push("-q");
+        }
+        let out = oio().current_dir(dir.path()).args(&args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout), format!("{file}\n"));
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let obs: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join(&file)).unwrap())
+                .unwrap();
+        assert_eq!(obs["devices"][0]["name"], disk.as_str());
+        assert!(!obs["devices"][0]["intervals"]
+            .as_array()
+            .unwrap()
+            .is_empty());
+    }
+}

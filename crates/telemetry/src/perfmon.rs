@@ -387,7 +387,8 @@ fn read_header<R: Read>(lines: &mut TextLines<R>, file: &str) -> Result<Header, 
 }
 
 /// The locale naming the most disk counters of the file (Spanish and Portuguese share
-/// "Disco físico"), English on a tie.
+/// "Disco físico"), English on a tie. Counters under an English object name count for
+/// every locale: pt-BR Windows writes `PhysicalDisk` with Portuguese counter names.
 fn detect_locale(paths: &[(usize, CounterPath)]) -> &'static Locale {
     // Normalized once: wide files have thousands of columns, mostly of other objects.
     let disk: Vec<(&Locale, String)> = paths
@@ -404,10 +405,11 @@ fn detect_locale(paths: &[(usize, CounterPath)]) -> &'static Locale {
         disk.iter()
             .filter(|(ol, c)| {
                 // Spanish and Portuguese share object names: compare those, not the locale.
-                l.physical_disk
-                    .iter()
-                    .chain(l.logical_disk)
-                    .any(|o| loc::is_disk_object(ol, o))
+                (std::ptr::eq(*ol, loc::ENGLISH)
+                    || l.physical_disk
+                        .iter()
+                        .chain(l.logical_disk)
+                        .any(|o| loc::is_disk_object(ol, o)))
                     && l.counters.iter().any(|(_, n)| loc::normalize(n) == *c)
             })
             .count()
@@ -495,10 +497,14 @@ fn unread_columns(
             *others.entry(p.object.as_str()).or_default() += 1;
         }
     }
+    let languages = if std::ptr::eq(locale, loc::ENGLISH) {
+        "English".to_string()
+    } else {
+        format!("{} or English", locale.language)
+    };
     for h in &disk {
         warnings.push(format!(
-            "column \"{h}\": a disk counter oio does not recognise (in {} or English), not read",
-            locale.language
+            "column \"{h}\": a disk counter oio does not recognise (in {languages}), not read"
         ));
     }
     let not_paths: Vec<&str> = (1..cells.len())
@@ -609,22 +615,24 @@ impl Rows {
         Ok(())
     }
 
-    /// The locale's date order is a default: a file whose first date only reads in the other
-    /// day/month order (English names, British dates) is read that way.
+    /// The locale's date order is a default: a file whose first date only reads in another
+    /// order (English names, British dates; relog's month-first dates on a Japanese system)
+    /// is read that way.
     fn settle_date_order(&mut self, tcell: &str, obs: &mut Observation) {
         if self.order_checked {
             return;
         }
         self.order_checked = true;
         let order = self.order;
-        let other = match order {
-            DateOrder::Mdy => Some(DateOrder::Dmy),
-            DateOrder::Dmy => Some(DateOrder::Mdy),
-            DateOrder::Ymd => None,
+        let others: &[DateOrder] = match order {
+            DateOrder::Mdy => &[DateOrder::Dmy],
+            DateOrder::Dmy => &[DateOrder::Mdy],
+            DateOrder::Ymd => &[DateOrder::Mdy, DateOrder::Dmy],
         };
-        if let Some(o) =
-            other.filter(|o| parse_time(tcell, order).is_none() && parse_time(tcell, *o).is_some())
-        {
+        if parse_time(tcell, order).is_some() {
+            return;
+        }
+        if let Some(&o) = others.iter().find(|o| parse_time(tcell, **o).is_some()) {
             obs.envelope.warnings.push(format!(
                 "dates read as {} ({tcell:?} is no valid {} date); --date-order overrides",
                 o.name(),

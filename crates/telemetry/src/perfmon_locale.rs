@@ -34,16 +34,61 @@
 //!   `\<PhysicalDisk>(_Total)\<Disk Write Bytes/sec>` per system locale: es-ES, it-IT,
 //!   fr-FR, pt-BR, pt-PT, de-DE, sv-SE, tr-TR, hu-HU, nl-NL, pl-PL, cs-CZ, ru-RU.
 //!
+//! A second search (November 2026, session 9) added, in the same way:
+//!
+//! - [G1] German Hyper-V monitoring scripts (PowerShell `Get-Counter`) reading
+//!   `\Logischer Datenträger(*)\Mittlere Sek./Lesevorgänge` and `…/Schreibvorgänge`;
+//!   [G2] a Python tool that translates German Hyper-V counter names to English
+//!   (`mittlere sek./lesevorgänge`, `lesevorgänge/s`, `bytes gelesen/s`, the
+//!   `durchschnittl. warteschlangenlänge der datenträger-lesevorgänge` queues);
+//! - [E1] a Spanish counter list (`Disco físico(14 R:)\Promedio de segundos de
+//!   disco/lectura`, `…/escritura`, `Transferencias de disco/s`); [E2] a Spanish PowerShell
+//!   monitor (`\Disco lógico(*)\Promedio de bytes de disco/lectura`, `…/escritura`,
+//!   `…/transferencia`); [E3] a PowerShell status script (`\Disco lógico(C:)\Longitud
+//!   promedio de la cola de disco`); [E4] `Get-Counter` on `\disco físico(_total)\longitud
+//!   actual de la cola de disco`; [E5] scripts reading `\Disco físico(_Total)\% de tiempo
+//!   de disco`; [E6] a Go PDH poller with `\Disco lógico(%s)\Lecturas de disco/s`;
+//! - [I1] a VB.NET drive LED (`PerformanceCounter` category `Disco logico`, counters
+//!   `Letture disco/sec`, `Scritture disco/sec`); [I2] a Python monitor's Italian counter
+//!   list (`\Disco fisico(*)\% Tempo disco`, `Byte scritti su disco/sec`, `Byte letti da
+//!   disco/sec`);
+//! - [B1] a PowerShell sampler with its pt-BR branch (`\PhysicalDisk(_Total)\Leituras de
+//!   disco/s`, `Gravações de disco/s`, `Bytes de leitura de disco/s`, `Bytes de gravação de
+//!   disco/s`, `Comprimento médio da fila de disco`, `Média de disco s/transferência`,
+//!   `% Tempo de Disco`); [B2] a pt-BR PowerShell counter list (`Média de bytes de
+//!   disco/transferência`);
+//! - [J1] a PowerShell monitor for English and Japanese Windows (`\物理ディスク(*)\%
+//!   ディスク タイム`);
+//! - [R1] a Python script plotting a Russian `relog -f csv` file by its column names
+//!   (`Скорость чтения с диска (байт/с)`, `Обращений чтения с диска/с`, `Обращений записи на
+//!   диск/с`, `Процент времени бездействия`, `Текущая длина очереди диска`); [R2] a `logman
+//!   create counter` batch file (`\Физический диск(*)\Средняя длина очереди диска`,
+//!   `Среднее время записи на диск (с)`, `Среднее время чтения с диска (с)`); [R3] a Python
+//!   collector's Russian list (`% активности диска`, the same latencies and bytes); [R4] a
+//!   PowerShell script reading a perfmon CSV's `\\HOST\Физический диск(1 C:)\Обращений
+//!   записи на диск/с` column; [R5] Russian notes pairing `Средняя длина очереди диска на
+//!   запись` / `на чтение` with their English names.
+//!
+//! Machine-translated documentation (Microsoft's localized Azure pages render some counter
+//! names word by word, e.g. "Longueur moyenne Longueur de file d'attente de disque") was not
+//! taken as evidence. Chinese tools found call `PdhAddEnglishCounterW` to avoid localized
+//! names, so no Chinese name was seen.
+//!
 //! What that verifies, per language, is said in a comment above each entry of [`LOCALES`]:
-//! French is verified for every counter oio reads; German for the objects, rates, bytes
-//! and queues but not latency or sizes; Spanish, Italian, Portuguese (Brazil), Russian,
-//! Dutch, Polish and Swedish for the PhysicalDisk object and the write bytes counter only;
-//! Japanese, Chinese and Korean not at all. Those unverified names come from the earlier
-//! table (Microsoft's localized documentation and translation patterns) and can be wrong.
-//! Checking (corrections this check made): French bytes/s, sizes, per-direction queues,
-//! current queue and disk time were spelled otherwise than Windows writes them (the old
-//! spellings are kept as aliases); Dutch and Swedish write bytes and German `Durchschnittl.`
-//! queues and `/Sek.` rates were missing; pt-BR Windows keeps the English object name.
+//! French is verified for every counter oio reads; German for the objects, rates, bytes,
+//! latencies and queues but not sizes; Russian for all but sizes and the LogicalDisk object;
+//! Spanish for the objects, read rate, write bytes, latencies, sizes, queue, current queue
+//! and disk time; Italian and Portuguese (Brazil) for the rates and
+//! bytes (and pt-BR's queue); Dutch, Polish and Swedish for the PhysicalDisk object and the
+//! write bytes counter only; Japanese for the object and % Disk Time; Chinese and Korean not
+//! at all. Those unverified names come from the earlier table (translation patterns) and can
+//! be wrong. Corrections the checks made: French bytes/s, sizes, per-direction queues,
+//! current queue and disk time were spelled otherwise than Windows writes them; Dutch and
+//! Swedish write bytes, German `Durchschnittl.` queues, `/Sek.` rates and plural
+//! `Mittlere Sek./Lesevorgänge` latencies were missing; Spanish sizes are `Promedio de bytes
+//! de disco/lectura`; Russian rates are `Обращений чтения с диска/с`; Japanese disk time is
+//! `% ディスク タイム`; pt-BR Windows keeps the English object name. The old spellings stay
+//! as aliases.
 //!
 //! A counter whose name is not known is ignored, as in English; a file whose disk object
 //! name is not known reports that no disk counters were found, naming the locales oio knows,
@@ -168,8 +213,9 @@ pub static LOCALES: [Locale; 13] = [
     // Physischer Datenträger, Lesevorgänge/s, Schreibvorgänge/s, Lesevorgänge/Sek.,
     // Schreibvorgänge/Sek., Byte(s) gelesen/s, Byte(s) geschrieben/s, Durchschnittl.
     // Warteschlangenlänge des Datenträgers (and of its reads and writes), Aktuelle
-    // Warteschlangenlänge, Zeit (%). Not seen: the latency and size names, Leerlaufzeit (%),
-    // Logischer Datenträger, the Mittlere/Durchschn. spellings.
+    // Warteschlangenlänge, Zeit (%); in [G1], [G2]: Logischer Datenträger, Mittlere
+    // Sek./Lesevorgänge and Mittlere Sek./Schreibvorgänge (plural: the singular spellings
+    // the table had first were never seen). Not seen: the size names, Leerlaufzeit (%).
     Locale {
         tag: "de-DE",
         language: "German",
@@ -190,8 +236,10 @@ pub static LOCALES: [Locale; 13] = [
             (ReadSize, "Mittlere Bytes/Lesevorgang"),
             (WriteSize, "Durchschn. Bytes/Schreibvorgang"),
             (WriteSize, "Mittlere Bytes/Schreibvorgang"),
+            (ReadLat, "Mittlere Sek./Lesevorgänge"),
             (ReadLat, "Durchschn. Datenträger s/gelesen"),
             (ReadLat, "Mittlere Sek./Lesevorgang"),
+            (WriteLat, "Mittlere Sek./Schreibvorgänge"),
             (WriteLat, "Durchschn. Datenträger s/geschrieben"),
             (WriteLat, "Mittlere Sek./Schreibvorgang"),
             (Queue, "Durchschn. Warteschlangenlänge des Datenträgers"),
@@ -269,7 +317,11 @@ pub static LOCALES: [Locale; 13] = [
             (DiskTimePct, "% du temps disque"),
         ],
     },
-    // Spanish. Seen [P6]: Disco físico, Bytes de escritura en disco/s. The rest not seen.
+    // Spanish. Seen [P6]: Disco físico, Bytes de escritura en disco/s; [E1]: Promedio de
+    // segundos de disco/lectura and /escritura; [E2]: Disco lógico, Promedio de bytes de
+    // disco/lectura and /escritura; [E3]: Longitud promedio de la cola de disco; [E4]:
+    // Longitud actual de la cola de disco; [E5]: % de tiempo de disco; [E6]: Lecturas de
+    // disco/s. The rest not seen.
     Locale {
         tag: "es-ES",
         language: "Spanish",
@@ -282,12 +334,15 @@ pub static LOCALES: [Locale; 13] = [
             (WriteIops, "Escrituras en disco/s"),
             (ReadBps, "Bytes de lectura de disco/s"),
             (WriteBps, "Bytes de escritura en disco/s"),
+            (ReadSize, "Promedio de bytes de disco/lectura"),
             (ReadSize, "Promedio de bytes/lectura de disco"),
+            (WriteSize, "Promedio de bytes de disco/escritura"),
             (WriteSize, "Promedio de bytes/escritura de disco"),
             (ReadLat, "Promedio de segundos de disco/lectura"),
             (ReadLat, "Promedio de disco s/lectura"),
             (WriteLat, "Promedio de segundos de disco/escritura"),
             (WriteLat, "Promedio de disco s/escritura"),
+            (Queue, "Longitud promedio de la cola de disco"),
             (Queue, "Longitud promedio de cola de disco"),
             (Queue, "Longitud media de la cola de disco"),
             (ReadQueue, "Longitud promedio de cola de lectura de disco"),
@@ -300,7 +355,9 @@ pub static LOCALES: [Locale; 13] = [
             (DiskTimePct, "% de tiempo de disco"),
         ],
     },
-    // Italian. Seen [P6]: Disco fisico, Byte scritti su disco/sec. The rest not seen.
+    // Italian. Seen [P6]: Disco fisico, Byte scritti su disco/sec; [I1]: Disco logico,
+    // Letture disco/sec, Scritture disco/sec; [I2]: Disco fisico, % Tempo disco, Byte letti
+    // da disco/sec, Byte scritti su disco/sec. The latency, size and queue names not seen.
     Locale {
         tag: "it-IT",
         language: "Italian",
@@ -326,8 +383,13 @@ pub static LOCALES: [Locale; 13] = [
         ],
     },
     // Portuguese (Brazil). Seen [P6]: Bytes de gravação de disco/s, under the object name
-    // PhysicalDisk (English): such a file is detected as English, and `--locale pt` reads
-    // it (English object names are accepted in every locale). The rest not seen.
+    // PhysicalDisk (English): English object names are accepted in every locale, and the
+    // counter names detect the language. [B1] (PhysicalDisk too):
+    // Leituras de disco/s, Gravações de disco/s, Bytes de leitura de disco/s, Bytes de
+    // gravação de disco/s, Comprimento médio da fila de disco, % Tempo de Disco, and Média
+    // de disco s/transferência (the pattern of the read and write latency names below);
+    // [B2]: Média de bytes de disco/transferência (the pattern of the size names). The
+    // latency and size names themselves and the Disco Físico objects not seen.
     Locale {
         tag: "pt-BR",
         language: "Portuguese (Brazil)",
@@ -352,7 +414,8 @@ pub static LOCALES: [Locale; 13] = [
             (DiskTimePct, "% tempo de disco"),
         ],
     },
-    // Japanese: not seen in any published list here; every name is unverified.
+    // Japanese. Seen [J1]: 物理ディスク, % ディスク タイム (katakana, as the processor's
+    // % プロセッサ タイム). The rest not seen.
     Locale {
         tag: "ja-JP",
         language: "Japanese",
@@ -374,10 +437,12 @@ pub static LOCALES: [Locale; 13] = [
             (WriteQueue, "平均ディスク書き込みキュー長"),
             (CurrentQueue, "現在のディスク キュー長"),
             (IdlePct, "% アイドル時間"),
+            (DiskTimePct, "% ディスク タイム"),
             (DiskTimePct, "% ディスク時間"),
         ],
     },
-    // Chinese (Simplified): not seen in any published list here; every name is unverified.
+    // Chinese (Simplified): no real export or script with these names was found (Chinese
+    // tools use PdhAddEnglishCounterW to avoid them); every name is unverified.
     Locale {
         tag: "zh-CN",
         language: "Chinese (Simplified)",
@@ -427,8 +492,13 @@ pub static LOCALES: [Locale; 13] = [
             (DiskTimePct, "% 디스크 시간"),
         ],
     },
-    // Russian. Seen [P6]: Физический диск, Скорость записи на диск (байт/с). The rest
-    // not seen.
+    // Russian. Seen [P6]: Физический диск, Скорость записи на диск (байт/с); [R1] (a relog
+    // CSV read by its column names): Скорость чтения с диска (байт/с), Обращений чтения с
+    // диска/с, Обращений записи на диск/с, Процент времени бездействия, Текущая длина очереди
+    // диска; [R2] (logman): Средняя длина очереди диска, Среднее время чтения с диска (с),
+    // Среднее время записи на диск (с); [R3]: % активности диска; [R4] (a relog CSV's
+    // column): Обращений записи на диск/с; [R5]: Средняя длина очереди диска на чтение and
+    // на запись. The size names and Логический диск not seen.
     Locale {
         tag: "ru-RU",
         language: "Russian",
@@ -437,7 +507,9 @@ pub static LOCALES: [Locale; 13] = [
         physical_disk: &["Физический диск"],
         logical_disk: &["Логический диск"],
         counters: &[
+            (ReadIops, "Обращений чтения с диска/с"),
             (ReadIops, "Обращений к диску на чтение/с"),
+            (WriteIops, "Обращений записи на диск/с"),
             (WriteIops, "Обращений к диску на запись/с"),
             (ReadBps, "Скорость чтения с диска (байт/с)"),
             (WriteBps, "Скорость записи на диск (байт/с)"),
@@ -446,9 +518,12 @@ pub static LOCALES: [Locale; 13] = [
             (ReadLat, "Среднее время чтения с диска (с)"),
             (WriteLat, "Среднее время записи на диск (с)"),
             (Queue, "Средняя длина очереди диска"),
+            (ReadQueue, "Средняя длина очереди диска на чтение"),
             (ReadQueue, "Средняя длина очереди чтения диска"),
+            (WriteQueue, "Средняя длина очереди диска на запись"),
             (WriteQueue, "Средняя длина очереди записи на диск"),
             (CurrentQueue, "Текущая длина очереди диска"),
+            (IdlePct, "Процент времени бездействия"),
             (IdlePct, "% времени бездействия"),
             (DiskTimePct, "% активности диска"),
         ],

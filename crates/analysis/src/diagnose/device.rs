@@ -410,7 +410,8 @@ fn compare_with_limit(
 
 /// Share of the time the device was busy, percent: `%util` where recorded, else the queue
 /// while below one I/O (by Little's law the share of time with an I/O in flight is at most
-/// the mean queue); intervals without I/O count as idle. None without samples.
+/// the mean queue); intervals without I/O count as idle, and intervals with I/O but nothing
+/// to measure it by are left out. None without samples.
 pub fn busy_pct(s: &Series) -> Option<f64> {
     let n = s.samples.len() + s.idle_intervals;
     if n == 0 {
@@ -432,7 +433,12 @@ pub fn bound(s: &Series, sat: &Saturation) -> Finding {
     }
     let all: Vec<&Sample> = s.samples.iter().filter(|x| x.iops > 0.0).collect();
     if all.is_empty() {
-        let claim = if s.idle_intervals > 0 {
+        let claim = if s.unmeasured_intervals > 0 {
+            format!(
+                "{} intervals had I/O but neither a latency nor a queue length counter, so what bounds the device cannot be told; record Avg. Disk sec/Read and sec/Write or Avg. Disk Queue Length (perfmon), r_await and w_await or aqu-sz (iostat)",
+                s.unmeasured_intervals
+            )
+        } else if s.idle_intervals > 0 {
             format!(
                 "idle: no I/O completed in any of the {} intervals",
                 s.idle_intervals
@@ -798,9 +804,17 @@ pub fn periods_differ(s: &Series) -> Finding {
             Status::Undecided,
             &s.source,
             format!(
-                "not enough intervals with I/O to split into periods ({}; need {})",
+                "not enough intervals with I/O to split into periods ({}; need {}){}",
                 v.len(),
-                2 * min_len
+                2 * min_len,
+                if s.unmeasured_intervals > 0 {
+                    format!(
+                        "; {} more had I/O but no latency nor queue length counter",
+                        s.unmeasured_intervals
+                    )
+                } else {
+                    String::new()
+                }
             ),
         )
         .conf(Confidence::Low);

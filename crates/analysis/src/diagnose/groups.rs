@@ -112,7 +112,7 @@ pub(crate) fn build<'a>(inputs: &'a Inputs, notes: &mut Vec<String>) -> Vec<Grou
                 label: format!(
                     "capture {} ({} intervals)",
                     s.source,
-                    s.samples.len() + s.idle_intervals
+                    s.samples.len() + s.idle_intervals + s.unmeasured_intervals
                 ),
                 inputs: vec![s.source.clone()],
                 ..GroupInfo::default()

@@ -313,6 +313,14 @@ pub fn diagnose(inputs: &Inputs, opts: &Options) -> Diagnosis {
         .filter(|g| matches!(g.holds, Holds::Capture))
         .filter_map(|g| g.series.as_ref().map(|s| &s.0))
         .collect();
+    for s in captures.iter().filter(|s| s.latency_from_queue > 0) {
+        notes.push(format!(
+            "{}: the latency of {} of its {} intervals with I/O is the queue length over IOPS (Little's law): the capture has no latency counter for them.",
+            s.source,
+            s.latency_from_queue,
+            s.samples.len()
+        ));
+    }
     let mut drafts: Vec<Draft> = Vec::new();
     for g in &groups {
         let gl = group_limit(g, opts, limit.as_ref());

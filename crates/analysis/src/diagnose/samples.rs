@@ -62,6 +62,12 @@ pub struct Series {
     pub samples: Vec<Sample>,
     /// Intervals left out because no I/O completed in them (captures): an idle device's.
     pub idle_intervals: usize,
+    /// Intervals with I/O but neither a latency nor a queue length counter (captures): left
+    /// out of the samples, and not idle.
+    pub unmeasured_intervals: usize,
+    /// Samples whose latency is the queue length over IOPS (Little's law), the source having
+    /// no latency counter for them (captures).
+    pub latency_from_queue: usize,
 }
 
 impl SeriesKind {
@@ -74,41 +80,63 @@ impl SeriesKind {
     }
 }
 
-/// One series per device of an observation; intervals without I/O or without latency are
-/// left out (they say nothing about queueing).
+/// One series per device of an observation. Intervals without I/O are idle; an interval
+/// with I/O but no latency counter takes its latency from the queue length by Little's law
+/// (perfmon's `Avg. Disk Queue Length` is defined as that product), and one with neither is
+/// left out and counted: calling it idle would be a wrong conclusion.
 pub fn from_observation(name: &str, obs: &Observation) -> Vec<Series> {
     obs.devices
         .iter()
         .map(|d| {
-            let samples = device_samples(d);
-            Series {
+            let mut s = Series {
                 source: format!("{name}: {}", d.name),
                 kind: SeriesKind::Observation,
-                idle_intervals: d.intervals.len() - samples.len(),
-                samples,
-            }
+                samples: Vec::new(),
+                idle_intervals: 0,
+                unmeasured_intervals: 0,
+                latency_from_queue: 0,
+            };
+            device_samples(d, &mut s);
+            s
         })
         .collect()
 }
 
-fn device_samples(d: &DeviceSeries) -> Vec<Sample> {
-    let mut out = Vec::new();
+/// The mean latency of an interval's I/Os, ns, from the latency counters; `None` when a
+/// direction with I/O has none.
+fn counter_latency(iv: &oio_core::observation::DeviceInterval) -> Option<f64> {
+    let (r, w) = (iv.read.iops_or_zero(), iv.write.iops_or_zero());
+    match (iv.read.latency_mean_ns, iv.write.latency_mean_ns) {
+        (Some(a), Some(b)) => Some((a * r + b * w) / (r + w)),
+        (Some(a), None) if w == 0.0 => Some(a),
+        (None, Some(b)) if r == 0.0 => Some(b),
+        _ => None,
+    }
+}
+
+fn device_samples(d: &DeviceSeries, s: &mut Series) {
     for iv in &d.intervals {
         let (r, w) = (iv.read.iops_or_zero(), iv.write.iops_or_zero());
         let iops = r + w;
         if iops <= 0.0 {
+            s.idle_intervals += 1;
             continue;
         }
-        let lat = match (iv.read.latency_mean_ns, iv.write.latency_mean_ns) {
-            (Some(a), Some(b)) => (a * r + b * w) / iops,
-            (Some(a), None) if w == 0.0 => a,
-            (None, Some(b)) if r == 0.0 => b,
-            _ => continue,
+        let lat = match (counter_latency(iv), iv.queue_mean) {
+            (Some(l), _) => l,
+            (None, Some(q)) => {
+                s.latency_from_queue += 1;
+                q / iops * 1e9
+            }
+            (None, None) => {
+                s.unmeasured_intervals += 1;
+                continue;
+            }
         };
         let bytes = iv.read.throughput().unwrap_or(0.0) + iv.write.throughput().unwrap_or(0.0);
         let queue = iv.queue_mean.unwrap_or(iops * lat / 1e9);
         let t_from = iv.t_s - iv.duration_s;
-        out.push(Sample {
+        s.samples.push(Sample {
             t_from,
             t_to: iv.t_s,
             queue,
@@ -123,7 +151,6 @@ fn device_samples(d: &DeviceSeries) -> Vec<Sample> {
             offered_iops: None,
         });
     }
-    out
 }
 
 fn trim(v: f64) -> String {
@@ -172,6 +199,8 @@ pub fn from_sweep(name: &str, s: &Sweep) -> Vec<Series> {
                 kind: SeriesKind::Sweep,
                 samples,
                 idle_intervals: 0,
+                unmeasured_intervals: 0,
+                latency_from_queue: 0,
             }
         })
         .collect()
@@ -235,5 +264,7 @@ pub fn from_runs(source: &str, runs: &[(&str, &RunResult)]) -> Option<Series> {
         kind: SeriesKind::Runs,
         samples,
         idle_intervals: 0,
+        unmeasured_intervals: 0,
+        latency_from_queue: 0,
     })
 }

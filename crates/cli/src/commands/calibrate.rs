@@ -34,7 +34,7 @@ pub fn calibrate(
     time: Duration,
     allow: (bool, bool),
 ) -> anyhow::Result<Calibration> {
-    let devices = crate::commands::replay::block_devices(&[target.display().to_string()]);
+    let devices = crate::device_recording::block_devices(&[target.display().to_string()]);
     if devices.is_empty() {
         bail!(
             "--calibrate {}: no block device under it to record (a file on tmpfs or overlay has none)",

@@ -1,9 +1,9 @@
 //! `oio compare CAPTURE REPLAY`: a replay held against the capture it was built from, device
 //! counters against device counters (`oio_analysis::capture_check`). The capture is any
 //! telemetry oio reads (iostat, perfmon, diskstats, blkparse, an `oio record` observation);
-//! the replay is the recording of the target's device that `oio replay` saves beside its
-//! result (`….device.json`), the result itself (its recording is found beside it), a
-//! directory holding one, or any telemetry recorded while the replay ran.
+//! the replay is the recording of the target's device that `oio replay` and `oio run` save
+//! beside their result (`….device.json`), the result itself (its recording is found beside
+//! it), a directory holding one, or any telemetry recorded while the replay ran.
 
 use crate::output::style;
 use anyhow::{bail, Context};
@@ -23,13 +23,7 @@ pub fn is_capture(path: &Path) -> bool {
         )
 }
 
-/// The recording of the device `oio replay` saved beside `result`.
-pub fn device_recording_of(result: &Path) -> PathBuf {
-    let stem = result.with_extension("");
-    let mut name = stem.into_os_string();
-    name.push(".device.json");
-    PathBuf::from(name)
-}
+pub use crate::device_recording::device_recording_of;
 
 /// The replay side: a telemetry file, a result with its recording beside it, or a directory
 /// with exactly one newest recording.
@@ -43,7 +37,7 @@ fn replay_side(path: &Path) -> anyhow::Result<PathBuf> {
         found.sort();
         return found.pop().with_context(|| {
             format!(
-                "{}: no recording of the device (*.device.json, written by `oio replay` on a real device)",
+                "{}: no recording of the device (*.device.json, written by `oio replay` and `oio run` on a real device)",
                 path.display()
             )
         });
@@ -56,7 +50,7 @@ fn replay_side(path: &Path) -> anyhow::Result<PathBuf> {
         return Ok(beside);
     }
     bail!(
-        "{}: expected the replay's recording of its device: a result of `oio replay` with its .device.json beside it, or telemetry recorded while the replay ran (oio record, iostat -x)",
+        "{}: expected the replay's recording of its device: a result of `oio replay` or `oio run` with its .device.json beside it, or telemetry recorded while the replay ran (oio record, iostat -x)",
         path.display()
     )
 }

@@ -31,10 +31,6 @@ pub struct Args {
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// Print no per-interval lines, only the summary.
-    #[arg(short, long)]
-    pub quiet: bool,
-
     /// Print the observation as JSON on stdout instead of the tables.
     #[arg(long)]
     pub json: bool,
@@ -59,7 +55,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         )?,
         None => crate::results::check_destination(Path::new("."), "-o FILE")?,
     }
-    let live = !(args.quiet || args.json);
+    // The global --quiet: no table, no summary; only errors and where the file went.
+    let quiet = crate::output::style::quiet();
+    let live = !(quiet || args.json);
     let mut header_done = false;
     let recorder =
         DiskstatsRecorder::start_with_observer(&args.devices, interval, move |s: &Sample| {
@@ -100,6 +98,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     if args.json {
         out.write_all(&json_bytes(&obs)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if quiet {
+        writeln!(out, "{saved}")?;
         return Ok(ExitCode::SUCCESS);
     }
     writeln!(out, "\nmeans over the recording (saved to {saved}):")?;

@@ -5,6 +5,7 @@
 //! in the trace, service time, oio's lag against the schedule, the backlog, the series.
 
 use crate::args::EngineArg;
+use crate::device_recording::Recording;
 use crate::experiment::{execute, present};
 use crate::output::style;
 use anyhow::Context;
@@ -212,75 +213,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         mapping,
         loaded: Some(Arc::new(p.trace)),
     });
-    let devices = if args.engine == EngineArg::Null {
-        Vec::new()
-    } else {
-        block_devices(&config.plan.target_paths())
-    };
+    let targets = config.plan.target_paths();
     let plan = Plan::Run { run: config };
     // The targets' devices are recorded while the replay runs, for `oio compare CAPTURE
     // RESULT` (a failure to record is said, and the replay runs regardless).
-    let recorder = (!devices.is_empty())
-        .then(|| oio_telemetry::DiskstatsRecorder::start(&devices, args.interval))
-        .transpose()
-        .unwrap_or_else(|e| {
-            style::print_warning(&format!("the device is not recorded: {e}"));
-            None
-        });
+    let recording = Recording::start(&targets, args.engine == EngineArg::Null, args.interval);
     let outcome = execute(&plan, &args.out, true);
-    let recording = recorder.map(|r| r.stop());
+    let recorded = recording.stop();
     let outcome = outcome?;
     let code = present(&plan, &outcome, &args.out, args.json, &Default::default())?;
     if let Some(d) = outcome.runs.first() {
         print_schedule(&d.result, n, p.span, args.depth.is_none());
-        match recording {
-            Some(Ok(obs)) => {
-                let path = crate::commands::capture_check::device_recording_of(&d.path);
-                let mut bytes = serde_json::to_vec_pretty(&obs)?;
-                bytes.push(b'\n');
-                crate::results::write_file_atomic(&path, &bytes)?;
-                style::print_saved("device recording", &path, args.json);
-            }
-            Some(Err(e)) => style::print_warning(&format!("the device recording failed: {e}")),
-            None => {}
+        if let Some(path) = recorded.save_beside(&d.path, true)? {
+            style::print_saved("device recording", &path, args.json);
         }
     }
     Ok(code)
-}
-
-/// The block devices (kernel names) the targets are on, or are: a file's filesystem device
-/// (its parent directory's when it does not exist yet), a block device itself.
-pub(crate) fn block_devices(paths: &[String]) -> Vec<String> {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    let mut out: Vec<String> = Vec::new();
-    for p in paths {
-        let p = std::path::Path::new(p);
-        let name = match std::fs::metadata(p) {
-            Ok(md) if md.file_type().is_block_device() => {
-                // Linux's encoding of a device number.
-                let rdev = md.rdev();
-                let (major, minor) = (
-                    (rdev >> 8) & 0xfff,
-                    (rdev & 0xff) | ((rdev >> 12) & 0xfff00),
-                );
-                std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}"))
-                    .ok()
-                    .and_then(|l| l.file_name().map(|n| n.to_string_lossy().into_owned()))
-            }
-            Ok(_) => oio_telemetry::diskstats::device_of(p).map(|d| d.name),
-            Err(_) => {
-                let dir = p
-                    .parent()
-                    .filter(|d| !d.as_os_str().is_empty())
-                    .unwrap_or(std::path::Path::new("."));
-                oio_telemetry::diskstats::device_of(dir).map(|d| d.name)
-            }
-        };
-        if let Some(n) = name.filter(|n| !out.contains(n)) {
-            out.push(n);
-        }
-    }
-    out
 }
 
 /// The trace as the engine takes it: reads and writes of the chosen devices, times scaled,

@@ -46,6 +46,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         Plan::Run { run }
     };
-    let outcome = execute(&plan, &args.out, true)?;
+    let outcome =
+        crate::device_recording::around(&plan, args.json, || execute(&plan, &args.out, true))?;
     present(&plan, &outcome, &args.out, args.json, &Default::default())
 }
