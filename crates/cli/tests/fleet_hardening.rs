@@ -258,7 +258,8 @@ fn a_host_whose_file_system_freezes_while_it_fills_does_not_hang_the_controller(
     );
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("host b: stalled during prepare: nothing heard from it for "),
+        stderr.contains("host b: stalled during prepare: no progress for ")
+            && stderr.contains("its storage may hang"),
         "{stderr}"
     );
     assert!(

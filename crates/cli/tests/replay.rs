@@ -725,7 +725,7 @@ fn characterize_calibrate_run_and_compare_close_the_loop() {
     }
 }
 
-/// `oio run` records its target's device as `oio replay` does: the recording lies beside the
+/// `oio run --record-device` records its target's device as `oio replay` does: the recording lies beside the
 /// result, holds at least the run's own reads (other I/O of the machine only adds), and
 /// `oio compare CAPTURE RESULT` finds it from the result.
 #[test]
@@ -759,6 +759,7 @@ fn a_run_records_its_device_beside_its_result() {
             "--engine",
             "sync",
             "t.dat",
+            "--record-device",
             "--json",
         ])
         .output()

@@ -31,6 +31,11 @@ pub struct Args {
     /// Run N times (one result file each) and summarize over runs; with --json, an array.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
+
+    /// Record the targets' devices from /proc/diskstats while the run goes, saved beside the
+    /// result as RESULT.device.json (for `oio compare CAPTURE RESULT`; one run only).
+    #[arg(long)]
+    pub record_device: bool,
 }
 
 /// Runs `oio run`.
@@ -46,7 +51,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         Plan::Run { run }
     };
-    let outcome =
-        crate::device_recording::around(&plan, args.json, || execute(&plan, &args.out, true))?;
+    let outcome = if args.record_device {
+        crate::device_recording::around(&plan, args.json, || execute(&plan, &args.out, true))?
+    } else {
+        execute(&plan, &args.out, true)?
+    };
     present(&plan, &outcome, &args.out, args.json, &Default::default())
 }
