@@ -739,9 +739,11 @@ impl Workload {
         if self.streams.is_empty() {
             return Err("the workload has no [[stream]]".into());
         }
-        for (i, s) in self.streams.iter().enumerate() {
+        // A set, not a scan of the streams before: an imported profile may hold thousands.
+        let mut names = std::collections::HashSet::with_capacity(self.streams.len());
+        for s in &self.streams {
             s.check()?;
-            if self.streams[..i].iter().any(|o| o.name == s.name) {
+            if !names.insert(s.name.as_str()) {
                 return Err(format!(
                     "two streams are named '{}'; give each a unique name",
                     s.name
