@@ -680,6 +680,7 @@ fn characterize_calibrate_run_and_compare_close_the_loop() {
             "0s",
             "--allow-overwrite",
             "--destroy-data",
+            "--record-device",
             "-q",
         ])
         .output()
@@ -690,7 +691,7 @@ fn characterize_calibrate_run_and_compare_close_the_loop() {
         String::from_utf8_lossy(&run.stderr)
     );
     finish(rec);
-    // The run recorded its device itself too: the capture is held against `oio record`'s
+    // The run recorded its device itself too (--record-device): the capture is held against `oio record`'s
     // recording and against the run's result (its recording beside it).
     let result = String::from_utf8_lossy(&run.stdout).trim().to_string();
     assert!(
