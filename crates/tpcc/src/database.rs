@@ -102,8 +102,10 @@ pub type BackgroundJob = Box<dyn FnOnce() -> Result<()> + Send>;
 
 /// One database of one dialect, as its URL names it.
 pub trait Database: Send + Sync {
-    /// The dialect.
-    fn dialect(&self) -> Dialect;
+    /// The dialect, as the URL names it.
+    fn dialect(&self) -> Dialect {
+        self.url().dialect()
+    }
 
     /// The URL.
     fn url(&self) -> &DbUrl;

@@ -1586,10 +1586,6 @@ impl Mysql {
 const MYSQL_STATEMENT_BYTES: usize = 1 << 20;
 
 impl Database for Mysql {
-    fn dialect(&self) -> Dialect {
-        Dialect::Mysql
-    }
-
     fn url(&self) -> &DbUrl {
         &self.url
     }

@@ -746,10 +746,6 @@ impl Postgres {
 }
 
 impl Database for Postgres {
-    fn dialect(&self) -> Dialect {
-        Dialect::Postgres
-    }
-
     fn url(&self) -> &DbUrl {
         &self.url
     }

@@ -366,10 +366,6 @@ fn wal_path(path: &Path) -> PathBuf {
 }
 
 impl Database for Sqlite {
-    fn dialect(&self) -> Dialect {
-        Dialect::Sqlite
-    }
-
     fn url(&self) -> &DbUrl {
         &self.url
     }
