@@ -1706,6 +1706,7 @@ pub fn find_knee(points: &[KneeInput], opts: &KneeOptions, seed: u64) -> Option<
         judged.why.insert(0, s.why.clone());
     }
     set_aside_caps(points, &iops, &keep, &plateau, &mut judged);
+    flat_then_rise_caps(points, &iops, &keep, &noise, &mut judged);
 
     let p = &points[k];
     let prev = if k > 0 { points[k - 1].qd } else { 0 };
@@ -1785,6 +1786,62 @@ fn set_aside_caps(
         "rerun {} (or --repeat 3: repeats measure such noise)",
         rerun.join(", ")
     ));
+}
+
+/// With one run per depth, the point just below a decided range may be the knee itself, slowed
+/// as a whole: a closed loop's IOPS grow concavely with depth (a step gains at most what the
+/// step before it gained per unit of depth), so a flat step followed by a far steeper one says
+/// that run was slowed by something else (a neighbour's burst halving the knee's own depth
+/// moves the knee one step deeper). The range then reaches down over that point, at low
+/// confidence. The steep step must exceed what concavity allows by 3 × the noise and by half
+/// (what a lucky run at the top of a clean knee can add), since one run's intervals cannot show
+/// a whole run's noise. With repeats `sag` sets such points aside before the rules run.
+fn flat_then_rise_caps(
+    points: &[KneeInput],
+    iops: &[f64],
+    keep: &[bool],
+    noise: &NoiseModel,
+    judged: &mut Judged,
+) {
+    if noise.repeats || judged.confidence == KneeConfidence::Undecided {
+        return;
+    }
+    let r = &mut judged.range;
+    let Some(j) = points.iter().position(|p| p.qd == r.above && r.above > 0) else {
+        return;
+    };
+    let Some(a) = (0..j).rev().find(|&i| keep[i] && iops[i] > 0.0) else {
+        return;
+    };
+    let Some(b) = (j + 1..points.len()).find(|&i| keep[i] && iops[i] > 0.0) else {
+        return;
+    };
+    let (Some(steps), true) = (r.steps, iops[j] > 0.0) else {
+        return;
+    };
+    let q = |i: usize| points[i].qd as f64;
+    let per_depth = (iops[j] - iops[a]) / (q(j) - q(a)).max(1.0);
+    let allowed = iops[j] + per_depth.max(0.0) * (q(b) - q(j));
+    let excess = (iops[b] / allowed.max(1e-9)).ln();
+    if excess <= (OUTLIER_NOISE * noise.pair(j, b)).max(1.5f64.ln()) {
+        return;
+    }
+    judged.confidence = judged.confidence.min(KneeConfidence::Low);
+    judged.why.push(format!(
+        "qd {} may be the knee slowed as a whole: it gained {:.0} % over qd {}, then qd {} gained {:.0} % more, far more than a closed loop's concave curve allows ({} IOPS at most)",
+        points[j].qd,
+        100.0 * (iops[j] / iops[a].max(1e-9) - 1.0),
+        points[a].qd,
+        points[b].qd,
+        100.0 * (iops[b] / iops[j] - 1.0),
+        fmt_iops(allowed)
+    ));
+    judged.decide.push(format!(
+        "rerun qd {} (or --repeat 3: repeats measure such noise)",
+        points[j].qd
+    ));
+    r.above = points[a].qd;
+    r.steps = Some(steps + (j - a) as u32);
 }
 
 /// One sentence: the range and confidence, what the rules name, and for an undecided knee why
@@ -2673,6 +2730,40 @@ mod tests {
             k.flags
         );
         assert!(k.confidence <= Some(KneeConfidence::Low), "{}", k.summary);
+    }
+
+    #[test]
+    fn a_flat_step_before_a_steep_one_reaches_the_range_down_over_it() {
+        // 16 servers of 1 ms, one run per depth, the qd 16 run slowed 2× by a neighbour (the
+        // battery's seed 3): qd 16 gains 6 % on qd 8, then qd 32 gains 111 %. The plateau from
+        // qd 32 on is flat, so the rules name 32; the range must reach over 16, at low confidence.
+        let qds = [1, 2, 4, 8, 16, 32, 64, 128];
+        let iops = [
+            1039.0, 2251.0, 3631.0, 7300.0, 7718.0, 16258.0, 15491.0, 15817.0,
+        ];
+        let k = find_knee(&from_iops(&qds, &iops, Some(0.017)), &opts(), 1).unwrap();
+        let r = k.range.unwrap();
+        assert!(r.contains(16.0), "{} {:?}", k.summary, k.why);
+        assert_eq!(k.confidence, Some(KneeConfidence::Low), "{}", k.summary);
+        assert!(
+            k.decide.iter().any(|d| d.contains("qd 16")),
+            "{:?}",
+            k.decide
+        );
+        // A clean knee at 32 whose top run was lucky (+28 %) is not widened: that step is
+        // within what concavity and half again allow.
+        let iops = [
+            1000.0, 2000.0, 4000.0, 8000.0, 16000.0, 40960.0, 32000.0, 32000.0,
+        ];
+        let k = find_knee(&from_iops(&qds, &iops, Some(0.017)), &opts(), 1).unwrap();
+        let r = k.range.unwrap();
+        assert_eq!(
+            (r.above, r.up_to),
+            (16, Some(32)),
+            "{} {:?}",
+            k.summary,
+            k.why
+        );
     }
 
     #[test]
