@@ -130,6 +130,19 @@ pub fn parse_secs(s: &str) -> Result<oio_core::units::Secs, String> {
         .map_err(|e| e.to_string())
 }
 
+/// A `--label`: a name of 1 to `oio_tpcc::plan::MAX_LABEL` printable characters, the rule
+/// `oio tpcc run --label` follows.
+pub fn parse_label(s: &str) -> Result<String, String> {
+    let max = oio_tpcc::plan::MAX_LABEL;
+    if s.trim().is_empty() || s.chars().count() > max || s.chars().any(char::is_control) {
+        return Err(format!(
+            "'{}': expected a name of 1 to {max} printable characters",
+            s.escape_debug()
+        ));
+    }
+    Ok(s.to_string())
+}
+
 /// A percentage from 0 to 100 (`70` or `70%`).
 pub fn parse_pct(s: &str) -> Result<f64, String> {
     let v: f64 = s

@@ -10,9 +10,11 @@ use oio_core::result::RunResult;
 use oio_core::units::{format_bytes, format_count, format_ns};
 use oio_core::StopReason;
 use oio_engine::RunObserver;
+use oio_lab::error::Result as LabResult;
+use oio_lab::sink::{Item, Sink};
 use oio_lab::{Document, FileSink, Lab, Outcome, Plan, Progress, Step};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// The live line and progress lines of a plan's runs.
@@ -76,9 +78,60 @@ impl Progress for Terminal {
     }
 }
 
+/// A sink that names every document it stores by the user's `--label`: in the document (the
+/// envelope's `label`) and at the start of its file name.
+struct Labelling<'a> {
+    inner: &'a mut FileSink,
+    label: Option<&'a str>,
+}
+
+impl Sink for Labelling<'_> {
+    fn save(&mut self, item: &Item<'_>, doc: &serde_json::Value) -> LabResult<PathBuf> {
+        let Some(label) = self.label else {
+            return self.inner.save(item, doc);
+        };
+        let mut doc = doc.clone();
+        if let Some(o) = doc.as_object_mut() {
+            o.insert("label".into(), label.into());
+        }
+        let name = format!("{label}-{}", item.label);
+        self.inner.save(&Item { label: &name, ..*item }, &doc)
+    }
+
+    fn save_json(&mut self, item: &Item<'_>, bytes: &[u8]) -> LabResult<PathBuf> {
+        let Some(label) = self.label else {
+            return self.inner.save_json(item, bytes);
+        };
+        if item.kind != "run" {
+            let doc = serde_json::from_slice(bytes).map_err(|e| {
+                oio_lab::LabError::Json(format!("reading back a document: {e}"))
+            })?;
+            return self.save(item, &doc);
+        }
+        // Typed, so the run's fields keep their order.
+        let mut r: RunResult = serde_json::from_slice(bytes)
+            .map_err(|e| oio_lab::LabError::Json(format!("reading back a run: {e}")))?;
+        r.envelope.label = Some(label.to_string());
+        let name = format!("{label}-{}", item.label);
+        let bytes = oio_lab::sink::json_bytes(&r)?;
+        self.inner.save_json(&Item { label: &name, ..*item }, &bytes)
+    }
+}
+
 /// Runs `plan` into `out` until it ends or a signal stops it. `header`: whether each run
 /// prints the workload header before its ramp.
 pub fn execute(plan: &Plan, out: &Path, header: bool) -> anyhow::Result<Outcome> {
+    execute_labelled(plan, out, header, None)
+}
+
+/// [`execute`], every document named `label` (`--label`): recorded in it, put in its file
+/// name, and set on the outcome's runs and document.
+pub fn execute_labelled(
+    plan: &Plan,
+    out: &Path,
+    header: bool,
+    label: Option<&str>,
+) -> anyhow::Result<Outcome> {
     let cancel = crate::interrupt::cancel_token();
     let mut sink = FileSink::new(
         out,
@@ -86,8 +139,12 @@ pub fn execute(plan: &Plan, out: &Path, header: bool) -> anyhow::Result<Outcome>
         Box::new(|w: &str| style::print_warning(w)),
     );
     let mut progress = Terminal { live: None, header };
+    let mut labelling = Labelling {
+        inner: &mut sink,
+        label,
+    };
     let mut lab = Lab {
-        sink: &mut sink,
+        sink: &mut labelling,
         progress: &mut progress,
         cancel: &cancel,
         command: std::env::args().collect(),
@@ -96,7 +153,17 @@ pub fn execute(plan: &Plan, out: &Path, header: bool) -> anyhow::Result<Outcome>
     if sink.rescued() {
         crate::results::mark_rescued();
     }
-    let outcome = outcome?;
+    let mut outcome = outcome?;
+    if let Some(l) = label {
+        for d in &mut outcome.runs {
+            d.result.envelope.label = Some(l.to_string());
+        }
+        match &mut outcome.document {
+            Some(Document::Sweep(doc, _)) => doc.envelope.label = Some(l.to_string()),
+            Some(Document::Blend(doc)) => doc.envelope.label = Some(l.to_string()),
+            None => {}
+        }
+    }
     // A log asked for that could not be written: the result is kept, the command exits 2.
     for d in &outcome.runs {
         for e in &d.result.output_errors {

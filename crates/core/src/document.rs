@@ -87,6 +87,12 @@ pub struct Envelope {
     /// for documents that are analyses of other documents).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<serde_json::Value>,
+    /// The name the user gave the measurement (`--label`), e.g. the setting under test: how
+    /// `compare`, the report and `diagnose` name it (absent when none was given, and in
+    /// documents written before commands took one). TPC-C results and series keep theirs in
+    /// their own `label` field, the same key in JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 impl Envelope {
@@ -103,6 +109,7 @@ impl Envelope {
             stop_reason: StopReason::Completed,
             warnings: Vec::new(),
             plan: None,
+            label: None,
         }
     }
 

@@ -54,10 +54,16 @@ pub struct ExperimentKey {
     pub load: String,
     /// The simulated device's model (or "null engine: no device") when no device was measured.
     pub simulated: Option<String>,
+    /// The name the user gave the runs (`--label`; empty when none): runs named apart are
+    /// different experiments however alike their settings look (a database setting, a
+    /// firmware, a cable oio cannot see), and runs of one name are repeats.
+    #[serde(default)]
+    pub label: String,
 }
 
 /// Names of the fields of [`ExperimentKey`], in the order labels show them.
-pub const FIELDS: [&str; 10] = [
+pub const FIELDS: [&str; 11] = [
+    "label",
     "workload",
     "pattern",
     "sizes",
@@ -106,12 +112,14 @@ impl ExperimentKey {
                 .unwrap_or_default(),
             load: load(streams),
             simulated: simulated(r),
+            label: r.envelope.label.clone().unwrap_or_default(),
         }
     }
 
     /// The value of a field by name (see [`FIELDS`]); `simulated` reads "no" for a real run.
     pub fn field(&self, name: &str) -> Option<String> {
         Some(match name {
+            "label" => self.label.clone(),
             "workload" => self.workload.clone(),
             "pattern" => self.pattern.clone(),
             "sizes" => self.sizes.clone(),
@@ -137,7 +145,8 @@ impl ExperimentKey {
 
     /// One line naming the experiment: "randread-4k (random 4k, 100 % read) · io_uring ·
     /// data.dat on sdb · closed loop", with "simulated: MODEL" in place of the target when no
-    /// device was measured. Empty fields are left out.
+    /// device was measured, after the label ("async: randread-4k …") when there is one. Empty
+    /// fields are left out.
     pub fn label(&self) -> String {
         let mut shape = Vec::new();
         if !self.pattern.is_empty() {
@@ -171,7 +180,12 @@ impl ExperimentKey {
         }
         parts.push(self.load.clone());
         parts.retain(|p| !p.is_empty());
-        parts.join(" · ")
+        let line = parts.join(" · ");
+        if self.label.is_empty() {
+            line
+        } else {
+            format!("{}: {line}", self.label)
+        }
     }
 }
 

@@ -237,6 +237,7 @@ fn sweep_key(s: &Sweep, bs: Option<&str>, read_pct: Option<f64>) -> ExperimentKe
             .unwrap_or_default(),
         load: "closed loop".into(),
         simulated: s.simulated.clone(),
+        label: s.envelope.label.clone().unwrap_or_default(),
         ..ExperimentKey::default()
     }
 }

@@ -3,7 +3,7 @@
 //! are mixed on one target. The phases are `oio_lab::blend`.
 
 use crate::args::{settings, ExecArgs, TargetArgs};
-use crate::experiment::{execute, present};
+use crate::experiment::{execute_labelled, present};
 use clap::ValueEnum;
 use oio_core::SizeMix;
 use oio_lab::blend::{BlendPlan, BlendSpec};
@@ -47,6 +47,11 @@ pub struct Args {
     #[arg(long, default_value = "oio-results", value_name = "DIR")]
     pub out: PathBuf,
 
+    /// A name for this blend, recorded in each phase's result and put in their file names:
+    /// `report` and `diagnose` name the runs by it.
+    #[arg(long, value_name = "NAME", value_parser = crate::args::parse_label)]
+    pub label: Option<String>,
+
     /// Print the blend as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -72,6 +77,6 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     };
     let plan = Plan::Blend(BlendPlan::new(spec, &s)?);
     crate::results::check_destination(&a.out, "--out DIR")?;
-    let outcome = execute(&plan, &a.out, true)?;
+    let outcome = execute_labelled(&plan, &a.out, true, a.label.as_deref())?;
     present(&plan, &outcome, &a.out, a.json, &Default::default())
 }

@@ -21,6 +21,11 @@ pub struct Args {
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
+    /// A name for the imported fio result, recorded in it (e.g. the setting under test):
+    /// `compare`, `report` and `diagnose` name the run by it. Results only.
+    #[arg(long, value_name = "NAME", value_parser = crate::args::parse_label)]
+    pub label: Option<String>,
+
     /// Print the result as JSON on stdout instead of the summary (nothing is written unless
     /// -o is given).
     #[arg(long)]
@@ -30,12 +35,14 @@ pub struct Args {
 /// Converts and saves.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if is_job_file(&args.file) {
+        no_label(&args)?;
         return job_file(args);
     }
     if let Some(code) = import_jobfile(&args)? {
         return Ok(code);
     }
-    let r = oio_telemetry::fio::load_result(&args.file)?;
+    let mut r = oio_telemetry::fio::load_result(&args.file)?;
+    r.envelope.label = args.label.clone();
     let mut bytes = serde_json::to_vec_pretty(&r)?;
     bytes.push(b'\n');
     let target = match (&args.output, args.json) {
@@ -64,6 +71,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Only a result takes a `--label`: a workload definition becomes a workload file.
+fn no_label(args: &Args) -> anyhow::Result<()> {
+    if args.label.is_some() {
+        anyhow::bail!(
+            "--label names an imported fio result (JSON); '{}' is a workload definition, which becomes a workload file without one",
+            args.file.display()
+        );
+    }
+    Ok(())
+}
+
 /// diskspd (command lines and XML profiles), IOMeter and vdbench files become workload
 /// files; `None` for other files.
 fn import_jobfile(args: &Args) -> anyhow::Result<Option<ExitCode>> {
@@ -75,6 +93,7 @@ fn import_jobfile(args: &Args) -> anyhow::Result<Option<ExitCode>> {
     let Some(format) = jobfile::detect(&name, &head) else {
         return Ok(None);
     };
+    no_label(args)?;
     let text = lines.rest_as_string()?;
     let imported = jobfile::import(&name, &text, format)?;
     let mut stderr = std::io::stderr().lock();

@@ -2,7 +2,7 @@
 //! `--repeat N` times.
 
 use crate::args::RunFlags;
-use crate::experiment::{execute, present};
+use crate::experiment::{execute_labelled, present};
 use oio_lab::Plan;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -23,6 +23,12 @@ pub struct Args {
     /// Directory for the result file.
     #[arg(long, value_name = "DIR", default_value = "oio-results")]
     pub out: PathBuf,
+
+    /// A name for this run, recorded in its result (each result with --repeat) and put in its
+    /// file name, e.g. the setting under test: `compare`, `report` and `diagnose` name the
+    /// runs by it.
+    #[arg(long, value_name = "NAME", value_parser = crate::args::parse_label)]
+    pub label: Option<String>,
 
     /// Print the result as JSON on stdout (and nothing else there).
     #[arg(long)]
@@ -52,9 +58,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Plan::Run { run }
     };
     let outcome = if args.record_device {
-        crate::device_recording::around(&plan, args.json, || execute(&plan, &args.out, true))?
+        crate::device_recording::around(&plan, args.json, || execute_labelled(&plan, &args.out, true, args.label.as_deref()))?
     } else {
-        execute(&plan, &args.out, true)?
+        execute_labelled(&plan, &args.out, true, args.label.as_deref())?
     };
     present(&plan, &outcome, &args.out, args.json, &Default::default())
 }

@@ -10,7 +10,7 @@
 use crate::args::{
     parse_with, settings, ExecArgs, KneeArgs, RepeatArgs, RoundOrderArg, TargetArgs, WorkloadArgs,
 };
-use crate::experiment::{execute, present};
+use crate::experiment::{execute_labelled, present};
 use oio_analysis::knee::LatencyTarget;
 use oio_core::SizeMix;
 use oio_engine::EngineKind;
@@ -136,6 +136,12 @@ pub struct Args {
     #[arg(long, value_name = "DIR", default_value = "oio-results")]
     pub out: PathBuf,
 
+    /// A name for this sweep, recorded in the sweep document and each of its runs and put in
+    /// their file names, e.g. the setting under test: `compare`, `report` and `diagnose` name
+    /// the runs by it.
+    #[arg(long, value_name = "NAME", value_parser = crate::args::parse_label)]
+    pub label: Option<String>,
+
     /// Print the sweep as JSON on stdout (schema oio.sweep).
     #[arg(long)]
     pub json: bool,
@@ -192,6 +198,6 @@ fn plan(args: &Args) -> anyhow::Result<SweepPlan> {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let plan = Plan::Sweep(plan(&args)?);
     crate::results::check_destination(&args.out, "--out DIR")?;
-    let outcome = execute(&plan, &args.out, true)?;
+    let outcome = execute_labelled(&plan, &args.out, true, args.label.as_deref())?;
     present(&plan, &outcome, &args.out, args.json, &Default::default())
 }
