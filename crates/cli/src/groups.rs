@@ -60,12 +60,15 @@ pub fn load_groups(paths: &[PathBuf], labels: &[String]) -> anyhow::Result<(Vec<
         let mut sources = Vec::new();
         let mut kind: Option<(Kind, String)> = None;
         let mut first: Option<oio_tpcc::TpccResult> = None;
+        // The recorded `--label` of each run, to name a group given no --label.
+        let mut named: Vec<Option<String>> = Vec::new();
         // Where each run sits among experiments (oio_core::experiment, as diagnose groups).
         let mut points = Vec::new();
         for input in inputs {
             let (k, data, file) = match input {
                 Input::Run { result, path } => {
                     points.push(oio_core::experiment::point(&result));
+                    named.push(result.envelope.label.clone());
                     (Kind::Run, RunData::from_run(&result), path)
                 }
                 Input::Doc {
@@ -122,11 +125,13 @@ pub fn load_groups(paths: &[PathBuf], labels: &[String]) -> anyhow::Result<(Vec<
         }
         kinds.push((kind.0, path.display().to_string()));
         firsts.push(first);
+        let shown = path.display().to_string();
         groups.push(Group {
             label: labels
                 .get(i)
                 .cloned()
-                .unwrap_or_else(|| path.display().to_string()),
+                .or_else(|| by_recorded_label(&named).map(|l| format!("{l} ({shown})")))
+                .unwrap_or(shown),
             sources,
             runs,
         });
@@ -142,6 +147,15 @@ pub fn load_groups(paths: &[PathBuf], labels: &[String]) -> anyhow::Result<(Vec<
         );
     }
     Ok((groups, kind))
+}
+
+/// The label every run of a group was given (`oio run --label`), when they share one.
+fn by_recorded_label(labels: &[Option<String>]) -> Option<&str> {
+    let first = labels.first()?.as_deref()?;
+    labels
+        .iter()
+        .all(|l| l.as_deref() == Some(first))
+        .then_some(first)
 }
 
 /// Groups of TPC-C results given no `--label` are named by what differs between their first

@@ -38,6 +38,8 @@ mod workload_features;
 mod tpcc;
 // Issue 23: settings in every TPC-C result, runs named by what differs, studies.
 mod study;
+// `--label` on every command that writes a result, and the names it gives runs.
+mod labels;
 // `oio record`, `characterize`, `export`, `import`: against iostat and fio.
 mod telemetry;
 // `oio run --repeat`, `oio compare`: groups, interleaved runs, statistics, JSON contract.

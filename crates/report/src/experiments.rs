@@ -157,7 +157,12 @@ fn options(r: &RunResult) -> BTreeMap<String, String> {
         }
         i += 1;
     }
-    // Facts that hold whatever the command line said (fio imports have none).
+    // Facts that hold whatever the command line said (fio imports have none): the label as
+    // recorded (an `oio compare --run --label` names configurations, not runs).
+    m.remove("--label");
+    if let Some(l) = &r.envelope.label {
+        m.insert("--label".into(), l.clone());
+    }
     m.insert("workload".into(), r.workload.name.clone());
     // Depth and rate under one name whether given or defaulted; the rate as asked (the
     // measured offered rate of Poisson arrivals differs from run to run).

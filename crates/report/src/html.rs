@@ -156,6 +156,12 @@ fn exp_title(x: &Experiment) -> String {
         x.runs.len(),
         if x.runs.len() == 1 { "" } else { "s" }
     );
+    // The name the runs were given, unless what tells the section apart says it already.
+    if let Some(k) = x.key.as_ref().filter(|k| !k.label.is_empty()) {
+        if !x.apart.iter().any(|a| a.starts_with("label ")) {
+            t.push_str(&format!(" · {}", k.label));
+        }
+    }
     // Another experiment of the same directory: what tells this one apart.
     if !x.apart.is_empty() {
         t.push_str(&format!(" · {}", x.apart.join(", ")));

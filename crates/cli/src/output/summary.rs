@@ -38,7 +38,11 @@ fn write_header(out: &mut dyn Write, r: &RunResult) -> io::Result<()> {
         .collect();
     writeln!(
         out,
-        "{HEAD}{}{HEAD:#} on {}",
+        "{HEAD}{}{}{HEAD:#} on {}",
+        r.envelope
+            .label
+            .as_deref()
+            .map_or(String::new(), |l| format!("{l}: ")),
         r.workload.name,
         targets.join(", ")
     )?;

@@ -255,6 +255,7 @@ fn save_io(
     dir: &std::path::Path,
     run: &FleetRun,
     plan: &RunPlan,
+    label: Option<&str>,
 ) -> anyhow::Result<(oio_fleet::merge::FleetResult, PathBuf)> {
     use crate::results::write_json_atomic;
     let mut files = Vec::with_capacity(run.hosts.len());
@@ -263,6 +264,7 @@ fn save_io(
             Some(r) => {
                 let mut r = r.clone();
                 r.envelope.command = std::env::args().collect();
+                r.envelope.label = label.map(str::to_string);
                 let p = write_json_atomic(dir, &format!("{}.json", h.name), &r)?;
                 Some(p.display().to_string())
             }
@@ -274,6 +276,7 @@ fn save_io(
         row.logs = save_logs(dir, h)?;
     }
     doc.envelope.command = std::env::args().collect();
+    doc.envelope.label = label.map(str::to_string);
     let merged = write_json_atomic(dir, "merged.json", &doc)?;
     Ok((doc, merged))
 }

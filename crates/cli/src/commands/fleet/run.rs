@@ -32,6 +32,11 @@ pub struct FleetArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// A name for this measurement, recorded in every host's result and the merged (sweep,
+    /// scale) documents, e.g. the setting under test.
+    #[arg(long, value_name = "NAME", value_parser = crate::args::parse_label)]
+    pub label: Option<String>,
+
     /// Serve the live figures (per host and merged IOPS, I/O counters, latency histograms) in
     /// Prometheus' text format at http://ADDR/metrics while the run lasts, e.g. 127.0.0.1:9464
     /// (run and sweep).
@@ -76,7 +81,7 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
     let dir = a
         .out
         .join(result_file_name("fleet", &stamp, &plan.workload.name).trim_end_matches(".json"));
-    let (doc, merged) = super::save_io(&dir, &run, &plan)?;
+    let (doc, merged) = super::save_io(&dir, &run, &plan, a.label.as_deref())?;
 
     if a.json {
         crate::output::print_json(&doc)?;
@@ -119,6 +124,9 @@ pub(super) fn metrics(
 pub(super) fn fleet_check(a: FleetArgs) -> anyhow::Result<ExitCode> {
     if a.metrics.is_some() {
         anyhow::bail!("--metrics: `oio fleet check` runs no workload; give it to `oio fleet run` or `oio fleet sweep`");
+    }
+    if a.label.is_some() {
+        anyhow::bail!("--label: `oio fleet check` writes no result to name; give it to `oio fleet run`, `sweep` or `scale`");
     }
     let (_, jobs) = jobs(&a)?;
     let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());

@@ -79,6 +79,7 @@ pub fn run(s: ScaleArgs) -> anyhow::Result<ExitCode> {
     let mut done = Vec::new();
     let mut envelope = oio_core::document::Envelope::new(SCALE_SCHEMA, 1);
     envelope.command = std::env::args().collect();
+    envelope.label = a.label.clone();
     envelope.host = Some(oio_core::host::HostInfo::detect());
     let mut interrupted = false;
     for &k in &steps {
@@ -95,7 +96,12 @@ pub fn run(s: ScaleArgs) -> anyhow::Result<ExitCode> {
         });
         live.finish();
         let run = run?;
-        let (doc, merged) = super::save_io(&dir.join(format!("hosts{k}")), &run, &plan)?;
+        let (doc, merged) = super::save_io(
+            &dir.join(format!("hosts{k}")),
+            &run,
+            &plan,
+            a.label.as_deref(),
+        )?;
         done.push(step(k, &doc, &merged.display().to_string()));
         for l in &doc.lost {
             style::print_warning(l);

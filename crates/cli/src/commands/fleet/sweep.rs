@@ -71,6 +71,7 @@ pub fn run(s: SweepArgs) -> anyhow::Result<ExitCode> {
     // A fleet sweep is not one `oio rerun` can repeat on this host.
     sweep.envelope.plan = None;
     sweep.envelope.command = std::env::args().collect();
+    sweep.envelope.label = a.label.clone();
     if let Some(stop) = fleet.stop {
         sweep.envelope.stopped(stop);
     }
@@ -218,7 +219,7 @@ impl OnTheFleet<'_> {
             1 => format!("qd{qd}"),
             n => format!("qd{qd}-{n}"),
         };
-        let (doc, merged) = super::save_io(&self.dir.join(sub), &run, plan)?;
+        let (doc, merged) = super::save_io(&self.dir.join(sub), &run, plan, self.a.label.as_deref())?;
         let hosts = doc.hosts.len();
         let complete = doc
             .intervals

@@ -82,6 +82,10 @@ pub struct TpccRunArgs {
     /// Print the merged result as JSON on stdout (and nothing else there).
     #[arg(long)]
     pub json: bool,
+    /// A name for this measurement, recorded in every host's result and the merged one, e.g.
+    /// the setting under test.
+    #[arg(long, value_name = "NAME", value_parser = crate::args::parse_label)]
+    pub label: Option<String>,
 }
 
 /// Runs `oio fleet tpcc`.
@@ -186,6 +190,7 @@ fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
             Some(r) => {
                 let mut r = r.clone();
                 r.envelope.command = std::env::args().collect();
+                r.label = a.label.clone();
                 let p = write_json_atomic(&dir, &format!("{}.json", h.name), &r)?;
                 Some(p.display().to_string())
             }
@@ -197,6 +202,7 @@ fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
     };
     let mut doc = oio_fleet::tpcc::document(&run, plan, &ready, &files);
     doc.envelope.command = std::env::args().collect();
+    doc.envelope.label = a.label.clone();
     if let Some((file, r)) = &baseline {
         // Checked before the start; should a host still differ, the run is kept and says so.
         if let Err(e) = oio_fleet::tpcc::set_scaling(&mut doc, file, r) {
