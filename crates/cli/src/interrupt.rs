@@ -6,13 +6,29 @@
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Exit code of a command stopped by Ctrl-C (128 + SIGINT), after its partial result is written.
 pub const EXIT_INTERRUPTED: u8 = 128 + SIGINT as u8;
 
 /// The first stopping signal received (0: none).
 static CAUSE: AtomicI32 = AtomicI32::new(0);
+
+/// What a command left changed outside itself and how to undo it (a study's server settings),
+/// printed by a second signal before the process leaves, so leaving at once never leaves the
+/// user blind. None: nothing to undo.
+static LAST_WORDS: Mutex<Option<String>> = Mutex::new(None);
+
+/// Sets (or with None clears) what a second signal prints before the process leaves: what
+/// remains changed and how to put it back. While it is set, the first signal also says what a
+/// second would do.
+pub fn set_last_words(text: Option<String>) {
+    *LAST_WORDS.lock().unwrap_or_else(|e| e.into_inner()) = text;
+}
+
+fn last_words() -> Option<String> {
+    LAST_WORDS.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
 
 /// The exit code of a process stopped by `signal`: 128 + its number, as shells report it
 /// (SIGINT 130, SIGTERM 143, SIGHUP 129).
@@ -81,9 +97,15 @@ pub fn stop_flag() -> Arc<AtomicBool> {
                             .is_ok()
                             && !f.swap(true, Ordering::SeqCst)
                         {
+                            if last_words().is_some() {
+                                eprintln!("oio: stopping; what this command changed is put back next ({} again leaves at once and prints how to put it back yourself)", signal_name(s));
+                            }
                             continue;
                         }
-                        // A second signal: leave at once.
+                        // A second signal: leave at once, saying what is left to undo.
+                        if let Some(w) = last_words() {
+                            eprintln!("oio: {}: leaving at once. {w}", signal_name(s));
+                        }
                         std::process::exit(i32::from(signal_exit_code(s)));
                     }
                 });

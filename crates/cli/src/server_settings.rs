@@ -189,6 +189,16 @@ fn one_text(s: &mut Session, sql: &str) -> anyhow::Result<Option<String>> {
     Ok(rows.first().and_then(|r| r.first()).map(val_text))
 }
 
+/// Refuses a PostgreSQL setting that ALTER SYSTEM and a reload cannot change for a run:
+/// `postmaster` (read at server start) or `internal` (fixed when the cluster was made).
+fn refuse_fixed(name: &str, context: &str) -> anyhow::Result<()> {
+    match context {
+        "postmaster" => anyhow::bail!("--set {name}=…: PostgreSQL applies '{name}' only when the server restarts (pg_settings.context = postmaster), so ALTER SYSTEM and a reload cannot change it for a run; oio did not start this server and cannot restart it, so the study is refused before any run. Change it yourself, restart the server between two `oio tpcc run --label …` and compare them"),
+        "internal" => anyhow::bail!("--set {name}=…: PostgreSQL's '{name}' cannot be changed on this server at all (pg_settings.context = internal: fixed when it was built or the cluster was created), not even by a restart"),
+        _ => Ok(()),
+    }
+}
+
 /// Checks that each of `names` can be changed on the running server without a restart and
 /// reads its current value. SQLite: only `synchronous` (oio's connections set it).
 pub fn save(url: &DbUrl, names: &[String], timeouts: &Timeouts) -> anyhow::Result<Vec<Saved>> {
@@ -217,9 +227,7 @@ pub fn save(url: &DbUrl, names: &[String], timeouts: &Timeouts) -> anyhow::Resul
                     anyhow::bail!("--set {n}=…: PostgreSQL has no setting '{n}' (see pg_settings)");
                 };
                 let context = val_text(&r[0]);
-                if context == "postmaster" || context == "internal" {
-                    anyhow::bail!("--set {n}=…: '{n}' takes effect only when the server restarts (context {context}); oio does not restart servers: change it yourself between two `oio tpcc run --label …` and compare them");
-                }
+                refuse_fixed(n, &context)?;
                 let file = val_text(&r[2]);
                 let source = val_text(&r[3]);
                 Saved {
@@ -236,6 +244,17 @@ pub fn save(url: &DbUrl, names: &[String], timeouts: &Timeouts) -> anyhow::Resul
                 let value = one_text(&mut s, &format!("SELECT @@GLOBAL.{n}")).map_err(|e| {
                     anyhow::anyhow!("--set {n}=…: not a global variable of this server ({e})")
                 })?;
+                // MariaDB says which variables are read-only at run time (MySQL does not:
+                // there SET GLOBAL refuses them before the candidate's first run).
+                let read_only = one_text(
+                    &mut s,
+                    &format!("SELECT READ_ONLY FROM information_schema.SYSTEM_VARIABLES WHERE VARIABLE_NAME = '{}'", n.to_uppercase()),
+                );
+                if let Ok(Some(ro)) = read_only {
+                    if ro.eq_ignore_ascii_case("yes") {
+                        anyhow::bail!("--set {n}=…: '{n}' is read-only while the server runs (information_schema.SYSTEM_VARIABLES.READ_ONLY = YES): it takes a server restart with the new value in its configuration, and oio did not start this server and cannot restart it, so the study is refused before any run. Change it yourself, restart the server between two `oio tpcc run --label …` and compare them");
+                    }
+                }
                 Saved {
                     name: n.clone(),
                     value: value.unwrap_or_default(),
@@ -311,19 +330,34 @@ fn reload_and_wait(
     }
 }
 
+/// The statement that puts one saved setting back (PostgreSQL: ALTER SYSTEM RESET or SET,
+/// which takes effect at the next reload).
+fn restore_sql(url: &DbUrl, x: &Saved) -> String {
+    let pg = url.dialect() == oio_tpcc::url::Dialect::Postgres;
+    match (pg, x.reset) {
+        (true, true) => format!("ALTER SYSTEM RESET {}", x.name),
+        (true, false) => format!("ALTER SYSTEM SET {} = {}", x.name, literal(&x.value)),
+        (false, _) => format!("SET GLOBAL {} = {}", x.name, literal(&x.value)),
+    }
+}
+
+/// The SQL a user runs to put `saved` back by hand: each statement, then PostgreSQL's reload.
+pub fn restore_script(url: &DbUrl, saved: &[&Saved]) -> Vec<String> {
+    let mut out: Vec<String> = saved.iter().map(|x| restore_sql(url, x)).collect();
+    if url.dialect() == oio_tpcc::url::Dialect::Postgres && !out.is_empty() {
+        out.push("SELECT pg_reload_conf()".into());
+    }
+    out
+}
+
 /// Puts the saved settings back (PostgreSQL: ALTER SYSTEM RESET or SET, and a reload).
 pub fn restore(url: &DbUrl, saved: &[Saved], timeouts: &Timeouts) -> anyhow::Result<()> {
     if saved.is_empty() {
         return Ok(());
     }
     let mut s = open(url, timeouts)?;
-    let pg = url.dialect() == oio_tpcc::url::Dialect::Postgres;
     for x in saved {
-        let sql = match (pg, x.reset) {
-            (true, true) => format!("ALTER SYSTEM RESET {}", x.name),
-            (true, false) => format!("ALTER SYSTEM SET {} = {}", x.name, literal(&x.value)),
-            (false, _) => format!("SET GLOBAL {} = {}", x.name, literal(&x.value)),
-        };
+        let sql = restore_sql(url, x);
         s.batch(&sql).map_err(|e| anyhow::anyhow!("{sql}: {e}"))?;
     }
     let back: Vec<(String, String)> = saved

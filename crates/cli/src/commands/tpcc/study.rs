@@ -114,9 +114,11 @@ pub fn run(a: StudyArgs) -> anyhow::Result<ExitCode> {
     if a.run.json {
         style::set_quiet(true);
     }
-    let outcome = run_rounds(&a, &cands, &db);
+    let outcome = run_rounds(&a, &cands, &db, &saved);
     style::set_quiet(was_quiet);
     let restored = settings::restore(&db, &saved, &timeouts);
+    // Put back, or said below how to: a second signal has nothing left to tell.
+    crate::interrupt::set_last_words(None);
     match &restored {
         Ok(()) if !saved.is_empty() => style::print_notice(&format!(
             "settings restored: {}",
@@ -129,11 +131,7 @@ pub fn run(a: StudyArgs) -> anyhow::Result<ExitCode> {
         Ok(()) => {}
         Err(e) => style::print_error(&format!(
             "the settings could not be put back ({e:#}); set them by hand: {}",
-            saved
-                .iter()
-                .map(|s| format!("{}={}", s.name, s.value))
-                .collect::<Vec<_>>()
-                .join(", ")
+            settings::restore_script(&db, &saved.iter().collect::<Vec<_>>()).join("; ")
         )),
     }
     let (dirs, interrupted) = outcome?;
@@ -152,7 +150,10 @@ fn run_rounds(
     a: &StudyArgs,
     cands: &[Candidate],
     db: &DbUrl,
+    saved: &[settings::Saved],
 ) -> anyhow::Result<(Vec<PathBuf>, bool)> {
+    // The value each setting was last given, for what a second Ctrl-C says is left changed.
+    let mut now: BTreeMap<String, String> = BTreeMap::new();
     let base = a.run.plan();
     let order = oio_lab::Order::from(a.run.order);
     let schedule = oio_lab::order::rounds(order, a.run.repeat, cands.len(), a.run.seed).concat();
@@ -189,6 +190,8 @@ fn run_rounds(
             c.label,
             c.describe()
         ));
+        now.extend(c.settings.iter().cloned());
+        crate::interrupt::set_last_words(left_changed(db, saved, &now));
         for w in settings::apply(db, &c.settings, &base.step.timeouts)? {
             style::print_warning(&w);
         }
@@ -209,6 +212,34 @@ fn run_rounds(
         }
     }
     Ok((dirs, false))
+}
+
+/// What a second Ctrl-C prints while the study's settings are on the server: each setting the
+/// study changed, its value now and before, and the SQL that puts them back. None when the
+/// study changed none (SQLite's pragma is per connection).
+fn left_changed(
+    db: &DbUrl,
+    saved: &[settings::Saved],
+    now: &BTreeMap<String, String>,
+) -> Option<String> {
+    let touched: Vec<&settings::Saved> =
+        saved.iter().filter(|s| now.contains_key(&s.name)).collect();
+    if touched.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = touched
+        .iter()
+        .map(|s| format!("{}={} (was {})", s.name, now[&s.name], s.value))
+        .collect();
+    let sql: Vec<String> = settings::restore_script(db, &touched)
+        .iter()
+        .map(|q| format!("  {q};"))
+        .collect();
+    Some(format!(
+        "The server keeps the settings the study changed: {}. To put them back, run as a superuser:\n{}",
+        list.join(", "),
+        sql.join("\n")
+    ))
 }
 
 /// The comparison, the wait profiles side by side and the headlines.
