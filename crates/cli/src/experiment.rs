@@ -95,7 +95,13 @@ impl Sink for Labelling<'_> {
             o.insert("label".into(), label.into());
         }
         let name = format!("{label}-{}", item.label);
-        self.inner.save(&Item { label: &name, ..*item }, &doc)
+        self.inner.save(
+            &Item {
+                label: &name,
+                ..*item
+            },
+            &doc,
+        )
     }
 
     fn save_json(&mut self, item: &Item<'_>, bytes: &[u8]) -> LabResult<PathBuf> {
@@ -103,9 +109,8 @@ impl Sink for Labelling<'_> {
             return self.inner.save_json(item, bytes);
         };
         if item.kind != "run" {
-            let doc = serde_json::from_slice(bytes).map_err(|e| {
-                oio_lab::LabError::Json(format!("reading back a document: {e}"))
-            })?;
+            let doc = serde_json::from_slice(bytes)
+                .map_err(|e| oio_lab::LabError::Json(format!("reading back a document: {e}")))?;
             return self.save(item, &doc);
         }
         // Typed, so the run's fields keep their order.
@@ -114,7 +119,13 @@ impl Sink for Labelling<'_> {
         r.envelope.label = Some(label.to_string());
         let name = format!("{label}-{}", item.label);
         let bytes = oio_lab::sink::json_bytes(&r)?;
-        self.inner.save_json(&Item { label: &name, ..*item }, &bytes)
+        self.inner.save_json(
+            &Item {
+                label: &name,
+                ..*item
+            },
+            &bytes,
+        )
     }
 }
 

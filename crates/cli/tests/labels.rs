@@ -57,7 +57,9 @@ fn a_labelled_run_and_sweep_are_named_by_their_labels_in_compare_report_and_diag
     // Every file holds its label and names it.
     let before = json_files(&dir.join("before"));
     assert_eq!(before.len(), 2);
-    let sweep_file = json_files(&dir.join("after")).pop().expect("the sweep document");
+    let sweep_file = json_files(&dir.join("after"))
+        .pop()
+        .expect("the sweep document");
     let sweep_runs_dir = dir.join("after").join(
         sweep_file
             .file_stem()
@@ -99,7 +101,10 @@ fn a_labelled_run_and_sweep_are_named_by_their_labels_in_compare_report_and_diag
         html.contains("Repeat group — before (2 runs) · before</h2>"),
         "no labelled section title in the report"
     );
-    assert!(html.contains("-after-randread"), "the sweep's name holds its label");
+    assert!(
+        html.contains("-after-randread"),
+        "the sweep's name holds its label"
+    );
 
     // diagnose: one group per label, each named by it.
     let g = run_json(dir, &["diagnose", "before", "after"]);
@@ -113,7 +118,10 @@ fn a_labelled_run_and_sweep_are_named_by_their_labels_in_compare_report_and_diag
         labels.iter().any(|l| l.starts_with("before: randread")),
         "{labels:?}"
     );
-    assert!(labels.iter().any(|l| l.contains("after: randread")), "{labels:?}");
+    assert!(
+        labels.iter().any(|l| l.contains("after: randread")),
+        "{labels:?}"
+    );
 }
 
 #[test]

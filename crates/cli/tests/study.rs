@@ -365,3 +365,205 @@ fn a_worker_sequence_says_where_scaling_stops_in_the_terminal_and_in_diagnose() 
     assert_eq!(f["status"], "undecided", "{f}");
     assert_eq!(f["claim"].as_str().unwrap(), line);
 }
+
+#[test]
+fn a_study_refuses_a_setting_that_needs_a_restart_before_any_run() {
+    if pg_bin().is_none() {
+        missing("no PostgreSQL binaries (scripts/test installs them)");
+        return;
+    }
+    let pg = TempPostgres::start("").unwrap();
+    let db = pg.url();
+    let dir = scratch();
+    for (set, context, words) in [
+        (
+            "shared_buffers",
+            "postmaster",
+            "only when the server restarts",
+        ),
+        ("block_size", "internal", "not even by a restart"),
+    ] {
+        let out = crate::common::oio()
+            .current_dir(dir.path())
+            .args(["tpcc", "study", "--db", &db, "-n", "1", "--out", "st"])
+            .args(["--set", &format!("a:{set}=128MB")])
+            .args(["--set", &format!("b:{set}=256MB")])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!("'{set}'"))
+                && stderr.contains(&format!("pg_settings.context = {context}"))
+                && stderr.contains(words),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("study run"), "no run started: {stderr}");
+    }
+    assert!(
+        holds_no_results(&dir.path().join("st")),
+        "no result was written"
+    );
+    assert_eq!(pg_setting(&db, "shared_buffers"), "128MB");
+}
+
+/// True when `dir` holds no JSON file (or does not exist).
+fn holds_no_results(dir: &Path) -> bool {
+    walk(dir)
+        .iter()
+        .all(|p| p.extension().is_none_or(|e| e != "json"))
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    rd.flat_map(|e| {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            walk(&p)
+        } else {
+            vec![p]
+        }
+    })
+    .collect()
+}
+
+/// Keeps a process stopped (SIGSTOP) until dropped (SIGCONT), also when the test panics.
+struct Stopped(String);
+
+impl Stopped {
+    fn new(pid: &str) -> Stopped {
+        signal("-STOP", pid);
+        Stopped(pid.to_string())
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        signal("-CONT", &self.0);
+    }
+}
+
+fn signal(sig: &str, pid: &str) {
+    let sent = std::process::Command::new("kill")
+        .args([sig, pid])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "kill {sig} {pid}");
+}
+
+/// Reads `lines` into `seen` up to and including the first that contains `what`.
+fn read_until(
+    lines: &mut impl Iterator<Item = std::io::Result<String>>,
+    seen: &mut String,
+    what: &str,
+) {
+    for l in lines.by_ref() {
+        let l = l.unwrap();
+        seen.push_str(&l);
+        seen.push('\n');
+        if l.contains(what) {
+            return;
+        }
+    }
+    panic!("never printed '{what}': {seen}");
+}
+
+#[test]
+fn a_second_ctrl_c_in_a_study_prints_the_settings_left_changed_and_the_sql_to_restore_them() {
+    if pg_bin().is_none() {
+        missing("no PostgreSQL binaries (scripts/test installs them)");
+        return;
+    }
+    let pg = TempPostgres::start("").unwrap();
+    let db = pg.url();
+    let dir = scratch();
+    tpcc_build_one_warehouse(dir.path(), &db);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("oio"))
+        .env("NO_COLOR", "1")
+        .current_dir(dir.path())
+        .args(["tpcc", "study", "--db", &db])
+        .args(["--set", "async:synchronous_commit=off"])
+        .args(["--set", "sync:synchronous_commit=on"])
+        .args(["--repeat", "2", "-n", "1", "--ramp", "0s", "--time", "60s"])
+        .args(["--out", "st"])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
+    let mut seen = String::new();
+    read_until(&mut lines, &mut seen, "study run 1/4: async");
+    let t = std::time::Instant::now();
+    while pg_setting(&db, "synchronous_commit") != "off" {
+        assert!(t.elapsed().as_secs() < 60, "never applied: {seen}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // The postmaster stopped, the study cannot open the session that restores: the second
+    // Ctrl-C lands while the setting is still changed, whatever the machine's load.
+    let postmaster = std::fs::read_to_string(pg.data_dir().join("postmaster.pid")).unwrap();
+    let stopped = Stopped::new(postmaster.lines().next().unwrap().trim());
+    signal("-INT", &pid);
+    read_until(&mut lines, &mut seen, "oio: stopping;");
+    signal("-INT", &pid);
+    for l in lines {
+        seen.push_str(&l.unwrap());
+        seen.push('\n');
+    }
+    let status = child.wait().unwrap();
+    drop(stopped);
+    assert_eq!(status.code(), Some(130), "{seen}");
+    assert!(!seen.contains("settings restored"), "{seen}");
+    assert!(
+        seen.contains("SIGINT: leaving at once. The server keeps the settings the study changed: synchronous_commit=off (was on). To put them back, run as a superuser:\n  ALTER SYSTEM RESET synchronous_commit;\n  SELECT pg_reload_conf();\n"),
+        "{seen}"
+    );
+    // Left as said, and the printed SQL puts it back.
+    assert_eq!(pg_setting(&db, "synchronous_commit"), "off");
+    let mut c = oio_tpcc::db::connect_pg(&db, "oio-test", &oio_tpcc::Timeouts::default()).unwrap();
+    for sql in seen
+        .lines()
+        .filter_map(|l| l.strip_prefix("  ")?.strip_suffix(';'))
+    {
+        c.batch_execute(sql).unwrap();
+    }
+    let t = std::time::Instant::now();
+    while pg_setting(&db, "synchronous_commit") != "on" {
+        assert!(
+            t.elapsed().as_secs() < 60,
+            "the printed SQL did not restore it"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let auto = std::fs::read_to_string(pg.data_dir().join("postgresql.auto.conf")).unwrap();
+    assert!(!auto.contains("synchronous_commit"), "{auto}");
+}
+
+#[test]
+fn a_study_refuses_a_mariadb_variable_that_is_read_only_at_run_time_before_any_run() {
+    if oio_testkit::mariadb_bin().is_none() {
+        missing("no MariaDB binaries (scripts/test installs mariadb-server and mariadb-client)");
+        return;
+    }
+    let db = oio_testkit::TempMariadb::start(&[]).unwrap();
+    let dir = scratch();
+    let out = crate::common::oio()
+        .current_dir(dir.path())
+        .args(["tpcc", "study", "--db", &db.url(), "-n", "1", "--out", "st"])
+        .args(["--set", "a:innodb_page_size=16384"])
+        .args(["--set", "b:innodb_page_size=8192"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("'innodb_page_size' is read-only while the server runs")
+            && stderr.contains("READ_ONLY = YES")
+            && stderr.contains("restart"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("study run"), "no run started: {stderr}");
+    assert!(holds_no_results(&dir.path().join("st")));
+}

@@ -58,7 +58,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Plan::Run { run }
     };
     let outcome = if args.record_device {
-        crate::device_recording::around(&plan, args.json, || execute_labelled(&plan, &args.out, true, args.label.as_deref()))?
+        crate::device_recording::around(&plan, args.json, || {
+            execute_labelled(&plan, &args.out, true, args.label.as_deref())
+        })?
     } else {
         execute_labelled(&plan, &args.out, true, args.label.as_deref())?
     };

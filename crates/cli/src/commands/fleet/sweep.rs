@@ -219,7 +219,8 @@ impl OnTheFleet<'_> {
             1 => format!("qd{qd}"),
             n => format!("qd{qd}-{n}"),
         };
-        let (doc, merged) = super::save_io(&self.dir.join(sub), &run, plan, self.a.label.as_deref())?;
+        let (doc, merged) =
+            super::save_io(&self.dir.join(sub), &run, plan, self.a.label.as_deref())?;
         let hosts = doc.hosts.len();
         let complete = doc
             .intervals
