@@ -13,7 +13,9 @@ use crate::plan::{RunOptions, SqliteSync, Timeouts};
 use crate::result::Interval;
 use crate::url::{DbUrl, Dialect};
 use crate::waits::{CkptTotals, WaitProfile};
+use oio_core::settings::ServerSettings;
 use oio_core::Cancel;
+use std::collections::BTreeMap;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -217,6 +219,94 @@ pub trait Database: Send + Sync {
     fn server_on_this_machine(&self) -> bool {
         false
     }
+
+    /// Reads, on `s`, the server's version and the settings that are not at their defaults
+    /// into `out` (`version`, `source`, `values`); what cannot be read becomes a note.
+    fn read_settings(&self, s: &mut Session, out: &mut ServerSettings);
+
+    /// Whether a tuning study may change the setting `name` (SQLite: only `synchronous`,
+    /// the pragma oio's connections set); an error naming what it may change otherwise.
+    fn check_study_setting(&self, name: &str) -> Result<()> {
+        let _ = name;
+        Ok(())
+    }
+
+    /// Whether settings are server-wide, changed and put back on the server (false for
+    /// SQLite, whose pragma each connection of the run sets).
+    fn server_wide_settings(&self) -> bool {
+        true
+    }
+
+    /// The setting `name` as a study finds it before changing it; an error naming why when
+    /// the running server cannot change it (it needs a restart).
+    fn study_setting(&self, s: &mut Session, name: &str) -> Result<StudySetting>;
+
+    /// The statement giving `name` the SQL literal `value` server-wide.
+    fn set_setting_sql(&self, name: &str, value: &str) -> String;
+
+    /// The statement putting a setting back: a reset, or the SQL literal `value`.
+    fn restore_setting_sql(&self, name: &str, value: &str, reset: bool) -> String {
+        let _ = reset;
+        self.set_setting_sql(name, value)
+    }
+
+    /// The statement that makes changed settings take effect for new sessions (PostgreSQL's
+    /// reload), when one is needed.
+    fn reload_settings_sql(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// The query a new session answers with the server-wide value of `name`.
+    fn setting_value_sql(&self, name: &str) -> String;
+}
+
+/// A setting as a tuning study found it, to put back afterwards.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StudySetting {
+    /// Its value before the study.
+    pub value: String,
+    /// Put back by a reset rather than by setting the value (PostgreSQL: it came from
+    /// postgresql.conf or the default, so `ALTER SYSTEM RESET`).
+    pub reset: bool,
+}
+
+/// A value as text: numbers as digits, NULL as empty.
+pub(crate) fn val_text(v: &crate::sql::Val) -> String {
+    match v {
+        crate::sql::Val::Null => String::new(),
+        crate::sql::Val::Int(i) => i.to_string(),
+        crate::sql::Val::Float(f) => f.to_string(),
+        crate::sql::Val::Text(t) => t.clone(),
+    }
+}
+
+/// The first two columns of `sql`'s rows as name → value.
+pub(crate) fn setting_pairs(
+    s: &mut Session,
+    sql: &str,
+) -> std::result::Result<BTreeMap<String, String>, crate::sql::StmtError> {
+    s.query_sql(sql).map(|(_, rows)| {
+        rows.iter()
+            .filter_map(|r| Some((val_text(r.first()?), val_text(r.get(1)?))))
+            .collect()
+    })
+}
+
+/// The first column of `sql`'s first row as text (empty on an error or no row).
+pub(crate) fn setting_text(s: &mut Session, sql: &str) -> String {
+    s.query_sql(sql)
+        .ok()
+        .and_then(|(_, rows)| rows.first()?.first().map(val_text))
+        .unwrap_or_default()
+}
+
+/// The first column of `sql`'s first row as text, None without a row.
+pub fn one_text(
+    s: &mut Session,
+    sql: &str,
+) -> std::result::Result<Option<String>, crate::sql::StmtError> {
+    let (_, rows) = s.query_sql(sql)?;
+    Ok(rows.first().and_then(|r| r.first()).map(val_text))
 }
 
 /// The database `url` names, its SQLite sessions sharing one writer gate.

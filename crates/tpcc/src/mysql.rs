@@ -9,7 +9,10 @@
 //! is a prepared statement cached per connection; `$n` parameters become `?` with the values
 //! bound in order of appearance.
 
-use crate::database::{Database, DialectSql, LoadJob, SamplerJob, WaitSampler};
+use crate::database::{
+    one_text, setting_pairs, setting_text, Database, DialectSql, LoadJob, SamplerJob, StudySetting,
+    WaitSampler,
+};
 use crate::db::{Connection, Session};
 use crate::error::{Result, TpccError};
 use crate::plan::{RunOptions, SqliteSync, Timeouts};
@@ -20,6 +23,7 @@ use crate::txn::{Input, Outcome};
 use crate::url::{DbUrl, Dialect};
 use crate::waits::WaitProfile;
 use mysql::prelude::Queryable;
+use oio_core::settings::ServerSettings;
 use oio_core::Cancel;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicUsize;
@@ -1034,6 +1038,12 @@ pub(crate) mod lean {
     }
 }
 
+/// MariaDB: global variables whose value did not come from the compiled-in default (nor was
+/// set automatically from the host, `AUTO`).
+const MARIADB_SETTINGS_QUERY: &str = "SELECT VARIABLE_NAME, GLOBAL_VALUE FROM information_schema.SYSTEM_VARIABLES WHERE GLOBAL_VALUE_ORIGIN NOT IN ('COMPILE-TIME', 'AUTO') ORDER BY VARIABLE_NAME";
+/// MySQL 8: the same from performance_schema.
+const MYSQL_SETTINGS_QUERY: &str = "SELECT v.VARIABLE_NAME, g.VARIABLE_VALUE FROM performance_schema.variables_info v JOIN performance_schema.global_variables g ON g.VARIABLE_NAME = v.VARIABLE_NAME WHERE v.VARIABLE_SOURCE NOT IN ('COMPILED') ORDER BY v.VARIABLE_NAME";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1675,6 +1685,62 @@ impl Database for Mysql {
 
     fn server_on_this_machine(&self) -> bool {
         is_local(&self.raw)
+    }
+
+    fn read_settings(&self, s: &mut Session, out: &mut ServerSettings) {
+        out.version = setting_text(s, "SELECT VERSION()");
+        let lower = |v: std::collections::BTreeMap<String, String>| {
+            v.into_iter().map(|(k, v)| (k.to_lowercase(), v)).collect()
+        };
+        match setting_pairs(s, MARIADB_SETTINGS_QUERY) {
+            Ok(v) => {
+                out.source = format!("MariaDB: {MARIADB_SETTINGS_QUERY}");
+                out.values = lower(v);
+            }
+            Err(_) => match setting_pairs(s, MYSQL_SETTINGS_QUERY) {
+                Ok(v) => {
+                    out.source = format!("MySQL: {MYSQL_SETTINGS_QUERY}");
+                    out.values = lower(v);
+                }
+                Err(e) => out.notes.push(format!(
+                    "global variables not read (neither information_schema.SYSTEM_VARIABLES nor performance_schema.variables_info): {e}"
+                )),
+            },
+        }
+    }
+
+    fn study_setting(&self, s: &mut Session, n: &str) -> Result<StudySetting> {
+        let value = one_text(s, &format!("SELECT @@GLOBAL.{n}")).map_err(|e| {
+            TpccError::Invalid(format!(
+                "--set {n}=…: not a global variable of this server ({e})"
+            ))
+        })?;
+        // MariaDB says which variables are read-only at run time (MySQL does not: there SET
+        // GLOBAL refuses them before the candidate's first run).
+        let read_only = one_text(
+            s,
+            &format!(
+                "SELECT READ_ONLY FROM information_schema.SYSTEM_VARIABLES WHERE VARIABLE_NAME = '{}'",
+                n.to_uppercase()
+            ),
+        );
+        if let Ok(Some(ro)) = read_only {
+            if ro.eq_ignore_ascii_case("yes") {
+                return Err(TpccError::Invalid(format!("--set {n}=…: '{n}' is read-only while the server runs (information_schema.SYSTEM_VARIABLES.READ_ONLY = YES): it takes a server restart with the new value in its configuration, and oio did not start this server and cannot restart it, so the study is refused before any run. Change it yourself, restart the server between two `oio tpcc run --label …` and compare them")));
+            }
+        }
+        Ok(StudySetting {
+            value: value.unwrap_or_default(),
+            reset: false,
+        })
+    }
+
+    fn set_setting_sql(&self, name: &str, value: &str) -> String {
+        format!("SET GLOBAL {name} = {value}")
+    }
+
+    fn setting_value_sql(&self, name: &str) -> String {
+        format!("SELECT @@GLOBAL.{name}")
     }
 }
 

@@ -2,7 +2,10 @@
 //! (pipelined, [`crate::pgsession`]), the few-statement transactions and the server-side
 //! functions ([`crate::server`]).
 
-use crate::database::{Database, DialectSql, LoadJob, SamplerJob, WaitSampler};
+use crate::database::{
+    setting_pairs, setting_text, val_text, Database, DialectSql, LoadJob, SamplerJob, StudySetting,
+    WaitSampler,
+};
 use crate::db::{secs, Canceller, Connection, Session};
 use crate::error::{Result, TpccError};
 use crate::pgsession::PgSession;
@@ -13,6 +16,7 @@ use crate::sql::{Param, Stmt, StmtError, Val};
 use crate::txn::{Input, Outcome};
 use crate::url::{DbUrl, Dialect};
 use crate::waits::{PgSampler, WaitProfile};
+use oio_core::settings::ServerSettings;
 use oio_core::Cancel;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -850,6 +854,59 @@ impl Database for Postgres {
             .parse::<postgres::Config>()
             .is_ok_and(|c| pg_is_local(&c))
     }
+
+    fn read_settings(&self, s: &mut Session, out: &mut ServerSettings) {
+        out.version = setting_text(s, "SHOW server_version");
+        out.source = format!("pg_settings: {PG_SETTINGS_QUERY}");
+        match setting_pairs(s, PG_SETTINGS_QUERY) {
+            Ok(v) => out.values = v,
+            Err(e) => out.notes.push(format!("pg_settings not read: {e}")),
+        }
+    }
+
+    fn study_setting(&self, s: &mut Session, n: &str) -> Result<StudySetting> {
+        let (_, rows) = s
+            .query_sql(&format!(
+                "SELECT context, current_setting(name), coalesce(sourcefile, ''), source FROM pg_settings WHERE name = '{n}'"
+            ))
+            .map_err(|e| TpccError::Invalid(format!("reading pg_settings: {e}")))?;
+        let Some(r) = rows.first() else {
+            return Err(TpccError::Invalid(format!(
+                "--set {n}=…: PostgreSQL has no setting '{n}' (see pg_settings)"
+            )));
+        };
+        refuse_fixed(n, &val_text(&r[0]))?;
+        let file = val_text(&r[2]);
+        let source = val_text(&r[3]);
+        Ok(StudySetting {
+            value: val_text(&r[1]),
+            reset: if file.is_empty() {
+                source == "default"
+            } else {
+                !file.ends_with("postgresql.auto.conf")
+            },
+        })
+    }
+
+    fn set_setting_sql(&self, name: &str, value: &str) -> String {
+        format!("ALTER SYSTEM SET {name} = {value}")
+    }
+
+    fn restore_setting_sql(&self, name: &str, value: &str, reset: bool) -> String {
+        if reset {
+            format!("ALTER SYSTEM RESET {name}")
+        } else {
+            self.set_setting_sql(name, value)
+        }
+    }
+
+    fn reload_settings_sql(&self) -> Option<&'static str> {
+        Some("SELECT pg_reload_conf()")
+    }
+
+    fn setting_value_sql(&self, name: &str) -> String {
+        format!("SELECT current_setting('{name}')")
+    }
 }
 
 /// One index-building connection: runs statements from `queue` until it is empty.
@@ -906,5 +963,20 @@ impl WaitSampler for PgSampler {
             iv.waits = crate::waits::interval_shares(&classes, &amounts, *rounds as f64);
         }
         waits.notes.push("intervals[].waits: the sampling rounds that ran in each interval (aas = its session samples ÷ its rounds), so the rounds-weighted mean of the intervals is the window's".into());
+    }
+}
+
+/// Every setting not at its built-in default, except those oio's own session set (`client`,
+/// `session`) and the ones the server derives itself (`override`: data directory, segment
+/// size, …), shown as `current_setting` shows them (with units).
+const PG_SETTINGS_QUERY: &str = "SELECT name, current_setting(name) FROM pg_settings WHERE source NOT IN ('default', 'client', 'session', 'override') ORDER BY name";
+
+/// Refuses a setting that ALTER SYSTEM and a reload cannot change for a run: `postmaster`
+/// (read at server start) or `internal` (fixed when the cluster was made).
+fn refuse_fixed(name: &str, context: &str) -> Result<()> {
+    match context {
+        "postmaster" => Err(TpccError::Invalid(format!("--set {name}=…: PostgreSQL applies '{name}' only when the server restarts (pg_settings.context = postmaster), so ALTER SYSTEM and a reload cannot change it for a run; oio did not start this server and cannot restart it, so the study is refused before any run. Change it yourself, restart the server between two `oio tpcc run --label …` and compare them"))),
+        "internal" => Err(TpccError::Invalid(format!("--set {name}=…: PostgreSQL's '{name}' cannot be changed on this server at all (pg_settings.context = internal: fixed when it was built or the cluster was created), not even by a restart"))),
+        _ => Ok(()),
     }
 }

@@ -6,7 +6,7 @@
 //! of a lock wait and is reported as such. Commit time of write transactions (the WAL append
 //! and, with `synchronous=FULL`, its fsync) is timed too.
 
-use crate::database::{BackgroundJob, Database, DialectSql, LoadJob};
+use crate::database::{setting_text, BackgroundJob, Database, DialectSql, LoadJob, StudySetting};
 use crate::db::{secs, Canceller, Connection, Session};
 use crate::error::{Result, TpccError};
 use crate::plan::{RunOptions, SqliteSync, Timeouts};
@@ -15,6 +15,7 @@ use crate::txn::{Input, Outcome};
 use crate::url::DbUrl;
 use crate::url::Dialect;
 use crate::waits::{wal_checkpoint_seq, CheckpointCounter, CkptTotals};
+use oio_core::settings::ServerSettings;
 use oio_core::Cancel;
 use std::path::Path;
 use std::path::PathBuf;
@@ -456,6 +457,43 @@ impl Database for Sqlite {
         };
         Ok(Some(dir))
     }
+
+    fn read_settings(&self, s: &mut Session, out: &mut ServerSettings) {
+        out.version = setting_text(s, "SELECT sqlite_version()");
+        out.source = "PRAGMA values of oio's connections".to_string();
+        for p in SQLITE_PRAGMAS {
+            // The pragma's own name is the one column; journal_mode answers in lower case.
+            let v = setting_text(s, &format!("PRAGMA {p}"));
+            if !v.is_empty() {
+                out.values.insert(p.to_string(), v);
+            }
+        }
+    }
+
+    fn check_study_setting(&self, name: &str) -> Result<()> {
+        if name == "synchronous" {
+            return Ok(());
+        }
+        Err(TpccError::Invalid(format!("--set {name}=…: on SQLite a study can set only synchronous (full, normal or off), the pragma oio's connections set; other pragmas are not oio's to change")))
+    }
+
+    fn server_wide_settings(&self) -> bool {
+        false
+    }
+
+    fn study_setting(&self, _s: &mut Session, name: &str) -> Result<StudySetting> {
+        Err(TpccError::Invalid(format!(
+            "--set {name}=…: SQLite's pragmas are set by each connection of the run, not saved and put back"
+        )))
+    }
+
+    fn set_setting_sql(&self, name: &str, value: &str) -> String {
+        format!("PRAGMA {name} = {value}")
+    }
+
+    fn setting_value_sql(&self, name: &str) -> String {
+        format!("PRAGMA {name}")
+    }
 }
 
 /// Runs PASSIVE checkpoints once a second on its own connection and times them.
@@ -504,6 +542,18 @@ fn checkpointer(
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// The pragmas that decide durability and caching, as oio's connections set them.
+const SQLITE_PRAGMAS: [&str; 8] = [
+    "journal_mode",
+    "synchronous",
+    "page_size",
+    "cache_size",
+    "temp_store",
+    "locking_mode",
+    "wal_autocheckpoint",
+    "mmap_size",
+];
 
 #[cfg(test)]
 mod tests {
