@@ -104,6 +104,9 @@ impl HtmlRenderer {
         if !r.fleets.is_empty() {
             toc("fleet", "Fleet runs");
         }
+        if !r.fleet_tpcc.is_empty() {
+            toc("fleet-tpcc", "Fleet TPC-C runs");
+        }
         if !r.observations.is_empty() || !r.characterizations.is_empty() {
             toc("telemetry", "Telemetry and characterization");
         }
@@ -133,6 +136,9 @@ impl HtmlRenderer {
         }
         if !r.fleets.is_empty() {
             crate::fleet::section(&mut o, r, &charts);
+        }
+        if !r.fleet_tpcc.is_empty() {
+            crate::fleet_tpcc::section(&mut o, r);
         }
         if !r.observations.is_empty() || !r.characterizations.is_empty() {
             telemetry_section(&mut o, r, &charts);

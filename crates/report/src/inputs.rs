@@ -33,7 +33,7 @@ pub fn build_report(inputs: ReportInputs, title: &str) -> Result<Report, InputEr
             .and_then(Kind::from_schema);
         // A fleet run's directory says what ran (fleet-<time>-<workload>/merged.json).
         let label = match (kind, path.parent()) {
-            (Some(Kind::Fleet), Some(dir)) if dir.file_name().is_some() => {
+            (Some(Kind::Fleet | Kind::FleetTpcc), Some(dir)) if dir.file_name().is_some() => {
                 label_of(&dir.with_extension("json"))
             }
             _ => label_of(&path),
@@ -55,6 +55,7 @@ pub fn build_report(inputs: ReportInputs, title: &str) -> Result<Report, InputEr
             Some(Kind::TpccCheck) => push!(tpcc_checks),
             Some(Kind::TpccSeries) => push!(tpcc_series),
             Some(Kind::Fleet) => push!(fleets),
+            Some(Kind::FleetTpcc) => push!(fleet_tpcc),
             Some(Kind::Characterization) => push!(characterizations),
             _ => r.others.push(Entry {
                 label,

@@ -23,6 +23,7 @@ pub mod diagnose;
 pub mod experiments;
 pub mod export;
 pub mod fleet;
+pub mod fleet_tpcc;
 pub mod html;
 pub mod inputs;
 pub mod model;

@@ -43,6 +43,8 @@ pub struct Report {
     pub tpcc_series: Vec<Entry<oio_documents::tpcc::result::Series>>,
     /// Merged results of `oio fleet run` (`oio.fleet`).
     pub fleets: Vec<Entry<oio_documents::fleet::FleetResult>>,
+    /// Merged results of `oio fleet tpcc run` (`oio.fleet.tpcc`).
+    pub fleet_tpcc: Vec<Entry<oio_documents::fleet::FleetTpccResult>>,
     /// TPC-C consistency checks (`oio.tpcc.check`).
     pub tpcc_checks: Vec<Entry<oio_documents::tpcc::check::CheckReport>>,
     /// Other oio documents (blends…), shown as key figures.
@@ -61,6 +63,7 @@ impl Report {
             && self.tpcc_checks.is_empty()
             && self.tpcc_series.is_empty()
             && self.fleets.is_empty()
+            && self.fleet_tpcc.is_empty()
             && self.others.is_empty()
     }
 }
