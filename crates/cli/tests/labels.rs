@@ -122,6 +122,13 @@ fn a_labelled_run_and_sweep_are_named_by_their_labels_in_compare_report_and_diag
         labels.iter().any(|l| l.contains("after: randread")),
         "{labels:?}"
     );
+
+    // A rerun keeps the label: it repeats the labelled experiment.
+    let again = run_json(
+        dir,
+        &["rerun", before[0].to_str().unwrap(), "--out", "again"],
+    );
+    assert_eq!(again["label"], "before");
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! run), sweep documents, blend documents (`--json` output of `oio blend`), and TPC-C results
 //! and series (`oio tpcc run`; the database URL is recorded without its password).
 
-use crate::experiment::{execute, present};
+use crate::experiment::{execute_labelled, present};
 use anyhow::Context;
 use oio_lab::Plan;
 use std::path::PathBuf;
@@ -204,6 +204,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     crate::output::style::print_notice(&format!("rerun on {}", targets.join(", ")));
     crate::results::check_destination(&args.out, "--out DIR")?;
-    let outcome = execute(&plan, &args.out, true)?;
+    // The rerun carries the original's label: runs of one label are one experiment, so it
+    // is a repeat of the original, not a different one.
+    let label = doc.get("label").and_then(|l| l.as_str());
+    let outcome = execute_labelled(&plan, &args.out, true, label)?;
     present(&plan, &outcome, &args.out, args.json, &Default::default())
 }
