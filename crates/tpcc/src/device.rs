@@ -3,6 +3,7 @@
 //!
 //! Used by `oio tpcc run` and by the fleet's agent, which runs the same plan on each host.
 
+use crate::error::DeviceError;
 use crate::{DbUrl, DeviceObserver, Timeouts, TpccError};
 use oio_core::observation::Observation;
 use oio_telemetry::diskstats::DiskstatsRecorder;
@@ -27,18 +28,13 @@ impl Diskstats {
 }
 
 impl DeviceObserver for Diskstats {
-    fn start(&mut self) -> Result<(), String> {
-        let r = DiskstatsRecorder::start(std::slice::from_ref(&self.device), self.interval)
-            .map_err(|e| e.to_string())?;
+    fn start(&mut self) -> Result<(), DeviceError> {
+        let r = DiskstatsRecorder::start(std::slice::from_ref(&self.device), self.interval)?;
         self.rec = Some(r);
         Ok(())
     }
-    fn stop(&mut self) -> Result<Observation, String> {
-        self.rec
-            .take()
-            .ok_or("the recorder was not started")?
-            .stop()
-            .map_err(|e| e.to_string())
+    fn stop(&mut self) -> Result<Observation, DeviceError> {
+        Ok(self.rec.take().ok_or(DeviceError::NotStarted)?.stop()?)
     }
 }
 

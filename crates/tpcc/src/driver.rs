@@ -97,9 +97,9 @@ pub struct RunProgress {
 /// oio-telemetry's diskstats recorder; this crate does not depend on it).
 pub trait DeviceObserver: Send {
     /// The window starts.
-    fn start(&mut self) -> std::result::Result<(), String>;
+    fn start(&mut self) -> std::result::Result<(), crate::error::DeviceError>;
     /// The window ended: what was recorded.
-    fn stop(&mut self) -> std::result::Result<Observation, String>;
+    fn stop(&mut self) -> std::result::Result<Observation, crate::error::DeviceError>;
 }
 
 /// What the caller of [`run`] sees of a run, all from the driver's own thread. Every method

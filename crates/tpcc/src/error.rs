@@ -142,6 +142,21 @@ impl From<oio_documents::InvalidDocument> for TpccError {
     }
 }
 
+/// Why the device under the database was not recorded ([`crate::DeviceObserver`]): the
+/// driver keeps the run and says so in its warnings.
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceError {
+    /// The diskstats recorder failed to start or to finish.
+    #[error(transparent)]
+    Recorder(#[from] oio_telemetry::TelemetryError),
+    /// Asked to stop a recording that never started.
+    #[error("the recorder was not started")]
+    NotStarted,
+    /// Any other recorder's own reason (recorders outside this crate, tests).
+    #[error("{0}")]
+    Other(String),
+}
+
 /// Result with [`TpccError`].
 pub type Result<T, E = TpccError> = std::result::Result<T, E>;
 

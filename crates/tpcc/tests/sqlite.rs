@@ -280,14 +280,16 @@ impl oio_tpcc::RunObserver for TailMaker {
 
 /// The device hooks mark the window's edges: stopping the recording is the window's end.
 impl oio_tpcc::DeviceObserver for TailMaker {
-    fn start(&mut self) -> Result<(), String> {
+    fn start(&mut self) -> Result<(), oio_tpcc::error::DeviceError> {
         Ok(())
     }
-    fn stop(&mut self) -> Result<oio_core::observation::Observation, String> {
+    fn stop(&mut self) -> Result<oio_core::observation::Observation, oio_tpcc::error::DeviceError> {
         if let Some(r) = self.release.take() {
             let _ = r.send(());
         }
-        Err("no device in this test".into())
+        Err(oio_tpcc::error::DeviceError::Other(
+            "no device in this test".into(),
+        ))
     }
 }
 
