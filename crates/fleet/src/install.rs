@@ -617,7 +617,7 @@ mod tests {
     fn a_file_or_directory_of_another_user_is_refused_and_never_run() {
         use std::os::unix::fs::MetadataExt as _;
         if std::fs::metadata("/proc/self").unwrap().uid() != 0 {
-            eprintln!("SKIPPED (not run): needs root to give files to another user");
+            oio_testkit::missing("needs root to give files to another user");
             return;
         }
         let (_d, dir, bin) = setup("bin");

@@ -427,13 +427,13 @@ mod tests {
     }
 
     /// libblkid and wipefs on the same images, when the system has them (util-linux is on
-    /// every Debian system; the CLI tests fail under OIO_TEST_REQUIRE_ALL when it is not).
+    /// every Debian system; under OIO_TEST_REQUIRE_ALL this test fails when it is not).
     #[test]
     fn libblkid_and_wipefs_agree_on_an_mbr_with_no_entries() {
         let blank = image(&[]);
         let mbr = image(&[(510, &[0x55, 0xAA])]);
         let Ok(b) = probe_libblkid(blank.as_file()) else {
-            eprintln!("SKIPPED: libblkid.so.1 cannot be loaded here");
+            oio_testkit::missing("libblkid.so.1 cannot be loaded here");
             return;
         };
         assert!(b.by.starts_with("libblkid"), "{}", b.by);
