@@ -383,17 +383,17 @@ impl JobBuilder {
                     return warn("per-direction alignment: oio uses the read value for all");
                 }
             }
-            "offset" => self.offset = Some(v.parse()?),
+            "offset" => self.offset = Some(v.parse::<Extent>().map_err(|e| e.to_string())?),
             "size" if o.global => {
                 return note(&format!("the size of the target: run with --size {v}"));
             }
-            "size" => self.size = Some(v.parse()?),
+            "size" => self.size = Some(v.parse::<Extent>().map_err(|e| e.to_string())?),
             "random_distribution" => {
                 let (d, differ) = first_of(v);
                 if d.split(':').count() > 2 && !d.starts_with("zoned") {
                     return Err("a distribution centre (third field) is not supported".into());
                 }
-                self.distribution = Some(d.parse()?);
+                self.distribution = Some(d.parse::<Distribution>().map_err(|e| e.to_string())?);
                 if differ {
                     return warn("per-direction distributions: oio uses the read one for all");
                 }
@@ -498,7 +498,11 @@ impl JobBuilder {
                 if !(p.starts_with("0x") || p.starts_with("0X")) {
                     return Err("oio takes a hex pattern such as 0xdeadbeef (not a string or decimal number)".into());
                 }
-                self.pattern = Some(format!("fixed:{p}").parse()?);
+                self.pattern = Some(
+                    format!("fixed:{p}")
+                        .parse::<DataContent>()
+                        .map_err(|e| e.to_string())?,
+                );
             }
             "refill_buffers" | "scramble_buffers" => {
                 return note("oio makes every written 4 KiB block unique already")
