@@ -322,7 +322,7 @@ pub fn parse_log_rows_of(
             let series = obs.device_mut(&dev);
             series.intervals =
                 crate::trace::intervals_from_ios(&ios, opts.interval_s.unwrap_or(1.0))
-                    .map_err(|m| TelemetryError::invalid(&dev, m))?;
+                    .map_err(|m| TelemetryError::invalid(&dev, m.to_string()))?;
             // A fio run ends with its last completion, not on an interval boundary: a
             // 3.4 s run's last interval holds 0.4 s of I/O, so its rates and queue are over
             // those 0.4 s (at least 1 ms), or it would pull the mean queue down (15 → 12).
