@@ -532,6 +532,7 @@ mod tests {
             completed: [("new_order".to_string(), tx)].into_iter().collect(),
             latency: Some(WireHistogram::from_sparse(&h.to_sparse())),
             new_order_latency: Some(WireHistogram::from_sparse(&h.to_sparse())),
+            errors: None,
         }
     }
 
