@@ -1015,7 +1015,7 @@ fn a_tpcc_host_ladder_names_the_step_below_its_threshold_and_flags_above_one() {
     let d = dir.path();
     let hosts = ["a", "b", "c"];
     tpcc_dbs(d, &hosts);
-    let c = fleet_tpcc(
+    let mut c = fleet_tpcc(
         d,
         "scale",
         &hosts,
@@ -1078,7 +1078,7 @@ fn a_tpcc_host_ladder_names_the_step_below_its_threshold_and_flags_above_one() {
         "{verdict}"
     );
     // Without --json: the table, one row per step, the verdict and any flag under it.
-    let c = fleet_tpcc(
+    let mut c = fleet_tpcc(
         d,
         "scale",
         &hosts[..2],
