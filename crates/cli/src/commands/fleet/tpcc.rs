@@ -173,8 +173,7 @@ fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
             let name = p.display().to_string();
             let r: TpccResult = read(&name, &read_text(p)?, Kind::Tpcc)?;
             if let Some(j) = jobs.first() {
-                oio_fleet::tpcc::check_baseline(&name, &r, &j.name, a.workers, None)
-                    .map_err(anyhow::Error::msg)?;
+                oio_fleet::tpcc::check_baseline(&name, &r, &j.name, a.workers, None)?;
             }
             Ok((name, r))
         })
@@ -249,6 +248,7 @@ pub(super) fn run_step(
             Some((file, r)) => prepared.iter().try_for_each(|h| {
                 let warehouses = h.tpcc.map(|t| t.1);
                 oio_fleet::tpcc::check_baseline(file, r, h.host, a.workers, warehouses)
+                    .map_err(|e| e.to_string())
             }),
             None => Ok(()),
         },
