@@ -357,9 +357,12 @@ fn wide_histogram() -> WireHistogram {
     WireHistogram::from_sparse(&h.to_sparse())
 }
 
-/// Plays the agent's part until `go`, then streams intervals without end (as the hostile
-/// agent of the issue did). Returns how many it wrote before the controller hung up.
-fn hostile_agent(dir: PathBuf, version: String) -> u64 {
+/// Plays the agent's part through `go` on the fake agent's pipes: the reader of what the
+/// controller sends and the writer to it.
+fn fake_until_go(
+    dir: &Path,
+    version: &str,
+) -> (Reader<std::io::BufReader<std::fs::File>>, std::fs::File) {
     let input = std::fs::File::open(dir.join("in")).unwrap();
     let mut out = std::fs::OpenOptions::new()
         .write(true)
@@ -369,7 +372,7 @@ fn hostile_agent(dir: PathBuf, version: String) -> u64 {
     loop {
         match r.next_message() {
             Ok(Some(Message::Hello(_))) => {
-                send(&mut out, &Message::Hello(Hello::current(&version))).unwrap()
+                send(&mut out, &Message::Hello(Hello::current(version))).unwrap()
             }
             Ok(Some(Message::Time { seq })) => send(
                 &mut out,
@@ -395,6 +398,13 @@ fn hostile_agent(dir: PathBuf, version: String) -> u64 {
             other => panic!("the fake agent got {other:?}"),
         }
     }
+    (r, out)
+}
+
+/// Plays the agent's part until `go`, then streams intervals without end (as the hostile
+/// agent of the issue did). Returns how many it wrote before the controller hung up.
+fn hostile_agent(dir: PathBuf, version: String) -> u64 {
+    let (mut r, mut out) = fake_until_go(&dir, &version);
     // Stdin is drained (stop messages) so the controller never blocks on it.
     std::thread::spawn(move || while let Ok(Some(_)) = r.next_message() {});
     let h = wide_histogram();
@@ -1291,4 +1301,127 @@ fn a_tpcc_metrics_scrape_during_a_run_matches_the_final_intervals() {
             .sum();
         assert_eq!(s.new_orders.values().sum::<u64>(), new_orders, "{s:?}");
     }
+}
+
+/// Issue 26 item 4, errors: a host whose interval carries errors shows them in the live
+/// figures (`oio_fleet_interval_errors{host}` beside the live table's errors column, which
+/// reads the same `HostLive::errors`), and a host that does not count them has none there
+/// (not a 0). The fake agent sends one interval with 7 errors, then goes silent and is lost
+/// after the stall limit; the real agent's engine counts no errors per interval.
+#[test]
+fn a_hosts_errors_in_an_interval_reach_the_live_figures() {
+    let dir = scratch();
+    let launcher = fifo_launcher(dir.path());
+    let (d, v) = (dir.path().to_path_buf(), version());
+    let fake = std::thread::spawn(move || {
+        let (mut r, mut out) = fake_until_go(&d, &v);
+        let mut h = oio_core::histogram::LatencyHistogram::new();
+        for _ in 0..10 {
+            h.record(1_000_000);
+        }
+        let dir = oio_fleet::protocol::WireDir {
+            ios: 10,
+            bytes: 40_960,
+            iops: 10.0,
+            bytes_per_sec: 40_960.0,
+            latency: Some(WireHistogram::from_sparse(&h.to_sparse())),
+        };
+        let w = WireInterval {
+            index: 0,
+            t_s: 1.0,
+            duration_s: 1.0,
+            read: dir.clone(),
+            write: oio_fleet::protocol::WireDir {
+                ios: 0,
+                bytes: 0,
+                iops: 0.0,
+                bytes_per_sec: 0.0,
+                latency: None,
+            },
+            total: dir,
+            errors: Some(7),
+        };
+        send(&mut out, &Message::Interval(Box::new(w))).unwrap();
+        // Silent from here on, draining what the controller sends until it hangs up.
+        while let Ok(Some(_)) = r.next_message() {}
+    });
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut c = Command::new(oio())
+        .env("NO_COLOR", "1")
+        .current_dir(dir.path())
+        .args(["fleet", "run", "--inventory"])
+        .arg(inventory(dir.path(), &["real", "fake"]))
+        .arg("--launcher")
+        .arg(&launcher)
+        .arg("--out")
+        .arg(dir.path().join("res"))
+        .args([
+            "--rw",
+            "randread",
+            "--engine",
+            "null",
+            "--size",
+            "1M",
+            "--time",
+            "30s",
+            "--ramp",
+            "0",
+            "--interval",
+            "1s",
+            "--stall-timeout",
+            "4s",
+            "--json",
+            "--metrics",
+            &addr,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Scraped until the first interval is served or the run ends (then it was never seen).
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut seen = None;
+    while Instant::now() < deadline && seen.is_none() {
+        if c.try_wait().unwrap().is_some() {
+            break;
+        }
+        seen = metrics_text(&addr).filter(|t| t.contains("\noio_fleet_interval 1\n"));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = wait_bounded(c, Duration::from_secs(120));
+    fake.join().unwrap();
+    let text = seen.unwrap_or_else(|| {
+        panic!(
+            "no scrape saw interval 1: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let errors: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("oio_fleet_interval_errors"))
+        .collect();
+    assert_eq!(
+        errors,
+        ["oio_fleet_interval_errors{host=\"fake\"} 7"],
+        "{text}"
+    );
+    // The fake went silent: lost after the stall limit, the run partial.
+    assert_eq!(out.status.code(), Some(1));
+}
+
+/// The body of one `GET /metrics`, or None while nothing listens.
+fn metrics_text(addr: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(addr).ok()?;
+    c.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(c, "GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n").ok()?;
+    let mut text = String::new();
+    c.read_to_string(&mut text).ok()?;
+    Some(text.split_once("\r\n\r\n")?.1.to_string())
 }
