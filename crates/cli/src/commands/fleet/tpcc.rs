@@ -97,9 +97,10 @@ pub struct TpccRunArgs {
 #[command(after_help = "Examples:
   oio fleet tpcc scale --hosts db1,db2,db3,db4 --db 'postgres://oio@{host}/oio' --workers 8 --time 2m
   oio fleet tpcc scale --inventory lab.toml --steps 1,2,3,4 --threshold 0.9")]
+#[command(mut_arg("baseline", |a| a.hide(true)))]
 pub struct TpccScaleArgs {
     /// Hosts, databases and the plan of every step (as `oio fleet tpcc run`; no --baseline:
-    /// the first step is the ladder's baseline).
+    /// the first step is the ladder's baseline, and the option is hidden here).
     #[command(flatten)]
     pub run: TpccRunArgs,
     /// Hosts in each step, increasing (the first hosts listed). Default: 1, 2, 4, … and all.
