@@ -435,6 +435,10 @@ pub struct WireInterval {
     pub write: WireDir,
     /// Both.
     pub total: WireDir,
+    /// Failed I/Os in the interval, when the agent counts them per interval (None: not
+    /// counted; the host's result carries the run's errors).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errors: Option<u64>,
 }
 
 impl WireInterval {
@@ -447,6 +451,8 @@ impl WireInterval {
             read: WireDir::from_stats(&i.read),
             write: WireDir::from_stats(&i.write),
             total: WireDir::from_stats(&i.total),
+            // The engine's intervals do not count errors (its result does, for the run).
+            errors: None,
         }
     }
 
@@ -484,6 +490,10 @@ pub struct WireTpccInterval {
     pub latency: Option<WireHistogram>,
     /// Latency of New-Order, ns.
     pub new_order_latency: Option<WireHistogram>,
+    /// Transactions failed for good in the interval, when the agent counts them per interval
+    /// (None: not counted; the host's result carries the run's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errors: Option<u64>,
 }
 
 impl WireTpccInterval {
@@ -498,6 +508,8 @@ impl WireTpccInterval {
             completed: c.interval.completed.clone(),
             latency: wire(&c.latency),
             new_order_latency: wire(&c.new_order_latency),
+            // The driver's closed interval does not count failures (its result does).
+            errors: None,
         }
     }
 

@@ -34,7 +34,7 @@ pub struct FleetArgs {
 
     /// Serve the live figures (per host and merged IOPS, I/O counters, latency histograms) in
     /// Prometheus' text format at http://ADDR/metrics while the run lasts, e.g. 127.0.0.1:9464
-    /// (run and sweep).
+    /// (run, sweep and scale).
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<String>,
 }
@@ -118,7 +118,7 @@ pub(super) fn metrics(
 
 pub(super) fn fleet_check(a: FleetArgs) -> anyhow::Result<ExitCode> {
     if a.metrics.is_some() {
-        anyhow::bail!("--metrics: `oio fleet check` runs no workload; give it to `oio fleet run` or `oio fleet sweep`");
+        anyhow::bail!("--metrics: `oio fleet check` runs no workload; give it to `oio fleet run`, `oio fleet sweep` or `oio fleet scale`");
     }
     let (_, jobs) = jobs(&a)?;
     let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());
