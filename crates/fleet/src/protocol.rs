@@ -451,8 +451,7 @@ impl WireInterval {
             read: WireDir::from_stats(&i.read),
             write: WireDir::from_stats(&i.write),
             total: WireDir::from_stats(&i.total),
-            // The engine's intervals do not count errors (its result does, for the run).
-            errors: None,
+            errors: Some(i.errors),
         }
     }
 
@@ -468,6 +467,7 @@ impl WireInterval {
             backlog_max: None,
             // Not streamed: the host's result carries it.
             host_cpu: None,
+            errors: self.errors.unwrap_or(0),
         })
     }
 }
@@ -508,8 +508,7 @@ impl WireTpccInterval {
             completed: c.interval.completed.clone(),
             latency: wire(&c.latency),
             new_order_latency: wire(&c.new_order_latency),
-            // The driver's closed interval does not count failures (its result does).
-            errors: None,
+            errors: Some(c.failed),
         }
     }
 
@@ -933,6 +932,7 @@ mod tests {
             offered_iops: None,
             backlog_max: None,
             host_cpu: None,
+            errors: 0,
         };
         let w = WireInterval::from_interval(0, &i);
         let json = serde_json::to_string(&Message::Interval(Box::new(w))).unwrap();
