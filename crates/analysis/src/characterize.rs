@@ -871,7 +871,9 @@ fn build_workload(
                 weight: s.pct.max(0.1),
             })
             .collect();
-        SizeMix::new(shares).map(Some).map_err(CharacterizeError)
+        SizeMix::new(shares)
+            .map(Some)
+            .map_err(|e| CharacterizeError(e.to_string()))
     };
     let mut rp = round1(read_pct);
     // A direction that exists in the data must keep a non-zero share, and vice versa.

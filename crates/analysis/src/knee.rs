@@ -149,13 +149,38 @@ impl fmt::Display for LatencyTarget {
     }
 }
 
+/// A latency target that could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LatencyTargetError {
+    /// Not `STAT=DURATION` with a known statistic.
+    #[error("'{input}': expected STAT=DURATION with STAT mean, p50, p90 or p99, e.g. p99=2ms")]
+    Form {
+        /// The text that was given.
+        input: String,
+    },
+    /// The duration could not be parsed.
+    #[error(
+        "'{input}': expected STAT=DURATION with STAT mean, p50, p90 or p99, e.g. p99=2ms: {error}"
+    )]
+    Duration {
+        /// The text that was given.
+        input: String,
+        /// Why the duration was refused.
+        error: oio_core::units::DurationError,
+    },
+    /// A target of 0.
+    #[error("'{input}': the target must be above 0")]
+    Zero {
+        /// The text that was given.
+        input: String,
+    },
+}
+
 impl FromStr for LatencyTarget {
-    type Err = String;
+    type Err = LatencyTargetError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let bad = || {
-            format!("'{s}': expected STAT=DURATION with STAT mean, p50, p90 or p99, e.g. p99=2ms")
-        };
+        let bad = || LatencyTargetError::Form { input: s.into() };
         let (k, v) = s.split_once('=').ok_or_else(bad)?;
         let stat = match k.trim() {
             "mean" => LatencyStat::Mean,
@@ -164,9 +189,13 @@ impl FromStr for LatencyTarget {
             "p99" => LatencyStat::P99,
             _ => return Err(bad()),
         };
-        let d = oio_core::units::parse_duration(v).map_err(|e| format!("{}: {e}", bad()))?;
+        let d =
+            oio_core::units::parse_duration(v).map_err(|error| LatencyTargetError::Duration {
+                input: s.into(),
+                error,
+            })?;
         if d.is_zero() {
-            return Err(format!("'{s}': the target must be above 0"));
+            return Err(LatencyTargetError::Zero { input: s.into() });
         }
         Ok(LatencyTarget {
             stat,

@@ -119,7 +119,7 @@ pub fn size_arg(s: &str) -> Result<u64, String> {
 
 /// Value parser for offered rates in I/Os per second, within oio's range.
 pub fn rate_arg(s: &str) -> Result<f64, String> {
-    oio_core::units::parse_rate(s)
+    oio_core::units::parse_rate(s).map_err(|e| e.to_string())
 }
 
 #[test]

@@ -357,9 +357,12 @@ fn wide_histogram() -> WireHistogram {
     WireHistogram::from_sparse(&h.to_sparse())
 }
 
-/// Plays the agent's part until `go`, then streams intervals without end (as the hostile
-/// agent of the issue did). Returns how many it wrote before the controller hung up.
-fn hostile_agent(dir: PathBuf, version: String) -> u64 {
+/// Plays the agent's part through `go` on the fake agent's pipes: the reader of what the
+/// controller sends and the writer to it.
+fn fake_until_go(
+    dir: &Path,
+    version: &str,
+) -> (Reader<std::io::BufReader<std::fs::File>>, std::fs::File) {
     let input = std::fs::File::open(dir.join("in")).unwrap();
     let mut out = std::fs::OpenOptions::new()
         .write(true)
@@ -369,7 +372,7 @@ fn hostile_agent(dir: PathBuf, version: String) -> u64 {
     loop {
         match r.next_message() {
             Ok(Some(Message::Hello(_))) => {
-                send(&mut out, &Message::Hello(Hello::current(&version))).unwrap()
+                send(&mut out, &Message::Hello(Hello::current(version))).unwrap()
             }
             Ok(Some(Message::Time { seq })) => send(
                 &mut out,
@@ -395,6 +398,13 @@ fn hostile_agent(dir: PathBuf, version: String) -> u64 {
             other => panic!("the fake agent got {other:?}"),
         }
     }
+    (r, out)
+}
+
+/// Plays the agent's part until `go`, then streams intervals without end (as the hostile
+/// agent of the issue did). Returns how many it wrote before the controller hung up.
+fn hostile_agent(dir: PathBuf, version: String) -> u64 {
+    let (mut r, mut out) = fake_until_go(&dir, &version);
     // Stdin is drained (stop messages) so the controller never blocks on it.
     std::thread::spawn(move || while let Ok(Some(_)) = r.next_message() {});
     let h = wide_histogram();
@@ -414,6 +424,7 @@ fn hostile_agent(dir: PathBuf, version: String) -> u64 {
             read: dir_stats.clone(),
             write: dir_stats.clone(),
             total: dir_stats.clone(),
+            errors: None,
         };
         if send(&mut out, &Message::Interval(Box::new(w))).is_err() {
             break;
@@ -949,4 +960,472 @@ fn hosts_send_their_logs_to_the_controller() {
             );
         }
     }
+}
+
+/// A TPC-C database `DIR/HOST.db` for each host (one build, copied: a build is slow).
+fn tpcc_dbs(dir: &Path, hosts: &[&str]) {
+    let out = Command::new(oio())
+        .env("NO_COLOR", "1")
+        .current_dir(dir)
+        .args(["tpcc", "build", "--db"])
+        .arg(format!("sqlite:{}.db", hosts[0]))
+        .args(["-W", "1", "--workers", "2"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "tpcc build: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for h in &hosts[1..] {
+        std::fs::copy(
+            dir.join(format!("{}.db", hosts[0])),
+            dir.join(format!("{h}.db")),
+        )
+        .unwrap();
+    }
+}
+
+/// `oio fleet tpcc ACTION` on local agents, each host on its own `HOST.db`.
+fn fleet_tpcc(dir: &Path, action: &str, hosts: &[&str], args: &[&str]) -> Command {
+    let mut c = Command::new(oio());
+    c.env("NO_COLOR", "1")
+        .current_dir(dir)
+        .args(["fleet", "tpcc", action, "--hosts"])
+        .arg(hosts.join(","))
+        .arg("--launcher")
+        .arg(format!("'{}' agent --stdio", oio()))
+        .args(["--db", "sqlite:{host}.db", "--out", "res"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+fn read_in(dir: &Path, p: &str) -> Value {
+    let f = if Path::new(p).is_absolute() {
+        PathBuf::from(p)
+    } else {
+        dir.join(p)
+    };
+    serde_json::from_slice(&std::fs::read(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display())))
+        .unwrap()
+}
+
+/// `oio fleet tpcc scale` on SQLite behind local agents: a 1 → 2 → 3 ladder (the default
+/// steps for three hosts), each step a fleet TPC-C run with its merged result; each step's
+/// efficiency is exactly NOPM_n ÷ (n × NOPM_1) of those results, a step above 1 is flagged,
+/// and the first step below the threshold beyond its margin is named. The threshold is 100 so
+/// that the step named is certain whatever this machine's load: a step's relative noise is
+/// at most 1 (all of a series in one interval), so its margin is at most 2√2 × its efficiency.
+#[test]
+fn a_tpcc_host_ladder_names_the_step_below_its_threshold_and_flags_above_one() {
+    let dir = scratch();
+    let d = dir.path();
+    let hosts = ["a", "b", "c"];
+    tpcc_dbs(d, &hosts);
+    let mut c = fleet_tpcc(
+        d,
+        "scale",
+        &hosts,
+        &[
+            "-n",
+            "1",
+            "--ramp",
+            "0",
+            "--time",
+            "3s",
+            "--interval",
+            "500ms",
+            "--threshold",
+            "100",
+            "--json",
+        ],
+    );
+    let out = wait_bounded(c.spawn().unwrap(), Duration::from_secs(300));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    println!("{}", serde_json::to_string_pretty(&doc["steps"]).unwrap());
+    assert_eq!(doc["schema"], "oio.fleet.tpcc.scale");
+    assert_eq!(
+        (doc["unit"].as_str(), doc["workers"].as_u64()),
+        (Some("NOPM"), Some(1))
+    );
+    let schema: Value =
+        serde_json::from_str(include_str!("../../../schema/fleet-tpcc-scale.schema.json")).unwrap();
+    let v = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let steps = doc["steps"].as_array().unwrap();
+    let n: Vec<u64> = steps.iter().map(|s| s["hosts"].as_u64().unwrap()).collect();
+    assert_eq!(n, [1, 2, 3]);
+    let nopm1 = steps[0]["rate"].as_f64().unwrap();
+    assert!(nopm1 > 0.0, "{doc}");
+    for s in steps {
+        let k = s["hosts"].as_u64().unwrap();
+        let merged = read_in(d, s["result_file"].as_str().unwrap());
+        assert_eq!(merged["schema"], "oio.fleet.tpcc");
+        assert_eq!(merged["hosts"].as_array().unwrap().len() as u64, k);
+        let nopm = merged["summary"]["nopm"].as_f64().unwrap();
+        assert_eq!(s["rate"].as_f64(), Some(nopm), "{s}");
+        let e = s["efficiency"].as_f64().unwrap();
+        let want = (nopm / k as f64) / nopm1;
+        assert!((e - want).abs() <= 1e-12 * want, "{e} vs {want}");
+        // 3 s in 500 ms intervals: at least 5 full ones, so every step's noise is known.
+        assert!(s["interval_rates"].as_array().unwrap().len() >= 5, "{s}");
+        assert_eq!(s["flag"].is_string(), e > 1.0, "{s}");
+        if k > 1 {
+            let m = s["margin"].as_f64().unwrap();
+            assert!(m <= 2.0 * 2f64.sqrt() * e + 1e-9, "{s}");
+        }
+    }
+    assert_eq!(doc["below_at"], 2, "{doc}");
+    let verdict = doc["verdict"].as_str().unwrap();
+    assert!(
+        verdict.starts_with("scaling efficiency falls below 100.00 at 2 hosts ("),
+        "{verdict}"
+    );
+    // Without --json: the table, one row per step, the verdict and any flag under it.
+    let mut c = fleet_tpcc(
+        d,
+        "scale",
+        &hosts[..2],
+        &[
+            "-n",
+            "1",
+            "--ramp",
+            "0",
+            "--time",
+            "1s",
+            "--interval",
+            "500ms",
+        ],
+    );
+    let out = wait_bounded(c.spawn().unwrap(), Duration::from_secs(300));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    println!("{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].contains("merged NOPM") && lines[0].contains("New-Order p99"),
+        "{text}"
+    );
+    assert!(lines[1].trim_start().starts_with("1 ") && lines[1].contains("1.000 (base)"));
+    assert!(lines[2].trim_start().starts_with("2 "), "{text}");
+    assert!(
+        lines[3].starts_with("scaling efficiency") || lines[3].starts_with("undecided"),
+        "{text}"
+    );
+    // A baseline belongs to `fleet tpcc run`: refused before anything runs.
+    let out = fleet_tpcc(d, "scale", &hosts, &["--baseline", "x.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("--baseline: a ladder's baseline is its first step"));
+}
+
+/// One scrape of a TPC-C run's `--metrics`: the interval, each host's NOPM and TPM of it, the
+/// merged ones, and the new orders and transaction-latency count since the start.
+#[derive(Debug, Default)]
+struct TpccScrape {
+    interval: usize,
+    nopm: std::collections::BTreeMap<String, f64>,
+    tpm: std::collections::BTreeMap<String, f64>,
+    merged_nopm: f64,
+    merged_tpm: f64,
+    new_orders: std::collections::BTreeMap<String, u64>,
+    latency_count: std::collections::BTreeMap<String, u64>,
+}
+
+fn scrape_tpcc(addr: &str) -> Option<TpccScrape> {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(addr).ok()?;
+    c.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(c, "GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n").ok()?;
+    let mut text = String::new();
+    c.read_to_string(&mut text).ok()?;
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let mut s = TpccScrape::default();
+    let label = |k: &str| k.split('"').nth(1).unwrap().to_string();
+    for l in body.lines().filter(|l| !l.starts_with('#')) {
+        let (k, v) = l.rsplit_once(' ').unwrap();
+        match k {
+            "oio_fleet_interval" => s.interval = v.parse().unwrap(),
+            "oio_fleet_merged_interval_nopm" => s.merged_nopm = v.parse().unwrap(),
+            "oio_fleet_merged_interval_tpm" => s.merged_tpm = v.parse().unwrap(),
+            _ if k.starts_with("oio_fleet_interval_nopm{") => {
+                s.nopm.insert(label(k), v.parse().unwrap());
+            }
+            _ if k.starts_with("oio_fleet_interval_tpm{") => {
+                s.tpm.insert(label(k), v.parse().unwrap());
+            }
+            _ if k.starts_with("oio_fleet_ios_total{") => {
+                s.new_orders.insert(label(k), v.parse().unwrap());
+            }
+            _ if k.starts_with("oio_fleet_latency_seconds_count{") => {
+                s.latency_count.insert(label(k), v.parse().unwrap());
+            }
+            _ => {}
+        }
+    }
+    (s.interval > 0).then_some(s)
+}
+
+/// Issue 26 item 4 for TPC-C: `oio fleet tpcc run --metrics` serves per-host and merged NOPM
+/// and TPM while the run lasts; every scrape's figures are exactly the final results' for that
+/// interval (each host's own result and the merged one), its counters the sums so far.
+#[test]
+fn a_tpcc_metrics_scrape_during_a_run_matches_the_final_intervals() {
+    let dir = scratch();
+    let d = dir.path();
+    let hosts = ["m1", "m2"];
+    tpcc_dbs(d, &hosts);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut c = fleet_tpcc(
+        d,
+        "run",
+        &hosts,
+        &[
+            "-n",
+            "1",
+            "--ramp",
+            "0",
+            "--time",
+            "3s",
+            "--interval",
+            "500ms",
+            "--json",
+            "--metrics",
+            &addr,
+        ],
+    )
+    .spawn()
+    .unwrap();
+    // Scraped until the endpoint closes with the run (stdout is read afterwards).
+    let mut scrapes: Vec<TpccScrape> = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while Instant::now() < deadline {
+        let up = std::net::TcpStream::connect(&addr).is_ok();
+        if !up && (!scrapes.is_empty() || c.try_wait().unwrap().is_some()) {
+            break;
+        }
+        if let Some(s) = scrape_tpcc(&addr) {
+            if scrapes.last().is_none_or(|l| l.interval != s.interval) {
+                scrapes.push(s);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = wait_bounded(c, Duration::from_secs(60));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!scrapes.is_empty(), "no scrape saw an interval");
+    let own: std::collections::BTreeMap<String, Value> = doc["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["host"].as_str().unwrap().to_string(),
+                read_in(d, h["result_file"].as_str().unwrap()),
+            )
+        })
+        .collect();
+    for s in &scrapes {
+        let k = s.interval - 1;
+        println!(
+            "scraped interval {}: NOPM {:?} merged {}, TPM {:?} merged {}",
+            s.interval, s.nopm, s.merged_nopm, s.tpm, s.merged_tpm
+        );
+        let m = &doc["intervals"][k];
+        assert_eq!(
+            Some(s.merged_nopm),
+            m["nopm"].as_f64(),
+            "merged NOPM of {}",
+            s.interval
+        );
+        assert_eq!(
+            Some(s.merged_tpm),
+            m["tpm_client"].as_f64(),
+            "merged TPM of {}",
+            s.interval
+        );
+        for (h, r) in &own {
+            let iv = &r["intervals"][k];
+            assert_eq!(
+                Some(s.nopm[h]),
+                iv["nopm"].as_f64(),
+                "{h}'s NOPM of {}",
+                s.interval
+            );
+            assert_eq!(
+                Some(s.tpm[h]),
+                iv["tpm_client"].as_f64(),
+                "{h}'s TPM of {}",
+                s.interval
+            );
+            // The latency histogram counts the transactions of the intervals so far, as the
+            // host's own result counts them per type.
+            let upto = &r["intervals"].as_array().unwrap()[..=k];
+            let n: u64 = upto
+                .iter()
+                .flat_map(|i| i["latency_by_type_ns"].as_object().unwrap().values())
+                .map(|t| t["n"].as_u64().unwrap())
+                .sum();
+            assert_eq!(
+                s.latency_count[h], n,
+                "{h}'s transactions through {}",
+                s.interval
+            );
+        }
+        let new_orders: u64 = doc["intervals"].as_array().unwrap()[..=k]
+            .iter()
+            .map(|i| i["new_orders"].as_u64().unwrap())
+            .sum();
+        assert_eq!(s.new_orders.values().sum::<u64>(), new_orders, "{s:?}");
+    }
+}
+
+/// Issue 26 item 4, errors: a host whose interval carries errors shows them in the live
+/// figures (`oio_fleet_interval_errors{host}` beside the live table's errors column, which
+/// reads the same `HostLive::errors`), and a host that does not count them has none there
+/// (not a 0). The fake agent sends one interval with 7 errors, then goes silent and is lost
+/// after the stall limit; the real agent's engine counts its errors per interval: none.
+#[test]
+fn a_hosts_errors_in_an_interval_reach_the_live_figures() {
+    let dir = scratch();
+    let launcher = fifo_launcher(dir.path());
+    let (d, v) = (dir.path().to_path_buf(), version());
+    let fake = std::thread::spawn(move || {
+        let (mut r, mut out) = fake_until_go(&d, &v);
+        let mut h = oio_core::histogram::LatencyHistogram::new();
+        for _ in 0..10 {
+            h.record(1_000_000);
+        }
+        let dir = oio_fleet::protocol::WireDir {
+            ios: 10,
+            bytes: 40_960,
+            iops: 10.0,
+            bytes_per_sec: 40_960.0,
+            latency: Some(WireHistogram::from_sparse(&h.to_sparse())),
+        };
+        let w = WireInterval {
+            index: 0,
+            t_s: 1.0,
+            duration_s: 1.0,
+            read: dir.clone(),
+            write: oio_fleet::protocol::WireDir {
+                ios: 0,
+                bytes: 0,
+                iops: 0.0,
+                bytes_per_sec: 0.0,
+                latency: None,
+            },
+            total: dir,
+            errors: Some(7),
+        };
+        send(&mut out, &Message::Interval(Box::new(w))).unwrap();
+        // Silent from here on, draining what the controller sends until it hangs up.
+        while let Ok(Some(_)) = r.next_message() {}
+    });
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut c = Command::new(oio())
+        .env("NO_COLOR", "1")
+        .current_dir(dir.path())
+        .args(["fleet", "run", "--inventory"])
+        .arg(inventory(dir.path(), &["real", "fake"]))
+        .arg("--launcher")
+        .arg(&launcher)
+        .arg("--out")
+        .arg(dir.path().join("res"))
+        .args([
+            "--rw",
+            "randread",
+            "--engine",
+            "null",
+            "--size",
+            "1M",
+            "--time",
+            "30s",
+            "--ramp",
+            "0",
+            "--interval",
+            "1s",
+            "--stall-timeout",
+            "4s",
+            "--json",
+            "--metrics",
+            &addr,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Scraped until the first interval is served or the run ends (then it was never seen).
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut seen = None;
+    while Instant::now() < deadline && seen.is_none() {
+        if c.try_wait().unwrap().is_some() {
+            break;
+        }
+        seen = metrics_text(&addr).filter(|t| t.contains("\noio_fleet_interval 1\n"));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = wait_bounded(c, Duration::from_secs(120));
+    fake.join().unwrap();
+    let text = seen.unwrap_or_else(|| {
+        panic!(
+            "no scrape saw interval 1: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let mut errors: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("oio_fleet_interval_errors"))
+        .collect();
+    errors.sort();
+    assert_eq!(
+        errors,
+        [
+            "oio_fleet_interval_errors{host=\"fake\"} 7",
+            "oio_fleet_interval_errors{host=\"real\"} 0"
+        ],
+        "{text}"
+    );
+    // The fake went silent: lost after the stall limit, the run partial.
+    assert_eq!(out.status.code(), Some(1));
+}
+
+/// The body of one `GET /metrics`, or None while nothing listens.
+fn metrics_text(addr: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(addr).ok()?;
+    c.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(c, "GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n").ok()?;
+    let mut text = String::new();
+    c.read_to_string(&mut text).ok()?;
+    Some(text.split_once("\r\n\r\n")?.1.to_string())
 }

@@ -105,6 +105,7 @@ const EXAMPLES: &[(&str, Check)] = &[
     ("oio tpcc study --db postgres://user@127.0.0.1:5432/tpcc --set sync:synchronous_commit=on --set async:synchronous_commit=off -n 4", Skip("TPC-C on a PostgreSQL server: tests/study.rs runs a study on a throwaway PostgreSQL, also with Ctrl-C")),
     ("oio fleet sweep --hosts db1,db2,db3 --rw randread --bs 8k --time 30s --sweep-qd 1,4,16,64 /data/oio.dat --size 10G", Skip(FLEET_SKIP)),
     ("oio fleet scale --hosts db1,db2,db3,db4 --rw randread --bs 8k --time 30s /data/oio.dat --size 10G", Skip("four hosts: tests/fleet.rs runs a 1, 2, 4 ladder over sshd in namespaces, tests/fleet_hardening.rs one of local agents")),
+    ("oio fleet tpcc scale --hosts db1,db2,db3,db4 --db 'postgres://oio@localhost/oio' -n 16 --time 2m", Skip("remote hosts: tests/fleet_hardening.rs runs a 1, 2, 3 TPC-C ladder of local agents on SQLite")),
     ("oio tpcc build --db postgres://oio@10.0.0.1/oio -W 10", Skip("a PostgreSQL server on another host; tests/fleet_tpcc.rs builds on two servers in network namespaces")),
     ("ssh db1 oio tpcc run --db postgres://oio@localhost/oio -n 16 --time 5m", Skip(FLEET_SKIP)),
     ("oio fleet tpcc run --hosts db1,db2,db3,db4 --db 'postgres://oio@localhost/oio' -n 16 --time 5m \\", Skip("remote hosts: tests/fleet_tpcc.rs runs fleet tpcc run over two PostgreSQL servers in network namespaces")),

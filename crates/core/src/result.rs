@@ -269,6 +269,14 @@ pub struct Interval {
     /// interval shorter than 10 clock ticks of real time, or a virtual clock).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_cpu: Option<HostCpu>,
+    /// I/Os that failed (an error or a short transfer) in this interval; never in the
+    /// statistics above. Left out of the JSON when none did.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub errors: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// Counters and latency for one direction over a period.

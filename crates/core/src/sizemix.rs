@@ -28,6 +28,31 @@ pub struct SizeMixError {
     why: String,
 }
 
+/// Shares that make no usable mix (see [`SizeMix::new`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SharesError {
+    /// No shares at all.
+    #[error("the mix is empty")]
+    Empty,
+    /// A share of 0-byte I/Os.
+    #[error("a size of 0 bytes")]
+    ZeroSize,
+    /// A size above 4 GiB, more than one I/O can carry.
+    #[error("{} is larger than 4 GiB", format_size(*.bytes))]
+    TooLarge {
+        /// The size in bytes.
+        bytes: u64,
+    },
+    /// A weight that is not a positive number.
+    #[error("weight {weight} for {} is not a positive number", format_size(*.bytes))]
+    BadWeight {
+        /// The weight given.
+        weight: f64,
+        /// The size it weighs.
+        bytes: u64,
+    },
+}
+
 impl SizeMix {
     /// A mix of one size.
     pub fn single(bytes: u64) -> Self {
@@ -38,23 +63,22 @@ impl SizeMix {
     }
 
     /// Builds a mix from shares, checking it is usable.
-    pub fn new(shares: Vec<SizeShare>) -> Result<Self, String> {
+    pub fn new(shares: Vec<SizeShare>) -> Result<Self, SharesError> {
         if shares.is_empty() {
-            return Err("the mix is empty".into());
+            return Err(SharesError::Empty);
         }
         for s in &shares {
             if s.bytes == 0 {
-                return Err("a size of 0 bytes".into());
+                return Err(SharesError::ZeroSize);
             }
             if s.bytes > u32::MAX as u64 {
-                return Err(format!("{} is larger than 4 GiB", format_size(s.bytes)));
+                return Err(SharesError::TooLarge { bytes: s.bytes });
             }
             if !(s.weight.is_finite() && s.weight > 0.0) {
-                return Err(format!(
-                    "weight {} for {} is not a positive number",
-                    s.weight,
-                    format_size(s.bytes)
-                ));
+                return Err(SharesError::BadWeight {
+                    weight: s.weight,
+                    bytes: s.bytes,
+                });
             }
         }
         Ok(SizeMix(shares))
@@ -119,7 +143,7 @@ impl FromStr for SizeMix {
             let bytes = parse_size(size).map_err(|e| err(e.to_string()))?;
             shares.push(SizeShare { bytes, weight });
         }
-        SizeMix::new(shares).map_err(err)
+        SizeMix::new(shares).map_err(|e| err(e.to_string()))
     }
 }
 

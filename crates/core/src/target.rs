@@ -13,18 +13,24 @@ pub struct TargetBinding {
     pub paths: Vec<PathBuf>,
 }
 
+/// A binding that is not `ROLE=PATH[,PATH...]`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{input}': expected ROLE=PATH[,PATH...], e.g. --target log=/dev/sdb")]
+pub struct BindingError {
+    /// The text that was given.
+    pub input: String,
+}
+
 impl std::str::FromStr for TargetBinding {
-    type Err = String;
+    type Err = BindingError;
     /// `ROLE=PATH[,PATH...]`.
-    fn from_str(s: &str) -> Result<TargetBinding, String> {
+    fn from_str(s: &str) -> Result<TargetBinding, BindingError> {
         match s.split_once('=') {
             Some((role, paths)) if !role.is_empty() && !paths.is_empty() => Ok(TargetBinding {
                 role: role.into(),
                 paths: paths.split(',').map(PathBuf::from).collect(),
             }),
-            _ => Err(format!(
-                "'{s}': expected ROLE=PATH[,PATH...], e.g. --target log=/dev/sdb"
-            )),
+            _ => Err(BindingError { input: s.into() }),
         }
     }
 }

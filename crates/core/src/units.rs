@@ -223,75 +223,172 @@ pub fn parse_duration_in(
             Err(_) => return Err(err(DURATION_EXPECTED.to_string())),
         }
     };
-    check_duration(d, min, max).map_err(err)?;
+    check_duration(d, min, max).map_err(|e| err(e.to_string()))?;
     Ok(d)
 }
 
+/// A duration outside the range a setting accepts; the message says the range in words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DurationRangeError {
+    /// Longer than `max`.
+    #[error("too long; expected at most {}", format_duration(*.max))]
+    TooLong {
+        /// The longest accepted.
+        max: Duration,
+    },
+    /// Zero where the lower bound is the smallest positive duration.
+    #[error("a duration must be > 0")]
+    NotPositive,
+    /// Shorter than `min`.
+    #[error("too short; expected at least {}", format_duration(*.min))]
+    TooShort {
+        /// The shortest accepted.
+        min: Duration,
+    },
+}
+
 /// Checks that `d` is in `min..=max`; the error says the range in words.
-pub fn check_duration(d: Duration, min: Duration, max: Duration) -> Result<(), String> {
+pub fn check_duration(d: Duration, min: Duration, max: Duration) -> Result<(), DurationRangeError> {
     if d > max {
-        return Err(format!(
-            "too long; expected at most {}",
-            format_duration(max)
-        ));
+        return Err(DurationRangeError::TooLong { max });
     }
     if d < min {
         return Err(if min <= Duration::from_nanos(1) {
-            "a duration must be > 0".to_string()
+            DurationRangeError::NotPositive
         } else {
-            format!("too short; expected at least {}", format_duration(min))
+            DurationRangeError::TooShort { min }
         });
     }
     Ok(())
 }
 
-/// Checks an offered rate in I/Os per second: 0 (idle) when `zero_ok`, otherwise from
-/// [`MIN_RATE`] to [`MAX_RATE`]. `what` names the flag or field in the message.
-pub fn check_rate(what: &str, iops: f64, zero_ok: bool) -> Result<(), String> {
-    let range = format!(
+/// An offered rate that could not be parsed or is out of range; `what` names the flag or
+/// field, and the message says the accepted range.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RateError {
+    /// Not a number.
+    #[error("invalid rate '{input}': expected I/Os per second such as 9000 or 1.5e6")]
+    Invalid {
+        /// The text that was given.
+        input: String,
+    },
+    /// Negative, infinite or NaN.
+    #[error("{what} {iops} is not a rate; {}", rate_range(*.zero_ok))]
+    NotARate {
+        /// The flag or field.
+        what: String,
+        /// The value given.
+        iops: f64,
+        /// Whether 0 (idle) was accepted.
+        zero_ok: bool,
+    },
+    /// Above [`MAX_RATE`].
+    #[error("{what} {iops} is too high; {} (no single host issues more)", rate_range(*.zero_ok))]
+    TooHigh {
+        /// The flag or field.
+        what: String,
+        /// The value given.
+        iops: f64,
+        /// Whether 0 (idle) was accepted.
+        zero_ok: bool,
+    },
+    /// Below [`MIN_RATE`] (and not an accepted 0).
+    #[error("{what} {iops} is too low; {} (one I/O per 1000 s)", rate_range(*.zero_ok))]
+    TooLow {
+        /// The flag or field.
+        what: String,
+        /// The value given.
+        iops: f64,
+        /// Whether 0 (idle) was accepted.
+        zero_ok: bool,
+    },
+}
+
+/// The accepted rates in words, for [`RateError`].
+fn rate_range(zero_ok: bool) -> String {
+    format!(
         "expected {}{} to {} I/Os per second",
         if zero_ok { "0, or " } else { "" },
         MIN_RATE,
         format_count(MAX_RATE)
-    );
+    )
+}
+
+/// Checks an offered rate in I/Os per second: 0 (idle) when `zero_ok`, otherwise from
+/// [`MIN_RATE`] to [`MAX_RATE`]. `what` names the flag or field in the message.
+pub fn check_rate(what: &str, iops: f64, zero_ok: bool) -> Result<(), RateError> {
+    let what = what.to_string();
     if !iops.is_finite() || iops < 0.0 {
-        return Err(format!("{what} {iops} is not a rate; {range}"));
+        return Err(RateError::NotARate {
+            what,
+            iops,
+            zero_ok,
+        });
     }
     if iops == 0.0 && zero_ok {
         return Ok(());
     }
     if iops > MAX_RATE {
-        return Err(format!(
-            "{what} {iops} is too high; {range} (no single host issues more)"
-        ));
+        return Err(RateError::TooHigh {
+            what,
+            iops,
+            zero_ok,
+        });
     }
     if iops < MIN_RATE {
-        return Err(format!(
-            "{what} {iops} is too low; {range} (one I/O per 1000 s)"
-        ));
+        return Err(RateError::TooLow {
+            what,
+            iops,
+            zero_ok,
+        });
     }
     Ok(())
 }
 
 /// Parses an offered rate in I/Os per second (`9000`, `1.5e6`) within
 /// [`MIN_RATE`]..=[`MAX_RATE`].
-pub fn parse_rate(input: &str) -> Result<f64, String> {
-    let v: f64 = input.trim().parse().map_err(|_| {
-        format!("invalid rate '{input}': expected I/Os per second such as 9000 or 1.5e6")
+pub fn parse_rate(input: &str) -> Result<f64, RateError> {
+    let v: f64 = input.trim().parse().map_err(|_| RateError::Invalid {
+        input: input.to_string(),
     })?;
     check_rate("rate", v, false)?;
     Ok(v)
 }
 
+/// A count that could not be parsed or is outside `min..=max`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CountError {
+    /// Not a whole number.
+    #[error("invalid count '{input}': expected a whole number from {min} to {max}")]
+    Invalid {
+        /// The text that was given.
+        input: String,
+        /// The smallest accepted.
+        min: u64,
+        /// The largest accepted.
+        max: u64,
+    },
+    /// A whole number outside the range.
+    #[error("count {value} is out of range: expected {min} to {max}")]
+    OutOfRange {
+        /// The number given.
+        value: u64,
+        /// The smallest accepted.
+        min: u64,
+        /// The largest accepted.
+        max: u64,
+    },
+}
+
 /// Parses a count such as a number of I/Os or repetitions, within `min..=max`.
-pub fn parse_count_in(input: &str, min: u64, max: u64) -> Result<u64, String> {
-    let v: u64 = input.trim().parse().map_err(|_| {
-        format!("invalid count '{input}': expected a whole number from {min} to {max}")
+pub fn parse_count_in(input: &str, min: u64, max: u64) -> Result<u64, CountError> {
+    let v: u64 = input.trim().parse().map_err(|_| CountError::Invalid {
+        input: input.to_string(),
+        min,
+        max,
     })?;
     if !(min..=max).contains(&v) {
-        return Err(format!(
-            "count {v} is out of range: expected {min} to {max}"
-        ));
+        return Err(CountError::OutOfRange { value: v, min, max });
     }
     Ok(v)
 }
@@ -473,13 +570,14 @@ fn sizes_and_rates_are_bounded() {
     assert_eq!(parse_size("1024p").unwrap(), MAX_SIZE);
     assert!(parse_size("1e400").is_err());
     for r in ["1.5e9", "1e-11", "inf", "NaN", "-5", "0"] {
-        let e = parse_rate(r).unwrap_err();
+        let e = parse_rate(r).unwrap_err().to_string();
         assert!(e.contains("I/Os per second"), "{r}: {e}");
     }
     assert_eq!(parse_rate("9000").unwrap(), 9000.0);
     assert!(check_rate("iops", 0.0, true).is_ok());
     assert!(check_rate("iops", 1e308, true)
         .unwrap_err()
+        .to_string()
         .contains("too high"));
     assert!(parse_count_in("0", 1, 10).is_err());
 }

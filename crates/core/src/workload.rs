@@ -186,14 +186,22 @@ impl SyncWrites {
     }
 }
 
+/// A sync-writes mode that is none of o_dsync, o_sync, rwf_dsync.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{input}': expected o_dsync, o_sync or rwf_dsync")]
+pub struct SyncWritesError {
+    /// The text that was given.
+    pub input: String,
+}
+
 impl std::str::FromStr for SyncWrites {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = SyncWritesError;
+    fn from_str(s: &str) -> Result<Self, SyncWritesError> {
         match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
             "o_dsync" | "dsync" => Ok(SyncWrites::ODsync),
             "o_sync" | "sync" => Ok(SyncWrites::OSync),
             "rwf_dsync" => Ok(SyncWrites::RwfDsync),
-            _ => Err(format!("'{s}': expected o_dsync, o_sync or rwf_dsync")),
+            _ => Err(SyncWritesError { input: s.into() }),
         }
     }
 }
@@ -222,18 +230,33 @@ impl fmt::Display for DataContent {
     }
 }
 
+/// Write content that could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DataContentError {
+    /// `fixed:` without 1 to 4096 bytes of hex.
+    #[error("'{input}': expected fixed:0xHEX with 1 to 4096 bytes (an even number of hex digits), e.g. fixed:0xdeadbeef")]
+    BadFixed {
+        /// The text that was given.
+        input: String,
+    },
+    /// No known kind.
+    #[error("'{input}': expected random, zero or fixed:0xHEX")]
+    Unknown {
+        /// The text that was given.
+        input: String,
+    },
+}
+
 impl std::str::FromStr for DataContent {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = DataContentError;
+    fn from_str(s: &str) -> Result<Self, DataContentError> {
         let t = s.trim();
         let (kind, arg) = t.split_once(':').unwrap_or((t, ""));
         match kind.trim().to_ascii_lowercase().as_str() {
             "random" if arg.is_empty() => Ok(DataContent::Random),
             "zero" | "zeros" | "zeroes" if arg.is_empty() => Ok(DataContent::Zero),
             "fixed" => {
-                let bad = || {
-                    format!("'{s}': expected fixed:0xHEX with 1 to 4096 bytes (an even number of hex digits), e.g. fixed:0xdeadbeef")
-                };
+                let bad = || DataContentError::BadFixed { input: s.into() };
                 let hex = arg.trim();
                 let hex = hex
                     .strip_prefix("0x")
@@ -249,10 +272,10 @@ impl std::str::FromStr for DataContent {
                             .and_then(|d| u8::from_str_radix(d, 16).ok())
                             .ok_or_else(bad)
                     })
-                    .collect::<Result<Vec<u8>, String>>()?;
+                    .collect::<Result<Vec<u8>, DataContentError>>()?;
                 Ok(DataContent::Fixed(bytes))
             }
-            _ => Err(format!("'{s}': expected random, zero or fixed:0xHEX")),
+            _ => Err(DataContentError::Unknown { input: s.into() }),
         }
     }
 }
@@ -347,17 +370,72 @@ impl fmt::Display for Distribution {
     }
 }
 
+/// An access distribution that could not be parsed; `input` is the trimmed text.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DistributionError {
+    /// A known kind with a bad parameter; `expected` says the form.
+    #[error("'{input}': expected {expected}")]
+    BadParameter {
+        /// The text that was given.
+        input: String,
+        /// The form and range of the parameter.
+        expected: &'static str,
+    },
+    /// A zone that is not IO%/SIZE% with both from 0 to 100.
+    #[error("'{input}': expected zoned:IO%/SIZE%:IO%/SIZE%..., e.g. zoned:60/10:30/20:10/70, not '{zone}'")]
+    BadZone {
+        /// The text that was given.
+        input: String,
+        /// The zone at fault.
+        zone: String,
+    },
+    /// More than 256 zones.
+    #[error("'{input}': at most 256 zones")]
+    TooManyZones {
+        /// The text that was given.
+        input: String,
+    },
+    /// Shares that do not sum to 100.
+    #[error("'{input}': the zones' I/O shares sum to {io} % and their sizes to {size} %; both must sum to 100")]
+    ZoneSums {
+        /// The text that was given.
+        input: String,
+        /// Sum of the I/O shares.
+        io: f64,
+        /// Sum of the size shares.
+        size: f64,
+    },
+    /// A zone with I/O but no space.
+    #[error("'{input}': a zone with I/O needs a size > 0")]
+    ZoneWithoutSize {
+        /// The text that was given.
+        input: String,
+    },
+    /// No known kind.
+    #[error(
+        "'{input}': expected random, zipf:THETA, pareto:H, normal:SIGMA% or zoned:IO%/SIZE%:..."
+    )]
+    Unknown {
+        /// The text that was given.
+        input: String,
+    },
+}
+
 impl std::str::FromStr for Distribution {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = DistributionError;
+    fn from_str(s: &str) -> Result<Self, DistributionError> {
         let s = s.trim();
         let (kind, arg) = s.split_once(':').unwrap_or((s, ""));
-        let num = |what: &str, ok: &dyn Fn(f64) -> bool| -> Result<f64, String> {
-            match arg.trim().parse::<f64>() {
-                Ok(v) if v.is_finite() && ok(v) => Ok(v),
-                _ => Err(format!("'{s}': expected {what}")),
-            }
-        };
+        let num =
+            |expected: &'static str, ok: &dyn Fn(f64) -> bool| -> Result<f64, DistributionError> {
+                match arg.trim().parse::<f64>() {
+                    Ok(v) if v.is_finite() && ok(v) => Ok(v),
+                    _ => Err(DistributionError::BadParameter {
+                        input: s.into(),
+                        expected,
+                    }),
+                }
+            };
         match kind.trim().to_ascii_lowercase().as_str() {
             "random" | "uniform" if arg.is_empty() => Ok(Distribution::Uniform),
             "zipf" => num("zipf:THETA with THETA > 0, e.g. zipf:1.2", &|v| v > 0.0 && v <= 100.0)
@@ -372,7 +450,10 @@ impl std::str::FromStr for Distribution {
             "zoned" => {
                 let mut zones = Vec::new();
                 for part in arg.split(':') {
-                    let bad = || format!("'{s}': expected zoned:IO%/SIZE%:IO%/SIZE%..., e.g. zoned:60/10:30/20:10/70, not '{part}'");
+                    let bad = || DistributionError::BadZone {
+                        input: s.into(),
+                        zone: part.into(),
+                    };
                     let (io, size) = part.split_once('/').ok_or_else(bad)?;
                     let io: f64 = io.trim().parse().map_err(|_| bad())?;
                     let size: f64 = size.trim().parse().map_err(|_| bad())?;
@@ -382,24 +463,24 @@ impl std::str::FromStr for Distribution {
                     zones.push(Zone { io_pct: io, size_pct: size });
                 }
                 if zones.len() > 256 {
-                    return Err(format!("'{s}': at most 256 zones"));
+                    return Err(DistributionError::TooManyZones { input: s.into() });
                 }
                 let (io, size) = zones
                     .iter()
                     .fold((0.0, 0.0), |(a, b), z| (a + z.io_pct, b + z.size_pct));
                 if (io - 100.0).abs() > 0.01 || (size - 100.0).abs() > 0.01 {
-                    return Err(format!(
-                        "'{s}': the zones' I/O shares sum to {io} % and their sizes to {size} %; both must sum to 100"
-                    ));
+                    return Err(DistributionError::ZoneSums {
+                        input: s.into(),
+                        io,
+                        size,
+                    });
                 }
                 if zones.iter().any(|z| z.io_pct > 0.0 && z.size_pct == 0.0) {
-                    return Err(format!("'{s}': a zone with I/O needs a size > 0"));
+                    return Err(DistributionError::ZoneWithoutSize { input: s.into() });
                 }
                 Ok(Distribution::Zoned(zones))
             }
-            _ => Err(format!(
-                "'{s}': expected random, zipf:THETA, pareto:H, normal:SIGMA% or zoned:IO%/SIZE%:..."
-            )),
+            _ => Err(DistributionError::Unknown { input: s.into() }),
         }
     }
 }
@@ -467,10 +548,39 @@ pub enum Arrival {
     Poisson,
 }
 
+/// An offered rate whose numbers do not fit together.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RateSpecError {
+    /// A rate out of range.
+    #[error(transparent)]
+    Rate(#[from] crate::units::RateError),
+    /// Some but not all of the burst settings.
+    #[error("bursts need all three of burst_iops, burst_on and burst_off")]
+    IncompleteBurst,
+    /// Bursts that never last and never pause.
+    #[error("burst_on and burst_off cannot both be 0")]
+    EmptyBurstCycle,
+    /// A schedule segment of no length (1-based).
+    #[error("schedule segment {segment}: for must be > 0")]
+    EmptySegment {
+        /// The segment, counted from 1.
+        segment: usize,
+    },
+    /// A schedule longer than [`crate::units::MAX_DURATION`].
+    #[error("the schedule lasts {}; expected at most {} in total", crate::units::format_duration(*.total), crate::units::format_duration(crate::units::MAX_DURATION))]
+    ScheduleTooLong {
+        /// The schedule's total length.
+        total: std::time::Duration,
+    },
+    /// No I/O would ever be offered.
+    #[error("the offered rate is 0 everywhere: give rate iops > 0")]
+    Idle,
+}
+
 impl Rate {
     /// Checks the numbers.
-    pub fn check(&self) -> Result<(), String> {
-        use crate::units::{check_rate, format_duration, MAX_DURATION};
+    pub fn check(&self) -> Result<(), RateSpecError> {
+        use crate::units::{check_rate, MAX_DURATION};
         check_rate("rate iops", self.iops, true)?;
         let bursts = [
             self.burst_iops.is_some(),
@@ -478,30 +588,26 @@ impl Rate {
             self.burst_off.is_some(),
         ];
         if bursts.iter().any(|b| *b) && !bursts.iter().all(|b| *b) {
-            return Err("bursts need all three of burst_iops, burst_on and burst_off".into());
+            return Err(RateSpecError::IncompleteBurst);
         }
         if let Some(b) = self.burst_iops {
             check_rate("burst_iops", b, true)?;
         }
         if let (Some(on), Some(off)) = (self.burst_on, self.burst_off) {
             if on.0.is_zero() && off.0.is_zero() {
-                return Err("burst_on and burst_off cannot both be 0".into());
+                return Err(RateSpecError::EmptyBurstCycle);
             }
         }
         let mut total = std::time::Duration::ZERO;
         for (i, seg) in self.schedule.iter().enumerate() {
             if seg.duration.0.is_zero() {
-                return Err(format!("schedule segment {}: for must be > 0", i + 1));
+                return Err(RateSpecError::EmptySegment { segment: i + 1 });
             }
             check_rate(&format!("schedule segment {}: iops", i + 1), seg.iops, true)?;
             total = total.saturating_add(seg.duration.0);
         }
         if total > MAX_DURATION {
-            return Err(format!(
-                "the schedule lasts {}; expected at most {} in total",
-                format_duration(total),
-                format_duration(MAX_DURATION)
-            ));
+            return Err(RateSpecError::ScheduleTooLong { total });
         }
         let peak = self
             .schedule
@@ -510,7 +616,7 @@ impl Rate {
             .chain([self.iops, self.burst_iops.unwrap_or(0.0)])
             .fold(0.0, f64::max);
         if peak <= 0.0 {
-            return Err("the offered rate is 0 everywhere: give rate iops > 0".into());
+            return Err(RateSpecError::Idle);
         }
         Ok(())
     }
@@ -599,104 +705,78 @@ impl Stream {
         }
     }
 
+    /// A problem of this stream, named.
+    fn problem(&self, problem: StreamProblem) -> StreamError {
+        StreamError {
+            stream: self.name.clone(),
+            problem,
+        }
+    }
+
     /// Checks the rules that involve several fields; returns what is wrong.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), StreamError> {
         if self.read_pct.0 > 0.0 && self.read_mix().is_none() {
-            return Err(format!(
-                "stream '{}': read_pct is {} but there is no read size: add read_bs = \"8k\" (or bs)",
-                self.name, self.read_pct
-            ));
+            return Err(self.problem(StreamProblem::NoReadSize {
+                read_pct: self.read_pct,
+            }));
         }
         if self.read_pct.0 < 100.0 && self.write_mix().is_none() {
-            return Err(format!(
-                "stream '{}': read_pct is {} so {} % are writes, but there is no write size: add write_bs = \"8k\" (or bs)",
-                self.name,
-                self.read_pct,
-                100.0 - self.read_pct.0
-            ));
+            return Err(self.problem(StreamProblem::NoWriteSize {
+                read_pct: self.read_pct,
+            }));
         }
         if let Some(r) = &self.rate {
             r.check()
-                .map_err(|e| format!("stream '{}': {e}", self.name))?;
+                .map_err(|e| self.problem(StreamProblem::Rate(e)))?;
         }
         match self.outstanding {
             None if self.rate.is_some() => {}
-            None => {
-                return Err(format!(
-                    "stream '{}': missing outstanding (I/Os kept in flight), e.g. outstanding = 32",
-                    self.name
-                ))
-            }
-            Some(0) => return Err(format!("stream '{}': outstanding must be at least 1", self.name)),
+            None => return Err(self.problem(StreamProblem::MissingOutstanding)),
+            Some(0) => return Err(self.problem(StreamProblem::ZeroOutstanding)),
             Some(n) if n > 65536 => {
-                return Err(format!("stream '{}': outstanding {n} is more than 65536", self.name))
+                return Err(self.problem(StreamProblem::TooManyOutstanding { outstanding: n }))
             }
             Some(n) if self.workers > n => {
-                return Err(format!(
-                    "stream '{}': {} workers cannot share {n} outstanding I/Os; use workers <= outstanding",
-                    self.name, self.workers
-                ))
+                return Err(self.problem(StreamProblem::WorkersOverOutstanding {
+                    workers: self.workers,
+                    outstanding: n,
+                }))
             }
             _ => {}
         }
         for (what, n) in [("fdatasync", self.fdatasync), ("fsync", self.fsync)] {
             if n == Some(0) {
-                return Err(format!(
-                    "stream '{}': {what} must be at least 1 (sync after every N writes)",
-                    self.name
-                ));
+                return Err(self.problem(StreamProblem::ZeroSyncEvery { what }));
             }
         }
         if self.fdatasync.is_some() && self.fsync.is_some() {
-            return Err(format!(
-                "stream '{}': give fdatasync or fsync, not both (fsync also writes metadata)",
-                self.name
-            ));
+            return Err(self.problem(StreamProblem::BothSyncs));
         }
         if let Some(t) = self.sync_interval {
             if t.0 < std::time::Duration::from_micros(1) {
-                return Err(format!(
-                    "stream '{}': sync_interval must be at least 1us",
-                    self.name
-                ));
+                return Err(self.problem(StreamProblem::SyncIntervalTooShort));
             }
         }
         if let Some(p) = self.trim_pct {
             if !(0.0..100.0).contains(&p.0) {
-                return Err(format!(
-                    "stream '{}': trim_pct {} must be from 0 to below 100 (a share of all operations)",
-                    self.name, p.0
-                ));
+                return Err(self.problem(StreamProblem::TrimPct { trim_pct: p.0 }));
             }
             if p.0 > 0.0 && self.write_mix().or(self.read_mix()).is_none() {
-                return Err(format!("stream '{}': trims need a size (bs)", self.name));
+                return Err(self.problem(StreamProblem::TrimsNeedSize));
             }
         }
         if self.think_blocks == Some(0) {
-            return Err(format!(
-                "stream '{}': think_blocks must be at least 1 (I/Os between thinks)",
-                self.name
-            ));
+            return Err(self.problem(StreamProblem::ZeroThinkBlocks));
         }
         if self.think_blocks.is_some() && self.think_time.is_none() {
-            return Err(format!(
-                "stream '{}': think_blocks needs think_time (how long to think)",
-                self.name
-            ));
+            return Err(self.problem(StreamProblem::ThinkBlocksWithoutTime));
         }
         if let Some(t) = self.think_time {
             if t.0 > std::time::Duration::from_secs(60) {
-                return Err(format!(
-                    "stream '{}': think_time {} is more than 60s",
-                    self.name,
-                    crate::units::format_duration(t.0)
-                ));
+                return Err(self.problem(StreamProblem::ThinkTimeTooLong { think_time: t.0 }));
             }
             if self.rate.is_some() {
-                return Err(format!(
-                    "stream '{}': think_time paces a closed loop; an open-loop stream (rate) is paced by its rate: drop one",
-                    self.name
-                ));
+                return Err(self.problem(StreamProblem::ThinkTimeWithRate));
             }
         }
         if matches!(
@@ -705,36 +785,144 @@ impl Stream {
         ) && (self.compress_pct.is_some_and(|p| p.0 > 0.0)
             || self.dedupe_pct.is_some_and(|p| p.0 > 0.0))
         {
-            return Err(format!(
-                "stream '{}': pattern {} fixes what writes contain, so compress_pct and dedupe_pct cannot shape it: drop one",
-                self.name,
-                self.pattern.as_ref().map(|p| p.to_string()).unwrap_or_default()
-            ));
+            return Err(self.problem(StreamProblem::PatternFixesContent {
+                pattern: self
+                    .pattern
+                    .as_ref()
+                    .map(|p| p.to_string())
+                    .unwrap_or_default(),
+            }));
         }
         if self.workers == 0 || self.workers > 1024 {
-            return Err(format!("stream '{}': workers must be 1 to 1024", self.name));
+            return Err(self.problem(StreamProblem::Workers));
         }
         let align = self.alignment();
         if align == 0 {
-            return Err(format!(
-                "stream '{}': align must be at least 1 byte",
-                self.name
-            ));
+            return Err(self.problem(StreamProblem::ZeroAlign));
         }
         if self.stripe_unit() < self.max_io() {
-            return Err(format!(
-                "stream '{}': stripe {} is smaller than the largest I/O {}",
-                self.name,
-                format_size(self.stripe_unit()),
-                format_size(self.max_io())
-            ));
+            return Err(self.problem(StreamProblem::StripeTooSmall {
+                stripe: self.stripe_unit(),
+                max_io: self.max_io(),
+            }));
         }
         Ok(())
     }
 }
 
+/// A stream whose settings do not fit together: which stream, and what is wrong.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("stream '{stream}': {problem}")]
+pub struct StreamError {
+    /// The stream's name.
+    pub stream: String,
+    /// What is wrong.
+    pub problem: StreamProblem,
+}
+
+/// What is wrong with a stream (see [`Stream::check`]); each message says what is expected.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StreamProblem {
+    /// Reads without a read size.
+    #[error("read_pct is {read_pct} but there is no read size: add read_bs = \"8k\" (or bs)")]
+    NoReadSize {
+        /// The share of reads.
+        read_pct: Percent,
+    },
+    /// Writes without a write size.
+    #[error("read_pct is {read_pct} so {} % are writes, but there is no write size: add write_bs = \"8k\" (or bs)", 100.0 - .read_pct.0)]
+    NoWriteSize {
+        /// The share of reads.
+        read_pct: Percent,
+    },
+    /// The offered rate.
+    #[error(transparent)]
+    Rate(RateSpecError),
+    /// A closed loop without a depth.
+    #[error("missing outstanding (I/Os kept in flight), e.g. outstanding = 32")]
+    MissingOutstanding,
+    /// A depth of 0.
+    #[error("outstanding must be at least 1")]
+    ZeroOutstanding,
+    /// A depth above 65536.
+    #[error("outstanding {outstanding} is more than 65536")]
+    TooManyOutstanding {
+        /// The depth given.
+        outstanding: u32,
+    },
+    /// More workers than I/Os to share.
+    #[error(
+        "{workers} workers cannot share {outstanding} outstanding I/Os; use workers <= outstanding"
+    )]
+    WorkersOverOutstanding {
+        /// Workers given.
+        workers: u32,
+        /// The depth given.
+        outstanding: u32,
+    },
+    /// `fdatasync` or `fsync` of 0.
+    #[error("{what} must be at least 1 (sync after every N writes)")]
+    ZeroSyncEvery {
+        /// `fdatasync` or `fsync`.
+        what: &'static str,
+    },
+    /// Both `fdatasync` and `fsync`.
+    #[error("give fdatasync or fsync, not both (fsync also writes metadata)")]
+    BothSyncs,
+    /// A sync interval under 1 µs.
+    #[error("sync_interval must be at least 1us")]
+    SyncIntervalTooShort,
+    /// A trim share outside 0 to below 100.
+    #[error("trim_pct {trim_pct} must be from 0 to below 100 (a share of all operations)")]
+    TrimPct {
+        /// The share given.
+        trim_pct: f64,
+    },
+    /// Trims without any size.
+    #[error("trims need a size (bs)")]
+    TrimsNeedSize,
+    /// `think_blocks` of 0.
+    #[error("think_blocks must be at least 1 (I/Os between thinks)")]
+    ZeroThinkBlocks,
+    /// `think_blocks` alone.
+    #[error("think_blocks needs think_time (how long to think)")]
+    ThinkBlocksWithoutTime,
+    /// A think time above 60 s.
+    #[error("think_time {} is more than 60s", crate::units::format_duration(*.think_time))]
+    ThinkTimeTooLong {
+        /// The think time given.
+        think_time: std::time::Duration,
+    },
+    /// Think time on an open-loop stream.
+    #[error(
+        "think_time paces a closed loop; an open-loop stream (rate) is paced by its rate: drop one"
+    )]
+    ThinkTimeWithRate,
+    /// A fixed pattern with compress or dedupe shaping.
+    #[error("pattern {pattern} fixes what writes contain, so compress_pct and dedupe_pct cannot shape it: drop one")]
+    PatternFixesContent {
+        /// The pattern as written.
+        pattern: String,
+    },
+    /// Workers outside 1–1024.
+    #[error("workers must be 1 to 1024")]
+    Workers,
+    /// An alignment of 0.
+    #[error("align must be at least 1 byte")]
+    ZeroAlign,
+    /// A stripe unit below the largest I/O.
+    #[error("stripe {} is smaller than the largest I/O {}", format_size(*.stripe), format_size(*.max_io))]
+    StripeTooSmall {
+        /// The stripe unit in bytes.
+        stripe: u64,
+        /// The largest I/O in bytes.
+        max_io: u64,
+    },
+}
+
 impl Workload {
-    /// Checks every stream and the names.
+    /// Checks every stream and the names. The error stays a `String` for now: crates/report
+    /// and crates/fleet take it as one (each stream's own check is typed, [`Stream::check`]).
     pub fn check(&self) -> Result<(), String> {
         if self.streams.is_empty() {
             return Err("the workload has no [[stream]]".into());
@@ -742,7 +930,7 @@ impl Workload {
         // A set, not a scan of the streams before: an imported profile may hold thousands.
         let mut names = std::collections::HashSet::with_capacity(self.streams.len());
         for s in &self.streams {
-            s.check()?;
+            s.check().map_err(|e| e.to_string())?;
             if !names.insert(s.name.as_str()) {
                 return Err(format!(
                     "two streams are named '{}'; give each a unique name",
@@ -780,11 +968,11 @@ impl Workload {
         for sp in file.stream {
             let (line, column) = line_col(text, sp.span().start);
             let stream = sp.into_inner();
-            stream.check().map_err(|message| WorkloadError {
+            stream.check().map_err(|e| WorkloadError {
                 origin: origin.to_string(),
                 line,
                 column,
-                message,
+                message: e.to_string(),
             })?;
             streams.push(stream);
         }
@@ -981,21 +1169,41 @@ impl fmt::Display for Extent {
     }
 }
 
+/// An offset or length that is neither a size nor a percentage from 0 to 100.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExtentError {
+    /// Ends in `%` but is no number.
+    #[error("'{input}' is not a percentage such as 50%")]
+    NotPercent {
+        /// The (trimmed) text that was given.
+        input: String,
+    },
+    /// A percentage outside 0–100.
+    #[error("'{input}' is not between 0% and 100%")]
+    PercentRange {
+        /// The (trimmed) text that was given.
+        input: String,
+    },
+    /// Not a size.
+    #[error(transparent)]
+    Size(#[from] crate::units::SizeError),
+}
+
 impl std::str::FromStr for Extent {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ExtentError;
+    fn from_str(s: &str) -> Result<Self, ExtentError> {
         let s = s.trim();
         if let Some(p) = s.strip_suffix('%') {
             let v: f64 = p
                 .trim()
                 .parse()
-                .map_err(|_| format!("'{s}' is not a percentage such as 50%"))?;
+                .map_err(|_| ExtentError::NotPercent { input: s.into() })?;
             if !(0.0..=100.0).contains(&v) {
-                return Err(format!("'{s}' is not between 0% and 100%"));
+                return Err(ExtentError::PercentRange { input: s.into() });
             }
             return Ok(Extent::Percent(v));
         }
-        parse_size(s).map(Extent::Bytes).map_err(|e| e.to_string())
+        Ok(Extent::Bytes(parse_size(s)?))
     }
 }
 
@@ -1057,6 +1265,16 @@ impl Default for Region {
     }
 }
 
+/// A region that starts at or past the end of its target.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("region offset {offset} is beyond the end of the target ({size} bytes)")]
+pub struct RegionError {
+    /// The region's offset as given.
+    pub offset: Extent,
+    /// The target's size in bytes.
+    pub size: u64,
+}
+
 impl Region {
     /// True for the default, the whole target.
     pub fn is_whole(&self) -> bool {
@@ -1064,13 +1282,13 @@ impl Region {
     }
 
     /// Start and length in bytes on a target of `size` bytes, clipped to the target.
-    pub fn resolve(&self, size: u64) -> Result<(u64, u64), String> {
+    pub fn resolve(&self, size: u64) -> Result<(u64, u64), RegionError> {
         let off = self.offset.resolve(size);
         if off >= size {
-            return Err(format!(
-                "region offset {} is beyond the end of the target ({} bytes)",
-                self.offset, size
-            ));
+            return Err(RegionError {
+                offset: self.offset,
+                size,
+            });
         }
         let len = self.length.resolve(size).min(size - off);
         Ok((off, len))
@@ -1261,7 +1479,7 @@ burst_off = "6s"
             ("zoned:60-10", "zoned:IO%/SIZE%"),
             ("lognormal:3", "expected random, zipf"),
         ] {
-            let e = bad.parse::<Distribution>().unwrap_err();
+            let e = bad.parse::<Distribution>().unwrap_err().to_string();
             assert!(e.contains(why), "{bad}: {e}");
         }
         let text = "name = \"z\"\n[[stream]]\nbs = \"8k\"\nread_pct = 70\noutstanding = 4\ndistribution = \"zipf:0\"\n";

@@ -305,6 +305,7 @@ fn widest_interval_json(open: bool) -> u64 {
             others_cores: f,
             flagged: true,
         }),
+        errors: big,
     };
     // Nested as in a result file, whose indentation grows with depth.
     let doc = serde_json::json!({ "intervals": [iv] });
@@ -428,6 +429,7 @@ mod tests {
             offered_iops: None,
             backlog_max: None,
             host_cpu: Some(HostCpu::default()),
+            errors: 0,
         };
         let text = serde_json::to_vec_pretty(&serde_json::json!({ "intervals": [iv] }))
             .unwrap()

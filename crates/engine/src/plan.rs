@@ -114,15 +114,18 @@ mod recorded {
         memory_limit: Option<u64>,
     }
 
+    /// A flat (older) plan without one of the target options it must state.
+    #[derive(Debug, thiserror::Error)]
+    #[error("missing field `{0}`")]
+    pub struct MissingField(&'static str);
+
     impl TryFrom<RecordedPlan> for RunPlan {
-        type Error = String;
-        fn try_from(r: RecordedPlan) -> Result<RunPlan, String> {
+        type Error = MissingField;
+        fn try_from(r: RecordedPlan) -> Result<RunPlan, MissingField> {
             let target_options = match r.target_options {
                 Some(nested) => nested,
                 None => {
-                    let given = |v: Option<bool>, name: &str| {
-                        v.ok_or_else(|| format!("missing field `{name}`"))
-                    };
+                    let given = |v: Option<bool>, name: &'static str| v.ok_or(MissingField(name));
                     TargetOptions {
                         write: r.write,
                         direct: given(r.direct, "direct")?,

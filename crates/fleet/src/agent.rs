@@ -359,7 +359,7 @@ fn prepare_tpcc(plan: &oio_tpcc::TpccRunPlan, out: &Out) -> Result<(String, u32)
             ..Beat::default()
         }
     });
-    crate::tpcc::prepare(plan)
+    crate::tpcc::prepare(plan).map_err(|e| e.to_string())
 }
 
 /// What `go` will start.

@@ -719,6 +719,32 @@ pub struct HostLive {
     pub histogram: Option<oio_core::histogram::SparseHistogram>,
     /// How much later than the first host's this interval arrived at the controller, ms.
     pub lag_ms: f64,
+    /// TPC-C: its transactions per minute of this interval as the driver counts them
+    /// (committed and intentionally rolled back); None for a workload.
+    pub tpm: Option<f64>,
+    /// Failed I/Os (TPC-C: transactions failed for good) in this interval; None when the
+    /// host's agent does not count them per interval.
+    pub errors: Option<u64>,
+}
+
+impl HostLive {
+    /// A host's figures of one interval, its lag not yet known.
+    pub fn new(
+        host: &str,
+        value: f64,
+        count: u64,
+        histogram: Option<oio_core::histogram::SparseHistogram>,
+    ) -> HostLive {
+        HostLive {
+            host: host.to_string(),
+            value,
+            count,
+            histogram,
+            lag_ms: 0.0,
+            tpm: None,
+            errors: None,
+        }
+    }
 }
 
 /// One merged interval as soon as every host still running has sent it: for a live view.
@@ -773,19 +799,9 @@ struct Progressor {
 }
 
 impl Progressor {
-    /// Host `i` (`host`) sent interval `index`, arriving at `at` (controller's clock, ns).
-    #[allow(clippy::too_many_arguments)]
-    fn add(
-        &mut self,
-        index: u64,
-        unit: &'static str,
-        i: usize,
-        host: &str,
-        value: f64,
-        count: u64,
-        histogram: Option<oio_core::histogram::SparseHistogram>,
-        at: i64,
-    ) {
+    /// Host `i` sent interval `index` (its figures in `live`), arriving at `at` (controller's
+    /// clock, ns).
+    fn add(&mut self, index: u64, unit: &'static str, i: usize, live: HostLive, at: i64) {
         if index < self.next
             || (self.pending.len() >= MAX_STREAMED && !self.pending.contains_key(&index))
         {
@@ -798,24 +814,18 @@ impl Progressor {
                     hosts: 0,
                     value: 0.0,
                     unit,
-                    slowest: (host.to_string(), f64::INFINITY),
+                    slowest: (live.host.clone(), f64::INFINITY),
                     per_host: Vec::new(),
                 },
                 Vec::new(),
             )
         });
         p.hosts += 1;
-        p.value += value;
-        if value < p.slowest.1 {
-            p.slowest = (host.to_string(), value);
+        p.value += live.value;
+        if live.value < p.slowest.1 {
+            p.slowest = (live.host.clone(), live.value);
         }
-        p.per_host.push(HostLive {
-            host: host.to_string(),
-            value,
-            count,
-            histogram,
-            lag_ms: 0.0,
-        });
+        p.per_host.push(live);
         arrivals.push((i, at));
     }
 
@@ -1173,16 +1183,9 @@ impl Collection {
                     return Some(e);
                 }
                 let hist = w.total.latency.as_ref().and_then(|x| x.to_sparse().ok());
-                self.live.add(
-                    w.index,
-                    "IOPS",
-                    i,
-                    &h.name,
-                    w.total.iops,
-                    w.total.ios,
-                    hist,
-                    at,
-                );
+                let mut live = HostLive::new(&h.name, w.total.iops, w.total.ios, hist);
+                live.errors = w.errors;
+                self.live.add(w.index, "IOPS", i, live, at);
                 h.streamed.push(*w);
                 None
             }
@@ -1204,16 +1207,14 @@ impl Collection {
                     0.0
                 };
                 let hist = w.latency.as_ref().and_then(|x| x.to_sparse().ok());
-                self.live.add(
-                    w.index,
-                    "NOPM",
-                    i,
-                    &h.name,
-                    nopm,
-                    w.new_orders.max(0) as u64,
-                    hist,
-                    at,
-                );
+                let mut live = HostLive::new(&h.name, nopm, w.new_orders.max(0) as u64, hist);
+                live.tpm = Some(if w.duration_s > 0.0 {
+                    w.transactions() as f64 * 60.0 / w.duration_s
+                } else {
+                    0.0
+                });
+                live.errors = w.errors;
+                self.live.add(w.index, "NOPM", i, live, at);
                 h.tpcc_streamed.push(*w);
                 None
             }
@@ -1458,11 +1459,11 @@ mod tests {
     fn progress_reports_an_interval_once_every_running_host_sent_it() {
         let mut p = Progressor::default();
         let mut seen = Vec::new();
-        p.add(0, "IOPS", 0, "a", 100.0, 100, None, 1_000);
+        p.add(0, "IOPS", 0, HostLive::new("a", 100.0, 100, None), 1_000);
         p.complete(&[1, 0], &[false, false], &mut |x| seen.push(x.clone()));
         assert!(seen.is_empty());
-        p.add(1, "IOPS", 0, "a", 120.0, 120, None, 2_000);
-        p.add(0, "IOPS", 1, "b", 40.0, 40, None, 1_500_000);
+        p.add(1, "IOPS", 0, HostLive::new("a", 120.0, 120, None), 2_000);
+        p.add(0, "IOPS", 1, HostLive::new("b", 40.0, 40, None), 1_500_000);
         p.complete(&[2, 1], &[false, false], &mut |x| seen.push(x.clone()));
         assert_eq!(seen.len(), 1);
         assert_eq!((seen[0].index, seen[0].hosts, seen[0].value), (0, 2, 140.0));
@@ -1479,7 +1480,7 @@ mod tests {
         p.complete(&[2, 1], &[false, true], &mut |x| seen.push(x.clone()));
         assert_eq!(seen.len(), 2);
         assert_eq!((seen[1].index, seen[1].hosts), (1, 1));
-        p.add(1, "IOPS", 1, "b", 50.0, 50, None, 3_000);
+        p.add(1, "IOPS", 1, HostLive::new("b", 50.0, 50, None), 3_000);
         p.complete(&[2, 2], &[true, true], &mut |x| seen.push(x.clone()));
         assert_eq!(seen.len(), 2);
     }

@@ -31,6 +31,28 @@ pub const BINARY_MARK: &str = "oio agent serves only on stdin/stdout";
 /// controller's uplink).
 pub const PARALLEL: usize = 8;
 
+/// Why the binary, a transport or a host's destination cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    /// The binary to install cannot be read.
+    #[error("{path}: {source}")]
+    Binary {
+        /// The file.
+        path: String,
+        /// What reading it said.
+        source: std::io::Error,
+    },
+    /// A launcher whose transport cannot be told apart from its agent command.
+    #[error("cannot tell the transport from the launcher `{0}` (it does not end in `oio agent --stdio`); give --transport")]
+    NoTransport(String),
+    /// The transport or the host's shell failed or refused (the reason in its words).
+    #[error("{0}")]
+    Host(String),
+    /// The host's shell answered something the inspection does not print.
+    #[error("unexpected answer from the host's shell: {0:?}")]
+    Unexpected(String),
+}
+
 /// What happened on one host.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Installed {
@@ -77,8 +99,11 @@ pub struct Binary<'a> {
 
 impl<'a> Binary<'a> {
     /// The file at `path`, which answers with `version`.
-    pub fn of(path: &'a Path, version: &str) -> Result<Binary<'a>, String> {
-        let err = |e: std::io::Error| format!("{}: {e}", path.display());
+    pub fn of(path: &'a Path, version: &str) -> Result<Binary<'a>, InstallError> {
+        let err = |source| InstallError::Binary {
+            path: path.display().to_string(),
+            source,
+        };
         Ok(Binary {
             path,
             sha256: sha256_file(path).map_err(err)?,
@@ -89,15 +114,12 @@ impl<'a> Binary<'a> {
 }
 
 /// The transport of a launcher: its words before `PATH agent --stdio`.
-pub fn transport_of(launcher_argv: &[String]) -> Result<Vec<String>, String> {
+pub fn transport_of(launcher_argv: &[String]) -> Result<Vec<String>, InstallError> {
     match launcher_argv {
         [prefix @ .., _oio, a, s] if a == "agent" && s == "--stdio" && !prefix.is_empty() => {
             Ok(prefix.to_vec())
         }
-        _ => Err(format!(
-            "cannot tell the transport from the launcher `{}` (it does not end in `oio agent --stdio`); give --transport",
-            launcher_argv.join(" ")
-        )),
+        _ => Err(InstallError::NoTransport(launcher_argv.join(" "))),
     }
 }
 
@@ -223,8 +245,9 @@ pub enum Found {
 
 /// Looks at `DEST` and `DEST/oio` on the host, running nothing there but coreutils: what is
 /// there, or why the destination is refused.
-pub fn inspect(transport: &[String], dir: &str, limit: Duration) -> Result<Found, String> {
-    let out = run_bounded(remote(transport, &inspect_script(dir)), None, limit)?;
+pub fn inspect(transport: &[String], dir: &str, limit: Duration) -> Result<Found, InstallError> {
+    let out = run_bounded(remote(transport, &inspect_script(dir)), None, limit)
+        .map_err(InstallError::Host)?;
     let line = out.trim();
     match line.split_whitespace().collect::<Vec<_>>().as_slice() {
         ["absent"] => Ok(Found::Absent),
@@ -232,10 +255,7 @@ pub fn inspect(transport: &[String], dir: &str, limit: Duration) -> Result<Found
             sha256: (*sum != "-").then(|| sum.to_string()),
             oio: *mark == "yes",
         }),
-        _ => Err(format!(
-            "unexpected answer from the host's shell: {:?}",
-            line.chars().take(200).collect::<String>()
-        )),
+        _ => Err(InstallError::Unexpected(line.chars().take(200).collect())),
     }
 }
 
@@ -268,7 +288,7 @@ pub fn install(
     let found = match inspect(transport, dir, limit) {
         Ok(f) => f,
         Err(e) => {
-            out.error = Some(e);
+            out.error = Some(e.to_string());
             return out;
         }
     };
@@ -594,7 +614,7 @@ mod tests {
         std::fs::create_dir(&dir).unwrap();
         mode(Path::new(&dir), 0o777);
         let t = words("env");
-        let e = inspect(&t, &dir, LIMIT).unwrap_err();
+        let e = inspect(&t, &dir, LIMIT).unwrap_err().to_string();
         assert!(
             e.contains("writable by everyone (mode 777) without the sticky bit"),
             "{e}"
@@ -605,7 +625,7 @@ mod tests {
         // A directory above counts too: a subdirectory of this one is as exposed.
         let below = format!("{dir}/sub");
         std::fs::create_dir(&below).unwrap();
-        let e = inspect(&t, &below, LIMIT).unwrap_err();
+        let e = inspect(&t, &below, LIMIT).unwrap_err().to_string();
         assert!(e.contains("without the sticky bit"), "{e}");
         // Sticky (as /tmp): others cannot rename or remove what this user puts there.
         mode(Path::new(&dir), 0o1777);
@@ -617,7 +637,7 @@ mod tests {
     fn a_file_or_directory_of_another_user_is_refused_and_never_run() {
         use std::os::unix::fs::MetadataExt as _;
         if std::fs::metadata("/proc/self").unwrap().uid() != 0 {
-            eprintln!("SKIPPED (not run): needs root to give files to another user");
+            oio_testkit::missing("needs root to give files to another user");
             return;
         }
         let (_d, dir, bin) = setup("bin");
@@ -627,7 +647,7 @@ mod tests {
         let trace = plant(&dest, true);
         std::os::unix::fs::chown(&dest, Some(65534), Some(65534)).unwrap();
         let t = words("env");
-        let e = inspect(&t, &dir, LIMIT).unwrap_err();
+        let e = inspect(&t, &dir, LIMIT).unwrap_err().to_string();
         assert!(
             e.contains("belongs to uid 65534") && e.contains("neither runs nor replaces it"),
             "{e}"
@@ -638,7 +658,7 @@ mod tests {
         // The directory of another user.
         std::fs::remove_file(&dest).unwrap();
         std::os::unix::fs::chown(&dir, Some(65534), None).unwrap();
-        let e = inspect(&t, &dir, LIMIT).unwrap_err();
+        let e = inspect(&t, &dir, LIMIT).unwrap_err().to_string();
         assert!(
             e.contains("belongs to uid 65534, neither to the installing user"),
             "{e}"
@@ -646,7 +666,7 @@ mod tests {
         // A symbolic link is not followed.
         std::os::unix::fs::chown(&dir, Some(0), None).unwrap();
         std::os::unix::fs::symlink(&bin, &dest).unwrap();
-        let e = inspect(&t, &dir, LIMIT).unwrap_err();
+        let e = inspect(&t, &dir, LIMIT).unwrap_err().to_string();
         assert!(e.contains("is a symbolic link"), "{e}");
     }
 

@@ -202,6 +202,7 @@ pub fn merge_series(series: &[&[Interval]]) -> (Vec<Interval>, Vec<usize>) {
             backlog_max: parts.iter().filter_map(|p| p.backlog_max).max(),
             // Each host's CPU is its own (in its result's intervals and `host_noise`).
             host_cpu: None,
+            errors: parts.iter().map(|p| p.errors).sum(),
         });
         counts.push(parts.len());
     }
@@ -710,6 +711,7 @@ mod tests {
             offered_iops: None,
             backlog_max: None,
             host_cpu: None,
+            errors: 0,
         };
         let a = vec![iv(10), iv(20)];
         let b = vec![iv(30)];
@@ -734,6 +736,7 @@ mod tests {
             offered_iops: None,
             backlog_max: None,
             host_cpu: None,
+            errors: 0,
         }
     }
 

@@ -435,6 +435,10 @@ pub struct WireInterval {
     pub write: WireDir,
     /// Both.
     pub total: WireDir,
+    /// Failed I/Os in the interval, when the agent counts them per interval (None: not
+    /// counted; the host's result carries the run's errors).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errors: Option<u64>,
 }
 
 impl WireInterval {
@@ -447,6 +451,7 @@ impl WireInterval {
             read: WireDir::from_stats(&i.read),
             write: WireDir::from_stats(&i.write),
             total: WireDir::from_stats(&i.total),
+            errors: Some(i.errors),
         }
     }
 
@@ -462,6 +467,7 @@ impl WireInterval {
             backlog_max: None,
             // Not streamed: the host's result carries it.
             host_cpu: None,
+            errors: self.errors.unwrap_or(0),
         })
     }
 }
@@ -484,6 +490,10 @@ pub struct WireTpccInterval {
     pub latency: Option<WireHistogram>,
     /// Latency of New-Order, ns.
     pub new_order_latency: Option<WireHistogram>,
+    /// Transactions failed for good in the interval, when the agent counts them per interval
+    /// (None: not counted; the host's result carries the run's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errors: Option<u64>,
 }
 
 impl WireTpccInterval {
@@ -498,6 +508,7 @@ impl WireTpccInterval {
             completed: c.interval.completed.clone(),
             latency: wire(&c.latency),
             new_order_latency: wire(&c.new_order_latency),
+            errors: Some(c.failed),
         }
     }
 
@@ -921,6 +932,7 @@ mod tests {
             offered_iops: None,
             backlog_max: None,
             host_cpu: None,
+            errors: 0,
         };
         let w = WireInterval::from_interval(0, &i);
         let json = serde_json::to_string(&Message::Interval(Box::new(w))).unwrap();

@@ -40,6 +40,9 @@ pub struct Scaled {
     pub efficiency: Option<f64>,
     /// ± this around the efficiency (two standard errors).
     pub margin: Option<f64>,
+    /// Why an efficiency above 1 is not believed as better-than-linear scaling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flag: Option<String>,
 }
 
 /// The ladder and what it says.
@@ -101,12 +104,14 @@ pub fn ladder(steps: Vec<Step>, threshold: f64) -> Ladder {
                 }
                 _ => (None, None),
             };
+            let flag = efficiency.and_then(|e| above_one(s.hosts, e, margin));
             Scaled {
                 step: s,
                 per_host,
                 noise: nz,
                 efficiency,
                 margin,
+                flag,
             }
         })
         .collect();
@@ -118,6 +123,25 @@ pub fn ladder(steps: Vec<Step>, threshold: f64) -> Ladder {
         undecided_at,
         verdict,
     }
+}
+
+/// An efficiency above 1: each host did more than on its own in the first step, which adding
+/// hosts cannot cause; noise when within the margin, a difference between the steps beyond it.
+fn above_one(hosts: usize, e: f64, margin: Option<f64>) -> Option<String> {
+    if e <= 1.0 {
+        return None;
+    }
+    Some(match margin {
+        Some(m) if e - m > 1.0 => format!(
+            "{hosts} hosts: efficiency {e:.3} ± {m:.3} is above 1 beyond its noise: adding hosts cannot make each do more, so the steps differ (warmer caches or databases, a faster host added, the first step slowed by something else); check them before believing either"
+        ),
+        Some(m) => format!(
+            "{hosts} hosts: efficiency {e:.3} ± {m:.3} is above 1 within its noise: taken as noise, not as better than linear scaling"
+        ),
+        None => format!(
+            "{hosts} hosts: efficiency {e:.3} is above 1, its noise unknown: taken as noise, not as better than linear scaling"
+        ),
+    })
 }
 
 fn verdict(steps: &[Scaled], t: f64) -> (Option<usize>, Vec<usize>, String) {
@@ -268,5 +292,38 @@ mod tests {
             "{}",
             l.verdict
         );
+    }
+
+    /// Above 1 is flagged: as noise within the margin, as a difference between the steps
+    /// beyond it; exactly 1 (or below) is not.
+    #[test]
+    fn efficiency_above_one_is_flagged() {
+        let l = ladder(
+            vec![
+                step(1, 1000.0, 0.2),
+                step(2, 1050.0, 0.2),
+                step(4, 1500.0, 0.01),
+                step(8, 1000.0, 0.01),
+            ],
+            0.8,
+        );
+        assert_eq!(l.steps[0].flag, None);
+        let f = l.steps[1].flag.as_deref().unwrap();
+        assert!(
+            f.starts_with("2 hosts: efficiency 1.050 ± ")
+                && f.ends_with(
+                    "above 1 within its noise: taken as noise, not as better than linear scaling"
+                ),
+            "{f}"
+        );
+        // 1.5 ± 2 × 1.5 × √(0.2² + 0.01²) × √(2/3) ÷ 2 ≈ 0.245: beyond the noise.
+        let f = l.steps[2].flag.as_deref().unwrap();
+        assert!(
+            f.starts_with("4 hosts: efficiency 1.500 ± 0.245 is above 1 beyond its noise"),
+            "{f}"
+        );
+        assert_eq!(l.steps[3].flag, None);
+        let json = serde_json::to_value(&l).unwrap();
+        assert!(json["steps"][3].get("flag").is_none(), "{json}");
     }
 }

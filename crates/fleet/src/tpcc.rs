@@ -18,19 +18,55 @@ pub use oio_documents::fleet::{
     FLEET_TPCC_SCHEMA, FLEET_TPCC_SCHEMA_VERSION,
 };
 
+/// Why a TPC-C plan cannot run on this host, or a baseline does not match the fleet.
+#[derive(Debug, thiserror::Error)]
+pub enum FleetTpccError {
+    /// The plan itself is invalid (its URL, workers, options).
+    #[error(transparent)]
+    Plan(oio_tpcc::TpccError),
+    /// A SQLite database file that is not there (opening it would create an empty one).
+    #[error("{0}: no such database file on this host (run `oio tpcc build` there first)")]
+    NoDatabaseFile(String),
+    /// The database cannot be opened, or its build did not finish.
+    #[error("{url}: {source}")]
+    Database {
+        /// The database, password redacted.
+        url: String,
+        /// What the driver said.
+        source: oio_tpcc::TpccError,
+    },
+    /// The database has no complete set of TPC-C tables.
+    #[error("{url}: {source} (run `oio tpcc build` there first)")]
+    NotBuilt {
+        /// The database, password redacted.
+        url: String,
+        /// What the driver said.
+        source: oio_tpcc::TpccError,
+    },
+    /// A one-host baseline that ran other per-host settings than the fleet's hosts.
+    #[error("--baseline {file}: {mismatch}: a scaling efficiency needs the one-host run to match each host's workers and warehouses")]
+    Baseline {
+        /// The baseline file.
+        file: String,
+        /// What differs, with both values.
+        mismatch: String,
+    },
+}
+
 /// Checks the plan and its database on this host: valid, reachable, built completely.
 /// Returns the database (password redacted) and its warehouses. Runs no transaction.
-pub fn prepare(plan: &oio_tpcc::TpccRunPlan) -> Result<(String, u32), String> {
-    let url = plan.validate().map_err(|e| e.to_string())?;
+pub fn prepare(plan: &oio_tpcc::TpccRunPlan) -> Result<(String, u32), FleetTpccError> {
+    let url = plan.validate().map_err(FleetTpccError::Plan)?;
     if let oio_tpcc::DbUrl::Sqlite(p) = &url {
         // Opening a missing SQLite file would create an empty one.
         if !p.is_file() {
-            return Err(format!(
-                "{}: no such database file on this host (run `oio tpcc build` there first)",
-                p.display()
-            ));
+            return Err(FleetTpccError::NoDatabaseFile(p.display().to_string()));
         }
     }
+    let database = |source| FleetTpccError::Database {
+        url: url.redacted(),
+        source,
+    };
     let shared = std::sync::Arc::new(oio_tpcc::db::SqliteShared::default());
     let mut s = oio_tpcc::db::Session::open(
         &url,
@@ -39,11 +75,13 @@ pub fn prepare(plan: &oio_tpcc::TpccRunPlan) -> Result<(String, u32), String> {
         &shared,
         &plan.step.timeouts,
     )
-    .map_err(|e| format!("{}: {e}", url.redacted()))?;
-    oio_tpcc::build_state::require_complete(&url, &mut s)
-        .map_err(|e| format!("{}: {e}", url.redacted()))?;
-    let w = oio_tpcc::schema::count_warehouses(&mut s)
-        .map_err(|e| format!("{}: {e} (run `oio tpcc build` there first)", url.redacted()))?;
+    .map_err(database)?;
+    oio_tpcc::build_state::require_complete(&url, &mut s).map_err(database)?;
+    let w =
+        oio_tpcc::schema::count_warehouses(&mut s).map_err(|source| FleetTpccError::NotBuilt {
+            url: url.redacted(),
+            source,
+        })?;
     Ok((url.redacted(), w))
 }
 
@@ -447,7 +485,7 @@ pub fn check_baseline(
     host: &str,
     workers: u32,
     warehouses: Option<u32>,
-) -> Result<(), String> {
+) -> Result<(), FleetTpccError> {
     let (bw, bh) = (baseline.options.workers, baseline.warehouses);
     let workers_differ = bw != workers;
     let warehouses_differ = warehouses.is_some_and(|w| w != bh);
@@ -465,10 +503,10 @@ pub fn check_baseline(
             "its database has {bh} warehouse(s), host {host}'s has {w} (build the baseline's database with -W {w})"
         ));
     }
-    Err(format!(
-        "--baseline {baseline_file}: {}: a scaling efficiency needs the one-host run to match each host's workers and warehouses",
-        what.join("; ")
-    ))
+    Err(FleetTpccError::Baseline {
+        file: baseline_file.to_string(),
+        mismatch: what.join("; "),
+    })
 }
 
 /// Sets the scaling efficiency against a one-host result: merged NOPM ÷ (hosts the run
@@ -479,7 +517,7 @@ pub fn set_scaling(
     doc: &mut FleetTpccResult,
     baseline_file: &str,
     baseline: &TpccResult,
-) -> Result<(), String> {
+) -> Result<(), FleetTpccError> {
     for h in &doc.hosts {
         let warehouses = (h.warehouses > 0).then_some(h.warehouses);
         check_baseline(baseline_file, baseline, &h.host, h.workers, warehouses)?;
@@ -532,6 +570,7 @@ mod tests {
             completed: [("new_order".to_string(), tx)].into_iter().collect(),
             latency: Some(WireHistogram::from_sparse(&h.to_sparse())),
             new_order_latency: Some(WireHistogram::from_sparse(&h.to_sparse())),
+            errors: None,
         }
     }
 
@@ -658,18 +697,24 @@ mod tests {
     #[test]
     fn a_baseline_of_other_workers_or_warehouses_is_refused_naming_both() {
         let mut doc = one_lost();
-        let e = set_scaling(&mut doc, "one.json", &result(40, 4.0, 2, 1)).unwrap_err();
+        let e = set_scaling(&mut doc, "one.json", &result(40, 4.0, 2, 1))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("--baseline one.json: it ran 2 worker(s), host a runs 1"),
             "{e}"
         );
         assert!(doc.scaling.is_none());
-        let e = set_scaling(&mut doc, "one.json", &result(40, 4.0, 1, 3)).unwrap_err();
+        let e = set_scaling(&mut doc, "one.json", &result(40, 4.0, 1, 3))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("its database has 3 warehouse(s), host a's has 1"),
             "{e}"
         );
-        let e = check_baseline("one.json", &result(40, 4.0, 1, 3), "h", 2, Some(5)).unwrap_err();
+        let e = check_baseline("one.json", &result(40, 4.0, 1, 3), "h", 2, Some(5))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("ran 1 worker(s), host h runs 2")
                 && e.contains("has 3 warehouse(s), host h's has 5"),

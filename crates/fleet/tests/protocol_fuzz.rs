@@ -128,6 +128,7 @@ fn corpus() -> Vec<Vec<u8>> {
                 ..dir.clone()
             },
             total: dir,
+            errors: Some(2),
         })),
         Message::TpccInterval(Box::new(WireTpccInterval {
             index: 0,
@@ -137,6 +138,7 @@ fn corpus() -> Vec<Vec<u8>> {
             completed: [("new_order".to_string(), 12u64)].into_iter().collect(),
             latency: Some(histogram()),
             new_order_latency: Some(histogram()),
+            errors: None,
         })),
         Message::Stop {
             reason: "Ctrl-C".into(),

@@ -61,17 +61,21 @@ impl Pattern {
     }
 }
 
+/// A word that names no access pattern.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{input}' is not an access pattern (read, write, randread, randwrite, randrw, rw)")]
+pub struct PatternError {
+    /// The text that was given.
+    pub input: String,
+}
+
 impl FromStr for Pattern {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Pattern, String> {
+    type Err = PatternError;
+    fn from_str(s: &str) -> Result<Pattern, PatternError> {
         Pattern::ALL
             .into_iter()
             .find(|p| p.name() == s)
-            .ok_or_else(|| {
-                format!(
-                    "'{s}' is not an access pattern (read, write, randread, randwrite, randrw, rw)"
-                )
-            })
+            .ok_or_else(|| PatternError { input: s.into() })
     }
 }
 
@@ -136,10 +140,18 @@ pub struct Burst {
     pub off: Secs,
 }
 
+/// Bursts that are not `BURST_IOPS,ON,OFF`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{input}': expected BURST_IOPS,ON,OFF such as 10000,2s,8s")]
+pub struct BurstError {
+    /// The text that was given.
+    pub input: String,
+}
+
 impl FromStr for Burst {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Burst, String> {
-        let bad = || format!("'{s}': expected BURST_IOPS,ON,OFF such as 10000,2s,8s");
+    type Err = BurstError;
+    fn from_str(s: &str) -> Result<Burst, BurstError> {
+        let bad = || BurstError { input: s.into() };
         let parts: Vec<&str> = s.split(',').map(str::trim).collect();
         let [i, on, off] = parts.as_slice() else {
             return Err(bad());
@@ -371,8 +383,8 @@ impl WorkloadOverrides {
 }
 
 /// Parses a duration the way every oio flag does (`30s`, `5m`, `500ms`).
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    oio_core::units::parse_duration(s).map_err(|e| e.to_string())
+pub fn parse_duration(s: &str) -> Result<Duration, oio_core::units::DurationError> {
+    oio_core::units::parse_duration(s)
 }
 
 #[cfg(test)]
@@ -428,6 +440,7 @@ mod tests {
         assert!("10000,2s"
             .parse::<Burst>()
             .unwrap_err()
+            .to_string()
             .contains("BURST_IOPS,ON,OFF"));
     }
 }

@@ -54,25 +54,61 @@ pub struct DiskCounters {
     pub flush: Option<[u64; 2]>,
 }
 
+/// A diskstats line that could not be read; the message says what was expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LineError {
+    /// Not one of the kernel's field counts.
+    #[error(
+        "expected 14, 18 or 20 fields (major minor name and 11, 15 or 17 counters), found {found}"
+    )]
+    FieldCount {
+        /// Fields found.
+        found: usize,
+    },
+    /// A counter that is not an unsigned integer (`field` counts from 1).
+    #[error("field {field} is {text:?}; expected an unsigned integer")]
+    NotCounter {
+        /// The field, counted from 1.
+        field: usize,
+        /// Its text.
+        text: String,
+    },
+    /// No major and minor number first.
+    #[error("expected major and minor numbers first, found {text:?}")]
+    NoDeviceNumber {
+        /// The text found instead.
+        text: String,
+    },
+}
+
+/// A diskstats snapshot that could not be read: the line (from 1) and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {error}")]
+pub struct SnapshotError {
+    /// The line, counted from 1.
+    pub line: usize,
+    /// What was wrong with it.
+    pub error: LineError,
+}
+
 /// Parses one diskstats line into the device name and its counters.
-pub fn parse_line(line: &str) -> Result<(String, DiskCounters), String> {
+pub fn parse_line(line: &str) -> Result<(String, DiskCounters), LineError> {
     let toks: Vec<&str> = line.split_whitespace().collect();
     if !(toks.len() == 14 || toks.len() >= 18) {
-        return Err(format!(
-            "expected 14, 18 or 20 fields (major minor name and 11, 15 or 17 counters), found {}",
-            toks.len()
-        ));
+        return Err(LineError::FieldCount { found: toks.len() });
     }
     let mut v = [0u64; 17];
     let n = (toks.len() - 3).min(17);
     for (i, t) in toks[3..3 + n].iter().enumerate() {
-        v[i] = t
-            .parse()
-            .map_err(|_| format!("field {} is {t:?}; expected an unsigned integer", i + 4))?;
+        v[i] = t.parse().map_err(|_| LineError::NotCounter {
+            field: i + 4,
+            text: t.to_string(),
+        })?;
     }
     for t in &toks[..2] {
-        t.parse::<u32>()
-            .map_err(|_| format!("expected major and minor numbers first, found {t:?}"))?;
+        t.parse::<u32>().map_err(|_| LineError::NoDeviceNumber {
+            text: t.to_string(),
+        })?;
     }
     Ok((
         toks[2].to_string(),
@@ -172,13 +208,13 @@ pub fn interval_between(prev: &DiskCounters, cur: &DiskCounters, dt_s: f64) -> D
 }
 
 /// Parses a whole diskstats text (one snapshot).
-pub fn parse_snapshot(text: &str) -> Result<BTreeMap<String, DiskCounters>, String> {
+pub fn parse_snapshot(text: &str) -> Result<BTreeMap<String, DiskCounters>, SnapshotError> {
     let mut m = BTreeMap::new();
     for (i, l) in text.lines().enumerate() {
         if l.trim().is_empty() {
             continue;
         }
-        let (name, c) = parse_line(l).map_err(|e| format!("line {}: {e}", i + 1))?;
+        let (name, c) = parse_line(l).map_err(|error| SnapshotError { line: i + 1, error })?;
         m.insert(name, c);
     }
     Ok(m)
@@ -227,7 +263,8 @@ pub fn parse_snapshot_lines<R: std::io::Read>(
             snaps.push((pending_time, BTreeMap::new()));
             continue;
         }
-        let (name, c) = parse_line(l).map_err(|e| TelemetryError::parse(file, i + 1, e))?;
+        let (name, c) =
+            parse_line(l).map_err(|e| TelemetryError::parse(file, i + 1, e.to_string()))?;
         let start_new = match snaps.last() {
             None => true,
             Some((_, m)) => m.contains_key(&name),
@@ -537,7 +574,7 @@ fn read_snapshot(path: &Path) -> Result<BTreeMap<String, DiskCounters>, Telemetr
         file: file.clone(),
         source,
     })?;
-    parse_snapshot(&text).map_err(|e| TelemetryError::invalid(&file, e))
+    parse_snapshot(&text).map_err(|e| TelemetryError::invalid(&file, e.to_string()))
 }
 
 fn record_loop(
@@ -672,9 +709,11 @@ mod tests {
         assert_eq!(c.flush, Some([10, 4]));
         assert!(parse_line("8 0 sda 1 2 3")
             .unwrap_err()
+            .to_string()
             .contains("expected 14, 18 or 20"));
         assert!(parse_line("8 0 sda 1 2 3 4 5 6 7 8 9 10 x")
             .unwrap_err()
+            .to_string()
             .contains("field 14"));
     }
 

@@ -322,7 +322,7 @@ pub fn parse_log_rows_of(
             let series = obs.device_mut(&dev);
             series.intervals =
                 crate::trace::intervals_from_ios(&ios, opts.interval_s.unwrap_or(1.0))
-                    .map_err(|m| TelemetryError::invalid(&dev, m))?;
+                    .map_err(|m| TelemetryError::invalid(&dev, m.to_string()))?;
             // A fio run ends with its last completion, not on an interval boundary: a
             // 3.4 s run's last interval holds 0.4 s of I/O, so its rates and queue are over
             // those 0.4 s (at least 1 ms), or it would pull the mean queue down (15 → 12).
@@ -543,18 +543,51 @@ fn windowed_intervals(
     logs: &[(LogKind, Vec<LogRow>)],
     warnings: &mut Vec<String>,
 ) -> Vec<DeviceInterval> {
-    let rows_of = |k: LogKind| {
-        logs.iter()
-            .find(|(kk, r)| *kk == k && !r.is_empty())
-            .map(|(_, r)| r.as_slice())
-    };
+    let lat_windows = latency_windows(dev, logs, warnings);
+    let (stalls, worst) = stalled_windows(&lat_windows);
+    let lat_windows = lat_windows.map(trim_stretched);
+    let has_iops = rows_of(logs, LogKind::Iops).is_some();
+    let (by_k, times) = rate_rows(logs, has_iops);
+    let (mut out, last_t) = rate_intervals(dev, by_k, &times, &lat_windows, warnings);
+    add_tail(dev, &mut out, last_t, &lat_windows, has_iops, warnings);
+    if let Some(worst) = worst {
+        warn_stalls(dev, &out, &stalls, &worst, warnings);
+    }
+    for iv in &mut out {
+        for c in [&mut iv.read, &mut iv.write] {
+            c.mean_io_bytes = c.mean_size();
+            if c.iops.is_some() && c.bytes_per_sec.is_none() {
+                c.mean_io_bytes = None;
+            }
+        }
+        // Little's law gives the mean I/Os in flight from rate and latency.
+        iv.queue_mean = [&iv.read, &iv.write]
+            .iter()
+            .map(|c| Some(c.iops? * c.latency_mean_ns? / 1e9))
+            .sum();
+    }
+    out
+}
+
+/// The rows of the first non-empty log of kind `k`.
+fn rows_of(logs: &[(LogKind, Vec<LogRow>)], k: LogKind) -> Option<&[LogRow]> {
+    logs.iter()
+        .find(|(kk, r)| *kk == k && !r.is_empty())
+        .map(|(_, r)| r.as_slice())
+}
+
+/// Latency windows per direction: the lat log, else clat plus the slat of the same time
+/// (means add; percentiles would not).
+fn latency_windows(
+    dev: &str,
+    logs: &[(LogKind, Vec<LogRow>)],
+    warnings: &mut Vec<String>,
+) -> [Vec<Window>; 2] {
     let (lat, clat, slat) = (
-        rows_of(LogKind::Lat),
-        rows_of(LogKind::Clat),
-        rows_of(LogKind::Slat),
+        rows_of(logs, LogKind::Lat),
+        rows_of(logs, LogKind::Clat),
+        rows_of(logs, LogKind::Slat),
     );
-    // Latency windows per direction: the lat log, else clat plus the slat of the same time
-    // (means add; percentiles would not).
     let lat_windows: [Vec<Window>; 2] = [0u8, 1].map(|d| match (lat, clat) {
         (Some(l), _) => windows_of(l, d),
         (None, Some(c)) => {
@@ -576,11 +609,15 @@ fn windowed_intervals(
             "{dev}: completion latency (clat) without slat or lat logs: latency and outstanding I/O leave out the submission time"
         ));
     }
-    let (stalls, worst) = stalled_windows(&lat_windows);
-    let lat_windows = lat_windows.map(trim_stretched);
+    lat_windows
+}
 
-    // Rates: the k-th row of a direction in the iops and bw logs is the same helper sample.
-    let has_iops = rows_of(LogKind::Iops).is_some();
+/// The rate rows as intervals by sample number, and each sample's time (ms). The k-th row
+/// of a direction in the iops and bw logs is the same helper sample.
+fn rate_rows(
+    logs: &[(LogKind, Vec<LogRow>)],
+    has_iops: bool,
+) -> (BTreeMap<u64, DeviceInterval>, BTreeMap<u64, u64>) {
     let mut by_k: BTreeMap<u64, DeviceInterval> = BTreeMap::new();
     let mut times: BTreeMap<u64, u64> = BTreeMap::new();
     for (kind, rows) in logs {
@@ -608,7 +645,18 @@ fn windowed_intervals(
             }
         }
     }
+    (by_k, times)
+}
 
+/// The rate windows as intervals with their latency, late rows scaled to one window's I/O;
+/// also the end of the last window (ms).
+fn rate_intervals(
+    dev: &str,
+    by_k: BTreeMap<u64, DeviceInterval>,
+    times: &BTreeMap<u64, u64>,
+    lat_windows: &[Vec<Window>; 2],
+    warnings: &mut Vec<String>,
+) -> (Vec<DeviceInterval>, u64) {
     // The averaging window: the median spacing of the rate rows (the first counts from 0).
     let spacing: Vec<u64> = times
         .values()
@@ -659,9 +707,19 @@ fn windowed_intervals(
             nominal.unwrap_or(0)
         ));
     }
+    (out, prev)
+}
 
-    // The tail after the last rate window (see above).
-    let last_t = prev;
+/// The tail after the last rate window (see [`windowed_intervals`]): one estimated interval
+/// appended to `out` when there is an iops log, else a warning that it is left out.
+fn add_tail(
+    dev: &str,
+    out: &mut Vec<DeviceInterval>,
+    last_t: u64,
+    lat_windows: &[Vec<Window>; 2],
+    has_iops: bool,
+    warnings: &mut Vec<String>,
+) {
     let end = lat_windows
         .iter()
         .filter_map(|ws| ws.last().map(|w| w.1))
@@ -676,60 +734,12 @@ fn windowed_intervals(
         };
         let mut estimated = 0.0;
         for (d, ws) in lat_windows.iter().enumerate() {
-            let pick = |iv: &DeviceInterval| {
-                if d == 0 {
-                    iv.read.clone()
-                } else {
-                    iv.write.clone()
-                }
-            };
-            let (mut ios, mut ios_lat, mut bytes) = (0.0, 0.0, 0.0);
-            for iv in &out {
-                let c = pick(iv);
-                let n = c.iops.unwrap_or(0.0) * iv.duration_s;
-                ios += n;
-                ios_lat += n * c.latency_mean_ns.unwrap_or(0.0);
-                bytes += c.bytes_per_sec.unwrap_or(0.0) * iv.duration_s;
-            }
-            if ios <= 0.0 || rated_s <= 0.0 {
-                continue;
-            }
-            let in_flight = ios_lat / 1e9 / rated_s;
-            let mut gaps: Vec<u64> = ws.iter().map(|w| w.1 - w.0).collect();
-            gaps.sort_unstable();
-            let half_window = gaps.get(gaps.len() / 2).copied().unwrap_or(0) / 2;
-            let (mut n, mut num) = (0.0, 0.0);
-            for (i, &(s, e, v)) in ws.iter().enumerate() {
-                if e < last_t || (e == last_t && s < last_t) {
-                    continue;
-                }
-                let len_ms = (e - s.max(last_t)) as f64;
-                let drain = i + 1 == ws.len() && e - s < half_window;
-                let count = if drain {
-                    in_flight
-                } else if v > 0.0 {
-                    // The mean outstanding I/O over this window's latency (Little's law).
-                    in_flight * len_ms / 1000.0 / (v / 1e9)
-                } else {
-                    0.0
-                };
-                n += count;
-                num += count * v;
-            }
-            if n <= 0.0 {
-                continue;
-            }
-            estimated += n;
             let c = if d == 0 {
                 &mut tail.read
             } else {
                 &mut tail.write
             };
-            c.iops = Some(n / tail.duration_s);
-            c.latency_mean_ns = Some(num / n);
-            if bytes > 0.0 {
-                c.bytes_per_sec = Some(n / tail.duration_s * bytes / ios);
-            }
+            estimated += estimate_tail(d, ws, out, last_t, rated_s, tail.duration_s, c);
         }
         if estimated > 0.0 {
             warnings.push(format!(
@@ -744,39 +754,95 @@ fn windowed_intervals(
             end - last_t
         ));
     }
+}
 
-    if let Some(worst) = worst {
-        let affected: f64 = out
-            .iter()
-            .filter(|iv| {
-                let (a, b) = (
-                    ((iv.t_s - iv.duration_s) * 1000.0) as u64,
-                    (iv.t_s * 1000.0) as u64,
-                );
-                stalls.iter().any(|&(s, e)| s < b && e > a)
-            })
-            .map(|iv| iv.duration_s)
-            .sum();
-        let total: f64 = out.iter().map(|iv| iv.duration_s).sum();
-        warnings.push(format!(
-            "{dev}: fio or the device stalled ({worst}): averaged logs cannot tell how many I/Os completed in a stalled window, so latency and outstanding I/O over {:.0} % of the run are estimates (against fio's own, such runs came within a factor of 2, others within 3 %); per-I/O logs (without log_avg_msec) are exact",
-            if total > 0.0 { affected / total * 100.0 } else { 0.0 }
-        ));
-    }
-    for iv in &mut out {
-        for c in [&mut iv.read, &mut iv.write] {
-            c.mean_io_bytes = c.mean_size();
-            if c.iops.is_some() && c.bytes_per_sec.is_none() {
-                c.mean_io_bytes = None;
-            }
+/// One direction (`d`) of the tail: its I/Os estimated from the latency windows `ws` after
+/// `last_t` and the direction's mean outstanding I/O over the rated intervals `out`, set in
+/// `c`. Returns the I/Os estimated (0 when there is nothing to go on).
+fn estimate_tail(
+    d: usize,
+    ws: &[Window],
+    out: &[DeviceInterval],
+    last_t: u64,
+    rated_s: f64,
+    tail_s: f64,
+    c: &mut DirCounters,
+) -> f64 {
+    let pick = |iv: &DeviceInterval| {
+        if d == 0 {
+            iv.read.clone()
+        } else {
+            iv.write.clone()
         }
-        // Little's law gives the mean I/Os in flight from rate and latency.
-        iv.queue_mean = [&iv.read, &iv.write]
-            .iter()
-            .map(|c| Some(c.iops? * c.latency_mean_ns? / 1e9))
-            .sum();
+    };
+    let (mut ios, mut ios_lat, mut bytes) = (0.0, 0.0, 0.0);
+    for iv in out {
+        let c = pick(iv);
+        let n = c.iops.unwrap_or(0.0) * iv.duration_s;
+        ios += n;
+        ios_lat += n * c.latency_mean_ns.unwrap_or(0.0);
+        bytes += c.bytes_per_sec.unwrap_or(0.0) * iv.duration_s;
     }
-    out
+    if ios <= 0.0 || rated_s <= 0.0 {
+        return 0.0;
+    }
+    let in_flight = ios_lat / 1e9 / rated_s;
+    let mut gaps: Vec<u64> = ws.iter().map(|w| w.1 - w.0).collect();
+    gaps.sort_unstable();
+    let half_window = gaps.get(gaps.len() / 2).copied().unwrap_or(0) / 2;
+    let (mut n, mut num) = (0.0, 0.0);
+    for (i, &(s, e, v)) in ws.iter().enumerate() {
+        if e < last_t || (e == last_t && s < last_t) {
+            continue;
+        }
+        let len_ms = (e - s.max(last_t)) as f64;
+        let drain = i + 1 == ws.len() && e - s < half_window;
+        let count = if drain {
+            in_flight
+        } else if v > 0.0 {
+            // The mean outstanding I/O over this window's latency (Little's law).
+            in_flight * len_ms / 1000.0 / (v / 1e9)
+        } else {
+            0.0
+        };
+        n += count;
+        num += count * v;
+    }
+    if n <= 0.0 {
+        return 0.0;
+    }
+    c.iops = Some(n / tail_s);
+    c.latency_mean_ns = Some(num / n);
+    if bytes > 0.0 {
+        c.bytes_per_sec = Some(n / tail_s * bytes / ios);
+    }
+    n
+}
+
+/// Says that fio or the device stalled, and over which share of the run the estimates are.
+fn warn_stalls(
+    dev: &str,
+    out: &[DeviceInterval],
+    stalls: &[(u64, u64)],
+    worst: &str,
+    warnings: &mut Vec<String>,
+) {
+    let affected: f64 = out
+        .iter()
+        .filter(|iv| {
+            let (a, b) = (
+                ((iv.t_s - iv.duration_s) * 1000.0) as u64,
+                (iv.t_s * 1000.0) as u64,
+            );
+            stalls.iter().any(|&(s, e)| s < b && e > a)
+        })
+        .map(|iv| iv.duration_s)
+        .sum();
+    let total: f64 = out.iter().map(|iv| iv.duration_s).sum();
+    warnings.push(format!(
+        "{dev}: fio or the device stalled ({worst}): averaged logs cannot tell how many I/Os completed in a stalled window, so latency and outstanding I/O over {:.0} % of the run are estimates (against fio's own, such runs came within a factor of 2, others within 3 %); per-I/O logs (without log_avg_msec) are exact",
+        if total > 0.0 { affected / total * 100.0 } else { 0.0 }
+    ));
 }
 
 /// Bins in a full-resolution fio histogram (29 groups × 64).
@@ -1240,75 +1306,8 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
         usr_s += f(job, "usr_cpu") / 100.0 * cpu_s;
         sys_s += f(job, "sys_cpu") / 100.0 * cpu_s;
         errors = errors.saturating_add(job.get("total_err").and_then(Value::as_u64).unwrap_or(0));
-        let name = job.get("jobname").and_then(Value::as_str).unwrap_or("job");
-        let name = if jobs
-            .iter()
-            .filter(|j| j.get("jobname").and_then(Value::as_str) == Some(name))
-            .count()
-            > 1
-        {
-            format!("{name}-{ji}")
-        } else {
-            name.to_string()
-        };
-        // The stream as fio ran it: options when present, measured values otherwise.
-        let total = jr.ios.saturating_add(jw.ios);
-        let read_pct = if total > 0 {
-            (jr.ios as f64 * 100.0 / total as f64 * 10.0).round() / 10.0
-        } else {
-            50.0
-        };
-        let bs = option(job, global, "bs");
-        let bssplit = option(job, global, "bssplit");
-        let measured = |a: &DirAcc| {
-            (a.ios > 0).then(|| {
-                SizeMix::single(
-                    ((a.bytes as f64 / a.ios as f64 / 512.0).round().max(1.0) * 512.0) as u64,
-                )
-            })
-        };
-        let read_bs = size_mix_option(bs, bssplit, 0)
-            .or_else(|| measured(&jr))
-            .or(Some(SizeMix::single(4096)));
-        let write_bs = size_mix_option(bs, bssplit, 1)
-            .or_else(|| measured(&jw))
-            .or(Some(SizeMix::single(4096)));
-        let iodepth: u32 = option(job, global, "iodepth")
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(1);
-        let numjobs: u32 = option(job, global, "numjobs")
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(1);
-        let rw = option(job, global, "rw")
-            .or(option(job, global, "readwrite"))
-            .unwrap_or("read");
-        let random_pct = if rw.contains("rand") {
-            option(job, global, "percentage_random")
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(100.0)
-        } else {
-            0.0
-        };
-        streams.push(Stream {
-            name: name.clone(),
-            target: None,
-            read_pct: Percent(read_pct),
-            bs: None,
-            read_bs,
-            write_bs,
-            random_pct: Percent(random_pct),
-            align: None,
-            region: Region::default(),
-            outstanding: Some((iodepth * numjobs).max(1)),
-            workers: numjobs.max(1),
-            stripe: None,
-            compress_pct: None,
-            dedupe_pct: None,
-            rate: None,
-            distribution: None,
-            fdatasync: None,
-            ..Default::default()
-        });
+        let name = job_name(&jobs, ji, job);
+        streams.push(job_stream(job, global, name.clone(), &jr, &jw));
         let mut jwarn = Vec::new();
         let mut js = Summary {
             read: dir_stats(&jr, runtime_s, &mut jwarn, &name),
@@ -1318,17 +1317,7 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
         js.total = total_stats(&jr, &jw, runtime_s, &js);
         stream_summaries.push(StreamSummary { name, summary: js });
         if let Some(f) = option(job, global, "filename") {
-            if !targets.iter().any(|t: &TargetInfo| t.path == f) {
-                targets.push(TargetInfo {
-                    path: f.to_string(),
-                    kind: if f.starts_with("/dev/") {
-                        "block".into()
-                    } else {
-                        "file".into()
-                    },
-                    ..TargetInfo::default()
-                });
-            }
+            add_target(&mut targets, f);
         }
     }
     let secs = r.runtime_ms.max(w.runtime_ms) / 1000.0;
@@ -1348,28 +1337,10 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
         streams,
     };
     summary.configured_outstanding = workload.configured_outstanding();
-    let timestamp = v
-        .get("timestamp")
-        .and_then(Value::as_u64)
-        .and_then(|t| crate::time::rfc3339(t as f64))
-        .unwrap_or_default();
     let direct = option(jobs[0], global, "direct").is_some_and(|d| d == "1");
     let total_ios = summary.total.ios;
-    let mut envelope = Envelope::new(RUN_SCHEMA, RUN_SCHEMA_VERSION);
-    envelope.oio_version = format!("imported ({version})");
-    envelope.timestamp = timestamp;
-    envelope.command = vec!["fio".into()];
-    envelope.host = Some(oio_core::host::HostInfo {
-        hostname: jobs[0]
-            .get("hostname")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string(),
-        ..Default::default()
-    });
-    envelope.warnings = warnings;
     Ok(RunResult {
-        envelope,
+        envelope: imported_envelope(&v, jobs[0], &version, warnings),
         workload,
         options: RunOptions {
             time_s: secs,
@@ -1397,17 +1368,7 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
         summary,
         streams: stream_summaries,
         intervals: Vec::new(),
-        cpu: CpuUsage {
-            user_s: usr_s,
-            system_s: sys_s,
-            ns_per_io: (total_ios > 0).then(|| (usr_s + sys_s) * 1e9 / total_ios as f64),
-            cores_busy: if secs > 0.0 {
-                (usr_s + sys_s) / secs
-            } else {
-                0.0
-            },
-            ..Default::default()
-        },
+        cpu: imported_cpu(usr_s, sys_s, total_ios, secs),
         errors: ErrorSummary {
             count: errors,
             ..Default::default()
@@ -1418,6 +1379,141 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
         host_noise: None,
         output_errors: Vec::new(),
     })
+}
+
+/// The job's name, numbered by its place when another job has the same name.
+fn job_name(jobs: &[&Value], ji: usize, job: &Value) -> String {
+    let name = job.get("jobname").and_then(Value::as_str).unwrap_or("job");
+    if jobs
+        .iter()
+        .filter(|j| j.get("jobname").and_then(Value::as_str) == Some(name))
+        .count()
+        > 1
+    {
+        format!("{name}-{ji}")
+    } else {
+        name.to_string()
+    }
+}
+
+/// The stream as fio ran it: options when present, measured values (`jr`, `jw`) otherwise.
+fn job_stream(
+    job: &Value,
+    global: Option<&Value>,
+    name: String,
+    jr: &DirAcc,
+    jw: &DirAcc,
+) -> Stream {
+    let total = jr.ios.saturating_add(jw.ios);
+    let read_pct = if total > 0 {
+        (jr.ios as f64 * 100.0 / total as f64 * 10.0).round() / 10.0
+    } else {
+        50.0
+    };
+    let bs = option(job, global, "bs");
+    let bssplit = option(job, global, "bssplit");
+    let measured = |a: &DirAcc| {
+        (a.ios > 0).then(|| {
+            SizeMix::single(
+                ((a.bytes as f64 / a.ios as f64 / 512.0).round().max(1.0) * 512.0) as u64,
+            )
+        })
+    };
+    let read_bs = size_mix_option(bs, bssplit, 0)
+        .or_else(|| measured(jr))
+        .or(Some(SizeMix::single(4096)));
+    let write_bs = size_mix_option(bs, bssplit, 1)
+        .or_else(|| measured(jw))
+        .or(Some(SizeMix::single(4096)));
+    let iodepth: u32 = option(job, global, "iodepth")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let numjobs: u32 = option(job, global, "numjobs")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let rw = option(job, global, "rw")
+        .or(option(job, global, "readwrite"))
+        .unwrap_or("read");
+    let random_pct = if rw.contains("rand") {
+        option(job, global, "percentage_random")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(100.0)
+    } else {
+        0.0
+    };
+    Stream {
+        name,
+        target: None,
+        read_pct: Percent(read_pct),
+        bs: None,
+        read_bs,
+        write_bs,
+        random_pct: Percent(random_pct),
+        align: None,
+        region: Region::default(),
+        outstanding: Some((iodepth * numjobs).max(1)),
+        workers: numjobs.max(1),
+        stripe: None,
+        compress_pct: None,
+        dedupe_pct: None,
+        rate: None,
+        distribution: None,
+        fdatasync: None,
+        ..Default::default()
+    }
+}
+
+/// Adds the job's file or device `path` to `targets`, once.
+fn add_target(targets: &mut Vec<TargetInfo>, path: &str) {
+    if !targets.iter().any(|t| t.path == path) {
+        targets.push(TargetInfo {
+            path: path.to_string(),
+            kind: if path.starts_with("/dev/") {
+                "block".into()
+            } else {
+                "file".into()
+            },
+            ..TargetInfo::default()
+        });
+    }
+}
+
+/// The imported run's envelope: fio's version, time and host (of the first job `job0`).
+fn imported_envelope(v: &Value, job0: &Value, version: &str, warnings: Vec<String>) -> Envelope {
+    let timestamp = v
+        .get("timestamp")
+        .and_then(Value::as_u64)
+        .and_then(|t| crate::time::rfc3339(t as f64))
+        .unwrap_or_default();
+    let mut envelope = Envelope::new(RUN_SCHEMA, RUN_SCHEMA_VERSION);
+    envelope.oio_version = format!("imported ({version})");
+    envelope.timestamp = timestamp;
+    envelope.command = vec!["fio".into()];
+    envelope.host = Some(oio_core::host::HostInfo {
+        hostname: job0
+            .get("hostname")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        ..Default::default()
+    });
+    envelope.warnings = warnings;
+    envelope
+}
+
+/// CPU time fio reported, per I/O and as cores busy over `secs`.
+fn imported_cpu(usr_s: f64, sys_s: f64, total_ios: u64, secs: f64) -> CpuUsage {
+    CpuUsage {
+        user_s: usr_s,
+        system_s: sys_s,
+        ns_per_io: (total_ios > 0).then(|| (usr_s + sys_s) * 1e9 / total_ios as f64),
+        cores_busy: if secs > 0.0 {
+            (usr_s + sys_s) / secs
+        } else {
+            0.0
+        },
+        ..Default::default()
+    }
 }
 
 fn total_stats(r: &DirAcc, w: &DirAcc, secs: f64, s: &Summary) -> DirStats {

@@ -9,15 +9,38 @@ use oio_core::observation::{DeviceInterval, DirCounters, IoDir, IoRecord};
 /// of intervals). Memory must follow the trace, not a timestamp in it.
 pub const MAX_INTERVALS: usize = 1_000_000;
 
+/// Why a trace could not be binned into intervals.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum IntervalsError {
+    /// An interval that is not a positive number of seconds from 1 µs.
+    #[error("interval {interval_s} s; expected at least 1 µs")]
+    BadInterval {
+        /// The interval given, seconds.
+        interval_s: f64,
+    },
+    /// More than [`MAX_INTERVALS`] intervals; `suggest_s` is the shortest interval that fits.
+    #[error("the trace spans {span_s:.0} s: {intervals:.0} intervals of {interval_s} s, more than the {MAX_INTERVALS} oio keeps; give a longer interval (--interval {suggest_s:.0}s or more)")]
+    TooMany {
+        /// The trace's span, seconds.
+        span_s: f64,
+        /// Intervals it would make.
+        intervals: f64,
+        /// The interval given, seconds.
+        interval_s: f64,
+        /// The shortest interval that fits, seconds.
+        suggest_s: f64,
+    },
+}
+
 /// Bins `ios` (sorted or not) into intervals of `interval_s` seconds from time 0. Refuses
 /// (saying why) a trace that would make more than [`MAX_INTERVALS`] intervals, or an interval
 /// that is not a positive number of seconds.
 pub fn intervals_from_ios(
     ios: &[IoRecord],
     interval_s: f64,
-) -> Result<Vec<DeviceInterval>, String> {
+) -> Result<Vec<DeviceInterval>, IntervalsError> {
     if !(interval_s.is_finite() && interval_s >= 1e-6) {
-        return Err(format!("interval {interval_s} s; expected at least 1 µs"));
+        return Err(IntervalsError::BadInterval { interval_s });
     }
     let step_ns = interval_s * 1e9;
     let end_ns = ios
@@ -27,11 +50,12 @@ pub fn intervals_from_ios(
         .unwrap_or(0);
     let intervals = (end_ns as f64 / step_ns).floor() + 1.0;
     if intervals > MAX_INTERVALS as f64 {
-        return Err(format!(
-            "the trace spans {:.0} s: {intervals:.0} intervals of {interval_s} s, more than the {MAX_INTERVALS} oio keeps; give a longer interval (--interval {:.0}s or more)",
-            end_ns as f64 / 1e9,
-            (end_ns as f64 / 1e9 / MAX_INTERVALS as f64).ceil().max(1.0)
-        ));
+        return Err(IntervalsError::TooMany {
+            span_s: end_ns as f64 / 1e9,
+            intervals,
+            interval_s,
+            suggest_s: (end_ns as f64 / 1e9 / MAX_INTERVALS as f64).ceil().max(1.0),
+        });
     }
     let n = (intervals as usize).max(1);
     #[derive(Clone, Default)]
@@ -142,7 +166,7 @@ mod tests {
     fn intervals_are_bounded_by_count_not_by_timestamps() {
         // An event at 999,999,999 s used to allocate a billion intervals (70 GB).
         let ios = vec![io(999_999_999_000, IoDir::Read, 4096, 1)];
-        let e = intervals_from_ios(&ios, 1.0).unwrap_err();
+        let e = intervals_from_ios(&ios, 1.0).unwrap_err().to_string();
         assert!(
             e.contains("more than the 1000000") && e.contains("--interval 1000s"),
             "{e}"

@@ -141,6 +141,8 @@ pub struct ClosedInterval<'a> {
     pub latency: oio_core::histogram::SparseHistogram,
     /// Latency of its New-Order transactions, ns.
     pub new_order_latency: oio_core::histogram::SparseHistogram,
+    /// Transactions that failed for good in it (retries that succeeded are not failures).
+    pub failed: u64,
 }
 
 fn announce(observer: &mut dyn RunObserver, acc: &Acc, iv: &Interval, new_orders: i64) {
@@ -155,6 +157,7 @@ fn announce(observer: &mut dyn RunObserver, acc: &Acc, iv: &Interval, new_orders
         new_order_latency: acc.0[crate::txn::TxnType::NewOrder as usize]
             .hist
             .to_sparse(),
+        failed: acc.0.iter().map(|t| t.failed).sum(),
     });
 }
 

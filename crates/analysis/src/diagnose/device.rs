@@ -299,6 +299,9 @@ fn saturated(
     // From the level before the start on: a dip there can fake the start.
     let noise = noise_of(&g[i.saturating_sub(1)..]);
     let peak_ex = elasticity(a.iops, peak.iops, a.queue, peak.queue);
+    if s.kind == SeriesKind::Observation && top.queue < CAPTURE_QUEUE_SPAN * a.queue {
+        return narrow_capture(s, a, top);
+    }
     if own.is_none()
         && known.is_some()
         && peak_ex >= IOPS_ELASTICITY_MAX
@@ -367,6 +370,33 @@ fn saturated(
     // effect the claim rests on.
     let effect = 100.0 * ((top.queue / a.queue).powf(IOPS_ELASTICITY_MAX) - 1.0);
     cap_by_noise(f, effect, noise)
+}
+
+/// A capture's queue must reach at least this many times the level where saturation would
+/// start before the claim is made (one doubling).
+const CAPTURE_QUEUE_SPAN: f64 = 2.0;
+
+/// A capture whose queue stayed within one doubling of the start: at a steady offered load the
+/// queue follows latency (Little's law: queue = IOPS × latency), so intervals that were slower
+/// for any reason have a longer queue at the same IOPS, which is the very pattern saturation
+/// shows. Only a queue that moves with the offered load (a sweep, or a capture whose load
+/// varied over a doubling or more) can tell the two apart.
+fn narrow_capture(s: &Series, a: &Group, top: &Group) -> Finding {
+    Finding::new(
+        "queue_saturation",
+        Status::Undecided,
+        &s.source,
+        format!(
+            "IOPS stay flat while latency grows with the queue, but the queue only moved from {:.1} to {:.1} ({:.1}×): at a steady load the queue follows latency (Little's law), so slower intervals alone give this pattern; undecided",
+            a.queue,
+            top.queue,
+            top.queue / a.queue
+        ),
+    )
+    .ev("queue where IOPS stop growing", a.queue, "I/Os", &a.from)
+    .ev("deepest queue", top.queue, "I/Os", &top.from)
+    .conf(Confidence::Low)
+    .next("sweep the depth on that device (oio sweep --qd 1,2,4,…), or capture a period whose load varied over a doubling of the queue")
 }
 
 /// Saturation against the queue limit: at it, well below it, or beyond it.

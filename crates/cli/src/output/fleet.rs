@@ -323,18 +323,23 @@ pub fn live_table(p: &oio_fleet::controller::Progress) -> String {
         rows.truncate(LIVE_ROWS);
     }
     let mut t = format!(
-        "interval {:<6} {:>14} {:>10} {:>10}\n",
+        "interval {:<6} {:>14} {:>10} {:>8} {:>10}\n",
         p.index + 1,
         p.unit,
         "p99",
+        "errors",
         "lag"
     );
     for h in rows {
         t.push_str(&format!(
-            "  {:<13} {:>14} {:>10} {:>10}\n",
+            "  {:<13} {:>14} {:>10} {:>8} {:>10}\n",
             h.host,
             format_count(h.value),
             p99(h.histogram.as_ref()),
+            // "-": the host's agent does not count errors per interval.
+            h.errors
+                .map(|e| format_count(e as f64))
+                .unwrap_or_else(|| "-".into()),
             format!("{:.1} ms", h.lag_ms)
         ));
     }
@@ -349,21 +354,38 @@ pub fn live_table(p: &oio_fleet::controller::Progress) -> String {
         p.unit,
         p99(p.merged_histogram().as_ref())
     ));
+    let counted: Vec<u64> = p.per_host.iter().filter_map(|h| h.errors).collect();
+    if !counted.is_empty() {
+        let n: u64 = counted.iter().sum();
+        t.push_str(&format!(
+            ", {} error{} on the {} host{} counting them",
+            format_count(n as f64),
+            if n == 1 { "" } else { "s" },
+            counted.len(),
+            if counted.len() == 1 { "" } else { "s" }
+        ));
+    }
     t
 }
 
 /// Most host rows the live table shows (the slowest ones).
 pub const LIVE_ROWS: usize = 16;
 
-/// `oio fleet scale`: one line per step, then the verdict.
-pub fn print_scale(l: &oio_fleet::scale::Ladder) {
+/// `oio fleet scale` (`unit` "IOPS") and `oio fleet tpcc scale` ("NOPM"; `p99` names its
+/// latency column): one line per step, then the verdict and any step's flag.
+pub fn print_scale(l: &oio_fleet::scale::Ladder, unit: &str, p99: &str) {
+    let w = p99.chars().count().max(12);
     println!(
-        "{:>6} {:>14} {:>12} {:>18} {:>12}",
-        "hosts", "merged IOPS", "IOPS/host", "efficiency", "p99"
+        "{:>6} {:>14} {:>12} {:>18} {:>w$}",
+        "hosts",
+        format!("merged {unit}"),
+        format!("{unit}/host"),
+        "efficiency",
+        p99
     );
     for (i, s) in l.steps.iter().enumerate() {
         println!(
-            "{:>6} {:>14.1} {:>12.1} {:>18} {:>12}",
+            "{:>6} {:>14.1} {:>12.1} {:>18} {:>w$}",
             s.step.hosts,
             s.step.rate,
             s.per_host,
@@ -380,6 +402,9 @@ pub fn print_scale(l: &oio_fleet::scale::Ladder) {
         );
     }
     println!("{}", l.verdict);
+    for f in l.steps.iter().filter_map(|s| s.flag.as_ref()) {
+        println!("  flag: {f}");
+    }
 }
 
 /// `oio fleet sweep`: one line per depth, then the knee.
@@ -435,19 +460,10 @@ mod tests {
             unit: "IOPS",
             slowest: ("a".into(), 694_420.0),
             per_host: vec![
+                HostLive::new("a", 694_420.0, 200, Some(hist(1_000_000, 200))),
                 HostLive {
-                    host: "a".into(),
-                    value: 694_420.0,
-                    count: 200,
-                    histogram: Some(hist(1_000_000, 200)),
-                    lag_ms: 0.0,
-                },
-                HostLive {
-                    host: "b".into(),
-                    value: 858_636.0,
-                    count: 1,
-                    histogram: Some(hist(9_000_000, 1)),
                     lag_ms: 1.25,
+                    ..HostLive::new("b", 858_636.0, 1, Some(hist(9_000_000, 1)))
                 },
             ],
         };
@@ -466,6 +482,49 @@ mod tests {
         // 201 I/Os: the p99 is the 199th, a 1 ms one; b's own p99 is 9 ms.
         assert!(
             lines[3].starts_with("  merged over 2 hosts: 1,553,056 IOPS, p99 1.00 ms"),
+            "{t}"
+        );
+        // Neither host counts errors per interval: "-", and no errors on the merged line.
+        assert!(lines[0].contains(" errors "), "{t}");
+        assert_eq!(lines[1].split_whitespace().nth(4), Some("-"), "{t}");
+        assert!(!lines[3].contains("error"), "{t}");
+    }
+
+    /// A host with errors in the interval shows them in its row, and the merged line sums
+    /// them over the hosts that count them (a host that does not is "-", not 0).
+    #[test]
+    fn the_live_table_shows_a_hosts_errors() {
+        let mut bad = HostLive::new("bad", 50.0, 50, Some(hist(2_000_000, 50)));
+        bad.errors = Some(1_234);
+        let mut good = HostLive::new("good", 900.0, 900, Some(hist(1_000_000, 900)));
+        good.errors = Some(0);
+        let silent = HostLive::new("old", 800.0, 800, Some(hist(1_000_000, 800)));
+        let p = Progress {
+            index: 0,
+            hosts: 3,
+            value: 1_750.0,
+            unit: "IOPS",
+            slowest: ("bad".into(), 50.0),
+            per_host: vec![bad, good, silent],
+        };
+        let t = live_table(&p);
+        let row = |h: &str| {
+            t.lines()
+                .find(|l| l.split_whitespace().next() == Some(h))
+                .unwrap_or_else(|| panic!("no row {h}: {t}"))
+                .split_whitespace()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        };
+        // host, value, p99 (number and unit), errors, lag (number and unit)
+        assert_eq!(row("bad")[4], "1,234", "{t}");
+        assert_eq!(row("good")[4], "0", "{t}");
+        assert_eq!(row("old")[4], "-", "{t}");
+        assert!(
+            t.lines()
+                .last()
+                .unwrap()
+                .ends_with(", 1,234 errors on the 2 hosts counting them"),
             "{t}"
         );
     }

@@ -164,6 +164,8 @@ fn render(s: &State) -> String {
         "# HELP oio_fleet_merged_interval_{unit} {} of the last merged interval, summed over the hosts that sent it.\n# TYPE oio_fleet_merged_interval_{unit} gauge\noio_fleet_merged_interval_{unit} {merged}\n",
         p.unit
     ));
+    tpm(&mut o, p);
+    errors(&mut o, p);
     o.push_str("# HELP oio_fleet_merged_hosts Hosts in the last merged interval.\n# TYPE oio_fleet_merged_hosts gauge\n");
     o.push_str(&format!("oio_fleet_merged_hosts {}\n", p.hosts));
     o.push_str("# HELP oio_fleet_interval_lag_seconds How much later than the first host's the host's last interval arrived.\n# TYPE oio_fleet_interval_lag_seconds gauge\n");
@@ -196,6 +198,43 @@ fn render(s: &State) -> String {
     s.merged
         .histogram(&mut o, "oio_fleet_merged_latency_seconds", "");
     o
+}
+
+/// TPC-C: each host's and the merged transactions per minute of the last interval (as the
+/// driver counts them, committed and intentionally rolled back), summed as the merged result
+/// sums them.
+fn tpm(o: &mut String, p: &Progress) {
+    if p.per_host.iter().all(|h| h.tpm.is_none()) {
+        return;
+    }
+    o.push_str("# HELP oio_fleet_interval_tpm Transactions per minute of the last merged interval (driver-counted), per host.\n# TYPE oio_fleet_interval_tpm gauge\n");
+    let mut merged = 0.0;
+    for h in &p.per_host {
+        if let Some(t) = h.tpm {
+            o.push_str(&format!(
+                "oio_fleet_interval_tpm{{host=\"{}\"}} {t}\n",
+                h.host
+            ));
+            merged += t;
+        }
+    }
+    o.push_str(&format!("# HELP oio_fleet_merged_interval_tpm Transactions per minute of the last merged interval (driver-counted), summed over the hosts that sent it.\n# TYPE oio_fleet_merged_interval_tpm gauge\noio_fleet_merged_interval_tpm {merged}\n"));
+}
+
+/// Each host's errors in the last interval, for the hosts whose agents count them.
+fn errors(o: &mut String, p: &Progress) {
+    if p.per_host.iter().all(|h| h.errors.is_none()) {
+        return;
+    }
+    o.push_str("# HELP oio_fleet_interval_errors Failed I/Os (TPC-C: transactions failed for good) in the last merged interval, per host that counts them.\n# TYPE oio_fleet_interval_errors gauge\n");
+    for h in &p.per_host {
+        if let Some(e) = h.errors {
+            o.push_str(&format!(
+                "oio_fleet_interval_errors{{host=\"{}\"}} {e}\n",
+                h.host
+            ));
+        }
+    }
 }
 
 fn accept_loop(l: &TcpListener, state: &Mutex<State>, stop: &AtomicBool) {

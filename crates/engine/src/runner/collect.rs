@@ -317,6 +317,7 @@ impl<'a> Collector<'a> {
                 h.ramping = false;
                 h.per_interval.then(|| h.sampler.interval()).flatten()
             }),
+            errors: all.errors,
         });
     }
 }
@@ -372,5 +373,38 @@ mod tests {
         assert_eq!(col.c.intervals.len() as u64, cap + 5);
         assert_eq!(col.c.intervals[7].total.ios, 2);
         assert_eq!(col.c.streams[0].read.ios, 2 * (cap + 5) - 4);
+    }
+
+    #[test]
+    fn an_intervals_errors_are_the_sum_of_its_workers_and_stay_out_of_its_ios() {
+        let shape = Shape {
+            workers: 2,
+            streams: 1,
+            open_loop: false,
+            hdr: None,
+        };
+        let t = Timing {
+            clock: Clock::real(),
+            measure_start: 0,
+            end: 2_000_000_000,
+            interval: 1_000_000_000,
+        };
+        let mut col = Collector::new(&shape, &t, false);
+        let failing = |n: u64| {
+            let mut p = one_read();
+            p.errors = n;
+            p
+        };
+        col.interval(0, 0, t.interval, &failing(3));
+        col.interval(0, 0, t.interval, &failing(4));
+        col.interval(0, 1, 2 * t.interval, &one_read());
+        col.interval(0, 1, 2 * t.interval, &one_read());
+        let ivs = &col.c.intervals;
+        assert_eq!((ivs[0].errors, ivs[0].total.ios), (7, 2));
+        assert_eq!((ivs[1].errors, ivs[1].total.ios), (0, 2));
+        // None: left out of the JSON, as before intervals counted errors.
+        let json = serde_json::to_value(&ivs[1]).unwrap();
+        assert!(json.get("errors").is_none(), "{json}");
+        assert_eq!(serde_json::to_value(&ivs[0]).unwrap()["errors"], 7);
     }
 }

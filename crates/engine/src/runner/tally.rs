@@ -51,6 +51,8 @@ pub(super) struct DirPair {
     pub(super) dropped: u64,
     /// Open loop: the largest backlog seen.
     pub(super) backlog_max: u64,
+    /// Completions that failed in this period (never in the statistics).
+    pub(super) errors: u64,
 }
 
 impl DirPair {
@@ -81,6 +83,7 @@ impl DirPair {
         self.offered += o.offered;
         self.dropped += o.dropped;
         self.backlog_max = self.backlog_max.max(o.backlog_max);
+        self.errors += o.errors;
     }
     pub(super) fn total(&self) -> DirAcc {
         let mut t = self.read.clone();
@@ -340,6 +343,7 @@ impl<'w> Tally<'w> {
     #[cold]
     pub(super) fn failed(&mut self, result: i32, io: &NextIo) {
         self.errors.record(result, io, self.w.paths);
+        self.cur.errors += 1;
     }
 
     /// Adds a turn's `reaped` completions, counted in `turn`.

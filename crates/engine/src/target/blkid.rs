@@ -48,25 +48,102 @@ pub struct Probed {
     pub signatures: Vec<Signature>,
 }
 
+/// Neither prober could look: why each could not.
+#[derive(Debug, thiserror::Error)]
+#[error("neither libblkid nor wipefs could look for signatures ({libblkid}; {wipefs}), so formats beyond oio's own short list cannot be recognised")]
+pub struct ProbeError {
+    /// Why the library could not look.
+    pub libblkid: LibblkidError,
+    /// Why the command could not look.
+    pub wipefs: WipefsError,
+}
+
+/// Why libblkid could not be loaded (kept once per process, so it is cloned out).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum LoadError {
+    /// The library is not there or not loadable.
+    #[error("libblkid.so.1 could not be loaded: {reason}")]
+    NotLoaded {
+        /// The loader's words.
+        reason: String,
+    },
+    /// A function oio needs is missing.
+    #[error("libblkid.so.1 has no {symbol}")]
+    MissingSymbol {
+        /// The function's name.
+        symbol: &'static str,
+    },
+}
+
+/// Why libblkid's probe did not answer.
+#[derive(Debug, thiserror::Error)]
+pub enum LibblkidError {
+    /// The library could not be used at all.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// `blkid_new_probe` returned nothing.
+    #[error("libblkid could not allocate a probe")]
+    NoProbe,
+    /// The device could not be handed to the probe.
+    #[error("libblkid could not probe the device: {0}")]
+    SetDevice(std::io::Error),
+    /// A probing round failed.
+    #[error("libblkid failed while probing: {0}")]
+    Probing(std::io::Error),
+    /// The probe went on past [`MAX_ROUNDS`] without finding anything.
+    #[error("libblkid did not finish probing in {MAX_ROUNDS} rounds")]
+    Unfinished,
+}
+
+/// Why `wipefs --no-act` did not answer.
+#[derive(Debug, thiserror::Error)]
+pub enum WipefsError {
+    /// The command could not be started.
+    #[error("wipefs could not be run: {0}")]
+    NotRun(std::io::Error),
+    /// It ran and failed; its standard error, trimmed.
+    #[error("wipefs --no-act failed: {stderr}")]
+    Failed {
+        /// What it printed on standard error.
+        stderr: String,
+    },
+    /// Its output could not be read.
+    #[error(transparent)]
+    Output(#[from] WipefsJsonError),
+}
+
+/// `wipefs --json` output oio cannot read.
+#[derive(Debug, thiserror::Error)]
+pub enum WipefsJsonError {
+    /// Not JSON.
+    #[error("wipefs printed JSON oio cannot read: {0}")]
+    Json(serde_json::Error),
+    /// No `signatures` list.
+    #[error("wipefs printed JSON without a \"signatures\" list")]
+    NoList,
+    /// A signature without its type.
+    #[error("a wipefs signature without a \"type\"")]
+    NoType,
+}
+
 /// Probes the open device (or image file) `file`, whose path is `path`, with libblkid, or
 /// with wipefs when libblkid cannot be loaded. The error says why neither could look.
-pub fn probe(file: &File, path: &Path) -> Result<Probed, String> {
+pub fn probe(file: &File, path: &Path) -> Result<Probed, ProbeError> {
     first_of(probe_libblkid(file), || probe_wipefs(path))
 }
 
 /// The library's answer, else the command's, else why neither could look.
 fn first_of(
-    lib: Result<Probed, String>,
-    wipefs: impl FnOnce() -> Result<Probed, String>,
-) -> Result<Probed, String> {
+    lib: Result<Probed, LibblkidError>,
+    wipefs: impl FnOnce() -> Result<Probed, WipefsError>,
+) -> Result<Probed, ProbeError> {
     let lib_err = match lib {
         Ok(p) => return Ok(p),
         Err(e) => e,
     };
-    wipefs().map_err(|wipefs_err| {
-        format!(
-            "neither libblkid nor wipefs could look for signatures ({lib_err}; {wipefs_err}), so formats beyond oio's own short list cannot be recognised"
-        )
+    wipefs().map_err(|wipefs_err| ProbeError {
+        libblkid: lib_err,
+        wipefs: wipefs_err,
     })
 }
 
@@ -103,16 +180,18 @@ struct Api {
     _lib: libloading::Library,
 }
 
-fn api() -> Result<&'static Api, String> {
-    static API: OnceLock<Result<Api, String>> = OnceLock::new();
+fn api() -> Result<&'static Api, LoadError> {
+    static API: OnceLock<Result<Api, LoadError>> = OnceLock::new();
     API.get_or_init(load).as_ref().map_err(Clone::clone)
 }
 
-fn load() -> Result<Api, String> {
+fn load() -> Result<Api, LoadError> {
     // SAFETY: libblkid.so.1 is the system's util-linux library; loading it runs only its
     // ELF constructors, which have no preconditions.
-    let lib = unsafe { libloading::Library::new("libblkid.so.1") }
-        .map_err(|e| format!("libblkid.so.1 could not be loaded: {e}"))?;
+    let lib =
+        unsafe { libloading::Library::new("libblkid.so.1") }.map_err(|e| LoadError::NotLoaded {
+            reason: e.to_string(),
+        })?;
     macro_rules! sym {
         ($name:literal) => {
             // SAFETY: the type given at each use is the C prototype of that function in
@@ -125,7 +204,7 @@ fn load() -> Result<Api, String> {
     }
     macro_rules! need {
         ($name:literal) => {
-            sym!($name).ok_or_else(|| format!("libblkid.so.1 has no {}", $name))?
+            sym!($name).ok_or(LoadError::MissingSymbol { symbol: $name })?
         };
     }
     let get_version: Option<unsafe extern "C" fn(*mut *const c_char, *mut *const c_char) -> c_int> =
@@ -196,22 +275,19 @@ impl ProbeGuard<'_> {
 }
 
 /// libblkid's low-level probe of the open file.
-pub fn probe_libblkid(file: &File) -> Result<Probed, String> {
+pub fn probe_libblkid(file: &File) -> Result<Probed, LibblkidError> {
     let api = api()?;
     // SAFETY: no preconditions; a null result is handled.
     let pr = unsafe { (api.new_probe)() };
     if pr.is_null() {
-        return Err("libblkid could not allocate a probe".into());
+        return Err(LibblkidError::NoProbe);
     }
     let g = ProbeGuard { api, pr };
     // SAFETY: `pr` is live; the fd stays open for the whole probe because `file` is borrowed
     // for this call, and libblkid does not close an fd it was given.
     let rc = unsafe { (api.set_device)(pr, file.as_raw_fd(), 0, 0) };
     if rc != 0 {
-        return Err(format!(
-            "libblkid could not probe the device: {}",
-            std::io::Error::last_os_error()
-        ));
+        return Err(LibblkidError::SetDevice(std::io::Error::last_os_error()));
     }
     // SAFETY: `pr` is live; flags are blkid.h's.
     unsafe {
@@ -233,10 +309,7 @@ pub fn probe_libblkid(file: &File) -> Result<Probed, String> {
             break;
         }
         if rc != 0 {
-            return Err(format!(
-                "libblkid failed while probing: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(LibblkidError::Probing(std::io::Error::last_os_error()));
         }
         let (name, usage, off, magic) = if let Some(t) = g.text(c"TYPE") {
             let usage = g.text(c"USAGE").unwrap_or_else(|| "other".into());
@@ -278,9 +351,7 @@ pub fn probe_libblkid(file: &File) -> Result<Probed, String> {
     }
     if !finished && found.is_empty() {
         // Never call a device blank on a probe that did not finish.
-        return Err(format!(
-            "libblkid did not finish probing in {MAX_ROUNDS} rounds"
-        ));
+        return Err(LibblkidError::Unfinished);
     }
     Ok(Probed {
         by: api.version.clone(),
@@ -290,18 +361,17 @@ pub fn probe_libblkid(file: &File) -> Result<Probed, String> {
 
 /// `wipefs --no-act --json` on the path: libblkid behind a command, when the library cannot
 /// be loaded into oio.
-pub fn probe_wipefs(path: &Path) -> Result<Probed, String> {
+pub fn probe_wipefs(path: &Path) -> Result<Probed, WipefsError> {
     let out = Command::new("wipefs")
         .args(["--no-act", "--json", "--output", "OFFSET,TYPE,USAGE"])
         .arg(path)
         .env("LC_ALL", "C")
         .output()
-        .map_err(|e| format!("wipefs could not be run: {e}"))?;
+        .map_err(WipefsError::NotRun)?;
     if !out.status.success() {
-        return Err(format!(
-            "wipefs --no-act failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+        return Err(WipefsError::Failed {
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
     }
     Ok(Probed {
         by: "wipefs --no-act".into(),
@@ -311,20 +381,19 @@ pub fn probe_wipefs(path: &Path) -> Result<Probed, String> {
 
 /// Signatures from `wipefs --json --output OFFSET,TYPE,USAGE`. No output at all is how
 /// wipefs says it found nothing.
-pub fn parse_wipefs_json(text: &[u8]) -> Result<Vec<Signature>, String> {
+pub fn parse_wipefs_json(text: &[u8]) -> Result<Vec<Signature>, WipefsJsonError> {
     if text.iter().all(u8::is_ascii_whitespace) {
         return Ok(Vec::new());
     }
-    let v: serde_json::Value = serde_json::from_slice(text)
-        .map_err(|e| format!("wipefs printed JSON oio cannot read: {e}"))?;
+    let v: serde_json::Value = serde_json::from_slice(text).map_err(WipefsJsonError::Json)?;
     let list = v
         .get("signatures")
         .and_then(|s| s.as_array())
-        .ok_or("wipefs printed JSON without a \"signatures\" list")?;
+        .ok_or(WipefsJsonError::NoList)?;
     let mut out = Vec::new();
     for s in list {
         let field = |k: &str| s.get(k).and_then(|x| x.as_str()).map(str::to_string);
-        let name = field("type").ok_or("a wipefs signature without a \"type\"")?;
+        let name = field("type").ok_or(WipefsJsonError::NoType)?;
         let usage = match field("usage").as_deref() {
             Some("partition-table") => "partition table".to_string(),
             Some(u) if !u.is_empty() => u.to_string(),
@@ -394,15 +463,17 @@ mod tests {
 
     #[test]
     fn without_a_prober_the_reason_is_given() {
-        let e = first_of(Err("libblkid.so.1 could not be loaded: x".into()), || {
-            Err("wipefs could not be run: y".into())
+        let lib = LoadError::NotLoaded { reason: "x".into() };
+        let e = first_of(Err(lib.into()), || {
+            Err(WipefsError::NotRun(std::io::Error::other("y")))
         })
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(
             e.contains("neither libblkid nor wipefs") && e.contains(": x") && e.contains(": y"),
             "{e}"
         );
-        let p = first_of(Err("no lib".into()), || {
+        let p = first_of(Err(LibblkidError::NoProbe), || {
             Ok(Probed {
                 by: "wipefs --no-act".into(),
                 signatures: vec![],
@@ -427,13 +498,13 @@ mod tests {
     }
 
     /// libblkid and wipefs on the same images, when the system has them (util-linux is on
-    /// every Debian system; the CLI tests fail under OIO_TEST_REQUIRE_ALL when it is not).
+    /// every Debian system; under OIO_TEST_REQUIRE_ALL this test fails when it is not).
     #[test]
     fn libblkid_and_wipefs_agree_on_an_mbr_with_no_entries() {
         let blank = image(&[]);
         let mbr = image(&[(510, &[0x55, 0xAA])]);
         let Ok(b) = probe_libblkid(blank.as_file()) else {
-            eprintln!("SKIPPED: libblkid.so.1 cannot be loaded here");
+            oio_testkit::missing("libblkid.so.1 cannot be loaded here");
             return;
         };
         assert!(b.by.starts_with("libblkid"), "{}", b.by);

@@ -90,7 +90,7 @@ pub fn inspect(file: &File, path: &Path, name: &str, dev: (u32, u32), size: u64)
             format!("{} and oio's own checks", p.by)
         }
         Err(why) => {
-            found.push(why);
+            found.push(why.to_string());
             "oio's own checks".to_string()
         }
     };

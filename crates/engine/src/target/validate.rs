@@ -358,7 +358,7 @@ mod tests {
     #[test]
     fn no_room_is_refused_first_and_enospc_gives_back_what_it_took() {
         let Some(fs16) = Tmpfs::new("16m") else {
-            eprintln!("SKIPPED (not run): mounting a tmpfs needs root");
+            oio_testkit::missing("mounting a tmpfs needs root");
             return;
         };
         let root = fs16.0.path();

@@ -345,6 +345,9 @@ fn first_of(v: &str) -> (&str, bool) {
 
 impl JobBuilder {
     /// Takes one option; says what the user must know about it (run setting or not honoured).
+    /// The options are taken in phases: the access shape here, then what writes do and how
+    /// the stream paces ([`JobBuilder::apply_writes`]), then fio's run settings
+    /// ([`run_setting`]); one long match would hide which is which.
     fn apply(&mut self, o: &Opt) -> Result<Option<Said>, String> {
         let v = o.value.as_str();
         let note = |m: &str| Ok(Some(Said::Note(m.to_string())));
@@ -383,17 +386,17 @@ impl JobBuilder {
                     return warn("per-direction alignment: oio uses the read value for all");
                 }
             }
-            "offset" => self.offset = Some(v.parse()?),
+            "offset" => self.offset = Some(v.parse::<Extent>().map_err(|e| e.to_string())?),
             "size" if o.global => {
                 return note(&format!("the size of the target: run with --size {v}"));
             }
-            "size" => self.size = Some(v.parse()?),
+            "size" => self.size = Some(v.parse::<Extent>().map_err(|e| e.to_string())?),
             "random_distribution" => {
                 let (d, differ) = first_of(v);
                 if d.split(':').count() > 2 && !d.starts_with("zoned") {
                     return Err("a distribution centre (third field) is not supported".into());
                 }
-                self.distribution = Some(d.parse()?);
+                self.distribution = Some(d.parse::<Distribution>().map_err(|e| e.to_string())?);
                 if differ {
                     return warn("per-direction distributions: oio uses the read one for all");
                 }
@@ -420,32 +423,18 @@ impl JobBuilder {
                 "linear" => self.poisson = false,
                 _ => return Err("expected linear or poisson".into()),
             },
+            _ => return self.apply_writes(o),
+        }
+        Ok(None)
+    }
+
+    /// Options of writes (sync, content) and pacing (think time); else a run setting.
+    fn apply_writes(&mut self, o: &Opt) -> Result<Option<Said>, String> {
+        let v = o.value.as_str();
+        let note = |m: &str| Ok(Some(Said::Note(m.to_string())));
+        let warn = |m: &str| Ok(Some(Said::Warn(m.to_string())));
+        match o.key.as_str() {
             "description" => self.description = Some(v.trim_matches('"').to_string()),
-            "name" => return note("oio names streams after their [section]"),
-            "filename" | "directory" | "filename_format" => {
-                return note("give the target on the command line (oio run ... PATH)")
-            }
-            "ioengine" => return note("oio picks its engine with --engine (io_uring, sync, null)"),
-            "direct" | "buffered" => {
-                let cached = (o.key == "direct") != bool_opt(v);
-                return note(if cached {
-                    "page cache I/O: run with --buffered"
-                } else {
-                    "O_DIRECT is oio's default"
-                });
-            }
-            "runtime" | "timeout" => return note(&format!("run with --time {}", secs(v))),
-            "ramp_time" => return note(&format!("run with --ramp {}", secs(v))),
-            "number_ios" => return note(&format!("run with --ios {v}")),
-            "time_based" | "group_reporting" | "norandommap" | "randrepeat" | "thread"
-            | "output-format" | "output" | "invalidate" | "random_generator" | "kb_base"
-                if o.key != "kb_base" || v.trim() == "1024" =>
-            {
-                return note("a fio run setting with no effect on the workload")
-            }
-            "stonewall" | "wait_for" | "new_group" | "startdelay" => {
-                return warn("oio runs every stream at the same time")
-            }
             "fdatasync" => {
                 self.fdatasync = match v.trim() {
                     "0" => None,
@@ -498,16 +487,58 @@ impl JobBuilder {
                 if !(p.starts_with("0x") || p.starts_with("0X")) {
                     return Err("oio takes a hex pattern such as 0xdeadbeef (not a string or decimal number)".into());
                 }
-                self.pattern = Some(format!("fixed:{p}").parse()?);
+                self.pattern = Some(
+                    format!("fixed:{p}")
+                        .parse::<DataContent>()
+                        .map_err(|e| e.to_string())?,
+                );
             }
             "refill_buffers" | "scramble_buffers" => {
                 return note("oio makes every written 4 KiB block unique already")
             }
-            _ => return warn("not honoured by oio"),
+            _ => return run_setting(o),
         }
         Ok(None)
     }
+}
 
+/// fio's settings of the run rather than the workload: what to give oio instead, or that
+/// oio does not honour it.
+fn run_setting(o: &Opt) -> Result<Option<Said>, String> {
+    let v = o.value.as_str();
+    let note = |m: &str| Ok(Some(Said::Note(m.to_string())));
+    let warn = |m: &str| Ok(Some(Said::Warn(m.to_string())));
+    match o.key.as_str() {
+        "name" => note("oio names streams after their [section]"),
+        "filename" | "directory" | "filename_format" => {
+            note("give the target on the command line (oio run ... PATH)")
+        }
+        "ioengine" => note("oio picks its engine with --engine (io_uring, sync, null)"),
+        "direct" | "buffered" => {
+            let cached = (o.key == "direct") != bool_opt(v);
+            note(if cached {
+                "page cache I/O: run with --buffered"
+            } else {
+                "O_DIRECT is oio's default"
+            })
+        }
+        "runtime" | "timeout" => note(&format!("run with --time {}", secs(v))),
+        "ramp_time" => note(&format!("run with --ramp {}", secs(v))),
+        "number_ios" => note(&format!("run with --ios {v}")),
+        "time_based" | "group_reporting" | "norandommap" | "randrepeat" | "thread"
+        | "output-format" | "output" | "invalidate" | "random_generator" | "kb_base"
+            if o.key != "kb_base" || v.trim() == "1024" =>
+        {
+            note("a fio run setting with no effect on the workload")
+        }
+        "stonewall" | "wait_for" | "new_group" | "startdelay" => {
+            warn("oio runs every stream at the same time")
+        }
+        _ => warn("not honoured by oio"),
+    }
+}
+
+impl JobBuilder {
     fn stream(&self, name: &str) -> Result<Stream, Skip> {
         let rw = self.rw.as_deref().unwrap_or("read");
         let (read_pct, random) = match rw {

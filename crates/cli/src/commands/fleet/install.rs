@@ -37,8 +37,7 @@ pub struct InstallArgs {
 /// Runs `oio fleet install`.
 pub fn run(a: InstallArgs) -> anyhow::Result<ExitCode> {
     let path = std::env::current_exe().context("finding the running oio binary")?;
-    let binary =
-        oio_fleet::install::Binary::of(&path, crate::cli::VERSION).map_err(anyhow::Error::msg)?;
+    let binary = oio_fleet::install::Binary::of(&path, crate::cli::VERSION)?;
     let transport = a
         .transport
         .as_deref()
@@ -54,7 +53,7 @@ pub fn run(a: InstallArgs) -> anyhow::Result<ExitCode> {
         .map(|(h, argv)| {
             let t = match &transport {
                 Some(t) => Ok(t.argv(&h.name)),
-                None => oio_fleet::install::transport_of(&argv),
+                None => oio_fleet::install::transport_of(&argv).map_err(|e| e.to_string()),
             };
             (h.name, t)
         })

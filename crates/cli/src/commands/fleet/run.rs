@@ -39,7 +39,7 @@ pub struct FleetArgs {
 
     /// Serve the live figures (per host and merged IOPS, I/O counters, latency histograms) in
     /// Prometheus' text format at http://ADDR/metrics while the run lasts, e.g. 127.0.0.1:9464
-    /// (run and sweep).
+    /// (run, sweep and scale).
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<String>,
 }
@@ -123,7 +123,7 @@ pub(super) fn metrics(
 
 pub(super) fn fleet_check(a: FleetArgs) -> anyhow::Result<ExitCode> {
     if a.metrics.is_some() {
-        anyhow::bail!("--metrics: `oio fleet check` runs no workload; give it to `oio fleet run` or `oio fleet sweep`");
+        anyhow::bail!("--metrics: `oio fleet check` runs no workload; give it to `oio fleet run`, `oio fleet sweep` or `oio fleet scale`");
     }
     if a.label.is_some() {
         anyhow::bail!("--label: `oio fleet check` writes no result to name; give it to `oio fleet run`, `sweep` or `scale`");

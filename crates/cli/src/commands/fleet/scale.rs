@@ -12,6 +12,8 @@ use std::process::ExitCode;
 
 /// Schema name of the ladder document (`scale.json`).
 pub const SCALE_SCHEMA: &str = "oio.fleet.scale";
+/// Schema name of the TPC-C ladder document (`scale.json` of `oio fleet tpcc scale`).
+pub const TPCC_SCALE_SCHEMA: &str = "oio.fleet.tpcc.scale";
 
 /// Arguments of `oio fleet scale`.
 #[derive(Debug, clap::Args)]
@@ -50,26 +52,36 @@ fn default_steps(n: usize) -> Vec<usize> {
     v
 }
 
-/// Runs `oio fleet scale`.
-pub fn run(s: ScaleArgs) -> anyhow::Result<ExitCode> {
-    let a = &s.fleet;
-    if !(s.threshold > 0.0 && s.threshold.is_finite()) {
-        anyhow::bail!("--threshold: a positive efficiency, e.g. 0.8");
-    }
-    check_destination(&a.out, "--out DIR")?;
-    let plan = a.run.config()?.plan;
-    let all = super::io_jobs(&a.host, &plan, Some(&a.run))?;
-    let steps = s.steps.clone().unwrap_or_else(|| default_steps(all.len()));
+/// The steps asked for (or 1, 2, 4, … and all), checked against the hosts given.
+fn steps_of(asked: &Option<Vec<usize>>, hosts: usize) -> anyhow::Result<Vec<usize>> {
+    let steps = asked.clone().unwrap_or_else(|| default_steps(hosts));
     if steps.is_empty()
         || steps.windows(2).any(|w| w[0] >= w[1])
         || steps[0] == 0
-        || steps[steps.len() - 1] > all.len()
+        || steps[steps.len() - 1] > hosts
     {
         anyhow::bail!(
-            "--steps: increasing host counts from 1 to the {} hosts given, e.g. 1,2,4",
-            all.len()
+            "--steps: increasing host counts from 1 to the {hosts} hosts given, e.g. 1,2,4"
         );
     }
+    Ok(steps)
+}
+
+fn check_threshold(t: f64) -> anyhow::Result<()> {
+    if !(t > 0.0 && t.is_finite()) {
+        anyhow::bail!("--threshold: a positive efficiency, e.g. 0.8");
+    }
+    Ok(())
+}
+
+/// Runs `oio fleet scale`.
+pub fn run(s: ScaleArgs) -> anyhow::Result<ExitCode> {
+    let a = &s.fleet;
+    check_threshold(s.threshold)?;
+    check_destination(&a.out, "--out DIR")?;
+    let plan = a.run.config()?.plan;
+    let all = super::io_jobs(&a.host, &plan, Some(&a.run))?;
+    let steps = steps_of(&s.steps, all.len())?;
     let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());
     let stamp = oio_core::host::now_rfc3339();
     let dir = a.out.join(
@@ -126,7 +138,7 @@ pub fn run(s: ScaleArgs) -> anyhow::Result<ExitCode> {
     if a.json {
         crate::output::print_json(&doc)?;
     } else if !style::quiet() {
-        crate::output::fleet::print_scale(&ladder);
+        crate::output::fleet::print_scale(&ladder, "IOPS", "p99");
     }
     style::print_saved("result", &path, a.json);
     Ok(match (interrupted, doc.envelope.partial) {
@@ -156,6 +168,128 @@ fn step(hosts: usize, doc: &oio_fleet::merge::FleetResult, file: &str) -> Step {
         rate: doc.summary.total.iops,
         interval_rates,
         p99_ns: doc.summary.total.latency_ns.p99,
+        result_file: file.to_string(),
+        complete: !doc.envelope.partial,
+    }
+}
+
+/// The TPC-C ladder document: the plan of each step, the steps and the verdict.
+#[derive(Debug, serde::Serialize)]
+struct TpccScaleDoc<'a> {
+    #[serde(flatten)]
+    envelope: oio_core::document::Envelope,
+    /// Workers (connections) on each host.
+    workers: u32,
+    /// What the rates are: "NOPM".
+    unit: &'static str,
+    #[serde(flatten)]
+    ladder: &'a Ladder,
+}
+
+/// Runs `oio fleet tpcc scale`: the same TPC-C plan on the first 1, 2, 4, … hosts, each step
+/// a fleet TPC-C run; efficiency = NOPM_n ÷ (n × NOPM_1) when the first step is one host.
+pub fn tpcc(s: super::tpcc::TpccScaleArgs) -> anyhow::Result<ExitCode> {
+    let a = &s.run;
+    if a.baseline.is_some() {
+        anyhow::bail!(
+            "--baseline: a ladder's baseline is its first step; give it to `oio fleet tpcc run`"
+        );
+    }
+    check_threshold(s.threshold)?;
+    let all = super::tpcc::tpcc_jobs(a)?;
+    let steps = steps_of(&s.steps, all.len())?;
+    check_destination(&a.out, "--out DIR")?;
+    let stamp = oio_core::host::now_rfc3339();
+    let dir = a.out.join(
+        result_file_name("fleet-tpcc-scale", &stamp, &format!("n{}", a.workers))
+            .trim_end_matches(".json"),
+    );
+    let metrics = super::run::metrics(&a.metrics)?;
+    let mut envelope = oio_core::document::Envelope::new(TPCC_SCALE_SCHEMA, 1);
+    envelope.command = std::env::args().collect();
+    envelope.label = a.label.clone();
+    envelope.host = Some(oio_core::host::HostInfo::detect());
+    let mut done = Vec::new();
+    let mut interrupted = false;
+    for &k in &steps {
+        if !style::quiet() {
+            eprintln!(
+                "oio fleet tpcc scale: {k} host{}",
+                if k == 1 { "" } else { "s" }
+            );
+        }
+        let (run, doc, merged) = super::tpcc::run_step(
+            a,
+            &all[..k],
+            None,
+            metrics.as_ref(),
+            &dir.join(format!("hosts{k}")),
+        )?;
+        done.push(tpcc_step(
+            k,
+            &doc,
+            &merged.display().to_string(),
+            a.interval,
+        ));
+        for l in &doc.lost {
+            style::print_warning(l);
+        }
+        if run.interrupted || doc.envelope.partial {
+            // A step with a host missing is not comparable: the ladder ends there.
+            interrupted = run.interrupted;
+            envelope.stopped(doc.envelope.stop_reason);
+            break;
+        }
+    }
+    drop(metrics);
+    let ladder = scale::ladder(done, s.threshold);
+    envelope.warnings.push(
+        "each step is one fleet TPC-C run on the first hosts listed, each host on its own database; efficiency = (merged NOPM ÷ hosts) ÷ the first step's; its margin is two standard errors of the two steps' NOPM (from their full-length intervals, taken as independent); above 1 is flagged, since adding hosts cannot make each do more".into(),
+    );
+    let doc = TpccScaleDoc {
+        envelope,
+        workers: a.workers,
+        unit: "NOPM",
+        ladder: &ladder,
+    };
+    let path = write_json_atomic(&dir, "scale.json", &doc)?;
+    if a.json {
+        crate::output::print_json(&doc)?;
+    } else if !style::quiet() {
+        crate::output::fleet::print_scale(&ladder, "NOPM", "New-Order p99");
+    }
+    style::print_saved("result", &path, a.json);
+    Ok(match (interrupted, doc.envelope.partial) {
+        (true, _) => ExitCode::from(crate::interrupt::EXIT_INTERRUPTED),
+        (_, true) => ExitCode::from(crate::EXIT_CHECK_FAILED),
+        _ => ExitCode::SUCCESS,
+    })
+}
+
+/// One TPC-C step from its merged result: the NOPM of the intervals every host delivered in
+/// full. An interval counts when at least half the asked length (the window's short last one
+/// is not the step's rate; one closed a little late under load still is, its NOPM being over
+/// its own length).
+fn tpcc_step(
+    hosts: usize,
+    doc: &oio_fleet::tpcc::FleetTpccResult,
+    file: &str,
+    interval: std::time::Duration,
+) -> Step {
+    let full = 0.5 * interval.as_secs_f64();
+    let mut prev = 0.0;
+    let mut interval_rates = Vec::new();
+    for i in &doc.intervals {
+        if i.hosts == hosts && i.t_s - prev >= full {
+            interval_rates.push(i.nopm);
+        }
+        prev = i.t_s;
+    }
+    Step {
+        hosts,
+        rate: doc.summary.nopm,
+        interval_rates,
+        p99_ns: doc.summary.new_order_latency_ns.p99,
         result_file: file.to_string(),
         complete: !doc.envelope.partial,
     }

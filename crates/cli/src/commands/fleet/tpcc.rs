@@ -26,6 +26,9 @@ pub struct TpccArgs {
 pub enum TpccAction {
     /// Run on every host at once (each host's database built first with `oio tpcc build`).
     Run(TpccRunArgs),
+    /// A ladder of hosts (1, 2, 4, … N), each a fleet TPC-C run; scaling efficiency of the
+    /// merged NOPM against the first step and where it falls below a threshold.
+    Scale(TpccScaleArgs),
 }
 
 /// Where transactions run.
@@ -86,12 +89,39 @@ pub struct TpccRunArgs {
     /// the setting under test.
     #[arg(long, value_name = "NAME", value_parser = crate::args::parse_label)]
     pub label: Option<String>,
+    /// Serve the live figures (per host and merged NOPM and TPM, new orders, transaction
+    /// latency histograms) in Prometheus' text format at http://ADDR/metrics while the run
+    /// lasts, e.g. 127.0.0.1:9464.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<String>,
+}
+
+/// Arguments of `oio fleet tpcc scale`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  oio fleet tpcc scale --hosts db1,db2,db3,db4 --db 'postgres://oio@{host}/oio' --workers 8 --time 2m
+  oio fleet tpcc scale --inventory lab.toml --steps 1,2,3,4 --threshold 0.9")]
+#[command(mut_arg("baseline", |a| a.hide(true)))]
+pub struct TpccScaleArgs {
+    /// Hosts, databases and the plan of every step (as `oio fleet tpcc run`; no --baseline:
+    /// the first step is the ladder's baseline, and the option is hidden here).
+    #[command(flatten)]
+    pub run: TpccRunArgs,
+    /// Hosts in each step, increasing (the first hosts listed). Default: 1, 2, 4, … and all.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub steps: Option<Vec<usize>>,
+    /// The scaling efficiency (NOPM per host against the first step's, 1.0 linear) whose
+    /// crossing is named.
+    #[arg(long, value_name = "FRACTION", default_value = "0.8")]
+    pub threshold: f64,
 }
 
 /// Runs `oio fleet tpcc`.
 pub fn run(a: TpccArgs) -> anyhow::Result<ExitCode> {
-    let TpccAction::Run(a) = a.action;
-    fleet_tpcc_run(a)
+    match a.action {
+        TpccAction::Run(a) => fleet_tpcc_run(a),
+        TpccAction::Scale(a) => super::scale::tpcc(a),
+    }
 }
 
 fn plan_of(a: &TpccRunArgs, db: &str, seed: u64) -> TpccRunPlan {
@@ -111,7 +141,8 @@ fn plan_of(a: &TpccRunArgs, db: &str, seed: u64) -> TpccRunPlan {
     TpccRunPlan::new(db, vec![a.workers], step)
 }
 
-fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
+/// One job per host, each with its database and its seed (the plan's plus the host's index).
+pub(super) fn tpcc_jobs(a: &TpccRunArgs) -> anyhow::Result<Vec<HostJob>> {
     let mut jobs = Vec::new();
     for (i, (h, argv)) in a.host.hosts()?.into_iter().enumerate() {
         let db = match (&h.db, &a.db) {
@@ -122,7 +153,7 @@ fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
                 h.name
             ),
         };
-        let plan = plan_of(&a, &db, a.seed.wrapping_add(i as u64));
+        let plan = plan_of(a, &db, a.seed.wrapping_add(i as u64));
         plan.validate()
             .with_context(|| format!("host {}", h.name))?;
         jobs.push(HostJob {
@@ -132,84 +163,35 @@ fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
             group: String::new(),
         });
     }
+    Ok(jobs)
+}
+
+/// A baseline file read and checked against the plan.
+type Baseline = (String, TpccResult);
+
+fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
+    let jobs = tpcc_jobs(&a)?;
     // Read the baseline and check its workers before anything runs, so a bad file costs no
     // run; its warehouses are checked against each host's database once they are prepared.
     let baseline = (a.baseline.as_ref())
-        .map(|p| -> anyhow::Result<(String, TpccResult)> {
+        .map(|p| -> anyhow::Result<Baseline> {
             let name = p.display().to_string();
             let r: TpccResult = read(&name, &read_text(p)?, Kind::Tpcc)?;
             if let Some(j) = jobs.first() {
-                oio_fleet::tpcc::check_baseline(&name, &r, &j.name, a.workers, None)
-                    .map_err(anyhow::Error::msg)?;
+                oio_fleet::tpcc::check_baseline(&name, &r, &j.name, a.workers, None)?;
             }
             Ok((name, r))
         })
         .transpose()?;
     check_destination(&a.out, "--out DIR")?;
-    let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());
-    if !style::quiet() {
-        eprintln!(
-            "oio fleet tpcc: {} workers on each of {} hosts ({}), ramp {:.1} s, measured {:.1} s",
-            a.workers,
-            jobs.len(),
-            jobs.iter()
-                .map(|j| j.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-            a.ramp.as_secs_f64(),
-            a.time.as_secs_f64()
-        );
-    }
-    let live = crate::output::fleet::FleetLive::new();
-    let run = controller::run_gated(
-        &jobs,
-        &a.host.options(),
-        &cancel,
-        &mut |p| live.update(p),
-        &mut |prepared| match &baseline {
-            Some((file, r)) => prepared.iter().try_for_each(|h| {
-                let warehouses = h.tpcc.map(|t| t.1);
-                oio_fleet::tpcc::check_baseline(file, r, h.host, a.workers, warehouses)
-            }),
-            None => Ok(()),
-        },
-    );
-    live.finish();
-    let run = run?;
-
+    let metrics = super::run::metrics(&a.metrics)?;
     let stamp = oio_core::host::now_rfc3339();
     let dir = a.out.join(
         result_file_name("fleet-tpcc", &stamp, &format!("n{}", a.workers))
             .trim_end_matches(".json"),
     );
-    let mut files = Vec::with_capacity(run.hosts.len());
-    let mut ready = Vec::with_capacity(run.hosts.len());
-    for h in &run.hosts {
-        ready.push(h.tpcc_ready.clone().unwrap_or_default());
-        files.push(match &h.tpcc_result {
-            Some(r) => {
-                let mut r = r.clone();
-                r.envelope.command = std::env::args().collect();
-                r.label = a.label.clone();
-                let p = write_json_atomic(&dir, &format!("{}.json", h.name), &r)?;
-                Some(p.display().to_string())
-            }
-            None => None,
-        });
-    }
-    let Some(Work::Tpcc(plan)) = jobs.first().map(|j| &j.plan) else {
-        bail!("no TPC-C plan to record");
-    };
-    let mut doc = oio_fleet::tpcc::document(&run, plan, &ready, &files);
-    doc.envelope.command = std::env::args().collect();
-    doc.envelope.label = a.label.clone();
-    if let Some((file, r)) = &baseline {
-        // Checked before the start; should a host still differ, the run is kept and says so.
-        if let Err(e) = oio_fleet::tpcc::set_scaling(&mut doc, file, r) {
-            doc.notes.push(format!("no scaling efficiency: {e}"));
-        }
-    }
-    let merged = write_json_atomic(&dir, "merged.json", &doc)?;
+    let (run, doc, merged) = run_step(&a, &jobs, baseline.as_ref(), metrics.as_ref(), &dir)?;
+    drop(metrics);
     if a.json {
         crate::output::print_json(&doc)?;
     } else if !style::quiet() {
@@ -227,4 +209,96 @@ fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
         (_, true) => ExitCode::from(crate::EXIT_CHECK_FAILED),
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// One fleet TPC-C run of `jobs` (a run, or a step of a ladder): started together, the live
+/// table and `--metrics` fed, each host's result and the merged one written into `dir`.
+pub(super) fn run_step(
+    a: &TpccRunArgs,
+    jobs: &[HostJob],
+    baseline: Option<&Baseline>,
+    metrics: Option<&crate::output::metrics::Metrics>,
+    dir: &std::path::Path,
+) -> anyhow::Result<(
+    controller::FleetRun,
+    oio_fleet::tpcc::FleetTpccResult,
+    PathBuf,
+)> {
+    let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());
+    if !style::quiet() {
+        eprintln!(
+            "oio fleet tpcc: {} workers on each of {} hosts ({}), ramp {:.1} s, measured {:.1} s",
+            a.workers,
+            jobs.len(),
+            jobs.iter()
+                .map(|j| j.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            a.ramp.as_secs_f64(),
+            a.time.as_secs_f64()
+        );
+    }
+    let live = crate::output::fleet::FleetLive::new();
+    let run = controller::run_gated(
+        jobs,
+        &a.host.options(),
+        &cancel,
+        &mut |p| {
+            live.update(p);
+            if let Some(m) = metrics {
+                m.update(p);
+            }
+        },
+        &mut |prepared| match baseline {
+            Some((file, r)) => prepared.iter().try_for_each(|h| {
+                let warehouses = h.tpcc.map(|t| t.1);
+                oio_fleet::tpcc::check_baseline(file, r, h.host, a.workers, warehouses)
+                    .map_err(|e| e.to_string())
+            }),
+            None => Ok(()),
+        },
+    );
+    live.finish();
+    let run = run?;
+    let (doc, merged) = save_tpcc(dir, &run, jobs, baseline, a.label.as_deref())?;
+    Ok((run, doc, merged))
+}
+
+/// Writes each host's own result into `dir`, then the merged one that names them.
+fn save_tpcc(
+    dir: &std::path::Path,
+    run: &controller::FleetRun,
+    jobs: &[HostJob],
+    baseline: Option<&Baseline>,
+    label: Option<&str>,
+) -> anyhow::Result<(oio_fleet::tpcc::FleetTpccResult, PathBuf)> {
+    let mut files = Vec::with_capacity(run.hosts.len());
+    let mut ready = Vec::with_capacity(run.hosts.len());
+    for h in &run.hosts {
+        ready.push(h.tpcc_ready.clone().unwrap_or_default());
+        files.push(match &h.tpcc_result {
+            Some(r) => {
+                let mut r = r.clone();
+                r.envelope.command = std::env::args().collect();
+                r.label = label.map(str::to_string);
+                let p = write_json_atomic(dir, &format!("{}.json", h.name), &r)?;
+                Some(p.display().to_string())
+            }
+            None => None,
+        });
+    }
+    let Some(Work::Tpcc(plan)) = jobs.first().map(|j| &j.plan) else {
+        bail!("no TPC-C plan to record");
+    };
+    let mut doc = oio_fleet::tpcc::document(run, plan, &ready, &files);
+    doc.envelope.command = std::env::args().collect();
+    doc.envelope.label = label.map(str::to_string);
+    if let Some((file, r)) = baseline {
+        // Checked before the start; should a host still differ, the run is kept and says so.
+        if let Err(e) = oio_fleet::tpcc::set_scaling(&mut doc, file, r) {
+            doc.notes.push(format!("no scaling efficiency: {e}"));
+        }
+    }
+    let merged = write_json_atomic(dir, "merged.json", &doc)?;
+    Ok((doc, merged))
 }
