@@ -1081,12 +1081,29 @@ fn a_tpcc_host_ladder_names_the_step_below_its_threshold_and_flags_above_one() {
             assert!(m <= 2.0 * 2f64.sqrt() * e + 1e-9, "{s}");
         }
     }
-    assert_eq!(doc["below_at"], 2, "{doc}");
+    // A step whose hosts each did more than the first's beyond the noise (the first slowed on a
+    // busy machine) leaves the ladder undecided: the first step is then no base. Otherwise the
+    // threshold of 100 is crossed at 2 hosts.
+    let unlike: Vec<u64> = steps[1..]
+        .iter()
+        .filter(|s| s["efficiency"].as_f64().unwrap() - s["margin"].as_f64().unwrap() > 1.0)
+        .map(|s| s["hosts"].as_u64().unwrap())
+        .collect();
     let verdict = doc["verdict"].as_str().unwrap();
-    assert!(
-        verdict.starts_with("scaling efficiency falls below 100.00 at 2 hosts ("),
-        "{verdict}"
-    );
+    if unlike.is_empty() {
+        assert_eq!(doc["below_at"], 2, "{doc}");
+        assert!(
+            verdict.starts_with("scaling efficiency falls below 100.00 at 2 hosts ("),
+            "{verdict}"
+        );
+    } else {
+        assert!(doc["below_at"].is_null(), "{doc}");
+        assert_eq!(doc["undecided_at"], serde_json::json!(unlike), "{doc}");
+        assert!(
+            verdict.starts_with("undecided: at ") && verdict.contains("no base for scaling"),
+            "{verdict}"
+        );
+    }
     // Without --json: the table, one row per step, the verdict and any flag under it.
     let mut c = fleet_tpcc(
         d,

@@ -164,6 +164,22 @@ fn verdict(steps: &[Scaled], t: f64) -> (Option<usize>, Vec<usize>, String) {
             ),
         );
     }
+    // A step whose hosts each did more than the first step's beyond the noise: the steps
+    // differ (the first slowed by something else, caches warmed between them), so the first is
+    // no base to judge scaling against, whatever the other steps say.
+    let unlike: Vec<&Scaled> = steps[1..]
+        .iter()
+        .filter(|s| matches!((s.efficiency, s.margin), (Some(e), Some(m)) if e - m > 1.0))
+        .collect();
+    if !unlike.is_empty() {
+        let hosts: Vec<usize> = unlike.iter().map(|s| s.step.hosts).collect();
+        let v = format!(
+            "undecided: at {} hosts each host did more than in the first step beyond the noise ({}): the steps differ, so the first step is no base for scaling; rerun the ladder (a quieter machine, databases and caches warmed alike)",
+            join(&hosts),
+            unlike.iter().map(|s| fmt(s)).collect::<Vec<_>>().join(", ")
+        );
+        return (None, hosts, v);
+    }
     let mut undecided = Vec::new();
     for s in &steps[1..] {
         let h = s.step.hosts;
@@ -323,6 +339,13 @@ mod tests {
             "{f}"
         );
         assert_eq!(l.steps[3].flag, None);
+        // The 4-host step differs from the first beyond the noise: no verdict on scaling.
+        assert!(
+            l.verdict.starts_with("undecided: at 4 hosts each host did more than in the first step beyond the noise (1.500 ± 0.245)"),
+            "{}",
+            l.verdict
+        );
+        assert_eq!((l.below_at, l.undecided_at.clone()), (None, vec![4]));
         let json = serde_json::to_value(&l).unwrap();
         assert!(json["steps"][3].get("flag").is_none(), "{json}");
     }
