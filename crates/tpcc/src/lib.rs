@@ -90,6 +90,7 @@ pub mod driver;
 pub mod error;
 pub mod load;
 pub mod mysql;
+mod mysql_client;
 pub mod mysql_server;
 pub mod pgsession;
 mod pgval;

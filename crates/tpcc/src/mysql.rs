@@ -7,7 +7,8 @@
 //! oldest undelivered order is taken with `SELECT … FOR UPDATE` and deleted with `DELETE …
 //! ORDER BY … LIMIT 1` (MySQL cannot delete from a table it reads in a subquery). Every part
 //! is a prepared statement cached per connection; `$n` parameters become `?` with the values
-//! bound in order of appearance.
+//! bound in order of appearance. Client mode's transactions are sent in few round trips
+//! ([`crate::mysql_client`]).
 
 use crate::database::{
     one_text, setting_pairs, setting_text, Database, DialectSql, LoadJob, SamplerJob, StudySetting,
@@ -40,14 +41,21 @@ struct Part {
     rows: bool,
 }
 
+/// What one answer of a [`MySession::script`] said.
+struct Set {
+    /// The rows it changed.
+    affected: u64,
+    /// The rows it read.
+    rows: Vec<Vec<Val>>,
+}
+
 /// A MariaDB/MySQL connection with its prepared statements.
 pub struct MySession {
     pub(crate) conn: mysql::Conn,
     prepared: Vec<Option<Vec<Part>>>,
-    /// The few-statement transactions' statements ([`lean`]), by their `$n` text: their
-    /// placeholder count varies with the lines or districts, so there is one per count.
-    lean: std::collections::HashMap<String, (mysql::Statement, Vec<usize>)>,
     opts: mysql::Opts,
+    /// Client mode's round trips are anonymous blocks ([`crate::mysql_client`]).
+    blocks: bool,
 }
 
 /// The statement in MySQL's SQL: one or more parts, run in order; the part starting with
@@ -164,8 +172,8 @@ pub fn connect(url: &str, program: &str, timeouts: &Timeouts) -> Result<MySessio
             program,
         )])))
         .prefer_socket(false)
-        // Room for every statement oio prepares (the per-row ones and one per line or
-        // district count of the few-statement ones), so none is evicted and closed.
+        // Room for every statement oio prepares (the per-row ones and the server mode's
+        // calls), so none is evicted and closed.
         .stmt_cache_size(Some(256));
     let opts: mysql::Opts = builder.into();
     let mut conn = mysql::Conn::new(opts.clone()).map_err(|e| {
@@ -194,8 +202,8 @@ pub fn connect(url: &str, program: &str, timeouts: &Timeouts) -> Result<MySessio
     Ok(MySession {
         conn,
         prepared: (0..Stmt::ALL.len()).map(|_| None).collect(),
-        lean: std::collections::HashMap::new(),
         opts,
+        blocks: mariadb,
     })
 }
 
@@ -264,18 +272,22 @@ fn exec(
     for row in res.by_ref() {
         let row = row.map_err(classify)?;
         if let Some(out) = out.as_deref_mut() {
-            out.push(
-                (0..row.len())
-                    .map(|i| {
-                        row.as_ref(i)
-                            .map(|v| val(v, numeric[i]))
-                            .unwrap_or(Val::Null)
-                    })
-                    .collect(),
-            );
+            out.push(row_vals(&row, &numeric));
         }
     }
     Ok(affected)
+}
+
+/// One row's values; `numeric` says which columns hold numbers (sent as text by the text
+/// protocol).
+fn row_vals(row: &mysql::Row, numeric: &[bool]) -> Vec<Val> {
+    (0..row.len())
+        .map(|i| {
+            row.as_ref(i)
+                .map(|v| val(v, numeric.get(i).copied().unwrap_or(false)))
+                .unwrap_or(Val::Null)
+        })
+        .collect()
 }
 
 fn is_numeric(c: &mysql::Column) -> bool {
@@ -367,32 +379,60 @@ impl MySession {
         r
     }
 
-    /// Runs `sql` (with `$n` parameters) as a statement prepared once per connection: its
-    /// rows replace `out`'s (when given); returns the rows it changed.
-    pub(crate) fn exec_sql(
+    /// Runs `script` in one round trip (a multi-statement query, or one anonymous block):
+    /// returns each read's rows, in order. The first failing statement ends the script
+    /// (the server runs none after it) and is the error; then the changed rows the client
+    /// checks (scripts without blocks).
+    pub(crate) fn script(
         &mut self,
-        sql: &str,
-        params: &[Param],
-        out: Option<&mut Vec<Vec<Val>>>,
-    ) -> Result<u64, StmtError> {
-        if !self.lean.contains_key(sql) {
-            let (q, order) = positional(sql);
-            let st = self.conn.prep(&q).map_err(classify)?;
-            self.lean.insert(sql.to_string(), (st, order));
+        script: &mut crate::mysql_client::Script,
+    ) -> Result<Vec<Vec<Vec<Val>>>, StmtError> {
+        let answers = script.finish();
+        let mut sets: Vec<Set> = Vec::with_capacity(answers);
+        let mut res = self.conn.query_iter(script.sql()).map_err(classify)?;
+        while let Some(mut set) = res.iter() {
+            let affected = set.affected_rows();
+            let numeric: Vec<bool> = set.columns().as_ref().iter().map(is_numeric).collect();
+            let mut rows = Vec::new();
+            for row in set.by_ref() {
+                rows.push(row_vals(&row.map_err(classify)?, &numeric));
+            }
+            sets.push(Set { affected, rows });
         }
-        let Some((st, order)) = self.lean.get(sql) else {
-            return Err(StmtError::Fatal(format!("statement not prepared: {sql}")));
-        };
-        let values: Vec<mysql::Value> = order
+        drop(res);
+        if sets.len() != answers {
+            return Err(StmtError::Fatal(format!(
+                "MariaDB/MySQL sent {} answers to a script that has {answers}",
+                sets.len()
+            )));
+        }
+        for c in &script.checks {
+            let got = sets[c.answer].affected;
+            if got != c.want {
+                return Err(StmtError::Fatal(format!(
+                    "{}: {got} of {} rows changed",
+                    c.what, c.want
+                )));
+            }
+        }
+        Ok(script
+            .reads
             .iter()
-            .map(|&i| params.get(i).map(value).unwrap_or(mysql::Value::NULL))
-            .collect();
-        let st = st.clone();
-        let mut out = out;
-        if let Some(o) = out.as_deref_mut() {
-            o.clear();
-        }
-        exec(&mut self.conn, &st, values, out)
+            .map(|&i| std::mem::take(&mut sets[i].rows))
+            .collect())
+    }
+
+    /// Whether client mode sends each round trip as one anonymous block (MariaDB) or as
+    /// statements separated by `;` (MySQL, which has no anonymous blocks).
+    pub(crate) fn blocks(&self) -> bool {
+        self.blocks
+    }
+
+    /// Sends client mode's round trips as statements separated by `;` even on MariaDB, as
+    /// on MySQL (tests compare the two ways).
+    #[doc(hidden)]
+    pub fn without_blocks(&mut self) {
+        self.blocks = false;
     }
 
     /// Ad-hoc SQL through the text protocol: column names and rows of its first result.
@@ -407,16 +447,7 @@ impl MySession {
         let numeric: Vec<bool> = cols.as_ref().iter().map(is_numeric).collect();
         let mut rows = Vec::new();
         for row in res.by_ref() {
-            let row = row.map_err(classify)?;
-            rows.push(
-                (0..row.len())
-                    .map(|i| {
-                        row.as_ref(i)
-                            .map(|v| val(v, numeric[i]))
-                            .unwrap_or(Val::Null)
-                    })
-                    .collect(),
-            );
+            rows.push(row_vals(&row.map_err(classify)?, &numeric));
         }
         Ok((names, rows))
     }
@@ -501,7 +532,7 @@ impl Connection for MySession {
         if crate::txn::repeats_a_line(input) {
             return crate::txn::execute_per_row(self, input, rows);
         }
-        lean::execute(self, input, rows)
+        crate::mysql_client::execute(self, input)
     }
 
     fn transact_server(&mut self, input: &Input) -> Result<Outcome, StmtError> {
@@ -557,485 +588,6 @@ pub fn data_dir(url: &str, timeouts: &Timeouts) -> Result<Option<std::path::Path
     Ok(rows
         .first()
         .map(|r| std::path::PathBuf::from(r[0].text().trim_end_matches('/'))))
-}
-
-/// The transactions in few statements on MariaDB/MySQL: the rows the per-row statements read
-/// and write, reached with one statement per table and step instead of one per row. A
-/// New-Order's items are read with one `IN` list, its stock rows locked with one `SELECT …
-/// FOR UPDATE` (in primary-key order, as the per-row path locks them), changed with one
-/// `UPDATE … CASE` and its lines written with one multi-row `INSERT`; a Delivery's ten
-/// districts go through six statements; Order-Status and Stock-Level are one read each.
-/// Each statement has a placeholder count that depends on the number of lines or districts,
-/// and is prepared once per count and connection ([`MySession::exec_sql`]). Keys are matched
-/// with `OR`ed equalities on the primary key, which both servers read as key ranges (a row
-/// constructor `IN` may become a scan, and a locking scan would lock the whole table).
-pub(crate) mod lean {
-    use super::MySession;
-    use crate::sql::{Param, StmtError, Val};
-    use crate::txn::{line_amount, CustomerBy, Input, Line, Outcome, Stmt};
-    use std::fmt::Write;
-
-    use Param::{Float, Int, Text};
-
-    fn one(rows: &[Vec<Val>], what: &str) -> Result<(), StmtError> {
-        if rows.is_empty() {
-            Err(StmtError::Fatal(format!("{what}: no row")))
-        } else {
-            Ok(())
-        }
-    }
-
-    /// `(a = $k AND b = $k+1) OR …` for `n` pairs, numbered from `first`.
-    fn pairs(a: &str, b: &str, first: usize, n: usize) -> String {
-        let mut out = String::from("(");
-        for k in 0..n {
-            if k > 0 {
-                out.push_str(" OR ");
-            }
-            let p = first + 2 * k;
-            let _ = write!(out, "({a} = ${p} AND {b} = ${})", p + 1);
-        }
-        out.push(')');
-        out
-    }
-
-    /// `CASE WHEN a = $k AND b = $k+1 THEN $k+2 … ELSE {other} END` for `n` triples.
-    fn case3(a: &str, b: &str, first: usize, n: usize, other: &str) -> String {
-        let mut out = String::from("CASE");
-        for k in 0..n {
-            let p = first + 3 * k;
-            let _ = write!(out, " WHEN {a} = ${p} AND {b} = ${} THEN ${}", p + 1, p + 2);
-        }
-        let _ = write!(out, " ELSE {other} END");
-        out
-    }
-
-    fn customer(
-        m: &mut MySession,
-        w: i64,
-        d: i64,
-        by: &CustomerBy,
-        rows: &mut Vec<Vec<Val>>,
-    ) -> Result<i64, StmtError> {
-        match by {
-            CustomerBy::Id(id) => Ok(*id),
-            CustomerBy::Name(last) => {
-                rows.clear();
-                m.run(
-                    Stmt::CustomerByName,
-                    &[Int(w), Int(d), Text(last)],
-                    Some(rows),
-                )?;
-                one(rows, "customer by last name")?;
-                // Position ceil(n/2), 1-based (clause 2.5.2.2).
-                Ok(rows[(rows.len() - 1) / 2][0].int())
-            }
-        }
-    }
-
-    /// Runs one transaction, from BEGIN to COMMIT (none for a single read). On an error the
-    /// caller rolls back. A New-Order naming one stock row twice must not come here (one
-    /// `UPDATE` changes a row once).
-    pub(crate) fn execute(
-        m: &mut MySession,
-        input: &Input,
-        rows: &mut Vec<Vec<Val>>,
-    ) -> Result<Outcome, StmtError> {
-        // A single read-only statement is a transaction by itself (autocommit).
-        let single = input.is_single_read();
-        if !single {
-            m.batch("BEGIN")?;
-        }
-        match input {
-            Input::NewOrder {
-                w_id,
-                d_id,
-                c_id,
-                lines,
-                all_local,
-            } => {
-                if new_order(m, rows, (*w_id, *d_id, *c_id), lines, *all_local)?
-                    == Outcome::RolledBack
-                {
-                    return Ok(Outcome::RolledBack);
-                }
-            }
-            Input::Payment {
-                w_id,
-                d_id,
-                c_w_id,
-                c_d_id,
-                by,
-                amount,
-            } => payment(m, rows, (*w_id, *d_id, *c_w_id, *c_d_id), by, *amount)?,
-            Input::OrderStatus { w_id, d_id, by } => {
-                let (w, d) = (*w_id, *d_id);
-                let c_id = customer(m, w, d, by, rows)?;
-                // The customer, its last order (if any) and that order's lines: one row per
-                // line, or one row with NULL order columns.
-                m.exec_sql(
-                    "SELECT c_balance, c_first, c_middle, c_last, o.o_id, o.o_carrier_id, o.o_entry_d, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d \
-                     FROM customer LEFT JOIN (SELECT o_id, o_carrier_id, o_entry_d FROM orders WHERE o_w_id = $1 AND o_d_id = $2 AND o_c_id = $3 ORDER BY o_id DESC LIMIT 1) o ON TRUE \
-                     LEFT JOIN order_line ON ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id = o.o_id \
-                     WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3",
-                    &[Int(w), Int(d), Int(c_id)],
-                    Some(rows),
-                )?;
-                one(rows, "customer")?;
-            }
-            Input::Delivery { w_id, carrier_id } => delivery(m, rows, *w_id, *carrier_id)?,
-            Input::StockLevel {
-                w_id,
-                d_id,
-                threshold,
-            } => {
-                m.exec_sql(
-                    "SELECT count(DISTINCT s_i_id) FROM order_line JOIN stock ON s_w_id = ol_w_id AND s_i_id = ol_i_id \
-                     WHERE ol_w_id = $1 AND ol_d_id = $2 AND s_quantity < $3 \
-                     AND ol_o_id < (SELECT d_next_o_id FROM district WHERE d_w_id = $1 AND d_id = $2) \
-                     AND ol_o_id >= (SELECT d_next_o_id - 20 FROM district WHERE d_w_id = $1 AND d_id = $2)",
-                    &[Int(*w_id), Int(*d_id), Int(*threshold)],
-                    Some(rows),
-                )?;
-            }
-        }
-        if !single {
-            m.batch("COMMIT")?;
-        }
-        Ok(Outcome::Committed)
-    }
-
-    /// New-Order (clause 2.4.2) up to its commit.
-    fn new_order(
-        m: &mut MySession,
-        rows: &mut Vec<Vec<Val>>,
-        (w, d, c_id): (i64, i64, i64),
-        lines: &[Line],
-        all_local: bool,
-    ) -> Result<Outcome, StmtError> {
-        let n = lines.len();
-        m.exec_sql(
-            "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = $1 AND d_id = $2",
-            &[Int(w), Int(d)],
-            None,
-        )?;
-        m.exec_sql(
-            "SELECT d_next_o_id - 1, d_tax, w_tax, c_discount, c_last, c_credit FROM district, warehouse, customer \
-             WHERE d_w_id = $1 AND d_id = $2 AND w_id = $1 AND c_w_id = $1 AND c_d_id = $2 AND c_id = $3",
-            &[Int(w), Int(d), Int(c_id)],
-            Some(rows),
-        )?;
-        one(rows, "district, warehouse or customer")?;
-        let o_id = rows[0][0].int();
-        let (d_tax, w_tax, discount) = (rows[0][1].float(), rows[0][2].float(), rows[0][3].float());
-
-        // The items.
-        let mut q = String::from("SELECT i_id, i_price, i_name, i_data FROM item WHERE i_id IN (");
-        let mut params: Vec<Param> = Vec::with_capacity(11 * n + 2);
-        for (k, l) in lines.iter().enumerate() {
-            let _ = write!(q, "{}${}", if k > 0 { ", " } else { "" }, k + 1);
-            params.push(Int(l.i_id));
-        }
-        q.push(')');
-        m.exec_sql(&q, &params, Some(rows))?;
-        let mut price = Vec::with_capacity(n);
-        for l in lines {
-            match rows.iter().find(|r| r[0].int() == l.i_id) {
-                Some(r) => price.push(r[1].float()),
-                None => {
-                    // The 1 % unused item: everything so far is undone (clause 2.4.2.3).
-                    m.batch("ROLLBACK")?;
-                    return Ok(Outcome::RolledBack);
-                }
-            }
-        }
-
-        // The stock rows, locked in primary-key order.
-        params.clear();
-        params.push(Int(d));
-        for l in lines {
-            params.extend([Int(l.supply_w_id), Int(l.i_id)]);
-        }
-        let q = format!(
-            "SELECT s_w_id, s_i_id, s_quantity, s_data, CASE $1 WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END \
-             FROM stock WHERE {} ORDER BY s_w_id, s_i_id FOR UPDATE",
-            pairs("s_w_id", "s_i_id", 2, n)
-        );
-        m.exec_sql(&q, &params, Some(rows))?;
-        let mut stock: Vec<(i64, String)> = Vec::with_capacity(n);
-        for l in lines {
-            let Some(r) = rows
-                .iter()
-                .find(|r| r[0].int() == l.supply_w_id && r[1].int() == l.i_id)
-            else {
-                return Err(StmtError::Fatal(format!(
-                    "stock ({}, {}): no row",
-                    l.supply_w_id, l.i_id
-                )));
-            };
-            stock.push((r[2].int(), r[4].text().to_string()));
-        }
-
-        // The stock updates: the quantity rule of clause 2.4.2.2 applied to the quantities
-        // just read under lock.
-        params.clear();
-        for (l, (q, _)) in lines.iter().zip(&stock) {
-            let left = if *q >= l.quantity + 10 {
-                q - l.quantity
-            } else {
-                q - l.quantity + 91
-            };
-            params.extend([Int(l.supply_w_id), Int(l.i_id), Int(left)]);
-        }
-        for l in lines {
-            params.extend([Int(l.supply_w_id), Int(l.i_id), Int(l.quantity)]);
-        }
-        for l in lines {
-            params.extend([
-                Int(l.supply_w_id),
-                Int(l.i_id),
-                Int((l.supply_w_id != w) as i64),
-            ]);
-        }
-        for l in lines {
-            params.extend([Int(l.supply_w_id), Int(l.i_id)]);
-        }
-        let q = format!(
-            "UPDATE stock SET s_quantity = {}, s_ytd = s_ytd + {}, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + {} WHERE {}",
-            case3("s_w_id", "s_i_id", 1, n, "s_quantity"),
-            case3("s_w_id", "s_i_id", 1 + 3 * n, n, "0"),
-            case3("s_w_id", "s_i_id", 1 + 6 * n, n, "0"),
-            pairs("s_w_id", "s_i_id", 1 + 9 * n, n)
-        );
-        let changed = m.exec_sql(&q, &params, None)?;
-        if changed != n as u64 {
-            return Err(StmtError::Fatal(format!(
-                "stock: {changed} of the order's {n} rows changed"
-            )));
-        }
-
-        m.run(
-            Stmt::NoInsertOrder,
-            &[
-                Int(o_id),
-                Int(d),
-                Int(w),
-                Int(c_id),
-                Int(n as i64),
-                Int(all_local as i64),
-            ],
-            None,
-        )?;
-        m.run(Stmt::NoInsertNewOrder, &[Int(o_id), Int(d), Int(w)], None)?;
-
-        // The lines, in one INSERT.
-        let total = insert_lines(m, (o_id, d, w), lines, &price, &stock)?;
-        // The terminal's total; computed as the specification asks, then discarded.
-        let _ = total * (1.0 - discount) * (1.0 + w_tax + d_tax);
-        Ok(Outcome::Committed)
-    }
-
-    /// New-Order's lines in one INSERT; returns their total amount.
-    fn insert_lines(
-        m: &mut MySession,
-        (o_id, d, w): (i64, i64, i64),
-        lines: &[Line],
-        price: &[f64],
-        stock: &[(i64, String)],
-    ) -> Result<f64, StmtError> {
-        let mut q = String::from("INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES ");
-        let mut params: Vec<Param> = Vec::with_capacity(6 * lines.len() + 3);
-        params.extend([Int(o_id), Int(d), Int(w)]);
-        let mut total = 0.0;
-        for (k, l) in lines.iter().enumerate() {
-            let p = 4 + 6 * k;
-            let _ = write!(
-                q,
-                "{}($1, $2, $3, ${p}, ${}, ${}, NULL, ${}, ${}, ${})",
-                if k > 0 { ", " } else { "" },
-                p + 1,
-                p + 2,
-                p + 3,
-                p + 4,
-                p + 5
-            );
-            let amount = line_amount(l.quantity, price[k]);
-            total += amount;
-            params.extend([
-                Int(k as i64 + 1),
-                Int(l.i_id),
-                Int(l.supply_w_id),
-                Int(l.quantity),
-                Float(amount),
-                Text(&stock[k].1),
-            ]);
-        }
-        m.exec_sql(&q, &params, None)?;
-        Ok(total)
-    }
-
-    /// Payment (clause 2.5.2) up to its commit: the warehouse's and the district's rows
-    /// changed (in that order, as the per-row path locks them), the customer's payment with
-    /// C_DATA for bad credit in one `UPDATE`, one read of the three rows, the HISTORY row.
-    fn payment(
-        m: &mut MySession,
-        rows: &mut Vec<Vec<Val>>,
-        (w, d, c_w, c_d): (i64, i64, i64, i64),
-        by: &CustomerBy,
-        amount: f64,
-    ) -> Result<(), StmtError> {
-        m.exec_sql(
-            "UPDATE warehouse SET w_ytd = w_ytd + $1 WHERE w_id = $2",
-            &[Float(amount), Int(w)],
-            None,
-        )?;
-        m.exec_sql(
-            "UPDATE district SET d_ytd = d_ytd + $1 WHERE d_w_id = $2 AND d_id = $3",
-            &[Float(amount), Int(w), Int(d)],
-            None,
-        )?;
-        let c_id = customer(m, c_w, c_d, by, rows)?;
-        let note = format!("{c_id} {c_d} {c_w} {d} {w} {amount:.2} | ");
-        let changed = m.exec_sql(
-            "UPDATE customer SET c_balance = c_balance - $1, c_ytd_payment = c_ytd_payment + $1, c_payment_cnt = c_payment_cnt + 1, \
-             c_data = CASE WHEN c_credit = 'BC' THEN substr(concat($5, c_data), 1, 500) ELSE c_data END \
-             WHERE c_w_id = $2 AND c_d_id = $3 AND c_id = $4",
-            &[Float(amount), Int(c_w), Int(c_d), Int(c_id), Text(&note)],
-            None,
-        )?;
-        if changed != 1 {
-            return Err(StmtError::Fatal(format!(
-                "customer ({c_w}, {c_d}, {c_id}): no row"
-            )));
-        }
-        m.exec_sql(
-            "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip, d_name, d_street_1, d_street_2, d_city, d_state, d_zip, \
-             c_credit, c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit_lim, c_discount, c_balance \
-             FROM warehouse, district, customer WHERE w_id = $1 AND d_w_id = $1 AND d_id = $2 AND c_w_id = $3 AND c_d_id = $4 AND c_id = $5",
-            &[Int(w), Int(d), Int(c_w), Int(c_d), Int(c_id)],
-            Some(rows),
-        )?;
-        one(rows, "warehouse, district or customer")?;
-        let h_data = format!("{}    {}", rows[0][0].text(), rows[0][6].text());
-        m.run(
-            Stmt::PayHistory,
-            &[
-                Int(c_id),
-                Int(c_d),
-                Int(c_w),
-                Int(d),
-                Int(w),
-                Float(amount),
-                Text(&h_data),
-            ],
-            None,
-        )?;
-        Ok(())
-    }
-
-    /// Delivery (clause 2.7.4) of every district of warehouse `w`: each district's oldest
-    /// undelivered order locked (one locking read per district, joined by `UNION ALL`;
-    /// districts without one are skipped, clause 2.7.4.2), then deleted, given its carrier,
-    /// its lines dated, their sums read and credited to the customers, one statement each.
-    fn delivery(
-        m: &mut MySession,
-        rows: &mut Vec<Vec<Val>>,
-        w: i64,
-        carrier_id: i64,
-    ) -> Result<(), StmtError> {
-        let districts = crate::DISTRICTS_PER_WAREHOUSE as usize;
-        let mut q = String::new();
-        for d in 1..=districts {
-            let _ = write!(
-                q,
-                "{}(SELECT no_d_id, no_o_id FROM new_order WHERE no_w_id = $1 AND no_d_id = {d} ORDER BY no_o_id LIMIT 1 FOR UPDATE)",
-                if d > 1 { " UNION ALL " } else { "" }
-            );
-        }
-        m.exec_sql(&q, &[Int(w)], Some(rows))?;
-        if rows.is_empty() {
-            return Ok(());
-        }
-        let taken: Vec<(i64, i64)> = rows.iter().map(|r| (r[0].int(), r[1].int())).collect();
-        let n = taken.len();
-        // $1 the warehouse, then the (district, order) pairs.
-        let mut keys: Vec<Param> = vec![Int(w)];
-        for (d, o) in &taken {
-            keys.extend([Int(*d), Int(*o)]);
-        }
-        let deleted = m.exec_sql(
-            &format!(
-                "DELETE FROM new_order WHERE no_w_id = $1 AND {}",
-                pairs("no_d_id", "no_o_id", 2, n)
-            ),
-            &keys,
-            None,
-        )?;
-        if deleted != n as u64 {
-            return Err(StmtError::Fatal(format!(
-                "new_order: {deleted} of the {n} locked rows deleted"
-            )));
-        }
-        let mut with_carrier = keys.clone();
-        with_carrier.push(Int(carrier_id));
-        m.exec_sql(
-            &format!(
-                "UPDATE orders SET o_carrier_id = ${} WHERE o_w_id = $1 AND {}",
-                2 + 2 * n,
-                pairs("o_d_id", "o_id", 2, n)
-            ),
-            &with_carrier,
-            None,
-        )?;
-        m.exec_sql(
-            &format!(
-                "UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = $1 AND {}",
-                pairs("ol_d_id", "ol_o_id", 2, n)
-            ),
-            &keys,
-            None,
-        )?;
-        m.exec_sql(
-            &format!(
-                "SELECT o_d_id, o_c_id, (SELECT sum(ol_amount) FROM order_line WHERE ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id) \
-                 FROM orders WHERE o_w_id = $1 AND {}",
-                pairs("o_d_id", "o_id", 2, n)
-            ),
-            &keys,
-            Some(rows),
-        )?;
-        let mut credit: Vec<(i64, i64, f64)> = Vec::with_capacity(n);
-        for (d, o) in &taken {
-            let Some(r) = rows.iter().find(|r| r[0].int() == *d) else {
-                return Err(StmtError::Fatal(format!("order ({w}, {d}, {o}): no row")));
-            };
-            let sum = (r[2].float() * 100.0).round() / 100.0;
-            credit.push((*d, r[1].int(), sum));
-        }
-        // $1 the warehouse, the (district, customer, amount) triples, the key pairs.
-        let mut params: Vec<Param> = vec![Int(w)];
-        for (d, c, a) in &credit {
-            params.extend([Int(*d), Int(*c), Float(*a)]);
-        }
-        for (d, c, _) in &credit {
-            params.extend([Int(*d), Int(*c)]);
-        }
-        let changed = m.exec_sql(
-            &format!(
-                "UPDATE customer SET c_balance = c_balance + {}, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = $1 AND {}",
-                case3("c_d_id", "c_id", 2, n, "0"),
-                pairs("c_d_id", "c_id", 2 + 3 * n, n)
-            ),
-            &params,
-            None,
-        )?;
-        if changed != n as u64 {
-            return Err(StmtError::Fatal(format!(
-                "customer: {changed} of the {n} delivered orders' customers found"
-            )));
-        }
-        Ok(())
-    }
 }
 
 /// MariaDB: global variables whose value did not come from the compiled-in default (nor was

@@ -258,9 +258,11 @@ fn written(db: &DbUrl) -> Vec<(String, String)> {
 }
 
 /// MariaDB/MySQL runs each transaction in few statements (`IN` lists, `UPDATE … CASE`,
-/// multi-row `INSERT`); the same inputs through the per-row statements must leave every
-/// table the same, rollbacks, remote lines, by-name customers, bad-credit customers and
-/// deliveries included. Then `oio tpcc check` passes after a client-mode run.
+/// multi-row `INSERT`) sent in few round trips, as anonymous blocks on MariaDB and as
+/// `;`-separated statements on MySQL; the same inputs through the per-row statements must
+/// leave every table the same both ways, rollbacks, remote lines, by-name customers,
+/// bad-credit customers and deliveries included. Then `oio tpcc check` passes after a
+/// client-mode run.
 #[test]
 fn mariadb_few_statement_transactions_write_what_the_per_row_ones_do() {
     use oio_tpcc::random::{NuRandC, Rng};
@@ -298,9 +300,11 @@ fn mariadb_few_statement_transactions_write_what_the_per_row_ones_do() {
     // the database name.
     let url = server.url();
     let b: DbUrl = format!("{}_per_row", url).parse().unwrap();
+    let plain: DbUrl = format!("{}_plain", url).parse().unwrap();
     {
         let mut s = open(&a);
         s.batch("CREATE DATABASE oio_per_row").unwrap();
+        s.batch("CREATE DATABASE oio_plain").unwrap();
         for t in [
             "warehouse",
             "district",
@@ -312,26 +316,38 @@ fn mariadb_few_statement_transactions_write_what_the_per_row_ones_do() {
             "item",
             "stock",
         ] {
-            s.batch(&format!(
-                "CREATE TABLE oio_per_row.{t} LIKE oio.{t}; INSERT INTO oio_per_row.{t} SELECT * FROM oio.{t}"
-            ))
-            .unwrap();
+            for copy in ["oio_per_row", "oio_plain"] {
+                s.batch(&format!(
+                    "CREATE TABLE {copy}.{t} LIKE oio.{t}; INSERT INTO {copy}.{t} SELECT * FROM oio.{t}"
+                ))
+                .unwrap();
+            }
         }
     }
     assert_eq!(written(&a), written(&b));
-    let (mut sa, mut sb) = (open(&a), open(&b));
+    let (mut sa, mut sb, mut sc) = (open(&a), open(&b), open(&plain));
+    sc.as_any()
+        .downcast_mut::<oio_tpcc::mysql::MySession>()
+        .unwrap()
+        .without_blocks();
     let mut rng = Rng::new(17);
     let c = NuRandC::for_run(&mut rng);
-    let (mut rows_a, mut rows_b) = (Vec::new(), Vec::new());
+    let (mut rows_a, mut rows_b, mut rows_c) = (Vec::new(), Vec::new(), Vec::new());
     let mut seen = std::collections::BTreeMap::new();
     for k in 0..1500 {
         let ty = TxnType::draw(&mut rng);
         let input = Input::draw(ty, &mut rng, &c, 1 + k % 2, 2, 1 + k % 10);
         let oa = txn::execute(&mut *sa, &input, &mut rows_a);
         let ob = txn::execute_per_row(&mut *sb, &input, &mut rows_b);
-        match (&oa, &ob) {
-            (Ok(x), Ok(y)) => assert_eq!(x, y, "{input:?}"),
-            _ => panic!("{input:?}: {:?} / {:?}", oa.err(), ob.err()),
+        let oc = txn::execute(&mut *sc, &input, &mut rows_c);
+        match (&oa, &ob, &oc) {
+            (Ok(x), Ok(y), Ok(z)) => assert!(x == y && y == z, "{input:?}"),
+            _ => panic!(
+                "{input:?}: {:?} / {:?} / {:?}",
+                oa.err(),
+                ob.err(),
+                oc.err()
+            ),
         }
         let special = match &input {
             Input::NewOrder { all_local, .. } => !all_local,
@@ -357,10 +373,11 @@ fn mariadb_few_statement_transactions_write_what_the_per_row_ones_do() {
         .keys()
         .any(|(t, _, by_name)| *t == "order_status" && *by_name));
     assert!(seen.keys().any(|(t, _, _)| *t == "delivery"));
-    drop((sa, sb));
-    let (wa, wb) = (written(&a), written(&b));
-    for (x, y) in wa.iter().zip(&wb) {
-        assert_eq!(x, y);
+    drop((sa, sb, sc));
+    let (wa, wb, wc) = (written(&a), written(&b), written(&plain));
+    for ((x, y), z) in wa.iter().zip(&wb).zip(&wc) {
+        assert_eq!(x, y, "anonymous blocks");
+        assert_eq!(z, y, "statements separated by ;");
     }
     // Bad-credit customers paid (their C_DATA changed the same way in both).
     all_pass(&a, true);

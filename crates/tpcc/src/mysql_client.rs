@@ -1,0 +1,654 @@
+//! The MariaDB/MySQL transactions in client mode, in few round trips.
+//!
+//! Each round trip to the server costs the client two system calls and a wake-up, and on
+//! this driver that cost was most of its CPU: sent one statement at a time, a New-Order took
+//! ten round trips. Here a transaction is sent as one or a few *scripts*: statements separated
+//! by `;` in one text-protocol query (the connection has `CLIENT_MULTI_STATEMENTS`), their
+//! values written into the SQL as literals. The client reads between scripts only what it
+//! needs to decide the next one:
+//!
+//! - New-Order, two: the district's next order id, the items and the stock rows (locked, in
+//!   primary-key order) are read; then the stock changes, the order, its new-order row and
+//!   its lines are written and committed (or, for the 1 % unused item, rolled back);
+//! - Payment, one; Order-Status, one; Stock-Level, one;
+//! - Delivery, three: the ten districts' oldest new orders locked; then deleted, given their
+//!   carrier, dated and summed; then credited to the customers and committed.
+//!
+//! A customer chosen by last name is found by the server: the one at position ⌈n/2⌉ by first
+//! name (clause 2.5.2.2), with window functions (MariaDB 10.2, MySQL 8.0), kept in the
+//! session's `@oio_c`. Keys are matched with `OR`ed equalities on the primary key, which both
+//! servers read as key ranges (a row constructor `IN` may become a scan, and a locking scan
+//! would lock the whole table).
+//!
+//! A script that ends in `COMMIT` is checked after it ran: rows it should have changed and
+//! did not mean the database is not a consistent TPC-C database (its rows were read, and
+//! locked, by an earlier script of the same transaction, or were loaded so), and the error
+//! stops the run. A failing statement ends its script: the server runs none after it, so a
+//! `COMMIT` later in the script is not reached, and the caller rolls back.
+
+use crate::mysql::MySession;
+use crate::sql::{StmtError, Val};
+use crate::txn::{line_amount, CustomerBy, Input, Line, Outcome};
+use std::fmt::Write;
+
+/// Statements for one round trip, and how to find what each read returned.
+///
+/// On MariaDB a script is one anonymous block (`BEGIN NOT ATOMIC … END`): the server answers
+/// it with one packet per read and one at the end, where separate statements get one packet
+/// (and wake the client once) each; a check of the rows a statement changed runs in the
+/// block and stops it with an error before its `COMMIT`. MySQL has no anonymous blocks: there
+/// the statements are separated by `;` and the client checks the rows changed after the
+/// script ran.
+pub(crate) struct Script {
+    block: bool,
+    sql: String,
+    /// Statements written (checks not counted).
+    statements: usize,
+    /// Each read's result set, by its index among the script's answers.
+    pub(crate) reads: Vec<usize>,
+    /// Without blocks: rows the statement with this answer must have changed.
+    pub(crate) checks: Vec<Check>,
+}
+
+/// A statement's changed rows the client checks after the script.
+pub(crate) struct Check {
+    pub(crate) answer: usize,
+    pub(crate) want: u64,
+    pub(crate) what: &'static str,
+}
+
+impl Script {
+    fn new(block: bool) -> Script {
+        let mut sql = String::with_capacity(2048);
+        if block {
+            sql.push_str("BEGIN NOT ATOMIC ");
+        }
+        Script {
+            block,
+            sql,
+            statements: 0,
+            reads: Vec::new(),
+            checks: Vec::new(),
+        }
+    }
+
+    fn separate(&mut self) {
+        if self.statements > 0 {
+            self.sql.push_str(";\n");
+        }
+        self.statements += 1;
+    }
+
+    /// The buffer to write the next statement into (one that returns no rows).
+    fn stmt(&mut self) -> &mut String {
+        self.separate();
+        &mut self.sql
+    }
+
+    /// The buffer to write the next read into; its rows are the script's next read.
+    fn read(&mut self) -> &mut String {
+        let answer = if self.block {
+            self.reads.len()
+        } else {
+            self.statements
+        };
+        self.reads.push(answer);
+        self.separate();
+        &mut self.sql
+    }
+
+    /// The previous statement must have changed `want` rows.
+    fn changed(&mut self, want: usize, what: &'static str) {
+        if self.block {
+            let _ = write!(
+                self.sql,
+                ";\nIF ROW_COUNT() <> {want} THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = "
+            );
+            text(&mut self.sql, &format!("{what}: not {want} rows changed"));
+            self.sql.push_str("; END IF");
+        } else {
+            self.checks.push(Check {
+                answer: self.statements - 1,
+                want: want as u64,
+                what,
+            });
+        }
+    }
+
+    /// The script's text, and how many answers the server sends for it.
+    pub(crate) fn finish(&mut self) -> usize {
+        if self.block {
+            self.sql.push_str("; END");
+            self.reads.len() + 1
+        } else {
+            self.statements
+        }
+    }
+
+    pub(crate) fn sql(&self) -> &str {
+        &self.sql
+    }
+}
+
+/// A text literal. Printable ASCII without a backslash is quoted with `''` for `'`, which
+/// means the same with and without `NO_BACKSLASH_ESCAPES`; anything else is written as
+/// UTF-8 bytes in hex.
+fn text(out: &mut String, s: &str) {
+    if s.bytes().all(|b| (0x20..0x7f).contains(&b) && b != b'\\') {
+        out.push('\'');
+        for c in s.chars() {
+            if c == '\'' {
+                out.push('\'');
+            }
+            out.push(c);
+        }
+        out.push('\'');
+    } else {
+        out.push_str("_utf8mb4 X'");
+        for b in s.bytes() {
+            let _ = write!(out, "{b:02X}");
+        }
+        out.push('\'');
+    }
+}
+
+/// An amount of money: two decimals, as the schema's `NUMERIC(…, 2)` columns hold it.
+struct Money(f64);
+
+impl std::fmt::Display for Money {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:.2}", self.0)
+    }
+}
+
+fn one(rows: &[Vec<Val>], what: &str) -> Result<(), StmtError> {
+    if rows.is_empty() {
+        Err(StmtError::Fatal(format!("{what}: no row")))
+    } else {
+        Ok(())
+    }
+}
+
+/// `(a = x AND b = y) OR …` over `keys`.
+fn pairs(out: &mut String, a: &str, b: &str, keys: impl Iterator<Item = (i64, i64)>) {
+    out.push('(');
+    for (k, (x, y)) in keys.enumerate() {
+        if k > 0 {
+            out.push_str(" OR ");
+        }
+        let _ = write!(out, "({a} = {x} AND {b} = {y})");
+    }
+    out.push(')');
+}
+
+/// The customer, as SQL: its id, or `@oio_c` after a statement that finds it by last name
+/// is added to `s`.
+fn customer(s: &mut Script, w: i64, d: i64, by: &CustomerBy) -> String {
+    match by {
+        CustomerBy::Id(id) => id.to_string(),
+        CustomerBy::Name(last) => {
+            let q = s.stmt();
+            let _ = write!(
+                q,
+                "SET @oio_c = (SELECT c_id FROM (SELECT c_id, ROW_NUMBER() OVER (ORDER BY c_first) AS k, COUNT(*) OVER () AS n \
+                 FROM customer WHERE c_w_id = {w} AND c_d_id = {d} AND c_last = "
+            );
+            text(q, last);
+            q.push_str(") t WHERE k = (n + 1) DIV 2)");
+            "@oio_c".to_string()
+        }
+    }
+}
+
+/// Runs one transaction, from its start to its commit (or rollback). On an error the caller
+/// rolls back. A New-Order naming one stock row twice must not come here (one `UPDATE`
+/// changes a row once).
+pub(crate) fn execute(m: &mut MySession, input: &Input) -> Result<Outcome, StmtError> {
+    let block = m.blocks();
+    match input {
+        Input::NewOrder {
+            w_id,
+            d_id,
+            c_id,
+            lines,
+            all_local,
+        } => new_order(m, block, (*w_id, *d_id, *c_id), lines, *all_local),
+        Input::Payment {
+            w_id,
+            d_id,
+            c_w_id,
+            c_d_id,
+            by,
+            amount,
+        } => payment(m, block, (*w_id, *d_id, *c_w_id, *c_d_id), by, *amount),
+        Input::OrderStatus { w_id, d_id, by } => order_status(m, block, *w_id, *d_id, by),
+        Input::Delivery { w_id, carrier_id } => delivery(m, block, *w_id, *carrier_id),
+        Input::StockLevel {
+            w_id,
+            d_id,
+            threshold,
+        } => {
+            // One read: a transaction by itself (autocommit), sent as a plain statement.
+            let mut s = Script::new(false);
+            let _ = write!(
+                s.read(),
+                "SELECT count(DISTINCT s_i_id) FROM order_line JOIN stock ON s_w_id = ol_w_id AND s_i_id = ol_i_id \
+                 WHERE ol_w_id = {w_id} AND ol_d_id = {d_id} AND s_quantity < {threshold} \
+                 AND ol_o_id < (SELECT d_next_o_id FROM district WHERE d_w_id = {w_id} AND d_id = {d_id}) \
+                 AND ol_o_id >= (SELECT d_next_o_id - 20 FROM district WHERE d_w_id = {w_id} AND d_id = {d_id})"
+            );
+            m.script(&mut s)?;
+            Ok(Outcome::Committed)
+        }
+    }
+}
+
+/// New-Order (clause 2.4.2): reads and locks, then writes and commits.
+fn new_order(
+    m: &mut MySession,
+    block: bool,
+    (w, d, c_id): (i64, i64, i64),
+    lines: &[Line],
+    all_local: bool,
+) -> Result<Outcome, StmtError> {
+    let n = lines.len();
+    let keys = || lines.iter().map(|l| (l.supply_w_id, l.i_id));
+
+    // Round trip 1: the order id, taxes and discount; the items; the stock rows, locked in
+    // primary-key order (as the per-row path locks them).
+    let mut s = Script::new(block);
+    s.stmt().push_str("START TRANSACTION");
+    let _ = write!(
+        s.stmt(),
+        "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = {w} AND d_id = {d}"
+    );
+    s.changed(1, "district");
+    // One read, so one answer: its rows are told apart by the first column (0 the order
+    // id, taxes and discount; 1 an item; 2 a stock row) and each column holds one type.
+    let q = s.read();
+    let _ = write!(
+        q,
+        "(SELECT 0 AS part, d_next_o_id - 1 AS i1, NULL AS i2, NULL AS i3, d_tax AS f1, w_tax AS f2, c_discount AS f3, c_last AS t1, c_credit AS t2 \
+         FROM district, warehouse, customer WHERE d_w_id = {w} AND d_id = {d} AND w_id = {w} AND c_w_id = {w} AND c_d_id = {d} AND c_id = {c_id}) \
+         UNION ALL (SELECT 1, i_id, NULL, NULL, i_price, NULL, NULL, i_name, i_data FROM item WHERE i_id IN ("
+    );
+    for (k, l) in lines.iter().enumerate() {
+        let _ = write!(q, "{}{}", if k > 0 { ", " } else { "" }, l.i_id);
+    }
+    let _ = write!(
+        q,
+        ")) UNION ALL (SELECT 2, s_w_id, s_i_id, s_quantity, NULL, NULL, NULL, s_data, CASE {d} WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END \
+         FROM stock WHERE "
+    );
+    pairs(q, "s_w_id", "s_i_id", keys());
+    // The limit keeps the member's order (and so the order its rows are locked in).
+    let _ = write!(q, " ORDER BY s_w_id, s_i_id LIMIT {n} FOR UPDATE)");
+    let read = m.script(&mut s)?;
+    let part = |k: i64| read[0].iter().filter(move |r| r[0].int() == k);
+
+    let Some(head) = part(0).next() else {
+        return Err(StmtError::Fatal(
+            "district, warehouse or customer: no row".into(),
+        ));
+    };
+    let o_id = head[1].int();
+    let (d_tax, w_tax, discount) = (head[4].float(), head[5].float(), head[6].float());
+    let mut price = Vec::with_capacity(n);
+    for l in lines {
+        match part(1).find(|r| r[1].int() == l.i_id) {
+            Some(r) => price.push(r[4].float()),
+            None => {
+                // The 1 % unused item: everything so far is undone (clause 2.4.2.3).
+                m.batch("ROLLBACK")?;
+                return Ok(Outcome::RolledBack);
+            }
+        }
+    }
+    let mut stock: Vec<(i64, &str)> = Vec::with_capacity(n);
+    for l in lines {
+        let Some(r) = part(2).find(|r| r[1].int() == l.supply_w_id && r[2].int() == l.i_id) else {
+            return Err(StmtError::Fatal(format!(
+                "stock ({}, {}): no row",
+                l.supply_w_id, l.i_id
+            )));
+        };
+        stock.push((r[3].int(), r[8].text()));
+    }
+
+    // Round trip 2: the stock rows changed by the quantity rule of clause 2.4.2.2 applied
+    // to the quantities just read under lock; the order, its new-order row, its lines.
+    let mut s = Script::new(block);
+    let q = s.stmt();
+    q.push_str("UPDATE stock SET s_quantity = CASE");
+    for (l, (have, _)) in lines.iter().zip(&stock) {
+        let left = if *have >= l.quantity + 10 {
+            have - l.quantity
+        } else {
+            have - l.quantity + 91
+        };
+        let _ = write!(
+            q,
+            " WHEN s_w_id = {} AND s_i_id = {} THEN {left}",
+            l.supply_w_id, l.i_id
+        );
+    }
+    q.push_str(" ELSE s_quantity END, s_ytd = s_ytd + CASE");
+    for l in lines {
+        let _ = write!(
+            q,
+            " WHEN s_w_id = {} AND s_i_id = {} THEN {}",
+            l.supply_w_id, l.i_id, l.quantity
+        );
+    }
+    q.push_str(" ELSE 0 END, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + CASE");
+    for l in lines {
+        let _ = write!(
+            q,
+            " WHEN s_w_id = {} AND s_i_id = {} THEN {}",
+            l.supply_w_id,
+            l.i_id,
+            (l.supply_w_id != w) as i64
+        );
+    }
+    q.push_str(" ELSE 0 END WHERE ");
+    pairs(q, "s_w_id", "s_i_id", keys());
+    s.changed(n, "stock");
+    let _ = write!(
+        s.stmt(),
+        "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) \
+         VALUES ({o_id}, {d}, {w}, {c_id}, CURRENT_TIMESTAMP, NULL, {n}, {})",
+        all_local as i64
+    );
+    let _ = write!(
+        s.stmt(),
+        "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES ({o_id}, {d}, {w})"
+    );
+    let q = s.stmt();
+    q.push_str("INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES ");
+    let mut total = 0.0;
+    for (k, l) in lines.iter().enumerate() {
+        let amount = line_amount(l.quantity, price[k]);
+        total += amount;
+        let _ = write!(
+            q,
+            "{}({o_id}, {d}, {w}, {}, {}, {}, NULL, {}, {}, ",
+            if k > 0 { ", " } else { "" },
+            k + 1,
+            l.i_id,
+            l.supply_w_id,
+            l.quantity,
+            Money(amount)
+        );
+        text(q, stock[k].1);
+        q.push(')');
+    }
+    s.stmt().push_str("COMMIT");
+    m.script(&mut s)?;
+    // The terminal's total; computed as the specification asks, then discarded.
+    let _ = total * (1.0 - discount) * (1.0 + w_tax + d_tax);
+    Ok(Outcome::Committed)
+}
+
+/// Payment (clause 2.5.2) in one round trip: the warehouse's and the district's rows changed
+/// (in that order, as the per-row path locks them), the customer found, its payment with
+/// C_DATA for bad credit in one `UPDATE`, one read of the three rows for the terminal, the
+/// HISTORY row with H_DATA from the warehouse's and district's names.
+fn payment(
+    m: &mut MySession,
+    block: bool,
+    (w, d, c_w, c_d): (i64, i64, i64, i64),
+    by: &CustomerBy,
+    amount: f64,
+) -> Result<Outcome, StmtError> {
+    let a = Money(amount);
+    let mut s = Script::new(block);
+    s.stmt().push_str("START TRANSACTION");
+    let _ = write!(
+        s.stmt(),
+        "UPDATE warehouse SET w_ytd = w_ytd + {a} WHERE w_id = {w}"
+    );
+    s.changed(1, "warehouse");
+    let _ = write!(
+        s.stmt(),
+        "UPDATE district SET d_ytd = d_ytd + {a} WHERE d_w_id = {w} AND d_id = {d}"
+    );
+    s.changed(1, "district");
+    let c = customer(&mut s, c_w, c_d, by);
+    let _ = write!(
+        s.stmt(),
+        "UPDATE customer SET c_balance = c_balance - {a}, c_ytd_payment = c_ytd_payment + {a}, c_payment_cnt = c_payment_cnt + 1, \
+         c_data = CASE WHEN c_credit = 'BC' THEN substr(concat({c}, ' {c_d} {c_w} {d} {w} {a} | ', c_data), 1, 500) ELSE c_data END \
+         WHERE c_w_id = {c_w} AND c_d_id = {c_d} AND c_id = {c}"
+    );
+    s.changed(1, "customer");
+    let _ = write!(
+        s.read(),
+        "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip, d_name, d_street_1, d_street_2, d_city, d_state, d_zip, \
+         c_credit, c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit_lim, c_discount, c_balance \
+         FROM warehouse, district, customer WHERE w_id = {w} AND d_w_id = {w} AND d_id = {d} AND c_w_id = {c_w} AND c_d_id = {c_d} AND c_id = {c}"
+    );
+    let _ = write!(
+        s.stmt(),
+        "INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) \
+         SELECT {c}, {c_d}, {c_w}, {d}, {w}, CURRENT_TIMESTAMP, {a}, concat(w_name, '    ', d_name) \
+         FROM warehouse, district WHERE w_id = {w} AND d_w_id = {w} AND d_id = {d}"
+    );
+    s.changed(1, "history");
+    s.stmt().push_str("COMMIT");
+    let read = m.script(&mut s)?;
+    one(&read[0], "warehouse, district or customer")?;
+    Ok(Outcome::Committed)
+}
+
+/// Order-Status (clause 2.6.2) in one round trip: the customer, its last order (if any) and
+/// that order's lines, one row per line or one row with NULL order columns; read in one
+/// transaction when the customer is found by name first.
+fn order_status(
+    m: &mut MySession,
+    block: bool,
+    w: i64,
+    d: i64,
+    by: &CustomerBy,
+) -> Result<Outcome, StmtError> {
+    let single = matches!(by, CustomerBy::Id(_));
+    // A single read is a transaction by itself (autocommit), sent as a plain statement.
+    let mut s = Script::new(block && !single);
+    if !single {
+        s.stmt().push_str("START TRANSACTION READ ONLY");
+    }
+    let c = customer(&mut s, w, d, by);
+    let _ = write!(
+        s.read(),
+        "SELECT c_balance, c_first, c_middle, c_last, o.o_id, o.o_carrier_id, o.o_entry_d, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d \
+         FROM customer LEFT JOIN (SELECT o_id, o_carrier_id, o_entry_d FROM orders WHERE o_w_id = {w} AND o_d_id = {d} AND o_c_id = {c} ORDER BY o_id DESC LIMIT 1) o ON TRUE \
+         LEFT JOIN order_line ON ol_w_id = {w} AND ol_d_id = {d} AND ol_o_id = o.o_id \
+         WHERE c_w_id = {w} AND c_d_id = {d} AND c_id = {c}"
+    );
+    if !single {
+        s.stmt().push_str("COMMIT");
+    }
+    let read = m.script(&mut s)?;
+    one(&read[0], "customer")?;
+    Ok(Outcome::Committed)
+}
+
+/// Delivery (clause 2.7.4) of every district of warehouse `w`: each district's oldest
+/// undelivered order locked (one locking read per district, joined by `UNION ALL`;
+/// districts without one are skipped, clause 2.7.4.2); then deleted, given its carrier, its
+/// lines dated and their sums read; then the sums credited to the customers.
+fn delivery(m: &mut MySession, block: bool, w: i64, carrier_id: i64) -> Result<Outcome, StmtError> {
+    let mut s = Script::new(block);
+    s.stmt().push_str("START TRANSACTION");
+    let q = s.read();
+    for d in 1..=crate::DISTRICTS_PER_WAREHOUSE {
+        let _ = write!(
+            q,
+            "{}(SELECT no_d_id, no_o_id FROM new_order WHERE no_w_id = {w} AND no_d_id = {d} ORDER BY no_o_id LIMIT 1 FOR UPDATE)",
+            if d > 1 { " UNION ALL " } else { "" }
+        );
+    }
+    let read = m.script(&mut s)?;
+    let taken: Vec<(i64, i64)> = read[0].iter().map(|r| (r[0].int(), r[1].int())).collect();
+    if taken.is_empty() {
+        m.batch("COMMIT")?;
+        return Ok(Outcome::Committed);
+    }
+    let n = taken.len();
+    let keys = || taken.iter().copied();
+
+    let mut s = Script::new(block);
+    let q = s.stmt();
+    let _ = write!(q, "DELETE FROM new_order WHERE no_w_id = {w} AND ");
+    pairs(q, "no_d_id", "no_o_id", keys());
+    s.changed(n, "new_order (the locked rows)");
+    let q = s.stmt();
+    let _ = write!(
+        q,
+        "UPDATE orders SET o_carrier_id = {carrier_id} WHERE o_w_id = {w} AND "
+    );
+    pairs(q, "o_d_id", "o_id", keys());
+    let q = s.stmt();
+    let _ = write!(
+        q,
+        "UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = {w} AND "
+    );
+    pairs(q, "ol_d_id", "ol_o_id", keys());
+    let q = s.read();
+    let _ = write!(
+        q,
+        "SELECT o_d_id, o_c_id, (SELECT sum(ol_amount) FROM order_line WHERE ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id) \
+         FROM orders WHERE o_w_id = {w} AND "
+    );
+    pairs(q, "o_d_id", "o_id", keys());
+    let read = m.script(&mut s)?;
+    let mut credit: Vec<(i64, i64, f64)> = Vec::with_capacity(n);
+    for (d, o) in &taken {
+        let Some(r) = read[0].iter().find(|r| r[0].int() == *d) else {
+            return Err(StmtError::Fatal(format!("order ({w}, {d}, {o}): no row")));
+        };
+        credit.push((*d, r[1].int(), r[2].float()));
+    }
+
+    let mut s = Script::new(block);
+    let q = s.stmt();
+    q.push_str("UPDATE customer SET c_balance = c_balance + CASE");
+    for (d, c, amount) in &credit {
+        let _ = write!(
+            q,
+            " WHEN c_d_id = {d} AND c_id = {c} THEN {}",
+            Money(*amount)
+        );
+    }
+    let _ = write!(
+        q,
+        " ELSE 0 END, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = {w} AND "
+    );
+    pairs(q, "c_d_id", "c_id", credit.iter().map(|(d, c, _)| (*d, *c)));
+    s.changed(n, "customer (the delivered orders' customers)");
+    s.stmt().push_str("COMMIT");
+    m.script(&mut s)?;
+    Ok(Outcome::Committed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_literals_mean_the_same_in_every_sql_mode() {
+        let lit = |s: &str| {
+            let mut o = String::new();
+            text(&mut o, s);
+            o
+        };
+        assert_eq!(lit("BARBARBAR"), "'BARBARBAR'");
+        assert_eq!(lit("it's"), "'it''s'");
+        // A backslash would mean an escape in one mode and itself in the other.
+        assert_eq!(lit("a\\b"), "_utf8mb4 X'615C62'");
+        assert_eq!(lit("é"), "_utf8mb4 X'C3A9'");
+        assert_eq!(lit(""), "''");
+    }
+
+    #[test]
+    fn scripts_find_their_reads_and_check_where_they_can() {
+        for block in [false, true] {
+            let mut s = Script::new(block);
+            s.stmt().push_str("START TRANSACTION");
+            let c = customer(&mut s, 1, 2, &CustomerBy::Name("ABLE".into()));
+            assert_eq!(c, "@oio_c");
+            assert_eq!(customer(&mut s, 1, 2, &CustomerBy::Id(7)), "7");
+            s.stmt().push_str("UPDATE t SET x = 1");
+            s.changed(1, "t");
+            s.read().push_str("SELECT 1");
+            s.read().push_str("SELECT 2");
+            s.stmt().push_str("COMMIT");
+            let answers = s.finish();
+            if block {
+                // One answer per read and one for the block; the check runs in the block.
+                assert_eq!(answers, 3);
+                assert_eq!(s.reads, [0, 1]);
+                assert!(s.checks.is_empty());
+                assert!(s
+                    .sql()
+                    .starts_with("BEGIN NOT ATOMIC START TRANSACTION;\nSET @oio_c = (SELECT c_id"));
+                assert!(s.sql().contains(
+                    "UPDATE t SET x = 1;\nIF ROW_COUNT() <> 1 THEN SIGNAL SQLSTATE '45000'"
+                ));
+                assert!(s.sql().ends_with("SELECT 2;\nCOMMIT; END"));
+            } else {
+                // One answer per statement; the client checks the rows changed.
+                assert_eq!(answers, 6);
+                assert_eq!(s.reads, [3, 4]);
+                assert_eq!(s.checks.len(), 1);
+                assert_eq!((s.checks[0].answer, s.checks[0].want), (2, 1));
+                assert!(s
+                    .sql()
+                    .contains("c_last = 'ABLE') t WHERE k = (n + 1) DIV 2);\nUPDATE t"));
+                assert!(s.sql().ends_with("SELECT 2;\nCOMMIT"));
+            }
+        }
+        assert_eq!(Money(12.5).to_string(), "12.50");
+    }
+
+    /// A check that fails in a MariaDB block stops it before its `COMMIT`: nothing the
+    /// block changed stays after the caller's rollback. Without blocks the same check is
+    /// the client's, after the script (and its `COMMIT`) ran.
+    #[test]
+    fn a_failed_check_stops_a_block_before_its_commit() {
+        if oio_testkit::mariadb_bin().is_none() {
+            oio_testkit::missing(
+                "no MariaDB binaries (scripts/test installs mariadb-server and mariadb-client)",
+            );
+            return;
+        }
+        let server = oio_testkit::TempMariadb::start(&[]).unwrap();
+        let mut m =
+            crate::mysql::connect(&server.url(), "oio-test", &crate::plan::Timeouts::default())
+                .unwrap();
+        assert!(m.blocks(), "MariaDB takes anonymous blocks");
+        m.batch("CREATE TABLE t (k INT PRIMARY KEY, v INT); INSERT INTO t VALUES (1, 0)")
+            .unwrap();
+        let value = |m: &mut MySession| m.query_sql("SELECT v FROM t").unwrap().1[0][0].int();
+        for block in [true, false] {
+            let mut s = Script::new(block);
+            s.stmt().push_str("START TRANSACTION");
+            s.stmt().push_str("UPDATE t SET v = v + 1 WHERE k = 1");
+            s.changed(2, "t (it's one row)");
+            s.read().push_str("SELECT v FROM t");
+            s.stmt().push_str("COMMIT");
+            let err = m.script(&mut s).unwrap_err();
+            m.batch("ROLLBACK").unwrap();
+            let StmtError::Fatal(msg) = err else {
+                panic!("{err:?}")
+            };
+            assert!(msg.contains("t (it's one row)"), "{msg}");
+            if block {
+                assert!(msg.contains("not 2 rows changed"), "{msg}");
+                assert_eq!(value(&mut m), 0, "the block committed");
+            } else {
+                assert!(msg.contains("1 of 2 rows changed"), "{msg}");
+                assert_eq!(value(&mut m), 1);
+            }
+        }
+    }
+}
