@@ -122,7 +122,10 @@ impl oio_tpcc::RunObserver for Streamer<'_> {
             .map(|d| d as &mut dyn oio_tpcc::DeviceObserver)
     }
 
-    fn step_finished(&mut self, result: &mut TpccResult) -> Result<String, String> {
+    fn step_finished(
+        &mut self,
+        result: &mut TpccResult,
+    ) -> Result<String, oio_tpcc::error::ObserverError> {
         result
             .envelope
             .warnings
