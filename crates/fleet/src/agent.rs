@@ -637,7 +637,7 @@ fn prepare_targets(
             ..Beat::default()
         }
     });
-    plan.workload.check()?;
+    plan.workload.check().map_err(|e| e.to_string())?;
     plan.check_paths().map_err(|e| e.to_string())?;
     if plan.sim.is_some() && plan.engine != oio_engine::EngineKind::Null {
         return Err("a simulated device (--sim) needs --engine null".into());
