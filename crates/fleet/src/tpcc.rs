@@ -144,11 +144,11 @@ fn per_min(n: f64, duration_s: f64) -> f64 {
     }
 }
 
-fn hist_of(w: &Option<crate::protocol::WireHistogram>) -> Result<LatencyHistogram, String> {
+fn hist_of(
+    w: &Option<crate::protocol::WireHistogram>,
+) -> Result<LatencyHistogram, crate::protocol::HistogramError> {
     match w {
-        Some(w) => Ok(LatencyHistogram::from_sparse(
-            &w.to_sparse().map_err(|e| e.to_string())?,
-        )),
+        Some(w) => Ok(LatencyHistogram::from_sparse(&w.to_sparse()?)),
         None => Ok(LatencyHistogram::new()),
     }
 }
