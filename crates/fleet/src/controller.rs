@@ -1299,7 +1299,9 @@ enum Reject {
         most: usize,
     },
     /// A result with more intervals than the plan makes.
-    #[error("its result holds {count} intervals, more than its plan makes (at most {most}): refused")]
+    #[error(
+        "its result holds {count} intervals, more than its plan makes (at most {most}): refused"
+    )]
     ResultIntervals {
         /// Intervals in the result.
         count: usize,

@@ -7,8 +7,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use oio_core::units::{format_bytes, format_count};
 use oio_telemetry::diskstats::mean_interval;
 use oio_tpcc::check::{CheckReport, Status};
-use oio_tpcc::result::Series;
 use oio_tpcc::error::ObserverError;
+use oio_tpcc::result::Series;
 use oio_tpcc::{BuildReport, DeviceObserver, Mode, RunObserver, RunProgress, TpccResult};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -215,9 +215,9 @@ impl RunObserver for RunSink {
         r.envelope
             .warnings
             .splice(0..0, self.pre_warnings.iter().cloned());
-        let saved = self.save(r).map_err(|e| {
-            ObserverError::result(Some(self.out.join(Self::result_name(r))), e)
-        })?;
+        let saved = self
+            .save(r)
+            .map_err(|e| ObserverError::result(Some(self.out.join(Self::result_name(r))), e))?;
         let file = saved
             .file_name()
             .map(|f| f.to_string_lossy().into_owned())

@@ -176,7 +176,10 @@ impl std::str::FromStr for Terminals {
             None => (s, false),
         };
         match n.trim().parse::<u32>() {
-            Ok(count) if count > 0 => Ok(Terminals { count, per_warehouse }),
+            Ok(count) if count > 0 => Ok(Terminals {
+                count,
+                per_warehouse,
+            }),
             _ => Err(TerminalsError::Count(s.to_string())),
         }
     }

@@ -11,9 +11,9 @@ use oio_fleet::scale::{self, Ladder, Step};
 use std::process::ExitCode;
 
 /// Schema name of the ladder document (`scale.json`).
-pub const SCALE_SCHEMA: &str = "oio.fleet.scale";
+pub const SCALE_SCHEMA: &str = oio_documents::fleet::SCALE_SCHEMA;
 /// Schema name of the TPC-C ladder document (`scale.json` of `oio fleet tpcc scale`).
-pub const TPCC_SCALE_SCHEMA: &str = "oio.fleet.tpcc.scale";
+pub const TPCC_SCALE_SCHEMA: &str = oio_documents::fleet::TPCC_SCALE_SCHEMA;
 
 /// Arguments of `oio fleet scale`.
 #[derive(Debug, clap::Args)]
@@ -139,7 +139,14 @@ pub fn run(s: ScaleArgs) -> anyhow::Result<ExitCode> {
         p99: "p99",
         json: a.json,
     };
-    finish(&dir, &doc, doc.envelope.partial, &ladder, &shown, interrupted)
+    finish(
+        &dir,
+        &doc,
+        doc.envelope.partial,
+        &ladder,
+        &shown,
+        interrupted,
+    )
 }
 
 /// One step from its merged result: the rates of the intervals every host delivered in full
@@ -251,7 +258,14 @@ pub fn tpcc(s: super::tpcc::TpccScaleArgs) -> anyhow::Result<ExitCode> {
         p99: "New-Order p99",
         json: a.json,
     };
-    finish(&dir, &doc, doc.envelope.partial, &ladder, &shown, interrupted)
+    finish(
+        &dir,
+        &doc,
+        doc.envelope.partial,
+        &ladder,
+        &shown,
+        interrupted,
+    )
 }
 
 /// How a ladder is shown: its rate's unit, its latency column, JSON or a table.
