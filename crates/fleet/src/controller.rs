@@ -157,7 +157,7 @@ pub enum FleetError {
     Interrupted,
     /// The caller's check of the prepared hosts refused them.
     #[error("{0}; nothing was started on any host")]
-    Refused(Box<dyn std::error::Error + Send + Sync>),
+    Refused(GateError),
 }
 
 pub use oio_documents::fleet::Lost;
@@ -868,6 +868,9 @@ pub fn run_with_progress(
     run_gated(jobs, opts, cancel, progress, &mut |_| Ok(()))
 }
 
+/// Why the caller's check before the start refused the prepared hosts (its own error type).
+pub type GateError = Box<dyn std::error::Error + Send + Sync>;
+
 /// [`run_with_progress`], with `gate` deciding, once every host is prepared and before any
 /// starts, whether the run goes ahead: an `Err` stops every host and is returned as
 /// [`FleetError::Refused`] (e.g. a TPC-C baseline that does not match the hosts' databases).
@@ -876,7 +879,7 @@ pub fn run_gated(
     opts: &Options,
     cancel: &Cancel,
     progress: &mut dyn FnMut(&Progress),
-    gate: &mut dyn FnMut(&[Prepared<'_>]) -> Result<(), Box<dyn std::error::Error + Send + Sync>>,
+    gate: &mut dyn FnMut(&[Prepared<'_>]) -> Result<(), GateError>,
 ) -> Result<FleetRun, FleetError> {
     let mut fleet = Fleet::launch(&jobs_argv(jobs))?;
     let result = run_on(&mut fleet, jobs, opts, cancel, progress, gate);
@@ -892,7 +895,7 @@ fn run_on(
     opts: &Options,
     cancel: &Cancel,
     progress: &mut dyn FnMut(&Progress),
-    gate: &mut dyn FnMut(&[Prepared<'_>]) -> Result<(), Box<dyn std::error::Error + Send + Sync>>,
+    gate: &mut dyn FnMut(&[Prepared<'_>]) -> Result<(), GateError>,
 ) -> Result<FleetRun, FleetError> {
     fleet.connect(opts, cancel)?;
     fleet.prepare(jobs, opts, cancel)?;
