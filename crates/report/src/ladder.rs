@@ -111,3 +111,61 @@ pub fn section(o: &mut String, report: &Report) {
     }
     o.push_str("</section>");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Entry;
+
+    /// A TPC-C ladder as `oio fleet tpcc scale` writes it: the second step flagged above 1
+    /// and undecided, the third below the threshold.
+    const DOC: &str = r#"{
+        "schema": "oio.fleet.tpcc.scale", "schema_version": 1, "oio_version": "0.1.0",
+        "timestamp": "2026-11-26T20:00:00Z", "command": ["oio"], "partial": false,
+        "stop_reason": "completed", "warnings": ["each step is one fleet TPC-C run"],
+        "workers": 4, "unit": "NOPM", "threshold": 0.8,
+        "steps": [
+            {"hosts": 1, "rate": 4642.0, "interval_rates": [], "p99_ns": 2000000,
+             "result_file": "hosts1/merged.json", "complete": true, "per_host": 4642.0,
+             "noise": 0.05, "efficiency": 1.0, "margin": null},
+            {"hosts": 2, "rate": 16477.0, "interval_rates": [], "p99_ns": null,
+             "result_file": "hosts2/merged.json", "complete": true, "per_host": 8238.5,
+             "noise": 0.2, "efficiency": 1.776, "margin": 0.586,
+             "flag": "above 1: the first step is no base"},
+            {"hosts": 4, "rate": 10000.0, "interval_rates": [], "p99_ns": null,
+             "result_file": "hosts4/merged.json", "complete": true, "per_host": 2500.0,
+             "noise": null, "efficiency": 0.5385, "margin": 0.1}
+        ],
+        "below_at": 2, "undecided_at": [1],
+        "verdict": "undecided: at 2 hosts each host did more than at 1 <beyond> the noise"
+    }"#;
+
+    #[test]
+    fn a_ladder_is_a_table_of_its_steps_under_its_own_verdict() {
+        let report = Report {
+            ladders: vec![Entry {
+                label: "fleet-tpcc-scale-x".into(),
+                source: "res/fleet-tpcc-scale-x/scale.json".into(),
+                doc: serde_json::from_str(DOC).unwrap(),
+            }],
+            ..Default::default()
+        };
+        let mut o = String::new();
+        section(&mut o, &report);
+        assert!(
+            o.contains("— TPC-C, 4 workers per host, threshold 0.80</h3>"),
+            "{o}"
+        );
+        assert!(o.contains("<p class=\"verdict\">undecided: at 2 hosts each host did more than at 1 &lt;beyond&gt; the noise</p>"), "{o}");
+        assert!(o.contains("<th>NOPM</th><th>NOPM per host</th>"), "{o}");
+        let rows: Vec<&str> = o.split("<tr><td>").skip(1).collect();
+        assert_eq!(rows.len(), 3, "{o}");
+        assert!(rows[0].starts_with("1</td><td>4642.0 NOPM</td><td>4642.0</td><td>± 5.0 %</td><td>1.00 (margin unknown)</td><td>2.0"), "{}", rows[0]);
+        assert!(rows[1].starts_with("2</td><td>16477.0 NOPM</td><td>8238.5</td><td>± 20.0 %</td><td>1.78 ± 0.59</td><td>-</td><td class=\"l warn\">undecided; above 1: the first step is no base</td>"), "{}", rows[1]);
+        assert!(rows[2].starts_with("4</td><td>10000.0 NOPM</td><td>2500.0</td><td>-</td><td>0.54 ± 0.10</td><td>-</td><td class=\"l\">below 0.80</td>"), "{}", rows[2]);
+        assert!(
+            o.contains("<li>each step is one fleet TPC-C run</li>"),
+            "{o}"
+        );
+    }
+}
