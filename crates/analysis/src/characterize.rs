@@ -970,7 +970,7 @@ fn build_workload(
             ..Default::default()
         }],
     };
-    w.check().map_err(CharacterizeError)?;
+    w.check().map_err(|e| CharacterizeError(e.to_string()))?;
     Ok(w)
 }
 

@@ -886,11 +886,58 @@ fn a_host_ladder_of_the_model_scales_exactly_linearly() {
         "{}",
         doc["verdict"]
     );
+    ladder_in_the_report(dir.path(), &doc, "IOPS");
     let e = fleet(dir.path(), "scale", &["s1", "s2"], &["--steps", "1,3"])
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&e.stderr)
         .contains("--steps: increasing host counts from 1 to the 2 hosts given"));
+}
+
+/// `oio report` on a ladder's results shows the ladder as a table: one row per step with its
+/// hosts, its rate in `unit`, the rate per host and the efficiency ± its margin, exactly as the
+/// document has them, and the document's verdict word for word.
+fn ladder_in_the_report(dir: &Path, doc: &Value, unit: &str) {
+    let r = Command::new(oio())
+        .current_dir(dir)
+        .args(["report", "res", "-o", "r.html"])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    let section = &html[html
+        .find("<section data-kind=\"ladder\">")
+        .expect("a ladder section")..];
+    let section = &section[..section.find("</section>").unwrap()];
+    let verdict = doc["verdict"].as_str().unwrap().replace('&', "&amp;");
+    assert!(
+        section.contains(&format!("<p class=\"verdict\">{verdict}</p>")),
+        "{section}"
+    );
+    let steps = doc["steps"].as_array().unwrap();
+    let rows = section.matches("<tr><td>").count();
+    assert_eq!(rows, steps.len(), "{section}");
+    for s in steps {
+        let efficiency = match (s["efficiency"].as_f64(), s["margin"].as_f64()) {
+            (Some(e), Some(m)) => format!("{e:.2} ± {m:.2}"),
+            (Some(e), None) => format!("{e:.2} (margin unknown)"),
+            (None, _) => "-".into(),
+        };
+        let row = format!(
+            "<tr><td>{}</td><td>{:.1} {unit}</td><td>{:.1}</td>",
+            s["hosts"],
+            s["rate"].as_f64().unwrap(),
+            s["per_host"].as_f64().unwrap()
+        );
+        let at = section
+            .find(&row)
+            .unwrap_or_else(|| panic!("{row} in {section}"));
+        let tr = &section[at..];
+        let tr = &tr[..tr.find("</tr>").unwrap()];
+        assert!(tr.contains(&format!("<td>{efficiency}</td>")), "{tr}");
+    }
+    // The ladder is not also listed among the documents the report has no section for.
+    assert!(!html.contains("data-kind=\"others\""), "others section");
 }
 
 /// Issue 26 item 5: each host's `--hdr-log`/`--lat-log` files come back to the controller
@@ -1104,6 +1151,14 @@ fn a_tpcc_host_ladder_names_the_step_below_its_threshold_and_flags_above_one() {
             "{verdict}"
         );
     }
+    ladder_in_the_report(d, &doc, "NOPM");
+    // Each host's own TPC-C result is named after its host in the fleet (the merged result
+    // lists it beside the file), not "TPC-C run N": the agents share this machine's hostname.
+    let html = std::fs::read_to_string(d.join("r.html")).unwrap();
+    for h in hosts {
+        assert!(html.contains(&format!("host {h}")), "host {h}");
+    }
+    assert!(!html.contains("TPC-C run 1"), "unnamed TPC-C runs");
     // Without --json: the table, one row per step, the verdict and any flag under it.
     let mut c = fleet_tpcc(
         d,

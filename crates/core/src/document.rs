@@ -165,11 +165,15 @@ pub enum Kind {
     Fleet,
     /// The merged result of `oio fleet tpcc run`: `oio.fleet.tpcc`.
     FleetTpcc,
+    /// The host ladder of `oio fleet scale`: `oio.fleet.scale`.
+    FleetScale,
+    /// The host ladder of `oio fleet tpcc scale`: `oio.fleet.tpcc.scale`.
+    FleetTpccScale,
 }
 
 impl Kind {
     /// Every kind, in the order messages list them.
-    pub const ALL: [Kind; 14] = [
+    pub const ALL: [Kind; 16] = [
         Kind::Run,
         Kind::Observation,
         Kind::Characterization,
@@ -184,6 +188,8 @@ impl Kind {
         Kind::TpccSeries,
         Kind::Fleet,
         Kind::FleetTpcc,
+        Kind::FleetScale,
+        Kind::FleetTpccScale,
     ];
 
     /// The `schema` value of this kind.
@@ -203,6 +209,8 @@ impl Kind {
             Kind::TpccSeries => "oio.tpcc.series",
             Kind::Fleet => "oio.fleet",
             Kind::FleetTpcc => "oio.fleet.tpcc",
+            Kind::FleetScale => "oio.fleet.scale",
+            Kind::FleetTpccScale => "oio.fleet.tpcc.scale",
         }
     }
 

@@ -44,4 +44,4 @@ pub use cancel::Cancel;
 pub use document::{Envelope, StopReason};
 pub use histogram::{LatencyHistogram, LatencySummary};
 pub use sizemix::SizeMix;
-pub use workload::{Load, Stream, Workload, WorkloadError};
+pub use workload::{Load, Stream, Workload, WorkloadCheckError, WorkloadError};

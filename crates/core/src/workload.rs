@@ -920,22 +920,32 @@ pub enum StreamProblem {
     },
 }
 
+/// Why a workload as a whole cannot run (see [`Workload::check`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WorkloadCheckError {
+    /// No stream at all.
+    #[error("the workload has no [[stream]]")]
+    NoStreams,
+    /// A stream's settings do not fit together.
+    #[error(transparent)]
+    Stream(#[from] StreamError),
+    /// Two streams share a name (results name streams, so each must be unique).
+    #[error("two streams are named '{0}'; give each a unique name")]
+    DuplicateName(String),
+}
+
 impl Workload {
-    /// Checks every stream and the names. The error stays a `String` for now: crates/report
-    /// and crates/fleet take it as one (each stream's own check is typed, [`Stream::check`]).
-    pub fn check(&self) -> Result<(), String> {
+    /// Checks every stream and the names.
+    pub fn check(&self) -> Result<(), WorkloadCheckError> {
         if self.streams.is_empty() {
-            return Err("the workload has no [[stream]]".into());
+            return Err(WorkloadCheckError::NoStreams);
         }
         // A set, not a scan of the streams before: an imported profile may hold thousands.
         let mut names = std::collections::HashSet::with_capacity(self.streams.len());
         for s in &self.streams {
-            s.check().map_err(|e| e.to_string())?;
+            s.check()?;
             if !names.insert(s.name.as_str()) {
-                return Err(format!(
-                    "two streams are named '{}'; give each a unique name",
-                    s.name
-                ));
+                return Err(WorkloadCheckError::DuplicateName(s.name.clone()));
             }
         }
         Ok(())
@@ -981,11 +991,11 @@ impl Workload {
             description: file.description,
             streams,
         };
-        w.check().map_err(|message| WorkloadError {
+        w.check().map_err(|e| WorkloadError {
             origin: origin.to_string(),
             line: 1,
             column: 1,
-            message,
+            message: e.to_string(),
         })?;
         Ok(w)
     }

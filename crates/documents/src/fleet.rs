@@ -339,3 +339,87 @@ pub struct FleetTpccResult {
     /// What these numbers cannot tell.
     pub notes: Vec<String>,
 }
+
+/// One step of a host ladder as measured (`oio fleet scale`, `oio fleet tpcc scale`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Step {
+    /// Hosts in the step.
+    pub hosts: usize,
+    /// Merged rate over the fleet window (IOPS; NOPM for TPC-C).
+    pub rate: f64,
+    /// The merged rate of each full-length interval.
+    pub interval_rates: Vec<f64>,
+    /// p99 latency from the merged histogram, ns.
+    pub p99_ns: Option<u64>,
+    /// Its merged result.
+    pub result_file: String,
+    /// False when a host was lost or stopped on errors (the step does not count).
+    pub complete: bool,
+}
+
+/// One step with its efficiency.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Scaled {
+    /// The step.
+    #[serde(flatten)]
+    pub step: Step,
+    /// Its rate per host.
+    pub per_host: f64,
+    /// Its relative standard error (None: fewer than 3 intervals).
+    pub noise: Option<f64>,
+    /// Efficiency against the first step (None when it cannot be computed).
+    pub efficiency: Option<f64>,
+    /// ± this around the efficiency (two standard errors).
+    pub margin: Option<f64>,
+    /// Why an efficiency above 1 is not believed as better-than-linear scaling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flag: Option<String>,
+}
+
+/// A host ladder and what it says (`oio-fleet`'s `scale` module makes it).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Ladder {
+    /// The threshold efficiency.
+    pub threshold: f64,
+    /// Every step, in order.
+    pub steps: Vec<Scaled>,
+    /// The first step whose efficiency is below the threshold beyond its margin.
+    pub below_at: Option<usize>,
+    /// Steps before it whose margin straddles the threshold.
+    pub undecided_at: Vec<usize>,
+    /// The verdict in words.
+    pub verdict: String,
+}
+
+/// Schema of `oio fleet scale`'s document.
+pub const SCALE_SCHEMA: &str = oio_core::document::Kind::FleetScale.schema();
+/// Schema of `oio fleet tpcc scale`'s document.
+pub const TPCC_SCALE_SCHEMA: &str = oio_core::document::Kind::FleetTpccScale.schema();
+
+/// A host ladder's document as read back (`oio.fleet.scale` or `oio.fleet.tpcc.scale`, each
+/// `scale.json` in its ladder's directory).
+#[derive(Clone, Debug, Deserialize)]
+pub struct LadderDoc {
+    /// The envelope.
+    #[serde(flatten)]
+    pub envelope: oio_core::document::Envelope,
+    /// The workload climbed (an I/O ladder).
+    #[serde(default)]
+    pub workload: Option<String>,
+    /// Workers (connections) on each host (a TPC-C ladder).
+    #[serde(default)]
+    pub workers: Option<u32>,
+    /// What the rates are ("NOPM"); absent on an I/O ladder, whose rates are IOPS.
+    #[serde(default)]
+    pub unit: Option<String>,
+    /// The steps and the verdict.
+    #[serde(flatten)]
+    pub ladder: Ladder,
+}
+
+impl LadderDoc {
+    /// The unit of the steps' rates.
+    pub fn unit(&self) -> &str {
+        self.unit.as_deref().unwrap_or("IOPS")
+    }
+}

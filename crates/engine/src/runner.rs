@@ -267,7 +267,9 @@ fn interval_ns(plan: &RunPlan) -> u64 {
 /// interval too short, a run that would not fit in memory (`interval_histograms`: each
 /// interval keeps its histograms).
 fn check_plan(plan: &RunPlan, interval_histograms: bool) -> Result<(), RunError> {
-    plan.workload.check().map_err(PlanError)?;
+    plan.workload
+        .check()
+        .map_err(|e| PlanError(e.to_string()))?;
     plan.check_paths()?;
     if plan.sim.is_some() && plan.engine != EngineKind::Null {
         return Err(PlanError("a simulated device (--sim) needs --engine null".into()).into());

@@ -305,7 +305,7 @@ fn session(
                     emit(out, stop, &Message::ReadyTpcc { db, warehouses });
                     prepared = Some(Prepared::Tpcc(plan));
                 }
-                Err(e) => return Err(fail(out, stop, "prepare", e)),
+                Err(e) => return Err(fail(out, stop, "prepare", e.to_string())),
             },
             Message::Go { start_agent_ns } => {
                 let Some(plan) = prepared.take() else {
@@ -351,7 +351,10 @@ fn session(
 }
 
 /// Opens a TPC-C plan's database and checks its build (keepalives say so meanwhile).
-fn prepare_tpcc(plan: &oio_tpcc::TpccRunPlan, out: &Out) -> Result<(String, u32), String> {
+fn prepare_tpcc(
+    plan: &oio_tpcc::TpccRunPlan,
+    out: &Out,
+) -> Result<(String, u32), crate::tpcc::FleetTpccError> {
     out.beat(|b| {
         *b = Beat {
             phase: "prepare_tpcc",
@@ -359,7 +362,7 @@ fn prepare_tpcc(plan: &oio_tpcc::TpccRunPlan, out: &Out) -> Result<(String, u32)
             ..Beat::default()
         }
     });
-    crate::tpcc::prepare(plan).map_err(|e| e.to_string())
+    crate::tpcc::prepare(plan)
 }
 
 /// What `go` will start.
@@ -637,7 +640,7 @@ fn prepare_targets(
             ..Beat::default()
         }
     });
-    plan.workload.check()?;
+    plan.workload.check().map_err(|e| e.to_string())?;
     plan.check_paths().map_err(|e| e.to_string())?;
     if plan.sim.is_some() && plan.engine != oio_engine::EngineKind::Null {
         return Err("a simulated device (--sim) needs --engine null".into());

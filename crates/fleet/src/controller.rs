@@ -157,7 +157,7 @@ pub enum FleetError {
     Interrupted,
     /// The caller's check of the prepared hosts refused them.
     #[error("{0}; nothing was started on any host")]
-    Refused(String),
+    Refused(GateError),
 }
 
 pub use oio_documents::fleet::Lost;
@@ -562,7 +562,7 @@ impl Fleet {
         phase: &str,
         limit: Limit,
         cancel: &Cancel,
-        mut on: impl FnMut(&mut Session, i64, Message) -> Result<bool, String>,
+        mut on: impl FnMut(&mut Session, i64, Message) -> Result<bool, Reject>,
     ) -> Result<(), FleetError> {
         let mut done = vec![false; self.sessions.len()];
         let start = Instant::now();
@@ -618,7 +618,7 @@ impl Fleet {
                     match on(&mut self.sessions[i], at, m) {
                         Ok(true) => done[i] = true,
                         Ok(false) => {}
-                        Err(e) => return Err(self.host_error(i, e)),
+                        Err(e) => return Err(self.host_error(i, e.to_string())),
                     }
                 }
                 Ev::Eof => {
@@ -644,14 +644,12 @@ impl Fleet {
             cancel,
             |s, _, m| match m {
                 Message::Hello(peer) => {
-                    me.check_agent(&peer).map_err(|e| e.to_string())?;
+                    me.check_agent(&peer)
+                        .map_err(|e| Reject::Hello(e.to_string()))?;
                     s.hello = Some(peer);
                     Ok(true)
                 }
-                other => Err(format!(
-                    "expected hello, got {}",
-                    crate::agent::name(&other)
-                )),
+                other => Err(Reject::unexpected("hello", &other)),
             },
         )?;
         for seq in 0..PROBES {
@@ -672,10 +670,7 @@ impl Fleet {
                         });
                         Ok(true)
                     }
-                    other => Err(format!(
-                        "expected time_reply {seq}, got {}",
-                        crate::agent::name(&other)
-                    )),
+                    other => Err(Reject::unexpected(format!("time_reply {seq}"), &other)),
                 },
             )?;
         }
@@ -873,6 +868,9 @@ pub fn run_with_progress(
     run_gated(jobs, opts, cancel, progress, &mut |_| Ok(()))
 }
 
+/// Why the caller's check before the start refused the prepared hosts (its own error type).
+pub type GateError = Box<dyn std::error::Error + Send + Sync>;
+
 /// [`run_with_progress`], with `gate` deciding, once every host is prepared and before any
 /// starts, whether the run goes ahead: an `Err` stops every host and is returned as
 /// [`FleetError::Refused`] (e.g. a TPC-C baseline that does not match the hosts' databases).
@@ -881,7 +879,7 @@ pub fn run_gated(
     opts: &Options,
     cancel: &Cancel,
     progress: &mut dyn FnMut(&Progress),
-    gate: &mut dyn FnMut(&[Prepared<'_>]) -> Result<(), String>,
+    gate: &mut dyn FnMut(&[Prepared<'_>]) -> Result<(), GateError>,
 ) -> Result<FleetRun, FleetError> {
     let mut fleet = Fleet::launch(&jobs_argv(jobs))?;
     let result = run_on(&mut fleet, jobs, opts, cancel, progress, gate);
@@ -897,7 +895,7 @@ fn run_on(
     opts: &Options,
     cancel: &Cancel,
     progress: &mut dyn FnMut(&Progress),
-    gate: &mut dyn FnMut(&[Prepared<'_>]) -> Result<(), String>,
+    gate: &mut dyn FnMut(&[Prepared<'_>]) -> Result<(), GateError>,
 ) -> Result<FleetRun, FleetError> {
     fleet.connect(opts, cancel)?;
     fleet.prepare(jobs, opts, cancel)?;
@@ -961,10 +959,7 @@ impl Fleet {
                     s.tpcc_ready = Some((db, warehouses));
                     Ok(true)
                 }
-                other => Err(format!(
-                    "expected ready, got {}",
-                    crate::agent::name(&other)
-                )),
+                other => Err(Reject::unexpected("ready", &other)),
             },
         )
     }
@@ -1180,7 +1175,7 @@ impl Collection {
             }
             Ev::Msg(Message::Interval(w)) => {
                 if let Err(e) = accept_interval(&w, h.streamed.len(), &bounds) {
-                    return Some(e);
+                    return Some(e.to_string());
                 }
                 let hist = w.total.latency.as_ref().and_then(|x| x.to_sparse().ok());
                 let mut live = HostLive::new(&h.name, w.total.iops, w.total.ios, hist);
@@ -1199,7 +1194,7 @@ impl Collection {
                     h.tpcc_streamed.len(),
                     &bounds,
                 ) {
-                    return Some(e);
+                    return Some(e.to_string());
                 }
                 let nopm = if w.duration_s > 0.0 {
                     w.new_orders.max(0) as f64 * 60.0 / w.duration_s
@@ -1229,15 +1224,15 @@ impl Collection {
                 logs,
             }) => {
                 if let Err(e) = accept_result(&result, &bounds) {
-                    return Some(e);
+                    return Some(e.to_string());
                 }
                 if let Err(e) = accept_logs(&logs) {
-                    return Some(e);
+                    return Some(e.to_string());
                 }
                 h.logs = logs;
                 if let Some(d) = &devices {
                     if let Err(e) = accept_devices(d, &bounds) {
-                        return Some(e);
+                        return Some(e.to_string());
                     }
                 }
                 h.result = Some(*result);
@@ -1256,8 +1251,114 @@ impl Collection {
     }
 }
 
+/// Why the controller refuses what a host sent (each message says what was expected).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum Reject {
+    /// A message other than the one the phase waits for.
+    #[error("expected {expected}, got {got}")]
+    Unexpected {
+        /// The message due (`time_reply 3` for a probe).
+        expected: String,
+        /// The name of the one that came.
+        got: &'static str,
+    },
+    /// Its hello does not match the controller's (version, protocol).
+    #[error("{0}")]
+    Hello(String),
+    /// More intervals than the plan's series and a margin.
+    #[error("it sent more intervals than its plan makes (at most {most}, its series and a margin): refused")]
+    ExtraInterval {
+        /// Intervals the plan allows.
+        most: usize,
+    },
+    /// An interval out of order.
+    #[error("it sent interval index {index} where {due} was due: refused")]
+    IntervalIndex {
+        /// The index it sent.
+        index: u64,
+        /// The index due.
+        due: usize,
+    },
+    /// An interval outside the plan's time (or not a finite time).
+    #[error("its interval {index} ends at {t_s} s after {duration_s} s, outside its plan's series of {series_s:.3} s: refused")]
+    IntervalTime {
+        /// The interval's index.
+        index: u64,
+        /// Its end, s.
+        t_s: f64,
+        /// Its length, s.
+        duration_s: f64,
+        /// The plan's series, s.
+        series_s: f64,
+    },
+    /// An interval's histogram larger than oio's layout makes.
+    #[error("its interval {index} carries a histogram of {bytes} bytes, more than the {most} oio's layout can need: refused")]
+    IntervalHistogram {
+        /// The interval's index.
+        index: u64,
+        /// Its size (base64), bytes.
+        bytes: usize,
+        /// The largest oio's layout needs.
+        most: usize,
+    },
+    /// A result with more intervals than the plan makes.
+    #[error(
+        "its result holds {count} intervals, more than its plan makes (at most {most}): refused"
+    )]
+    ResultIntervals {
+        /// Intervals in the result.
+        count: usize,
+        /// Intervals the plan allows.
+        most: usize,
+    },
+    /// A result's histogram with more buckets than oio's layout has.
+    #[error("its result carries a histogram of {buckets} buckets, more than the {most} of oio's layout: refused")]
+    ResultHistogram {
+        /// Its buckets.
+        buckets: usize,
+        /// oio's layout's.
+        most: usize,
+    },
+    /// More log bytes than allowed.
+    #[error("it sent {bytes} bytes of logs, more than the {most_mib} MiB allowed: refused")]
+    LogBytes {
+        /// Bytes sent (base64).
+        bytes: usize,
+        /// The limit, MiB.
+        most_mib: usize,
+    },
+    /// A log name the controller may not write, or a name twice.
+    #[error("it sent a log named '{}' (letters, digits, . _ - only, each once): refused", .0.escape_debug())]
+    LogName(String),
+    /// Telemetry for too many devices.
+    #[error("its device telemetry names {0} devices, more than {MAX_DEVICES}: refused")]
+    Devices(usize),
+    /// A device's telemetry larger than the plan makes.
+    #[error("its device telemetry for {} holds {intervals} intervals and {ios} I/O records, more than its plan makes (at most {most} intervals, no records): refused", .device.escape_debug())]
+    DeviceSize {
+        /// The device.
+        device: String,
+        /// Its intervals.
+        intervals: usize,
+        /// Its per-I/O records.
+        ios: usize,
+        /// Intervals the plan allows.
+        most: usize,
+    },
+}
+
+impl Reject {
+    /// `got` where `expected` was due.
+    fn unexpected(expected: impl Into<String>, got: &Message) -> Reject {
+        Reject::Unexpected {
+            expected: expected.into(),
+            got: crate::agent::name(got),
+        }
+    }
+}
+
 /// An interval a host may send as the `n`-th of its series, or why not.
-fn accept_interval(w: &WireInterval, n: usize, b: &Bounds) -> Result<(), String> {
+fn accept_interval(w: &WireInterval, n: usize, b: &Bounds) -> Result<(), Reject> {
     let hists = [&w.read.latency, &w.write.latency, &w.total.latency];
     accept_series(w.index, w.t_s, w.duration_s, &hists, n, b)
 }
@@ -1271,17 +1372,12 @@ fn accept_series(
     hists: &[&Option<crate::protocol::WireHistogram>],
     n: usize,
     b: &Bounds,
-) -> Result<(), String> {
+) -> Result<(), Reject> {
     if n >= b.intervals {
-        return Err(format!(
-            "it sent more intervals than its plan makes (at most {}, its series and a margin): refused",
-            b.intervals
-        ));
+        return Err(Reject::ExtraInterval { most: b.intervals });
     }
     if index != n as u64 {
-        return Err(format!(
-            "it sent interval index {index} where {n} was due: refused"
-        ));
+        return Err(Reject::IntervalIndex { index, due: n });
     }
     if !(t_s.is_finite() && duration_s.is_finite())
         || t_s < 0.0
@@ -1289,18 +1385,21 @@ fn accept_series(
         || t_s > b.t_s
         || duration_s > b.t_s
     {
-        return Err(format!(
-            "its interval {index} ends at {t_s} s after {duration_s} s, outside its plan's series of {:.3} s: refused",
-            b.t_s
-        ));
+        return Err(Reject::IntervalTime {
+            index,
+            t_s,
+            duration_s,
+            series_s: b.t_s,
+        });
     }
     let most = crate::protocol::max_histogram_b64();
     for h in hists.iter().filter_map(|h| h.as_ref()) {
         if h.v2.len() > most {
-            return Err(format!(
-                "its interval {index} carries a histogram of {} bytes, more than the {most} oio's layout can need: refused",
-                h.v2.len()
-            ));
+            return Err(Reject::IntervalHistogram {
+                index,
+                bytes: h.v2.len(),
+                most,
+            });
         }
     }
     Ok(())
@@ -1308,13 +1407,12 @@ fn accept_series(
 
 /// A host's final result, or why it is refused: no more intervals than its plan makes, no
 /// histogram with more buckets than oio's layout has.
-fn accept_result(r: &RunResult, b: &Bounds) -> Result<(), String> {
+fn accept_result(r: &RunResult, b: &Bounds) -> Result<(), Reject> {
     if r.intervals.len() > b.intervals {
-        return Err(format!(
-            "its result holds {} intervals, more than its plan makes (at most {}): refused",
-            r.intervals.len(),
-            b.intervals
-        ));
+        return Err(Reject::ResultIntervals {
+            count: r.intervals.len(),
+            most: b.intervals,
+        });
     }
     let most = crate::protocol::max_buckets();
     fn dirs(s: &oio_core::result::Summary) -> impl Iterator<Item = &oio_core::result::DirStats> {
@@ -1333,10 +1431,10 @@ fn accept_result(r: &RunResult, b: &Bounds) -> Result<(), String> {
     for d in all {
         for h in [&d.histogram, &d.lag_histogram].into_iter().flatten() {
             if h.buckets.len() > most {
-                return Err(format!(
-                    "its result carries a histogram of {} buckets, more than the {most} of oio's layout: refused",
-                    h.buckets.len()
-                ));
+                return Err(Reject::ResultHistogram {
+                    buckets: h.buckets.len(),
+                    most,
+                });
             }
         }
     }
@@ -1345,22 +1443,19 @@ fn accept_result(r: &RunResult, b: &Bounds) -> Result<(), String> {
 
 /// A host's log files, or why they are refused: names the controller may write, at most
 /// [`crate::protocol::MAX_LOG_BYTES`] in all (as base64), each name once.
-fn accept_logs(logs: &[crate::protocol::LogFile]) -> Result<(), String> {
+fn accept_logs(logs: &[crate::protocol::LogFile]) -> Result<(), Reject> {
     let b64: usize = logs.iter().map(|l| l.data.len()).sum();
     if b64 > crate::protocol::MAX_LOG_BYTES.div_ceil(3) * 4 + 4 * logs.len() {
-        return Err(format!(
-            "it sent {b64} bytes of logs, more than the {} MiB allowed: refused",
-            crate::protocol::MAX_LOG_BYTES >> 20
-        ));
+        return Err(Reject::LogBytes {
+            bytes: b64,
+            most_mib: crate::protocol::MAX_LOG_BYTES >> 20,
+        });
     }
     for (i, l) in logs.iter().enumerate() {
         if !crate::protocol::LogFile::safe_name(&l.name)
             || logs[..i].iter().any(|o| o.name == l.name)
         {
-            return Err(format!(
-                "it sent a log named '{}' (letters, digits, . _ - only, each once): refused",
-                l.name.escape_debug()
-            ));
+            return Err(Reject::LogName(l.name.clone()));
         }
     }
     Ok(())
@@ -1371,22 +1466,18 @@ const MAX_DEVICES: usize = 256;
 
 /// A host's device telemetry, or why it is refused: a bounded number of devices, each with no
 /// more intervals than the plan makes and no per-I/O records.
-fn accept_devices(o: &oio_core::observation::Observation, b: &Bounds) -> Result<(), String> {
+fn accept_devices(o: &oio_core::observation::Observation, b: &Bounds) -> Result<(), Reject> {
     if o.devices.len() > MAX_DEVICES {
-        return Err(format!(
-            "its device telemetry names {} devices, more than {MAX_DEVICES}: refused",
-            o.devices.len()
-        ));
+        return Err(Reject::Devices(o.devices.len()));
     }
     for d in &o.devices {
         if d.intervals.len() > b.intervals || !d.ios.is_empty() {
-            return Err(format!(
-                "its device telemetry for {} holds {} intervals and {} I/O records, more than its plan makes (at most {} intervals, no records): refused",
-                d.name.escape_debug(),
-                d.intervals.len(),
-                d.ios.len(),
-                b.intervals
-            ));
+            return Err(Reject::DeviceSize {
+                device: d.name.clone(),
+                intervals: d.intervals.len(),
+                ios: d.ios.len(),
+                most: b.intervals,
+            });
         }
     }
     Ok(())
@@ -1448,7 +1539,8 @@ mod tests {
         assert!(accept_logs(&[log("a.hlog", 8), log("a_lat.1.log", 8)]).is_ok());
         for bad in ["../x", "/etc/passwd", ".hidden", "a b", ""] {
             let e = accept_logs(&[log(bad, 4)]).unwrap_err();
-            assert!(e.contains("refused"), "{bad}: {e}");
+            assert_eq!(e, Reject::LogName(bad.to_string()));
+            assert!(e.to_string().contains("refused"), "{bad}: {e}");
         }
         assert!(accept_logs(&[log("a", 4), log("a", 4)]).is_err());
         let big = crate::protocol::MAX_LOG_BYTES / 3 * 4 + 16;
@@ -1597,10 +1689,7 @@ fn check_one(job: &HostJob, opts: &Options, cancel: &Cancel) -> CheckOutcome {
                 targets = t;
                 Ok(true)
             }
-            other => Err(format!(
-                "expected checked, got {}",
-                crate::agent::name(&other)
-            )),
+            other => Err(Reject::unexpected("checked", &other)),
         },
     );
     out.targets = targets;

@@ -7,58 +7,8 @@
 //! standard deviation of the full-length intervals ÷ √n, taking them as independent); the
 //! efficiency's margin is twice its relative error (the two steps' in quadrature).
 
-use serde::{Deserialize, Serialize};
-
-/// One step of the ladder as measured.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Step {
-    /// Hosts in the step.
-    pub hosts: usize,
-    /// Merged rate (IOPS) over the fleet window.
-    pub rate: f64,
-    /// The merged rate of each full-length interval.
-    pub interval_rates: Vec<f64>,
-    /// p99 latency from the merged histogram, ns.
-    pub p99_ns: Option<u64>,
-    /// Its merged result.
-    pub result_file: String,
-    /// False when a host was lost or stopped on errors (the step does not count).
-    pub complete: bool,
-}
-
-/// One step with its efficiency.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Scaled {
-    /// The step.
-    #[serde(flatten)]
-    pub step: Step,
-    /// Its rate per host.
-    pub per_host: f64,
-    /// Its relative standard error (None: fewer than 3 intervals).
-    pub noise: Option<f64>,
-    /// Efficiency against the first step (None when it cannot be computed).
-    pub efficiency: Option<f64>,
-    /// ± this around the efficiency (two standard errors).
-    pub margin: Option<f64>,
-    /// Why an efficiency above 1 is not believed as better-than-linear scaling.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub flag: Option<String>,
-}
-
-/// The ladder and what it says.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Ladder {
-    /// The threshold efficiency.
-    pub threshold: f64,
-    /// Every step, in order.
-    pub steps: Vec<Scaled>,
-    /// The first step whose efficiency is below the threshold beyond its margin.
-    pub below_at: Option<usize>,
-    /// Steps before it whose margin straddles the threshold.
-    pub undecided_at: Vec<usize>,
-    /// The verdict in words.
-    pub verdict: String,
-}
+// The ladder's types are documents (the report reads them back): defined in oio-documents.
+pub use oio_documents::fleet::{Ladder, Scaled, Step};
 
 /// Relative standard error of a series' mean, or None with fewer than 3 values or a mean of 0.
 fn noise(rates: &[f64]) -> Option<f64> {

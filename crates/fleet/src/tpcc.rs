@@ -122,7 +122,10 @@ impl oio_tpcc::RunObserver for Streamer<'_> {
             .map(|d| d as &mut dyn oio_tpcc::DeviceObserver)
     }
 
-    fn step_finished(&mut self, result: &mut TpccResult) -> Result<String, String> {
+    fn step_finished(
+        &mut self,
+        result: &mut TpccResult,
+    ) -> Result<String, oio_tpcc::error::ObserverError> {
         result
             .envelope
             .warnings
@@ -141,11 +144,11 @@ fn per_min(n: f64, duration_s: f64) -> f64 {
     }
 }
 
-fn hist_of(w: &Option<crate::protocol::WireHistogram>) -> Result<LatencyHistogram, String> {
+fn hist_of(
+    w: &Option<crate::protocol::WireHistogram>,
+) -> Result<LatencyHistogram, crate::protocol::HistogramError> {
     match w {
-        Some(w) => Ok(LatencyHistogram::from_sparse(
-            &w.to_sparse().map_err(|e| e.to_string())?,
-        )),
+        Some(w) => Ok(LatencyHistogram::from_sparse(&w.to_sparse()?)),
         None => Ok(LatencyHistogram::new()),
     }
 }

@@ -235,7 +235,7 @@ impl WorkloadOverrides {
                 unreachable!("resolve() reads profiles and files")
             }
         };
-        w.check().map_err(LabError::Invalid)?;
+        w.check().map_err(|e| LabError::Invalid(e.to_string()))?;
         Ok(w)
     }
 

@@ -859,6 +859,33 @@ pub fn waits_over_time(
 pub fn tpcc_labels(report: &Report) -> Vec<String> {
     let docs: Vec<&oio_documents::tpcc::TpccResult> = report.tpcc.iter().map(|e| &e.doc).collect();
     tpcc_names(&docs)
+        .into_iter()
+        .zip(&report.tpcc)
+        .map(|(n, e)| match fleet_host(report, &e.source) {
+            Some(h) if n.starts_with("TPC-C run ") => format!("host {h}"),
+            Some(h) => format!("{n} · host {h}"),
+            None => n,
+        })
+        .collect()
+}
+
+/// The fleet's name of the host whose own result `source` is, when a fleet TPC-C document of
+/// the report lists it. A host's result does not record that name (its envelope has the
+/// machine's hostname, the same for agents on one machine); the merged document does, beside
+/// the file it wrote (`<dir>/<host>.json`). Matched by the file and its directory, so a
+/// directory loaded by a relative or an absolute path matches alike.
+fn fleet_host<'a>(report: &'a Report, source: &str) -> Option<&'a str> {
+    fn tail(p: &str) -> Option<(&std::ffi::OsStr, &std::ffi::OsStr)> {
+        let p = std::path::Path::new(p);
+        Some((p.parent()?.file_name()?, p.file_name()?))
+    }
+    let want = tail(source)?;
+    report.fleet_tpcc.iter().find_map(|f| {
+        f.doc.hosts.iter().find_map(|h| {
+            let file = h.result_file.as_deref()?;
+            (tail(file) == Some(want)).then_some(h.host.as_str())
+        })
+    })
 }
 
 /// Names for TPC-C results by what differs between them: the `--label` when labels differ,

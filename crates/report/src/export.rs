@@ -331,7 +331,10 @@ fn int_read_pct(s: &Stream) -> u32 {
 
 /// A fio job file: one job per stream, all running together.
 pub fn to_fio(w: &Workload, o: &ExportOptions) -> Result<String, ExportError> {
-    w.check().map_err(|why| ExportError { tool: "fio", why })?;
+    w.check().map_err(|e| ExportError {
+        tool: "fio",
+        why: e.to_string(),
+    })?;
     let filename = fio_filename(&o.target)?;
     let engine = fio_engine(&o.fio_ioengine)?;
     let names: Vec<&str> = w.streams.iter().map(|s| s.name.as_str()).collect();
@@ -565,9 +568,9 @@ fn unexpressed(s: &Stream, handled: &[&str]) -> Vec<String> {
 
 /// A diskspd command line per stream (Windows `cmd` syntax).
 pub fn to_diskspd(w: &Workload, o: &ExportOptions) -> Result<String, ExportError> {
-    w.check().map_err(|why| ExportError {
+    w.check().map_err(|e| ExportError {
         tool: "diskspd",
-        why,
+        why: e.to_string(),
     })?;
     let target = diskspd_target(&o.target)?;
     let mut out = String::new();
@@ -697,9 +700,9 @@ fn diskspd_size(b: u64) -> String {
 /// A vdbench parameter file: one workload definition per stream and direction, weighted by
 /// `skew`, all in one run definition.
 pub fn to_vdbench(w: &Workload, o: &ExportOptions) -> Result<String, ExportError> {
-    w.check().map_err(|why| ExportError {
+    w.check().map_err(|e| ExportError {
         tool: "vdbench",
-        why,
+        why: e.to_string(),
     })?;
     let lun = vdbench_lun(&o.target)?;
     let names: Vec<&str> = w.streams.iter().map(|s| s.name.as_str()).collect();

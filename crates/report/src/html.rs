@@ -107,6 +107,9 @@ impl HtmlRenderer {
         if !r.fleet_tpcc.is_empty() {
             toc("fleet-tpcc", "Fleet TPC-C runs");
         }
+        if !r.ladders.is_empty() {
+            toc("ladder", "Host ladders");
+        }
         if !r.observations.is_empty() || !r.characterizations.is_empty() {
             toc("telemetry", "Telemetry and characterization");
         }
@@ -139,6 +142,9 @@ impl HtmlRenderer {
         }
         if !r.fleet_tpcc.is_empty() {
             crate::fleet_tpcc::section(&mut o, r);
+        }
+        if !r.ladders.is_empty() {
+            crate::ladder::section(&mut o, r);
         }
         if !r.observations.is_empty() || !r.characterizations.is_empty() {
             telemetry_section(&mut o, r, &charts);

@@ -31,9 +31,14 @@ pub fn build_report(inputs: ReportInputs, title: &str) -> Result<Report, InputEr
             .get("schema")
             .and_then(Value::as_str)
             .and_then(Kind::from_schema);
-        // A fleet run's directory says what ran (fleet-<time>-<workload>/merged.json).
+        let ladder = matches!(kind, Some(Kind::FleetScale | Kind::FleetTpccScale));
+        // A fleet run's directory says what ran (fleet-<time>-<workload>/merged.json), and a
+        // ladder's (fleet-scale-<time>-<workload>/scale.json).
         let label = match (kind, path.parent()) {
             (Some(Kind::Fleet | Kind::FleetTpcc), Some(dir)) if dir.file_name().is_some() => {
+                label_of(&dir.with_extension("json"))
+            }
+            (_, Some(dir)) if ladder && dir.file_name().is_some() => {
                 label_of(&dir.with_extension("json"))
             }
             _ => label_of(&path),
@@ -56,6 +61,7 @@ pub fn build_report(inputs: ReportInputs, title: &str) -> Result<Report, InputEr
             Some(Kind::TpccSeries) => push!(tpcc_series),
             Some(Kind::Fleet) => push!(fleets),
             Some(Kind::FleetTpcc) => push!(fleet_tpcc),
+            Some(Kind::FleetScale | Kind::FleetTpccScale) => push!(ladders),
             Some(Kind::Characterization) => push!(characterizations),
             _ => r.others.push(Entry {
                 label,

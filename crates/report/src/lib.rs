@@ -26,6 +26,7 @@ pub mod fleet;
 pub mod fleet_tpcc;
 pub mod html;
 pub mod inputs;
+pub mod ladder;
 pub mod model;
 pub mod png;
 pub mod scaling;

@@ -45,6 +45,8 @@ pub struct Report {
     pub fleets: Vec<Entry<oio_documents::fleet::FleetResult>>,
     /// Merged results of `oio fleet tpcc run` (`oio.fleet.tpcc`).
     pub fleet_tpcc: Vec<Entry<oio_documents::fleet::FleetTpccResult>>,
+    /// Host ladders (`oio.fleet.scale`, `oio.fleet.tpcc.scale`).
+    pub ladders: Vec<Entry<oio_documents::fleet::LadderDoc>>,
     /// TPC-C consistency checks (`oio.tpcc.check`).
     pub tpcc_checks: Vec<Entry<oio_documents::tpcc::check::CheckReport>>,
     /// Other oio documents (blends…), shown as key figures.
@@ -64,6 +66,7 @@ impl Report {
             && self.tpcc_series.is_empty()
             && self.fleets.is_empty()
             && self.fleet_tpcc.is_empty()
+            && self.ladders.is_empty()
             && self.others.is_empty()
     }
 }

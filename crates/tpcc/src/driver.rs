@@ -120,9 +120,15 @@ pub trait RunObserver {
     /// A step finished (completed or partial): save it now, so a crash later loses nothing.
     /// The observer may add to it (the command line, warnings) before saving. Returns the
     /// name of the file it was saved as (recorded in the series), or why it could not be.
-    fn step_finished(&mut self, result: &mut TpccResult) -> std::result::Result<String, String>;
+    fn step_finished(
+        &mut self,
+        result: &mut TpccResult,
+    ) -> std::result::Result<String, crate::error::ObserverError>;
     /// The series of a sequence changed (after every step, and when it ends): save it.
-    fn series_updated(&mut self, _series: &Series) -> std::result::Result<(), String> {
+    fn series_updated(
+        &mut self,
+        _series: &Series,
+    ) -> std::result::Result<(), crate::error::ObserverError> {
         Ok(())
     }
     /// An interval of the measured window closed (also the tail after the window). For
@@ -166,7 +172,10 @@ fn announce(observer: &mut dyn RunObserver, acc: &Acc, iv: &Interval, new_orders
 pub struct Quiet;
 
 impl RunObserver for Quiet {
-    fn step_finished(&mut self, _r: &mut TpccResult) -> std::result::Result<String, String> {
+    fn step_finished(
+        &mut self,
+        _r: &mut TpccResult,
+    ) -> std::result::Result<String, crate::error::ObserverError> {
         Ok(String::new())
     }
 }

@@ -67,7 +67,7 @@ pub enum TpccError {
     Cancelled(String),
     /// The caller could not keep a finished result (its observer failed to save it).
     #[error("saving the result: {0}")]
-    Saving(String),
+    Saving(ObserverError),
     /// A worker thread panicked (a bug in oio).
     #[error("a {0} thread panicked; this is a bug in oio")]
     Panicked(&'static str),
@@ -156,6 +156,68 @@ pub enum DeviceError {
     #[error("{0}")]
     Other(String),
 }
+
+/// Which document a [`crate::RunObserver`] failed to keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kept {
+    /// A step's result ([`crate::RunObserver::step_finished`]).
+    Result,
+    /// The series of a sequence ([`crate::RunObserver::series_updated`]).
+    Series,
+}
+
+/// Why a [`crate::RunObserver`] could not keep a result or series: which document, where it
+/// was going, and the saver's own error. The message is the saver's error with its causes, as
+/// `anyhow` prints a chain (`{:#}`), so it reads as it did when observers returned text.
+#[derive(Debug)]
+pub struct ObserverError {
+    /// The document being kept.
+    pub document: Kept,
+    /// The file it was being saved as, when the observer knows it.
+    pub path: Option<std::path::PathBuf>,
+    /// What failed (writing, serialising, printing it).
+    pub error: Box<dyn std::error::Error + Send + Sync>,
+}
+
+impl ObserverError {
+    /// A result that could not be kept.
+    pub fn result(
+        path: Option<std::path::PathBuf>,
+        error: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        ObserverError {
+            document: Kept::Result,
+            path,
+            error: error.into(),
+        }
+    }
+    /// A series that could not be kept.
+    pub fn series(
+        path: Option<std::path::PathBuf>,
+        error: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        ObserverError {
+            document: Kept::Series,
+            path,
+            error: error.into(),
+        }
+    }
+}
+
+// The causes are part of the message and deliberately not `source()`s (as in TpccError).
+impl std::fmt::Display for ObserverError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.error)?;
+        let mut cause = self.error.source();
+        while let Some(c) = cause {
+            write!(f, ": {c}")?;
+            cause = c.source();
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ObserverError {}
 
 /// Result with [`TpccError`].
 pub type Result<T, E = TpccError> = std::result::Result<T, E>;

@@ -273,7 +273,10 @@ impl oio_tpcc::RunObserver for TailMaker {
     fn device(&mut self) -> Option<&mut dyn oio_tpcc::DeviceObserver> {
         Some(self)
     }
-    fn step_finished(&mut self, _r: &mut oio_tpcc::TpccResult) -> Result<String, String> {
+    fn step_finished(
+        &mut self,
+        _r: &mut oio_tpcc::TpccResult,
+    ) -> Result<String, oio_tpcc::error::ObserverError> {
         Ok(String::new())
     }
 }

@@ -178,7 +178,7 @@ fn terminal_counts_parse_in_all_or_per_warehouse() {
     assert_eq!((t.count, t.per_warehouse, t.total(3)), (10, true, 30));
     assert!("10/w".parse::<Terminals>().unwrap().per_warehouse);
     for bad in ["0", "ten", "10/x", "-1", ""] {
-        let e = bad.parse::<Terminals>().unwrap_err();
+        let e = bad.parse::<Terminals>().unwrap_err().to_string();
         assert!(e.contains("expected"), "{bad}: {e}");
     }
 }

@@ -7,6 +7,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use oio_core::units::{format_bytes, format_count};
 use oio_telemetry::diskstats::mean_interval;
 use oio_tpcc::check::{CheckReport, Status};
+use oio_tpcc::error::ObserverError;
 use oio_tpcc::result::Series;
 use oio_tpcc::{BuildReport, DeviceObserver, Mode, RunObserver, RunProgress, TpccResult};
 use std::io::Write;
@@ -68,7 +69,8 @@ impl RunSink {
         }
     }
 
-    fn save(&mut self, r: &TpccResult) -> anyhow::Result<PathBuf> {
+    /// The file name a step's result is saved under.
+    fn result_name(r: &TpccResult) -> String {
         let label = format!(
             "{}{}-w{}-n{}",
             r.label
@@ -78,7 +80,11 @@ impl RunSink {
             r.warehouses,
             r.options.workers
         );
-        let name = result_file_name("tpcc", &r.envelope.timestamp, &label);
+        result_file_name("tpcc", &r.envelope.timestamp, &label)
+    }
+
+    fn save(&mut self, r: &TpccResult) -> anyhow::Result<PathBuf> {
+        let name = Self::result_name(r);
         let saved = write_json_atomic(&self.out, &name, r)?;
         if self.json {
             // A sequence prints its series instead.
@@ -194,7 +200,7 @@ impl RunObserver for RunSink {
         self.device.as_mut().map(|d| d as &mut dyn DeviceObserver)
     }
 
-    fn step_finished(&mut self, r: &mut TpccResult) -> Result<String, String> {
+    fn step_finished(&mut self, r: &mut TpccResult) -> Result<String, ObserverError> {
         if let Some(pb) = self.bar.take() {
             pb.finish_and_clear();
         }
@@ -209,7 +215,9 @@ impl RunObserver for RunSink {
         r.envelope
             .warnings
             .splice(0..0, self.pre_warnings.iter().cloned());
-        let saved = self.save(r).map_err(|e| format!("{e:#}"))?;
+        let saved = self
+            .save(r)
+            .map_err(|e| ObserverError::result(Some(self.out.join(Self::result_name(r))), e))?;
         let file = saved
             .file_name()
             .map(|f| f.to_string_lossy().into_owned())
@@ -220,15 +228,18 @@ impl RunObserver for RunSink {
         Ok(file)
     }
 
-    fn series_updated(&mut self, s: &Series) -> Result<(), String> {
-        let r = match &self.series_file {
+    fn series_updated(&mut self, s: &Series) -> Result<(), ObserverError> {
+        let (r, path) = match &self.series_file {
             // Rewritten in place (by rename), so the file always holds every finished step.
-            Some(path) => serde_json::to_vec_pretty(s)
-                .map_err(anyhow::Error::from)
-                .and_then(|mut v| {
-                    v.push(b'\n');
-                    write_file_atomic(path, &v)
-                }),
+            Some(path) => (
+                serde_json::to_vec_pretty(s)
+                    .map_err(anyhow::Error::from)
+                    .and_then(|mut v| {
+                        v.push(b'\n');
+                        write_file_atomic(path, &v)
+                    }),
+                Some(path.clone()),
+            ),
             None => {
                 let label = format!(
                     "{}{}-w{}-series",
@@ -239,12 +250,14 @@ impl RunObserver for RunSink {
                     s.warehouses
                 );
                 let name = result_file_name("tpcc-series", &s.envelope.timestamp, &label);
-                write_json_atomic(&self.out, &name, s).map(|p| {
+                let path = self.out.join(&name);
+                let r = write_json_atomic(&self.out, &name, s).map(|p| {
                     self.series_file = Some(p);
-                })
+                });
+                (r, Some(path))
             }
         };
-        r.map_err(|e| format!("{e:#}"))
+        r.map_err(|e| ObserverError::series(path, e))
     }
 }
 

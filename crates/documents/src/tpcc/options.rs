@@ -155,22 +155,32 @@ impl Terminals {
     }
 }
 
+/// Why a terminals option does not read (`--terminals`), with the text as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TerminalsError {
+    /// Something after '/' other than w, wh or warehouse.
+    #[error("'{0}': expected a count (40) or a count per warehouse (10/warehouse)")]
+    Unit(String),
+    /// Not a whole number of at least 1.
+    #[error("'{0}': expected a count of terminals of at least 1, in all (40) or per warehouse (10/warehouse)")]
+    Count(String),
+}
+
 impl std::str::FromStr for Terminals {
-    type Err = String;
+    type Err = TerminalsError;
     /// `40` (in all) or `10/warehouse` (also `10/w`, `10/wh`).
-    fn from_str(s: &str) -> std::result::Result<Terminals, String> {
+    fn from_str(s: &str) -> std::result::Result<Terminals, TerminalsError> {
         let (n, per_warehouse) = match s.split_once('/') {
             Some((n, "w" | "wh" | "warehouse")) => (n, true),
-            Some(_) => {
-                return Err(format!(
-                    "'{s}': expected a count (40) or a count per warehouse (10/warehouse)"
-                ))
-            }
+            Some(_) => return Err(TerminalsError::Unit(s.to_string())),
             None => (s, false),
         };
         match n.trim().parse::<u32>() {
-            Ok(count) if count > 0 => Ok(Terminals { count, per_warehouse }),
-            _ => Err(format!("'{s}': expected a count of terminals of at least 1, in all (40) or per warehouse (10/warehouse)")),
+            Ok(count) if count > 0 => Ok(Terminals {
+                count,
+                per_warehouse,
+            }),
+            _ => Err(TerminalsError::Count(s.to_string())),
         }
     }
 }

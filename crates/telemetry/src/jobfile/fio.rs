@@ -139,7 +139,7 @@ pub fn parse(text: &str, file: &str, default_name: &str) -> Result<Imported, Tel
     };
     workload.check().map_err(|m| TelemetryError::Invalid {
         file: file.to_string(),
-        message: m,
+        message: m.to_string(),
     })?;
     Ok(Imported {
         workload,

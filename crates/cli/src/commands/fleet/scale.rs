@@ -11,9 +11,9 @@ use oio_fleet::scale::{self, Ladder, Step};
 use std::process::ExitCode;
 
 /// Schema name of the ladder document (`scale.json`).
-pub const SCALE_SCHEMA: &str = "oio.fleet.scale";
+pub const SCALE_SCHEMA: &str = oio_documents::fleet::SCALE_SCHEMA;
 /// Schema name of the TPC-C ladder document (`scale.json` of `oio fleet tpcc scale`).
-pub const TPCC_SCALE_SCHEMA: &str = "oio.fleet.tpcc.scale";
+pub const TPCC_SCALE_SCHEMA: &str = oio_documents::fleet::TPCC_SCALE_SCHEMA;
 
 /// Arguments of `oio fleet scale`.
 #[derive(Debug, clap::Args)]
@@ -134,18 +134,19 @@ pub fn run(s: ScaleArgs) -> anyhow::Result<ExitCode> {
         workload: plan.workload.name.clone(),
         ladder: &ladder,
     };
-    let path = write_json_atomic(&dir, "scale.json", &doc)?;
-    if a.json {
-        crate::output::print_json(&doc)?;
-    } else if !style::quiet() {
-        crate::output::fleet::print_scale(&ladder, "IOPS", "p99");
-    }
-    style::print_saved("result", &path, a.json);
-    Ok(match (interrupted, doc.envelope.partial) {
-        (true, _) => ExitCode::from(crate::interrupt::EXIT_INTERRUPTED),
-        (_, true) => ExitCode::from(crate::EXIT_CHECK_FAILED),
-        _ => ExitCode::SUCCESS,
-    })
+    let shown = Shown {
+        unit: "IOPS",
+        p99: "p99",
+        json: a.json,
+    };
+    finish(
+        &dir,
+        &doc,
+        doc.envelope.partial,
+        &ladder,
+        &shown,
+        interrupted,
+    )
 }
 
 /// One step from its merged result: the rates of the intervals every host delivered in full
@@ -252,14 +253,46 @@ pub fn tpcc(s: super::tpcc::TpccScaleArgs) -> anyhow::Result<ExitCode> {
         unit: "NOPM",
         ladder: &ladder,
     };
-    let path = write_json_atomic(&dir, "scale.json", &doc)?;
-    if a.json {
-        crate::output::print_json(&doc)?;
+    let shown = Shown {
+        unit: "NOPM",
+        p99: "New-Order p99",
+        json: a.json,
+    };
+    finish(
+        &dir,
+        &doc,
+        doc.envelope.partial,
+        &ladder,
+        &shown,
+        interrupted,
+    )
+}
+
+/// How a ladder is shown: its rate's unit, its latency column, JSON or a table.
+struct Shown {
+    unit: &'static str,
+    p99: &'static str,
+    json: bool,
+}
+
+/// The tail both ladders share: saves `doc` as scale.json in `dir`, prints it (JSON, or the
+/// ladder's table) and where it went; the exit code says an interrupted or partial ladder.
+fn finish<T: serde::Serialize>(
+    dir: &std::path::Path,
+    doc: &T,
+    partial: bool,
+    ladder: &Ladder,
+    shown: &Shown,
+    interrupted: bool,
+) -> anyhow::Result<ExitCode> {
+    let path = write_json_atomic(dir, "scale.json", doc)?;
+    if shown.json {
+        crate::output::print_json(doc)?;
     } else if !style::quiet() {
-        crate::output::fleet::print_scale(&ladder, "NOPM", "New-Order p99");
+        crate::output::fleet::print_scale(ladder, shown.unit, shown.p99);
     }
-    style::print_saved("result", &path, a.json);
-    Ok(match (interrupted, doc.envelope.partial) {
+    style::print_saved("result", &path, shown.json);
+    Ok(match (interrupted, partial) {
         (true, _) => ExitCode::from(crate::interrupt::EXIT_INTERRUPTED),
         (_, true) => ExitCode::from(crate::EXIT_CHECK_FAILED),
         _ => ExitCode::SUCCESS,

@@ -253,7 +253,7 @@ pub(super) fn run_step(
             Some((file, r)) => prepared.iter().try_for_each(|h| {
                 let warehouses = h.tpcc.map(|t| t.1);
                 oio_fleet::tpcc::check_baseline(file, r, h.host, a.workers, warehouses)
-                    .map_err(|e| e.to_string())
+                    .map_err(Into::into)
             }),
             None => Ok(()),
         },
