@@ -27,8 +27,8 @@
 //! `COMMIT` later in the script is not reached, and the caller rolls back.
 
 use crate::mysql::MySession;
-use crate::sql::{StmtError, Val};
-use crate::txn::{line_amount, CustomerBy, Input, Line, Outcome};
+use crate::sql::StmtError;
+use crate::txn::{line_amount, one, CustomerBy, Input, Line, Outcome};
 use std::fmt::Write;
 
 /// Statements for one round trip, and how to find what each read returned.
@@ -158,14 +158,6 @@ struct Money(f64);
 impl std::fmt::Display for Money {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{:.2}", self.0)
-    }
-}
-
-fn one(rows: &[Vec<Val>], what: &str) -> Result<(), StmtError> {
-    if rows.is_empty() {
-        Err(StmtError::Fatal(format!("{what}: no row")))
-    } else {
-        Ok(())
     }
 }
 
