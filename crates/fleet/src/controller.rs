@@ -1585,12 +1585,9 @@ pub fn hello(
     argv: Vec<String>,
     opts: &Options,
     cancel: &Cancel,
-) -> Result<String, String> {
-    let mut fleet = Fleet::launch(&[(host.to_string(), argv, crate::protocol::MAX_LINE)])
-        .map_err(|e| strip_host(&e, host))?;
-    fleet
-        .connect(opts, cancel)
-        .map_err(|e| strip_host(&e, host))?;
+) -> Result<String, FleetError> {
+    let mut fleet = Fleet::launch(&[(host.to_string(), argv, crate::protocol::MAX_LINE)])?;
+    fleet.connect(opts, cancel)?;
     Ok(fleet.sessions[0]
         .hello
         .as_ref()
@@ -1655,7 +1652,7 @@ fn check_one(job: &HostJob, opts: &Options, cancel: &Cancel) -> CheckOutcome {
     let mut fleet = match Fleet::launch(&jobs_argv(std::slice::from_ref(job))) {
         Ok(f) => f,
         Err(e) => {
-            out.error = Some(strip_host(&e, &job.name));
+            out.error = Some(e.about_host(&job.name));
             return out;
         }
     };
@@ -1664,7 +1661,7 @@ fn check_one(job: &HostJob, opts: &Options, cancel: &Cancel) -> CheckOutcome {
             .hello
             .as_ref()
             .map(|h| h.oio_version.clone());
-        out.error = Some(strip_host(&e, &job.name));
+        out.error = Some(e.about_host(&job.name));
         return out;
     }
     out.oio_version = fleet.sessions[0]
@@ -1694,14 +1691,17 @@ fn check_one(job: &HostJob, opts: &Options, cancel: &Cancel) -> CheckOutcome {
     );
     out.targets = targets;
     if let Err(e) = r {
-        out.error = Some(strip_host(&e, &job.name));
+        out.error = Some(e.about_host(&job.name));
     }
     out
 }
 
-fn strip_host(e: &FleetError, host: &str) -> String {
-    match e {
-        FleetError::Host { reason, .. } => reason.clone(),
-        other => other.to_string().replace(&format!("host {host}: "), ""),
+impl FleetError {
+    /// The error told about one host, without its name (the caller's line already names it).
+    pub fn about_host(&self, host: &str) -> String {
+        match self {
+            FleetError::Host { reason, .. } => reason.clone(),
+            other => other.to_string().replace(&format!("host {host}: "), ""),
+        }
     }
 }

@@ -326,7 +326,12 @@ pub fn install(
                 Found::Present { .. } => "replaced".into(),
             };
         }
-        Err(e) => out.error = Some(format!("copied, but the agent does not answer: {e}")),
+        Err(e) => {
+            out.error = Some(format!(
+                "copied, but the agent does not answer: {}",
+                e.about_host(host)
+            ))
+        }
     }
     out
 }
