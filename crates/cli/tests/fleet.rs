@@ -1806,6 +1806,8 @@ fn fio_client_server_results_become_oio_results() {
             &hosts,
             "--timeout",
             "60s",
+            "--label",
+            "two-servers",
             "--json",
         ])
         .arg(&job)
@@ -1838,6 +1840,14 @@ fn fio_client_server_results_become_oio_results() {
         .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
         .collect();
     assert_eq!(clients.len(), 2);
+    // The label names every result and their directory.
+    assert_eq!(merged["label"], "two-servers");
+    assert!(clients.iter().all(|c| c["label"] == "two-servers"));
+    assert!(path
+        .parent()
+        .unwrap()
+        .to_string_lossy()
+        .contains("two-servers"));
     let sum: u64 = clients
         .iter()
         .map(|c| c["summary"]["total"]["ios"].as_u64().unwrap())

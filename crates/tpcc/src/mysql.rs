@@ -528,10 +528,7 @@ impl Connection for MySession {
         )
     }
 
-    fn transact(&mut self, input: &Input, rows: &mut Vec<Vec<Val>>) -> Result<Outcome, StmtError> {
-        if crate::txn::repeats_a_line(input) {
-            return crate::txn::execute_per_row(self, input, rows);
-        }
+    fn transact(&mut self, input: &Input, _rows: &mut Vec<Vec<Val>>) -> Result<Outcome, StmtError> {
         crate::mysql_client::execute(self, input)
     }
 
@@ -646,7 +643,8 @@ pub mod waits {
     ];
 
     /// The bucket of a wait event: `io`, `log`, `lock`, `client_round_trips` (a socket:
-    /// waiting on the client or the network, not storage) or `cpu_other`.
+    /// waiting on the client or the network, not storage) or `unknown` (a timed wait of
+    /// another kind).
     pub fn group(event: &str) -> &'static str {
         let e = event.to_ascii_lowercase();
         if e.starts_with("wait/io/socket/") {
@@ -658,7 +656,7 @@ pub mod waits {
         } else if e.starts_with("wait/synch/") || e.starts_with("wait/lock/") {
             "lock"
         } else {
-            "cpu_other"
+            "unknown"
         }
     }
 
@@ -667,6 +665,8 @@ pub mod waits {
         /// Event → (count, picoseconds).
         events: HashMap<String, (u64, u64)>,
         status: HashMap<String, i64>,
+        /// The server process's CPU time (all its threads), when it runs on this host.
+        server_cpu: Option<Duration>,
         at: Option<Instant>,
     }
 
@@ -676,15 +676,20 @@ pub mod waits {
         enable_error: Option<String>,
         interval: Duration,
         workers: u32,
+        /// The server's process id, when it runs on this host (its CPU time is read).
+        server: Option<u32>,
         first: Snap,
         last: Snap,
         intervals: Vec<MysqlInterval>,
         rounds: u64,
     }
 
-    fn snap(s: &mut MySession, enabled: bool) -> Result<Snap, StmtError> {
+    fn snap(s: &mut MySession, enabled: bool, server: Option<u32>) -> Result<Snap, StmtError> {
         let mut out = Snap {
             at: Some(Instant::now()),
+            server_cpu: server
+                .and_then(oio_core::cpu::ProcessCpu::of_pid)
+                .map(|c| c.total()),
             ..Snap::default()
         };
         if enabled {
@@ -718,6 +723,42 @@ pub mod waits {
         Ok(out)
     }
 
+    /// The server's process id when it runs on this host: connected through a socket or a
+    /// loopback address, its pid file readable here, naming a live `mariadbd` or `mysqld`
+    /// whose host name is the server's. `None` otherwise (a remote server's CPU is not
+    /// seen from here).
+    fn server_pid(s: &mut MySession) -> Option<u32> {
+        let local = s.opts.get_socket().is_some()
+            || matches!(
+                s.opts.get_ip_or_hostname().as_ref(),
+                "localhost" | "127.0.0.1" | "::1"
+            )
+            || s.opts
+                .get_ip_or_hostname()
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|a| a.is_loopback());
+        if !local {
+            return None;
+        }
+        let (_, rows) = s
+            .query_sql("SELECT @@pid_file, @@datadir, @@hostname")
+            .ok()?;
+        let r = rows.first()?;
+        let here = std::fs::read_to_string("/proc/sys/kernel/hostname").ok()?;
+        if r[2].text() != here.trim() {
+            return None;
+        }
+        let file = std::path::Path::new(r[1].text()).join(r[0].text());
+        let pid: u32 = std::fs::read_to_string(file).ok()?.trim().parse().ok()?;
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+        matches!(comm.trim(), "mariadbd" | "mysqld").then_some(pid)
+    }
+
+    /// Seconds of server CPU between two snapshots, when both have it.
+    fn cpu_between(a: &Snap, b: &Snap) -> Option<f64> {
+        Some(b.server_cpu?.saturating_sub(a.server_cpu?).as_secs_f64())
+    }
+
     fn seconds_by_group(a: &Snap, b: &Snap) -> HashMap<&'static str, f64> {
         let mut m: HashMap<&'static str, f64> = HashMap::new();
         for (name, (_, ps)) in &b.events {
@@ -730,6 +771,43 @@ pub mod waits {
             |k: &str| b.status.get(k).copied().unwrap_or(0) - a.status.get(k).copied().unwrap_or(0);
         *m.entry("lock").or_default() += d("Innodb_row_lock_time").max(0) as f64 / 1e3;
         m
+    }
+
+    /// The workers' time (`worker_s`) in buckets: the timed waits (`io`, `log`, `lock` and
+    /// `client_round_trips` with performance_schema; only `lock`, from InnoDB's counter,
+    /// without), `cpu` when the server's CPU time is known (at most what the waits leave),
+    /// and `unknown` for the rest, never read as CPU.
+    pub(crate) fn residual_split(
+        g: &HashMap<&'static str, f64>,
+        instrumented: bool,
+        server_cpu: Option<f64>,
+        worker_s: f64,
+    ) -> Vec<(String, f64)> {
+        // Without performance_schema only the row lock time is known: io/log are not shown
+        // as zeros.
+        let known: &[&str] = if instrumented {
+            &["io", "log", "lock", "client_round_trips"]
+        } else {
+            &["lock"]
+        };
+        let mut buckets: Vec<(String, f64)> = known
+            .iter()
+            .map(|b| (b.to_string(), g.get(b).copied().unwrap_or(0.0)))
+            .collect();
+        // Timed waits of no known kind are unknown too.
+        let other_waits = if instrumented {
+            g.get("unknown").copied().unwrap_or(0.0)
+        } else {
+            0.0
+        };
+        let waited: f64 = buckets.iter().map(|b| b.1).sum::<f64>() + other_waits;
+        let left = (worker_s - waited).max(0.0);
+        let cpu = server_cpu.map(|c| c.min(left));
+        if let Some(c) = cpu {
+            buckets.push(("cpu".into(), c));
+        }
+        buckets.push(("unknown".into(), left - cpu.unwrap_or(0.0) + other_waits));
+        buckets
     }
 
     impl Sampler {
@@ -759,12 +837,14 @@ pub mod waits {
                 enable_error = Some("performance_schema is OFF (it can only be turned on at server start: performance_schema=ON in the server's configuration)".into());
             }
             let enabled = on;
-            let first = snap(s, enabled)?;
+            let server = server_pid(s);
+            let first = snap(s, enabled, server)?;
             let mut me = Sampler {
                 enabled,
                 enable_error,
                 interval,
                 workers,
+                server,
                 last: first.clone(),
                 first,
                 intervals: Vec::new(),
@@ -779,7 +859,7 @@ pub mod waits {
                     std::thread::sleep(step);
                     left = left.saturating_sub(step);
                 }
-                let now = snap(s, enabled)?;
+                let now = snap(s, enabled, server)?;
                 me.rounds += 1;
                 let g = seconds_by_group(&me.last, &now);
                 let (t0, t1) = (me.first.at, now.at);
@@ -799,6 +879,8 @@ pub mod waits {
                     log_s: g.get("log").copied().unwrap_or(0.0),
                     lock_s: g.get("lock").copied().unwrap_or(0.0),
                     client_s: g.get("client_round_trips").copied().unwrap_or(0.0),
+                    unknown_waits_s: g.get("unknown").copied().unwrap_or(0.0),
+                    cpu_s: cpu_between(&me.last, &now),
                     buffer_pool_reads: d("Innodb_buffer_pool_reads").max(0) as u64,
                     redo_bytes: d("Innodb_os_log_written").max(0) as u64,
                 });
@@ -820,24 +902,10 @@ pub mod waits {
             }
             .max(1e-9);
             let g = seconds_by_group(&self.first, &self.last);
-            let waited: f64 = g.values().sum();
             let instrumented = self.enabled && self.enable_error.is_none();
-            // Without performance_schema only the row lock time is known: the rest of the
-            // workers' time is unknown, not CPU, and io/log are not shown as zeros.
-            let known: &[&str] = if instrumented {
-                &["io", "log", "lock", "client_round_trips"]
-            } else {
-                &["lock"]
-            };
-            let mut buckets: Vec<(String, f64)> = known
-                .iter()
-                .map(|b| (b.to_string(), g.get(b).copied().unwrap_or(0.0)))
-                .collect();
-            buckets.push((
-                if instrumented { "cpu_other" } else { "unknown" }.into(),
-                (self.workers as f64 * window - waited).max(0.0)
-                    + g.get("cpu_other").copied().unwrap_or(0.0),
-            ));
+            let server_cpu = cpu_between(&self.first, &self.last);
+            let buckets =
+                residual_split(&g, instrumented, server_cpu, self.workers as f64 * window);
             let total: f64 = buckets.iter().map(|b| b.1).sum::<f64>().max(1e-12);
             let mut shares: Vec<WaitShare> = buckets
                 .iter()
@@ -880,9 +948,16 @@ pub mod waits {
             ];
             if instrumented {
                 notes.push("client_round_trips = socket waits (wait/io/socket/*): sessions waiting for the client's next statement or the network, not storage".into());
-                notes.push("cpu_other = workers × window − the waits above (never below 0), plus uninstrumented waits: time sessions spent on CPU or in waits performance_schema does not time; background waits make it an underestimate".into());
+            }
+            if server_cpu.is_some() {
+                notes.push(format!("cpu = the server process's CPU time (/proc/{}/stat, all its threads, background ones included, so at most an overestimate of the sessions'), capped at the time the waits leave", self.server.unwrap_or(0)));
             } else {
-                notes.push("unknown = workers × window − the row lock time: with performance_schema off nothing says whether sessions were on CPU, waiting for I/O, the log or the client (start the server with performance_schema=ON to tell them apart)".into());
+                notes.push("cpu is not measured: the server does not run on this host (or its process was not found), so its CPU time is part of unknown".into());
+            }
+            if instrumented {
+                notes.push("unknown = workers × window − the timed waits − cpu (never below 0): time in waits performance_schema does not time, such as MariaDB sessions waiting for a group commit's redo log flush (only the thread that writes the log times it), plus timed waits of no known kind; not CPU".into());
+            } else {
+                notes.push("unknown = workers × window − the row lock time − cpu (never below 0): with performance_schema off nothing says whether sessions waited for I/O, the log or the client (start the server with performance_schema=ON to tell them apart); not CPU".into());
             }
             if let Some(e) = &self.enable_error {
                 notes.push(format!("wait instruments could not be enabled, so only the InnoDB counters are reported: {e}"));
@@ -928,6 +1003,7 @@ pub mod waits {
                     data_written_bytes: d("Innodb_data_written"),
                     row_lock_waits: d("Innodb_row_lock_waits"),
                     row_lock_time_s: d("Innodb_row_lock_time") as f64 / 1e3,
+                    server_cpu_s: server_cpu,
                     intervals: self.intervals.clone(),
                 }),
                 notes,
@@ -946,11 +1022,42 @@ pub mod waits {
             assert_eq!(group("wait/io/file/innodb/innodb_data_file"), "io");
             assert_eq!(group("wait/synch/rwlock/innodb/index_tree_rw_lock"), "lock");
             assert_eq!(group("wait/lock/table/sql/handler"), "lock");
-            assert_eq!(group("stage/sql/statistics"), "cpu_other");
+            assert_eq!(group("stage/sql/statistics"), "unknown");
             // The client's round trip is not storage I/O.
             assert_eq!(
                 group("wait/io/socket/sql/client_connection"),
                 "client_round_trips"
+            );
+        }
+
+        #[test]
+        fn time_in_no_timed_wait_is_the_servers_cpu_then_unknown_never_more_than_the_workers() {
+            use super::residual_split;
+            let g: std::collections::HashMap<&'static str, f64> =
+                [("log", 1.0), ("lock", 2.0), ("io", 0.5), ("unknown", 0.5)].into();
+            let split = |instrumented, cpu| {
+                let b = residual_split(&g, instrumented, cpu, 40.0);
+                let sum: f64 = b.iter().map(|x| x.1).sum();
+                let get = |n: &str| b.iter().find(|x| x.0 == n).map(|x| x.1);
+                (sum, get("cpu"), get("unknown"), get("log"))
+            };
+            // 4 workers × 10 s: 3.5 s in known timed waits, 0.5 s timed of no known kind,
+            // 12 s on the server's CPU, 24 s in no timed wait.
+            assert_eq!(
+                split(true, Some(12.0)),
+                (40.0, Some(12.0), Some(24.5), Some(1.0))
+            );
+            // The server's CPU (background threads included) is capped at what is left.
+            assert_eq!(
+                split(true, Some(50.0)),
+                (40.0, Some(36.0), Some(0.5), Some(1.0))
+            );
+            // A remote server: no cpu bucket, everything untimed is unknown.
+            assert_eq!(split(true, None), (40.0, None, Some(36.5), Some(1.0)));
+            // Without performance_schema only the row lock time is known (log not shown).
+            assert_eq!(
+                split(false, Some(12.0)),
+                (40.0, Some(12.0), Some(26.0), None)
             );
         }
     }
@@ -1267,8 +1374,12 @@ impl Database for Mysql {
                 "--set {n}=…: not a global variable of this server ({e})"
             ))
         })?;
-        // MariaDB says which variables are read-only at run time (MySQL does not: there SET
-        // GLOBAL refuses them before the candidate's first run).
+        // MariaDB says which variables are read-only at run time; MySQL does not, so there
+        // the variable is set to the value it has, which SET GLOBAL refuses for a read-only
+        // one (and leaves a dynamic one as it was).
+        let refuse = |why: String| {
+            TpccError::Invalid(format!("--set {n}=…: '{n}' is read-only while the server runs ({why}): it takes a server restart with the new value in its configuration, and oio did not start this server and cannot restart it, so the study is refused before any run. Change it yourself, restart the server between two `oio tpcc run --label …` and compare them"))
+        };
         let read_only = one_text(
             s,
             &format!(
@@ -1276,9 +1387,23 @@ impl Database for Mysql {
                 n.to_uppercase()
             ),
         );
-        if let Ok(Some(ro)) = read_only {
-            if ro.eq_ignore_ascii_case("yes") {
-                return Err(TpccError::Invalid(format!("--set {n}=…: '{n}' is read-only while the server runs (information_schema.SYSTEM_VARIABLES.READ_ONLY = YES): it takes a server restart with the new value in its configuration, and oio did not start this server and cannot restart it, so the study is refused before any run. Change it yourself, restart the server between two `oio tpcc run --label …` and compare them")));
+        match read_only {
+            Ok(Some(ro)) if ro.eq_ignore_ascii_case("yes") => {
+                return Err(refuse(
+                    "information_schema.SYSTEM_VARIABLES.READ_ONLY = YES".into(),
+                ))
+            }
+            Ok(_) => {}
+            Err(_) => {
+                if let Err(e) = s.batch(&format!("SET GLOBAL {n} = @@GLOBAL.{n}")) {
+                    let e = e.to_string();
+                    // ER_INCORRECT_GLOBAL_LOCAL_VAR: "Variable '…' is a read only variable".
+                    return Err(if e.contains("read only") {
+                        refuse(format!("setting it to its own value: {e}"))
+                    } else {
+                        TpccError::Invalid(format!("--set {n}=…: SET GLOBAL {n} to its own value was refused: {e} (a study needs SUPER or SYSTEM_VARIABLES_ADMIN)"))
+                    });
+                }
             }
         }
         Ok(StudySetting {
@@ -1311,8 +1436,8 @@ impl WaitSampler for StartedSampler {
         self.sampler.profile()
     }
 
-    /// Its interval deltas spread over the driver's intervals by overlap; cpu_other is what
-    /// is left of the connections' time.
+    /// Its interval deltas spread over the driver's intervals by overlap, split as the
+    /// profile is (cpu when the server's CPU time is known, the rest unknown).
     fn interval_waits(
         &self,
         intervals: &mut [Interval],
@@ -1326,15 +1451,11 @@ impl WaitSampler for StartedSampler {
             return;
         };
         let offset = self.began.saturating_duration_since(started).as_secs_f64();
-        // Without performance_schema only the row lock time is known (as in the profile).
-        let (residual, instrumented) = if my.performance_schema {
-            ("cpu_other", true)
-        } else {
-            ("unknown", false)
-        };
+        let measured_cpu = my.server_cpu_s.is_some();
         for iv in intervals.iter_mut() {
             let (lo, hi) = (iv.t_s - iv.duration_s, iv.t_s);
-            let mut amounts: HashMap<String, f64> = HashMap::new();
+            let mut g: HashMap<&'static str, f64> = HashMap::new();
+            let mut cpu = 0.0;
             for j in &my.intervals {
                 let (jlo, jhi) = (offset + j.end_s - j.duration_s, offset + j.end_s);
                 let overlap = (hi.min(jhi) - lo.max(jlo)).max(0.0);
@@ -1342,21 +1463,26 @@ impl WaitSampler for StartedSampler {
                     continue;
                 }
                 let f = overlap / j.duration_s;
-                let known = [
+                for (name, secs) in [
                     ("lock", j.lock_s),
                     ("io", j.io_s),
                     ("log", j.log_s),
                     ("client_round_trips", j.client_s),
-                ];
-                for (name, secs) in &known[..if instrumented { 4 } else { 1 }] {
-                    *amounts.entry(name.to_string()).or_default() += secs * f;
+                    ("unknown", j.unknown_waits_s),
+                ] {
+                    *g.entry(name).or_default() += secs * f;
                 }
+                cpu += j.cpu_s.unwrap_or(0.0) * f;
             }
-            let waited: f64 = amounts.values().sum();
-            amounts.insert(
-                residual.into(),
-                (workers as f64 * iv.duration_s - waited).max(0.0),
-            );
+            // The same split as the profile's, over this interval.
+            let amounts: HashMap<String, f64> = waits::residual_split(
+                &g,
+                my.performance_schema,
+                measured_cpu.then_some(cpu),
+                workers as f64 * iv.duration_s,
+            )
+            .into_iter()
+            .collect();
             iv.waits = crate::waits::interval_shares(&classes, &amounts, iv.duration_s);
         }
     }

@@ -193,8 +193,7 @@ fn customer(s: &mut Script, w: i64, d: i64, by: &CustomerBy) -> String {
 }
 
 /// Runs one transaction, from its start to its commit (or rollback). On an error the caller
-/// rolls back. A New-Order naming one stock row twice must not come here (one `UPDATE`
-/// changes a row once).
+/// rolls back.
 pub(crate) fn execute(m: &mut MySession, input: &Input) -> Result<Outcome, StmtError> {
     let block = m.blocks();
     match input {
@@ -244,7 +243,12 @@ fn new_order(
     all_local: bool,
 ) -> Result<Outcome, StmtError> {
     let n = lines.len();
-    let keys = || lines.iter().map(|l| (l.supply_w_id, l.i_id));
+    // The lines are in key order; lines naming one stock row more than once change it
+    // once, by each line in turn (as the per-row path does, line by line).
+    let rows: Vec<&[Line]> = lines
+        .chunk_by(|a, b| (a.supply_w_id, a.i_id) == (b.supply_w_id, b.i_id))
+        .collect();
+    let keys = || rows.iter().map(|g| (g[0].supply_w_id, g[0].i_id));
 
     // Round trip 1: the order id, taxes and discount; the items; the stock rows, locked in
     // primary-key order (as the per-row path locks them).
@@ -274,7 +278,11 @@ fn new_order(
     );
     pairs(q, "s_w_id", "s_i_id", keys());
     // The limit keeps the member's order (and so the order its rows are locked in).
-    let _ = write!(q, " ORDER BY s_w_id, s_i_id LIMIT {n} FOR UPDATE)");
+    let _ = write!(
+        q,
+        " ORDER BY s_w_id, s_i_id LIMIT {} FOR UPDATE)",
+        rows.len()
+    );
     let read = m.script(&mut s)?;
     let part = |k: i64| read[0].iter().filter(move |r| r[0].int() == k);
 
@@ -296,8 +304,8 @@ fn new_order(
             }
         }
     }
-    let mut stock: Vec<(i64, &str)> = Vec::with_capacity(n);
-    for l in lines {
+    let mut stock: Vec<(i64, &str)> = Vec::with_capacity(rows.len());
+    for l in rows.iter().map(|g| &g[0]) {
         let Some(r) = part(2).find(|r| r[1].int() == l.supply_w_id && r[2].int() == l.i_id) else {
             return Err(StmtError::Fatal(format!(
                 "stock ({}, {}): no row",
@@ -311,40 +319,44 @@ fn new_order(
     // to the quantities just read under lock; the order, its new-order row, its lines.
     let mut s = Script::new(block);
     let q = s.stmt();
-    q.push_str("UPDATE stock SET s_quantity = CASE");
-    for (l, (have, _)) in lines.iter().zip(&stock) {
-        let left = if *have >= l.quantity + 10 {
-            have - l.quantity
-        } else {
-            have - l.quantity + 91
-        };
+    let when = |q: &mut String, g: &[Line]| {
         let _ = write!(
             q,
-            " WHEN s_w_id = {} AND s_i_id = {} THEN {left}",
-            l.supply_w_id, l.i_id
+            " WHEN s_w_id = {} AND s_i_id = {} THEN ",
+            g[0].supply_w_id, g[0].i_id
         );
+    };
+    q.push_str("UPDATE stock SET s_quantity = CASE");
+    for (g, (have, _)) in rows.iter().zip(&stock) {
+        let left = g.iter().fold(*have, |have, l| {
+            if have >= l.quantity + 10 {
+                have - l.quantity
+            } else {
+                have - l.quantity + 91
+            }
+        });
+        when(q, g);
+        let _ = write!(q, "{left}");
     }
     q.push_str(" ELSE s_quantity END, s_ytd = s_ytd + CASE");
-    for l in lines {
-        let _ = write!(
-            q,
-            " WHEN s_w_id = {} AND s_i_id = {} THEN {}",
-            l.supply_w_id, l.i_id, l.quantity
-        );
+    for g in &rows {
+        when(q, g);
+        let _ = write!(q, "{}", g.iter().map(|l| l.quantity).sum::<i64>());
     }
-    q.push_str(" ELSE 0 END, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + CASE");
-    for l in lines {
-        let _ = write!(
-            q,
-            " WHEN s_w_id = {} AND s_i_id = {} THEN {}",
-            l.supply_w_id,
-            l.i_id,
-            (l.supply_w_id != w) as i64
-        );
+    q.push_str(" ELSE 0 END, s_order_cnt = s_order_cnt + CASE");
+    for g in &rows {
+        when(q, g);
+        let _ = write!(q, "{}", g.len());
+    }
+    q.push_str(" ELSE 0 END, s_remote_cnt = s_remote_cnt + CASE");
+    for g in &rows {
+        when(q, g);
+        let remote = g.iter().filter(|l| l.supply_w_id != w).count();
+        let _ = write!(q, "{remote}");
     }
     q.push_str(" ELSE 0 END WHERE ");
     pairs(q, "s_w_id", "s_i_id", keys());
-    s.changed(n, "stock");
+    s.changed(rows.len(), "stock");
     let _ = write!(
         s.stmt(),
         "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) \
@@ -357,6 +369,11 @@ fn new_order(
     );
     let q = s.stmt();
     q.push_str("INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES ");
+    let row_of: Vec<usize> = rows
+        .iter()
+        .enumerate()
+        .flat_map(|(r, g)| std::iter::repeat_n(r, g.len()))
+        .collect();
     let mut total = 0.0;
     for (k, l) in lines.iter().enumerate() {
         let amount = line_amount(l.quantity, price[k]);
@@ -371,7 +388,7 @@ fn new_order(
             l.quantity,
             Money(amount)
         );
-        text(q, stock[k].1);
+        text(q, stock[row_of[k]].1);
         q.push(')');
     }
     s.stmt().push_str("COMMIT");

@@ -96,7 +96,12 @@ fn write_finding(out: &mut dyn Write, i: usize, f: &Finding) -> std::io::Result<
     }
     for e in &f.evidence {
         let v = oio_report::diagnose::evidence_value(e);
-        writeln!(out, "   - {}: {} ({})", e.what, v.trim(), e.from)?;
+        if v.trim().is_empty() {
+            // A fact without a number: its source says it.
+            writeln!(out, "   - {} ({})", e.what, e.from)?;
+        } else {
+            writeln!(out, "   - {}: {} ({})", e.what, v.trim(), e.from)?;
+        }
     }
     for n in &f.next {
         writeln!(out, "   → {n}")?;

@@ -125,6 +125,10 @@ pub struct MysqlWaits {
     pub row_lock_waits: u64,
     /// Seconds spent waiting for row locks (`Innodb_row_lock_time`).
     pub row_lock_time_s: f64,
+    /// CPU seconds the server process used over the window (all its threads), when it runs
+    /// on the driver's host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu_s: Option<f64>,
     /// The waits per sampling interval.
     pub intervals: Vec<MysqlInterval>,
 }
@@ -146,6 +150,12 @@ pub struct MysqlInterval {
     /// before oio told them from file I/O).
     #[serde(default)]
     pub client_s: f64,
+    /// Timed waits of no known kind, s.
+    #[serde(default)]
+    pub unknown_waits_s: f64,
+    /// The server process's CPU seconds (all its threads), when it runs on the driver's host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_s: Option<f64>,
     /// Buffer pool misses read from the device.
     pub buffer_pool_reads: u64,
     /// Redo log bytes written.

@@ -276,7 +276,7 @@ pub(super) fn waits(
         if w.classes.is_empty() && !w.buckets.is_empty() {
             // MariaDB/MySQL's groups are its classes: the per-interval view uses them.
             w.classes = w.buckets.clone();
-            w.notes.push("classes are the same groups as buckets (io, log, lock, client_round_trips, cpu_other; lock and unknown without performance_schema); intervals[].waits holds them per interval, the waits falling in each interval taken in proportion to its overlap with the sampler's intervals".into());
+            w.notes.push("classes are the same groups as buckets (io, log, lock, client_round_trips, cpu when the server runs on this host, unknown; without performance_schema lock, cpu and unknown); intervals[].waits holds them per interval, the waits falling in each interval taken in proportion to its overlap with the sampler's intervals".into());
         }
         return w;
     }

@@ -37,6 +37,10 @@ pub struct FioArgs {
     /// Print the merged result as JSON on stdout (and nothing else there).
     #[arg(long)]
     pub json: bool,
+    /// A name for these results (report, compare and diagnose show it); also names the
+    /// results' directory.
+    #[arg(long, value_name = "NAME", value_parser = crate::args::parse_label)]
+    pub label: Option<String>,
 }
 
 /// Runs `oio fleet fio`.
@@ -103,14 +107,17 @@ pub fn run(a: FioArgs) -> anyhow::Result<ExitCode> {
     let (mut merged, per) = oio_fleet::fio::import("fio --client output", &text)
         .map_err(|e| anyhow::anyhow!("{e}; fio said: {err}"))?;
     let stamp = oio_core::host::now_rfc3339();
-    let dir = a
-        .out
-        .join(result_file_name("fleet-fio", &stamp, "clients").trim_end_matches(".json"));
+    let dir = a.out.join(
+        result_file_name("fleet-fio", &stamp, a.label.as_deref().unwrap_or("clients"))
+            .trim_end_matches(".json"),
+    );
     for (name, mut r) in per {
         r.envelope.command = std::env::args().collect();
+        r.envelope.label = a.label.clone();
         write_json_atomic(&dir, &format!("{name}.json"), &r)?;
     }
     merged.envelope.command = std::env::args().collect();
+    merged.envelope.label = a.label.clone();
     merged.envelope.warnings.push(format!(
         "fio's merged \"All clients\" record of {} fio servers ({}); per-client results beside it, numbered in fio's order",
         hosts.len(),
