@@ -955,7 +955,7 @@ pub mod waits {
                 notes.push("cpu is not measured: the server does not run on this host (or its process was not found), so its CPU time is part of unknown".into());
             }
             if instrumented {
-                notes.push("unknown = workers × window − the timed waits − cpu (never below 0): time in waits performance_schema does not time, such as MariaDB sessions waiting for a group commit's redo log flush (only the thread that writes the log times it), plus timed waits of no known kind; not CPU".into());
+                notes.push("unknown = workers × window − the timed waits − cpu (never below 0), not CPU: time sessions sat idle between statements while the client worked or the round trip crossed the network (performance_schema's `idle`, left out because it sums every connection, idle ones included), waits performance_schema does not time, such as MariaDB sessions waiting for a group commit's redo log flush (only the thread that writes the log times it), and timed waits of no known kind".into());
             } else {
                 notes.push("unknown = workers × window − the row lock time − cpu (never below 0): with performance_schema off nothing says whether sessions waited for I/O, the log or the client (start the server with performance_schema=ON to tell them apart); not CPU".into());
             }

@@ -510,9 +510,9 @@ fn mysql_rules(db: &DbFacts) -> Vec<Finding> {
             Status::NotFound
         };
         let untimed = if db.bucket("cpu").is_some() {
-            "in no wait performance_schema times and not on the server's CPU"
+            "in no wait performance_schema times (the client's round trips between statements among them) and not on the server's CPU"
         } else {
-            "in no wait performance_schema times (CPU included: the server's CPU is not measured from this host)"
+            "in no wait performance_schema times (the client's round trips between statements among them, and CPU: the server's is not measured from this host)"
         };
         let f = Finding::new(
             rule,
@@ -522,7 +522,7 @@ fn mysql_rules(db: &DbFacts) -> Vec<Finding> {
                 format!("{what} bound: {s:.0} % of the workers' time waits on {what} (performance_schema)")
             } else if hidden {
                 format!(
-                    "cannot tell whether {what} is the limit: {what} waits are {s:.0} % of the workers' time, but {unknown:.0} % is {untimed}{}",
+                    "cannot tell whether the {what} is the limit: {what} waits are {s:.0} % of the workers' time, but {unknown:.0} % is {untimed}{}",
                     if writes {
                         "; MariaDB does not time sessions waiting for a group commit's log flush, so the device's write figures are the evidence"
                     } else {
