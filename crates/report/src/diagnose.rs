@@ -58,6 +58,7 @@ pub fn db_facts(source: &str, t: &TpccResult) -> DbFacts {
         committed: t.summary.committed,
         nopm: t.summary.nopm,
         device: t.device.clone(),
+        host_others_cores: t.host_noise.as_ref().map(|h| h.others_cores_mean),
     }
 }
 

@@ -77,6 +77,9 @@ pub struct DbFacts {
     pub nopm: f64,
     /// The device holding the database during the run.
     pub device: Option<Observation>,
+    /// Cores other processes than the driver kept busy on its host, mean over the run (a
+    /// server on the same host among them).
+    pub host_others_cores: Option<f64>,
 }
 
 impl DbFacts {
@@ -419,6 +422,20 @@ fn cpu_rules(db: &DbFacts, few: bool, out: &mut Vec<Finding>) {
             "cpu_bound",
             "no CPU data for the database".into(),
         )),
+        Some(c) if c < CPU_SHARE * cores && host_busy(db) >= CPU_SHARE * cores => {
+            // The server used few cores, but the host had none to spare: it may have waited
+            // for a CPU, which no wait profile shows.
+            let busy = host_busy(db);
+            out.push(
+                undecided(
+                    "cpu_bound",
+                    format!("cannot tell whether CPU is the limit: {c:.2} of {cores:.0} cores busy ({cpu_what}), but the host's CPU was {busy:.2} of {cores:.0} cores busy (the driver and other processes, the server among them when it runs here), so the server may have waited for a CPU"),
+                )
+                .ev(cpu_what, c, "cores", &format!("{src}: cpu / waits"))
+                .ev("cores busy on the host", busy, "cores", &format!("{src}: host_noise.others_cores_mean + cpu.cores_busy"))
+                .next("run again on a quiet host (or with the database on its own host) to tell"),
+            );
+        }
         Some(c) => {
             let found = c >= CPU_SHARE * cores;
             let f = Finding::new(
@@ -468,6 +485,13 @@ fn cpu_rules(db: &DbFacts, few: bool, out: &mut Vec<Finding>) {
             .conf(Confidence::High),
         );
     }
+}
+
+/// Cores busy on the driver's host: the driver's and every other process's (0 when the
+/// host's CPU was not recorded).
+fn host_busy(db: &DbFacts) -> f64 {
+    db.host_others_cores
+        .map_or(0.0, |o| o + db.driver_cores_busy)
 }
 
 /// The log, data-read and lock rules for MariaDB/MySQL: from performance_schema's timed waits
@@ -656,6 +680,16 @@ mod tests {
         let cpu = find(&f, "cpu_bound");
         assert_eq!(cpu.status, Status::NotFound, "{}", cpu.claim);
         assert!(cpu.claim.contains("server process"), "{}", cpu.claim);
+        // The host's CPU full (a neighbour beside the server): the server's few cores do
+        // not tell.
+        let mut busy = mysql(
+            "performance_schema",
+            &[("log", 3.0), ("cpu", 20.0), ("unknown", 77.0)],
+        );
+        busy.host_others_cores = Some(1.8);
+        let cpu = find(&rules(&busy), "cpu_bound").clone();
+        assert_eq!(cpu.status, Status::Undecided, "{}", cpu.claim);
+        assert!(cpu.claim.contains("1.8"), "{}", cpu.claim);
         // With the untimed rest small, a low share is a finding.
         let f = rules(&mysql(
             "performance_schema",
