@@ -225,33 +225,38 @@ fn value(p: &Param) -> mysql::Value {
     }
 }
 
-fn val(v: &mysql::Value, numeric: bool) -> Val {
+fn val(v: mysql::Value, numeric: bool) -> Val {
     match v {
         mysql::Value::NULL => Val::Null,
-        mysql::Value::Int(i) => Val::Int(*i),
-        mysql::Value::UInt(u) => Val::Int(i64::try_from(*u).unwrap_or(i64::MAX)),
-        mysql::Value::Float(f) => Val::Float(*f as f64),
-        mysql::Value::Double(f) => Val::Float(*f),
+        mysql::Value::Int(i) => Val::Int(i),
+        mysql::Value::UInt(u) => Val::Int(i64::try_from(u).unwrap_or(i64::MAX)),
+        mysql::Value::Float(f) => Val::Float(f as f64),
+        mysql::Value::Double(f) => Val::Float(f),
         mysql::Value::Bytes(b) => {
-            let s = String::from_utf8_lossy(b);
             // The text protocol sends numbers as text; keep them numbers.
             if numeric {
-                if let Ok(i) = s.parse::<i64>() {
-                    return Val::Int(i);
-                }
-                if let Ok(f) = s.parse::<f64>() {
-                    return Val::Float(f);
+                if let Ok(s) = std::str::from_utf8(&b) {
+                    if let Ok(i) = s.parse::<i64>() {
+                        return Val::Int(i);
+                    }
+                    if let Ok(f) = s.parse::<f64>() {
+                        return Val::Float(f);
+                    }
                 }
             }
-            Val::Text(s.into_owned())
+            // The received bytes become the text without a copy (most rows are text).
+            Val::Text(
+                String::from_utf8(b)
+                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+            )
         }
         mysql::Value::Date(y, mo, d, h, mi, s, us) => Val::Text(format!(
             "{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}.{us:06}"
         )),
         mysql::Value::Time(neg, d, h, m, s, us) => Val::Text(format!(
             "{}{}:{m:02}:{s:02}.{us:06}",
-            if *neg { "-" } else { "" },
-            *d as u64 * 24 + *h as u64
+            if neg { "-" } else { "" },
+            d as u64 * 24 + h as u64
         )),
     }
 }
@@ -272,7 +277,7 @@ fn exec(
     for row in res.by_ref() {
         let row = row.map_err(classify)?;
         if let Some(out) = out.as_deref_mut() {
-            out.push(row_vals(&row, &numeric));
+            out.push(row_vals(row, &numeric));
         }
     }
     Ok(affected)
@@ -280,12 +285,14 @@ fn exec(
 
 /// One row's values; `numeric` says which columns hold numbers (sent as text by the text
 /// protocol).
-fn row_vals(row: &mysql::Row, numeric: &[bool]) -> Vec<Val> {
-    (0..row.len())
-        .map(|i| {
-            row.as_ref(i)
-                .map(|v| val(v, numeric.get(i).copied().unwrap_or(false)))
-                .unwrap_or(Val::Null)
+fn row_vals(row: mysql::Row, numeric: &[bool]) -> Vec<Val> {
+    row.unwrap_raw()
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| {
+            v.map_or(Val::Null, |v| {
+                val(v, numeric.get(i).copied().unwrap_or(false))
+            })
         })
         .collect()
 }
@@ -395,7 +402,7 @@ impl MySession {
             let numeric: Vec<bool> = set.columns().as_ref().iter().map(is_numeric).collect();
             let mut rows = Vec::new();
             for row in set.by_ref() {
-                rows.push(row_vals(&row.map_err(classify)?, &numeric));
+                rows.push(row_vals(row.map_err(classify)?, &numeric));
             }
             sets.push(Set { affected, rows });
         }
@@ -447,7 +454,7 @@ impl MySession {
         let numeric: Vec<bool> = cols.as_ref().iter().map(is_numeric).collect();
         let mut rows = Vec::new();
         for row in res.by_ref() {
-            rows.push(row_vals(&row.map_err(classify)?, &numeric));
+            rows.push(row_vals(row.map_err(classify)?, &numeric));
         }
         Ok((names, rows))
     }

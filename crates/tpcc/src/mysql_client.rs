@@ -29,7 +29,6 @@
 use crate::mysql::MySession;
 use crate::sql::StmtError;
 use crate::txn::{line_amount, one, CustomerBy, Input, Line, Outcome};
-use std::fmt::Write;
 
 /// Statements for one round trip, and how to find what each read returned.
 ///
@@ -59,7 +58,7 @@ pub(crate) struct Check {
 
 impl Script {
     fn new(block: bool) -> Script {
-        let mut sql = String::with_capacity(2048);
+        let mut sql = String::with_capacity(4096);
         if block {
             sql.push_str("BEGIN NOT ATOMIC ");
         }
@@ -100,12 +99,23 @@ impl Script {
     /// The previous statement must have changed `want` rows.
     fn changed(&mut self, want: usize, what: &'static str) {
         if self.block {
-            let _ = write!(
-                self.sql,
-                ";\nIF ROW_COUNT() <> {want} THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = "
-            );
-            text(&mut self.sql, &format!("{what}: not {want} rows changed"));
-            self.sql.push_str("; END IF");
+            let n = want as i64;
+            self.sql
+                .s(";\nIF ROW_COUNT() <> ")
+                .n(n)
+                .s(" THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = ");
+            // `what` is printable ASCII (a constant), so it needs no hex form.
+            debug_assert!(what
+                .bytes()
+                .all(|b| (0x20..0x7f).contains(&b) && b != b'\\'));
+            self.sql.s("'");
+            for c in what.chars() {
+                if c == '\'' {
+                    self.sql.push('\'');
+                }
+                self.sql.push(c);
+            }
+            self.sql.s(": not ").n(n).s(" rows changed'; END IF");
         } else {
             self.checks.push(Check {
                 answer: self.statements - 1,
@@ -144,20 +154,59 @@ fn text(out: &mut String, s: &str) {
         }
         out.push('\'');
     } else {
+        const HEX: &[u8; 16] = b"0123456789ABCDEF";
         out.push_str("_utf8mb4 X'");
         for b in s.bytes() {
-            let _ = write!(out, "{b:02X}");
+            out.push(HEX[usize::from(b >> 4)] as char);
+            out.push(HEX[usize::from(b & 15)] as char);
         }
         out.push('\'');
     }
 }
 
-/// An amount of money: two decimals, as the schema's `NUMERIC(…, 2)` columns hold it.
-struct Money(f64);
+/// Writing SQL text: literal pieces and values appended in turn. `format!`'s machinery
+/// (arguments, padding, a formatter per value) was a sixth of the driver's CPU for the few
+/// kilobytes of SQL a transaction sends.
+trait SqlText {
+    /// A piece of SQL as it is.
+    fn s(&mut self, piece: &str) -> &mut Self;
+    /// An integer.
+    fn n(&mut self, v: i64) -> &mut Self;
+    /// An amount of money: two decimals, as the schema's `NUMERIC(…, 2)` columns hold it.
+    fn money(&mut self, v: f64) -> &mut Self;
+    /// A text literal ([`text`]).
+    fn lit(&mut self, v: &str) -> &mut Self;
+}
 
-impl std::fmt::Display for Money {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:.2}", self.0)
+impl SqlText for String {
+    fn s(&mut self, piece: &str) -> &mut Self {
+        self.push_str(piece);
+        self
+    }
+
+    fn n(&mut self, v: i64) -> &mut Self {
+        self.push_str(itoa::Buffer::new().format(v));
+        self
+    }
+
+    fn money(&mut self, v: f64) -> &mut Self {
+        // Whole cents first: the amounts are cents already (prices and payments have two
+        // decimals), so rounding here only removes binary noise.
+        let cents = (v * 100.0).round() as i64;
+        if cents < 0 {
+            self.push('-');
+        }
+        let c = cents.unsigned_abs();
+        self.push_str(itoa::Buffer::new().format(c / 100));
+        self.push('.');
+        self.push(char::from(b'0' + (c % 100 / 10) as u8));
+        self.push(char::from(b'0' + (c % 10) as u8));
+        self
+    }
+
+    fn lit(&mut self, v: &str) -> &mut Self {
+        text(self, v);
+        self
     }
 }
 
@@ -168,7 +217,15 @@ fn pairs(out: &mut String, a: &str, b: &str, keys: impl Iterator<Item = (i64, i6
         if k > 0 {
             out.push_str(" OR ");
         }
-        let _ = write!(out, "({a} = {x} AND {b} = {y})");
+        out.s("(")
+            .s(a)
+            .s(" = ")
+            .n(x)
+            .s(" AND ")
+            .s(b)
+            .s(" = ")
+            .n(y)
+            .s(")");
     }
     out.push(')');
 }
@@ -179,14 +236,15 @@ fn customer(s: &mut Script, w: i64, d: i64, by: &CustomerBy) -> String {
     match by {
         CustomerBy::Id(id) => id.to_string(),
         CustomerBy::Name(last) => {
-            let q = s.stmt();
-            let _ = write!(
-                q,
-                "SET @oio_c = (SELECT c_id FROM (SELECT c_id, ROW_NUMBER() OVER (ORDER BY c_first) AS k, COUNT(*) OVER () AS n \
-                 FROM customer WHERE c_w_id = {w} AND c_d_id = {d} AND c_last = "
-            );
-            text(q, last);
-            q.push_str(") t WHERE k = (n + 1) DIV 2)");
+            s.stmt()
+                .s("SET @oio_c = (SELECT c_id FROM (SELECT c_id, ROW_NUMBER() OVER (ORDER BY c_first) AS k, COUNT(*) OVER () AS n \
+                    FROM customer WHERE c_w_id = ")
+                .n(w)
+                .s(" AND c_d_id = ")
+                .n(d)
+                .s(" AND c_last = ")
+                .lit(last)
+                .s(") t WHERE k = (n + 1) DIV 2)");
             "@oio_c".to_string()
         }
     }
@@ -221,13 +279,23 @@ pub(crate) fn execute(m: &mut MySession, input: &Input) -> Result<Outcome, StmtE
         } => {
             // One read: a transaction by itself (autocommit), sent as a plain statement.
             let mut s = Script::new(false);
-            let _ = write!(
-                s.read(),
-                "SELECT count(DISTINCT s_i_id) FROM order_line JOIN stock ON s_w_id = ol_w_id AND s_i_id = ol_i_id \
-                 WHERE ol_w_id = {w_id} AND ol_d_id = {d_id} AND s_quantity < {threshold} \
-                 AND ol_o_id < (SELECT d_next_o_id FROM district WHERE d_w_id = {w_id} AND d_id = {d_id}) \
-                 AND ol_o_id >= (SELECT d_next_o_id - 20 FROM district WHERE d_w_id = {w_id} AND d_id = {d_id})"
-            );
+            let (w, d) = (*w_id, *d_id);
+            s.read()
+                .s("SELECT count(DISTINCT s_i_id) FROM order_line JOIN stock ON s_w_id = ol_w_id AND s_i_id = ol_i_id WHERE ol_w_id = ")
+                .n(w)
+                .s(" AND ol_d_id = ")
+                .n(d)
+                .s(" AND s_quantity < ")
+                .n(*threshold)
+                .s(" AND ol_o_id < (SELECT d_next_o_id FROM district WHERE d_w_id = ")
+                .n(w)
+                .s(" AND d_id = ")
+                .n(d)
+                .s(") AND ol_o_id >= (SELECT d_next_o_id - 20 FROM district WHERE d_w_id = ")
+                .n(w)
+                .s(" AND d_id = ")
+                .n(d)
+                .s(")");
             m.script(&mut s)?;
             Ok(Outcome::Committed)
         }
@@ -254,35 +322,41 @@ fn new_order(
     // primary-key order (as the per-row path locks them).
     let mut s = Script::new(block);
     s.stmt().push_str("START TRANSACTION");
-    let _ = write!(
-        s.stmt(),
-        "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = {w} AND d_id = {d}"
-    );
+    s.stmt()
+        .s("UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = ")
+        .n(w)
+        .s(" AND d_id = ")
+        .n(d);
     s.changed(1, "district");
     // One read, so one answer: its rows are told apart by the first column (0 the order
     // id, taxes and discount; 1 an item; 2 a stock row) and each column holds one type.
     let q = s.read();
-    let _ = write!(
-        q,
-        "(SELECT 0 AS part, d_next_o_id - 1 AS i1, NULL AS i2, NULL AS i3, d_tax AS f1, w_tax AS f2, c_discount AS f3, c_last AS t1, c_credit AS t2 \
-         FROM district, warehouse, customer WHERE d_w_id = {w} AND d_id = {d} AND w_id = {w} AND c_w_id = {w} AND c_d_id = {d} AND c_id = {c_id}) \
-         UNION ALL (SELECT 1, i_id, NULL, NULL, i_price, NULL, NULL, i_name, i_data FROM item WHERE i_id IN ("
-    );
+    q.s("(SELECT 0 AS part, d_next_o_id - 1 AS i1, NULL AS i2, NULL AS i3, d_tax AS f1, w_tax AS f2, c_discount AS f3, c_last AS t1, c_credit AS t2 \
+         FROM district, warehouse, customer WHERE d_w_id = ")
+        .n(w)
+        .s(" AND d_id = ")
+        .n(d)
+        .s(" AND w_id = ")
+        .n(w)
+        .s(" AND c_w_id = ")
+        .n(w)
+        .s(" AND c_d_id = ")
+        .n(d)
+        .s(" AND c_id = ")
+        .n(c_id)
+        .s(") UNION ALL (SELECT 1, i_id, NULL, NULL, i_price, NULL, NULL, i_name, i_data FROM item WHERE i_id IN (");
     for (k, l) in lines.iter().enumerate() {
-        let _ = write!(q, "{}{}", if k > 0 { ", " } else { "" }, l.i_id);
+        q.s(if k > 0 { ", " } else { "" }).n(l.i_id);
     }
-    let _ = write!(
-        q,
-        ")) UNION ALL (SELECT 2, s_w_id, s_i_id, s_quantity, NULL, NULL, NULL, s_data, CASE {d} WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END \
-         FROM stock WHERE "
-    );
+    q.s(")) UNION ALL (SELECT 2, s_w_id, s_i_id, s_quantity, NULL, NULL, NULL, s_data, CASE ")
+        .n(d)
+        .s(" WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END \
+           FROM stock WHERE ");
     pairs(q, "s_w_id", "s_i_id", keys());
     // The limit keeps the member's order (and so the order its rows are locked in).
-    let _ = write!(
-        q,
-        " ORDER BY s_w_id, s_i_id LIMIT {} FOR UPDATE)",
-        rows.len()
-    );
+    q.s(" ORDER BY s_w_id, s_i_id LIMIT ")
+        .n(rows.len() as i64)
+        .s(" FOR UPDATE)");
     let read = m.script(&mut s)?;
     let part = |k: i64| read[0].iter().filter(move |r| r[0].int() == k);
 
@@ -320,11 +394,11 @@ fn new_order(
     let mut s = Script::new(block);
     let q = s.stmt();
     let when = |q: &mut String, g: &[Line]| {
-        let _ = write!(
-            q,
-            " WHEN s_w_id = {} AND s_i_id = {} THEN ",
-            g[0].supply_w_id, g[0].i_id
-        );
+        q.s(" WHEN s_w_id = ")
+            .n(g[0].supply_w_id)
+            .s(" AND s_i_id = ")
+            .n(g[0].i_id)
+            .s(" THEN ");
     };
     q.push_str("UPDATE stock SET s_quantity = CASE");
     for (g, (have, _)) in rows.iter().zip(&stock) {
@@ -336,37 +410,49 @@ fn new_order(
             }
         });
         when(q, g);
-        let _ = write!(q, "{left}");
+        q.n(left);
     }
     q.push_str(" ELSE s_quantity END, s_ytd = s_ytd + CASE");
     for g in &rows {
         when(q, g);
-        let _ = write!(q, "{}", g.iter().map(|l| l.quantity).sum::<i64>());
+        q.n(g.iter().map(|l| l.quantity).sum::<i64>());
     }
     q.push_str(" ELSE 0 END, s_order_cnt = s_order_cnt + CASE");
     for g in &rows {
         when(q, g);
-        let _ = write!(q, "{}", g.len());
+        q.n(g.len() as i64);
     }
     q.push_str(" ELSE 0 END, s_remote_cnt = s_remote_cnt + CASE");
     for g in &rows {
         when(q, g);
         let remote = g.iter().filter(|l| l.supply_w_id != w).count();
-        let _ = write!(q, "{remote}");
+        q.n(remote as i64);
     }
     q.push_str(" ELSE 0 END WHERE ");
     pairs(q, "s_w_id", "s_i_id", keys());
     s.changed(rows.len(), "stock");
-    let _ = write!(
-        s.stmt(),
-        "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) \
-         VALUES ({o_id}, {d}, {w}, {c_id}, CURRENT_TIMESTAMP, NULL, {n}, {})",
-        all_local as i64
-    );
-    let _ = write!(
-        s.stmt(),
-        "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES ({o_id}, {d}, {w})"
-    );
+    s.stmt()
+        .s("INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES (")
+        .n(o_id)
+        .s(", ")
+        .n(d)
+        .s(", ")
+        .n(w)
+        .s(", ")
+        .n(c_id)
+        .s(", CURRENT_TIMESTAMP, NULL, ")
+        .n(n as i64)
+        .s(", ")
+        .n(all_local as i64)
+        .s(")");
+    s.stmt()
+        .s("INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (")
+        .n(o_id)
+        .s(", ")
+        .n(d)
+        .s(", ")
+        .n(w)
+        .s(")");
     let q = s.stmt();
     q.push_str("INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES ");
     let row_of: Vec<usize> = rows
@@ -378,18 +464,25 @@ fn new_order(
     for (k, l) in lines.iter().enumerate() {
         let amount = line_amount(l.quantity, price[k]);
         total += amount;
-        let _ = write!(
-            q,
-            "{}({o_id}, {d}, {w}, {}, {}, {}, NULL, {}, {}, ",
-            if k > 0 { ", " } else { "" },
-            k + 1,
-            l.i_id,
-            l.supply_w_id,
-            l.quantity,
-            Money(amount)
-        );
-        text(q, stock[row_of[k]].1);
-        q.push(')');
+        q.s(if k > 0 { ", (" } else { "(" })
+            .n(o_id)
+            .s(", ")
+            .n(d)
+            .s(", ")
+            .n(w)
+            .s(", ")
+            .n(k as i64 + 1)
+            .s(", ")
+            .n(l.i_id)
+            .s(", ")
+            .n(l.supply_w_id)
+            .s(", NULL, ")
+            .n(l.quantity)
+            .s(", ")
+            .money(amount)
+            .s(", ")
+            .lit(stock[row_of[k]].1)
+            .s(")");
     }
     s.stmt().push_str("COMMIT");
     m.script(&mut s)?;
@@ -409,39 +502,82 @@ fn payment(
     by: &CustomerBy,
     amount: f64,
 ) -> Result<Outcome, StmtError> {
-    let a = Money(amount);
+    let a = amount;
     let mut s = Script::new(block);
     s.stmt().push_str("START TRANSACTION");
-    let _ = write!(
-        s.stmt(),
-        "UPDATE warehouse SET w_ytd = w_ytd + {a} WHERE w_id = {w}"
-    );
+    s.stmt()
+        .s("UPDATE warehouse SET w_ytd = w_ytd + ")
+        .money(a)
+        .s(" WHERE w_id = ")
+        .n(w);
     s.changed(1, "warehouse");
-    let _ = write!(
-        s.stmt(),
-        "UPDATE district SET d_ytd = d_ytd + {a} WHERE d_w_id = {w} AND d_id = {d}"
-    );
+    s.stmt()
+        .s("UPDATE district SET d_ytd = d_ytd + ")
+        .money(a)
+        .s(" WHERE d_w_id = ")
+        .n(w)
+        .s(" AND d_id = ")
+        .n(d);
     s.changed(1, "district");
     let c = customer(&mut s, c_w, c_d, by);
-    let _ = write!(
-        s.stmt(),
-        "UPDATE customer SET c_balance = c_balance - {a}, c_ytd_payment = c_ytd_payment + {a}, c_payment_cnt = c_payment_cnt + 1, \
-         c_data = CASE WHEN c_credit = 'BC' THEN substr(concat({c}, ' {c_d} {c_w} {d} {w} {a} | ', c_data), 1, 500) ELSE c_data END \
-         WHERE c_w_id = {c_w} AND c_d_id = {c_d} AND c_id = {c}"
-    );
+    s.stmt()
+        .s("UPDATE customer SET c_balance = c_balance - ")
+        .money(a)
+        .s(", c_ytd_payment = c_ytd_payment + ")
+        .money(a)
+        .s(", c_payment_cnt = c_payment_cnt + 1, c_data = CASE WHEN c_credit = 'BC' THEN substr(concat(")
+        .s(&c)
+        .s(", ' ")
+        .n(c_d)
+        .s(" ")
+        .n(c_w)
+        .s(" ")
+        .n(d)
+        .s(" ")
+        .n(w)
+        .s(" ")
+        .money(a)
+        .s(" | ', c_data), 1, 500) ELSE c_data END WHERE c_w_id = ")
+        .n(c_w)
+        .s(" AND c_d_id = ")
+        .n(c_d)
+        .s(" AND c_id = ")
+        .s(&c);
     s.changed(1, "customer");
-    let _ = write!(
-        s.read(),
-        "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip, d_name, d_street_1, d_street_2, d_city, d_state, d_zip, \
-         c_credit, c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit_lim, c_discount, c_balance \
-         FROM warehouse, district, customer WHERE w_id = {w} AND d_w_id = {w} AND d_id = {d} AND c_w_id = {c_w} AND c_d_id = {c_d} AND c_id = {c}"
-    );
-    let _ = write!(
-        s.stmt(),
-        "INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) \
-         SELECT {c}, {c_d}, {c_w}, {d}, {w}, CURRENT_TIMESTAMP, {a}, concat(w_name, '    ', d_name) \
-         FROM warehouse, district WHERE w_id = {w} AND d_w_id = {w} AND d_id = {d}"
-    );
+    s.read()
+        .s("SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip, d_name, d_street_1, d_street_2, d_city, d_state, d_zip, \
+            c_credit, c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit_lim, c_discount, c_balance \
+            FROM warehouse, district, customer WHERE w_id = ")
+        .n(w)
+        .s(" AND d_w_id = ")
+        .n(w)
+        .s(" AND d_id = ")
+        .n(d)
+        .s(" AND c_w_id = ")
+        .n(c_w)
+        .s(" AND c_d_id = ")
+        .n(c_d)
+        .s(" AND c_id = ")
+        .s(&c);
+    s.stmt()
+        .s("INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) SELECT ")
+        .s(&c)
+        .s(", ")
+        .n(c_d)
+        .s(", ")
+        .n(c_w)
+        .s(", ")
+        .n(d)
+        .s(", ")
+        .n(w)
+        .s(", CURRENT_TIMESTAMP, ")
+        .money(a)
+        .s(", concat(w_name, '    ', d_name) FROM warehouse, district WHERE w_id = ")
+        .n(w)
+        .s(" AND d_w_id = ")
+        .n(w)
+        .s(" AND d_id = ")
+        .n(d);
     s.changed(1, "history");
     s.stmt().push_str("COMMIT");
     let read = m.script(&mut s)?;
@@ -466,13 +602,24 @@ fn order_status(
         s.stmt().push_str("START TRANSACTION READ ONLY");
     }
     let c = customer(&mut s, w, d, by);
-    let _ = write!(
-        s.read(),
-        "SELECT c_balance, c_first, c_middle, c_last, o.o_id, o.o_carrier_id, o.o_entry_d, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d \
-         FROM customer LEFT JOIN (SELECT o_id, o_carrier_id, o_entry_d FROM orders WHERE o_w_id = {w} AND o_d_id = {d} AND o_c_id = {c} ORDER BY o_id DESC LIMIT 1) o ON TRUE \
-         LEFT JOIN order_line ON ol_w_id = {w} AND ol_d_id = {d} AND ol_o_id = o.o_id \
-         WHERE c_w_id = {w} AND c_d_id = {d} AND c_id = {c}"
-    );
+    s.read()
+        .s("SELECT c_balance, c_first, c_middle, c_last, o.o_id, o.o_carrier_id, o.o_entry_d, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d \
+            FROM customer LEFT JOIN (SELECT o_id, o_carrier_id, o_entry_d FROM orders WHERE o_w_id = ")
+        .n(w)
+        .s(" AND o_d_id = ")
+        .n(d)
+        .s(" AND o_c_id = ")
+        .s(&c)
+        .s(" ORDER BY o_id DESC LIMIT 1) o ON TRUE LEFT JOIN order_line ON ol_w_id = ")
+        .n(w)
+        .s(" AND ol_d_id = ")
+        .n(d)
+        .s(" AND ol_o_id = o.o_id WHERE c_w_id = ")
+        .n(w)
+        .s(" AND c_d_id = ")
+        .n(d)
+        .s(" AND c_id = ")
+        .s(&c);
     if !single {
         s.stmt().push_str("COMMIT");
     }
@@ -490,11 +637,12 @@ fn delivery(m: &mut MySession, block: bool, w: i64, carrier_id: i64) -> Result<O
     s.stmt().push_str("START TRANSACTION");
     let q = s.read();
     for d in 1..=crate::DISTRICTS_PER_WAREHOUSE {
-        let _ = write!(
-            q,
-            "{}(SELECT no_d_id, no_o_id FROM new_order WHERE no_w_id = {w} AND no_d_id = {d} ORDER BY no_o_id LIMIT 1 FOR UPDATE)",
-            if d > 1 { " UNION ALL " } else { "" }
-        );
+        q.s(if d > 1 { " UNION ALL " } else { "" })
+            .s("(SELECT no_d_id, no_o_id FROM new_order WHERE no_w_id = ")
+            .n(w)
+            .s(" AND no_d_id = ")
+            .n(d)
+            .s(" ORDER BY no_o_id LIMIT 1 FOR UPDATE)");
     }
     let read = m.script(&mut s)?;
     let taken: Vec<(i64, i64)> = read[0].iter().map(|r| (r[0].int(), r[1].int())).collect();
@@ -507,27 +655,28 @@ fn delivery(m: &mut MySession, block: bool, w: i64, carrier_id: i64) -> Result<O
 
     let mut s = Script::new(block);
     let q = s.stmt();
-    let _ = write!(q, "DELETE FROM new_order WHERE no_w_id = {w} AND ");
+    q.s("DELETE FROM new_order WHERE no_w_id = ")
+        .n(w)
+        .s(" AND ");
     pairs(q, "no_d_id", "no_o_id", keys());
     s.changed(n, "new_order (the locked rows)");
     let q = s.stmt();
-    let _ = write!(
-        q,
-        "UPDATE orders SET o_carrier_id = {carrier_id} WHERE o_w_id = {w} AND "
-    );
+    q.s("UPDATE orders SET o_carrier_id = ")
+        .n(carrier_id)
+        .s(" WHERE o_w_id = ")
+        .n(w)
+        .s(" AND ");
     pairs(q, "o_d_id", "o_id", keys());
     let q = s.stmt();
-    let _ = write!(
-        q,
-        "UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = {w} AND "
-    );
+    q.s("UPDATE order_line SET ol_delivery_d = CURRENT_TIMESTAMP WHERE ol_w_id = ")
+        .n(w)
+        .s(" AND ");
     pairs(q, "ol_d_id", "ol_o_id", keys());
     let q = s.read();
-    let _ = write!(
-        q,
-        "SELECT o_d_id, o_c_id, (SELECT sum(ol_amount) FROM order_line WHERE ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id) \
-         FROM orders WHERE o_w_id = {w} AND "
-    );
+    q.s("SELECT o_d_id, o_c_id, (SELECT sum(ol_amount) FROM order_line WHERE ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id) \
+         FROM orders WHERE o_w_id = ")
+        .n(w)
+        .s(" AND ");
     pairs(q, "o_d_id", "o_id", keys());
     let read = m.script(&mut s)?;
     let mut credit: Vec<(i64, i64, f64)> = Vec::with_capacity(n);
@@ -542,16 +691,16 @@ fn delivery(m: &mut MySession, block: bool, w: i64, carrier_id: i64) -> Result<O
     let q = s.stmt();
     q.push_str("UPDATE customer SET c_balance = c_balance + CASE");
     for (d, c, amount) in &credit {
-        let _ = write!(
-            q,
-            " WHEN c_d_id = {d} AND c_id = {c} THEN {}",
-            Money(*amount)
-        );
+        q.s(" WHEN c_d_id = ")
+            .n(*d)
+            .s(" AND c_id = ")
+            .n(*c)
+            .s(" THEN ")
+            .money(*amount);
     }
-    let _ = write!(
-        q,
-        " ELSE 0 END, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = {w} AND "
-    );
+    q.s(" ELSE 0 END, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = ")
+        .n(w)
+        .s(" AND ");
     pairs(q, "c_d_id", "c_id", credit.iter().map(|(d, c, _)| (*d, *c)));
     s.changed(n, "customer (the delivered orders' customers)");
     s.stmt().push_str("COMMIT");
@@ -616,7 +765,12 @@ mod tests {
                 assert!(s.sql().ends_with("SELECT 2;\nCOMMIT"));
             }
         }
-        assert_eq!(Money(12.5).to_string(), "12.50");
+        let money = |v: f64| String::new().money(v).clone();
+        assert_eq!(money(12.5), "12.50");
+        assert_eq!(money(0.1 + 0.2), "0.30");
+        assert_eq!(money(5000.0), "5000.00");
+        assert_eq!(money(-3.07), "-3.07");
+        assert_eq!(money(0.0), "0.00");
     }
 
     /// A check that fails in a MariaDB block stops it before its `COMMIT`: nothing the
