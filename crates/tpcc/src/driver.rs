@@ -163,7 +163,7 @@ fn announce(observer: &mut dyn RunObserver, acc: &Acc, iv: &Interval, new_orders
         new_order_latency: acc.0[crate::txn::TxnType::NewOrder as usize]
             .hist
             .to_sparse(),
-        failed: acc.0.iter().map(|t| t.failed).sum(),
+        failed: iv.failed,
     });
 }
 
@@ -800,24 +800,30 @@ fn close_window(
     }
     let shared = Arc::clone(&crew.shared);
     let scheduler = crew.scheduler.clone();
+    // The sampler, told to stop at the window's end, takes its last reading while the
+    // workers' sessions are still open: a server forgets a closed session's waits (MariaDB's
+    // per-thread `idle`), so a reading after the workers left would miss them.
+    let sampled = window
+        .sampler
+        .take()
+        .map(|(h, _)| join_within(h, Instant::now() + opts.timeouts.call_bound()));
+    // The workers stop whatever the sampler said.
     let (stop_warnings, ckpt_error) = crew.stop(opts, cancel.is_cancelled());
     window.warnings.extend(stop_warnings);
     if let Some(e) = ckpt_error {
         return Err(e);
     }
-    // Transactions in flight at the window's end, finished after it.
-    let tail = shared.drain_tail();
-    let sampler = match window.sampler.take() {
-        Some((h, _)) => match join_within(h, Instant::now() + opts.timeouts.call_bound()) {
-            Some(Ok(r)) => Some(r?),
-            Some(Err(_)) => return Err(TpccError::Panicked("wait sampler")),
-            None => {
-                window.warnings.push("the wait sampler did not return in time (the database stopped answering?); the wait profile is empty".into());
-                None
-            }
-        },
+    let sampler = match sampled {
+        Some(Some(Ok(r))) => Some(r?),
+        Some(Some(Err(_))) => return Err(TpccError::Panicked("wait sampler")),
+        Some(None) => {
+            window.warnings.push("the wait sampler did not return in time (the database stopped answering?); the wait profile is empty".into());
+            None
+        }
         None => None,
     };
+    // Transactions in flight at the window's end, finished after it.
+    let tail = shared.drain_tail();
     let window_end = monitor.settle_and_snapshot()?;
     let window_started = window.started;
     let terminals = scheduler.map(|s| {

@@ -125,3 +125,7 @@ pub const CUSTOMERS_PER_DISTRICT: i64 = 3_000;
 pub const ORDERS_PER_DISTRICT: i64 = 3_000;
 /// First order id that is undelivered (in NEW_ORDER) in the initial population.
 pub const FIRST_UNDELIVERED_O_ID: i64 = 2_101;
+
+/// The application name (PostgreSQL) or `program_name` (MariaDB/MySQL) of worker `k`'s
+/// session is this followed by `k`; the wait samplers find the workers' sessions by it.
+pub(crate) const WORKER_APPLICATION: &str = "oio-tpcc-worker-";

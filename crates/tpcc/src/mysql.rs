@@ -674,6 +674,8 @@ pub mod waits {
         status: HashMap<String, i64>,
         /// The server process's CPU time (all its threads), when it runs on this host.
         server_cpu: Option<Duration>,
+        /// Picoseconds this process's worker sessions were idle (between statements).
+        worker_idle_ps: u64,
         at: Option<Instant>,
     }
 
@@ -691,7 +693,14 @@ pub mod waits {
         rounds: u64,
     }
 
-    fn snap(s: &mut MySession, enabled: bool, server: Option<u32>) -> Result<Snap, StmtError> {
+    /// One reading. `idle` keeps each worker session's idle time as last read (by thread id):
+    /// a session that closed or reconnected keeps what it had, so the sum never goes back.
+    fn snap(
+        s: &mut MySession,
+        enabled: bool,
+        server: Option<u32>,
+        idle: &mut HashMap<u64, u64>,
+    ) -> Result<Snap, StmtError> {
         let mut out = Snap {
             at: Some(Instant::now()),
             server_cpu: server
@@ -715,6 +724,26 @@ pub mod waits {
                 out.events
                     .insert(r[0].text().to_string(), (n(&r[1]), n(&r[2])));
             }
+            // The workers' sessions between statements: waiting for the driver's next one
+            // (its own time and the network). Only this process's workers (`_pid`), so
+            // other drivers on the same server do not count.
+            let (_, rows) = s.query_sql(&format!(
+                "SELECT w.thread_id, w.sum_timer_wait \
+                 FROM performance_schema.events_waits_summary_by_thread_by_event_name w \
+                 JOIN performance_schema.threads t ON t.thread_id = w.thread_id \
+                 JOIN performance_schema.session_connect_attrs p ON p.processlist_id = t.processlist_id \
+                 AND p.attr_name = '_pid' AND p.attr_value = '{}' \
+                 JOIN performance_schema.session_connect_attrs a ON a.processlist_id = t.processlist_id \
+                 AND a.attr_name = 'program_name' AND a.attr_value LIKE '{}%' \
+                 WHERE w.event_name = 'idle'",
+                std::process::id(),
+                crate::WORKER_APPLICATION
+            ))?;
+            for r in rows {
+                let v = idle.entry(r[0].int().max(0) as u64).or_default();
+                *v = (*v).max(r[1].int().max(0) as u64);
+            }
+            out.worker_idle_ps = idle.values().sum();
         }
         let list = STATUS
             .iter()
@@ -777,6 +806,8 @@ pub mod waits {
         let d =
             |k: &str| b.status.get(k).copied().unwrap_or(0) - a.status.get(k).copied().unwrap_or(0);
         *m.entry("lock").or_default() += d("Innodb_row_lock_time").max(0) as f64 / 1e3;
+        *m.entry("client_round_trips").or_default() +=
+            b.worker_idle_ps.saturating_sub(a.worker_idle_ps) as f64 / 1e12;
         m
     }
 
@@ -834,7 +865,7 @@ pub mod waits {
             if on {
                 if let Err(e) = s.batch(
                     "UPDATE performance_schema.setup_instruments SET enabled = 'YES', timed = 'YES' \
-                     WHERE name LIKE 'wait/io/file/%' OR name LIKE 'wait/synch/%' OR name LIKE 'wait/lock/%'; \
+                     WHERE name LIKE 'wait/io/file/%' OR name LIKE 'wait/synch/%' OR name LIKE 'wait/lock/%' OR name = 'idle'; \
                      UPDATE performance_schema.setup_consumers SET enabled = 'YES' \
                      WHERE name IN ('global_instrumentation', 'thread_instrumentation')",
                 ) {
@@ -845,7 +876,8 @@ pub mod waits {
             }
             let enabled = on;
             let server = server_pid(s);
-            let first = snap(s, enabled, server)?;
+            let mut idle = HashMap::new();
+            let first = snap(s, enabled, server, &mut idle)?;
             let mut me = Sampler {
                 enabled,
                 enable_error,
@@ -866,7 +898,7 @@ pub mod waits {
                     std::thread::sleep(step);
                     left = left.saturating_sub(step);
                 }
-                let now = snap(s, enabled, server)?;
+                let now = snap(s, enabled, server, &mut idle)?;
                 me.rounds += 1;
                 let g = seconds_by_group(&me.last, &now);
                 let (t0, t1) = (me.first.at, now.at);
@@ -954,7 +986,7 @@ pub mod waits {
                 "lock includes InnoDB row lock waits from Innodb_row_lock_time (MariaDB's performance_schema has no row-lock instrument); condition waits (threads asleep until signalled) are left out".into(),
             ];
             if instrumented {
-                notes.push("client_round_trips = socket waits (wait/io/socket/*): sessions waiting for the client's next statement or the network, not storage".into());
+                notes.push("client_round_trips = this run's worker sessions idle between statements (performance_schema `idle`: waiting for the driver's next statement, its own CPU time and the network) plus socket waits (wait/io/socket/*); not storage".into());
             }
             if server_cpu.is_some() {
                 notes.push(format!("cpu = the server process's CPU time (/proc/{}/stat, all its threads, background ones included, so at most an overestimate of the sessions'), capped at the time the waits leave", self.server.unwrap_or(0)));

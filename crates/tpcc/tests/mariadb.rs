@@ -110,6 +110,15 @@ fn mariadb_build_run_check_in_both_modes() {
         assert!(!names.contains(&"cpu_other"), "{names:?}");
         let cpu = r.waits.buckets.iter().find(|b| b.name == "cpu").unwrap();
         assert!(cpu.aas > 0.0, "{:?}", r.waits.buckets);
+        // The workers' sessions wait for the driver between statements: read from their
+        // `idle` time, it is client time (not unknown, not I/O).
+        let client = r
+            .waits
+            .buckets
+            .iter()
+            .find(|b| b.name == "client_round_trips")
+            .unwrap();
+        assert!(client.aas > 0.0, "{:?}", r.waits.buckets);
         assert!(!r.waits.top_events.is_empty());
         let m = r.waits.mysql.as_ref().unwrap();
         assert!(m.performance_schema);
@@ -209,6 +218,10 @@ fn mariadb_deadlocks_and_lock_wait_timeouts_are_retried_and_counted() {
     assert!(reasons("deadlock") >= 1, "{:?}", r.transactions);
     assert!(reasons("lock_wait_timeout") >= 1, "{:?}", r.transactions);
     assert_eq!(r.summary.failed, 0, "{:?}", r.errors);
+    // The intervals say when the retries happened, and add up to the run's.
+    let retried: u64 = r.transactions.values().map(|t| t.retried).sum();
+    assert_eq!(r.intervals.iter().map(|i| i.retried).sum::<u64>(), retried);
+    assert!(r.intervals.iter().all(|i| i.failed == 0));
     all_pass(&db, true);
 }
 

@@ -534,9 +534,9 @@ fn mysql_rules(db: &DbFacts) -> Vec<Finding> {
             Status::NotFound
         };
         let untimed = if db.bucket("cpu").is_some() {
-            "in no wait performance_schema times (the client's round trips between statements among them) and not on the server's CPU"
+            "in no wait performance_schema times and not on the server's CPU"
         } else {
-            "in no wait performance_schema times (the client's round trips between statements among them, and CPU: the server's is not measured from this host)"
+            "in no wait performance_schema times (CPU among them: the server's is not measured from this host)"
         };
         let f = Finding::new(
             rule,
@@ -559,7 +559,7 @@ fn mysql_rules(db: &DbFacts) -> Vec<Finding> {
         )
         .ev("unknown (untimed), share of the workers' time", unknown, "%", &format!("{src}: waits.buckets"))
         .ev(&format!("{what} waits, share of the workers' time"), s, "%", &format!("{src}: waits.buckets"))
-        .ev("client round trips (socket waits, not storage), share", share("client_round_trips"), "%", &format!("{src}: waits.buckets"))
+        .ev("client round trips (workers' sessions idle between statements, socket waits; not storage), share", share("client_round_trips"), "%", &format!("{src}: waits.buckets"))
         .conf(if hidden { Confidence::Low } else { Confidence::Medium });
         let f = if found && writes {
             log_next(f)

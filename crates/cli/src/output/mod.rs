@@ -18,8 +18,10 @@ use std::io::Write;
 
 /// Prints `value` as one pretty JSON document on stdout, the only thing `--json` puts there.
 pub fn print_json<T: serde::Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
+    // Stdout is line-buffered: unbuffered here, a result would cost one write per line.
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     serde_json::to_writer_pretty(&mut out, value)?;
     writeln!(out)?;
+    out.flush()?;
     Ok(())
 }

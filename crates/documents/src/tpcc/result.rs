@@ -200,6 +200,12 @@ pub struct Interval {
     pub tpm_client: f64,
     /// Completed transactions per type.
     pub completed: BTreeMap<String, u64>,
+    /// Transactions that failed in this interval (all types; the run's `errors` say why).
+    #[serde(default)]
+    pub failed: u64,
+    /// Retries in this interval (deadlocks, serialization failures, lock wait timeouts).
+    #[serde(default)]
+    pub retried: u64,
     /// Latency over all types in this interval, ns.
     pub latency_ns: LatencySummary,
     /// New-Order latency in this interval, ns.

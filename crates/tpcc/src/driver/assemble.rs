@@ -17,9 +17,12 @@ pub(super) fn interval_of(acc: &Acc, t_s: f64, duration_s: f64, new_orders: i64)
     let mut all = LatencyHistogram::new();
     let mut completed = BTreeMap::new();
     let mut by_type = BTreeMap::new();
+    let (mut failed, mut retried) = (0, 0);
     for t in TxnType::ALL {
         let a = &acc.0[t as usize];
         all += &a.hist;
+        failed += a.failed;
+        retried += a.retried;
         completed.insert(key(t), a.completed());
         let l = a.hist.summary();
         by_type.insert(
@@ -45,6 +48,8 @@ pub(super) fn interval_of(acc: &Acc, t_s: f64, duration_s: f64, new_orders: i64)
         nopm: per_min(new_orders.max(0) as f64),
         tpm_client: per_min(completed.values().sum::<u64>() as f64),
         completed,
+        failed,
+        retried,
         latency_ns: all.summary(),
         new_order_latency_ns: acc.0[TxnType::NewOrder as usize].hist.summary(),
         latency_by_type_ns: by_type,

@@ -166,6 +166,8 @@ fn interval_bytes() -> u64 {
             nopm: f,
             tpm_client: f,
             completed: types.iter().map(|t| (t.to_string(), big)).collect(),
+            failed: big,
+            retried: big,
             latency_ns: summary,
             new_order_latency_ns: summary,
             latency_by_type_ns: types

@@ -348,7 +348,7 @@ impl Scheduler {
 
 fn open_worker(ctx: &WorkerCtx, idx: u32) -> Result<Session> {
     let mut s = ctx.db.connect(
-        &format!("oio-tpcc-worker-{idx}"),
+        &format!("{}{idx}", crate::WORKER_APPLICATION),
         ctx.opts.sqlite_sync,
         &ctx.opts.timeouts,
     )?;
