@@ -402,7 +402,8 @@ fn write_waits(
 }
 
 /// "async (synchronous_commit=off) against base (synchronous_commit=on): NOPM +178.9 %
-/// [+160.2, +198.0] better; wal_flush waits 62.0 % → 3.1 % (shrank)".
+/// [+160.2, +198.0] better; wal_flush waits 62.0 % → 3.1 % (shrank), cpu waits 30.2 % → 85.0 %
+/// (grew)".
 fn headline(
     c: &Comparison,
     cands: &[Candidate],
@@ -432,15 +433,7 @@ fn headline(
             moves.insert(b.name.clone(), (mean(&x), mean(&y), moved(&x, &y)));
         }
     }
-    let top = moves
-        .iter()
-        .filter(|(_, m)| m.2 == "grew" || m.2 == "shrank")
-        .max_by(|a, b| (a.1 .1 - a.1 .0).abs().total_cmp(&(b.1 .1 - b.1 .0).abs()));
-    let waits = match top {
-        Some((name, (x, y, how))) => format!("; {name} waits {x:.1} % → {y:.1} % ({how})"),
-        None if moves.is_empty() => String::new(),
-        None => "; no wait bucket moved beyond the runs' spread".into(),
-    };
+    let waits = wait_moves(&moves);
     format!(
         "{} ({}) against {} ({}): {margin}{waits}",
         cands[i].label,
@@ -450,9 +443,60 @@ fn headline(
     )
 }
 
+/// The headline's waits: the bucket that shrank most (what the setting relieved) first, then
+/// the one that grew most (where the time went instead; shares add up to 100 %, so one moves
+/// with the other). `moves`: bucket → (baseline's mean share, candidate's, how it moved).
+fn wait_moves(moves: &BTreeMap<String, (f64, f64, &'static str)>) -> String {
+    let most = |how: &str| {
+        moves
+            .iter()
+            .filter(|(_, m)| m.2 == how)
+            .max_by(|a, b| (a.1 .1 - a.1 .0).abs().total_cmp(&(b.1 .1 - b.1 .0).abs()))
+            .map(|(name, (x, y, how))| format!("{name} waits {x:.1} % → {y:.1} % ({how})"))
+    };
+    let named: Vec<String> = [most("shrank"), most("grew")]
+        .into_iter()
+        .flatten()
+        .collect();
+    if !named.is_empty() {
+        format!("; {}", named.join(", "))
+    } else if moves.is_empty() {
+        String::new()
+    } else {
+        "; no wait bucket moved beyond the runs' spread".into()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_headline_names_the_wait_that_shrank_before_the_one_that_grew() {
+        let m = |v: &[(&str, f64, f64, &'static str)]| {
+            v.iter()
+                .map(|(n, x, y, h)| (n.to_string(), (*x, *y, *h)))
+                .collect::<BTreeMap<_, _>>()
+        };
+        assert_eq!(
+            wait_moves(&m(&[
+                ("cpu", 44.7, 87.7, "grew"),
+                ("wal_flush", 41.3, 0.0, "shrank"),
+                ("client_round_trips", 11.4, 4.5, "shrank"),
+                ("data_io", 0.9, 1.7, "within the runs' spread"),
+            ])),
+            "; wal_flush waits 41.3 % → 0.0 % (shrank), cpu waits 44.7 % → 87.7 % (grew)"
+        );
+        assert_eq!(
+            wait_moves(&m(&[("lock", 3.0, 41.0, "grew")])),
+            "; lock waits 3.0 % → 41.0 % (grew)"
+        );
+        assert_eq!(
+            wait_moves(&m(&[("io", 3.0, 3.5, "within the runs' spread")])),
+            "; no wait bucket moved beyond the runs' spread"
+        );
+        assert_eq!(wait_moves(&BTreeMap::new()), "");
+    }
 
     #[test]
     fn sets_group_by_label_in_order_and_bad_ones_say_the_form() {
