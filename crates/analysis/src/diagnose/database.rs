@@ -449,7 +449,7 @@ fn cpu_rules(db: &DbFacts, few: bool, out: &mut Vec<Finding>) {
         out.push(
             undecided(
                 "cpu_bound",
-                format!("cannot tell whether CPU is the limit: {c:.2} of {cores:.0} cores busy ({cpu_what}) is at the threshold ({lo:.2} to {hi:.2} cores decide nothing by themselves), and the host's CPU was {busy:.2} of {cores:.0} cores busy, not full"),
+                format!("cannot tell whether CPU is the limit: {c:.2} of {cores:.0} cores busy ({cpu_what}) is at the threshold ({lo:.2} to {hi:.2} cores decide nothing by themselves), and the host's CPU was {busy:.2} of {cores:.0} cores busy (processes' user and system time, interrupts not counted), not full"),
             )
             .ev(cpu_what, c, "cores", &format!("{src}: cpu / waits"))
             .ev("cores busy on the host", busy, "cores", &format!("{src}: host_noise.others_cores_mean + cpu.cores_busy"))

@@ -114,6 +114,24 @@ fn write_text(out: &mut dyn Write, d: &Diagnosis, all: bool) -> std::io::Result<
     let head: Vec<&Finding> = d.headline().collect();
     if head.is_empty() {
         writeln!(out, "No bottleneck found by the rules that could decide.")?;
+        // What could not be decided, with numbers, is the answer then: shown, not hidden
+        // behind --all.
+        let weighed: Vec<&Finding> = d
+            .findings
+            .iter()
+            .filter(|f| f.status == Status::Undecided && !f.evidence.is_empty())
+            .collect();
+        for f in weighed.iter().take(if all { weighed.len() } else { SHOWN }) {
+            let g = if f.group.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", f.group)
+            };
+            writeln!(out, "  undecided{g}: {}", f.claim)?;
+            for n in &f.next {
+                writeln!(out, "    → {n}")?;
+            }
+        }
     }
     let shown = if all {
         head.len()
