@@ -240,6 +240,23 @@ fn diagnosis_html(o: &mut String, title: &str, d: &Diagnosis) {
     let found: Vec<&Finding> = d.found().collect();
     if found.is_empty() {
         o.push_str("<p>No bottleneck found by the rules that could decide.</p>");
+        // What weighed numbers and could not decide is the answer then: shown, not folded.
+        let weighed: Vec<&Finding> = d
+            .findings
+            .iter()
+            .filter(|f| f.status == Status::Undecided && !f.evidence.is_empty())
+            .collect();
+        if !weighed.is_empty() {
+            o.push_str("<ul class=\"undecided\">");
+            for f in weighed {
+                let _ = write!(o, "<li>undecided: {}", esc(&f.claim));
+                for n in &f.next {
+                    let _ = write!(o, " → {}", esc(n));
+                }
+                o.push_str("</li>");
+            }
+            o.push_str("</ul>");
+        }
     }
     // One finding with the same rule and claim for many inputs (100 null-engine runs) is
     // shown once, with the inputs it also holds for.
