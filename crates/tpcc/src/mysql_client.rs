@@ -100,22 +100,14 @@ impl Script {
     fn changed(&mut self, want: usize, what: &'static str) {
         if self.block {
             let n = want as i64;
+            let mut message = String::with_capacity(what.len() + 24);
+            message.s(what).s(": not ").n(n).s(" rows changed");
             self.sql
                 .s(";\nIF ROW_COUNT() <> ")
                 .n(n)
-                .s(" THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = ");
-            // `what` is printable ASCII (a constant), so it needs no hex form.
-            debug_assert!(what
-                .bytes()
-                .all(|b| (0x20..0x7f).contains(&b) && b != b'\\'));
-            self.sql.s("'");
-            for c in what.chars() {
-                if c == '\'' {
-                    self.sql.push('\'');
-                }
-                self.sql.push(c);
-            }
-            self.sql.s(": not ").n(n).s(" rows changed'; END IF");
+                .s(" THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = ")
+                .lit(&message)
+                .s("; END IF");
         } else {
             self.checks.push(Check {
                 answer: self.statements - 1,
@@ -172,6 +164,8 @@ trait SqlText {
     fn s(&mut self, piece: &str) -> &mut Self;
     /// An integer.
     fn n(&mut self, v: i64) -> &mut Self;
+    /// Integers separated by `, `.
+    fn ns(&mut self, vs: &[i64]) -> &mut Self;
     /// An amount of money: two decimals, as the schema's `NUMERIC(…, 2)` columns hold it.
     fn money(&mut self, v: f64) -> &mut Self;
     /// A text literal ([`text`]).
@@ -186,6 +180,16 @@ impl SqlText for String {
 
     fn n(&mut self, v: i64) -> &mut Self {
         self.push_str(itoa::Buffer::new().format(v));
+        self
+    }
+
+    fn ns(&mut self, vs: &[i64]) -> &mut Self {
+        for (k, v) in vs.iter().enumerate() {
+            if k > 0 {
+                self.push_str(", ");
+            }
+            self.n(*v);
+        }
         self
     }
 
@@ -433,25 +437,13 @@ fn new_order(
     s.changed(rows.len(), "stock");
     s.stmt()
         .s("INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES (")
-        .n(o_id)
-        .s(", ")
-        .n(d)
-        .s(", ")
-        .n(w)
-        .s(", ")
-        .n(c_id)
+        .ns(&[o_id, d, w, c_id])
         .s(", CURRENT_TIMESTAMP, NULL, ")
-        .n(n as i64)
-        .s(", ")
-        .n(all_local as i64)
+        .ns(&[n as i64, all_local as i64])
         .s(")");
     s.stmt()
         .s("INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (")
-        .n(o_id)
-        .s(", ")
-        .n(d)
-        .s(", ")
-        .n(w)
+        .ns(&[o_id, d, w])
         .s(")");
     let q = s.stmt();
     q.push_str("INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES ");
@@ -465,17 +457,7 @@ fn new_order(
         let amount = line_amount(l.quantity, price[k]);
         total += amount;
         q.s(if k > 0 { ", (" } else { "(" })
-            .n(o_id)
-            .s(", ")
-            .n(d)
-            .s(", ")
-            .n(w)
-            .s(", ")
-            .n(k as i64 + 1)
-            .s(", ")
-            .n(l.i_id)
-            .s(", ")
-            .n(l.supply_w_id)
+            .ns(&[o_id, d, w, k as i64 + 1, l.i_id, l.supply_w_id])
             .s(", NULL, ")
             .n(l.quantity)
             .s(", ")

@@ -433,26 +433,32 @@ fn cpu_rules(db: &DbFacts, few: bool, out: &mut Vec<Finding>) {
     let (line, busy) = (CPU_SHARE * cores, host_busy(db));
     let (lo, hi) = ((1.0 - CPU_EDGE) * line, (1.0 + CPU_EDGE) * line);
     let full = busy >= CPU_HOST_FULL * cores;
+    // An undecided answer shows both figures it weighed.
+    let weighed = |f: Finding| {
+        f.ev(cpu_what, c, "cores", &format!("{src}: cpu / waits"))
+            .ev(
+                "cores busy on the host",
+                busy,
+                "cores",
+                &format!("{src}: host_noise.others_cores_mean + cpu.cores_busy"),
+            )
+    };
     if c < lo && busy >= line {
         // The server used few cores, but the host had none to spare: it may have waited
         // for a CPU, which no wait profile shows.
         out.push(
-            undecided(
+            weighed(undecided(
                 "cpu_bound",
                 format!("cannot tell whether CPU is the limit: {c:.2} of {cores:.0} cores busy ({cpu_what}), but the host's CPU was {busy:.2} of {cores:.0} cores busy (the driver and other processes, the server among them when it runs here), so the server may have waited for a CPU"),
-            )
-            .ev(cpu_what, c, "cores", &format!("{src}: cpu / waits"))
-            .ev("cores busy on the host", busy, "cores", &format!("{src}: host_noise.others_cores_mean + cpu.cores_busy"))
+            ))
             .next("run again on a quiet host (or with the database on its own host) to tell"),
         );
     } else if c >= lo && c < hi && !full {
         out.push(
-            undecided(
+            weighed(undecided(
                 "cpu_bound",
                 format!("cannot tell whether CPU is the limit: {c:.2} of {cores:.0} cores busy ({cpu_what}) is at the threshold ({lo:.2} to {hi:.2} cores decide nothing by themselves), and the host's CPU was {busy:.2} of {cores:.0} cores busy (processes' user and system time, interrupts not counted), not full"),
-            )
-            .ev(cpu_what, c, "cores", &format!("{src}: cpu / waits"))
-            .ev("cores busy on the host", busy, "cores", &format!("{src}: host_noise.others_cores_mean + cpu.cores_busy"))
+            ))
             .next("repeat the run (--repeat 3): the spread of the runs tells whether it is above or below"),
         );
     } else {
