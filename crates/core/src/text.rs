@@ -29,9 +29,60 @@ pub fn slug(s: &str, max_chars: usize) -> String {
     out
 }
 
+/// `s` fit to print on a terminal when it came from outside oio (a file's name or content, an
+/// agent's message, a server's error): control characters, which a terminal would act on (ESC
+/// sequences that set the clipboard or the title, clear the screen, move the cursor, or CR and
+/// LF that start a spoofed line), are shown as `\u{..}` escapes instead. Tab is kept; so is
+/// every printable character, in any script. Borrowed when there is nothing to change.
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(is_unsafe) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if is_unsafe(c) {
+            out.push_str(&c.escape_unicode().to_string());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// [`printable`] for text of several lines (a message that may span lines on purpose): line
+/// feeds are kept, every other control character escaped.
+pub fn printable_lines(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.contains('\n') {
+        return printable(s);
+    }
+    let parts: Vec<_> = s.split('\n').map(printable).collect();
+    std::borrow::Cow::Owned(parts.join("\n"))
+}
+
+/// C0 controls but tab, DEL, C1 controls (U+0080..U+009F, which some terminals read as
+/// escape sequences), and the bidirectional overrides that make text read differently than
+/// it is.
+fn is_unsafe(c: char) -> bool {
+    (c.is_control() && c != '\t') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
 #[cfg(test)]
 mod tests {
-    use super::slug;
+    use super::{printable, printable_lines, slug};
+
+    #[test]
+    fn terminal_controls_are_shown_not_acted_on() {
+        // OSC 52 (clipboard), a title change, a screen clear, a spoofed line, a C1 CSI.
+        let hostile = "h1\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b]0;title\x07\x1b[2J\rok\n\u{9b}31m";
+        let shown = printable(hostile);
+        assert!(!shown.chars().any(|c| c.is_control()), "{shown}");
+        assert!(shown.starts_with("h1\\u{1b}]52;c;"), "{shown}");
+        assert!(shown.contains("\\u{d}ok\\u{a}\\u{9b}31m"), "{shown}");
+        assert_eq!(printable("plain\tdisk ü €"), "plain\tdisk ü €");
+        assert!(matches!(printable("plain"), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(printable("a\u{202e}b"), "a\\u{202e}b");
+        assert_eq!(printable_lines("one\ntwo\x1b[2J"), "one\ntwo\\u{1b}[2J");
+    }
 
     #[test]
     fn runs_of_other_characters_become_one_dash_and_ends_are_trimmed() {
