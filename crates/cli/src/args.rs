@@ -44,7 +44,7 @@ impl From<RwArg> for Pattern {
 #[derive(Clone, Debug, clap::Args)]
 pub struct RepeatArgs {
     /// Runs per point, run in rounds across all points.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub repeat: u32,
 }
 
@@ -294,6 +294,10 @@ pub struct WorkloadArgs {
     /// Share (0–100) of written 4 KiB blocks that duplicate others (default 0: all unique).
     #[arg(long, value_name = "PCT", value_parser = parse_pct)]
     pub dedupe_pct: Option<f64>,
+
+    /// Stripe unit over several targets, e.g. 256k (default 1m, or the largest I/O if larger).
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::size_arg)]
+    pub stripe: Option<u64>,
 }
 
 impl WorkloadArgs {
@@ -324,6 +328,7 @@ impl WorkloadArgs {
             workers: self.workers,
             compress_pct: self.compress_pct,
             dedupe_pct: self.dedupe_pct,
+            stripe: self.stripe.map(oio_core::units::Bytes),
         }
     }
 
@@ -348,6 +353,7 @@ impl WorkloadArgs {
             workers: self.workers.or(other.workers),
             compress_pct: self.compress_pct.or(other.compress_pct),
             dedupe_pct: self.dedupe_pct.or(other.dedupe_pct),
+            stripe: self.stripe.or(other.stripe),
         }
     }
 }

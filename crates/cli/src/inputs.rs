@@ -151,10 +151,19 @@ fn series_scaling(
         if loaded.iter().any(|(n, _)| n.ends_with(&r.result_file)) {
             continue;
         }
-        let read = std::fs::read(dir.join(&r.result_file))
-            .ok()
-            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-            .and_then(|v| TpccResult::from_value(v).ok());
+        // The series names its runs' files; only a plain name beside it is read (a name
+        // from a file is no licence to read elsewhere), and only a regular file.
+        if Path::new(&r.result_file).file_name() != Some(std::ffi::OsStr::new(&r.result_file)) {
+            continue;
+        }
+        let read = oio_core::input::read_bytes(
+            &dir.join(&r.result_file),
+            oio_core::document::MAX_DOCUMENT_BYTES,
+            "a TPC-C result",
+        )
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .and_then(|v| TpccResult::from_value(v).ok());
         if let Some(t) = read {
             beside.push((r.result_file.clone(), t));
         }

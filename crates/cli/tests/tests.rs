@@ -24,6 +24,8 @@ mod safety;
 mod hostile_export;
 // Block-device signatures by libblkid, cross-checked with wipefs, on loop devices.
 mod signatures;
+// Issue 37: one trust boundary for what others hand oio (FIFOs, devices, plans, names).
+mod boundary;
 // Hardening: traps at oio's file names, ownership records, signals, result destinations.
 mod hardening;
 // Ownership and locks: copies over oio files in the same second, two runs on one target.

@@ -256,6 +256,9 @@ pub enum DocumentError {
         /// The cause.
         source: std::io::Error,
     },
+    /// Not a file oio reads as input (a FIFO, a device, a kernel file, too large, not text).
+    #[error(transparent)]
+    Input(#[from] crate::input::InputError),
     /// Larger than [`MAX_DOCUMENT_BYTES`].
     #[error("'{file}' is {bytes} bytes: larger than any oio document (at most {MAX_DOCUMENT_BYTES} bytes)")]
     TooLarge {
@@ -473,29 +476,11 @@ fn recognise(file: &str, text: &str) -> Result<Option<Vec<Document>>, DocumentEr
 
 /// Reads a document file whole (refusing files over [`MAX_DOCUMENT_BYTES`]).
 pub fn read_text(path: &Path) -> Result<String, DocumentError> {
-    use std::io::Read;
-    let file = path.display().to_string();
-    let io = |source| DocumentError::Io {
-        file: file.clone(),
-        source,
-    };
-    let f = std::fs::File::open(path).map_err(io)?;
-    let len = f.metadata().map_err(io)?.len();
-    if len > MAX_DOCUMENT_BYTES {
-        return Err(DocumentError::TooLarge { file, bytes: len });
-    }
-    let mut text = String::with_capacity(len as usize);
-    // The limit holds even if the file grows while it is read.
-    f.take(MAX_DOCUMENT_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(io)?;
-    if text.len() as u64 > MAX_DOCUMENT_BYTES {
-        return Err(DocumentError::TooLarge {
-            file,
-            bytes: text.len() as u64,
-        });
-    }
-    Ok(text)
+    Ok(crate::input::read_text(
+        path,
+        MAX_DOCUMENT_BYTES,
+        "an oio JSON document or fio JSON output",
+    )?)
 }
 
 /// Reads and recognises one JSON file: see [`parse`].

@@ -29,6 +29,7 @@ pub mod document;
 pub mod experiment;
 pub mod histogram;
 pub mod host;
+pub mod input;
 pub mod memory;
 pub mod observation;
 pub mod profiles;

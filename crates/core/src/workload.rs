@@ -73,7 +73,8 @@ pub struct Stream {
     /// Threads that issue this stream's I/O; `outstanding` is divided among them.
     #[serde(default = "one")]
     pub workers: u32,
-    /// Stripe unit when the stream's role has several targets (default 1m).
+    /// Stripe unit when the stream's role has several targets (default 1m, or the largest
+    /// I/O when that is larger).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stripe: Option<Bytes>,
     /// Share (0–100) of each written 4 KiB block that a compressor can remove (default 0:
@@ -680,9 +681,14 @@ impl Stream {
             .unwrap_or_else(|| self.used_mixes().map(SizeMix::min).min().unwrap_or(4096))
     }
 
-    /// Stripe unit over several targets.
+    /// Stripe unit over several targets: the stream's, else 1 MiB or, for larger I/Os, the
+    /// largest I/O rounded up to the alignment (no I/O may span two targets, and one target
+    /// is one stripe).
     pub fn stripe_unit(&self) -> u64 {
-        self.stripe.map(|s| s.0).unwrap_or(1 << 20)
+        self.stripe.map(|s| s.0).unwrap_or_else(|| {
+            let align = self.alignment().max(1);
+            (1 << 20).max(self.max_io().div_ceil(align).saturating_mul(align))
+        })
     }
 
     /// The load model.
@@ -1002,7 +1008,6 @@ impl Workload {
 
     /// Reads and parses a workload file (at most [`MAX_WORKLOAD_FILE`] bytes of UTF-8).
     pub fn from_file(path: &Path) -> Result<Workload, WorkloadError> {
-        use std::io::Read;
         let origin = path.display().to_string();
         let unreadable = |message: String| WorkloadError {
             origin: origin.clone(),
@@ -1010,16 +1015,26 @@ impl Workload {
             column: 0,
             message,
         };
-        let mut bytes = Vec::new();
-        std::fs::File::open(path)
-            .and_then(|f| f.take(MAX_WORKLOAD_FILE + 1).read_to_end(&mut bytes))
-            .map_err(|e| unreadable(e.to_string()))?;
-        if bytes.len() as u64 > MAX_WORKLOAD_FILE {
-            return Err(unreadable(format!(
-                "larger than {} KiB; a workload file is a short TOML text",
-                MAX_WORKLOAD_FILE / 1024
-            )));
-        }
+        let expected = "a workload file (TOML)";
+        let bytes = match crate::input::read_bytes(path, MAX_WORKLOAD_FILE, expected) {
+            Ok(b) => b,
+            Err(crate::input::InputError::TooLarge { .. }) => {
+                return Err(unreadable(format!(
+                    "larger than {} KiB; a workload file is a short TOML text",
+                    MAX_WORKLOAD_FILE / 1024
+                )))
+            }
+            Err(crate::input::InputError::Io { source, .. }) => {
+                return Err(unreadable(source.to_string()))
+            }
+            // The origin already names the file.
+            Err(e) => {
+                let text = e.to_string();
+                let quoted = format!("'{origin}' ");
+                let why = text.strip_prefix(&quoted).unwrap_or(&text).to_string();
+                return Err(unreadable(why));
+            }
+        };
         let text = match String::from_utf8(bytes) {
             Ok(t) => t,
             Err(e) => {
@@ -1346,7 +1361,10 @@ outstanding = 600
         let e = Workload::from_file(Path::new("/dev/zero"))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("larger than 1024 KiB"), "{e}");
+        assert_eq!(
+            e,
+            "/dev/zero: is a character device, not a regular file: expected a workload file (TOML)"
+        );
     }
 
     #[test]

@@ -244,6 +244,10 @@ impl Walk {
             return;
         }
         if !(meta.is_dir() || meta.is_file()) {
+            // A FIFO, device or socket among results is never read (it could block or
+            // never end), but it is said, as every other file passed over is.
+            self.notices
+                .push(format!("{shown}: not a regular file; skipped"));
             return;
         }
         if !self.first_visit(&meta) {

@@ -274,6 +274,13 @@ fn check_plan(plan: &RunPlan, interval_histograms: bool) -> Result<(), RunError>
     if plan.sim.is_some() && plan.engine != EngineKind::Null {
         return Err(PlanError("a simulated device (--sim) needs --engine null".into()).into());
     }
+    if plan.time.is_zero() {
+        // A run of no time measures nothing: its rates would be 0 or undefined, not a figure.
+        return Err(PlanError(
+            "--time 0: expected a measured time above 0 (e.g. 10s; --ios N stops earlier)".into(),
+        )
+        .into());
+    }
     if plan.interval < crate::budget::MIN_INTERVAL {
         return Err(PlanError(format!(
             "--interval {}: expected 1ms or longer (each interval of the series is a record of the result)",

@@ -200,17 +200,9 @@ impl Inventory {
 
     /// Reads an inventory file; errors name the file, line and column.
     pub fn from_file(path: &Path) -> Result<Inventory, InventoryError> {
-        let meta = std::fs::metadata(path)
-            .map_err(|e| InventoryError(format!("{}: {e}", path.display())))?;
-        if meta.len() > 16 << 20 {
-            return Err(InventoryError(format!(
-                "{}: {} bytes; an inventory is at most 16 MiB",
-                path.display(),
-                meta.len()
-            )));
-        }
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| InventoryError(format!("{}: {e}", path.display())))?;
+        let text =
+            oio_core::input::read_text(path, 16 << 20, "an inventory (TOML, at most 16 MiB)")
+                .map_err(|e| InventoryError(e.to_string()))?;
         let mut inv = Self::parse(&text, &path.display().to_string())?;
         // Workload files are named relative to the inventory.
         let base = path.parent().unwrap_or(Path::new("."));

@@ -213,6 +213,10 @@ pub struct WorkloadOverrides {
     pub compress_pct: Option<f64>,
     /// Duplicated share of written blocks, percent.
     pub dedupe_pct: Option<f64>,
+    /// Stripe unit over several targets, bytes (left out of plans when not given, so plans
+    /// recorded before it read back equal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stripe: Option<oio_core::units::Bytes>,
 }
 
 impl WorkloadOverrides {
@@ -272,6 +276,9 @@ impl WorkloadOverrides {
         }
         if let Some(p) = self.dedupe_pct {
             s.dedupe_pct = Some(Percent(p));
+        }
+        if let Some(b) = self.stripe {
+            s.stripe = Some(b);
         }
         if let Some(r) = self.rate_over(s.rate.as_ref()) {
             s.rate = Some(r);
@@ -367,7 +374,7 @@ impl WorkloadOverrides {
                 region: Default::default(),
                 outstanding: self.qd.or(self.rate.is_none().then_some(32)),
                 workers: self.workers.unwrap_or(1),
-                stripe: None,
+                stripe: self.stripe,
                 compress_pct: self.compress_pct.map(Percent),
                 dedupe_pct: self.dedupe_pct.map(Percent),
                 rate: self.rate_over(None),

@@ -158,7 +158,8 @@ fn comparisons_csv(r: &Report, out: &mut Vec<Artifact>) {
                     field(&e.label),
                     field(&e.doc.baseline),
                     field(&c.group),
-                    k,
+                    // The metric names come from the document, which anyone may have edited.
+                    field(k),
                     num(m.baseline_value),
                     num(m.value),
                     num(m.margin_pct),

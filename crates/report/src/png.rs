@@ -41,9 +41,13 @@ pub fn find_chromium() -> Option<PathBuf> {
 
 /// The flags oio runs Chromium with (headless, no sandbox for root, no network chatter).
 pub fn headless_args(profile: &Path) -> Vec<String> {
-    vec![
+    let mut args: Vec<String> = Vec::new();
+    // Chromium refuses to start as root with its sandbox; anyone else keeps it.
+    if rustix::process::geteuid().is_root() {
+        args.push("--no-sandbox".into());
+    }
+    args.extend([
         "--headless".into(),
-        "--no-sandbox".into(),
         "--disable-gpu".into(),
         "--disable-quic".into(),
         "--no-first-run".into(),
@@ -52,7 +56,49 @@ pub fn headless_args(profile: &Path) -> Vec<String> {
         "--disable-sync".into(),
         "--hide-scrollbars".into(),
         format!("--user-data-dir={}", profile.display()),
-    ]
+    ]);
+    args
+}
+
+/// How long one screenshot may take before Chromium is stopped (a page of charts takes
+/// about a second; a browser that hangs must not hang `oio report`).
+const CHROMIUM_DEADLINE: std::time::Duration = std::time::Duration::from_secs(90);
+
+/// Runs `cmd` (Chromium) in a process group of its own with its output in `dir`, and stops
+/// the whole group (the browser's helpers too) at the deadline. Returns its exit status and
+/// the end of what it printed on stderr.
+fn run_with_deadline(
+    mut cmd: Command,
+    dir: &Path,
+    deadline: std::time::Duration,
+) -> std::io::Result<(Option<std::process::ExitStatus>, String)> {
+    use std::os::unix::process::CommandExt;
+    let err_path = dir.join("chromium.stderr");
+    let err = std::fs::File::create(&err_path)?;
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(err)
+        .process_group(0)
+        .spawn()?;
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait()? {
+            break Some(st);
+        }
+        if start.elapsed() >= deadline {
+            if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let text = std::fs::read_to_string(&err_path).unwrap_or_default();
+    let tail: Vec<&str> = text.lines().rev().take(3).collect();
+    Ok((status, tail.join(" | ")))
 }
 
 /// The `height` attribute of the outer `<svg>` (charts grow with their legends).
@@ -153,27 +199,27 @@ impl PngRenderer {
             what: format!("writing '{}'", page.display()),
             source: e,
         })?;
-        let out = Command::new(&self.chromium)
-            .args(headless_args(&dir.path().join("profile")))
+        let mut cmd = Command::new(&self.chromium);
+        cmd.args(headless_args(&dir.path().join("profile")))
             .arg(format!("--window-size={w},{h}"))
             .arg(format!("--screenshot={}", png.display()))
-            .arg(format!("file://{}", page.display()))
-            .output()
-            .map_err(|e| ReportError::Io {
+            .arg(format!("file://{}", page.display()));
+        let (status, stderr) =
+            run_with_deadline(cmd, dir.path(), CHROMIUM_DEADLINE).map_err(|e| ReportError::Io {
                 what: format!("starting '{}'", self.chromium.display()),
                 source: e,
             })?;
+        let Some(status) = status else {
+            return Err(ReportError::Browser(format!(
+                "'{}' did not finish a screenshot within {} s and was stopped: {stderr}",
+                self.chromium.display(),
+                CHROMIUM_DEADLINE.as_secs()
+            )));
+        };
         std::fs::read(&png).map_err(|_| {
             ReportError::Browser(format!(
-                "'{}' wrote no screenshot (exit {}): {}",
+                "'{}' wrote no screenshot (exit {status}): {stderr}",
                 self.chromium.display(),
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-                    .lines()
-                    .rev()
-                    .take(3)
-                    .collect::<Vec<_>>()
-                    .join(" | ")
             ))
         })
     }

@@ -103,10 +103,7 @@ pub fn detect(text: &str) -> Option<TraceFormat> {
 /// Reads a trace file; `format` None detects it.
 pub fn parse_file(path: &Path, format: Option<TraceFormat>) -> Result<BlockTrace, TelemetryError> {
     let name = path.display().to_string();
-    let f = std::fs::File::open(path).map_err(|source| TelemetryError::Io {
-        file: name.clone(),
-        source,
-    })?;
+    let f = oio_core::input::open(path, "a block I/O trace")?;
     parse_lines(&mut TextLines::new(&name, f), format)
 }
 

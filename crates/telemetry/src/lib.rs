@@ -62,6 +62,9 @@ pub enum TelemetryError {
     /// An oio document that could not be read (unknown kind, newer version, bad fields).
     #[error(transparent)]
     Document(#[from] oio_core::document::DocumentError),
+    /// Not a file oio reads as input (a FIFO, a device, a kernel file).
+    #[error(transparent)]
+    Input(#[from] oio_core::input::InputError),
     /// The file could not be read.
     #[error("{file}: {source}")]
     Io {
@@ -224,10 +227,7 @@ fn open(path: &Path) -> Result<TextLines<std::fs::File>, TelemetryError> {
     {
         return Err(TelemetryError::invalid(&name, perfmon::blg_message(&name)));
     }
-    let f = std::fs::File::open(path).map_err(|source| TelemetryError::Io {
-        file: name.clone(),
-        source,
-    })?;
+    let f = oio_core::input::open(path, "telemetry or a trace")?;
     Ok(TextLines::new(&name, f))
 }
 

@@ -478,6 +478,38 @@ pub struct Counters {
     pub(crate) failed: AtomicBool,
 }
 
+/// Most warehouses `build` loads (about 10 TB, HammerDB's largest schemas' order).
+pub const MAX_WAREHOUSES: u32 = 100_000;
+
+/// What one warehouse takes on disk, bytes: about 100 MB with its indexes.
+pub const BYTES_PER_WAREHOUSE: u64 = 100 << 20;
+
+/// An embedded database is a file here: refuse a build its filesystem cannot hold before
+/// writing anything. (A server's disk is the server's to know; its build is not checked.)
+fn check_room(url: &DbUrl, warehouses: u32) -> Result<()> {
+    let DbUrl::Sqlite(path) = url else {
+        return Ok(());
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let Ok(fs) = rustix::fs::statvfs(dir) else {
+        return Ok(());
+    };
+    let free = fs.f_bavail.saturating_mul(fs.f_frsize);
+    let need = u64::from(warehouses).saturating_mul(BYTES_PER_WAREHOUSE);
+    if need > free {
+        return Err(TpccError::Invalid(format!(
+            "--warehouses {warehouses} needs about {} and {} has {} free: load fewer warehouses or put the database elsewhere",
+            oio_core::units::format_size(need),
+            dir.display(),
+            oio_core::units::format_size(free)
+        )));
+    }
+    Ok(())
+}
+
 /// Builds the schema and loads it. `progress` is called often (at least every 10,000 rows
 /// per worker) from any thread. Cancelling `cancel` stops the build promptly (running
 /// statements are interrupted) with [`TpccError::Cancelled`]; the database is then recorded
@@ -488,9 +520,13 @@ pub fn build(
     progress: &(dyn Fn(&BuildProgress) + Sync),
     cancel: &Cancel,
 ) -> Result<BuildReport> {
-    if opts.warehouses == 0 {
-        return Err(TpccError::Invalid("--warehouses must be at least 1".into()));
+    if opts.warehouses == 0 || opts.warehouses > MAX_WAREHOUSES {
+        return Err(TpccError::Invalid(format!(
+            "--warehouses {}: expected 1 to {MAX_WAREHOUSES}",
+            opts.warehouses
+        )));
     }
+    check_room(url, opts.warehouses)?;
     let started = Instant::now();
     let timestamp = oio_core::host::now_rfc3339();
     let db = crate::database::open(url);

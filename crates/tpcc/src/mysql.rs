@@ -162,7 +162,13 @@ pub fn connect(url: &str, program: &str, timeouts: &Timeouts) -> Result<MySessio
         reason: format!("cannot be parsed ({e})"),
     })?;
     let io = secs(timeouts.statement_s).map(|d| d.saturating_add(Duration::from_secs(60)));
+    // As the mysql client does: a URL without a password takes MYSQL_PWD.
+    let password = opts
+        .get_pass()
+        .map(str::to_string)
+        .or_else(|| std::env::var("MYSQL_PWD").ok().filter(|p| !p.is_empty()));
     let builder = mysql::OptsBuilder::from_opts(opts)
+        .pass(password)
         .tcp_connect_timeout(secs(timeouts.connect_s))
         .read_timeout(io.or(secs(timeouts.connect_s)))
         .write_timeout(io.or(secs(timeouts.connect_s)))

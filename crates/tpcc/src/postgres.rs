@@ -112,6 +112,12 @@ fn pg_config(url: &str, application_name: &str, timeouts: &Timeouts) -> Result<P
         reason: format!("cannot be parsed ({e})"),
     })?;
     config.application_name(application_name);
+    // As libpq does: a URL without a password takes PGPASSWORD (recorded URLs never hold one).
+    if config.get_password().is_none() {
+        if let Some(pw) = std::env::var_os("PGPASSWORD").filter(|p| !p.is_empty()) {
+            config.password(pw.as_encoded_bytes());
+        }
+    }
     if config.get_connect_timeout().is_none() && timeouts.connect_s > 0.0 {
         config.connect_timeout(secs(timeouts.connect_s));
     }

@@ -42,6 +42,22 @@ impl DbUrl {
     }
 }
 
+/// A URL as a result recorded it ([`DbUrl::redacted`]), with the `***` that stands for the
+/// password removed, so that connecting takes the password from the environment
+/// (PGPASSWORD, MYSQL_PWD) instead of sending `***`.
+pub fn without_redacted_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    match rest.find('@').map(|i| rest.split_at(i)) {
+        Some((auth, tail)) => match auth.strip_suffix(":***") {
+            Some(user) => format!("{scheme}://{user}{tail}"),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
 fn redact_password(url: &str) -> String {
     // postgres://user:secret@host/db → postgres://user:***@host/db
     let Some((scheme, rest)) = url.split_once("://") else {
@@ -148,6 +164,15 @@ mod tests {
     fn passwords_never_leak() {
         let u: DbUrl = "postgres://bob:hunter2@h/db".parse().unwrap();
         assert_eq!(u.redacted(), "postgres://bob:***@h/db");
+        assert_eq!(
+            without_redacted_password(&u.redacted()),
+            "postgres://bob@h/db"
+        );
+        assert_eq!(
+            without_redacted_password("postgres://bob:real@h/db"),
+            "postgres://bob:real@h/db"
+        );
+        assert_eq!(without_redacted_password("sqlite:./x.db"), "sqlite:./x.db");
     }
 }
 

@@ -87,7 +87,10 @@ fn no_label(args: &Args) -> anyhow::Result<()> {
 fn import_jobfile(args: &Args) -> anyhow::Result<Option<ExitCode>> {
     use oio_telemetry::jobfile;
     let name = args.file.display().to_string();
-    let f = std::fs::File::open(&args.file).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+    let f = oio_core::input::open(
+        &args.file,
+        "a fio job file or JSON result, a diskspd, IOMeter or vdbench file",
+    )?;
     let mut lines = oio_telemetry::TextLines::new(&name, f);
     let head = lines.peek(64 << 10)?;
     let Some(format) = jobfile::detect(&name, &head) else {
@@ -146,7 +149,8 @@ fn is_job_file(path: &std::path::Path) -> bool {
         _ => {}
     }
     let mut head = [0u8; 512];
-    let n = std::fs::File::open(path)
+    let n = oio_core::input::open(path, "a job file")
+        .map_err(std::io::Error::other)
         .and_then(|mut f| f.read(&mut head))
         .unwrap_or(0);
     let first = head[..n]

@@ -22,7 +22,9 @@ The new result embeds the same plan, so it can be compared with the first
 resolved in the directory the first run ran in (--target redirects them); the rerun prints
 them before it starts. A file oio created is reused; writing anywhere else needs
 --allow-overwrite (or --destroy-data for a device) on this command line: a result file never
-grants them, whatever it says.")]
+grants them, whatever it says. A result is a proposal: the rerun prints every path it will
+write, puts the result's latency logs under --out, and creates no file the command line
+does not name (--trust-plan-paths to take the result's paths as they are).")]
 pub struct Args {
     /// A result that embeds its plan (`plan`): a run, a sweep, a blend, a TPC-C result or series.
     #[arg(value_name = "RESULT")]
@@ -58,6 +60,13 @@ pub struct Args {
     /// When another oio run holds a target, wait for it to end instead of refusing.
     #[arg(long)]
     pub wait: bool,
+
+    /// Create files where the result says (new targets, an SQLite database) and write its
+    /// logs where it says. Without it, a rerun creates files only where this command line
+    /// says (--target, --db, --out): the logs go under --out, and a recorded target or
+    /// SQLite file that does not exist is refused.
+    #[arg(long)]
+    pub trust_plan_paths: bool,
 }
 
 /// Takes the permission flags from this command line, not from the file, and resolves the
@@ -126,6 +135,7 @@ fn secure(plan: &mut Plan, args: &Args) -> anyhow::Result<Vec<String>> {
             }
         }
     }
+    confine(plan, args, &redirects, &mut notes)?;
     if asked_overwrite && !args.allow_overwrite {
         notes.push("the first run was allowed to write over data oio did not create (--allow-overwrite); this rerun is not unless you give --allow-overwrite here".into());
     }
@@ -133,6 +143,57 @@ fn secure(plan: &mut Plan, args: &Args) -> anyhow::Result<Vec<String>> {
         notes.push("the first run was allowed to write to a device with a partition table, filesystem or other signature (--destroy-data); this rerun is not unless you give --destroy-data here".into());
     }
     Ok(notes)
+}
+
+/// What a result names that the rerun would write, held to what this command line allows:
+/// the logs go under `--out` (by their file names), a target that does not exist must be one
+/// the command line named (`--target`) or lie under `--out`. Every path written is noted.
+fn confine(
+    plan: &mut Plan,
+    args: &Args,
+    redirects: &[(Option<PathBuf>, PathBuf)],
+    notes: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    let given = |p: &PathBuf| redirects.iter().any(|(_, new)| new == p) || p.starts_with(&args.out);
+    for c in plan.configs_mut() {
+        for b in &c.plan.bindings {
+            for p in &b.paths {
+                let shown = oio_core::text::printable(&p.display().to_string()).into_owned();
+                match std::fs::symlink_metadata(p) {
+                    Ok(_) => {}
+                    Err(_) if given(p) || args.trust_plan_paths => notes.push(format!(
+                        "target {shown} does not exist: it will be created{}",
+                        c.plan
+                            .target_options
+                            .size
+                            .map(|n| format!(" ({})", oio_core::units::format_size(n)))
+                            .unwrap_or_default()
+                    )),
+                    Err(_) => anyhow::bail!(
+                        "the result names the target '{shown}', which does not exist: a rerun creates files only where its command line says (--target PATH, or a path under --out); give --trust-plan-paths to create the paths the result names"
+                    ),
+                }
+            }
+        }
+        for (what, log) in [
+            ("latency log", &mut c.plan.lat_log),
+            ("HdrHistogram log", &mut c.plan.hdr_log),
+        ] {
+            let Some(path) = log.as_mut() else { continue };
+            if !args.trust_plan_paths && !path.starts_with(&args.out) {
+                let name = path
+                    .file_name()
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| PathBuf::from("oio"));
+                *path = args.out.join(name);
+            }
+            notes.push(format!(
+                "{what}: {}",
+                oio_core::text::printable(&path.display().to_string())
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn names(paths: &[PathBuf]) -> String {
@@ -143,6 +204,23 @@ fn names(paths: &[PathBuf]) -> String {
         .join(", ")
 }
 
+/// A recorded SQLite database is a file the rerun would write: it must exist (the first
+/// run's) unless the paths of the result are trusted. A server is named before it is used.
+fn confine_db(db: &str, args: &Args) -> anyhow::Result<()> {
+    let shown = oio_core::text::printable(db).into_owned();
+    if let Ok(oio_tpcc::DbUrl::Sqlite(p)) = db.parse::<oio_tpcc::DbUrl>() {
+        if !p.exists() && !args.trust_plan_paths && !p.starts_with(&args.out) {
+            anyhow::bail!(
+                "the result names the database '{shown}', which does not exist: a rerun creates files only where its command line says (--db URL); give --trust-plan-paths to create it there"
+            );
+        }
+    }
+    crate::output::style::print_notice(&format!(
+        "rerun against {shown} (as the result records it; --db to use another)"
+    ));
+    Ok(())
+}
+
 /// The largest document `oio rerun` reads (results of long runs with short intervals are
 /// tens of megabytes; anything far beyond is not an oio result).
 const MAX_DOCUMENT: u64 = 1 << 30;
@@ -150,23 +228,17 @@ const MAX_DOCUMENT: u64 = 1 << 30;
 /// Runs `oio rerun`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let path = &args.result;
-    let file = std::fs::File::open(path).with_context(|| format!("'{}'", path.display()))?;
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    if len > MAX_DOCUMENT {
-        anyhow::bail!(
-            "'{}': {len} bytes is larger than any oio result ({MAX_DOCUMENT} bytes at most)",
-            path.display()
-        );
-    }
-    let doc: serde_json::Value =
-        serde_json::from_reader(std::io::BufReader::new(file)).map_err(|e| {
-            anyhow::anyhow!(
-                "'{}':{}:{}: expected a JSON document: {e}",
-                path.display(),
-                e.line(),
-                e.column()
-            )
-        })?;
+    let bytes =
+        oio_core::input::read_bytes(path, MAX_DOCUMENT, "an oio result that embeds its plan")?;
+    let doc: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "'{}':{}:{}: expected a JSON document: {e}",
+            path.display(),
+            e.line(),
+            e.column()
+        )
+    })?;
+    drop(bytes);
     let Some(embedded) = doc.get("plan").filter(|p| !p.is_null()) else {
         anyhow::bail!(
             "'{}': no plan in this document (expected a result of oio run, sweep or blend written by this version of oio, with a top-level \"plan\")",
@@ -177,8 +249,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if kind == oio_tpcc::result::TPCC_SCHEMA || kind == oio_tpcc::result::SERIES_SCHEMA {
         let mut plan: oio_tpcc::TpccRunPlan = serde_json::from_value(embedded.clone())
             .with_context(|| format!("'{}': the embedded TPC-C plan", path.display()))?;
-        if let Some(db) = &args.db {
-            plan.db = db.clone();
+        match &args.db {
+            Some(db) => plan.db = db.clone(),
+            None => {
+                plan.db = oio_tpcc::url::without_redacted_password(&plan.db);
+                confine_db(&plan.db, &args)?;
+            }
         }
         return crate::tpcc_run::execute(&plan, &args.out, args.json, None);
     }

@@ -41,6 +41,8 @@ pub fn set_color_choice(when: ColorWhen) {
 
 /// Prints `oio: error: ...` on stderr.
 pub fn print_error(msg: &str) {
+    // Messages carry names and text from files, agents and servers: shown, never acted on.
+    let msg = oio_core::text::printable_lines(msg);
     let mut e = anstream::stderr();
     let _ = writeln!(e, "oio: {ERROR}error:{ERROR:#} {msg}");
 }
@@ -50,6 +52,7 @@ pub fn print_warning(msg: &str) {
     if quiet() {
         return;
     }
+    let msg = oio_core::text::printable_lines(msg);
     let mut e = anstream::stderr();
     let _ = writeln!(e, "oio: {WARN}warning:{WARN:#} {msg}");
 }
@@ -60,6 +63,7 @@ pub fn print_notice(msg: &str) {
     if quiet() {
         return;
     }
+    let msg = oio_core::text::printable_lines(msg);
     let mut e = anstream::stderr();
     let _ = writeln!(e, "oio: {msg}");
 }
@@ -68,16 +72,18 @@ pub fn print_notice(msg: &str) {
 /// on stdout (the one line a script reads), or on stderr when `json` put the document on
 /// stdout.
 pub fn print_saved(what: &str, path: &std::path::Path, json: bool) {
+    let shown = path.display().to_string();
+    let path = oio_core::text::printable(&shown);
     match (quiet(), json) {
         (false, _) => {
             let mut e = anstream::stderr();
-            let _ = writeln!(e, "oio: {what}: {}", path.display());
+            let _ = writeln!(e, "oio: {what}: {path}");
         }
         (true, false) => {
-            let _ = writeln!(anstream::stdout().lock(), "{}", path.display());
+            let _ = writeln!(anstream::stdout().lock(), "{path}");
         }
         (true, true) => {
-            let _ = writeln!(anstream::stderr(), "{}", path.display());
+            let _ = writeln!(anstream::stderr(), "{path}");
         }
     }
 }

@@ -24,27 +24,19 @@ const MAX_JOBS: usize = 256;
 
 /// Reads a fio job file.
 pub fn load(path: &Path) -> Result<Imported, TelemetryError> {
-    use std::io::Read;
     let file = path.display().to_string();
-    let io = |source| TelemetryError::Io {
-        file: file.clone(),
-        source,
+    let bytes = match oio_core::input::read_bytes(path, MAX_JOB_FILE, "a fio job file") {
+        Err(oio_core::input::InputError::TooLarge { .. }) => {
+            return Err(TelemetryError::Invalid {
+                file,
+                message: format!(
+                    "larger than {} KiB; a fio job file is a short INI text",
+                    MAX_JOB_FILE / 1024
+                ),
+            })
+        }
+        r => r?,
     };
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .map_err(io)?
-        .take(MAX_JOB_FILE + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    if bytes.len() as u64 > MAX_JOB_FILE {
-        return Err(TelemetryError::Invalid {
-            file,
-            message: format!(
-                "larger than {} KiB; a fio job file is a short INI text",
-                MAX_JOB_FILE / 1024
-            ),
-        });
-    }
     let text = String::from_utf8(bytes).map_err(|e| {
         let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         TelemetryError::Parse {

@@ -103,8 +103,8 @@ pub(super) const BULK_STATEMENT_TIMEOUT: Duration = Duration::from_secs(3600);
 pub struct BuildArgs {
     #[command(flatten)]
     pub db: DbArg,
-    /// Warehouses to load (about 100 MB each on disk).
-    #[arg(long, short = 'W', value_name = "W", default_value_t = 1)]
+    /// Warehouses to load (about 100 MB each on disk; at most 100000).
+    #[arg(long, short = 'W', value_name = "W", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=oio_tpcc::load::MAX_WAREHOUSES as i64))]
     pub warehouses: u32,
     /// Loader workers (default: the number of CPUs).
     #[arg(long, value_name = "N")]
@@ -224,7 +224,7 @@ pub struct RunArgs {
     pub seed: u64,
     /// Runs of each worker count. The runs of the counts are interleaved (see --order), never
     /// one count's back to back, and the series gives each count the median of its runs.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub repeat: u32,
     /// Order of the runs of a sequence: counterbalanced (1 2 4, 4 2 1, …), interleaved
     /// (1 2 4, 1 2 4, …) or shuffled within each round (reproducible with --seed).

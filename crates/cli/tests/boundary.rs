@@ -1,0 +1,318 @@
+//! Issue 37: what others hand oio is input, never a command. Files that are not files (FIFOs,
+//! devices, kernel files), results whose plans name paths elsewhere, names that would drive
+//! the terminal, and inputs that would make a figure that means nothing.
+
+use crate::common::{oio, run_json, scratch};
+use serde_json::Value;
+use std::path::Path;
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn mkfifo(p: &Path) {
+    let st = std::process::Command::new("mkfifo")
+        .arg(p)
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+/// A FIFO with no writer, a device that never ends and a kernel file that blocks, named where
+/// a file is expected: each refused at once, naming what it is, with nothing allocated for it.
+#[test]
+fn fifos_devices_and_kernel_files_are_refused_at_once() {
+    let d = scratch();
+    let fifo = d.path().join("inventory.toml");
+    mkfifo(&fifo);
+    let wl = d.path().join("w.toml");
+    mkfifo(&wl);
+    let fifo_s = fifo.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["fleet", "check", "--inventory", fifo_s], "is a FIFO"),
+        (
+            vec![
+                "run",
+                "--engine",
+                "null",
+                "--workload",
+                wl.to_str().unwrap(),
+            ],
+            "is a FIFO",
+        ),
+        (vec!["import", "/dev/zero"], "is a character device"),
+        (
+            vec!["compare", "/dev/zero", "/dev/zero"],
+            "is a character device",
+        ),
+        (vec!["rerun", "/dev/zero"], "is a character device"),
+        (vec!["rerun", fifo_s], "is a FIFO"),
+        (vec!["characterize", "/proc/self/status"], "procfs"),
+        (
+            vec!["replay", "/dev/zero", "--engine", "null"],
+            "is a character device",
+        ),
+    ];
+    for (args, says) in cases {
+        let t0 = Instant::now();
+        let o = oio()
+            .current_dir(d.path())
+            .args(&args)
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        // Refused before reading: far below the time a read of GBs (or a wait) would take.
+        assert!(t0.elapsed() < Duration::from_secs(30), "{args:?}");
+    }
+}
+
+/// A results directory with links to a kernel file and a FIFO: the report is written, each
+/// link passed over with a notice.
+#[test]
+fn a_results_directory_with_links_to_kernel_files_and_fifos_is_reported() {
+    let d = scratch();
+    let res = d.path().join("res");
+    run_json(
+        d.path(),
+        &[
+            "run", "--engine", "null", "--time", "200ms", "--ramp", "0", "--size", "1M", "--out",
+            "res", "t.dat",
+        ],
+    );
+    std::os::unix::fs::symlink("/proc/kmsg", res.join("kmsg.json")).unwrap();
+    mkfifo(&res.join("pipe.json"));
+    let o = oio()
+        .current_dir(d.path())
+        .args(["report", "res", "-o", "r.html"])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("kmsg.json"), "{err}");
+    assert!(err.contains("pipe.json"), "{err}");
+    assert!(d.path().join("r.html").exists());
+}
+
+fn json_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// A result edited to name a target and logs elsewhere (issue 37: `/etc/oio-from-rerun.dat`,
+/// `/etc/cron.d/x_lat.1.log`, `/root/.bashrc.hlog` were created): the rerun creates no file
+/// the command line does not name. The new target is refused; the logs go under --out; every
+/// path written is printed. --target and --trust-plan-paths say otherwise.
+#[test]
+fn a_rerun_writes_only_where_its_command_line_says() {
+    let d = scratch();
+    let out = oio()
+        .current_dir(d.path())
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "--rw",
+            "randwrite",
+            "--size",
+            "1M",
+            "--time",
+            "200ms",
+            "--ramp",
+            "0",
+            "--lat-log",
+            "mine",
+            "--hdr-log",
+            "mine.hlog",
+            "-q",
+            "t.dat",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let file = json_files(&d.path().join("oio-results")).remove(0);
+    let elsewhere = d.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let planted = elsewhere.join("oio-from-rerun.dat");
+    v["plan"]["run"]["targets"][0]["paths"][0] = Value::from(planted.to_str().unwrap());
+    v["plan"]["run"]["lat_log"] = Value::from(elsewhere.join("x").to_str().unwrap());
+    v["plan"]["run"]["hdr_log"] = Value::from(elsewhere.join(".bashrc.hlog").to_str().unwrap());
+    let evil = d.path().join("evil.json");
+    std::fs::write(&evil, serde_json::to_string(&v).unwrap()).unwrap();
+    let evil_s = evil.to_str().unwrap();
+
+    let o = oio()
+        .current_dir(d.path())
+        .args(["rerun", evil_s, "--out", "again"])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("oio-from-rerun.dat', which does not exist"),
+        "{err}"
+    );
+    assert!(err.contains("--trust-plan-paths"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(&elsewhere).unwrap().count(),
+        0,
+        "nothing created"
+    );
+
+    // The target named on the command line: the run goes ahead, its logs under --out.
+    let o = oio()
+        .current_dir(d.path())
+        .args(["rerun", evil_s, "--out", "again", "--target", "t2.dat"])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0, "{err}");
+    assert!(d.path().join("again/.bashrc.hlog").exists(), "{err}");
+    assert!(d.path().join("again/x_lat.1.log").exists(), "{err}");
+    assert!(err.contains("latency log: again/x"), "{err}");
+    assert!(
+        err.contains("HdrHistogram log: again/.bashrc.hlog"),
+        "{err}"
+    );
+    assert!(
+        err.contains("target t2.dat does not exist: it will be created (1m)"),
+        "{err}"
+    );
+
+    // Trusted, the result's paths are taken as they are.
+    let o = oio()
+        .current_dir(d.path())
+        .args(["rerun", evil_s, "--out", "again", "--trust-plan-paths"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(planted.exists());
+    assert!(elsewhere.join("x_lat.1.log").exists());
+}
+
+/// `--time 0` measures nothing: refused, not a "completed" result with IOPS 0.0.
+#[test]
+fn a_run_of_no_time_is_refused() {
+    let d = scratch();
+    let o = oio()
+        .current_dir(d.path())
+        .args([
+            "run", "--engine", "null", "--time", "0", "--size", "1M", "t.dat",
+        ])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--time 0: expected a measured time above 0"),
+        "{err}"
+    );
+    let saved = std::fs::read_dir(d.path().join("oio-results"))
+        .map(|r| r.count())
+        .unwrap_or(0);
+    assert_eq!(saved, 0, "no result saved");
+}
+
+/// I/Os above 1 MiB on one target (issue 37: `--bs 2m` failed "stripe 1m is smaller than the
+/// largest I/O"): the stripe unit follows the largest I/O unless --stripe sets it.
+#[test]
+fn ios_above_one_mib_run_and_the_stripe_can_be_set() {
+    let d = scratch();
+    let r = run_json(
+        d.path(),
+        &[
+            "run", "--engine", "null", "--bs", "2m", "--rw", "read", "--ios", "64", "--ramp", "0",
+            "--size", "64M", "t.dat",
+        ],
+    );
+    assert_eq!(r["summary"]["total"]["ios"], 64);
+    assert_eq!(r["summary"]["total"]["bytes"], 64 * (2 << 20));
+    let o = oio()
+        .current_dir(d.path())
+        .args([
+            "run", "--engine", "null", "--bs", "2m", "--stripe", "1m", "--ios", "4", "--size",
+            "64M", "t.dat",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("stripe 1m is smaller than the largest I/O 2m"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A file name that carries terminal controls (a title change, a screen clear, a spoofed
+/// line) is printed with them escaped: nothing that came from outside drives the terminal.
+#[test]
+fn names_from_outside_never_reach_the_terminal_raw() {
+    let d = scratch();
+    let res = d.path().join("res");
+    std::fs::create_dir(&res).unwrap();
+    let name = "x\u{1b}]0;owned\u{7}\u{1b}[2J\roio: all good.json";
+    std::fs::write(res.join(name), "not json").unwrap();
+    let o = oio()
+        .current_dir(d.path())
+        .args(["report", "res", "-o", "r.html"])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(!err.contains('\u{1b}'), "{err:?}");
+    assert!(!err.contains('\r'), "{err:?}");
+    assert!(
+        err.contains("x\\u{1b}]0;owned\\u{7}\\u{1b}[2J\\u{d}oio: all good.json"),
+        "{err:?}"
+    );
+}
+
+/// A TPC-C build that the filesystem cannot hold is refused before anything is written, and
+/// warehouse counts beyond any schema are refused by the parser (they aborted on allocation).
+#[test]
+fn tpcc_builds_beyond_the_disk_or_any_schema_are_refused_before_writing() {
+    let d = scratch();
+    let o = oio()
+        .current_dir(d.path())
+        .args(["tpcc", "build", "--db", "sqlite:big.db", "-W", "100000"])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--warehouses 100000 needs about"), "{err}");
+    assert!(!d.path().join("big.db").exists(), "nothing written");
+    for w in ["100001", "4294967295"] {
+        let o = oio()
+            .current_dir(d.path())
+            .args(["tpcc", "build", "--db", "sqlite:big.db", "-W", w])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("100000"), "{}", stderr(&o));
+    }
+    let o = oio()
+        .current_dir(d.path())
+        .args([
+            "tpcc",
+            "run",
+            "--db",
+            "sqlite:big.db",
+            "--repeat",
+            "4294967295",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
