@@ -316,3 +316,38 @@ fn tpcc_builds_beyond_the_disk_or_any_schema_are_refused_before_writing() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+/// A trace larger than the memory oio may take (issue 37: a 10 M-line iolog aborted under
+/// `ulimit -v 512M`): refused as it is read, naming the limit, not killed by the allocator.
+#[test]
+fn a_trace_beyond_the_memory_budget_is_refused_while_it_is_read() {
+    use std::io::Write;
+    let d = scratch();
+    let trace = d.path().join("big.iolog");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&trace).unwrap());
+    writeln!(f, "fio version 2 iolog\nt.dat add\nt.dat open").unwrap();
+    // 3 M I/Os: 96 MB kept with their vector's slack, above the budget under a 320 MiB
+    // address space (three quarters of what is left once the binary is loaded).
+    for i in 0..3_000_000u64 {
+        writeln!(f, "t.dat read {} 4096", (i * 4096) % (1 << 30)).unwrap();
+    }
+    writeln!(f, "t.dat close").unwrap();
+    drop(f);
+    let bin = assert_cmd::cargo::cargo_bin("oio");
+    let o = std::process::Command::new("sh")
+        .current_dir(d.path())
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 327680; exec '{}' replay big.iolog --engine null",
+            bin.display()
+        ))
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("more than fit in the memory oio may take here"),
+        "{err}"
+    );
+    assert!(err.contains("ulimit -v"), "{err}");
+}

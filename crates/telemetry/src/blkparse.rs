@@ -68,7 +68,10 @@ pub fn parse_lines<R: std::io::Read>(
 ) -> Result<Observation, TelemetryError> {
     let file = lines.file().to_string();
     let file = file.as_str();
-    let mut trace = Trace::default();
+    let mut trace = Trace {
+        budget: oio_core::memory::Limit::detect(),
+        ..Trace::default()
+    };
     while let Some((n, line)) = lines.next_line()? {
         if !trace.line(file, n, line)? {
             break;
@@ -90,6 +93,26 @@ struct Trace {
     queued_by: HashMap<(String, u64), String>,
     /// Events with an RWBS field.
     events: usize,
+    /// The most memory the kept I/Os may take (None: not known, then only the I/O count
+    /// bounds them).
+    budget: Option<oio_core::memory::Limit>,
+    /// What the kept I/Os take, bytes (estimated as they arrive, checked at each one).
+    kept: u64,
+}
+
+/// Most I/Os one trace may hold whatever the memory (as a replayable trace holds).
+const MAX_IOS: u64 = crate::blocktrace::MAX_TRACE_IOS as u64;
+
+/// What one kept I/O costs at most: its record, its process name, its entry among the
+/// pending ones (key, device name, index), and as much again for the slack of growing
+/// vectors and maps.
+fn io_cost(dev: &str, process: Option<&str>) -> u64 {
+    let record = std::mem::size_of::<IoRecord>() + process.map_or(0, str::len);
+    let pending = std::mem::size_of::<(String, u64)>()
+        + dev.len()
+        + 2 * std::mem::size_of::<usize>()
+        + std::mem::size_of::<Vec<usize>>();
+    2 * (record + pending) as u64
 }
 
 impl Trace {
@@ -187,6 +210,7 @@ impl Trace {
             .queued_by
             .remove(&(dev.clone(), sector))
             .or_else(|| bracket(tail));
+        self.keep(file, n, io_cost(&dev, process.as_deref()))?;
         if !self.ios.contains_key(&dev) {
             self.order.push(dev.clone());
         }
@@ -203,6 +227,32 @@ impl Trace {
             .entry((dev, sector))
             .or_default()
             .push(v.len() - 1);
+        Ok(())
+    }
+
+    /// Counts one more kept I/O of `cost` bytes, refusing the trace before it outgrows the
+    /// memory oio may take (checked as it grows, never after parsing).
+    fn keep(&mut self, file: &str, n: usize, cost: u64) -> Result<(), TelemetryError> {
+        self.kept = self.kept.saturating_add(cost);
+        let ios: u64 = self.ios.values().map(|v| v.len() as u64).sum::<u64>();
+        if ios >= MAX_IOS {
+            return Err(TelemetryError::parse(
+                file,
+                n,
+                format!("more than {MAX_IOS} I/Os; split the trace (its I/Os are kept in memory)"),
+            ));
+        }
+        if let Some(l) = self.budget.as_ref().filter(|l| self.kept > l.bytes) {
+            return Err(TelemetryError::parse(
+                file,
+                n,
+                format!(
+                    "the trace's {ios} I/Os so far need more than {} of memory, the most oio may take here ({}); split the trace",
+                    oio_core::units::format_size(l.bytes),
+                    l.source
+                ),
+            ));
+        }
         Ok(())
     }
 

@@ -178,13 +178,38 @@ impl Devices {
     }
 }
 
+/// Most I/Os a trace may hold here: [`MAX_TRACE_IOS`], or fewer when the memory oio may take
+/// (`oio_core::memory`) holds fewer, counting twice each I/O for the slack of a growing
+/// vector. Decided once: a trace is refused as it grows past it, before memory runs out.
+fn cap() -> (usize, Option<&'static oio_core::memory::Limit>) {
+    static CAP: std::sync::OnceLock<(usize, Option<oio_core::memory::Limit>)> =
+        std::sync::OnceLock::new();
+    let (n, limit) = CAP.get_or_init(|| {
+        let limit = oio_core::memory::Limit::detect();
+        let by_memory = limit
+            .as_ref()
+            .map(|l| (l.bytes / (2 * std::mem::size_of::<TraceIo>() as u64)) as usize);
+        (by_memory.unwrap_or(usize::MAX).min(MAX_TRACE_IOS), limit)
+    });
+    (*n, limit.as_ref())
+}
+
+/// Why a trace of more than `cap` I/Os is refused.
+fn too_many(cap: usize, limit: Option<&oio_core::memory::Limit>) -> String {
+    match limit {
+        Some(l) if cap < MAX_TRACE_IOS => format!(
+            "more than {cap} I/Os, more than fit in the memory oio may take here ({}, {}); split the trace (a replay keeps its I/Os in memory)",
+            oio_core::units::format_size(l.bytes),
+            l.source
+        ),
+        _ => format!("more than {cap} I/Os; split the trace (a replay keeps its I/Os in memory)"),
+    }
+}
+
 fn push(ios: &mut Vec<TraceIo>, file: &str, n: usize, io: TraceIo) -> Result<(), TelemetryError> {
-    if ios.len() >= MAX_TRACE_IOS {
-        return Err(TelemetryError::parse(
-            file,
-            n,
-            format!("more than {MAX_TRACE_IOS} I/Os; split the trace (oio keeps a replay's I/Os in memory)"),
-        ));
+    let (cap, limit) = cap();
+    if ios.len() >= cap {
+        return Err(TelemetryError::parse(file, n, too_many(cap, limit)));
     }
     if io.offset.checked_add(io.bytes).is_none() || io.bytes > u64::from(u32::MAX) {
         return Err(TelemetryError::parse(
@@ -443,17 +468,16 @@ fn blkparse<R: std::io::Read>(lines: &mut TextLines<R>) -> Result<BlockTrace, Te
         ..ParseOptions::default()
     };
     let obs = crate::blkparse::parse_lines(lines, &opts)?;
-    let mut ios = Vec::new();
+    let (cap, limit) = cap();
+    let total: usize = obs.devices.iter().map(|d| d.ios.len()).sum();
+    if total > cap {
+        return Err(TelemetryError::invalid(lines.file(), too_many(cap, limit)));
+    }
+    let mut ios = Vec::with_capacity(total);
     let mut devices = Vec::new();
     for (di, d) in obs.devices.iter().enumerate() {
         devices.push(d.name.clone());
         for r in &d.ios {
-            if ios.len() >= MAX_TRACE_IOS {
-                return Err(TelemetryError::invalid(
-                    lines.file(),
-                    format!("more than {MAX_TRACE_IOS} I/Os; split the trace"),
-                ));
-            }
             ios.push(TraceIo {
                 t_ns: r.t_ns,
                 dir: r.dir,
