@@ -268,8 +268,44 @@ pub struct SparseHistogram {
     pub min: Option<u64>,
     /// Exact maximum.
     pub max: Option<u64>,
-    /// Non-empty buckets.
+    /// Non-empty buckets (at most [`MAX_SPARSE_BUCKETS`]).
+    #[serde(deserialize_with = "bounded_buckets")]
     pub buckets: Vec<[u64; 2]>,
+}
+
+/// Most buckets a histogram in a document may list. oio's histograms have about 3,500
+/// buckets in all; a document listing far more was not written by oio, and reading it would
+/// cost time and memory for nothing (a million-bucket histogram made `compare` crawl).
+pub const MAX_SPARSE_BUCKETS: usize = 1 << 16;
+
+/// Reads the bucket list, refusing it past [`MAX_SPARSE_BUCKETS`] as it is read.
+fn bounded_buckets<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<[u64; 2]>, D::Error> {
+    struct Buckets;
+    impl<'de> serde::de::Visitor<'de> for Buckets {
+        type Value = Vec<[u64; 2]>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            write!(
+                f,
+                "a list of at most {MAX_SPARSE_BUCKETS} [value_ns, count] buckets"
+            )
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+            while let Some(b) = seq.next_element::<[u64; 2]>()? {
+                if out.len() == MAX_SPARSE_BUCKETS {
+                    return Err(serde::de::Error::custom(format!(
+                        "a histogram with more than {MAX_SPARSE_BUCKETS} buckets: not one oio wrote (its histograms have about 3,500)"
+                    )));
+                }
+                out.push(b);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_seq(Buckets)
 }
 
 #[cfg(test)]
@@ -332,6 +368,35 @@ mod tests {
             bucket_width(1 << 20) as f64 / (1u64 << 20) as f64,
             1.0 / 128.0
         );
+    }
+
+    #[test]
+    fn a_sparse_form_with_more_buckets_than_any_histogram_is_refused() {
+        let b: Vec<String> = (0..=MAX_SPARSE_BUCKETS)
+            .map(|i| format!("[{},1]", i + 1))
+            .collect();
+        let json = format!(
+            r#"{{"unit":"ns","significant_digits":2,"count":1,"sum":1,"min":1,"max":1,"buckets":[{}]}}"#,
+            b.join(",")
+        );
+        let e = serde_json::from_str::<SparseHistogram>(&json).unwrap_err();
+        assert!(e.to_string().contains("more than 65536 buckets"), "{e}");
+        // A real histogram's every bucket fits well within the bound.
+        let mut h = LatencyHistogram::new();
+        let mut v = 1u64;
+        while v < HIGHEST_NS {
+            h.record(v);
+            v = v + v / 200 + 1;
+        }
+        let all = h.to_sparse();
+        assert!(
+            all.buckets.len() < MAX_SPARSE_BUCKETS / 8,
+            "{}",
+            all.buckets.len()
+        );
+        let back: SparseHistogram =
+            serde_json::from_str(&serde_json::to_string(&all).unwrap()).unwrap();
+        assert_eq!(back, all);
     }
 
     #[test]
