@@ -61,8 +61,16 @@ pub fn headless_args(profile: &Path) -> Vec<String> {
 }
 
 /// How long one screenshot may take before Chromium is stopped (a page of charts takes
-/// about a second; a browser that hangs must not hang `oio report`).
-const CHROMIUM_DEADLINE: std::time::Duration = std::time::Duration::from_secs(90);
+/// about a second; a browser that hangs must not hang `oio report`): 90 s, or
+/// `OIO_CHROMIUM_TIMEOUT` seconds.
+fn chromium_deadline() -> std::time::Duration {
+    let secs = std::env::var("OIO_CHROMIUM_TIMEOUT")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .filter(|s| (1..=3600).contains(s))
+        .unwrap_or(90);
+    std::time::Duration::from_secs(secs)
+}
 
 /// Runs `cmd` (Chromium) in a process group of its own with its output in `dir`, and stops
 /// the whole group (the browser's helpers too) at the deadline. Returns its exit status and
@@ -204,8 +212,9 @@ impl PngRenderer {
             .arg(format!("--window-size={w},{h}"))
             .arg(format!("--screenshot={}", png.display()))
             .arg(format!("file://{}", page.display()));
+        let deadline = chromium_deadline();
         let (status, stderr) =
-            run_with_deadline(cmd, dir.path(), CHROMIUM_DEADLINE).map_err(|e| ReportError::Io {
+            run_with_deadline(cmd, dir.path(), deadline).map_err(|e| ReportError::Io {
                 what: format!("starting '{}'", self.chromium.display()),
                 source: e,
             })?;
@@ -213,7 +222,7 @@ impl PngRenderer {
             return Err(ReportError::Browser(format!(
                 "'{}' did not finish a screenshot within {} s and was stopped: {stderr}",
                 self.chromium.display(),
-                CHROMIUM_DEADLINE.as_secs()
+                deadline.as_secs()
             )));
         };
         std::fs::read(&png).map_err(|_| {
