@@ -530,3 +530,36 @@ fn quiet_commands_print_only_their_result_paths_on_stdout() {
         );
     }
 }
+
+/// The long options of the subcommand at `path` (`["fleet", "tpcc", "run"]`).
+fn long_options(path: &[&str]) -> std::collections::BTreeSet<String> {
+    let mut cmd = oio::Cli::command();
+    cmd.build();
+    let mut c = &cmd;
+    for p in path {
+        c = c
+            .get_subcommands()
+            .find(|s| s.get_name() == *p)
+            .unwrap_or_else(|| panic!("no subcommand {p} in {path:?}"));
+    }
+    c.get_arguments()
+        .filter_map(|a| a.get_long().map(str::to_string))
+        .collect()
+}
+
+/// One plan per domain (issue 36): every option of `oio tpcc run` is taken by `oio fleet tpcc
+/// run` and `scale` by construction (one flag group), so none can be silently defaulted on
+/// the hosts.
+#[test]
+fn every_tpcc_run_option_is_taken_by_the_fleet() {
+    let single = long_options(&["tpcc", "run"]);
+    assert!(single.len() > 25, "{single:?}");
+    for fleet in [
+        &["fleet", "tpcc", "run"][..],
+        &["fleet", "tpcc", "scale"][..],
+    ] {
+        let theirs = long_options(fleet);
+        let missing: Vec<_> = single.difference(&theirs).collect();
+        assert!(missing.is_empty(), "{fleet:?} lacks {missing:?}");
+    }
+}

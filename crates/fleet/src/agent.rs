@@ -382,7 +382,7 @@ fn run_tpcc(
 ) -> Result<AgentEnd, AgentError> {
     // Where the database lives is found before the start instant: it takes a query.
     let (device, warnings) = match plan.db.parse::<oio_tpcc::DbUrl>() {
-        Ok(db) => oio_tpcc::device::locate(None, &db, &plan.step.timeouts)
+        Ok(db) => oio_tpcc::device::locate(plan.device.as_deref(), &db, &plan.step.timeouts)
             .map_err(|e| fail(out, stop, "run", e.to_string()))?,
         Err(e) => return Err(fail(out, stop, "run", e.to_string())),
     };

@@ -48,6 +48,11 @@ pub struct TpccRunPlan {
     /// A name every result of the plan carries (`--label`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// The block device to record (`--device`; None: the one holding the database, found
+    /// where the plan runs; "none": no device). Kept in the plan so a rerun and every host of
+    /// a fleet record what the command line asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
 }
 
 fn one_u32() -> u32 {
@@ -73,6 +78,7 @@ impl TpccRunPlan {
             schedule: Vec::new(),
             order: None,
             label: None,
+            device: None,
         }
     }
 

@@ -256,7 +256,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 confine_db(&plan.db, &args)?;
             }
         }
-        return crate::tpcc_run::execute(&plan, &args.out, args.json, None);
+        let device = plan.device.clone();
+        return crate::tpcc_run::execute(&plan, &args.out, args.json, device.as_deref());
     }
     if args.db.is_some() {
         anyhow::bail!(

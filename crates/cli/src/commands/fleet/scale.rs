@@ -199,16 +199,16 @@ pub fn tpcc(s: super::tpcc::TpccScaleArgs) -> anyhow::Result<ExitCode> {
     check_threshold(s.threshold)?;
     let all = super::tpcc::tpcc_jobs(a)?;
     let steps = steps_of(&s.steps, all.len())?;
-    check_destination(&a.out, "--out DIR")?;
+    check_destination(&a.tpcc.out, "--out DIR")?;
     let stamp = oio_core::host::now_rfc3339();
-    let dir = a.out.join(
-        result_file_name("fleet-tpcc-scale", &stamp, &format!("n{}", a.workers))
+    let dir = a.tpcc.out.join(
+        result_file_name("fleet-tpcc-scale", &stamp, &format!("n{}", a.workers()))
             .trim_end_matches(".json"),
     );
     let metrics = super::run::metrics(&a.metrics)?;
     let mut envelope = oio_core::document::Envelope::new(TPCC_SCALE_SCHEMA, 1);
     envelope.command = std::env::args().collect();
-    envelope.label = a.label.clone();
+    envelope.label = a.tpcc.label.clone();
     envelope.host = Some(oio_core::host::HostInfo::detect());
     let mut done = Vec::new();
     let mut interrupted = false;
@@ -230,7 +230,7 @@ pub fn tpcc(s: super::tpcc::TpccScaleArgs) -> anyhow::Result<ExitCode> {
             k,
             &doc,
             &merged.display().to_string(),
-            a.interval,
+            a.tpcc.interval,
         ));
         for l in &doc.lost {
             style::print_warning(l);
@@ -249,14 +249,14 @@ pub fn tpcc(s: super::tpcc::TpccScaleArgs) -> anyhow::Result<ExitCode> {
     );
     let doc = TpccScaleDoc {
         envelope,
-        workers: a.workers,
+        workers: a.workers(),
         unit: "NOPM",
         ladder: &ladder,
     };
     let shown = Shown {
         unit: "NOPM",
         p99: "New-Order p99",
-        json: a.json,
+        json: a.tpcc.json,
     };
     finish(
         &dir,

@@ -8,10 +8,9 @@ use crate::results::{check_destination, result_file_name, write_json_atomic};
 use anyhow::{bail, Context};
 use oio_core::document::{read, read_text, Kind};
 use oio_fleet::controller::{self, HostJob, Work};
-use oio_tpcc::{Mode, RunOptions, TpccResult, TpccRunPlan};
+use oio_tpcc::{TpccResult, TpccRunPlan};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 /// Arguments of `oio fleet tpcc`.
 #[derive(Debug, clap::Args)]
@@ -31,69 +30,45 @@ pub enum TpccAction {
     Scale(TpccScaleArgs),
 }
 
-/// Where transactions run.
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
-pub enum ModeArg {
-    /// Prepared statements from oio.
-    Client,
-    /// One server-side function call per transaction (PostgreSQL, MariaDB/MySQL).
-    Server,
-}
-
 /// Arguments of `oio fleet tpcc run`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
   oio fleet tpcc run --hosts db1,db2,db3,db4 --db 'postgres://oio@{host}/oio' --workers 16 --time 5m
   oio fleet tpcc run --inventory lab.toml --baseline oio-results/tpcc-one-host.json
-  (inventory: [[host]] name = \"db1\", db = \"postgres://oio@10.0.0.1/oio\")")]
+  (inventory: [[host]] name = \"db1\", db = \"postgres://oio@10.0.0.1/oio\")
+
+Every option of `oio tpcc run` is taken here and means the same on each host: --db is the
+database as each host's agent sees it ({host} is replaced by the host's name; an inventory's
+per-host `db` takes precedence), and each host adds its index to --seed. A fleet run is one
+step: one worker count, run once (`oio fleet tpcc scale` makes a ladder of hosts).
+--connect-timeout bounds the hosts' answer; the database's is --db-connect-timeout.")]
+#[command(mut_arg("db_connect_timeout", |a| {
+    let h = "PostgreSQL: each host gives up on its database connection (TCP connect, startup and authentication) after this long (`oio tpcc run --connect-timeout`). A connect_timeout in the URL takes precedence";
+    a.long("db-connect-timeout").help(h).long_help(h)
+}))]
 pub struct TpccRunArgs {
     /// Hosts and how to reach them.
     #[command(flatten)]
     pub host: HostArgs,
-    /// Database URL as each host's agent sees it; {host} is replaced by the host's name. An
-    /// inventory's per-host `db` takes precedence.
-    #[arg(long, value_name = "URL")]
-    pub db: Option<String>,
-    /// Workers (connections) on each host.
-    #[arg(long, short = 'n', value_name = "N", default_value_t = 4)]
-    pub workers: u32,
-    /// Warm-up before the measured window.
-    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = crate::cli::duration_arg)]
-    pub ramp: Duration,
-    /// Length of the measured window.
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::cli::duration_arg)]
-    pub time: Duration,
-    /// Length of one interval of the per-interval series.
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = crate::cli::duration_arg)]
-    pub interval: Duration,
-    /// Where the transactions' SQL runs.
-    #[arg(long, value_enum, default_value_t = ModeArg::Client)]
-    pub mode: ModeArg,
-    /// Spread each worker over its share of all warehouses instead of one home warehouse.
-    #[arg(long)]
-    pub all_warehouses: bool,
-    /// Random-number seed of the input generators (each host adds its index to it).
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub seed: u64,
+    /// The TPC-C run on each host: the flag group of `oio tpcc run`.
+    #[command(flatten)]
+    pub tpcc: crate::tpcc_args::RunArgs,
     /// A one-host `oio tpcc run` result with the same workers and warehouses per host:
     /// scaling efficiency = merged NOPM ÷ (hosts started × its NOPM).
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
-    /// Directory for the per-host and merged result files.
-    #[arg(long, value_name = "DIR", default_value = "oio-results")]
-    pub out: PathBuf,
-    /// Print the merged result as JSON on stdout (and nothing else there).
-    #[arg(long)]
-    pub json: bool,
-    /// A name for this measurement, recorded in every host's result and the merged one, e.g.
-    /// the setting under test.
-    #[arg(long, value_name = "NAME", value_parser = crate::args::parse_label)]
-    pub label: Option<String>,
     /// Serve the live figures (per host and merged NOPM and TPM, new orders, transaction
     /// latency histograms) in Prometheus' text format at http://ADDR/metrics while the run
     /// lasts, e.g. 127.0.0.1:9464.
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<String>,
+}
+
+impl TpccRunArgs {
+    /// The one worker count of each host (checked by [`tpcc_jobs`]).
+    pub(super) fn workers(&self) -> u32 {
+        self.tpcc.workers.first().copied().unwrap_or(0)
+    }
 }
 
 /// Arguments of `oio fleet tpcc scale`.
@@ -124,36 +99,43 @@ pub fn run(a: TpccArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn plan_of(a: &TpccRunArgs, db: &str, seed: u64) -> TpccRunPlan {
-    let step = RunOptions {
-        workers: a.workers,
-        ramp_s: a.ramp.as_secs_f64(),
-        time_s: a.time.as_secs_f64(),
-        mode: match a.mode {
-            ModeArg::Client => Mode::Client,
-            ModeArg::Server => Mode::Server,
-        },
-        all_warehouses: a.all_warehouses,
-        interval_s: a.interval.as_secs_f64(),
-        seed,
-        ..RunOptions::default()
-    };
-    TpccRunPlan::new(db, vec![a.workers], step)
+/// The plan of host `index` reaching its database at `db`: the command line's plan, with the
+/// host's database and seed.
+fn plan_of(a: &TpccRunArgs, db: &str, index: usize) -> TpccRunPlan {
+    let mut plan = a.tpcc.plan();
+    plan.db = db.to_string();
+    plan.step.seed = a.tpcc.seed.wrapping_add(index as u64);
+    plan
+}
+
+/// A fleet run is one step on every host: a worker list or repeats would make each host run
+/// a sequence of its own, which the hosts' intervals cannot be merged over.
+fn check_one_step(a: &TpccRunArgs) -> anyhow::Result<()> {
+    if a.tpcc.workers.len() != 1 {
+        bail!(
+            "--workers {}: a fleet run takes one worker count per host (a list makes a sequence; run the fleet once per count, or `oio fleet tpcc scale` for a ladder of hosts)",
+            a.tpcc.workers.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+        );
+    }
+    if a.tpcc.repeat != 1 {
+        bail!(
+            "--repeat {}: a fleet run is one run on every host; repeat the fleet run to get repeats",
+            a.tpcc.repeat
+        );
+    }
+    Ok(())
 }
 
 /// One job per host, each with its database and its seed (the plan's plus the host's index).
 pub(super) fn tpcc_jobs(a: &TpccRunArgs) -> anyhow::Result<Vec<HostJob>> {
+    check_one_step(a)?;
     let mut jobs = Vec::new();
     for (i, (h, argv)) in a.host.hosts()?.into_iter().enumerate() {
-        let db = match (&h.db, &a.db) {
-            (Some(db), _) => db.clone(),
-            (None, Some(t)) => t.replace("{host}", &h.name),
-            (None, None) => bail!(
-                "host {}: no database: give --db URL (with {{host}} for each host's name) or db = \"…\" in the inventory",
-                h.name
-            ),
+        let db = match &h.db {
+            Some(db) => db.clone(),
+            None => a.tpcc.db.db.replace("{host}", &h.name),
         };
-        let plan = plan_of(a, &db, a.seed.wrapping_add(i as u64));
+        let plan = plan_of(a, &db, i);
         plan.validate()
             .with_context(|| format!("host {}", h.name))?;
         jobs.push(HostJob {
@@ -178,21 +160,21 @@ fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
             let name = p.display().to_string();
             let r: TpccResult = read(&name, &read_text(p)?, Kind::Tpcc)?;
             if let Some(j) = jobs.first() {
-                oio_fleet::tpcc::check_baseline(&name, &r, &j.name, a.workers, None)?;
+                oio_fleet::tpcc::check_baseline(&name, &r, &j.name, a.workers(), None)?;
             }
             Ok((name, r))
         })
         .transpose()?;
-    check_destination(&a.out, "--out DIR")?;
+    check_destination(&a.tpcc.out, "--out DIR")?;
     let metrics = super::run::metrics(&a.metrics)?;
     let stamp = oio_core::host::now_rfc3339();
-    let dir = a.out.join(
-        result_file_name("fleet-tpcc", &stamp, &format!("n{}", a.workers))
+    let dir = a.tpcc.out.join(
+        result_file_name("fleet-tpcc", &stamp, &format!("n{}", a.workers()))
             .trim_end_matches(".json"),
     );
     let (run, doc, merged) = run_step(&a, &jobs, baseline.as_ref(), metrics.as_ref(), &dir)?;
     drop(metrics);
-    if a.json {
+    if a.tpcc.json {
         crate::output::print_json(&doc)?;
     } else if !style::quiet() {
         crate::output::fleet::print_tpcc(&doc);
@@ -203,7 +185,7 @@ fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
     if let Some(f) = doc.scaling.as_ref().and_then(|s| s.flag.as_ref()) {
         style::print_warning(f);
     }
-    style::print_saved("result", &merged, a.json);
+    style::print_saved("result", &merged, a.tpcc.json);
     Ok(match (run.interrupted, doc.envelope.partial) {
         (true, _) => ExitCode::from(crate::interrupt::EXIT_INTERRUPTED),
         (_, true) => ExitCode::from(crate::EXIT_CHECK_FAILED),
@@ -228,14 +210,14 @@ pub(super) fn run_step(
     if !style::quiet() {
         eprintln!(
             "oio fleet tpcc: {} workers on each of {} hosts ({}), ramp {:.1} s, measured {:.1} s",
-            a.workers,
+            a.workers(),
             jobs.len(),
             jobs.iter()
                 .map(|j| j.name.as_str())
                 .collect::<Vec<_>>()
                 .join(", "),
-            a.ramp.as_secs_f64(),
-            a.time.as_secs_f64()
+            a.tpcc.ramp.as_secs_f64(),
+            a.tpcc.time.as_secs_f64()
         );
     }
     let live = crate::output::fleet::FleetLive::new();
@@ -252,7 +234,7 @@ pub(super) fn run_step(
         &mut |prepared| match baseline {
             Some((file, r)) => prepared.iter().try_for_each(|h| {
                 let warehouses = h.tpcc.map(|t| t.1);
-                oio_fleet::tpcc::check_baseline(file, r, h.host, a.workers, warehouses)
+                oio_fleet::tpcc::check_baseline(file, r, h.host, a.workers(), warehouses)
                     .map_err(Into::into)
             }),
             None => Ok(()),
@@ -260,7 +242,7 @@ pub(super) fn run_step(
     );
     live.finish();
     let run = run?;
-    let (doc, merged) = save_tpcc(dir, &run, jobs, baseline, a.label.as_deref())?;
+    let (doc, merged) = save_tpcc(dir, &run, jobs, baseline, a.tpcc.label.as_deref())?;
     Ok((run, doc, merged))
 }
 
