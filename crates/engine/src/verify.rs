@@ -593,6 +593,46 @@ mod tests {
     }
 
     #[test]
+    fn a_full_disk_stops_the_journal_not_its_writer() {
+        // A 64 KiB tmpfs: the journal fills it long before its cap.
+        let d = tempfile::tempdir().unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "oio-test"])
+            .arg(d.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !mounted {
+            oio_testkit::missing("mounting a tmpfs needs root");
+            return;
+        }
+        struct Unmount<'a>(&'a Path);
+        impl Drop for Unmount<'_> {
+            fn drop(&mut self) {
+                let _ = std::process::Command::new("umount").arg(self.0).status();
+            }
+        }
+        let _u = Unmount(d.path());
+        let p = d.path().join("t.oio-journal");
+        let mut j = Journal::create(&p, Path::new("t"), JOURNAL_CEILING).unwrap();
+        for i in 0..20_000u64 {
+            j.record(i * 4096, 1);
+            if i % 512 == 0 {
+                j.sync();
+            }
+        }
+        j.sync();
+        let why = j.stopped().expect("stopped").to_string();
+        assert!(why.starts_with("writing it failed ("), "{why}");
+        assert!(why.contains("No space left"), "{why}");
+        let kept = j.records();
+        assert!(kept > 0 && kept < 20_000, "{kept}");
+        drop(j);
+        // What reached the file reads back: the records it says it kept, whole.
+        let s = read_journal(&p).unwrap();
+        assert_eq!(s.blocks.len() as u64, kept);
+    }
+
+    #[test]
     fn what_is_not_an_oio_journal_is_never_replaced() {
         let d = tempfile::tempdir().unwrap();
         let victim = d.path().join("victim");

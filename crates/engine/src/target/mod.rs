@@ -494,7 +494,19 @@ impl Resolved {
             flags |= libc::O_DIRECT;
         }
         oo.custom_flags(flags);
-        let f = oo.open(format!("/proc/self/fd/{}", self.fd.as_raw_fd()))?;
+        let f = oo
+            .open(format!("/proc/self/fd/{}", self.fd.as_raw_fd()))
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    // The name was resolved; only /proc can be missing.
+                    std::io::Error::new(
+                        e.kind(),
+                        "reopening it through /proc/self/fd failed: is /proc mounted?",
+                    )
+                } else {
+                    e
+                }
+            })?;
         let fl = rustix::fs::fcntl_getfl(&f)?;
         rustix::fs::fcntl_setfl(&f, fl - rustix::fs::OFlags::NONBLOCK)?;
         let md = f.metadata()?;
