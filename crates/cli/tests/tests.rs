@@ -22,6 +22,9 @@ mod hostnoise;
 mod safety;
 // `oio export` with hostile names: nothing injected into fio, diskspd or vdbench output.
 mod hostile_export;
+// Issue 37's targets: one descriptor per device (a flipped symlink), loop backing files,
+// nothing created in /dev, a killed fill's leftover, a verify journal on a tiny filesystem.
+mod targets;
 // Block-device signatures by libblkid, cross-checked with wipefs, on loop devices.
 mod signatures;
 // Issue 37: one trust boundary for what others hand oio (FIFOs, devices, plans, names).

@@ -152,6 +152,7 @@ pub fn run_replay(
         .resolve(engine, plan.target_options.direct, shmem);
     warnings.extend(submit_auto.clone());
     let verify = Verification::create(plan, &opened)?;
+    warnings.extend(verify.notes.iter().cloned());
     let lat_logs = open_lat_logs(plan, opened.assignments.len())?;
     let inputs = worker_inputs(plan, engine, &opened, lat_logs)?;
     // A fleet agent starts at the instant shared with the other hosts, with its targets open.
@@ -231,6 +232,8 @@ pub fn run_replay(
             source: error,
         });
     }
+
+    warnings.extend(verify.after_run());
 
     // Assemble.
     let stop_reason = if stops.errors_stopped() {
@@ -395,6 +398,7 @@ fn same_target_twice(plan: &RunPlan, paths: &[TargetPath]) -> Result<(), RunErro
 fn before_run_warnings(targets: &[OpenTarget], notice: Option<&String>) -> Vec<String> {
     let mut warnings: Vec<String> = notice.cloned().into_iter().collect();
     for t in targets {
+        warnings.extend(t.notes.iter().cloned());
         let info = &t.info;
         if let Some(why) =
             crate::target::facts::memory_backing(info.filesystem.as_ref(), info.device.as_ref())
@@ -422,6 +426,8 @@ fn in_memory(targets: &[OpenTarget]) -> bool {
 struct Verification {
     shared: Option<Arc<VerifyShared>>,
     journal_paths: Vec<String>,
+    /// Said before the run: journals capped below the ceiling by their filesystem's space.
+    notes: Vec<String>,
 }
 
 impl Verification {
@@ -430,13 +436,26 @@ impl Verification {
             return Ok(Verification {
                 shared: None,
                 journal_paths: Vec::new(),
+                notes: Vec::new(),
             });
         }
         let mut journal_paths = Vec::new();
+        let mut notes = Vec::new();
         let mut journals = Vec::with_capacity(opened.paths.len());
         for (p, t) in opened.paths.iter().zip(&opened.targets) {
             let jp = crate::verify::journal_path(&p.path, t.info.kind == "block");
-            let j = crate::verify::Journal::create(&jp, &p.path).map_err(|source| {
+            // Its cap from the space its filesystem has now, after the targets were made:
+            // a journal never fills the disk under the run (or its own target).
+            let cap = journal_cap_for(&jp, opened.targets.len());
+            if cap < crate::verify::JOURNAL_CEILING {
+                notes.push(format!(
+                    "verification journal {}: at most {} block writes recorded ({}, half the free space on its filesystem beyond oio's reserve); past them the run's own read-back checks go on but `oio verify` afterwards covers only those",
+                    jp.display(),
+                    cap / crate::verify::RECORD,
+                    oio_core::units::format_bytes(cap as f64)
+                ));
+            }
+            let j = crate::verify::Journal::create(&jp, &p.path, cap).map_err(|source| {
                 RunError::Target(TargetError::Io {
                     path: jp.clone(),
                     what: "creating the verification journal",
@@ -458,7 +477,47 @@ impl Verification {
                 journals,
             })),
             journal_paths,
+            notes,
         })
+    }
+
+    /// Warnings after the run: each journal that stopped recording, from which write on.
+    fn after_run(&self) -> Vec<String> {
+        let Some(shared) = &self.shared else {
+            return Vec::new();
+        };
+        shared
+            .journals
+            .iter()
+            .filter_map(|j| {
+                let j = j.lock().unwrap_or_else(|e| e.into_inner());
+                let why = j.stopped()?;
+                Some(format!(
+                    "verification journal {}: stopped recording after {} block writes: {why}; the run's own read-back checks covered every write, but `oio verify` afterwards covers only the first {}",
+                    j.path().display(),
+                    j.records(),
+                    j.records()
+                ))
+            })
+            .collect()
+    }
+}
+
+/// The cap of a journal at `path` (`sharing` journals may share its filesystem: each gets
+/// its part of the space).
+fn journal_cap_for(path: &Path, sharing: usize) -> u64 {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match rustix::fs::statvfs(dir) {
+        Ok(v) => {
+            let unit = v.f_frsize.max(1);
+            let free = v.f_bavail.saturating_mul(unit) / sharing.max(1) as u64;
+            crate::verify::journal_cap(free, v.f_blocks.saturating_mul(unit))
+        }
+        // Not known: the ceiling, and a full disk stops the journal, not the run.
+        Err(_) => crate::verify::JOURNAL_CEILING,
     }
 }
 

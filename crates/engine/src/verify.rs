@@ -13,7 +13,11 @@
 //!
 //! The journal records each acknowledged write (block, generation) as it completes; it is
 //! flushed every interval and on exit, so after a kill or crash it lists what the device
-//! acknowledged up to then.
+//! acknowledged up to then. It holds at most a cap of records ([`journal_cap`]: half of what
+//! its filesystem has free beyond oio's reserve, at most [`JOURNAL_CEILING`]); past the cap, or
+//! when a write to it fails (a full disk), it stops recording and the run goes on: the run's
+//! own read-back checks still cover every write, and the result says from which write on the
+//! journal (what `oio verify` reads later) is silent.
 
 use crate::engines::{Dir, IoRequest};
 use std::collections::{BTreeMap, HashMap};
@@ -112,10 +116,35 @@ pub struct Finding {
     pub expected: u64,
 }
 
-/// Appends acknowledged writes: 16-byte records (block offset, generation).
+/// Bytes of one journal record.
+pub const RECORD: u64 = 16;
+
+/// Most record bytes a journal holds, whatever the free space (64 Mi block writes).
+pub const JOURNAL_CEILING: u64 = 1 << 30;
+
+/// The cap of a journal on a filesystem with `free` bytes free of `total`: half of what is
+/// free beyond the reserve oio leaves on any filesystem it writes files to (1 %, at most
+/// 1 GiB), at most [`JOURNAL_CEILING`], in whole records.
+pub fn journal_cap(free: u64, total: u64) -> u64 {
+    let reserve = (total / 100).min(1 << 30);
+    let cap = (free.saturating_sub(reserve) / 2).min(JOURNAL_CEILING);
+    cap - cap % RECORD
+}
+
+/// Appends acknowledged writes: 16-byte records (block offset, generation), up to a cap.
 pub struct Journal {
     out: BufWriter<File>,
     path: PathBuf,
+    /// Most record bytes it may take.
+    cap: u64,
+    /// Records written.
+    records: u64,
+    /// Why it stopped recording (the cap, or a write that failed); nothing is recorded after.
+    stopped: Option<String>,
+    /// A write or sync failed: nothing more is tried.
+    failed: bool,
+    /// Bytes of the header before the records.
+    header: u64,
 }
 
 impl Journal {
@@ -123,7 +152,8 @@ impl Journal {
     /// (O_EXCL|O_NOFOLLOW), marked as oio's, then renamed into place. What is already at
     /// `path` is replaced only if it is a journal oio wrote (a regular file, not a symlink,
     /// with the journal header and oio's mark for its inode); anything else is refused.
-    pub fn create(path: &Path, target: &Path) -> std::io::Result<Journal> {
+    /// It holds at most `cap` bytes of records.
+    pub fn create(path: &Path, target: &Path, cap: u64) -> std::io::Result<Journal> {
         let (dir, name) = crate::target::owner::Dir::of(path)?;
         let (f, mut tmp) = dir.create_temp(&name)?;
         let mut out = BufWriter::with_capacity(1 << 16, f);
@@ -140,22 +170,71 @@ impl Journal {
         Ok(Journal {
             out,
             path: path.to_path_buf(),
+            cap,
+            records: 0,
+            stopped: None,
+            failed: false,
+            header: (JOURNAL_MAGIC.len() + 4 + t.len()) as u64,
         })
     }
 
-    /// Records an acknowledged write.
+    /// Records an acknowledged write, unless the journal stopped recording (its cap reached,
+    /// or a write to it failed: [`Journal::stopped`] says which).
     #[inline]
-    pub fn record(&mut self, offset: u64, generation: u64) -> std::io::Result<()> {
-        let mut rec = [0u8; 16];
+    pub fn record(&mut self, offset: u64, generation: u64) {
+        if self.stopped.is_some() {
+            return;
+        }
+        if (self.records + 1) * RECORD > self.cap {
+            self.stopped = Some(format!(
+                "it reached its cap of {} ({} block writes; half the free space on its filesystem beyond oio's reserve, at most {})",
+                oio_core::units::format_bytes(self.cap as f64),
+                self.cap / RECORD,
+                oio_core::units::format_bytes(JOURNAL_CEILING as f64)
+            ));
+            return;
+        }
+        let mut rec = [0u8; RECORD as usize];
         rec[..8].copy_from_slice(&offset.to_le_bytes());
         rec[8..].copy_from_slice(&generation.to_le_bytes());
-        self.out.write_all(&rec)
+        match self.out.write_all(&rec) {
+            Ok(()) => self.records += 1,
+            Err(e) => self.fail(e),
+        }
     }
 
-    /// Makes what was recorded durable.
-    pub fn sync(&mut self) -> std::io::Result<()> {
-        self.out.flush()?;
-        self.out.get_ref().sync_data()
+    /// Makes what was recorded durable (a failure stops the journal, as in `record`).
+    pub fn sync(&mut self) {
+        if self.failed {
+            return;
+        }
+        if let Err(e) = self
+            .out
+            .flush()
+            .and_then(|()| self.out.get_ref().sync_data())
+        {
+            self.fail(e);
+        }
+    }
+
+    /// A write failed (a full disk): what reached the file stays, whole records of it count.
+    fn fail(&mut self, e: std::io::Error) {
+        self.failed = true;
+        self.stopped = Some(format!("writing it failed ({e})"));
+        // The records that reached the file, not those still in the buffer.
+        if let Ok(md) = self.out.get_ref().metadata() {
+            self.records = md.len().saturating_sub(self.header) / RECORD;
+        }
+    }
+
+    /// Why it stopped recording, if it did.
+    pub fn stopped(&self) -> Option<&str> {
+        self.stopped.as_deref()
+    }
+
+    /// Records written (the block writes it covers).
+    pub fn records(&self) -> u64 {
+        self.records
     }
 
     /// Where it is.
@@ -423,11 +502,11 @@ mod tests {
     fn the_journal_keeps_the_last_generation() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("j");
-        let mut j = Journal::create(&p, Path::new("/x/t.dat")).unwrap();
-        j.record(0, 1).unwrap();
-        j.record(4096, 2).unwrap();
-        j.record(0, 3).unwrap();
-        j.sync().unwrap();
+        let mut j = Journal::create(&p, Path::new("/x/t.dat"), JOURNAL_CEILING).unwrap();
+        j.record(0, 1);
+        j.record(4096, 2);
+        j.record(0, 3);
+        j.sync();
         drop(j);
         // A record cut in half by a kill is ignored.
         let mut f = OpenOptions::new().append(true).open(&p).unwrap();
@@ -438,7 +517,7 @@ mod tests {
         assert_eq!(s.blocks[&4096], 2);
         assert_eq!(s.trailing_bytes, 3);
         // oio's own journal is replaced by the next one.
-        let j = Journal::create(&p, Path::new("/x/t.dat")).unwrap();
+        let j = Journal::create(&p, Path::new("/x/t.dat"), JOURNAL_CEILING).unwrap();
         drop(j);
         assert!(read_journal(&p).unwrap().blocks.is_empty());
     }
@@ -456,11 +535,11 @@ mod tests {
         data[2 * 4096 + 1024..2 * 4096 + 2048].copy_from_slice(&block(2 * 4096, 4)[1024..2048]);
         data[3 * 4096..4 * 4096].fill(0xAB);
         std::fs::write(&t, &data).unwrap();
-        let mut j = Journal::create(&journal_path(&t, false), &t).unwrap();
+        let mut j = Journal::create(&journal_path(&t, false), &t, JOURNAL_CEILING).unwrap();
         for (i, g) in [(0, 5), (1, 6), (2, 5), (3, 5), (9, 5)] {
-            j.record(i * 4096, g).unwrap();
+            j.record(i * 4096, g);
         }
-        j.sync().unwrap();
+        j.sync();
         drop(j);
         let r = scan(&t, None, None).unwrap();
         assert_eq!(r.blocks_checked, 5);
@@ -486,19 +565,87 @@ mod tests {
     }
 
     #[test]
+    fn a_journal_stops_at_its_cap_and_keeps_what_it_has() {
+        // Half of what is free beyond the reserve (1 % of 100 MiB), in whole records; never
+        // past the ceiling; nothing when the reserve takes it all.
+        assert_eq!(journal_cap(10 << 20, 100 << 20), 4_718_592);
+        assert_eq!(journal_cap((1 << 20) + 33, 100 << 20), 16);
+        assert_eq!(journal_cap(u64::MAX, u64::MAX), JOURNAL_CEILING);
+        assert_eq!(journal_cap(1000, 1 << 20), 0);
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("j");
+        let mut j = Journal::create(&p, Path::new("t"), 3 * RECORD).unwrap();
+        for i in 0..5u64 {
+            j.record(i * 4096, i + 1);
+        }
+        j.sync();
+        assert_eq!(j.records(), 3);
+        let why = j.stopped().expect("stopped").to_string();
+        assert!(
+            why.starts_with("it reached its cap of 48 B (3 block writes"),
+            "{why}"
+        );
+        drop(j);
+        let s = read_journal(&p).unwrap();
+        assert_eq!(s.blocks.len(), 3);
+        assert_eq!(s.blocks[&8192], 3);
+        assert_eq!(s.trailing_bytes, 0);
+    }
+
+    #[test]
+    fn a_full_disk_stops_the_journal_not_its_writer() {
+        // A 64 KiB tmpfs: the journal fills it long before its cap.
+        let d = tempfile::tempdir().unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "oio-test"])
+            .arg(d.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !mounted {
+            oio_testkit::missing("mounting a tmpfs needs root");
+            return;
+        }
+        struct Unmount<'a>(&'a Path);
+        impl Drop for Unmount<'_> {
+            fn drop(&mut self) {
+                let _ = std::process::Command::new("umount").arg(self.0).status();
+            }
+        }
+        let _u = Unmount(d.path());
+        let p = d.path().join("t.oio-journal");
+        let mut j = Journal::create(&p, Path::new("t"), JOURNAL_CEILING).unwrap();
+        for i in 0..20_000u64 {
+            j.record(i * 4096, 1);
+            if i % 512 == 0 {
+                j.sync();
+            }
+        }
+        j.sync();
+        let why = j.stopped().expect("stopped").to_string();
+        assert!(why.starts_with("writing it failed ("), "{why}");
+        assert!(why.contains("No space left"), "{why}");
+        let kept = j.records();
+        assert!(kept > 0 && kept < 20_000, "{kept}");
+        drop(j);
+        // What reached the file reads back: the records it says it kept, whole.
+        let s = read_journal(&p).unwrap();
+        assert_eq!(s.blocks.len() as u64, kept);
+    }
+
+    #[test]
     fn what_is_not_an_oio_journal_is_never_replaced() {
         let d = tempfile::tempdir().unwrap();
         let victim = d.path().join("victim");
         std::fs::write(&victim, b"precious").unwrap();
         let link = d.path().join("l.oio-journal");
         std::os::unix::fs::symlink(&victim, &link).unwrap();
-        let e = Journal::create(&link, Path::new("t"))
+        let e = Journal::create(&link, Path::new("t"), JOURNAL_CEILING)
             .err()
             .expect("refused");
         assert!(e.to_string().contains("symbolic link"), "{e}");
         let foreign = d.path().join("f.oio-journal");
         std::fs::write(&foreign, b"someone's").unwrap();
-        let e = Journal::create(&foreign, Path::new("t"))
+        let e = Journal::create(&foreign, Path::new("t"), JOURNAL_CEILING)
             .err()
             .expect("refused");
         assert!(e.to_string().contains("journal header"), "{e}");
@@ -507,7 +654,7 @@ mod tests {
         let mut bytes = JOURNAL_MAGIC.to_vec();
         bytes.extend_from_slice(&[0, 0, 0, 0]);
         std::fs::write(&copied, &bytes).unwrap();
-        let e = Journal::create(&copied, Path::new("t"))
+        let e = Journal::create(&copied, Path::new("t"), JOURNAL_CEILING)
             .err()
             .expect("refused");
         assert!(e.to_string().contains("no oio mark"), "{e}");
@@ -659,10 +806,11 @@ impl VerifyWorker {
         }
     }
 
-    /// Appends acknowledged writes to the journals and makes them durable.
-    pub fn flush(&mut self) -> std::io::Result<()> {
+    /// Appends acknowledged writes to the journals and makes them durable. A journal that
+    /// cannot take them stops recording ([`Journal::stopped`]); the run goes on.
+    pub fn flush(&mut self) {
         if self.pending.is_empty() {
-            return Ok(());
+            return;
         }
         let mut by_target: HashMap<usize, Vec<(u64, u64)>> = HashMap::new();
         for (f, off, g) in self.pending.drain(..) {
@@ -676,10 +824,9 @@ impl VerifyWorker {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
             for (off, g) in recs {
-                j.record(off, g)?;
+                j.record(off, g);
             }
-            j.sync()?;
+            j.sync();
         }
-        Ok(())
     }
 }

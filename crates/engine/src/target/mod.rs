@@ -11,6 +11,7 @@
 
 pub mod blkid;
 pub mod facts;
+pub mod leftover;
 pub mod lock;
 pub mod owner;
 pub mod safety;
@@ -69,6 +70,9 @@ pub struct OpenTarget {
     _seal: Option<owner::Seal>,
     /// Holds the target's lock ([`lock`]) until after the seal recorded the file.
     _lock: File,
+    /// What was found beside it and said in the run's warnings: temporary files of stopped
+    /// runs, removed or left ([`leftover`]).
+    pub notes: Vec<String>,
 }
 
 /// Why a target could not be used.
@@ -139,9 +143,12 @@ fn io_err<'a>(
 /// allowed, opens it. `progress(done, total)` is called while filling a new file; a fill
 /// stops (and its temporary file is removed) when `cancel` is cancelled.
 ///
-/// In steps: find or create the path, check a file (`check_file`: ownership, growing) or
-/// a block device (`check_block`: signatures, size), then open it for I/O and make sure it
-/// is still the file that was checked.
+/// In steps: find or create the path, resolve it once ([`resolve`]: an O_PATH descriptor of
+/// what the name reaches, through any symlink), check a file (`check_file`: ownership,
+/// growing) or a block device (`check_block`: signatures, mounts, holders) through a
+/// descriptor opened from that one, then open it for I/O from that one too: a symlink flipped
+/// to another file or device meanwhile changes nothing, the device checked is the device
+/// written and the one the result names.
 pub fn prepare(
     path: &Path,
     role: &str,
@@ -166,27 +173,26 @@ pub fn prepare_with(
     // function alone). An existing target is judged after its lock is taken, in
     // check_file/check_block: another oio run writing it would otherwise look like someone
     // else's change, and a run with --wait would be refused instead of waiting.
+    // Leftovers of a stopped run beside a file target go first: removing one frees the
+    // space the checks below count.
+    let notes = match fs::metadata(path) {
+        Ok(md) if md.file_type().is_block_device() => Vec::new(),
+        _ if validate::in_dev(path).is_some() => Vec::new(),
+        _ => leftover::tidy(path),
+    };
     if std::fs::symlink_metadata(path).is_err() {
         validate(path, opts)?;
     }
-    let found = find_or_create(path, opts, cancel, progress)?;
-    let ft = found.md.file_type();
+    let raced = find_or_create(path, opts, cancel, progress)?;
+    let resolved = resolve(path)?;
     let mut locking = Locking {
         wait: opts.wait,
         cancel,
         waiting,
     };
-    let checked = if ft.is_file() {
-        check_file(path, opts, found.raced, &mut locking, progress)?
-    } else if ft.is_block_device() {
-        let md = &found.md;
-        let dev = (rustix::fs::major(md.rdev()), rustix::fs::minor(md.rdev()));
-        check_block(path, opts, dev, Some(&mut locking))?
-    } else {
-        return Err(TargetError::Invalid {
-            path: path.into(),
-            reason: "is neither a regular file nor a block device".into(),
-        });
+    let checked = match resolved.kind {
+        Kind::File => check_file(path, opts, &resolved, raced, &mut locking, progress)?,
+        Kind::Block(dev) => check_block(path, opts, &resolved, dev, Some(&mut locking))?,
     };
 
     let filesystem = if checked.kind == "file" {
@@ -199,7 +205,7 @@ pub fn prepare_with(
         .as_ref()
         .and_then(|d| d.logical_block_size)
         .unwrap_or(512);
-    let file = open_checked(path, opts, checked.file_id, filesystem.as_ref())?;
+    let file = open_checked(path, &resolved, opts, filesystem.as_ref())?;
 
     Ok(OpenTarget {
         file,
@@ -207,6 +213,7 @@ pub fn prepare_with(
         direct_align,
         _seal: checked.seal,
         _lock: checked.lock,
+        notes,
         info: TargetInfo {
             path: path.display().to_string(),
             role: role.to_string(),
@@ -232,32 +239,32 @@ impl Locking<'_> {
     }
 }
 
-/// The path's metadata, after creating and filling it when it did not exist.
-struct Found {
-    md: fs::Metadata,
-    /// Another process created the path while oio was filling its own copy.
-    raced: bool,
-}
-
+/// Creates and fills the path when it does not exist. True when another process created it
+/// while oio was filling its own copy.
 fn find_or_create(
     path: &Path,
     opts: &TargetOptions,
     cancel: &Cancel,
     progress: &mut dyn FnMut(u64, u64),
-) -> Result<Found, TargetError> {
+) -> Result<bool, TargetError> {
     match fs::metadata(path) {
-        Ok(md) => Ok(Found { md, raced: false }),
+        Ok(_) => Ok(false),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // A dangling link in /dev (a /dev/disk/by-id name whose device went away) is a
+            // missing device too: never a file filled in memory beside it.
+            if let Some(why) = validate::in_dev(path) {
+                return Err(TargetError::Invalid {
+                    path: path.into(),
+                    reason: why,
+                });
+            }
             let size = opts.size.ok_or_else(|| TargetError::Invalid {
                 path: path.into(),
                 reason: "does not exist; give --size to let oio create it".into(),
             })?;
             let created = create_new(path, size, opts.fill_seed, cancel, progress)?;
             match fs::metadata(path) {
-                Ok(md) => Ok(Found {
-                    md,
-                    raced: !created,
-                }),
+                Ok(_) => Ok(!created),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(TargetError::Invalid {
                     path: path.into(),
                     reason: "is a symbolic link to a file that does not exist; oio does not create files through symbolic links (name the file itself)".into(),
@@ -277,8 +284,6 @@ struct Checked {
     /// (major, minor) of the device that holds it, or of the device itself.
     dev: (u32, u32),
     created: bool,
-    /// A file's (dev, inode) as checked, to compare with the descriptor opened for I/O.
-    file_id: Option<(u64, u64)>,
     seal: Option<owner::Seal>,
     /// The descriptor that holds the target's lock.
     lock: File,
@@ -289,15 +294,16 @@ struct Checked {
 fn check_file(
     path: &Path,
     opts: &TargetOptions,
+    resolved: &Resolved,
     raced: bool,
     locking: &mut Locking<'_>,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Checked, TargetError> {
-    // Ownership is judged on an open descriptor, and the descriptor used for I/O is checked
-    // to be the same file (open_checked), so a file swapped in meanwhile is not written. The
-    // lock comes first: a file another run is writing looks changed, and is not someone
-    // else's data.
-    let probe = File::open(path).map_err(io_err(path, "opening"))?;
+    // Ownership is judged on a descriptor of the resolved file, and the descriptor used for
+    // I/O is opened from the same one (open_checked), so a file swapped in meanwhile is not
+    // written. The lock comes first: a file another run is writing looks changed, and is not
+    // someone else's data.
+    let probe = resolved.open(path, false)?;
     let grows = |len: u64| opts.size.is_some_and(|want| want > len);
     let len = probe
         .metadata()
@@ -318,6 +324,7 @@ fn check_file(
     let ours = matches!(state, Ownership::Ours(_));
     let mut size = md.len();
     validate::file_refusal(path, opts, &state, size, raced)?;
+    validate::loop_refusal(path, opts, &md)?;
     if let Some(want) = opts.size {
         if want > size {
             validate::room(path, want - size)?;
@@ -350,7 +357,6 @@ fn check_file(
         size,
         dev: (rustix::fs::major(md.dev()), rustix::fs::minor(md.dev())),
         created: ours,
-        file_id: Some((md.dev(), md.ino())),
         seal,
         lock: probe,
     })
@@ -361,10 +367,11 @@ fn check_file(
 fn check_block(
     path: &Path,
     opts: &TargetOptions,
+    resolved: &Resolved,
     dev: (u32, u32),
     locking: Option<&mut Locking<'_>>,
 ) -> Result<Checked, TargetError> {
-    let mut probe = File::open(path).map_err(io_err(path, "opening"))?;
+    let mut probe = resolved.open(path, false)?;
     let access = if opts.write {
         lock::Access::Write
     } else {
@@ -380,12 +387,19 @@ fn check_block(
         .map_err(io_err(path, "finding the device size"))?;
     if opts.write {
         let name = facts::block_name(dev).unwrap_or_default();
-        let found = safety::inspect(&probe, path, &name, dev, dev_size);
+        let found = safety::inspect(&probe, &name, dev, dev_size);
+        // A name that is not the device's own node (a symlink, /dev/disk/by-id/...) is said
+        // with the device it reached, the one checked.
+        let reached = if name.is_empty() || path == Path::new("/dev").join(&name) {
+            String::new()
+        } else {
+            format!("it is /dev/{name}; ")
+        };
         if !found.findings.is_empty() && !opts.destroy_data {
             return Err(TargetError::Refused {
                 path: path.into(),
                 reason: format!(
-                    "the device holds data or is in use: {}; pass --destroy-data if you mean to destroy it",
+                    "{reached}the device holds data or is in use: {}; pass --destroy-data if you mean to destroy it",
                     found.findings.join("; ")
                 ),
             });
@@ -393,7 +407,7 @@ fn check_block(
         if !opts.allow_overwrite && !opts.destroy_data {
             return Err(TargetError::Refused {
                 path: path.into(),
-                reason: format!("writing to a block device destroys its contents; it shows no signature ({} found none), pass --allow-overwrite to write to it", found.checked_by),
+                reason: format!("{reached}writing to a block device destroys its contents; it shows no signature ({} found none), pass --allow-overwrite to write to it", found.checked_by),
             });
         }
     }
@@ -416,38 +430,112 @@ fn check_block(
         size,
         dev,
         created: false,
-        file_id: None,
         seal: None,
         lock: probe,
     })
 }
 
-/// Opens the checked path for I/O (O_DIRECT unless buffered) and makes sure a file is still
-/// the one checked.
-fn open_checked(
-    path: &Path,
-    opts: &TargetOptions,
-    file_id: Option<(u64, u64)>,
-    filesystem: Option<&oio_core::result::FilesystemInfo>,
-) -> Result<File, TargetError> {
-    let mut oo = OpenOptions::new();
-    oo.read(true).write(opts.write);
-    if opts.direct {
-        oo.custom_flags(libc::O_DIRECT);
-    }
-    let file = oo
-        .open(path)
-        .map_err(|e| open_error(path, e, opts.direct, filesystem.map(|f| f.fs_type.as_str())))?;
-    if let Some(id) = file_id {
-        let now = file.metadata().map_err(io_err(path, "reading metadata"))?;
-        if (now.dev(), now.ino()) != id {
+/// What a target's name reached when it was looked up, once.
+enum Kind {
+    File,
+    /// A block device, with its (major, minor).
+    Block((u32, u32)),
+}
+
+/// A target's name resolved once: an O_PATH descriptor (no open of the file itself, so no
+/// device driver or FIFO is woken by looking) of what the name reaches through any symlink.
+/// Every descriptor the target is checked or written through is opened from it, through
+/// /proc/self/fd, and must be the same inode (or device): the name is never looked up again.
+pub(crate) struct Resolved {
+    fd: std::os::fd::OwnedFd,
+    kind: Kind,
+    /// (st_dev, st_ino, st_rdev) of what was resolved.
+    id: (u64, u64, u64),
+}
+
+/// Resolves `path` once ([`Resolved`]): a regular file or a block device, else refused.
+pub(crate) fn resolve(path: &Path) -> Result<Resolved, TargetError> {
+    use rustix::fs::{Mode, OFlags, CWD};
+    let fd = rustix::fs::openat(CWD, path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())
+        .map_err(|e| io_err(path, "opening")(e.into()))?;
+    let st = rustix::fs::fstat(&fd).map_err(|e| io_err(path, "reading metadata")(e.into()))?;
+    let ft = rustix::fs::FileType::from_raw_mode(st.st_mode);
+    let kind = match ft {
+        rustix::fs::FileType::RegularFile => Kind::File,
+        rustix::fs::FileType::BlockDevice => {
+            Kind::Block((rustix::fs::major(st.st_rdev), rustix::fs::minor(st.st_rdev)))
+        }
+        _ => {
             return Err(TargetError::Invalid {
                 path: path.into(),
-                reason: "was replaced by another file while oio was opening it; run again".into(),
-            });
+                reason: "is neither a regular file nor a block device".into(),
+            })
         }
+    };
+    #[allow(clippy::useless_conversion)] // the stat fields' widths differ between architectures
+    let id = (
+        u64::from(st.st_dev),
+        u64::from(st.st_ino),
+        u64::from(st.st_rdev),
+    );
+    Ok(Resolved { fd, kind, id })
+}
+
+impl Resolved {
+    /// The resolved file opened for reading (with `direct`: O_DIRECT; `write`: for writing
+    /// too), checked to be the very one resolved.
+    fn open_with(&self, write: bool, direct: bool) -> std::io::Result<File> {
+        use std::os::fd::AsRawFd;
+        let mut oo = OpenOptions::new();
+        oo.read(true).write(write);
+        // O_NONBLOCK: never wait in open (a device that blocks there); cleared below.
+        let mut flags = libc::O_CLOEXEC | libc::O_NOCTTY | libc::O_NONBLOCK;
+        if direct {
+            flags |= libc::O_DIRECT;
+        }
+        oo.custom_flags(flags);
+        let f = oo
+            .open(format!("/proc/self/fd/{}", self.fd.as_raw_fd()))
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    // The name was resolved; only /proc can be missing.
+                    std::io::Error::new(
+                        e.kind(),
+                        "reopening it through /proc/self/fd failed: is /proc mounted?",
+                    )
+                } else {
+                    e
+                }
+            })?;
+        let fl = rustix::fs::fcntl_getfl(&f)?;
+        rustix::fs::fcntl_setfl(&f, fl - rustix::fs::OFlags::NONBLOCK)?;
+        let md = f.metadata()?;
+        if (md.dev(), md.ino(), md.rdev()) != self.id {
+            return Err(std::io::Error::other(
+                "the descriptor opened is not the file that was looked up",
+            ));
+        }
+        Ok(f)
     }
-    Ok(file)
+
+    /// The resolved file opened for reading (`write`: and writing), for its checks.
+    fn open(&self, path: &Path, write: bool) -> Result<File, TargetError> {
+        self.open_with(write, false)
+            .map_err(io_err(path, "opening"))
+    }
+}
+
+/// Opens the checked target for I/O (O_DIRECT unless buffered) from its resolved descriptor:
+/// the same file or device that was checked, whatever its name points at now.
+fn open_checked(
+    path: &Path,
+    resolved: &Resolved,
+    opts: &TargetOptions,
+    filesystem: Option<&oio_core::result::FilesystemInfo>,
+) -> Result<File, TargetError> {
+    resolved
+        .open_with(opts.write, opts.direct)
+        .map_err(|e| open_error(path, e, opts.direct, filesystem.map(|f| f.fs_type.as_str())))
 }
 
 /// Turns a failed open into an error that says what to do: EINVAL with O_DIRECT means the
@@ -516,9 +604,16 @@ fn create_new(
         what: "marking the file as created by oio (extended attribute user.oio.created)",
         source: e,
     })?;
+    // Kept open (and so locked) until placed: a run tidying the directory meanwhile must not
+    // take it for a leftover.
+    let placed = dir
+        .place_new(&mut tmp, &name)
+        .map_err(io_err(path, "renaming the filled file into place"))?;
+    if placed {
+        let _ = rustix::fs::fremovexattr(&f, owner::TEMP_XATTR);
+    }
     drop(f);
-    dir.place_new(&mut tmp, &name)
-        .map_err(io_err(path, "renaming the filled file into place"))
+    Ok(placed)
 }
 
 /// Grows a file oio owns from `from` to `to` bytes and records it again.
@@ -531,12 +626,17 @@ fn grow(
     cancel: &Cancel,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(), TargetError> {
-    // Read too: recording it samples its contents.
-    let mut f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .map_err(io_err(path, "opening the file to grow it"))?;
+    // Read too: recording it samples its contents. Opened from the checked descriptor, so it
+    // is the file checked, whatever its name points at now.
+    let mut f = {
+        use std::os::fd::AsRawFd;
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_CLOEXEC)
+            .open(format!("/proc/self/fd/{}", probe.as_raw_fd()))
+            .map_err(io_err(path, "opening the file to grow it"))?
+    };
     let (a, b) = (
         f.metadata().map_err(io_err(path, "reading metadata"))?,
         probe.metadata().map_err(io_err(path, "reading metadata"))?,

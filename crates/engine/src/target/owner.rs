@@ -37,6 +37,19 @@ use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags, XattrFlags, CWD};
 /// Extended attribute that marks files oio created, with what oio last left in them.
 pub const CREATED_XATTR: &str = "user.oio.created";
 
+/// Extended attribute that marks a temporary file oio is filling (`oio-tmp ino=<inode>`): with
+/// its name and the lock its creator holds until it is placed, it lets a later run tell a
+/// leftover of a killed run from anything else ([`super::leftover`]).
+pub const TEMP_XATTR: &str = "user.oio.tmp";
+
+/// The value of [`TEMP_XATTR`] for inode `ino`.
+pub fn temp_mark(ino: u64) -> String {
+    format!("oio-tmp ino={ino}")
+}
+
+/// Where a temporary file's name starts its suffix: `<name>.oio-tmp-<pid>-<8 hex digits>`.
+pub const TEMP_INFIX: &str = ".oio-tmp-";
+
 /// What oio last left in a file: its id, inode, size, modification time (as oio set it) and
 /// a digest of sampled blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -397,9 +410,16 @@ impl Dir {
         Ok((Dir { fd }, name.to_os_string()))
     }
 
+    /// The directory's descriptor.
+    pub fn fd(&self) -> &OwnedFd {
+        &self.fd
+    }
+
     /// Creates a new empty file (read-write, mode 0666 less the umask) named after `base`
     /// with the pid and a random suffix: O_CREAT|O_EXCL|O_NOFOLLOW never opens anything
-    /// already there.
+    /// already there. It is locked (flock, exclusive) for as long as the file returned is
+    /// open, then marked ([`TEMP_XATTR`]; not every filesystem takes it), so a later run
+    /// knows a leftover of a killed run from a file being filled now.
     pub fn create_temp(&self, base: &OsStr) -> io::Result<(File, TempName<'_>)> {
         // Leave room for the suffix within the usual 255-byte name limit.
         let stem = &base.as_bytes()[..base.len().min(200)];
@@ -407,7 +427,12 @@ impl Dir {
         for _ in 0..16 {
             let mut name = stem.to_vec();
             name.extend_from_slice(
-                format!(".oio-tmp-{}-{:08x}", std::process::id(), fastrand::u32(..)).as_bytes(),
+                format!(
+                    "{TEMP_INFIX}{}-{:08x}",
+                    std::process::id(),
+                    fastrand::u32(..)
+                )
+                .as_bytes(),
             );
             let name = OsString::from_vec(name);
             match rustix::fs::openat(
@@ -417,13 +442,29 @@ impl Dir {
                 Mode::from_bits_truncate(0o666),
             ) {
                 Ok(fd) => {
+                    // The lock first, then the mark: a marked file is always locked while
+                    // its creator lives.
+                    let _ = rustix::fs::flock(
+                        &fd,
+                        rustix::fs::FlockOperation::NonBlockingLockExclusive,
+                    );
+                    if let Ok(st) = rustix::fs::fstat(&fd) {
+                        #[allow(clippy::useless_conversion)] // st_ino's width varies
+                        let ino = u64::from(st.st_ino);
+                        let _ = rustix::fs::fsetxattr(
+                            &fd,
+                            TEMP_XATTR,
+                            temp_mark(ino).as_bytes(),
+                            XattrFlags::empty(),
+                        );
+                    }
                     return Ok((
                         File::from(fd),
                         TempName {
                             dir: self,
                             name: Some(name),
                         },
-                    ))
+                    ));
                 }
                 Err(rustix::io::Errno::EXIST) => last = Some(rustix::io::Errno::EXIST),
                 Err(e) => return Err(e.into()),

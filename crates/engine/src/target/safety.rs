@@ -10,8 +10,7 @@
 
 use super::{blkid, facts};
 use std::fs::{self, File};
-use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::os::unix::fs::{FileExt, MetadataExt};
 
 /// What the checks of a device found.
 #[derive(Clone, Debug, Default)]
@@ -23,8 +22,8 @@ pub struct Inspection {
     pub checked_by: String,
 }
 
-/// Checks the device `path` (open as `file`, kernel name `name`, numbers `dev`, `size` bytes).
-pub fn inspect(file: &File, path: &Path, name: &str, dev: (u32, u32), size: u64) -> Inspection {
+/// Checks the open device `file` (kernel name `name`, numbers `dev`, `size` bytes).
+pub fn inspect(file: &File, name: &str, dev: (u32, u32), size: u64) -> Inspection {
     let mut found = Vec::new();
     let sys = facts::sys_dir(name);
 
@@ -41,40 +40,18 @@ pub fn inspect(file: &File, path: &Path, name: &str, dev: (u32, u32), size: u64)
             }
         }
     }
-    for m in facts::mounts() {
-        if let Some((_, n)) = devs.iter().find(|(d, _)| *d == m.dev) {
-            found.push(format!(
-                "{n} is mounted at {} ({})",
-                m.mount_point.display(),
-                m.fs_type
-            ));
-        }
-    }
-    if let Ok(swaps) = fs::read_to_string("/proc/swaps") {
-        for line in swaps.lines().skip(1) {
-            let Some(path) = line.split_whitespace().next() else {
-                continue;
-            };
-            if let Ok(md) = fs::metadata(path) {
-                use std::os::unix::fs::MetadataExt;
-                let d = (rustix::fs::major(md.rdev()), rustix::fs::minor(md.rdev()));
-                if let Some((_, n)) = devs.iter().find(|(x, _)| *x == d) {
-                    found.push(format!("{n} is in use as swap"));
-                }
-            }
-        }
-    }
-    for (_, n) in &devs {
-        if let Ok(rd) = fs::read_dir(facts::sys_dir(n).join("holders")) {
-            for h in rd.flatten() {
-                found.push(format!(
-                    "{n} is held by {} (device-mapper, LVM or RAID)",
-                    h.file_name().to_string_lossy()
-                ));
-            }
-        }
-    }
-    let checked_by = match blkid::probe(file, path) {
+    found.extend(users(&devs));
+    // wipefs (when libblkid cannot be loaded) opens the very device checked here, through
+    // this process's descriptor, not the name (which may point elsewhere by now).
+    let by_fd = {
+        use std::os::fd::AsRawFd;
+        std::path::PathBuf::from(format!(
+            "/proc/{}/fd/{}",
+            std::process::id(),
+            file.as_raw_fd()
+        ))
+    };
+    let checked_by = match blkid::probe(file, &by_fd) {
         Ok(p) => {
             if !p.signatures.is_empty() {
                 found.push(format!(
@@ -102,6 +79,128 @@ pub fn inspect(file: &File, path: &Path, name: &str, dev: (u32, u32), size: u64)
         findings: found,
         checked_by,
     }
+}
+
+/// Who uses the devices `devs` ((major, minor), kernel name): mounts, swap, holders.
+fn users(devs: &[((u32, u32), String)]) -> Vec<String> {
+    let mut found = Vec::new();
+    for m in facts::mounts() {
+        if let Some((_, n)) = devs.iter().find(|(d, _)| *d == m.dev) {
+            found.push(format!(
+                "{n} is mounted at {} ({})",
+                oio_core::text::printable(&m.mount_point.to_string_lossy()),
+                m.fs_type
+            ));
+        }
+    }
+    if let Ok(swaps) = fs::read_to_string("/proc/swaps") {
+        for line in swaps.lines().skip(1) {
+            let Some(path) = line.split_whitespace().next() else {
+                continue;
+            };
+            if let Ok(md) = fs::metadata(path) {
+                let d = (rustix::fs::major(md.rdev()), rustix::fs::minor(md.rdev()));
+                if let Some((_, n)) = devs.iter().find(|(x, _)| *x == d) {
+                    found.push(format!("{n} is in use as swap"));
+                }
+            }
+        }
+    }
+    for (_, n) in devs {
+        if let Ok(rd) = fs::read_dir(facts::sys_dir(n).join("holders")) {
+            for h in rd.flatten() {
+                found.push(format!(
+                    "{n} is held by {} (device-mapper, LVM or RAID)",
+                    h.file_name().to_string_lossy()
+                ));
+            }
+        }
+    }
+    found
+}
+
+/// A loop device whose backing file is a given file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Backed {
+    /// Kernel name (`loop3`).
+    pub name: String,
+    /// Who uses it or its partitions (mounted at..., swap, held by...); empty when nobody.
+    pub users: Vec<String>,
+}
+
+/// The loop devices whose backing file is the file with metadata `md` (by device and
+/// inode: from the loop's `backing_file` in sysfs, or, when that name does not lead to it
+/// from here (another mount namespace set the loop up), from LOOP_GET_STATUS64 on its node).
+pub fn loops_backed_by(md: &fs::Metadata) -> Vec<Backed> {
+    let mut out = Vec::new();
+    let Ok(rd) = fs::read_dir("/sys/block") else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("loop") {
+            continue;
+        }
+        let dir = e.path();
+        let Ok(backing) = fs::read_to_string(dir.join("loop/backing_file")) else {
+            continue; // not attached
+        };
+        let by_name = fs::metadata(backing.trim_end_matches('\n'))
+            .is_ok_and(|b| (b.dev(), b.ino()) == (md.dev(), md.ino()));
+        if !(by_name || loop_status_is(&name, md)) {
+            continue;
+        }
+        let Some(dev) = read_dev(&dir) else { continue };
+        let mut devs = vec![(dev, name.clone())];
+        if let Ok(parts) = fs::read_dir(&dir) {
+            for p in parts.flatten() {
+                let child = p.file_name().to_string_lossy().into_owned();
+                if child.starts_with(&name) && p.path().join("partition").exists() {
+                    if let Some(d) = read_dev(&p.path()) {
+                        devs.push((d, child));
+                    }
+                }
+            }
+        }
+        out.push(Backed {
+            users: users(&devs),
+            name,
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// Whether the loop device `name` is backed by the file with metadata `md`, as the loop
+/// itself says (LOOP_GET_STATUS64: the backing file's device and inode).
+fn loop_status_is(name: &str, md: &fs::Metadata) -> bool {
+    use std::os::fd::AsRawFd;
+    let Ok(node) = fs::File::open(format!("/dev/{name}")) else {
+        return false;
+    };
+    // struct loop_info64 (linux/loop.h): 232 bytes; lo_device and lo_inode come first.
+    #[repr(C)]
+    struct LoopInfo64 {
+        lo_device: u64,
+        lo_inode: u64,
+        rest: [u8; 216],
+    }
+    const LOOP_GET_STATUS64: libc::c_ulong = 0x4C05;
+    let mut info = LoopInfo64 {
+        lo_device: 0,
+        lo_inode: 0,
+        rest: [0; 216],
+    };
+    // SAFETY: LOOP_GET_STATUS64 writes one struct loop_info64 (232 bytes, the size and
+    // layout of LoopInfo64) to the pointer; the descriptor is open for the whole call.
+    let rc = unsafe {
+        libc::ioctl(
+            node.as_raw_fd(),
+            LOOP_GET_STATUS64 as _,
+            &mut info as *mut LoopInfo64,
+        )
+    };
+    rc == 0 && (info.lo_device, info.lo_inode) == (md.dev(), md.ino())
 }
 
 fn read_dev(dir: &std::path::Path) -> Option<(u32, u32)> {
@@ -330,13 +429,7 @@ mod tests {
     #[test]
     fn inspect_names_the_prober() {
         let f = image(&[(510, &[0x55, 0xAA])]);
-        let i = inspect(
-            &f,
-            Path::new("/nonexistent"),
-            "oio-no-such-dev",
-            (0, 0),
-            2 << 20,
-        );
+        let i = inspect(&f, "oio-no-such-dev", (0, 0), 2 << 20);
         let all = i.findings.join("; ");
         assert!(
             all.contains("oio's own checks found a boot sector signature"),
@@ -349,13 +442,7 @@ mod tests {
             );
         }
         let blank = image(&[]);
-        let i = inspect(
-            &blank,
-            Path::new("/nonexistent"),
-            "oio-no-such-dev",
-            (0, 0),
-            2 << 20,
-        );
+        let i = inspect(&blank, "oio-no-such-dev", (0, 0), 2 << 20);
         if i.checked_by.starts_with("libblkid") {
             assert!(i.findings.is_empty(), "{:?}", i.findings);
         }

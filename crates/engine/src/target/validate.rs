@@ -7,8 +7,7 @@
 
 use super::{check_block, io_err, owner, Ownership, TargetError, TargetOptions};
 use oio_core::units::format_bytes;
-use std::fs::{self, File};
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::fs;
 use std::path::{Path, PathBuf};
 
 /// What `prepare` would do.
@@ -59,17 +58,26 @@ const PSEUDO: &[(i64, &str)] = &[
 /// Checks `path` as `prepare` would with `opts`, creating, growing, writing or sealing
 /// nothing: what would be done, or the refusal `prepare` would give.
 pub fn validate(path: &Path, opts: &TargetOptions) -> Result<Verdict, TargetError> {
-    let md = match fs::metadata(path) {
-        Ok(md) => md,
+    match fs::metadata(path) {
+        Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return creatable(path, opts),
         Err(e) => return Err(io_err(path, "reading metadata")(e)),
     };
-    let ft = md.file_type();
-    if ft.is_file() {
-        let probe = File::open(path).map_err(io_err(path, "opening"))?;
+    let resolved = super::resolve(path)?;
+    if let super::Kind::Block(dev) = resolved.kind {
+        let c = check_block(path, opts, &resolved, dev, None)?;
+        Ok(Verdict {
+            kind: "block",
+            action: Action::Use,
+            size: c.size,
+            created_by_oio: false,
+        })
+    } else {
+        let probe = resolved.open(path, false)?;
         let md = probe.metadata().map_err(io_err(path, "reading metadata"))?;
         let state = owner::ownership(&probe, &md);
         file_refusal(path, opts, &state, md.len(), false)?;
+        loop_refusal(path, opts, &md)?;
         let want = opts.size.unwrap_or(md.len());
         if want == 0 {
             return Err(empty(path));
@@ -86,26 +94,18 @@ pub fn validate(path: &Path, opts: &TargetOptions) -> Result<Verdict, TargetErro
             size: want,
             created_by_oio: matches!(state, Ownership::Ours(_)),
         })
-    } else if ft.is_block_device() {
-        let dev = (rustix::fs::major(md.rdev()), rustix::fs::minor(md.rdev()));
-        let c = check_block(path, opts, dev, None)?;
-        Ok(Verdict {
-            kind: "block",
-            action: Action::Use,
-            size: c.size,
-            created_by_oio: false,
-        })
-    } else {
-        Err(TargetError::Invalid {
-            path: path.into(),
-            reason: "is neither a regular file nor a block device".into(),
-        })
     }
 }
 
 /// A path that does not exist: `prepare` would create it, given a size, a directory it can
 /// create files in, and room.
 fn creatable(path: &Path, opts: &TargetOptions) -> Result<Verdict, TargetError> {
+    if let Some(why) = in_dev(path) {
+        return Err(TargetError::Invalid {
+            path: path.into(),
+            reason: why,
+        });
+    }
     let size = opts.size.ok_or_else(|| TargetError::Invalid {
         path: path.into(),
         reason: "does not exist; give --size to let oio create it".into(),
@@ -158,6 +158,25 @@ fn creatable(path: &Path, opts: &TargetOptions) -> Result<Verdict, TargetError> 
     })
 }
 
+/// Why no file may be created at `path` when its directory is /dev (devtmpfs, or whatever is
+/// mounted at /dev): a missing name there is a device that is not there (`/dev/sdc1` before
+/// its partition table is read), and a file made there would pass for it and fill memory.
+/// /dev/shm and other filesystems mounted below /dev are left to the usual rules.
+pub(super) fn in_dev(path: &Path) -> Option<String> {
+    let dir = fs::canonicalize(directory_of(path)).ok()?;
+    let fs = super::facts::mounts()
+        .into_iter()
+        .filter(|m| dir.starts_with(&m.mount_point))
+        .max_by_key(|m| m.mount_point.as_os_str().len());
+    let devfs = match &fs {
+        Some(m) => m.fs_type == "devtmpfs" || m.mount_point == Path::new("/dev"),
+        None => dir.starts_with("/dev"),
+    };
+    devfs.then(|| {
+        "no such device (it does not exist; oio never creates files in /dev, where a missing name is a device that is not there): name an existing block device, or a file on a real filesystem".to_string()
+    })
+}
+
 /// The directory a new file at `path` goes in.
 fn directory_of(path: &Path) -> PathBuf {
     match path.parent() {
@@ -191,6 +210,42 @@ pub(super) fn room(path: &Path, bytes: u64) -> Result<(), TargetError> {
         });
     }
     Ok(())
+}
+
+/// A file that backs a loop device is that device's contents: writing (or growing) it is
+/// refused as writing the device would be, unless `--destroy-data`, naming the loop and who
+/// uses it (mounted at..., swap, held by...). `--allow-overwrite` is not enough: it lets oio
+/// overwrite a file, and this file is a disk.
+pub(super) fn loop_refusal(
+    path: &Path,
+    opts: &TargetOptions,
+    md: &fs::Metadata,
+) -> Result<(), TargetError> {
+    let grows = opts.size.is_some_and(|want| want > md.len());
+    if !(opts.write || grows) || opts.destroy_data {
+        return Ok(());
+    }
+    let loops = super::safety::loops_backed_by(md);
+    if loops.is_empty() {
+        return Ok(());
+    }
+    let each: Vec<String> = loops
+        .iter()
+        .map(|l| {
+            if l.users.is_empty() {
+                format!("/dev/{} (not mounted or held now)", l.name)
+            } else {
+                format!("/dev/{} ({})", l.name, l.users.join("; "))
+            }
+        })
+        .collect();
+    Err(TargetError::Refused {
+        path: path.into(),
+        reason: format!(
+            "it is the backing file of loop device {}: writing it writes that device; detach the loop first (umount, losetup -d) or pass --destroy-data if you mean to destroy what it holds",
+            each.join(" and ")
+        ),
+    })
 }
 
 fn empty(path: &Path) -> TargetError {
@@ -251,6 +306,8 @@ mod tests {
     use super::super::{create_new, grow, prepare};
     use super::*;
     use oio_core::Cancel;
+    use std::fs::File;
+    use std::os::unix::fs::MetadataExt;
     use std::time::Duration;
 
     fn opts(write: bool, size: Option<u64>) -> TargetOptions {
@@ -325,6 +382,21 @@ mod tests {
         // A directory.
         let e = same_refusal(dir.path(), &opts(false, None));
         assert!(e.contains("neither a regular file"), "{e}");
+    }
+
+    #[test]
+    fn nothing_is_created_in_dev() {
+        let p = PathBuf::from(format!("/dev/oio-unit-missing-{}", std::process::id()));
+        let e = same_refusal(&p, &opts(true, Some(1 << 20)));
+        assert!(e.contains("no such device"), "{e}");
+        // Without a size too: the name is a device that is not there.
+        let e = same_refusal(&p, &opts(false, None));
+        assert!(e.contains("no such device"), "{e}");
+        assert!(fs::symlink_metadata(&p).is_err());
+        // A filesystem of its own below /dev is not /dev.
+        if Path::new("/dev/shm").is_dir() {
+            assert_eq!(in_dev(Path::new("/dev/shm/oio-unit")), None);
+        }
     }
 
     /// A small tmpfs mounted for one test, unmounted when dropped.
