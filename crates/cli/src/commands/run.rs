@@ -35,7 +35,7 @@ pub struct Args {
     pub json: bool,
 
     /// Run N times (one result file each) and summarize over runs; with --json, an array.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub repeat: u32,
 
     /// Record the targets' devices from /proc/diskstats while the run goes, saved beside the
