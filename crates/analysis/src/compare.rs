@@ -183,6 +183,26 @@ pub fn tpcc_metrics(types: &[String]) -> Vec<MetricDef> {
     v
 }
 
+/// The largest [`RunData::noise_bias`]: a neighbour is never taken to have stopped a run.
+pub const MAX_NOISE_BIAS: f64 = 0.95;
+
+/// [`RunData::noise_bias`] of a noisy run on a host of `host_cpus` CPUs whose others used
+/// `others_cores_max` cores at most and the hypervisor stole `steal_pct_max` %, with workers
+/// busy `workers_busy` of the time (None: unknown, taken as always).
+pub fn noise_bias(
+    host_cpus: u32,
+    others_cores_max: f64,
+    steal_pct_max: f64,
+    workers_busy: Option<f64>,
+) -> f64 {
+    if host_cpus == 0 {
+        return MAX_NOISE_BIAS;
+    }
+    let taken = (others_cores_max / f64::from(host_cpus)).max(steal_pct_max / 100.0);
+    let needed = workers_busy.unwrap_or(1.0).clamp(0.0, 1.0);
+    (taken.clamp(0.0, 1.0) * needed).clamp(0.0, MAX_NOISE_BIAS)
+}
+
 /// One run reduced to what a comparison needs.
 #[derive(Clone, Debug, Default)]
 pub struct RunData {
@@ -198,8 +218,14 @@ pub struct RunData {
     /// "pg_stat_database").
     pub sources: BTreeMap<String, String>,
     /// The run was measured while a neighbour disturbed the host: a "better"/"worse" must
-    /// still hold without such runs, else it is "undecided". False unless a caller says so.
+    /// still hold without such runs, or beyond what the neighbour could have changed
+    /// ([`RunData::noise_bias`]), else it is "undecided". False unless a caller says so.
     pub noisy: bool,
+    /// The most a neighbour could have moved this run's figures, as a fraction (rates down,
+    /// latencies up by 1/(1 − bias)): the share of the host's CPU others took at most, times
+    /// the share of the run's time its workers needed a CPU (a run waiting on its device
+    /// loses little to a neighbour). 0 for a quiet run; [`MAX_NOISE_BIAS`] when unknown.
+    pub noise_bias: f64,
     /// Relative width of the latency buckets of the tool that measured the run, when coarser
     /// than oio's own histogram ([`FIO_BIN_RESOLUTION`] for fio results), else 0.
     pub source_resolution: f64,
@@ -242,6 +268,15 @@ impl RunData {
             sources: BTreeMap::new(),
             // The one place a run's noise flag enters comparisons.
             noisy: r.noisy_host(),
+            noise_bias: match r.host_noise.as_ref().filter(|h| h.noisy) {
+                Some(h) => noise_bias(
+                    h.host_cpus,
+                    h.others_cores_max,
+                    h.steal_pct_max,
+                    r.cpu.workers_busy,
+                ),
+                None => 0.0,
+            },
             source_resolution: if r.options.engine_requested == "fio" {
                 FIO_BIN_RESOLUTION
             } else {
@@ -276,6 +311,9 @@ impl RunData {
             hists,
             sources,
             noisy: t.noisy,
+            // The database server shares the host's CPU: what a neighbour took is not known
+            // apart from it, so a noisy TPC-C run is taken as moved as much as can be.
+            noise_bias: if t.noisy { MAX_NOISE_BIAS } else { 0.0 },
             source_resolution: 0.0,
         }
     }
@@ -563,6 +601,8 @@ struct Prepared<'a> {
     hists: Option<Vec<&'a MergeableHist>>,
     /// Per value: the run was flagged noisy.
     noisy: Vec<bool>,
+    /// Per value: [`RunData::noise_bias`].
+    bias: Vec<f64>,
     /// Every run of the group carries the same values.
     identical: bool,
     /// Coarsest source resolution of the runs (see [`RunData::source_resolution`]).
@@ -584,6 +624,7 @@ fn prepare<'a>(m: &MetricDef, g: &'a Group, identical: bool) -> Prepared<'a> {
         values: with.iter().map(|r| r.values[&m.key]).collect(),
         hists,
         noisy: with.iter().map(|r| r.noisy).collect(),
+        bias: with.iter().map(|r| r.noise_bias).collect(),
         identical,
         source_resolution: with.iter().map(|r| r.source_resolution).fold(0.0, f64::max),
     }
@@ -602,6 +643,7 @@ impl Prepared<'_> {
                 .as_ref()
                 .map(|h| idx.iter().map(|&i| h[i]).collect()),
             noisy: vec![false; idx.len()],
+            bias: vec![0.0; idx.len()],
             identical: self.identical,
             source_resolution: self.source_resolution,
         }
@@ -609,6 +651,11 @@ impl Prepared<'_> {
 
     fn noisy_runs(&self) -> usize {
         self.noisy.iter().filter(|n| **n).count()
+    }
+
+    /// The most a neighbour could have moved any run of the group.
+    fn noise_bias(&self) -> f64 {
+        self.bias.iter().copied().fold(0.0, f64::max)
     }
 }
 
@@ -738,6 +785,7 @@ pub fn compare_values(
         values: values.to_vec(),
         hists: None,
         noisy: vec![false; values.len()],
+        bias: vec![0.0; values.len()],
         identical: false,
         source_resolution: 0.0,
     };
@@ -775,6 +823,8 @@ struct Assessed {
     /// With runs flagged noisy: the test without them, (raw p, margin upward, interval
     /// agrees), None when too few runs are left to test.
     clean: Option<Option<(f64, bool, bool)>>,
+    /// The most a neighbour could have moved a run of each side: [baseline, candidate].
+    noise_bias: [f64; 2],
 }
 
 /// A side with no spread in this metric: its runs are identical, or a mean metric is the same
@@ -935,6 +985,7 @@ fn assess(
         within_resolution,
         welch,
         clean,
+        noise_bias: [a.noise_bias(), b.noise_bias()],
     }
 }
 
@@ -1098,6 +1149,7 @@ fn decide(x: Assessed, p_adj: Option<f64>, tests: usize, o: &Options) -> MetricC
     let eq = o.equivalence_pct;
     let detectable = x.welch.as_ref().map(|w| w.detectable_pct(level));
     let upward = c.margin_pct.is_some_and(|d| d > 0.0);
+    let mut weighed: Option<String> = None;
     let outcome = if c.margin_pct.is_none() {
         Outcome::NotAvailable
     } else if let Some(b) = x.blocked {
@@ -1110,7 +1162,17 @@ fn decide(x: Assessed, p_adj: Option<f64>, tests: usize, o: &Options) -> MetricC
             Some(None) => false,
         };
         if significant && !x.within_resolution && !holds_without_noisy {
-            Outcome::Undecided(noisy_only(&c, level, tests, o))
+            match beyond_the_noise(&c, x.higher_is_better, x.noise_bias) {
+                Some((up, note)) if up == upward => {
+                    weighed = Some(note);
+                    if upward == x.higher_is_better {
+                        Outcome::Better
+                    } else {
+                        Outcome::Worse
+                    }
+                }
+                _ => Outcome::Undecided(noisy_only(&c, level, tests, o)),
+            }
         } else if significant && !x.within_resolution {
             if upward == x.higher_is_better {
                 Outcome::Better
@@ -1142,12 +1204,59 @@ fn decide(x: Assessed, p_adj: Option<f64>, tests: usize, o: &Options) -> MetricC
         Outcome::NoSignificantDifference => ("no significant difference", None),
         Outcome::Undecided(b) => ("undecided", Some(b.reason.to_string())),
     };
-    let (short, verdict) = words(&c, &x.label, &outcome, tests, level, eq);
+    let (short, mut verdict) = words(&c, &x.label, &outcome, tests, level, eq);
+    if let Some(note) = weighed {
+        verdict.push_str("; ");
+        verdict.push_str(&note);
+    }
     c.outcome = name.into();
     c.reason = reason;
     c.short = short;
     c.verdict = verdict;
     c
+}
+
+/// Noise that weighs instead of vetoing: the margin's interval widened by the most the
+/// neighbour could have moved each side (rates down and latencies up by 1/(1 − bias), never the
+/// other way), and the direction it still shows: `Some((upward, what was weighed))` when the
+/// widened interval excludes no change, None when the neighbour could explain the difference.
+fn beyond_the_noise(
+    c: &MetricComparison,
+    higher_is_better: bool,
+    [ba, bb]: [f64; 2],
+) -> Option<(bool, String)> {
+    let (lo, hi) = (1.0 + c.ci_low_pct? / 100.0, 1.0 + c.ci_high_pct? / 100.0);
+    if !(lo > 0.0 && hi.is_finite()) {
+        return None;
+    }
+    let (ka, kb) = (1.0 - ba.clamp(0.0, MAX_NOISE_BIAS), 1.0 - bb.clamp(0.0, MAX_NOISE_BIAS));
+    // A rate measured as M was at most M / (1 − b) without the neighbour; a latency at
+    // least M (1 − b). The candidate / baseline ratio moves accordingly.
+    let (wlo, whi) = if higher_is_better {
+        (lo * ka, hi / kb)
+    } else {
+        (lo * kb, hi / ka)
+    };
+    let up = if wlo > 1.0 {
+        true
+    } else if whi < 1.0 {
+        false
+    } else {
+        return None;
+    };
+    let pct = |r: f64| (r - 1.0) * 100.0;
+    Some((
+        up,
+        format!(
+            "measured beside a neighbour that could have moved the runs by up to {:.0} % (baseline) and {:.0} % (candidate): even so the interval is [{:+.1} %, {:+.1} %] (widened from [{:+.1} %, {:+.1} %]), so the neighbour cannot explain the difference",
+            ba * 100.0,
+            bb * 100.0,
+            pct(wlo),
+            pct(whi),
+            pct(lo),
+            pct(hi)
+        ),
+    ))
 }
 
 /// Undecided: significant only with runs measured on a noisy host.
@@ -1459,7 +1568,7 @@ fn summarise(
         let flagged = g.runs.iter().filter(|r| r.noisy).count();
         if flagged > 0 {
             warnings.push(format!(
-                "group '{}': {flagged} of {} runs were measured on a noisy host; a better/worse must hold without them, else it is undecided",
+                "group '{}': {flagged} of {} runs were measured on a noisy host; a better/worse must hold without them, or beyond the most the neighbour could have moved them, else it is undecided",
                 g.label,
                 g.runs.len()
             ));
