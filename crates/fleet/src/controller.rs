@@ -452,8 +452,11 @@ impl Fleet {
             // Its own process group: Ctrl-C at a terminal reaches the controller's group only,
             // so the controller stops each agent through the protocol and keeps its partial
             // result, instead of every ssh dying at once with the session it carried.
-            let mut child = Command::new(&argv[0])
-                .args(&argv[1..])
+            // An installed copy at a path on the host runs only after its directories are
+            // checked there, as `fleet install` checks them.
+            let run = crate::install::guarded_launcher(argv);
+            let mut child = Command::new(&run[0])
+                .args(&run[1..])
                 .process_group(0)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
