@@ -48,7 +48,7 @@ pub fn run(a: InstallArgs) -> anyhow::Result<ExitCode> {
     let opts = a.host.options();
     let hosts: Vec<(String, Result<Vec<String>, String>)> = a
         .host
-        .hosts()?
+        .hosts_at_once(oio_fleet::install::PARALLEL)?
         .into_iter()
         .map(|(h, argv)| {
             let t = match &transport {
