@@ -772,11 +772,14 @@ impl Progress {
             let h = h?;
             let mut b: std::collections::BTreeMap<u64, u64> =
                 acc.buckets.iter().map(|[v, c]| (*v, *c)).collect();
+            // Saturating: a live view of what a hostile host claims never wraps or panics
+            // (the merged result refuses such a host).
             for [v, c] in &h.buckets {
-                *b.entry(*v).or_default() += c;
+                let e = b.entry(*v).or_default();
+                *e = e.saturating_add(*c);
             }
             acc.buckets = b.into_iter().map(|(v, c)| [v, c]).collect();
-            acc.count += h.count;
+            acc.count = acc.count.saturating_add(h.count);
             acc.sum += h.sum;
             acc.min = acc.min.into_iter().chain(h.min).min();
             acc.max = acc.max.into_iter().chain(h.max).max();

@@ -185,7 +185,7 @@ fn part_of(h: &crate::controller::HostOutcome, lat: &mut Latencies) -> Part {
             Part {
                 own: (r.summary.nopm, r.summary.tpm_client),
                 new_orders: r.summary.new_orders,
-                transactions: r.summary.committed + r.summary.rolled_back,
+                transactions: r.summary.committed.saturating_add(r.summary.rolled_back),
                 tpm: Some(r.summary.tpm),
                 own_s: r.duration_s,
                 cut: crate::merge::cut_short(&r.envelope.stop_reason.to_string()),
@@ -199,12 +199,15 @@ fn part_of(h: &crate::controller::HostOutcome, lat: &mut Latencies) -> Part {
                     lat.new_order += &n;
                 }
             }
-            let new_orders: u64 = h
+            // Saturating: a hostile host's counts never wrap or panic the merge.
+            let new_orders = h
                 .tpcc_streamed
                 .iter()
-                .map(|w| w.new_orders.max(0) as u64)
-                .sum();
-            let transactions: u64 = h.tpcc_streamed.iter().map(|w| w.transactions()).sum();
+                .fold(0u64, |a, w| a.saturating_add(w.new_orders.max(0) as u64));
+            let transactions = h
+                .tpcc_streamed
+                .iter()
+                .fold(0u64, |a, w| a.saturating_add(w.transactions()));
             let own_s = h.tpcc_streamed.iter().map(|w| w.t_s).fold(0.0, f64::max);
             Part {
                 own: (
@@ -341,7 +344,9 @@ fn summary_over(parts: &[Part], window_s: f64, lat: &Latencies) -> FleetTpccSumm
         ),
     };
     FleetTpccSummary {
-        new_orders: parts.iter().map(|p| p.new_orders).sum(),
+        new_orders: parts
+            .iter()
+            .fold(0u64, |a, p| a.saturating_add(p.new_orders)),
         nopm: parts.iter().map(|p| adds(p).0).sum(),
         tpm: parts.iter().map(|p| adds(p).1).sum(),
         tpm_client: parts.iter().map(|p| adds(p).2).sum(),
@@ -397,11 +402,11 @@ fn tpcc_window(
         .map(|w| w.t_s)
         .fold(0.0, f64::max);
     let stretch = (n > 0 && span > 0.0).then(|| {
-        let no: u64 = run
+        let no: u128 = run
             .hosts
             .iter()
             .flat_map(|h| &h.tpcc_streamed[..n])
-            .map(|w| w.new_orders.max(0) as u64)
+            .map(|w| w.new_orders.max(0) as u128)
             .sum();
         (span, per_min(no as f64, span))
     });
@@ -456,9 +461,9 @@ fn merge_intervals(run: &FleetRun) -> (Vec<FleetTpccInterval>, Vec<String>) {
             let nopm = per_min(w.new_orders.max(0) as f64, w.duration_s);
             m.hosts += 1;
             m.t_s = m.t_s.max(w.t_s);
-            m.new_orders += w.new_orders.max(0) as u64;
+            m.new_orders = m.new_orders.saturating_add(w.new_orders.max(0) as u64);
             m.nopm += nopm;
-            m.transactions += w.transactions();
+            m.transactions = m.transactions.saturating_add(w.transactions());
             m.tpm_client += per_min(w.transactions() as f64, w.duration_s);
             if nopm < slowest {
                 slowest = nopm;

@@ -356,7 +356,7 @@ pub fn live_table(p: &oio_fleet::controller::Progress) -> String {
     ));
     let counted: Vec<u64> = p.per_host.iter().filter_map(|h| h.errors).collect();
     if !counted.is_empty() {
-        let n: u64 = counted.iter().sum();
+        let n = counted.iter().fold(0u64, |a, e| a.saturating_add(*e));
         t.push_str(&format!(
             ", {} error{} on the {} host{} counting them",
             format_count(n as f64),

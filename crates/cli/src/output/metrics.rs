@@ -34,7 +34,8 @@ struct Acc {
 
 impl Acc {
     fn add(&mut self, count: u64, h: Option<&oio_core::histogram::SparseHistogram>) {
-        self.ios += count;
+        // Saturating: a host's claimed counts never wrap or panic the endpoint.
+        self.ios = self.ios.saturating_add(count);
         let Some(h) = h else { return };
         for [v, c] in &h.buckets {
             let s = *v as f64 / 1e9;
@@ -42,20 +43,20 @@ impl Acc {
                 .iter()
                 .position(|b| s <= *b)
                 .unwrap_or(BOUNDS_S.len());
-            self.buckets[k] += c;
+            self.buckets[k] = self.buckets[k].saturating_add(*c);
         }
         self.sum_ns += h.sum;
-        self.count += h.count;
+        self.count = self.count.saturating_add(h.count);
     }
 
     fn histogram(&self, o: &mut String, name: &str, label: &str) {
         let mut cum = 0;
         let sep = if label.is_empty() { "" } else { "," };
         for (k, b) in BOUNDS_S.iter().enumerate() {
-            cum += self.buckets[k];
+            cum = u64::saturating_add(cum, self.buckets[k]);
             o.push_str(&format!("{name}_bucket{{{label}{sep}le=\"{b}\"}} {cum}\n"));
         }
-        cum += self.buckets[BOUNDS_S.len()];
+        cum = u64::saturating_add(cum, self.buckets[BOUNDS_S.len()]);
         o.push_str(&format!("{name}_bucket{{{label}{sep}le=\"+Inf\"}} {cum}\n"));
         let braces = |l: &str| {
             if l.is_empty() {
