@@ -337,9 +337,20 @@ impl Session {
         }
     }
 
-    fn stderr_tail(&self) -> String {
+    /// The lines of the last of its launcher's stderr.
+    fn stderr_lines(&self) -> Vec<String> {
         let b = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
-        String::from_utf8_lossy(&b).trim().to_string()
+        String::from_utf8_lossy(&b)
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The last of its launcher's stderr, its lines joined by " / " (one line in a message).
+    fn stderr_tail(&self) -> String {
+        self.stderr_lines().join(" / ")
     }
 
     /// What happened to a host that went away: its launcher's exit and last stderr.
@@ -358,11 +369,10 @@ impl Session {
             Some(s) => format!("the connection closed ({} exited: {s})", self.argv[0]),
             None => "the connection closed".to_string(),
         };
-        let tail = self.stderr_tail();
-        if !tail.is_empty() {
-            let last: Vec<&str> = tail.lines().rev().take(3).collect();
+        let lines = self.stderr_lines();
+        if !lines.is_empty() {
             why.push_str(": ");
-            why.push_str(&last.into_iter().rev().collect::<Vec<_>>().join(" / "));
+            why.push_str(&lines[lines.len().saturating_sub(3)..].join(" / "));
         }
         why
     }
@@ -551,10 +561,13 @@ impl Fleet {
         Ok(fleet)
     }
 
+    /// What host `i` did wrong, its own words (errors, stderr, lines it sent) escaped: the
+    /// reason reaches a terminal, where control characters would act (set the clipboard or
+    /// the title, clear the screen, start a line that looks like oio's own).
     fn host_error(&mut self, i: usize, reason: String) -> FleetError {
         FleetError::Host {
             host: self.sessions[i].name.clone(),
-            reason,
+            reason: oio_core::text::printable(&reason).into_owned(),
         }
     }
 
@@ -1076,7 +1089,8 @@ impl Collection {
             at: rfc3339(*heard),
             last_message: what.clone(),
             noticed_s: (now_ns() - self.start_ns) as f64 / 1e9,
-            reason,
+            // Printed as it is by every reader of the result: the host's own words escaped.
+            reason: oio_core::text::printable(&reason).into_owned(),
         }
     }
 

@@ -89,7 +89,7 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
         crate::output::fleet::print_table(&doc);
     }
     for l in &doc.lost {
-        style::print_warning(l);
+        style::print_warning(&oio_core::text::printable(l));
     }
     // What the hosts themselves warned about, each once with the hosts that said it.
     for w in
@@ -97,7 +97,7 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
             (w.starts_with("host ") || w.starts_with("hosts ")) && !doc.lost.contains(w)
         })
     {
-        style::print_warning(w);
+        style::print_warning(&oio_core::text::printable(w));
     }
     style::print_saved("result", &merged, a.json);
     Ok(if run.interrupted {
