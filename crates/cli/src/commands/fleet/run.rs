@@ -73,7 +73,6 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
             m.update(p);
         }
     });
-    drop(metrics);
     live.finish();
     let run = run?;
 
@@ -82,6 +81,8 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
         .out
         .join(result_file_name("fleet", &stamp, &plan.workload.name).trim_end_matches(".json"));
     let (doc, merged) = super::save_io(&dir, &run, &plan, a.label.as_deref())?;
+    // Saved first: the endpoint ends with the run, and nothing it does delays the result.
+    drop(metrics);
 
     if a.json {
         crate::output::print_json(&doc)?;
