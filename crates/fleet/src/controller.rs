@@ -365,6 +365,15 @@ impl Session {
                 _ => break None,
             }
         };
+        // Once it exited, its stderr (the reason it gave, e.g. a refused install directory)
+        // is read to its end before it is quoted: the reader may lag on a busy machine.
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while status.is_some()
+            && Instant::now() < deadline
+            && !self.threads.iter().all(|t| t.is_finished())
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let mut why = match status {
             Some(s) => format!("the connection closed ({} exited: {s})", self.argv[0]),
             None => "the connection closed".to_string(),

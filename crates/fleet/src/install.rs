@@ -523,6 +523,10 @@ fn run_bounded(
     match (status, sent) {
         (Ok(s), Ok(())) if s.success() => Ok(out),
         (Ok(s), _) if s.code() == Some(3) => Err(err),
+        (Ok(s), Err(e)) if s.success() => Err(format!(
+            "the transport ended before it took all of the binary ({e}){}{err}",
+            if err.is_empty() { "" } else { ": " }
+        )),
         (Ok(s), _) => Err(format!("failed ({s}): {err}")),
         (Err(e), _) => Err(e),
     }
