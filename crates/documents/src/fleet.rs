@@ -236,7 +236,7 @@ pub struct FleetTpccHost {
     /// When its measured window opened (after connecting and the ramp) against the common
     /// start instant plus the ramp, ns (positive: late).
     pub start_skew_ns: Option<i64>,
-    /// "completed", "interrupted", "errors" or "lost".
+    /// "completed", "interrupted", "errors", "lost" or "faulty".
     pub status: String,
     /// New orders in its window (its own result; else the sum of what it streamed).
     pub new_orders: u64,
@@ -254,6 +254,10 @@ pub struct FleetTpccHost {
     pub intervals: usize,
     /// Set when it was lost.
     pub lost: Option<Lost>,
+    /// Set when what it sent was refused (status "faulty"): what it sent and why. Its counts
+    /// are left out of every merged figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub faulty: Option<String>,
 }
 
 /// Sums over the hosts, rates over the fleet's window (see [`Window`]).
