@@ -1229,7 +1229,10 @@ fn beyond_the_noise(
     if !(lo > 0.0 && hi.is_finite()) {
         return None;
     }
-    let (ka, kb) = (1.0 - ba.clamp(0.0, MAX_NOISE_BIAS), 1.0 - bb.clamp(0.0, MAX_NOISE_BIAS));
+    let (ka, kb) = (
+        1.0 - ba.clamp(0.0, MAX_NOISE_BIAS),
+        1.0 - bb.clamp(0.0, MAX_NOISE_BIAS),
+    );
     // A rate measured as M was at most M / (1 − b) without the neighbour; a latency at
     // least M (1 − b). The candidate / baseline ratio moves accordingly.
     let (wlo, whi) = if higher_is_better {

@@ -1501,3 +1501,445 @@ fn metrics_text(addr: &str) -> Option<String> {
     c.read_to_string(&mut text).ok()?;
     Some(text.split_once("\r\n\r\n")?.1.to_string())
 }
+
+/// `system.posix_acl_access` of `dir`: owner rwx, user `user` rwx, owning group r-x, mask
+/// rwx, others r-x (the kernel's xattr format, version 2).
+fn acl_granting_write(dir: &Path, user: u32) -> std::io::Result<()> {
+    const UNDEFINED: u32 = u32::MAX;
+    let mut v = 2u32.to_le_bytes().to_vec();
+    for (tag, perm, id) in [
+        (0x01u16, 7u16, UNDEFINED),
+        (0x02, 7, user),
+        (0x04, 5, UNDEFINED),
+        (0x10, 7, UNDEFINED),
+        (0x20, 5, UNDEFINED),
+    ] {
+        v.extend_from_slice(&tag.to_le_bytes());
+        v.extend_from_slice(&perm.to_le_bytes());
+        v.extend_from_slice(&id.to_le_bytes());
+    }
+    rustix::fs::setxattr(
+        dir,
+        "system.posix_acl_access",
+        &v,
+        rustix::fs::XattrFlags::empty(),
+    )
+    .map_err(std::io::Error::from)
+}
+
+fn chmod(p: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Issue 37: `fleet install --dest DIR` refuses a DIR its group may write, or that a POSIX ACL
+/// lets another user write (a member could swap `DIR/oio` before root's next run), naming it;
+/// and a fleet command refuses to run an agent from such a directory.
+#[test]
+fn a_destination_others_may_write_is_refused_by_install_and_run() {
+    let dir = scratch();
+    let dest = dir.path().join("bin");
+    std::fs::create_dir(&dest).unwrap();
+    chmod(&dest, 0o775);
+    let gid = {
+        use std::os::unix::fs::MetadataExt as _;
+        std::fs::metadata(&dest).unwrap().gid()
+    };
+    let install = |dest: &Path| {
+        let c = Command::new(oio())
+            .env("NO_COLOR", "1")
+            .args([
+                "fleet",
+                "install",
+                "--hosts",
+                "h1",
+                "--transport",
+                "env",
+                "--dest",
+            ])
+            .arg(dest)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_bounded(c, Duration::from_secs(300))
+    };
+    let out = install(&dest);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "h1: {} is writable by its group (gid {gid}, mode 775) without the sticky bit",
+            dest.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!dest.join("oio").exists());
+    // The same check when an agent is run from there: a link to this oio in the directory.
+    std::os::unix::fs::symlink(oio(), dest.join("oio")).unwrap();
+    let run = |t: &str| {
+        Command::new(oio())
+            .env("NO_COLOR", "1")
+            .current_dir(dir.path())
+            .args(["fleet", "run", "--hosts", "h1", "--launcher"])
+            .arg(format!("env {}/oio agent --stdio", dest.display()))
+            .args(["--engine", "null", "--rw", "randread", "--size", "1M"])
+            .args(["--time", t, "--ramp", "0", "--out", "res"])
+            .arg(dir.path().join("t.dat"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = run("1s");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "host h1: during hello: the connection closed (env exited: exit status: 3): {} is writable by its group (gid {gid}, mode 775)",
+            dest.display()
+        )) && stderr.contains("nothing was started on any host"),
+        "{stderr}"
+    );
+    // Writable by its owner alone, the same agent runs.
+    chmod(&dest, 0o755);
+    let out = run("200ms");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // An ACL granting another user write: refused as an ACL.
+    std::fs::remove_file(dest.join("oio")).unwrap();
+    if let Err(e) = acl_granting_write(&dest, 65534) {
+        crate::common::missing(&format!("POSIX ACLs on the scratch file system: {e}"));
+        return;
+    }
+    let out = install(&dest);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "h1: {} has a POSIX ACL (system.posix_acl_access) that lets users or groups other than its owner write it",
+            dest.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!dest.join("oio").exists());
+}
+
+/// What a fake agent does once the run has started.
+type Hostile = Box<dyn FnOnce(&mut std::fs::File) + Send>;
+
+/// `oio fleet run` of a real host and a fake one (`hostile` plays its part after `go`, then
+/// it drains the controller's messages until it is hung up on): its output.
+fn run_with_fake(
+    dir: &Path,
+    hello_version: String,
+    hostile: Hostile,
+    json: bool,
+) -> std::process::Output {
+    let launcher = fifo_launcher(dir);
+    let d = dir.to_path_buf();
+    let fake = std::thread::spawn(move || {
+        let (mut r, mut out) = fake_until_go(&d, &hello_version);
+        hostile(&mut out);
+        drop(out);
+        while let Ok(Some(_)) = r.next_message() {}
+    });
+    let mut c = Command::new(oio());
+    c.env("NO_COLOR", "1")
+        .current_dir(dir)
+        .args(["fleet", "run", "--inventory"])
+        .arg(inventory(dir, &["real", "fake"]))
+        .arg("--launcher")
+        .arg(&launcher)
+        .arg("--out")
+        .arg(dir.join("res"))
+        .args([
+            "--rw",
+            "randread",
+            "--engine",
+            "null",
+            "--size",
+            "1M",
+            "--time",
+            "30s",
+            "--ramp",
+            "0",
+            "--interval",
+            "1s",
+            "--connect-timeout",
+            "20s",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if json {
+        c.arg("--json");
+    }
+    let out = wait_bounded(c.spawn().unwrap(), Duration::from_secs(120));
+    // A fake refused at hello never gets to `go` (its thread ends on the closed pipe, or is
+    // left to it).
+    if fake.is_finished() {
+        let _ = fake.join();
+    }
+    out
+}
+
+/// Control characters a terminal acts on: OSC 52 (sets the clipboard), a title, a screen
+/// clear, a carriage return and a line feed that start a spoofed line, a C1 CSI.
+const HOSTILE: &str =
+    "\x1b]52;c;cm0gLXJmIH4=\x07\x1b]0;pwned\x07\x1b[2J\roio: all hosts completed\n\u{9b}31m";
+
+fn assert_no_controls(what: &str, bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    let bad: Vec<char> = text
+        .chars()
+        .filter(|c| c.is_control() && *c != '\n')
+        .collect();
+    assert!(bad.is_empty(), "{what} carries {bad:?}:\n{text}");
+}
+
+/// Issue 37: what an agent says reaches the terminal escaped: a hello whose version carries
+/// control characters, an error message full of them mid-run; the output has none but its
+/// own line feeds, and shows them as escapes.
+#[test]
+fn a_hostile_agents_words_reach_the_terminal_escaped() {
+    let dir = scratch();
+    // Its hello's version.
+    let out = run_with_fake(
+        dir.path(),
+        format!("{}{HOSTILE}", version()),
+        Box::new(|_| {}),
+        false,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stderr}");
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("host fake: it runs oio "), "{stderr}");
+    assert!(
+        stderr.contains("\\u{1b}]52;c;cm0gLXJmIH4=\\u{7}"),
+        "{stderr}"
+    );
+    assert_no_controls("stderr", &out.stderr);
+    assert_no_controls("stdout", &out.stdout);
+    // Mid-run: an error message, the host lost; the table and the warnings printed.
+    let dir = scratch();
+    let out = run_with_fake(
+        dir.path(),
+        version(),
+        Box::new(|out| {
+            let _ = send(
+                out,
+                &Message::Error {
+                    phase: format!("run{HOSTILE}"),
+                    message: HOSTILE.to_string(),
+                },
+            );
+        }),
+        false,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stderr}\n{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("host fake was lost")
+            && stderr.contains("\\u{1b}[2J\\u{d}oio: all hosts completed\\u{a}\\u{9b}31m"),
+        "{stderr}"
+    );
+    assert_no_controls("stderr", &out.stderr);
+    assert_no_controls("stdout", &out.stdout);
+}
+
+/// Issue 37: an agent claiming `ios = u64::MAX` is refused as faulty, named with what it
+/// sent; the merged count is exactly the other host's, never wrapped.
+#[test]
+fn a_hostile_agents_overflowing_count_is_refused_and_the_others_merge_exactly() {
+    let dir = scratch();
+    let out = run_with_fake(
+        dir.path(),
+        version(),
+        Box::new(|out| {
+            let mut h = oio_core::histogram::LatencyHistogram::new();
+            for _ in 0..10 {
+                h.record(1_000_000);
+            }
+            let d = oio_fleet::protocol::WireDir {
+                ios: u64::MAX,
+                bytes: 4096,
+                iops: 1.0,
+                bytes_per_sec: 4096.0,
+                latency: Some(WireHistogram::from_sparse(&h.to_sparse())),
+            };
+            let w = WireInterval {
+                index: 0,
+                t_s: 1.0,
+                duration_s: 1.0,
+                read: d.clone(),
+                write: oio_fleet::protocol::WireDir {
+                    ios: 0,
+                    bytes: 0,
+                    iops: 0.0,
+                    bytes_per_sec: 0.0,
+                    latency: None,
+                },
+                total: d,
+                errors: None,
+            };
+            let _ = send(out, &Message::Interval(Box::new(w)));
+            let _ = send(
+                out,
+                &Message::Error {
+                    phase: "run".into(),
+                    message: "done".into(),
+                },
+            );
+        }),
+        true,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("the merged result");
+    let fake = &doc["hosts"][1];
+    assert_eq!(fake["status"], "faulty", "{doc:#}");
+    let why = fake["faulty"].as_str().unwrap();
+    assert!(
+        why.starts_with("host fake sent counts that cannot be merged: its streamed intervals' read I/Os summed is 18446744073709551615, which with the other hosts' "),
+        "{why}"
+    );
+    assert!(stderr.contains(why), "{stderr}");
+    let real = read_in(dir.path(), doc["hosts"][0]["result_file"].as_str().unwrap());
+    let real_ios = real["summary"]["total"]["ios"].as_u64().unwrap();
+    assert!(real_ios > 0);
+    assert_eq!(
+        doc["summary"]["total"]["ios"].as_u64(),
+        Some(real_ios),
+        "{doc:#}"
+    );
+    assert_eq!(doc["hosts"][0]["ios"].as_u64(), Some(real_ios));
+    let first: u64 = real["intervals"][0]["total"]["ios"].as_u64().unwrap();
+    assert_eq!(doc["intervals"][0]["total"]["ios"].as_u64(), Some(first));
+}
+
+/// A client of `--metrics` that sends its request a byte a second, and one that sends
+/// nothing: each holds its connection until the server closes it. Returns how many bytes
+/// the slow one sent.
+fn slowloris(addr: String, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> usize {
+    use std::io::Write;
+    use std::sync::atomic::Ordering;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let (mut slow, _idle) = loop {
+        match (
+            std::net::TcpStream::connect(&addr),
+            std::net::TcpStream::connect(&addr),
+        ) {
+            (Ok(a), Ok(b)) => break (a, b),
+            _ if Instant::now() < deadline && !stop.load(Ordering::SeqCst) => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            _ => return 0,
+        }
+    };
+    let mut sent = 0;
+    for b in b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: "
+        .iter()
+        .cycle()
+    {
+        if stop.load(Ordering::SeqCst) || slow.write_all(&[*b]).is_err() {
+            break;
+        }
+        sent += 1;
+        std::thread::sleep(Duration::from_millis(900));
+    }
+    sent
+}
+
+/// Issue 37: idle and slow clients of `--metrics` do not hold the end of a fleet run: the run
+/// ends and its result is saved within a bound of its own length, and Ctrl-C (SIGINT) ends a
+/// run at once as it does without them.
+#[test]
+fn slow_metrics_clients_hold_neither_the_end_of_a_run_nor_ctrl_c() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let run = |time: &str| {
+        let dir = scratch();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let c = fleet(
+            dir.path(),
+            "run",
+            &["m1", "m2"],
+            &[
+                "--engine",
+                "null",
+                "--rw",
+                "randread",
+                "--size",
+                "1M",
+                "--time",
+                time,
+                "--ramp",
+                "0s",
+                "--interval",
+                "500ms",
+                "--json",
+                "--metrics",
+                &addr,
+            ],
+        )
+        .spawn()
+        .unwrap();
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let s = std::sync::Arc::clone(&stop);
+        let client = std::thread::spawn(move || slowloris(addr, s));
+        (dir, c, stop, client)
+    };
+    // To its end: 3 s measured.
+    let (dir, c, stop, client) = run("3s");
+    let t0 = Instant::now();
+    let out = wait_bounded(c, Duration::from_secs(120));
+    let took = t0.elapsed();
+    stop.store(true, Ordering::SeqCst);
+    let sent = client.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let window = doc["window"]["duration_s"].as_f64().unwrap();
+    println!(
+        "a run of {window:.3} s ended {:.1} s after it was started, a slow client having sent {sent} bytes",
+        took.as_secs_f64()
+    );
+    assert!(sent > 0, "the slow client never connected");
+    // Its own length, the agents' start and stop (debug builds on a busy machine), and no
+    // more than a scrape's deadline (3 s) for the clients.
+    assert!(
+        took.as_secs_f64() < window + 20.0,
+        "{took:?} for a window of {window} s"
+    );
+    assert!(crate::fleet::walk_json(&dir.path().join("res")).len() >= 3);
+    // Ctrl-C mid-run: honoured at once, the partial result saved, exit 130.
+    let (dir, c, stop, client) = run("120s");
+    wait_until("m2 measuring", Duration::from_secs(60), || {
+        pid_of(dir.path(), "m2").is_some_and(measuring)
+    });
+    // The clients are connected before the interrupt.
+    std::thread::sleep(Duration::from_millis(1500));
+    sh(&["kill", "-INT", &c.id().to_string()]).unwrap();
+    let t0 = Instant::now();
+    let out = wait_bounded(c, Duration::from_secs(90));
+    let took = t0.elapsed();
+    stop.store(true, Ordering::SeqCst);
+    client.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("ended {:.1} s after SIGINT", took.as_secs_f64());
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["hosts"][0]["status"], "interrupted", "{doc:#}");
+    assert!(crate::fleet::walk_json(&dir.path().join("res")).len() >= 3);
+}

@@ -83,7 +83,7 @@ pub struct FleetHost {
     pub clock_rtt_ns: i64,
     /// When its workers started against the common start instant, ns (positive: late).
     pub start_skew_ns: Option<i64>,
-    /// "completed", "interrupted", "errors" or "lost".
+    /// "completed", "interrupted", "errors", "lost" or "faulty".
     pub status: String,
     /// Its total I/Os per second over its own window (`window_s`).
     pub iops: f64,
@@ -98,6 +98,10 @@ pub struct FleetHost {
     pub intervals: usize,
     /// Set when it was lost.
     pub lost: Option<Lost>,
+    /// Set when what it sent was refused (status "faulty"): what it sent and why. Its data is
+    /// left out of every merged figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub faulty: Option<String>,
     /// Its workload group (empty in results of one group).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub group: String,
@@ -232,7 +236,7 @@ pub struct FleetTpccHost {
     /// When its measured window opened (after connecting and the ramp) against the common
     /// start instant plus the ramp, ns (positive: late).
     pub start_skew_ns: Option<i64>,
-    /// "completed", "interrupted", "errors" or "lost".
+    /// "completed", "interrupted", "errors", "lost" or "faulty".
     pub status: String,
     /// New orders in its window (its own result; else the sum of what it streamed).
     pub new_orders: u64,
@@ -250,6 +254,10 @@ pub struct FleetTpccHost {
     pub intervals: usize,
     /// Set when it was lost.
     pub lost: Option<Lost>,
+    /// Set when what it sent was refused (status "faulty"): what it sent and why. Its counts
+    /// are left out of every merged figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub faulty: Option<String>,
 }
 
 /// Sums over the hosts, rates over the fleet's window (see [`Window`]).

@@ -337,9 +337,20 @@ impl Session {
         }
     }
 
-    fn stderr_tail(&self) -> String {
+    /// The lines of the last of its launcher's stderr.
+    fn stderr_lines(&self) -> Vec<String> {
         let b = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
-        String::from_utf8_lossy(&b).trim().to_string()
+        String::from_utf8_lossy(&b)
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The last of its launcher's stderr, its lines joined by " / " (one line in a message).
+    fn stderr_tail(&self) -> String {
+        self.stderr_lines().join(" / ")
     }
 
     /// What happened to a host that went away: its launcher's exit and last stderr.
@@ -354,15 +365,23 @@ impl Session {
                 _ => break None,
             }
         };
+        // Once it exited, its stderr (the reason it gave, e.g. a refused install directory)
+        // is read to its end before it is quoted: the reader may lag on a busy machine.
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while status.is_some()
+            && Instant::now() < deadline
+            && !self.threads.iter().all(|t| t.is_finished())
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let mut why = match status {
             Some(s) => format!("the connection closed ({} exited: {s})", self.argv[0]),
             None => "the connection closed".to_string(),
         };
-        let tail = self.stderr_tail();
-        if !tail.is_empty() {
-            let last: Vec<&str> = tail.lines().rev().take(3).collect();
+        let lines = self.stderr_lines();
+        if !lines.is_empty() {
             why.push_str(": ");
-            why.push_str(&last.into_iter().rev().collect::<Vec<_>>().join(" / "));
+            why.push_str(&lines[lines.len().saturating_sub(3)..].join(" / "));
         }
         why
     }
@@ -452,8 +471,11 @@ impl Fleet {
             // Its own process group: Ctrl-C at a terminal reaches the controller's group only,
             // so the controller stops each agent through the protocol and keeps its partial
             // result, instead of every ssh dying at once with the session it carried.
-            let mut child = Command::new(&argv[0])
-                .args(&argv[1..])
+            // An installed copy at a path on the host runs only after its directories are
+            // checked there, as `fleet install` checks them.
+            let run = crate::install::guarded_launcher(argv);
+            let mut child = Command::new(&run[0])
+                .args(&run[1..])
                 .process_group(0)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
@@ -548,10 +570,13 @@ impl Fleet {
         Ok(fleet)
     }
 
+    /// What host `i` did wrong, its own words (errors, stderr, lines it sent) escaped: the
+    /// reason reaches a terminal, where control characters would act (set the clipboard or
+    /// the title, clear the screen, start a line that looks like oio's own).
     fn host_error(&mut self, i: usize, reason: String) -> FleetError {
         FleetError::Host {
             host: self.sessions[i].name.clone(),
-            reason,
+            reason: oio_core::text::printable(&reason).into_owned(),
         }
     }
 
@@ -769,11 +794,14 @@ impl Progress {
             let h = h?;
             let mut b: std::collections::BTreeMap<u64, u64> =
                 acc.buckets.iter().map(|[v, c]| (*v, *c)).collect();
+            // Saturating: a live view of what a hostile host claims never wraps or panics
+            // (the merged result refuses such a host).
             for [v, c] in &h.buckets {
-                *b.entry(*v).or_default() += c;
+                let e = b.entry(*v).or_default();
+                *e = e.saturating_add(*c);
             }
             acc.buckets = b.into_iter().map(|(v, c)| [v, c]).collect();
-            acc.count += h.count;
+            acc.count = acc.count.saturating_add(h.count);
             acc.sum += h.sum;
             acc.min = acc.min.into_iter().chain(h.min).min();
             acc.max = acc.max.into_iter().chain(h.max).max();
@@ -1070,7 +1098,8 @@ impl Collection {
             at: rfc3339(*heard),
             last_message: what.clone(),
             noticed_s: (now_ns() - self.start_ns) as f64 / 1e9,
-            reason,
+            // Printed as it is by every reader of the result: the host's own words escaped.
+            reason: oio_core::text::printable(&reason).into_owned(),
         }
     }
 

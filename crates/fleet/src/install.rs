@@ -151,30 +151,47 @@ fn shell_dir(dir: &str) -> String {
     }
 }
 
-/// Shell functions both scripts start with. `safe_dirs P` refuses (exit 3, the reason on
-/// stderr) when the directory P or one above it, symbolic links resolved, belongs to neither
-/// this user nor root or is writable by everyone without the sticky bit. `inspect_file F`
-/// prints `absent`, or `present DIGEST MARK` (DIGEST `-` without sha256sum, MARK yes or no),
-/// refusing a file that is not a regular file of this user. Nothing is run but coreutils.
-fn prelude(dir: &str) -> String {
-    format!(
-        r#"set -u; d={d}; f="$d/oio"; me=$(id -u)
-refuse() {{ echo "$*" >&2; exit 3; }}
-safe_dirs() {{
+/// The shell function `safe_dirs P`: refuses (exit 3, the reason on stderr) when the
+/// directory P or one above it, symbolic links resolved, belongs to neither this user nor root,
+/// or when anyone else may write it without the sticky bit: everyone, its group, or a user or
+/// group of a POSIX access ACL (`system.posix_acl_access`). An ACL's entries for other users
+/// and groups are capped by its mask, which the mode's group bits show, so group-write in the
+/// mode is the one test for both; `ls -ld` marks a directory with an ACL by a `+`, which only
+/// chooses the words. Whoever may write a directory may rename what is in it (or, above, the
+/// directory itself) and put their own file at the name that gets run.
+const SAFE_DIRS: &str = r#"me=$(id -u)
+refuse() { echo "$*" >&2; exit 3; }
+safe_dirs() {
   p=$(cd -P -- "$1" && pwd -P) || refuse "$1: cannot enter it"
   while :; do
-    s=$(stat -c '%u %a' -- "$p") || refuse "$p: cannot read its owner and mode"; set -- $s
+    s=$(stat -c '%u %a %g' -- "$p") || refuse "$p: cannot read its owner and mode"; set -- $s
     if [ "$1" != "$me" ] && [ "$1" != 0 ]; then
       refuse "$p belongs to uid $1, neither to the installing user (uid $me) nor to root: someone else could replace what is installed there"
     fi
-    if [ $((0$2 & 2)) -ne 0 ] && [ $((0$2 & 01000)) -eq 0 ]; then
-      refuse "$p is writable by everyone (mode $2) without the sticky bit: anyone could replace what is installed there"
+    if [ $((0$2 & 01000)) -eq 0 ]; then
+      if [ $((0$2 & 2)) -ne 0 ]; then
+        refuse "$p is writable by everyone (mode $2) without the sticky bit: anyone could replace what is installed there"
+      fi
+      if [ $((0$2 & 020)) -ne 0 ]; then
+        case $(ls -ld -- "$p" 2>/dev/null) in
+          ??????????+*) refuse "$p has a POSIX ACL (system.posix_acl_access) that lets users or groups other than its owner write it (its mask allows writing, mode $2) without the sticky bit: any of them could replace what is installed there" ;;
+        esac
+        refuse "$p is writable by its group (gid $3, mode $2) without the sticky bit: any member could replace what is installed there"
+      fi
     fi
     [ "$p" = / ] && break
     p=$(dirname -- "$p")
   done
-}}
-inspect_file() {{
+}
+"#;
+
+/// Shell functions both scripts start with: [`SAFE_DIRS`], and `inspect_file F`, which
+/// prints `absent`, or `present DIGEST MARK` (DIGEST `-` without sha256sum, MARK yes or no),
+/// refusing a file that is not a regular file of this user. Nothing is run but coreutils.
+fn prelude(dir: &str) -> String {
+    format!(
+        r#"set -u; d={d}; f="$d/oio"
+{SAFE_DIRS}inspect_file() {{
   if [ -L "$1" ]; then refuse "$1 is a symbolic link: not followed, not run, not replaced"; fi
   if [ ! -e "$1" ]; then echo absent; return; fi
   if [ ! -f "$1" ]; then refuse "$1 is not a regular file: not run, not replaced"; fi
@@ -268,6 +285,43 @@ pub fn installed_launcher(transport: &[String], dir: &str) -> Vec<String> {
         .collect()
 }
 
+/// `argv` with a check before the agent runs, when it starts an agent at a path through a
+/// transport (`ssh h ~/.local/bin/oio agent --stdio`: an installed copy): a shell on the host
+/// makes `install`'s checks of the directories ([`SAFE_DIRS`], for the path given and for the
+/// file it resolves to) and of the file (a regular file of this user or root that no one else
+/// may write), and only then `exec`s it, refusing (exit 3, the reason on its stderr)
+/// otherwise. Anything else (`oio` looked up on the host's PATH, a local launcher, a script of
+/// the user's) is returned as it is.
+pub fn guarded_launcher(argv: &[String]) -> Vec<String> {
+    let [transport @ .., prog, a, s] = argv else {
+        return argv.to_vec();
+    };
+    if transport.is_empty() || a != "agent" || s != "--stdio" || !prog.contains('/') {
+        return argv.to_vec();
+    }
+    let script = format!(
+        r#"set -u
+{SAFE_DIRS}b={prog}
+safe_dirs "$(dirname -- "$b")"
+r=$(readlink -f -- "$b") || refuse "$b: cannot resolve it"
+[ -f "$r" ] || refuse "$b is not a regular file: not run"
+safe_dirs "$(dirname -- "$r")"
+s=$(stat -c '%u %a' -- "$r") || refuse "$r: cannot read its owner and mode"; set -- $s
+if [ "$1" != "$me" ] && [ "$1" != 0 ]; then
+  refuse "$r belongs to uid $1, neither to this user (uid $me) nor to root: not run"
+fi
+if [ $((0$2 & 022)) -ne 0 ]; then
+  refuse "$r may be written by others than its owner (mode $2): not run"
+fi
+exec "$b" agent --stdio"#,
+        prog = shell_dir(prog),
+    );
+    let c = remote(transport, &script);
+    std::iter::once(c.get_program().to_string_lossy().into_owned())
+        .chain(c.get_args().map(|a| a.to_string_lossy().into_owned()))
+        .collect()
+}
+
 /// Installs `bin` on one host (through `transport`) into `dir` unless the same file is
 /// already there; then checks the copy by a hello.
 pub fn install(
@@ -285,7 +339,8 @@ pub fn install(
         version: None,
         error: None,
     };
-    let found = match inspect(transport, dir, limit) {
+    // Looking is quick (a digest and a grep): bounded as a connection is, not as a copy.
+    let found = match inspect(transport, dir, opts.connect_timeout.min(limit)) {
         Ok(f) => f,
         Err(e) => {
             out.error = Some(e.to_string());
@@ -447,20 +502,49 @@ fn run_bounded(
             Err(e) => break Err(e.to_string()),
         }
     };
+    // Whatever it left running in its process group (a helper holding its output or input
+    // open) goes too: the pipes then close, and nothing below waits on a peer that stalls.
+    let _ = rustix::process::kill_process_group(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::KILL,
+    );
+    let grace = Instant::now() + PIPE_GRACE;
     let sent = writer.map_or(Ok(()), |w| {
-        w.join()
-            .unwrap_or_else(|_| Err(std::io::Error::other("the writer failed")))
+        join_by(w, grace).unwrap_or_else(|| {
+            Err(std::io::Error::other(
+                "its input was still open after it ended",
+            ))
+        })
     });
     let (out, err) = (
-        out.join().unwrap_or_default(),
-        err.join().unwrap_or_default(),
+        join_by(out, grace).unwrap_or_default(),
+        join_by(err, grace).unwrap_or_default(),
     );
     match (status, sent) {
         (Ok(s), Ok(())) if s.success() => Ok(out),
         (Ok(s), _) if s.code() == Some(3) => Err(err),
+        (Ok(s), Err(e)) if s.success() => Err(format!(
+            "the transport ended before it took all of the binary ({e}){}{err}",
+            if err.is_empty() { "" } else { ": " }
+        )),
         (Ok(s), _) => Err(format!("failed ({s}): {err}")),
         (Err(e), _) => Err(e),
     }
+}
+
+/// How long the pipes of an ended transport may stay open before they are given up on (a
+/// process outside its group that still holds them: its threads are left behind).
+const PIPE_GRACE: Duration = Duration::from_secs(2);
+
+/// `h`'s outcome if it ends by `until`, else None (the thread is left to end on its own).
+fn join_by<T>(h: std::thread::JoinHandle<T>, until: Instant) -> Option<T> {
+    while !h.is_finished() {
+        if Instant::now() >= until {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    h.join().ok()
 }
 
 #[cfg(test)]
@@ -688,5 +772,191 @@ mod tests {
         assert!(e.contains("SHA-256"), "{e}");
         assert!(!Path::new(&dir).join("oio").exists());
         assert!(leftovers(&dir).is_empty());
+    }
+
+    /// Issue 37: a directory its group may write (the destination, or one above it) is
+    /// refused, naming it, its group and mode; sticky, it is accepted (as everyone-writable).
+    #[test]
+    fn a_directory_its_group_may_write_is_refused_unless_sticky() {
+        use std::os::unix::fs::MetadataExt as _;
+        let (_d, dir, bin) = setup("shared");
+        std::fs::create_dir(&dir).unwrap();
+        mode(Path::new(&dir), 0o775);
+        let gid = std::fs::metadata(&dir).unwrap().gid();
+        let t = words("env");
+        let e = inspect(&t, &dir, LIMIT).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!("{dir} is writable by its group (gid {gid}, mode 775) without the sticky bit: any member could replace what is installed there")
+        );
+        let e = copy(&t, &dir, &binary(&bin), LIMIT).unwrap_err();
+        assert!(e.contains("writable by its group"), "{e}");
+        assert!(!Path::new(&dir).join("oio").exists());
+        // Above the destination too.
+        let below = format!("{dir}/sub");
+        std::fs::create_dir(&below).unwrap();
+        let e = inspect(&t, &below, LIMIT).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("{dir} is writable by its group")),
+            "{e}"
+        );
+        mode(Path::new(&dir), 0o3775);
+        assert_eq!(inspect(&t, &below, LIMIT).unwrap(), Found::Absent);
+    }
+
+    /// `system.posix_acl_access` of a directory: owner rwx, `user` rwx, owning group r-x,
+    /// the mask `mask`, others r-x (the kernel's own xattr format, version 2).
+    fn set_acl(dir: &Path, user: u32, mask: u16) -> std::io::Result<()> {
+        const UNDEFINED: u32 = u32::MAX;
+        let entries: [(u16, u16, u32); 5] = [
+            (0x01, 7, UNDEFINED),
+            (0x02, 7, user),
+            (0x04, 5, UNDEFINED),
+            (0x10, mask, UNDEFINED),
+            (0x20, 5, UNDEFINED),
+        ];
+        let mut v = 2u32.to_le_bytes().to_vec();
+        for (tag, perm, id) in entries {
+            v.extend_from_slice(&tag.to_le_bytes());
+            v.extend_from_slice(&perm.to_le_bytes());
+            v.extend_from_slice(&id.to_le_bytes());
+        }
+        rustix::fs::setxattr(
+            dir,
+            "system.posix_acl_access",
+            &v,
+            rustix::fs::XattrFlags::empty(),
+        )
+        .map_err(std::io::Error::from)
+    }
+
+    /// Issue 37: a POSIX ACL that lets another user write the destination is refused, named
+    /// as an ACL; one whose mask takes that write away is accepted.
+    #[test]
+    fn a_directory_an_acl_lets_another_user_write_is_refused() {
+        let (_d, dir, bin) = setup("acl");
+        std::fs::create_dir(&dir).unwrap();
+        mode(Path::new(&dir), 0o755);
+        if let Err(e) = set_acl(Path::new(&dir), 65534, 7) {
+            oio_testkit::missing(&format!(
+                "the temporary directory's file system takes no POSIX ACL: {e}"
+            ));
+            return;
+        }
+        let t = words("env");
+        let e = inspect(&t, &dir, LIMIT).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!("{dir} has a POSIX ACL (system.posix_acl_access) that lets users or groups other than its owner write it (its mask allows writing, mode 775) without the sticky bit: any of them could replace what is installed there")
+        );
+        let e = copy(&t, &dir, &binary(&bin), LIMIT).unwrap_err();
+        assert!(e.contains("has a POSIX ACL"), "{e}");
+        assert!(!Path::new(&dir).join("oio").exists());
+        // The mask without write: the named user's rwx is capped to r-x.
+        set_acl(Path::new(&dir), 65534, 5).unwrap();
+        assert_eq!(inspect(&t, &dir, LIMIT).unwrap(), Found::Absent);
+    }
+
+    /// Issue 37: an agent at a path behind a transport runs only from directories and a file
+    /// no one else may write; anything else is left as it is.
+    #[test]
+    fn an_installed_agent_runs_only_from_safe_directories() {
+        let (d, dir, _) = setup("bin");
+        std::fs::create_dir(&dir).unwrap();
+        let oio = Path::new(&dir).join("oio");
+        let trace = plant(&oio, true);
+        let argv = words(&format!("env {dir}/oio agent --stdio"));
+        let guarded = guarded_launcher(&argv);
+        assert_eq!(&guarded[..3], ["env", "sh", "-c"]);
+        let run = || {
+            Command::new(&guarded[0])
+                .args(&guarded[1..])
+                .output()
+                .unwrap()
+        };
+        let out = run();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "oio 9.9.9\n");
+        assert!(trace.exists());
+        std::fs::remove_file(&trace).unwrap();
+        // Its directory writable by its group: refused before it runs.
+        mode(Path::new(&dir), 0o775);
+        let out = run();
+        assert_eq!(out.status.code(), Some(3));
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            e.starts_with(&format!("{dir} is writable by its group")),
+            "{e}"
+        );
+        assert!(!trace.exists(), "it ran");
+        // The file itself writable by its group.
+        mode(Path::new(&dir), 0o755);
+        mode(&oio, 0o775);
+        let out = run();
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            e.contains(&format!(
+                "{} may be written by others than its owner (mode 775): not run",
+                oio.display()
+            )),
+            "{e}"
+        );
+        assert!(!trace.exists(), "it ran");
+        mode(&oio, 0o755);
+        // A link from a safe directory to a file in an unsafe one.
+        let safe = d.path().join("safe");
+        std::fs::create_dir(&safe).unwrap();
+        std::os::unix::fs::symlink(&oio, safe.join("oio")).unwrap();
+        mode(Path::new(&dir), 0o775);
+        let linked = guarded_launcher(&words(&format!("env {}/oio agent --stdio", safe.display())));
+        let out = Command::new(&linked[0])
+            .args(&linked[1..])
+            .output()
+            .unwrap();
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            e.starts_with(&format!("{dir} is writable by its group")),
+            "{e}"
+        );
+        assert!(!trace.exists(), "it ran");
+        // Left as they are: oio from the host's PATH, a local agent, a script of the user's.
+        for plain in [
+            "ssh h1 oio agent --stdio",
+            "/usr/bin/oio agent --stdio",
+            "sh launch.sh h1",
+        ] {
+            assert_eq!(guarded_launcher(&words(plain)), words(plain));
+        }
+        // Over ssh, one remote command for the remote shell.
+        let g = guarded_launcher(&words("ssh -F cfg h1 ~/.local/bin/oio agent --stdio"));
+        assert_eq!(g.len(), 5, "{g:?}");
+        assert!(
+            g[4].contains("b=\"$HOME\"/.local/bin/oio")
+                && g[4].ends_with("exec \"$b\" agent --stdio"),
+            "{}",
+            g[4]
+        );
+    }
+
+    /// Issue 37: a transport that stalls, or that ends but leaves a helper holding its output,
+    /// does not hold the install past its bound.
+    #[test]
+    fn a_stalled_transport_is_given_up_within_its_bound() {
+        let (_d, dir, _) = setup("bin");
+        let t0 = Instant::now();
+        let stalled = words("sh -c 'sleep 600 & sleep 600' stalled");
+        let e = inspect(&stalled, &dir, Duration::from_secs(1))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("did not finish within 1s"), "{e}");
+        assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+        let t0 = Instant::now();
+        let helper = words("sh -c 'sleep 600 & echo absent' helper");
+        assert_eq!(inspect(&helper, &dir, LIMIT).unwrap(), Found::Absent);
+        assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
     }
 }

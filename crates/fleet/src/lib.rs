@@ -16,6 +16,7 @@
 //! - [`install`]: copying oio to hosts through the launcher's transport.
 //! - [`inventory`]: hosts, their targets and launchers from a TOML file.
 //! - [`scale`]: host ladders, scaling efficiency and where it falls below a threshold.
+//! - [`limits`]: the open files a fleet needs (the soft limit raised to the hard one).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -25,6 +26,7 @@ pub mod controller;
 pub mod fio;
 pub mod install;
 pub mod inventory;
+pub mod limits;
 pub mod merge;
 pub mod protocol;
 pub mod scale;

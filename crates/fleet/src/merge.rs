@@ -28,8 +28,10 @@ pub fn merge_dirs(parts: &[&DirStats]) -> DirStats {
     let mut exact = true;
     let mut d = DirStats::default();
     for p in parts {
-        d.ios += p.ios;
-        d.bytes += p.bytes;
+        // Saturating, never wrapping or panicking; `refused_hosts` keeps hosts whose counts
+        // would overflow out of every merge, so these never saturate on data that was kept.
+        d.ios = d.ios.saturating_add(p.ios);
+        d.bytes = d.bytes.saturating_add(p.bytes);
         d.iops += p.iops;
         d.bytes_per_sec += p.bytes_per_sec;
         d.outstanding_mean += p.outstanding_mean;
@@ -79,10 +81,15 @@ pub fn merge_summaries(parts: &[&Summary]) -> Summary {
         read: dir(|s| &s.read),
         write: dir(|s| &s.write),
         total: dir(|s| &s.total),
-        configured_outstanding: parts.iter().map(|s| s.configured_outstanding).sum(),
+        configured_outstanding: parts
+            .iter()
+            .fold(0u32, |a, s| a.saturating_add(s.configured_outstanding)),
         offered_iops: any(|s| s.offered_iops),
         backlog_max: parts.iter().filter_map(|s| s.backlog_max).max(),
-        dropped: parts.iter().filter_map(|s| s.dropped).reduce(|a, b| a + b),
+        dropped: parts
+            .iter()
+            .filter_map(|s| s.dropped)
+            .reduce(|a, b| a.saturating_add(b)),
         sync: (!syncs.is_empty()).then(|| merge_dirs(&syncs)),
         trim: (!trims.is_empty()).then(|| merge_dirs(&trims)),
     }
@@ -170,10 +177,11 @@ pub fn all_hosts_stretch(series: &[&[Interval]]) -> Option<(f64, f64)> {
         return None;
     }
     let span = series.iter().map(|s| s[n - 1].t_s).fold(0.0, f64::max);
-    let ios: u64 = series
+    // Summed wide: only a rate is made of it.
+    let ios: u128 = series
         .iter()
         .flat_map(|s| &s[..n])
-        .map(|i| i.total.ios)
+        .map(|i| u128::from(i.total.ios))
         .sum();
     (span > 0.0).then(|| (span, ios as f64 / span))
 }
@@ -202,7 +210,7 @@ pub fn merge_series(series: &[&[Interval]]) -> (Vec<Interval>, Vec<usize>) {
             backlog_max: parts.iter().filter_map(|p| p.backlog_max).max(),
             // Each host's CPU is its own (in its result's intervals and `host_noise`).
             host_cpu: None,
-            errors: parts.iter().map(|p| p.errors).sum(),
+            errors: parts.iter().fold(0u64, |a, p| a.saturating_add(p.errors)),
         });
         counts.push(parts.len());
     }
@@ -229,6 +237,231 @@ pub fn summary_of_intervals(intervals: &[Interval]) -> Summary {
         write: dir(|i| &i.write),
         total: dir(|i| &i.total),
         ..Summary::default()
+    }
+}
+
+/// Where a count goes in the merged result: the summary, or merged interval `i`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Slot {
+    Summary,
+    Interval(usize),
+}
+
+/// One count the merge sums over hosts: where it goes, its direction, which count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Key {
+    slot: Slot,
+    dir: &'static str,
+    field: &'static str,
+}
+
+impl Key {
+    /// The most the merged count may hold.
+    fn most(&self) -> u128 {
+        match self.field {
+            "configured outstanding I/Os" => u128::from(u32::MAX),
+            _ => u128::from(u64::MAX),
+        }
+    }
+
+    /// The count in words, as a host sent it.
+    fn words(&self, lost: bool) -> String {
+        let dir = if self.dir.is_empty() {
+            String::new()
+        } else {
+            format!("{} ", self.dir)
+        };
+        match (self.slot, lost) {
+            (Slot::Summary, false) => format!("its result's summary: {dir}{}", self.field),
+            (Slot::Summary, true) => format!("its streamed intervals' {dir}{} summed", self.field),
+            (Slot::Interval(i), _) => format!("its interval {}: {dir}{}", i + 1, self.field),
+        }
+    }
+}
+
+/// Directions and counts of an interval, in the order of their place in a row of counts.
+const INTERVAL_DIRS: [&str; 3] = ["read", "write", "total"];
+const DIR_FIELDS: [&str; 4] = ["I/Os", "bytes", "histogram count", "histogram buckets"];
+/// Counts of one merged interval: each direction's, and its errors.
+const INTERVAL_COUNTS: usize = INTERVAL_DIRS.len() * DIR_FIELDS.len() + 1;
+
+/// The place of an interval's count in its row.
+fn interval_index(k: &Key) -> usize {
+    let dir = INTERVAL_DIRS.iter().position(|d| *d == k.dir);
+    let field = DIR_FIELDS.iter().position(|f| *f == k.field);
+    match (dir, field) {
+        (Some(d), Some(f)) => d * DIR_FIELDS.len() + f,
+        _ => INTERVAL_COUNTS - 1,
+    }
+}
+
+/// The key of place `j` in interval `n`'s row.
+fn interval_key(n: usize, j: usize) -> Key {
+    let slot = Slot::Interval(n);
+    if j + 1 == INTERVAL_COUNTS {
+        return Key {
+            slot,
+            dir: "",
+            field: "errors",
+        };
+    }
+    Key {
+        slot,
+        dir: INTERVAL_DIRS[j / DIR_FIELDS.len()],
+        field: DIR_FIELDS[j % DIR_FIELDS.len()],
+    }
+}
+
+/// What one host adds to the merge: its own result, or (lost) the intervals it streamed.
+#[derive(Clone, Copy)]
+struct Data<'a> {
+    summary: Option<&'a Summary>,
+    intervals: &'a [Interval],
+}
+
+/// Every count of `d` under `slot`, each as it is summed.
+fn dir_counts(slot: Slot, dir: &'static str, d: &DirStats, f: &mut dyn FnMut(Key, u128)) {
+    let k = |field| Key { slot, dir, field };
+    f(k("I/Os"), u128::from(d.ios));
+    f(k("bytes"), u128::from(d.bytes));
+    if let Some(h) = &d.histogram {
+        f(k("histogram count"), u128::from(h.count));
+        // All its buckets together: a bound on any one bucket's sum over hosts.
+        let b: u128 = h.buckets.iter().map(|[_, c]| u128::from(*c)).sum();
+        f(k("histogram buckets"), b);
+    }
+}
+
+impl Data<'_> {
+    /// Every count this host adds, with the key it is summed under (a key may come more than
+    /// once: a lost host's summary is the sum of its intervals).
+    fn counts(&self, f: &mut dyn FnMut(Key, u128)) {
+        for (i, iv) in self.intervals.iter().enumerate() {
+            let slot = Slot::Interval(i);
+            for (name, d) in [
+                ("read", &iv.read),
+                ("write", &iv.write),
+                ("total", &iv.total),
+            ] {
+                dir_counts(slot, name, d, f);
+                if self.summary.is_none() {
+                    dir_counts(Slot::Summary, name, d, f);
+                }
+            }
+            f(
+                Key {
+                    slot,
+                    dir: "",
+                    field: "errors",
+                },
+                u128::from(iv.errors),
+            );
+        }
+        if let Some(s) = self.summary {
+            let dirs = [
+                ("read", Some(&s.read)),
+                ("write", Some(&s.write)),
+                ("total", Some(&s.total)),
+            ];
+            let more = [("sync", s.sync.as_ref()), ("trim", s.trim.as_ref())];
+            for (name, d) in dirs.into_iter().chain(more) {
+                if let Some(d) = d {
+                    dir_counts(Slot::Summary, name, d, f);
+                }
+            }
+            let k = |field| Key {
+                slot: Slot::Summary,
+                dir: "",
+                field,
+            };
+            f(
+                k("configured outstanding I/Os"),
+                u128::from(s.configured_outstanding),
+            );
+            f(k("dropped arrivals"), u128::from(s.dropped.unwrap_or(0)));
+        }
+    }
+
+    /// The sum of its counts under `key`.
+    fn count(&self, key: Key) -> u128 {
+        let mut n = 0u128;
+        self.counts(&mut |k, v| {
+            if k == key {
+                n += v;
+            }
+        });
+        n
+    }
+}
+
+/// The hosts whose counts cannot be merged (the merged count would overflow what it is kept
+/// in), each with why, in words naming what it sent. Whenever a merged count would overflow,
+/// the host that sent the most of it is refused and the rest are summed again, until every
+/// merged count fits: a hostile or broken agent's counts never wrap, saturate or panic the
+/// merge, and the other hosts' figures stay exact.
+fn refused_hosts(hosts: &[&str], data: &[Data<'_>]) -> Vec<(usize, String)> {
+    let mut refused: Vec<(usize, String)> = Vec::new();
+    loop {
+        // Interval counts in a flat table (they are most of them: a run of many hosts and
+        // intervals is summed at the cost of an addition each), the summary's in a map.
+        let mut summary: std::collections::BTreeMap<Key, u128> = Default::default();
+        let mut per_interval: Vec<[u128; INTERVAL_COUNTS]> = Vec::new();
+        for (i, d) in data.iter().enumerate() {
+            if refused.iter().any(|r| r.0 == i) {
+                continue;
+            }
+            d.counts(&mut |k, v| match k.slot {
+                Slot::Summary => *summary.entry(k).or_default() += v,
+                Slot::Interval(n) => {
+                    if per_interval.len() <= n {
+                        per_interval.resize(n + 1, [0; INTERVAL_COUNTS]);
+                    }
+                    per_interval[n][interval_index(&k)] += v;
+                }
+            });
+        }
+        let over = summary
+            .into_iter()
+            .find(|(k, v)| *v > k.most())
+            .or_else(|| {
+                per_interval.iter().enumerate().find_map(|(n, row)| {
+                    let j = row.iter().position(|v| *v > u128::from(u64::MAX))?;
+                    Some((interval_key(n, j), row[j]))
+                })
+            });
+        let Some((key, total)) = over else {
+            return refused;
+        };
+        let (worst, own) = data
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !refused.iter().any(|r| r.0 == *i))
+            .map(|(i, d)| (i, d.count(key)))
+            .max_by_key(|(_, n)| *n)
+            .expect("a total comes from some host");
+        let others = total - own;
+        let what = if others == 0 {
+            format!(
+                "{} is {own}, more than the {} a merged count holds",
+                data[worst]
+                    .summary
+                    .map_or_else(|| key.words(true), |_| key.words(false)),
+                key.most()
+            )
+        } else {
+            format!(
+                "{} is {own}, which with the other hosts' {others} makes more than the {} a merged count holds",
+                data[worst].summary.map_or_else(|| key.words(true), |_| key.words(false)),
+                key.most()
+            )
+        };
+        refused.push((
+            worst,
+            format!(
+                "host {} sent counts that cannot be merged: {what}; its data is left out of the merged result",
+                hosts[worst]
+            ),
+        ));
     }
 }
 
@@ -331,13 +564,34 @@ pub fn document(
     envelope.plan = serde_json::to_value(plan_as_used(run, plan)).ok();
     let mut undecodable = Vec::new();
     let decoded = decode_lost(run, &mut undecodable);
-    // Each host's series, summary and own window: its result is authoritative (it holds the
-    // last, unstreamed intervals); a lost host contributes what it streamed.
-    let parts: Vec<(&[Interval], Summary, f64)> = run
+    let data: Vec<Data<'_>> = run
         .hosts
         .iter()
         .zip(&decoded)
         .map(|(h, d)| match &h.result {
+            Some(r) => Data {
+                summary: Some(&r.summary),
+                intervals: &r.intervals,
+            },
+            None => Data {
+                summary: None,
+                intervals: d,
+            },
+        })
+        .collect();
+    let names: Vec<&str> = run.hosts.iter().map(|h| h.name.as_str()).collect();
+    let refused = refused_hosts(&names, &data);
+    let faulty = |i: usize| refused.iter().find(|r| r.0 == i).map(|r| r.1.clone());
+    // Each host's series, summary and own window: its result is authoritative (it holds the
+    // last, unstreamed intervals); a lost host contributes what it streamed; a faulty one
+    // nothing.
+    let parts: Vec<(&[Interval], Summary, f64)> = run
+        .hosts
+        .iter()
+        .zip(&decoded)
+        .enumerate()
+        .map(|(i, (h, d))| match &h.result {
+            _ if faulty(i).is_some() => (&[][..], Summary::default(), 0.0),
             Some(r) => (&r.intervals[..], r.summary.clone(), r.duration_s),
             None => (
                 &d[..],
@@ -349,7 +603,9 @@ pub fn document(
     let status: Vec<String> = run
         .hosts
         .iter()
-        .map(|h| match &h.result {
+        .enumerate()
+        .map(|(i, h)| match &h.result {
+            _ if faulty(i).is_some() => "faulty".to_string(),
             Some(r) => r.envelope.stop_reason.to_string(),
             None => "lost".to_string(),
         })
@@ -371,7 +627,7 @@ pub fn document(
     let mut lost = Vec::new();
     for (i, ((h, (iv, s, own_s)), status)) in run.hosts.iter().zip(&parts).zip(status).enumerate() {
         match status.as_str() {
-            "errors" | "lost" => any_errors = true,
+            "errors" | "lost" | "faulty" => any_errors = true,
             "interrupted" => any_interrupted = true,
             _ => {}
         }
@@ -391,6 +647,7 @@ pub fn document(
             window_s: *own_s,
             intervals: iv.len(),
             lost: h.lost.clone(),
+            faulty: faulty(i),
             group: h.group.clone(),
             read_share_pct: (s.total.ios > 0)
                 .then(|| 100.0 * s.read.ios as f64 / s.total.ios as f64),
@@ -422,6 +679,11 @@ pub fn document(
         oio_core::document::StopReason::Completed
     });
     envelope.warnings.extend(lost.iter().cloned());
+    envelope.warnings.extend(
+        refused
+            .iter()
+            .map(|r| oio_core::text::printable(&r.1).into_owned()),
+    );
     envelope.warnings.extend(undecodable);
     envelope.warnings.push(format!(
         "{}; latency percentiles come from the hosts' histograms summed bucket by bucket; each host's interval i covers the same span after its own start, which differs from the common start by its start skew",
@@ -885,6 +1147,112 @@ mod tests {
         assert_eq!(doc.summary.total.iops, sum);
     }
 
+    /// Issue 37: a host claiming `ios = u64::MAX` (in its summary, or in one interval), or
+    /// whose streamed intervals add up past 64 bits, is refused as faulty, named with what it
+    /// sent; the merged counts are the other hosts' exactly, never wrapped or saturated.
+    #[test]
+    fn a_host_whose_counts_would_overflow_the_merge_is_refused_as_faulty() {
+        use crate::controller::{test_lost, test_outcome, FleetRun};
+        use crate::protocol::WireInterval;
+        let fleet = |hosts| FleetRun {
+            start_ns: 0,
+            lead: std::time::Duration::ZERO,
+            hosts,
+            interrupted: false,
+            controller_cpu_s: 0.0,
+        };
+        let honest = |name: &str, ios: usize| {
+            let mut h = test_outcome(name);
+            h.result = Some(result(4, ios, 100_000));
+            h
+        };
+        // In its summary.
+        let mut bad = honest("bad", 10);
+        bad.result.as_mut().unwrap().summary.total.ios = u64::MAX;
+        let run = fleet(vec![honest("a", 300), bad, honest("c", 700)]);
+        let doc = document(&run, &plan(), &[None, None, None]);
+        assert_eq!(doc.summary.total.ios, 4 * 300 + 4 * 700);
+        assert_eq!(doc.summary.total.iops, 1000.0);
+        let b = &doc.hosts[1];
+        assert_eq!((b.status.as_str(), b.ios, b.intervals), ("faulty", 0, 0));
+        let why = b.faulty.as_deref().unwrap();
+        assert_eq!(
+            why,
+            "host bad sent counts that cannot be merged: its result's summary: total I/Os is 18446744073709551615, which with the other hosts' 4000 makes more than the 18446744073709551615 a merged count holds; its data is left out of the merged result"
+        );
+        assert!(doc.envelope.warnings.iter().any(|w| w == why));
+        assert!(doc.envelope.partial);
+        assert_eq!(doc.hosts_per_interval, vec![2, 2, 2, 2]);
+        assert_eq!(doc.intervals[0].total.ios, 1000);
+        assert!(doc.hosts[0].faulty.is_none() && doc.hosts[2].faulty.is_none());
+        // In one interval, its summary plausible.
+        let mut bad = honest("bad", 10);
+        bad.result.as_mut().unwrap().intervals[1].read.ios = u64::MAX;
+        let run = fleet(vec![honest("a", 300), bad]);
+        let doc = document(&run, &plan(), &[None, None]);
+        assert_eq!(doc.summary.total.ios, 1200);
+        assert_eq!(doc.intervals[1].read.ios, 300);
+        assert!(
+            doc.hosts[1]
+                .faulty
+                .as_deref()
+                .unwrap()
+                .contains("its interval 2: read I/Os is 18446744073709551615, which with the other hosts' 300"),
+            "{:?}",
+            doc.hosts[1].faulty
+        );
+        // A lost host whose streamed intervals overflow on their own; and a histogram whose
+        // buckets claim more than 64 bits in all.
+        let mut lost = test_outcome("lost");
+        let mut big = second(1.0, 5, 50_000);
+        big.total.ios = u64::MAX / 2 + 1;
+        lost.streamed = (0..2)
+            .map(|i| {
+                WireInterval::from_interval(
+                    i,
+                    &Interval {
+                        t_s: (i + 1) as f64,
+                        ..big.clone()
+                    },
+                )
+            })
+            .collect();
+        lost.lost = Some(test_lost(2.0));
+        let mut hist = honest("hist", 10);
+        let h = hist
+            .result
+            .as_mut()
+            .unwrap()
+            .summary
+            .read
+            .histogram
+            .as_mut()
+            .unwrap();
+        h.buckets.push([1 << 40, u64::MAX]);
+        let run = fleet(vec![lost, honest("a", 300), hist]);
+        let doc = document(&run, &plan(), &[None, None, None]);
+        let status: Vec<&str> = doc.hosts.iter().map(|h| h.status.as_str()).collect();
+        assert_eq!(status, ["faulty", "completed", "faulty"]);
+        assert!(
+            doc.hosts[0].faulty.as_deref().unwrap().contains(
+                "its streamed intervals' total I/Os summed is 18446744073709551616, which with the other hosts' 1200"
+            ),
+            "{:?}",
+            doc.hosts[0].faulty
+        );
+        assert!(
+            doc.hosts[2]
+                .faulty
+                .as_deref()
+                .unwrap()
+                .contains("its result's summary: read histogram buckets is 18446744073709551655"),
+            "{:?}",
+            doc.hosts[2].faulty
+        );
+        assert_eq!(doc.summary.total.ios, 1200);
+        assert_eq!(doc.summary.total.histogram.as_ref().unwrap().count, 1200);
+    }
+
     fn dev_host(name: &str, group: &str, iops: f64, dev: &str, util: f64) -> FleetHost {
         FleetHost {
             host: name.into(),
@@ -899,6 +1267,7 @@ mod tests {
             window_s: 1.0,
             intervals: 1,
             lost: None,
+            faulty: None,
             group: group.into(),
             workload: String::new(),
             read_share_pct: None,

@@ -185,7 +185,7 @@ fn part_of(h: &crate::controller::HostOutcome, lat: &mut Latencies) -> Part {
             Part {
                 own: (r.summary.nopm, r.summary.tpm_client),
                 new_orders: r.summary.new_orders,
-                transactions: r.summary.committed + r.summary.rolled_back,
+                transactions: r.summary.committed.saturating_add(r.summary.rolled_back),
                 tpm: Some(r.summary.tpm),
                 own_s: r.duration_s,
                 cut: crate::merge::cut_short(&r.envelope.stop_reason.to_string()),
@@ -199,12 +199,15 @@ fn part_of(h: &crate::controller::HostOutcome, lat: &mut Latencies) -> Part {
                     lat.new_order += &n;
                 }
             }
-            let new_orders: u64 = h
+            // Saturating: a hostile host's counts never wrap or panic the merge.
+            let new_orders = h
                 .tpcc_streamed
                 .iter()
-                .map(|w| w.new_orders.max(0) as u64)
-                .sum();
-            let transactions: u64 = h.tpcc_streamed.iter().map(|w| w.transactions()).sum();
+                .fold(0u64, |a, w| a.saturating_add(w.new_orders.max(0) as u64));
+            let transactions = h
+                .tpcc_streamed
+                .iter()
+                .fold(0u64, |a, w| a.saturating_add(w.transactions()));
             let own_s = h.tpcc_streamed.iter().map(|w| w.t_s).fold(0.0, f64::max);
             Part {
                 own: (
@@ -218,6 +221,92 @@ fn part_of(h: &crate::controller::HostOutcome, lat: &mut Latencies) -> Part {
                 cut: true,
             }
         }
+    }
+}
+
+/// The counts the merge sums as integers: new orders and transactions.
+const COUNTS: [&str; 2] = ["new orders", "transactions"];
+
+/// Every count host `h` adds, as (slot, count, value): slot 0 the summary, slot i + 1 merged
+/// interval i; the count an index into [`COUNTS`]. Wide, so no sum of a host's own overflows.
+fn tpcc_counts(h: &crate::controller::HostOutcome, f: &mut dyn FnMut(usize, usize, u128)) {
+    let txns = |w: &WireTpccInterval| w.completed.values().map(|v| u128::from(*v)).sum::<u128>();
+    match &h.tpcc_result {
+        Some(r) => {
+            f(0, 0, u128::from(r.summary.new_orders));
+            f(
+                0,
+                1,
+                u128::from(r.summary.committed) + u128::from(r.summary.rolled_back),
+            );
+        }
+        None => {
+            for w in &h.tpcc_streamed {
+                f(0, 0, w.new_orders.max(0) as u128);
+                f(0, 1, txns(w));
+            }
+        }
+    }
+    for (i, w) in h.tpcc_streamed.iter().enumerate() {
+        f(i + 1, 0, w.new_orders.max(0) as u128);
+        f(i + 1, 1, txns(w));
+    }
+}
+
+/// The hosts whose counts cannot be merged (a merged count would pass 2^64 − 1), each with
+/// why, naming what it sent: whenever a merged count would overflow, the host that sent the
+/// most of it is refused and the rest summed again (as [`crate::merge`] does for workloads).
+fn refused_hosts(run: &FleetRun) -> Vec<(usize, String)> {
+    let mut refused: Vec<(usize, String)> = Vec::new();
+    let skip = |refused: &[(usize, String)], i: usize| refused.iter().any(|r| r.0 == i);
+    loop {
+        let mut totals: Vec<[u128; 2]> = Vec::new();
+        for (i, h) in run.hosts.iter().enumerate() {
+            if skip(&refused, i) {
+                continue;
+            }
+            tpcc_counts(h, &mut |slot, k, v| {
+                if totals.len() <= slot {
+                    totals.resize(slot + 1, [0; 2]);
+                }
+                totals[slot][k] += v;
+            });
+        }
+        let over = totals.iter().enumerate().find_map(|(slot, t)| {
+            let k = t.iter().position(|v| *v > u128::from(u64::MAX))?;
+            Some((slot, k, t[k]))
+        });
+        let Some((slot, k, total)) = over else {
+            return refused;
+        };
+        let (worst, own) = (0..run.hosts.len())
+            .filter(|&i| !skip(&refused, i))
+            .map(|i| {
+                let mut n = 0u128;
+                tpcc_counts(&run.hosts[i], &mut |s, kk, v| {
+                    if (s, kk) == (slot, k) {
+                        n += v;
+                    }
+                });
+                (i, n)
+            })
+            .max_by_key(|(_, n)| *n)
+            .expect("a total comes from some host");
+        let h = &run.hosts[worst];
+        let what = match (slot, h.tpcc_result.is_some()) {
+            (0, true) => format!("its result's summary: {}", COUNTS[k]),
+            (0, false) => format!("its streamed intervals' {} summed", COUNTS[k]),
+            (i, _) => format!("its interval {i}: {}", COUNTS[k]),
+        };
+        refused.push((
+            worst,
+            format!(
+                "host {} sent counts that cannot be merged: {what} is {own}, which with the other hosts' {} makes more than the {} a merged count holds; its data is left out of the merged result",
+                h.name,
+                total - own,
+                u64::MAX
+            ),
+        ));
     }
 }
 
@@ -240,8 +329,26 @@ pub fn document(
         oio_core::document::Envelope::new(FLEET_TPCC_SCHEMA, FLEET_TPCC_SCHEMA_VERSION);
     envelope.host = Some(oio_core::host::HostInfo::detect());
     envelope.plan = Some(plan.for_document(None));
+    let refused = refused_hosts(run);
+    let faulty = |i: usize| refused.iter().find(|r| r.0 == i).map(|r| r.1.clone());
     let mut lat = Latencies::default();
-    let parts: Vec<Part> = run.hosts.iter().map(|h| part_of(h, &mut lat)).collect();
+    // A faulty host adds nothing: no counts, no latencies, no window.
+    let parts: Vec<Part> = run
+        .hosts
+        .iter()
+        .enumerate()
+        .map(|(i, h)| match faulty(i) {
+            Some(_) => Part {
+                own: (0.0, 0.0),
+                new_orders: 0,
+                transactions: 0,
+                tpm: None,
+                own_s: 0.0,
+                cut: false,
+            },
+            None => part_of(h, &mut lat),
+        })
+        .collect();
     let window_s = crate::merge::fleet_window(&parts.iter().map(|p| p.own_s).collect::<Vec<_>>());
     let summary = summary_over(&parts, window_s, &lat);
     let mut hosts = Vec::new();
@@ -249,10 +356,11 @@ pub fn document(
     let (mut errors, mut interrupted) = (false, run.interrupted);
     for (i, (h, p)) in run.hosts.iter().zip(&parts).enumerate() {
         let status = match &h.tpcc_result {
+            _ if faulty(i).is_some() => "faulty".to_string(),
             Some(r) => r.envelope.stop_reason.to_string(),
             None => "lost".to_string(),
         };
-        errors |= status == "errors" || status == "lost";
+        errors |= status == "errors" || status == "lost" || status == "faulty";
         interrupted |= status == "interrupted";
         if let Some(l) = &h.lost {
             lost.push(l.describe(&h.name));
@@ -277,12 +385,18 @@ pub fn document(
             window_s: p.own_s,
             tpm: p.tpm.unwrap_or(0.0),
             tpm_client: p.own.1,
-            intervals: h.tpcc_streamed.len(),
+            intervals: if faulty(i).is_some() {
+                0
+            } else {
+                h.tpcc_streamed.len()
+            },
             lost: h.lost.clone(),
+            faulty: faulty(i),
         });
     }
-    let window = tpcc_window(run, &hosts, window_s, summary.nopm);
-    let (intervals, bad) = merge_intervals(run);
+    let kept: Vec<bool> = (0..run.hosts.len()).map(|i| faulty(i).is_none()).collect();
+    let window = tpcc_window(run, &kept, &hosts, window_s, summary.nopm);
+    let (intervals, bad) = merge_intervals(run, &kept);
     let mut notes = vec![
         format!("{}; latencies come from the hosts' histograms summed bucket by bucket", window.basis),
         "Per-interval figures are merged by interval index; an interval's NOPM is the sum of the hosts' NOPM over their own interval lengths.".to_string(),
@@ -300,6 +414,11 @@ pub fn document(
     if hosts.iter().any(|h| host_shares_db(h, &hosts)) {
         notes.push("several hosts drove the same database: their NOPM each counts the whole database's new orders, so the sum counts them more than once; use one host's figures for a shared database".to_string());
     }
+    envelope.warnings.extend(
+        refused
+            .iter()
+            .map(|r| oio_core::text::printable(&r.1).into_owned()),
+    );
     if errors {
         envelope.stopped(oio_core::document::StopReason::Errors);
     } else if interrupted {
@@ -341,7 +460,9 @@ fn summary_over(parts: &[Part], window_s: f64, lat: &Latencies) -> FleetTpccSumm
         ),
     };
     FleetTpccSummary {
-        new_orders: parts.iter().map(|p| p.new_orders).sum(),
+        new_orders: parts
+            .iter()
+            .fold(0u64, |a, p| a.saturating_add(p.new_orders)),
         nopm: parts.iter().map(|p| adds(p).0).sum(),
         tpm: parts.iter().map(|p| adds(p).1).sum(),
         tpm_client: parts.iter().map(|p| adds(p).2).sum(),
@@ -358,6 +479,7 @@ fn summary_over(parts: &[Part], window_s: f64, lat: &Latencies) -> FleetTpccSumm
 /// The window of a merged TPC-C result, with the sentence that says what its rates are.
 fn tpcc_window(
     run: &FleetRun,
+    kept: &[bool],
     hosts: &[FleetTpccHost],
     window_s: f64,
     nopm: f64,
@@ -384,24 +506,25 @@ fn tpcc_window(
             h.window_s,
         ));
     }
-    let n = run
+    // The hosts whose data was kept (a faulty one's counts are left out here too).
+    let streams: Vec<&[WireTpccInterval]> = run
         .hosts
         .iter()
-        .map(|h| h.tpcc_streamed.len())
-        .min()
-        .unwrap_or(0);
-    let span = run
-        .hosts
+        .zip(kept)
+        .filter(|(_, k)| **k)
+        .map(|(h, _)| &h.tpcc_streamed[..])
+        .collect();
+    let n = streams.iter().map(|s| s.len()).min().unwrap_or(0);
+    let span = streams
         .iter()
-        .filter_map(|h| h.tpcc_streamed.get(n.checked_sub(1)?))
+        .filter_map(|s| s.get(n.checked_sub(1)?))
         .map(|w| w.t_s)
         .fold(0.0, f64::max);
     let stretch = (n > 0 && span > 0.0).then(|| {
-        let no: u64 = run
-            .hosts
+        let no: u128 = streams
             .iter()
-            .flat_map(|h| &h.tpcc_streamed[..n])
-            .map(|w| w.new_orders.max(0) as u64)
+            .flat_map(|s| &s[..n])
+            .map(|w| w.new_orders.max(0) as u128)
             .sum();
         (span, per_min(no as f64, span))
     });
@@ -426,9 +549,15 @@ fn host_shares_db(h: &FleetTpccHost, all: &[FleetTpccHost]) -> bool {
 }
 
 /// Merges the streamed intervals by index. Returns them and the undecodable histograms.
-fn merge_intervals(run: &FleetRun) -> (Vec<FleetTpccInterval>, Vec<String>) {
-    let n = run
+fn merge_intervals(run: &FleetRun, kept: &[bool]) -> (Vec<FleetTpccInterval>, Vec<String>) {
+    let hosts: Vec<&crate::controller::HostOutcome> = run
         .hosts
+        .iter()
+        .zip(kept)
+        .filter(|(_, k)| **k)
+        .map(|(h, _)| h)
+        .collect();
+    let n = hosts
         .iter()
         .map(|h| h.tpcc_streamed.len())
         .max()
@@ -449,16 +578,16 @@ fn merge_intervals(run: &FleetRun) -> (Vec<FleetTpccInterval>, Vec<String>) {
         };
         let (mut all, mut no) = (LatencyHistogram::new(), LatencyHistogram::new());
         let mut slowest = f64::INFINITY;
-        for h in &run.hosts {
+        for h in &hosts {
             let Some(w) = h.tpcc_streamed.get(i) else {
                 continue;
             };
             let nopm = per_min(w.new_orders.max(0) as f64, w.duration_s);
             m.hosts += 1;
             m.t_s = m.t_s.max(w.t_s);
-            m.new_orders += w.new_orders.max(0) as u64;
+            m.new_orders = m.new_orders.saturating_add(w.new_orders.max(0) as u64);
             m.nopm += nopm;
-            m.transactions += w.transactions();
+            m.transactions = m.transactions.saturating_add(w.transactions());
             m.tpm_client += per_min(w.transactions() as f64, w.duration_s);
             if nopm < slowest {
                 slowest = nopm;
@@ -671,6 +800,65 @@ mod tests {
             "{}",
             doc.window.basis
         );
+    }
+
+    /// Issue 37: a host claiming u64::MAX new orders in its result, or whose streamed
+    /// intervals overflow, is refused as faulty and named; the others merge exactly.
+    #[test]
+    fn a_host_whose_counts_would_overflow_the_merge_is_refused_as_faulty() {
+        let mut a = host(
+            "a",
+            (0..4).map(|i| wire(i, 10, 10, &[1000])).collect(),
+            false,
+        );
+        a.tpcc_result = Some(result(40, 4.0, 1, 1));
+        let mut bad = host(
+            "bad",
+            (0..4).map(|i| wire(i, 10, 10, &[1000])).collect(),
+            false,
+        );
+        bad.tpcc_result = Some(result(u64::MAX, 4.0, 1, 1));
+        // Two intervals of i64::MAX new orders each, and a third host to pass 2^64 - 1 with.
+        let lost = host(
+            "lost",
+            vec![wire(0, i64::MAX, 1, &[1000]), wire(1, i64::MAX, 1, &[1000])],
+            true,
+        );
+        let run = FleetRun {
+            start_ns: 0,
+            lead: std::time::Duration::ZERO,
+            hosts: vec![a, bad, lost],
+            interrupted: false,
+            controller_cpu_s: 0.0,
+        };
+        let plan = oio_tpcc::TpccRunPlan::new("sqlite:x.db", vec![1], Default::default());
+        let ready = [("a".into(), 1), ("bad".into(), 1), ("lost".into(), 1)];
+        let doc = document(&run, &plan, &ready, &[None, None, None]);
+        let status: Vec<&str> = doc.hosts.iter().map(|h| h.status.as_str()).collect();
+        assert_eq!(status, ["completed", "faulty", "faulty"]);
+        assert_eq!(
+            doc.hosts[1].faulty.as_deref(),
+            Some("host bad sent counts that cannot be merged: its result's summary: new orders is 18446744073709551615, which with the other hosts' 18446744073709551654 makes more than the 18446744073709551615 a merged count holds; its data is left out of the merged result")
+        );
+        assert!(
+            doc.hosts[2].faulty.as_deref().unwrap().contains(
+                "its streamed intervals' new orders summed is 18446744073709551614, which with the other hosts' 40"
+            ),
+            "{:?}",
+            doc.hosts[2].faulty
+        );
+        // a's alone, exactly: its result's 40, its intervals' 10 each.
+        assert_eq!(doc.summary.new_orders, 40);
+        assert_eq!(doc.summary.nopm, 600.0);
+        let per: Vec<u64> = doc.intervals.iter().map(|i| i.new_orders).collect();
+        assert_eq!(per, [10, 10, 10, 10]);
+        assert!(doc.intervals.iter().all(|i| i.hosts == 1));
+        assert!(doc.envelope.partial);
+        assert!(doc
+            .envelope
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("host bad sent counts")));
     }
 
     #[test]

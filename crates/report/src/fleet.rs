@@ -444,6 +444,7 @@ mod tests {
             window_s: 3.0,
             intervals: 3,
             lost: None,
+            faulty: None,
             group: String::new(),
             workload: String::new(),
             read_share_pct: None,

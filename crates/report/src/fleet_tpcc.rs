@@ -128,6 +128,7 @@ mod tests {
             tpm_client: 2.0 * nopm,
             intervals: 10,
             lost: None,
+            faulty: None,
         }
     }
 

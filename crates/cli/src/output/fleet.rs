@@ -1,7 +1,12 @@
 //! What `oio fleet` prints: the per-host table and the merged line, and `fleet check`.
 
+use oio_core::text::printable;
 use oio_core::units::{format_bytes, format_ns};
 use oio_fleet::controller::CheckOutcome;
+
+// Every string here may have come from a host (its agent's words, its devices' names, its
+// warnings): each is printed through `printable`, so control characters
+// are shown, never acted on by the terminal.
 
 fn ms(ns: f64) -> String {
     format!("{:.3} ms", ns / 1e6)
@@ -30,9 +35,9 @@ pub fn print_table(doc: &oio_fleet::merge::FleetResult) {
     for h in &doc.hosts {
         println!(
             "{:<16} {}{:>12.1} {:>7} {:>10} {:>14} {:>14} {:>12} {:>10}",
-            h.host,
+            printable(&h.host),
             if grouped {
-                format!("{:<16} ", h.group)
+                format!("{:<16} ", printable(&h.group))
             } else {
                 String::new()
             },
@@ -46,7 +51,7 @@ pub fn print_table(doc: &oio_fleet::merge::FleetResult) {
             h.start_skew_ns
                 .map(|s| ms(s as f64))
                 .unwrap_or_else(|| "-".into()),
-            h.status
+            printable(&h.status)
         );
     }
     let t = &doc.summary.total;
@@ -72,9 +77,9 @@ pub fn print_table(doc: &oio_fleet::merge::FleetResult) {
         let t = &g.summary.total;
         println!(
             "  group {} ({}; {}): {:.1} IOPS, reads {}, {}/s, latency p50 {} p99 {} max {}",
-            g.name,
-            g.workload,
-            g.hosts.join(", "),
+            printable(&g.name),
+            printable(&g.workload),
+            printable(&g.hosts.join(", ")),
             t.iops,
             if t.ios > 0 {
                 format!("{:.1} %", 100.0 * g.summary.read.ios as f64 / t.ios as f64)
@@ -119,8 +124,8 @@ fn print_devices(doc: &oio_fleet::merge::FleetResult) {
         for d in &h.devices {
             println!(
                 "  {} device {}: {:.1} r/s {:.1} w/s, {}/s, r_await {} w_await {}, aqu-sz {}, util {}",
-                h.host,
-                d.name,
+                printable(&h.host),
+                printable(&d.name),
                 d.read_iops,
                 d.write_iops,
                 format_bytes(d.bytes_per_sec),
@@ -132,7 +137,7 @@ fn print_devices(doc: &oio_fleet::merge::FleetResult) {
         }
     }
     if let Some(v) = &doc.devices {
-        println!("devices: {v}");
+        println!("devices: {}", printable(v));
     }
 }
 
@@ -157,7 +162,8 @@ fn print_cut_window<'a>(
     for (host, status, counted, at) in cut {
         any = true;
         println!(
-            "  host {host} {} part-way: its {counted} up to the end of its last interval ({at:.3} s into its window) count over the whole window, nothing after",
+            "  host {} {} part-way: its {counted} up to the end of its last interval ({at:.3} s into its window) count over the whole window, nothing after",
+            printable(host),
             if status == "lost" { "was lost" } else { "stopped on errors" }
         );
     }
@@ -177,22 +183,28 @@ fn print_cut_window<'a>(
 pub fn print_check(out: &[CheckOutcome]) {
     for h in out {
         let head = match (&h.error, &h.oio_version, &h.clock) {
-            (Some(e), _, _) => format!("FAILED: {e}"),
+            (Some(e), _, _) => format!("FAILED: {}", printable(e)),
             (None, Some(v), Some(c)) => format!(
-                "oio {v}, clock offset {} ± {}",
+                "oio {}, clock offset {} ± {}",
+                printable(v),
                 ms(c.offset_ns as f64),
                 ms(c.rtt_ns as f64 / 2.0)
             ),
             _ => "reachable".into(),
         };
-        println!("{}: {head}", h.host);
+        println!("{}: {head}", printable(&h.host));
         for t in &h.targets {
             let role = if t.role.is_empty() {
                 String::new()
             } else {
-                format!(" (role {})", t.role)
+                format!(" (role {})", printable(&t.role))
             };
-            println!("  {} {}{role}: {}", t.status, t.path, t.detail);
+            println!(
+                "  {} {}{role}: {}",
+                printable(&t.status),
+                printable(&t.path),
+                printable(&t.detail)
+            );
         }
     }
 }
@@ -207,7 +219,7 @@ pub fn print_tpcc(doc: &oio_fleet::tpcc::FleetTpccResult) {
     for h in &doc.hosts {
         println!(
             "{:<16} {:>12.1} {:>12.1} {:>12} {:>10} {:>12} {:>10}",
-            h.host,
+            printable(&h.host),
             h.nopm,
             h.tpm,
             h.new_orders,
@@ -215,7 +227,7 @@ pub fn print_tpcc(doc: &oio_fleet::tpcc::FleetTpccResult) {
             h.start_skew_ns
                 .map(|s| ms(s as f64))
                 .unwrap_or_else(|| "-".into()),
-            h.status
+            printable(&h.status)
         );
     }
     println!("(start skew: when the host's measured window opened, after connecting and the ramp, against the common start plus the ramp)");
@@ -333,7 +345,7 @@ pub fn live_table(p: &oio_fleet::controller::Progress) -> String {
     for h in rows {
         t.push_str(&format!(
             "  {:<13} {:>14} {:>10} {:>8} {:>10}\n",
-            h.host,
+            printable(&h.host),
             format_count(h.value),
             p99(h.histogram.as_ref()),
             // "-": the host's agent does not count errors per interval.
@@ -356,7 +368,7 @@ pub fn live_table(p: &oio_fleet::controller::Progress) -> String {
     ));
     let counted: Vec<u64> = p.per_host.iter().filter_map(|h| h.errors).collect();
     if !counted.is_empty() {
-        let n: u64 = counted.iter().sum();
+        let n = counted.iter().fold(0u64, |a, e| a.saturating_add(*e));
         t.push_str(&format!(
             ", {} error{} on the {} host{} counting them",
             format_count(n as f64),

@@ -34,7 +34,8 @@ struct Acc {
 
 impl Acc {
     fn add(&mut self, count: u64, h: Option<&oio_core::histogram::SparseHistogram>) {
-        self.ios += count;
+        // Saturating: a host's claimed counts never wrap or panic the endpoint.
+        self.ios = self.ios.saturating_add(count);
         let Some(h) = h else { return };
         for [v, c] in &h.buckets {
             let s = *v as f64 / 1e9;
@@ -42,20 +43,20 @@ impl Acc {
                 .iter()
                 .position(|b| s <= *b)
                 .unwrap_or(BOUNDS_S.len());
-            self.buckets[k] += c;
+            self.buckets[k] = self.buckets[k].saturating_add(*c);
         }
         self.sum_ns += h.sum;
-        self.count += h.count;
+        self.count = self.count.saturating_add(h.count);
     }
 
     fn histogram(&self, o: &mut String, name: &str, label: &str) {
         let mut cum = 0;
         let sep = if label.is_empty() { "" } else { "," };
         for (k, b) in BOUNDS_S.iter().enumerate() {
-            cum += self.buckets[k];
+            cum = u64::saturating_add(cum, self.buckets[k]);
             o.push_str(&format!("{name}_bucket{{{label}{sep}le=\"{b}\"}} {cum}\n"));
         }
-        cum += self.buckets[BOUNDS_S.len()];
+        cum = u64::saturating_add(cum, self.buckets[BOUNDS_S.len()]);
         o.push_str(&format!("{name}_bucket{{{label}{sep}le=\"+Inf\"}} {cum}\n"));
         let braces = |l: &str| {
             if l.is_empty() {
@@ -132,6 +133,8 @@ impl Metrics {
 }
 
 impl Drop for Metrics {
+    /// Stops accepting; the accepting thread waits on no client, so this returns at once
+    /// (scrapes being answered end by their own deadline).
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
         if let Some(t) = self.thread.take() {
@@ -237,30 +240,58 @@ fn errors(o: &mut String, p: &Progress) {
     }
 }
 
-fn accept_loop(l: &TcpListener, state: &Mutex<State>, stop: &AtomicBool) {
+/// Longest a scrape may take, from its connection to the last byte of the answer: a client
+/// that sends or reads slowly (or not at all) is dropped then, never holding the server.
+const SCRAPE_DEADLINE: Duration = Duration::from_secs(3);
+/// Scrapes served at once; more connections are closed at once (Prometheus scrapes one at a
+/// time per target).
+const MAX_SCRAPES: usize = 8;
+
+/// Accepts until `stop`, each connection served on a thread of its own within
+/// [`SCRAPE_DEADLINE`]: the accepting thread never waits on a client, so it ends as soon as it
+/// is told to.
+fn accept_loop(l: &TcpListener, state: &Arc<Mutex<State>>, stop: &AtomicBool) {
+    let serving = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     while !stop.load(Ordering::SeqCst) {
         match l.accept() {
             Ok((c, _)) => {
-                let text = state.lock().unwrap_or_else(|e| e.into_inner()).text.clone();
-                let _ = answer(c, &text);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                std::thread::sleep(Duration::from_millis(20))
+                if serving.fetch_add(1, Ordering::SeqCst) >= MAX_SCRAPES {
+                    serving.fetch_sub(1, Ordering::SeqCst);
+                    continue;
+                }
+                let (state, count) = (Arc::clone(state), Arc::clone(&serving));
+                let served = std::thread::Builder::new()
+                    .name("oio-metrics-scrape".into())
+                    .spawn(move || {
+                        let text = state.lock().unwrap_or_else(|e| e.into_inner()).text.clone();
+                        let _ = answer(c, &text, std::time::Instant::now() + SCRAPE_DEADLINE);
+                        count.fetch_sub(1, Ordering::SeqCst);
+                    });
+                if served.is_err() {
+                    serving.fetch_sub(1, Ordering::SeqCst);
+                }
             }
             Err(_) => std::thread::sleep(Duration::from_millis(20)),
         }
     }
 }
 
-/// Reads one request's head (at most 8 KiB, 2 s) and answers it: `GET /metrics` (or `/`)
-/// with the figures, anything else 404.
-fn answer(mut c: TcpStream, text: &str) -> std::io::Result<()> {
+/// Time left until `deadline`, or a timeout error when none is.
+fn left(deadline: std::time::Instant) -> std::io::Result<Duration> {
+    deadline
+        .checked_duration_since(std::time::Instant::now())
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::TimedOut, "scrape deadline"))
+}
+
+/// Reads one request's head (at most 8 KiB) and answers it, all by `deadline`: `GET /metrics`
+/// (or `/`) with the figures, anything else 404.
+fn answer(mut c: TcpStream, text: &str, deadline: std::time::Instant) -> std::io::Result<()> {
     c.set_nonblocking(false)?;
-    c.set_read_timeout(Some(Duration::from_secs(2)))?;
-    c.set_write_timeout(Some(Duration::from_secs(2)))?;
     let mut buf = Vec::new();
     let mut chunk = [0u8; 1024];
     while buf.len() < 8192 && !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+        c.set_read_timeout(Some(left(deadline)?))?;
         let n = c.read(&mut chunk)?;
         if n == 0 {
             break;
@@ -274,10 +305,21 @@ fn answer(mut c: TcpStream, text: &str) -> std::io::Result<()> {
     } else {
         ("404 Not Found", "GET /metrics\n")
     };
-    write!(
-        c,
+    let out = format!(
         "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
-    )?;
-    c.flush()
+    );
+    // Each write waits at most until the deadline: a client reading a byte at a time cannot
+    // stretch the answer past it.
+    let mut rest = out.as_bytes();
+    while !rest.is_empty() {
+        c.set_write_timeout(Some(left(deadline)?))?;
+        match c.write(rest) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => rest = &rest[n..],
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }

@@ -48,7 +48,7 @@ pub fn run(a: InstallArgs) -> anyhow::Result<ExitCode> {
     let opts = a.host.options();
     let hosts: Vec<(String, Result<Vec<String>, String>)> = a
         .host
-        .hosts()?
+        .hosts_at_once(oio_fleet::install::PARALLEL)?
         .into_iter()
         .map(|(h, argv)| {
             let t = match &transport {
@@ -70,13 +70,15 @@ pub fn run(a: InstallArgs) -> anyhow::Result<ExitCode> {
             if a.json {
                 return;
             }
+            // The host's words (its shell's refusal, its agent's version) escaped.
+            let p = oio_core::text::printable;
             match &r.error {
-                Some(e) => style::print_error(&format!("{}: {e}", r.host)),
+                Some(e) => style::print_error(&format!("{}: {}", p(&r.host), p(e))),
                 None => println!(
                     "{}: {} (oio {})",
-                    r.host,
+                    p(&r.host),
                     r.action,
-                    r.version.as_deref().unwrap_or("?")
+                    p(r.version.as_deref().unwrap_or("?"))
                 ),
             }
         },

@@ -96,14 +96,21 @@ pub struct HostArgs {
 }
 
 impl HostArgs {
-    /// The hosts, each with its launcher's command line.
+    /// The hosts, each with its launcher's command line; every one is talked to at once.
     fn hosts(&self) -> anyhow::Result<Vec<(HostSpec, Vec<String>)>> {
+        self.hosts_at_once(usize::MAX)
+    }
+
+    /// The hosts, at most `most` of them talked to at once: the open-file limit is raised
+    /// for them, or the command refused before anything starts.
+    fn hosts_at_once(&self, most: usize) -> anyhow::Result<Vec<(HostSpec, Vec<String>)>> {
         let inv = self.inventory()?;
         let mut out = Vec::with_capacity(inv.hosts.len());
         for h in &inv.hosts {
             let launcher = Launcher::parse(inv.launcher_of(h)).map_err(anyhow::Error::msg)?;
             out.push((h.clone(), launcher.argv(&h.name)));
         }
+        oio_fleet::limits::ensure(out.len().min(most))?;
         Ok(out)
     }
 

@@ -73,7 +73,6 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
             m.update(p);
         }
     });
-    drop(metrics);
     live.finish();
     let run = run?;
 
@@ -82,6 +81,8 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
         .out
         .join(result_file_name("fleet", &stamp, &plan.workload.name).trim_end_matches(".json"));
     let (doc, merged) = super::save_io(&dir, &run, &plan, a.label.as_deref())?;
+    // Saved first: the endpoint ends with the run, and nothing it does delays the result.
+    drop(metrics);
 
     if a.json {
         crate::output::print_json(&doc)?;
@@ -89,7 +90,7 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
         crate::output::fleet::print_table(&doc);
     }
     for l in &doc.lost {
-        style::print_warning(l);
+        style::print_warning(&oio_core::text::printable(l));
     }
     // What the hosts themselves warned about, each once with the hosts that said it.
     for w in
@@ -97,7 +98,7 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
             (w.starts_with("host ") || w.starts_with("hosts ")) && !doc.lost.contains(w)
         })
     {
-        style::print_warning(w);
+        style::print_warning(&oio_core::text::printable(w));
     }
     style::print_saved("result", &merged, a.json);
     Ok(if run.interrupted {

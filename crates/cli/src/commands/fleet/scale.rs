@@ -116,7 +116,7 @@ pub fn run(s: ScaleArgs) -> anyhow::Result<ExitCode> {
         )?;
         done.push(step(k, &doc, &merged.display().to_string()));
         for l in &doc.lost {
-            style::print_warning(l);
+            style::print_warning(&oio_core::text::printable(l));
         }
         if run.interrupted || doc.envelope.partial {
             // A step with a host missing is not comparable: the ladder ends there.
@@ -233,7 +233,7 @@ pub fn tpcc(s: super::tpcc::TpccScaleArgs) -> anyhow::Result<ExitCode> {
             a.tpcc.interval,
         ));
         for l in &doc.lost {
-            style::print_warning(l);
+            style::print_warning(&oio_core::text::printable(l));
         }
         if run.interrupted || doc.envelope.partial {
             // A step with a host missing is not comparable: the ladder ends there.

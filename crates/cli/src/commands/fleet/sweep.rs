@@ -169,7 +169,7 @@ impl PointRunner for OnTheFleet<'_> {
 
     fn keep(&mut self, run: &FleetPoint, _: &Step, _: &str) -> Result<(String, bool)> {
         for l in &run.doc.lost {
-            style::print_warning(l);
+            style::print_warning(&oio_core::text::printable(l));
         }
         let go_on = !(run.interrupted || run.doc.envelope.partial);
         if !go_on {

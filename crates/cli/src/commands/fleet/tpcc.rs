@@ -180,10 +180,10 @@ fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
         crate::output::fleet::print_tpcc(&doc);
     }
     for l in &doc.lost {
-        style::print_warning(l);
+        style::print_warning(&oio_core::text::printable(l));
     }
     if let Some(f) = doc.scaling.as_ref().and_then(|s| s.flag.as_ref()) {
-        style::print_warning(f);
+        style::print_warning(&oio_core::text::printable(f));
     }
     style::print_saved("result", &merged, a.tpcc.json);
     Ok(match (run.interrupted, doc.envelope.partial) {
