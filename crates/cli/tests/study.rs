@@ -519,6 +519,12 @@ fn a_second_ctrl_c_in_a_study_prints_the_settings_left_changed_and_the_sql_to_re
         seen.contains("SIGINT: leaving at once. The server keeps the settings the study changed: synchronous_commit=off (was on). To put them back, run as a superuser:\n  ALTER SYSTEM RESET synchronous_commit;\n  SELECT pg_reload_conf();\n"),
         "{seen}"
     );
+    assert!(
+        seen.contains(
+            "\nor run any oio tpcc command on this server: it puts them back from the journal "
+        ),
+        "{seen}"
+    );
     // Left as said, and the printed SQL puts it back.
     assert_eq!(pg_setting(&db, "synchronous_commit"), "off");
     let mut c = oio_tpcc::db::connect_pg(&db, "oio-test", &oio_tpcc::Timeouts::default()).unwrap();
@@ -697,6 +703,29 @@ fn a_killed_postgres_study_is_put_back_by_the_next_run_and_a_second_study_meanwh
     }
     let auto = std::fs::read_to_string(pg.data_dir().join("postgresql.auto.conf")).unwrap();
     assert!(auto.contains("fsync = 'off'"), "{auto}");
+    // A user without the privilege to put them back is refused, with the SQL to run; the
+    // journal stays for the next try.
+    c.batch_execute("CREATE ROLE plain LOGIN").unwrap();
+    let (user, rest) = db
+        .strip_prefix("postgres://")
+        .and_then(|r| r.split_once('@'))
+        .unwrap();
+    assert!(!user.is_empty());
+    let plain = format!("postgres://plain@{rest}");
+    let refused = oio_in(dir.path(), &state)
+        .args(["tpcc", "check", "--db", &plain])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("a tuning study (pid {pid} on "))
+            && stderr.contains("could not put back: ALTER SYSTEM RESET fsync: ")
+            && stderr.contains("run as a superuser:\n  ALTER SYSTEM RESET fsync;\n  ALTER SYSTEM RESET synchronous_commit;\n  SELECT pg_reload_conf();\nthen remove "),
+        "{stderr}"
+    );
+    assert_eq!(journal_entries(&state).len(), 1);
+    assert_eq!(pg_setting(&db, "fsync"), "off");
     // The next oio tpcc command on the server finds the journal and puts it back.
     let run = oio_in(dir.path(), &state)
         .args([

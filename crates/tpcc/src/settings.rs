@@ -200,7 +200,7 @@ impl Journal {
             .collect();
         if !self.instruments.is_empty() {
             parts.push(format!(
-                "performance_schema: {} setup rows back to disabled/untimed",
+                "performance_schema: {} setup rows back as they were (enabled/timed)",
                 self.instruments.len()
             ));
         }

@@ -57,10 +57,10 @@ pub fn candidates(sets: &[String]) -> anyhow::Result<Vec<Candidate>> {
             Some(c) if c.settings.iter().any(|(n, _)| *n == name) => {
                 bail!("--set '{s}': candidate '{label}' sets {name} twice")
             }
-            Some(c) => c.settings.push((name, value.to_string())),
+            Some(c) => c.settings.push((name, value)),
             None => out.push(Candidate {
                 label: label.to_string(),
-                settings: vec![(name, value.to_string())],
+                settings: vec![(name, value)],
             }),
         }
     }
@@ -74,10 +74,10 @@ pub fn candidates(sets: &[String]) -> anyhow::Result<Vec<Candidate>> {
 
 /// A value written in single quotes as SQL would have it (`'300ms'`, `'it''s'`) without
 /// them: oio writes the literal itself, for the server's type and dialect.
-fn unquote(v: &str) -> &str {
+fn unquote(v: &str) -> String {
     match v.strip_prefix('\'').and_then(|x| x.strip_suffix('\'')) {
-        Some(inner) if !inner.replace("''", "").contains('\'') => inner,
-        _ => v,
+        Some(inner) if !inner.replace("''", "").contains('\'') => inner.replace("''", "'"),
+        _ => v.to_string(),
     }
 }
 
@@ -284,9 +284,10 @@ fn left_changed(hold: &settings::StudyHold, now: &BTreeMap<String, String>) -> O
         .map(|q| format!("  {q};"))
         .collect();
     Some(format!(
-        "The server keeps the settings the study changed: {}. To put them back, run as a superuser:\n{}",
+        "The server keeps the settings the study changed: {}. To put them back, run as a superuser:\n{}\nor run any oio tpcc command on this server: it puts them back from the journal {}",
         list.join(", "),
-        sql.join("\n")
+        sql.join("\n"),
+        hold.entry().display()
     ))
 }
 
@@ -561,6 +562,17 @@ mod tests {
         assert!(e.to_string().contains("LABEL:NAME=VALUE"), "{e}");
         let e = candidates(&["a:x=1".into()]).unwrap_err();
         assert!(e.to_string().contains("two candidates"), "{e}");
+        // A value in SQL quotes is taken without them (oio writes the literal); a quote
+        // inside stays part of the value.
+        let c = candidates(&[
+            "a:wal_writer_delay='300ms'".into(),
+            "b:application_name='it''s'".into(),
+            "b:wal_writer_delay='a'b'".into(),
+        ])
+        .unwrap();
+        assert_eq!(c[0].settings[0].1, "300ms");
+        assert_eq!(c[1].settings[0].1, "it's");
+        assert_eq!(c[1].settings[1].1, "'a'b'");
     }
 
     #[test]
