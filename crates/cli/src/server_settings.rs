@@ -243,8 +243,7 @@ impl StudyHold {
                 self.entry.display()
             );
         }
-        std::fs::remove_file(&self.entry)
-            .map_err(|e| anyhow::anyhow!("removing {}: {e}", self.entry.display()))?;
+        oio_tpcc::settings::remove_entry(&self.entry)?;
         oio_tpcc::settings::mark_restored(&self.journal);
         Ok(())
     }
@@ -353,8 +352,7 @@ impl InstrumentsHold {
     pub fn restore(self, timeouts: &Timeouts) -> anyhow::Result<()> {
         let mut s = open(&*self.database, timeouts)?;
         oio_tpcc::settings::put_back(&*self.database, &mut s, &self.journal, &self.entry)?;
-        std::fs::remove_file(&self.entry)
-            .map_err(|e| anyhow::anyhow!("removing {}: {e}", self.entry.display()))?;
+        oio_tpcc::settings::remove_entry(&self.entry)?;
         style::print_notice(&format!(
             "performance_schema: the {} wait instruments/consumers oio enabled are put back",
             self.journal.instruments.len()

@@ -749,6 +749,11 @@ fn a_killed_postgres_study_is_put_back_by_the_next_run_and_a_second_study_meanwh
         "{auto}"
     );
     assert!(journal_entries(&state).is_empty());
+    // Nor an empty directory for the server.
+    let servers = std::fs::read_dir(state.join("oio/settings-journal"))
+        .unwrap()
+        .count();
+    assert_eq!(servers, 0);
     // The copy beside the results says it was put back.
     let copy: Value = serde_json::from_slice(
         &std::fs::read(dir.path().join("st/settings-journal.json")).unwrap(),

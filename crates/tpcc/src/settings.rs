@@ -281,6 +281,19 @@ pub fn write_atomic(path: &Path, j: &Journal) -> Result<()> {
     Ok(())
 }
 
+/// Removes an entry, and its server's directory when that is left empty.
+pub fn remove_entry(path: &Path) -> Result<()> {
+    std::fs::remove_file(path).map_err(|e| TpccError::Io {
+        context: format!("removing the settings journal {}", path.display()),
+        error: e,
+    })?;
+    if let Some(dir) = path.parent() {
+        // Fails, as it should, while another entry of the server is there.
+        let _ = std::fs::remove_dir(dir);
+    }
+    Ok(())
+}
+
 /// Reads an entry; a typed error naming the file and what was wrong.
 pub fn read_entry(path: &Path) -> Result<Journal> {
     use std::io::Read;
@@ -544,10 +557,7 @@ pub fn recover(
             if database.reload_settings_sql().is_some() && !j.settings.is_empty() {
                 wait_for(database, timeouts, &j.settings)?;
             }
-            std::fs::remove_file(&path).map_err(|e| TpccError::Io {
-                context: format!("removing the settings journal {}", path.display()),
-                error: e,
-            })?;
+            remove_entry(&path)?;
             mark_restored(&j);
             out.restored.push(format!(
                 "put back what {} left changed on this server (pid {} on {}, started {}, stopped before it could): {}",
