@@ -3,13 +3,17 @@
 //!
 //! Why here: what each database says and how its settings change is its dialect's
 //! (`oio_tpcc::database::Database`); the storage facts come from `oio_engine`'s /sys and
-//! mountinfo readers, which the driver crate does not depend on; the study's order (save,
-//! apply and wait, restore) is the CLI's.
+//! mountinfo readers, which the driver crate does not depend on; the study's order (lock,
+//! journal, apply and wait, restore) is the CLI's, the journal and the lock
+//! `oio_tpcc::settings`.
 
+use crate::output::style;
 use oio_core::settings::{ServerSettings, Storage};
 use oio_tpcc::database::Database;
 use oio_tpcc::db::Session;
+use oio_tpcc::settings::{valid_name, Change, Journal, Kind, Locking};
 use oio_tpcc::{DbUrl, Timeouts};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The settings of the server behind `url`, as the driver's sessions see them (SQLite with
@@ -56,42 +60,77 @@ fn storage(url: &DbUrl, timeouts: &Timeouts, notes: &mut Vec<String>) -> Option<
 pub struct Saved {
     /// The setting's name.
     pub name: String,
-    /// Its value before the study.
+    /// Its value before the study, as sessions saw it.
     pub value: String,
-    /// How to put it back: PostgreSQL `ALTER SYSTEM RESET` (it came from postgresql.conf or
-    /// the default) rather than `ALTER SYSTEM SET` to the value.
-    reset: bool,
+    /// Where the study changes it and what puts it back (journaled).
+    pub change: Change,
 }
 
-/// True for a setting name oio will put in SQL: letters, digits, `_` and `.` only.
-fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
-}
-
-/// A value as an SQL literal: bare when it is a word or number (MariaDB refuses quoted
-/// numbers for numeric variables), else quoted with quotes doubled.
-fn literal(value: &str) -> String {
-    let bare = !value.is_empty()
-        && value
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_.+-".contains(c));
-    if bare {
-        value.to_string()
-    } else {
-        format!("'{}'", value.replace('\'', "''"))
-    }
+/// A study's hold on the server: its lock (held by a session of its own until this is
+/// dropped), the settings as they were, and the journal entry that puts them back if the
+/// study dies before it can.
+pub struct StudyHold {
+    database: Arc<dyn Database>,
+    _lock: oio_tpcc::settings::Lock,
+    journal: Journal,
+    entry: PathBuf,
+    /// The settings as they were (empty for SQLite, whose pragma is per connection).
+    pub saved: Vec<Saved>,
 }
 
 fn open(database: &dyn Database, timeouts: &Timeouts) -> anyhow::Result<Session> {
     Ok(database.connect("oio-tpcc-study", oio_tpcc::SqliteSync::Full, timeouts)?)
 }
 
-/// Checks that each of `names` can be changed on the running server without a restart and
-/// reads its current value. SQLite: only `synchronous` (oio's connections set it).
-pub fn save(url: &DbUrl, names: &[String], timeouts: &Timeouts) -> anyhow::Result<Vec<Saved>> {
+/// Prints what [`oio_tpcc::settings::recover`] put back or left to a live owner.
+fn announce(r: &oio_tpcc::settings::Recovered) {
+    for line in &r.restored {
+        style::print_notice(line);
+    }
+    for holder in &r.busy {
+        style::print_warning(&format!(
+            "settings on this server are changed now by {holder}; results measured meanwhile measure under them"
+        ));
+    }
+}
+
+/// Before any `oio tpcc` command on a server: puts back what an earlier oio process left
+/// changed there (killed before it could), printing what it restored; refuses, with the SQL
+/// to run by hand, when it cannot. A server oio cannot reach is left to the command to report.
+pub fn recover(url: &DbUrl, timeouts: &Timeouts) -> anyhow::Result<()> {
+    let database = oio_tpcc::database::open(url);
+    if !database.server_wide_settings() {
+        return Ok(());
+    }
+    let Ok(mut s) = open(&*database, timeouts) else {
+        return Ok(());
+    };
+    match oio_tpcc::settings::recover(&*database, &mut s, timeouts, None) {
+        Ok((r, _)) => {
+            announce(&r);
+            Ok(())
+        }
+        Err(e @ oio_tpcc::TpccError::SettingsLeft { .. }) => Err(e.into()),
+        Err(e) => {
+            style::print_warning(&format!(
+                "oio's settings journal for this server was not checked: {e}"
+            ));
+            Ok(())
+        }
+    }
+}
+
+/// Starts a study's hold on the server: checks that each of `names` can be changed on the
+/// running server without a restart, takes the study lock (refusing, naming the holder, when
+/// another study has it), puts back what a killed study left, reads each setting's value and
+/// scope, and journals them (under the state directory and in `results`) before anything is
+/// changed. None for SQLite (its pragma is set per connection).
+pub fn begin(
+    url: &DbUrl,
+    names: &[String],
+    timeouts: &Timeouts,
+    results: &Path,
+) -> anyhow::Result<Option<StudyHold>> {
     for n in names {
         if !valid_name(n) {
             anyhow::bail!("--set: '{n}' is not a setting name (expected letters, digits, _ and .)");
@@ -102,43 +141,112 @@ pub fn save(url: &DbUrl, names: &[String], timeouts: &Timeouts) -> anyhow::Resul
         database.check_study_setting(n)?;
     }
     if !database.server_wide_settings() {
-        return Ok(Vec::new());
+        return Ok(None);
     }
     let mut s = open(&*database, timeouts)?;
-    let mut out = Vec::new();
+    let (recovered, kept) =
+        oio_tpcc::settings::recover(&*database, &mut s, timeouts, Some(Kind::Study))?;
+    announce(&recovered);
+    let lock = match kept {
+        Some(Locking::Held(l)) => l,
+        Some(Locking::Busy(holder)) => anyhow::bail!(
+            "another study is changing this server's settings: {holder}; two at once would each measure the other's settings and put back the wrong values. Wait for it to finish (or stop it), then run this one"
+        ),
+        None => anyhow::bail!("the study lock was not taken (a bug in oio)"),
+    };
+    let server = recovered.server.unwrap_or_default();
+    let mut saved = Vec::new();
     for n in names {
         let found = database.study_setting(&mut s, n)?;
-        out.push(Saved {
+        saved.push(Saved {
             name: n.clone(),
-            value: found.value,
-            reset: found.reset,
+            value: found.value.clone(),
+            change: oio_tpcc::settings::change(n, &found),
         });
     }
-    Ok(out)
+    let mut journal = Journal::new(Kind::Study, url.dialect().name(), &server, &url.redacted());
+    std::fs::create_dir_all(results)
+        .map_err(|e| anyhow::anyhow!("creating {}: {e}", results.display()))?;
+    let results = std::fs::canonicalize(results).unwrap_or_else(|_| results.to_path_buf());
+    journal.results = Some(results.display().to_string());
+    journal.settings = saved.iter().map(|x| x.change.clone()).collect();
+    let entry = oio_tpcc::settings::entry_path(&server, Kind::Study)?;
+    oio_tpcc::settings::write_atomic(&entry, &journal)?;
+    oio_tpcc::settings::write_atomic(&results.join(oio_tpcc::settings::RESULTS_COPY), &journal)?;
+    Ok(Some(StudyHold {
+        database,
+        _lock: lock,
+        journal,
+        entry,
+        saved,
+    }))
 }
 
-/// Applies `settings` server-wide (PostgreSQL: ALTER SYSTEM and a reload, waiting up to 5 s
-/// until a new session sees each value; MariaDB/MySQL: SET GLOBAL). Returns warnings for
-/// values a new session does not show as given.
-pub fn apply(
-    url: &DbUrl,
-    settings: &[(String, String)],
-    timeouts: &Timeouts,
-) -> anyhow::Result<Vec<String>> {
-    let database = oio_tpcc::database::open(url);
-    if !database.server_wide_settings() {
-        return Ok(Vec::new());
+impl StudyHold {
+    /// Applies `settings` at each one's scope (PostgreSQL: ALTER SYSTEM, or ALTER DATABASE /
+    /// ROLE where the setting is set per database or role, and a reload, waiting up to 5 s
+    /// until a new session sees each value; MariaDB/MySQL: SET GLOBAL). Returns warnings for
+    /// values a new session does not show as given.
+    pub fn apply(
+        &self,
+        settings: &[(String, String)],
+        timeouts: &Timeouts,
+    ) -> anyhow::Result<Vec<String>> {
+        let database = &*self.database;
+        let mut s = open(database, timeouts)?;
+        for (n, v) in settings {
+            let scope = self
+                .saved
+                .iter()
+                .find(|x| x.name == *n)
+                .map(|x| x.change.scope.clone())
+                .unwrap_or(oio_tpcc::settings::Scope::Server);
+            let sql = database.set_setting_sql(n, &scope, v);
+            s.batch(&sql).map_err(|e| {
+                anyhow::anyhow!(
+                    "{sql}: {e} (a study needs a superuser, or SUPER / SYSTEM_VARIABLES_ADMIN)"
+                )
+            })?;
+        }
+        reload_and_wait(database, &mut s, settings, timeouts)
     }
-    let mut s = open(&*database, timeouts)?;
-    for (n, v) in settings {
-        let sql = database.set_setting_sql(n, &literal(v));
-        s.batch(&sql).map_err(|e| {
-            anyhow::anyhow!(
-                "{sql}: {e} (a study needs a superuser, or SUPER / SYSTEM_VARIABLES_ADMIN)"
-            )
-        })?;
+
+    /// The SQL a user runs to put back the settings named in `touched` by hand: each
+    /// statement, then PostgreSQL's reload.
+    pub fn restore_script(&self, touched: &[&str]) -> Vec<String> {
+        let mut j = self.journal.clone();
+        j.settings.retain(|c| touched.contains(&c.name.as_str()));
+        oio_tpcc::settings::restore_script(&*self.database, &j)
     }
-    reload_and_wait(&*database, &mut s, settings, timeouts)
+
+    /// The journal entry under the state directory.
+    pub fn entry(&self) -> &Path {
+        &self.entry
+    }
+
+    /// Puts the saved settings back at their scopes (and reloads), checks a new session sees
+    /// them, then removes the journal entry and releases the lock.
+    pub fn restore(self, timeouts: &Timeouts) -> anyhow::Result<()> {
+        let database = &*self.database;
+        let mut s = open(database, timeouts)?;
+        oio_tpcc::settings::put_back(database, &mut s, &self.journal, &self.entry)?;
+        let back: Vec<(String, String)> = self
+            .saved
+            .iter()
+            .map(|x| (x.name.clone(), x.value.clone()))
+            .collect();
+        let off = reload_and_wait(database, &mut s, &back, timeouts)?;
+        if !off.is_empty() {
+            anyhow::bail!(
+                "settings not back as they were: {}; the journal {} is kept, and the next oio tpcc command on this server tries again",
+                off.join("; "),
+                self.entry.display()
+            );
+        }
+        oio_tpcc::settings::remove_entry(&self.entry)?;
+        oio_tpcc::settings::mark_restored(&self.journal);
+        Ok(())
+    }
 }
 
 fn reload_and_wait(
@@ -175,40 +283,80 @@ fn reload_and_wait(
     }
 }
 
-/// The statement that puts one saved setting back (PostgreSQL: ALTER SYSTEM RESET or SET,
-/// which takes effect at the next reload).
-fn restore_sql(database: &dyn Database, x: &Saved) -> String {
-    database.restore_setting_sql(&x.name, &literal(&x.value), x.reset)
+/// A MariaDB/MySQL run's `performance_schema` setup: the rows oio enabled for its wait
+/// profile, journaled and put back when dropped through [`InstrumentsHold::restore`].
+pub struct InstrumentsHold {
+    database: Arc<dyn Database>,
+    _lock: oio_tpcc::settings::Lock,
+    journal: Journal,
+    entry: PathBuf,
 }
 
-/// The SQL a user runs to put `saved` back by hand: each statement, then PostgreSQL's reload.
-pub fn restore_script(url: &DbUrl, saved: &[&Saved]) -> Vec<String> {
+/// Enables the `performance_schema` instruments and consumers a MariaDB/MySQL run's wait
+/// profile needs, announcing it, after journaling how they were (so a killed run's are put
+/// back by the next oio command). None when nothing needs enabling, the server is not
+/// MariaDB/MySQL, another run holds them (it puts them back), or they cannot be read (the
+/// run's sampler then says why its profile is partial).
+pub fn enable_instruments(url: &DbUrl, timeouts: &Timeouts) -> Option<InstrumentsHold> {
     let database = oio_tpcc::database::open(url);
-    let mut out: Vec<String> = saved.iter().map(|x| restore_sql(&*database, x)).collect();
-    if let Some(reload) = database.reload_settings_sql().filter(|_| !out.is_empty()) {
-        out.push(reload.to_string());
+    let enable = database.enable_instruments_sql()?;
+    let mut s = open(&*database, timeouts).ok()?;
+    let rows = match database.instruments_off(&mut s) {
+        Ok(r) if !r.is_empty() => r,
+        Ok(_) => return None,
+        Err(e) => {
+            style::print_warning(&format!("performance_schema setup not read: {e}"));
+            return None;
+        }
+    };
+    let lock = match oio_tpcc::settings::try_lock(&*database, Kind::Instruments, timeouts) {
+        Ok(Locking::Held(l)) => l,
+        _ => return None,
+    };
+    let server = database.server_identity(&mut s).ok()?;
+    let mut journal = Journal::new(
+        Kind::Instruments,
+        url.dialect().name(),
+        &server,
+        &url.redacted(),
+    );
+    journal.instruments = rows;
+    let entry = oio_tpcc::settings::entry_path(&server, Kind::Instruments).ok()?;
+    if let Err(e) = oio_tpcc::settings::write_atomic(&entry, &journal) {
+        style::print_warning(&format!(
+            "performance_schema left as it is (its setup could not be journaled: {e}); the run's waits are partial"
+        ));
+        return None;
     }
-    out
+    if let Err(e) = s.batch(enable) {
+        let _ = std::fs::remove_file(&entry);
+        style::print_warning(&format!(
+            "performance_schema's wait instruments could not be enabled ({e}); the run's waits are partial"
+        ));
+        return None;
+    }
+    style::print_notice(&format!(
+        "performance_schema: oio enabled {} wait instruments/consumers server-wide for this run's wait profile; they are put back afterwards",
+        journal.instruments.len()
+    ));
+    Some(InstrumentsHold {
+        database,
+        _lock: lock,
+        journal,
+        entry,
+    })
 }
 
-/// Puts the saved settings back (PostgreSQL: ALTER SYSTEM RESET or SET, and a reload).
-pub fn restore(url: &DbUrl, saved: &[Saved], timeouts: &Timeouts) -> anyhow::Result<()> {
-    if saved.is_empty() {
-        return Ok(());
+impl InstrumentsHold {
+    /// Puts the instruments back as they were, removes the journal entry, says so.
+    pub fn restore(self, timeouts: &Timeouts) -> anyhow::Result<()> {
+        let mut s = open(&*self.database, timeouts)?;
+        oio_tpcc::settings::put_back(&*self.database, &mut s, &self.journal, &self.entry)?;
+        oio_tpcc::settings::remove_entry(&self.entry)?;
+        style::print_notice(&format!(
+            "performance_schema: the {} wait instruments/consumers oio enabled are put back",
+            self.journal.instruments.len()
+        ));
+        Ok(())
     }
-    let database = oio_tpcc::database::open(url);
-    let mut s = open(&*database, timeouts)?;
-    for x in saved {
-        let sql = restore_sql(&*database, x);
-        s.batch(&sql).map_err(|e| anyhow::anyhow!("{sql}: {e}"))?;
-    }
-    let back: Vec<(String, String)> = saved
-        .iter()
-        .map(|x| (x.name.clone(), x.value.clone()))
-        .collect();
-    let off = reload_and_wait(&*database, &mut s, &back, timeouts)?;
-    if !off.is_empty() {
-        anyhow::bail!("settings not back as they were: {}", off.join("; "));
-    }
-    Ok(())
 }

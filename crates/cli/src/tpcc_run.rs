@@ -26,8 +26,15 @@ pub fn execute(
     let interval = std::time::Duration::from_secs_f64(plan.step.interval_s);
     let recorder = device.map(|d| oio_tpcc::device::Diskstats::new(d, interval));
     let mut sink = out::RunSink::new(dir, json, plan, recorder, warnings);
-    let outcome = oio_tpcc::run(plan, &mut sink, &cancel)
-        .with_context(|| format!("running the TPC-C-like workload on {db}"))?;
+    // MariaDB/MySQL: the wait instruments enabled (said), journaled, and put back after.
+    let instruments = crate::server_settings::enable_instruments(&db, &plan.step.timeouts);
+    let outcome = oio_tpcc::run(plan, &mut sink, &cancel);
+    if let Some(i) = instruments {
+        if let Err(e) = i.restore(&plan.step.timeouts) {
+            crate::output::style::print_error(&format!("{e:#}"));
+        }
+    }
+    let outcome = outcome.with_context(|| format!("running the TPC-C-like workload on {db}"))?;
     sink.finish(outcome.series.as_ref())?;
     Ok(match (outcome.stop_reason, outcome.results.last()) {
         (StopReason::Interrupted, _) => ExitCode::from(EXIT_INTERRUPTED),

@@ -17,6 +17,11 @@ pub fn missing(what: &str) {
 pub fn oio() -> Command {
     let mut c = Command::cargo_bin("oio").expect("oio binary");
     c.env("NO_COLOR", "1");
+    // oio's settings journal in the tests' own state directory, not the machine's.
+    c.env(
+        "XDG_STATE_HOME",
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("oio-state"),
+    );
     c
 }
 

@@ -274,9 +274,7 @@ fn ctrl_c_in_a_postgres_study_restores_the_settings_and_exits_130() {
     let db = pg.url();
     let dir = scratch();
     tpcc_build_one_warehouse(dir.path(), &db);
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("oio"))
-        .env("NO_COLOR", "1")
-        .current_dir(dir.path())
+    let mut child = oio_in(dir.path(), &dir.path().join("state"))
         .args([
             "tpcc",
             "study",
@@ -483,9 +481,7 @@ fn a_second_ctrl_c_in_a_study_prints_the_settings_left_changed_and_the_sql_to_re
     let db = pg.url();
     let dir = scratch();
     tpcc_build_one_warehouse(dir.path(), &db);
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("oio"))
-        .env("NO_COLOR", "1")
-        .current_dir(dir.path())
+    let mut child = oio_in(dir.path(), &dir.path().join("state"))
         .args(["tpcc", "study", "--db", &db])
         .args(["--set", "async:synchronous_commit=off"])
         .args(["--set", "sync:synchronous_commit=on"])
@@ -521,6 +517,12 @@ fn a_second_ctrl_c_in_a_study_prints_the_settings_left_changed_and_the_sql_to_re
     assert!(!seen.contains("settings restored"), "{seen}");
     assert!(
         seen.contains("SIGINT: leaving at once. The server keeps the settings the study changed: synchronous_commit=off (was on). To put them back, run as a superuser:\n  ALTER SYSTEM RESET synchronous_commit;\n  SELECT pg_reload_conf();\n"),
+        "{seen}"
+    );
+    assert!(
+        seen.contains(
+            "\nor run any oio tpcc command on this server: it puts them back from the journal "
+        ),
         "{seen}"
     );
     // Left as said, and the printed SQL puts it back.
@@ -569,4 +571,378 @@ fn a_study_refuses_a_mariadb_variable_that_is_read_only_at_run_time_before_any_r
     );
     assert!(!stderr.contains("study run"), "no run started: {stderr}");
     assert!(holds_no_results(&dir.path().join("st")));
+}
+
+// --- issue 37: settings a study changes are journaled, locked and quoted right ---
+
+/// oio with its state directory (the settings journal) in `state`, not the machine's.
+fn oio_in(dir: &Path, state: &Path) -> std::process::Command {
+    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("oio"));
+    c.env("NO_COLOR", "1")
+        .env("XDG_STATE_HOME", state)
+        .current_dir(dir);
+    c
+}
+
+/// The journal entries under a state directory.
+fn journal_entries(state: &Path) -> Vec<std::path::PathBuf> {
+    walk(&state.join("oio"))
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect()
+}
+
+/// Waits until a fresh session shows `name` = `want` (a reload is asynchronous).
+fn wait_pg_setting(url: &str, name: &str, want: &str, seen: &str) {
+    let t = std::time::Instant::now();
+    while pg_setting(url, name) != want {
+        assert!(
+            t.elapsed().as_secs() < 60,
+            "{name} never became {want}: {seen}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_killed_postgres_study_is_put_back_by_the_next_run_and_a_second_study_meanwhile_is_refused() {
+    if pg_bin().is_none() {
+        missing("no PostgreSQL binaries (scripts/test installs them)");
+        return;
+    }
+    let pg = TempPostgres::start("").unwrap();
+    let db = pg.url();
+    let dir = scratch();
+    let state = dir.path().join("state");
+    tpcc_build_one_warehouse(dir.path(), &db);
+    let mut child = oio_in(dir.path(), &state)
+        .args(["tpcc", "study", "--db", &db])
+        .args([
+            "--set",
+            "nosync:fsync=off",
+            "--set",
+            "nosync:synchronous_commit=off",
+        ])
+        .args([
+            "--set",
+            "safe:fsync=on",
+            "--set",
+            "safe:synchronous_commit=on",
+        ])
+        .args(["--repeat", "2", "-n", "1"])
+        .args(["--ramp", "0s", "--time", "120s", "--out", "st"])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
+    let mut seen = String::new();
+    read_until(&mut lines, &mut seen, "study run 1/4: nosync");
+    // Applied before its run starts: the server shows it.
+    wait_pg_setting(&db, "fsync", "off", &seen);
+
+    // A second study on the same server is refused before it changes anything, naming the
+    // first (its lock session carries its pid).
+    let second = oio_in(dir.path(), &state)
+        .args(["tpcc", "study", "--db", &db])
+        .args([
+            "--set",
+            "a:synchronous_commit=on",
+            "--set",
+            "b:synchronous_commit=off",
+        ])
+        .args(["-n", "1", "--ramp", "0s", "--time", "1s", "--out", "st2"])
+        .output()
+        .unwrap();
+    let stderr2 = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(2), "{stderr2}");
+    assert!(
+        stderr2.contains("another study is changing this server's settings: oio-tpcc-study pid ")
+            && stderr2.contains(&format!("pid {pid} on ")),
+        "{stderr2}"
+    );
+    assert!(!stderr2.contains("study run"), "{stderr2}");
+    assert!(holds_no_results(&dir.path().join("st2")));
+    // The journal is written before anything changes, beside the results too.
+    let entries = journal_entries(&state);
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let j: Value = serde_json::from_slice(&std::fs::read(&entries[0]).unwrap()).unwrap();
+    assert_eq!(j["schema"], "oio.settings_journal");
+    assert_eq!(j["pid"].as_u64().unwrap().to_string(), pid);
+    let names: Vec<&str> = j["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["fsync", "synchronous_commit"], "{j}");
+    assert!(dir.path().join("st/settings-journal.json").exists());
+    // Killed mid-candidate, with no chance to clean up: the server keeps fsync=off in
+    // postgresql.auto.conf.
+    signal("-KILL", &pid);
+    let _ = child.wait();
+    // The server ends the dead client's sessions (and so its lock) when it sees the socket
+    // close: wait for that event rather than a time.
+    let mut c = oio_tpcc::db::connect_pg(&db, "oio-test", &oio_tpcc::Timeouts::default()).unwrap();
+    let t = std::time::Instant::now();
+    while c
+        .query_one(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'oio-tpcc%'",
+            &[],
+        )
+        .unwrap()
+        .get::<_, i64>(0)
+        > 0
+    {
+        assert!(
+            t.elapsed().as_secs() < 60,
+            "the killed study's sessions stayed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let auto = std::fs::read_to_string(pg.data_dir().join("postgresql.auto.conf")).unwrap();
+    assert!(auto.contains("fsync = 'off'"), "{auto}");
+    // A user without the privilege to put them back is refused, with the SQL to run; the
+    // journal stays for the next try.
+    c.batch_execute("CREATE ROLE plain LOGIN").unwrap();
+    let (user, rest) = db
+        .strip_prefix("postgres://")
+        .and_then(|r| r.split_once('@'))
+        .unwrap();
+    assert!(!user.is_empty());
+    let plain = format!("postgres://plain@{rest}");
+    let refused = oio_in(dir.path(), &state)
+        .args(["tpcc", "check", "--db", &plain])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("a tuning study (pid {pid} on "))
+            && stderr.contains("could not put back: ALTER SYSTEM RESET fsync: ")
+            && stderr.contains("run as a superuser:\n  ALTER SYSTEM RESET fsync;\n  ALTER SYSTEM RESET synchronous_commit;\n  SELECT pg_reload_conf();\nthen remove "),
+        "{stderr}"
+    );
+    assert_eq!(journal_entries(&state).len(), 1);
+    assert_eq!(pg_setting(&db, "fsync"), "off");
+    // The next oio tpcc command on the server finds the journal and puts it back.
+    let run = oio_in(dir.path(), &state)
+        .args([
+            "tpcc", "run", "--db", &db, "-n", "1", "--ramp", "0s", "--time", "1s",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "put back what a tuning study left changed on this server (pid {pid} on "
+        )) && stderr.contains("fsync reset, synchronous_commit reset"),
+        "{stderr}"
+    );
+    assert_eq!(pg_setting(&db, "fsync"), "on");
+    assert_eq!(pg_setting(&db, "synchronous_commit"), "on");
+    let auto = std::fs::read_to_string(pg.data_dir().join("postgresql.auto.conf")).unwrap();
+    assert!(
+        !auto.contains("fsync") && !auto.contains("synchronous_commit"),
+        "{auto}"
+    );
+    assert!(journal_entries(&state).is_empty());
+    // Nor an empty directory for the server.
+    let servers = std::fs::read_dir(state.join("oio/settings-journal"))
+        .unwrap()
+        .count();
+    assert_eq!(servers, 0);
+    // The copy beside the results says it was put back.
+    let copy: Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("st/settings-journal.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(copy["restored"].is_string(), "{copy}");
+    // Once put back, the next command says nothing about it.
+    let again = oio_in(dir.path(), &state)
+        .args(["tpcc", "check", "--db", &db])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&again.stderr).contains("put back"));
+}
+
+#[test]
+fn a_postgres_study_quotes_values_with_units_and_puts_each_back_at_its_own_scope() {
+    if pg_bin().is_none() {
+        missing("no PostgreSQL binaries (scripts/test installs them)");
+        return;
+    }
+    let pg = TempPostgres::start("").unwrap();
+    let db = pg.url();
+    let dir = scratch();
+    let state = dir.path().join("state");
+    tpcc_build_one_warehouse(dir.path(), &db);
+    // work_mem set for this database (it wins over ALTER SYSTEM), wal_writer_delay by ALTER
+    // SYSTEM: both with units.
+    let mut c = oio_tpcc::db::connect_pg(&db, "oio-test", &oio_tpcc::Timeouts::default()).unwrap();
+    let database: String = c
+        .query_one("SELECT current_database()", &[])
+        .unwrap()
+        .get(0);
+    // One statement at a time: ALTER SYSTEM refuses to run in a multi-statement batch.
+    for sql in [
+        format!("ALTER DATABASE \"{database}\" SET work_mem = '6MB'"),
+        "ALTER SYSTEM SET wal_writer_delay = '250ms'".into(),
+        "SELECT pg_reload_conf()".into(),
+    ] {
+        c.batch_execute(&sql).unwrap();
+    }
+    wait_pg_setting(&db, "wal_writer_delay", "250ms", "");
+    let out = oio_in(dir.path(), &state)
+        .args(["tpcc", "study", "--db", &db])
+        .args([
+            "--set",
+            "small:work_mem=8MB",
+            "--set",
+            "small:wal_writer_delay='300ms'",
+        ])
+        .args([
+            "--set",
+            "large:work_mem=16MB",
+            "--set",
+            "large:wal_writer_delay=400ms",
+        ])
+        .args([
+            "--repeat", "1", "-n", "1", "--ramp", "0s", "--time", "1s", "--out", "st",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("a new session shows"), "{stderr}");
+    // Each candidate measured under its values.
+    for (label, mem, delay) in [("small", "8MB", "300ms"), ("large", "16MB", "400ms")] {
+        let f = walk(&dir.path().join("st").join(label));
+        assert_eq!(f.len(), 1, "{f:?}");
+        let r: Value = serde_json::from_slice(&std::fs::read(&f[0]).unwrap()).unwrap();
+        assert_eq!(r["settings"]["values"]["work_mem"], mem, "{label}");
+        assert_eq!(
+            r["settings"]["values"]["wal_writer_delay"], delay,
+            "{label}"
+        );
+    }
+    assert!(
+        stderr.contains("settings restored: wal_writer_delay=250ms, work_mem=6MB"),
+        "{stderr}"
+    );
+    // Back exactly, each at its scope: the database's work_mem, ALTER SYSTEM's delay, and
+    // no server-wide work_mem.
+    let per_db: Vec<String> = c
+        .query_one(
+            "SELECT setconfig::text FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase WHERE d.datname = current_database() AND s.setrole = 0",
+            &[],
+        )
+        .map(|r| vec![r.get::<_, String>(0)])
+        .unwrap();
+    assert_eq!(per_db, ["{work_mem=6MB}"]);
+    let auto = std::fs::read_to_string(pg.data_dir().join("postgresql.auto.conf")).unwrap();
+    assert!(auto.contains("wal_writer_delay = '250ms'"), "{auto}");
+    assert!(!auto.contains("work_mem"), "{auto}");
+    assert_eq!(pg_setting(&db, "work_mem"), "6MB");
+    assert_eq!(pg_setting(&db, "wal_writer_delay"), "250ms");
+    assert!(journal_entries(&state).is_empty());
+}
+
+#[test]
+fn a_study_refuses_labels_that_give_the_same_directory_naming_both() {
+    let dir = scratch();
+    let db = format!("sqlite:{}", dir.path().join("t.db").display());
+    let out = crate::common::oio()
+        .current_dir(dir.path())
+        .args(["tpcc", "study", "--db", &db, "-n", "1", "--out", "st"])
+        .args(["--set", "sync full:synchronous=full"])
+        .args(["--set", "sync-full:synchronous=off"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("labels 'sync full' and 'sync-full' both give the results directory")
+            && stderr.contains("sync-full'"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("study run"), "{stderr}");
+    assert!(holds_no_results(&dir.path().join("st")));
+}
+
+fn my_session(url: &str) -> oio_tpcc::db::Session {
+    oio_tpcc::db::Session::new(
+        oio_tpcc::mysql::connect(url, "oio-test", &oio_tpcc::Timeouts::default()).unwrap(),
+    )
+}
+
+/// The first column of `sql`'s first row on a MariaDB server, as text.
+fn my_text(url: &str, sql: &str) -> String {
+    oio_tpcc::database::one_text(&mut my_session(url), sql)
+        .unwrap()
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_mariadb_study_stores_a_hostile_value_as_a_value_under_every_sql_mode_and_puts_back_performance_schema(
+) {
+    if oio_testkit::mariadb_bin().is_none() {
+        missing("no MariaDB binaries (scripts/test installs mariadb-server and mariadb-client)");
+        return;
+    }
+    let server = oio_testkit::TempMariadb::start(&["--performance-schema=ON"]).unwrap();
+    let db = server.url();
+    let dir = scratch();
+    let state = dir.path().join("state");
+    tpcc_build_one_warehouse(dir.path(), &db);
+    let hostile = "x\\'; CREATE DATABASE pwned; -- ";
+    let enabled_sql = "SELECT CONCAT(SUM(enabled = 'YES'), '/', SUM(timed = 'YES')) FROM performance_schema.setup_instruments WHERE name LIKE 'wait/synch/%'";
+    let before = my_text(&db, enabled_sql);
+    for mode in [
+        "STRICT_TRANS_TABLES",
+        "STRICT_TRANS_TABLES,NO_BACKSLASH_ESCAPES",
+    ] {
+        my_session(&db)
+            .batch(&format!("SET GLOBAL sql_mode = '{mode}'"))
+            .unwrap();
+        let out_dir = format!("st-{}", mode.len());
+        let out = oio_in(dir.path(), &state)
+            .args(["tpcc", "study", "--db", &db])
+            .args(["--set", "plain:init_connect="])
+            .args(["--set", &format!("hostile:init_connect={hostile}")])
+            .args(["--repeat", "1", "-n", "1", "--ramp", "0s", "--time", "1s"])
+            .args(["--out", &out_dir])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{mode}: {stderr}");
+        // Stored as the value it is, nothing executed.
+        let f = walk(&dir.path().join(&out_dir).join("hostile"));
+        let r: Value = serde_json::from_slice(&std::fs::read(&f[0]).unwrap()).unwrap();
+        // --set trims the value's ends; the rest is stored as it is.
+        assert_eq!(
+            r["settings"]["values"]["init_connect"],
+            hostile.trim_end(),
+            "{mode}"
+        );
+        assert_eq!(
+            my_text(
+                &db,
+                "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'pwned'"
+            ),
+            "0",
+            "{mode}"
+        );
+        assert_eq!(my_text(&db, "SELECT @@GLOBAL.init_connect"), "", "{mode}");
+        // The run's performance_schema setup announced, and put back.
+        assert!(
+            stderr.contains("performance_schema: oio enabled ")
+                && stderr.contains("wait instruments/consumers oio enabled are put back"),
+            "{mode}: {stderr}"
+        );
+        assert_eq!(my_text(&db, enabled_sql), before, "{mode}");
+    }
+    assert!(journal_entries(&state).is_empty());
 }

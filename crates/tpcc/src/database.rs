@@ -237,17 +237,25 @@ pub trait Database: Send + Sync {
         true
     }
 
-    /// The setting `name` as a study finds it before changing it; an error naming why when
-    /// the running server cannot change it (it needs a restart).
+    /// The setting `name` as a study finds it before changing it (its value, the scope it is
+    /// set at, its value there); an error naming why when the running server cannot change
+    /// it (it needs a restart).
     fn study_setting(&self, s: &mut Session, name: &str) -> Result<StudySetting>;
 
-    /// The statement giving `name` the SQL literal `value` server-wide.
-    fn set_setting_sql(&self, name: &str, value: &str) -> String;
+    /// The statement giving `name` the value `value` (as the user wrote it, unquoted) at
+    /// `scope`; the dialect writes the literal.
+    fn set_setting_sql(&self, name: &str, scope: &crate::settings::Scope, value: &str) -> String;
 
-    /// The statement putting a setting back: a reset, or the SQL literal `value`.
-    fn restore_setting_sql(&self, name: &str, value: &str, reset: bool) -> String {
-        let _ = reset;
-        self.set_setting_sql(name, value)
+    /// The statement putting a changed setting back: its recorded value at its scope, or a
+    /// reset when it was not set there.
+    fn restore_setting_sql(&self, c: &crate::settings::Change) -> String {
+        self.set_setting_sql(&c.name, &c.scope, c.before.as_deref().unwrap_or(""))
+    }
+
+    /// The statements putting `performance_schema` setup rows back (MariaDB/MySQL).
+    fn restore_instruments_sql(&self, rows: &[crate::settings::InstrumentRow]) -> Vec<String> {
+        let _ = rows;
+        Vec::new()
     }
 
     /// The statement that makes changed settings take effect for new sessions (PostgreSQL's
@@ -256,18 +264,51 @@ pub trait Database: Send + Sync {
         None
     }
 
-    /// The query a new session answers with the server-wide value of `name`.
+    /// The query a new session answers with the value of `name` (at every scope that
+    /// applies to it).
     fn setting_value_sql(&self, name: &str) -> String;
+
+    /// The server's identity, the key of its settings journal (PostgreSQL: system
+    /// identifier, port and database; MySQL `@@server_uuid`; MariaDB host, port and data
+    /// directory).
+    fn server_identity(&self, s: &mut Session) -> Result<String> {
+        let _ = s;
+        Err(crate::error::TpccError::Invalid(
+            "this database has no server settings to journal".into(),
+        ))
+    }
+
+    /// The `performance_schema` setup rows a run's wait sampler would enable, as they are
+    /// now (MariaDB/MySQL with performance_schema on; empty elsewhere or when all are on).
+    fn instruments_off(&self, s: &mut Session) -> Result<Vec<crate::settings::InstrumentRow>> {
+        let _ = s;
+        Ok(Vec::new())
+    }
+
+    /// The statements enabling them.
+    fn enable_instruments_sql(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Takes the server-side lock of `kind` on `s` without waiting: None when taken (held
+    /// until `s` closes), else who holds it.
+    fn try_lock(&self, s: &mut Session, kind: crate::settings::Kind) -> Result<Option<String>> {
+        let _ = (s, kind);
+        Ok(None)
+    }
 }
 
 /// A setting as a tuning study found it, to put back afterwards.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StudySetting {
-    /// Its value before the study.
+    /// Its value now, as sessions see it (for messages and the comparison after a restore).
     pub value: String,
-    /// Put back by a reset rather than by setting the value (PostgreSQL: it came from
-    /// postgresql.conf or the default, so `ALTER SYSTEM RESET`).
-    pub reset: bool,
+    /// Where the study changes it and puts it back: where it is set now (PostgreSQL: a
+    /// per-database or per-role value wins over the server's, so it is changed there).
+    pub scope: crate::settings::Scope,
+    /// Its value at that scope, None when it is not set there (PostgreSQL: from
+    /// postgresql.conf or the default, so put back by `ALTER SYSTEM RESET`).
+    pub before: Option<String>,
 }
 
 /// A value as text: numbers as digits, NULL as empty.

@@ -62,6 +62,17 @@ pub enum TpccError {
     /// The TPC-C build of this database did not complete, or is still running.
     #[error("{0}")]
     BuildIncomplete(String),
+    /// Settings oio changed on a server are still changed and oio could not put them back
+    /// (no privilege, the server refused): the SQL to run by hand.
+    #[error("{what}. The journal is {journal}; to put them back, run as a superuser:\n{sql}\nthen remove {journal}")]
+    SettingsLeft {
+        /// The journal entry.
+        journal: String,
+        /// Whose changes, and what failed.
+        what: String,
+        /// The statements, one a line.
+        sql: String,
+    },
     /// Stopped on request (Ctrl-C).
     #[error("{0}")]
     Cancelled(String),

@@ -100,6 +100,7 @@ pub mod random;
 pub mod result;
 pub mod schema;
 pub mod server;
+pub mod settings;
 pub mod sql;
 pub mod sqlite;
 pub mod txn;

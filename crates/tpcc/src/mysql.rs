@@ -11,8 +11,8 @@
 //! ([`crate::mysql_client`]).
 
 use crate::database::{
-    one_text, setting_pairs, setting_text, Database, DialectSql, LoadJob, SamplerJob, StudySetting,
-    WaitSampler,
+    one_text, setting_pairs, setting_text, val_text, Database, DialectSql, LoadJob, SamplerJob,
+    StudySetting, WaitSampler,
 };
 use crate::db::{Connection, Session};
 use crate::error::{Result, TpccError};
@@ -26,7 +26,7 @@ use crate::waits::WaitProfile;
 use mysql::prelude::Queryable;
 use oio_core::settings::ServerSettings;
 use oio_core::Cancel;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::Duration;
@@ -631,6 +631,16 @@ mod tests {
     }
 }
 
+/// The instruments the wait sampler reads.
+const INSTRUMENTS_WHERE: &str = "(name LIKE 'wait/io/file/%' OR name LIKE 'wait/synch/%' OR name LIKE 'wait/lock/%' OR name = 'idle')";
+/// The consumers it needs.
+const CONSUMERS_WHERE: &str = "name IN ('global_instrumentation', 'thread_instrumentation')";
+/// Enables them (server-wide: `setup_instruments` has no session scope).
+pub(crate) const ENABLE_INSTRUMENTS: &str = "UPDATE performance_schema.setup_instruments SET enabled = 'YES', timed = 'YES' \
+     WHERE (name LIKE 'wait/io/file/%' OR name LIKE 'wait/synch/%' OR name LIKE 'wait/lock/%' OR name = 'idle'); \
+     UPDATE performance_schema.setup_consumers SET enabled = 'YES' \
+     WHERE name IN ('global_instrumentation', 'thread_instrumentation')";
+
 /// Samples MariaDB/MySQL's wait statistics: `performance_schema`'s
 /// `events_waits_summary_global_by_event_name` and InnoDB's status counters, as deltas per
 /// interval.
@@ -869,12 +879,7 @@ pub mod waits {
                 .unwrap_or(false);
             let mut enable_error = None;
             if on {
-                if let Err(e) = s.batch(
-                    "UPDATE performance_schema.setup_instruments SET enabled = 'YES', timed = 'YES' \
-                     WHERE name LIKE 'wait/io/file/%' OR name LIKE 'wait/synch/%' OR name LIKE 'wait/lock/%' OR name = 'idle'; \
-                     UPDATE performance_schema.setup_consumers SET enabled = 'YES' \
-                     WHERE name IN ('global_instrumentation', 'thread_instrumentation')",
-                ) {
+                if let Err(e) = s.batch(super::ENABLE_INSTRUMENTS) {
                     enable_error = Some(e.to_string());
                 }
             } else {
@@ -1451,18 +1456,145 @@ impl Database for Mysql {
                 }
             }
         }
+        let value = value.unwrap_or_default();
         Ok(StudySetting {
-            value: value.unwrap_or_default(),
-            reset: false,
+            before: Some(value.clone()),
+            value,
+            scope: crate::settings::Scope::Server,
         })
     }
 
-    fn set_setting_sql(&self, name: &str, value: &str) -> String {
-        format!("SET GLOBAL {name} = {value}")
+    fn set_setting_sql(&self, name: &str, _scope: &crate::settings::Scope, value: &str) -> String {
+        // Written so that no sql_mode reads it differently (NO_BACKSLASH_ESCAPES or not).
+        format!(
+            "SET GLOBAL {name} = {}",
+            crate::settings::mysql_literal(value)
+        )
     }
 
     fn setting_value_sql(&self, name: &str) -> String {
         format!("SELECT @@GLOBAL.{name}")
+    }
+
+    fn restore_instruments_sql(&self, rows: &[crate::settings::InstrumentRow]) -> Vec<String> {
+        use crate::settings::mysql_text;
+        // Grouped by the state to restore, names listed (a few hundred at most), in chunks
+        // well under max_allowed_packet.
+        let mut groups: BTreeMap<(String, String, Option<String>), Vec<String>> = BTreeMap::new();
+        for r in rows {
+            if r.table != "setup_instruments" && r.table != "setup_consumers" {
+                continue;
+            }
+            groups
+                .entry((r.table.clone(), r.enabled.clone(), r.timed.clone()))
+                .or_default()
+                .push(mysql_text(&r.name));
+        }
+        let mut out = Vec::new();
+        for ((table, enabled, timed), names) in groups {
+            for chunk in names.chunks(200) {
+                let mut set = format!("enabled = {}", mysql_text(&enabled));
+                if let Some(t) = &timed {
+                    set.push_str(&format!(", timed = {}", mysql_text(t)));
+                }
+                out.push(format!(
+                    "UPDATE performance_schema.{table} SET {set} WHERE name IN ({})",
+                    chunk.join(", ")
+                ));
+            }
+        }
+        out
+    }
+
+    fn server_identity(&self, s: &mut Session) -> Result<String> {
+        // MySQL has a server UUID; MariaDB does not: its host, port and data directory.
+        if let Ok(Some(u)) = one_text(s, "SELECT @@server_uuid") {
+            if !u.is_empty() {
+                return Ok(format!("mysql-{u}"));
+            }
+        }
+        let id = one_text(s, "SELECT CONCAT(@@hostname, '-', @@port, '-', @@datadir)").map_err(|e| {
+            TpccError::Invalid(format!(
+                "reading the server's identity (@@hostname, @@port, @@datadir) for its settings journal: {e}"
+            ))
+        })?;
+        Ok(format!("mysql-{}", id.unwrap_or_default()))
+    }
+
+    fn try_lock(&self, s: &mut Session, kind: crate::settings::Kind) -> Result<Option<String>> {
+        let name = kind.lock_name();
+        // The lock lives as long as this session: it must not time out while idle.
+        s.batch("SET SESSION wait_timeout = 31536000")
+            .map_err(|e| {
+                TpccError::Invalid(format!("setting the lock session's wait_timeout: {e}"))
+            })?;
+        let got = s
+            .query_int(&format!("SELECT GET_LOCK('{name}', 0)"))
+            .map_err(|e| TpccError::Invalid(format!("GET_LOCK('{name}', 0): {e}")))?;
+        if got == 1 {
+            return Ok(None);
+        }
+        let id = s
+            .query_int(&format!("SELECT IS_USED_LOCK('{name}')"))
+            .unwrap_or(0);
+        // Its program name says which oio (see settings::holder_name), when
+        // performance_schema is on; else the account and host.
+        let program = one_text(
+            s,
+            &format!("SELECT attr_value FROM performance_schema.session_connect_attrs WHERE processlist_id = {id} AND attr_name = 'program_name'"),
+        )
+        .ok()
+        .flatten();
+        let who = one_text(
+            s,
+            &format!("SELECT CONCAT(USER, '@', HOST) FROM information_schema.PROCESSLIST WHERE ID = {id}"),
+        )
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+        Ok(Some(match program {
+            Some(p) if !p.is_empty() => format!(
+                "{} (connection {id}, {})",
+                oio_core::text::printable(&p),
+                oio_core::text::printable(&who)
+            ),
+            _ => format!("connection {id} ({})", oio_core::text::printable(&who)),
+        }))
+    }
+
+    fn instruments_off(&self, s: &mut Session) -> Result<Vec<crate::settings::InstrumentRow>> {
+        let on = s.query_int("SELECT @@performance_schema").unwrap_or(0) == 1;
+        if !on {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        let (_, rows) = s
+            .query_sql(&format!("SELECT name, enabled, timed FROM performance_schema.setup_instruments WHERE {INSTRUMENTS_WHERE} AND (enabled <> 'YES' OR timed <> 'YES')"))
+            .map_err(|e| TpccError::Invalid(format!("reading performance_schema.setup_instruments: {e}")))?;
+        for r in rows {
+            out.push(crate::settings::InstrumentRow {
+                table: "setup_instruments".into(),
+                name: val_text(&r[0]),
+                enabled: val_text(&r[1]),
+                timed: Some(val_text(&r[2])),
+            });
+        }
+        let (_, rows) = s
+            .query_sql(&format!("SELECT name, enabled FROM performance_schema.setup_consumers WHERE {CONSUMERS_WHERE} AND enabled <> 'YES'"))
+            .map_err(|e| TpccError::Invalid(format!("reading performance_schema.setup_consumers: {e}")))?;
+        for r in rows {
+            out.push(crate::settings::InstrumentRow {
+                table: "setup_consumers".into(),
+                name: val_text(&r[0]),
+                enabled: val_text(&r[1]),
+                timed: None,
+            });
+        }
+        Ok(out)
+    }
+
+    fn enable_instruments_sql(&self) -> Option<&'static str> {
+        Some(ENABLE_INSTRUMENTS)
     }
 }
 

@@ -871,9 +871,11 @@ impl Database for Postgres {
     }
 
     fn study_setting(&self, s: &mut Session, n: &str) -> Result<StudySetting> {
+        use crate::settings::Scope;
         let (_, rows) = s
             .query_sql(&format!(
-                "SELECT context, current_setting(name), coalesce(sourcefile, ''), source FROM pg_settings WHERE name = '{n}'"
+                "SELECT context, current_setting(name), coalesce(sourcefile, ''), source, current_database(), session_user FROM pg_settings WHERE name = {}",
+                crate::settings::pg_literal(n)
             ))
             .map_err(|e| TpccError::Invalid(format!("reading pg_settings: {e}")))?;
         let Some(r) = rows.first() else {
@@ -882,27 +884,39 @@ impl Database for Postgres {
             )));
         };
         refuse_fixed(n, &val_text(&r[0]))?;
+        let value = val_text(&r[1]);
         let file = val_text(&r[2]);
         let source = val_text(&r[3]);
+        let (database, role) = (val_text(&r[4]), val_text(&r[5]));
+        // A per-database or per-role value wins over ALTER SYSTEM's: the study changes the
+        // setting where it is set, and puts it back there.
+        let (scope, before) = match source.as_str() {
+            "database" => (Scope::Database { database }, Some(value.clone())),
+            "user" => (Scope::Role { role }, Some(value.clone())),
+            "database user" => (Scope::DatabaseRole { database, role }, Some(value.clone())),
+            // ALTER SYSTEM's own file: set back to the value; elsewhere (postgresql.conf,
+            // the default, the command line) ALTER SYSTEM RESET leaves it to them. Without
+            // the privilege to see sourcefile, a configuration file's value is kept as is.
+            _ if file.ends_with("postgresql.auto.conf") => (Scope::Server, Some(value.clone())),
+            "configuration file" if file.is_empty() => (Scope::Server, Some(value.clone())),
+            _ => (Scope::Server, None),
+        };
         Ok(StudySetting {
-            value: val_text(&r[1]),
-            reset: if file.is_empty() {
-                source == "default"
-            } else {
-                !file.ends_with("postgresql.auto.conf")
-            },
+            value,
+            scope,
+            before,
         })
     }
 
-    fn set_setting_sql(&self, name: &str, value: &str) -> String {
-        format!("ALTER SYSTEM SET {name} = {value}")
+    fn set_setting_sql(&self, name: &str, scope: &crate::settings::Scope, value: &str) -> String {
+        let v = crate::settings::pg_literal(value);
+        format!("{} SET {name} = {v}", pg_alter(scope))
     }
 
-    fn restore_setting_sql(&self, name: &str, value: &str, reset: bool) -> String {
-        if reset {
-            format!("ALTER SYSTEM RESET {name}")
-        } else {
-            self.set_setting_sql(name, value)
+    fn restore_setting_sql(&self, c: &crate::settings::Change) -> String {
+        match &c.before {
+            Some(v) => self.set_setting_sql(&c.name, &c.scope, v),
+            None => format!("{} RESET {}", pg_alter(&c.scope), c.name),
         }
     }
 
@@ -911,7 +925,70 @@ impl Database for Postgres {
     }
 
     fn setting_value_sql(&self, name: &str) -> String {
-        format!("SELECT current_setting('{name}')")
+        format!(
+            "SELECT current_setting({})",
+            crate::settings::pg_literal(name)
+        )
+    }
+
+    fn server_identity(&self, s: &mut Session) -> Result<String> {
+        let id = crate::database::one_text(
+            s,
+            "SELECT (SELECT system_identifier::text FROM pg_control_system()) || '-' || current_setting('port') || '-' || current_database()",
+        )
+        .map_err(|e| {
+            TpccError::Invalid(format!(
+                "reading the server's identity (pg_control_system(), port, database) for its settings journal: {e}"
+            ))
+        })?;
+        Ok(format!("postgres-{}", id.unwrap_or_default()))
+    }
+
+    fn try_lock(&self, s: &mut Session, kind: crate::settings::Kind) -> Result<Option<String>> {
+        let key = kind.lock_key();
+        let got = s
+            .query_int(&format!("SELECT pg_try_advisory_lock({key})::int"))
+            .map_err(|e| TpccError::Invalid(format!("taking the advisory lock {key}: {e}")))?;
+        if got == 1 {
+            return Ok(None);
+        }
+        // The holder's session names its process (see settings::holder_name).
+        let (_, rows) = s
+            .query_sql(&format!(
+                "SELECT a.application_name, a.pid, coalesce(host(a.client_addr), 'a local socket'), a.backend_start::text \
+                 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid \
+                 WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+                 AND ((l.classid::bigint << 32) | l.objid::bigint) = {key}"
+            ))
+            .unwrap_or_default();
+        Ok(Some(match rows.first() {
+            Some(r) => format!(
+                "{} (server process {}, from {}, since {})",
+                match val_text(&r[0]) {
+                    n if n.is_empty() => "an unnamed session".to_string(),
+                    n => oio_core::text::printable(&n).into_owned(),
+                },
+                val_text(&r[1]),
+                val_text(&r[2]),
+                val_text(&r[3])
+            ),
+            None => format!("another session (advisory lock {key})"),
+        }))
+    }
+}
+
+/// `ALTER SYSTEM`, `ALTER DATABASE "d"`, … for a scope.
+fn pg_alter(scope: &crate::settings::Scope) -> String {
+    use crate::settings::{pg_ident, Scope};
+    match scope {
+        Scope::Server => "ALTER SYSTEM".into(),
+        Scope::Database { database } => format!("ALTER DATABASE {}", pg_ident(database)),
+        Scope::Role { role } => format!("ALTER ROLE {}", pg_ident(role)),
+        Scope::DatabaseRole { database, role } => format!(
+            "ALTER ROLE {} IN DATABASE {}",
+            pg_ident(role),
+            pg_ident(database)
+        ),
     }
 }
 

@@ -487,8 +487,8 @@ impl Database for Sqlite {
         )))
     }
 
-    fn set_setting_sql(&self, name: &str, value: &str) -> String {
-        format!("PRAGMA {name} = {value}")
+    fn set_setting_sql(&self, name: &str, _scope: &crate::settings::Scope, value: &str) -> String {
+        format!("PRAGMA {name} = {}", crate::settings::pg_literal(value))
     }
 
     fn setting_value_sql(&self, name: &str) -> String {

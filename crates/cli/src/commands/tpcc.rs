@@ -34,6 +34,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 fn build(a: BuildArgs) -> anyhow::Result<ExitCode> {
     let db = parse_db(&a.db.db)?;
+    crate::server_settings::recover(&db, &a.db.timeouts(BULK_STATEMENT_TIMEOUT))?;
     let workers = a
         .workers
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get() as u32));
@@ -78,11 +79,15 @@ fn build(a: BuildArgs) -> anyhow::Result<ExitCode> {
 
 fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     let plan = a.plan();
+    if let Ok(db) = plan.db.parse::<DbUrl>() {
+        crate::server_settings::recover(&db, &plan.step.timeouts)?;
+    }
     crate::tpcc_run::execute(&plan, &a.out, a.json, a.device.as_deref())
 }
 
 fn check(a: CheckArgs) -> anyhow::Result<ExitCode> {
     let db = parse_db(&a.db.db)?;
+    crate::server_settings::recover(&db, &a.db.timeouts(BULK_STATEMENT_TIMEOUT))?;
     let mut report = oio_tpcc::check(&db, &a.db.timeouts(BULK_STATEMENT_TIMEOUT))
         .with_context(|| format!("checking {db}"))?;
     report.envelope.command = std::env::args().collect();

@@ -47,7 +47,7 @@ pub fn candidates(sets: &[String]) -> anyhow::Result<Vec<Candidate>> {
     for s in sets {
         let parsed = s.split_once(':').and_then(|(label, kv)| {
             let (n, v) = kv.split_once('=')?;
-            Some((label.trim(), n.trim().to_lowercase(), v.trim()))
+            Some((label.trim(), n.trim().to_lowercase(), unquote(v.trim())))
         });
         let Some((label, name, value)) = parsed.filter(|(l, n, _)| !l.is_empty() && !n.is_empty())
         else {
@@ -57,10 +57,10 @@ pub fn candidates(sets: &[String]) -> anyhow::Result<Vec<Candidate>> {
             Some(c) if c.settings.iter().any(|(n, _)| *n == name) => {
                 bail!("--set '{s}': candidate '{label}' sets {name} twice")
             }
-            Some(c) => c.settings.push((name, value.to_string())),
+            Some(c) => c.settings.push((name, value)),
             None => out.push(Candidate {
                 label: label.to_string(),
-                settings: vec![(name, value.to_string())],
+                settings: vec![(name, value)],
             }),
         }
     }
@@ -70,6 +70,44 @@ pub fn candidates(sets: &[String]) -> anyhow::Result<Vec<Candidate>> {
         );
     }
     Ok(out)
+}
+
+/// A value written in single quotes as SQL would have it (`'300ms'`, `'it''s'`) without
+/// them: oio writes the literal itself, for the server's type and dialect.
+fn unquote(v: &str) -> String {
+    match v.strip_prefix('\'').and_then(|x| x.strip_suffix('\'')) {
+        Some(inner) if !inner.replace("''", "").contains('\'') => inner.replace("''", "'"),
+        _ => v.to_string(),
+    }
+}
+
+/// Each candidate's results directory, `OUT/<label's slug>`; labels that give the same
+/// directory name are refused, naming both (their results would mix, and the study would
+/// compare a candidate with itself).
+pub fn candidate_dirs(out: &Path, cands: &[Candidate]) -> anyhow::Result<Vec<PathBuf>> {
+    let names: Vec<String> = cands
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let slug = oio_core::text::slug(&c.label, 100);
+            if slug.is_empty() {
+                format!("candidate{}", i + 1)
+            } else {
+                slug
+            }
+        })
+        .collect();
+    for (i, a) in names.iter().enumerate() {
+        if let Some(j) = names[..i].iter().position(|b| b == a) {
+            bail!(
+                "--set: labels '{}' and '{}' both give the results directory '{}' (a label's directory keeps its letters, digits and _, other runs of characters becoming one -): name them apart",
+                oio_core::text::printable(&cands[j].label),
+                oio_core::text::printable(&cands[i].label),
+                out.join(a).display()
+            );
+        }
+    }
+    Ok(names.iter().map(|n| out.join(n)).collect())
 }
 
 /// The SQLite sync level a candidate asks for, if it sets `synchronous`.
@@ -107,16 +145,34 @@ pub fn run(a: StudyArgs) -> anyhow::Result<ExitCode> {
         .collect();
     names.sort();
     names.dedup();
+    let dirs = candidate_dirs(&a.run.out, &cands)?;
     let timeouts = base.step.timeouts;
-    let saved = settings::save(&db, &names, &timeouts)?;
+    let hold = settings::begin(&db, &names, &timeouts, &a.run.out)?;
+    let saved: Vec<settings::Saved> = hold.as_ref().map(|h| h.saved.clone()).unwrap_or_default();
+    if let Some(h) = &hold {
+        if !saved.is_empty() {
+            style::print_notice(&format!(
+                "study: the settings as they were are journaled in {} (and {}); if oio is killed, the next oio tpcc command on this server puts them back",
+                h.entry().display(),
+                a.run.out.join(oio_tpcc::settings::RESULTS_COPY).display()
+            ));
+        }
+    }
     // --json leaves stdout to the comparison.
     let was_quiet = style::quiet();
     if a.run.json {
         style::set_quiet(true);
     }
-    let outcome = run_rounds(&a, &cands, &db, &saved);
+    let outcome = run_rounds(&a, &cands, &dirs, hold.as_ref());
     style::set_quiet(was_quiet);
-    let restored = settings::restore(&db, &saved, &timeouts);
+    let script = hold
+        .as_ref()
+        .map(|h| h.restore_script(&saved.iter().map(|x| x.name.as_str()).collect::<Vec<_>>()))
+        .unwrap_or_default();
+    let restored = match hold {
+        Some(h) => h.restore(&timeouts),
+        None => Ok(()),
+    };
     // Put back, or said below how to: a second signal has nothing left to tell.
     crate::interrupt::set_last_words(None);
     match &restored {
@@ -131,7 +187,7 @@ pub fn run(a: StudyArgs) -> anyhow::Result<ExitCode> {
         Ok(()) => {}
         Err(e) => style::print_error(&format!(
             "the settings could not be put back ({e:#}); set them by hand: {}",
-            settings::restore_script(&db, &saved.iter().collect::<Vec<_>>()).join("; ")
+            script.join("; ")
         )),
     }
     let (dirs, interrupted) = outcome?;
@@ -149,26 +205,15 @@ pub fn run(a: StudyArgs) -> anyhow::Result<ExitCode> {
 fn run_rounds(
     a: &StudyArgs,
     cands: &[Candidate],
-    db: &DbUrl,
-    saved: &[settings::Saved],
+    dirs: &[PathBuf],
+    hold: Option<&settings::StudyHold>,
 ) -> anyhow::Result<(Vec<PathBuf>, bool)> {
+    let dirs = dirs.to_vec();
     // The value each setting was last given, for what a second Ctrl-C says is left changed.
     let mut now: BTreeMap<String, String> = BTreeMap::new();
     let base = a.run.plan();
     let order = oio_lab::Order::from(a.run.order);
     let schedule = oio_lab::order::rounds(order, a.run.repeat, cands.len(), a.run.seed).concat();
-    let dirs: Vec<PathBuf> = cands
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let slug = oio_core::text::slug(&c.label, 100);
-            a.run.out.join(if slug.is_empty() {
-                format!("candidate{}", i + 1)
-            } else {
-                slug
-            })
-        })
-        .collect();
     let sequence: Vec<&str> = schedule.iter().map(|&i| cands[i].label.as_str()).collect();
     style::print_notice(&format!(
         "study: {} candidates × {} runs, {} order: {} (baseline {})",
@@ -191,9 +236,11 @@ fn run_rounds(
             c.describe()
         ));
         now.extend(c.settings.iter().cloned());
-        crate::interrupt::set_last_words(left_changed(db, saved, &now));
-        for w in settings::apply(db, &c.settings, &base.step.timeouts)? {
-            style::print_warning(&w);
+        if let Some(h) = hold {
+            crate::interrupt::set_last_words(left_changed(h, &now));
+            for w in h.apply(&c.settings, &base.step.timeouts)? {
+                style::print_warning(&w);
+            }
         }
         let mut plan = base.clone();
         plan.label = Some(match &a.run.label {
@@ -217,13 +264,12 @@ fn run_rounds(
 /// What a second Ctrl-C prints while the study's settings are on the server: each setting the
 /// study changed, its value now and before, and the SQL that puts them back. None when the
 /// study changed none (SQLite's pragma is per connection).
-fn left_changed(
-    db: &DbUrl,
-    saved: &[settings::Saved],
-    now: &BTreeMap<String, String>,
-) -> Option<String> {
-    let touched: Vec<&settings::Saved> =
-        saved.iter().filter(|s| now.contains_key(&s.name)).collect();
+fn left_changed(hold: &settings::StudyHold, now: &BTreeMap<String, String>) -> Option<String> {
+    let touched: Vec<&settings::Saved> = hold
+        .saved
+        .iter()
+        .filter(|s| now.contains_key(&s.name))
+        .collect();
     if touched.is_empty() {
         return None;
     }
@@ -231,14 +277,17 @@ fn left_changed(
         .iter()
         .map(|s| format!("{}={} (was {})", s.name, now[&s.name], s.value))
         .collect();
-    let sql: Vec<String> = settings::restore_script(db, &touched)
+    let names: Vec<&str> = touched.iter().map(|s| s.name.as_str()).collect();
+    let sql: Vec<String> = hold
+        .restore_script(&names)
         .iter()
         .map(|q| format!("  {q};"))
         .collect();
     Some(format!(
-        "The server keeps the settings the study changed: {}. To put them back, run as a superuser:\n{}",
+        "The server keeps the settings the study changed: {}. To put them back, run as a superuser:\n{}\nor run any oio tpcc command on this server: it puts them back from the journal {}",
         list.join(", "),
-        sql.join("\n")
+        sql.join("\n"),
+        hold.entry().display()
     ))
 }
 
@@ -513,6 +562,17 @@ mod tests {
         assert!(e.to_string().contains("LABEL:NAME=VALUE"), "{e}");
         let e = candidates(&["a:x=1".into()]).unwrap_err();
         assert!(e.to_string().contains("two candidates"), "{e}");
+        // A value in SQL quotes is taken without them (oio writes the literal); a quote
+        // inside stays part of the value.
+        let c = candidates(&[
+            "a:wal_writer_delay='300ms'".into(),
+            "b:application_name='it''s'".into(),
+            "b:wal_writer_delay='a'b'".into(),
+        ])
+        .unwrap();
+        assert_eq!(c[0].settings[0].1, "300ms");
+        assert_eq!(c[1].settings[0].1, "it's");
+        assert_eq!(c[1].settings[1].1, "'a'b'");
     }
 
     #[test]
