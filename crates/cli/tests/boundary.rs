@@ -2,7 +2,7 @@
 //! devices, kernel files), results whose plans name paths elsewhere, names that would drive
 //! the terminal, and inputs that would make a figure that means nothing.
 
-use crate::common::{oio, run_json, scratch};
+use crate::common::{json_files, oio, run_json, scratch};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Output;
@@ -97,17 +97,6 @@ fn a_results_directory_with_links_to_kernel_files_and_fifos_is_reported() {
     assert!(err.contains("kmsg.json"), "{err}");
     assert!(err.contains("pipe.json"), "{err}");
     assert!(d.path().join("r.html").exists());
-}
-
-fn json_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    v.sort();
-    v
 }
 
 /// A result edited to name a target and logs elsewhere (issue 37: `/etc/oio-from-rerun.dat`,

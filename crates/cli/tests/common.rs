@@ -52,6 +52,17 @@ pub fn run_json(dir: &Path, args: &[&str]) -> Value {
     })
 }
 
+/// The JSON files directly in `dir`, sorted by name.
+pub fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    v.sort();
+    v
+}
+
 /// A number at a JSON pointer such as `/summary/total/iops`.
 pub fn num(v: &Value, pointer: &str) -> f64 {
     v.pointer(pointer)

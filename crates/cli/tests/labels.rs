@@ -1,7 +1,7 @@
 //! `--label` on the commands that write results (issue 23): recorded in each document, put in
 //! file names, and the name `compare`, `report` and `diagnose` give the runs.
 
-use crate::common::{oio, run_json, scratch};
+use crate::common::{json_files, oio, run_json, scratch};
 use serde_json::Value;
 use std::path::Path;
 
@@ -24,16 +24,6 @@ fn stdout_of(dir: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn json_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]
