@@ -211,6 +211,13 @@ fn push(ios: &mut Vec<TraceIo>, file: &str, n: usize, io: TraceIo) -> Result<(),
     if ios.len() >= cap {
         return Err(TelemetryError::parse(file, n, too_many(cap, limit)));
     }
+    if ios.len() == ios.capacity() {
+        // Grown by hand, never past the cap: doubling would ask for twice the cap at once
+        // while the old buffer is still held (a 256 MiB request under a 512 MiB limit).
+        let more = ios.len().max(4096).min(cap - ios.len());
+        ios.try_reserve_exact(more)
+            .map_err(|_| TelemetryError::parse(file, n, too_many(ios.len(), limit)))?;
+    }
     if io.offset.checked_add(io.bytes).is_none() || io.bytes > u64::from(u32::MAX) {
         return Err(TelemetryError::parse(
             file,
