@@ -191,31 +191,22 @@ pub const MAX_NOISE_BIAS: f64 = 0.95;
 pub const MIN_NOISE_BIAS: f64 = 0.10;
 
 /// [`RunData::noise_bias`] of a noisy run on a host of `host_cpus` CPUs whose others used
-/// `others_cores_max` cores at most and the hypervisor stole `steal_pct_max` %, with workers
-/// busy `workers_busy` of the time (None: unknown, taken as always).
+/// `others_cores_max` cores at most and the hypervisor stole `steal_pct_max` %.
 ///
 /// The scheduler gives a runnable thread a fair share: beside others keeping k cores busy on
 /// C, a worker gets at least C / (k + 1) of a core (all of one when that is above 1), less
-/// what the hypervisor steals. Only the part of the run's time its workers needed a CPU
-/// stretches by that; the time they waited on the device does not. So a rate can fall, or a
-/// latency rise, by 1 / (1 − u + u f) at most, where f is the CPU's slowdown and u the
-/// workers' busy share. (A neighbour of higher priority could take more: not modelled.)
-pub fn noise_bias(
-    host_cpus: u32,
-    others_cores_max: f64,
-    steal_pct_max: f64,
-    workers_busy: Option<f64>,
-) -> f64 {
+/// what the hypervisor steals. A run is taken to lose at most the share it did not get, as
+/// if it needed the CPU all the time: a run that waits on its device needs it less, but each
+/// of its wake-ups can wait for a busy CPU, which the workers' busy time does not show. (A
+/// neighbour of higher priority could take more: not modelled.)
+pub fn noise_bias(host_cpus: u32, others_cores_max: f64, steal_pct_max: f64) -> f64 {
     if host_cpus == 0 {
         return MAX_NOISE_BIAS;
     }
     let cpus = f64::from(host_cpus);
     let share = (cpus / (others_cores_max.max(0.0) + 1.0)).min(1.0);
     let left = share * (1.0 - (steal_pct_max / 100.0).clamp(0.0, 0.9));
-    let slowdown = 1.0 / left.max(0.05);
-    let u = workers_busy.unwrap_or(1.0).clamp(0.0, 1.0);
-    let bias = 1.0 - 1.0 / (1.0 - u + u * slowdown);
-    bias.clamp(MIN_NOISE_BIAS, MAX_NOISE_BIAS)
+    (1.0 - left).clamp(MIN_NOISE_BIAS, MAX_NOISE_BIAS)
 }
 
 /// One run reduced to what a comparison needs.
@@ -285,12 +276,7 @@ impl RunData {
             // The one place a run's noise flag enters comparisons.
             noisy: r.noisy_host(),
             noise_bias: match r.host_noise.as_ref().filter(|h| h.noisy) {
-                Some(h) => noise_bias(
-                    h.host_cpus,
-                    h.others_cores_max,
-                    h.steal_pct_max,
-                    r.cpu.workers_busy,
-                ),
+                Some(h) => noise_bias(h.host_cpus, h.others_cores_max, h.steal_pct_max),
                 None => 0.0,
             },
             source_resolution: if r.options.engine_requested == "fio" {
@@ -2258,22 +2244,13 @@ mod tests {
             c.metrics["iops"]
         );
         assert_eq!(c.metrics["iops"].reason.as_deref(), Some("noisy_runs"));
-        // What the neighbour could move: the fair share a worker keeps, over the part of the
-        // run its workers needed a CPU.
+        // What the neighbour could move: the share of a core a worker may not get.
         let near = |x: f64, y: f64| (x - y).abs() < 1e-9;
-        // Two busy loops beside a run on 2 CPUs (others 1.82 cores), workers busy 51 %.
-        assert!(
-            near(
-                noise_bias(2, 1.82, 0.0, Some(0.51)),
-                1.0 - 1.0 / (0.49 + 0.51 * 1.41)
-            ),
-            "{}",
-            noise_bias(2, 1.82, 0.0, Some(0.51))
-        );
-        assert_eq!(noise_bias(2, 1.5, 0.0, Some(0.4)), MIN_NOISE_BIAS);
-        assert!(near(noise_bias(2, 1.9, 0.0, None), 1.0 - 2.0 / 2.9));
-        assert!(near(noise_bias(4, 0.0, 20.0, Some(1.0)), 0.2));
-        assert_eq!(noise_bias(0, 1.0, 0.0, None), MAX_NOISE_BIAS);
+        // Two busy loops beside a run on 2 CPUs (others 1.82 cores).
+        assert!(near(noise_bias(2, 1.82, 0.0), 1.0 - 2.0 / 2.82));
+        assert_eq!(noise_bias(4, 0.5, 0.0), MIN_NOISE_BIAS);
+        assert!(near(noise_bias(4, 0.0, 20.0), 0.2));
+        assert_eq!(noise_bias(0, 1.0, 0.0), MAX_NOISE_BIAS);
     }
 
     /// Repeated comparisons of groups drawn from one log-normal distribution (A/A) must call
