@@ -296,22 +296,24 @@ pub fn remove_entry(path: &Path) -> Result<()> {
 
 /// Reads an entry; a typed error naming the file and what was wrong.
 pub fn read_entry(path: &Path) -> Result<Journal> {
-    use std::io::Read;
-    let io = |e: std::io::Error| TpccError::Io {
-        context: format!("reading the settings journal {}", path.display()),
-        error: e,
+    // Through the one input boundary: a FIFO or device planted in the state directory is
+    // refused, not waited on or read without end.
+    let bytes = match oio_core::input::read_bytes(path, JOURNAL_MAX_BYTES, "a settings journal") {
+        Ok(b) => b,
+        Err(oio_core::input::InputError::TooLarge { .. }) => {
+            return Err(TpccError::Invalid(format!(
+                "the settings journal {} is larger than {JOURNAL_MAX_BYTES} bytes: not one oio wrote",
+                path.display()
+            )))
+        }
+        Err(oio_core::input::InputError::Io { source, .. }) => {
+            return Err(TpccError::Io {
+                context: format!("reading the settings journal {}", path.display()),
+                error: source,
+            })
+        }
+        Err(e) => return Err(TpccError::Invalid(e.to_string())),
     };
-    let f = std::fs::File::open(path).map_err(io)?;
-    let mut bytes = Vec::new();
-    f.take(JOURNAL_MAX_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    if bytes.len() as u64 > JOURNAL_MAX_BYTES {
-        return Err(TpccError::Invalid(format!(
-            "the settings journal {} is larger than {JOURNAL_MAX_BYTES} bytes: not one oio wrote",
-            path.display()
-        )));
-    }
     let j: Journal = serde_json::from_slice(&bytes).map_err(|e| {
         TpccError::Invalid(format!(
             "the settings journal {} is not an {JOURNAL_SCHEMA} document: {e} (line {}, column {})",
@@ -605,7 +607,7 @@ fn wait_for(database: &dyn Database, timeouts: &Timeouts, changes: &[Change]) ->
 pub fn mark_restored(j: &Journal) {
     let Some(dir) = &j.results else { return };
     let copy = Path::new(dir).join(RESULTS_COPY);
-    if let Ok(mut v) = std::fs::read(&copy)
+    if let Ok(mut v) = oio_core::input::read_bytes(&copy, JOURNAL_MAX_BYTES, "a settings journal")
         .ok()
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
         .ok_or(())
