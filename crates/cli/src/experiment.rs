@@ -146,7 +146,7 @@ pub fn execute_labelled(
     let cancel = crate::interrupt::cancel_token();
     let mut sink = FileSink::new(
         out,
-        Box::new(std::io::stdout()),
+        Box::new(crate::output::terminal::stdout_unlocked()),
         Box::new(|w: &str| style::print_warning(w)),
     );
     let mut progress = Terminal { live: None, header };
@@ -224,7 +224,7 @@ pub fn present(
     if style::quiet() && !json && !matches!(plan, Plan::Run { .. }) {
         // --quiet: only where the results went, one path per line on stdout as `oio run -q`
         // prints its one, no tables.
-        let mut o = anstream::stdout().lock();
+        let mut o = crate::output::terminal::stdout();
         for d in &outcome.runs {
             writeln!(o, "{}", d.path.display())?;
         }
@@ -244,7 +244,7 @@ pub fn present(
             if json {
                 crate::output::print_json(&results)?;
             } else if !results.is_empty() {
-                let mut o = anstream::stdout().lock();
+                let mut o = crate::output::terminal::stdout();
                 crate::output::repeat::write_repeat_summary(&mut o, &results)?;
                 writeln!(
                     o,
@@ -284,7 +284,7 @@ pub fn present(
                     style::print_warning(w);
                 }
             } else {
-                let mut o = anstream::stdout().lock();
+                let mut o = crate::output::terminal::stdout();
                 crate::output::compare::write_comparison(&mut o, &c)?;
             }
         }
@@ -294,7 +294,7 @@ pub fn present(
                     crate::output::print_json(doc)?;
                     style::print_saved("sweep", path, true);
                 } else {
-                    let mut o = anstream::stdout().lock();
+                    let mut o = crate::output::terminal::stdout();
                     crate::output::sweep::print_table(&mut o, doc)?;
                     writeln!(o, "\nsweep: {}", path.display())?;
                 }
@@ -309,7 +309,7 @@ pub fn present(
                 if json {
                     crate::output::print_json(doc)?;
                 } else {
-                    let mut o = anstream::stdout().lock();
+                    let mut o = crate::output::terminal::stdout();
                     crate::output::blend::write_blend(&mut o, &b.spec, doc)?;
                 }
             }
@@ -352,7 +352,7 @@ fn print_run(result: &RunResult, path: &Path, json: bool) -> anyhow::Result<()> 
         }
         style::print_saved("result", path, true);
     } else {
-        let mut o = anstream::stdout().lock();
+        let mut o = crate::output::terminal::stdout();
         crate::output::summary::write_summary(&mut o, result, Some(&saved))?;
     }
     Ok(())

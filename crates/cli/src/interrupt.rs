@@ -5,6 +5,7 @@
 //! the stop cause to the process's exit code.
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -98,13 +99,13 @@ pub fn stop_flag() -> Arc<AtomicBool> {
                             && !f.swap(true, Ordering::SeqCst)
                         {
                             if last_words().is_some() {
-                                eprintln!("oio: stopping; what this command changed is put back next ({} again leaves at once and prints how to put it back yourself)", signal_name(s));
+                                let _ = writeln!(crate::output::terminal::stderr(), "oio: stopping; what this command changed is put back next ({} again leaves at once and prints how to put it back yourself)", signal_name(s));
                             }
                             continue;
                         }
                         // A second signal: leave at once, saying what is left to undo.
                         if let Some(w) = last_words() {
-                            eprintln!("oio: {}: leaving at once. {w}", signal_name(s));
+                            let _ = writeln!(crate::output::terminal::stderr(), "oio: {}: leaving at once. {w}", signal_name(s));
                         }
                         std::process::exit(i32::from(signal_exit_code(s)));
                     }

@@ -39,7 +39,7 @@ pub fn write_json_atomic<T: Serialize>(
     let bytes = oio_lab::sink::json_bytes(value)?;
     let mut sink = oio_lab::FileSink::new(
         dir,
-        Box::new(std::io::stdout()),
+        Box::new(crate::output::terminal::stdout_unlocked()),
         Box::new(|w: &str| crate::output::style::print_warning(w)),
     );
     let saved = sink.save_bytes(None, name, &bytes);

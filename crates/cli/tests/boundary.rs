@@ -268,6 +268,101 @@ fn names_from_outside_never_reach_the_terminal_raw() {
     );
 }
 
+/// A result handed over with terminal controls in its names (workload, stream, target, host,
+/// a warning): every command that reads it prints them escaped, colours forced on as on a
+/// terminal, and no spoofed line starts a row. Only oio's own colour sequences reach stdout.
+#[test]
+fn names_inside_documents_never_reach_the_terminal_raw() {
+    let d = scratch();
+    let out = d.path().join("r");
+    run_json(
+        d.path(),
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--sim",
+            "servers=4,service=1ms,clock=virtual",
+            "--time",
+            "1",
+            "--ramp",
+            "0",
+            "--size",
+            "1M",
+            "t.dat",
+            "--out",
+            "r",
+        ],
+    );
+    let file = json_files(&out).pop().expect("a result");
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let evil = "\u{1b}]52;c;ZXZpbA==\u{7}\u{1b}]0;pwn\u{7}\u{1b}[2J\rSPOOF\nverdict: PASS\u{9b}31m";
+    let set =
+        |v: &mut Value, ptr: &str| *v.pointer_mut(ptr).unwrap() = Value::from(format!("n{evil}"));
+    for ptr in [
+        "/workload/name",
+        "/plan/run/workload/name",
+        "/streams/0/name",
+        "/targets/0/path",
+        "/host/hostname",
+        "/warnings/0",
+    ] {
+        set(&mut v, ptr);
+    }
+    let hostile = d.path().join("hostile.json");
+    std::fs::write(&hostile, serde_json::to_vec(&v).unwrap()).unwrap();
+    let h = hostile.to_str().unwrap();
+    for args in [
+        vec!["import", h, "-o", "imported.json"],
+        vec!["compare", h, h],
+        vec!["diagnose", "--all", h],
+        vec!["report", h, "-o", "r.html"],
+        vec!["rerun", h, "--out", "again", "--target", "t.dat"],
+    ] {
+        let o = oio()
+            .current_dir(d.path())
+            .env("CLICOLOR_FORCE", "1")
+            .args(&args)
+            .output()
+            .unwrap();
+        for (stream, text) in [("stdout", &o.stdout), ("stderr", &o.stderr)] {
+            let text = String::from_utf8_lossy(text);
+            // ESC only as the start of an SGR colour sequence (ESC [ digits ; ... m).
+            let mut rest = text.as_ref();
+            while let Some(i) = rest.find('\u{1b}') {
+                rest = &rest[i + 1..];
+                let params: String = rest
+                    .chars()
+                    .skip(1)
+                    .take_while(|c| c.is_ascii_digit() || *c == ';')
+                    .collect();
+                let sgr = rest.starts_with('[') && rest[1 + params.len()..].starts_with('m');
+                assert!(
+                    sgr,
+                    "oio {args:?}: {stream} has a raw control sequence: {text:?}"
+                );
+            }
+            for c in ['\u{7}', '\r', '\u{9b}'] {
+                assert!(
+                    !text.contains(c),
+                    "oio {args:?}: {stream} has {c:?}: {text:?}"
+                );
+            }
+            assert!(
+                !text.lines().any(|l| l.starts_with("verdict")),
+                "oio {args:?}: {stream} has a spoofed line: {text}"
+            );
+        }
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains("SPOOF")
+                || String::from_utf8_lossy(&o.stderr).contains("SPOOF")
+                || !matches!(args[0], "import" | "rerun"),
+            "oio {args:?} printed the name, escaped: {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+    }
+}
+
 /// A TPC-C build that the filesystem cannot hold is refused before anything is written, and
 /// warehouse counts beyond any schema are refused by the parser (they aborted on allocation).
 #[test]

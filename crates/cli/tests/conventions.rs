@@ -563,3 +563,56 @@ fn every_tpcc_run_option_is_taken_by_the_fleet() {
         assert!(missing.is_empty(), "{fleet:?} lacks {missing:?}");
     }
 }
+
+/// Human-readable text reaches the terminal one way, through `output::terminal` (which
+/// escapes any control a name from outside would carry): no command opens anstream's stdout or
+/// stderr, or prints with the print macros, by itself. Machine output (JSON, exported files,
+/// the agent protocol) goes to `std::io::stdout()` and is not matched here.
+#[test]
+fn human_text_reaches_the_terminal_through_one_filter() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    // The filter itself, the one colour policy, and the fleet's tables (their names escaped one
+    // by one with `printable`).
+    let allowed = ["output/terminal.rs", "output/style.rs", "output/fleet.rs"];
+    let allowed_dirs = ["commands/fleet/"];
+    let mut stack = vec![src.clone()];
+    let mut offenders = Vec::new();
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let rel = p.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+            if allowed.contains(&rel.as_str())
+                || allowed_dirs.iter().any(|d| rel.starts_with(d))
+                || p.extension().is_none_or(|x| x != "rs")
+            {
+                continue;
+            }
+            let text = std::fs::read_to_string(&p).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                let hit = [
+                    "anstream::stdout()",
+                    "anstream::stderr()",
+                    "println!",
+                    "eprintln!",
+                    "print!(",
+                    "eprint!(",
+                ]
+                .iter()
+                .any(|m| code.contains(m));
+                if hit {
+                    offenders.push(format!("{rel}:{}: {}", n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "print through crate::output::terminal:\n{}",
+        offenders.join("\n")
+    );
+}

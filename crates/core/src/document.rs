@@ -455,6 +455,8 @@ fn recognise(file: &str, text: &str) -> Result<Option<Vec<Document>>, DocumentEr
             let mut docs = Vec::with_capacity(items.len());
             for (i, v) in items.into_iter().enumerate() {
                 let (kind, schema_version) = check_head(file, &format!(" item {i}"), &v)?;
+                let mut v = v;
+                neutralize_controls(&mut v, false);
                 docs.push(Document {
                     kind,
                     schema_version,
@@ -463,14 +465,56 @@ fn recognise(file: &str, text: &str) -> Result<Option<Vec<Document>>, DocumentEr
             }
             Ok(Some(docs))
         }
-        v => {
+        mut v => {
             let (kind, schema_version) = check_head(file, "", &v)?;
+            neutralize_controls(&mut v, false);
             Ok(Some(vec![Document {
                 kind,
                 schema_version,
                 value: v,
             }]))
         }
+    }
+}
+
+/// Keys whose strings are prose that may span lines on purpose (a server's multi-line error, a
+/// statement); every other string in a document is a name, a value or a one-line warning or
+/// note (each printed on a line of its own after a prefix a second line would not carry).
+const MULTI_LINE_KEYS: &[&str] = &["message", "error", "errors", "sql", "detail", "details"];
+
+/// Escapes the control characters of every string in a document as it is read (see
+/// [`crate::text::printable`]), so a name handed to oio by someone else cannot act on the
+/// terminal, spoof a line in a table or a log, or break a CSV row downstream; prose fields keep
+/// their line feeds. Object keys are names too. A path with a control character in it becomes
+/// a different, escaped path: `rerun` then refuses it as a target that does not exist.
+fn neutralize_controls(v: &mut Value, multi_line: bool) {
+    use std::borrow::Cow;
+    match v {
+        Value::String(s) => {
+            let shown = match multi_line {
+                true => crate::text::printable_lines(s),
+                false => crate::text::printable(s),
+            };
+            if let Cow::Owned(shown) = shown {
+                *s = shown;
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|x| neutralize_controls(x, multi_line)),
+        Value::Object(map) => {
+            let hostile = |k: &String| matches!(crate::text::printable(k), Cow::Owned(_));
+            if map.keys().any(hostile) {
+                let old = std::mem::take(map);
+                for (k, x) in old {
+                    map.insert(crate::text::printable(&k).into_owned(), x);
+                }
+            }
+            for (k, x) in map.iter_mut() {
+                neutralize_controls(x, multi_line || MULTI_LINE_KEYS.contains(&k.as_str()));
+            }
+        }
+        _ => {}
     }
 }
 
@@ -522,12 +566,20 @@ pub fn read<T: DeserializeOwned>(file: &str, text: &str, kind: Kind) -> Result<T
             })
         }
     }
-    // From the text again, not the value: serde_json then names the line and column.
-    serde_json::from_str(text).map_err(|e| DocumentError::Invalid {
-        file: file.to_string(),
-        at: format!(" line {} column {}", e.line(), e.column()),
-        kind,
-        message: e.to_string(),
+    // Typed from the value, whose strings are escaped; an error is found again in the text,
+    // where serde_json names its line and column.
+    let value = docs.into_iter().next().map(|d| d.value).unwrap_or_default();
+    serde_json::from_value(value).map_err(|e| {
+        let at = match serde_json::from_str::<T>(text) {
+            Err(e) => format!(" line {} column {}", e.line(), e.column()),
+            Ok(_) => String::new(),
+        };
+        DocumentError::Invalid {
+            file: file.to_string(),
+            at,
+            kind,
+            message: e.to_string(),
+        }
     })
 }
 

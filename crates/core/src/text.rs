@@ -122,3 +122,168 @@ mod fnv_tests {
         assert_eq!(super::fnv1a(b"foobar"), 0x8594_4171_f739_67e8);
     }
 }
+
+/// A byte-stream form of [`printable_lines`] for a whole terminal stream: what oio writes
+/// itself passes (text, line feeds, tabs, and the SGR colour sequences `ESC [ … m` its styles
+/// emit); every other control a terminal would act on — OSC (clipboard, title), cursor moves,
+/// screen clears, carriage returns, bells, C1 controls, bidirectional overrides — is written
+/// as a visible `\u{..}` escape. It is the last line of defence behind the names and messages
+/// escaped where they are formatted: a table cell that forgot cannot reach the terminal raw.
+/// Keeps its state between writes, so a sequence split across two writes is judged whole.
+#[derive(Debug, Default)]
+pub struct TerminalFilter {
+    /// Bytes of a sequence not yet judged: an ESC and its CSI parameters, or an incomplete
+    /// UTF-8 character.
+    pending: Vec<u8>,
+}
+
+/// The longest CSI parameter list kept pending; a longer one is not oio's and is escaped.
+const MAX_CSI_PARAMS: usize = 32;
+
+impl TerminalFilter {
+    /// Appends the filtered form of `bytes` to `out`.
+    pub fn filter(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
+        for &b in bytes {
+            self.push(b, out);
+        }
+    }
+
+    /// Writes what is still pending as escapes (at a flush or the end of the stream): an
+    /// unfinished sequence is not oio's.
+    pub fn finish(&mut self, out: &mut Vec<u8>) {
+        let pending = std::mem::take(&mut self.pending);
+        escape_bytes(&pending, out);
+    }
+
+    fn push(&mut self, b: u8, out: &mut Vec<u8>) {
+        match self.pending.first().copied() {
+            None => self.start(b, out),
+            Some(0x1b) => self.in_escape(b, out),
+            Some(lead) => self.in_utf8(lead, b, out),
+        }
+    }
+
+    fn start(&mut self, b: u8, out: &mut Vec<u8>) {
+        match b {
+            b'\n' | b'\t' => out.push(b),
+            0x1b | 0xc0..=0xff => self.pending.push(b),
+            0x00..=0x1f | 0x7f => escape_char(char::from(b), out),
+            // A continuation byte without a lead: invalid UTF-8, shown as the byte it is.
+            0x80..=0xbf => escape_byte(b, out),
+            _ => out.push(b),
+        }
+    }
+
+    fn in_escape(&mut self, b: u8, out: &mut Vec<u8>) {
+        let len = self.pending.len();
+        if len == 1 {
+            if b == b'[' {
+                self.pending.push(b);
+                return;
+            }
+        } else if b == b'm' {
+            // SGR: colour and weight, the only sequence oio's styles emit.
+            out.extend_from_slice(&self.pending);
+            out.push(b);
+            self.pending.clear();
+            return;
+        } else if (b.is_ascii_digit() || b == b';') && len < 2 + MAX_CSI_PARAMS {
+            self.pending.push(b);
+            return;
+        }
+        // Anything else (OSC, a CSI that moves or clears, an overlong one) is shown, and the
+        // byte that ended it is judged afresh.
+        self.finish(out);
+        self.start(b, out);
+    }
+
+    fn in_utf8(&mut self, lead: u8, b: u8, out: &mut Vec<u8>) {
+        if !(0x80..=0xbf).contains(&b) {
+            self.finish(out);
+            self.start(b, out);
+            return;
+        }
+        self.pending.push(b);
+        let want = match lead {
+            0xc0..=0xdf => 2,
+            0xe0..=0xef => 3,
+            _ => 4,
+        };
+        if self.pending.len() < want {
+            return;
+        }
+        let pending = std::mem::take(&mut self.pending);
+        match std::str::from_utf8(&pending) {
+            Ok(s) => out.extend_from_slice(printable(s).as_bytes()),
+            Err(_) => escape_bytes(&pending, out),
+        }
+    }
+}
+
+fn escape_char(c: char, out: &mut Vec<u8>) {
+    out.extend_from_slice(c.escape_unicode().to_string().as_bytes());
+}
+
+fn escape_byte(b: u8, out: &mut Vec<u8>) {
+    out.extend_from_slice(format!("\\x{b:02x}").as_bytes());
+}
+
+/// Pending bytes that did not make a sequence oio emits: ESC as `\u{1b}`, the rest as text
+/// when printable, else byte by byte.
+fn escape_bytes(bytes: &[u8], out: &mut Vec<u8>) {
+    for &b in bytes {
+        match b {
+            0x00..=0x1f | 0x7f => escape_char(char::from(b), out),
+            0x20..=0x7e => out.push(b),
+            _ => escape_byte(b, out),
+        }
+    }
+}
+
+#[cfg(test)]
+mod terminal_filter_tests {
+    use super::TerminalFilter;
+
+    fn run(chunks: &[&[u8]]) -> String {
+        let mut f = TerminalFilter::default();
+        let mut out = Vec::new();
+        for c in chunks {
+            f.filter(c, &mut out);
+        }
+        f.finish(&mut out);
+        String::from_utf8(out).expect("the filter writes UTF-8")
+    }
+
+    #[test]
+    fn oio_styles_pass_and_hostile_controls_are_shown() {
+        assert_eq!(
+            run(&[b"\x1b[1mbold\x1b[0m ok\n\tx"]),
+            "\x1b[1mbold\x1b[0m ok\n\tx"
+        );
+        assert_eq!(run(&[b"\x1b[38;5;9mred\x1b[0m"]), "\x1b[38;5;9mred\x1b[0m");
+        let shown = run(&[b"a\x1b]52;c;ZXZpbA==\x07b\x1b[2J\rSPOOF"]);
+        assert_eq!(shown, "a\\u{1b}]52;c;ZXZpbA==\\u{7}b\\u{1b}[2J\\u{d}SPOOF");
+        // C1 CSI (U+009B) and a bidirectional override, as UTF-8.
+        assert_eq!(
+            run(&["x\u{9b}31m\u{202e}y ü €".as_bytes()]),
+            "x\\u{9b}31m\\u{202e}y ü €"
+        );
+    }
+
+    #[test]
+    fn sequences_split_across_writes_are_judged_whole() {
+        assert_eq!(run(&[b"\x1b", b"[3", b"1m", b"r"]), "\x1b[31mr");
+        assert_eq!(run(&[b"\x1b", b"[2", b"J"]), "\\u{1b}[2J");
+        assert_eq!(run(&[&[0xc2], &[0x9b], b"1"]), "\\u{9b}1");
+        assert_eq!(run(&[&[0xc3], &[0xbc]]), "ü");
+    }
+
+    #[test]
+    fn invalid_and_unfinished_input_is_escaped_not_dropped() {
+        assert_eq!(run(&[&[0xff, b'a']]), "\\xffa");
+        assert_eq!(run(&[&[0x80]]), "\\x80");
+        assert_eq!(run(&[b"\x1b["]), "\\u{1b}[");
+        let long = format!("\x1b[{}m", "1;".repeat(40));
+        assert!(run(&[long.as_bytes()]).starts_with("\\u{1b}["));
+    }
+}

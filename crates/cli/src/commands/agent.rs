@@ -2,6 +2,7 @@
 //! ip netns exec). Not a daemon: it serves one session on stdin/stdout and exits.
 
 use anyhow::bail;
+use std::io::Write;
 use std::process::ExitCode;
 
 /// Arguments of `oio agent`.
@@ -40,7 +41,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ExitCode::from(crate::EXIT_CHECK_FAILED)
         }
         oio_fleet::agent::AgentEnd::Stopped(why) => {
-            eprintln!("oio agent: stopped: {why}");
+            let _ = writeln!(
+                crate::output::terminal::stderr(),
+                "oio agent: stopped: {why}"
+            );
             ExitCode::SUCCESS
         }
         _ => ExitCode::SUCCESS,

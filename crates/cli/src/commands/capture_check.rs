@@ -78,7 +78,7 @@ pub fn run(capture: &Path, replay: &Path, json: bool) -> anyhow::Result<ExitCode
     if json {
         crate::output::print_json(&c)?;
     } else if !style::quiet() {
-        write(&mut anstream::stdout().lock(), &c)?;
+        write(&mut crate::output::terminal::stdout(), &c)?;
     }
     Ok(if c.failing.is_empty() {
         ExitCode::SUCCESS

@@ -237,6 +237,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         crate::output::print_json(&c)?;
         return Ok(ExitCode::SUCCESS);
     }
-    crate::output::characterize::write(&mut std::io::stdout().lock(), &c, &obs.source, &written)?;
+    crate::output::characterize::write(
+        &mut crate::output::terminal::stdout(),
+        &c,
+        &obs.source,
+        &written,
+    )?;
     Ok(ExitCode::SUCCESS)
 }

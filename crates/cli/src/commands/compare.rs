@@ -213,7 +213,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     // --quiet leaves errors and result paths; a comparison of files writes no file.
     if !style::quiet() {
-        let mut out = anstream::stdout().lock();
+        let mut out = crate::output::terminal::stdout();
         crate::output::compare::write_comparison(&mut out, &c)?;
     }
     Ok(ExitCode::SUCCESS)

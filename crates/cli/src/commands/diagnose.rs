@@ -207,7 +207,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.json {
         crate::output::print_json(&d)?;
     } else {
-        write_text(&mut std::io::stdout().lock(), &d, args.all)?;
+        write_text(&mut crate::output::terminal::stdout(), &d, args.all)?;
     }
     Ok(ExitCode::SUCCESS)
 }

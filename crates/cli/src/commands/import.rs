@@ -61,7 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         crate::results::write_file_atomic(p, &bytes)?;
     }
     // anstream strips the summary's colour when stdout is not a terminal (or with --color never).
-    let mut out = anstream::stdout().lock();
+    let mut out = crate::output::terminal::stdout();
     if args.json {
         out.write_all(&bytes)?;
     } else {
@@ -99,7 +99,7 @@ fn import_jobfile(args: &Args) -> anyhow::Result<Option<ExitCode>> {
     no_label(args)?;
     let text = lines.rest_as_string()?;
     let imported = jobfile::import(&name, &text, format)?;
-    let mut stderr = std::io::stderr().lock();
+    let mut stderr = crate::output::terminal::stderr();
     let mut stdout = std::io::stdout().lock();
     for (k, i) in imported.iter().enumerate() {
         for w in &i.warnings {
@@ -162,7 +162,7 @@ fn is_job_file(path: &std::path::Path) -> bool {
 /// Converts a fio job file to a workload file; notes and warnings go to stderr.
 fn job_file(args: Args) -> anyhow::Result<ExitCode> {
     let i = oio_telemetry::jobfile::fio::load(&args.file)?;
-    let mut stderr = anstream::stderr().lock();
+    let mut stderr = crate::output::terminal::stderr();
     for n in &i.notes {
         writeln!(stderr, "note: {n}")?;
     }

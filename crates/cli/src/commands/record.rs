@@ -62,7 +62,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let recorder =
         DiskstatsRecorder::start_with_observer(&args.devices, interval, move |s: &Sample| {
             if live {
-                let mut out = std::io::stdout().lock();
+                let mut out = crate::output::terminal::stdout();
                 if !header_done {
                     let _ = writeln!(out, "{}", header());
                     header_done = true;
@@ -95,7 +95,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .to_string()
         }
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::output::terminal::stdout();
     if args.json {
         out.write_all(&json_bytes(&obs)?)?;
         return Ok(ExitCode::SUCCESS);

@@ -230,15 +230,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let path = &args.result;
     let bytes =
         oio_core::input::read_bytes(path, MAX_DOCUMENT, "an oio result that embeds its plan")?;
-    let doc: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
-        anyhow::anyhow!(
-            "'{}':{}:{}: expected a JSON document: {e}",
-            path.display(),
-            e.line(),
-            e.column()
-        )
-    })?;
-    drop(bytes);
+    let file = path.display().to_string();
+    let text = String::from_utf8(bytes)
+        .map_err(|_| anyhow::anyhow!("'{file}': expected a JSON document (UTF-8 text)"))?;
+    // Through the one document reader: head checked, every string's controls escaped.
+    let doc = match oio_core::document::parse(&file, &text)? {
+        oio_core::document::Loaded::Documents(docs) if docs.len() == 1 => {
+            docs.into_iter().next().map(|d| d.value).unwrap_or_default()
+        }
+        oio_core::document::Loaded::Documents(docs) => anyhow::bail!(
+            "'{file}': an array of {} documents; rerun takes one result (expected a result of oio run, sweep or blend)",
+            docs.len()
+        ),
+        oio_core::document::Loaded::FioJson(_) => anyhow::bail!(
+            "'{file}': fio JSON output, which has no oio plan (expected a result of oio run, sweep or blend)"
+        ),
+    };
+    drop(text);
     let Some(embedded) = doc.get("plan").filter(|p| !p.is_null()) else {
         anyhow::bail!(
             "'{}': no plan in this document (expected a result of oio run, sweep or blend written by this version of oio, with a top-level \"plan\")",

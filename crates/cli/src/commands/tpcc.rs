@@ -71,7 +71,12 @@ fn build(a: BuildArgs) -> anyhow::Result<ExitCode> {
     if a.json {
         crate::output::print_json(&report)?;
     } else if !style::quiet() {
-        out::write_build_summary(&mut anstream::stdout().lock(), &report, &a.db.db, workers)?;
+        out::write_build_summary(
+            &mut crate::output::terminal::stdout(),
+            &report,
+            &a.db.db,
+            workers,
+        )?;
     }
     style::print_saved("build report", &saved, a.json);
     Ok(ExitCode::SUCCESS)
@@ -100,7 +105,7 @@ fn check(a: CheckArgs) -> anyhow::Result<ExitCode> {
     if a.json {
         crate::output::print_json(&report)?;
     } else {
-        out::write_check(&mut anstream::stdout().lock(), &report)?;
+        out::write_check(&mut crate::output::terminal::stdout(), &report)?;
     }
     style::print_saved("check report", &saved, a.json);
     Ok(if report.passed {

@@ -82,7 +82,7 @@ fn json(args: &Args, r: &ScanReport) -> serde_json::Value {
 }
 
 fn print(args: &Args, r: &ScanReport) -> std::io::Result<()> {
-    let mut out = anstream::stdout().lock();
+    let mut out = crate::output::terminal::stdout();
     writeln!(
         out,
         "{HEAD}verify{HEAD:#} {} against {} ({} acknowledged blocks of 4 KiB)",

@@ -4,6 +4,7 @@
 
 use super::style::{DIM, HEAD, WARN};
 use oio_core::result::TargetInfo;
+use oio_core::text::printable;
 use oio_core::units::format_bytes;
 use oio_core::workload::{Load, Stream};
 use oio_engine::Start;
@@ -15,7 +16,7 @@ pub fn write_header(out: &mut dyn Write, s: &Start<'_>) -> io::Result<()> {
     writeln!(
         out,
         "{HEAD}{}{HEAD:#} on {}",
-        s.workload.name,
+        printable(&s.workload.name),
         targets.join(", ")
     )?;
     for st in &s.workload.streams {
@@ -58,7 +59,7 @@ fn seconds(d: std::time::Duration) -> String {
 pub fn describe_target(t: &TargetInfo) -> String {
     let mut s = format!(
         "{} ({}, {}",
-        t.path,
+        printable(&t.path),
         t.kind,
         format_bytes(t.size_bytes as f64)
     );
@@ -110,7 +111,7 @@ fn describe_stream(st: &Stream) -> String {
     };
     format!(
         "{}: {read} % reads; {}; {} % random; {load} over {} worker{}",
-        st.name,
+        printable(&st.name),
         sizes.join(", "),
         st.random_pct.0,
         st.workers,

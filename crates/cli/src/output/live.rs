@@ -85,7 +85,7 @@ impl RunObserver for LiveLine {
         self.time = time;
         if self.header {
             self.bar.suspend(|| {
-                let _ = super::header::write_header(&mut anstream::stderr().lock(), s);
+                let _ = super::header::write_header(&mut crate::output::terminal::stderr(), s);
             });
         }
         self.bar

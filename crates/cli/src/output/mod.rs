@@ -12,6 +12,7 @@ pub mod repeat;
 pub mod style;
 pub mod summary;
 pub mod sweep;
+pub mod terminal;
 pub mod tpcc;
 
 use std::io::Write;

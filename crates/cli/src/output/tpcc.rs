@@ -92,7 +92,7 @@ impl RunSink {
                 crate::output::print_json(r)?;
             }
         } else if !style::quiet() {
-            write_run_summary(&mut anstream::stdout().lock(), r)?;
+            write_run_summary(&mut crate::output::terminal::stdout(), r)?;
         }
         for w in &r.envelope.warnings {
             style::print_warning(w);
@@ -109,7 +109,7 @@ impl RunSink {
         if self.json {
             crate::output::print_json(s)?;
         } else if !style::quiet() {
-            let mut out = anstream::stdout().lock();
+            let mut out = crate::output::terminal::stdout();
             if s.repeat > 1 {
                 let order: Vec<String> = s.runs.iter().map(|r| r.workers.to_string()).collect();
                 writeln!(

@@ -303,7 +303,7 @@ fn conclude(a: &StudyArgs, cands: &[Candidate], dirs: &[PathBuf]) -> anyhow::Res
     if style::quiet() {
         return Ok(ExitCode::SUCCESS);
     }
-    let mut out = anstream::stdout().lock();
+    let mut out = crate::output::terminal::stdout();
     writeln!(out)?;
     crate::output::compare::write_comparison(&mut out, &c)?;
     let waits: Vec<Vec<TpccResult>> = dirs.iter().map(|d| read_results(d)).collect();
