@@ -664,6 +664,36 @@ fn a_killed_postgres_study_is_put_back_by_the_next_run_and_a_second_study_meanwh
     );
     assert!(!stderr2.contains("study run"), "{stderr2}");
     assert!(holds_no_results(&dir.path().join("st2")));
+    // The same from another database of the server: an advisory lock is per database, but
+    // the settings are the server's, so the holder in the first database refuses it too.
+    let other = db
+        .rsplit_once('/')
+        .map(|(base, _)| format!("{base}/other"))
+        .unwrap();
+    let mut admin =
+        oio_tpcc::db::connect_pg(&db, "oio-test", &oio_tpcc::Timeouts::default()).unwrap();
+    admin.batch_execute("CREATE DATABASE other").unwrap();
+    drop(admin);
+    tpcc_build_one_warehouse(dir.path(), &other);
+    let third = oio_in(dir.path(), &state)
+        .args(["tpcc", "study", "--db", &other])
+        .args([
+            "--set",
+            "a:synchronous_commit=on",
+            "--set",
+            "b:synchronous_commit=off",
+        ])
+        .args(["-n", "1", "--ramp", "0s", "--time", "1s", "--out", "st3"])
+        .output()
+        .unwrap();
+    let stderr3 = String::from_utf8_lossy(&third.stderr);
+    assert_eq!(third.status.code(), Some(2), "{stderr3}");
+    assert!(
+        stderr3.contains("another study is changing this server's settings")
+            && stderr3.contains(&format!("pid {pid} on ")),
+        "{stderr3}"
+    );
+    assert!(holds_no_results(&dir.path().join("st3")));
     // The journal is written before anything changes, beside the results too.
     let entries = journal_entries(&state);
     assert_eq!(entries.len(), 1, "{entries:?}");
@@ -726,10 +756,11 @@ fn a_killed_postgres_study_is_put_back_by_the_next_run_and_a_second_study_meanwh
     );
     assert_eq!(journal_entries(&state).len(), 1);
     assert_eq!(pg_setting(&db, "fsync"), "off");
-    // The next oio tpcc command on the server finds the journal and puts it back.
+    // The next oio tpcc command on the server, in any of its databases, finds the journal
+    // and puts it back.
     let run = oio_in(dir.path(), &state)
         .args([
-            "tpcc", "run", "--db", &db, "-n", "1", "--ramp", "0s", "--time", "1s",
+            "tpcc", "run", "--db", &other, "-n", "1", "--ramp", "0s", "--time", "1s",
         ])
         .output()
         .unwrap();

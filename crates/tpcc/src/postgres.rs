@@ -934,11 +934,14 @@ impl Database for Postgres {
     fn server_identity(&self, s: &mut Session) -> Result<String> {
         let id = crate::database::one_text(
             s,
-            "SELECT (SELECT system_identifier::text FROM pg_control_system()) || '-' || current_setting('port') || '-' || current_database()",
+            // The server's, not the database's: ALTER SYSTEM changes every database, and a
+            // setting of one database (ALTER DATABASE) is put back from any of them, so the
+            // next oio command on any database of this server finds the journal.
+            "SELECT (SELECT system_identifier::text FROM pg_control_system()) || '-' || current_setting('port')",
         )
         .map_err(|e| {
             TpccError::Invalid(format!(
-                "reading the server's identity (pg_control_system(), port, database) for its settings journal: {e}"
+                "reading the server's identity (pg_control_system(), port) for its settings journal: {e}"
             ))
         })?;
         Ok(format!("postgres-{}", id.unwrap_or_default()))
@@ -949,32 +952,47 @@ impl Database for Postgres {
         let got = s
             .query_int(&format!("SELECT pg_try_advisory_lock({key})::int"))
             .map_err(|e| TpccError::Invalid(format!("taking the advisory lock {key}: {e}")))?;
+        // An advisory lock is the database's, but ALTER SYSTEM is the server's: a study in
+        // another database of the same server holds the same key there. pg_locks shows the
+        // whole server, so a holder anywhere else refuses this one (two taking it at once both
+        // see the other and both refuse: safe).
+        let other = pg_lock_holder(s, key);
         if got == 1 {
-            return Ok(None);
+            let Some(other) = other else {
+                return Ok(None);
+            };
+            let _ = s.query_int(&format!("SELECT pg_advisory_unlock({key})::int"));
+            return Ok(Some(other));
         }
-        // The holder's session names its process (see settings::holder_name).
-        let (_, rows) = s
-            .query_sql(&format!(
-                "SELECT a.application_name, a.pid, coalesce(host(a.client_addr), 'a local socket'), a.backend_start::text \
-                 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid \
-                 WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
-                 AND ((l.classid::bigint << 32) | l.objid::bigint) = {key}"
-            ))
-            .unwrap_or_default();
-        Ok(Some(match rows.first() {
-            Some(r) => format!(
-                "{} (server process {}, from {}, since {})",
-                match val_text(&r[0]) {
-                    n if n.is_empty() => "an unnamed session".to_string(),
-                    n => oio_core::text::printable(&n).into_owned(),
-                },
-                val_text(&r[1]),
-                val_text(&r[2]),
-                val_text(&r[3])
-            ),
-            None => format!("another session (advisory lock {key})"),
-        }))
+        Ok(Some(other.unwrap_or_else(|| {
+            format!("another session (advisory lock {key})")
+        })))
     }
+}
+
+/// Who else on the server holds advisory lock `key`, in any database: the holder's session
+/// names its process (see settings::holder_name) and its database.
+fn pg_lock_holder(s: &mut Session, key: i64) -> Option<String> {
+    let (_, rows) = s
+        .query_sql(&format!(
+            "SELECT a.application_name, a.pid, coalesce(host(a.client_addr), 'a local socket'), a.backend_start::text, coalesce(d.datname, '?') \
+             FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid LEFT JOIN pg_database d ON d.oid = l.database \
+             WHERE l.locktype = 'advisory' AND l.granted AND l.pid <> pg_backend_pid() \
+             AND ((l.classid::bigint << 32) | l.objid::bigint) = {key}"
+        ))
+        .unwrap_or_default();
+    let r = rows.first()?;
+    Some(format!(
+        "{} (server process {}, from {}, since {}, in database {})",
+        match val_text(&r[0]) {
+            n if n.is_empty() => "an unnamed session".to_string(),
+            n => oio_core::text::printable(&n).into_owned(),
+        },
+        val_text(&r[1]),
+        val_text(&r[2]),
+        val_text(&r[3]),
+        oio_core::text::printable(&val_text(&r[4])),
+    ))
 }
 
 /// `ALTER SYSTEM`, `ALTER DATABASE "d"`, … for a scope.

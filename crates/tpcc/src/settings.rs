@@ -7,10 +7,10 @@
 //! PostgreSQL's `ALTER SYSTEM` persists in `postgresql.auto.conf` across restarts, so a
 //! `fsync=off` left behind would silently change every later measurement. The journal is one
 //! JSON file per server and kind under the state directory ([`state_dir`]), keyed by the
-//! server's identity (PostgreSQL `system_identifier`, port and database; MySQL
+//! server's identity (PostgreSQL `system_identifier` and port, whatever the database; MySQL
 //! `@@server_uuid`, MariaDB host, port and data directory), written atomically; a study also
-//! keeps a copy beside its results. The lock is the server's (PostgreSQL advisory lock,
-//! MariaDB/MySQL `GET_LOCK`), held by a session that lives as long as the changes, so it goes
+//! keeps a copy beside its results. The lock is the server's (PostgreSQL advisory lock, checked
+//! against holders in every database; MariaDB/MySQL `GET_LOCK`), held by a session that lives as long as the changes, so it goes
 //! with the process however it ends and a second oio anywhere sees it.
 
 use crate::database::{Database, StudySetting};
