@@ -1013,6 +1013,23 @@ fn access_pattern(ios: &[&IoRecord]) -> Access {
     }
 }
 
+/// Whether neighbouring periods differ in the workload's shape (read share by 10 points or
+/// more, a mean read or write size or the queue by 1.5× or more), not only in speed: IOPS
+/// alone change when the device or the host slows a closed loop of the same shape.
+pub fn periods_change_shape(periods: &[Period]) -> bool {
+    let apart = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) if a > 0.0 && b > 0.0 => (a / b).max(b / a) >= 1.5,
+        _ => false,
+    };
+    periods.windows(2).any(|w| {
+        let (a, b) = (&w[0], &w[1]);
+        (a.read_pct - b.read_pct).abs() >= 10.0
+            || apart(a.read_mean_bytes, b.read_mean_bytes)
+            || apart(a.write_mean_bytes, b.write_mean_bytes)
+            || apart(a.outstanding_mean, b.outstanding_mean)
+    })
+}
+
 /// Splits intervals into periods of different shape.
 fn detect_periods(ivs: &[&DeviceInterval], max_periods: usize) -> Vec<Period> {
     let feats: Vec<Vec<f64>> = vec![
@@ -1232,5 +1249,33 @@ mod tests {
             .workload
             .description
             .contains("not the application's outstanding I/O"));
+    }
+
+    #[test]
+    fn a_change_of_speed_alone_is_not_a_change_of_shape() {
+        // A constant fio job (4 KiB random reads at queue 32) on a host that slows part-way:
+        // IOPS halve, size, mix and queue stay. The seed-003 shape change (165 KiB reads at
+        // queue 9, then small mixed I/O at queue 800) is one.
+        let p = |iops: f64, read_pct: f64, rb: f64, wb: Option<f64>, q: f64| Period {
+            from_s: 0.0,
+            to_s: 1.0,
+            intervals: 10,
+            read_pct,
+            iops_mean: iops,
+            mib_per_sec_mean: iops * rb / 1048576.0,
+            read_mean_bytes: Some(rb),
+            write_mean_bytes: wb,
+            outstanding_mean: Some(q),
+        };
+        let same = [
+            p(8000.0, 100.0, 4096.0, None, 32.0),
+            p(4000.0, 100.0, 4096.0, None, 31.5),
+        ];
+        assert!(!periods_change_shape(&same));
+        let seed = [
+            p(2000.0, 99.0, 165.0 * 1024.0, None, 9.0),
+            p(1000.0, 70.0, 16.0 * 1024.0, Some(8192.0), 800.0),
+        ];
+        assert!(periods_change_shape(&seed));
     }
 }

@@ -375,8 +375,40 @@ pub fn knee_inputs(points: &[&SweepPoint]) -> Vec<KneeInput> {
             interval_cv: p.interval_cv_pct.map(|v| v / 100.0),
             run_se: p.interval_se_pct.map(|v| v / 100.0),
             noisy_runs: p.noisy_runs,
+            run_at: Vec::new(),
         })
         .collect();
+    v.sort_by_key(|k| k.qd);
+    v
+}
+
+/// [`knee_inputs`] with each run's place in the session (its index in `sequence`, warm-up
+/// runs counted: a drift follows every run started), so the knee can estimate a drift from
+/// the repeats' order. A point whose kept runs do not match the sequence gets no places.
+pub fn knee_inputs_in(points: &[&SweepPoint], sequence: &[SweepRun]) -> Vec<KneeInput> {
+    let mut v: Vec<(KneeInput, &SweepPoint)> = points
+        .iter()
+        .map(|p| (knee_inputs(&[p]).remove(0), *p))
+        .collect();
+    for (k, p) in &mut v {
+        let at: Vec<(f64, f64)> = sequence
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| {
+                r.discarded.is_none() && r.qd == p.qd && r.bs == p.bs && r.read_pct == p.read_pct
+            })
+            .map(|(i, r)| (i as f64, r.iops))
+            .collect();
+        let same = at.len() == k.iops_runs.len()
+            && at
+                .iter()
+                .zip(&k.iops_runs)
+                .all(|(a, b)| (a.1 - b).abs() <= 1e-6 * b.abs().max(1.0));
+        if same {
+            k.run_at = at.into_iter().map(|a| a.0).collect();
+        }
+    }
+    let mut v: Vec<KneeInput> = v.into_iter().map(|x| x.0).collect();
     v.sort_by_key(|k| k.qd);
     v
 }
@@ -404,7 +436,7 @@ pub fn analyse(s: &mut Sweep, production_qd: Option<f64>) {
     };
     let mut knees = Vec::new();
     for (i, (bs, rp, pts)) in series(&s.points).into_iter().enumerate() {
-        let inputs = knee_inputs(&pts);
+        let inputs = knee_inputs_in(&pts, &s.sequence);
         knees.push((
             SeriesKnee {
                 bs,

@@ -342,3 +342,99 @@ fn sim_refuses_a_real_engine_and_bad_models() {
     // Nothing was created by the refusals.
     assert!(!dir.path().join("oio-testfile").exists());
 }
+
+/// The finding of a rule in `oio diagnose --json` of one sweep.
+fn saturation_of(dir: &Path) -> Value {
+    let sweep = crate::common::json_files(&dir.join("sw"))
+        .into_iter()
+        .next()
+        .expect("the sweep document");
+    let d = run_json(dir, &["diagnose", "--all", sweep.to_str().unwrap()]);
+    d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "queue_saturation")
+        .cloned()
+        .expect("a queue_saturation finding")
+}
+
+#[test]
+fn a_knee_inside_the_last_doubling_is_placed_there_never_deeper() {
+    // 48 servers × 2 ms on the virtual clock, swept 1..64: every I/O is in service up to
+    // qd 32, and at qd 64 only 48 are (Little's law: IOPS × 2 ms). The last doubling gains
+    // +50 % against +100 % before it: the knee lies inside it, not "deeper", and diagnose
+    // cannot call saturation found or not found from one point beyond it.
+    let dir = scratch();
+    let v = sim_sweep(
+        dir.path(),
+        "servers=48,service=2ms,dist=fixed,clock=virtual",
+        "1,2,4,8,16,32,64",
+        "0s",
+        &[],
+    );
+    let k = &v["knee"];
+    let summary = k["summary"].as_str().unwrap();
+    let iops64 = point(&v, 64)["iops"].as_f64().unwrap();
+    let iops32 = point(&v, 32)["iops"].as_f64().unwrap();
+    // The model: k / S at 64, q / S at 32 (less the I/Os still in flight at the end).
+    assert!((iops64 / iops32 - 1.5).abs() < 0.01, "{iops32} → {iops64}");
+    assert_eq!(k["confidence"], "undecided", "{summary}");
+    assert_eq!(
+        k["range"],
+        serde_json::json!({"above": 32, "up_to": 64, "steps": 1}),
+        "{summary}"
+    );
+    let kinds: Vec<&str> = k["flags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"knee_in_last_doubling"), "{kinds:?}");
+    assert!(!kinds.contains(&"still_rising"), "{kinds:?}");
+    assert!(
+        summary.contains("knee above qd 32, at most 64"),
+        "{summary}"
+    );
+    assert!(!summary.contains("lies deeper"), "{summary}");
+    // Little's law beside the knee: IOPS at 64 × the 2 ms unloaded latency of qd 1.
+    let c = &k["concurrency"];
+    assert_eq!(c["qd"], 64);
+    assert_eq!(c["unloaded_qd"], 1);
+    assert_eq!(c["unloaded_latency_ns"].as_f64(), Some(2e6));
+    let n = c["in_service"].as_f64().unwrap();
+    assert_eq!(n, iops64 * 2e-3);
+    assert!((47.5..=48.0).contains(&n), "{n}");
+    assert!(summary.contains("I/Os in service at qd 64"), "{summary}");
+    let sat = saturation_of(dir.path());
+    assert_eq!(sat["status"], "undecided", "{sat:#}");
+
+    // 512 servers over the same depths: every doubling gains +100 % and latency stays at
+    // 2 ms, so the top still rises and saturation is not found in the sweep.
+    let dir = scratch();
+    let v = sim_sweep(
+        dir.path(),
+        "servers=512,service=2ms,dist=fixed,clock=virtual",
+        "1,2,4,8,16,32,64",
+        "0s",
+        &[],
+    );
+    let k = &v["knee"];
+    assert_eq!(k["range"]["up_to"], Value::Null, "{}", k["summary"]);
+    assert!(k["flags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["kind"] == "still_rising"));
+    assert_eq!(
+        k["concurrency"]["in_service"].as_f64().unwrap(),
+        point(&v, 64)["iops"].as_f64().unwrap() * 2e-3
+    );
+    assert!(k["summary"]
+        .as_str()
+        .unwrap()
+        .contains("every I/O in service"));
+    let sat = saturation_of(dir.path());
+    assert_eq!(sat["status"], "not_found", "{sat:#}");
+}

@@ -476,6 +476,8 @@ pub fn run<R: PointRunner>(plan: &SweepPlan, runner: &mut R, timestamp: String) 
     };
     let (points, mut complete) = pts.measure(slots)?;
     let mut doc = document(plan, timestamp, points);
+    // The knee reads each run's place in the session (the drift), so the sequence first.
+    doc.sequence = pts.sequence.clone();
     sweep::analyse(&mut doc, plan.production_qd);
     if plan.refine && complete {
         complete = refine(&mut pts, &mut doc)?;
@@ -567,6 +569,7 @@ fn refine<R: PointRunner>(pts: &mut Points<'_, R>, doc: &mut Sweep) -> Result<bo
     doc.points.extend(points);
     doc.options.refined_qd.sort_unstable();
     sweep::sort_points(doc);
+    doc.sequence = pts.sequence.clone();
     sweep::analyse(doc, plan.production_qd);
     Ok(true)
 }

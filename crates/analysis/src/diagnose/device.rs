@@ -880,13 +880,17 @@ pub fn periods_differ(s: &Series) -> Finding {
         .expect("≥2");
     let ratio = slow.latency_ns / fast.latency_ns;
     let mut diffs = Vec::new();
-    let differs = period_differences(slow, fast);
+    let mut differs = period_differences(slow, fast);
+    // Throughput is speed, not shape: with the same sizes, mix and queue a closed loop's
+    // throughput falls exactly as its latency rises (Little's law), so it is never named as
+    // what latency follows nor as what changed.
+    differs[3].1 = false;
     for (_, d, text) in &differs {
         if *d {
             diffs.push(text.clone());
         }
     }
-    let follows = latency_follows(&differs, &diffs, &feats);
+    let follows = latency_follows(&differs[..3], &diffs, &feats);
     let mut f = period_evidence(s, periods.len(), slow, fast, &at);
     if ratio < PERIOD_LATENCY_RATIO {
         f.claim = format!(
@@ -1049,7 +1053,17 @@ fn slower_period(
     let ratio = slow.latency_ns / fast.latency_ns;
     f.status = Status::Found;
     let what = if diffs.is_empty() {
-        "the workload's shape is the same, so the device itself got slower (other load on it, background work)".to_string()
+        format!(
+            "the workload's shape is the same (write share {:.0} % vs {:.0} %, I/O size {} vs {}, queue {:.1} vs {:.1}), so the device or the host got slower (other load on it, background work), not the workload; throughput {:.1} vs {:.1} MiB/s only follows (Little's law: at the same queue, throughput falls as latency rises)",
+            slow.write_pct,
+            fast.write_pct,
+            fmt_bytes(slow.io_bytes),
+            fmt_bytes(fast.io_bytes),
+            slow.queue,
+            fast.queue,
+            slow.bytes_per_sec / 1048576.0,
+            fast.bytes_per_sec / 1048576.0
+        )
     } else {
         diffs.join(", ")
     };
@@ -1080,6 +1094,9 @@ fn slower_period(
         };
     } else {
         f.confidence = Confidence::Medium;
+    }
+    if diffs.is_empty() {
+        return f.next("look at what else used the device or the host in the slow period (other volumes, neighbours, background work); replaying the periods apart would replay one workload twice");
     }
     f.next("replay each period on its own (oio characterize --split, oio run -w) to see which difference the device reacts to")
 }

@@ -129,7 +129,11 @@ fn write_summary(
         )?;
     }
     if c.periods.len() > 1 {
-        writeln!(out, "\nthe workload changes shape: {} periods (characterize one with --period N, or all with --split)", c.periods.len())?;
+        if oio_analysis::characterize::periods_change_shape(&c.periods) {
+            writeln!(out, "\nthe workload changes shape: {} periods (characterize one with --period N, or all with --split)", c.periods.len())?;
+        } else {
+            writeln!(out, "\nthe workload keeps its shape (read share, I/O sizes and queue alike): {} periods differ only in speed, the device's or the host's, not the workload's", c.periods.len())?;
+        }
         for (k, p) in c.periods.iter().enumerate() {
             writeln!(
                 out,
