@@ -564,6 +564,17 @@ fn every_tpcc_run_option_is_taken_by_the_fleet() {
     }
 }
 
+/// `oio fleet sweep` takes every option of `oio sweep` (one flag group for the sweep's rules,
+/// `crate::sweep_args`), so a fleet sweep is the same experiment with its runs elsewhere.
+#[test]
+fn every_sweep_option_is_taken_by_the_fleet_sweep() {
+    let single = long_options(&["sweep"]);
+    assert!(single.len() > 30, "{single:?}");
+    let fleet = long_options(&["fleet", "sweep"]);
+    let missing: Vec<_> = single.difference(&fleet).collect();
+    assert!(missing.is_empty(), "fleet sweep lacks {missing:?}");
+}
+
 /// Human-readable text reaches the terminal one way, through `output::terminal` (which
 /// escapes any control a name from outside would carry): no command opens anstream's stdout or
 /// stderr, or prints with the print macros, by itself. Machine output (JSON, exported files,

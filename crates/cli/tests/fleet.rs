@@ -2157,3 +2157,92 @@ fn a_host_ladder_over_ssh_prints_its_efficiency_table() {
     }
     no_agents_left(&lab);
 }
+
+/// `oio fleet sweep` takes the sweep's rules as `oio sweep` does (one flag group): the
+/// order, a latency target, refinement between the grid's depths, where production sits, and
+/// further workload flags with `--with`, each recorded in the sweep and applied on the hosts.
+#[test]
+fn sweep_takes_every_rule_of_oio_sweep() {
+    let dir = crate::common::scratch();
+    let c = Command::new(env!("CARGO_BIN_EXE_oio"))
+        .env("NO_COLOR", "1")
+        .current_dir(dir.path())
+        .args(["fleet", "sweep", "--hosts", "a,b", "--launcher"])
+        .arg(format!(
+            "env OIO_HOST={{host}} '{}' agent --stdio",
+            env!("CARGO_BIN_EXE_oio")
+        ))
+        .args([
+            "--engine",
+            "null",
+            "--sim",
+            "servers=2,service=1ms,clock=virtual",
+        ])
+        .args([
+            "--rw", "randread", "--bs", "4k", "--time", "2s", "--ramp", "0",
+        ])
+        .args([
+            "--size",
+            "1M",
+            "--sweep-qd",
+            "1,4",
+            "--order",
+            "interleaved",
+        ])
+        .args([
+            "--latency-target",
+            "p99=1500us",
+            "--production-qd",
+            "3",
+            "--refine",
+        ])
+        .args([
+            "--with",
+            "--random-pct 50",
+            "--seed",
+            "5",
+            "--json",
+            "./t.dat",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_bounded(c, Duration::from_secs(120));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let o = &v["options"];
+    assert_eq!(o["order"], "interleaved", "{o}");
+    assert_eq!(o["latency_target"]["stat"], "p99", "{o}");
+    assert_eq!(o["latency_target"]["ns"], 1_500_000.0, "{o}");
+    // Refinement measured the geometric midpoint of 1 and 4 on the fleet.
+    assert_eq!(o["refined_qd"], serde_json::json!([2]), "{o}");
+    let qds: Vec<u64> = v["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["qd"].as_u64().unwrap())
+        .collect();
+    assert_eq!(qds, [1, 2, 4]);
+    assert!(err.contains("qd 2 on 2 hosts"), "{err}");
+    assert_eq!(v["production"]["qd"], 3.0, "{v:#}");
+    // --with reached every host's workload.
+    let sweep_dir = dir.path().join("oio-results");
+    let run_dir = std::fs::read_dir(&sweep_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_dir())
+        .unwrap();
+    for host in ["a", "b"] {
+        let r: Value = serde_json::from_slice(
+            &std::fs::read(run_dir.join("qd1").join(format!("{host}.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            r["workload"]["stream"][0]["random_pct"], 50,
+            "{host}: {r:#}"
+        );
+    }
+}

@@ -7,11 +7,9 @@
 //! depths the rules named. The sweep itself is `oio_lab::sweep`; every point's runs are
 //! ordinary run results, listed in the sweep document's `points[].sources`.
 
-use crate::args::{
-    parse_with, settings, ExecArgs, KneeArgs, RepeatArgs, RoundOrderArg, TargetArgs, WorkloadArgs,
-};
+use crate::args::{settings, ExecArgs, TargetArgs, WorkloadArgs};
 use crate::experiment::{execute_labelled, present};
-use oio_analysis::knee::LatencyTarget;
+use crate::sweep_args::{Grid, SweepRules};
 use oio_core::SizeMix;
 use oio_engine::EngineKind;
 use oio_lab::sweep::SweepPlan;
@@ -92,45 +90,9 @@ pub struct Args {
     #[command(flatten)]
     pub exec: ExecArgs,
 
-    /// Runs per point.
+    /// Repeats, order, steady state, knee rules, refinement (as `oio fleet sweep`).
     #[command(flatten)]
-    pub repeat: RepeatArgs,
-
-    /// Order of the points within each round of repeats: counterbalanced (every other round
-    /// reversed), interleaved (always the same), or shuffled (reproducible with --seed).
-    #[arg(long, value_enum, default_value_t = RoundOrderArg::Counterbalanced, value_name = "ORDER")]
-    pub order: RoundOrderArg,
-
-    /// Steady state: rerun (counting the run as warm-up) while IOPS drift over a run exceeds PCT.
-    #[arg(long, value_name = "PCT")]
-    pub steady: Option<f64>,
-
-    /// Most runs per repeat while waiting for steady state.
-    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
-    pub steady_max_runs: u32,
-
-    /// The X %-of-peak rule.
-    #[command(flatten)]
-    pub knee: KneeArgs,
-
-    /// Also report the deepest depth meeting a latency target: STAT=DURATION with STAT
-    /// mean, p50, p90 or p99, e.g. p99=2ms (fio's latency_target idea).
-    #[arg(long, value_name = "STAT=DURATION")]
-    pub latency_target: Option<LatencyTarget>,
-
-    /// After the grid, measure the geometric midpoints between grid depths around the depths
-    /// the rules named, then report again.
-    #[arg(long)]
-    pub refine: bool,
-
-    /// Production outstanding I/O (e.g. from `oio characterize`): where it lies against the knee.
-    #[arg(long, value_name = "N")]
-    pub production_qd: Option<f64>,
-
-    /// Further workload flags for every point in one string, e.g. '--random-pct 50' (the same
-    /// flags can be given directly; those win).
-    #[arg(long = "with", value_name = "ARGS")]
-    pub with: Option<String>,
+    pub rules: SweepRules,
 
     /// Directory for the results (each point's runs and the sweep document).
     #[arg(long, value_name = "DIR", default_value = "oio-results")]
@@ -151,11 +113,7 @@ pub struct Args {
 fn plan(args: &Args) -> anyhow::Result<SweepPlan> {
     let mut flags = args.flags.clone();
     let mut exec = args.exec.clone();
-    if let Some(w) = &args.with {
-        let line = parse_with(w)?;
-        flags = flags.or(line.workload);
-        exec.seed = exec.seed.or(line.seed);
-    }
+    args.rules.apply_with(&mut flags, &mut exec)?;
     let mut s = settings(&args.target, &exec);
     // A simulated device needs the null engine, which the sweep then implies.
     if s.sim.is_some() && s.engine == EngineKind::Auto {
@@ -171,27 +129,13 @@ fn plan(args: &Args) -> anyhow::Result<SweepPlan> {
     }
     let source = WorkloadSource::from_word(&args.workload).resolve()?;
     let overrides = flags.overrides(&Default::default());
-    let mut qd = args.qd.clone();
-    qd.sort_unstable();
-    qd.dedup();
-    let plan = SweepPlan {
-        base: s.config(&source, &overrides)?,
-        source,
-        overrides,
-        qd,
-        bs: args.bs.clone(),
-        read_pct: args.read_pct.clone(),
-        repeat: args.repeat.repeat,
-        order: args.order.into(),
-        steady_pct: args.steady,
-        steady_max_runs: args.steady_max_runs,
-        knee_fraction: args.knee.knee_pct / 100.0,
-        latency_target: args.latency_target,
-        refine: args.refine,
-        production_qd: args.production_qd,
+    let base = s.config(&source, &overrides)?;
+    let grid = Grid {
+        qd: &args.qd,
+        bs: &args.bs,
+        read_pct: &args.read_pct,
     };
-    plan.check()?;
-    Ok(plan)
+    args.rules.plan(base, source, overrides, grid)
 }
 
 /// Runs `oio sweep`.

@@ -4,15 +4,15 @@
 //! the runs happen on the fleet.
 
 use super::FleetArgs;
-use crate::args::{KneeArgs, RepeatArgs};
 use crate::output::style;
 use crate::results::{check_destination, result_file_name, write_json_atomic};
+use crate::sweep_args::{Grid, SweepRules};
 use oio_analysis::sweep::Measured;
 use oio_core::document::StopReason;
 use oio_core::result::Interval;
 use oio_fleet::controller;
 use oio_lab::sweep::{PointRunner, SweepPlan};
-use oio_lab::{LabError, Order, RunConfig, Step};
+use oio_lab::{LabError, RunConfig, Step};
 
 use oio_lab::error::Result;
 use std::collections::BTreeMap;
@@ -36,12 +36,9 @@ pub struct SweepArgs {
         default_value = "1,2,4,8,16,32,64"
     )]
     pub sweep_qd: Vec<u32>,
-    /// Runs per depth.
+    /// Repeats, order, steady state, knee rules, refinement (as `oio sweep`).
     #[command(flatten)]
-    pub repeat: RepeatArgs,
-    /// The X %-of-peak rule.
-    #[command(flatten)]
-    pub knee: KneeArgs,
+    pub rules: SweepRules,
 }
 
 /// Runs `oio fleet sweep`.
@@ -92,32 +89,22 @@ pub fn run(s: SweepArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The sweep these arguments describe: `oio sweep`'s, over the given depths (ascending).
+/// The sweep these arguments describe: `oio sweep`'s rules over the given depths, the runs on
+/// the fleet.
 fn plan(s: &SweepArgs) -> anyhow::Result<SweepPlan> {
     let run = &s.fleet.run;
+    let mut workload = run.workload.clone();
+    let mut exec = run.exec.clone();
+    s.rules.apply_with(&mut workload, &mut exec)?;
     let source = run.source.source();
-    let overrides = run.workload.overrides(&run.shape);
-    let mut qd = s.sweep_qd.clone();
-    qd.sort_unstable();
-    qd.dedup();
-    let plan = SweepPlan {
-        base: crate::args::settings(&run.target, &run.exec).config(&source, &overrides)?,
-        source,
-        overrides,
-        qd,
-        bs: Vec::new(),
-        read_pct: Vec::new(),
-        repeat: s.repeat.repeat,
-        order: Order::default(),
-        steady_pct: None,
-        steady_max_runs: 1,
-        knee_fraction: s.knee.knee_pct / 100.0,
-        latency_target: None,
-        refine: false,
-        production_qd: None,
+    let overrides = workload.overrides(&run.shape);
+    let base = crate::args::settings(&run.target, &exec).config(&source, &overrides)?;
+    let grid = Grid {
+        qd: &s.sweep_qd,
+        bs: &[],
+        read_pct: &[],
     };
-    plan.check()?;
-    Ok(plan)
+    s.rules.plan(base, source, overrides, grid)
 }
 
 /// The hosts of the fleet, each point one fleet run on all of them, started together.
