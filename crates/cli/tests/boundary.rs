@@ -435,3 +435,57 @@ fn a_trace_beyond_the_memory_budget_is_refused_while_it_is_read() {
     );
     assert!(err.contains("ulimit -v"), "{err}");
 }
+
+/// A blkparse trace larger than the memory oio may take is refused as it is read, naming the
+/// line and the limit, whether its I/Os are issued (`Q`, `D`, `C` each) or only queued (a
+/// filtered trace of `Q` events, which once grew a map the budget did not count and aborted
+/// under `ulimit -v`).
+#[test]
+fn a_blkparse_trace_beyond_the_memory_budget_is_refused_while_it_is_read() {
+    use std::io::Write;
+    let d = scratch();
+    // Each queued entry costs less than an issued I/O: more of them.
+    for (name, actions, n) in [
+        ("issued.blk", &["Q", "D", "C"][..], 300_000u64),
+        ("queued.blk", &["Q"][..], 900_000),
+    ] {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(d.path().join(name)).unwrap());
+        let mut seq = 0;
+        for i in 0..n {
+            let sector = (i * 16) % (1 << 30);
+            for (k, a) in actions.iter().enumerate() {
+                seq += 1;
+                let t = i as f64 * 0.0002 + k as f64 * 0.00005;
+                writeln!(
+                    f,
+                    "  8,0    0 {seq} {t:.9}  4162  {a}  RS {sector} + 16 [postgres]"
+                )
+                .unwrap();
+            }
+        }
+        drop(f);
+        let bin = assert_cmd::cargo::cargo_bin("oio");
+        // 280 MiB of address space: about 100 MiB left once the binary is loaded, so the
+        // budget (three quarters of it) holds fewer I/Os than the trace has.
+        let o = std::process::Command::new("sh")
+            .current_dir(d.path())
+            .arg("-c")
+            .arg(format!(
+                "ulimit -v 286720; exec '{}' characterize {name} -o out.json",
+                bin.display()
+            ))
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert!(
+            err.contains(&format!("{name}:"))
+                && err.contains("split the trace")
+                && err.contains("ulimit -v"),
+            "{name}: {err}"
+        );
+        assert!(
+            !d.path().join("out.json").exists(),
+            "{name}: nothing written"
+        );
+    }
+}

@@ -103,16 +103,23 @@ struct Trace {
 /// Most I/Os one trace may hold whatever the memory (as a replayable trace holds).
 const MAX_IOS: u64 = crate::blocktrace::MAX_TRACE_IOS as u64;
 
-/// What one kept I/O costs at most: its record, its process name, its entry among the
-/// pending ones (key, device name, index), and as much again for the slack of growing
-/// vectors and maps.
+/// What one kept I/O costs at most: its record three times (a vector that doubles holds its
+/// old and new buffers at once), its process name, and its entry among the pending ones (key,
+/// device name, index) twice for the slack of a growing map.
 fn io_cost(dev: &str, process: Option<&str>) -> u64 {
-    let record = std::mem::size_of::<IoRecord>() + process.map_or(0, str::len);
+    let record = 3 * std::mem::size_of::<IoRecord>() + process.map_or(0, str::len);
     let pending = std::mem::size_of::<(String, u64)>()
         + dev.len()
         + 2 * std::mem::size_of::<usize>()
         + std::mem::size_of::<Vec<usize>>();
-    2 * (record + pending) as u64
+    (record + 2 * pending) as u64
+}
+
+/// What one queued, not yet issued I/O costs while it waits for its `D`: its key, device
+/// name and process name, twice for the slack of a growing map. A trace of `Q` events alone
+/// (a filtered blkparse output) keeps only these, so they count too.
+fn queued_cost(dev: &str, process: &str) -> u64 {
+    2 * (std::mem::size_of::<((String, u64), String)>() + dev.len() + process.len()) as u64
 }
 
 impl Trace {
@@ -165,7 +172,10 @@ impl Trace {
         match action {
             "Q" => {
                 if let (Some((sector, _)), Some(p)) = (sector_and_size(tail), bracket(tail)) {
-                    self.queued_by.insert((dev, sector), p);
+                    let cost = queued_cost(&dev, &p);
+                    if self.queued_by.insert((dev, sector), p).is_none() {
+                        self.keep(file, n, cost)?;
+                    }
                 }
             }
             "D" => self.issued(file, n, dev, t, rwbs, tail)?,
@@ -206,10 +216,13 @@ impl Trace {
         }
         // A preflush or FUA marker without data is a flush, not a 0-byte write.
         let dir = if nsect == 0 { IoDir::Flush } else { dir };
-        let process = self
-            .queued_by
-            .remove(&(dev.clone(), sector))
-            .or_else(|| bracket(tail));
+        let process = match self.queued_by.remove(&(dev.clone(), sector)) {
+            Some(p) => {
+                self.kept = self.kept.saturating_sub(queued_cost(&dev, &p));
+                Some(p)
+            }
+            None => bracket(tail),
+        };
         self.keep(file, n, io_cost(&dev, process.as_deref()))?;
         if !self.ios.contains_key(&dev) {
             self.order.push(dev.clone());
@@ -247,7 +260,8 @@ impl Trace {
                 file,
                 n,
                 format!(
-                    "the trace's {ios} I/Os so far need more than {} of memory, the most oio may take here ({}); split the trace",
+                    "the trace's {ios} I/Os so far ({} more queued and not yet issued) need more than {} of memory, the most oio may take here ({}); split the trace",
+                    self.queued_by.len(),
                     oio_core::units::format_size(l.bytes),
                     l.source
                 ),
