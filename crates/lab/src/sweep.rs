@@ -96,6 +96,38 @@ impl SweepPlan {
         Ok(out)
     }
 
+    /// The sweep's name, from what its points run: a pattern swept at `--bs 8k` is
+    /// `randread-8k`, not the base's `randread-4k`; several sizes name them all
+    /// (`randread-4k+64k`); a workload file keeps its own name.
+    pub fn name(&self) -> String {
+        let mut names: Vec<String> = Vec::new();
+        for bs in self.bs_axis() {
+            let name = self
+                .point_config(self.qd[0], bs.as_ref(), None)
+                .map(|c| c.plan.workload.name)
+                .unwrap_or_else(|_| self.base.plan.workload.name.clone());
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        match names.as_slice() {
+            [one] => one.clone(),
+            [first, rest @ ..] => {
+                // The common stem once: randread-4k, randread-64k → randread-4k+64k.
+                let stem = first.rsplit_once('-').map_or("", |(s, _)| s);
+                let tails: Vec<&str> = rest
+                    .iter()
+                    .map(|n| match n.strip_prefix(stem).and_then(|t| t.strip_prefix('-')) {
+                        Some(t) if !stem.is_empty() => t,
+                        _ => n.as_str(),
+                    })
+                    .collect();
+                format!("{first}+{}", tails.join("+"))
+            }
+            [] => self.base.plan.workload.name.clone(),
+        }
+    }
+
     fn bs_axis(&self) -> Vec<Option<SizeMix>> {
         if self.bs.is_empty() {
             vec![None]
@@ -199,7 +231,7 @@ impl<T> Slot<T> {
             rp,
             config: plan.point_config(qd, bs, rp)?,
             label: point_label(qd, bs, rp),
-            name: format!("{}-qd{qd}", plan.base.plan.workload.name),
+            name: format!("{}-qd{qd}", plan.point_config(qd, bs, rp)?.plan.workload.name),
             runs: Vec::new(),
             sources: Vec::new(),
             drifts: Vec::new(),
@@ -516,7 +548,7 @@ fn document(plan: &SweepPlan, timestamp: String, points: Vec<SweepPoint>) -> Swe
             plan: Some(Plan::Sweep(plan.clone()).to_value()),
             ..oio_core::Envelope::new(sweep::SCHEMA, sweep::SCHEMA_VERSION)
         },
-        workload: plan.base.plan.workload.name.clone(),
+        workload: plan.name(),
         targets: plan.base.plan.target_paths(),
         engine: String::new(),
         simulated: plan.base.plan.sim.as_ref().map(|s| s.device().to_string()),

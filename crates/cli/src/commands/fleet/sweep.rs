@@ -53,7 +53,7 @@ pub fn run(s: SweepArgs) -> anyhow::Result<ExitCode> {
     let mut fleet = OnTheFleet {
         a,
         dir: a.out.join(
-            result_file_name("fleet-sweep", &stamp, &plan.base.plan.workload.name)
+            result_file_name("fleet-sweep", &stamp, &plan.name())
                 .trim_end_matches(".json"),
         ),
         cancel: oio_core::Cancel::from_flag(crate::interrupt::stop_flag()),
