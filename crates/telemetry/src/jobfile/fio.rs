@@ -107,6 +107,22 @@ pub fn parse(text: &str, file: &str, default_name: &str) -> Result<Imported, Tel
                 }
             }
         }
+        if let Some(rw) = &b.rw {
+            let read_pct = match rw.as_str() {
+                "read" | "randread" => 100.0,
+                "write" | "randwrite" => 0.0,
+                _ => b.rwmixread.unwrap_or(50.0),
+            };
+            match b.rate_shape(read_pct).1 {
+                Some(Said::Note(m)) => {
+                    notes.push(format!("{file}:{}: [{}] {m}", job.line, job.name))
+                }
+                Some(Said::Warn(m)) => {
+                    warnings.push(format!("{file}:{}: [{}] {m}", job.line, job.name))
+                }
+                None => {}
+            }
+        }
         match b.stream(&job.name) {
             Ok(s) => streams.push(uniquely_named(s, &streams)),
             Err(Skip(why)) => warnings.push(format!(
@@ -289,7 +305,8 @@ struct JobBuilder {
     distribution: Option<Distribution>,
     compress: Option<f64>,
     dedupe: Option<f64>,
-    rate_iops: Option<f64>,
+    /// fio's rate per job for reads and writes.
+    rate_iops: Option<[Option<f64>; 2]>,
     poisson: bool,
     fdatasync: Option<u32>,
     fsync: Option<u32>,
@@ -396,19 +413,23 @@ impl JobBuilder {
             "buffer_compress_percentage" => self.compress = Some(pct(v)?),
             "dedupe_percentage" => self.dedupe = Some(pct(v)?),
             "rate_iops" => {
+                // fio's read,write[,trim]: one value limits each direction to it.
                 let parts: Vec<&str> = v.split(',').map(str::trim).collect();
-                let mut total = 0.0;
-                for p in parts.iter().filter(|p| !p.is_empty()) {
-                    total += p
-                        .parse::<f64>()
-                        .ok()
-                        .filter(|x| x.is_finite() && *x > 0.0)
-                        .ok_or("expected I/Os per second")?;
+                let mut dirs = [None, None];
+                for (i, p) in parts.iter().take(2).enumerate() {
+                    if !p.is_empty() {
+                        dirs[i] = Some(
+                            p.parse::<f64>()
+                                .ok()
+                                .filter(|x| x.is_finite() && *x > 0.0)
+                                .ok_or("expected I/Os per second")?,
+                        );
+                    }
                 }
-                self.rate_iops = Some(total);
-                if parts.iter().filter(|p| !p.is_empty()).count() > 1 {
-                    return warn("per-direction rates: oio offers their sum to the whole stream");
+                if parts.len() == 1 {
+                    dirs[1] = dirs[0];
                 }
+                self.rate_iops = Some(dirs);
             }
             "rate_process" => match v {
                 "poisson" => self.poisson = true,
@@ -546,6 +567,7 @@ impl JobBuilder {
                 )))
             }
         };
+        let (rate_iops, read_pct) = self.rate_shape(read_pct).0;
         let (read_mix, write_mix) = self.mixes().map_err(Skip)?;
         let (bs, read_bs, write_bs) = match (read_pct > 0.0, read_pct < 100.0) {
             (true, true) if read_mix == write_mix => (Some(read_mix), None, None),
@@ -581,7 +603,7 @@ impl JobBuilder {
             stripe: None,
             compress_pct: self.compress.map(Percent),
             dedupe_pct: self.dedupe.map(Percent),
-            rate: self.rate_iops.map(|per_job| Rate {
+            rate: rate_iops.map(|per_job| Rate {
                 iops: per_job * workers as f64,
                 arrival: if self.poisson {
                     Arrival::Poisson
@@ -604,6 +626,42 @@ impl JobBuilder {
             // fio mixes no trims into read/write jobs.
             trim_pct: None,
         })
+    }
+
+    /// The stream's offered rate per job and read share from fio's per-direction rates and
+    /// the job's `read_pct`, and what to say about it. fio limits each direction to its own
+    /// rate, so with both limited they also set the mix.
+    fn rate_shape(&self, read_pct: f64) -> ((Option<f64>, f64), Option<Said>) {
+        let Some([r, w]) = self.rate_iops else {
+            return ((None, read_pct), None);
+        };
+        let unlimited = |dir: &str| {
+            Some(Said::Warn(format!(
+                "fio leaves the {dir} unlimited: oio offers the limited direction's rate to the whole stream (open loop), not honoured for the {dir}"
+            )))
+        };
+        match (read_pct > 0.0, read_pct < 100.0, r, w) {
+            (true, false, Some(r), _) => ((Some(r), read_pct), None),
+            (false, true, _, Some(w)) => ((Some(w), read_pct), None),
+            (true, true, Some(r), Some(w)) => {
+                let share = (r / (r + w) * 1000.0).round() / 10.0;
+                let said = if (share - read_pct).abs() > 1.0 {
+                    Some(Said::Warn(format!(
+                        "fio limits reads to {r}/s and writes to {w}/s per job: {} I/Os per second with {share} % reads, not the rwmixread of {read_pct} %",
+                        r + w
+                    )))
+                } else {
+                    Some(Said::Note(format!(
+                        "reads {r}/s + writes {w}/s per job: oio offers {} I/Os per second, {share} % reads",
+                        r + w
+                    )))
+                };
+                ((Some(r + w), share), said)
+            }
+            (_, _, Some(r), None) => ((Some(r), read_pct), unlimited("writes")),
+            (_, _, None, Some(w)) => ((Some(w), read_pct), unlimited("reads")),
+            _ => ((None, read_pct), unlimited("I/Os of this job")),
+        }
     }
 
     /// Read and write size mixes from bssplit, else bs, else fio's default 4k.
