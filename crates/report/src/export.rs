@@ -582,6 +582,10 @@ fn fio_global(
     let _ = writeln!(out, "[global]");
     let _ = writeln!(out, "filename={filename}");
     let _ = writeln!(out, "size={}", format_size(o.size_bytes));
+    if w.streams.iter().any(|s| !s.region.is_whole()) {
+        // A job's own size= is its region; without filesize fio would make the file that small.
+        let _ = writeln!(out, "filesize={}", format_size(o.size_bytes));
+    }
     let _ = writeln!(out, "ioengine={engine}");
     let _ = writeln!(out, "direct={}", u8::from(o.direct));
     let _ = writeln!(out, "time_based=1");
@@ -642,6 +646,7 @@ fn fio_stream(
         );
     }
     let mut worst_rounding: f64 = 0.0;
+    let mut mixed_bytes = false;
     for (i, part) in parts.iter().enumerate() {
         let name = if i == 0 {
             job.to_string()
@@ -664,20 +669,46 @@ fn fio_stream(
                 let _ = writeln!(out, "iodepth={depth}");
                 let ((r, wr), err) = fio_rates(s, iops, workers)?;
                 worst_rounding = worst_rounding.max(err);
+                let poisson = s.rate.as_ref().map(|r| r.arrival)
+                    == Some(oio_core::workload::Arrival::Poisson);
+                // fio paces even arrivals of mixed sizes by bytes, counting each I/O as the
+                // smallest size (1,200 I/Os/s of 4k and 16k ran as 469/s): such a rate is
+                // bytes per second (I/Os x mean size), which comes to the I/Os on average.
+                // Its Poisson process counts I/Os, so rate_iops stays right there.
+                let mixed = [s.read_mix(), s.write_mix()]
+                    .iter()
+                    .flatten()
+                    .any(|m| m.fractions().len() > 1);
+                let (r, wr, key) = if mixed && !poisson {
+                    let p = s.read_pct.0 / 100.0;
+                    let exact = |share: f64, m: Option<&SizeMix>| {
+                        (iops * share / workers as f64 * m.map_or(0.0, SizeMix::mean)).round()
+                            as u64
+                    };
+                    (
+                        exact(p, s.read_mix()),
+                        exact(1.0 - p, s.write_mix()),
+                        "rate",
+                    )
+                } else {
+                    (r, wr, "rate_iops")
+                };
                 // Per direction: fio applies one number to reads and writes each.
                 match (r, wr) {
                     (r, 0) => {
-                        let _ = writeln!(out, "rate_iops={r}");
+                        let _ = writeln!(out, "{key}={r}");
                     }
                     (0, wr) => {
-                        let _ = writeln!(out, "rate_iops=,{wr}");
+                        let _ = writeln!(out, "{key}=,{wr}");
                     }
                     (r, wr) => {
-                        let _ = writeln!(out, "rate_iops={r},{wr}");
+                        let _ = writeln!(out, "{key}={r},{wr}");
                     }
                 }
-                if s.rate.as_ref().map(|r| r.arrival) == Some(oio_core::workload::Arrival::Poisson)
-                {
+                if key == "rate" {
+                    mixed_bytes = true;
+                }
+                if poisson {
                     let _ = writeln!(out, "rate_process=poisson");
                 }
             }
@@ -693,7 +724,7 @@ fn fio_stream(
         let cap = s.slots();
         Fidelity::add(
             &mut fid.exact,
-            format!("{who}rate (rate_iops per direction from the read share)"),
+            format!("{who}rate (per direction from the read share)"),
         );
         if r.arrival == oio_core::workload::Arrival::Poisson {
             Fidelity::add(&mut fid.exact, format!("{who}arrival poisson"));
@@ -711,7 +742,13 @@ fn fio_stream(
                 ),
             );
         }
-        if worst_rounding > 1e-9 {
+        if mixed_bytes {
+            Fidelity::add(
+                &mut fid.approximate,
+                format!("{who}rate of mixed sizes as bytes per second per direction (the I/O rate on average)"),
+            );
+        }
+        if worst_rounding > 1e-9 && !mixed_bytes {
             Fidelity::add(
                 &mut fid.approximate,
                 format!(
@@ -763,10 +800,12 @@ fn fio_job_shape(out: &mut String, fid: &mut Fidelity, who: &str, s: &Stream) ->
     }
     let read = s.read_mix().filter(|_| rp > 0).map(fio_split);
     let write = s.write_mix().filter(|_| rp < 100).map(fio_split);
+    // One direction: its mix alone, which fio applies to every direction (an empty read
+    // part would leave reads at fio's 4k, and fio 3.33 ends a zipf write job at once then).
     let bssplit = match (read, write) {
+        (Some(r), Some(w)) if r == w => r,
         (Some(r), Some(w)) => format!("{r},{w}"),
-        (Some(r), None) => r,
-        (None, Some(w)) => format!(",{w}"),
+        (Some(one), None) | (None, Some(one)) => one,
         (None, None) => unreachable!("check() guarantees a size mix"),
     };
     let _ = writeln!(out, "bssplit={bssplit}");
@@ -1572,7 +1611,7 @@ rate = { iops = 5000, arrival = "poisson" }
         let fid = fidelity_of(&f, "; ");
         let fid = fid.as_str();
         assert!(
-            fid.contains("exact: read_pct, sizes (bssplit), random_pct, rate (rate_iops per direction from the read share), arrival poisson;"),
+            fid.contains("exact: read_pct, sizes (bssplit), random_pct, rate (per direction from the read share), arrival poisson;"),
             "{fid}"
         );
         assert!(fid.contains("approximately: outstanding cap 1024"), "{fid}");
@@ -1583,6 +1622,21 @@ rate = { iops = 5000, arrival = "poisson" }
         let f = to_fio(&w2, &ExportOptions::default()).unwrap();
         assert!(
             f.contains("rate_iops=1750,750\n") && f.contains("numjobs=2\n"),
+            "{f}"
+        );
+        // Mixed sizes at even spacing: bytes per second, since fio counts each I/O of a
+        // rate_iops as the smallest size (1,200/s of 4k and 16k ran as 469/s).
+        let mut w4 = w.clone();
+        w4.streams[0].read_bs = Some("4k:50,16k:50".parse().unwrap());
+        w4.streams[0].rate.as_mut().unwrap().arrival = oio_core::workload::Arrival::Constant;
+        let f = to_fio(&w4, &ExportOptions::default()).unwrap();
+        // 3,500 reads/s x 10,240 B and 1,500 writes/s x 8,192 B.
+        assert!(
+            f.contains("\nrate=35840000,12288000\n") && !f.contains("rate_iops"),
+            "{f}"
+        );
+        assert!(
+            fidelity_of(&f, "; ").contains("rate of mixed sizes as bytes per second"),
             "{f}"
         );
         // A rate fio would read as "no limit" is refused.

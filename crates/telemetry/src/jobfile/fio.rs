@@ -307,6 +307,8 @@ struct JobBuilder {
     dedupe: Option<f64>,
     /// fio's rate per job for reads and writes.
     rate_iops: Option<[Option<f64>; 2]>,
+    /// fio's rate per job in bytes per second for reads and writes.
+    rate_bytes: Option<[Option<f64>; 2]>,
     poisson: bool,
     fdatasync: Option<u32>,
     fsync: Option<u32>,
@@ -342,6 +344,11 @@ fn secs(v: &str) -> String {
 
 fn bool_opt(v: &str) -> bool {
     !matches!(v.trim(), "0" | "false")
+}
+
+/// A rate to 3 decimals: 12,288,000 B/s of a 10 KiB mean is 1200 I/Os/s, not 1199.9999.
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
 }
 
 /// fio's per-direction form `read,write[,trim]`: the values oio uses, with a warning when
@@ -430,6 +437,26 @@ impl JobBuilder {
                     dirs[1] = dirs[0];
                 }
                 self.rate_iops = Some(dirs);
+            }
+            "rate" => {
+                // Bytes per second per direction (fio's read,write; one value for each).
+                let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+                let mut dirs = [None, None];
+                for (i, p) in parts.iter().take(2).enumerate() {
+                    if !p.is_empty() {
+                        dirs[i] = Some(
+                            parse_size(p)
+                                .ok()
+                                .filter(|x| *x > 0)
+                                .ok_or("expected bytes per second, such as 12m")?
+                                as f64,
+                        );
+                    }
+                }
+                if parts.len() == 1 {
+                    dirs[1] = dirs[0];
+                }
+                self.rate_bytes = Some(dirs);
             }
             "rate_process" => match v {
                 "poisson" => self.poisson = true,
@@ -632,9 +659,15 @@ impl JobBuilder {
     /// the job's `read_pct`, and what to say about it. fio limits each direction to its own
     /// rate, so with both limited they also set the mix.
     fn rate_shape(&self, read_pct: f64) -> ((Option<f64>, f64), Option<Said>) {
-        let Some([r, w]) = self.rate_iops else {
+        // A byte rate is I/Os at the direction's mean size (fio paces mixed sizes by bytes).
+        let from_bytes = self.rate_bytes.and_then(|[r, w]| {
+            let (rm, wm) = self.mixes().ok()?;
+            Some([r.map(|b| b / rm.mean()), w.map(|b| b / wm.mean())])
+        });
+        let Some([r, w]) = self.rate_iops.or(from_bytes) else {
             return ((None, read_pct), None);
         };
+        let (r, w) = (r.map(round3), w.map(round3));
         let unlimited = |dir: &str| {
             Some(Said::Warn(format!(
                 "fio leaves the {dir} unlimited: oio offers the limited direction's rate to the whole stream (open loop), not honoured for the {dir}"
@@ -822,6 +855,38 @@ thinktime_spin=50
             .unwrap_err()
             .to_string();
         assert!(e.contains("job [t] left out: rw=randtrim"), "{e}");
+    }
+
+    #[test]
+    fn issue_42_per_direction_rates_set_the_rate_and_the_mix() {
+        let rate = |opts: &str| {
+            let i = parse(
+                &format!("[a]\nrw=randrw\nrwmixread=70\n{opts}"),
+                "r.fio",
+                "r",
+            )
+            .unwrap();
+            let s = &i.workload.streams[0];
+            let said = [i.notes, i.warnings].concat().join(" | ");
+            (s.rate.as_ref().unwrap().iops, s.read_pct.0, said)
+        };
+        // fio limits each direction: R + W I/Os per second, R/(R+W) reads.
+        let (iops, read, said) = rate("rate_iops=3500,1500\n");
+        assert_eq!((iops, read), (5000.0, 70.0), "{said}");
+        assert!(
+            said.contains("oio offers 5000 I/Os per second, 70 % reads"),
+            "{said}"
+        );
+        // One value limits each direction to it: twice the rate, half reads, said loudly.
+        let (iops, read, said) = rate("rate_iops=5000\n");
+        assert_eq!((iops, read), (10000.0, 50.0));
+        assert!(said.contains("not the rwmixread of 70 %"), "{said}");
+        // Bytes per second of mixed sizes: I/Os at each direction's mean size.
+        let (iops, read, _) = rate("bssplit=4k/50:16k/50,8k/100\nrate=35840000,12288000\n");
+        assert_eq!((iops, read), (5000.0, 70.0));
+        // Only reads limited: the writes' open loop is not honoured, and said.
+        let (_, _, said) = rate("rate_iops=3500,\n");
+        assert!(said.contains("fio leaves the writes unlimited"), "{said}");
     }
 
     #[test]
