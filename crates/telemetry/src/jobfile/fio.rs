@@ -664,10 +664,32 @@ impl JobBuilder {
             let (rm, wm) = self.mixes().ok()?;
             Some([r.map(|b| b / rm.mean()), w.map(|b| b / wm.mean())])
         });
-        let Some([r, w]) = self.rate_iops.or(from_bytes) else {
+        // fio turns an evenly spaced rate_iops into bytes at the smallest size, so mixed
+        // sizes run fewer I/Os: R x smallest / mean (its Poisson process counts I/Os).
+        let paced = self.rate_iops.filter(|_| !self.poisson).and_then(|[r, w]| {
+            let (rm, wm) = self.mixes().ok()?;
+            let eff = |x: Option<f64>, m: &SizeMix| {
+                let least = m
+                    .fractions()
+                    .iter()
+                    .map(|f| f.0 as f64)
+                    .fold(f64::INFINITY, f64::min);
+                x.map(|x| x * least / m.mean())
+            };
+            let out = [eff(r, &rm), eff(w, &wm)];
+            (out != [r, w]).then_some(out)
+        });
+        let Some([r, w]) = paced.or(self.rate_iops).or(from_bytes) else {
             return ((None, read_pct), None);
         };
         let (r, w) = (r.map(round3), w.map(round3));
+        let paced_note = paced.map(|_| {
+            format!(
+                "fio paces an even rate_iops of mixed sizes as bytes at the smallest size: it runs {} reads/s and {} writes/s per job, which oio offers",
+                r.unwrap_or(0.0),
+                w.unwrap_or(0.0)
+            )
+        });
         let unlimited = |dir: &str| {
             Some(Said::Warn(format!(
                 "fio leaves the {dir} unlimited: oio offers the limited direction's rate to the whole stream (open loop), not honoured for the {dir}"
@@ -678,7 +700,12 @@ impl JobBuilder {
             (false, true, _, Some(w)) => ((Some(w), read_pct), None),
             (true, true, Some(r), Some(w)) => {
                 let share = (r / (r + w) * 1000.0).round() / 10.0;
-                let said = if (share - read_pct).abs() > 1.0 {
+                let said = if let Some(n) = paced_note {
+                    Some(Said::Warn(format!(
+                        "{n} ({} I/Os per second, {share} % reads)",
+                        r + w
+                    )))
+                } else if (share - read_pct).abs() > 1.0 {
                     Some(Said::Warn(format!(
                         "fio limits reads to {r}/s and writes to {w}/s per job: {} I/Os per second with {share} % reads, not the rwmixread of {read_pct} %",
                         r + w
@@ -884,6 +911,13 @@ thinktime_spin=50
         // Bytes per second of mixed sizes: I/Os at each direction's mean size.
         let (iops, read, _) = rate("bssplit=4k/50:16k/50,8k/100\nrate=35840000,12288000\n");
         assert_eq!((iops, read), (5000.0, 70.0));
+        // An even rate_iops of mixed sizes: fio runs R x smallest / mean, and so does oio.
+        let (iops, read, said) = rate("bssplit=4k/50:16k/50,8k/100\nrate_iops=2800,1200\n");
+        assert_eq!((iops, read), (2320.0, 48.3), "{said}");
+        assert!(said.contains("1120 reads/s and 1200 writes/s"), "{said}");
+        let (iops, _, _) =
+            rate("bssplit=4k/50:16k/50,8k/100\nrate_iops=2800,1200\nrate_process=poisson\n");
+        assert_eq!(iops, 4000.0);
         // Only reads limited: the writes' open loop is not honoured, and said.
         let (_, _, said) = rate("rate_iops=3500,\n");
         assert!(said.contains("fio leaves the writes unlimited"), "{said}");
