@@ -418,7 +418,7 @@ struct FioPart {
 
 /// `ms` as a fio time: whole seconds as `Ns`, else `Nms`.
 fn fio_time(ms: u64) -> String {
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else {
         format!("{ms}ms")
