@@ -258,15 +258,16 @@ fn read_sections(text: &str, file: &str) -> Result<JobFile, TelemetryError> {
     Ok(out)
 }
 
-/// One comment of the header oio's export writes (the workload's name, its description, the
-/// fio command line that ends it); false once the header has ended.
+/// One comment of the header oio's export writes (the workload's name, its description, then
+/// the fidelity line or the fio command line that ends it); false once the header has ended.
 fn header_comment(c: &str, out: &mut JobFile) -> bool {
     if let Some(n) = c
         .strip_prefix("fio job file exported by oio from workload '")
         .and_then(|n| n.strip_suffix('\''))
     {
         out.name = Some(n.to_string());
-    } else if c.starts_with("run: fio ") {
+    } else if c.starts_with("run: fio ") || c.starts_with("fidelity: ") {
+        // The export's fidelity lines follow the description: they describe the file.
         return false;
     } else if out.name.is_some() {
         out.description.push(c.to_string());
@@ -571,9 +572,10 @@ fn run_setting(o: &Opt) -> Result<Option<Said>, String> {
         {
             note("a fio run setting with no effect on the workload")
         }
-        "stonewall" | "wait_for" | "new_group" | "startdelay" => {
-            warn("oio runs every stream at the same time")
-        }
+        "filesize" if o.global => note(&format!("the size of the target: run with --size {v}")),
+        // A reporting group only: the jobs still run together, as oio's streams do.
+        "new_group" => note("a fio reporting group; oio runs every stream at the same time too"),
+        "stonewall" | "wait_for" | "startdelay" => warn("oio runs every stream at the same time"),
         _ => warn("not honoured by oio"),
     }
 }
