@@ -1032,7 +1032,7 @@ pub fn to_diskspd(w: &Workload, o: &ExportOptions) -> Result<String, ExportError
         "REM diskspd command exported by oio from workload '{}'",
         shown(&w.name)
     );
-    for line in description_lines(&w.description, shown) {
+    for line in description_lines(&w.description, rem_text) {
         let _ = writeln!(out, "REM {line}");
     }
     for line in wrap(&fid.line("diskspd"), 100) {
@@ -1266,6 +1266,12 @@ fn diskspd_stream(
         diskspd_size(bs),
         100 - rp,
     ))
+}
+
+/// `text` for a `REM` line of a batch file: as [`shown`], but a percent sign as `%%`, which
+/// cmd shows as `%` (a single one it would expand).
+fn rem_text(text: &str) -> String {
+    shown(text).replace("\\u{25}", "%%")
 }
 
 /// diskspd sizes: bytes, or K/M/G suffixes when exact.
@@ -1736,8 +1742,11 @@ read_pct = 0
 bs = "64k"
 outstanding = 4
 "#;
-        let w = Workload::from_toml(t, "t").unwrap();
+        let mut w = Workload::from_toml(t, "t").unwrap();
+        w.description = "69.9 % reads".into();
         let d = to_diskspd(&w, &ExportOptions::default()).unwrap();
+        // cmd shows %% as % in a REM line (a single one it would expand).
+        assert!(d.contains("\nREM 69.9 %% reads\n"), "{d}");
         let cmds: Vec<&str> = d.lines().filter(|l| !l.starts_with("REM")).collect();
         assert_eq!(cmds.len(), 3, "{d}");
         assert!(
