@@ -137,12 +137,15 @@ fn fio_reads_one_job_per_stream_and_only_the_intended_file() {
         "rwmixread",
         "bssplit",
         "iodepth",
+        // Each stream one reporting group, so fio's output has one record per stream.
+        "group_reporting",
+        "new_group",
     ];
     for a in &args[1..] {
+        // `--key=value`, or `--new_group` alone.
         let key = a
             .strip_prefix("--")
-            .and_then(|a| a.split_once('='))
-            .map(|(k, _)| k);
+            .map(|a| a.split_once('=').map_or(a, |(k, _)| k));
         assert!(
             key.is_some_and(|k| allowed.contains(&k)),
             "fio sees {a:?}: {cmd}"
@@ -175,13 +178,24 @@ fn diskspd_and_vdbench_carry_names_only_in_inert_comments() {
                 "{line:?}"
             );
         } else {
-            assert!(line.starts_with("diskspd.exe "), "{line:?}");
-            assert!(line.ends_with(" -D \"D:\\oio test.dat\""), "{line:?}");
-            assert_eq!(line.matches('"').count(), 2, "{line:?}");
+            // The target made once (its output to nul), then every stream together: all but
+            // the last started in the background, each into its own numbered output file.
+            let (cmd, quotes) = match line.strip_prefix("start \"\" /b ") {
+                Some(rest) => (rest, 4),
+                None => (line, 2),
+            };
+            assert!(cmd.starts_with("diskspd.exe "), "{line:?}");
+            let tail = if commands == 0 {
+                " \"D:\\oio test.dat\" > nul".to_string()
+            } else {
+                format!(" -D \"D:\\oio test.dat\" > oio-stream-{commands}.txt")
+            };
+            assert!(cmd.ends_with(&tail), "{line:?}");
+            assert_eq!(line.matches('"').count(), quotes, "{line:?}");
             commands += 1;
         }
     }
-    assert_eq!(commands, NAMES.len() + 1);
+    assert_eq!(commands, NAMES.len() + 2);
 
     let (ok, v, err) = export(d.path(), "vdbench", "/dev/oio-test");
     assert!(ok, "{err}");

@@ -22,6 +22,8 @@ mod hostnoise;
 mod safety;
 // `oio export` with hostile names: nothing injected into fio, diskspd or vdbench output.
 mod hostile_export;
+// Issue 42: exports to fio run the same workload (fio run, imported, compared), and back.
+mod roundtrip;
 // Issue 37's targets: one descriptor per device (a flipped symlink), loop backing files,
 // nothing created in /dev, a killed fill's leftover, a verify journal on a tiny filesystem.
 mod targets;

@@ -117,6 +117,26 @@ fn shown(text: &str) -> String {
     out
 }
 
+/// `text` for one line of a fio comment: printable text as it is (`%`, `>`, quotes,
+/// non-ASCII: fio skips a comment line whole); only what could end or split the line (control
+/// characters, Unicode line and paragraph separators) becomes `\u{hex}`. Long text is cut
+/// with a note.
+fn plain(text: &str) -> String {
+    let mut out = String::new();
+    for (n, c) in text.chars().enumerate() {
+        if n == MAX_SHOWN {
+            let _ = write!(out, "... ({} more characters)", text.chars().count() - n);
+            break;
+        }
+        if c.is_control() || c == '\u{2028}' || c == '\u{2029}' {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Names built from `names` with only `keep` characters (others become `_`), at most `max`
 /// long, none empty, none starting (ignoring case) with a `reserved` prefix (those get `s_`
 /// before them), all different (ignoring case).
@@ -289,14 +309,15 @@ fn vdbench_lun(t: &str) -> Result<String, ExportError> {
     Ok(t.to_string())
 }
 
-/// The description as comment lines (at most 8, each under 100 characters plus escapes).
-fn description_lines(text: &str) -> Vec<String> {
+/// The description as comment lines (at most 8, each under 100 characters plus escapes),
+/// each made safe by `show`.
+fn description_lines(text: &str, show: fn(&str) -> String) -> Vec<String> {
     let mut lines = wrap(text, 80);
     if lines.len() > 8 {
         lines.truncate(8);
         lines.push("(description cut)".into());
     }
-    lines.iter().map(|l| shown(l)).collect()
+    lines.iter().map(|l| show(l)).collect()
 }
 
 fn fio_split(mix: &SizeMix) -> String {
@@ -329,7 +350,190 @@ fn int_read_pct(s: &Stream) -> u32 {
     }
 }
 
-/// A fio job file: one job per stream, all running together.
+/// What an export carries of a workload, in the words `oio import` uses: options that map
+/// exactly, those that map approximately (and how), and those not honoured by the tool.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Fidelity {
+    /// Options the tool runs as oio does.
+    pub exact: Vec<String>,
+    /// Options the tool runs nearly so, each with how.
+    pub approximate: Vec<String>,
+    /// Options the tool has no way to run.
+    pub not_honoured: Vec<String>,
+}
+
+impl Fidelity {
+    fn add(list: &mut Vec<String>, what: String) {
+        if !list.contains(&what) {
+            list.push(what);
+        }
+    }
+
+    /// One line of text (no comment marker): `fidelity: exact: ...; approximately: ...; not
+    /// honoured by TOOL: ...`.
+    pub fn line(&self, tool: &str) -> String {
+        let list = |v: &[String]| {
+            if v.is_empty() {
+                "none".to_string()
+            } else {
+                v.join(", ")
+            }
+        };
+        format!(
+            "fidelity: exact: {}; approximately: {}; not honoured by {tool}: {}",
+            list(&self.exact),
+            list(&self.approximate),
+            list(&self.not_honoured)
+        )
+    }
+}
+
+/// A stream's name in a fidelity entry when the workload has several.
+fn who(w: &Workload, s: &Stream) -> String {
+    if w.streams.len() > 1 {
+        format!("{}: ", plain(&s.name))
+    } else {
+        String::new()
+    }
+}
+
+/// The longest fio jobs one stream may become (timed parts of a changing rate).
+const MAX_PARTS: usize = 64;
+
+/// Time of I/O that an open-loop job's depth is sized to carry at its offered rate (Little's
+/// law: depth = rate × latency): a device slower than this per I/O makes fio fall behind
+/// where oio, up to its cap, would not.
+const DEPTH_LATENCY_S: f64 = 0.1;
+
+/// One fio job of a stream: all of the run, or a timed part of a rate that changes.
+#[derive(Clone, Debug, PartialEq)]
+struct FioPart {
+    /// Start after the run's start, ms.
+    start_ms: u64,
+    /// Length, ms; `None` for the whole run.
+    len_ms: Option<u64>,
+    /// Offered I/Os per second of the whole stream in this part (`None`: closed loop).
+    iops: Option<f64>,
+}
+
+/// `ms` as a fio time: whole seconds as `Ns`, else `Nms`.
+fn fio_time(ms: u64) -> String {
+    if ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{ms}ms")
+    }
+}
+
+/// The jobs a stream becomes. A constant rate is one job. A schedule or bursts become a job
+/// at the period's lowest rate for the whole run, plus one job per stretch above it with
+/// `startdelay` and `runtime` (fio's rate is fixed per job), repeated over the run.
+fn fio_parts(s: &Stream, o: &ExportOptions) -> Result<Vec<FioPart>, ExportError> {
+    let Some(r) = &s.rate else {
+        return Ok(vec![FioPart {
+            start_ms: 0,
+            len_ms: None,
+            iops: None,
+        }]);
+    };
+    let segments: Vec<(u64, f64)> = if !r.schedule.is_empty() {
+        r.schedule
+            .iter()
+            .map(|g| (g.duration.0.as_millis() as u64, g.iops))
+            .collect()
+    } else if let (Some(b), Some(on), Some(off)) = (r.burst_iops, r.burst_on, r.burst_off) {
+        vec![
+            (on.0.as_millis() as u64, b),
+            (off.0.as_millis() as u64, r.iops),
+        ]
+    } else {
+        return Ok(vec![FioPart {
+            start_ms: 0,
+            len_ms: None,
+            iops: Some(r.iops),
+        }]);
+    };
+    let name = plain(&s.name);
+    if o.ramp_s > 0 {
+        return Err(refuse(
+            "fio",
+            format!("stream '{name}' changes its rate in time, which fio runs as timed jobs; fio's ramp_time would start again in each of them: export with --ramp 0s"),
+        ));
+    }
+    if segments.iter().any(|(ms, _)| *ms == 0) {
+        return Err(refuse(
+            "fio",
+            format!("stream '{name}' has a rate segment or burst shorter than 1 ms; fio times jobs in whole milliseconds"),
+        ));
+    }
+    let horizon = o.runtime_s * 1000;
+    let period: u64 = segments.iter().map(|x| x.0).sum();
+    let floor = segments.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
+    let mut parts = Vec::new();
+    if floor > 0.0 {
+        parts.push(FioPart {
+            start_ms: 0,
+            len_ms: None,
+            iops: Some(floor),
+        });
+    }
+    let mut base = 0;
+    'periods: while base < horizon {
+        let mut at = base;
+        for &(len, iops) in &segments {
+            if at >= horizon {
+                break 'periods;
+            }
+            if iops > floor {
+                parts.push(FioPart {
+                    start_ms: at,
+                    len_ms: Some(len.min(horizon - at)),
+                    iops: Some(iops - floor),
+                });
+                if parts.len() > MAX_PARTS {
+                    return Err(refuse(
+                        "fio",
+                        format!("stream '{name}' changes its rate more often than fio can follow in {} of run time: it would take more than {MAX_PARTS} timed jobs; export a shorter --time", format_duration(std::time::Duration::from_secs(o.runtime_s))),
+                    ));
+                }
+            }
+            at += len;
+        }
+        base += period;
+    }
+    Ok(parts)
+}
+
+/// fio's whole I/Os per second per job and direction for `iops` of the stream over `workers`
+/// jobs: (reads, writes), and the largest relative rounding error.
+fn fio_rates(s: &Stream, iops: f64, workers: u32) -> Result<((u64, u64), f64), ExportError> {
+    let p = s.read_pct.0 / 100.0;
+    let mut out = [0u64; 2];
+    let mut err: f64 = 0.0;
+    for (i, share) in [p, 1.0 - p].into_iter().enumerate() {
+        if share <= 0.0 {
+            continue;
+        }
+        let exact = iops * share / workers as f64;
+        let whole = exact.round();
+        if whole < 1.0 {
+            return Err(refuse(
+                "fio",
+                format!(
+                    "stream '{}' offers {exact:.3} {} per second per job; fio's rate_iops counts whole I/Os and reads 0 as no limit",
+                    plain(&s.name),
+                    if i == 0 { "reads" } else { "writes" }
+                ),
+            ));
+        }
+        out[i] = whole as u64;
+        err = err.max((whole - exact).abs() / exact);
+    }
+    Ok(((out[0], out[1]), err))
+}
+
+/// A fio job file: one job per stream (and per timed part of a stream whose rate changes),
+/// all running together; each stream reports as one fio group.
 pub fn to_fio(w: &Workload, o: &ExportOptions) -> Result<String, ExportError> {
     w.check().map_err(|e| ExportError {
         tool: "fio",
@@ -339,34 +543,55 @@ pub fn to_fio(w: &Workload, o: &ExportOptions) -> Result<String, ExportError> {
     let engine = fio_engine(&o.fio_ioengine)?;
     let names: Vec<&str> = w.streams.iter().map(|s| s.name.as_str()).collect();
     // fio takes every section whose name starts with "global" as a global section.
-    let jobs = safe_names(&names, fio_name_char, 48, &["global"]);
-    let mut out = String::new();
-    fio_global(&mut out, w, o, &filename, engine);
-    for (s, job) in w.streams.iter().zip(&jobs) {
-        let workers = fio_job_shape(&mut out, s, job);
-        fio_job_sync(&mut out, s);
-        fio_job_pace_and_data(&mut out, s, workers);
+    let jobs = safe_names(&names, fio_name_char, 40, &["global"]);
+    let mut fid = Fidelity::default();
+    let mut body = String::new();
+    for (k, (s, job)) in w.streams.iter().zip(&jobs).enumerate() {
+        fio_stream(&mut body, &mut fid, w, s, job, k, o)?;
     }
+    let mut out = String::new();
+    fio_global(&mut out, w, o, &filename, engine, &fid);
+    out.push_str(&body);
     Ok(out)
 }
 
 /// The job file's head and `[global]` section: target, size, engine, timing.
-fn fio_global(out: &mut String, w: &Workload, o: &ExportOptions, filename: &str, engine: &str) {
+fn fio_global(
+    out: &mut String,
+    w: &Workload,
+    o: &ExportOptions,
+    filename: &str,
+    engine: &str,
+    fid: &Fidelity,
+) {
     let _ = writeln!(
         out,
         "; fio job file exported by oio from workload '{}'",
-        shown(&w.name)
+        plain(&w.name)
     );
-    for line in description_lines(&w.description) {
+    for line in description_lines(&w.description, plain) {
         let _ = writeln!(out, "; {line}");
     }
+    for line in wrap(&fid.line("fio"), 100) {
+        let _ = writeln!(out, "; {line}");
+    }
+    // fio lays a missing file out inside the jobs' time, and jobs of different regions then
+    // ran short (one of two workers 1.3 s of 3 s); oio fills its file before it measures.
     let _ = writeln!(
         out,
-        "; run: fio THIS_FILE --output-format=json+ --output=result.json"
+        "; run: fio --create_only=1 THIS_FILE (lays the file out first, as oio fills its own before measuring), then"
+    );
+    let _ = writeln!(
+        out,
+        ";      fio THIS_FILE --output-format=json+ --output=result.json"
     );
     let _ = writeln!(out, "[global]");
     let _ = writeln!(out, "filename={filename}");
     let _ = writeln!(out, "size={}", format_size(o.size_bytes));
+    if w.streams.iter().any(|s| !s.region.is_whole()) {
+        // A job's own size= is its region; without filesize fio would make the file that small.
+        let _ = writeln!(out, "filesize={}", format_size(o.size_bytes));
+    }
     let _ = writeln!(out, "ioengine={engine}");
     let _ = writeln!(out, "direct={}", u8::from(o.direct));
     let _ = writeln!(out, "time_based=1");
@@ -380,25 +605,182 @@ fn fio_global(out: &mut String, w: &Workload, o: &ExportOptions, filename: &str,
     );
     let _ = writeln!(out, "norandommap=1");
     let _ = writeln!(out, "randrepeat=0");
+    let _ = writeln!(
+        out,
+        "; each stream is one reporting group (new_group), so fio's output has one record per stream"
+    );
+    let _ = writeln!(out, "group_reporting=1");
 }
 
-/// A stream's job section up to its depth: name, direction, sizes, randomness, depth, workers,
-/// alignment and region. Returns the job's workers.
-fn fio_job_shape(out: &mut String, s: &Stream, job: &str) -> u32 {
-    let rp = int_read_pct(s);
-    let random = s.random_pct.0;
+/// One stream's jobs.
+fn fio_stream(
+    out: &mut String,
+    fid: &mut Fidelity,
+    w: &Workload,
+    s: &Stream,
+    job: &str,
+    k: usize,
+    o: &ExportOptions,
+) -> Result<(), ExportError> {
+    let who = who(w, s);
+    let parts = fio_parts(s, o)?;
+    let mut shape = String::new();
+    let workers = fio_job_shape(&mut shape, fid, &who, s);
+    fio_job_sync(&mut shape, fid, &who, s);
+    fio_job_data(&mut shape, fid, &who, s);
     let _ = writeln!(out);
     if job != s.name {
-        let _ = writeln!(out, "; stream '{}'", shown(&s.name));
+        let _ = writeln!(out, "; stream '{}'", plain(&s.name));
     }
     if let Some(role) = &s.target {
         let _ = writeln!(
             out,
             "; stream role '{}': this file runs every stream on the one filename above",
-            shown(role)
+            plain(role)
+        );
+        Fidelity::add(
+            &mut fid.approximate,
+            format!("{who}target role (every stream on the one file)"),
         );
     }
-    let _ = writeln!(out, "[{job}]");
+    if parts.len() > 1 {
+        let _ = writeln!(
+            out,
+            "; stream '{}' changes its rate in time: {} timed jobs of fixed rates, reported as one group",
+            plain(&s.name),
+            parts.len()
+        );
+    }
+    let mut worst_rounding: f64 = 0.0;
+    let mut mixed_bytes = false;
+    for (i, part) in parts.iter().enumerate() {
+        let name = if i == 0 {
+            job.to_string()
+        } else {
+            format!("{job}.part{i}")
+        };
+        let _ = writeln!(out, "[{name}]");
+        if i == 0 && k > 0 {
+            let _ = writeln!(out, "new_group");
+        }
+        out.push_str(&shape);
+        let cap = s.slots().div_ceil(workers).max(1);
+        match part.iops {
+            None => {
+                let _ = writeln!(out, "iodepth={cap}");
+            }
+            Some(iops) => {
+                let per_job = iops / workers as f64;
+                let depth = ((per_job * DEPTH_LATENCY_S).ceil() as u32).clamp(1, cap);
+                let _ = writeln!(out, "iodepth={depth}");
+                let ((r, wr), err) = fio_rates(s, iops, workers)?;
+                worst_rounding = worst_rounding.max(err);
+                let poisson = s.rate.as_ref().map(|r| r.arrival)
+                    == Some(oio_core::workload::Arrival::Poisson);
+                // fio paces even arrivals of mixed sizes by bytes, counting each I/O as the
+                // smallest size (1,200 I/Os/s of 4k and 16k ran as 469/s): such a rate is
+                // bytes per second (I/Os x mean size), which comes to the I/Os on average.
+                // Its Poisson process counts I/Os, so rate_iops stays right there.
+                let mixed = [s.read_mix(), s.write_mix()]
+                    .iter()
+                    .flatten()
+                    .any(|m| m.fractions().len() > 1);
+                let (r, wr, key) = if mixed && !poisson {
+                    let p = s.read_pct.0 / 100.0;
+                    let exact = |share: f64, m: Option<&SizeMix>| {
+                        (iops * share / workers as f64 * m.map_or(0.0, SizeMix::mean)).round()
+                            as u64
+                    };
+                    (
+                        exact(p, s.read_mix()),
+                        exact(1.0 - p, s.write_mix()),
+                        "rate",
+                    )
+                } else {
+                    (r, wr, "rate_iops")
+                };
+                // Per direction: fio applies one number to reads and writes each.
+                match (r, wr) {
+                    (r, 0) => {
+                        let _ = writeln!(out, "{key}={r}");
+                    }
+                    (0, wr) => {
+                        let _ = writeln!(out, "{key}=,{wr}");
+                    }
+                    (r, wr) => {
+                        let _ = writeln!(out, "{key}={r},{wr}");
+                    }
+                }
+                if key == "rate" {
+                    mixed_bytes = true;
+                }
+                if poisson {
+                    let _ = writeln!(out, "rate_process=poisson");
+                }
+            }
+        }
+        if let Some(len) = part.len_ms {
+            if part.start_ms > 0 {
+                let _ = writeln!(out, "startdelay={}", fio_time(part.start_ms));
+            }
+            let _ = writeln!(out, "runtime={}", fio_time(len));
+        }
+    }
+    if let Some(r) = &s.rate {
+        let cap = s.slots();
+        Fidelity::add(
+            &mut fid.exact,
+            format!("{who}rate (per direction from the read share)"),
+        );
+        if r.arrival == oio_core::workload::Arrival::Poisson {
+            Fidelity::add(&mut fid.exact, format!("{who}arrival poisson"));
+        }
+        if parts.len() > 1 {
+            Fidelity::add(
+                &mut fid.exact,
+                format!(
+                    "{who}{} (timed jobs)",
+                    if r.schedule.is_empty() {
+                        "bursts"
+                    } else {
+                        "rate schedule"
+                    }
+                ),
+            );
+        }
+        if mixed_bytes {
+            Fidelity::add(
+                &mut fid.approximate,
+                format!("{who}rate of mixed sizes as bytes per second per direction (the I/O rate on average)"),
+            );
+        }
+        if worst_rounding > 1e-9 && !mixed_bytes {
+            Fidelity::add(
+                &mut fid.approximate,
+                format!(
+                    "{who}rate to whole I/Os per second per job and direction (off by up to {:.2} %)",
+                    worst_rounding * 100.0
+                ),
+            );
+        }
+        Fidelity::add(
+            &mut fid.approximate,
+            format!(
+                "{who}outstanding cap {cap} (iodepth carries the rate at up to {} ms per I/O)",
+                DEPTH_LATENCY_S * 1000.0
+            ),
+        );
+    } else {
+        Fidelity::add(&mut fid.exact, format!("{who}outstanding (iodepth)"));
+    }
+    Ok(())
+}
+
+/// A stream's shape: direction, sizes, randomness, workers, alignment, region and
+/// distribution. Returns the job's workers.
+fn fio_job_shape(out: &mut String, fid: &mut Fidelity, who: &str, s: &Stream) -> u32 {
+    let rp = int_read_pct(s);
+    let random = s.random_pct.0;
     let rw = match (rp, random > 0.0) {
         (100, true) => "randread",
         (100, false) => "read",
@@ -411,45 +793,77 @@ fn fio_job_shape(out: &mut String, s: &Stream, job: &str) -> u32 {
     if rp != 0 && rp != 100 {
         let _ = writeln!(out, "rwmixread={rp}");
     }
+    if s.rate.is_none() && rp as f64 != s.read_pct.0 {
+        Fidelity::add(
+            &mut fid.approximate,
+            format!(
+                "{who}read_pct {} (rwmixread={rp}, whole percent)",
+                s.read_pct.0
+            ),
+        );
+    } else {
+        Fidelity::add(&mut fid.exact, format!("{who}read_pct"));
+    }
     let read = s.read_mix().filter(|_| rp > 0).map(fio_split);
     let write = s.write_mix().filter(|_| rp < 100).map(fio_split);
+    // One direction: its mix alone, which fio applies to every direction (an empty read
+    // part would leave reads at fio's 4k, and fio 3.33 ends a zipf write job at once then).
     let bssplit = match (read, write) {
+        (Some(r), Some(w)) if r == w => r,
         (Some(r), Some(w)) => format!("{r},{w}"),
-        (Some(r), None) => r,
-        (None, Some(w)) => format!(",{w}"),
+        (Some(one), None) | (None, Some(one)) => one,
         (None, None) => unreachable!("check() guarantees a size mix"),
     };
     let _ = writeln!(out, "bssplit={bssplit}");
+    let whole_shares = [s.read_mix(), s.write_mix()].iter().flatten().all(|m| {
+        let f = m.fractions();
+        let pcts = integer_shares(&f.iter().map(|x| x.1).collect::<Vec<_>>(), 100);
+        f.iter()
+            .zip(pcts)
+            .all(|((_, x), p)| (x * 100.0 - p as f64).abs() < 1e-9)
+    });
+    if whole_shares {
+        Fidelity::add(&mut fid.exact, format!("{who}sizes (bssplit)"));
+    } else {
+        Fidelity::add(
+            &mut fid.approximate,
+            format!("{who}sizes (bssplit shares in whole percent)"),
+        );
+    }
     if random > 0.0 && random < 100.0 {
         let _ = writeln!(out, "percentage_random={}", random.round() as u32);
     }
+    Fidelity::add(&mut fid.exact, format!("{who}random_pct"));
     let workers = s.workers.max(1);
-    let depth = s.outstanding.unwrap_or(1).div_ceil(workers).max(1);
-    let _ = writeln!(out, "iodepth={depth}");
     if workers > 1 {
         let _ = writeln!(out, "numjobs={workers}");
-        let _ = writeln!(out, "group_reporting=1");
+        Fidelity::add(&mut fid.exact, format!("{who}workers (numjobs)"));
     }
     if let Some(a) = s.align {
         let _ = writeln!(out, "blockalign={}", format_size(a.0));
+        Fidelity::add(&mut fid.exact, format!("{who}align"));
     }
     if !s.region.is_whole() {
         let _ = writeln!(out, "offset={}", fio_extent(s.region.offset));
         let _ = writeln!(out, "size={}", fio_extent(s.region.length));
+        Fidelity::add(&mut fid.exact, format!("{who}region (offset, size)"));
     }
     if let Some(d) = s.distribution.as_ref().filter(|_| random > 0.0) {
         let _ = writeln!(out, "random_distribution={d}");
+        Fidelity::add(&mut fid.exact, format!("{who}distribution"));
     }
     workers
 }
 
 /// A stream's syncs (fio's count-based ones; what fio cannot do said in a comment).
-fn fio_job_sync(out: &mut String, s: &Stream) {
+fn fio_job_sync(out: &mut String, fid: &mut Fidelity, who: &str, s: &Stream) {
     if let Some(n) = s.fdatasync {
         let _ = writeln!(out, "fdatasync={n}");
+        Fidelity::add(&mut fid.exact, format!("{who}fdatasync"));
     }
     if let Some(n) = s.fsync {
         let _ = writeln!(out, "fsync={n}");
+        Fidelity::add(&mut fid.exact, format!("{who}fsync"));
     }
     if let Some(p) = s.trim_pct.filter(|p| p.0 > 0.0) {
         let _ = writeln!(
@@ -457,6 +871,7 @@ fn fio_job_sync(out: &mut String, s: &Stream) {
             "; fio cannot mix trims into a read/write job: oio's trim_pct = {} is not in this job",
             p.0
         );
+        Fidelity::add(&mut fid.not_honoured, format!("{who}trim_pct"));
     }
     if let Some(t) = s.sync_interval {
         let _ = writeln!(
@@ -464,13 +879,16 @@ fn fio_job_sync(out: &mut String, s: &Stream) {
             "; fio cannot sync by time: oio's sync_interval = \"{}\" is not in this job",
             format_duration(t.0)
         );
+        Fidelity::add(&mut fid.not_honoured, format!("{who}sync_interval"));
     }
     match s.sync_writes {
         Some(SyncWrites::ODsync) => {
             let _ = writeln!(out, "sync=dsync");
+            Fidelity::add(&mut fid.exact, format!("{who}sync_writes"));
         }
         Some(SyncWrites::OSync) => {
             let _ = writeln!(out, "sync=sync");
+            Fidelity::add(&mut fid.exact, format!("{who}sync_writes"));
         }
         Some(SyncWrites::RwfDsync) => {
             let _ = writeln!(
@@ -478,13 +896,17 @@ fn fio_job_sync(out: &mut String, s: &Stream) {
                 "; oio flags each write RWF_DSYNC; fio's nearest is O_DSYNC at open (same durability per write)"
             );
             let _ = writeln!(out, "sync=dsync");
+            Fidelity::add(
+                &mut fid.approximate,
+                format!("{who}sync_writes rwf_dsync (O_DSYNC at open)"),
+            );
         }
         None => {}
     }
 }
 
-/// A stream's think time, data content and offered rate (`workers` share the rate).
-fn fio_job_pace_and_data(out: &mut String, s: &Stream, workers: u32) {
+/// A stream's think time and data content.
+fn fio_job_data(out: &mut String, fid: &mut Fidelity, who: &str, s: &Stream) {
     if let Some(t) = s.think_time {
         // fio reads a bare number as microseconds; whole ones keep it exact.
         let _ = writeln!(out, "thinktime={}", t.0.as_micros().max(1));
@@ -494,6 +916,12 @@ fn fio_job_pace_and_data(out: &mut String, s: &Stream, workers: u32) {
                 "; oio's think_time was {} (fio counts whole microseconds)",
                 format_duration(t.0)
             );
+            Fidelity::add(
+                &mut fid.approximate,
+                format!("{who}think_time (whole microseconds)"),
+            );
+        } else {
+            Fidelity::add(&mut fid.exact, format!("{who}think_time"));
         }
         if let Some(n) = s.think_blocks {
             let _ = writeln!(out, "thinktime_blocks={n}");
@@ -502,32 +930,28 @@ fn fio_job_pace_and_data(out: &mut String, s: &Stream, workers: u32) {
     match &s.pattern {
         Some(DataContent::Zero) => {
             let _ = writeln!(out, "zero_buffers=1");
+            Fidelity::add(&mut fid.exact, format!("{who}pattern"));
         }
         Some(DataContent::Fixed(b)) => {
             let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
             let _ = writeln!(out, "buffer_pattern=0x{hex}");
+            Fidelity::add(&mut fid.exact, format!("{who}pattern"));
         }
         Some(DataContent::Random) | None => {}
     }
     if let Some(p) = s.compress_pct.filter(|p| p.0 > 0.0) {
         let _ = writeln!(out, "buffer_compress_percentage={}", p.0.round() as u32);
+        Fidelity::add(
+            &mut fid.approximate,
+            format!("{who}compress_pct (fio's own data)"),
+        );
     }
     if let Some(p) = s.dedupe_pct.filter(|p| p.0 > 0.0) {
         let _ = writeln!(out, "dedupe_percentage={}", p.0.round() as u32);
-    }
-    if let Some(r) = &s.rate {
-        if !r.schedule.is_empty() || r.burst_iops.is_some() {
-            let _ = writeln!(
-                out,
-                "; fio has no rate schedule or bursts: this job offers the base rate throughout"
-            );
-        }
-        // fio's rate_iops is per job; the stream's rate is shared by its workers.
-        let per_job = r.iops / workers as f64;
-        let _ = writeln!(out, "rate_iops={}", per_job.round().max(1.0) as u64);
-        if r.arrival == oio_core::workload::Arrival::Poisson {
-            let _ = writeln!(out, "rate_process=poisson");
-        }
+        Fidelity::add(
+            &mut fid.approximate,
+            format!("{who}dedupe_pct (fio's own data)"),
+        );
     }
 }
 
@@ -566,125 +990,288 @@ fn unexpressed(s: &Stream, handled: &[&str]) -> Vec<String> {
     out.into_iter().map(|l| shown(&l)).collect()
 }
 
-/// A diskspd command line per stream (Windows `cmd` syntax).
+/// A diskspd command line per stream (Windows `cmd` syntax), all running together: every
+/// stream but the last starts in the background (`start /b`), the last in the foreground, so
+/// the file ends when they all have; each writes its own output file.
 pub fn to_diskspd(w: &Workload, o: &ExportOptions) -> Result<String, ExportError> {
     w.check().map_err(|e| ExportError {
         tool: "diskspd",
         why: e.to_string(),
     })?;
     let target = diskspd_target(&o.target)?;
+    let mut fid = Fidelity::default();
+    let mut body = String::new();
+    let many = w.streams.len() > 1;
+    if many {
+        let _ = writeln!(
+            body,
+            "REM create the target once, so the streams below do not race to create it"
+        );
+        let _ = writeln!(
+            body,
+            "diskspd.exe -c{} -d1 -W0 -w0 -b4K -t1 -o1 {target} > nul",
+            diskspd_size(o.size_bytes)
+        );
+    }
+    for (k, s) in w.streams.iter().enumerate() {
+        let cmd = diskspd_stream(&mut body, &mut fid, w, s, o)?;
+        if many {
+            let launch = if k + 1 < w.streams.len() {
+                "start \"\" /b "
+            } else {
+                ""
+            };
+            let _ = writeln!(body, "{launch}{cmd} {target} > oio-stream-{}.txt", k + 1);
+        } else {
+            let _ = writeln!(body, "{cmd} {target}");
+        }
+    }
     let mut out = String::new();
     let _ = writeln!(
         out,
         "REM diskspd command exported by oio from workload '{}'",
         shown(&w.name)
     );
-    for line in description_lines(&w.description) {
+    for line in description_lines(&w.description, rem_text) {
         let _ = writeln!(out, "REM {line}");
     }
-    for s in &w.streams {
-        let name = shown(&s.name);
-        if let Some(role) = &s.target {
-            let _ = writeln!(
-                out,
-                "REM stream '{name}' role '{}': every stream runs on the one target below",
-                shown(role)
-            );
-        }
-        let rp = int_read_pct(s);
-        // One -b for everything: the size with the largest share of all I/Os.
-        let mut all: Vec<(u64, f64)> = Vec::new();
-        let mut add = |m: Option<&SizeMix>, share: f64| {
-            for (b, f) in m.map(SizeMix::fractions).unwrap_or_default() {
-                match all.iter_mut().find(|x| x.0 == b) {
-                    Some(x) => x.1 += f * share,
-                    None => all.push((b, f * share)),
-                }
-            }
-        };
-        add(s.read_mix().filter(|_| rp > 0), rp as f64 / 100.0);
-        add(s.write_mix().filter(|_| rp < 100), 1.0 - rp as f64 / 100.0);
-        all.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let (bs, share) = all[0];
-        if all.len() > 1 {
-            let mix = all
-                .iter()
-                // `%%`: a batch file expands single percent signs, even in REM lines.
-                .map(|(b, f)| format!("{} {:.0}%%", format_size(*b), f * 100.0))
-                .collect::<Vec<_>>()
-                .join(", ");
-            let _ = writeln!(
-                out,
-                "REM stream '{name}': diskspd's command line takes one block size for reads and writes; the mix is {mix}. Using {} ({:.0} %% of I/Os). Use an XML profile with one target per size for the full mix.",
-                format_size(bs),
-                share * 100.0
-            );
-        }
-        let threads = s.workers.max(1);
-        let per_thread = s.outstanding.unwrap_or(1).div_ceil(threads).max(1);
-        let random = if s.random_pct.0 >= 50.0 { " -r" } else { "" };
-        if s.random_pct.0 > 0.0 && s.random_pct.0 < 100.0 {
-            let _ = writeln!(
-                out,
-                "REM stream '{name}': {} %% random is rounded to {}",
-                s.random_pct,
-                if random.is_empty() {
-                    "sequential"
-                } else {
-                    "random"
-                }
-            );
-        }
-        // -Sh is unbuffered and write-through already; buffered synchronous writes are -Sw.
-        let mut caching = if o.direct { " -Sh" } else { "" }.to_string();
-        if s.sync_writes.is_some() && !o.direct {
-            caching.push_str(" -Sw");
-        }
-        if s.pattern == Some(DataContent::Zero) {
-            caching.push_str(" -Z");
-        }
-        // Think time: -j milliseconds after every -i I/Os, per thread as oio's per worker.
-        let think_ms = s
-            .think_time
-            .map(|t| (t.0.as_secs_f64() * 1000.0).round() as u64)
-            .filter(|ms| *ms > 0);
-        if let Some(ms) = think_ms {
-            let _ = write!(caching, " -j{ms}");
-            if let Some(n) = s.think_blocks.filter(|n| *n > 1) {
-                let _ = write!(caching, " -i{n}");
-            }
-            if s.think_time
-                .is_some_and(|t| t.0.subsec_nanos() % 1_000_000 != 0)
-            {
-                let _ = writeln!(
-                    out,
-                    "REM stream '{name}': think time {} is rounded to {ms} ms (diskspd counts whole milliseconds)",
-                    s.think_time.map(|t| format_duration(t.0)).unwrap_or_default()
-                );
-            }
-        }
-        let handled: &[&str] = if think_ms.is_some() {
-            &["sync_writes", "zero", "think"]
-        } else {
-            &["sync_writes", "zero"]
-        };
-        for what in unexpressed(s, handled) {
-            let _ = writeln!(out, "REM stream '{name}': diskspd has no equivalent of {what}; this command leaves it out");
-        }
-        if w.streams.len() > 1 {
-            let _ = writeln!(out, "REM stream '{name}':");
-        }
+    for line in wrap(&fid.line("diskspd"), 100) {
+        let _ = writeln!(out, "REM {line}");
+    }
+    if many {
         let _ = writeln!(
             out,
-            "diskspd.exe -c{} -d{} -W{}{random} -b{} -w{} -t{threads} -o{per_thread}{caching} -L -D {target}",
-            diskspd_size(o.size_bytes),
-            o.runtime_s,
-            o.ramp_s,
-            diskspd_size(bs),
-            100 - rp,
+            "REM the streams run together; stream N writes its results to oio-stream-N.txt"
         );
     }
+    out.push_str(&body);
     Ok(out)
+}
+
+/// One stream's diskspd command up to the target (its comments written to `out`).
+fn diskspd_stream(
+    out: &mut String,
+    fid: &mut Fidelity,
+    w: &Workload,
+    s: &Stream,
+    o: &ExportOptions,
+) -> Result<String, ExportError> {
+    let name = shown(&s.name);
+    let who = if w.streams.len() > 1 {
+        format!("{name}: ")
+    } else {
+        String::new()
+    };
+    if let Some(role) = &s.target {
+        let _ = writeln!(
+            out,
+            "REM stream '{name}' role '{}': every stream runs on the one target below",
+            shown(role)
+        );
+        Fidelity::add(
+            &mut fid.approximate,
+            format!("{who}target role (every stream on the one file)"),
+        );
+    }
+    let rp = int_read_pct(s);
+    if rp as f64 == s.read_pct.0 {
+        Fidelity::add(&mut fid.exact, format!("{who}read_pct"));
+    } else {
+        Fidelity::add(
+            &mut fid.approximate,
+            format!("{who}read_pct (whole percent)"),
+        );
+    }
+    // One -b for everything: the size with the largest share of all I/Os.
+    let mut all: Vec<(u64, f64)> = Vec::new();
+    let mut add = |m: Option<&SizeMix>, share: f64| {
+        for (b, f) in m.map(SizeMix::fractions).unwrap_or_default() {
+            match all.iter_mut().find(|x| x.0 == b) {
+                Some(x) => x.1 += f * share,
+                None => all.push((b, f * share)),
+            }
+        }
+    };
+    add(s.read_mix().filter(|_| rp > 0), rp as f64 / 100.0);
+    add(s.write_mix().filter(|_| rp < 100), 1.0 - rp as f64 / 100.0);
+    all.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let (bs, share) = all[0];
+    if all.len() > 1 {
+        let mix = all
+            .iter()
+            // `%%`: a batch file expands single percent signs, even in REM lines.
+            .map(|(b, f)| format!("{} {:.0}%%", format_size(*b), f * 100.0))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let _ = writeln!(
+            out,
+            "REM stream '{name}': diskspd's command line takes one block size for reads and writes; the mix is {mix}. Using {} ({:.0} %% of I/Os). Use an XML profile with one target per size for the full mix.",
+            format_size(bs),
+            share * 100.0
+        );
+        Fidelity::add(
+            &mut fid.approximate,
+            format!("{who}sizes (one block size, {})", format_size(bs)),
+        );
+    } else {
+        Fidelity::add(&mut fid.exact, format!("{who}sizes"));
+    }
+    let threads = s.workers.max(1);
+    let per_thread = s.slots().div_ceil(threads).max(1);
+    // -r takes the alignment of random offsets (default: the block size).
+    let random = match (s.random_pct.0 >= 50.0, s.align) {
+        (true, Some(a)) => {
+            Fidelity::add(&mut fid.exact, format!("{who}align"));
+            format!(" -r{}", diskspd_size(a.0))
+        }
+        (true, None) => " -r".to_string(),
+        (false, _) => String::new(),
+    };
+    if s.random_pct.0 > 0.0 && s.random_pct.0 < 100.0 {
+        let _ = writeln!(
+            out,
+            "REM stream '{name}': {} %% random is rounded to {}",
+            s.random_pct,
+            if random.is_empty() {
+                "sequential"
+            } else {
+                "random"
+            }
+        );
+        Fidelity::add(
+            &mut fid.approximate,
+            format!("{who}random_pct (all or nothing)"),
+        );
+    } else {
+        Fidelity::add(&mut fid.exact, format!("{who}random_pct"));
+    }
+    let mut extra = String::new();
+    // Regions: -B is the base offset, -f where the used part of the target ends.
+    if !s.region.is_whole() {
+        let (off, len) = s.region.resolve(o.size_bytes).map_err(|e| {
+            refuse(
+                "diskspd",
+                format!(
+                    "stream '{name}': {e} (the target is {} bytes)",
+                    o.size_bytes
+                ),
+            )
+        })?;
+        let _ = write!(
+            extra,
+            " -B{} -f{}",
+            diskspd_size(off),
+            diskspd_size(off + len)
+        );
+        Fidelity::add(&mut fid.exact, format!("{who}region (-B, -f)"));
+    }
+    if let Some(r) = &s.rate {
+        if !r.schedule.is_empty() || r.burst_iops.is_some() {
+            return Err(refuse(
+                "diskspd",
+                format!("stream '{name}' changes its rate in time (a schedule or bursts); diskspd's -g is one fixed cap per thread"),
+            ));
+        }
+        let exact = r.iops / threads as f64;
+        let whole = exact.round();
+        if whole < 1.0 {
+            return Err(refuse(
+                "diskspd",
+                format!("stream '{name}' offers {exact:.3} I/Os per second per thread; diskspd's -g counts whole ones"),
+            ));
+        }
+        // -gNi: N I/Os per second per thread; -w decides which of them write.
+        let _ = write!(extra, " -g{}i", whole as u64);
+        Fidelity::add(&mut fid.exact, format!("{who}rate (-g per thread)"));
+        if r.arrival == oio_core::workload::Arrival::Poisson {
+            Fidelity::add(
+                &mut fid.approximate,
+                format!("{who}arrival poisson (diskspd spaces I/Os evenly)"),
+            );
+        }
+        Fidelity::add(
+            &mut fid.approximate,
+            format!("{who}outstanding cap (-o {per_thread} per thread)"),
+        );
+    } else {
+        Fidelity::add(&mut fid.exact, format!("{who}outstanding (-t, -o)"));
+    }
+    if let Some(d) = &s.distribution {
+        let _ = writeln!(
+            out,
+            "REM stream '{name}': diskspd's command line has no skewed access; uniform instead of {}",
+            shown(&d.to_string())
+        );
+        Fidelity::add(&mut fid.not_honoured, format!("{who}distribution"));
+    }
+    // -Sh is unbuffered and write-through already; buffered synchronous writes are -Sw.
+    let mut caching = if o.direct { " -Sh" } else { "" }.to_string();
+    if s.sync_writes.is_some() {
+        if !o.direct {
+            caching.push_str(" -Sw");
+        }
+        Fidelity::add(&mut fid.exact, format!("{who}sync_writes"));
+    }
+    if s.pattern == Some(DataContent::Zero) {
+        caching.push_str(" -Z");
+        Fidelity::add(&mut fid.exact, format!("{who}pattern"));
+    }
+    // Think time: -j milliseconds after every -i I/Os, per thread as oio's per worker.
+    let think_ms = s
+        .think_time
+        .map(|t| (t.0.as_secs_f64() * 1000.0).round() as u64)
+        .filter(|ms| *ms > 0);
+    if let Some(ms) = think_ms {
+        let _ = write!(caching, " -j{ms}");
+        if let Some(n) = s.think_blocks.filter(|n| *n > 1) {
+            let _ = write!(caching, " -i{n}");
+        }
+        if s.think_time
+            .is_some_and(|t| t.0.subsec_nanos() % 1_000_000 != 0)
+        {
+            let _ = writeln!(
+                out,
+                "REM stream '{name}': think time {} is rounded to {ms} ms (diskspd counts whole milliseconds)",
+                s.think_time.map(|t| format_duration(t.0)).unwrap_or_default()
+            );
+            Fidelity::add(
+                &mut fid.approximate,
+                format!("{who}think_time (whole milliseconds)"),
+            );
+        } else {
+            Fidelity::add(&mut fid.exact, format!("{who}think_time"));
+        }
+    }
+    let handled: &[&str] = if think_ms.is_some() {
+        &["sync_writes", "zero", "think"]
+    } else {
+        &["sync_writes", "zero"]
+    };
+    for what in unexpressed(s, handled) {
+        let _ = writeln!(
+            out,
+            "REM stream '{name}': diskspd has no equivalent of {what}; this command leaves it out"
+        );
+        let key = what.split(" =").next().unwrap_or(&what).to_string();
+        Fidelity::add(&mut fid.not_honoured, format!("{who}{key}"));
+    }
+    if w.streams.len() > 1 {
+        let _ = writeln!(out, "REM stream '{name}':");
+    }
+    Ok(format!(
+        "diskspd.exe -c{} -d{} -W{}{random} -b{} -w{} -t{threads} -o{per_thread}{extra}{caching} -L -D",
+        diskspd_size(o.size_bytes),
+        o.runtime_s,
+        o.ramp_s,
+        diskspd_size(bs),
+        100 - rp,
+    ))
+}
+
+/// `text` for a `REM` line of a batch file: as [`shown`], but a percent sign as `%%`, which
+/// cmd shows as `%` (a single one it would expand).
+fn rem_text(text: &str) -> String {
+    shown(text).replace("\\u{25}", "%%")
 }
 
 /// diskspd sizes: bytes, or K/M/G suffixes when exact.
@@ -713,7 +1300,45 @@ pub fn to_vdbench(w: &Workload, o: &ExportOptions) -> Result<String, ExportError
         "* vdbench parameter file exported by oio from workload '{}'",
         shown(&w.name)
     );
-    for line in description_lines(&w.description) {
+    for line in description_lines(&w.description, shown) {
+        let _ = writeln!(out, "* {line}");
+    }
+    let mut fid = Fidelity::default();
+    for s in &w.streams {
+        let who = if w.streams.len() > 1 {
+            format!("{}: ", shown(&s.name))
+        } else {
+            String::new()
+        };
+        Fidelity::add(&mut fid.exact, format!("{who}sizes (xfersize)"));
+        Fidelity::add(&mut fid.exact, format!("{who}random_pct (seekpct)"));
+        if w.streams.len() > 1 || s.read_pct.0 % 1.0 != 0.0 {
+            Fidelity::add(
+                &mut fid.approximate,
+                format!("{who}read_pct (skew of whole percent per workload definition)"),
+            );
+        } else {
+            Fidelity::add(&mut fid.exact, format!("{who}read_pct"));
+        }
+        if s.rate.is_some() {
+            Fidelity::add(&mut fid.not_honoured, format!("{who}rate (iorate=max)"));
+        }
+        for what in unexpressed(s, &["sync_writes"]) {
+            let key = what.split(" =").next().unwrap_or(&what).to_string();
+            Fidelity::add(&mut fid.not_honoured, format!("{who}{key}"));
+        }
+        if s.distribution.is_some() {
+            Fidelity::add(&mut fid.not_honoured, format!("{who}distribution"));
+        }
+        if !s.region.is_whole() {
+            Fidelity::add(&mut fid.not_honoured, format!("{who}region"));
+        }
+    }
+    Fidelity::add(
+        &mut fid.approximate,
+        "outstanding (one thread count for the run)".to_string(),
+    );
+    for line in wrap(&fid.line("vdbench"), 100) {
         let _ = writeln!(out, "* {line}");
     }
     let total_oio: u32 = w.streams.iter().map(|s| s.outstanding.unwrap_or(1)).sum();
@@ -955,6 +1580,194 @@ outstanding = 600
             "{v}"
         );
     }
+    const MIX: &str = r#"
+name = "mix"
+description = "69.9 % reads while queue length > 2"
+[[stream]]
+name = "data"
+read_pct = 70
+bs = "8k"
+rate = { iops = 5000, arrival = "poisson" }
+"#;
+
+    /// The fidelity text of an export, its wrapped comment lines joined.
+    fn fidelity_of(text: &str, mark: &str) -> String {
+        let lines: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.starts_with(&format!("{mark}fidelity: ")))
+            .take_while(|l| l.starts_with(mark) && !l.starts_with(&format!("{mark}run:")))
+            .map(|l| &l[mark.len()..])
+            .collect();
+        let mut out = lines.join(" ");
+        if let Some(i) = out.find(" the streams run together") {
+            out.truncate(i);
+        }
+        out
+    }
+
+    #[test]
+    fn issue_42_fio_rates_are_per_direction_and_comments_plain() {
+        let w = Workload::from_toml(MIX, "t").unwrap();
+        let f = to_fio(&w, &ExportOptions::default()).unwrap();
+        // fio applies rate_iops to each direction: 3,500 reads + 1,500 writes = 5,000, 70 %.
+        for want in [
+            "rate_iops=3500,1500\n",
+            "rate_process=poisson\n",
+            "rwmixread=70\n",
+            // Little's law at 100 ms per I/O: 5,000/s x 0.1 s, under oio's cap of 1,024.
+            "iodepth=500\n",
+            "; 69.9 % reads while queue length > 2\n",
+        ] {
+            assert!(f.contains(want), "missing {want:?} in\n{f}");
+        }
+        let fid = fidelity_of(&f, "; ");
+        let fid = fid.as_str();
+        assert!(
+            fid.contains("exact: read_pct, sizes (bssplit), random_pct, rate (per direction from the read share), arrival poisson;"),
+            "{fid}"
+        );
+        assert!(fid.contains("approximately: outstanding cap 1024"), "{fid}");
+        assert!(fid.ends_with("not honoured by fio: none"), "{fid}");
+        // Two workers share the rate: each job half of each direction; closed loop keeps depth.
+        let mut w2 = w.clone();
+        w2.streams[0].workers = 2;
+        let f = to_fio(&w2, &ExportOptions::default()).unwrap();
+        assert!(
+            f.contains("rate_iops=1750,750\n") && f.contains("numjobs=2\n"),
+            "{f}"
+        );
+        // Mixed sizes at even spacing: bytes per second, since fio counts each I/O of a
+        // rate_iops as the smallest size (1,200/s of 4k and 16k ran as 469/s).
+        let mut w4 = w.clone();
+        w4.streams[0].read_bs = Some("4k:50,16k:50".parse().unwrap());
+        w4.streams[0].rate.as_mut().unwrap().arrival = oio_core::workload::Arrival::Constant;
+        let f = to_fio(&w4, &ExportOptions::default()).unwrap();
+        // 3,500 reads/s x 10,240 B and 1,500 writes/s x 8,192 B.
+        assert!(
+            f.contains("\nrate=35840000,12288000\n") && !f.contains("rate_iops"),
+            "{f}"
+        );
+        assert!(
+            fidelity_of(&f, "; ").contains("rate of mixed sizes as bytes per second"),
+            "{f}"
+        );
+        // A rate fio would read as "no limit" is refused.
+        let mut w3 = w.clone();
+        w3.streams[0].rate.as_mut().unwrap().iops = 1.0;
+        let e = to_fio(&w3, &ExportOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("0.300 writes per second") && e.contains("no limit"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn issue_42_schedules_and_bursts_become_timed_jobs() {
+        let t = r#"
+name = "sched"
+[[stream]]
+name = "s"
+read_pct = 100
+bs = "4k"
+[stream.rate]
+schedule = [ { for = "2s", iops = 500 }, { for = "3s", iops = 2000 } ]
+"#;
+        let w = Workload::from_toml(t, "t").unwrap();
+        let o = ExportOptions {
+            runtime_s: 12,
+            ..ExportOptions::default()
+        };
+        let f = to_fio(&w, &o).unwrap();
+        // 500/s throughout, and 1,500/s more in [2,5), [7,10) and the first 2 s of [12,15).
+        let jobs: Vec<&str> = f.lines().filter(|l| l.starts_with('[')).collect();
+        assert_eq!(jobs, ["[global]", "[s]", "[s.part1]", "[s.part2]"], "{f}");
+        let tail = f.split("[s.part1]").nth(1).unwrap();
+        assert!(
+            tail.contains("rate_iops=1500\nstartdelay=2s\nruntime=3s\n")
+                && tail.contains("rate_iops=1500\nstartdelay=7s\nruntime=3s\n"),
+            "{f}"
+        );
+        assert!(
+            f.contains("[s]\nrw=randread\nbssplit=4k/100\nrandom_pct")
+                || f.contains("rate_iops=500\n"),
+            "{f}"
+        );
+        assert!(f.contains("rate schedule (timed jobs)"), "{f}");
+        // Checkpoint: 200/s, bursts of 20,000/s for 3 s every 33 s.
+        let c = oio_core::profiles::profile("checkpoint").unwrap();
+        let f = to_fio(&c, &o).unwrap();
+        assert!(
+            f.contains("rate_iops=,200\n") && f.contains("rate_iops=,19800\nruntime=3s\n"),
+            "{f}"
+        );
+        assert!(f.contains("[reads]\nnew_group\n"), "{f}");
+        // With a ramp the timed jobs would each ramp: refused, saying so.
+        let e = to_fio(
+            &c,
+            &ExportOptions {
+                ramp_s: 5,
+                ..o.clone()
+            },
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("--ramp 0s"), "{e}");
+        // Too many changes for fio's job count: refused naming the limit.
+        let e = to_fio(
+            &w,
+            &ExportOptions {
+                runtime_s: 3600,
+                ..o
+            },
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("more than 64 timed jobs"), "{e}");
+    }
+
+    #[test]
+    fn issue_42_diskspd_caps_rates_and_keeps_regions() {
+        let t = r#"
+name = "two"
+[[stream]]
+name = "a"
+read_pct = 70
+bs = "8k"
+workers = 2
+rate = 5000
+region = { offset = "25%", length = "1m" }
+[[stream]]
+name = "b"
+read_pct = 0
+bs = "64k"
+outstanding = 4
+"#;
+        let mut w = Workload::from_toml(t, "t").unwrap();
+        w.description = "69.9 % reads".into();
+        let d = to_diskspd(&w, &ExportOptions::default()).unwrap();
+        // cmd shows %% as % in a REM line (a single one it would expand).
+        assert!(d.contains("\nREM 69.9 %% reads\n"), "{d}");
+        let cmds: Vec<&str> = d.lines().filter(|l| !l.starts_with("REM")).collect();
+        assert_eq!(cmds.len(), 3, "{d}");
+        assert!(
+            cmds[1].starts_with("start \"\" /b diskspd.exe ")
+                && cmds[1].contains(" -w30 -t2 -o512 -B256M -f257M -g2500i ")
+                && cmds[1].ends_with(" > oio-stream-1.txt"),
+            "{d}"
+        );
+        assert!(
+            cmds[2].starts_with("diskspd.exe ") && cmds[2].contains(" -w100 -t1 -o4 -Sh "),
+            "{d}"
+        );
+        let mut burst = w.clone();
+        burst.streams[0].rate.as_mut().unwrap().schedule = vec![oio_core::workload::RateSegment {
+            duration: oio_core::units::Secs(std::time::Duration::from_secs(1)),
+            iops: 100.0,
+        }];
+        let e = to_diskspd(&burst, &ExportOptions::default()).unwrap_err();
+        assert!(e.to_string().contains("changes its rate in time"), "{e}");
+    }
+
     /// Names that tried to break out of every format: new sections and options, commands,
     /// variables, comments, very long and non-ASCII text.
     pub(crate) const HOSTILE: &[&str] = &[
@@ -1013,6 +1826,9 @@ outstanding = 600
                 sections.push(name.to_string());
                 continue;
             }
+            if line == "new_group" {
+                continue;
+            }
             let (key, _) = line.split_once('=').expect("key=value");
             assert!(
                 key.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
@@ -1061,11 +1877,24 @@ outstanding = 600
                 );
                 continue;
             }
-            assert!(line.starts_with("diskspd.exe -c1G "), "{line:?}");
-            assert!(line.ends_with(" -D \"oio-test.dat\""), "{line:?}");
+            // The target made once, then the streams together: all but the last in the
+            // background, each into its own numbered output file.
+            let cmd = line.strip_prefix("start \"\" /b ").unwrap_or(line);
+            assert!(cmd.starts_with("diskspd.exe -c1G "), "{line:?}");
+            if commands == 0 {
+                assert!(cmd.ends_with(" \"oio-test.dat\" > nul"), "{line:?}");
+            } else {
+                let tail = format!(" -D \"oio-test.dat\" > oio-stream-{commands}.txt");
+                assert!(cmd.ends_with(&tail), "{line:?}");
+                assert_eq!(
+                    line.starts_with("start "),
+                    commands < w.streams.len(),
+                    "{line:?}"
+                );
+            }
             commands += 1;
         }
-        assert_eq!(commands, w.streams.len());
+        assert_eq!(commands, w.streams.len() + 1);
         assert!(!d.contains('\r') && !d.contains('\0'));
     }
 

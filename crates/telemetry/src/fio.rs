@@ -1218,10 +1218,24 @@ fn without_layout<'a>(
         .filter(|j| !sequential_writes(j, global))
         .map(|j| group(j))
         .collect();
+    // With group_reporting in the global section a group is how the file reports its jobs
+    // (new_group: oio's exports make one per stream, all running together); only a stonewall
+    // or wait_for makes it a phase. Without it, another group is another phase.
+    let grouped = global
+        .and_then(|g| g.get("group_reporting"))
+        .and_then(Value::as_str)
+        .is_some_and(|v| v != "0");
+    let phased = jobs.iter().any(|j| {
+        let o = j.get("job options");
+        ["stonewall", "wait_for"]
+            .iter()
+            .any(|k| o.and_then(|o| o.get(*k)).is_some())
+    });
+    let phases = !grouped || phased;
     let layout = |j: &Value| {
         sequential_writes(j, global)
             && (layout_named(j)
-                || (!measured_groups.is_empty() && !measured_groups.contains(&group(j))))
+                || (phases && !measured_groups.is_empty() && !measured_groups.contains(&group(j))))
     };
     let name = |j: &Value| {
         j.get("jobname")
@@ -1317,7 +1331,11 @@ pub fn parse_json_result(file: &str, text: &str) -> Result<RunResult, TelemetryE
         js.total = total_stats(&jr, &jw, runtime_s, &js);
         stream_summaries.push(StreamSummary { name, summary: js });
         if let Some(f) = option(job, global, "filename") {
-            add_target(&mut targets, f);
+            // fio's JSON has no file size; its `size` option, when in bytes, is the size used.
+            let size = option(job, global, "size")
+                .filter(|s| !s.trim().ends_with('%'))
+                .and_then(|s| oio_core::units::parse_size(s).ok());
+            add_target(&mut targets, f, size);
         }
     }
     let secs = r.runtime_ms.max(w.runtime_ms) / 1000.0;
@@ -1463,8 +1481,8 @@ fn job_stream(
     }
 }
 
-/// Adds the job's file or device `path` to `targets`, once.
-fn add_target(targets: &mut Vec<TargetInfo>, path: &str) {
+/// Adds the job's file or device `path` of `size` bytes (when known) to `targets`, once.
+fn add_target(targets: &mut Vec<TargetInfo>, path: &str, size: Option<u64>) {
     if !targets.iter().any(|t| t.path == path) {
         targets.push(TargetInfo {
             path: path.to_string(),
@@ -1473,6 +1491,7 @@ fn add_target(targets: &mut Vec<TargetInfo>, path: &str) {
             } else {
                 "file".into()
             },
+            size_bytes: size.unwrap_or(0),
             ..TargetInfo::default()
         });
     }

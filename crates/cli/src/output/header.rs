@@ -57,12 +57,13 @@ fn seconds(d: std::time::Duration) -> String {
 
 /// `./t.dat (file, 1 GiB, ext4 on vda QEMU disk)`.
 pub fn describe_target(t: &TargetInfo) -> String {
-    let mut s = format!(
-        "{} ({}, {}",
-        printable(&t.path),
-        t.kind,
+    // An imported result may not know the size (fio's JSON holds none): not "0 B".
+    let size = if t.size_bytes == 0 && !t.created_by_oio {
+        "size not recorded".to_string()
+    } else {
         format_bytes(t.size_bytes as f64)
-    );
+    };
+    let mut s = format!("{} ({}, {size}", printable(&t.path), t.kind);
     if let Some(fs) = &t.filesystem {
         s.push_str(&format!(", {}", fs.fs_type));
     }

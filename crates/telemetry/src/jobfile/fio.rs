@@ -107,6 +107,22 @@ pub fn parse(text: &str, file: &str, default_name: &str) -> Result<Imported, Tel
                 }
             }
         }
+        if let Some(rw) = &b.rw {
+            let read_pct = match rw.as_str() {
+                "read" | "randread" => 100.0,
+                "write" | "randwrite" => 0.0,
+                _ => b.rwmixread.unwrap_or(50.0),
+            };
+            match b.rate_shape(read_pct).1 {
+                Some(Said::Note(m)) => {
+                    notes.push(format!("{file}:{}: [{}] {m}", job.line, job.name))
+                }
+                Some(Said::Warn(m)) => {
+                    warnings.push(format!("{file}:{}: [{}] {m}", job.line, job.name))
+                }
+                None => {}
+            }
+        }
         match b.stream(&job.name) {
             Ok(s) => streams.push(uniquely_named(s, &streams)),
             Err(Skip(why)) => warnings.push(format!(
@@ -242,15 +258,16 @@ fn read_sections(text: &str, file: &str) -> Result<JobFile, TelemetryError> {
     Ok(out)
 }
 
-/// One comment of the header oio's export writes (the workload's name, its description, the
-/// fio command line that ends it); false once the header has ended.
+/// One comment of the header oio's export writes (the workload's name, its description, then
+/// the fidelity line or the fio command line that ends it); false once the header has ended.
 fn header_comment(c: &str, out: &mut JobFile) -> bool {
     if let Some(n) = c
         .strip_prefix("fio job file exported by oio from workload '")
         .and_then(|n| n.strip_suffix('\''))
     {
         out.name = Some(n.to_string());
-    } else if c.starts_with("run: fio ") {
+    } else if c.starts_with("run: fio ") || c.starts_with("fidelity: ") {
+        // The export's fidelity lines follow the description: they describe the file.
         return false;
     } else if out.name.is_some() {
         out.description.push(c.to_string());
@@ -289,7 +306,10 @@ struct JobBuilder {
     distribution: Option<Distribution>,
     compress: Option<f64>,
     dedupe: Option<f64>,
-    rate_iops: Option<f64>,
+    /// fio's rate per job for reads and writes.
+    rate_iops: Option<[Option<f64>; 2]>,
+    /// fio's rate per job in bytes per second for reads and writes.
+    rate_bytes: Option<[Option<f64>; 2]>,
     poisson: bool,
     fdatasync: Option<u32>,
     fsync: Option<u32>,
@@ -325,6 +345,11 @@ fn secs(v: &str) -> String {
 
 fn bool_opt(v: &str) -> bool {
     !matches!(v.trim(), "0" | "false")
+}
+
+/// A rate to 3 decimals: 12,288,000 B/s of a 10 KiB mean is 1200 I/Os/s, not 1199.9999.
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
 }
 
 /// fio's per-direction form `read,write[,trim]`: the values oio uses, with a warning when
@@ -396,19 +421,43 @@ impl JobBuilder {
             "buffer_compress_percentage" => self.compress = Some(pct(v)?),
             "dedupe_percentage" => self.dedupe = Some(pct(v)?),
             "rate_iops" => {
+                // fio's read,write[,trim]: one value limits each direction to it.
                 let parts: Vec<&str> = v.split(',').map(str::trim).collect();
-                let mut total = 0.0;
-                for p in parts.iter().filter(|p| !p.is_empty()) {
-                    total += p
-                        .parse::<f64>()
-                        .ok()
-                        .filter(|x| x.is_finite() && *x > 0.0)
-                        .ok_or("expected I/Os per second")?;
+                let mut dirs = [None, None];
+                for (i, p) in parts.iter().take(2).enumerate() {
+                    if !p.is_empty() {
+                        dirs[i] = Some(
+                            p.parse::<f64>()
+                                .ok()
+                                .filter(|x| x.is_finite() && *x > 0.0)
+                                .ok_or("expected I/Os per second")?,
+                        );
+                    }
                 }
-                self.rate_iops = Some(total);
-                if parts.iter().filter(|p| !p.is_empty()).count() > 1 {
-                    return warn("per-direction rates: oio offers their sum to the whole stream");
+                if parts.len() == 1 {
+                    dirs[1] = dirs[0];
                 }
+                self.rate_iops = Some(dirs);
+            }
+            "rate" => {
+                // Bytes per second per direction (fio's read,write; one value for each).
+                let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+                let mut dirs = [None, None];
+                for (i, p) in parts.iter().take(2).enumerate() {
+                    if !p.is_empty() {
+                        dirs[i] = Some(
+                            parse_size(p)
+                                .ok()
+                                .filter(|x| *x > 0)
+                                .ok_or("expected bytes per second, such as 12m")?
+                                as f64,
+                        );
+                    }
+                }
+                if parts.len() == 1 {
+                    dirs[1] = dirs[0];
+                }
+                self.rate_bytes = Some(dirs);
             }
             "rate_process" => match v {
                 "poisson" => self.poisson = true,
@@ -523,9 +572,10 @@ fn run_setting(o: &Opt) -> Result<Option<Said>, String> {
         {
             note("a fio run setting with no effect on the workload")
         }
-        "stonewall" | "wait_for" | "new_group" | "startdelay" => {
-            warn("oio runs every stream at the same time")
-        }
+        "filesize" if o.global => note(&format!("the size of the target: run with --size {v}")),
+        // A reporting group only: the jobs still run together, as oio's streams do.
+        "new_group" => note("a fio reporting group; oio runs every stream at the same time too"),
+        "stonewall" | "wait_for" | "startdelay" => warn("oio runs every stream at the same time"),
         _ => warn("not honoured by oio"),
     }
 }
@@ -546,6 +596,7 @@ impl JobBuilder {
                 )))
             }
         };
+        let (rate_iops, read_pct) = self.rate_shape(read_pct).0;
         let (read_mix, write_mix) = self.mixes().map_err(Skip)?;
         let (bs, read_bs, write_bs) = match (read_pct > 0.0, read_pct < 100.0) {
             (true, true) if read_mix == write_mix => (Some(read_mix), None, None),
@@ -581,7 +632,7 @@ impl JobBuilder {
             stripe: None,
             compress_pct: self.compress.map(Percent),
             dedupe_pct: self.dedupe.map(Percent),
-            rate: self.rate_iops.map(|per_job| Rate {
+            rate: rate_iops.map(|per_job| Rate {
                 iops: per_job * workers as f64,
                 arrival: if self.poisson {
                     Arrival::Poisson
@@ -604,6 +655,75 @@ impl JobBuilder {
             // fio mixes no trims into read/write jobs.
             trim_pct: None,
         })
+    }
+
+    /// The stream's offered rate per job and read share from fio's per-direction rates and
+    /// the job's `read_pct`, and what to say about it. fio limits each direction to its own
+    /// rate, so with both limited they also set the mix.
+    fn rate_shape(&self, read_pct: f64) -> ((Option<f64>, f64), Option<Said>) {
+        // A byte rate is I/Os at the direction's mean size (fio paces mixed sizes by bytes).
+        let from_bytes = self.rate_bytes.and_then(|[r, w]| {
+            let (rm, wm) = self.mixes().ok()?;
+            Some([r.map(|b| b / rm.mean()), w.map(|b| b / wm.mean())])
+        });
+        // fio turns an evenly spaced rate_iops into bytes at the smallest size, so mixed
+        // sizes run fewer I/Os: R x smallest / mean (its Poisson process counts I/Os).
+        let paced = self.rate_iops.filter(|_| !self.poisson).and_then(|[r, w]| {
+            let (rm, wm) = self.mixes().ok()?;
+            let eff = |x: Option<f64>, m: &SizeMix| {
+                let least = m
+                    .fractions()
+                    .iter()
+                    .map(|f| f.0 as f64)
+                    .fold(f64::INFINITY, f64::min);
+                x.map(|x| x * least / m.mean())
+            };
+            let out = [eff(r, &rm), eff(w, &wm)];
+            (out != [r, w]).then_some(out)
+        });
+        let Some([r, w]) = paced.or(self.rate_iops).or(from_bytes) else {
+            return ((None, read_pct), None);
+        };
+        let (r, w) = (r.map(round3), w.map(round3));
+        let paced_note = paced.map(|_| {
+            format!(
+                "fio paces an even rate_iops of mixed sizes as bytes at the smallest size: it runs {} reads/s and {} writes/s per job, which oio offers",
+                r.unwrap_or(0.0),
+                w.unwrap_or(0.0)
+            )
+        });
+        let unlimited = |dir: &str| {
+            Some(Said::Warn(format!(
+                "fio leaves the {dir} unlimited: oio offers the limited direction's rate to the whole stream (open loop), not honoured for the {dir}"
+            )))
+        };
+        match (read_pct > 0.0, read_pct < 100.0, r, w) {
+            (true, false, Some(r), _) => ((Some(r), read_pct), None),
+            (false, true, _, Some(w)) => ((Some(w), read_pct), None),
+            (true, true, Some(r), Some(w)) => {
+                let share = (r / (r + w) * 1000.0).round() / 10.0;
+                let said = if let Some(n) = paced_note {
+                    Some(Said::Warn(format!(
+                        "{n} ({} I/Os per second, {share} % reads)",
+                        r + w
+                    )))
+                } else if (share - read_pct).abs() > 1.0 {
+                    Some(Said::Warn(format!(
+                        "fio limits reads to {r}/s and writes to {w}/s per job: {} I/Os per second with {share} % reads, not the rwmixread of {read_pct} %",
+                        r + w
+                    )))
+                } else {
+                    Some(Said::Note(format!(
+                        "reads {r}/s + writes {w}/s per job: oio offers {} I/Os per second, {share} % reads",
+                        r + w
+                    )))
+                };
+                ((Some(r + w), share), said)
+            }
+            (_, _, Some(r), None) => ((Some(r), read_pct), unlimited("writes")),
+            (_, _, None, Some(w)) => ((Some(w), read_pct), unlimited("reads")),
+            _ => ((None, read_pct), unlimited("I/Os of this job")),
+        }
     }
 
     /// Read and write size mixes from bssplit, else bs, else fio's default 4k.
@@ -764,6 +884,45 @@ thinktime_spin=50
             .unwrap_err()
             .to_string();
         assert!(e.contains("job [t] left out: rw=randtrim"), "{e}");
+    }
+
+    #[test]
+    fn issue_42_per_direction_rates_set_the_rate_and_the_mix() {
+        let rate = |opts: &str| {
+            let i = parse(
+                &format!("[a]\nrw=randrw\nrwmixread=70\n{opts}"),
+                "r.fio",
+                "r",
+            )
+            .unwrap();
+            let s = &i.workload.streams[0];
+            let said = [i.notes, i.warnings].concat().join(" | ");
+            (s.rate.as_ref().unwrap().iops, s.read_pct.0, said)
+        };
+        // fio limits each direction: R + W I/Os per second, R/(R+W) reads.
+        let (iops, read, said) = rate("rate_iops=3500,1500\n");
+        assert_eq!((iops, read), (5000.0, 70.0), "{said}");
+        assert!(
+            said.contains("oio offers 5000 I/Os per second, 70 % reads"),
+            "{said}"
+        );
+        // One value limits each direction to it: twice the rate, half reads, said loudly.
+        let (iops, read, said) = rate("rate_iops=5000\n");
+        assert_eq!((iops, read), (10000.0, 50.0));
+        assert!(said.contains("not the rwmixread of 70 %"), "{said}");
+        // Bytes per second of mixed sizes: I/Os at each direction's mean size.
+        let (iops, read, _) = rate("bssplit=4k/50:16k/50,8k/100\nrate=35840000,12288000\n");
+        assert_eq!((iops, read), (5000.0, 70.0));
+        // An even rate_iops of mixed sizes: fio runs R x smallest / mean, and so does oio.
+        let (iops, read, said) = rate("bssplit=4k/50:16k/50,8k/100\nrate_iops=2800,1200\n");
+        assert_eq!((iops, read), (2320.0, 48.3), "{said}");
+        assert!(said.contains("1120 reads/s and 1200 writes/s"), "{said}");
+        let (iops, _, _) =
+            rate("bssplit=4k/50:16k/50,8k/100\nrate_iops=2800,1200\nrate_process=poisson\n");
+        assert_eq!(iops, 4000.0);
+        // Only reads limited: the writes' open loop is not honoured, and said.
+        let (_, _, said) = rate("rate_iops=3500,\n");
+        assert!(said.contains("fio leaves the writes unlimited"), "{said}");
     }
 
     #[test]
