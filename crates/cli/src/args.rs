@@ -387,10 +387,28 @@ pub struct TargetArgs {
     #[arg(long)]
     pub destroy_data: bool,
 
+    /// Waiting for a target another run holds.
+    #[command(flatten)]
+    pub wait: WaitArg,
+}
+
+/// `--wait`, one definition for every command that takes a target (run, sweep, replay, rerun).
+#[derive(Clone, Copy, Debug, Default, clap::Args)]
+pub struct WaitArg {
     /// When another oio run holds a target (one writes at a time; runs that only read share
     /// it), wait for it to end instead of refusing.
     #[arg(long)]
     pub wait: bool,
+}
+
+/// `--memory-limit`, one definition for every command that runs I/O (run, sweep, replay).
+#[derive(Clone, Copy, Debug, Default, clap::Args)]
+pub struct MemoryLimitArg {
+    /// Most memory a run may hold (buffers, histograms, its series, a replay's trace), e.g.
+    /// 2G; a run whose estimate is above it is refused before it starts. Default: half of
+    /// MemAvailable, or less under a cgroup or address-space limit.
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::size_arg)]
+    pub memory_limit: Option<u64>,
 }
 
 /// How each run goes. Commands change the defaults of `--time` and `--ramp` (a sweep's runs
@@ -459,11 +477,9 @@ pub struct ExecArgs {
     #[arg(long, hide = true)]
     pub no_latency: bool,
 
-    /// Most memory a run may hold (buffers, histograms, its series), e.g. 2G; a run whose
-    /// estimate is above it is refused before it starts. Default: half of MemAvailable, or
-    /// less under a cgroup or address-space limit.
-    #[arg(long, value_name = "SIZE", value_parser = crate::cli::size_arg)]
-    pub memory_limit: Option<u64>,
+    /// The memory a run may hold.
+    #[command(flatten)]
+    pub memory: MemoryLimitArg,
 }
 
 /// The typed run settings of the target and run flags.
@@ -475,7 +491,7 @@ pub fn settings(t: &TargetArgs, e: &ExecArgs) -> RunSettings {
         buffered: t.buffered,
         allow_overwrite: t.allow_overwrite,
         destroy_data: t.destroy_data,
-        wait: t.wait,
+        wait: t.wait.wait,
         engine: e.engine.into(),
         submit: match e.submit {
             SubmitArg::PerIo => oio_engine::SubmitMode::PerIo,
@@ -493,7 +509,7 @@ pub fn settings(t: &TargetArgs, e: &ExecArgs) -> RunSettings {
         lat_log: e.lat_log.clone(),
         hdr_log: e.hdr_log.clone(),
         no_latency: e.no_latency,
-        memory_limit: e.memory_limit,
+        memory_limit: e.memory.memory_limit,
     }
 }
 

@@ -813,3 +813,54 @@ fn a_run_records_its_device_beside_its_result() {
     assert!(out.status.success(), "{err}");
     assert!(!err.contains("skipped"), "{err}");
 }
+
+/// A replay takes `oio run`'s memory limit (it was fixed at the host's share) and its header
+/// says the run ends with the trace's I/Os, the time being only a bound (it read "40 s
+/// measured" for a 20 s trace).
+#[test]
+fn a_replay_takes_the_memory_limit_and_says_it_ends_with_the_trace() {
+    let d = scratch();
+    let (text, _) = iolog(200, 500);
+    std::fs::write(d.path().join("v.iolog"), &text).unwrap();
+    let base = [
+        "replay",
+        "v.iolog",
+        "t.dat",
+        "--size",
+        "16m",
+        "--engine",
+        "null",
+        "--sim",
+        "servers=8,service=200us,clock=virtual",
+    ];
+    let o = oio()
+        .current_dir(d.path())
+        .args(base)
+        .args(["--memory-limit", "64k"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("more than the limit of 64.0 KiB (--memory-limit)"),
+        "{err}"
+    );
+    assert!(
+        !d.path().join("t.dat").exists(),
+        "refused before the target was made"
+    );
+    let o = oio()
+        .current_dir(d.path())
+        .env("NO_COLOR", "1")
+        .args(base)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let out = format!("{}{err}", String::from_utf8_lossy(&o.stdout));
+    // 200 I/Os 500 µs apart span 0.1 s; the bound is that and 10 s more to catch up (shown in whole seconds).
+    assert!(
+        out.contains("measured until 200 I/Os are done (at most 10 s)"),
+        "{out}"
+    );
+}

@@ -99,6 +99,7 @@ fn header_of_a_virtual_clock_run() {
         direct: true,
         ramp: Duration::from_millis(500),
         time: Duration::from_secs(2),
+        io_limit: None,
         workload: &r.workload,
         targets: &r.targets,
         warnings: &[],

@@ -78,8 +78,10 @@ pub struct Start<'a> {
     pub direct: bool,
     /// Warm-up, not measured.
     pub ramp: Duration,
-    /// Measured time.
+    /// Measured time (at most, with an I/O count that ends the run first).
     pub time: Duration,
+    /// The I/O count that ends the run when it is reached first (`--ios`, a replay's trace).
+    pub io_limit: Option<u64>,
     /// The effective workload (flags and profile resolved).
     pub workload: &'a oio_core::workload::Workload,
     /// The opened targets and what the kernel says about them.
@@ -194,6 +196,7 @@ pub fn run_replay(
         direct: plan.target_options.direct,
         ramp: plan.ramp,
         time: plan.time,
+        io_limit: plan.io_limit,
         workload: &plan.workload,
         targets: &infos,
         warnings: &warnings,

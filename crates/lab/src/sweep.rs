@@ -117,10 +117,12 @@ impl SweepPlan {
                 let stem = first.rsplit_once('-').map_or("", |(s, _)| s);
                 let tails: Vec<&str> = rest
                     .iter()
-                    .map(|n| match n.strip_prefix(stem).and_then(|t| t.strip_prefix('-')) {
-                        Some(t) if !stem.is_empty() => t,
-                        _ => n.as_str(),
-                    })
+                    .map(
+                        |n| match n.strip_prefix(stem).and_then(|t| t.strip_prefix('-')) {
+                            Some(t) if !stem.is_empty() => t,
+                            _ => n.as_str(),
+                        },
+                    )
                     .collect();
                 format!("{first}+{}", tails.join("+"))
             }
@@ -231,7 +233,10 @@ impl<T> Slot<T> {
             rp,
             config: plan.point_config(qd, bs, rp)?,
             label: point_label(qd, bs, rp),
-            name: format!("{}-qd{qd}", plan.point_config(qd, bs, rp)?.plan.workload.name),
+            name: format!(
+                "{}-qd{qd}",
+                plan.point_config(qd, bs, rp)?.plan.workload.name
+            ),
             runs: Vec::new(),
             sources: Vec::new(),
             drifts: Vec::new(),

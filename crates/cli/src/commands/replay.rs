@@ -121,6 +121,14 @@ pub struct Args {
     #[arg(long, value_name = "DIR", default_value = "oio-results")]
     pub out: PathBuf,
 
+    /// Waiting for a target another run holds (as `oio run`).
+    #[command(flatten)]
+    pub wait: crate::args::WaitArg,
+
+    /// The memory the replay may hold, its trace included (as `oio run`).
+    #[command(flatten)]
+    pub memory: crate::args::MemoryLimitArg,
+
     /// Print the result as JSON on stdout (and nothing else there).
     #[arg(long)]
     pub json: bool,
@@ -185,7 +193,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         buffered: args.buffered,
         allow_overwrite: args.allow_overwrite,
         destroy_data: args.destroy_data,
-        wait: false,
+        wait: args.wait.wait,
         engine: args.engine.into(),
         submit: oio_engine::SubmitMode::Auto,
         sim: args.sim.clone(),
@@ -201,7 +209,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         lat_log: args.lat_log.clone(),
         hdr_log: None,
         no_latency: false,
-        memory_limit: None,
+        memory_limit: args.memory.memory_limit,
     }
     .config_of(p.workload.clone())?;
     let n = p.trace.ios.len() as u64;

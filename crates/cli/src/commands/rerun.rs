@@ -57,9 +57,9 @@ pub struct Args {
     #[arg(long)]
     pub destroy_data: bool,
 
-    /// When another oio run holds a target, wait for it to end instead of refusing.
-    #[arg(long)]
-    pub wait: bool,
+    /// Waiting for a target another run holds (as `oio run`).
+    #[command(flatten)]
+    pub wait: crate::args::WaitArg,
 
     /// Create files where the result says (new targets, an SQLite database) and write its
     /// logs where it says. Without it, a rerun creates files only where this command line
@@ -112,7 +112,7 @@ fn secure(plan: &mut Plan, args: &Args) -> anyhow::Result<Vec<String>> {
         asked_destroy |= c.plan.target_options.destroy_data;
         c.plan.target_options.allow_overwrite = args.allow_overwrite;
         c.plan.target_options.destroy_data = args.destroy_data;
-        c.plan.target_options.wait = args.wait;
+        c.plan.target_options.wait = args.wait.wait;
         for b in &mut c.plan.bindings {
             for p in &mut b.paths {
                 let redirect = redirects

@@ -27,12 +27,21 @@ pub fn write_header(out: &mut dyn Write, s: &Start<'_>) -> io::Result<()> {
     }
     writeln!(
         out,
-        "{DIM}  {} engine, submit {}, {}, {} ramp + {} measured{}{DIM:#}",
+        "{DIM}  {} engine, submit {}, {}, {} ramp + {}{}{DIM:#}",
         s.engine,
         s.submit.name(),
         if s.direct { "O_DIRECT" } else { "buffered" },
         seconds(s.ramp),
-        seconds(s.time),
+        // With an I/O count the time is a bound, not what will be measured (a replay of a
+        // 20 s trace is given 40 s to catch up).
+        match s.io_limit {
+            Some(n) => format!(
+                "measured until {} I/Os are done (at most {})",
+                oio_core::units::format_count(n as f64),
+                seconds(s.time)
+            ),
+            None => format!("{} measured", seconds(s.time)),
+        },
         if s.virtual_clock {
             " of simulated time (virtual clock: not waited for)"
         } else {

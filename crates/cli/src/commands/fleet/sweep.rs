@@ -52,10 +52,9 @@ pub fn run(s: SweepArgs) -> anyhow::Result<ExitCode> {
     let stamp = oio_core::host::now_rfc3339();
     let mut fleet = OnTheFleet {
         a,
-        dir: a.out.join(
-            result_file_name("fleet-sweep", &stamp, &plan.name())
-                .trim_end_matches(".json"),
-        ),
+        dir: a
+            .out
+            .join(result_file_name("fleet-sweep", &stamp, &plan.name()).trim_end_matches(".json")),
         cancel: oio_core::Cancel::from_flag(crate::interrupt::stop_flag()),
         // One endpoint for the whole ladder: counters run on across depths, the interval restarts.
         metrics: super::run::metrics(&a.metrics)?,
