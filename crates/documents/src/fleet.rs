@@ -222,6 +222,12 @@ pub struct FleetTpccHost {
     pub launcher: Vec<String>,
     /// Its database, password redacted.
     pub db: String,
+    /// The database as its server names it (PostgreSQL `postgres:SYSTEM_IDENTIFIER/DB_OID`,
+    /// MariaDB/MySQL `mysql:SERVER/SCHEMA`, SQLite `sqlite:BOOT_ID/DEVICE/INODE` of the
+    /// file), as the host's agent read it: hosts with the same identity drove one database.
+    /// None when it could not be read (then the URL is compared instead, and a note says so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db_identity: Option<String>,
     /// Warehouses in it.
     pub warehouses: u32,
     /// Workers (connections) it ran.
@@ -250,6 +256,10 @@ pub struct FleetTpccHost {
     pub tpm: f64,
     /// Its driver-counted transactions per minute.
     pub tpm_client: f64,
+    /// New-Orders its own driver committed, per minute of its window: its part of a database
+    /// it shared with other hosts (its `nopm` counts the whole database's).
+    #[serde(default)]
+    pub client_nopm: f64,
     /// Intervals it streamed.
     pub intervals: usize,
     /// Set when it was lost.
@@ -342,10 +352,42 @@ pub struct FleetTpccResult {
     pub intervals: Vec<FleetTpccInterval>,
     /// Against a one-host result, when one was given.
     pub scaling: Option<Scaling>,
+    /// Databases that more than one host drove: their NOPM and TPM counted once, from one
+    /// reading of the database, beside the sum of what the hosts' drivers committed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shared_databases: Vec<SharedDatabase>,
     /// Hosts lost during the run, with when and why.
     pub lost: Vec<String>,
     /// What these numbers cannot tell.
     pub notes: Vec<String>,
+}
+
+/// One database that several hosts of a fleet TPC-C run drove at once.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SharedDatabase {
+    /// Its identity (see [`FleetTpccHost::db_identity`]), or its URL when the server could
+    /// not be asked.
+    pub identity: String,
+    /// The hosts that drove it.
+    pub hosts: Vec<String>,
+    /// The host whose reading of the database counts (it ran through its window).
+    pub reading_host: String,
+    /// New orders in the database over that host's window (Δ Σ `d_next_o_id`).
+    pub new_orders: u64,
+    /// The database's NOPM: `new_orders` per minute of the reading host's window.
+    pub nopm: f64,
+    /// The database's TPM from its own counter, read by that host.
+    pub tpm: f64,
+    /// New-Orders the hosts' drivers committed, summed.
+    pub client_new_orders: u64,
+    /// Σ of the hosts' driver-committed New-Orders per minute of their own windows.
+    pub client_nopm: f64,
+    /// How far apart `nopm` and `client_nopm` may be, NOPM: what the hosts' windows not
+    /// covering each other exactly (their start skew and one interval's tail) can explain.
+    pub tolerance_nopm: f64,
+    /// Whether they agree within `tolerance_nopm` (false: other clients on the database, or
+    /// a host's reading is wrong; a warning says which figures differ).
+    pub agree: bool,
 }
 
 /// One step of a host ladder as measured (`oio fleet scale`, `oio fleet tpcc scale`).

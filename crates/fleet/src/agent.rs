@@ -295,14 +295,22 @@ fn session(
                 Err(e) => return Err(fail(out, stop, "prepare", e)),
             },
             Message::PrepareTpcc { plan } => match prepare_tpcc(&plan, out) {
-                Ok((db, warehouses)) => {
+                Ok((db, warehouses, identity)) => {
                     out.beat(|b| {
                         *b = Beat {
                             phase: "waiting",
                             ..Beat::default()
                         }
                     });
-                    emit(out, stop, &Message::ReadyTpcc { db, warehouses });
+                    emit(
+                        out,
+                        stop,
+                        &Message::ReadyTpcc {
+                            db,
+                            warehouses,
+                            identity,
+                        },
+                    );
                     prepared = Some(Prepared::Tpcc(plan));
                 }
                 Err(e) => return Err(fail(out, stop, "prepare", e.to_string())),
@@ -354,7 +362,7 @@ fn session(
 fn prepare_tpcc(
     plan: &oio_tpcc::TpccRunPlan,
     out: &Out,
-) -> Result<(String, u32), crate::tpcc::FleetTpccError> {
+) -> Result<(String, u32, Option<String>), crate::tpcc::FleetTpccError> {
     out.beat(|b| {
         *b = Beat {
             phase: "prepare_tpcc",

@@ -205,6 +205,8 @@ pub struct HostOutcome {
     pub logs: Vec<crate::protocol::LogFile>,
     /// TPC-C: its database (password redacted) and warehouses, as prepared.
     pub tpcc_ready: Option<(String, u32)>,
+    /// TPC-C: its database as the server names it (see [`crate::tpcc::identity`]).
+    pub tpcc_identity: Option<String>,
     /// TPC-C: intervals as streamed (whole counts and histograms; merged as they are).
     pub tpcc_streamed: Vec<crate::protocol::WireTpccInterval>,
     /// TPC-C: its own result, when it came.
@@ -258,6 +260,7 @@ struct Session {
     probe_sent: i64,
     targets: Vec<TargetInfo>,
     tpcc_ready: Option<(String, u32)>,
+    tpcc_identity: Option<String>,
     /// When its last message arrived (controller's clock, ns) and what it was.
     heard: (i64, String),
     gone: bool,
@@ -553,6 +556,7 @@ impl Fleet {
                 probe_sent: 0,
                 targets: Vec::new(),
                 tpcc_ready: None,
+                tpcc_identity: None,
                 heard: (0, String::new()),
                 gone: false,
                 alive: Instant::now(),
@@ -819,6 +823,9 @@ struct Progressor {
     pending: std::collections::BTreeMap<u64, (Progress, Vec<(usize, i64)>)>,
     /// The next index to report.
     next: u64,
+    /// Hosts whose value is not added to the merged one: a database another host already
+    /// reads (its NOPM is the whole database's).
+    uncounted: Vec<bool>,
 }
 
 impl Progressor {
@@ -844,7 +851,9 @@ impl Progressor {
             )
         });
         p.hosts += 1;
-        p.value += live.value;
+        if !self.uncounted.get(i).copied().unwrap_or(false) {
+            p.value += live.value;
+        }
         if live.value < p.slowest.1 {
             p.slowest = (live.host.clone(), live.value);
         }
@@ -983,8 +992,13 @@ impl Fleet {
                     s.targets = targets;
                     Ok(true)
                 }
-                Message::ReadyTpcc { db, warehouses } => {
+                Message::ReadyTpcc {
+                    db,
+                    warehouses,
+                    identity,
+                } => {
                     s.tpcc_ready = Some((db, warehouses));
+                    s.tpcc_identity = identity;
                     Ok(true)
                 }
                 other => Err(Reject::unexpected("ready", &other)),
@@ -1059,6 +1073,7 @@ impl Collection {
                 devices: None,
                 logs: Vec::new(),
                 tpcc_ready: s.tpcc_ready.clone(),
+                tpcc_identity: s.tpcc_identity.clone(),
                 tpcc_streamed: Vec::new(),
                 tpcc_result: None,
                 lost: None,
@@ -1084,7 +1099,22 @@ impl Collection {
                 + Duration::from_secs(30).max(longest / 10),
             stop_deadline: None,
             interrupted: false,
-            live: Progressor::default(),
+            live: Progressor {
+                // A database several hosts drive is counted from the first of them.
+                uncounted: fleet
+                    .sessions
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| {
+                        s.tpcc_identity.as_ref().is_some_and(|id| {
+                            fleet.sessions[..i]
+                                .iter()
+                                .any(|o| o.tpcc_identity.as_ref() == Some(id))
+                        })
+                    })
+                    .collect(),
+                ..Progressor::default()
+            },
             bounds: jobs.iter().map(|j| j.plan.bounds()).collect(),
             stall,
         }
@@ -1535,6 +1565,7 @@ pub(crate) fn test_outcome(name: &str) -> HostOutcome {
         devices: None,
         logs: Vec::new(),
         tpcc_ready: None,
+        tpcc_identity: None,
         tpcc_streamed: Vec::new(),
         tpcc_result: None,
         lost: None,

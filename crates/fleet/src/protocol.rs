@@ -583,6 +583,11 @@ pub enum Message {
         db: String,
         /// Its warehouses.
         warehouses: u32,
+        /// The database as its server names it (see
+        /// [`oio_documents::fleet::FleetTpccHost::db_identity`]); None when it could not be
+        /// read.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        identity: Option<String>,
     },
     /// Agent: one finished TPC-C interval.
     TpccInterval(Box<WireTpccInterval>),

@@ -115,6 +115,7 @@ fn corpus() -> Vec<Vec<u8>> {
         Message::ReadyTpcc {
             db: "postgres://x@h/db".into(),
             warehouses: 4,
+            identity: Some("postgres:7300000000000000001/16384".into()),
         },
         Message::Go { start_agent_ns: 5 },
         Message::Started { agent_ns: 6 },

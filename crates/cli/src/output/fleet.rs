@@ -248,6 +248,17 @@ pub fn print_tpcc(doc: &oio_fleet::tpcc::FleetTpccResult) {
         lat(s.new_order_latency_ns.p90),
         lat(s.new_order_latency_ns.p99),
     );
+    for d in &doc.shared_databases {
+        println!(
+            "shared database {}: hosts {} drove it; counted once: {:.1} NOPM by its own count (host {}'s reading), {:.1} NOPM committed by their drivers between them{}",
+            printable(&d.identity),
+            printable(&d.hosts.join(", ")),
+            d.nopm,
+            printable(&d.reading_host),
+            d.client_nopm,
+            if d.agree { " (agree)" } else { " (DISAGREE: see the warning)" }
+        );
+    }
     print_cut_window(
         doc.hosts
             .iter()

@@ -179,7 +179,7 @@ fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
     } else if !style::quiet() {
         crate::output::fleet::print_tpcc(&doc);
     }
-    for l in &doc.lost {
+    for l in doc.envelope.warnings.iter().chain(&doc.lost) {
         style::print_warning(&oio_core::text::printable(l));
     }
     if let Some(f) = doc.scaling.as_ref().and_then(|s| s.flag.as_ref()) {
