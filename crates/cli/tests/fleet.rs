@@ -972,7 +972,7 @@ fn an_agent_stops_at_once_when_its_controller_goes() {
     )
     .unwrap();
     match r.next_message() {
-        Ok(Some(Message::Ready { targets })) => assert!(targets[0].created_by_oio),
+        Ok(Some(Message::Ready { targets, .. })) => assert!(targets[0].created_by_oio),
         other => panic!("expected ready, got {other:?}"),
     }
     send(

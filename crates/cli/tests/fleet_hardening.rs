@@ -382,9 +382,14 @@ fn fake_until_go(
                 },
             )
             .unwrap(),
-            Ok(Some(Message::Prepare { .. })) => {
-                send(&mut out, &Message::Ready { targets: vec![] }).unwrap()
-            }
+            Ok(Some(Message::Prepare { .. })) => send(
+                &mut out,
+                &Message::Ready {
+                    targets: vec![],
+                    identities: vec![],
+                },
+            )
+            .unwrap(),
             Ok(Some(Message::Go { start_agent_ns })) => {
                 send(
                     &mut out,
@@ -1949,4 +1954,57 @@ fn slow_metrics_clients_hold_neither_the_end_of_a_run_nor_ctrl_c() {
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["hosts"][0]["status"], "interrupted", "{doc:#}");
     assert!(crate::fleet::walk_json(&dir.path().join("res")).len() >= 3);
+}
+
+/// Issue 39: two hosts given one target (one file, as both agents' kernels report its device
+/// and inode; here through two different paths, one a symlink) are refused once prepared,
+/// before any I/O: `--wait` would otherwise run them one after the other and the merge add
+/// up two runs that never overlapped.
+#[test]
+fn two_hosts_on_one_target_are_refused_before_any_io() {
+    let dir = scratch();
+    std::fs::create_dir_all(dir.path().join("a")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("a"), dir.path().join("b")).unwrap();
+    let mut inv = String::new();
+    for h in ["a", "b"] {
+        inv.push_str(&format!(
+            "[[host]]\nname = \"{h}\"\ntargets = [\"{}\"]\n",
+            dir.path().join(h).join("t.dat").display()
+        ));
+    }
+    std::fs::write(dir.path().join("inv.toml"), inv).unwrap();
+    let out = Command::new(oio())
+        .env("NO_COLOR", "1")
+        .current_dir(dir.path())
+        .args(["fleet", "run", "--inventory", "inv.toml", "--launcher"])
+        .arg(pid_launcher(dir.path()))
+        .args([
+            "--out",
+            "res",
+            "--rw",
+            "randwrite",
+            "--size",
+            "1M",
+            "--time",
+            "2s",
+        ])
+        .args(["--ramp", "0", "--engine", "sync", "--buffered", "--wait"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "host b: its target {} is host a's target {} (one file, the same device and inode on one kernel",
+            dir.path().join("b/t.dat").display(),
+            dir.path().join("a/t.dat").display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("nothing was started on any host"),
+        "{stderr}"
+    );
+    assert!(crate::fleet::walk_json(&dir.path().join("res")).is_empty());
 }

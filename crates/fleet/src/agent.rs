@@ -289,7 +289,19 @@ fn session(
                             devices.push(d.name.clone());
                         }
                     }
-                    emit(out, stop, &Message::Ready { targets });
+                    let identities = bound_paths(&plan)
+                        .unwrap_or_default()
+                        .iter()
+                        .map(|(p, _)| crate::protocol::target_identity(p).unwrap_or_default())
+                        .collect();
+                    emit(
+                        out,
+                        stop,
+                        &Message::Ready {
+                            targets,
+                            identities,
+                        },
+                    );
                     prepared = Some(Prepared::Io(plan, devices));
                 }
                 Err(e) => return Err(fail(out, stop, "prepare", e)),

@@ -261,6 +261,8 @@ struct Session {
     targets: Vec<TargetInfo>,
     tpcc_ready: Option<(String, u32)>,
     tpcc_identity: Option<String>,
+    /// Its targets as its kernel knows them (see [`crate::protocol::target_identity`]).
+    target_ids: Vec<String>,
     /// When its last message arrived (controller's clock, ns) and what it was.
     heard: (i64, String),
     gone: bool,
@@ -557,6 +559,7 @@ impl Fleet {
                 targets: Vec::new(),
                 tpcc_ready: None,
                 tpcc_identity: None,
+                target_ids: Vec::new(),
                 heard: (0, String::new()),
                 gone: false,
                 alive: Instant::now(),
@@ -936,6 +939,7 @@ fn run_on(
 ) -> Result<FleetRun, FleetError> {
     fleet.connect(opts, cancel)?;
     fleet.prepare(jobs, opts, cancel)?;
+    fleet.one_target_each()?;
     let prepared: Vec<Prepared<'_>> = fleet
         .sessions
         .iter()
@@ -964,6 +968,41 @@ fn run_on(
 }
 
 impl Fleet {
+    /// Refuses two hosts on one target, as their agents' kernels know it (device and inode,
+    /// on one boot): each would measure the other's I/O too, a writer would wait for the
+    /// other's lock (`--wait`) or fail on it mid-run, and the merge would add up runs that
+    /// shared one device's work, or did not overlap at all.
+    fn one_target_each(&mut self) -> Result<(), FleetError> {
+        let mut seen: std::collections::HashMap<&str, (usize, &str)> = Default::default();
+        let mut clash = None;
+        'hosts: for (i, s) in self.sessions.iter().enumerate() {
+            for (id, t) in s.target_ids.iter().zip(&s.targets) {
+                if id.is_empty() {
+                    continue;
+                }
+                match seen.get(id.as_str()) {
+                    Some(&(j, other)) if j != i => {
+                        clash = Some((i, t.path.clone(), j, other.to_string(), id.clone()));
+                        break 'hosts;
+                    }
+                    _ => {
+                        seen.insert(id, (i, &t.path));
+                    }
+                }
+            }
+        }
+        let Some((i, path, j, other, id)) = clash else {
+            return Ok(());
+        };
+        let reason = format!(
+            "its target {path} is host {}'s target {other} (one {} on one kernel, as both agents report it: {}): two hosts on one target would measure each other's I/O, and a writer waits for or fails on the other's lock; give each host its own target (an inventory's per-host `targets`, or {{host}} in the path)",
+            self.sessions[j].name,
+            if id.contains(":block:") { "block device" } else { "file, the same device and inode" },
+            id.split_once(':').map_or(id.as_str(), |x| x.1)
+        );
+        Err(self.host_error(i, reason))
+    }
+
     /// Sends every host its plan and waits until all are ready. Filling new files may take
     /// long: no limit on the whole, but a host that stalls (see [`Options::stall_timeout`]),
     /// Ctrl-C and any host failing end the wait.
@@ -988,8 +1027,12 @@ impl Fleet {
             Limit::Stall(opts.stall_timeout),
             cancel,
             |s, _, m| match m {
-                Message::Ready { targets } => {
+                Message::Ready {
+                    targets,
+                    identities,
+                } => {
                     s.targets = targets;
+                    s.target_ids = identities;
                     Ok(true)
                 }
                 Message::ReadyTpcc {

@@ -670,7 +670,21 @@ pub fn document(
             logs: Vec::new(),
         });
     }
-    let window = io_window(&hosts, &series, window_s, summary.total.iops);
+    let mut summary = summary;
+    let mut window = io_window(&hosts, &series, window_s, summary.total.iops);
+    let overlap = overlap(&hosts, &series);
+    if let Some(o) = &overlap {
+        for (d, k) in [
+            (&mut summary.read, 0),
+            (&mut summary.write, 1),
+            (&mut summary.total, 2),
+        ] {
+            d.iops = o.iops[k];
+            d.bytes_per_sec = o.bytes_per_sec[k];
+        }
+        window.duration_s = o.len_s();
+        window.basis = o.basis();
+    }
     envelope.stopped(if any_errors {
         oio_core::document::StopReason::Errors
     } else if any_interrupted {
@@ -678,6 +692,11 @@ pub fn document(
     } else {
         oio_core::document::StopReason::Completed
     });
+    if let Some(o) = &overlap {
+        // Fewer seconds of the hosts running together than asked for.
+        envelope.partial = true;
+        envelope.warnings.push(o.warning());
+    }
     envelope.warnings.extend(lost.iter().cloned());
     envelope.warnings.extend(
         refused
@@ -861,6 +880,104 @@ fn decode_lost(
                 .collect(),
         })
         .collect()
+}
+
+/// Where the hosts' windows did not open together (a host that waited, e.g. for a target's
+/// lock with `--wait`, or started late): the stretch every host measured, and the merged
+/// rates over it.
+#[derive(Debug, PartialEq)]
+struct Overlap {
+    /// Seconds after the common start (controller's clock) when the last host started.
+    start_s: f64,
+    /// When the first host's window ended.
+    end_s: f64,
+    /// The host that started last, and how long after the first.
+    late: (String, f64),
+    /// Read, write, total I/Os per second over the overlap.
+    iops: [f64; 3],
+    /// Read, write, total bytes per second over the overlap.
+    bytes_per_sec: [f64; 3],
+}
+
+impl Overlap {
+    fn len_s(&self) -> f64 {
+        (self.end_s - self.start_s).max(0.0)
+    }
+
+    fn basis(&self) -> String {
+        if self.len_s() <= 0.0 {
+            return format!(
+                "the hosts' windows did not overlap: host {} started {:.3} s after the first, when another host had finished; no stretch has every host measuring, so there is no merged rate (0 IOPS); counts (I/Os, bytes) and latencies are each host's whole run",
+                self.late.0, self.late.1
+            );
+        }
+        format!(
+            "the hosts' windows did not open together: host {} started {:.3} s after the first, so the merged rates are over the {:.3} s every host measured (from {:.3} s to {:.3} s after the common start): {:.1} IOPS, from each host's intervals whose middle falls in it; counts (I/Os, bytes) and latencies are each host's whole run",
+            self.late.0,
+            self.late.1,
+            self.len_s(),
+            self.start_s,
+            self.end_s,
+            self.iops[2]
+        )
+    }
+
+    fn warning(&self) -> String {
+        format!(
+            "hosts did not run together: {} (did it wait for another run's lock on its target with --wait?); runs that did not overlap are not added up",
+            self.basis()
+        )
+    }
+}
+
+/// The hosts' common stretch when their starts are further apart than one interval (then the
+/// merge by interval index would add intervals measured at different times), else None.
+fn overlap(hosts: &[FleetHost], series: &[&[Interval]]) -> Option<Overlap> {
+    // Each host that measured: its start after the common start, its window, its series.
+    let ran: Vec<(&FleetHost, f64, &[Interval])> = hosts
+        .iter()
+        .zip(series)
+        .filter(|(h, s)| !s.is_empty() && h.faulty.is_none())
+        .filter_map(|(h, s)| Some((h, h.start_skew_ns? as f64 / 1e9, *s)))
+        .collect();
+    let interval_s = ran
+        .iter()
+        .filter_map(|r| r.2.first())
+        .map(|i| i.duration_s)
+        .fold(0.0, f64::max);
+    let first = ran.iter().map(|r| r.1).fold(f64::INFINITY, f64::min);
+    let (late, start_s) = ran
+        .iter()
+        .map(|r| (&r.0.host, r.1))
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    if ran.len() < 2 || start_s - first <= interval_s.max(START_SKEW_WARN_NS as f64 / 1e9) {
+        return None;
+    }
+    let end_s = ran
+        .iter()
+        .map(|r| r.1 + r.0.window_s)
+        .fold(f64::INFINITY, f64::min);
+    let len = end_s - start_s;
+    let (mut ios, mut bytes) = ([0u64; 3], [0u64; 3]);
+    for (_, skew, s) in &ran {
+        for i in s.iter() {
+            let mid = skew + i.t_s - i.duration_s / 2.0;
+            if mid >= start_s && mid < end_s {
+                for (k, d) in [&i.read, &i.write, &i.total].into_iter().enumerate() {
+                    ios[k] = ios[k].saturating_add(d.ios);
+                    bytes[k] = bytes[k].saturating_add(d.bytes);
+                }
+            }
+        }
+    }
+    let rate = |n: u64| if len > 0.0 { n as f64 / len } else { 0.0 };
+    Some(Overlap {
+        start_s,
+        end_s,
+        late: (late.clone(), start_s - first),
+        iops: ios.map(rate),
+        bytes_per_sec: bytes.map(rate),
+    })
 }
 
 /// The window of a merged workload result, with the sentence that says what its rates are.
@@ -1121,6 +1238,62 @@ mod tests {
         );
         assert_eq!(doc.hosts_per_interval, vec![3, 3, 2, 2, 2, 2, 2, 2]);
         assert!(doc.envelope.partial);
+    }
+
+    /// Issue 39: a host that started 3 s late (it waited for a lock with --wait) ran 2 s of
+    /// its 4 s window beside the other: the merged rates are over those 2 s (1000 + 700 I/Os
+    /// per second), not the sum of two runs that only half overlapped; said, and partial.
+    /// Started 5 s late, nothing overlaps: no merged rate.
+    #[test]
+    fn hosts_whose_windows_did_not_open_together_merge_over_their_overlap_only() {
+        use crate::controller::{test_outcome, FleetRun};
+        let run_with = |late_s: f64| {
+            let mut a = test_outcome("a");
+            a.result = Some(result(4, 1000, 100_000));
+            let mut b = test_outcome("b");
+            b.result = Some(result(4, 700, 100_000));
+            b.start_skew_ns = Some((late_s * 1e9) as i64);
+            FleetRun {
+                start_ns: 0,
+                lead: std::time::Duration::ZERO,
+                hosts: vec![a, b],
+                interrupted: false,
+                controller_cpu_s: 0.0,
+            }
+        };
+        let doc = document(&run_with(2.0), &plan(), &[None, None]);
+        // a's seconds 3 and 4, b's seconds 1 and 2 (ending 2 s later): 3400 I/Os over 2 s.
+        assert_eq!(doc.summary.total.iops, 1700.0);
+        assert_eq!(doc.summary.read.iops, 1700.0);
+        assert_eq!(doc.summary.total.bytes_per_sec, 1700.0 * 4096.0);
+        assert_eq!(doc.summary.total.ios, 4 * 1000 + 4 * 700);
+        assert_eq!(doc.window.duration_s, 2.0);
+        assert!(
+            doc.window.basis.starts_with("the hosts' windows did not open together: host b started 2.000 s after the first, so the merged rates are over the 2.000 s every host measured (from 2.000 s to 4.000 s after the common start): 1700.0 IOPS"),
+            "{}",
+            doc.window.basis
+        );
+        assert!(doc.envelope.partial);
+        assert!(doc
+            .envelope
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("hosts did not run together: ") && w.contains("--wait")));
+        let doc = document(&run_with(5.0), &plan(), &[None, None]);
+        assert_eq!(doc.summary.total.iops, 0.0);
+        assert_eq!(doc.window.duration_s, 0.0);
+        assert!(
+            doc.window.basis.starts_with(
+                "the hosts' windows did not overlap: host b started 5.000 s after the first"
+            ),
+            "{}",
+            doc.window.basis
+        );
+        // Within one interval the windows are taken as together: the usual sum.
+        let doc = document(&run_with(0.5), &plan(), &[None, None]);
+        assert_eq!(doc.summary.total.iops, 1700.0);
+        assert_eq!(doc.window.duration_s, 4.0);
+        assert!(!doc.envelope.partial);
     }
 
     /// Without a loss, hosts of equal windows merge to the sum of their own rates.

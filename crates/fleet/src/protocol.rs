@@ -39,6 +39,33 @@ use oio_engine::RunPlan;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 
+/// A prepared target as this host's kernel knows it: `BOOT_ID:file:MAJOR:MINOR:INODE`, or
+/// `BOOT_ID:block:MAJOR:MINOR` for a block device (its node's own device number, so two
+/// names of one disk are one). The boot id keeps files on different machines apart (the same
+/// device and inode numbers are common there); hosts that are containers or namespaces of one
+/// kernel share it, and a file they share is then one target. None when it cannot be read.
+pub fn target_identity(path: &std::path::Path) -> Option<String> {
+    use std::os::unix::fs::{FileTypeExt as _, MetadataExt as _};
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let m = std::fs::metadata(path).ok()?;
+    Some(if m.file_type().is_block_device() {
+        format!(
+            "{}:block:{}:{}",
+            boot.trim(),
+            rustix::fs::major(m.rdev()),
+            rustix::fs::minor(m.rdev())
+        )
+    } else {
+        format!(
+            "{}:file:{}:{}:{}",
+            boot.trim(),
+            rustix::fs::major(m.dev()),
+            rustix::fs::minor(m.dev()),
+            m.ino()
+        )
+    })
+}
+
 /// Version of this protocol; bumped on any incompatible change. 5: plans travel in the form
 /// results record them (target options beside the rest, `time_ns`, the simulated device as
 /// its text).
@@ -571,6 +598,10 @@ pub enum Message {
     Ready {
         /// The targets, as the result will describe them.
         targets: Vec<TargetInfo>,
+        /// Each target as this host's kernel knows it, in the order of `targets` (see
+        /// [`target_identity`]): the controller refuses two hosts on one target.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        identities: Vec<String>,
     },
     /// Controller: open this TPC-C plan's database and check its build; run nothing.
     PrepareTpcc {

@@ -111,7 +111,10 @@ fn corpus() -> Vec<Vec<u8>> {
         Message::Prepare {
             plan: Box::new(plan()),
         },
-        Message::Ready { targets: vec![] },
+        Message::Ready {
+            targets: vec![],
+            identities: vec!["b0:file:8:1:12".into()],
+        },
         Message::ReadyTpcc {
             db: "postgres://x@h/db".into(),
             warehouses: 4,
