@@ -31,6 +31,14 @@ const MAX_STREAMED: usize = 1_000_000;
 const SMALL_LINE: usize = 1 << 20;
 /// The stall limit when the caller gives none.
 pub const DEFAULT_STALL: Duration = Duration::from_secs(120);
+/// How often the controller tells each running agent it is there.
+const BEAT: Duration = Duration::from_secs(1);
+
+/// The silence after which an agent stops its I/O: the stall limit, within 3 s (three beats
+/// missed) and 10 s (a cut host does not run on for long unobserved).
+fn watchdog(stall: Duration) -> Duration {
+    stall.clamp(3 * BEAT, Duration::from_secs(10))
+}
 
 /// One host to run on.
 #[derive(Clone, Debug)]
@@ -215,6 +223,10 @@ pub struct HostOutcome {
     pub lost: Option<Lost>,
     /// When its last message arrived, controller's clock, ns since 1970, and what it was.
     pub last_heard: (i64, String),
+    /// Its longest wait between intervals during the run (from the start of its window to
+    /// its first, and between any two), seconds, and when it began, seconds after the common
+    /// start: a host stopped or hung for part of the window shows here.
+    pub longest_gap: Option<(f64, f64)>,
     /// The last of what its launcher wrote on stderr.
     pub stderr_tail: String,
 }
@@ -789,6 +801,28 @@ pub struct Progress {
     pub slowest: (String, f64),
     /// Each host that sent it, in the order of the hosts.
     pub per_host: Vec<HostLive>,
+    /// Every host, in the order of the hosts: when it was last heard from, and whether it is
+    /// left out of this interval as stalled.
+    pub heard: Vec<HostHeard>,
+}
+
+/// When a host was last heard from, as an interval is shown.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostHeard {
+    /// The host.
+    pub host: String,
+    /// Its last message of any kind (a keepalive too), Unix time, seconds.
+    pub at_unix_s: f64,
+    /// Seconds since that message.
+    pub silent_s: f64,
+    /// Seconds since its last interval (or since its first was due).
+    pub no_interval_s: f64,
+    /// Left out of this merged interval: it sent no interval for more than two intervals
+    /// and a second while others did (stopped, or its storage or link hangs). Its late
+    /// intervals still count in the result.
+    pub stalled: bool,
+    /// Its result came, or it was lost.
+    pub finished: bool,
 }
 
 impl Progress {
@@ -849,6 +883,7 @@ impl Progressor {
                     unit,
                     slowest: (live.host.clone(), f64::INFINITY),
                     per_host: Vec::new(),
+                    heard: Vec::new(),
                 },
                 Vec::new(),
             )
@@ -879,9 +914,15 @@ impl Progressor {
             let mut order: Vec<usize> = (0..p.per_host.len()).collect();
             order.sort_by_key(|&k| arrivals[k].0);
             let mut per_host = Vec::with_capacity(order.len());
+            // Summed again in the order of the hosts, as the merged result sums them (the
+            // order of arrival could differ from it in the last bit).
+            p.value = 0.0;
             for k in order {
                 let mut h = p.per_host[k].clone();
                 h.lag_ms = (arrivals[k].1 - first) as f64 / 1e6;
+                if !self.uncounted.get(arrivals[k].0).copied().unwrap_or(false) {
+                    p.value += h.value;
+                }
                 per_host.push(h);
             }
             p.per_host = per_host;
@@ -1063,8 +1104,13 @@ impl Fleet {
             .max(Duration::from_nanos(worst_rtt.saturating_mul(4)))
             + Duration::from_micros(500 * self.sessions.len() as u64);
         let start_ns = now_ns().saturating_add(lead.as_nanos() as i64);
+        // The first beat arms each agent's watchdog before its run can begin.
+        let beat = Message::Beat {
+            watchdog_ms: watchdog(opts.stall_timeout).as_millis() as u64,
+        };
         for s in &mut self.sessions {
             let start_agent_ns = s.clock.to_agent(start_ns);
+            s.tell(&beat);
             s.tell(&Message::Go { start_agent_ns });
         }
         (start_ns, lead)
@@ -1085,6 +1131,9 @@ struct Collection {
     bounds: Vec<Bounds>,
     /// See [`Options::stall_timeout`].
     stall: Duration,
+    /// Per host: its interval, and when its last interval came (or its first is due from).
+    interval: Vec<Duration>,
+    last_interval: Vec<(Instant, i64)>,
 }
 
 impl Collection {
@@ -1121,6 +1170,7 @@ impl Collection {
                 tpcc_result: None,
                 lost: None,
                 last_heard: s.heard.clone(),
+                longest_gap: None,
                 stderr_tail: String::new(),
             })
             .collect();
@@ -1160,7 +1210,34 @@ impl Collection {
             },
             bounds: jobs.iter().map(|j| j.plan.bounds()).collect(),
             stall,
+            interval: jobs
+                .iter()
+                .map(|j| match &j.plan {
+                    Work::Io(p) => p.interval,
+                    Work::Tpcc(p) => Duration::from_secs_f64(p.step.interval_s.clamp(1e-3, 1e9)),
+                })
+                .collect(),
+            last_interval: jobs
+                .iter()
+                .map(|j| {
+                    let after = lead + j.plan.started_after();
+                    let ns = start_ns.saturating_add(j.plan.started_after().as_nanos() as i64);
+                    (Instant::now() + after, ns)
+                })
+                .collect(),
         }
+    }
+
+    /// Host `i` sent an interval at `at` (controller's clock): its longest wait between
+    /// intervals so far.
+    fn interval_came(&mut self, i: usize, at: i64) {
+        let (_, prev) = self.last_interval[i];
+        let gap = (at - prev) as f64 / 1e9;
+        let h = &mut self.out[i];
+        if h.longest_gap.is_none_or(|g| gap > g.0) {
+            h.longest_gap = Some((gap, (prev - self.start_ns) as f64 / 1e9));
+        }
+        self.last_interval[i] = (Instant::now(), at);
     }
 
     /// A loss, dated from the host's last message and noticed now.
@@ -1177,7 +1254,19 @@ impl Collection {
     }
 
     fn collect(&mut self, fleet: &mut Fleet, cancel: &Cancel, progress: &mut dyn FnMut(&Progress)) {
+        let beat = Message::Beat {
+            watchdog_ms: watchdog(self.stall).as_millis() as u64,
+        };
+        let mut beaten = Instant::now() - BEAT;
         while self.out.iter().any(|h| !h.finished()) {
+            if beaten.elapsed() >= BEAT {
+                beaten = Instant::now();
+                for (s, h) in fleet.sessions.iter_mut().zip(&self.out) {
+                    if !h.finished() {
+                        s.tell(&beat);
+                    }
+                }
+            }
             if cancel.is_cancelled() && !self.interrupted {
                 self.interrupted = true;
                 fleet.stop_all("the controller was interrupted");
@@ -1221,19 +1310,55 @@ impl Collection {
                         .get_or_insert(Instant::now() + STOP_GRACE);
                 }
             }
-            self.report(progress);
+            self.report(fleet, progress);
         }
     }
 
-    /// Reports every merged interval that is complete.
-    fn report(&mut self, progress: &mut dyn FnMut(&Progress)) {
+    /// Reports every merged interval that is complete: sent by every host still running,
+    /// except a host stalled (no interval for two of its intervals and a second, while
+    /// another host sent more): the others' figures do not wait on it.
+    fn report(&mut self, fleet: &Fleet, progress: &mut dyn FnMut(&Progress)) {
         let sent: Vec<usize> = self
             .out
             .iter()
             .map(|h| h.streamed.len().max(h.tpcc_streamed.len()))
             .collect();
         let finished: Vec<bool> = self.out.iter().map(|h| h.finished()).collect();
-        self.live.complete(&sent, &finished, progress);
+        let now = Instant::now();
+        let most = sent.iter().copied().max().unwrap_or(0);
+        let no_interval: Vec<f64> = self
+            .last_interval
+            .iter()
+            .map(|(t, _)| now.saturating_duration_since(*t).as_secs_f64())
+            .collect();
+        let stalled: Vec<bool> = (0..sent.len())
+            .map(|i| {
+                let mark = 2.0 * self.interval[i].as_secs_f64() + 1.0;
+                !finished[i] && sent[i] < most && no_interval[i] > mark
+            })
+            .collect();
+        let skip: Vec<bool> = (0..sent.len()).map(|i| finished[i] || stalled[i]).collect();
+        let unix_now = now_ns() as f64 / 1e9;
+        let heard: Vec<HostHeard> = (0..sent.len())
+            .map(|i| {
+                let silent_s = now
+                    .saturating_duration_since(fleet.sessions[i].alive)
+                    .as_secs_f64();
+                HostHeard {
+                    host: self.out[i].name.clone(),
+                    at_unix_s: unix_now - silent_s,
+                    silent_s,
+                    no_interval_s: no_interval[i],
+                    stalled: stalled[i],
+                    finished: finished[i],
+                }
+            })
+            .collect();
+        self.live.complete(&sent, &skip, &mut |p| {
+            let mut p = p.clone();
+            p.heard = heard.clone();
+            progress(&p)
+        });
     }
 
     /// Hosts still running that fell silent for the stall limit, with why.
@@ -1266,7 +1391,8 @@ impl Collection {
             fleet.sessions[i].heard = (at, what.clone());
             h.last_heard = (at, what);
         }
-        match ev {
+        let mut gap_at = None;
+        let lost = match ev {
             Ev::Msg(Message::Started { agent_ns }) => {
                 // The first one: a TPC-C plan of several steps opens a window per step.
                 if h.start_skew_ns.is_none() {
@@ -1281,6 +1407,7 @@ impl Collection {
                 }
                 let hist = w.total.latency.as_ref().and_then(|x| x.to_sparse().ok());
                 let mut live = HostLive::new(&h.name, w.total.iops, w.total.ios, hist);
+                gap_at = Some(at);
                 live.errors = w.errors;
                 self.live.add(w.index, "IOPS", i, live, at);
                 h.streamed.push(*w);
@@ -1305,6 +1432,7 @@ impl Collection {
                 };
                 let hist = w.latency.as_ref().and_then(|x| x.to_sparse().ok());
                 let mut live = HostLive::new(&h.name, nopm, w.new_orders.max(0) as u64, hist);
+                gap_at = Some(at);
                 live.tpm = Some(if w.duration_s > 0.0 {
                     w.transactions() as f64 * 60.0 / w.duration_s
                 } else {
@@ -1349,7 +1477,11 @@ impl Collection {
                 Some(fleet.sessions[i].why_gone())
             }
             Ev::Bad(e) => Some(e),
+        };
+        if let Some(at) = gap_at {
+            self.interval_came(i, at);
         }
+        lost
     }
 }
 
@@ -1613,6 +1745,7 @@ pub(crate) fn test_outcome(name: &str) -> HostOutcome {
         tpcc_result: None,
         lost: None,
         last_heard: (0, String::new()),
+        longest_gap: None,
         stderr_tail: String::new(),
     }
 }

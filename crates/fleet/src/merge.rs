@@ -710,6 +710,13 @@ pub fn document(
     ));
     envelope.warnings.extend(host_warnings(run));
     envelope.warnings.extend(timing_warnings(run));
+    let idle: Vec<(usize, usize)> = series
+        .iter()
+        .map(|s| (s.iter().filter(|i| i.total.ios == 0).count(), s.len()))
+        .collect();
+    envelope
+        .warnings
+        .extend(stall_warnings(run, plan.interval.as_secs_f64(), &idle));
     let n_int = intervals.len().max(1) as f64;
     let n_hosts = run.hosts.len().max(1) as f64;
     let mut doc = FleetResult {
@@ -805,6 +812,40 @@ pub fn timing_warnings(run: &crate::controller::FleetRun) -> Vec<String> {
                 if s > 0 { "after" } else { "before" },
                 START_SKEW_WARN_NS as f64 / 1e6,
                 h.clock.rtt_ns as f64 / 2e6
+            ));
+        }
+    }
+    out
+}
+
+/// Hosts that produced nothing for part of the window, though their run "completed": the
+/// longest wait between their intervals passed two intervals and a second (stopped, or their
+/// storage or link hung), or some of their intervals did nothing (`idle[i]`: intervals with
+/// no I/O, TPC-C no transaction, and how many it had). A lost host is said elsewhere.
+pub fn stall_warnings(
+    run: &crate::controller::FleetRun,
+    interval_s: f64,
+    idle: &[(usize, usize)],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, h) in run.hosts.iter().enumerate() {
+        if h.lost.is_some() {
+            continue;
+        }
+        let mut said = Vec::new();
+        if let Some((gap, from)) = h.longest_gap.filter(|g| g.0 > 2.0 * interval_s + 1.0) {
+            said.push(format!(
+                "it sent no interval for {gap:.1} s (from {from:.1} s after the start; its intervals are {interval_s:.1} s): it was stopped, or its storage or link hung"
+            ));
+        }
+        if let Some(&(n, of)) = idle.get(i).filter(|x| x.0 > 0) {
+            said.push(format!("{n} of its {of} intervals did nothing"));
+        }
+        if !said.is_empty() {
+            out.push(format!(
+                "host {}: {} for part of the window: its figures (and the merged ones) include that stall, they are not what it does running",
+                h.name,
+                said.join("; ")
             ));
         }
     }

@@ -13,6 +13,9 @@
 //!                  A→C interval ×n  each interval: counters and exact histograms
 //!                  A→C result       the host's full `oio.run` result, and its targets'
 //!                                   devices from /proc/diskstats over the measured window
+//! C→A beat                          about every second from `go` on: the controller is
+//!                                   there; an agent that hears nothing for the watchdog it
+//!                                   carries stops its I/O (a link dead without closing)
 //! C→A stop                          stop now (another host was lost, or Ctrl-C)
 //!                  A→C progress     after hello, whenever the agent said nothing for a
 //!                                   second: what it is doing and a count of its steps
@@ -68,8 +71,8 @@ pub fn target_identity(path: &std::path::Path) -> Option<String> {
 
 /// Version of this protocol; bumped on any incompatible change. 5: plans travel in the form
 /// results record them (target options beside the rest, `time_ns`, the simulated device as
-/// its text).
-pub const PROTOCOL_VERSION: u32 = 5;
+/// its text). 6: `beat` (the agent's watchdog), targets' and databases' identities.
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// Longest line either side accepts (a final result with a long series of per-interval
 /// histograms is the largest message): a hostile or broken peer cannot make the reader grow
@@ -651,6 +654,13 @@ pub enum Message {
         /// protocol 4; at most [`MAX_LOG_BYTES`] in all).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         logs: Vec<LogFile>,
+    },
+    /// Controller: still here (about every second from `go` on). The first arms the agent's
+    /// watchdog: an agent that hears nothing from its controller for `watchdog_ms` (its link
+    /// dead without closing, the controller stopped) stops its I/O and says why in its result.
+    Beat {
+        /// Silence after which the agent stops, ms.
+        watchdog_ms: u64,
     },
     /// Controller: stop at once (the agent then sends its partial result).
     Stop {

@@ -508,6 +508,19 @@ pub fn document(
             .iter()
             .map(|r| oio_core::text::printable(&r.1).into_owned()),
     );
+    let idle: Vec<(usize, usize)> = run
+        .hosts
+        .iter()
+        .map(|h| {
+            let s = &h.tpcc_streamed;
+            (s.iter().filter(|w| w.transactions() == 0).count(), s.len())
+        })
+        .collect();
+    envelope.warnings.extend(crate::merge::stall_warnings(
+        run,
+        plan.step.interval_s,
+        &idle,
+    ));
     if errors {
         envelope.stopped(oio_core::document::StopReason::Errors);
     } else if interrupted {

@@ -346,16 +346,25 @@ pub fn live_table(p: &oio_fleet::controller::Progress) -> String {
         rows.truncate(LIVE_ROWS);
     }
     let mut t = format!(
-        "interval {:<6} {:>14} {:>10} {:>8} {:>10}\n",
+        "interval {:<6} {:>14} {:>10} {:>8} {:>10} {:>10}\n",
         p.index + 1,
         p.unit,
         "p99",
         "errors",
-        "lag"
+        "lag",
+        "heard"
     );
+    // How long ago the host was last heard from (any message), when known.
+    let heard = |host: &str| {
+        p.heard
+            .iter()
+            .find(|h| h.host == host)
+            .map(|h| format!("{:.1} s ago", h.silent_s))
+            .unwrap_or_else(|| "-".into())
+    };
     for h in rows {
         t.push_str(&format!(
-            "  {:<13} {:>14} {:>10} {:>8} {:>10}\n",
+            "  {:<13} {:>14} {:>10} {:>8} {:>10} {:>10}\n",
             printable(&h.host),
             format_count(h.value),
             p99(h.histogram.as_ref()),
@@ -363,11 +372,21 @@ pub fn live_table(p: &oio_fleet::controller::Progress) -> String {
             h.errors
                 .map(|e| format_count(e as f64))
                 .unwrap_or_else(|| "-".into()),
-            format!("{:.1} ms", h.lag_ms)
+            format!("{:.1} ms", h.lag_ms),
+            heard(&h.host)
         ));
     }
     if hidden > 0 {
         t.push_str(&format!("  … {hidden} faster hosts not shown\n"));
+    }
+    // A stalled host has no row of figures: it is said, and the others go on without it.
+    for h in p.heard.iter().filter(|h| h.stalled) {
+        t.push_str(&format!(
+            "  {:<13} stalled: no interval for {:.1} s, last heard {:.1} s ago (left out of this interval)\n",
+            printable(&h.host),
+            h.no_interval_s,
+            h.silent_s
+        ));
     }
     t.push_str(&format!(
         "  merged over {} host{}: {} {}, p99 {} (summed histograms)",
@@ -482,6 +501,7 @@ mod tests {
             value: 1_553_056.0,
             unit: "IOPS",
             slowest: ("a".into(), 694_420.0),
+            heard: Vec::new(),
             per_host: vec![
                 HostLive::new("a", 694_420.0, 200, Some(hist(1_000_000, 200))),
                 HostLive {
@@ -499,7 +519,7 @@ mod tests {
             "{t}"
         );
         assert!(
-            lines[2].contains("858,636") && lines[2].ends_with("1.2 ms"),
+            lines[2].contains("858,636") && lines[2].trim_end().ends_with("1.2 ms          -"),
             "{t}"
         );
         // 201 I/Os: the p99 is the 199th, a 1 ms one; b's own p99 is 9 ms.
@@ -528,6 +548,7 @@ mod tests {
             value: 1_750.0,
             unit: "IOPS",
             slowest: ("bad".into(), 50.0),
+            heard: Vec::new(),
             per_host: vec![bad, good, silent],
         };
         let t = live_table(&p);

@@ -42,6 +42,10 @@ pub struct FleetArgs {
     /// (run, sweep and scale).
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<String>,
+    /// With --metrics: keep serving the final figures this long after the run ends, so a
+    /// scraper gets the last interval too (Ctrl-C ends the wait).
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = crate::cli::duration_arg, requires = "metrics")]
+    pub metrics_linger: std::time::Duration,
 }
 
 fn jobs(a: &FleetArgs) -> anyhow::Result<(RunPlan, Vec<HostJob>)> {
@@ -65,7 +69,7 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
                 .join(", ")
         );
     }
-    let metrics = metrics(&a.metrics)?;
+    let metrics = metrics(&a.metrics, a.metrics_linger)?;
     let live = crate::output::fleet::FleetLive::new();
     let run = controller::run_with_progress(&jobs, &a.host.options(), &cancel, &mut |p| {
         live.update(p);
@@ -81,8 +85,6 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
         .out
         .join(result_file_name("fleet", &stamp, &plan.workload.name).trim_end_matches(".json"));
     let (doc, merged) = super::save_io(&dir, &run, &plan, a.label.as_deref())?;
-    // Saved first: the endpoint ends with the run, and nothing it does delays the result.
-    drop(metrics);
 
     if a.json {
         crate::output::print_json(&doc)?;
@@ -101,6 +103,8 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
         style::print_warning(&oio_core::text::printable(w));
     }
     style::print_saved("result", &merged, a.json);
+    // Saved and printed first: the endpoint lingers (--metrics-linger) after everything else.
+    drop(metrics);
     Ok(if run.interrupted {
         ExitCode::from(crate::interrupt::EXIT_INTERRUPTED)
     } else if doc.envelope.partial {
@@ -113,12 +117,12 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
 /// The `--metrics` endpoint, when asked for.
 pub(super) fn metrics(
     addr: &Option<String>,
+    linger: std::time::Duration,
 ) -> anyhow::Result<Option<crate::output::metrics::Metrics>> {
     let Some(addr) = addr else { return Ok(None) };
-    let m = crate::output::metrics::Metrics::serve(addr)?;
-    if !style::quiet() {
-        eprintln!("oio fleet: live figures at http://{}/metrics", m.addr);
-    }
+    let m = crate::output::metrics::Metrics::serve(addr, linger)?;
+    // Even with -q: with port 0 this line is the only way to learn the port bound.
+    eprintln!("oio fleet: live figures at http://{}/metrics", m.addr);
     Ok(Some(m))
 }
 

@@ -87,7 +87,7 @@ pub fn run(s: ScaleArgs) -> anyhow::Result<ExitCode> {
     let dir = a.out.join(
         result_file_name("fleet-scale", &stamp, &plan.workload.name).trim_end_matches(".json"),
     );
-    let metrics = super::run::metrics(&a.metrics)?;
+    let metrics = super::run::metrics(&a.metrics, a.metrics_linger)?;
     let mut done = Vec::new();
     let mut envelope = oio_core::document::Envelope::new(SCALE_SCHEMA, 1);
     envelope.command = std::env::args().collect();
@@ -205,7 +205,7 @@ pub fn tpcc(s: super::tpcc::TpccScaleArgs) -> anyhow::Result<ExitCode> {
         result_file_name("fleet-tpcc-scale", &stamp, &format!("n{}", a.workers()))
             .trim_end_matches(".json"),
     );
-    let metrics = super::run::metrics(&a.metrics)?;
+    let metrics = super::run::metrics(&a.metrics, a.metrics_linger)?;
     let mut envelope = oio_core::document::Envelope::new(TPCC_SCALE_SCHEMA, 1);
     envelope.command = std::env::args().collect();
     envelope.label = a.tpcc.label.clone();

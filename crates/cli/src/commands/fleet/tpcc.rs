@@ -62,6 +62,10 @@ pub struct TpccRunArgs {
     /// lasts, e.g. 127.0.0.1:9464.
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<String>,
+    /// With --metrics: keep serving the final figures this long after the run ends, so a
+    /// scraper gets the last interval too (Ctrl-C ends the wait).
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = crate::cli::duration_arg, requires = "metrics")]
+    pub metrics_linger: std::time::Duration,
 }
 
 impl TpccRunArgs {
@@ -166,14 +170,13 @@ fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
         })
         .transpose()?;
     check_destination(&a.tpcc.out, "--out DIR")?;
-    let metrics = super::run::metrics(&a.metrics)?;
+    let metrics = super::run::metrics(&a.metrics, a.metrics_linger)?;
     let stamp = oio_core::host::now_rfc3339();
     let dir = a.tpcc.out.join(
         result_file_name("fleet-tpcc", &stamp, &format!("n{}", a.workers()))
             .trim_end_matches(".json"),
     );
     let (run, doc, merged) = run_step(&a, &jobs, baseline.as_ref(), metrics.as_ref(), &dir)?;
-    drop(metrics);
     if a.tpcc.json {
         crate::output::print_json(&doc)?;
     } else if !style::quiet() {
@@ -186,6 +189,8 @@ fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
         style::print_warning(&oio_core::text::printable(f));
     }
     style::print_saved("result", &merged, a.tpcc.json);
+    // Saved and printed first: the endpoint lingers (--metrics-linger) after everything else.
+    drop(metrics);
     Ok(match (run.interrupted, doc.envelope.partial) {
         (true, _) => ExitCode::from(crate::interrupt::EXIT_INTERRUPTED),
         (_, true) => ExitCode::from(crate::EXIT_CHECK_FAILED),
