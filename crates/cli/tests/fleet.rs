@@ -1918,6 +1918,19 @@ fn workload_groups_run_their_own_workloads_and_merge_per_group() {
     assert!(out.status.success(), "oio fleet run failed: {stderr}");
     let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document on stdout");
     assert_fleet_schema(&doc);
+    // Issue 39: reported as mixed, not as the command line's workload.
+    assert!(
+        stderr.contains("oio fleet: mixed (log: log-writer, readers: randread-8k, (command line): randrw-4k) on 4 hosts"),
+        "{stderr}"
+    );
+    assert!(
+        doc["warnings"].as_array().unwrap().iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .starts_with("mixed workloads: hosts ran 3 workload groups (")),
+        "{:#}",
+        doc["warnings"]
+    );
     let hosts = doc["hosts"].as_array().unwrap();
     let want = [
         ("h0", "log", "log-writer"),

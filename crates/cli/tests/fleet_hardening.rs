@@ -400,6 +400,8 @@ fn fake_until_go(
                 .unwrap();
                 break;
             }
+            // The controller's beat (the watchdog): nothing to answer.
+            Ok(Some(Message::Beat { .. })) => {}
             other => panic!("the fake agent got {other:?}"),
         }
     }

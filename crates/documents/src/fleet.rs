@@ -252,7 +252,8 @@ pub struct FleetTpccHost {
     /// its last interval.
     #[serde(default)]
     pub window_s: f64,
-    /// Its TPM from the database's counter (0 when lost before its result).
+    /// Its TPM from the database's counter; a host lost before its result (the counter is
+    /// read as its window closes): its driver-counted TPM instead.
     pub tpm: f64,
     /// Its driver-counted transactions per minute.
     pub tpm_client: f64,
@@ -273,12 +274,14 @@ pub struct FleetTpccHost {
 /// Sums over the hosts, rates over the fleet's window (see [`Window`]).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct FleetTpccSummary {
-    /// Σ of the hosts' new orders.
+    /// Σ of the hosts' new orders (a database several hosts drove counted once).
     pub new_orders: u64,
-    /// Σ of the hosts' NOPM; a host cut short adds its new orders per minute of the window.
+    /// Σ of the hosts' NOPM (a database several hosts drove counted once); a host cut short
+    /// adds its new orders per minute of the window.
     pub nopm: f64,
-    /// Σ of the hosts' TPM (database counters); a host cut short adds its weighted by the
-    /// share of the window it covered, a lost host's is unknown and left out.
+    /// Σ of the hosts' TPM (database counters; a database several hosts drove counted once);
+    /// a host cut short adds its weighted by the share of the window it covered, a lost host
+    /// (its counter never read) its driver-counted transactions over the window.
     pub tpm: f64,
     /// Σ of the hosts' driver-counted TPM, cut-short hosts as for `nopm`.
     pub tpm_client: f64,

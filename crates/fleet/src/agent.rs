@@ -873,6 +873,8 @@ mod tests {
             gone: AtomicBool::new(false),
             sent: Mutex::new(Instant::now()),
             beat: Mutex::new(Beat::default()),
+            heard: Mutex::new((Instant::now(), None)),
+            watchdog: Mutex::new(None),
         });
         let e = prepare_targets(&plan, &Arc::new(AtomicBool::new(false)), &out).unwrap_err();
         assert_eq!(

@@ -980,7 +980,7 @@ fn run_on(
 ) -> Result<FleetRun, FleetError> {
     fleet.connect(opts, cancel)?;
     fleet.prepare(jobs, opts, cancel)?;
-    fleet.one_target_each()?;
+    fleet.one_target_each(jobs)?;
     let prepared: Vec<Prepared<'_>> = fleet
         .sessions
         .iter()
@@ -1010,33 +1010,40 @@ fn run_on(
 
 impl Fleet {
     /// Refuses two hosts on one target, as their agents' kernels know it (device and inode,
-    /// on one boot): each would measure the other's I/O too, a writer would wait for the
-    /// other's lock (`--wait`) or fail on it mid-run, and the merge would add up runs that
-    /// shared one device's work, or did not overlap at all.
-    fn one_target_each(&mut self) -> Result<(), FleetError> {
-        let mut seen: std::collections::HashMap<&str, (usize, &str)> = Default::default();
+    /// on one boot), when either writes it: each would measure the other's writes too, a
+    /// writer waits for the other's lock (`--wait`) or fails on it mid-run, and the merge
+    /// would add up runs that shared one file's work, or did not overlap at all. Hosts that
+    /// only read one target share it (many clients of one shared file system is a test of
+    /// its own), and the null engine does no I/O to its targets.
+    fn one_target_each(&mut self, jobs: &[HostJob]) -> Result<(), FleetError> {
+        // Each target: its identity, host, path and whether that host writes it.
+        let mut seen: Vec<(&str, usize, &str, bool)> = Vec::new();
         let mut clash = None;
-        'hosts: for (i, s) in self.sessions.iter().enumerate() {
+        'hosts: for (i, (s, j)) in self.sessions.iter().zip(jobs).enumerate() {
+            let Work::Io(plan) = &j.plan else { continue };
+            if plan.engine == oio_engine::EngineKind::Null {
+                continue;
+            }
             for (id, t) in s.target_ids.iter().zip(&s.targets) {
                 if id.is_empty() {
                     continue;
                 }
-                match seen.get(id.as_str()) {
-                    Some(&(j, other)) if j != i => {
-                        clash = Some((i, t.path.clone(), j, other.to_string(), id.clone()));
-                        break 'hosts;
-                    }
-                    _ => {
-                        seen.insert(id, (i, &t.path));
-                    }
+                let writes = plan.writes_to(&std::path::PathBuf::from(&t.path));
+                if let Some(&(_, h, other, _)) = seen
+                    .iter()
+                    .find(|x| x.0 == id.as_str() && x.1 != i && (x.3 || writes))
+                {
+                    clash = Some((i, t.path.clone(), h, other.to_string(), id.clone()));
+                    break 'hosts;
                 }
+                seen.push((id, i, &t.path, writes));
             }
         }
         let Some((i, path, j, other, id)) = clash else {
             return Ok(());
         };
         let reason = format!(
-            "its target {path} is host {}'s target {other} (one {} on one kernel, as both agents report it: {}): two hosts on one target would measure each other's I/O, and a writer waits for or fails on the other's lock; give each host its own target (an inventory's per-host `targets`, or {{host}} in the path)",
+            "its target {path} is host {}'s target {other} (one {} on one kernel, as both agents report it: {}), and one of them writes it: two hosts on one target would measure each other's I/O, and a writer waits for or fails on the other's lock; give each host its own target (an inventory's per-host `targets`, or {{host}} in the path)",
             self.sessions[j].name,
             if id.contains(":block:") { "block device" } else { "file, the same device and inode" },
             id.split_once(':').map_or(id.as_str(), |x| x.1)

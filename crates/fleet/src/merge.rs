@@ -708,6 +708,17 @@ pub fn document(
         "{}; latency percentiles come from the hosts' histograms summed bucket by bucket; each host's interval i covers the same span after its own start, which differs from the common start by its start skew",
         window.basis
     ));
+    if groups.len() > 1 {
+        envelope.warnings.push(format!(
+            "mixed workloads: hosts ran {} workload groups ({}): the merged rates add up across them, but the merged latency percentiles mix different workloads; each group's own (groups) are the ones to compare, and a host is compared with its own group only",
+            groups.len(),
+            groups
+                .iter()
+                .map(|g| format!("{}: {} on {}", g.name, g.workload, g.hosts.join(", ")))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
     envelope.warnings.extend(host_warnings(run));
     envelope.warnings.extend(timing_warnings(run));
     let idle: Vec<(usize, usize)> = series
@@ -768,7 +779,9 @@ fn plan_as_used<'a>(
 pub fn host_warnings(run: &crate::controller::FleetRun) -> Vec<String> {
     let mut said: Vec<(String, Vec<&str>)> = Vec::new();
     for h in &run.hosts {
-        for w in h.result.iter().flat_map(|r| &r.envelope.warnings) {
+        let own = h.result.iter().map(|r| &r.envelope.warnings);
+        let tpcc = h.tpcc_result.iter().map(|r| &r.envelope.warnings);
+        for w in own.chain(tpcc).flatten() {
             match said.iter_mut().find(|(x, _)| x == w) {
                 Some((_, hs)) => hs.push(&h.name),
                 None => said.push((w.clone(), vec![&h.name])),

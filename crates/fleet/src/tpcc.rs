@@ -444,7 +444,7 @@ pub fn document(
             new_orders: p.new_orders,
             nopm: p.own.0,
             window_s: p.own_s,
-            tpm: p.tpm.unwrap_or(0.0),
+            tpm: p.tpm.unwrap_or(p.own.1),
             tpm_client: p.own.1,
             client_nopm: per_min(p.client_new_orders as f64, p.own_s),
             db_identity: h.tpcc_identity.clone(),
@@ -464,7 +464,7 @@ pub fn document(
         "Per-interval figures are merged by interval index; an interval's NOPM is the sum of the hosts' NOPM over their own interval lengths.".to_string(),
     ];
     if !lost.is_empty() {
-        notes.push("a lost host's TPM from the database's counters is unknown (they are read when its window closes): the merged TPM leaves it out".to_string());
+        notes.push("a lost host's TPM from the database's counters is unknown (they are read when its window closes): its driver's count of transactions stands in for it, in its row and in the merged TPM, as its new orders count in the merged NOPM".to_string());
     }
     if !bad.is_empty() {
         notes.push(format!(
@@ -516,6 +516,10 @@ pub fn document(
             (s.iter().filter(|w| w.transactions() == 0).count(), s.len())
         })
         .collect();
+    // What single-host TPC-C says, said here too: each host's own warnings (once, with the
+    // hosts that said it), a clock far off, a window that opened late.
+    envelope.warnings.extend(crate::merge::host_warnings(run));
+    envelope.warnings.extend(crate::merge::timing_warnings(run));
     envelope.warnings.extend(crate::merge::stall_warnings(
         run,
         plan.step.interval_s,
@@ -682,12 +686,16 @@ fn summary_over(
             0.0
         }
     };
-    // (NOPM, TPM, driver-counted TPM) each host adds.
+    // (NOPM, TPM, driver-counted TPM) each host adds. A lost host's database TPM was never
+    // read (it is read as the window closes): its driver's count stands in, as its new
+    // orders count in NOPM.
     let adds = |p: &Part| match p.cut {
-        false => (p.own.0, p.tpm.unwrap_or(0.0), p.own.1),
+        false => (p.own.0, p.tpm.unwrap_or(p.own.1), p.own.1),
         true => (
             per_min(p.new_orders as f64, window_s),
-            p.tpm.map_or(0.0, |t| t * share(p.own_s)),
+            p.tpm.map_or(per_min(p.transactions as f64, window_s), |t| {
+                t * share(p.own_s)
+            }),
             per_min(p.transactions as f64, window_s),
         ),
     };
@@ -1037,8 +1045,10 @@ mod tests {
         // (40 + 12) new orders ÷ 4 s = 780 NOPM, not 600 + 720.
         assert_eq!(doc.summary.nopm, 52.0 * 60.0 / 4.0);
         assert_eq!(doc.summary.tpm_client, 52.0 * 60.0 / 4.0);
-        // The database's TPM of the lost host is unknown: a's alone (it covered the window).
-        assert_eq!(doc.summary.tpm, 1200.0);
+        // The database's TPM of the lost host is unknown: its driver's 12 transactions over
+        // the 4 s window stand in beside a's (it covered the window).
+        assert_eq!(doc.summary.tpm, 1200.0 + 12.0 * 15.0);
+        assert_eq!(doc.hosts[1].tpm, 720.0);
         assert_eq!((doc.hosts[1].nopm, doc.hosts[1].window_s), (720.0, 1.0));
         assert_eq!(doc.hosts[0].workers, 1);
         assert_eq!(doc.window.all_hosts_s, Some(1.0));
@@ -1109,6 +1119,48 @@ mod tests {
             .warnings
             .iter()
             .any(|w| w.starts_with("host bad sent counts")));
+    }
+
+    /// Issue 39: fleet TPC-C says what single-host TPC-C says: a window that opened 50 ms
+    /// late, and each host's own warnings (once, naming every host that said it).
+    #[test]
+    fn hosts_warnings_and_late_windows_reach_the_merged_result() {
+        let mk = |name: &str, skew_ms: i64| {
+            let mut h = host(name, vec![wire(0, 5, 5, &[10])], false);
+            let mut r = result(5, 1.0, 1, 1);
+            r.envelope.warnings.push("the ratio is off".into());
+            h.tpcc_result = Some(r);
+            h.start_skew_ns = Some(skew_ms * 1_000_000);
+            h
+        };
+        let run = FleetRun {
+            start_ns: 0,
+            lead: std::time::Duration::ZERO,
+            hosts: vec![mk("a", 50), mk("b", 2)],
+            interrupted: false,
+            controller_cpu_s: 0.0,
+        };
+        let plan = oio_tpcc::TpccRunPlan::new("sqlite:x.db", vec![1], Default::default());
+        let ready: Vec<_> = run
+            .hosts
+            .iter()
+            .map(|h| h.tpcc_ready.clone().unwrap())
+            .collect();
+        let doc = document(&run, &plan, &ready, &[None, None]);
+        let w = &doc.envelope.warnings;
+        assert!(
+            w.contains(&"hosts a, b: the ratio is off".to_string()),
+            "{w:?}"
+        );
+        assert!(
+            w.iter()
+                .any(|x| x.starts_with("host a: it started 50.000 ms after the common start")),
+            "{w:?}"
+        );
+        assert!(
+            !w.iter().any(|x| x.starts_with("host b: it started")),
+            "{w:?}"
+        );
     }
 
     #[test]

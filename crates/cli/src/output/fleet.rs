@@ -61,12 +61,18 @@ pub fn print_table(doc: &oio_fleet::merge::FleetResult) {
         .iter()
         .any(|h| oio_fleet::merge::cut_short(&h.status));
     println!(
-        "merged: {:.1} IOPS over the fleet window of {:.3} s ({} I/Os; {}), {}/s, latency p50 {} p99 {} max {} (from the summed histograms), {:.1} outstanding",
+        "merged: {:.1} IOPS over the fleet window of {:.3} s ({} I/Os; {}), {}/s, latency{} p50 {} p99 {} max {} (from the summed histograms), {:.1} outstanding",
         t.iops,
         doc.window.duration_s,
         t.ios,
         how_merged(cut),
         format_bytes(t.bytes_per_sec),
+        // Percentiles over different workloads describe none of them: said so.
+        if grouped {
+            " of mixed workloads (see each group's)"
+        } else {
+            ""
+        },
         lat(t.latency_ns.p50),
         lat(t.latency_ns.p99),
         lat(t.latency_ns.max),

@@ -58,10 +58,11 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
     let (plan, jobs) = jobs(&a)?;
     check_destination(&a.out, "--out DIR")?;
     let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());
+    let name = workload_name(&plan, &jobs);
     if !style::quiet() {
         eprintln!(
             "oio fleet: {} on {} hosts ({})",
-            plan.workload.name,
+            name,
             jobs.len(),
             jobs.iter()
                 .map(|j| j.name.as_str())
@@ -83,7 +84,7 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
     let stamp = oio_core::host::now_rfc3339();
     let dir = a
         .out
-        .join(result_file_name("fleet", &stamp, &plan.workload.name).trim_end_matches(".json"));
+        .join(result_file_name("fleet", &stamp, &name).trim_end_matches(".json"));
     let (doc, merged) = super::save_io(&dir, &run, &plan, a.label.as_deref())?;
 
     if a.json {
@@ -112,6 +113,32 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// What the hosts run, for the header and the result's folder: the workload's name, or when
+/// workload groups run different workloads, "mixed" and each group's.
+pub(super) fn workload_name(plan: &RunPlan, jobs: &[HostJob]) -> String {
+    let mut groups: Vec<(&str, &str)> = Vec::new();
+    for j in jobs {
+        if let controller::Work::Io(p) = &j.plan {
+            if !groups.iter().any(|g| g.0 == j.group) {
+                groups.push((&j.group, &p.workload.name));
+            }
+        }
+    }
+    if groups.len() < 2 {
+        return groups
+            .first()
+            .map_or(plan.workload.name.clone(), |g| g.1.to_string());
+    }
+    format!(
+        "mixed ({})",
+        groups
+            .iter()
+            .map(|(g, w)| format!("{g}: {w}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
 /// The `--metrics` endpoint, when asked for.
