@@ -2376,3 +2376,51 @@ fn metrics_are_openmetrics_that_prometheus_client_parses_with_every_family_typed
         "{families:#}"
     );
 }
+
+/// Issue 39: an agent whose controller falls silent without its pipe closing (a link that
+/// died, here a launcher that stops passing the controller's messages on after `go` but
+/// keeps the pipe open) stops its I/O within its watchdog (the stall limit of 3 s here,
+/// beats every second), not at its planned end 30 s later, and says why in its result.
+#[test]
+fn an_agent_cut_off_from_its_controller_stops_its_io_within_its_watchdog() {
+    let dir = scratch();
+    let script = dir.path().join("deaf.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "{{ while IFS= read -r l; do printf '%s\\n' \"$l\"; case $l in *'\"msg\":\"go\"'*) exec sleep 120 ;; esac; done; }} | exec '{}' agent --stdio\n",
+            oio()
+        ),
+    )
+    .unwrap();
+    let t0 = Instant::now();
+    let out = Command::new(oio())
+        .env("NO_COLOR", "1")
+        .current_dir(dir.path())
+        .args(["fleet", "run", "--hosts", "deaf", "--launcher"])
+        .arg(format!("sh '{}' {{host}}", script.display()))
+        .args(["--engine", "null", "--sim", "servers=4,service=1ms"])
+        .args([
+            "--rw", "randread", "--size", "1M", "--time", "30s", "--ramp", "0",
+        ])
+        .args(["--stall-timeout", "3s", "--json", "--out", "res", "t.dat"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let took = t0.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stderr}\nended after {:.1} s", took.as_secs_f64());
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("the merged result");
+    let h = &doc["hosts"][0];
+    assert_eq!(h["status"], "interrupted", "{doc:#}");
+    // The watchdog is 3 s after the last beat that got through (just before go); a second
+    // of keepalive polling and an interval's end on top.
+    let window = h["window_s"].as_f64().unwrap();
+    assert!((2.0..6.0).contains(&window), "its window: {window} s");
+    assert!(took < Duration::from_secs(25), "{took:?}");
+    assert!(
+        stderr.contains("host deaf: the controller was silent for "),
+        "{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+}
