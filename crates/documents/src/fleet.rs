@@ -404,10 +404,17 @@ pub struct Step {
     pub interval_rates: Vec<f64>,
     /// p99 latency from the merged histogram, ns.
     pub p99_ns: Option<u64>,
-    /// Its merged result.
+    /// Its merged result (the first repeat's).
     pub result_file: String,
     /// False when a host was lost or stopped on errors (the step does not count).
     pub complete: bool,
+    /// With repeats (`--repeat N`): each repeat's merged rate, in the order run; `rate` is
+    /// their mean and the step's noise their spread (empty: one run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeat_rates: Vec<f64>,
+    /// With repeats: each repeat's merged result.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub result_files: Vec<String>,
 }
 
 /// One step with its efficiency.
@@ -418,7 +425,8 @@ pub struct Scaled {
     pub step: Step,
     /// Its rate per host.
     pub per_host: f64,
-    /// Its relative standard error (None: fewer than 3 intervals).
+    /// Its relative standard error: from its repeats' rates when it ran more than once, else
+    /// from its intervals (None: fewer than 3 intervals).
     pub noise: Option<f64>,
     /// Efficiency against the first step (None when it cannot be computed).
     pub efficiency: Option<f64>,

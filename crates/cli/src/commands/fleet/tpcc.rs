@@ -131,15 +131,28 @@ fn check_one_step(a: &TpccRunArgs) -> anyhow::Result<()> {
 }
 
 /// One job per host, each with its database and its seed (the plan's plus the host's index).
-pub(super) fn tpcc_jobs(a: &TpccRunArgs) -> anyhow::Result<Vec<HostJob>> {
-    check_one_step(a)?;
+/// A ladder (`ladder`) takes `--repeat` as its own (each step run that many times, the steps
+/// interleaved): each of its fleet runs is one run on every host.
+pub(super) fn tpcc_jobs(a: &TpccRunArgs, ladder: bool) -> anyhow::Result<Vec<HostJob>> {
+    if ladder {
+        if a.tpcc.repeat == 0 {
+            bail!("--repeat must be at least 1");
+        }
+    } else {
+        check_one_step(a)?;
+    }
     let mut jobs = Vec::new();
     for (i, (h, argv)) in a.host.hosts()?.into_iter().enumerate() {
         let db = match &h.db {
             Some(db) => db.clone(),
             None => a.tpcc.db.db.replace("{host}", &h.name),
         };
-        let plan = plan_of(a, &db, i);
+        let mut plan = plan_of(a, &db, i);
+        if ladder {
+            plan.repeat = 1;
+            plan.schedule.clear();
+            plan.order = None;
+        }
         plan.validate()
             .with_context(|| format!("host {}", h.name))?;
         jobs.push(HostJob {
@@ -156,7 +169,7 @@ pub(super) fn tpcc_jobs(a: &TpccRunArgs) -> anyhow::Result<Vec<HostJob>> {
 type Baseline = (String, TpccResult);
 
 fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
-    let jobs = tpcc_jobs(&a)?;
+    let jobs = tpcc_jobs(&a, false)?;
     // Read the baseline and check its workers before anything runs, so a bad file costs no
     // run; its warehouses are checked against each host's database once they are prepared.
     let baseline = (a.baseline.as_ref())
