@@ -595,7 +595,7 @@ fn db_groups(
         };
         for &i in &g.hosts {
             let (a, b) = (rank(i), rank(g.reading));
-            if a.0 > b.0 || (a.0 == b.0 && a.1 > b.1) {
+            if (a.0 && !b.0) || (a.0 == b.0 && a.1 > b.1) {
                 g.reading = i;
             }
         }
