@@ -1398,7 +1398,7 @@ impl Collection {
             fleet.sessions[i].heard = (at, what.clone());
             h.last_heard = (at, what);
         }
-        let mut gap_at = None;
+        let (mut gap_at, mut started) = (None, None);
         let lost = match ev {
             Ev::Msg(Message::Started { agent_ns }) => {
                 // The first one: a TPC-C plan of several steps opens a window per step.
@@ -1406,6 +1406,9 @@ impl Collection {
                     let due = self.start_ns.saturating_add(self.started_after_ns[i]);
                     h.start_skew_ns = Some(h.clock.to_controller(agent_ns) - due);
                 }
+                // Its first interval is due an interval after its window opened (a TPC-C
+                // driver's connecting is not a stall).
+                started = Some(at);
                 None
             }
             Ev::Msg(Message::Interval(w)) => {
@@ -1485,6 +1488,9 @@ impl Collection {
             }
             Ev::Bad(e) => Some(e),
         };
+        if let Some(at) = started {
+            self.last_interval[i] = (Instant::now(), at);
+        }
         if let Some(at) = gap_at {
             self.interval_came(i, at);
         }
