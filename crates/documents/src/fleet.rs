@@ -73,6 +73,10 @@ pub const FLEET_SCHEMA_VERSION: u32 = oio_core::document::Kind::Fleet.version();
 pub struct FleetHost {
     /// Its name.
     pub host: String,
+    /// The boot id of the kernel its agent ran on (from its targets' identities): hosts with
+    /// one are one machine's namespaces or containers, so a device they name alike is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot_id: Option<String>,
     /// The launcher's command line.
     pub launcher: Vec<String>,
     /// Its own result file, when it was written.

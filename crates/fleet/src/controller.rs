@@ -221,6 +221,8 @@ pub struct HostOutcome {
     pub tpcc_result: Option<oio_tpcc::TpccResult>,
     /// Set when the host was lost.
     pub lost: Option<Lost>,
+    /// The boot id of its agent's kernel, from its targets' identities (None: not reported).
+    pub boot_id: Option<String>,
     /// When its last message arrived, controller's clock, ns since 1970, and what it was.
     pub last_heard: (i64, String),
     /// Its longest wait between intervals during the run (from the start of its window to
@@ -1176,6 +1178,10 @@ impl Collection {
                 tpcc_streamed: Vec::new(),
                 tpcc_result: None,
                 lost: None,
+                boot_id: s
+                    .target_ids
+                    .iter()
+                    .find_map(|id| Some(id.split_once(':')?.0.to_string())),
                 last_heard: s.heard.clone(),
                 longest_gap: None,
                 stderr_tail: String::new(),
@@ -1757,6 +1763,7 @@ pub(crate) fn test_outcome(name: &str) -> HostOutcome {
         tpcc_streamed: Vec::new(),
         tpcc_result: None,
         lost: None,
+        boot_id: None,
         last_heard: (0, String::new()),
         longest_gap: None,
         stderr_tail: String::new(),

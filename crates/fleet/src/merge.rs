@@ -505,6 +505,42 @@ pub fn device_verdict(hosts: &[FleetHost]) -> Option<String> {
         })?;
     let (h, d) = *busiest;
     let util = d.util_pct.unwrap_or(0.0);
+    // Hosts on one kernel naming one device: it is one device, named once with its hosts.
+    let on_one = |x: &FleetHost, name: &str| -> Vec<&str> {
+        let Some(boot) = &x.boot_id else {
+            return Vec::new();
+        };
+        hosts
+            .iter()
+            .filter(|o| {
+                o.boot_id.as_ref() == Some(boot) && o.devices.iter().any(|e| e.name == name)
+            })
+            .map(|o| o.host.as_str())
+            .collect()
+    };
+    let one_device = on_one(h, &d.name);
+    if one_device.len() > 1 {
+        let mut out = if util >= SATURATED_UTIL_PCT {
+            format!(
+                "device {}, which hosts {} share (one kernel: one machine's namespaces or containers), was saturated: busy {util:.0} % of the time (≥ {SATURATED_UTIL_PCT:.0} %), {} I/Os queued on average, r_await {} w_await {}; it is one device, so it limited those hosts together, not any one of them",
+                d.name,
+                one_device.join(", "),
+                d.queue_mean.map(|q| format!("{q:.1}")).unwrap_or("?".into()),
+                d.read_await_ms.map(|v| format!("{v:.2} ms")).unwrap_or("-".into()),
+                d.write_await_ms.map(|v| format!("{v:.2} ms")).unwrap_or("-".into()),
+            )
+        } else {
+            format!(
+                "no device was busy {SATURATED_UTIL_PCT:.0} % of the time or more (the busiest: device {}, which hosts {} share (one kernel), {util:.0} %): by this rule no device limited the fleet; %util says little for devices that serve many I/Os at once (NVMe, arrays): compare their queue (aqu-sz) with their depth",
+                d.name,
+                one_device.join(", ")
+            )
+        };
+        out.push_str(
+            "; each of those hosts' device figures are that one device's whole traffic, not its own",
+        );
+        return Some(out);
+    }
     let mut names: Vec<&str> = rows.iter().map(|(_, d)| d.name.as_str()).collect();
     names.sort_unstable();
     let shared: Vec<&str> = names
@@ -636,6 +672,7 @@ pub fn document(
         }
         hosts.push(FleetHost {
             host: h.name.clone(),
+            boot_id: h.boot_id.clone(),
             launcher: h.argv.clone(),
             result_file: files.get(i).cloned().flatten(),
             clock_offset_ns: h.clock.offset_ns,
@@ -1490,6 +1527,7 @@ mod tests {
 
     fn dev_host(name: &str, group: &str, iops: f64, dev: &str, util: f64) -> FleetHost {
         FleetHost {
+            boot_id: None,
             host: name.into(),
             launcher: Vec::new(),
             result_file: None,
@@ -1551,6 +1589,35 @@ mod tests {
             })
             .collect();
         assert_eq!(device_verdict(&none), None);
+    }
+
+    /// Issue 39: hosts on one kernel (namespaces of one machine) that all report vda report
+    /// one device: it is named once with its hosts, no one host's device blamed.
+    #[test]
+    fn a_device_hosts_share_on_one_kernel_is_named_once() {
+        let mut hosts = vec![
+            dev_host("a", "r", 1000.0, "vda", 99.0),
+            dev_host("b", "r", 400.0, "vda", 99.0),
+            dev_host("c", "r", 990.0, "vda", 99.0),
+        ];
+        for h in &mut hosts {
+            h.boot_id = Some("b0".into());
+        }
+        let v = device_verdict(&hosts).unwrap();
+        assert!(
+            v.starts_with("device vda, which hosts a, b, c share (one kernel: one machine's namespaces or containers), was saturated: busy 99 %"),
+            "{v}"
+        );
+        assert!(!v.contains("host b is the slowest"), "{v}");
+        // On different kernels, vda is three devices: the old rule, and the guess said.
+        hosts[2].boot_id = Some("b1".into());
+        hosts[1].boot_id = Some("b2".into());
+        let v = device_verdict(&hosts).unwrap();
+        assert!(
+            v.starts_with("host c's device vda was saturated")
+                && v.contains("several hosts report a device named vda: if it is one device"),
+            "{v}"
+        );
     }
 
     /// The issue's cases: a clock 2 days off and a one-off 36.6 ms start skew are warned

@@ -460,6 +460,7 @@ mod tests {
 
     fn host(name: &str, iops: f64) -> FleetHost {
         FleetHost {
+            boot_id: None,
             host: name.into(),
             launcher: vec![],
             result_file: Some(format!("out/{name}.json")),
