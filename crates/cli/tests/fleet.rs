@@ -972,7 +972,7 @@ fn an_agent_stops_at_once_when_its_controller_goes() {
     )
     .unwrap();
     match r.next_message() {
-        Ok(Some(Message::Ready { targets })) => assert!(targets[0].created_by_oio),
+        Ok(Some(Message::Ready { targets, .. })) => assert!(targets[0].created_by_oio),
         other => panic!("expected ready, got {other:?}"),
     }
     send(
@@ -1918,6 +1918,19 @@ fn workload_groups_run_their_own_workloads_and_merge_per_group() {
     assert!(out.status.success(), "oio fleet run failed: {stderr}");
     let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document on stdout");
     assert_fleet_schema(&doc);
+    // Issue 39: reported as mixed, not as the command line's workload.
+    assert!(
+        stderr.contains("oio fleet: mixed (log: log-writer, readers: randread-8k, (command line): randrw-4k) on 4 hosts"),
+        "{stderr}"
+    );
+    assert!(
+        doc["warnings"].as_array().unwrap().iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .starts_with("mixed workloads: hosts ran 3 workload groups (")),
+        "{:#}",
+        doc["warnings"]
+    );
     let hosts = doc["hosts"].as_array().unwrap();
     let want = [
         ("h0", "log", "log-writer"),
@@ -1978,8 +1991,12 @@ fn workload_groups_run_their_own_workloads_and_merge_per_group() {
     if hosts.iter().any(|h| h.get("devices").is_some()) {
         let v = doc["devices"].as_str().expect("the devices' verdict");
         println!("devices: {v}");
-        // Every namespace shares this machine's disk: said, not taken as four devices.
-        assert!(v.contains("several hosts report a device named"), "{v}");
+        // Every namespace shares this machine's disk, on one kernel: named once with the
+        // hosts that share it (issue 39), not taken as four devices.
+        assert!(
+            v.contains(", which hosts h0, h1, h2, h3 share (one kernel"),
+            "{v}"
+        );
     }
     // The plan recorded is the command-line host's, with its bindings as used (in the form
     // every document records a run plan: `targets`).
@@ -2075,7 +2092,10 @@ fn workload_groups_run_their_own_workloads_and_merge_per_group() {
         for h in ["h0", "h1", "h2", "h3"] {
             assert!(out.contains(&format!("merged.json host {h}: ")), "{out}");
         }
-        assert!(err.contains("several hosts report a device named"), "{err}");
+        assert!(
+            err.contains("which hosts h0, h1, h2, h3 share (one kernel"),
+            "{err}"
+        );
     }
     no_agents_left(&lab);
 }

@@ -382,9 +382,14 @@ fn fake_until_go(
                 },
             )
             .unwrap(),
-            Ok(Some(Message::Prepare { .. })) => {
-                send(&mut out, &Message::Ready { targets: vec![] }).unwrap()
-            }
+            Ok(Some(Message::Prepare { .. })) => send(
+                &mut out,
+                &Message::Ready {
+                    targets: vec![],
+                    identities: vec![],
+                },
+            )
+            .unwrap(),
             Ok(Some(Message::Go { start_agent_ns })) => {
                 send(
                     &mut out,
@@ -395,6 +400,8 @@ fn fake_until_go(
                 .unwrap();
                 break;
             }
+            // The controller's beat (the watchdog): nothing to answer.
+            Ok(Some(Message::Beat { .. })) => {}
             other => panic!("the fake agent got {other:?}"),
         }
     }
@@ -1949,4 +1956,471 @@ fn slow_metrics_clients_hold_neither_the_end_of_a_run_nor_ctrl_c() {
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["hosts"][0]["status"], "interrupted", "{doc:#}");
     assert!(crate::fleet::walk_json(&dir.path().join("res")).len() >= 3);
+}
+
+/// Issue 39: two hosts given one target (one file, as both agents' kernels report its device
+/// and inode; here through two different paths, one a symlink) are refused once prepared,
+/// before any I/O: `--wait` would otherwise run them one after the other and the merge add
+/// up two runs that never overlapped.
+#[test]
+fn two_hosts_on_one_target_are_refused_before_any_io() {
+    let dir = scratch();
+    std::fs::create_dir_all(dir.path().join("a")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("a"), dir.path().join("b")).unwrap();
+    let mut inv = String::new();
+    for h in ["a", "b"] {
+        inv.push_str(&format!(
+            "[[host]]\nname = \"{h}\"\ntargets = [\"{}\"]\n",
+            dir.path().join(h).join("t.dat").display()
+        ));
+    }
+    std::fs::write(dir.path().join("inv.toml"), inv).unwrap();
+    let out = Command::new(oio())
+        .env("NO_COLOR", "1")
+        .current_dir(dir.path())
+        .args(["fleet", "run", "--inventory", "inv.toml", "--launcher"])
+        .arg(pid_launcher(dir.path()))
+        .args([
+            "--out",
+            "res",
+            "--rw",
+            "randwrite",
+            "--size",
+            "1M",
+            "--time",
+            "2s",
+        ])
+        .args(["--ramp", "0", "--engine", "sync", "--buffered", "--wait"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "host b: its target {} is host a's target {} (one file, the same device and inode on one kernel",
+            dir.path().join("b/t.dat").display(),
+            dir.path().join("a/t.dat").display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("nothing was started on any host"),
+        "{stderr}"
+    );
+    assert!(crate::fleet::walk_json(&dir.path().join("res")).is_empty());
+}
+
+/// The body of one scrape of `http://ADDR/metrics` with `accept` as its Accept header (none
+/// when empty), and its Content-Type; None while nothing listens.
+fn scrape_body(addr: &str, accept: &str) -> Option<(String, String)> {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(addr).ok()?;
+    c.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    let accept = if accept.is_empty() {
+        String::new()
+    } else {
+        format!("Accept: {accept}\r\n")
+    };
+    write!(c, "GET /metrics HTTP/1.1\r\nHost: {addr}\r\n{accept}\r\n").ok()?;
+    let mut text = String::new();
+    c.read_to_string(&mut text).ok()?;
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    let ctype = head
+        .lines()
+        .find_map(|l| l.strip_prefix("Content-Type: "))?
+        .to_string();
+    Some((ctype, body.to_string()))
+}
+
+/// Samples of a 0.0.4 exposition, `name{labels}` to value.
+fn samples(body: &str) -> std::collections::BTreeMap<String, f64> {
+    body.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .filter_map(|l| {
+            let (k, v) = l.rsplit_once(' ')?;
+            Some((k.to_string(), v.parse().ok()?))
+        })
+        .collect()
+}
+
+/// Issue 39, done-when 3: an agent stopped (SIGSTOP) for 5 s of a 10 s run, under the stall
+/// limit: while it is stopped the others' intervals keep coming to `/metrics` (it is marked
+/// stalled, its last-heard time stands still while theirs moves), and afterwards the result
+/// warns that it sent no interval for that long.
+#[test]
+fn a_host_stopped_for_a_while_does_not_freeze_the_others_and_the_result_warns() {
+    let dir = scratch();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let c = fleet(
+        dir.path(),
+        "run",
+        &["a", "b", "c"],
+        &[
+            "--stall-timeout",
+            "60s",
+            "--engine",
+            "null",
+            "--sim",
+            "servers=4,service=1ms",
+            "--rw",
+            "randread",
+            "--size",
+            "1M",
+            "--time",
+            "10s",
+            "--ramp",
+            "0",
+            "--interval",
+            "1s",
+            "--json",
+            "--metrics",
+            &addr,
+        ],
+    )
+    .spawn()
+    .unwrap();
+    let interval = |m: &std::collections::BTreeMap<String, f64>| {
+        m.get("oio_fleet_interval").copied().unwrap_or(0.0)
+    };
+    let scrape_now = || samples(&scrape_body(&addr, "").map(|s| s.1).unwrap_or_default());
+    wait_until("the first merged interval", Duration::from_secs(60), || {
+        interval(&scrape_now()) >= 1.0
+    });
+    let pid = pid_of(dir.path(), "b").expect("b's pid");
+    sh(&["kill", "-STOP", &pid.to_string()]).unwrap();
+    let stopped = Stopped(pid);
+    let at_stop = interval(&scrape_now());
+    let t0 = Instant::now();
+    let (mut seen_stalled, mut last) = (false, Default::default());
+    while t0.elapsed() < Duration::from_secs(5) {
+        let m = scrape_now();
+        seen_stalled |= m.get("oio_fleet_host_stalled{host=\"b\"}") == Some(&1.0);
+        if interval(&m) > 0.0 {
+            last = m;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    sh(&["kill", "-CONT", &pid.to_string()]).unwrap();
+    let out = wait_bounded(c, Duration::from_secs(90));
+    drop(stopped);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stderr}");
+    let m: std::collections::BTreeMap<String, f64> = last;
+    let heard =
+        |h: &str| m[&format!("oio_fleet_host_last_heard_timestamp_seconds{{host=\"{h}\"}}")];
+    println!(
+        "interval {at_stop} at the stop, {} 5 s later; last heard a {:.1} s, b {:.1} s",
+        interval(&m),
+        heard("a"),
+        heard("b")
+    );
+    // Within 5 s of the stop (the mark is 2 intervals and a second): at least one more
+    // interval shown without b, and b marked stalled.
+    assert!(interval(&m) >= at_stop + 1.0, "{m:#?}");
+    assert!(seen_stalled, "{m:#?}");
+    assert!(heard("a") - heard("b") > 2.0, "{m:#?}");
+    assert!(out.status.code().is_some_and(|c| c <= 1), "{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("the merged result");
+    assert_eq!(doc["hosts"][1]["status"], "completed", "{doc:#}");
+    let w = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w.as_str())
+        .find(|w| w.starts_with("host b: it sent no interval for "))
+        .unwrap_or_else(|| panic!("no stall warning: {:#}", doc["warnings"]));
+    let gap: f64 = w["host b: it sent no interval for ".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((4.5..30.0).contains(&gap), "{w}");
+    assert!(
+        stderr.contains("host b: it sent no interval for "),
+        "{stderr}"
+    );
+}
+
+/// A Python with prometheus_client (the Prometheus project's own client library), in a venv
+/// this test keeps under the target directory; None (said) when it cannot be had.
+fn prometheus_python() -> Option<PathBuf> {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("prometheus-venv");
+    let py = root.join("bin/python");
+    let has = |py: &Path| {
+        Command::new(py)
+            .args(["-c", "import prometheus_client.openmetrics.parser"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if has(&py) {
+        return Some(py);
+    }
+    // Built beside, then renamed into place: test processes running at once never see half
+    // a venv.
+    let tmp = root.with_extension(format!("tmp{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let made = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&tmp)
+        .output()
+        .is_ok_and(|o| o.status.success())
+        && Command::new(tmp.join("bin/python"))
+            .args(["-m", "pip", "install", "-q", "prometheus_client"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+    if !made {
+        let _ = std::fs::remove_dir_all(&tmp);
+        crate::common::missing("python3 -m venv with `pip install prometheus_client`");
+        return None;
+    }
+    if std::fs::rename(&tmp, &root).is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    has(&py).then_some(py)
+}
+
+/// Parses an exposition with prometheus_client's OpenMetrics parser (`om`) or its Prometheus
+/// text parser (`text`): each family's name, type and samples as JSON, or the parser's error.
+fn parse_with_prometheus_client(py: &Path, which: &str, body: &str) -> Result<Value, String> {
+    use std::io::Write;
+    let script = r#"
+import json, sys
+if sys.argv[1] == "om":
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse
+else:
+    from prometheus_client.parser import text_string_to_metric_families as parse
+out = [{"name": f.name, "type": f.type,
+        "samples": [{"name": s.name, "labels": s.labels, "value": s.value} for s in f.samples]}
+       for f in parse(sys.stdin.read())]
+print(json.dumps(out))
+"#;
+    let mut c = Command::new(py)
+        .args(["-c", script, which])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    c.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
+    let o = c.wait_with_output().unwrap();
+    if !o.status.success() {
+        return Err(String::from_utf8_lossy(&o.stderr).into_owned());
+    }
+    Ok(serde_json::from_slice(&o.stdout).unwrap())
+}
+
+/// Issue 39, done-when 4: `/metrics` is OpenMetrics that prometheus_client's OpenMetrics parser
+/// accepts, every family typed (counters named per the spec), per-host last-heard series; a
+/// scraper that does not ask for OpenMetrics gets the 0.0.4 text format, typed too. With
+/// `-q` the bound address of `--metrics …:0` is still printed, and `--metrics-linger` keeps
+/// the final interval there after the result is written.
+#[test]
+fn metrics_are_openmetrics_that_prometheus_client_parses_with_every_family_typed() {
+    let Some(py) = prometheus_python() else {
+        return;
+    };
+    let dir = scratch();
+    let mut c = fleet(
+        dir.path(),
+        "run",
+        &["m1", "m2"],
+        &[
+            "-q",
+            "--engine",
+            "null",
+            "--sim",
+            "servers=4,service=1ms",
+            "--rw",
+            "randread",
+            "--size",
+            "1M",
+            "--time",
+            "3s",
+            "--ramp",
+            "0",
+            "--interval",
+            "1s",
+            "--metrics",
+            "127.0.0.1:0",
+            "--metrics-linger",
+            "20s",
+        ],
+    )
+    .spawn()
+    .unwrap();
+    let mut err = std::io::BufReader::new(c.stderr.take().unwrap());
+    let mut line = String::new();
+    let addr = loop {
+        line.clear();
+        let n = std::io::BufRead::read_line(&mut err, &mut line).unwrap();
+        assert!(n > 0, "no address printed with -q");
+        if let Some(a) = line
+            .trim()
+            .strip_prefix("oio fleet: live figures at http://")
+        {
+            break a.trim_end_matches("/metrics").to_string();
+        }
+    };
+    // The merged result is written while the endpoint lingers: the final interval is there.
+    wait_until("the merged result", Duration::from_secs(60), || {
+        crate::fleet::walk_json(&dir.path().join("res"))
+            .iter()
+            .any(|p| p.ends_with("merged.json"))
+    });
+    let (om_type, om) = scrape_body(
+        &addr,
+        "application/openmetrics-text; version=1.0.0,text/plain;version=0.0.4;q=0.5",
+    )
+    .expect("the endpoint lingers after the run");
+    let (text_type, text) = scrape_body(&addr, "").expect("the endpoint lingers");
+    // Ctrl-C ends the linger (the run was over: nothing else is interrupted).
+    let t0 = Instant::now();
+    sh(&["kill", "-INT", &c.id().to_string()]).unwrap();
+    let out = wait_bounded(c, Duration::from_secs(30));
+    assert!(
+        t0.elapsed() < Duration::from_secs(15),
+        "the linger outlived Ctrl-C"
+    );
+    assert!(out.status.code().is_some(), "{:?}", out.status);
+    assert!(
+        om_type.starts_with("application/openmetrics-text; version=1.0.0"),
+        "{om_type}"
+    );
+    assert!(
+        text_type.starts_with("text/plain; version=0.0.4"),
+        "{text_type}"
+    );
+    assert!(om.ends_with("# EOF\n"), "{om}");
+    let merged = crate::fleet::walk_json(&dir.path().join("res"))
+        .into_iter()
+        .find(|p| p.ends_with("merged.json"))
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&std::fs::read(merged).unwrap()).unwrap();
+    let n_intervals = doc["intervals"].as_array().unwrap().len() as f64;
+
+    let families = parse_with_prometheus_client(&py, "om", &om)
+        .unwrap_or_else(|e| panic!("prometheus_client refused the OpenMetrics: {e}\n{om}"));
+    let fams = families.as_array().unwrap();
+    let family = |name: &str| {
+        fams.iter()
+            .find(|f| f["name"] == name)
+            .unwrap_or_else(|| panic!("no family {name}: {families:#}"))
+    };
+    for f in fams {
+        assert!(
+            ["counter", "gauge", "histogram"].contains(&f["type"].as_str().unwrap()),
+            "untyped family: {f:#}"
+        );
+        assert!(!f["samples"].as_array().unwrap().is_empty(), "{f:#}");
+    }
+    assert_eq!(
+        family("oio_fleet_interval")["samples"][0]["value"],
+        n_intervals
+    );
+    let ios = family("oio_fleet_ios");
+    assert_eq!(ios["type"], "counter");
+    let per_host: Vec<(&str, &str)> = ios["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap(),
+                s["labels"]["host"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        per_host,
+        [("oio_fleet_ios_total", "m1"), ("oio_fleet_ios_total", "m2")]
+    );
+    let total: f64 = ios["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["value"].as_f64().unwrap())
+        .sum();
+    assert_eq!(
+        total,
+        doc["summary"]["total"]["ios"].as_f64().unwrap(),
+        "the final interval's counters are the result's I/Os"
+    );
+    assert_eq!(family("oio_fleet_merged_ios")["type"], "counter");
+    assert_eq!(family("oio_fleet_latency_seconds")["type"], "histogram");
+    let heard = family("oio_fleet_host_last_heard_timestamp_seconds");
+    assert_eq!(heard["samples"].as_array().unwrap().len(), 2);
+
+    let families = parse_with_prometheus_client(&py, "text", &text)
+        .unwrap_or_else(|e| panic!("prometheus_client refused the 0.0.4 text: {e}\n{text}"));
+    for f in families.as_array().unwrap() {
+        assert!(
+            ["counter", "gauge", "histogram"].contains(&f["type"].as_str().unwrap()),
+            "untyped family in the 0.0.4 text: {f:#}"
+        );
+    }
+    assert!(
+        families
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["name"] == "oio_fleet_ios"
+                && f["type"] == "counter"
+                && f["samples"].as_array().unwrap().len() == 2),
+        "{families:#}"
+    );
+}
+
+/// Issue 39: an agent whose controller falls silent without its pipe closing (a link that
+/// died, here a launcher that stops passing the controller's messages on after `go` but
+/// keeps the pipe open) stops its I/O within its watchdog (the stall limit of 3 s here,
+/// beats every second), not at its planned end 30 s later, and says why in its result.
+#[test]
+fn an_agent_cut_off_from_its_controller_stops_its_io_within_its_watchdog() {
+    let dir = scratch();
+    let script = dir.path().join("deaf.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "{{ while IFS= read -r l; do printf '%s\\n' \"$l\"; case $l in *'\"msg\":\"go\"'*) exec sleep 120 ;; esac; done; }} | exec '{}' agent --stdio\n",
+            oio()
+        ),
+    )
+    .unwrap();
+    let t0 = Instant::now();
+    let out = Command::new(oio())
+        .env("NO_COLOR", "1")
+        .current_dir(dir.path())
+        .args(["fleet", "run", "--hosts", "deaf", "--launcher"])
+        .arg(format!("sh '{}' {{host}}", script.display()))
+        .args(["--engine", "null", "--sim", "servers=4,service=1ms"])
+        .args([
+            "--rw", "randread", "--size", "1M", "--time", "30s", "--ramp", "0",
+        ])
+        .args(["--stall-timeout", "3s", "--json", "--out", "res", "t.dat"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let took = t0.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stderr}\nended after {:.1} s", took.as_secs_f64());
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("the merged result");
+    let h = &doc["hosts"][0];
+    assert_eq!(h["status"], "interrupted", "{doc:#}");
+    // The watchdog is 3 s after the last beat that got through (just before go); a second
+    // of keepalive polling and an interval's end on top.
+    let window = h["window_s"].as_f64().unwrap();
+    assert!((2.0..6.0).contains(&window), "its window: {window} s");
+    assert!(took < Duration::from_secs(25), "{took:?}");
+    assert!(
+        stderr.contains("host deaf: the controller was silent for "),
+        "{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
 }

@@ -73,6 +73,10 @@ pub const FLEET_SCHEMA_VERSION: u32 = oio_core::document::Kind::Fleet.version();
 pub struct FleetHost {
     /// Its name.
     pub host: String,
+    /// The boot id of the kernel its agent ran on (from its targets' identities): hosts with
+    /// one are one machine's namespaces or containers, so a device they name alike is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot_id: Option<String>,
     /// The launcher's command line.
     pub launcher: Vec<String>,
     /// Its own result file, when it was written.
@@ -222,6 +226,12 @@ pub struct FleetTpccHost {
     pub launcher: Vec<String>,
     /// Its database, password redacted.
     pub db: String,
+    /// The database as its server names it (PostgreSQL `postgres:SYSTEM_IDENTIFIER/DB_OID`,
+    /// MariaDB/MySQL `mysql:SERVER/SCHEMA`, SQLite `sqlite:BOOT_ID/DEVICE/INODE` of the
+    /// file), as the host's agent read it: hosts with the same identity drove one database.
+    /// None when it could not be read (then the URL is compared instead, and a note says so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db_identity: Option<String>,
     /// Warehouses in it.
     pub warehouses: u32,
     /// Workers (connections) it ran.
@@ -246,10 +256,15 @@ pub struct FleetTpccHost {
     /// its last interval.
     #[serde(default)]
     pub window_s: f64,
-    /// Its TPM from the database's counter (0 when lost before its result).
+    /// Its TPM from the database's counter; a host lost before its result (the counter is
+    /// read as its window closes): its driver-counted TPM instead.
     pub tpm: f64,
     /// Its driver-counted transactions per minute.
     pub tpm_client: f64,
+    /// New-Orders its own driver committed, per minute of its window: its part of a database
+    /// it shared with other hosts (its `nopm` counts the whole database's).
+    #[serde(default)]
+    pub client_nopm: f64,
     /// Intervals it streamed.
     pub intervals: usize,
     /// Set when it was lost.
@@ -263,12 +278,14 @@ pub struct FleetTpccHost {
 /// Sums over the hosts, rates over the fleet's window (see [`Window`]).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct FleetTpccSummary {
-    /// Σ of the hosts' new orders.
+    /// Σ of the hosts' new orders (a database several hosts drove counted once).
     pub new_orders: u64,
-    /// Σ of the hosts' NOPM; a host cut short adds its new orders per minute of the window.
+    /// Σ of the hosts' NOPM (a database several hosts drove counted once); a host cut short
+    /// adds its new orders per minute of the window.
     pub nopm: f64,
-    /// Σ of the hosts' TPM (database counters); a host cut short adds its weighted by the
-    /// share of the window it covered, a lost host's is unknown and left out.
+    /// Σ of the hosts' TPM (database counters; a database several hosts drove counted once);
+    /// a host cut short adds its weighted by the share of the window it covered, a lost host
+    /// (its counter never read) its driver-counted transactions over the window.
     pub tpm: f64,
     /// Σ of the hosts' driver-counted TPM, cut-short hosts as for `nopm`.
     pub tpm_client: f64,
@@ -342,10 +359,42 @@ pub struct FleetTpccResult {
     pub intervals: Vec<FleetTpccInterval>,
     /// Against a one-host result, when one was given.
     pub scaling: Option<Scaling>,
+    /// Databases that more than one host drove: their NOPM and TPM counted once, from one
+    /// reading of the database, beside the sum of what the hosts' drivers committed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shared_databases: Vec<SharedDatabase>,
     /// Hosts lost during the run, with when and why.
     pub lost: Vec<String>,
     /// What these numbers cannot tell.
     pub notes: Vec<String>,
+}
+
+/// One database that several hosts of a fleet TPC-C run drove at once.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SharedDatabase {
+    /// Its identity (see [`FleetTpccHost::db_identity`]), or its URL when the server could
+    /// not be asked.
+    pub identity: String,
+    /// The hosts that drove it.
+    pub hosts: Vec<String>,
+    /// The host whose reading of the database counts (it ran through its window).
+    pub reading_host: String,
+    /// New orders in the database over that host's window (Δ Σ `d_next_o_id`).
+    pub new_orders: u64,
+    /// The database's NOPM: `new_orders` per minute of the reading host's window.
+    pub nopm: f64,
+    /// The database's TPM from its own counter, read by that host.
+    pub tpm: f64,
+    /// New-Orders the hosts' drivers committed, summed.
+    pub client_new_orders: u64,
+    /// Σ of the hosts' driver-committed New-Orders per minute of their own windows.
+    pub client_nopm: f64,
+    /// How far apart `nopm` and `client_nopm` may be, NOPM: what the hosts' windows not
+    /// covering each other exactly (their start skew and one interval's tail) can explain.
+    pub tolerance_nopm: f64,
+    /// Whether they agree within `tolerance_nopm` (false: other clients on the database, or
+    /// a host's reading is wrong; a warning says which figures differ).
+    pub agree: bool,
 }
 
 /// One step of a host ladder as measured (`oio fleet scale`, `oio fleet tpcc scale`).
@@ -359,10 +408,17 @@ pub struct Step {
     pub interval_rates: Vec<f64>,
     /// p99 latency from the merged histogram, ns.
     pub p99_ns: Option<u64>,
-    /// Its merged result.
+    /// Its merged result (the first repeat's).
     pub result_file: String,
     /// False when a host was lost or stopped on errors (the step does not count).
     pub complete: bool,
+    /// With repeats (`--repeat N`): each repeat's merged rate, in the order run; `rate` is
+    /// their mean and the step's noise their spread (empty: one run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeat_rates: Vec<f64>,
+    /// With repeats: each repeat's merged result.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub result_files: Vec<String>,
 }
 
 /// One step with its efficiency.
@@ -373,7 +429,8 @@ pub struct Scaled {
     pub step: Step,
     /// Its rate per host.
     pub per_host: f64,
-    /// Its relative standard error (None: fewer than 3 intervals).
+    /// Its relative standard error: from its repeats' rates when it ran more than once, else
+    /// from its intervals (None: fewer than 3 intervals).
     pub noise: Option<f64>,
     /// Efficiency against the first step (None when it cannot be computed).
     pub efficiency: Option<f64>,

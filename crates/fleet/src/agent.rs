@@ -61,6 +61,10 @@ struct Link {
     sent: Mutex<Instant>,
     /// Where the session thread is, for keepalives.
     beat: Mutex<Beat>,
+    /// When the controller was last heard from, and the watchdog its first `beat` armed.
+    heard: Mutex<(Instant, Option<Duration>)>,
+    /// Set when the watchdog stopped the run: why, for the result's warnings.
+    watchdog: Mutex<Option<String>>,
 }
 
 /// What the session thread is doing: the phase, a count that moves while its work does, and
@@ -81,11 +85,24 @@ impl Link {
 
 /// Sends a `progress` whenever nothing went out for [`KEEPALIVE`], until `end` closes. A thread
 /// of the agent's own process: an agent that is stopped (SIGSTOP) or gone falls silent.
+/// It is the watchdog too: once armed, a controller silent for longer stops the run.
 fn keepalive(out: Out, stop: Arc<AtomicBool>, end: crossbeam_channel::Receiver<()>) {
     loop {
         match end.recv_timeout(KEEPALIVE / 4) {
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
             _ => return,
+        }
+        let (heard, armed) = *out.heard.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(limit) = armed.filter(|l| heard.elapsed() > *l) {
+            let mut w = out.watchdog.lock().unwrap_or_else(|e| e.into_inner());
+            if w.is_none() {
+                *w = Some(format!(
+                    "the controller was silent for {:.1} s (its watchdog is {:.1} s: it beats every second): this agent stopped its I/O then, so a host cut off from its controller does not run on unobserved",
+                    heard.elapsed().as_secs_f64(),
+                    limit.as_secs_f64()
+                ));
+                stop.store(true, Ordering::SeqCst);
+            }
         }
         let quiet = out.sent.lock().unwrap_or_else(|e| e.into_inner()).elapsed();
         if quiet < KEEPALIVE {
@@ -146,6 +163,8 @@ pub fn serve(
         gone: AtomicBool::new(false),
         sent: Mutex::new(Instant::now()),
         beat: Mutex::new(Beat::default()),
+        heard: Mutex::new((Instant::now(), None)),
+        watchdog: Mutex::new(None),
     });
     let rx = spawn_reader(input, &out, &stop)?;
     if let Some(end) = hello(&rx, &out, &stop, oio_version)? {
@@ -182,7 +201,15 @@ fn spawn_reader(
         .spawn(move || {
             let mut r = Reader::new(BufReader::new(input));
             loop {
-                let m = match r.next_message() {
+                let next = r.next_message();
+                out.heard.lock().unwrap_or_else(|e| e.into_inner()).0 = Instant::now();
+                let m = match next {
+                    Ok(Some(Message::Beat { watchdog_ms })) => {
+                        let limit = Duration::from_millis(watchdog_ms);
+                        out.heard.lock().unwrap_or_else(|e| e.into_inner()).1 =
+                            (watchdog_ms > 0).then_some(limit);
+                        continue;
+                    }
                     Ok(Some(Message::Time { seq })) => {
                         let reply = Message::TimeReply {
                             seq,
@@ -289,20 +316,40 @@ fn session(
                             devices.push(d.name.clone());
                         }
                     }
-                    emit(out, stop, &Message::Ready { targets });
+                    let identities = bound_paths(&plan)
+                        .unwrap_or_default()
+                        .iter()
+                        .map(|(p, _)| crate::protocol::target_identity(p).unwrap_or_default())
+                        .collect();
+                    emit(
+                        out,
+                        stop,
+                        &Message::Ready {
+                            targets,
+                            identities,
+                        },
+                    );
                     prepared = Some(Prepared::Io(plan, devices));
                 }
                 Err(e) => return Err(fail(out, stop, "prepare", e)),
             },
             Message::PrepareTpcc { plan } => match prepare_tpcc(&plan, out) {
-                Ok((db, warehouses)) => {
+                Ok((db, warehouses, identity)) => {
                     out.beat(|b| {
                         *b = Beat {
                             phase: "waiting",
                             ..Beat::default()
                         }
                     });
-                    emit(out, stop, &Message::ReadyTpcc { db, warehouses });
+                    emit(
+                        out,
+                        stop,
+                        &Message::ReadyTpcc {
+                            db,
+                            warehouses,
+                            identity,
+                        },
+                    );
                     prepared = Some(Prepared::Tpcc(plan));
                 }
                 Err(e) => return Err(fail(out, stop, "prepare", e.to_string())),
@@ -354,7 +401,7 @@ fn session(
 fn prepare_tpcc(
     plan: &oio_tpcc::TpccRunPlan,
     out: &Out,
-) -> Result<(String, u32), crate::tpcc::FleetTpccError> {
+) -> Result<(String, u32, Option<String>), crate::tpcc::FleetTpccError> {
     out.beat(|b| {
         *b = Beat {
             phase: "prepare_tpcc",
@@ -407,7 +454,15 @@ fn run_tpcc(
     let cancel = oio_core::Cancel::from_flag(Arc::clone(stop));
     match oio_tpcc::run(plan, &mut obs, &cancel) {
         Ok(_) => match obs.result.take() {
-            Some(result) => {
+            Some(mut result) => {
+                if let Some(w) = out
+                    .watchdog
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone()
+                {
+                    result.envelope.warnings.push(w);
+                }
                 let stop_reason = result.envelope.stop_reason.to_string();
                 emit(
                     out,
@@ -453,6 +508,14 @@ fn run(
             let stop_reason = result.envelope.stop_reason.to_string();
             let devices = obs.devices_recorded(plan.ramp.as_secs_f64());
             if let Some(w) = obs.telemetry.take().filter(|w| !w.is_empty()) {
+                result.envelope.warnings.push(w);
+            }
+            if let Some(w) = out
+                .watchdog
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone()
+            {
                 result.envelope.warnings.push(w);
             }
             emit(
@@ -781,6 +844,7 @@ pub fn name(m: &Message) -> &'static str {
         Message::Interval(_) => "interval",
         Message::Result { .. } => "result",
         Message::Stop { .. } => "stop",
+        Message::Beat { .. } => "beat",
         Message::Progress { .. } => "progress",
         Message::Error { .. } => "error",
     }
@@ -809,6 +873,8 @@ mod tests {
             gone: AtomicBool::new(false),
             sent: Mutex::new(Instant::now()),
             beat: Mutex::new(Beat::default()),
+            heard: Mutex::new((Instant::now(), None)),
+            watchdog: Mutex::new(None),
         });
         let e = prepare_targets(&plan, &Arc::new(AtomicBool::new(false)), &out).unwrap_err();
         assert_eq!(

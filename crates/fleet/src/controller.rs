@@ -31,6 +31,14 @@ const MAX_STREAMED: usize = 1_000_000;
 const SMALL_LINE: usize = 1 << 20;
 /// The stall limit when the caller gives none.
 pub const DEFAULT_STALL: Duration = Duration::from_secs(120);
+/// How often the controller tells each running agent it is there.
+const BEAT: Duration = Duration::from_secs(1);
+
+/// The silence after which an agent stops its I/O: the stall limit, within 3 s (three beats
+/// missed) and 10 s (a cut host does not run on for long unobserved).
+fn watchdog(stall: Duration) -> Duration {
+    stall.clamp(3 * BEAT, Duration::from_secs(10))
+}
 
 /// One host to run on.
 #[derive(Clone, Debug)]
@@ -205,14 +213,22 @@ pub struct HostOutcome {
     pub logs: Vec<crate::protocol::LogFile>,
     /// TPC-C: its database (password redacted) and warehouses, as prepared.
     pub tpcc_ready: Option<(String, u32)>,
+    /// TPC-C: its database as the server names it (see [`crate::tpcc::identity`]).
+    pub tpcc_identity: Option<String>,
     /// TPC-C: intervals as streamed (whole counts and histograms; merged as they are).
     pub tpcc_streamed: Vec<crate::protocol::WireTpccInterval>,
     /// TPC-C: its own result, when it came.
     pub tpcc_result: Option<oio_tpcc::TpccResult>,
     /// Set when the host was lost.
     pub lost: Option<Lost>,
+    /// The boot id of its agent's kernel, from its targets' identities (None: not reported).
+    pub boot_id: Option<String>,
     /// When its last message arrived, controller's clock, ns since 1970, and what it was.
     pub last_heard: (i64, String),
+    /// Its longest wait between intervals during the run (from the start of its window to
+    /// its first, and between any two), seconds, and when it began, seconds after the common
+    /// start: a host stopped or hung for part of the window shows here.
+    pub longest_gap: Option<(f64, f64)>,
     /// The last of what its launcher wrote on stderr.
     pub stderr_tail: String,
 }
@@ -258,6 +274,9 @@ struct Session {
     probe_sent: i64,
     targets: Vec<TargetInfo>,
     tpcc_ready: Option<(String, u32)>,
+    tpcc_identity: Option<String>,
+    /// Its targets as its kernel knows them (see [`crate::protocol::target_identity`]).
+    target_ids: Vec<String>,
     /// When its last message arrived (controller's clock, ns) and what it was.
     heard: (i64, String),
     gone: bool,
@@ -553,6 +572,8 @@ impl Fleet {
                 probe_sent: 0,
                 targets: Vec::new(),
                 tpcc_ready: None,
+                tpcc_identity: None,
+                target_ids: Vec::new(),
                 heard: (0, String::new()),
                 gone: false,
                 alive: Instant::now(),
@@ -782,6 +803,28 @@ pub struct Progress {
     pub slowest: (String, f64),
     /// Each host that sent it, in the order of the hosts.
     pub per_host: Vec<HostLive>,
+    /// Every host, in the order of the hosts: when it was last heard from, and whether it is
+    /// left out of this interval as stalled.
+    pub heard: Vec<HostHeard>,
+}
+
+/// When a host was last heard from, as an interval is shown.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostHeard {
+    /// The host.
+    pub host: String,
+    /// Its last message of any kind (a keepalive too), Unix time, seconds.
+    pub at_unix_s: f64,
+    /// Seconds since that message.
+    pub silent_s: f64,
+    /// Seconds since its last interval (or since its first was due).
+    pub no_interval_s: f64,
+    /// Left out of this merged interval: it sent no interval for more than two intervals
+    /// and a second while others did (stopped, or its storage or link hangs). Its late
+    /// intervals still count in the result.
+    pub stalled: bool,
+    /// Its result came, or it was lost.
+    pub finished: bool,
 }
 
 impl Progress {
@@ -819,6 +862,9 @@ struct Progressor {
     pending: std::collections::BTreeMap<u64, (Progress, Vec<(usize, i64)>)>,
     /// The next index to report.
     next: u64,
+    /// Hosts whose value is not added to the merged one: a database another host already
+    /// reads (its NOPM is the whole database's).
+    uncounted: Vec<bool>,
 }
 
 impl Progressor {
@@ -839,12 +885,15 @@ impl Progressor {
                     unit,
                     slowest: (live.host.clone(), f64::INFINITY),
                     per_host: Vec::new(),
+                    heard: Vec::new(),
                 },
                 Vec::new(),
             )
         });
         p.hosts += 1;
-        p.value += live.value;
+        if !self.uncounted.get(i).copied().unwrap_or(false) {
+            p.value += live.value;
+        }
         if live.value < p.slowest.1 {
             p.slowest = (live.host.clone(), live.value);
         }
@@ -867,9 +916,15 @@ impl Progressor {
             let mut order: Vec<usize> = (0..p.per_host.len()).collect();
             order.sort_by_key(|&k| arrivals[k].0);
             let mut per_host = Vec::with_capacity(order.len());
+            // Summed again in the order of the hosts, as the merged result sums them (the
+            // order of arrival could differ from it in the last bit).
+            p.value = 0.0;
             for k in order {
                 let mut h = p.per_host[k].clone();
                 h.lag_ms = (arrivals[k].1 - first) as f64 / 1e6;
+                if !self.uncounted.get(arrivals[k].0).copied().unwrap_or(false) {
+                    p.value += h.value;
+                }
                 per_host.push(h);
             }
             p.per_host = per_host;
@@ -927,6 +982,7 @@ fn run_on(
 ) -> Result<FleetRun, FleetError> {
     fleet.connect(opts, cancel)?;
     fleet.prepare(jobs, opts, cancel)?;
+    fleet.one_target_each(jobs)?;
     let prepared: Vec<Prepared<'_>> = fleet
         .sessions
         .iter()
@@ -955,6 +1011,48 @@ fn run_on(
 }
 
 impl Fleet {
+    /// Refuses two hosts on one target, as their agents' kernels know it (device and inode,
+    /// on one boot), when either writes it: each would measure the other's writes too, a
+    /// writer waits for the other's lock (`--wait`) or fails on it mid-run, and the merge
+    /// would add up runs that shared one file's work, or did not overlap at all. Hosts that
+    /// only read one target share it (many clients of one shared file system is a test of
+    /// its own), and the null engine does no I/O to its targets.
+    fn one_target_each(&mut self, jobs: &[HostJob]) -> Result<(), FleetError> {
+        // Each target: its identity, host, path and whether that host writes it.
+        let mut seen: Vec<(&str, usize, &str, bool)> = Vec::new();
+        let mut clash = None;
+        'hosts: for (i, (s, j)) in self.sessions.iter().zip(jobs).enumerate() {
+            let Work::Io(plan) = &j.plan else { continue };
+            if plan.engine == oio_engine::EngineKind::Null {
+                continue;
+            }
+            for (id, t) in s.target_ids.iter().zip(&s.targets) {
+                if id.is_empty() {
+                    continue;
+                }
+                let writes = plan.writes_to(&std::path::PathBuf::from(&t.path));
+                if let Some(&(_, h, other, _)) = seen
+                    .iter()
+                    .find(|x| x.0 == id.as_str() && x.1 != i && (x.3 || writes))
+                {
+                    clash = Some((i, t.path.clone(), h, other.to_string(), id.clone()));
+                    break 'hosts;
+                }
+                seen.push((id, i, &t.path, writes));
+            }
+        }
+        let Some((i, path, j, other, id)) = clash else {
+            return Ok(());
+        };
+        let reason = format!(
+            "its target {path} is host {}'s target {other} (one {} on one kernel, as both agents report it: {}), and one of them writes it: two hosts on one target would measure each other's I/O, and a writer waits for or fails on the other's lock; give each host its own target (an inventory's per-host `targets`, or {{host}} in the path)",
+            self.sessions[j].name,
+            if id.contains(":block:") { "block device" } else { "file, the same device and inode" },
+            id.split_once(':').map_or(id.as_str(), |x| x.1)
+        );
+        Err(self.host_error(i, reason))
+    }
+
     /// Sends every host its plan and waits until all are ready. Filling new files may take
     /// long: no limit on the whole, but a host that stalls (see [`Options::stall_timeout`]),
     /// Ctrl-C and any host failing end the wait.
@@ -979,12 +1077,21 @@ impl Fleet {
             Limit::Stall(opts.stall_timeout),
             cancel,
             |s, _, m| match m {
-                Message::Ready { targets } => {
+                Message::Ready {
+                    targets,
+                    identities,
+                } => {
                     s.targets = targets;
+                    s.target_ids = identities;
                     Ok(true)
                 }
-                Message::ReadyTpcc { db, warehouses } => {
+                Message::ReadyTpcc {
+                    db,
+                    warehouses,
+                    identity,
+                } => {
                     s.tpcc_ready = Some((db, warehouses));
+                    s.tpcc_identity = identity;
                     Ok(true)
                 }
                 other => Err(Reject::unexpected("ready", &other)),
@@ -1006,8 +1113,13 @@ impl Fleet {
             .max(Duration::from_nanos(worst_rtt.saturating_mul(4)))
             + Duration::from_micros(500 * self.sessions.len() as u64);
         let start_ns = now_ns().saturating_add(lead.as_nanos() as i64);
+        // The first beat arms each agent's watchdog before its run can begin.
+        let beat = Message::Beat {
+            watchdog_ms: watchdog(opts.stall_timeout).as_millis() as u64,
+        };
         for s in &mut self.sessions {
             let start_agent_ns = s.clock.to_agent(start_ns);
+            s.tell(&beat);
             s.tell(&Message::Go { start_agent_ns });
         }
         (start_ns, lead)
@@ -1028,6 +1140,9 @@ struct Collection {
     bounds: Vec<Bounds>,
     /// See [`Options::stall_timeout`].
     stall: Duration,
+    /// Per host: its interval, and when its last interval came (or its first is due from).
+    interval: Vec<Duration>,
+    last_interval: Vec<(Instant, i64)>,
 }
 
 impl Collection {
@@ -1059,10 +1174,16 @@ impl Collection {
                 devices: None,
                 logs: Vec::new(),
                 tpcc_ready: s.tpcc_ready.clone(),
+                tpcc_identity: s.tpcc_identity.clone(),
                 tpcc_streamed: Vec::new(),
                 tpcc_result: None,
                 lost: None,
+                boot_id: s
+                    .target_ids
+                    .iter()
+                    .find_map(|id| Some(id.split_once(':')?.0.to_string())),
                 last_heard: s.heard.clone(),
+                longest_gap: None,
                 stderr_tail: String::new(),
             })
             .collect();
@@ -1084,10 +1205,52 @@ impl Collection {
                 + Duration::from_secs(30).max(longest / 10),
             stop_deadline: None,
             interrupted: false,
-            live: Progressor::default(),
+            live: Progressor {
+                // A database several hosts drive is counted from the first of them.
+                uncounted: fleet
+                    .sessions
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| {
+                        s.tpcc_identity.as_ref().is_some_and(|id| {
+                            fleet.sessions[..i]
+                                .iter()
+                                .any(|o| o.tpcc_identity.as_ref() == Some(id))
+                        })
+                    })
+                    .collect(),
+                ..Progressor::default()
+            },
             bounds: jobs.iter().map(|j| j.plan.bounds()).collect(),
             stall,
+            interval: jobs
+                .iter()
+                .map(|j| match &j.plan {
+                    Work::Io(p) => p.interval,
+                    Work::Tpcc(p) => Duration::from_secs_f64(p.step.interval_s.clamp(1e-3, 1e9)),
+                })
+                .collect(),
+            last_interval: jobs
+                .iter()
+                .map(|j| {
+                    let after = lead + j.plan.started_after();
+                    let ns = start_ns.saturating_add(j.plan.started_after().as_nanos() as i64);
+                    (Instant::now() + after, ns)
+                })
+                .collect(),
         }
+    }
+
+    /// Host `i` sent an interval at `at` (controller's clock): its longest wait between
+    /// intervals so far.
+    fn interval_came(&mut self, i: usize, at: i64) {
+        let (_, prev) = self.last_interval[i];
+        let gap = (at - prev) as f64 / 1e9;
+        let h = &mut self.out[i];
+        if h.longest_gap.is_none_or(|g| gap > g.0) {
+            h.longest_gap = Some((gap, (prev - self.start_ns) as f64 / 1e9));
+        }
+        self.last_interval[i] = (Instant::now(), at);
     }
 
     /// A loss, dated from the host's last message and noticed now.
@@ -1104,7 +1267,19 @@ impl Collection {
     }
 
     fn collect(&mut self, fleet: &mut Fleet, cancel: &Cancel, progress: &mut dyn FnMut(&Progress)) {
+        let beat = Message::Beat {
+            watchdog_ms: watchdog(self.stall).as_millis() as u64,
+        };
+        let mut beaten = Instant::now() - BEAT;
         while self.out.iter().any(|h| !h.finished()) {
+            if beaten.elapsed() >= BEAT {
+                beaten = Instant::now();
+                for (s, h) in fleet.sessions.iter_mut().zip(&self.out) {
+                    if !h.finished() {
+                        s.tell(&beat);
+                    }
+                }
+            }
             if cancel.is_cancelled() && !self.interrupted {
                 self.interrupted = true;
                 fleet.stop_all("the controller was interrupted");
@@ -1148,19 +1323,55 @@ impl Collection {
                         .get_or_insert(Instant::now() + STOP_GRACE);
                 }
             }
-            self.report(progress);
+            self.report(fleet, progress);
         }
     }
 
-    /// Reports every merged interval that is complete.
-    fn report(&mut self, progress: &mut dyn FnMut(&Progress)) {
+    /// Reports every merged interval that is complete: sent by every host still running,
+    /// except a host stalled (no interval for two of its intervals and a second, while
+    /// another host sent more): the others' figures do not wait on it.
+    fn report(&mut self, fleet: &Fleet, progress: &mut dyn FnMut(&Progress)) {
         let sent: Vec<usize> = self
             .out
             .iter()
             .map(|h| h.streamed.len().max(h.tpcc_streamed.len()))
             .collect();
         let finished: Vec<bool> = self.out.iter().map(|h| h.finished()).collect();
-        self.live.complete(&sent, &finished, progress);
+        let now = Instant::now();
+        let most = sent.iter().copied().max().unwrap_or(0);
+        let no_interval: Vec<f64> = self
+            .last_interval
+            .iter()
+            .map(|(t, _)| now.saturating_duration_since(*t).as_secs_f64())
+            .collect();
+        let stalled: Vec<bool> = (0..sent.len())
+            .map(|i| {
+                let mark = 2.0 * self.interval[i].as_secs_f64() + 1.0;
+                !finished[i] && sent[i] < most && no_interval[i] > mark
+            })
+            .collect();
+        let skip: Vec<bool> = (0..sent.len()).map(|i| finished[i] || stalled[i]).collect();
+        let unix_now = now_ns() as f64 / 1e9;
+        let heard: Vec<HostHeard> = (0..sent.len())
+            .map(|i| {
+                let silent_s = now
+                    .saturating_duration_since(fleet.sessions[i].alive)
+                    .as_secs_f64();
+                HostHeard {
+                    host: self.out[i].name.clone(),
+                    at_unix_s: unix_now - silent_s,
+                    silent_s,
+                    no_interval_s: no_interval[i],
+                    stalled: stalled[i],
+                    finished: finished[i],
+                }
+            })
+            .collect();
+        self.live.complete(&sent, &skip, &mut |p| {
+            let mut p = p.clone();
+            p.heard = heard.clone();
+            progress(&p)
+        });
     }
 
     /// Hosts still running that fell silent for the stall limit, with why.
@@ -1193,13 +1404,17 @@ impl Collection {
             fleet.sessions[i].heard = (at, what.clone());
             h.last_heard = (at, what);
         }
-        match ev {
+        let (mut gap_at, mut started) = (None, None);
+        let lost = match ev {
             Ev::Msg(Message::Started { agent_ns }) => {
                 // The first one: a TPC-C plan of several steps opens a window per step.
                 if h.start_skew_ns.is_none() {
                     let due = self.start_ns.saturating_add(self.started_after_ns[i]);
                     h.start_skew_ns = Some(h.clock.to_controller(agent_ns) - due);
                 }
+                // Its first interval is due an interval after its window opened (a TPC-C
+                // driver's connecting is not a stall).
+                started = Some(at);
                 None
             }
             Ev::Msg(Message::Interval(w)) => {
@@ -1208,6 +1423,7 @@ impl Collection {
                 }
                 let hist = w.total.latency.as_ref().and_then(|x| x.to_sparse().ok());
                 let mut live = HostLive::new(&h.name, w.total.iops, w.total.ios, hist);
+                gap_at = Some(at);
                 live.errors = w.errors;
                 self.live.add(w.index, "IOPS", i, live, at);
                 h.streamed.push(*w);
@@ -1232,6 +1448,7 @@ impl Collection {
                 };
                 let hist = w.latency.as_ref().and_then(|x| x.to_sparse().ok());
                 let mut live = HostLive::new(&h.name, nopm, w.new_orders.max(0) as u64, hist);
+                gap_at = Some(at);
                 live.tpm = Some(if w.duration_s > 0.0 {
                     w.transactions() as f64 * 60.0 / w.duration_s
                 } else {
@@ -1276,7 +1493,14 @@ impl Collection {
                 Some(fleet.sessions[i].why_gone())
             }
             Ev::Bad(e) => Some(e),
+        };
+        if let Some(at) = started {
+            self.last_interval[i] = (Instant::now(), at);
         }
+        if let Some(at) = gap_at {
+            self.interval_came(i, at);
+        }
+        lost
     }
 }
 
@@ -1535,10 +1759,13 @@ pub(crate) fn test_outcome(name: &str) -> HostOutcome {
         devices: None,
         logs: Vec::new(),
         tpcc_ready: None,
+        tpcc_identity: None,
         tpcc_streamed: Vec::new(),
         tpcc_result: None,
         lost: None,
+        boot_id: None,
         last_heard: (0, String::new()),
+        longest_gap: None,
         stderr_tail: String::new(),
     }
 }

@@ -505,6 +505,42 @@ pub fn device_verdict(hosts: &[FleetHost]) -> Option<String> {
         })?;
     let (h, d) = *busiest;
     let util = d.util_pct.unwrap_or(0.0);
+    // Hosts on one kernel naming one device: it is one device, named once with its hosts.
+    let on_one = |x: &FleetHost, name: &str| -> Vec<&str> {
+        let Some(boot) = &x.boot_id else {
+            return Vec::new();
+        };
+        hosts
+            .iter()
+            .filter(|o| {
+                o.boot_id.as_ref() == Some(boot) && o.devices.iter().any(|e| e.name == name)
+            })
+            .map(|o| o.host.as_str())
+            .collect()
+    };
+    let one_device = on_one(h, &d.name);
+    if one_device.len() > 1 {
+        let mut out = if util >= SATURATED_UTIL_PCT {
+            format!(
+                "device {}, which hosts {} share (one kernel: one machine's namespaces or containers), was saturated: busy {util:.0} % of the time (≥ {SATURATED_UTIL_PCT:.0} %), {} I/Os queued on average, r_await {} w_await {}; it is one device, so it limited those hosts together, not any one of them",
+                d.name,
+                one_device.join(", "),
+                d.queue_mean.map(|q| format!("{q:.1}")).unwrap_or("?".into()),
+                d.read_await_ms.map(|v| format!("{v:.2} ms")).unwrap_or("-".into()),
+                d.write_await_ms.map(|v| format!("{v:.2} ms")).unwrap_or("-".into()),
+            )
+        } else {
+            format!(
+                "no device was busy {SATURATED_UTIL_PCT:.0} % of the time or more (the busiest: device {}, which hosts {} share (one kernel), {util:.0} %): by this rule no device limited the fleet; %util says little for devices that serve many I/Os at once (NVMe, arrays): compare their queue (aqu-sz) with their depth",
+                d.name,
+                one_device.join(", ")
+            )
+        };
+        out.push_str(
+            "; each of those hosts' device figures are that one device's whole traffic, not its own",
+        );
+        return Some(out);
+    }
     let mut names: Vec<&str> = rows.iter().map(|(_, d)| d.name.as_str()).collect();
     names.sort_unstable();
     let shared: Vec<&str> = names
@@ -636,6 +672,7 @@ pub fn document(
         }
         hosts.push(FleetHost {
             host: h.name.clone(),
+            boot_id: h.boot_id.clone(),
             launcher: h.argv.clone(),
             result_file: files.get(i).cloned().flatten(),
             clock_offset_ns: h.clock.offset_ns,
@@ -670,7 +707,21 @@ pub fn document(
             logs: Vec::new(),
         });
     }
-    let window = io_window(&hosts, &series, window_s, summary.total.iops);
+    let mut summary = summary;
+    let mut window = io_window(&hosts, &series, window_s, summary.total.iops);
+    let overlap = overlap(&hosts, &series);
+    if let Some(o) = &overlap {
+        for (d, k) in [
+            (&mut summary.read, 0),
+            (&mut summary.write, 1),
+            (&mut summary.total, 2),
+        ] {
+            d.iops = o.iops[k];
+            d.bytes_per_sec = o.bytes_per_sec[k];
+        }
+        window.duration_s = o.len_s();
+        window.basis = o.basis();
+    }
     envelope.stopped(if any_errors {
         oio_core::document::StopReason::Errors
     } else if any_interrupted {
@@ -678,6 +729,9 @@ pub fn document(
     } else {
         oio_core::document::StopReason::Completed
     });
+    if let Some(o) = &overlap {
+        envelope.warnings.push(o.warning());
+    }
     envelope.warnings.extend(lost.iter().cloned());
     envelope.warnings.extend(
         refused
@@ -689,8 +743,26 @@ pub fn document(
         "{}; latency percentiles come from the hosts' histograms summed bucket by bucket; each host's interval i covers the same span after its own start, which differs from the common start by its start skew",
         window.basis
     ));
+    if groups.len() > 1 {
+        envelope.warnings.push(format!(
+            "mixed workloads: hosts ran {} workload groups ({}): the merged rates add up across them, but the merged latency percentiles mix different workloads; each group's own (groups) are the ones to compare, and a host is compared with its own group only",
+            groups.len(),
+            groups
+                .iter()
+                .map(|g| format!("{}: {} on {}", g.name, g.workload, g.hosts.join(", ")))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
     envelope.warnings.extend(host_warnings(run));
     envelope.warnings.extend(timing_warnings(run));
+    let idle: Vec<(usize, usize)> = series
+        .iter()
+        .map(|s| (s.iter().filter(|i| i.total.ios == 0).count(), s.len()))
+        .collect();
+    envelope
+        .warnings
+        .extend(stall_warnings(run, plan.interval.as_secs_f64(), &idle));
     let n_int = intervals.len().max(1) as f64;
     let n_hosts = run.hosts.len().max(1) as f64;
     let mut doc = FleetResult {
@@ -742,7 +814,9 @@ fn plan_as_used<'a>(
 pub fn host_warnings(run: &crate::controller::FleetRun) -> Vec<String> {
     let mut said: Vec<(String, Vec<&str>)> = Vec::new();
     for h in &run.hosts {
-        for w in h.result.iter().flat_map(|r| &r.envelope.warnings) {
+        let own = h.result.iter().map(|r| &r.envelope.warnings);
+        let tpcc = h.tpcc_result.iter().map(|r| &r.envelope.warnings);
+        for w in own.chain(tpcc).flatten() {
             match said.iter_mut().find(|(x, _)| x == w) {
                 Some((_, hs)) => hs.push(&h.name),
                 None => said.push((w.clone(), vec![&h.name])),
@@ -786,6 +860,40 @@ pub fn timing_warnings(run: &crate::controller::FleetRun) -> Vec<String> {
                 if s > 0 { "after" } else { "before" },
                 START_SKEW_WARN_NS as f64 / 1e6,
                 h.clock.rtt_ns as f64 / 2e6
+            ));
+        }
+    }
+    out
+}
+
+/// Hosts that produced nothing for part of the window, though their run "completed": the
+/// longest wait between their intervals passed two intervals and a second (stopped, or their
+/// storage or link hung), or some of their intervals did nothing (`idle[i]`: intervals with
+/// no I/O, TPC-C no transaction, and how many it had). A lost host is said elsewhere.
+pub fn stall_warnings(
+    run: &crate::controller::FleetRun,
+    interval_s: f64,
+    idle: &[(usize, usize)],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, h) in run.hosts.iter().enumerate() {
+        if h.lost.is_some() {
+            continue;
+        }
+        let mut said = Vec::new();
+        if let Some((gap, from)) = h.longest_gap.filter(|g| g.0 > 2.0 * interval_s + 1.0) {
+            said.push(format!(
+                "it sent no interval for {gap:.1} s (from {from:.1} s after the start; its intervals are {interval_s:.1} s): it was stopped, or its storage or link hung"
+            ));
+        }
+        if let Some(&(n, of)) = idle.get(i).filter(|x| x.0 > 0) {
+            said.push(format!("{n} of its {of} intervals did nothing"));
+        }
+        if !said.is_empty() {
+            out.push(format!(
+                "host {}: {} for part of the window: its figures (and the merged ones) include that stall, they are not what it does running",
+                h.name,
+                said.join("; ")
             ));
         }
     }
@@ -861,6 +969,110 @@ fn decode_lost(
                 .collect(),
         })
         .collect()
+}
+
+/// Where the hosts' windows did not open together (a host that waited, e.g. for a target's
+/// lock with `--wait`, or started late): the stretch every host measured, and the merged
+/// rates over it.
+#[derive(Debug, PartialEq)]
+struct Overlap {
+    /// Seconds after the common start (controller's clock) when the last host started.
+    start_s: f64,
+    /// When the first host's window ended.
+    end_s: f64,
+    /// The host that started last, and how long after the first.
+    late: (String, f64),
+    /// Read, write, total I/Os per second over the overlap.
+    iops: [f64; 3],
+    /// Read, write, total bytes per second over the overlap.
+    bytes_per_sec: [f64; 3],
+}
+
+impl Overlap {
+    fn len_s(&self) -> f64 {
+        (self.end_s - self.start_s).max(0.0)
+    }
+
+    fn basis(&self) -> String {
+        if self.len_s() <= 0.0 {
+            return format!(
+                "the hosts' windows did not overlap: host {} started {:.3} s after the first, when another host had finished; no stretch has every host measuring, so there is no merged rate (0 IOPS); counts (I/Os, bytes) and latencies are each host's whole run",
+                self.late.0, self.late.1
+            );
+        }
+        format!(
+            "the hosts' windows did not open together: host {} started {:.3} s after the first, so the merged rates are over the {:.3} s every host measured (from {:.3} s to {:.3} s after the common start): {:.1} IOPS, from each host's intervals whose middle falls in it; counts (I/Os, bytes) and latencies are each host's whole run",
+            self.late.0,
+            self.late.1,
+            self.len_s(),
+            self.start_s,
+            self.end_s,
+            self.iops[2]
+        )
+    }
+
+    fn warning(&self) -> String {
+        format!(
+            "hosts did not run together: {} (did it wait for another run's lock on its target with --wait?); runs that did not overlap are not added up",
+            self.basis()
+        )
+    }
+}
+
+/// The hosts' common stretch when their starts are further apart than one interval and a
+/// quarter of the longest window (then summing their rates would add runs that largely did
+/// not run together), else None. Hosts cut short (lost, stopped on errors) are merged over
+/// the window as they are anyway, and left out here.
+fn overlap(hosts: &[FleetHost], series: &[&[Interval]]) -> Option<Overlap> {
+    // Each host that measured: its start after the common start, its window, its series.
+    let ran: Vec<(&FleetHost, f64, &[Interval])> = hosts
+        .iter()
+        .zip(series)
+        .filter(|(h, s)| !s.is_empty() && h.faulty.is_none() && !cut_short(&h.status))
+        .filter_map(|(h, s)| Some((h, h.start_skew_ns? as f64 / 1e9, *s)))
+        .collect();
+    let interval_s = ran
+        .iter()
+        .filter_map(|r| r.2.first())
+        .map(|i| i.duration_s)
+        .fold(0.0, f64::max);
+    let first = ran.iter().map(|r| r.1).fold(f64::INFINITY, f64::min);
+    let (late, start_s) = ran
+        .iter()
+        .map(|r| (&r.0.host, r.1))
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let longest = ran.iter().map(|r| r.0.window_s).fold(0.0, f64::max);
+    let apart = interval_s
+        .max(longest / 4.0)
+        .max(START_SKEW_WARN_NS as f64 / 1e9);
+    if ran.len() < 2 || start_s - first <= apart {
+        return None;
+    }
+    let end_s = ran
+        .iter()
+        .map(|r| r.1 + r.0.window_s)
+        .fold(f64::INFINITY, f64::min);
+    let len = end_s - start_s;
+    let (mut ios, mut bytes) = ([0u64; 3], [0u64; 3]);
+    for (_, skew, s) in &ran {
+        for i in s.iter() {
+            let mid = skew + i.t_s - i.duration_s / 2.0;
+            if mid >= start_s && mid < end_s {
+                for (k, d) in [&i.read, &i.write, &i.total].into_iter().enumerate() {
+                    ios[k] = ios[k].saturating_add(d.ios);
+                    bytes[k] = bytes[k].saturating_add(d.bytes);
+                }
+            }
+        }
+    }
+    let rate = |n: u64| if len > 0.0 { n as f64 / len } else { 0.0 };
+    Some(Overlap {
+        start_s,
+        end_s,
+        late: (late.clone(), start_s - first),
+        iops: ios.map(rate),
+        bytes_per_sec: bytes.map(rate),
+    })
 }
 
 /// The window of a merged workload result, with the sentence that says what its rates are.
@@ -1123,6 +1335,66 @@ mod tests {
         assert!(doc.envelope.partial);
     }
 
+    /// Issue 39: a host that started 2 s late (it waited for a lock with --wait) ran 2 s of
+    /// its 4 s window beside the other: the merged rates are over those 2 s (1000 + 700 I/Os
+    /// per second), not the sum of two runs that only half overlapped; said. Started 5 s
+    /// late, nothing overlaps: no merged rate. Within an interval and a quarter of the window
+    /// of each other, the hosts ran together: the usual sum.
+    #[test]
+    fn hosts_whose_windows_did_not_open_together_merge_over_their_overlap_only() {
+        use crate::controller::{test_outcome, FleetRun};
+        let run_with = |late_s: f64| {
+            let mut a = test_outcome("a");
+            a.result = Some(result(4, 1000, 100_000));
+            let mut b = test_outcome("b");
+            b.result = Some(result(4, 700, 100_000));
+            b.start_skew_ns = Some((late_s * 1e9) as i64);
+            FleetRun {
+                start_ns: 0,
+                lead: std::time::Duration::ZERO,
+                hosts: vec![a, b],
+                interrupted: false,
+                controller_cpu_s: 0.0,
+            }
+        };
+        let doc = document(&run_with(2.0), &plan(), &[None, None]);
+        // a's seconds 3 and 4, b's seconds 1 and 2 (ending 2 s later): 3400 I/Os over 2 s.
+        assert_eq!(doc.summary.total.iops, 1700.0);
+        assert_eq!(doc.summary.read.iops, 1700.0);
+        assert_eq!(doc.summary.total.bytes_per_sec, 1700.0 * 4096.0);
+        assert_eq!(doc.summary.total.ios, 4 * 1000 + 4 * 700);
+        assert_eq!(doc.window.duration_s, 2.0);
+        assert!(
+            doc.window.basis.starts_with("the hosts' windows did not open together: host b started 2.000 s after the first, so the merged rates are over the 2.000 s every host measured (from 2.000 s to 4.000 s after the common start): 1700.0 IOPS"),
+            "{}",
+            doc.window.basis
+        );
+        assert!(doc
+            .envelope
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("hosts did not run together: ") && w.contains("--wait")));
+        let doc = document(&run_with(5.0), &plan(), &[None, None]);
+        assert_eq!(doc.summary.total.iops, 0.0);
+        assert_eq!(doc.window.duration_s, 0.0);
+        assert!(
+            doc.window.basis.starts_with(
+                "the hosts' windows did not overlap: host b started 5.000 s after the first"
+            ),
+            "{}",
+            doc.window.basis
+        );
+        // Within a quarter of the window (and an interval): the usual sum.
+        let doc = document(&run_with(1.0), &plan(), &[None, None]);
+        assert_eq!(doc.summary.total.iops, 1700.0);
+        assert_eq!(doc.window.duration_s, 4.0);
+        assert!(!doc
+            .envelope
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("hosts did not")));
+    }
+
     /// Without a loss, hosts of equal windows merge to the sum of their own rates.
     #[test]
     fn hosts_that_ran_the_whole_window_merge_to_the_sum_of_their_rates() {
@@ -1255,6 +1527,7 @@ mod tests {
 
     fn dev_host(name: &str, group: &str, iops: f64, dev: &str, util: f64) -> FleetHost {
         FleetHost {
+            boot_id: None,
             host: name.into(),
             launcher: Vec::new(),
             result_file: None,
@@ -1316,6 +1589,35 @@ mod tests {
             })
             .collect();
         assert_eq!(device_verdict(&none), None);
+    }
+
+    /// Issue 39: hosts on one kernel (namespaces of one machine) that all report vda report
+    /// one device: it is named once with its hosts, no one host's device blamed.
+    #[test]
+    fn a_device_hosts_share_on_one_kernel_is_named_once() {
+        let mut hosts = vec![
+            dev_host("a", "r", 1000.0, "vda", 99.0),
+            dev_host("b", "r", 400.0, "vda", 99.0),
+            dev_host("c", "r", 990.0, "vda", 99.0),
+        ];
+        for h in &mut hosts {
+            h.boot_id = Some("b0".into());
+        }
+        let v = device_verdict(&hosts).unwrap();
+        assert!(
+            v.starts_with("device vda, which hosts a, b, c share (one kernel: one machine's namespaces or containers), was saturated: busy 99 %"),
+            "{v}"
+        );
+        assert!(!v.contains("host b is the slowest"), "{v}");
+        // On different kernels, vda is three devices: the old rule, and the guess said.
+        hosts[2].boot_id = Some("b1".into());
+        hosts[1].boot_id = Some("b2".into());
+        let v = device_verdict(&hosts).unwrap();
+        assert!(
+            v.starts_with("host c's device vda was saturated")
+                && v.contains("several hosts report a device named vda: if it is one device"),
+            "{v}"
+        );
     }
 
     /// The issue's cases: a clock 2 days off and a one-off 36.6 ms start skew are warned

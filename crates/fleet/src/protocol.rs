@@ -13,6 +13,9 @@
 //!                  A→C interval ×n  each interval: counters and exact histograms
 //!                  A→C result       the host's full `oio.run` result, and its targets'
 //!                                   devices from /proc/diskstats over the measured window
+//! C→A beat                          about every second from `go` on: the controller is
+//!                                   there; an agent that hears nothing for the watchdog it
+//!                                   carries stops its I/O (a link dead without closing)
 //! C→A stop                          stop now (another host was lost, or Ctrl-C)
 //!                  A→C progress     after hello, whenever the agent said nothing for a
 //!                                   second: what it is doing and a count of its steps
@@ -39,10 +42,37 @@ use oio_engine::RunPlan;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 
+/// A prepared target as this host's kernel knows it: `BOOT_ID:file:MAJOR:MINOR:INODE`, or
+/// `BOOT_ID:block:MAJOR:MINOR` for a block device (its node's own device number, so two
+/// names of one disk are one). The boot id keeps files on different machines apart (the same
+/// device and inode numbers are common there); hosts that are containers or namespaces of one
+/// kernel share it, and a file they share is then one target. None when it cannot be read.
+pub fn target_identity(path: &std::path::Path) -> Option<String> {
+    use std::os::unix::fs::{FileTypeExt as _, MetadataExt as _};
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let m = std::fs::metadata(path).ok()?;
+    Some(if m.file_type().is_block_device() {
+        format!(
+            "{}:block:{}:{}",
+            boot.trim(),
+            rustix::fs::major(m.rdev()),
+            rustix::fs::minor(m.rdev())
+        )
+    } else {
+        format!(
+            "{}:file:{}:{}:{}",
+            boot.trim(),
+            rustix::fs::major(m.dev()),
+            rustix::fs::minor(m.dev()),
+            m.ino()
+        )
+    })
+}
+
 /// Version of this protocol; bumped on any incompatible change. 5: plans travel in the form
 /// results record them (target options beside the rest, `time_ns`, the simulated device as
-/// its text).
-pub const PROTOCOL_VERSION: u32 = 5;
+/// its text). 6: `beat` (the agent's watchdog), targets' and databases' identities.
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// Longest line either side accepts (a final result with a long series of per-interval
 /// histograms is the largest message): a hostile or broken peer cannot make the reader grow
@@ -571,6 +601,10 @@ pub enum Message {
     Ready {
         /// The targets, as the result will describe them.
         targets: Vec<TargetInfo>,
+        /// Each target as this host's kernel knows it, in the order of `targets` (see
+        /// [`target_identity`]): the controller refuses two hosts on one target.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        identities: Vec<String>,
     },
     /// Controller: open this TPC-C plan's database and check its build; run nothing.
     PrepareTpcc {
@@ -583,6 +617,11 @@ pub enum Message {
         db: String,
         /// Its warehouses.
         warehouses: u32,
+        /// The database as its server names it (see
+        /// [`oio_documents::fleet::FleetTpccHost::db_identity`]); None when it could not be
+        /// read.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        identity: Option<String>,
     },
     /// Agent: one finished TPC-C interval.
     TpccInterval(Box<WireTpccInterval>),
@@ -615,6 +654,13 @@ pub enum Message {
         /// protocol 4; at most [`MAX_LOG_BYTES`] in all).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         logs: Vec<LogFile>,
+    },
+    /// Controller: still here (about every second from `go` on). The first arms the agent's
+    /// watchdog: an agent that hears nothing from its controller for `watchdog_ms` (its link
+    /// dead without closing, the controller stopped) stops its I/O and says why in its result.
+    Beat {
+        /// Silence after which the agent stops, ms.
+        watchdog_ms: u64,
     },
     /// Controller: stop at once (the agent then sends its partial result).
     Stop {

@@ -3,17 +3,35 @@
 //! threshold, or "undecided" where the steps' noise is larger than the difference.
 //!
 //! Efficiency of step k = (merged rate_k ÷ hosts_k) ÷ (merged rate_1 ÷ hosts_1): 1.0 is linear.
-//! Each step's noise is the standard error of its merged rate from its intervals (relative
-//! standard deviation of the full-length intervals ÷ √n, taking them as independent); the
-//! efficiency's margin is twice its relative error (the two steps' in quadrature).
+//! Each step's noise is the standard error of its merged rate: with repeats (`--repeat`), from
+//! the spread of the repeats' rates (run-to-run: what a rerun would see); otherwise from its
+//! intervals (relative standard deviation of the full-length intervals ÷ √n, taking them as
+//! independent, which within one run understates it). The efficiency's margin is twice its
+//! relative error (the two steps' in quadrature).
 
 // The ladder's types are documents (the report reads them back): defined in oio-documents.
 pub use oio_documents::fleet::{Ladder, Scaled, Step};
 
+/// A step's noise: from its repeats when it has two or more, else from its intervals.
+fn step_noise(s: &Step) -> Option<f64> {
+    if s.repeat_rates.len() >= 2 {
+        spread(&s.repeat_rates, 2)
+    } else {
+        spread(&s.interval_rates, 3)
+    }
+}
+
 /// Relative standard error of a series' mean, or None with fewer than 3 values or a mean of 0.
+#[cfg(test)]
 fn noise(rates: &[f64]) -> Option<f64> {
+    spread(rates, 3)
+}
+
+/// Relative standard error of a series' mean, or None with fewer than `least` values or a
+/// mean of 0.
+fn spread(rates: &[f64], least: usize) -> Option<f64> {
     let n = rates.len();
-    if n < 3 {
+    if n < least.max(2) {
         return None;
     }
     let mean = rates.iter().sum::<f64>() / n as f64;
@@ -30,7 +48,7 @@ pub fn ladder(steps: Vec<Step>, threshold: f64) -> Ladder {
     let base = first
         .as_ref()
         .filter(|f| f.complete && f.rate > 0.0 && f.hosts > 0)
-        .map(|f| (f.rate / f.hosts as f64, noise(&f.interval_rates)));
+        .map(|f| (f.rate / f.hosts as f64, step_noise(f)));
     let scaled: Vec<Scaled> = steps
         .into_iter()
         .enumerate()
@@ -40,7 +58,7 @@ pub fn ladder(steps: Vec<Step>, threshold: f64) -> Ladder {
             } else {
                 0.0
             };
-            let nz = noise(&s.interval_rates);
+            let nz = step_noise(&s);
             let (efficiency, margin) = match base {
                 // The base itself: 1 by definition, no margin against itself.
                 Some(_) if i == 0 => (Some(1.0), None),
@@ -200,7 +218,30 @@ mod tests {
             p99_ns: None,
             result_file: String::new(),
             complete: true,
+            repeat_rates: Vec::new(),
+            result_files: Vec::new(),
         }
+    }
+
+    /// Issue 39: with repeats, a step's noise is its repeats' spread, not its intervals':
+    /// two identical 1-host steps gave 12,125 and 9,120 NOPM while each run's intervals were
+    /// steady, so the margin must come from run to run.
+    #[test]
+    fn repeats_give_the_margin_from_run_to_run() {
+        let mut one = step(1, 10_622.5, 0.001);
+        one.repeat_rates = vec![12_125.0, 9_120.0];
+        let mut two = step(2, 10_000.0, 0.001);
+        two.repeat_rates = vec![20_000.0, 20_000.0];
+        let l = ladder(vec![one, two], 0.8);
+        // Mean 10,622.5, sd 2,124.9 (n − 1): relative standard error 0.1414.
+        let n = l.steps[0].noise.unwrap();
+        assert!((n - 2124.85 / 10_622.5 / 2f64.sqrt()).abs() < 1e-5, "{n}");
+        assert_eq!(l.steps[1].noise, Some(0.0));
+        let e = l.steps[1].efficiency.unwrap();
+        assert_eq!(e, 10_000.0 / 10_622.5);
+        assert_eq!(l.steps[1].margin, Some(2.0 * e * n));
+        // From the intervals alone the margin would have been near 0.
+        assert!(noise(&l.steps[0].step.interval_rates).unwrap() < 0.001);
     }
 
     #[test]

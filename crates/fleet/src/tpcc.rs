@@ -14,7 +14,7 @@ use oio_tpcc::TpccResult;
 use std::collections::BTreeMap;
 
 pub use oio_documents::fleet::{
-    FleetTpccHost, FleetTpccInterval, FleetTpccResult, FleetTpccSummary, Scaling,
+    FleetTpccHost, FleetTpccInterval, FleetTpccResult, FleetTpccSummary, Scaling, SharedDatabase,
     FLEET_TPCC_SCHEMA, FLEET_TPCC_SCHEMA_VERSION,
 };
 
@@ -54,8 +54,11 @@ pub enum FleetTpccError {
 }
 
 /// Checks the plan and its database on this host: valid, reachable, built completely.
-/// Returns the database (password redacted) and its warehouses. Runs no transaction.
-pub fn prepare(plan: &oio_tpcc::TpccRunPlan) -> Result<(String, u32), FleetTpccError> {
+/// Returns the database (password redacted), its warehouses and its identity as the server
+/// names it ([`identity`]). Runs no transaction.
+pub fn prepare(
+    plan: &oio_tpcc::TpccRunPlan,
+) -> Result<(String, u32, Option<String>), FleetTpccError> {
     let url = plan.validate().map_err(FleetTpccError::Plan)?;
     if let oio_tpcc::DbUrl::Sqlite(p) = &url {
         // Opening a missing SQLite file would create an empty one.
@@ -82,7 +85,46 @@ pub fn prepare(plan: &oio_tpcc::TpccRunPlan) -> Result<(String, u32), FleetTpccE
             url: url.redacted(),
             source,
         })?;
-    Ok((url.redacted(), w))
+    Ok((url.redacted(), w, identity(&url, &mut s)))
+}
+
+/// The database as its server names it, so hosts that reach one database through different
+/// addresses (or one address through different routes) are known to share it: PostgreSQL's
+/// `system_identifier` and the database's OID; MariaDB/MySQL the server (`@@server_uuid`, or
+/// on MariaDB, which has none, its host name, port and data directory) and the schema;
+/// SQLite the file's device and inode on this kernel (its boot id), so copies on other
+/// machines are not taken for one file. None when the server does not say (e.g. a role
+/// without access to `pg_control_system()`).
+pub fn identity(url: &oio_tpcc::DbUrl, s: &mut oio_tpcc::db::Session) -> Option<String> {
+    use oio_tpcc::database::one_text;
+    let text = |s: &mut oio_tpcc::db::Session, sql: &str| {
+        one_text(s, sql)
+            .ok()
+            .flatten()
+            .filter(|t| !t.trim().is_empty())
+    };
+    match url {
+        oio_tpcc::DbUrl::Sqlite(p) => {
+            use std::os::unix::fs::MetadataExt as _;
+            let m = std::fs::metadata(p).ok()?;
+            let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+            Some(format!("sqlite:{}/{}/{}", boot.trim(), m.dev(), m.ino()))
+        }
+        oio_tpcc::DbUrl::Postgres(_) => {
+            let sys = text(s, "SELECT system_identifier::text FROM pg_control_system()")?;
+            let oid = text(
+                s,
+                "SELECT oid::text FROM pg_database WHERE datname = current_database()",
+            )?;
+            Some(format!("postgres:{sys}/{oid}"))
+        }
+        oio_tpcc::DbUrl::Mysql(_) => {
+            let server = text(s, "SELECT @@server_uuid")
+                .or_else(|| text(s, "SELECT CONCAT(@@hostname, ':', @@port, ':', @@datadir)"))?;
+            let schema = text(s, "SELECT DATABASE()")?;
+            Some(format!("mysql:{server}/{schema}"))
+        }
+    }
 }
 
 /// The agent's observer: `started` when the measured window opens, each closed interval at
@@ -166,6 +208,8 @@ struct Part {
     own_s: f64,
     /// Lost, or stopped by its own errors: its counts are spread over the fleet's window.
     cut: bool,
+    /// New-Orders its own driver committed (a lost host: completed, as it streamed them).
+    client_new_orders: u64,
 }
 
 /// A host's part, its latency histograms added to the merged ones.
@@ -189,6 +233,7 @@ fn part_of(h: &crate::controller::HostOutcome, lat: &mut Latencies) -> Part {
                 tpm: Some(r.summary.tpm),
                 own_s: r.duration_s,
                 cut: crate::merge::cut_short(&r.envelope.stop_reason.to_string()),
+                client_new_orders: r.transactions.get("new_order").map_or(0, |t| t.committed),
             }
         }
         None => {
@@ -209,6 +254,9 @@ fn part_of(h: &crate::controller::HostOutcome, lat: &mut Latencies) -> Part {
                 .iter()
                 .fold(0u64, |a, w| a.saturating_add(w.transactions()));
             let own_s = h.tpcc_streamed.iter().map(|w| w.t_s).fold(0.0, f64::max);
+            let client_new_orders = h.tpcc_streamed.iter().fold(0u64, |a, w| {
+                a.saturating_add(w.completed.get("new_order").copied().unwrap_or(0))
+            });
             Part {
                 own: (
                     per_min(new_orders as f64, own_s),
@@ -219,6 +267,7 @@ fn part_of(h: &crate::controller::HostOutcome, lat: &mut Latencies) -> Part {
                 tpm: None,
                 own_s,
                 cut: true,
+                client_new_orders,
             }
         }
     }
@@ -345,12 +394,24 @@ pub fn document(
                 tpm: None,
                 own_s: 0.0,
                 cut: false,
+                client_new_orders: 0,
             },
             None => part_of(h, &mut lat),
         })
         .collect();
     let window_s = crate::merge::fleet_window(&parts.iter().map(|p| p.own_s).collect::<Vec<_>>());
-    let summary = summary_over(&parts, window_s, &lat);
+    let kept: Vec<bool> = (0..run.hosts.len()).map(|i| faulty(i).is_none()).collect();
+    let groups = db_groups(run, ready, &kept, &parts);
+    // A database's counts enter once: from the host whose reading of it counts.
+    let counted: Vec<bool> = (0..run.hosts.len())
+        .map(|i| {
+            kept[i]
+                && groups
+                    .iter()
+                    .all(|g| !g.hosts.contains(&i) || g.reading == i)
+        })
+        .collect();
+    let summary = summary_over(&parts, &counted, window_s, &lat);
     let mut hosts = Vec::new();
     let mut lost = Vec::new();
     let (mut errors, mut interrupted) = (false, run.interrupted);
@@ -383,8 +444,10 @@ pub fn document(
             new_orders: p.new_orders,
             nopm: p.own.0,
             window_s: p.own_s,
-            tpm: p.tpm.unwrap_or(0.0),
+            tpm: p.tpm.unwrap_or(p.own.1),
             tpm_client: p.own.1,
+            client_nopm: per_min(p.client_new_orders as f64, p.own_s),
+            db_identity: h.tpcc_identity.clone(),
             intervals: if faulty(i).is_some() {
                 0
             } else {
@@ -394,15 +457,14 @@ pub fn document(
             faulty: faulty(i),
         });
     }
-    let kept: Vec<bool> = (0..run.hosts.len()).map(|i| faulty(i).is_none()).collect();
-    let window = tpcc_window(run, &kept, &hosts, window_s, summary.nopm);
-    let (intervals, bad) = merge_intervals(run, &kept);
+    let window = tpcc_window(run, &kept, &counted, &hosts, window_s, summary.nopm);
+    let (intervals, bad) = merge_intervals(run, &kept, &counted);
     let mut notes = vec![
         format!("{}; latencies come from the hosts' histograms summed bucket by bucket", window.basis),
         "Per-interval figures are merged by interval index; an interval's NOPM is the sum of the hosts' NOPM over their own interval lengths.".to_string(),
     ];
     if !lost.is_empty() {
-        notes.push("a lost host's TPM from the database's counters is unknown (they are read when its window closes): the merged TPM leaves it out".to_string());
+        notes.push("a lost host's TPM from the database's counters is unknown (they are read when its window closes): its driver's count of transactions stands in for it, in its row and in the merged TPM, as its new orders count in the merged NOPM".to_string());
     }
     if !bad.is_empty() {
         notes.push(format!(
@@ -411,14 +473,58 @@ pub fn document(
             bad.join("; ")
         ));
     }
-    if hosts.iter().any(|h| host_shares_db(h, &hosts)) {
-        notes.push("several hosts drove the same database: their NOPM each counts the whole database's new orders, so the sum counts them more than once; use one host's figures for a shared database".to_string());
+    let interval_s = plan.step.interval_s.max(0.0);
+    let shared: Vec<SharedDatabase> = groups
+        .iter()
+        .map(|g| shared_database(g, &hosts, &parts, window_s, interval_s))
+        .collect();
+    for (g, d) in groups.iter().zip(&shared) {
+        notes.push(format!(
+            "hosts {} drove one database ({}{}): its new orders and TPM are counted once, from host {}'s reading of the database ({:.1} NOPM over its window), not once per host; their drivers committed {:.1} NOPM between them (each host's client_nopm)",
+            d.hosts.join(", "),
+            d.identity,
+            if g.by_url {
+                ", known by its URL: the server's identity could not be read"
+            } else {
+                ", as its server identifies it"
+            },
+            d.reading_host,
+            d.nopm,
+            d.client_nopm
+        ));
+        if !d.agree {
+            envelope.warnings.push(format!(
+                "database {}: its own count gives {:.1} NOPM, the hosts' drivers committed {:.1} NOPM between them, {:.1} apart where the windows' skew and tail explain at most {:.1}: another client on the database, or a host that counted wrong",
+                d.identity,
+                d.nopm,
+                d.client_nopm,
+                (d.nopm - d.client_nopm).abs(),
+                d.tolerance_nopm
+            ));
+        }
     }
     envelope.warnings.extend(
         refused
             .iter()
             .map(|r| oio_core::text::printable(&r.1).into_owned()),
     );
+    let idle: Vec<(usize, usize)> = run
+        .hosts
+        .iter()
+        .map(|h| {
+            let s = &h.tpcc_streamed;
+            (s.iter().filter(|w| w.transactions() == 0).count(), s.len())
+        })
+        .collect();
+    // What single-host TPC-C says, said here too: each host's own warnings (once, with the
+    // hosts that said it), a clock far off, a window that opened late.
+    envelope.warnings.extend(crate::merge::host_warnings(run));
+    envelope.warnings.extend(crate::merge::timing_warnings(run));
+    envelope.warnings.extend(crate::merge::stall_warnings(
+        run,
+        plan.step.interval_s,
+        &idle,
+    ));
     if errors {
         envelope.stopped(oio_core::document::StopReason::Errors);
     } else if interrupted {
@@ -435,14 +541,144 @@ pub fn document(
         summary,
         intervals,
         scaling: None,
+        shared_databases: shared,
         lost,
         notes,
     }
 }
 
+/// Hosts that drove one database: known by what its server said (else by the URL).
+struct DbGroup {
+    hosts: Vec<usize>,
+    /// The host whose reading of the database counts.
+    reading: usize,
+    /// Known by its URL only (the server's identity could not be read on some host).
+    by_url: bool,
+    key: String,
+}
+
+/// The databases more than one kept host drove. A host's key is its database's identity;
+/// without one, its URL (a guess: the same URL through different routes could be two
+/// databases, different URLs one). The reading that counts is from a host that ran through
+/// its window (its result came), the longest such window first.
+fn db_groups(
+    run: &FleetRun,
+    ready: &[(String, u32)],
+    kept: &[bool],
+    parts: &[Part],
+) -> Vec<DbGroup> {
+    let mut groups: Vec<DbGroup> = Vec::new();
+    for (i, h) in run.hosts.iter().enumerate() {
+        if !kept[i] {
+            continue;
+        }
+        let (key, by_url) = match (&h.tpcc_identity, ready.get(i)) {
+            (Some(id), _) => (id.clone(), false),
+            (None, Some((url, _))) if !url.is_empty() => (url.clone(), true),
+            _ => continue,
+        };
+        match groups.iter_mut().find(|g| g.key == key) {
+            Some(g) => g.hosts.push(i),
+            None => groups.push(DbGroup {
+                hosts: vec![i],
+                reading: i,
+                by_url,
+                key,
+            }),
+        }
+    }
+    groups.retain(|g| g.hosts.len() > 1);
+    for g in &mut groups {
+        let rank = |i: usize| {
+            let p = &parts[i];
+            (run.hosts[i].tpcc_result.is_some() && !p.cut, p.own_s)
+        };
+        for &i in &g.hosts {
+            let (a, b) = (rank(i), rank(g.reading));
+            if (a.0 && !b.0) || (a.0 == b.0 && a.1 > b.1) {
+                g.reading = i;
+            }
+        }
+    }
+    groups
+}
+
+/// One shared database's figures: its own count (the reading host's), and what the hosts'
+/// drivers committed, with how far apart they may be: the hosts' windows open within their
+/// start skew of each other and each closes with transactions in flight, so the client sum
+/// may differ from the database's count by what the fleet commits in the skew's spread and
+/// one interval, and by one New-Order per worker.
+fn shared_database(
+    g: &DbGroup,
+    hosts: &[FleetTpccHost],
+    parts: &[Part],
+    window_s: f64,
+    interval_s: f64,
+) -> SharedDatabase {
+    // Rates as the summary takes them: a host cut short spreads its counts over the window.
+    let rate = |p: &Part, n: u64| match p.cut {
+        false => per_min(n as f64, p.own_s),
+        true => per_min(n as f64, window_s),
+    };
+    let r = &parts[g.reading];
+    let nopm = rate(r, r.new_orders);
+    let tpm = match r.cut {
+        false => r.tpm.unwrap_or(0.0),
+        true => r.tpm.map_or(0.0, |t| {
+            t * if window_s > 0.0 {
+                (r.own_s / window_s).clamp(0.0, 1.0)
+            } else {
+                0.0
+            }
+        }),
+    };
+    let client_new_orders = g
+        .hosts
+        .iter()
+        .fold(0u64, |a, &i| a.saturating_add(parts[i].client_new_orders));
+    let client_nopm: f64 = g
+        .hosts
+        .iter()
+        .map(|&i| rate(&parts[i], parts[i].client_new_orders))
+        .sum();
+    let skews: Vec<f64> = g
+        .hosts
+        .iter()
+        .filter_map(|&i| hosts[i].start_skew_ns)
+        .map(|n| n as f64 / 1e9)
+        .collect();
+    let spread_s = skews.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+        - skews.iter().copied().fold(f64::INFINITY, f64::min);
+    let spread_s = if spread_s.is_finite() { spread_s } else { 0.0 };
+    let workers: u32 = g.hosts.iter().map(|&i| hosts[i].workers).sum();
+    let tolerance_nopm = if window_s > 0.0 {
+        client_nopm.max(nopm) * (spread_s + interval_s) / window_s
+            + per_min(f64::from(workers), window_s)
+    } else {
+        0.0
+    };
+    SharedDatabase {
+        identity: g.key.clone(),
+        hosts: g.hosts.iter().map(|&i| hosts[i].host.clone()).collect(),
+        reading_host: hosts[g.reading].host.clone(),
+        new_orders: r.new_orders,
+        nopm,
+        tpm,
+        client_new_orders,
+        client_nopm,
+        tolerance_nopm,
+        agree: (nopm - client_nopm).abs() <= tolerance_nopm,
+    }
+}
+
 /// The merged sums: counts summed; rates the hosts' own, or for a host cut short its counts
 /// over `window_s`; latencies from the summed histograms.
-fn summary_over(parts: &[Part], window_s: f64, lat: &Latencies) -> FleetTpccSummary {
+fn summary_over(
+    parts: &[Part],
+    counted: &[bool],
+    window_s: f64,
+    lat: &Latencies,
+) -> FleetTpccSummary {
     let share = |own: f64| {
         if window_s > 0.0 {
             (own / window_s).clamp(0.0, 1.0)
@@ -450,21 +686,32 @@ fn summary_over(parts: &[Part], window_s: f64, lat: &Latencies) -> FleetTpccSumm
             0.0
         }
     };
-    // (NOPM, TPM, driver-counted TPM) each host adds.
+    // (NOPM, TPM, driver-counted TPM) each host adds. A lost host's database TPM was never
+    // read (it is read as the window closes): its driver's count stands in, as its new
+    // orders count in NOPM.
     let adds = |p: &Part| match p.cut {
-        false => (p.own.0, p.tpm.unwrap_or(0.0), p.own.1),
+        false => (p.own.0, p.tpm.unwrap_or(p.own.1), p.own.1),
         true => (
             per_min(p.new_orders as f64, window_s),
-            p.tpm.map_or(0.0, |t| t * share(p.own_s)),
+            p.tpm.map_or(per_min(p.transactions as f64, window_s), |t| {
+                t * share(p.own_s)
+            }),
             per_min(p.transactions as f64, window_s),
         ),
     };
-    FleetTpccSummary {
-        new_orders: parts
+    // The database's own counts (new orders, its TPM) once per database; the drivers' own
+    // counts from every host.
+    let once = || {
+        parts
             .iter()
-            .fold(0u64, |a, p| a.saturating_add(p.new_orders)),
-        nopm: parts.iter().map(|p| adds(p).0).sum(),
-        tpm: parts.iter().map(|p| adds(p).1).sum(),
+            .zip(counted)
+            .filter(|(_, c)| **c)
+            .map(|(p, _)| p)
+    };
+    FleetTpccSummary {
+        new_orders: once().fold(0u64, |a, p| a.saturating_add(p.new_orders)),
+        nopm: once().map(|p| adds(p).0).sum(),
+        tpm: once().map(|p| adds(p).1).sum(),
         tpm_client: parts.iter().map(|p| adds(p).2).sum(),
         latency_ns: lat.all.summary(),
         new_order_latency_ns: lat.new_order.summary(),
@@ -480,6 +727,7 @@ fn summary_over(parts: &[Part], window_s: f64, lat: &Latencies) -> FleetTpccSumm
 fn tpcc_window(
     run: &FleetRun,
     kept: &[bool],
+    counted: &[bool],
     hosts: &[FleetTpccHost],
     window_s: f64,
     nopm: f64,
@@ -515,15 +763,23 @@ fn tpcc_window(
         .map(|(h, _)| &h.tpcc_streamed[..])
         .collect();
     let n = streams.iter().map(|s| s.len()).min().unwrap_or(0);
+    // A shared database's new orders from its reading host's stream only.
+    let counts: Vec<&[WireTpccInterval]> = run
+        .hosts
+        .iter()
+        .zip(counted)
+        .filter(|(_, c)| **c)
+        .map(|(h, _)| &h.tpcc_streamed[..])
+        .collect();
     let span = streams
         .iter()
         .filter_map(|s| s.get(n.checked_sub(1)?))
         .map(|w| w.t_s)
         .fold(0.0, f64::max);
     let stretch = (n > 0 && span > 0.0).then(|| {
-        let no: u128 = streams
+        let no: u128 = counts
             .iter()
-            .flat_map(|s| &s[..n])
+            .flat_map(|s| &s[..n.min(s.len())])
             .map(|w| w.new_orders.max(0) as u128)
             .sum();
         (span, per_min(no as f64, span))
@@ -543,23 +799,23 @@ fn tpcc_window(
     }
 }
 
-/// True when another host of `all` ran against the same database as `h`.
-fn host_shares_db(h: &FleetTpccHost, all: &[FleetTpccHost]) -> bool {
-    !h.db.is_empty() && all.iter().filter(|o| o.db == h.db).count() > 1
-}
-
 /// Merges the streamed intervals by index. Returns them and the undecodable histograms.
-fn merge_intervals(run: &FleetRun, kept: &[bool]) -> (Vec<FleetTpccInterval>, Vec<String>) {
-    let hosts: Vec<&crate::controller::HostOutcome> = run
+fn merge_intervals(
+    run: &FleetRun,
+    kept: &[bool],
+    counted: &[bool],
+) -> (Vec<FleetTpccInterval>, Vec<String>) {
+    // Each kept host, and whether its new orders count (a shared database's once).
+    let hosts: Vec<(&crate::controller::HostOutcome, bool)> = run
         .hosts
         .iter()
-        .zip(kept)
-        .filter(|(_, k)| **k)
-        .map(|(h, _)| h)
+        .zip(kept.iter().zip(counted))
+        .filter(|(_, (k, _))| **k)
+        .map(|(h, (_, c))| (h, *c))
         .collect();
     let n = hosts
         .iter()
-        .map(|h| h.tpcc_streamed.len())
+        .map(|(h, _)| h.tpcc_streamed.len())
         .max()
         .unwrap_or(0);
     let mut out = Vec::with_capacity(n);
@@ -578,15 +834,17 @@ fn merge_intervals(run: &FleetRun, kept: &[bool]) -> (Vec<FleetTpccInterval>, Ve
         };
         let (mut all, mut no) = (LatencyHistogram::new(), LatencyHistogram::new());
         let mut slowest = f64::INFINITY;
-        for h in &hosts {
+        for &(h, counts) in &hosts {
             let Some(w) = h.tpcc_streamed.get(i) else {
                 continue;
             };
             let nopm = per_min(w.new_orders.max(0) as f64, w.duration_s);
             m.hosts += 1;
             m.t_s = m.t_s.max(w.t_s);
-            m.new_orders = m.new_orders.saturating_add(w.new_orders.max(0) as u64);
-            m.nopm += nopm;
+            if counts {
+                m.new_orders = m.new_orders.saturating_add(w.new_orders.max(0) as u64);
+                m.nopm += nopm;
+            }
             m.transactions = m.transactions.saturating_add(w.transactions());
             m.tpm_client += per_min(w.transactions() as f64, w.duration_s);
             if nopm < slowest {
@@ -787,8 +1045,10 @@ mod tests {
         // (40 + 12) new orders ÷ 4 s = 780 NOPM, not 600 + 720.
         assert_eq!(doc.summary.nopm, 52.0 * 60.0 / 4.0);
         assert_eq!(doc.summary.tpm_client, 52.0 * 60.0 / 4.0);
-        // The database's TPM of the lost host is unknown: a's alone (it covered the window).
-        assert_eq!(doc.summary.tpm, 1200.0);
+        // The database's TPM of the lost host is unknown: its driver's 12 transactions over
+        // the 4 s window stand in beside a's (it covered the window).
+        assert_eq!(doc.summary.tpm, 1200.0 + 12.0 * 15.0);
+        assert_eq!(doc.hosts[1].tpm, 720.0);
         assert_eq!((doc.hosts[1].nopm, doc.hosts[1].window_s), (720.0, 1.0));
         assert_eq!(doc.hosts[0].workers, 1);
         assert_eq!(doc.window.all_hosts_s, Some(1.0));
@@ -859,6 +1119,48 @@ mod tests {
             .warnings
             .iter()
             .any(|w| w.starts_with("host bad sent counts")));
+    }
+
+    /// Issue 39: fleet TPC-C says what single-host TPC-C says: a window that opened 50 ms
+    /// late, and each host's own warnings (once, naming every host that said it).
+    #[test]
+    fn hosts_warnings_and_late_windows_reach_the_merged_result() {
+        let mk = |name: &str, skew_ms: i64| {
+            let mut h = host(name, vec![wire(0, 5, 5, &[10])], false);
+            let mut r = result(5, 1.0, 1, 1);
+            r.envelope.warnings.push("the ratio is off".into());
+            h.tpcc_result = Some(r);
+            h.start_skew_ns = Some(skew_ms * 1_000_000);
+            h
+        };
+        let run = FleetRun {
+            start_ns: 0,
+            lead: std::time::Duration::ZERO,
+            hosts: vec![mk("a", 50), mk("b", 2)],
+            interrupted: false,
+            controller_cpu_s: 0.0,
+        };
+        let plan = oio_tpcc::TpccRunPlan::new("sqlite:x.db", vec![1], Default::default());
+        let ready: Vec<_> = run
+            .hosts
+            .iter()
+            .map(|h| h.tpcc_ready.clone().unwrap())
+            .collect();
+        let doc = document(&run, &plan, &ready, &[None, None]);
+        let w = &doc.envelope.warnings;
+        assert!(
+            w.contains(&"hosts a, b: the ratio is off".to_string()),
+            "{w:?}"
+        );
+        assert!(
+            w.iter()
+                .any(|x| x.starts_with("host a: it started 50.000 ms after the common start")),
+            "{w:?}"
+        );
+        assert!(
+            !w.iter().any(|x| x.starts_with("host b: it started")),
+            "{w:?}"
+        );
     }
 
     #[test]
@@ -962,16 +1264,111 @@ mod tests {
         assert_eq!(doc.lost.len(), 2);
     }
 
+    /// A host's own result on a database it shares: `db_new_orders` in the database over
+    /// its window of `secs`, `own` New-Orders committed by its own driver.
+    fn shared_result(db_new_orders: u64, own: u64, secs: f64) -> TpccResult {
+        let mut r = result(db_new_orders, secs, 2, 1);
+        r.transactions.insert(
+            "new_order".into(),
+            oio_tpcc::result::TxnStats {
+                committed: own,
+                ..Default::default()
+            },
+        );
+        r
+    }
+
+    /// Issue 39: three hosts on one database (one identity though their URLs differ) each read
+    /// the whole database's 600 new orders; the merge counts them once (600 over 10 s:
+    /// 3600 NOPM), beside the drivers' 200 + 210 + 190 committed; a fourth host on its own
+    /// database adds its own.
     #[test]
-    fn hosts_on_one_database_are_said_to_count_it_more_than_once() {
-        let mut a = host("a", vec![wire(0, 5, 5, &[10])], false);
-        let mut b = host("b", vec![wire(0, 5, 5, &[10])], false);
-        a.tpcc_ready = Some(("postgres://db/oio".into(), 1));
-        b.tpcc_ready = a.tpcc_ready.clone();
+    fn hosts_on_one_database_count_it_once_by_its_identity() {
+        let mk = |name: &str, url: &str, id: &str, db: u64, own: u64| {
+            let mut h = host(
+                name,
+                (0..10).map(|i| wire(i, 60, 60, &[10])).collect(),
+                false,
+            );
+            h.tpcc_ready = Some((url.into(), 1));
+            h.tpcc_identity = Some(id.into());
+            h.tpcc_result = Some(shared_result(db, own, 10.0));
+            h
+        };
         let run = FleetRun {
             start_ns: 0,
             lead: std::time::Duration::ZERO,
-            hosts: vec![a, b],
+            hosts: vec![
+                mk("a", "postgres://10.0.0.1/oio", "postgres:7/16384", 600, 200),
+                mk("b", "postgres://db.lan/oio", "postgres:7/16384", 600, 210),
+                mk("c", "postgres://%2Frun/oio", "postgres:7/16384", 600, 190),
+                mk(
+                    "d",
+                    "postgres://10.0.0.1/oio2",
+                    "postgres:7/16385",
+                    100,
+                    100,
+                ),
+            ],
+            interrupted: false,
+            controller_cpu_s: 0.0,
+        };
+        let plan = oio_tpcc::TpccRunPlan::new("sqlite:x.db", vec![1], Default::default());
+        let ready: Vec<_> = run
+            .hosts
+            .iter()
+            .map(|h| h.tpcc_ready.clone().unwrap())
+            .collect();
+        let doc = document(&run, &plan, &ready, &[None, None, None, None]);
+        // 600 + 100 new orders, once each: 3600 + 600 NOPM.
+        assert_eq!(doc.summary.new_orders, 700);
+        assert_eq!(doc.summary.nopm, 4200.0);
+        // The database's TPM once (2 × new orders per minute in `result`), d's its own.
+        assert_eq!(doc.summary.tpm, 7200.0 + 1200.0);
+        assert_eq!(doc.shared_databases.len(), 1, "{:?}", doc.shared_databases);
+        let d = &doc.shared_databases[0];
+        assert_eq!(d.identity, "postgres:7/16384");
+        assert_eq!(d.hosts, ["a", "b", "c"]);
+        assert_eq!(d.reading_host, "a");
+        assert_eq!((d.new_orders, d.client_new_orders), (600, 600));
+        assert_eq!((d.nopm, d.client_nopm), (3600.0, 3600.0));
+        assert!(d.agree);
+        assert_eq!(doc.hosts[1].client_nopm, 210.0 * 6.0);
+        // Each merged interval counts the database's 60 once, and d's 60.
+        assert!(
+            doc.intervals.iter().all(|i| i.new_orders == 120),
+            "{:?}",
+            doc.intervals
+        );
+        assert!(
+            doc.envelope.warnings.is_empty(),
+            "{:?}",
+            doc.envelope.warnings
+        );
+        assert!(
+            doc.notes.iter().any(|n| n.starts_with(
+                "hosts a, b, c drove one database (postgres:7/16384, as its server identifies it)"
+            )),
+            "{:?}",
+            doc.notes
+        );
+    }
+
+    /// The database counting far more than the drivers committed (another client on it) is
+    /// a warning naming both figures; hosts without an identity are grouped by their URL,
+    /// said so.
+    #[test]
+    fn a_shared_database_that_disagrees_with_its_drivers_is_warned_and_a_url_is_a_guess() {
+        let mk = |name: &str, own: u64| {
+            let mut h = host(name, vec![wire(0, 5, 5, &[10])], false);
+            h.tpcc_ready = Some(("postgres://db/oio".into(), 1));
+            h.tpcc_result = Some(shared_result(1000, own, 10.0));
+            h
+        };
+        let run = FleetRun {
+            start_ns: 0,
+            lead: std::time::Duration::ZERO,
+            hosts: vec![mk("a", 100), mk("b", 100)],
             interrupted: false,
             controller_cpu_s: 0.0,
         };
@@ -982,8 +1379,19 @@ mod tests {
             .map(|h| h.tpcc_ready.clone().unwrap())
             .collect();
         let doc = document(&run, &plan, &ready, &[None, None]);
+        assert_eq!(doc.summary.nopm, 6000.0);
+        let d = &doc.shared_databases[0];
+        assert!(!d.agree);
+        // Skews are 0, a 1 s interval over the 10 s window and 4 workers: 6000 × 0.1 + 24.
+        assert_eq!(d.tolerance_nopm, 624.0);
+        assert_eq!(
+            doc.envelope.warnings,
+            ["database postgres://db/oio: its own count gives 6000.0 NOPM, the hosts' drivers committed 1200.0 NOPM between them, 4800.0 apart where the windows' skew and tail explain at most 624.0: another client on the database, or a host that counted wrong"]
+        );
         assert!(
-            doc.notes.iter().any(|n| n.contains("same database")),
+            doc.notes
+                .iter()
+                .any(|n| n.contains("known by its URL: the server's identity could not be read")),
             "{:?}",
             doc.notes
         );

@@ -111,10 +111,14 @@ fn corpus() -> Vec<Vec<u8>> {
         Message::Prepare {
             plan: Box::new(plan()),
         },
-        Message::Ready { targets: vec![] },
+        Message::Ready {
+            targets: vec![],
+            identities: vec!["b0:file:8:1:12".into()],
+        },
         Message::ReadyTpcc {
             db: "postgres://x@h/db".into(),
             warehouses: 4,
+            identity: Some("postgres:7300000000000000001/16384".into()),
         },
         Message::Go { start_agent_ns: 5 },
         Message::Started { agent_ns: 6 },

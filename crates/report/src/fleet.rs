@@ -63,22 +63,38 @@ pub fn claimed_runs(report: &Report) -> Vec<usize> {
 }
 
 /// The median of the hosts' IOPS and each host's distance from it, percent; None for the
-/// distances when there are fewer than [`OUTLIER_MIN_HOSTS`] hosts or the median is 0.
+/// distances when there are fewer than [`OUTLIER_MIN_HOSTS`] hosts or the median is 0. Hosts
+/// of different workload groups ran different workloads: each is measured against the median
+/// of its own group only (and the median returned is None when there are several groups).
 pub fn deviations(hosts: &[FleetHost]) -> (Option<f64>, Vec<Option<f64>>) {
-    let mut v: Vec<f64> = hosts.iter().map(|h| h.iops).collect();
-    v.sort_by(f64::total_cmp);
-    let median = match v.len() {
-        0 => None,
-        n if n % 2 == 1 => Some(v[n / 2]),
-        n => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    let median_of = |group: &str| {
+        let mut v: Vec<f64> = hosts
+            .iter()
+            .filter(|h| h.group == group)
+            .map(|h| h.iops)
+            .collect();
+        v.sort_by(f64::total_cmp);
+        let m = match v.len() {
+            0 => None,
+            n if n % 2 == 1 => Some(v[n / 2]),
+            n => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+        };
+        (m, v.len())
     };
     let dev = hosts
         .iter()
         .map(|h| {
-            let m = median.filter(|m| *m > 0.0 && hosts.len() >= OUTLIER_MIN_HOSTS)?;
+            let (m, n) = median_of(&h.group);
+            let m = m.filter(|m| *m > 0.0 && n >= OUTLIER_MIN_HOSTS)?;
             Some(100.0 * (h.iops - m) / m)
         })
         .collect();
+    let one_group = hosts
+        .iter()
+        .all(|h| hosts.first().is_some_and(|f| f.group == h.group));
+    let median = one_group
+        .then(|| median_of(hosts.first().map_or("", |h| &h.group)).0)
+        .flatten();
     (median, dev)
 }
 
@@ -248,7 +264,7 @@ fn ms(ns: i64) -> String {
 
 /// The fleet section of the HTML page.
 pub fn section(o: &mut String, report: &Report, charts: &[Chart]) {
-    o.push_str("<section data-kind=\"fleet\"><h2 id=\"fleet\">Fleet runs</h2><p class=\"note\">One workload started on every host at one instant; the merged histograms are the bucket-by-bucket sum of the hosts' (percentiles are never averaged). Start skew: when a host's workers started against the common start instant, known within ± half the round trip of its clock probe.</p>");
+    o.push_str("<section data-kind=\"fleet\"><h2 id=\"fleet\">Fleet runs</h2><p class=\"note\">Every host started at one instant, each its workload (one for all, or its workload group's: then the merged percentiles mix workloads, and each group's own are shown); the merged histograms are the bucket-by-bucket sum of the hosts' (percentiles are never averaged). Start skew: when a host's workers started against the common start instant, known within ± half the round trip of its clock probe.</p>");
     let runs = host_runs(report);
     for (n, (e, hr)) in report.fleets.iter().zip(&runs).enumerate() {
         let f = &e.doc;
@@ -308,6 +324,18 @@ pub fn section(o: &mut String, report: &Report, charts: &[Chart]) {
             .map(|(h, _)| h.host.as_str())
             .collect();
         match median {
+            _ if !f.groups.is_empty() => {
+                let _ = write!(
+                    o,
+                    "<p class=\"{}\">Outlier rule: a host whose IOPS are more than {OUTLIER_PCT:.0} % above or below the median of its own workload group (groups of fewer than {OUTLIER_MIN_HOSTS} hosts are not judged): hosts of different workloads are not compared. {}</p>",
+                    if flagged.is_empty() { "note" } else { "warn" },
+                    if flagged.is_empty() {
+                        "No host breaks it.".to_string()
+                    } else {
+                        format!("Flagged: {}.", esc(&flagged.join(", ")))
+                    }
+                );
+            }
             Some(m) if f.hosts.len() >= OUTLIER_MIN_HOSTS => {
                 let _ = write!(
                     o,
@@ -432,6 +460,7 @@ mod tests {
 
     fn host(name: &str, iops: f64) -> FleetHost {
         FleetHost {
+            boot_id: None,
             host: name.into(),
             launcher: vec![],
             result_file: Some(format!("out/{name}.json")),
@@ -469,6 +498,33 @@ mod tests {
         assert_eq!(flagged, [false, false, true, false]);
         let (_, two) = deviations(&hosts[..2]);
         assert!(two.iter().all(Option::is_none));
+    }
+
+    /// Issue 39: hosts of different workload groups are each compared with their own group's
+    /// median: a slow workload's hosts are not outliers against a fast one's.
+    #[test]
+    fn outliers_are_judged_within_a_workload_group_only() {
+        let in_group = |name: &str, iops: f64, g: &str| FleetHost {
+            group: g.into(),
+            ..host(name, iops)
+        };
+        let hosts = vec![
+            in_group("a", 1000.0, "fast"),
+            in_group("b", 1100.0, "fast"),
+            in_group("c", 1050.0, "fast"),
+            in_group("d", 100.0, "slow"),
+            in_group("e", 110.0, "slow"),
+            in_group("f", 60.0, "slow"),
+        ];
+        let (m, dev) = deviations(&hosts);
+        assert_eq!(m, None);
+        let flagged: Vec<bool> = dev.iter().map(|d| is_outlier(*d)).collect();
+        // f is 40 % below its group's median of 100; a is 4.8 % below 1050.
+        assert_eq!(flagged, [false, false, false, false, false, true]);
+        assert_eq!(dev[5], Some(-40.0));
+        // A group of two is not judged, whatever the other group holds.
+        let (_, dev) = deviations(&hosts[..5]);
+        assert_eq!((dev[3], dev[4]), (None, None));
     }
 
     #[test]

@@ -68,10 +68,30 @@ pub fn section(o: &mut String, report: &Report) {
             ns(s.latency_ns.p99),
             efficiency(f),
         );
+        for d in &f.shared_databases {
+            let _ = write!(
+                o,
+                "<p class=\"{}\">Hosts {} drove one database ({}): its new orders count once in the sum, {:.1} NOPM by its own count (host {}'s reading), {:.1} NOPM committed by their drivers between them{}. Their shares below are of what their own drivers committed.</p>",
+                if d.agree { "note" } else { "warn" },
+                esc(&d.hosts.join(", ")),
+                esc(&d.identity),
+                d.nopm,
+                esc(&d.reading_host),
+                d.client_nopm,
+                if d.agree {
+                    String::new()
+                } else {
+                    format!(", more apart than the {:.1} NOPM the windows' skew and tail explain", d.tolerance_nopm)
+                }
+            );
+        }
         o.push_str("<table><tr><th class=\"l\">host</th><th class=\"l\">status</th><th>workers</th><th>warehouses</th><th>NOPM</th><th>share</th><th>NOPM per worker</th><th>TPM</th><th>start skew</th><th class=\"l\">own result</th></tr>");
         for h in &f.hosts {
-            let share = (s.nopm > 0.0).then(|| 100.0 * h.nopm / s.nopm);
-            let per_worker = (h.workers > 0).then(|| h.nopm / f64::from(h.workers));
+            // A host on a shared database: its own driver's part, not the database's count.
+            let shares = f.shared_databases.iter().any(|d| d.hosts.contains(&h.host));
+            let own = if shares { h.client_nopm } else { h.nopm };
+            let share = (s.nopm > 0.0).then(|| 100.0 * own / s.nopm);
+            let per_worker = (h.workers > 0).then(|| own / f64::from(h.workers));
             let _ = write!(
                 o,
                 "<tr><td class=\"l\">{}</td><td class=\"l{}\">{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td class=\"l\">{}</td></tr>",
@@ -126,6 +146,8 @@ mod tests {
             window_s: 10.0,
             tpm: 2.0 * nopm,
             tpm_client: 2.0 * nopm,
+            client_nopm: nopm,
+            db_identity: None,
             intervals: 10,
             lost: None,
             faulty: None,
@@ -151,6 +173,7 @@ mod tests {
             },
             intervals: vec![],
             scaling,
+            shared_databases: vec![],
             lost: vec![],
             notes: vec!["n1".into()],
         }

@@ -61,12 +61,18 @@ pub fn print_table(doc: &oio_fleet::merge::FleetResult) {
         .iter()
         .any(|h| oio_fleet::merge::cut_short(&h.status));
     println!(
-        "merged: {:.1} IOPS over the fleet window of {:.3} s ({} I/Os; {}), {}/s, latency p50 {} p99 {} max {} (from the summed histograms), {:.1} outstanding",
+        "merged: {:.1} IOPS over the fleet window of {:.3} s ({} I/Os; {}), {}/s, latency{} p50 {} p99 {} max {} (from the summed histograms), {:.1} outstanding",
         t.iops,
         doc.window.duration_s,
         t.ios,
         how_merged(cut),
         format_bytes(t.bytes_per_sec),
+        // Percentiles over different workloads describe none of them: said so.
+        if grouped {
+            " of mixed workloads (see each group's)"
+        } else {
+            ""
+        },
         lat(t.latency_ns.p50),
         lat(t.latency_ns.p99),
         lat(t.latency_ns.max),
@@ -248,6 +254,17 @@ pub fn print_tpcc(doc: &oio_fleet::tpcc::FleetTpccResult) {
         lat(s.new_order_latency_ns.p90),
         lat(s.new_order_latency_ns.p99),
     );
+    for d in &doc.shared_databases {
+        println!(
+            "shared database {}: hosts {} drove it; counted once: {:.1} NOPM by its own count (host {}'s reading), {:.1} NOPM committed by their drivers between them{}",
+            printable(&d.identity),
+            printable(&d.hosts.join(", ")),
+            d.nopm,
+            printable(&d.reading_host),
+            d.client_nopm,
+            if d.agree { " (agree)" } else { " (DISAGREE: see the warning)" }
+        );
+    }
     print_cut_window(
         doc.hosts
             .iter()
@@ -335,16 +352,25 @@ pub fn live_table(p: &oio_fleet::controller::Progress) -> String {
         rows.truncate(LIVE_ROWS);
     }
     let mut t = format!(
-        "interval {:<6} {:>14} {:>10} {:>8} {:>10}\n",
+        "interval {:<6} {:>14} {:>10} {:>8} {:>10} {:>10}\n",
         p.index + 1,
         p.unit,
         "p99",
         "errors",
-        "lag"
+        "lag",
+        "heard"
     );
+    // How long ago the host was last heard from (any message), when known.
+    let heard = |host: &str| {
+        p.heard
+            .iter()
+            .find(|h| h.host == host)
+            .map(|h| format!("{:.1} s ago", h.silent_s))
+            .unwrap_or_else(|| "-".into())
+    };
     for h in rows {
         t.push_str(&format!(
-            "  {:<13} {:>14} {:>10} {:>8} {:>10}\n",
+            "  {:<13} {:>14} {:>10} {:>8} {:>10} {:>10}\n",
             printable(&h.host),
             format_count(h.value),
             p99(h.histogram.as_ref()),
@@ -352,11 +378,21 @@ pub fn live_table(p: &oio_fleet::controller::Progress) -> String {
             h.errors
                 .map(|e| format_count(e as f64))
                 .unwrap_or_else(|| "-".into()),
-            format!("{:.1} ms", h.lag_ms)
+            format!("{:.1} ms", h.lag_ms),
+            heard(&h.host)
         ));
     }
     if hidden > 0 {
         t.push_str(&format!("  … {hidden} faster hosts not shown\n"));
+    }
+    // A stalled host has no row of figures: it is said, and the others go on without it.
+    for h in p.heard.iter().filter(|h| h.stalled) {
+        t.push_str(&format!(
+            "  {:<13} stalled: no interval for {:.1} s, last heard {:.1} s ago (left out of this interval)\n",
+            printable(&h.host),
+            h.no_interval_s,
+            h.silent_s
+        ));
     }
     t.push_str(&format!(
         "  merged over {} host{}: {} {}, p99 {} (summed histograms)",
@@ -471,6 +507,7 @@ mod tests {
             value: 1_553_056.0,
             unit: "IOPS",
             slowest: ("a".into(), 694_420.0),
+            heard: Vec::new(),
             per_host: vec![
                 HostLive::new("a", 694_420.0, 200, Some(hist(1_000_000, 200))),
                 HostLive {
@@ -488,7 +525,7 @@ mod tests {
             "{t}"
         );
         assert!(
-            lines[2].contains("858,636") && lines[2].ends_with("1.2 ms"),
+            lines[2].contains("858,636") && lines[2].trim_end().ends_with("1.2 ms          -"),
             "{t}"
         );
         // 201 I/Os: the p99 is the 199th, a 1 ms one; b's own p99 is 9 ms.
@@ -517,6 +554,7 @@ mod tests {
             value: 1_750.0,
             unit: "IOPS",
             slowest: ("bad".into(), 50.0),
+            heard: Vec::new(),
             per_host: vec![bad, good, silent],
         };
         let t = live_table(&p);

@@ -1,6 +1,9 @@
-//! `oio fleet run --metrics ADDR`: the live figures in Prometheus' text exposition format
-//! (version 0.0.4, which OpenMetrics scrapers read too), served over plain HTTP on ADDR while
-//! the run lasts, so an existing Prometheus (and a Grafana on it) can watch a fleet run.
+//! `oio fleet run --metrics ADDR`: the live figures in the OpenMetrics text format (1.0.0),
+//! or Prometheus' text format 0.0.4 for a scraper that does not ask for OpenMetrics in its
+//! `Accept` header, served over plain HTTP on ADDR while the run lasts, so an existing
+//! Prometheus (and a Grafana on it) can watch a fleet run. Every family is typed; counters are
+//! named `…_total` in their samples, and in the 0.0.4 format's `# TYPE` line too (where a
+//! family is named as its samples are).
 //!
 //! Per host and merged: the last complete interval's IOPS (NOPM for TPC-C) and index, I/Os
 //! since the start as a counter, how late each host's interval arrived, and latency as a
@@ -21,6 +24,43 @@ const BOUNDS_S: [f64; 19] = [
     1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 0.1, 0.25, 0.5,
     1.0, 2.5, 5.0, 10.0,
 ];
+
+/// Which exposition format a scrape gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    /// OpenMetrics 1.0.0: families named without `_total`, ended by `# EOF`.
+    OpenMetrics,
+    /// Prometheus text 0.0.4: a counter's family named as its samples (`…_total`).
+    Text004,
+}
+
+impl Format {
+    fn content_type(self) -> &'static str {
+        match self {
+            Format::OpenMetrics => "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            Format::Text004 => "text/plain; version=0.0.4; charset=utf-8",
+        }
+    }
+
+    /// The `# HELP` and `# TYPE` lines of a counter whose samples are `{name}_total`.
+    fn counter(self, o: &mut String, name: &str, help: &str) {
+        let family = match self {
+            Format::OpenMetrics => name.to_string(),
+            Format::Text004 => format!("{name}_total"),
+        };
+        o.push_str(&format!(
+            "# HELP {family} {help}\n# TYPE {family} counter\n"
+        ));
+    }
+}
+
+/// A label value as both formats write it: backslash, double quote and newline escaped (a
+/// host's name is the user's, and would otherwise end the value or the line).
+fn esc(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
 
 /// Counts since the start of one host or of the merged fleet.
 #[derive(Default)]
@@ -79,7 +119,8 @@ struct State {
     hosts: BTreeMap<String, Acc>,
     merged: Acc,
     last: Option<Progress>,
-    text: String,
+    /// The exposition in each format: OpenMetrics, Prometheus text 0.0.4.
+    text: [String; 2],
 }
 
 /// The metrics endpoint of one run: updated with every merged interval, served on its own
@@ -90,18 +131,21 @@ pub struct Metrics {
     thread: Option<std::thread::JoinHandle<()>>,
     /// Where it listens.
     pub addr: SocketAddr,
+    /// How long it keeps serving the final figures once dropped.
+    linger: Duration,
 }
 
 impl Metrics {
     /// Listens on `addr` (e.g. 127.0.0.1:9464); the address in use or refused is an error.
-    pub fn serve(addr: &str) -> anyhow::Result<Metrics> {
+    pub fn serve(addr: &str, linger: Duration) -> anyhow::Result<Metrics> {
         let l = TcpListener::bind(addr).map_err(|e| {
             anyhow::anyhow!("--metrics {addr}: cannot listen there: {e}; give ADDRESS:PORT, e.g. 127.0.0.1:9464")
         })?;
         l.set_nonblocking(true)?;
         let addr = l.local_addr()?;
         let state = Arc::new(Mutex::new(State {
-            text: "# no interval yet\n".into(),
+            // Nothing yet: an empty exposition, valid in both formats.
+            text: ["# EOF\n".into(), String::new()],
             ..State::default()
         }));
         let stop = Arc::new(AtomicBool::new(false));
@@ -114,6 +158,7 @@ impl Metrics {
             stop,
             thread: Some(thread),
             addr,
+            linger,
         })
     }
 
@@ -128,14 +173,29 @@ impl Metrics {
             s.merged.add(h.count, h.histogram.as_ref());
         }
         s.last = Some(p.clone());
-        s.text = render(&s);
+        s.text = [render(&s, Format::OpenMetrics), render(&s, Format::Text004)];
     }
 }
 
 impl Drop for Metrics {
-    /// Stops accepting; the accepting thread waits on no client, so this returns at once
-    /// (scrapes being answered end by their own deadline).
+    /// Serves the final figures for its linger (until Ctrl-C), then stops accepting; the
+    /// accepting thread waits on no client, so this returns then at once (scrapes being
+    /// answered end by their own deadline).
     fn drop(&mut self) {
+        if !self.linger.is_zero() {
+            if !super::style::quiet() {
+                eprintln!(
+                    "oio fleet: serving the final figures at http://{}/metrics for {:.1} s more (--metrics-linger; Ctrl-C ends it)",
+                    self.addr,
+                    self.linger.as_secs_f64()
+                );
+            }
+            let end = std::time::Instant::now() + self.linger;
+            let stop = crate::interrupt::stop_flag();
+            while std::time::Instant::now() < end && !stop.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
         self.stop.store(true, Ordering::SeqCst);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
@@ -143,9 +203,13 @@ impl Drop for Metrics {
     }
 }
 
-fn render(s: &State) -> String {
+fn render(s: &State, f: Format) -> String {
     let Some(p) = &s.last else {
-        return String::new();
+        return if f == Format::OpenMetrics {
+            "# EOF\n".into()
+        } else {
+            String::new()
+        };
     };
     let unit = p.unit.to_ascii_lowercase();
     let mut o = String::new();
@@ -158,14 +222,13 @@ fn render(s: &State) -> String {
     for h in &p.per_host {
         o.push_str(&format!(
             "oio_fleet_interval_{unit}{{host=\"{}\"}} {}\n",
-            h.host, h.value
+            esc(&h.host),
+            h.value
         ));
     }
-    // Summed in the order of the hosts, as the merged result sums them.
-    let merged = p.per_host.iter().fold(0.0, |a, h| a + h.value);
     o.push_str(&format!(
-        "# HELP oio_fleet_merged_interval_{unit} {} of the last merged interval, summed over the hosts that sent it.\n# TYPE oio_fleet_merged_interval_{unit} gauge\noio_fleet_merged_interval_{unit} {merged}\n",
-        p.unit
+        "# HELP oio_fleet_merged_interval_{unit} {} of the last merged interval, as the merged result sums it (a database several hosts drive counted once).\n# TYPE oio_fleet_merged_interval_{unit} gauge\noio_fleet_merged_interval_{unit} {}\n",
+        p.unit, p.value
     ));
     tpm(&mut o, p);
     errors(&mut o, p);
@@ -175,32 +238,73 @@ fn render(s: &State) -> String {
     for h in &p.per_host {
         o.push_str(&format!(
             "oio_fleet_interval_lag_seconds{{host=\"{}\"}} {}\n",
-            h.host,
+            esc(&h.host),
             h.lag_ms / 1e3
         ));
     }
+    liveness(&mut o, p);
     let what = if p.unit == "NOPM" {
         "New orders"
     } else {
         "I/Os"
     };
-    o.push_str(&format!("# HELP oio_fleet_ios {what} completed in the merged intervals so far.\n# TYPE oio_fleet_ios counter\n"));
+    f.counter(
+        &mut o,
+        "oio_fleet_ios",
+        &format!("{what} completed in the merged intervals so far, per host (an interval shown without a stalled host is not counted here when it comes later; the result counts it)."),
+    );
     for (h, a) in &s.hosts {
-        o.push_str(&format!("oio_fleet_ios_total{{host=\"{h}\"}} {}\n", a.ios));
+        o.push_str(&format!(
+            "oio_fleet_ios_total{{host=\"{}\"}} {}\n",
+            esc(h),
+            a.ios
+        ));
     }
-    o.push_str(&format!("# HELP oio_fleet_merged_ios {what} completed in the merged intervals so far, every host.\n# TYPE oio_fleet_merged_ios counter\noio_fleet_merged_ios_total {}\n", s.merged.ios));
+    f.counter(
+        &mut o,
+        "oio_fleet_merged_ios",
+        &format!("{what} completed in the merged intervals so far, every host."),
+    );
+    o.push_str(&format!("oio_fleet_merged_ios_total {}\n", s.merged.ios));
     o.push_str("# HELP oio_fleet_latency_seconds Latency in the merged intervals so far, per host.\n# TYPE oio_fleet_latency_seconds histogram\n");
     for (h, a) in &s.hosts {
         a.histogram(
             &mut o,
             "oio_fleet_latency_seconds",
-            &format!("host=\"{h}\""),
+            &format!("host=\"{}\"", esc(h)),
         );
     }
     o.push_str("# HELP oio_fleet_merged_latency_seconds Latency in the merged intervals so far, every host (summed buckets).\n# TYPE oio_fleet_merged_latency_seconds histogram\n");
     s.merged
         .histogram(&mut o, "oio_fleet_merged_latency_seconds", "");
+    if f == Format::OpenMetrics {
+        o.push_str("# EOF\n");
+    }
     o
+}
+
+/// Each host's last word and whether it is stalled, so a dashboard sees a host fall silent
+/// while the others' figures go on.
+fn liveness(o: &mut String, p: &Progress) {
+    if p.heard.is_empty() {
+        return;
+    }
+    o.push_str("# HELP oio_fleet_host_last_heard_timestamp_seconds When the host's last message (a keepalive too) reached the controller, Unix time.\n# TYPE oio_fleet_host_last_heard_timestamp_seconds gauge\n");
+    for h in &p.heard {
+        o.push_str(&format!(
+            "oio_fleet_host_last_heard_timestamp_seconds{{host=\"{}\"}} {}\n",
+            esc(&h.host),
+            h.at_unix_s
+        ));
+    }
+    o.push_str("# HELP oio_fleet_host_stalled 1 when the host sent no interval for two of its intervals and a second while others did (left out of the merged interval), else 0.\n# TYPE oio_fleet_host_stalled gauge\n");
+    for h in &p.heard {
+        o.push_str(&format!(
+            "oio_fleet_host_stalled{{host=\"{}\"}} {}\n",
+            esc(&h.host),
+            u8::from(h.stalled)
+        ));
+    }
 }
 
 /// TPC-C: each host's and the merged transactions per minute of the last interval (as the
@@ -216,7 +320,7 @@ fn tpm(o: &mut String, p: &Progress) {
         if let Some(t) = h.tpm {
             o.push_str(&format!(
                 "oio_fleet_interval_tpm{{host=\"{}\"}} {t}\n",
-                h.host
+                esc(&h.host)
             ));
             merged += t;
         }
@@ -234,7 +338,7 @@ fn errors(o: &mut String, p: &Progress) {
         if let Some(e) = h.errors {
             o.push_str(&format!(
                 "oio_fleet_interval_errors{{host=\"{}\"}} {e}\n",
-                h.host
+                esc(&h.host)
             ));
         }
     }
@@ -263,8 +367,7 @@ fn accept_loop(l: &TcpListener, state: &Arc<Mutex<State>>, stop: &AtomicBool) {
                 let served = std::thread::Builder::new()
                     .name("oio-metrics-scrape".into())
                     .spawn(move || {
-                        let text = state.lock().unwrap_or_else(|e| e.into_inner()).text.clone();
-                        let _ = answer(c, &text, std::time::Instant::now() + SCRAPE_DEADLINE);
+                        let _ = answer(c, &state, std::time::Instant::now() + SCRAPE_DEADLINE);
                         count.fetch_sub(1, Ordering::SeqCst);
                     });
                 if served.is_err() {
@@ -284,9 +387,30 @@ fn left(deadline: std::time::Instant) -> std::io::Result<Duration> {
         .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::TimedOut, "scrape deadline"))
 }
 
+/// The format a request asks for: OpenMetrics when its `Accept` header names it (as
+/// Prometheus' does), else the 0.0.4 text format every scraper reads.
+fn negotiate(head: &str) -> Format {
+    let accepts_om = head.lines().any(|l| {
+        l.split_once(':').is_some_and(|(k, v)| {
+            k.trim().eq_ignore_ascii_case("accept")
+                && v.to_ascii_lowercase()
+                    .contains("application/openmetrics-text")
+        })
+    });
+    if accepts_om {
+        Format::OpenMetrics
+    } else {
+        Format::Text004
+    }
+}
+
 /// Reads one request's head (at most 8 KiB) and answers it, all by `deadline`: `GET /metrics`
-/// (or `/`) with the figures, anything else 404.
-fn answer(mut c: TcpStream, text: &str, deadline: std::time::Instant) -> std::io::Result<()> {
+/// (or `/`) with the figures in the format it asks for, anything else 404.
+fn answer(
+    mut c: TcpStream,
+    state: &Mutex<State>,
+    deadline: std::time::Instant,
+) -> std::io::Result<()> {
     c.set_nonblocking(false)?;
     let mut buf = Vec::new();
     let mut chunk = [0u8; 1024];
@@ -300,13 +424,19 @@ fn answer(mut c: TcpStream, text: &str, deadline: std::time::Instant) -> std::io
     }
     let head = String::from_utf8_lossy(&buf);
     let path = head.split_whitespace().nth(1).unwrap_or("");
+    let format = negotiate(&head);
     let (status, body) = if head.starts_with("GET ") && (path == "/metrics" || path == "/") {
-        ("200 OK", text)
+        let s = state.lock().unwrap_or_else(|e| e.into_inner());
+        (
+            "200 OK",
+            s.text[usize::from(format == Format::Text004)].clone(),
+        )
     } else {
-        ("404 Not Found", "GET /metrics\n")
+        ("404 Not Found", "GET /metrics\n".to_string())
     };
     let out = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "HTTP/1.1 {status}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        format.content_type(),
         body.len()
     );
     // Each write waits at most until the deadline: a client reading a byte at a time cannot

@@ -42,6 +42,10 @@ pub struct FleetArgs {
     /// (run, sweep and scale).
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<String>,
+    /// With --metrics: keep serving the final figures this long after the run ends, so a
+    /// scraper gets the last interval too (Ctrl-C ends the wait).
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = crate::cli::duration_arg, requires = "metrics")]
+    pub metrics_linger: std::time::Duration,
 }
 
 fn jobs(a: &FleetArgs) -> anyhow::Result<(RunPlan, Vec<HostJob>)> {
@@ -54,10 +58,11 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
     let (plan, jobs) = jobs(&a)?;
     check_destination(&a.out, "--out DIR")?;
     let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());
+    let name = workload_name(&plan, &jobs);
     if !style::quiet() {
         eprintln!(
             "oio fleet: {} on {} hosts ({})",
-            plan.workload.name,
+            name,
             jobs.len(),
             jobs.iter()
                 .map(|j| j.name.as_str())
@@ -65,7 +70,7 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
                 .join(", ")
         );
     }
-    let metrics = metrics(&a.metrics)?;
+    let metrics = metrics(&a.metrics, a.metrics_linger)?;
     let live = crate::output::fleet::FleetLive::new();
     let run = controller::run_with_progress(&jobs, &a.host.options(), &cancel, &mut |p| {
         live.update(p);
@@ -79,10 +84,8 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
     let stamp = oio_core::host::now_rfc3339();
     let dir = a
         .out
-        .join(result_file_name("fleet", &stamp, &plan.workload.name).trim_end_matches(".json"));
+        .join(result_file_name("fleet", &stamp, &name).trim_end_matches(".json"));
     let (doc, merged) = super::save_io(&dir, &run, &plan, a.label.as_deref())?;
-    // Saved first: the endpoint ends with the run, and nothing it does delays the result.
-    drop(metrics);
 
     if a.json {
         crate::output::print_json(&doc)?;
@@ -101,6 +104,8 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
         style::print_warning(&oio_core::text::printable(w));
     }
     style::print_saved("result", &merged, a.json);
+    // Saved and printed first: the endpoint lingers (--metrics-linger) after everything else.
+    drop(metrics);
     Ok(if run.interrupted {
         ExitCode::from(crate::interrupt::EXIT_INTERRUPTED)
     } else if doc.envelope.partial {
@@ -110,15 +115,41 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// What the hosts run, for the header and the result's folder: the workload's name, or when
+/// workload groups run different workloads, "mixed" and each group's.
+pub(super) fn workload_name(plan: &RunPlan, jobs: &[HostJob]) -> String {
+    let mut groups: Vec<(&str, &str)> = Vec::new();
+    for j in jobs {
+        if let controller::Work::Io(p) = &j.plan {
+            if !groups.iter().any(|g| g.0 == j.group) {
+                groups.push((&j.group, &p.workload.name));
+            }
+        }
+    }
+    if groups.len() < 2 {
+        return groups
+            .first()
+            .map_or(plan.workload.name.clone(), |g| g.1.to_string());
+    }
+    format!(
+        "mixed ({})",
+        groups
+            .iter()
+            .map(|(g, w)| format!("{g}: {w}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
 /// The `--metrics` endpoint, when asked for.
 pub(super) fn metrics(
     addr: &Option<String>,
+    linger: std::time::Duration,
 ) -> anyhow::Result<Option<crate::output::metrics::Metrics>> {
     let Some(addr) = addr else { return Ok(None) };
-    let m = crate::output::metrics::Metrics::serve(addr)?;
-    if !style::quiet() {
-        eprintln!("oio fleet: live figures at http://{}/metrics", m.addr);
-    }
+    let m = crate::output::metrics::Metrics::serve(addr, linger)?;
+    // Even with -q: with port 0 this line is the only way to learn the port bound.
+    eprintln!("oio fleet: live figures at http://{}/metrics", m.addr);
     Ok(Some(m))
 }
 

@@ -87,7 +87,7 @@ pub fn run(s: ScaleArgs) -> anyhow::Result<ExitCode> {
     let dir = a.out.join(
         result_file_name("fleet-scale", &stamp, &plan.workload.name).trim_end_matches(".json"),
     );
-    let metrics = super::run::metrics(&a.metrics)?;
+    let metrics = super::run::metrics(&a.metrics, a.metrics_linger)?;
     let mut done = Vec::new();
     let mut envelope = oio_core::document::Envelope::new(SCALE_SCHEMA, 1);
     envelope.command = std::env::args().collect();
@@ -171,6 +171,8 @@ fn step(hosts: usize, doc: &oio_fleet::merge::FleetResult, file: &str) -> Step {
         p99_ns: doc.summary.total.latency_ns.p99,
         result_file: file.to_string(),
         complete: !doc.envelope.partial,
+        repeat_rates: Vec::new(),
+        result_files: Vec::new(),
     }
 }
 
@@ -197,7 +199,7 @@ pub fn tpcc(s: super::tpcc::TpccScaleArgs) -> anyhow::Result<ExitCode> {
         );
     }
     check_threshold(s.threshold)?;
-    let all = super::tpcc::tpcc_jobs(a)?;
+    let all = super::tpcc::tpcc_jobs(a, true)?;
     let steps = steps_of(&s.steps, all.len())?;
     check_destination(&a.tpcc.out, "--out DIR")?;
     let stamp = oio_core::host::now_rfc3339();
@@ -205,47 +207,72 @@ pub fn tpcc(s: super::tpcc::TpccScaleArgs) -> anyhow::Result<ExitCode> {
         result_file_name("fleet-tpcc-scale", &stamp, &format!("n{}", a.workers()))
             .trim_end_matches(".json"),
     );
-    let metrics = super::run::metrics(&a.metrics)?;
+    let metrics = super::run::metrics(&a.metrics, a.metrics_linger)?;
     let mut envelope = oio_core::document::Envelope::new(TPCC_SCALE_SCHEMA, 1);
     envelope.command = std::env::args().collect();
     envelope.label = a.tpcc.label.clone();
     envelope.host = Some(oio_core::host::HostInfo::detect());
-    let mut done = Vec::new();
+    let repeat = a.tpcc.repeat.max(1) as usize;
+    let mut runs: Vec<Vec<Step>> = vec![Vec::new(); steps.len()];
     let mut interrupted = false;
-    for &k in &steps {
-        if !style::quiet() {
-            eprintln!(
-                "oio fleet tpcc scale: {k} host{}",
-                if k == 1 { "" } else { "s" }
-            );
-        }
-        let (run, doc, merged) = super::tpcc::run_step(
-            a,
-            &all[..k],
-            None,
-            metrics.as_ref(),
-            &dir.join(format!("hosts{k}")),
-        )?;
-        done.push(tpcc_step(
-            k,
-            &doc,
-            &merged.display().to_string(),
-            a.tpcc.interval,
-        ));
-        for l in &doc.lost {
-            style::print_warning(&oio_core::text::printable(l));
-        }
-        if run.interrupted || doc.envelope.partial {
-            // A step with a host missing is not comparable: the ladder ends there.
-            interrupted = run.interrupted;
-            envelope.stopped(doc.envelope.stop_reason);
-            break;
+    // Rounds over the steps, ascending then descending (counterbalanced): a drift over the
+    // ladder's time (caches, databases growing) falls on every step alike.
+    'rounds: for round in 0..repeat {
+        let order: Vec<usize> = if round % 2 == 0 {
+            (0..steps.len()).collect()
+        } else {
+            (0..steps.len()).rev().collect()
+        };
+        for si in order {
+            let k = steps[si];
+            if !style::quiet() {
+                eprintln!(
+                    "oio fleet tpcc scale: {k} host{}{}",
+                    if k == 1 { "" } else { "s" },
+                    if repeat > 1 {
+                        format!(", run {} of {repeat}", round + 1)
+                    } else {
+                        String::new()
+                    }
+                );
+            }
+            let sub = if round == 0 {
+                format!("hosts{k}")
+            } else {
+                format!("hosts{k}-{}", round + 1)
+            };
+            let (run, doc, merged) =
+                super::tpcc::run_step(a, &all[..k], None, metrics.as_ref(), &dir.join(sub))?;
+            runs[si].push(tpcc_step(
+                k,
+                &doc,
+                &merged.display().to_string(),
+                a.tpcc.interval,
+            ));
+            for l in &doc.lost {
+                style::print_warning(&oio_core::text::printable(l));
+            }
+            if run.interrupted || doc.envelope.partial {
+                // A step with a host missing is not comparable: the ladder ends there.
+                interrupted = run.interrupted;
+                envelope.stopped(doc.envelope.stop_reason);
+                break 'rounds;
+            }
         }
     }
+    let done: Vec<Step> = runs
+        .into_iter()
+        .filter(|r| !r.is_empty())
+        .map(|r| repeated(r, repeat))
+        .collect();
     drop(metrics);
     let ladder = scale::ladder(done, s.threshold);
     envelope.warnings.push(
-        "each step is one fleet TPC-C run on the first hosts listed, each host on its own database; efficiency = (merged NOPM ÷ hosts) ÷ the first step's; its margin is two standard errors of the two steps' NOPM (from their full-length intervals, taken as independent); above 1 is flagged, since adding hosts cannot make each do more".into(),
+        if repeat > 1 {
+            format!("each step is {repeat} fleet TPC-C runs on the first hosts listed (the steps interleaved, ascending then descending), each host on its own database; a step's NOPM is its runs' mean; efficiency = (merged NOPM ÷ hosts) ÷ the first step's; its margin is two standard errors of the two steps' NOPM from run to run; above 1 is flagged, since adding hosts cannot make each do more")
+        } else {
+            "each step is one fleet TPC-C run on the first hosts listed, each host on its own database; efficiency = (merged NOPM ÷ hosts) ÷ the first step's; its margin is two standard errors of the two steps' NOPM (from their full-length intervals, taken as independent, which understates the run-to-run spread: give --repeat 2 or more for that); above 1 is flagged, since adding hosts cannot make each do more".to_string()
+        },
     );
     let doc = TpccScaleDoc {
         envelope,
@@ -266,6 +293,23 @@ pub fn tpcc(s: super::tpcc::TpccScaleArgs) -> anyhow::Result<ExitCode> {
         &shown,
         interrupted,
     )
+}
+
+/// One step of a ladder from its runs (`repeat` asked): one run as it is; several with their
+/// rates' mean, each run's rate and result, complete only when every run was.
+fn repeated(mut runs: Vec<Step>, repeat: usize) -> Step {
+    if repeat < 2 {
+        return runs.remove(0);
+    }
+    let rates: Vec<f64> = runs.iter().map(|r| r.rate).collect();
+    let files: Vec<String> = runs.iter().map(|r| r.result_file.clone()).collect();
+    let complete = runs.len() == repeat && runs.iter().all(|r| r.complete);
+    let mut s = runs.remove(0);
+    s.rate = rates.iter().sum::<f64>() / rates.len() as f64;
+    s.repeat_rates = rates;
+    s.result_files = files;
+    s.complete = complete;
+    s
 }
 
 /// How a ladder is shown: its rate's unit, its latency column, JSON or a table.
@@ -325,6 +369,8 @@ fn tpcc_step(
         p99_ns: doc.summary.new_order_latency_ns.p99,
         result_file: file.to_string(),
         complete: !doc.envelope.partial,
+        repeat_rates: Vec::new(),
+        result_files: Vec::new(),
     }
 }
 

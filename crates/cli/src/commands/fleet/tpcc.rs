@@ -62,6 +62,10 @@ pub struct TpccRunArgs {
     /// lasts, e.g. 127.0.0.1:9464.
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<String>,
+    /// With --metrics: keep serving the final figures this long after the run ends, so a
+    /// scraper gets the last interval too (Ctrl-C ends the wait).
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = crate::cli::duration_arg, requires = "metrics")]
+    pub metrics_linger: std::time::Duration,
 }
 
 impl TpccRunArgs {
@@ -127,15 +131,28 @@ fn check_one_step(a: &TpccRunArgs) -> anyhow::Result<()> {
 }
 
 /// One job per host, each with its database and its seed (the plan's plus the host's index).
-pub(super) fn tpcc_jobs(a: &TpccRunArgs) -> anyhow::Result<Vec<HostJob>> {
-    check_one_step(a)?;
+/// A ladder (`ladder`) takes `--repeat` as its own (each step run that many times, the steps
+/// interleaved): each of its fleet runs is one run on every host.
+pub(super) fn tpcc_jobs(a: &TpccRunArgs, ladder: bool) -> anyhow::Result<Vec<HostJob>> {
+    if ladder {
+        if a.tpcc.repeat == 0 {
+            bail!("--repeat must be at least 1");
+        }
+    } else {
+        check_one_step(a)?;
+    }
     let mut jobs = Vec::new();
     for (i, (h, argv)) in a.host.hosts()?.into_iter().enumerate() {
         let db = match &h.db {
             Some(db) => db.clone(),
             None => a.tpcc.db.db.replace("{host}", &h.name),
         };
-        let plan = plan_of(a, &db, i);
+        let mut plan = plan_of(a, &db, i);
+        if ladder {
+            plan.repeat = 1;
+            plan.schedule.clear();
+            plan.order = None;
+        }
         plan.validate()
             .with_context(|| format!("host {}", h.name))?;
         jobs.push(HostJob {
@@ -152,7 +169,7 @@ pub(super) fn tpcc_jobs(a: &TpccRunArgs) -> anyhow::Result<Vec<HostJob>> {
 type Baseline = (String, TpccResult);
 
 fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
-    let jobs = tpcc_jobs(&a)?;
+    let jobs = tpcc_jobs(&a, false)?;
     // Read the baseline and check its workers before anything runs, so a bad file costs no
     // run; its warehouses are checked against each host's database once they are prepared.
     let baseline = (a.baseline.as_ref())
@@ -166,26 +183,27 @@ fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
         })
         .transpose()?;
     check_destination(&a.tpcc.out, "--out DIR")?;
-    let metrics = super::run::metrics(&a.metrics)?;
+    let metrics = super::run::metrics(&a.metrics, a.metrics_linger)?;
     let stamp = oio_core::host::now_rfc3339();
     let dir = a.tpcc.out.join(
         result_file_name("fleet-tpcc", &stamp, &format!("n{}", a.workers()))
             .trim_end_matches(".json"),
     );
     let (run, doc, merged) = run_step(&a, &jobs, baseline.as_ref(), metrics.as_ref(), &dir)?;
-    drop(metrics);
     if a.tpcc.json {
         crate::output::print_json(&doc)?;
     } else if !style::quiet() {
         crate::output::fleet::print_tpcc(&doc);
     }
-    for l in &doc.lost {
+    for l in doc.envelope.warnings.iter().chain(&doc.lost) {
         style::print_warning(&oio_core::text::printable(l));
     }
     if let Some(f) = doc.scaling.as_ref().and_then(|s| s.flag.as_ref()) {
         style::print_warning(&oio_core::text::printable(f));
     }
     style::print_saved("result", &merged, a.tpcc.json);
+    // Saved and printed first: the endpoint lingers (--metrics-linger) after everything else.
+    drop(metrics);
     Ok(match (run.interrupted, doc.envelope.partial) {
         (true, _) => ExitCode::from(crate::interrupt::EXIT_INTERRUPTED),
         (_, true) => ExitCode::from(crate::EXIT_CHECK_FAILED),
