@@ -701,3 +701,86 @@ fn issue_24_a_perfmon_disk_of_16_iops_without_known_latency_is_not_idle() {
         "{total}"
     );
 }
+
+/// Seed 003's capture (perfmon, LogicalDisk(_Total), 15 s intervals, as relog writes it):
+/// 10 minutes of backup (165 KiB reads at queue ~9), then 10 minutes of small mixed I/O at
+/// queue 64–800 behind an adapter queue of 256, where IOPS stop growing.
+fn seed_003_capture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../telemetry/tests/fixtures/perfmon_seed003_backup_then_queue_limit.csv")
+}
+
+#[test]
+fn issue_38_periods_of_different_shape_are_diagnosed_apart_and_the_queue_limit_is_named() {
+    let dir = scratch();
+    let cap = seed_003_capture();
+    let v = diagnose_json(dir.path(), &[&cap], &["--queue-limit", "256"]);
+    let all = v["findings"].as_array().unwrap();
+    // Nothing pooled: every device rule's finding names its period, one per period and rule.
+    for rule in ["queue_saturation", "bound", "write_penalty"] {
+        let periods: Vec<&str> = all
+            .iter()
+            .filter(|f| f["rule"] == rule)
+            .map(|f| f["period"].as_str().unwrap_or_else(|| panic!("{f}")))
+            .collect();
+        assert_eq!(periods.len(), 2, "{rule}: {v:#}");
+        assert!(periods[0] != periods[1], "{periods:?}");
+    }
+    let small = "t=600–1200 s (48.0 KiB I/O, 40 % writes, queue ";
+    let sat = findings(&v, "queue_saturation", "found");
+    assert_eq!(sat.len(), 1, "{v:#}");
+    let claim = sat[0]["claim"].as_str().unwrap();
+    assert!(claim.starts_with(small), "{claim}");
+    assert!(
+        claim.contains("saturation sits at the queue limit (256, --queue-limit)"),
+        "{claim}"
+    );
+    assert!(!claim.contains("the device itself saturates"), "{claim}");
+    let next = sat[0]["next"][0].as_str().unwrap();
+    assert!(next.starts_with("raise the limit"), "{next}");
+    let q = evidence(sat[0], "queue where saturation starts");
+    assert!((128.0..=512.0).contains(&q), "{q}");
+    // The backup period's queue held at ~9: it cannot show saturation, and says so.
+    let backup = findings(&v, "queue_saturation", "undecided");
+    assert_eq!(backup.len(), 1, "{v:#}");
+    assert!(backup[0]["period"]
+        .as_str()
+        .unwrap()
+        .starts_with("t=0–600 s (164.8 KiB I/O, 0 % writes, queue 9.1)"));
+    // One plateau, the small-I/O period's, at the limit; no high-confidence claim pooled.
+    let plateau = findings(&v, "bound", "found");
+    assert_eq!(plateau.len(), 1, "{v:#}");
+    assert!(plateau[0]["claim"].as_str().unwrap().starts_with(small));
+    assert!(plateau[0]["claim"]
+        .as_str()
+        .unwrap()
+        .contains("where the queue limit binds"));
+    // periods_differ describes the split over the whole capture.
+    let split = findings(&v, "periods_differ", "found");
+    assert_eq!(split.len(), 1);
+    assert!(split[0].get("period").is_none());
+
+    // The small-I/O period alone is one shape: diagnosed as before, whole, and it says the
+    // same as its period did in the capture.
+    let text = std::fs::read_to_string(&cap).unwrap();
+    let lines: Vec<&str> = text.split("\r\n").collect();
+    let alone = dir.path().join("second.csv");
+    let mut second = vec![lines[0]];
+    // Line 1 is the first sample (no rates); 2–41 the backup; 42– the small I/O.
+    second.extend(&lines[42..]);
+    std::fs::write(&alone, second.join("\r\n")).unwrap();
+    let w = diagnose_json(dir.path(), &[&alone], &["--queue-limit", "256"]);
+    assert!(w["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|f| f.get("period").is_none()));
+    let sat_alone = findings(&w, "queue_saturation", "found");
+    assert_eq!(sat_alone.len(), 1, "{w:#}");
+    assert_eq!(evidence(sat_alone[0], "queue where saturation starts"), q);
+    let period = sat[0]["period"].as_str().unwrap();
+    assert_eq!(
+        claim.strip_prefix(&format!("{period}: ")).unwrap(),
+        sat_alone[0]["claim"].as_str().unwrap()
+    );
+}

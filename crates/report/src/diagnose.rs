@@ -404,6 +404,7 @@ mod tests {
                 source: "sda.json".into(),
                 group: String::new(),
                 conflicting: vec![],
+                period: String::new(),
             }],
             notes: vec!["interval means cannot show tails".into()],
         };

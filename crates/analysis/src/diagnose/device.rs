@@ -1,6 +1,7 @@
 //! Device rules: queue saturation, what bounds the device, write penalty, periods that
 //! differ, and where production sits on a sweep's curve.
 
+use super::periods::{self, PeriodAgg};
 use super::samples::{cv_pct, Sample, Series, SeriesKind};
 use super::{cap_by_noise, fmt_bytes, fmt_ns, Confidence, Finding, QueueLimit, Status};
 use crate::characterize::Characterization;
@@ -399,6 +400,11 @@ fn narrow_capture(s: &Series, a: &Group, top: &Group) -> Finding {
     .next("sweep the depth on that device (oio sweep --qd 1,2,4,…), or capture a period whose load varied over a doubling of the queue")
 }
 
+/// Whether saturation at `queue` sits at the queue limit (within a doubling of it either way).
+pub(crate) fn at_limit(queue: f64, limit: Option<&QueueLimit>) -> bool {
+    limit.is_some_and(|l| queue >= l.value / 2.0 && queue <= l.value * 2.0)
+}
+
 /// Saturation against the queue limit: at it, well below it, or beyond it.
 fn compare_with_limit(
     mut f: Finding,
@@ -421,7 +427,7 @@ fn compare_with_limit(
             top.queue, l.value, l.from
         ));
     }
-    if a.queue >= l.value / 2.0 && a.queue <= l.value * 2.0 {
+    if at_limit(a.queue, Some(l)) {
         f.claim.push_str(&format!(
             "; saturation sits at the queue limit ({:.0}, {}), so the limit may be what stops throughput",
             l.value, l.from
@@ -796,39 +802,11 @@ fn corr(x: &[f64], y: &[f64]) -> Option<f64> {
     (sxx > 0.0 && syy > 0.0).then(|| sxy / (sxx * syy).sqrt())
 }
 
-#[derive(Debug)]
-struct PeriodAgg {
-    from: f64,
-    to: f64,
-    n: usize,
-    latency_ns: f64,
-    write_pct: f64,
-    io_bytes: f64,
-    queue: f64,
-    bytes_per_sec: f64,
-}
-
-fn agg(v: &[Sample]) -> PeriodAgg {
-    let iops: f64 = v.iter().map(|x| x.iops).sum();
-    let n = v.len() as f64;
-    PeriodAgg {
-        from: v.first().map_or(0.0, |x| x.t_from),
-        to: v.last().map_or(0.0, |x| x.t_to),
-        n: v.len(),
-        latency_ns: v.iter().map(|x| x.latency_ns * x.iops).sum::<f64>() / iops,
-        write_pct: v.iter().map(|x| x.write_pct * x.iops).sum::<f64>() / iops,
-        io_bytes: v.iter().map(|x| x.bytes_per_sec).sum::<f64>() / iops,
-        queue: v.iter().map(|x| x.queue).sum::<f64>() / n,
-        bytes_per_sec: v.iter().map(|x| x.bytes_per_sec).sum::<f64>() / n,
-    }
-}
-
 /// Periods that differ: split a capture, say what differs and what latency follows.
 pub fn periods_differ(s: &Series) -> Finding {
     let rule = "periods_differ";
     let v = &s.samples;
-    let min_len = (v.len() / 20).max(3);
-    if v.len() < 2 * min_len {
+    let Some(periods) = periods::split(s) else {
         return Finding::new(
             rule,
             Status::Undecided,
@@ -836,7 +814,7 @@ pub fn periods_differ(s: &Series) -> Finding {
             format!(
                 "not enough intervals with I/O to split into periods ({}; need {}){}",
                 v.len(),
-                2 * min_len,
+                2 * periods::min_len(v.len()),
                 if s.unmeasured_intervals > 0 {
                     format!(
                         "; {} more had I/O but no latency nor queue length counter",
@@ -848,10 +826,8 @@ pub fn periods_differ(s: &Series) -> Finding {
             ),
         )
         .conf(Confidence::Low);
-    }
-    let feats = period_features(v);
-    let bounds = crate::changepoint::segment(&feats, min_len, 6, 4.0);
-    let periods: Vec<PeriodAgg> = bounds.windows(2).map(|w| agg(&v[w[0]..w[1]])).collect();
+    };
+    let feats = periods::features(v);
     let at = |p: &PeriodAgg| {
         format!(
             "{}: t={:.0}–{:.0} s ({} intervals)",
@@ -905,18 +881,6 @@ pub fn periods_differ(s: &Series) -> Finding {
     slower_period(f, &s.source, v.len(), slow, fast, &diffs, follows)
 }
 
-/// The features periods are told apart by, one row per feature over the intervals: write
-/// share, log I/O size, log queue, log throughput and log latency (the last).
-fn period_features(v: &[Sample]) -> Vec<Vec<f64>> {
-    vec![
-        v.iter().map(|x| x.write_pct).collect::<Vec<_>>(),
-        v.iter().map(|x| x.io_bytes.max(1.0).ln()).collect(),
-        v.iter().map(|x| x.queue.ln_1p()).collect(),
-        v.iter().map(|x| x.bytes_per_sec.ln_1p()).collect(),
-        v.iter().map(|x| x.latency_ns.max(1.0).ln()).collect(),
-    ]
-}
-
 /// What differs between the slowest and the fastest period: (name, differs?, in words), in the
 /// order of the features.
 fn period_differences(slow: &PeriodAgg, fast: &PeriodAgg) -> [(&'static str, bool, String); 4] {
@@ -940,7 +904,9 @@ fn period_differences(slow: &PeriodAgg, fast: &PeriodAgg) -> [(&'static str, boo
         ),
         (
             "queue",
-            ratio_of(slow.queue, fast.queue) >= 1.5,
+            // A queue that only follows latency at one rate is speed (Little's law).
+            ratio_of(slow.queue, fast.queue) >= periods::SHAPE_RATIO
+                && !periods::queue_follows_latency(slow, fast),
             format!("queue {:.1} vs {:.1}", slow.queue, fast.queue),
         ),
         (
@@ -1101,7 +1067,7 @@ fn slower_period(
     f.next("replay each period on its own (oio characterize --split, oio run -w) to see which difference the device reacts to")
 }
 
-fn ratio_of(a: f64, b: f64) -> f64 {
+pub(crate) fn ratio_of(a: f64, b: f64) -> f64 {
     if a <= 0.0 || b <= 0.0 {
         return f64::INFINITY;
     }

@@ -4,9 +4,10 @@
 //! inputs are first split into groups that are never pooled (see `groups`): one per
 //! experiment among the runs ([`oio_core::experiment`]: workload shape, engine, target, load,
 //! simulated or real), one per series of a sweep, one per device of a capture, one per TPC-C
-//! result. Every rule looks at one group and answers once for it with a [`Finding`]: `found`
-//! (a cause, with a claim, the numbers and the intervals they come from, a confidence and what
-//! to try next), `not_found` (the rule had enough data and the cause is not there) or
+//! result. A capture that changes shape part-way (see `periods`) is two workloads: its device
+//! rules run on each period alone and each finding names its period. Every rule looks at one
+//! group and answers once for it with a [`Finding`]: `found` (a cause, with a claim, the numbers and
+//! the intervals they come from, a confidence and what to try next), `not_found` (the rule had enough data and the cause is not there) or
 //! `undecided` (not enough data, and why). A simulated group's findings describe the model.
 //! Confidence follows the measured noise: a finding whose effect is within twice the
 //! run-to-run (or interval) spread of the points it rests on is at most low, and a noisy host
@@ -19,6 +20,7 @@ mod database;
 mod device;
 mod groups;
 mod measurement;
+mod periods;
 mod samples;
 
 pub use database::{DbFacts, WaitShareFact};
@@ -109,6 +111,11 @@ pub struct Finding {
     /// For a contradiction: the inputs whose findings disagree.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conflicting: Vec<String>,
+    /// The period of a capture the finding is about ("t=600–1200 s (48.0 KiB I/O, 40 %
+    /// writes, queue 352)"), when the capture split into periods of different shape; empty
+    /// when it is about the whole input.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub period: String,
 }
 
 impl Finding {
@@ -123,6 +130,7 @@ impl Finding {
             source: source.into(),
             group: String::new(),
             conflicting: Vec::new(),
+            period: String::new(),
         }
     }
 
@@ -416,7 +424,26 @@ fn device_rules(
     known: Option<f64>,
     limit: Option<&QueueLimit>,
 ) -> Vec<Draft> {
+    if s.kind == SeriesKind::Observation {
+        if let Some(parts) = periods::shape_periods(s) {
+            let mut out = per_period_rules(s, &parts, limit);
+            if let Some(model) = g.simulated() {
+                for d in &mut out {
+                    about_the_model(&mut d.finding, model);
+                }
+            }
+            return out;
+        }
+    }
     let mut sat = device::queue_saturation(s, limit, known);
+    if s.kind == SeriesKind::Observation {
+        if let Some((lo, hi)) = periods::speed_only_queue_change(s) {
+            periods::speed_not_saturation(&mut sat.finding, &lo, &hi);
+            if sat.finding.status != Status::Found {
+                sat.at = None;
+            }
+        }
+    }
     if let Holds::Sweep { sweep, index, .. } = &g.holds {
         let knee = if *index == 0 {
             sweep.knee.as_ref()
@@ -439,7 +466,14 @@ fn device_rules(
             verdict,
         })
     });
-    let bound = device::bound(s, &sat);
+    let mut bound = device::bound(s, &sat);
+    if sat
+        .at
+        .as_ref()
+        .is_some_and(|a| device::at_limit(a.queue, limit))
+    {
+        limit_plateau(&mut bound);
+    }
     let plateau = match (&sat.at, bound.status) {
         (Some(_), Status::Found) => bound
             .evidence
@@ -473,6 +507,70 @@ fn device_rules(
         }
     }
     out
+}
+
+/// The device rules on each period of a capture that changes shape, never pooled across them:
+/// one finding per period and rule, each naming its period, and disagreements between periods
+/// stated in the findings. `periods_differ` describes the split over the whole capture.
+fn per_period_rules(
+    s: &Series,
+    parts: &[periods::PeriodAgg],
+    limit: Option<&QueueLimit>,
+) -> Vec<Draft> {
+    let mut sats: Vec<(Finding, Option<periods::QueueVerdict>)> = Vec::new();
+    let mut rest: Vec<Finding> = Vec::new();
+    for p in parts {
+        let sub = periods::sub_series(s, p);
+        let sat = device::queue_saturation(&sub, limit, None);
+        let verdict = match (&sat.at, &sat.top, sat.finding.status) {
+            (Some(a), _, Status::Found) => Some(periods::QueueVerdict::Saturated {
+                queue: a.queue,
+                at_limit: device::at_limit(a.queue, limit),
+            }),
+            (_, Some(t), Status::NotFound) => Some(periods::QueueVerdict::Gains(t.queue)),
+            _ => None,
+        };
+        let mut b = device::bound(&sub, &sat);
+        if matches!(
+            verdict,
+            Some(periods::QueueVerdict::Saturated { at_limit: true, .. })
+        ) {
+            limit_plateau(&mut b);
+        }
+        let mut w = device::write_penalty(&sub);
+        let mut f = sat.finding;
+        for x in [&mut f, &mut b, &mut w] {
+            periods::name(x, p);
+        }
+        sats.push((f, verdict));
+        rest.push(b);
+        rest.push(w);
+    }
+    periods::state_disagreements(&mut sats);
+    let mut out: Vec<Draft> = sats.into_iter().map(|(f, _)| f.into()).collect();
+    out.extend(rest.into_iter().map(Draft::from));
+    let mut split = device::periods_differ(s);
+    split.next.push(format!(
+        "the device rules ran on each of these {} periods apart: periods of different shape are different workloads, never pooled",
+        parts.len()
+    ));
+    out.push(split.into());
+    out
+}
+
+/// A plateau where the queue limit binds may be the limit's, not the device's: said, and the
+/// limit comes first in what to try.
+fn limit_plateau(b: &mut Finding) {
+    if b.status != Status::Found {
+        return;
+    }
+    b.claim.push_str(
+        ", reached where the queue limit binds: it may be the limit's rather than the device's",
+    );
+    b.next.insert(
+        0,
+        "raise the queue limit first (see the saturation finding), then measure again".into(),
+    );
 }
 
 /// A simulated group's finding describes the model: said in the claim, and the advice is
