@@ -575,6 +575,21 @@ fn every_sweep_option_is_taken_by_the_fleet_sweep() {
     assert!(missing.is_empty(), "fleet sweep lacks {missing:?}");
 }
 
+/// `oio fleet run` takes every option of `oio run` (the same flag groups), but one:
+/// `--record-device`, which records the devices of the host oio runs on; a fleet's hosts would
+/// each have to record theirs, which the agent does not do yet (README, fleet).
+#[test]
+fn every_run_option_is_taken_by_the_fleet_run() {
+    let single = long_options(&["run"]);
+    assert!(single.len() > 30, "{single:?}");
+    let fleet = long_options(&["fleet", "run"]);
+    let missing: Vec<_> = single
+        .difference(&fleet)
+        .filter(|o| o.as_str() != "record-device")
+        .collect();
+    assert!(missing.is_empty(), "fleet run lacks {missing:?}");
+}
+
 /// Human-readable text reaches the terminal one way, through `output::terminal` (which
 /// escapes any control a name from outside would carry): no command opens anstream's stdout or
 /// stderr, or prints with the print macros, by itself. Machine output (JSON, exported files,
@@ -585,7 +600,6 @@ fn human_text_reaches_the_terminal_through_one_filter() {
     // The filter itself, the one colour policy, and the fleet's tables (their names escaped one
     // by one with `printable`).
     let allowed = ["output/terminal.rs", "output/style.rs", "output/fleet.rs"];
-    let allowed_dirs = ["commands/fleet/"];
     let mut stack = vec![src.clone()];
     let mut offenders = Vec::new();
     while let Some(dir) = stack.pop() {
@@ -596,10 +610,7 @@ fn human_text_reaches_the_terminal_through_one_filter() {
                 continue;
             }
             let rel = p.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
-            if allowed.contains(&rel.as_str())
-                || allowed_dirs.iter().any(|d| rel.starts_with(d))
-                || p.extension().is_none_or(|x| x != "rs")
-            {
+            if allowed.contains(&rel.as_str()) || p.extension().is_none_or(|x| x != "rs") {
                 continue;
             }
             let text = std::fs::read_to_string(&p).unwrap();

@@ -2266,3 +2266,53 @@ fn sweep_takes_every_rule_of_oio_sweep() {
         );
     }
 }
+
+/// `oio fleet run --repeat N` runs the fleet N times, each run in a folder of its own, and
+/// gives the merged documents as an array under --json (as `oio run --repeat` does); on the
+/// virtual clock every run is the model's exactly: 2 hosts × 2 servers of 1 ms.
+#[test]
+fn run_repeats_the_fleet_run_and_keeps_each() {
+    let dir = crate::common::scratch();
+    let c = Command::new(env!("CARGO_BIN_EXE_oio"))
+        .env("NO_COLOR", "1")
+        .current_dir(dir.path())
+        .args(["fleet", "run", "--hosts", "a,b", "--launcher"])
+        .arg(format!(
+            "env OIO_HOST={{host}} '{}' agent --stdio",
+            env!("CARGO_BIN_EXE_oio")
+        ))
+        .args([
+            "--engine",
+            "null",
+            "--sim",
+            "servers=2,service=1ms,clock=virtual",
+        ])
+        .args([
+            "--rw", "randread", "--bs", "4k", "--qd", "4", "--time", "2s",
+        ])
+        .args([
+            "--ramp", "0", "--size", "1M", "--repeat", "3", "--json", "./t.dat",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_bounded(c, Duration::from_secs(120));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("oio fleet: run 3/3"), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = v.as_array().expect("an array of merged results");
+    assert_eq!(runs.len(), 3);
+    for r in runs {
+        let iops = r["summary"]["total"]["iops"].as_f64().unwrap();
+        assert!((iops - 4000.0).abs() <= 0.01 * 4000.0, "{r:#}");
+        assert_eq!(r["hosts"].as_array().unwrap().len(), 2);
+    }
+    let folders = std::fs::read_dir(dir.path().join("oio-results"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().join("merged.json").exists())
+        .count();
+    assert_eq!(folders, 3, "one folder per run");
+}

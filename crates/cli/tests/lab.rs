@@ -288,17 +288,31 @@ fn results_recorded_before_one_plan_per_domain_still_rerun() {
 #[test]
 fn rerun_refuses_what_it_cannot_rerun() {
     let d = scratch();
-    std::fs::write(d.path().join("no-plan.json"), r#"{"schema": "oio.run"}"#).unwrap();
+    std::fs::write(
+        d.path().join("no-plan.json"),
+        r#"{"schema": "oio.run", "schema_version": 1}"#,
+    )
+    .unwrap();
     std::fs::write(d.path().join("bad.json"), "{\n  \"plan\": ").unwrap();
     std::fs::write(
         d.path().join("odd-plan.json"),
-        r#"{"plan": {"kind": "teleport"}}"#,
+        r#"{"schema": "oio.run", "schema_version": 1, "plan": {"kind": "teleport"}}"#,
+    )
+    .unwrap();
+    // Read by the one document reader: no head is not an oio document at all.
+    std::fs::write(
+        d.path().join("headless.json"),
+        r#"{"plan": {"kind": "run"}}"#,
     )
     .unwrap();
     for (file, expected) in [
         ("no-plan.json", "no plan in this document"),
-        ("bad.json", "bad.json':2:"),
+        ("bad.json", "'bad.json' line 2 column"),
         ("odd-plan.json", "not one this oio can run"),
+        (
+            "headless.json",
+            "no \"schema\" field: expected an oio document",
+        ),
         ("missing.json", "missing.json"),
     ] {
         let out = oio()

@@ -184,7 +184,8 @@ impl Drop for Metrics {
     fn drop(&mut self) {
         if !self.linger.is_zero() {
             if !super::style::quiet() {
-                eprintln!(
+                let _ = writeln!(
+                    super::terminal::stderr(),
                     "oio fleet: serving the final figures at http://{}/metrics for {:.1} s more (--metrics-linger; Ctrl-C ends it)",
                     self.addr,
                     self.linger.as_secs_f64()

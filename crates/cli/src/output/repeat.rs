@@ -3,14 +3,21 @@
 
 use oio_analysis::stats;
 use oio_core::histogram::LatencyHistogram;
-use oio_core::result::RunResult;
+use oio_core::result::{DirStats, RunResult};
 use oio_core::units::{format_count, format_ns};
 use std::io::Write;
 
 /// Statistics over repeated runs of one configuration.
 pub fn write_repeat_summary(out: &mut dyn Write, rs: &[RunResult]) -> std::io::Result<()> {
+    let totals: Vec<&DirStats> = rs.iter().map(|r| &r.summary.total).collect();
+    write_totals_summary(out, &totals)
+}
+
+/// [`write_repeat_summary`] from each run's totals (a single host's, or a fleet run's merged
+/// ones).
+pub fn write_totals_summary(out: &mut dyn Write, rs: &[&DirStats]) -> std::io::Result<()> {
     let n = rs.len();
-    let iops: Vec<f64> = rs.iter().map(|r| r.summary.total.iops).collect();
+    let iops: Vec<f64> = rs.iter().map(|r| r.iops).collect();
     let mean = iops.iter().sum::<f64>() / n.max(1) as f64;
     write!(out, "\nover {n} runs: IOPS mean {}", format_count(mean))?;
     if let Some(m) = stats::mean_t_interval(&iops, 0.95) {
@@ -32,15 +39,12 @@ pub fn write_repeat_summary(out: &mut dyn Write, rs: &[RunResult]) -> std::io::R
     let mut merged = LatencyHistogram::new();
     let mut all = true;
     for r in rs {
-        match &r.summary.total.histogram {
+        match &r.histogram {
             Some(h) => merged += &LatencyHistogram::from_sparse(h),
             None => all = false,
         }
     }
-    let p99s: Vec<u64> = rs
-        .iter()
-        .filter_map(|r| r.summary.total.latency_ns.p99)
-        .collect();
+    let p99s: Vec<u64> = rs.iter().filter_map(|r| r.latency_ns.p99).collect();
     if all && !merged.is_empty() {
         let s = merged.summary();
         writeln!(

@@ -5,6 +5,7 @@ use crate::output::style;
 use crate::results::{check_destination, result_file_name, write_json_atomic};
 use anyhow::{bail, Context};
 use std::io::Read;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
@@ -128,7 +129,8 @@ pub fn run(a: FioArgs) -> anyhow::Result<ExitCode> {
         crate::output::print_json(&merged)?;
     } else if !style::quiet() {
         let t = &merged.summary.total;
-        println!(
+        let _ = writeln!(
+            crate::output::terminal::stdout(),
             "merged (fio's All clients): {:.1} IOPS, {:.1} MiB/s",
             t.iops,
             t.bytes_per_sec / 1048576.0

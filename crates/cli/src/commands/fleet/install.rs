@@ -6,6 +6,7 @@ use super::HostArgs;
 use crate::output::style;
 use anyhow::Context;
 use oio_fleet::inventory::Launcher;
+use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -74,12 +75,15 @@ pub fn run(a: InstallArgs) -> anyhow::Result<ExitCode> {
             let p = oio_core::text::printable;
             match &r.error {
                 Some(e) => style::print_error(&format!("{}: {}", p(&r.host), p(e))),
-                None => println!(
-                    "{}: {} (oio {})",
-                    p(&r.host),
-                    r.action,
-                    p(r.version.as_deref().unwrap_or("?"))
-                ),
+                None => {
+                    let _ = writeln!(
+                        crate::output::terminal::stdout(),
+                        "{}: {} (oio {})",
+                        p(&r.host),
+                        r.action,
+                        p(r.version.as_deref().unwrap_or("?"))
+                    );
+                }
             }
         },
     );

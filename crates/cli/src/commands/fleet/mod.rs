@@ -18,7 +18,7 @@ use std::time::Duration;
 
 pub use fio::FioArgs;
 pub use install::InstallArgs;
-pub use run::FleetArgs;
+pub use run::{FleetArgs, FleetRunArgs};
 pub use scale::ScaleArgs;
 pub use sweep::SweepArgs;
 pub use tpcc::{TpccAction, TpccArgs};
@@ -35,7 +35,7 @@ pub struct Args {
 #[derive(Debug, clap::Subcommand)]
 pub enum Sub {
     /// Run one workload on every host, started together; per-host and merged results.
-    Run(FleetArgs),
+    Run(FleetRunArgs),
     /// Check every host: reachable, same oio, clock offset, targets (nothing is created).
     Check(FleetArgs),
     /// A ladder of queue depths, each a fleet run; a sweep of the merged points with its knee.

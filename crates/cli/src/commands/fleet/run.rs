@@ -5,6 +5,7 @@ use crate::output::style;
 use crate::results::{check_destination, result_file_name};
 use oio_engine::RunPlan;
 use oio_fleet::controller::{self, HostJob};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -48,19 +49,34 @@ pub struct FleetArgs {
     pub metrics_linger: std::time::Duration,
 }
 
+/// `oio fleet run`: the fleet's arguments and what `oio run` takes besides its workload.
+#[derive(Debug, clap::Args)]
+pub struct FleetRunArgs {
+    /// Hosts, the workload and where results go.
+    #[command(flatten)]
+    pub fleet: FleetArgs,
+
+    /// Run N times, one fleet run after another (each its own folder of per-host and merged
+    /// results), and summarize the merged figures over runs; with --json, an array.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub repeat: u32,
+}
+
 fn jobs(a: &FleetArgs) -> anyhow::Result<(RunPlan, Vec<HostJob>)> {
     let plan = a.run.config()?.plan;
     let jobs = super::io_jobs(&a.host, &plan, Some(&a.run))?;
     Ok((plan, jobs))
 }
 
-pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
-    let (plan, jobs) = jobs(&a)?;
+pub(super) fn fleet_run(r: FleetRunArgs) -> anyhow::Result<ExitCode> {
+    let a = &r.fleet;
+    let (plan, jobs) = jobs(a)?;
     check_destination(&a.out, "--out DIR")?;
     let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());
     let name = workload_name(&plan, &jobs);
     if !style::quiet() {
-        eprintln!(
+        let _ = writeln!(
+            crate::output::terminal::stderr(),
             "oio fleet: {} on {} hosts ({})",
             name,
             jobs.len(),
@@ -71,10 +87,66 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let metrics = metrics(&a.metrics, a.metrics_linger)?;
+    let mut docs = Vec::new();
+    let mut code = ExitCode::SUCCESS;
+    for i in 1..=r.repeat {
+        if r.repeat > 1 && !style::quiet() {
+            let _ = writeln!(
+                crate::output::terminal::stderr(),
+                "oio fleet: run {i}/{}",
+                r.repeat
+            );
+        }
+        let (doc, exit) = one_run(
+            a,
+            &plan,
+            &jobs,
+            &name,
+            &cancel,
+            metrics.as_ref(),
+            i,
+            r.repeat,
+        )?;
+        docs.push(doc);
+        if exit != ExitCode::SUCCESS {
+            // Interrupted or partial: the runs after it would not be the same experiment.
+            code = exit;
+            break;
+        }
+    }
+    if a.json {
+        match docs.as_slice() {
+            [one] if r.repeat == 1 => crate::output::print_json(one)?,
+            all => crate::output::print_json(all)?,
+        }
+    } else if docs.len() > 1 && !style::quiet() {
+        let totals: Vec<_> = docs.iter().map(|d| &d.summary.total).collect();
+        let mut out = crate::output::terminal::stdout();
+        let _ = writeln!(out, "merged over the fleet, per run:");
+        crate::output::repeat::write_totals_summary(&mut out, &totals)?;
+    }
+    // Saved and printed first: the endpoint lingers (--metrics-linger) after everything else.
+    drop(metrics);
+    Ok(code)
+}
+
+/// One fleet run of `plan` on `jobs`, saved (run `i` of `n` in a folder of its own), its
+/// table and warnings printed; the merged document and the exit code it alone would give.
+#[allow(clippy::too_many_arguments)]
+fn one_run(
+    a: &FleetArgs,
+    plan: &RunPlan,
+    jobs: &[HostJob],
+    name: &str,
+    cancel: &oio_core::Cancel,
+    metrics: Option<&crate::output::metrics::Metrics>,
+    i: u32,
+    n: u32,
+) -> anyhow::Result<(oio_fleet::merge::FleetResult, ExitCode)> {
     let live = crate::output::fleet::FleetLive::new();
-    let run = controller::run_with_progress(&jobs, &a.host.options(), &cancel, &mut |p| {
+    let run = controller::run_with_progress(jobs, &a.host.options(), cancel, &mut |p| {
         live.update(p);
-        if let Some(m) = &metrics {
+        if let Some(m) = metrics {
             m.update(p);
         }
     });
@@ -82,14 +154,16 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
     let run = run?;
 
     let stamp = oio_core::host::now_rfc3339();
+    let label = match n {
+        1 => name.to_string(),
+        _ => format!("{name}-run{i}"),
+    };
     let dir = a
         .out
-        .join(result_file_name("fleet", &stamp, &name).trim_end_matches(".json"));
-    let (doc, merged) = super::save_io(&dir, &run, &plan, a.label.as_deref())?;
+        .join(result_file_name("fleet", &stamp, &label).trim_end_matches(".json"));
+    let (doc, merged) = super::save_io(&dir, &run, plan, a.label.as_deref())?;
 
-    if a.json {
-        crate::output::print_json(&doc)?;
-    } else if !style::quiet() {
+    if !a.json && !style::quiet() {
         crate::output::fleet::print_table(&doc);
     }
     for l in &doc.lost {
@@ -104,15 +178,14 @@ pub(super) fn fleet_run(a: FleetArgs) -> anyhow::Result<ExitCode> {
         style::print_warning(&oio_core::text::printable(w));
     }
     style::print_saved("result", &merged, a.json);
-    // Saved and printed first: the endpoint lingers (--metrics-linger) after everything else.
-    drop(metrics);
-    Ok(if run.interrupted {
+    let code = if run.interrupted {
         ExitCode::from(crate::interrupt::EXIT_INTERRUPTED)
     } else if doc.envelope.partial {
         ExitCode::from(crate::EXIT_CHECK_FAILED)
     } else {
         ExitCode::SUCCESS
-    })
+    };
+    Ok((doc, code))
 }
 
 /// What the hosts run, for the header and the result's folder: the workload's name, or when
@@ -149,7 +222,11 @@ pub(super) fn metrics(
     let Some(addr) = addr else { return Ok(None) };
     let m = crate::output::metrics::Metrics::serve(addr, linger)?;
     // Even with -q: with port 0 this line is the only way to learn the port bound.
-    eprintln!("oio fleet: live figures at http://{}/metrics", m.addr);
+    let _ = writeln!(
+        crate::output::terminal::stderr(),
+        "oio fleet: live figures at http://{}/metrics",
+        m.addr
+    );
     Ok(Some(m))
 }
 

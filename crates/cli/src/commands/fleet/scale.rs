@@ -8,6 +8,7 @@ use crate::output::style;
 use crate::results::{check_destination, result_file_name, write_json_atomic};
 use oio_fleet::controller;
 use oio_fleet::scale::{self, Ladder, Step};
+use std::io::Write;
 use std::process::ExitCode;
 
 /// Schema name of the ladder document (`scale.json`).
@@ -97,7 +98,11 @@ pub fn run(s: ScaleArgs) -> anyhow::Result<ExitCode> {
     for &k in &steps {
         let jobs = &all[..k];
         if !style::quiet() {
-            eprintln!("oio fleet scale: {k} host{}", if k == 1 { "" } else { "s" });
+            let _ = writeln!(
+                crate::output::terminal::stderr(),
+                "oio fleet scale: {k} host{}",
+                if k == 1 { "" } else { "s" }
+            );
         }
         let live = crate::output::fleet::FleetLive::new();
         let run = controller::run_with_progress(jobs, &a.host.options(), &cancel, &mut |p| {
@@ -226,7 +231,8 @@ pub fn tpcc(s: super::tpcc::TpccScaleArgs) -> anyhow::Result<ExitCode> {
         for si in order {
             let k = steps[si];
             if !style::quiet() {
-                eprintln!(
+                let _ = writeln!(
+                    crate::output::terminal::stderr(),
                     "oio fleet tpcc scale: {k} host{}{}",
                     if k == 1 { "" } else { "s" },
                     if repeat > 1 {

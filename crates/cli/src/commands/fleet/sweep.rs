@@ -13,6 +13,7 @@ use oio_core::result::Interval;
 use oio_fleet::controller;
 use oio_lab::sweep::{PointRunner, SweepPlan};
 use oio_lab::{LabError, RunConfig, Step};
+use std::io::Write;
 
 use oio_lab::error::Result;
 use std::collections::BTreeMap;
@@ -187,7 +188,11 @@ impl OnTheFleet<'_> {
         let plan = &config.plan;
         let jobs = super::io_jobs(&a.host, plan, None)?;
         if !style::quiet() {
-            eprintln!("oio fleet sweep: {label} on {} hosts", jobs.len());
+            let _ = writeln!(
+                crate::output::terminal::stderr(),
+                "oio fleet sweep: {label} on {} hosts",
+                jobs.len()
+            );
         }
         let live = crate::output::fleet::FleetLive::new();
         let metrics = &self.metrics;

@@ -9,6 +9,7 @@ use anyhow::{bail, Context};
 use oio_core::document::{read, read_text, Kind};
 use oio_fleet::controller::{self, HostJob, Work};
 use oio_tpcc::{TpccResult, TpccRunPlan};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -226,7 +227,8 @@ pub(super) fn run_step(
 )> {
     let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());
     if !style::quiet() {
-        eprintln!(
+        let _ =
+            writeln!(crate::output::terminal::stderr(),
             "oio fleet tpcc: {} workers on each of {} hosts ({}), ramp {:.1} s, measured {:.1} s",
             a.workers(),
             jobs.len(),
