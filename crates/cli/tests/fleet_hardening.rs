@@ -824,6 +824,84 @@ fn a_metrics_scrape_during_a_run_matches_the_final_intervals() {
     }
 }
 
+/// Issue 39 item 6: `oio fleet scale --repeat N` runs every step N times in rounds
+/// (ascending, then descending), keeps each run, and takes a step's margin from its runs'
+/// spread; on the model every run of a step is the same, so the ladder is exact.
+#[test]
+fn a_host_ladder_with_repeats_interleaves_its_steps_and_keeps_each_run() {
+    let dir = scratch();
+    let out = fleet(
+        dir.path(),
+        "scale",
+        &["s1", "s2"],
+        &[
+            "--engine",
+            "null",
+            "--sim",
+            "servers=8,service=1ms,clock=virtual",
+            "--rw",
+            "randread",
+            "--size",
+            "1M",
+            "--time",
+            "2s",
+            "--ramp",
+            "0s",
+            "--steps",
+            "1,2",
+            "--repeat",
+            "2",
+            "--json",
+        ],
+    )
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // Counterbalanced: 1, 2, then 2, 1.
+    let order: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("oio fleet scale: "))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "oio fleet scale: 1 host, run 1 of 2",
+            "oio fleet scale: 2 hosts, run 1 of 2",
+            "oio fleet scale: 2 hosts, run 2 of 2",
+            "oio fleet scale: 1 host, run 2 of 2",
+        ],
+        "{err}"
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let schema: Value =
+        serde_json::from_str(include_str!("../../../schema/fleet-scale.schema.json")).unwrap();
+    let v = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let steps = doc["steps"].as_array().unwrap();
+    let first = steps[0]["rate"].as_f64().unwrap();
+    for s in steps {
+        let rates = s["repeat_rates"].as_array().unwrap();
+        assert_eq!(rates.len(), 2, "{s}");
+        assert_eq!(rates[0], rates[1], "{s}");
+        assert_eq!(s["result_files"].as_array().unwrap().len(), 2, "{s}");
+        assert_eq!(s["efficiency"].as_f64().unwrap(), 1.0, "{s}");
+        assert_eq!(
+            s["rate"].as_f64().unwrap(),
+            s["hosts"].as_f64().unwrap() * first
+        );
+    }
+    assert!(
+        doc["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().starts_with("each step is 2 fleet runs")),
+        "{doc}"
+    );
+}
+
 /// Issue 26 item 2: `oio fleet scale` on local agents against the simulated device on a
 /// virtual clock: each host's rate is the model's exactly, so every step's efficiency is
 /// exactly 1 and the ladder stays above the threshold; each step keeps its merged result.

@@ -32,6 +32,29 @@ pub struct ScaleArgs {
     /// crossing is named.
     #[arg(long, value_name = "FRACTION", default_value = "0.8")]
     pub threshold: f64,
+    /// Runs per step, in rounds over the steps (ascending, then descending), a step's
+    /// margin from its runs' spread.
+    #[command(flatten)]
+    pub repeat: crate::args::RepeatArgs,
+}
+
+/// The order of the steps in round `round`: ascending, then descending (counterbalanced), so
+/// a drift over the ladder's time (caches, a database growing, a neighbour) falls on every
+/// step alike.
+fn round_order(round: usize, steps: usize) -> Vec<usize> {
+    if round.is_multiple_of(2) {
+        (0..steps).collect()
+    } else {
+        (0..steps).rev().collect()
+    }
+}
+
+/// A step's folder: `hostsK`, then `hostsK-2`, … for its repeats.
+fn step_dir(k: usize, round: usize) -> String {
+    match round {
+        0 => format!("hosts{k}"),
+        r => format!("hosts{k}-{}", r + 1),
+    }
 }
 
 /// The ladder document: the steps and the verdict.
@@ -89,51 +112,67 @@ pub fn run(s: ScaleArgs) -> anyhow::Result<ExitCode> {
         result_file_name("fleet-scale", &stamp, &plan.workload.name).trim_end_matches(".json"),
     );
     let metrics = super::run::metrics(&a.metrics, a.metrics_linger)?;
-    let mut done = Vec::new();
     let mut envelope = oio_core::document::Envelope::new(SCALE_SCHEMA, 1);
     envelope.command = std::env::args().collect();
     envelope.label = a.label.clone();
     envelope.host = Some(oio_core::host::HostInfo::detect());
+    let repeat = s.repeat.repeat.max(1) as usize;
+    let mut runs: Vec<Vec<Step>> = vec![Vec::new(); steps.len()];
     let mut interrupted = false;
-    for &k in &steps {
-        let jobs = &all[..k];
-        if !style::quiet() {
-            let _ = writeln!(
-                crate::output::terminal::stderr(),
-                "oio fleet scale: {k} host{}",
-                if k == 1 { "" } else { "s" }
-            );
-        }
-        let live = crate::output::fleet::FleetLive::new();
-        let run = controller::run_with_progress(jobs, &a.host.options(), &cancel, &mut |p| {
-            live.update(p);
-            if let Some(m) = &metrics {
-                m.update(p);
+    'rounds: for round in 0..repeat {
+        for si in round_order(round, steps.len()) {
+            let k = steps[si];
+            let jobs = &all[..k];
+            if !style::quiet() {
+                let _ = writeln!(
+                    crate::output::terminal::stderr(),
+                    "oio fleet scale: {k} host{}{}",
+                    if k == 1 { "" } else { "s" },
+                    if repeat > 1 {
+                        format!(", run {} of {repeat}", round + 1)
+                    } else {
+                        String::new()
+                    }
+                );
             }
-        });
-        live.finish();
-        let run = run?;
-        let (doc, merged) = super::save_io(
-            &dir.join(format!("hosts{k}")),
-            &run,
-            &plan,
-            a.label.as_deref(),
-        )?;
-        done.push(step(k, &doc, &merged.display().to_string()));
-        for l in &doc.lost {
-            style::print_warning(&oio_core::text::printable(l));
-        }
-        if run.interrupted || doc.envelope.partial {
-            // A step with a host missing is not comparable: the ladder ends there.
-            interrupted = run.interrupted;
-            envelope.stopped(doc.envelope.stop_reason);
-            break;
+            let live = crate::output::fleet::FleetLive::new();
+            let run = controller::run_with_progress(jobs, &a.host.options(), &cancel, &mut |p| {
+                live.update(p);
+                if let Some(m) = &metrics {
+                    m.update(p);
+                }
+            });
+            live.finish();
+            let run = run?;
+            let (doc, merged) = super::save_io(
+                &dir.join(step_dir(k, round)),
+                &run,
+                &plan,
+                a.label.as_deref(),
+            )?;
+            runs[si].push(step(k, &doc, &merged.display().to_string()));
+            for l in &doc.lost {
+                style::print_warning(&oio_core::text::printable(l));
+            }
+            if run.interrupted || doc.envelope.partial {
+                // A step with a host missing is not comparable: the ladder ends there.
+                interrupted = run.interrupted;
+                envelope.stopped(doc.envelope.stop_reason);
+                break 'rounds;
+            }
         }
     }
+    let done: Vec<Step> = runs
+        .into_iter()
+        .filter(|r| !r.is_empty())
+        .map(|r| repeated(r, repeat))
+        .collect();
     let ladder = scale::ladder(done, s.threshold);
-    envelope.warnings.push(
-        "each step is one fleet run on the first hosts listed; efficiency = (merged rate ÷ hosts) ÷ the first step's; its margin is two standard errors of the two steps' rates (from their full-length intervals, taken as independent)".into(),
-    );
+    envelope.warnings.push(if repeat > 1 {
+        format!("each step is {repeat} fleet runs on the first hosts listed (the steps interleaved, ascending then descending); a step's rate is its runs' mean; efficiency = (merged rate ÷ hosts) ÷ the first step's; its margin is two standard errors of the two steps' rates from run to run")
+    } else {
+        "each step is one fleet run on the first hosts listed; efficiency = (merged rate ÷ hosts) ÷ the first step's; its margin is two standard errors of the two steps' rates (from their full-length intervals, taken as independent, which understates the run-to-run spread: give --repeat 2 or more for that)".into()
+    });
     let doc = ScaleDoc {
         envelope,
         workload: plan.workload.name.clone(),
@@ -223,12 +262,7 @@ pub fn tpcc(s: super::tpcc::TpccScaleArgs) -> anyhow::Result<ExitCode> {
     // Rounds over the steps, ascending then descending (counterbalanced): a drift over the
     // ladder's time (caches, databases growing) falls on every step alike.
     'rounds: for round in 0..repeat {
-        let order: Vec<usize> = if round % 2 == 0 {
-            (0..steps.len()).collect()
-        } else {
-            (0..steps.len()).rev().collect()
-        };
-        for si in order {
+        for si in round_order(round, steps.len()) {
             let k = steps[si];
             if !style::quiet() {
                 let _ = writeln!(
@@ -242,13 +276,13 @@ pub fn tpcc(s: super::tpcc::TpccScaleArgs) -> anyhow::Result<ExitCode> {
                     }
                 );
             }
-            let sub = if round == 0 {
-                format!("hosts{k}")
-            } else {
-                format!("hosts{k}-{}", round + 1)
-            };
-            let (run, doc, merged) =
-                super::tpcc::run_step(a, &all[..k], None, metrics.as_ref(), &dir.join(sub))?;
+            let (run, doc, merged) = super::tpcc::run_step(
+                a,
+                &all[..k],
+                None,
+                metrics.as_ref(),
+                &dir.join(step_dir(k, round)),
+            )?;
             runs[si].push(tpcc_step(
                 k,
                 &doc,
