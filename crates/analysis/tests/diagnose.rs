@@ -369,9 +369,11 @@ fn periods_that_differ_say_what_differs_and_what_latency_follows() {
     let d = run_obs(&obs, &Options::default());
     let f = found(&d, "periods_differ");
     assert!(f.claim.starts_with("t=30–60 s is"), "{}", f.claim);
-    assert!(f.claim.contains("queue 40"), "{}", f.claim);
-    assert!(f.claim.contains("latency follows the queue"), "{}", f.claim);
-    assert!(!f.claim.contains("write share"), "{}", f.claim);
+    assert!(f.claim.contains("(40."), "{}", f.claim);
+    // At one rate the queue grew as latency did: an open loop on a slower device or a deeper
+    // queue at a saturated one, which counters cannot tell apart (issue 38).
+    assert!(f.claim.contains("counters cannot tell"), "{}", f.claim);
+    assert!(!f.claim.contains("latency follows"), "{}", f.claim);
     // The slow period is write-heavy at the same queue: latency follows the write share.
     let obs = two_periods(Iv {
         q: 4.0,

@@ -1018,7 +1018,23 @@ fn slower_period(
 ) -> Finding {
     let ratio = slow.latency_ns / fast.latency_ns;
     f.status = Status::Found;
-    let what = if diffs.is_empty() {
+    let queue_moved = ratio_of(slow.queue, fast.queue) >= periods::SHAPE_RATIO;
+    let what = if diffs.is_empty() && queue_moved {
+        // At one rate a queue that grew as latency did fits two stories (Little's law): an
+        // open loop on a device that slowed, or a closed loop deepened at a device already
+        // saturated. Counters cannot tell them apart; say both, claim neither.
+        format!(
+            "the sizes and mix are the same (write share {:.0} % vs {:.0} %, I/O size {} vs {}) and the queue grew as latency did ({:.1} vs {:.1}) at one rate ({:.0} vs {:.0} IOPS): by Little's law the counters cannot tell a device that slowed under a steady arrival rate (an open loop) from a deeper queue that only waits at a saturated device (a closed loop)",
+            slow.write_pct,
+            fast.write_pct,
+            fmt_bytes(slow.io_bytes),
+            fmt_bytes(fast.io_bytes),
+            slow.queue,
+            fast.queue,
+            slow.iops,
+            fast.iops
+        )
+    } else if diffs.is_empty() {
         format!(
             "the workload's shape is the same (write share {:.0} % vs {:.0} %, I/O size {} vs {}, queue {:.1} vs {:.1}), so the device or the host got slower (other load on it, background work), not the workload; throughput {:.1} vs {:.1} MiB/s only follows (Little's law: at the same queue, throughput falls as latency rises)",
             slow.write_pct,
