@@ -485,6 +485,19 @@ fn pump(mut from: TcpStream, mut to: TcpStream, delay_us: u64, jitter_us: u64, m
 
 /// Waits for a child with a bound, killing it past the bound; its output is read meanwhile
 /// (a full pipe would otherwise stop it).
+/// `oio fleet SUB` in `dir` on hosts `a` and `b`, each a local agent (no network).
+fn local_agents(dir: &Path, sub: &str) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_oio"));
+    c.env("NO_COLOR", "1")
+        .current_dir(dir)
+        .args(["fleet", sub, "--hosts", "a,b", "--launcher"])
+        .arg(format!(
+            "env OIO_HOST={{host}} '{}' agent --stdio",
+            env!("CARGO_BIN_EXE_oio")
+        ));
+    c
+}
+
 pub(crate) fn wait_bounded(mut c: Child, limit: Duration) -> Output {
     let drain = |r: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
@@ -1573,14 +1586,7 @@ fn install_copies_oio_over_ssh_and_never_runs_or_overwrites_what_it_finds() {
 #[test]
 fn sweep_runs_every_depth_on_every_host_and_keeps_the_merged_points() {
     let dir = crate::common::scratch();
-    let c = Command::new(env!("CARGO_BIN_EXE_oio"))
-        .env("NO_COLOR", "1")
-        .current_dir(dir.path())
-        .args(["fleet", "sweep", "--hosts", "a,b", "--launcher"])
-        .arg(format!(
-            "env OIO_HOST={{host}} '{}' agent --stdio",
-            env!("CARGO_BIN_EXE_oio")
-        ))
+    let c = local_agents(dir.path(), "sweep")
         .args([
             "--engine",
             "null",
@@ -1643,14 +1649,7 @@ fn sweep_runs_every_depth_on_every_host_and_keeps_the_merged_points() {
 #[test]
 fn sweep_repeats_each_depth_and_takes_the_knee_fraction_as_oio_sweep_does() {
     let dir = crate::common::scratch();
-    let c = Command::new(env!("CARGO_BIN_EXE_oio"))
-        .env("NO_COLOR", "1")
-        .current_dir(dir.path())
-        .args(["fleet", "sweep", "--hosts", "a,b", "--launcher"])
-        .arg(format!(
-            "env OIO_HOST={{host}} '{}' agent --stdio",
-            env!("CARGO_BIN_EXE_oio")
-        ))
+    let c = local_agents(dir.path(), "sweep")
         .args([
             "--engine",
             "null",
@@ -2184,14 +2183,7 @@ fn a_host_ladder_over_ssh_prints_its_efficiency_table() {
 #[test]
 fn sweep_takes_every_rule_of_oio_sweep() {
     let dir = crate::common::scratch();
-    let c = Command::new(env!("CARGO_BIN_EXE_oio"))
-        .env("NO_COLOR", "1")
-        .current_dir(dir.path())
-        .args(["fleet", "sweep", "--hosts", "a,b", "--launcher"])
-        .arg(format!(
-            "env OIO_HOST={{host}} '{}' agent --stdio",
-            env!("CARGO_BIN_EXE_oio")
-        ))
+    let c = local_agents(dir.path(), "sweep")
         .args([
             "--engine",
             "null",
@@ -2273,14 +2265,7 @@ fn sweep_takes_every_rule_of_oio_sweep() {
 #[test]
 fn run_repeats_the_fleet_run_and_keeps_each() {
     let dir = crate::common::scratch();
-    let c = Command::new(env!("CARGO_BIN_EXE_oio"))
-        .env("NO_COLOR", "1")
-        .current_dir(dir.path())
-        .args(["fleet", "run", "--hosts", "a,b", "--launcher"])
-        .arg(format!(
-            "env OIO_HOST={{host}} '{}' agent --stdio",
-            env!("CARGO_BIN_EXE_oio")
-        ))
+    let c = local_agents(dir.path(), "run")
         .args([
             "--engine",
             "null",
