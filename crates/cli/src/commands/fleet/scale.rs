@@ -49,6 +49,65 @@ fn round_order(round: usize, steps: usize) -> Vec<usize> {
     }
 }
 
+/// One run of one step, as [`rounds`] takes it.
+struct StepRun {
+    step: Step,
+    /// The run's lost hosts, said as warnings.
+    lost: Vec<String>,
+    interrupted: bool,
+    /// Why the run ended early (a host missing, Ctrl-C), when it did.
+    ended: Option<oio_core::document::StopReason>,
+}
+
+/// Runs every step `repeat` times in counterbalanced rounds through `one(hosts, round)`,
+/// naming each on the terminal as `what`; a step of several runs is their mean
+/// ([`repeated`]). The ladder ends at the first run interrupted or cut short (a step with a
+/// host missing is not comparable), said in `envelope`. Returns the steps and whether it was
+/// interrupted.
+fn rounds(
+    what: &str,
+    steps: &[usize],
+    repeat: usize,
+    envelope: &mut oio_core::document::Envelope,
+    mut one: impl FnMut(usize, usize) -> anyhow::Result<StepRun>,
+) -> anyhow::Result<(Vec<Step>, bool)> {
+    let mut runs: Vec<Vec<Step>> = vec![Vec::new(); steps.len()];
+    let mut interrupted = false;
+    'rounds: for round in 0..repeat {
+        for si in round_order(round, steps.len()) {
+            let k = steps[si];
+            if !style::quiet() {
+                let _ = writeln!(
+                    crate::output::terminal::stderr(),
+                    "{what}: {k} host{}{}",
+                    if k == 1 { "" } else { "s" },
+                    if repeat > 1 {
+                        format!(", run {} of {repeat}", round + 1)
+                    } else {
+                        String::new()
+                    }
+                );
+            }
+            let r = one(k, round)?;
+            runs[si].push(r.step);
+            for l in &r.lost {
+                style::print_warning(&oio_core::text::printable(l));
+            }
+            if let Some(why) = r.ended {
+                interrupted = r.interrupted;
+                envelope.stopped(why);
+                break 'rounds;
+            }
+        }
+    }
+    let done = runs
+        .into_iter()
+        .filter(|r| !r.is_empty())
+        .map(|r| repeated(r, repeat))
+        .collect();
+    Ok((done, interrupted))
+}
+
 /// A step's folder: `hostsK`, then `hostsK-2`, … for its repeats.
 fn step_dir(k: usize, round: usize) -> String {
     match round {
@@ -117,31 +176,20 @@ pub fn run(s: ScaleArgs) -> anyhow::Result<ExitCode> {
     envelope.label = a.label.clone();
     envelope.host = Some(oio_core::host::HostInfo::detect());
     let repeat = s.repeat.repeat.max(1) as usize;
-    let mut runs: Vec<Vec<Step>> = vec![Vec::new(); steps.len()];
-    let mut interrupted = false;
-    'rounds: for round in 0..repeat {
-        for si in round_order(round, steps.len()) {
-            let k = steps[si];
-            let jobs = &all[..k];
-            if !style::quiet() {
-                let _ = writeln!(
-                    crate::output::terminal::stderr(),
-                    "oio fleet scale: {k} host{}{}",
-                    if k == 1 { "" } else { "s" },
-                    if repeat > 1 {
-                        format!(", run {} of {repeat}", round + 1)
-                    } else {
-                        String::new()
-                    }
-                );
-            }
+    let (done, interrupted) = rounds(
+        "oio fleet scale",
+        &steps,
+        repeat,
+        &mut envelope,
+        |k, round| {
             let live = crate::output::fleet::FleetLive::new();
-            let run = controller::run_with_progress(jobs, &a.host.options(), &cancel, &mut |p| {
-                live.update(p);
-                if let Some(m) = &metrics {
-                    m.update(p);
-                }
-            });
+            let run =
+                controller::run_with_progress(&all[..k], &a.host.options(), &cancel, &mut |p| {
+                    live.update(p);
+                    if let Some(m) = &metrics {
+                        m.update(p);
+                    }
+                });
             live.finish();
             let run = run?;
             let (doc, merged) = super::save_io(
@@ -150,23 +198,15 @@ pub fn run(s: ScaleArgs) -> anyhow::Result<ExitCode> {
                 &plan,
                 a.label.as_deref(),
             )?;
-            runs[si].push(step(k, &doc, &merged.display().to_string()));
-            for l in &doc.lost {
-                style::print_warning(&oio_core::text::printable(l));
-            }
-            if run.interrupted || doc.envelope.partial {
-                // A step with a host missing is not comparable: the ladder ends there.
-                interrupted = run.interrupted;
-                envelope.stopped(doc.envelope.stop_reason);
-                break 'rounds;
-            }
-        }
-    }
-    let done: Vec<Step> = runs
-        .into_iter()
-        .filter(|r| !r.is_empty())
-        .map(|r| repeated(r, repeat))
-        .collect();
+            Ok(StepRun {
+                step: step(k, &doc, &merged.display().to_string()),
+                lost: doc.lost.clone(),
+                interrupted: run.interrupted,
+                ended: (run.interrupted || doc.envelope.partial)
+                    .then_some(doc.envelope.stop_reason),
+            })
+        },
+    )?;
     let ladder = scale::ladder(done, s.threshold);
     envelope.warnings.push(if repeat > 1 {
         format!("each step is {repeat} fleet runs on the first hosts listed (the steps interleaved, ascending then descending); a step's rate is its runs' mean; efficiency = (merged rate ÷ hosts) ÷ the first step's; its margin is two standard errors of the two steps' rates from run to run")
@@ -257,25 +297,12 @@ pub fn tpcc(s: super::tpcc::TpccScaleArgs) -> anyhow::Result<ExitCode> {
     envelope.label = a.tpcc.label.clone();
     envelope.host = Some(oio_core::host::HostInfo::detect());
     let repeat = a.tpcc.repeat.max(1) as usize;
-    let mut runs: Vec<Vec<Step>> = vec![Vec::new(); steps.len()];
-    let mut interrupted = false;
-    // Rounds over the steps, ascending then descending (counterbalanced): a drift over the
-    // ladder's time (caches, databases growing) falls on every step alike.
-    'rounds: for round in 0..repeat {
-        for si in round_order(round, steps.len()) {
-            let k = steps[si];
-            if !style::quiet() {
-                let _ = writeln!(
-                    crate::output::terminal::stderr(),
-                    "oio fleet tpcc scale: {k} host{}{}",
-                    if k == 1 { "" } else { "s" },
-                    if repeat > 1 {
-                        format!(", run {} of {repeat}", round + 1)
-                    } else {
-                        String::new()
-                    }
-                );
-            }
+    let (done, interrupted) = rounds(
+        "oio fleet tpcc scale",
+        &steps,
+        repeat,
+        &mut envelope,
+        |k, round| {
             let (run, doc, merged) = super::tpcc::run_step(
                 a,
                 &all[..k],
@@ -283,28 +310,15 @@ pub fn tpcc(s: super::tpcc::TpccScaleArgs) -> anyhow::Result<ExitCode> {
                 metrics.as_ref(),
                 &dir.join(step_dir(k, round)),
             )?;
-            runs[si].push(tpcc_step(
-                k,
-                &doc,
-                &merged.display().to_string(),
-                a.tpcc.interval,
-            ));
-            for l in &doc.lost {
-                style::print_warning(&oio_core::text::printable(l));
-            }
-            if run.interrupted || doc.envelope.partial {
-                // A step with a host missing is not comparable: the ladder ends there.
-                interrupted = run.interrupted;
-                envelope.stopped(doc.envelope.stop_reason);
-                break 'rounds;
-            }
-        }
-    }
-    let done: Vec<Step> = runs
-        .into_iter()
-        .filter(|r| !r.is_empty())
-        .map(|r| repeated(r, repeat))
-        .collect();
+            Ok(StepRun {
+                step: tpcc_step(k, &doc, &merged.display().to_string(), a.tpcc.interval),
+                lost: doc.lost.clone(),
+                interrupted: run.interrupted,
+                ended: (run.interrupted || doc.envelope.partial)
+                    .then_some(doc.envelope.stop_reason),
+            })
+        },
+    )?;
     drop(metrics);
     let ladder = scale::ladder(done, s.threshold);
     envelope.warnings.push(
