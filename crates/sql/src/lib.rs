@@ -1,0 +1,17 @@
+//! Users' own transactions as a workload: scripts in pgbench's language (with oio's sections
+//! for named transactions, setup and teardown, and per-dialect statements), the built-in
+//! scenarios of the field reports, and the driver that runs them on oio's dialects.
+//!
+//! Why it exists: users reproduce contention with their own statements (pgbench scripts,
+//! sysbench, HammerDB custom scripts); none of those tools puts the database's waits, the
+//! device's I/O and a verdict side by side. oio's database side does, for TPC-C; this crate
+//! gives it any transactions.
+//!
+//! # Layers
+//!
+//! 1. [`script`]: the language — parsing (with file, line and column in every error),
+//!    expressions, variables, and the interpreter that runs one transaction against an
+//!    [`script::Executor`]. It knows no database.
+#![deny(missing_docs)]
+
+pub mod script;
