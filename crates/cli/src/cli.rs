@@ -77,6 +77,8 @@ pub enum Command {
     Profiles(commands::profiles::Args),
     /// TPC-C-like (TPROC-C-like) database benchmark: build, run (NOPM, TPM, waits), check.
     Tpcc(commands::tpcc::Args),
+    /// Your own transactions (pgbench scripts, built-in scenarios) with waits and device I/O.
+    Sql(commands::sql::Args),
     /// Record /proc/diskstats live (iostat -x numbers) and save an observation.
     Record(commands::record::Args),
     /// Turn telemetry (perfmon, iostat, diskstats, blkparse, fio) into a workload file.

@@ -169,11 +169,13 @@ pub enum Kind {
     FleetScale,
     /// The host ladder of `oio fleet tpcc scale`: `oio.fleet.tpcc.scale`.
     FleetTpccScale,
+    /// `oio sql run` (users' own transactions): `oio.sql`.
+    Sql,
 }
 
 impl Kind {
     /// Every kind, in the order messages list them.
-    pub const ALL: [Kind; 16] = [
+    pub const ALL: [Kind; 17] = [
         Kind::Run,
         Kind::Observation,
         Kind::Characterization,
@@ -190,6 +192,7 @@ impl Kind {
         Kind::FleetTpcc,
         Kind::FleetScale,
         Kind::FleetTpccScale,
+        Kind::Sql,
     ];
 
     /// The `schema` value of this kind.
@@ -211,6 +214,7 @@ impl Kind {
             Kind::FleetTpcc => "oio.fleet.tpcc",
             Kind::FleetScale => "oio.fleet.scale",
             Kind::FleetTpccScale => "oio.fleet.tpcc.scale",
+            Kind::Sql => "oio.sql",
         }
     }
 

@@ -1,7 +1,8 @@
 //! oio's documents layer: what the analysis commands read, and how.
 //!
 //! - Every document type `oio report`, `oio compare` and `oio diagnose` read beside the
-//!   envelope (`oio_core::document`): the TPC-C documents in [`tpcc`], the fleet's merged
+//!   envelope (`oio_core::document`): the TPC-C documents in [`tpcc`], users' own
+//!   transactions in [`sql`], the fleet's merged
 //!   results in [`fleet`] (runs, sweeps, observations and the analyses' documents are defined
 //!   in `oio-core` and `oio-analysis`). The crates that produce them (`oio-tpcc`,
 //!   `oio-fleet`) re-export these types, so readers need none of the database drivers or the
@@ -17,6 +18,7 @@
 pub use oio_core::experiment;
 pub mod fleet;
 pub mod load;
+pub mod sql;
 pub mod tpcc;
 
 /// A document that is not the kind or version asked for, or does not parse as it: the

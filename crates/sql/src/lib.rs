@@ -12,6 +12,15 @@
 //! 1. [`script`]: the language — parsing (with file, line and column in every error),
 //!    expressions, variables, and the interpreter that runs one transaction against an
 //!    [`script::Executor`]. It knows no database.
+//! 2. [`run`]: one step on one database — the plan ([`run::plan::SqlRun`], checked before
+//!    anything connects), the workers, the measured window, and the `oio.sql` result
+//!    ([`oio_documents::sql::SqlResult`]). The dialects are oio-tpcc's: a session runs the
+//!    user's SQL ([`oio_tpcc::db::Connection::run_sql`]) and writes its literals.
 #![deny(missing_docs)]
 
+pub mod run;
 pub mod script;
+
+pub use oio_documents::sql::SqlResult;
+pub use run::plan::{SqlError, SqlRun};
+pub use run::{run, Progress, Quiet, SqlObserver};

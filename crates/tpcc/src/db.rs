@@ -72,6 +72,20 @@ pub trait Connection: Send {
     /// Runs ad-hoc SQL (checks, bookkeeping) and returns column names and rows.
     fn query_sql(&mut self, sql: &str) -> Result<(Vec<String>, Vec<Vec<Val>>), StmtError>;
 
+    /// Runs a user's SQL command (one statement, or several separated by `;`) in as few
+    /// round trips as the dialect can, and returns the rows of its last statement (numbers as
+    /// numbers where the driver tells them apart). What it does to the transaction state is
+    /// the SQL's business: a later [`Connection::rollback`] is always sent.
+    fn run_sql(&mut self, sql: &str) -> Result<Vec<Vec<Val>>, StmtError> {
+        self.query_sql(sql).map(|(_, rows)| rows)
+    }
+
+    /// `s` as a string literal of the dialect, meaning `s` exactly whatever the session's
+    /// settings (the SQL standard's quoting by default: SQLite's).
+    fn text_literal(&self, s: &str) -> String {
+        format!("'{}'", s.replace('\'', "''"))
+    }
+
     /// A single integer from ad-hoc SQL (0 when there is no row).
     fn query_int(&mut self, sql: &str) -> Result<i64, StmtError> {
         let (_, rows) = self.query_sql(sql)?;

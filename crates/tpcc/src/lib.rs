@@ -128,5 +128,6 @@ pub const ORDERS_PER_DISTRICT: i64 = 3_000;
 pub const FIRST_UNDELIVERED_O_ID: i64 = 2_101;
 
 /// The application name (PostgreSQL) or `program_name` (MariaDB/MySQL) of worker `k`'s
-/// session is this followed by `k`; the wait samplers find the workers' sessions by it.
-pub(crate) const WORKER_APPLICATION: &str = "oio-tpcc-worker-";
+/// session is this followed by `k`; the wait samplers find the workers' sessions by it (the
+/// workers of `oio sql run` are named the same way).
+pub const WORKER_APPLICATION: &str = "oio-tpcc-worker-";

@@ -526,6 +526,12 @@ impl Connection for MySession {
         MySession::batch(self, sql)
     }
 
+    fn text_literal(&self, s: &str) -> String {
+        let mut out = String::with_capacity(s.len() + 2);
+        crate::mysql_client::text(&mut out, s);
+        out
+    }
+
     fn canceller(&self) -> crate::db::Canceller {
         let c = MySession::canceller(self);
         crate::db::Canceller::new(move || c.cancel())

@@ -135,7 +135,7 @@ impl Script {
 /// A text literal. Printable ASCII without a backslash is quoted with `''` for `'`, which
 /// means the same with and without `NO_BACKSLASH_ESCAPES`; anything else is written as
 /// UTF-8 bytes in hex.
-fn text(out: &mut String, s: &str) {
+pub(crate) fn text(out: &mut String, s: &str) {
     if s.bytes().all(|b| (0x20..0x7f).contains(&b) && b != b'\\') {
         out.push('\'');
         for c in s.chars() {

@@ -144,6 +144,28 @@ impl PgSession {
         self.simple(sql)
     }
 
+    /// A user's SQL through the simple query protocol (one round trip), the rows of its last
+    /// statement as text (the protocol's form; numbers are told apart by the caller). The
+    /// transaction state is then unknown, so a later rollback is sent.
+    pub fn simple_rows(&mut self, sql: &str) -> Result<Vec<Vec<Val>>, StmtError> {
+        self.maybe_in_txn = true;
+        let messages = self.call(|c| c.simple_query(sql))?;
+        let mut rows = Vec::new();
+        for m in messages {
+            match m {
+                tokio_postgres::SimpleQueryMessage::Row(r) => rows.push(
+                    (0..r.len())
+                        .map(|i| r.get(i).map_or(Val::Null, |t| Val::Text(t.to_string())))
+                        .collect(),
+                ),
+                // A later statement's rows replace an earlier one's.
+                tokio_postgres::SimpleQueryMessage::RowDescription(_) => rows.clear(),
+                _ => {}
+            }
+        }
+        Ok(rows)
+    }
+
     /// SQL through the simple query protocol, one round trip.
     fn simple(&mut self, sql: &str) -> Result<(), StmtError> {
         self.call(|c| c.batch_execute(sql))

@@ -271,6 +271,14 @@ impl Connection for PgSession {
         self.batch_execute(sql)
     }
 
+    fn run_sql(&mut self, sql: &str) -> Result<Vec<Vec<Val>>, StmtError> {
+        self.simple_rows(sql)
+    }
+
+    fn text_literal(&self, s: &str) -> String {
+        crate::settings::pg_literal(s)
+    }
+
     fn canceller(&self) -> Canceller {
         let t = self.cancel_token();
         Canceller::new(move || {

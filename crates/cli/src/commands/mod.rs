@@ -18,6 +18,7 @@ pub mod replay;
 pub mod report;
 pub mod rerun;
 pub mod run;
+pub mod sql;
 pub mod sweep;
 pub mod tpcc;
 pub mod verify;
@@ -34,6 +35,7 @@ pub fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
         Command::Blend(args) => blend::run(args),
         Command::Profiles(args) => profiles::run(args),
         Command::Tpcc(args) => tpcc::run(args),
+        Command::Sql(args) => sql::run(args),
         Command::Record(args) => record::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Characterize(args) => characterize::run(args),

@@ -9,6 +9,7 @@ pub mod header;
 pub mod live;
 pub mod metrics;
 pub mod repeat;
+pub mod sql;
 pub mod style;
 pub mod summary;
 pub mod sweep;

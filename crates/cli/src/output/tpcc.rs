@@ -262,7 +262,7 @@ impl RunObserver for RunSink {
 }
 
 /// A latency in ns as µs or ms, whichever reads best.
-fn ns(v: Option<f64>) -> String {
+pub(crate) fn ns(v: Option<f64>) -> String {
     match v {
         None => "-".into(),
         Some(n) if n >= 10_000_000.0 => format!("{:.1} ms", n / 1e6),
@@ -271,7 +271,7 @@ fn ns(v: Option<f64>) -> String {
     }
 }
 
-fn ns_u(v: Option<u64>) -> String {
+pub(crate) fn ns_u(v: Option<u64>) -> String {
     ns(v.map(|n| n as f64))
 }
 
@@ -407,26 +407,8 @@ pub fn write_run_summary(out: &mut dyn Write, r: &TpccResult) -> std::io::Result
             }
         )?;
     }
-    write_waits(out, r)?;
-    if let Some(o) = &r.device {
-        for d in &o.devices {
-            let Some(m) = mean_interval(&d.intervals) else {
-                continue;
-            };
-            let num = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.1}"));
-            writeln!(
-                out,
-                "\n  device {} during the window ({:.0} s, time-weighted): {} reads/s, {} writes/s, {} written/s, queue {}, write latency {}",
-                d.name,
-                m.duration_s,
-                num(m.read.iops),
-                num(m.write.iops),
-                m.write.bytes_per_sec.map_or("-".into(), format_bytes),
-                num(m.queue_mean),
-                ns(m.write.latency_mean_ns),
-            )?;
-        }
-    }
+    write_waits(out, &r.waits)?;
+    write_device(out, r.device.as_ref())?;
     writeln!(
         out,
         "\n  driver CPU {:.2} cores busy, {} per transaction{}",
@@ -440,8 +422,11 @@ pub fn write_run_summary(out: &mut dyn Write, r: &TpccResult) -> std::io::Result
     )
 }
 
-fn write_waits(out: &mut dyn Write, r: &TpccResult) -> std::io::Result<()> {
-    let w = &r.waits;
+/// The database's waits over the window.
+pub(crate) fn write_waits(
+    out: &mut dyn Write,
+    w: &oio_tpcc::waits::WaitProfile,
+) -> std::io::Result<()> {
     if !w.buckets.is_empty() {
         writeln!(
             out,
@@ -484,6 +469,33 @@ fn write_waits(out: &mut dyn Write, r: &TpccResult) -> std::io::Result<()> {
             format_bytes(sq.checkpoint_bytes as f64),
             sq.wal_frames
         )?;
+    }
+    Ok(())
+}
+
+/// The device under the database during the window, time-weighted.
+pub(crate) fn write_device(
+    out: &mut dyn Write,
+    device: Option<&oio_core::observation::Observation>,
+) -> std::io::Result<()> {
+    if let Some(o) = device {
+        for d in &o.devices {
+            let Some(m) = mean_interval(&d.intervals) else {
+                continue;
+            };
+            let num = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.1}"));
+            writeln!(
+                out,
+                "\n  device {} during the window ({:.0} s, time-weighted): {} reads/s, {} writes/s, {} written/s, queue {}, write latency {}",
+                d.name,
+                m.duration_s,
+                num(m.read.iops),
+                num(m.write.iops),
+                m.write.bytes_per_sec.map_or("-".into(), format_bytes),
+                num(m.queue_mean),
+                ns(m.write.latency_mean_ns),
+            )?;
+        }
     }
     Ok(())
 }
