@@ -83,6 +83,8 @@ pub enum Kind {
     Run,
     /// `oio.tpcc` results.
     Tpcc,
+    /// `oio.sql` results (users' own transactions).
+    Sql,
 }
 
 impl Kind {
@@ -91,6 +93,7 @@ impl Kind {
         match self {
             Kind::Run => "I/O run results (oio.run or fio)",
             Kind::Tpcc => "TPC-C results (oio.tpcc)",
+            Kind::Sql => "SQL script results (oio.sql)",
         }
     }
 }
@@ -183,6 +186,30 @@ pub fn tpcc_metrics(types: &[String]) -> Vec<MetricDef> {
     v
 }
 
+/// The metrics of `oio sql run` results, in output order: transactions per second, then p90
+/// and p99 latency of each transaction in `types`.
+pub fn sql_metrics(types: &[String]) -> Vec<MetricDef> {
+    let mut v = vec![MetricDef::new(
+        "tps",
+        "transactions/s",
+        "1/s",
+        true,
+        Aggregate::Mean,
+    )];
+    for t in types {
+        for (p, q) in [("p90", 0.9), ("p99", 0.99)] {
+            v.push(MetricDef::new(
+                &format!("{t}_{p}"),
+                &format!("{t} {p} latency"),
+                "ns",
+                false,
+                Aggregate::Quantile(q),
+            ));
+        }
+    }
+    v
+}
+
 /// The largest [`RunData::noise_bias`]: a neighbour is never taken to have stopped a run.
 pub const MAX_NOISE_BIAS: f64 = 0.95;
 
@@ -238,6 +265,26 @@ pub struct RunData {
     pub source_resolution: f64,
 }
 
+/// Each transaction's p90 and p99 into `values` (ns), and its histogram under both keys.
+fn transaction_latencies(
+    txns: &BTreeMap<String, TxnFacts>,
+    values: &mut BTreeMap<String, f64>,
+) -> BTreeMap<String, MergeableHist> {
+    let mut hists = BTreeMap::new();
+    for (name, x) in txns {
+        for (p, v) in [("p90", x.p90_us), ("p99", x.p99_us)] {
+            let key = format!("{name}_{p}");
+            if let Some(v) = v {
+                values.insert(key.clone(), v * 1000.0);
+            }
+            if let Some(h) = mergeable(x.histogram_ns.as_ref()) {
+                hists.insert(key, h);
+            }
+        }
+    }
+    hists
+}
+
 fn mergeable(h: Option<&SparseHistogram>) -> Option<MergeableHist> {
     let h = h?;
     if h.count == 0 {
@@ -287,23 +334,30 @@ impl RunData {
         }
     }
 
+    /// A run of the user's own transactions: its rate and each transaction's latency, with
+    /// the noise rule of TPC-C runs (the database may share the host).
+    pub fn from_sql(t: &SqlFacts) -> RunData {
+        let mut values = BTreeMap::new();
+        values.insert("tps".into(), t.tps);
+        let hists = transaction_latencies(&t.transactions, &mut values);
+        RunData {
+            workload: t.workload.clone(),
+            partial: t.partial,
+            values,
+            hists,
+            sources: BTreeMap::new(),
+            noisy: t.noisy,
+            noise_bias: if t.noisy { MAX_NOISE_BIAS } else { 0.0 },
+            source_resolution: 0.0,
+        }
+    }
+
     /// A TPC-C-like run.
     pub fn from_tpcc(t: &TpccFacts) -> RunData {
         let mut values = BTreeMap::new();
         values.insert("nopm".into(), t.nopm);
         values.insert("tpm".into(), t.tpm);
-        let mut hists = BTreeMap::new();
-        for (name, x) in &t.transactions {
-            for (p, v) in [("p90", x.p90_us), ("p99", x.p99_us)] {
-                let key = format!("{name}_{p}");
-                if let Some(v) = v {
-                    values.insert(key.clone(), v * 1000.0);
-                }
-                if let Some(h) = mergeable(x.histogram_ns.as_ref()) {
-                    hists.insert(key, h);
-                }
-            }
-        }
+        let hists = transaction_latencies(&t.transactions, &mut values);
         let mut sources = BTreeMap::new();
         sources.insert("tpm".into(), t.tpm_source.clone());
         RunData {
@@ -336,6 +390,22 @@ pub struct TpccFacts {
     /// Where TPM comes from ("client", "pg_stat_database").
     pub tpm_source: String,
     /// By transaction type.
+    pub transactions: BTreeMap<String, TxnFacts>,
+    /// Measured while a neighbour disturbed the host (see [`RunData::noisy`]).
+    pub noisy: bool,
+}
+
+/// What a comparison needs from one `oio.sql` result (filled by the caller from
+/// `oio_documents::sql::SqlResult`).
+#[derive(Clone, Debug, Default)]
+pub struct SqlFacts {
+    /// "sql: SCRIPTS" and whatever else makes the workload different.
+    pub workload: String,
+    /// The run stopped early.
+    pub partial: bool,
+    /// Committed transactions per second.
+    pub tps: f64,
+    /// By transaction.
     pub transactions: BTreeMap<String, TxnFacts>,
     /// Measured while a neighbour disturbed the host (see [`RunData::noisy`]).
     pub noisy: bool,
@@ -1496,17 +1566,9 @@ fn correction(tests: usize, metrics: usize, candidates: usize, o: &Options) -> C
 fn metric_defs(groups: &[Group], kind: Kind) -> Vec<MetricDef> {
     match kind {
         Kind::Run => run_metrics(),
+        Kind::Sql => sql_metrics(&transaction_types(groups)),
         Kind::Tpcc => {
-            let mut seen: Vec<String> = Vec::new();
-            for r in groups.iter().flat_map(|g| &g.runs) {
-                for k in r.values.keys() {
-                    if let Some(t) = k.strip_suffix("_p90") {
-                        if !seen.iter().any(|s| s == t) {
-                            seen.push(t.to_string());
-                        }
-                    }
-                }
-            }
+            let mut seen = transaction_types(groups);
             let rank = |t: &str| {
                 TPCC_TRANSACTIONS
                     .iter()
@@ -1517,6 +1579,21 @@ fn metric_defs(groups: &[Group], kind: Kind) -> Vec<MetricDef> {
             tpcc_metrics(&seen)
         }
     }
+}
+
+/// The transactions any run reports a latency of, in the order first met.
+fn transaction_types(groups: &[Group]) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for r in groups.iter().flat_map(|g| &g.runs) {
+        for k in r.values.keys() {
+            if let Some(t) = k.strip_suffix("_p90") {
+                if !seen.iter().any(|s| s == t) {
+                    seen.push(t.to_string());
+                }
+            }
+        }
+    }
+    seen
 }
 
 /// Each group's values and noise, the warnings about the inputs, and per group the metrics
@@ -1675,6 +1752,7 @@ fn methods(kind: Kind, o: &Options) -> Vec<String> {
     let values = match kind {
         Kind::Run => "IOPS, MiB/s and mean response time: mean of per-run values; p99: the p99 of the group's run histograms merged (percentiles are never averaged), or the median of per-run p99s when a run has no histogram",
         Kind::Tpcc => "NOPM and TPM: mean of per-run values; per-transaction p90/p99: of the group's run histograms merged (percentiles are never averaged), or the median of per-run values when a run has no histogram",
+        Kind::Sql => "transactions/s: mean of per-run values; per-transaction p90/p99: of the group's run histograms merged (percentiles are never averaged), or the median of per-run values when a run has no histogram",
     };
     vec![
         format!("margin_pct = (group / baseline - 1) x 100 on the group values; its interval and direction are of the same ratio. {values}"),

@@ -6,7 +6,7 @@
 use crate::inputs::load_inputs;
 use crate::output::style;
 use anyhow::{bail, Context};
-use oio_analysis::compare::{Group, Kind, RunData, TpccFacts, TxnFacts};
+use oio_analysis::compare::{Group, Kind, RunData, SqlFacts, TpccFacts, TxnFacts};
 use oio_documents::load::Input;
 use std::path::PathBuf;
 
@@ -26,6 +26,30 @@ fn tpcc_facts(t: &oio_tpcc::TpccResult) -> TpccFacts {
         nopm: t.summary.nopm,
         tpm: t.summary.tpm,
         tpm_source: t.summary.tpm_source.clone(),
+        transactions: t
+            .transactions
+            .iter()
+            .map(|(k, x)| {
+                (
+                    k.clone(),
+                    TxnFacts {
+                        p90_us: x.latency_ns.p90.map(|ns| ns as f64 / 1e3),
+                        p99_us: x.latency_ns.p99.map(|ns| ns as f64 / 1e3),
+                        histogram_ns: x.histogram_ns.clone(),
+                    },
+                )
+            })
+            .collect(),
+        noisy: t.noisy_host(),
+    }
+}
+
+/// The part of an `oio sql run` result a comparison needs.
+fn sql_facts(t: &oio_documents::sql::SqlResult) -> SqlFacts {
+    SqlFacts {
+        workload: format!("sql: {}", t.script.sources.join(" ")),
+        partial: t.envelope.partial,
+        tps: t.summary.tps,
         transactions: t
             .transactions
             .iter()
@@ -82,6 +106,16 @@ pub fn load_groups(paths: &[PathBuf], labels: &[String]) -> anyhow::Result<(Vec<
                     first.get_or_insert(t);
                     (Kind::Tpcc, data, path)
                 }
+                Input::Doc {
+                    schema,
+                    value,
+                    path,
+                } if schema == oio_documents::sql::SQL_SCHEMA => {
+                    let t = oio_documents::sql::SqlResult::from_value(value)
+                        .with_context(|| format!("'{}'", path.display()))?;
+                    named.push(t.envelope.label.clone());
+                    (Kind::Sql, RunData::from_sql(&sql_facts(&t)), path)
+                }
                 // A run's recording of its device, saved beside it (`oio compare CAPTURE
                 // RESULT` reads it): a companion of the results, not an input to say apart.
                 other if other.path().to_string_lossy().ends_with(".device.json") => continue,
@@ -110,7 +144,7 @@ pub fn load_groups(paths: &[PathBuf], labels: &[String]) -> anyhow::Result<(Vec<
         }
         let Some(kind) = kind else {
             bail!(
-                "'{}' holds no results to compare (expected oio run JSON, fio JSON or oio tpcc run JSON files)",
+                "'{}' holds no results to compare (expected oio run JSON, fio JSON, oio tpcc run or oio sql run JSON files)",
                 path.display()
             );
         };
@@ -140,7 +174,7 @@ pub fn load_groups(paths: &[PathBuf], labels: &[String]) -> anyhow::Result<(Vec<
     let kind = kinds[0].0;
     if let Some((other, p)) = kinds.iter().find(|(k, _)| *k != kind) {
         bail!(
-            "cannot compare {} with {}: '{}' holds the first kind and '{p}' the second; compare I/O runs with I/O runs and TPC-C results with TPC-C results",
+            "cannot compare {} with {}: '{}' holds the first kind and '{p}' the second; compare I/O runs with I/O runs, TPC-C results with TPC-C results and SQL script results with SQL script results",
             kind.words(),
             other.words(),
             kinds[0].1

@@ -159,6 +159,10 @@ pub struct SqlSummary {
     /// Transactions that were in flight when the window closed and ended after it (not in
     /// the figures above).
     pub tail_committed: u64,
+    /// Transactions committed in the ramp, before the window (not in the figures above).
+    /// Without a ramp no worker starts before the window opens, so every transaction the
+    /// database committed is in `committed` or `tail_committed`.
+    pub ramp_committed: u64,
     /// Open loop only: transactions whose scheduled start had passed before a worker was
     /// free, and by how long at most, ns (a late start is in the latency).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -67,6 +67,7 @@ pub(super) fn result(
         retries: w.acc.0.iter().map(|t| t.retried).sum(),
         statements: w.acc.0.iter().map(|t| t.statements).sum(),
         tail_committed: w.tail_committed,
+        ramp_committed: w.ramp_committed,
         late: o.rate_tps.map(|_| Lateness {
             late,
             max_ns: late_max_ns,

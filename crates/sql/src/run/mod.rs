@@ -272,12 +272,26 @@ fn spawn<T: Send + 'static>(
         .map_err(|e| SqlError::Invalid(format!("cannot start thread {name}: {e}")))
 }
 
-/// Waits out the ramp (the workers run, nothing is counted).
+/// Waits until every worker has connected (or given up, at most the connect timeout), then
+/// out the ramp: the workers run, nothing is counted.
 fn ramp(plan: &SqlRun, crew: &Crew, observer: &mut dyn SqlObserver, cancel: &Cancel) {
+    let shared = &crew.shared;
+    let t = Instant::now();
+    let connect = Duration::from_secs_f64(plan.options.timeouts.connect_s.max(1.0)) * 2;
+    while shared.ready.load(Ordering::Relaxed) < shared.alive.load(Ordering::Relaxed)
+        && t.elapsed() < connect
+        && !cancel.is_cancelled()
+    {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    if plan.options.ramp_s <= 0.0 {
+        return;
+    }
+    shared.go.store(true, Ordering::Release);
     let t = Instant::now();
     let ramp = Duration::from_secs_f64(plan.options.ramp_s);
     while t.elapsed() < ramp && !cancel.is_cancelled() {
-        if crew.shared.alive.load(Ordering::Relaxed) == 0 {
+        if shared.alive.load(Ordering::Relaxed) == 0 {
             return;
         }
         observer.progress(&Progress {
@@ -286,20 +300,7 @@ fn ramp(plan: &SqlRun, crew: &Crew, observer: &mut dyn SqlObserver, cancel: &Can
             phase_s: plan.options.ramp_s,
             tps: 0.0,
         });
-        std::thread::sleep(
-            ramp.saturating_sub(t.elapsed())
-                .min(Duration::from_millis(200)),
-        );
-    }
-    // Workers still connecting at the end of a zero ramp: give them the connect timeout.
-    let t = Instant::now();
-    let connect = Duration::from_secs_f64(plan.options.timeouts.connect_s.max(1.0));
-    while crew.shared.ready.load(Ordering::Relaxed) == 0
-        && crew.shared.alive.load(Ordering::Relaxed) > 0
-        && t.elapsed() < connect
-        && !cancel.is_cancelled()
-    {
-        std::thread::sleep(Duration::from_millis(5));
+        std::thread::sleep(ramp.saturating_sub(t.elapsed()).min(Duration::from_millis(200)));
     }
 }
 
@@ -311,6 +312,7 @@ struct Window {
     pub acc: Acc,
     pub intervals: Vec<SqlInterval>,
     pub tail_committed: u64,
+    pub ramp_committed: u64,
     pub late: (u64, u64, u64),
     pub cpu: Option<ProcessCpu>,
     pub host: Option<(u32, Option<oio_core::result::HostCpu>)>,
@@ -357,6 +359,7 @@ fn measure(
         a.interval = Acc::new(plan.record.transactions.len());
     }
     shared.phase.store(MEASURE, Ordering::Relaxed);
+    shared.go.store(true, Ordering::Release);
     let window = Duration::from_secs_f64(o.time_s);
     let every = Duration::from_secs_f64(o.interval_s);
     let mut intervals = Vec::new();
@@ -423,11 +426,12 @@ fn measure(
         None => (None, None),
     };
     let mut acc = Acc::new(plan.record.transactions.len());
-    let (mut tail, mut late, mut late_max, mut not_started) = (0, 0, 0, 0);
+    let (mut tail, mut ramp, mut late, mut late_max, mut not_started) = (0, 0, 0, 0, 0);
     for a in &shared.accs {
         let a = lock(a);
         acc.merge(&a.window);
         tail += a.tail_committed;
+        ramp += a.ramp_committed;
         late += a.late;
         late_max = late_max.max(a.late_max_ns);
         not_started += a.not_started;
@@ -438,6 +442,7 @@ fn measure(
         acc,
         intervals,
         tail_committed: tail,
+        ramp_committed: ramp,
         late: (late, late_max, not_started),
         cpu,
         host: host.map(|mut h| (h.cpus(), h.overall())),

@@ -68,6 +68,7 @@ pub(super) struct WorkerAcc {
     pub window: Acc,
     pub interval: Acc,
     pub tail_committed: u64,
+    pub ramp_committed: u64,
     pub late: u64,
     pub late_max_ns: u64,
     pub not_started: u64,
@@ -82,6 +83,9 @@ pub(super) struct Shared {
     pub alive: AtomicU32,
     /// Workers whose session is open and ready.
     pub ready: AtomicU32,
+    /// Set when the workers may start their transactions: at the ramp's start, or (without
+    /// a ramp) as the window opens, so nothing runs before a window that has no ramp.
+    pub go: std::sync::atomic::AtomicBool,
     pub accs: Vec<Mutex<WorkerAcc>>,
     pub errors: Mutex<ErrorSummary>,
     /// The first reason a worker could not start.
@@ -98,6 +102,7 @@ impl Shared {
             stop,
             alive: AtomicU32::new(workers),
             ready: AtomicU32::new(0),
+            go: std::sync::atomic::AtomicBool::new(false),
             accs: (0..workers)
                 .map(|_| {
                     Mutex::new(WorkerAcc {
@@ -221,12 +226,19 @@ pub(super) fn worker(ctx: &WorkerCtx, idx: u32) {
     };
     lock(&shared.cancellers)[idx as usize] = Some(session.canceller());
     shared.ready.fetch_add(1, Ordering::Relaxed);
+    while !shared.go.load(Ordering::Acquire) {
+        if shared.stop.is_cancelled() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
     let mut client = Client::new(&ctx.script, idx, ctx.opts.seed);
     let mut schedule = ctx
         .opts
         .rate_tps
         .map(|r| Schedule::new(r / f64::from(ctx.opts.workers), ctx.opts.seed, idx));
-    while !shared.stop.is_cancelled() {
+    // No transaction starts once the window has closed: the tail is only what was in flight.
+    while !shared.stop.is_cancelled() && shared.phase.load(Ordering::Relaxed) != DONE {
         let started = match &mut schedule {
             None => Instant::now(),
             Some(s) => match s.next(&shared.stop) {
@@ -335,6 +347,9 @@ fn record(
         }
     }
     if phase == RAMP {
+        if matches!(ended, Ended::Committed { .. }) {
+            acc.ramp_committed += 1;
+        }
         return;
     }
     let latency = started.elapsed().as_nanos() as u64;
