@@ -10,6 +10,7 @@ pub mod live;
 pub mod metrics;
 pub mod repeat;
 pub mod sql;
+pub mod study;
 pub mod style;
 pub mod summary;
 pub mod sweep;

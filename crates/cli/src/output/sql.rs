@@ -12,33 +12,34 @@ use std::path::{Path, PathBuf};
 
 /// The CLI's view of a run: a progress bar, the device recorder, and the saving of results.
 pub struct Sink {
-    out: PathBuf,
     json: bool,
     device: Option<oio_tpcc::device::Diskstats>,
     /// Warnings found before the run (where the device is), put first in every result.
     pre_warnings: Vec<String>,
     bar: Option<ProgressBar>,
+    /// One line a run (a study's runs) instead of the whole summary.
+    compact: bool,
 }
 
 impl Sink {
-    /// A sink saving into `out`.
+    /// A sink printing as `json` asks, recording `device` during each window.
     pub fn new(
-        out: &Path,
         json: bool,
         device: Option<oio_tpcc::device::Diskstats>,
         pre_warnings: Vec<String>,
+        compact: bool,
     ) -> Sink {
         Sink {
-            out: out.to_path_buf(),
             json,
             device,
             pre_warnings,
             bar: None,
+            compact,
         }
     }
 
-    /// Saves a finished step, prints it, and says where it is.
-    pub fn finished(&mut self, mut r: SqlResult) -> anyhow::Result<PathBuf> {
+    /// Saves a finished step into `dir`, prints it, and says where it is.
+    pub fn finished(&mut self, mut r: SqlResult, dir: &Path) -> anyhow::Result<PathBuf> {
         if let Some(pb) = self.bar.take() {
             pb.finish_and_clear();
         }
@@ -56,18 +57,46 @@ impl Sink {
             r.options.workers
         );
         let name = oio_lab::sink::result_file_name("sql", &r.envelope.timestamp, &label);
-        let saved = write_json_atomic(&self.out, &name, &r)?;
-        if self.json {
+        let saved = write_json_atomic(dir, &name, &r)?;
+        if self.json && !self.compact {
             crate::output::print_json(&r)?;
+        } else if self.compact && !style::quiet() {
+            write_line(&mut crate::output::terminal::stdout(), &r)?;
         } else if !style::quiet() {
             write_summary(&mut crate::output::terminal::stdout(), &r)?;
         }
         for w in &r.envelope.warnings {
             style::print_warning(w);
         }
-        style::print_saved("result", &saved, self.json);
+        if !self.compact {
+            style::print_saved("result", &saved, self.json);
+        }
         Ok(saved)
     }
+}
+
+/// One run in a line: its label, rate, latency and largest wait.
+fn write_line(out: &mut dyn Write, r: &SqlResult) -> std::io::Result<()> {
+    let mut all = oio_core::histogram::LatencyHistogram::new();
+    for t in r.transactions.values() {
+        if let Some(s) = &t.histogram_ns {
+            all += &oio_core::histogram::LatencyHistogram::from_sparse(s);
+        }
+    }
+    writeln!(
+        out,
+        "  {}: {:.1} transactions/s, p50 {}, p95 {}, failed {}, largest wait {}{}",
+        r.envelope.label.as_deref().unwrap_or("-"),
+        r.summary.tps,
+        ns_u(all.quantile(0.5)),
+        ns_u(all.quantile(0.95)),
+        r.summary.failed,
+        r.waits.buckets.first().map_or("-".to_string(), |b| format!(
+            "{} ({:.0} %)",
+            b.name, b.share_pct
+        )),
+        if r.envelope.partial { " (PARTIAL)" } else { "" }
+    )
 }
 
 impl SqlObserver for Sink {

@@ -300,7 +300,10 @@ fn ramp(plan: &SqlRun, crew: &Crew, observer: &mut dyn SqlObserver, cancel: &Can
             phase_s: plan.options.ramp_s,
             tps: 0.0,
         });
-        std::thread::sleep(ramp.saturating_sub(t.elapsed()).min(Duration::from_millis(200)));
+        std::thread::sleep(
+            ramp.saturating_sub(t.elapsed())
+                .min(Duration::from_millis(200)),
+        );
     }
 }
 

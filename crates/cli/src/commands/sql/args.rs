@@ -1,34 +1,30 @@
-//! `oio sql run`: a workload of the user's own transactions (pgbench scripts, oio's
-//! sections, built-in scenarios) on SQLite, PostgreSQL or MariaDB/MySQL.
-//!
-//! Calls only: the script language and the driver live in `oio-sql` (a step is an
-//! [`oio_sql::SqlRun`] given to [`oio_sql::run`]); progress, summaries and saving are in
-//! [`crate::output::sql`].
+//! The arguments of `oio sql run|study`, and the plan they describe.
 
-use crate::interrupt::{stop_flag, EXIT_INTERRUPTED};
-use crate::output::{sql as out, style};
-use crate::tpcc_args::{DbArg, IsolationArg, SyncArg, RUN_STATEMENT_TIMEOUT};
+use crate::tpcc_args::{DbArg, IsolationArg, OrderArg, SyncArg, RUN_STATEMENT_TIMEOUT};
 use anyhow::Context;
-use oio_core::Cancel;
 use oio_sql::script::Source;
-use oio_sql::{SqlError, SqlRun};
+use oio_sql::SqlRun;
 use oio_tpcc::{DbUrl, Isolation, SqliteSync};
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::Duration;
 
 /// Arguments of `oio sql`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    /// What to do.
     #[command(subcommand)]
-    action: Action,
+    pub action: Action,
 }
 
 #[derive(Debug, clap::Subcommand)]
-enum Action {
+pub enum Action {
     /// Run scripts of your own transactions (pgbench's language) and measure them with the
     /// database's waits and the device's I/O.
     Run(RunArgs),
+    /// Compare candidate scripts (schema variants, e.g. a table and its hash-partitioned
+    /// twin): each run repeatedly, interleaved; the verdict with its interval and the waits
+    /// that moved.
+    Study(StudyArgs),
 }
 
 /// Arguments of `oio sql run`.
@@ -39,6 +35,36 @@ pub struct RunArgs {
     /// builtin:NAME (last-page-insert, last-page-insert-hash, hot-rows, point-select).
     #[arg(required = true, value_name = "SCRIPT[@WEIGHT]")]
     pub scripts: Vec<String>,
+    #[command(flatten)]
+    pub o: SqlRunArgs,
+}
+
+/// Arguments of `oio sql study`.
+#[derive(Debug, clap::Args)]
+pub struct StudyArgs {
+    /// A candidate: LABEL=SCRIPT[,SCRIPT…] (files or builtin:NAME); the first is the
+    /// baseline. Each candidate's setup runs once, before its first run (its tables must not
+    /// be another candidate's).
+    #[arg(
+        long = "candidate",
+        required = true,
+        value_name = "LABEL=SCRIPT[,SCRIPT…]"
+    )]
+    pub candidates: Vec<String>,
+    /// Runs of each candidate, in rounds (A B, B A, …).
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1_000))]
+    pub repeat: u32,
+    /// Order of the runs in each round.
+    #[arg(long, value_enum, default_value_t = OrderArg::Counterbalanced, value_name = "ORDER")]
+    pub order: OrderArg,
+    #[command(flatten)]
+    pub o: SqlRunArgs,
+}
+
+/// How every run of `oio sql run` and `oio sql study` runs: an option added here is taken
+/// by both.
+#[derive(Debug, clap::Args)]
+pub struct SqlRunArgs {
     #[command(flatten)]
     pub db: DbArg,
     /// Workers (one connection each); several counts (1,2,4,8) run one after the other.
@@ -97,13 +123,6 @@ pub struct RunArgs {
     pub json: bool,
 }
 
-/// Runs `oio sql …`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    match args.action {
-        Action::Run(a) => run_script(a),
-    }
-}
-
 /// The defines as (NAME, VALUE), refusing one without '='.
 fn defines(raw: &[String]) -> anyhow::Result<Vec<(String, String)>> {
     raw.iter()
@@ -115,10 +134,16 @@ fn defines(raw: &[String]) -> anyhow::Result<Vec<(String, String)>> {
 }
 
 /// The plan of the first step; the others differ only in their worker count.
-fn plan(a: &RunArgs) -> anyhow::Result<SqlRun> {
+impl SqlRunArgs {
+    /// The plan of `scripts` with these options (the first worker count).
+    pub fn plan(&self, scripts: &[String]) -> anyhow::Result<SqlRun> {
+        plan(self, scripts)
+    }
+}
+
+fn plan(a: &SqlRunArgs, scripts: &[String]) -> anyhow::Result<SqlRun> {
     let db: DbUrl = a.db.db.parse().context("--db")?;
-    let sources = a
-        .scripts
+    let sources = scripts
         .iter()
         .map(|s| s.parse::<Source>())
         .collect::<Result<Vec<_>, _>>()?;
@@ -157,69 +182,4 @@ fn plan(a: &RunArgs) -> anyhow::Result<SqlRun> {
         o,
         a.label.clone(),
     )?)
-}
-
-fn run_script(a: RunArgs) -> anyhow::Result<ExitCode> {
-    let base = plan(&a)?;
-    crate::results::check_destination(&a.out, "--out DIR")?;
-    let t = base.options.timeouts;
-    crate::server_settings::recover(&base.db, &t)?;
-    let (device, pre_warnings) = oio_tpcc::device::locate(a.device.as_deref(), &base.db, &t)?;
-    let interval = Duration::from_secs_f64(base.options.interval_s);
-    let recorder = device.map(|d| oio_tpcc::device::Diskstats::new(d, interval));
-    let cancel = Cancel::from_flag(stop_flag());
-    let mut sink = out::Sink::new(&a.out, a.json, recorder, pre_warnings);
-    // MariaDB/MySQL: the wait instruments enabled (said), journaled, and put back after.
-    let instruments = crate::server_settings::enable_instruments(&base.db, &t);
-    let outcome = steps(&a, &base, &mut sink, &cancel);
-    if let Some(i) = instruments {
-        if let Err(e) = i.restore(&t) {
-            style::print_error(&format!("{e:#}"));
-        }
-    }
-    outcome
-}
-
-/// Runs each worker count in turn, saving each result as it ends.
-fn steps(
-    a: &RunArgs,
-    base: &SqlRun,
-    sink: &mut out::Sink,
-    cancel: &Cancel,
-) -> anyhow::Result<ExitCode> {
-    let steps = a.workers.len();
-    let mut results = Vec::new();
-    for (i, &w) in a.workers.iter().enumerate() {
-        let mut step = base.with_workers(w);
-        // Setup once, before the first step; teardown once, after the last.
-        step.options.setup = base.options.setup && i == 0;
-        step.options.teardown = a.teardown && i + 1 == steps;
-        if steps > 1 {
-            style::print_notice(&format!("run {}/{steps}: {w} worker(s)", i + 1));
-        }
-        let r = match oio_sql::run(&step, sink, cancel) {
-            Ok(r) => r,
-            Err(SqlError::Script(e)) => return Err(anyhow::anyhow!("{e}")),
-            Err(e) => {
-                return Err(e).context(format!("running the script on {}", base.db.redacted()))
-            }
-        };
-        let interrupted = r.envelope.partial;
-        sink.finished(r.clone())?;
-        results.push(r);
-        if interrupted || cancel.is_cancelled() {
-            return Ok(ExitCode::from(EXIT_INTERRUPTED));
-        }
-    }
-    if steps > 1 && !a.json && !style::quiet() {
-        out::write_scaling(&mut crate::output::terminal::stdout(), &results)?;
-    }
-    let all_failed = results
-        .iter()
-        .any(|r| r.summary.committed == 0 && r.summary.failed > 0);
-    Ok(if all_failed {
-        ExitCode::from(crate::EXIT_CHECK_FAILED)
-    } else {
-        ExitCode::SUCCESS
-    })
 }

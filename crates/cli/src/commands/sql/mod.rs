@@ -1,0 +1,122 @@
+//! `oio sql run|study`: a workload of the user's own transactions (pgbench scripts, oio's
+//! sections, built-in scenarios) on SQLite, PostgreSQL or MariaDB/MySQL.
+//!
+//! Calls only: the script language and the driver live in `oio-sql` (a step is an
+//! [`oio_sql::SqlRun`] given to [`oio_sql::run`]); progress, summaries and saving are in
+//! [`crate::output::sql`].
+
+use crate::interrupt::{stop_flag, EXIT_INTERRUPTED};
+use crate::output::{sql as out, style};
+mod args;
+mod study;
+
+use anyhow::Context;
+pub use args::*;
+use oio_core::Cancel;
+use oio_sql::{SqlError, SqlResult, SqlRun};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Runs `oio sql …`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match args.action {
+        Action::Run(a) => run_script(a),
+        Action::Study(a) => study::run(a),
+    }
+}
+
+fn run_script(a: RunArgs) -> anyhow::Result<ExitCode> {
+    let base = a.o.plan(&a.scripts)?;
+    let a = a.o;
+    let mut runner = Runner::start(&base, &a, &a.out, false)?;
+    let outcome = steps(&a, &base, &mut runner);
+    runner.finish();
+    outcome
+}
+
+/// What every run of a command shares: the device recorder and the saving sink, the
+/// MariaDB/MySQL wait instruments (enabled, journaled, put back at the end), Ctrl-C.
+pub(crate) struct Runner {
+    sink: out::Sink,
+    instruments: Option<crate::server_settings::InstrumentsHold>,
+    timeouts: oio_tpcc::Timeouts,
+    pub cancel: Cancel,
+}
+
+impl Runner {
+    /// Ready to run `base`'s database, saving into `out` (`compact`: one line a run).
+    pub fn start(
+        base: &SqlRun,
+        a: &SqlRunArgs,
+        out: &std::path::Path,
+        compact: bool,
+    ) -> anyhow::Result<Runner> {
+        crate::results::check_destination(out, "--out DIR")?;
+        let t = base.options.timeouts;
+        crate::server_settings::recover(&base.db, &t)?;
+        let (device, pre_warnings) = oio_tpcc::device::locate(a.device.as_deref(), &base.db, &t)?;
+        let interval = Duration::from_secs_f64(base.options.interval_s);
+        let recorder = device.map(|d| oio_tpcc::device::Diskstats::new(d, interval));
+        let sink = out::Sink::new(a.json, recorder, pre_warnings, compact);
+        Ok(Runner {
+            sink,
+            instruments: crate::server_settings::enable_instruments(&base.db, &t),
+            timeouts: t,
+            cancel: Cancel::from_flag(stop_flag()),
+        })
+    }
+
+    /// Runs one step and saves its result into `dir`.
+    pub fn step(&mut self, step: &SqlRun, dir: &std::path::Path) -> anyhow::Result<SqlResult> {
+        let r = match oio_sql::run(step, &mut self.sink, &self.cancel) {
+            Ok(r) => r,
+            Err(SqlError::Script(e)) => return Err(anyhow::anyhow!("{e}")),
+            Err(e) => {
+                return Err(e).context(format!("running the script on {}", step.db.redacted()))
+            }
+        };
+        self.sink.finished(r.clone(), dir)?;
+        Ok(r)
+    }
+
+    /// Puts the wait instruments back.
+    pub fn finish(self) {
+        if let Some(i) = self.instruments {
+            if let Err(e) = i.restore(&self.timeouts) {
+                style::print_error(&format!("{e:#}"));
+            }
+        }
+    }
+}
+
+/// Runs each worker count in turn, saving each result as it ends.
+fn steps(a: &SqlRunArgs, base: &SqlRun, runner: &mut Runner) -> anyhow::Result<ExitCode> {
+    let steps = a.workers.len();
+    let mut results = Vec::new();
+    for (i, &w) in a.workers.iter().enumerate() {
+        let mut step = base.with_workers(w);
+        // Setup once, before the first step; teardown once, after the last.
+        step.options.setup = base.options.setup && i == 0;
+        step.options.teardown = a.teardown && i + 1 == steps;
+        if steps > 1 {
+            style::print_notice(&format!("run {}/{steps}: {w} worker(s)", i + 1));
+        }
+        let r = runner.step(&step, &a.out)?;
+        let interrupted = r.envelope.partial;
+        results.push(r);
+        if interrupted || runner.cancel.is_cancelled() {
+            return Ok(ExitCode::from(EXIT_INTERRUPTED));
+        }
+    }
+    if steps > 1 && !a.json && !style::quiet() {
+        out::write_scaling(&mut crate::output::terminal::stdout(), &results)?;
+    }
+    let all_failed = results
+        .iter()
+        .any(|r| r.summary.committed == 0 && r.summary.failed > 0);
+    Ok(if all_failed {
+        ExitCode::from(crate::EXIT_CHECK_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
