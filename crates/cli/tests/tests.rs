@@ -45,6 +45,8 @@ mod workload_features;
 mod tpcc;
 // Issue 23: settings in every TPC-C result, runs named by what differs, studies.
 mod study;
+// Issue 40: users' own transactions (`oio sql run`, `oio sql study`) on the three dialects.
+mod sql;
 // `--label` on every command that writes a result, and the names it gives runs.
 mod labels;
 // `oio record`, `characterize`, `export`, `import`: against iostat and fio.
