@@ -235,15 +235,20 @@ fn lex(text: &[PChar], end: At) -> Result<Vec<(Tok, At)>, ParseError> {
                 });
             }
             let s: String = text[start..i].iter().map(|p| p.c).collect();
+            let shown = if s.len() > 40 {
+                format!("{}…", &s[..40])
+            } else {
+                s.clone()
+            };
             if double {
                 let v: f64 = s.parse().map_err(|_| ParseError {
                     at: here,
-                    message: format!("invalid number '{s}'"),
+                    message: format!("invalid number '{shown}'"),
                 })?;
                 if !v.is_finite() {
                     return Err(ParseError {
                         at: here,
-                        message: format!("number '{s}' is out of the double range"),
+                        message: format!("number '{shown}' is out of the double range"),
                     });
                 }
                 out.push((Tok::Double(v), here));
@@ -253,7 +258,7 @@ fn lex(text: &[PChar], end: At) -> Result<Vec<(Tok, At)>, ParseError> {
                 let v: i64 = s.parse().map_err(|_| ParseError {
                     at: here,
                     message: format!(
-                        "integer '{s}' is out of range (a bigint: -9223372036854775808 to 9223372036854775807)"
+                        "integer '{shown}' is out of range (a bigint: -9223372036854775808 to 9223372036854775807)"
                     ),
                 })?;
                 out.push((Tok::Int(v), here));

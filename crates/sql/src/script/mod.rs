@@ -457,6 +457,9 @@ impl Script {
             };
             let loaded = load::load(k as u32, &name, &text, &stem, &mut s.vars)?;
             let sectioned = loaded.sectioned;
+            s.files.push(name.clone());
+            s.texts.push((name.clone(), text));
+            let text = &s.texts[k].1;
             if let Some(b) = loaded.setup {
                 s.setup.push(b);
             }
@@ -472,7 +475,7 @@ impl Script {
                     w.checked_mul(src.weight.unwrap_or(1)).ok_or_else(|| {
                         load::error_at(
                             &name,
-                            &text,
+                            text,
                             t.at.line,
                             t.at.col,
                             format!(
@@ -495,7 +498,7 @@ impl Script {
                     } else {
                         return Err(load::error_at(
                             &name,
-                            &text,
+                            text,
                             t.at.line,
                             t.at.col,
                             format!(
@@ -513,8 +516,6 @@ impl Script {
                     block: t.block,
                 });
             }
-            s.files.push(name.clone());
-            s.texts.push((name, text));
         }
         if s.txns.is_empty() {
             let file = s.files.last().cloned().unwrap_or_default();
@@ -1027,6 +1028,3 @@ fn retype<E>(f: Failure<std::convert::Infallible>) -> Failure<E> {
         Failure::Sql { error, .. } => match error {},
     }
 }
-
-#[cfg(test)]
-mod tests;
