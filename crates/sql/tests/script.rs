@@ -8,11 +8,14 @@ use std::time::Duration;
 
 use oio_sql::script::{builtins, Client, Executor, Failure, Script, ScriptError, Source, Value};
 
+/// One answer of the fake: column names and rows, or an error.
+type Answer = Result<(Vec<&'static str>, Vec<Vec<Value>>), String>;
+
 /// Records what it is sent; answers from a queue of results (column names, rows).
 #[derive(Default)]
 struct Fake {
     sent: Vec<String>,
-    answers: VecDeque<Result<(Vec<&'static str>, Vec<Vec<Value>>), String>>,
+    answers: VecDeque<Answer>,
     columns: Vec<String>,
     sleeps: Vec<Duration>,
     stop: bool,

@@ -848,7 +848,7 @@ fn to_int(v: &Value, at: At) -> Result<i64, EvalError> {
         Value::Double(d) => {
             let r = d.round_ties_even();
             // i64::MAX as f64 rounds up to 2^63, which is out of range.
-            if r.is_nan() || r < -9_223_372_036_854_775_808.0 || r >= 9_223_372_036_854_775_808.0 {
+            if !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&r) {
                 Err(err(at, format!("double to int overflow for {d}")))
             } else {
                 Ok(r as i64)
