@@ -11,7 +11,9 @@
 //!
 //! 1. [`script`]: the language — parsing (with file, line and column in every error),
 //!    expressions, variables, and the interpreter that runs one transaction against an
-//!    [`script::Executor`]. It knows no database.
+//!    [`script::Executor`]. It knows no database. The built-in scenarios
+//!    (`builtin:last-page-insert`, `builtin:last-page-insert-hash`, `builtin:hot-rows`,
+//!    `builtin:point-select`) are scripts of that language, in `crates/sql/scenarios/`.
 #![deny(missing_docs)]
 
 pub mod script;

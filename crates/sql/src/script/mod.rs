@@ -17,8 +17,10 @@
 //! **pgbench's**, unchanged: SQL commands end at a `;` outside quotes (`'…'`, `E'…'`, `"…"`,
 //! `` `…` ``, `$tag$…$tag$`) and comments (`--`, nested `/* */`), and may span lines; `\;` joins
 //! statements into one compound command sent at once; a meta-command (a backslash outside
-//! quotes) also ends the SQL before it. Meta-commands (names case-insensitive; a line ending in
-//! a backslash continues on the next):
+//! quotes) also ends the SQL before it. Quotes follow PostgreSQL's rules: a backslash escapes
+//! only inside `E'…'` (a MySQL-style `'it\'s'` must be written `'it''s'`); block comments are
+//! kept in the text sent (MySQL's optimizer hints are comments), `--` comments are not.
+//! Meta-commands (names case-insensitive; a line ending in a backslash continues on the next):
 //!
 //! - `\set NAME EXPR` — pgbench's whole expression language: integers (64-bit), doubles,
 //!   booleans, NULL; `+ - * / %`, comparisons (`=`, `<>`/`!=`, `<`, `<=`, `>`, `>=`), `AND OR
@@ -32,7 +34,9 @@
 //! - `\gset [PREFIX]` / `\aset [PREFIX]` after a query: its one row (\gset: another row count
 //!   is an error) or all its rows (\aset: the last row's values win; no row sets nothing) are
 //!   stored in variables named after the columns (the names come from
-//!   [`Executor::columns`]). With `\;` compounds, the rows are those the executor returns.
+//!   [`Executor::columns`]; a NULL column is stored as NULL). With `\;` compounds, the rows
+//!   are those the executor returns; `\gset` ends its command, so it cannot sit in the middle
+//!   of a `\;` compound.
 //! - `\if EXPR` / `\elif EXPR` / `\else` / `\endif` (NULL and zero are false).
 //! - `\startpipeline` / `\syncpipeline` / `\endpipeline` are accepted and checked for nesting,
 //!   but oio sends the statements one after the other (no pipelining).
@@ -60,7 +64,19 @@
 //! - `\only DIALECT[,DIALECT...]` keeps the one SQL command after it only on those dialects:
 //!   `sqlite`; `postgres` (`postgresql`, `pg`); `mysql` (`mariadb`); `sqlserver` (`mssql`).
 //!
-//! Built-in scenarios are sources named `builtin:NAME` (see [`builtins`]).
+//! Built-in scenarios are sources named `builtin:NAME` (see [`builtins`]); their text is in
+//! `crates/sql/scenarios/NAME.sql`.
+//!
+//! # Running
+//!
+//! Load once ([`Script::load`]), pick the dialect ([`Script::for_dialect`]: a script not passed
+//! through it skips every `\only` command), share the [`Script`] between worker threads, and
+//! give each worker a [`Client`]. Everything is parsed at load: SQL is pre-split into literal
+//! pieces and variable slots, expressions into trees, variables into numbered slots, so a
+//! transaction's run is a walk over commands and one string built per statement.
+//! Random draws (xoshiro256**, seeded per client) are not bit-equal to pgbench's, but follow
+//! its documented distributions; `hash*` give pgbench's values; `permute` is a permutation of
+//! oio's own construction (pgbench's values differ).
 
 mod expr;
 mod load;
