@@ -956,6 +956,9 @@ fn load_errors_have_file_line_and_column() {
     );
     load_error("SELECT 1;\nSELECT 2\0;\n", 2, 9, "a NUL byte");
     load_error("SELECT 'a\0';\n", 1, 10, "a NUL byte");
+    load_error("\\set x 1 +\0 2\n", 1, 11, "a NUL byte");
+    load_error("SELECT 1 /* \0 */;\n", 1, 13, "a NUL byte");
+    load_error("DO $$ a\0 $$;\n", 1, 8, "a NUL byte");
     // Columns count characters, not bytes.
     load_error(
         "SELECT 'é', 'ü';\n\\séΩt x 1\n",
@@ -1472,4 +1475,101 @@ fn builtin_scenarios_send_what_they_say() {
             ]
         );
     }
+}
+
+#[test]
+fn random_scripts_load_or_fail_but_never_panic() {
+    const PARTS: &[&str] = &[
+        "\\",
+        "set",
+        " x ",
+        ":x",
+        ":",
+        "::",
+        "'",
+        "\"",
+        "`",
+        "$",
+        "$$",
+        "$t$",
+        "E'\\'",
+        "(",
+        ")",
+        ";",
+        "\n",
+        "--",
+        "/*",
+        "*/",
+        "1",
+        "2.5",
+        "if ",
+        "elif ",
+        "else",
+        "endif",
+        "gset",
+        "aset",
+        "only pg",
+        "only sqlite",
+        "transaction a",
+        "transaction b 0",
+        "setup",
+        "teardown",
+        "sleep ",
+        "SELECT ",
+        "é",
+        "+",
+        "-",
+        "/",
+        "CASE WHEN ",
+        " THEN ",
+        " END",
+        "\\;",
+        "\\\n",
+        "random(1, 9)",
+        "NULL",
+        " IS ",
+        "NOT ",
+        "startpipeline",
+        "endpipeline",
+        "\r\n",
+        " ",
+        "\0",
+    ];
+    let f = Files::new();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut loaded = 0;
+    for i in 0..1000 {
+        let n = 1 + next() % 40;
+        let text: String = (0..n)
+            .map(|_| PARTS[(next() % PARTS.len() as u64) as usize])
+            .collect();
+        let src = f.write("r.sql", &text);
+        let Ok(s) = Script::load(&[src], &[]) else {
+            continue;
+        };
+        loaded += 1;
+        for dialect in ["postgres", "sqlite"] {
+            let Ok(d) = s.for_dialect(dialect) else {
+                continue;
+            };
+            let mut c = Client::new(&d, 0, i);
+            quiet(&mut c);
+            let mut fake = Fake::default();
+            let _ = c.setup(&mut fake);
+            let t = c.choose();
+            let _ = c.run(t, &mut fake);
+            let _ = c.retry(&mut fake);
+            let _ = c.teardown(&mut fake);
+        }
+    }
+    assert!(
+        loaded > 50,
+        "the generator makes some valid scripts ({loaded})"
+    );
 }
