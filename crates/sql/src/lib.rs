@@ -11,7 +11,9 @@
 //!
 //! 1. [`script`]: the language — parsing (with file, line and column in every error),
 //!    expressions, variables, and the interpreter that runs one transaction against an
-//!    [`script::Executor`]. It knows no database.
+//!    [`script::Executor`]. It knows no database. The built-in scenarios
+//!    (`builtin:last-page-insert`, `builtin:last-page-insert-hash`, `builtin:hot-rows`,
+//!    `builtin:point-select`) are scripts of that language, in `crates/sql/scenarios/`.
 //! 2. [`run`]: one step on one database — the plan ([`run::plan::SqlRun`], checked before
 //!    anything connects), the workers, the measured window, and the `oio.sql` result
 //!    ([`oio_documents::sql::SqlResult`]). The dialects are oio-tpcc's: a session runs the

@@ -74,10 +74,11 @@ pub trait Connection: Send {
 
     /// Runs a user's SQL command (one statement, or several separated by `;`) in as few
     /// round trips as the dialect can, and returns the rows of its last statement (numbers as
-    /// numbers where the driver tells them apart). What it does to the transaction state is
-    /// the SQL's business: a later [`Connection::rollback`] is always sent.
-    fn run_sql(&mut self, sql: &str) -> Result<Vec<Vec<Val>>, StmtError> {
-        self.query_sql(sql).map(|(_, rows)| rows)
+    /// numbers where the driver tells them apart) with their column names. What it does to
+    /// the transaction state is the SQL's business: a later [`Connection::rollback`] is always
+    /// sent.
+    fn run_sql(&mut self, sql: &str) -> Result<(Vec<String>, Vec<Vec<Val>>), StmtError> {
+        self.query_sql(sql)
     }
 
     /// `s` as a string literal of the dialect, meaning `s` exactly whatever the session's

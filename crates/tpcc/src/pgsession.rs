@@ -144,13 +144,14 @@ impl PgSession {
         self.simple(sql)
     }
 
-    /// A user's SQL through the simple query protocol (one round trip), the rows of its last
-    /// statement as text (the protocol's form; numbers are told apart by the caller). The
+    /// A user's SQL through the simple query protocol (one round trip), the column names and
+    /// rows of its last statement, values as text (the protocol's form; numbers are told apart by the caller). The
     /// transaction state is then unknown, so a later rollback is sent.
-    pub fn simple_rows(&mut self, sql: &str) -> Result<Vec<Vec<Val>>, StmtError> {
+    pub fn simple_rows(&mut self, sql: &str) -> Result<(Vec<String>, Vec<Vec<Val>>), StmtError> {
         self.maybe_in_txn = true;
         let messages = self.call(|c| c.simple_query(sql))?;
         let mut rows = Vec::new();
+        let mut names = Vec::new();
         for m in messages {
             match m {
                 tokio_postgres::SimpleQueryMessage::Row(r) => rows.push(
@@ -159,11 +160,14 @@ impl PgSession {
                         .collect(),
                 ),
                 // A later statement's rows replace an earlier one's.
-                tokio_postgres::SimpleQueryMessage::RowDescription(_) => rows.clear(),
+                tokio_postgres::SimpleQueryMessage::RowDescription(cols) => {
+                    rows.clear();
+                    names = cols.iter().map(|c| c.name().to_string()).collect();
+                }
                 _ => {}
             }
         }
-        Ok(rows)
+        Ok((names, rows))
     }
 
     /// SQL through the simple query protocol, one round trip.

@@ -271,7 +271,7 @@ impl Connection for PgSession {
         self.batch_execute(sql)
     }
 
-    fn run_sql(&mut self, sql: &str) -> Result<Vec<Vec<Val>>, StmtError> {
+    fn run_sql(&mut self, sql: &str) -> Result<(Vec<String>, Vec<Vec<Val>>), StmtError> {
         self.simple_rows(sql)
     }
 

@@ -279,6 +279,18 @@ impl Connection for SqliteSession {
             .map_err(busy_after(self.busy_s))
     }
 
+    fn run_sql(&mut self, sql: &str) -> Result<(Vec<String>, Vec<Vec<Val>>), StmtError> {
+        // A compound command (`a; b`) cannot be prepared as one statement: it runs as a batch,
+        // which returns no rows (as pgbench's compounds give only the last one's).
+        let multiple = rusqlite::Error::MultipleStatement.to_string();
+        match self.query_sql(sql) {
+            Err(StmtError::Fatal(m)) if m.ends_with(&multiple) => {
+                self.batch(sql).map(|_| Default::default())
+            }
+            r => r,
+        }
+    }
+
     fn canceller(&self) -> Canceller {
         let h = self.conn.get_interrupt_handle();
         Canceller::new(move || h.interrupt())

@@ -70,9 +70,16 @@ pub fn run(
             "the run was stopped before any worker connected".into()
         })));
     }
-    let window = measure(plan, &prepared.db, &crew, observer, cancel);
+    let mut window = measure(plan, &prepared.db, &crew, observer, cancel);
     let interrupted = cancel.is_cancelled();
+    let shared = Arc::clone(&crew.shared);
     let warnings = crew.stop(plan, interrupted);
+    // What finished after the window closed is known once the workers have stopped.
+    for a in &shared.accs {
+        let a = lock(a);
+        window.tail_committed += a.tail_committed;
+        window.late.2 += a.not_started;
+    }
     let ended = finish(plan, prepared, interrupted);
     Ok(assemble::result(plan, ended, window, warnings, interrupted))
 }
@@ -134,6 +141,7 @@ fn section(plan: &SqlRun, admin: &mut Session, which: &'static str) -> Result<()
     let mut exec = worker::SessionExec {
         session: admin,
         stop: &never,
+        columns: Vec::new(),
     };
     let r = if which == "setup" {
         client.setup(&mut exec)
@@ -429,24 +437,22 @@ fn measure(
         None => (None, None),
     };
     let mut acc = Acc::new(plan.record.transactions.len());
-    let (mut tail, mut ramp, mut late, mut late_max, mut not_started) = (0, 0, 0, 0, 0);
+    let (mut ramp, mut late, mut late_max) = (0, 0, 0);
     for a in &shared.accs {
         let a = lock(a);
         acc.merge(&a.window);
-        tail += a.tail_committed;
         ramp += a.ramp_committed;
         late += a.late;
         late_max = late_max.max(a.late_max_ns);
-        not_started += a.not_started;
     }
     Window {
         envelope,
         duration_s,
         acc,
         intervals,
-        tail_committed: tail,
+        tail_committed: 0,
         ramp_committed: ramp,
-        late: (late, late_max, not_started),
+        late: (late, late_max, 0),
         cpu,
         host: host.map(|mut h| (h.cpus(), h.overall())),
         waits,

@@ -148,6 +148,8 @@ pub(super) struct WorkerCtx {
 pub(super) struct SessionExec<'a> {
     pub session: &'a mut Session,
     pub stop: &'a Cancel,
+    /// The last query's column names (for `\gset`).
+    pub columns: Vec<String>,
 }
 
 impl Executor for SessionExec<'_> {
@@ -156,7 +158,8 @@ impl Executor for SessionExec<'_> {
     fn query(&mut self, sql: &str) -> Result<Vec<Vec<Value>>, StmtError> {
         // MariaDB refuses the empty statement after a trailing ';'.
         let sql = sql.trim_end().trim_end_matches(';');
-        let rows = self.session.run_sql(sql)?;
+        let (columns, rows) = self.session.run_sql(sql)?;
+        self.columns = columns;
         Ok(rows
             .into_iter()
             .map(|r| r.into_iter().map(value).collect())
@@ -165,6 +168,10 @@ impl Executor for SessionExec<'_> {
 
     fn text_literal(&self, s: &str) -> String {
         self.session.text_literal(s)
+    }
+
+    fn columns(&self) -> Vec<String> {
+        self.columns.clone()
     }
 
     fn sleep(&mut self, d: Duration) -> bool {
@@ -255,6 +262,7 @@ pub(super) fn worker(ctx: &WorkerCtx, idx: u32) {
             let mut exec = SessionExec {
                 session: &mut session,
                 stop: &shared.stop,
+                columns: Vec::new(),
             };
             let r = if tries == 1 {
                 client.run(txn, &mut exec)
