@@ -29,7 +29,12 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
 /// A pgbench-style insert-only script: one transaction, one row per run.
 const LEDGER: &str = "\\setup
 DROP TABLE IF EXISTS oio_sql_test_ledger;
+\\only sqlite
 CREATE TABLE oio_sql_test_ledger (id INTEGER PRIMARY KEY, account INTEGER NOT NULL, amount INTEGER NOT NULL);
+\\only postgres
+CREATE TABLE oio_sql_test_ledger (id bigserial PRIMARY KEY, account INTEGER NOT NULL, amount INTEGER NOT NULL);
+\\only mysql
+CREATE TABLE oio_sql_test_ledger (id BIGINT AUTO_INCREMENT PRIMARY KEY, account INTEGER NOT NULL, amount INTEGER NOT NULL);
 \\transaction insert
 \\set account random(1, 1000)
 \\set amount random(-500, 500)
