@@ -17,7 +17,8 @@ fn rows(url: &str, table: &str) -> i64 {
             &oio_tpcc::Timeouts::default(),
         )
         .unwrap();
-    s.query_int(&format!("SELECT count(*) FROM {table}")).unwrap()
+    s.query_int(&format!("SELECT count(*) FROM {table}"))
+        .unwrap()
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
@@ -144,7 +145,12 @@ fn a_statement_mariadb_refuses_is_named_with_the_servers_words() {
         .output()
         .unwrap();
     // Every transaction failed: the run says so in its exit code.
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(num(&r, "/summary/committed"), 0.0);
     let first = r["errors"]["first"].as_str().unwrap();
@@ -166,7 +172,11 @@ fn an_open_loop_offers_its_rate_and_counts_late_starts() {
     );
     // Poisson arrivals at 200/s for 3 s: 600 expected, sd √600 ≈ 24.5; five sd either way.
     let committed = num(&r, "/summary/committed") + num(&r, "/summary/late/not_started");
-    assert!((committed - 600.0).abs() < 5.0 * 600f64.sqrt(), "{}", r["summary"]);
+    assert!(
+        (committed - 600.0).abs() < 5.0 * 600f64.sqrt(),
+        "{}",
+        r["summary"]
+    );
     assert_eq!(r["options"]["rate_tps"], 200.0);
     assert!(r["notes"].to_string().contains("scheduled start"));
 }
@@ -203,7 +213,13 @@ fn postgres_study_of_a_table_and_its_hash_partitioned_twin() {
     for d in ["plain", "hash"] {
         let n = std::fs::read_dir(dir.path().join("oio-results").join(d))
             .unwrap()
-            .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "json"))
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "json")
+            })
             .count();
         assert_eq!(n, 2, "{d}");
     }
@@ -212,5 +228,8 @@ fn postgres_study_of_a_table_and_its_hash_partitioned_twin() {
         &["compare", "oio-results/plain", "oio-results/hash"],
     );
     assert_eq!(c["kind"], "sql");
-    assert!(c["comparisons"][0]["metrics"]["tps"]["outcome"].is_string(), "{c}");
+    assert!(
+        c["comparisons"][0]["metrics"]["tps"]["outcome"].is_string(),
+        "{c}"
+    );
 }

@@ -99,7 +99,7 @@ pub struct SqlRunArgs {
     /// SQLite's PRAGMA synchronous.
     #[arg(long, value_enum, default_value_t = SyncArg::Full)]
     pub sqlite_sync: SyncArg,
-    /// Seed of the scripts' random functions.
+    /// Random-number seed of the scripts' random functions (each worker's drawn from it).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
     /// Do not run the scripts' setup sections (the tables are already there).
