@@ -1407,14 +1407,12 @@ fn builtin_scenarios_send_what_they_say() {
         int_var(&c, "credit"),
         int_var(&c, "amount"),
     );
+    // One transfer is one command (one round trip): the statements joined by `\;`.
     assert_eq!(
         fake.sent,
-        [
-            "BEGIN".to_string(),
-            format!("INSERT INTO oio_sql_ledger (account, amount) VALUES ({debit}, 0 - {amount})"),
-            format!("INSERT INTO oio_sql_ledger (account, amount) VALUES ({credit}, {amount})"),
-            "COMMIT".to_string(),
-        ]
+        [format!(
+            "BEGIN ;\nINSERT INTO oio_sql_ledger (account, amount) VALUES ({debit}, 0 - {amount}) ;\nINSERT INTO oio_sql_ledger (account, amount) VALUES ({credit}, {amount}) ;\nCOMMIT"
+        )]
     );
     // The hash-partitioned ledger on PostgreSQL: 16 partitions from a DO block.
     let s = Script::load(&["builtin:last-page-insert-hash@4".parse().unwrap()], &[]).unwrap();
