@@ -79,7 +79,7 @@ pub fn scaling(steps: &[StepFacts], threshold_pct: f64) -> Option<Scaling> {
         .collect::<Vec<_>>()
         .join(", ");
     let mut evidence = vec![format!(
-        "efficiency by workers (NOPM per worker against {}'s): {line}",
+        "efficiency by workers (throughput per worker against {}'s): {line}",
         steps[0].workers
     )];
     let Some(i) = efficiency.iter().position(|e| *e < threshold_pct) else {

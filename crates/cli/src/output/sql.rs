@@ -38,6 +38,12 @@ impl Sink {
         }
     }
 
+    /// Prints no result as it ends (a sequence under --json prints them all at its end, as
+    /// one array).
+    pub fn hold_json(&mut self) {
+        self.compact = true;
+    }
+
     /// Saves a finished step into `dir`, prints it, and says where it is.
     pub fn finished(&mut self, mut r: SqlResult, dir: &Path) -> anyhow::Result<PathBuf> {
         if let Some(pb) = self.bar.take() {
@@ -60,7 +66,7 @@ impl Sink {
         let saved = write_json_atomic(dir, &name, &r)?;
         if self.json && !self.compact {
             crate::output::print_json(&r)?;
-        } else if self.compact && !style::quiet() {
+        } else if self.compact && !style::quiet() && !self.json {
             write_line(&mut crate::output::terminal::stdout(), &r)?;
         } else if !style::quiet() {
             write_summary(&mut crate::output::terminal::stdout(), &r)?;
@@ -194,44 +200,89 @@ pub fn write_summary(out: &mut dyn Write, r: &SqlResult) -> std::io::Result<()> 
     )
 }
 
-/// A worker sequence: throughput, efficiency against the first step, latency and the
-/// largest wait bucket per worker count.
+/// A worker sequence: per count its runs' throughput (each run shown), efficiency against the
+/// first count, latency and the largest wait bucket; then where scaling stops and which wait
+/// grew across the stop (`oio_analysis::scaling`, the rule TPC-C ladders use).
 pub fn write_scaling(out: &mut dyn Write, results: &[SqlResult]) -> std::io::Result<()> {
     let (h, hr) = (style::HEAD, style::HEAD.render_reset());
-    writeln!(out, "\n{h}scaling{hr} (one run per count: differences within run-to-run noise are not told apart here)")?;
+    let mut counts: Vec<u32> = results.iter().map(|r| r.options.workers).collect();
+    counts.sort_unstable();
+    counts.dedup();
+    writeln!(out, "\n{h}scaling{hr}")?;
     writeln!(
         out,
-        "  {:>7} {:>12} {:>11} {:>9} {:>9}  largest wait (avg active sessions)",
+        "  {:>7} {:>12} {:>11} {:>9} {:>9}  runs (transactions/s); largest wait (avg active sessions)",
         "workers", "tps", "per worker", "p50", "p95"
     )?;
-    let base = results
-        .first()
-        .map(|r| r.summary.tps / f64::from(r.options.workers.max(1)));
-    for r in results {
-        let per = r.summary.tps / f64::from(r.options.workers.max(1));
-        let eff = base
-            .filter(|b| *b > 0.0)
-            .map_or(String::new(), |b| format!(" ({:.0} %)", 100.0 * per / b));
+    let mut steps = Vec::new();
+    let mut base = None;
+    for &w in &counts {
+        let runs: Vec<&SqlResult> = results.iter().filter(|r| r.options.workers == w).collect();
+        let mut tps: Vec<f64> = runs.iter().map(|r| r.summary.tps).collect();
+        tps.sort_by(f64::total_cmp);
+        let median = tps[tps.len() / 2];
+        let per = median / f64::from(w.max(1));
+        let base_per = *base.get_or_insert(per);
+        let eff = if base_per > 0.0 {
+            format!(" ({:.0} %)", 100.0 * per / base_per)
+        } else {
+            String::new()
+        };
         let mut all = oio_core::histogram::LatencyHistogram::new();
-        for t in r.transactions.values() {
-            if let Some(s) = &t.histogram_ns {
-                all += &oio_core::histogram::LatencyHistogram::from_sparse(s);
+        let mut waits: std::collections::BTreeMap<String, f64> = Default::default();
+        for r in &runs {
+            for t in r.transactions.values() {
+                if let Some(s) = &t.histogram_ns {
+                    all += &oio_core::histogram::LatencyHistogram::from_sparse(s);
+                }
+            }
+            for b in wait_groups(&r.waits) {
+                *waits.entry(b.name.clone()).or_default() += b.share_pct / runs.len() as f64;
             }
         }
-        let wait = r.waits.buckets.first().map_or("-".to_string(), |b| {
+        let top = runs[0].waits.buckets.first().map_or("-".to_string(), |b| {
             format!("{} {:.2} ({:.0} %)", b.name, b.aas, b.share_pct)
         });
         writeln!(
             out,
-            "  {:>7} {:>12.1} {:>11}{} {:>9} {:>9}  {}",
-            r.options.workers,
-            r.summary.tps,
+            "  {:>7} {:>12.1} {:>11}{} {:>9} {:>9}  {}; {}",
+            w,
+            median,
             format!("{per:.1}"),
             eff,
             ns_u(all.quantile(0.5)),
             ns_u(all.quantile(0.95)),
-            wait
+            tps.iter()
+                .map(|t| format!("{t:.0}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            top
         )?;
+        steps.push(oio_analysis::scaling::StepFacts {
+            workers: w,
+            nopm: median,
+            nopm_runs: tps,
+            waits,
+            host_busy_pct: None,
+            steal_pct_max: None,
+        });
+    }
+    if let Some(v) =
+        oio_analysis::scaling::scaling(&steps, oio_analysis::scaling::DEFAULT_THRESHOLD_PCT)
+    {
+        writeln!(out, "{}", v.summary)?;
+        for e in v.evidence.iter().skip(1) {
+            writeln!(out, "  - {e}")?;
+        }
     }
     Ok(())
+}
+
+/// A profile's wait groups: the bottleneck buckets, or the classes where there are none.
+fn wait_groups(w: &oio_tpcc::waits::WaitProfile) -> &[oio_tpcc::waits::WaitShare] {
+    if w.buckets.is_empty() {
+        &w.classes
+    } else {
+        &w.buckets
+    }
 }

@@ -35,6 +35,10 @@ pub struct RunArgs {
     /// builtin:NAME (last-page-insert, last-page-insert-hash, hot-rows, point-select).
     #[arg(required = true, value_name = "SCRIPT[@WEIGHT]")]
     pub scripts: Vec<String>,
+    /// With several worker counts: runs of each count, in rounds (1 2 4, 4 2 1, …), so the
+    /// scaling verdict can tell a flattening from run-to-run noise.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1_000))]
+    pub repeat: u32,
     #[command(flatten)]
     pub o: SqlRunArgs,
 }

@@ -27,9 +27,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 fn run_script(a: RunArgs) -> anyhow::Result<ExitCode> {
     let base = a.o.plan(&a.scripts)?;
+    let repeat = a.repeat;
     let a = a.o;
     let mut runner = Runner::start(&base, &a, &a.out, false)?;
-    let outcome = steps(&a, &base, &mut runner);
+    let outcome = steps(&a, repeat, &base, &mut runner);
     runner.finish();
     outcome
 }
@@ -37,7 +38,7 @@ fn run_script(a: RunArgs) -> anyhow::Result<ExitCode> {
 /// What every run of a command shares: the device recorder and the saving sink, the
 /// MariaDB/MySQL wait instruments (enabled, journaled, put back at the end), Ctrl-C.
 pub(crate) struct Runner {
-    sink: out::Sink,
+    pub sink: out::Sink,
     instruments: Option<crate::server_settings::InstrumentsHold>,
     timeouts: oio_tpcc::Timeouts,
     pub cancel: Cancel,
@@ -89,17 +90,33 @@ impl Runner {
     }
 }
 
-/// Runs each worker count in turn, saving each result as it ends.
-fn steps(a: &SqlRunArgs, base: &SqlRun, runner: &mut Runner) -> anyhow::Result<ExitCode> {
-    let steps = a.workers.len();
+/// Runs each worker count in turn (`repeat` times, in rounds), saving each result as it ends.
+fn steps(
+    a: &SqlRunArgs,
+    repeat: u32,
+    base: &SqlRun,
+    runner: &mut Runner,
+) -> anyhow::Result<ExitCode> {
+    let counts = &a.workers;
+    let order = oio_lab::order::rounds(
+        oio_lab::Order::Counterbalanced,
+        repeat,
+        counts.len(),
+        a.seed,
+    )
+    .concat();
+    let total = order.len();
+    if total > 1 && a.json {
+        runner.sink.hold_json();
+    }
     let mut results = Vec::new();
-    for (i, &w) in a.workers.iter().enumerate() {
-        let mut step = base.with_workers(w);
-        // Setup once, before the first step; teardown once, after the last.
-        step.options.setup = base.options.setup && i == 0;
-        step.options.teardown = a.teardown && i + 1 == steps;
-        if steps > 1 {
-            style::print_notice(&format!("run {}/{steps}: {w} worker(s)", i + 1));
+    for (k, &i) in order.iter().enumerate() {
+        let mut step = base.with_workers(counts[i]);
+        // Setup once, before the first run; teardown once, after the last.
+        step.options.setup = base.options.setup && k == 0;
+        step.options.teardown = a.teardown && k + 1 == total;
+        if total > 1 {
+            style::print_notice(&format!("run {}/{total}: {} worker(s)", k + 1, counts[i]));
         }
         let r = runner.step(&step, &a.out)?;
         let interrupted = r.envelope.partial;
@@ -108,7 +125,9 @@ fn steps(a: &SqlRunArgs, base: &SqlRun, runner: &mut Runner) -> anyhow::Result<E
             return Ok(ExitCode::from(EXIT_INTERRUPTED));
         }
     }
-    if steps > 1 && !a.json && !style::quiet() {
+    if total > 1 && a.json {
+        crate::output::print_json(&results)?;
+    } else if counts.len() > 1 && !style::quiet() {
         out::write_scaling(&mut crate::output::terminal::stdout(), &results)?;
     }
     let all_failed = results
