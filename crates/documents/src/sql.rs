@@ -62,6 +62,10 @@ pub struct SqlOptions {
     pub setup: bool,
     /// Whether the script's teardown section ran after it.
     pub teardown: bool,
+    /// Most memory the run may take, bytes (None: a share of what the host has); the run is
+    /// refused before its workers start when its estimate is above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit: Option<u64>,
 }
 
 /// The script a result ran, recorded whole so the run can be repeated from the result.

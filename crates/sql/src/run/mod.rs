@@ -60,6 +60,7 @@ pub fn run(
     observer: &mut dyn SqlObserver,
     cancel: &Cancel,
 ) -> Result<SqlResult, SqlError> {
+    plan.check_memory()?;
     let prepared = prepare(plan)?;
     let crew = Crew::spawn(plan, &prepared.db, cancel)?;
     ramp(plan, &crew, observer, cancel);

@@ -54,6 +54,7 @@ pub fn default_options() -> SqlOptions {
         },
         setup: true,
         teardown: false,
+        memory_limit: None,
     }
 }
 
@@ -141,6 +142,28 @@ impl SqlRun {
             options,
             label,
         })
+    }
+
+    /// Refuses a step whose memory estimate is above what the host can give (each worker keeps
+    /// a window's and an interval's latency histogram per transaction, and a thread stack),
+    /// before any worker starts.
+    pub fn check_memory(&self) -> Result<(), SqlError> {
+        let workers = u64::from(self.options.workers);
+        let txns = self.record.transactions.len() as u64;
+        let hist = oio_core::histogram::LatencyHistogram::dense_bytes();
+        let mut e = oio_core::memory::Estimate::new();
+        e.add(
+            format!("latency histograms ({workers} workers × {txns} transactions × 2)"),
+            workers * txns * 2 * hist,
+            Some("fewer --workers, or fewer \\transaction sections".into()),
+        );
+        e.add(
+            format!("worker threads ({workers})"),
+            workers * 2 * 1024 * 1024,
+            Some("fewer --workers".into()),
+        );
+        e.check(oio_core::memory::Limit::resolve(self.options.memory_limit).as_ref())
+            .map_err(|m| SqlError::Invalid(m.to_string()))
     }
 
     /// The same run with `workers` workers (a step of a sequence).

@@ -71,6 +71,8 @@ pub struct StudyArgs {
 pub struct SqlRunArgs {
     #[command(flatten)]
     pub db: DbArg,
+    #[command(flatten)]
+    pub memory: crate::args::MemoryLimitArg,
     /// Workers (one connection each); several counts (1,2,4,8) run one after the other.
     #[arg(long, short = 'n', value_name = "N[,N…]", default_value = "4", value_delimiter = ',', num_args = 1..)]
     pub workers: Vec<u32>,
@@ -172,6 +174,7 @@ fn plan(a: &SqlRunArgs, scripts: &[String]) -> anyhow::Result<SqlRun> {
     };
     o.timeouts = a.db.timeouts(RUN_STATEMENT_TIMEOUT);
     o.setup = !a.no_setup;
+    o.memory_limit = a.memory.memory_limit;
     o.teardown = false;
     for &w in &a.workers {
         oio_sql::run::plan::validate(&oio_documents::sql::SqlOptions {
