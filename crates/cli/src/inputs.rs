@@ -54,6 +54,7 @@ pub fn diagnose_inputs(paths: &[PathBuf]) -> Result<(diagnose::Inputs, Vec<Strin
     let mut inputs = diagnose::Inputs::default();
     let mut notices = Vec::new();
     let mut tpcc: Vec<(String, TpccResult)> = Vec::new();
+    let mut sql: Vec<oio_analysis::diagnose::DbFacts> = Vec::new();
     let mut series: Vec<(String, PathBuf, Series)> = Vec::new();
     let popts = ParseOptions::default();
     for p in paths {
@@ -102,6 +103,10 @@ pub fn diagnose_inputs(paths: &[PathBuf]) -> Result<(diagnose::Inputs, Vec<Strin
                     let s: Series = Input::typed(value, &path)?;
                     series.push((name, path, s));
                 }
+                Some(Kind::Sql) => {
+                    let t: oio_documents::sql::SqlResult = Input::typed(value, &path)?;
+                    sql.push(oio_report::diagnose::sql_db_facts(&name, &t));
+                }
                 Some(Kind::Fleet) => {
                     // Each host's devices as telemetry named after the host, so the device
                     // rules name the host whose device saturated.
@@ -124,13 +129,14 @@ pub fn diagnose_inputs(paths: &[PathBuf]) -> Result<(diagnose::Inputs, Vec<Strin
                     }
                 }
                 other => notices.push(format!(
-                    "{name}: a {} document; diagnose reads captures, observations, characterizations, runs, sweeps and TPC-C results; skipped",
+                    "{name}: a {} document; diagnose reads captures, observations, characterizations, runs, sweeps, TPC-C and SQL script results; skipped",
                     other.map_or("other", Kind::schema)
                 )),
             }
         }
     }
     inputs.databases = oio_report::diagnose::tpcc_facts(&tpcc);
+    inputs.databases.extend(sql);
     for (name, path, s) in &series {
         inputs
             .scaling

@@ -27,6 +27,7 @@ pub fn db_facts(source: &str, t: &TpccResult) -> DbFacts {
     DbFacts {
         source: source.into(),
         dialect: format!("{:?}", t.dialect).to_lowercase(),
+        own_transactions: false,
         warehouses: t.warehouses,
         workers: t.options.workers,
         duration_s: t.duration_s,
@@ -59,6 +60,38 @@ pub fn db_facts(source: &str, t: &TpccResult) -> DbFacts {
         nopm: t.summary.nopm,
         device: t.device.clone(),
         host_others_cores: t.host_noise.as_ref().map(|h| h.others_cores_mean),
+    }
+}
+
+/// What the database rules need from an `oio sql run` result (the user's own transactions:
+/// no warehouses, no NOPM).
+pub fn sql_db_facts(source: &str, t: &oio_documents::sql::SqlResult) -> DbFacts {
+    DbFacts {
+        source: source.into(),
+        dialect: t.dialect.name().to_string(),
+        own_transactions: true,
+        workers: t.options.workers,
+        duration_s: t.duration_s,
+        cpus: t.envelope.host.as_ref().map_or(0, |h| h.cpus),
+        driver_cores_busy: t.cpu.cores_busy,
+        includes_database: t.cpu.includes_database,
+        wait_source: t.waits.source.clone(),
+        session_samples: t.waits.session_samples,
+        buckets: t
+            .waits
+            .buckets
+            .iter()
+            .map(|b| WaitShareFact {
+                name: b.name.clone(),
+                aas: b.aas,
+                share_pct: b.share_pct,
+            })
+            .collect(),
+        retries: t.summary.retries,
+        committed: t.summary.committed,
+        device: t.device.clone(),
+        host_others_cores: t.host_noise.as_ref().map(|h| h.others_cores_mean),
+        ..DbFacts::default()
     }
 }
 

@@ -1,7 +1,8 @@
-//! Database rules from a TPC-C result's wait profile, CPU and device I/O.
+//! Database rules from a TPC-C result's (or an `oio sql run` result's) wait profile, CPU and
+//! device I/O.
 //!
 //! This crate does not depend on the database drivers: the caller fills [`DbFacts`] from
-//! `oio_tpcc::result::TpccResult`.
+//! `oio_tpcc::result::TpccResult` or `oio_documents::sql::SqlResult`.
 
 use super::samples::from_observation;
 use super::{fmt_ns, Confidence, Finding, Status};
@@ -47,7 +48,10 @@ pub struct DbFacts {
     pub source: String,
     /// "sqlite" or "postgres".
     pub dialect: String,
-    /// Warehouses.
+    /// The user's own transactions (`oio sql run`), where warehouses mean nothing and the
+    /// advice is about their tables; false for the TPC-C-like workload.
+    pub own_transactions: bool,
+    /// Warehouses (TPC-C).
     pub warehouses: u32,
     /// Workers (connections).
     pub workers: u32,
@@ -79,7 +83,7 @@ pub struct DbFacts {
     pub retries: u64,
     /// Committed transactions.
     pub committed: u64,
-    /// New orders per minute.
+    /// New orders per minute (TPC-C; 0 for the user's own transactions).
     pub nopm: f64,
     /// The device holding the database during the run.
     pub device: Option<Observation>,
@@ -308,7 +312,7 @@ fn data_read_rules(db: &DbFacts, few: bool, out: &mut Vec<Finding>) {
 fn lock_rules(db: &DbFacts, few: bool, out: &mut Vec<Finding>) {
     let src = db.source.as_str();
     let undecided = |rule: &str, why: String| undecided_finding(src, rule, why);
-    let per_worker = if db.workers > 0 {
+    let per_worker = if db.workers > 0 && !db.own_transactions {
         db.warehouses as f64 / db.workers as f64
     } else {
         f64::NAN
@@ -349,7 +353,7 @@ fn lock_rules(db: &DbFacts, few: bool, out: &mut Vec<Finding>) {
             (false, false) => format!("no lock contention: workers spend {s:.0} % of their time queued for the write slot"),
         };
             // Warehouses only matter where locks are per row (SQLite locks the whole database).
-            if found && db.pg() && per_worker < 1.0 {
+            if found && !db.own_transactions && db.pg() && per_worker < 1.0 {
                 claim.push_str(&format!(
                 "; too few warehouses per worker ({} for {} workers): workers collide on the same district and warehouse rows",
                 db.warehouses, db.workers
@@ -367,12 +371,6 @@ fn lock_rules(db: &DbFacts, few: bool, out: &mut Vec<Finding>) {
             )
             .ev(what, s, "%", &format!("{src}: waits"))
             .ev(
-                "warehouses per worker",
-                per_worker,
-                "",
-                &format!("{src}: warehouses, options.workers"),
-            )
-            .ev(
                 "retries per 1000 committed",
                 if db.committed > 0 {
                     1000.0 * db.retries as f64 / db.committed as f64
@@ -387,9 +385,23 @@ fn lock_rules(db: &DbFacts, few: bool, out: &mut Vec<Finding>) {
             } else {
                 Confidence::Medium
             });
+            if !db.own_transactions {
+                f = f.ev(
+                    "warehouses per worker",
+                    per_worker,
+                    "",
+                    &format!("{src}: warehouses, options.workers"),
+                );
+            }
             if found {
-                if db.pg() && per_worker < 1.0 {
+                if !db.own_transactions && db.pg() && per_worker < 1.0 {
                     f = f.next("build at least one warehouse per worker (oio tpcc build --warehouses N), or run fewer workers");
+                }
+                let buffer = db
+                    .bucket("buffer_content_locks")
+                    .map_or(0.0, |b| b.share_pct);
+                if db.own_transactions && db.pg() && buffer >= threshold / 2.0 {
+                    f = f.next("buffer-content lock waits are sessions queued on the same pages: inserts at the end of an ever-increasing key (spread them: hash partitions, a key that does not grow in order), or one hot row; oio sql study compares the variants");
                 }
                 if !db.pg() {
                     f = f.next("SQLite serialises writers: fewer workers, or a server database, for write concurrency");
@@ -603,7 +615,7 @@ fn mysql_rules(db: &DbFacts) -> Vec<Finding> {
         let f = if found && writes {
             log_next(f)
         } else if hidden && writes {
-            f.next("to tell, run once with innodb_flush_log_at_trx_commit=2 on a scratch database (oio tpcc study): if NOPM jumps, the log flush was the limit")
+            f.next("to tell, run once with innodb_flush_log_at_trx_commit=2 on a scratch database (oio tpcc study, oio sql study): if throughput jumps, the log flush was the limit")
         } else {
             f
         };

@@ -126,11 +126,18 @@ pub(crate) fn build<'a>(inputs: &'a Inputs, notes: &mut Vec<String>) -> Vec<Grou
     for db in &inputs.databases {
         out.push(Group {
             info: GroupInfo {
-                kind: "tpcc".into(),
-                label: format!(
-                    "TPC-C {} ({}, {} warehouses, {} workers)",
-                    db.source, db.dialect, db.warehouses, db.workers
-                ),
+                kind: if db.own_transactions { "sql" } else { "tpcc" }.into(),
+                label: if db.own_transactions {
+                    format!(
+                        "SQL script {} ({}, {} workers)",
+                        db.source, db.dialect, db.workers
+                    )
+                } else {
+                    format!(
+                        "TPC-C {} ({}, {} warehouses, {} workers)",
+                        db.source, db.dialect, db.warehouses, db.workers
+                    )
+                },
                 inputs: vec![db.source.clone()],
                 ..GroupInfo::default()
             },

@@ -175,8 +175,8 @@ impl Finding {
 pub struct GroupInfo {
     /// "g1", "g2", … in the order: runs, sweeps, captures, TPC-C results.
     pub id: String,
-    /// "runs" (one experiment), "sweep" (one series of a sweep), "capture" (one device) or
-    /// "tpcc".
+    /// "runs" (one experiment), "sweep" (one series of a sweep), "capture" (one device),
+    /// "tpcc" or "sql" (one database run).
     pub kind: String,
     /// The experiment in words.
     pub label: String,
