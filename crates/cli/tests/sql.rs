@@ -232,4 +232,10 @@ fn postgres_study_of_a_table_and_its_hash_partitioned_twin() {
         c["comparisons"][0]["metrics"]["tps"]["outcome"].is_string(),
         "{c}"
     );
+    // Diagnose reads them as database runs of the user's own transactions (no warehouses).
+    let d = run_json(dir.path(), &["diagnose", "oio-results/plain"]);
+    let groups = d["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 2, "{d}");
+    assert!(groups.iter().all(|g| g["kind"] == "sql"), "{d}");
+    assert!(!d.to_string().contains("warehouse"), "{d}");
 }
