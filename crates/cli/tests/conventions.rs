@@ -576,8 +576,9 @@ fn every_sweep_option_is_taken_by_the_fleet_sweep() {
 }
 
 /// `oio fleet run` takes every option of `oio run` (the same flag groups), but one:
-/// `--record-device`, which records the devices of the host oio runs on; a fleet's hosts would
-/// each have to record theirs, which the agent does not do yet (README, fleet).
+/// `--record-device`, which records the devices of the host oio runs on: a fleet's agents always
+/// record their hosts' target devices over the window (`hosts[].devices`, with each interval),
+/// so there is nothing to turn on (README, fleet).
 #[test]
 fn every_run_option_is_taken_by_the_fleet_run() {
     let single = long_options(&["run"]);
