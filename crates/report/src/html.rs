@@ -127,7 +127,7 @@ impl HtmlRenderer {
         if others {
             toc("others", "Other results");
         }
-        if !r.runs.is_empty() || !r.tpcc.is_empty() {
+        if !r.runs.is_empty() || !r.tpcc.is_empty() || !r.sql.is_empty() {
             toc("environment", "Environment");
         }
         o.push_str("</ol></nav>");
@@ -164,7 +164,7 @@ impl HtmlRenderer {
         if others {
             others_section(&mut o, r);
         }
-        if !r.runs.is_empty() || !r.tpcc.is_empty() {
+        if !r.runs.is_empty() || !r.tpcc.is_empty() || !r.sql.is_empty() {
             environment_section(&mut o, r);
         }
         o.push_str("</body></html>\n");
@@ -797,6 +797,11 @@ fn environment_section(o: &mut String, r: &Report) {
         .filter_map(|e| Some((e.doc.envelope.host.as_ref()?, e.label.clone())))
         .chain(
             r.tpcc
+                .iter()
+                .filter_map(|e| Some((e.doc.envelope.host.as_ref()?, e.label.clone()))),
+        )
+        .chain(
+            r.sql
                 .iter()
                 .filter_map(|e| Some((e.doc.envelope.host.as_ref()?, e.label.clone()))),
         );
