@@ -19,3 +19,4 @@ pub mod scaling;
 pub mod stats;
 pub mod summary_stats;
 pub mod sweep;
+pub mod waitshift;

@@ -6,77 +6,11 @@
 use crate::inputs::load_inputs;
 use crate::output::style;
 use anyhow::{bail, Context};
-use oio_analysis::compare::{Group, Kind, RunData, SqlFacts, TpccFacts, TxnFacts};
+use oio_analysis::compare::{Group, Kind, RunData};
 use oio_documents::load::Input;
+// What a comparison reads from a result, shared with the report's study section.
+use oio_report::study::{sql_facts, tpcc_facts};
 use std::path::PathBuf;
-
-/// The part of a TPC-C result a comparison needs.
-fn tpcc_facts(t: &oio_tpcc::TpccResult) -> TpccFacts {
-    let mut workload = format!(
-        "tpcc, {} warehouse{}",
-        t.warehouses,
-        if t.warehouses == 1 { "" } else { "s" }
-    );
-    if t.options.paced {
-        workload.push_str(", paced");
-    }
-    TpccFacts {
-        workload,
-        partial: t.envelope.partial,
-        nopm: t.summary.nopm,
-        tpm: t.summary.tpm,
-        tpm_source: t.summary.tpm_source.clone(),
-        transactions: t
-            .transactions
-            .iter()
-            .map(|(k, x)| {
-                (
-                    k.clone(),
-                    TxnFacts {
-                        p90_us: x.latency_ns.p90.map(|ns| ns as f64 / 1e3),
-                        p99_us: x.latency_ns.p99.map(|ns| ns as f64 / 1e3),
-                        histogram_ns: x.histogram_ns.clone(),
-                    },
-                )
-            })
-            .collect(),
-        noisy: t.noisy_host(),
-    }
-}
-
-/// The part of an `oio sql run` result a comparison needs.
-fn sql_facts(t: &oio_documents::sql::SqlResult) -> SqlFacts {
-    SqlFacts {
-        // The transactions by name: a schema study's candidates run the same transactions on
-        // different tables, which is what it compares, not another workload.
-        workload: format!(
-            "sql: {}",
-            t.script
-                .transactions
-                .iter()
-                .map(|x| x.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        partial: t.envelope.partial,
-        tps: t.summary.tps,
-        transactions: t
-            .transactions
-            .iter()
-            .map(|(k, x)| {
-                (
-                    k.clone(),
-                    TxnFacts {
-                        p90_us: x.latency_ns.p90.map(|ns| ns as f64 / 1e3),
-                        p99_us: x.latency_ns.p99.map(|ns| ns as f64 / 1e3),
-                        histogram_ns: x.histogram_ns.clone(),
-                    },
-                )
-            })
-            .collect(),
-        noisy: t.noisy_host(),
-    }
-}
 
 /// Loads each group's runs: oio or fio run results, or TPC-C results, never both (the metrics
 /// differ). Other documents are skipped with a notice.

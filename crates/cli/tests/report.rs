@@ -169,14 +169,14 @@ fn chromium() -> PathBuf {
     )
 }
 
-fn headless(profile: &Path) -> Command {
+pub(crate) fn headless(profile: &Path) -> Command {
     let mut c = Command::new(chromium());
     c.args(oio_report::png::headless_args(profile));
     c
 }
 
 /// Loads the page in Chromium; returns the `<body ...>` tag after scripts ran and stderr.
-fn dump_dom(page: &Path, scratch: &Path) -> (String, String) {
+pub(crate) fn dump_dom(page: &Path, scratch: &Path) -> (String, String) {
     let out = headless(&scratch.join("profile-dom"))
         .args([
             "--enable-logging=stderr",
@@ -197,7 +197,7 @@ fn dump_dom(page: &Path, scratch: &Path) -> (String, String) {
     (body, String::from_utf8_lossy(&out.stderr).to_string())
 }
 
-fn attr(tag: &str, name: &str) -> i64 {
+pub(crate) fn attr(tag: &str, name: &str) -> i64 {
     tag.split(&format!("{name}=\""))
         .nth(1)
         .and_then(|s| s.split('"').next())
@@ -206,7 +206,7 @@ fn attr(tag: &str, name: &str) -> i64 {
 }
 
 /// Luma standard deviation and share of non-white pixels of a PNG.
-fn png_stats(path: &Path) -> (f64, f64, u32, u32) {
+pub(crate) fn png_stats(path: &Path) -> (f64, f64, u32, u32) {
     let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
     let mut reader = decoder.read_info().unwrap();
     let mut buf = vec![0; reader.output_buffer_size().unwrap()];
@@ -404,7 +404,7 @@ fn report_opens_in_chromium_with_every_chart_drawn() {
 }
 
 /// Runs oio in `dir`, expecting success; returns stderr.
-fn oio_ok(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn oio_ok(dir: &Path, args: &[&str]) -> String {
     let out = oio().current_dir(dir).args(args).output().unwrap();
     assert!(
         out.status.success(),
@@ -415,7 +415,7 @@ fn oio_ok(dir: &Path, args: &[&str]) -> String {
 }
 
 /// The `<section ... data-kind="KIND">…</section>` blocks of a page.
-fn sections<'a>(html: &'a str, kind: &str) -> Vec<&'a str> {
+pub(crate) fn sections<'a>(html: &'a str, kind: &str) -> Vec<&'a str> {
     let open = format!("data-kind=\"{kind}\"");
     html.match_indices(&open)
         .map(|(i, _)| {

@@ -62,6 +62,8 @@ mod sweep;
 mod report;
 // `oio report` with `oio diagnose`'s findings, in headless Chromium.
 mod report_diagnosis;
+// Issue 40: `oio report` over `oio sql study` and `oio tpcc study` directories, in Chromium.
+mod report_study;
 // `oio diagnose`: a real sweep, a raw capture, SQLite log-bound vs not.
 mod diagnose;
 // Every document kind against its JSON Schema; newer versions refused by name.

@@ -69,6 +69,9 @@ pub fn build(report: &Report) -> Vec<Chart> {
     sweeps(report, &mut out);
     comparisons(report, &mut out);
     telemetry(report, &mut out);
+    let studies = crate::study::find(report);
+    crate::study::charts(report, &studies, &mut out);
+    crate::sql::charts(report, &mut out, &crate::study::claimed_sql(&studies));
     tpcc(report, &mut out);
     crate::fleet::charts(report, &mut out);
     // Ids are file names with --svg/--png: names cut to length (two devices of one long file
@@ -958,7 +961,7 @@ pub fn tpcc_names(docs: &[&oio_documents::tpcc::TpccResult]) -> Vec<String> {
 
 /// An observation's device as panels on one time axis: IOPS, MiB/s, latency per direction
 /// and queue length, each in its own unit, busy periods shaded.
-fn observation_panels(
+pub(crate) fn observation_panels(
     out: &mut Vec<Chart>,
     sec: &str,
     name: &str,

@@ -74,6 +74,7 @@ impl HtmlRenderer {
         let charts = charts::build(r);
         let exps = experiments::group(r);
         let diagnosis = crate::diagnose::section(r);
+        let studies = crate::study::find(r);
         let mut o = String::with_capacity(64 * 1024 + r.runs.len() * 600);
         let _ = write!(
             o,
@@ -98,6 +99,12 @@ impl HtmlRenderer {
         if !r.comparisons.is_empty() {
             toc("comparisons", "Comparisons");
         }
+        for s in &studies {
+            toc(&s.id, &format!("Study — {}", s.root));
+        }
+        if !r.sql.is_empty() {
+            toc("sql", "Your own transactions (oio sql)");
+        }
         if !r.tpcc.is_empty() || !r.tpcc_checks.is_empty() || !r.tpcc_series.is_empty() {
             toc("tpcc", "TPC-C");
         }
@@ -120,7 +127,7 @@ impl HtmlRenderer {
         if others {
             toc("others", "Other results");
         }
-        if !r.runs.is_empty() || !r.tpcc.is_empty() {
+        if !r.runs.is_empty() || !r.tpcc.is_empty() || !r.sql.is_empty() {
             toc("environment", "Environment");
         }
         o.push_str("</ol></nav>");
@@ -133,6 +140,11 @@ impl HtmlRenderer {
         }
         if !r.comparisons.is_empty() {
             comparisons_section(&mut o, r, &charts);
+        }
+        crate::study::section(&mut o, r, &studies, &charts);
+        if !r.sql.is_empty() {
+            let claimed = crate::study::claimed_sql(&studies);
+            crate::sql::section(&mut o, r, &charts, &claimed);
         }
         if !r.tpcc.is_empty() || !r.tpcc_checks.is_empty() || !r.tpcc_series.is_empty() {
             tpcc_section(&mut o, r, &charts);
@@ -152,7 +164,7 @@ impl HtmlRenderer {
         if others {
             others_section(&mut o, r);
         }
-        if !r.runs.is_empty() || !r.tpcc.is_empty() {
+        if !r.runs.is_empty() || !r.tpcc.is_empty() || !r.sql.is_empty() {
             environment_section(&mut o, r);
         }
         o.push_str("</body></html>\n");
@@ -785,6 +797,11 @@ fn environment_section(o: &mut String, r: &Report) {
         .filter_map(|e| Some((e.doc.envelope.host.as_ref()?, e.label.clone())))
         .chain(
             r.tpcc
+                .iter()
+                .filter_map(|e| Some((e.doc.envelope.host.as_ref()?, e.label.clone()))),
+        )
+        .chain(
+            r.sql
                 .iter()
                 .filter_map(|e| Some((e.doc.envelope.host.as_ref()?, e.label.clone()))),
         );

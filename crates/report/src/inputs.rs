@@ -57,6 +57,7 @@ pub fn build_report(inputs: ReportInputs, title: &str) -> Result<Report, InputEr
             Some(Kind::Compare) => push!(comparisons),
             Some(Kind::Observation) => push!(observations),
             Some(Kind::Tpcc) => push!(tpcc),
+            Some(Kind::Sql) => push!(sql),
             Some(Kind::TpccCheck) => push!(tpcc_checks),
             Some(Kind::TpccSeries) => push!(tpcc_series),
             Some(Kind::Fleet) => push!(fleets),

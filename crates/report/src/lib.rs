@@ -12,6 +12,10 @@
 //! directories of oio documents, fio JSON, telemetry). The report depends on `oio-core`,
 //! `oio-documents` and `oio-analysis` only: no database driver, engine or telemetry parser.
 //!
+//! [`study`] gives the page a section per study directory (`oio sql study`, `oio tpcc study`):
+//! the verdict, the wait shift and the candidates' throughput overlaid; [`sql`] renders
+//! `oio sql run` results and their worker sequences.
+//!
 //! [`diagnose`] gives the HTML page its Diagnosis section: `oio diagnose`'s findings for the
 //! report's own documents, and any `oio.diagnosis` document it was given.
 #![forbid(unsafe_code)]
@@ -30,6 +34,8 @@ pub mod ladder;
 pub mod model;
 pub mod png;
 pub mod scaling;
+pub mod sql;
+pub mod study;
 pub mod svg;
 
 /// One output file of a renderer.

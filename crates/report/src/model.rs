@@ -39,6 +39,8 @@ pub struct Report {
     pub characterizations: Vec<Entry<Characterization>>,
     /// TPC-C-like results.
     pub tpcc: Vec<Entry<oio_documents::tpcc::result::TpccResult>>,
+    /// Results of users' own transactions (`oio sql run`, `oio.sql`).
+    pub sql: Vec<Entry<oio_documents::sql::SqlResult>>,
     /// TPC-C worker-count sequences (`oio.tpcc.series`).
     pub tpcc_series: Vec<Entry<oio_documents::tpcc::result::Series>>,
     /// Merged results of `oio fleet run` (`oio.fleet`).
@@ -62,6 +64,7 @@ impl Report {
             && self.observations.is_empty()
             && self.characterizations.is_empty()
             && self.tpcc.is_empty()
+            && self.sql.is_empty()
             && self.tpcc_checks.is_empty()
             && self.tpcc_series.is_empty()
             && self.fleets.is_empty()

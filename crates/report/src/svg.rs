@@ -161,6 +161,12 @@ pub struct Series {
     pub labels: Option<Vec<String>>,
     /// Dashed line.
     pub dashed: bool,
+    /// Its own colour instead of the palette's next (runs of one candidate share one).
+    pub colour: Option<&'static str>,
+    /// Its own dash pattern (`stroke-dasharray`), drawn in the legend too (a study's rounds).
+    pub dash: Option<&'static str>,
+    /// Shown when the pointer rests on the line (`<title>`): what the legend cannot hold.
+    pub tooltip: Option<String>,
 }
 
 impl Series {
@@ -173,6 +179,9 @@ impl Series {
             whiskers: None,
             labels: None,
             dashed: false,
+            colour: None,
+            dash: None,
+            tooltip: None,
         }
     }
 }
@@ -405,8 +414,8 @@ fn legend_rows(names: &[String], w: f64) -> usize {
 /// How a legend entry is drawn.
 #[derive(Clone, Copy, PartialEq)]
 enum Key {
-    /// A line (a series).
-    Line,
+    /// A line (a series), with its dash pattern.
+    Line(Option<&'static str>),
     /// A pale box (a shaded band).
     Band,
     /// A solid box (a bar or a stacked layer).
@@ -423,19 +432,21 @@ fn legend(out: &mut String, entries: &[(String, &str, Key)], w: f64) {
             x = LEFT;
             y += 14.0;
         }
-        if *band != Key::Line {
+        if let Key::Line(dash) = band {
+            let _ = write!(
+                out,
+                r#"<line x1="{x}" y1="{yy}" x2="{}" y2="{yy}" stroke="{colour}" stroke-width="2.5"{}/>"#,
+                x + 14.0,
+                dash.map(|d| format!(r#" stroke-dasharray="{d}""#))
+                    .unwrap_or_default(),
+                yy = y - 4.0
+            );
+        } else {
             let _ = write!(
                 out,
                 r#"<rect x="{x}" y="{}" width="14" height="10" fill="{colour}" fill-opacity="{}"/>"#,
                 y - 9.0,
                 if *band == Key::Band { "0.18" } else { "0.85" }
-            );
-        } else {
-            let _ = write!(
-                out,
-                r#"<line x1="{x}" y1="{yy}" x2="{}" y2="{yy}" stroke="{colour}" stroke-width="2.5"/>"#,
-                x + 14.0,
-                yy = y - 4.0
             );
         }
         let _ = write!(
@@ -681,8 +692,8 @@ impl Plot {
         let (w, top, mx, my) = (f.w, f.top, &f.mx, &f.my);
         let first = self.stack.as_ref().map_or(0, |s| s.layers.len());
         for (i, s) in self.series.iter().enumerate() {
-            let colour = PALETTE[(first + i) % PALETTE.len()];
-            entries.push((s.name.clone(), colour, Key::Line));
+            let colour = s.colour.unwrap_or(PALETTE[(first + i) % PALETTE.len()]);
+            entries.push((s.name.clone(), colour, Key::Line(s.dash)));
             let pts: Vec<(f64, f64)> = s
                 .points
                 .iter()
@@ -711,13 +722,15 @@ impl Plot {
                 for (j, (x, y)) in pts.iter().enumerate() {
                     let _ = write!(d, "{}{x:.1} {y:.1}", if j == 0 { "M" } else { "L" });
                 }
+                let dash = s.dash.or(s.dashed.then_some("5 3"));
                 let _ = write!(
                     o,
-                    r#"<path class="mark" d="{d}" fill="none" stroke="{colour}" stroke-width="1.8"{}/>"#,
-                    if s.dashed {
-                        r#" stroke-dasharray="5 3""#
-                    } else {
-                        ""
+                    r#"<path class="mark" d="{d}" fill="none" stroke="{colour}" stroke-width="1.8"{}{}"#,
+                    dash.map(|d| format!(r#" stroke-dasharray="{d}""#))
+                        .unwrap_or_default(),
+                    match &s.tooltip {
+                        Some(t) => format!("><title>{}</title></path>", esc(t)),
+                        None => "/>".into(),
                     }
                 );
             }

@@ -90,6 +90,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             (report.comparisons.len(), "comparison", "comparisons"),
             (report.tpcc.len(), "TPC-C run", "TPC-C runs"),
             (report.tpcc_series.len(), "TPC-C series", "TPC-C series"),
+            (report.sql.len(), "SQL run", "SQL runs"),
+            (oio_report::study::find(&report).len(), "study", "studies"),
             (report.fleets.len(), "fleet run", "fleet runs"),
             (report.observations.len(), "observation", "observations"),
             (

@@ -33,6 +33,22 @@ pub struct WaitProfile {
     pub notes: Vec<String>,
 }
 
+impl WaitProfile {
+    /// The profile's groups as (name, share %) pairs, what a study sets side by side: the
+    /// bottleneck buckets, or the classes when there are none (SQLite has no buckets).
+    pub fn shares(&self) -> Vec<(String, f64)> {
+        let groups = if self.buckets.is_empty() {
+            &self.classes
+        } else {
+            &self.buckets
+        };
+        groups
+            .iter()
+            .map(|g| (g.name.clone(), g.share_pct))
+            .collect()
+    }
+}
+
 /// Average active sessions of one class or bucket.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct WaitShare {
