@@ -22,6 +22,7 @@ pub mod interrupt;
 pub mod output;
 pub mod results;
 pub mod server_settings;
+pub mod sql_run;
 pub mod sweep_args;
 pub mod tpcc_args;
 pub mod tpcc_run;

@@ -239,3 +239,51 @@ fn postgres_study_of_a_table_and_its_hash_partitioned_twin() {
     assert!(groups.iter().all(|g| g["kind"] == "sql"), "{d}");
     assert!(!d.to_string().contains("warehouse"), "{d}");
 }
+
+#[test]
+fn rerun_runs_the_recorded_script_on_the_database_named_on_its_command_line() {
+    let dir = scratch();
+    let url = format!("sqlite:{}", dir.path().join("first.db").display());
+    let script = write(dir.path(), "ledger.sql", LEDGER);
+    let out = oio()
+        .current_dir(dir.path())
+        .args([
+            "sql",
+            "run",
+            &format!("{script}@2"),
+            "--db",
+            &url,
+            "-n",
+            "1",
+        ])
+        .args(["--ramp", "0", "--time", "1s", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    // The file changes after the run: the rerun runs what ran, from the result.
+    std::fs::write(&script, "SELECT broken(;\n").unwrap();
+    let result = crate::common::json_files(&dir.path().join("oio-results"))
+        .pop()
+        .unwrap();
+    let result = result.display().to_string();
+    // A result's SQL never picks its own database.
+    let refused = oio()
+        .current_dir(dir.path())
+        .args(["rerun", &result])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--db URL"));
+    let again = format!("sqlite:{}", dir.path().join("again.db").display());
+    let r = run_json(
+        dir.path(),
+        &["rerun", &result, "--db", &again, "--out", "again"],
+    );
+    assert_eq!(r["schema"], "oio.sql");
+    assert_eq!(r["script"]["sources"][0], format!("{script}@2"));
+    let rows = rows(&again, "oio_sql_test_ledger");
+    assert_eq!(
+        rows,
+        (num(&r, "/summary/committed") + num(&r, "/summary/tail_committed")) as i64
+    );
+}

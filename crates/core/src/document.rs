@@ -484,7 +484,11 @@ fn recognise(file: &str, text: &str) -> Result<Option<Vec<Document>>, DocumentEr
 /// Keys whose strings are prose that may span lines on purpose (a server's multi-line error, a
 /// statement); every other string in a document is a name, a value or a one-line warning or
 /// note (each printed on a line of its own after a prefix a second line would not carry).
-const MULTI_LINE_KEYS: &[&str] = &["message", "error", "errors", "sql", "detail", "details"];
+const MULTI_LINE_KEYS: &[&str] = &[
+    "message", "error", "errors", "sql", "detail", "details",
+    // A script's text as an `oio.sql` result records it (`script.texts[].text`).
+    "text",
+];
 
 /// Escapes the control characters of every string in a document as it is read (see
 /// [`crate::text::printable`]), so a name handed to oio by someone else cannot act on the

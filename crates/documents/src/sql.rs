@@ -68,6 +68,20 @@ pub struct SqlOptions {
     pub memory_limit: Option<u64>,
 }
 
+/// The plan a result records (`plan`): the database (password removed), the sources as named,
+/// the defines and the options; `oio rerun` takes the script's text from the result's `script`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SqlPlan {
+    /// The database, password removed.
+    pub db: String,
+    /// The sources as the command line named them.
+    pub sources: Vec<String>,
+    /// `--define NAME=VALUE` pairs.
+    pub defines: Vec<(String, String)>,
+    /// The options of the step.
+    pub options: SqlOptions,
+}
+
 /// The script a result ran, recorded whole so the run can be repeated from the result.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ScriptRecord {

@@ -2,7 +2,8 @@
 //! workload as it ran, targets, times, engine, random-number seed) — and write a new result.
 //! Works for run results (each run of a repeat, comparison, sweep or blend embeds its own
 //! run), sweep documents, blend documents (`--json` output of `oio blend`), and TPC-C results
-//! and series (`oio tpcc run`; the database URL is recorded without its password).
+//! and series (`oio tpcc run`; the database URL is recorded without its password), and SQL
+//! script results (`oio sql run`; the script as recorded, on the database --db names).
 
 use crate::experiment::{execute_labelled, present};
 use anyhow::Context;
@@ -31,7 +32,9 @@ pub struct Args {
     pub result: PathBuf,
 
     /// TPC-C: the database URL to use instead of the recorded one, which has its password
-    /// removed (or give the password in PGPASSWORD / the URL's usual environment).
+    /// removed (or give the password in PGPASSWORD / the URL's usual environment). SQL script
+    /// results: the database to run the recorded script on (required: a result's SQL never
+    /// picks its own database).
     #[arg(long, value_name = "URL")]
     pub db: Option<String>,
 
@@ -221,6 +224,83 @@ fn confine_db(db: &str, args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// An `oio sql run` result run again: its script as the result recorded it (not the file as it
+/// is now; a built-in scenario as this oio has it, said when its text changed), its defines and
+/// options, on the database the command line names. A result's SQL is code: it runs only on a
+/// database given with --db here, never on the one the file names.
+fn rerun_sql(doc: serde_json::Value, args: &Args) -> anyhow::Result<ExitCode> {
+    let file = args.result.display().to_string();
+    let r = oio_documents::sql::SqlResult::from_value(doc).with_context(|| format!("'{file}'"))?;
+    let Some(db) = &args.db else {
+        anyhow::bail!(
+            "'{file}' is a SQL script result: its script is SQL that would run as written, so a rerun needs the database named here, --db URL (the result ran on {})",
+            oio_core::text::printable(&r.db)
+        );
+    };
+    let db: oio_tpcc::DbUrl = db.parse().context("--db")?;
+    let mut sources = Vec::new();
+    for written in &r.script.sources {
+        let named: oio_sql::script::Source = written
+            .parse()
+            .with_context(|| format!("'{file}': script.sources"))?;
+        let recorded = r.script.texts.iter().find(|t| t.name == named.name());
+        if named.is_builtin() {
+            if let (Some(t), Some(now)) = (recorded, oio_sql::script::builtin_text(&named.name())) {
+                if t.text != now {
+                    crate::output::style::print_warning(&format!(
+                        "{}: this oio's scenario differs from the one the result ran; it runs as this oio has it",
+                        named.name()
+                    ));
+                }
+            }
+            sources.push(named);
+            continue;
+        }
+        let Some(t) = recorded else {
+            anyhow::bail!(
+                "'{file}': the script '{}' is named but its text is not recorded",
+                oio_core::text::printable(&named.name())
+            );
+        };
+        sources.push(oio_sql::script::Source::text(
+            &named.name(),
+            written,
+            t.text.clone(),
+            named.weight(),
+        ));
+    }
+    let plan = oio_sql::SqlRun::new(
+        db,
+        &sources,
+        &r.script.defines,
+        r.options.clone(),
+        r.envelope.label.clone(),
+    )?;
+    crate::output::style::print_notice(&format!(
+        "rerun of {} ({}) on {}",
+        r.script.sources.join(" "),
+        plan.record
+            .transactions
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        plan.db.redacted()
+    ));
+    let mut runner = crate::sql_run::Runner::start(&plan, None, args.json, &args.out, false)?;
+    let ladder = crate::sql_run::Ladder {
+        workers: vec![plan.options.workers],
+        repeat: 1,
+        seed: plan.options.seed,
+        teardown: plan.options.teardown,
+        json: args.json,
+        out: args.out.clone(),
+    };
+    let outcome = crate::sql_run::ladder(&ladder, &plan, &mut runner);
+    runner.finish();
+    outcome
+}
+
 /// The largest document `oio rerun` reads (results of long runs with short intervals are
 /// tens of megabytes; anything far beyond is not an oio result).
 const MAX_DOCUMENT: u64 = 1 << 30;
@@ -267,9 +347,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let device = plan.device.clone();
         return crate::tpcc_run::execute(&plan, &args.out, args.json, device.as_deref());
     }
+    if kind == oio_documents::sql::SQL_SCHEMA {
+        return rerun_sql(doc, &args);
+    }
     if args.db.is_some() {
         anyhow::bail!(
-            "--db goes with a TPC-C result; '{}' is a {kind} document",
+            "--db goes with a TPC-C or SQL script result; '{}' is a {kind} document",
             path.display()
         );
     }

@@ -123,6 +123,14 @@ pub(super) fn result(
     envelope.host = Some(oio_core::host::HostInfo::detect());
     envelope.warnings = warnings;
     envelope.label = plan.label.clone();
+    // What `oio rerun` runs again: the script itself is recorded whole in `script.texts`.
+    envelope.plan = serde_json::to_value(oio_documents::sql::SqlPlan {
+        db: plan.db.redacted(),
+        sources: plan.record.sources.clone(),
+        defines: plan.record.defines.clone(),
+        options: o.clone(),
+    })
+    .ok();
     if interrupted {
         envelope.stopped(StopReason::Interrupted);
     }

@@ -132,7 +132,12 @@ impl SqlRun {
             texts: script
                 .texts()
                 .into_iter()
-                .map(|(name, text)| ScriptText { name, text })
+                // Line ends as LF: the reader of results escapes every other control
+                // character, and the script means the same.
+                .map(|(name, text)| ScriptText {
+                    name,
+                    text: text.replace("\r\n", "\n"),
+                })
                 .collect(),
         };
         Ok(SqlRun {

@@ -94,7 +94,7 @@ use expr::{At, Env, Var};
 use load::{Amount, Block, CPos, Cmd, Gset, Interner, Piece, Sql};
 use random::Rng;
 
-pub use scenarios::builtins;
+pub use scenarios::{builtin_text, builtins};
 
 /// The largest script file read (larger is a load error; reads are bounded).
 pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
@@ -181,6 +181,11 @@ impl std::error::Error for ScriptError {}
 enum SourceKind {
     File(PathBuf),
     Builtin(&'static scenarios::Scenario),
+    /// A script's text as a result recorded it (`oio rerun`), under the name it had.
+    Text {
+        name: String,
+        text: String,
+    },
 }
 
 /// A source as the command line names it: a file or `builtin:NAME`, with `@WEIGHT`.
@@ -206,12 +211,32 @@ impl Source {
         }
     }
 
+    /// A script's text as a result recorded it, named `name` (its file as first given) and
+    /// written as `written` (with its `@WEIGHT`): `oio rerun` runs what ran, not what the file
+    /// holds now.
+    pub fn text(name: &str, written: &str, text: String, weight: Option<u32>) -> Source {
+        Source {
+            written: written.to_string(),
+            kind: SourceKind::Text {
+                name: name.to_string(),
+                text,
+            },
+            weight,
+        }
+    }
+
     /// The name positions use: the path as given, or `builtin:NAME`.
     pub fn name(&self) -> String {
         match &self.kind {
             SourceKind::File(p) => p.display().to_string(),
             SourceKind::Builtin(s) => format!("builtin:{}", s.name),
+            SourceKind::Text { name, .. } => name.clone(),
         }
+    }
+
+    /// Whether it names a built-in scenario.
+    pub fn is_builtin(&self) -> bool {
+        matches!(self.kind, SourceKind::Builtin(_))
     }
 
     /// The `@WEIGHT` given, if any.
@@ -469,6 +494,12 @@ impl Script {
                         s.refusals.push((k as u32, bits, why));
                     }
                     (sc.text.to_string(), sc.name.to_string())
+                }
+                SourceKind::Text { name, text } => {
+                    let stem = std::path::Path::new(name)
+                        .file_stem()
+                        .map_or_else(|| name.clone(), |s| s.to_string_lossy().into_owned());
+                    (text.clone(), stem)
                 }
             };
             let loaded = load::load(k as u32, &name, &text, &stem, &mut s.vars)?;

@@ -52,3 +52,8 @@ pub(crate) fn find(name: &str) -> Option<&'static Scenario> {
 pub fn builtins() -> Vec<(&'static str, &'static str)> {
     SCENARIOS.iter().map(|s| (s.name, s.about)).collect()
 }
+
+/// The text of the built-in scenario `source` names (`builtin:NAME`), if there is one.
+pub fn builtin_text(source: &str) -> Option<&'static str> {
+    find(source.strip_prefix("builtin:")?).map(|s| s.text)
+}

@@ -8,10 +8,11 @@
 //! the candidates' directories, the wait profiles side by side and one headline per
 //! candidate (`output::study`).
 
-use super::{Runner, StudyArgs};
+use super::StudyArgs;
 use crate::interrupt::EXIT_INTERRUPTED;
 use crate::output::study as study_out;
 use crate::output::style;
+use crate::sql_run::Runner;
 use anyhow::bail;
 use oio_analysis::compare;
 use oio_documents::sql::{SqlResult, SQL_SCHEMA};
@@ -59,7 +60,7 @@ pub fn run(a: StudyArgs) -> anyhow::Result<ExitCode> {
             Ok(p)
         })
         .collect::<anyhow::Result<Vec<SqlRun>>>()?;
-    let mut runner = Runner::start(&plans[0], &a.o, &a.o.out, true)?;
+    let mut runner = Runner::start(&plans[0], a.o.device.as_deref(), a.o.json, &a.o.out, true)?;
     let outcome = rounds(&a, &plans, &dirs, &mut runner);
     runner.finish();
     if !outcome? {
