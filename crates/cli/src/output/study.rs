@@ -106,3 +106,35 @@ pub fn headline(
 ) -> String {
     waitshift::headline(c, metric, names, &profiles(base), &profiles(cand))
 }
+
+/// A study's conclusion on the terminal: compare's table, the waits side by side, one headline
+/// per candidate against the first (on `metric`: its key and words), and where the results are.
+pub fn write_conclusion(
+    out: &mut dyn Write,
+    c: &Comparison,
+    metric: (&str, &str),
+    named: &[Named],
+    waits: &[Vec<&WaitProfile>],
+    (root, dirs): (&Path, &[PathBuf]),
+) -> std::io::Result<()> {
+    writeln!(out)?;
+    crate::output::compare::write_comparison(out, c)?;
+    let labels: Vec<&str> = named.iter().map(|n| n.label).collect();
+    writeln!(out)?;
+    write_waits(out, &labels, waits)?;
+    writeln!(out)?;
+    for i in 1..named.len() {
+        let h = headline(c, metric, (&named[0], &named[i]), &waits[0], &waits[i]);
+        writeln!(out, "{h}")?;
+    }
+    writeln!(
+        out,
+        "results: {} (oio compare {} · oio report {})",
+        root.display(),
+        dirs.iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" "),
+        root.display()
+    )
+}

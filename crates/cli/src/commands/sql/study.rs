@@ -17,7 +17,6 @@ use anyhow::bail;
 use oio_analysis::compare;
 use oio_documents::sql::{SqlResult, SQL_SCHEMA};
 use oio_sql::SqlRun;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -116,17 +115,11 @@ fn conclude(
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = crate::output::terminal::stdout();
-    writeln!(out)?;
-    crate::output::compare::write_comparison(&mut out, &c)?;
     let results: Vec<Vec<SqlResult>> = dirs.iter().map(|d| read_results(d)).collect();
     let waits: Vec<Vec<&oio_tpcc::waits::WaitProfile>> = results
         .iter()
         .map(|rs| rs.iter().map(|r| &r.waits).collect())
         .collect();
-    let shown: Vec<&str> = labels.iter().map(String::as_str).collect();
-    writeln!(out)?;
-    study_out::write_waits(&mut out, &shown, &waits)?;
-    writeln!(out)?;
     let named: Vec<study_out::Named> = cands
         .iter()
         .map(|(l, s)| study_out::Named {
@@ -134,25 +127,13 @@ fn conclude(
             describe: s.join(", "),
         })
         .collect();
-    for i in 1..cands.len() {
-        let h = study_out::headline(
-            &c,
-            ("tps", "transactions/s"),
-            (&named[0], &named[i]),
-            &waits[0],
-            &waits[i],
-        );
-        writeln!(out, "{h}")?;
-    }
-    writeln!(
-        out,
-        "results: {} (oio compare {} · oio report {})",
-        a.o.out.display(),
-        dirs.iter()
-            .map(|d| d.display().to_string())
-            .collect::<Vec<_>>()
-            .join(" "),
-        a.o.out.display()
+    study_out::write_conclusion(
+        &mut out,
+        &c,
+        ("tps", "transactions/s"),
+        &named,
+        &waits,
+        (&a.o.out, dirs),
     )?;
     Ok(ExitCode::SUCCESS)
 }

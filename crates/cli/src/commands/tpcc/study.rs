@@ -17,7 +17,6 @@ use anyhow::{bail, Context};
 use oio_analysis::compare;
 use oio_tpcc::{DbUrl, TpccResult};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
@@ -282,17 +281,11 @@ fn conclude(a: &StudyArgs, cands: &[Candidate], dirs: &[PathBuf]) -> anyhow::Res
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = crate::output::terminal::stdout();
-    writeln!(out)?;
-    crate::output::compare::write_comparison(&mut out, &c)?;
     let results: Vec<Vec<TpccResult>> = dirs.iter().map(|d| read_results(d)).collect();
     let waits: Vec<Vec<&oio_tpcc::waits::WaitProfile>> = results
         .iter()
         .map(|rs| rs.iter().map(|r| &r.waits).collect())
         .collect();
-    let labels: Vec<&str> = cands.iter().map(|c| c.label.as_str()).collect();
-    writeln!(out)?;
-    study_out::write_waits(&mut out, &labels, &waits)?;
-    writeln!(out)?;
     let named: Vec<study_out::Named> = cands
         .iter()
         .map(|c| study_out::Named {
@@ -300,25 +293,13 @@ fn conclude(a: &StudyArgs, cands: &[Candidate], dirs: &[PathBuf]) -> anyhow::Res
             describe: c.describe(),
         })
         .collect();
-    for i in 1..cands.len() {
-        let h = study_out::headline(
-            &c,
-            ("nopm", "NOPM"),
-            (&named[0], &named[i]),
-            &waits[0],
-            &waits[i],
-        );
-        writeln!(out, "{h}")?;
-    }
-    writeln!(
-        out,
-        "results: {} (oio compare {} · oio report {})",
-        a.run.out.display(),
-        dirs.iter()
-            .map(|d| d.display().to_string())
-            .collect::<Vec<_>>()
-            .join(" "),
-        a.run.out.display()
+    study_out::write_conclusion(
+        &mut out,
+        &c,
+        ("nopm", "NOPM"),
+        &named,
+        &waits,
+        (&a.run.out, dirs),
     )?;
     Ok(ExitCode::SUCCESS)
 }
