@@ -575,19 +575,13 @@ fn every_sweep_option_is_taken_by_the_fleet_sweep() {
     assert!(missing.is_empty(), "fleet sweep lacks {missing:?}");
 }
 
-/// `oio fleet run` takes every option of `oio run` (the same flag groups), but one:
-/// `--record-device`, which records the devices of the host oio runs on: a fleet's agents always
-/// record their hosts' target devices over the window (`hosts[].devices`, with each interval),
-/// so there is nothing to turn on (README, fleet).
+/// `oio fleet run` takes every option of `oio run` (the same flag groups and `--record-device`).
 #[test]
 fn every_run_option_is_taken_by_the_fleet_run() {
     let single = long_options(&["run"]);
     assert!(single.len() > 30, "{single:?}");
     let fleet = long_options(&["fleet", "run"]);
-    let missing: Vec<_> = single
-        .difference(&fleet)
-        .filter(|o| o.as_str() != "record-device")
-        .collect();
+    let missing: Vec<_> = single.difference(&fleet).collect();
     assert!(missing.is_empty(), "fleet run lacks {missing:?}");
 }
 

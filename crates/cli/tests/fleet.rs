@@ -2301,3 +2301,58 @@ fn run_repeats_the_fleet_run_and_keeps_each() {
         .count();
     assert_eq!(folders, 3, "one folder per run");
 }
+
+/// `oio fleet run --record-device` saves every host's devices beside the merged result, one
+/// observation with each host's device as HOST:DEVICE, as `oio run --record-device` saves its
+/// own.
+#[test]
+fn record_device_saves_every_hosts_devices_beside_the_merged_result() {
+    let dir = crate::common::scratch();
+    let c = local_agents(dir.path(), "run")
+        .args([
+            "--engine",
+            "sync",
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4k",
+            "--qd",
+            "1",
+        ])
+        .args([
+            "--time",
+            "3s",
+            "--ramp",
+            "0",
+            "--size",
+            "8M",
+            "--record-device",
+        ])
+        .arg("./t-{host}.dat")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_bounded(c, Duration::from_secs(120));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let merged = std::fs::read_dir(dir.path().join("oio-results"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("merged.json"))
+        .find(|p| p.exists())
+        .expect("a merged result");
+    let devices = merged.with_file_name("merged.device.json");
+    assert!(err.contains("oio: devices: oio-results/fleet-"), "{err}");
+    assert!(devices.exists());
+    let obs = read_json(devices.to_str().unwrap());
+    assert_eq!(obs["schema"], "oio.observation");
+    let names: Vec<&str> = obs["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert!(names.iter().any(|n| n.starts_with("a:")), "{names:?}");
+    assert!(names.iter().any(|n| n.starts_with("b:")), "{names:?}");
+}

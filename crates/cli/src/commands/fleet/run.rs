@@ -60,6 +60,13 @@ pub struct FleetRunArgs {
     /// results), and summarize the merged figures over runs; with --json, an array.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub repeat: u32,
+
+    /// Save the hosts' devices beside the merged result as MERGED.device.json, one device per
+    /// host named HOST:DEVICE, as `oio run --record-device` saves its own (every agent records
+    /// its targets' devices over the window; this writes them as an observation for `oio
+    /// compare CAPTURE RESULT`, `characterize` and `report`).
+    #[arg(long)]
+    pub record_device: bool,
 }
 
 fn jobs(a: &FleetArgs) -> anyhow::Result<(RunPlan, Vec<HostJob>)> {
@@ -104,8 +111,8 @@ pub(super) fn fleet_run(r: FleetRunArgs) -> anyhow::Result<ExitCode> {
             &name,
             &cancel,
             metrics.as_ref(),
-            i,
-            r.repeat,
+            (i, r.repeat),
+            r.record_device,
         )?;
         docs.push(doc);
         if exit != ExitCode::SUCCESS {
@@ -140,8 +147,8 @@ fn one_run(
     name: &str,
     cancel: &oio_core::Cancel,
     metrics: Option<&crate::output::metrics::Metrics>,
-    i: u32,
-    n: u32,
+    (i, n): (u32, u32),
+    record_device: bool,
 ) -> anyhow::Result<(oio_fleet::merge::FleetResult, ExitCode)> {
     let live = crate::output::fleet::FleetLive::new();
     let run = controller::run_with_progress(jobs, &a.host.options(), cancel, &mut |p| {
@@ -162,6 +169,9 @@ fn one_run(
         .out
         .join(result_file_name("fleet", &stamp, &label).trim_end_matches(".json"));
     let (doc, merged) = super::save_io(&dir, &run, plan, a.label.as_deref())?;
+    if record_device {
+        save_devices(&doc, &merged, a.json)?;
+    }
 
     if !a.json && !style::quiet() {
         crate::output::fleet::print_table(&doc);
@@ -186,6 +196,34 @@ fn one_run(
         ExitCode::SUCCESS
     };
     Ok((doc, code))
+}
+
+/// Every host's devices over the window as one observation beside the merged result (`HOST:DEVICE`
+/// per device), or a warning when no host recorded one.
+fn save_devices(
+    doc: &oio_fleet::merge::FleetResult,
+    merged: &std::path::Path,
+    json: bool,
+) -> anyhow::Result<()> {
+    let mut obs = oio_core::observation::Observation::new(
+        oio_core::observation::SourceKind::Record,
+        Vec::new(),
+    );
+    for h in &doc.hosts {
+        for d in &h.devices {
+            obs.device_mut(&format!("{}:{}", h.host, d.name)).intervals = d.series.clone();
+        }
+    }
+    if obs.devices.is_empty() {
+        style::print_warning("no host recorded a device (the null engine, or targets on no block device): no device file saved");
+        return Ok(());
+    }
+    let path = crate::device_recording::device_recording_of(merged);
+    let mut bytes = serde_json::to_vec_pretty(&obs)?;
+    bytes.push(b'\n');
+    crate::results::write_file_atomic(&path, &bytes)?;
+    style::print_saved("devices", &path, json);
+    Ok(())
 }
 
 /// What the hosts run, for the header and the result's folder: the workload's name, or when
