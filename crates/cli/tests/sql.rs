@@ -5,6 +5,7 @@ use crate::common::{missing, num, oio, run_json, scratch};
 use oio_testkit::{mariadb_bin, pg_bin, TempMariadb, TempPostgres};
 use serde_json::Value;
 use std::path::Path;
+use std::process::Command;
 
 /// Rows in `table` of the database at `url`, counted on a connection of oio's own dialects.
 fn rows(url: &str, table: &str) -> i64 {
@@ -286,4 +287,29 @@ fn rerun_runs_the_recorded_script_on_the_database_named_on_its_command_line() {
         rows,
         (num(&r, "/summary/committed") + num(&r, "/summary/tail_committed")) as i64
     );
+}
+
+#[test]
+fn a_script_that_is_a_fifo_or_proc_kmsg_is_refused_without_blocking() {
+    let dir = scratch();
+    let fifo = dir.path().join("script.fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let kmsg = dir.path().join("k.sql");
+    std::os::unix::fs::symlink("/proc/kmsg", &kmsg).unwrap();
+    for script in [fifo, kmsg, Path::new("/dev/zero").to_path_buf()] {
+        let out = oio()
+            .current_dir(dir.path())
+            .args(["sql", "run"])
+            .arg(&script)
+            .args(["--time", "1s"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", script.display());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(":1:1:"), "{err}");
+    }
 }

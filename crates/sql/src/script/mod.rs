@@ -414,18 +414,17 @@ pub struct Script {
 /// Reads a file, at most [`MAX_FILE_BYTES`], as UTF-8 text.
 fn read_text(name: &str, path: &Path) -> Result<String, ScriptError> {
     let at1 = |message: String| ScriptError::new(name, 1, 1, message, None);
-    let file =
-        std::fs::File::open(path).map_err(|e| at1(format!("cannot read the script: {e}")))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| at1(format!("cannot read the script: {e}")))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(at1(format!(
-            "the file is larger than {} MiB: expected a script (text) of at most that",
-            MAX_FILE_BYTES >> 20
-        )));
-    }
+    // Through oio's one input boundary: a FIFO, a device or /proc/kmsg is refused for what it
+    // is before anything blocks on it, and the read is bounded.
+    let bytes =
+        oio_core::input::read_bytes(path, MAX_FILE_BYTES, "a script (text), at most 16 MiB")
+            .map_err(|e| match e {
+                oio_core::input::InputError::TooLarge { .. } => at1(format!(
+                    "the file is larger than {} MiB: expected a script (text) of at most that",
+                    MAX_FILE_BYTES >> 20
+                )),
+                e => at1(format!("cannot read the script: {e}")),
+            })?;
     match String::from_utf8(bytes) {
         Ok(s) => Ok(s),
         Err(e) => {
