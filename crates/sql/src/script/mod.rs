@@ -85,7 +85,6 @@ mod scenarios;
 
 use std::collections::HashMap;
 use std::fmt;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
