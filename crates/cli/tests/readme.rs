@@ -103,6 +103,7 @@ const EXAMPLES: &[(&str, Check)] = &[
     ("oio tpcc run --workers 1,2,4 --repeat 3 --label sync-on", Skip("TPC-C: tests/tpcc.rs runs --workers 1,2 --repeat 2 --label on SQLite")),
     ("oio tpcc run --terminals 10/warehouse --workers 4 --time 10m", Skip(TPCC_SKIP)),
     ("oio tpcc study --db postgres://user@127.0.0.1:5432/tpcc --set sync:synchronous_commit=on --set async:synchronous_commit=off -n 4", Skip("TPC-C on a PostgreSQL server: tests/study.rs runs a study on a throwaway PostgreSQL, also with Ctrl-C")),
+    ("oio tpcc study --db 'postgres://user@127.0.0.1:5432/tpcc_{label}' --schema plain= --schema hash=hash-order-line.sql -n 4", Skip("a PostgreSQL server and its databases: tests/study.rs runs a schema study on SQLite databases")),
     ("oio sql run my-script.sql@3 other.sql@1 --db postgres://user@127.0.0.1:5432/app -n 8", Skip("your scripts on a PostgreSQL server: tests/sql.rs runs scripts on throwaway PostgreSQL and MariaDB servers and on SQLite")),
     ("oio sql run builtin:last-page-insert -n 1,2,4,8 --repeat 3", Instead("oio sql run builtin:last-page-insert -n 1,2 --ramp 0 --time 1s")),
     ("oio sql study --candidate plain=builtin:last-page-insert --candidate hash=builtin:last-page-insert-hash -n 8", Skip("the partitioned twin needs a server (SQLite has no partitions): tests/sql.rs runs this study on a throwaway PostgreSQL")),

@@ -977,3 +977,133 @@ fn a_mariadb_study_stores_a_hostile_value_as_a_value_under_every_sql_mode_and_pu
     }
     assert!(journal_entries(&state).is_empty());
 }
+
+/// `oio tpcc study --schema` in `dir` on SQLite databases `tpcc-{label}.db`; (success, stdout, stderr).
+fn schema_study(dir: &Path, schemas: &[&str]) -> (bool, String, String) {
+    let mut args: Vec<String> = [
+        "tpcc",
+        "study",
+        "--db",
+        "sqlite:tpcc-{label}.db",
+        "--repeat",
+        "2",
+        "-n",
+        "1",
+        "--ramp",
+        "0s",
+        "--time",
+        "1s",
+        "--out",
+        "st",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for s in schemas {
+        args.push("--schema".into());
+        args.push(s.to_string());
+    }
+    let out = crate::common::oio()
+        .current_dir(dir)
+        .args(&args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_schema_study_builds_each_candidate_once_sets_it_up_once_and_refuses_a_changed_setup() {
+    let dir = scratch();
+    std::fs::write(
+        dir.path().join("idx.sql"),
+        "CREATE INDEX ol_item ON order_line (ol_i_id);\n",
+    )
+    .unwrap();
+    // Without {label} in --db the candidates would share one database: refused before anything.
+    let out = crate::common::oio()
+        .current_dir(dir.path())
+        .args([
+            "tpcc",
+            "study",
+            "--db",
+            "sqlite:one.db",
+            "--schema",
+            "a=",
+            "--schema",
+            "b=idx.sql",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("put {label} in --db"));
+    assert!(!dir.path().join("one.db").exists());
+
+    let (ok, stdout, stderr) = schema_study(dir.path(), &["plain=", "idx=idx.sql"]);
+    assert!(ok, "{stderr}");
+    assert!(stderr.contains("building candidate 'plain'"), "{stderr}");
+    assert!(stderr.contains("building candidate 'idx'"), "{stderr}");
+    assert!(stderr.contains("setting up candidate 'idx'"), "{stderr}");
+    assert!(
+        stderr.contains("plain idx idx plain (baseline plain)"),
+        "{stderr}"
+    );
+    assert!(
+        stdout
+            .contains("idx (schema set up by idx.sql) against plain (the schema as built): NOPM "),
+        "{stdout}"
+    );
+    // The index is in idx's database only, and each result names its own database.
+    let index_in = |db: &str| {
+        let c = rusqlite::Connection::open(dir.path().join(db)).unwrap();
+        c.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'ol_item'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .unwrap()
+    };
+    assert_eq!((index_in("tpcc-plain.db"), index_in("tpcc-idx.db")), (0, 1));
+    for label in ["plain", "idx"] {
+        let files: Vec<_> = std::fs::read_dir(dir.path().join("st").join(label))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(files.len(), 2, "{files:?}");
+        for f in files {
+            let r: Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+            assert_eq!(r["label"], label);
+            let db = r["plan"]["db"].as_str().unwrap_or_default().to_string();
+            assert!(db.ends_with(&format!("tpcc-{label}.db")), "{db}");
+        }
+    }
+
+    // Again: nothing rebuilt, the setup not run twice (it would fail: the index exists).
+    std::fs::remove_dir_all(dir.path().join("st")).unwrap();
+    let (ok, _, stderr) = schema_study(dir.path(), &["plain=", "idx=idx.sql"]);
+    assert!(ok, "{stderr}");
+    assert!(!stderr.contains("building candidate"), "{stderr}");
+    assert!(
+        stderr.contains("by idx.sql before: not run again"),
+        "{stderr}"
+    );
+
+    // A changed setup file, or the set-up database as the plain schema: refused, naming the rebuild.
+    std::fs::remove_dir_all(dir.path().join("st")).unwrap();
+    std::fs::write(
+        dir.path().join("idx.sql"),
+        "CREATE INDEX ol_item2 ON order_line (ol_supply_w_id);\n",
+    )
+    .unwrap();
+    let (ok, _, stderr) = schema_study(dir.path(), &["plain=", "idx=idx.sql"]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("was set up by candidate 'idx''s file, not by idx.sql as it is now")
+            && stderr.contains("--force"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("st").exists() || holds_no_results(&dir.path().join("st")));
+}

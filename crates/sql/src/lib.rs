@@ -25,4 +25,4 @@ pub mod script;
 
 pub use oio_documents::sql::SqlResult;
 pub use run::plan::{SqlError, SqlRun};
-pub use run::{run, Progress, Quiet, SqlObserver};
+pub use run::{run, run_once, Progress, Quiet, SqlObserver};

@@ -180,6 +180,35 @@ pub fn require_complete(url: &DbUrl, s: &mut Session) -> Result<Option<BuildReco
     }
 }
 
+/// The table recording the setup file a study ran on this build (`oio tpcc study --schema`):
+/// a schema variant is set up once, and a later study on the same build neither runs it again
+/// nor runs another one over it. A rebuild drops it with the nine tables.
+pub const SETUP_TABLE: &str = "oio_tpcc_setup";
+
+/// The setup recorded on this build: (candidate label, SHA-256 of the setup text); None when
+/// no setup ran on it.
+pub fn read_setup(s: &mut Session) -> Result<Option<(String, String)>> {
+    let exists = s.dialect().sql().table_exists_sql(SETUP_TABLE);
+    if s.query_int(&exists)? == 0 {
+        return Ok(None);
+    }
+    let (_, rows) = s.query_sql(&format!("SELECT label, sha256 FROM {SETUP_TABLE}"))?;
+    Ok(rows
+        .first()
+        .map(|r| (r[0].text().to_string(), r[1].text().to_string())))
+}
+
+/// Records that candidate `label`'s setup (its text's SHA-256) ran on this build.
+pub fn record_setup(s: &mut Session, label: &str, sha256: &str) -> Result<()> {
+    s.batch(&format!(
+        "CREATE TABLE {SETUP_TABLE} (label VARCHAR(200) NOT NULL, sha256 VARCHAR(64) NOT NULL, applied_at VARCHAR(40) NOT NULL);\nINSERT INTO {SETUP_TABLE} VALUES ({}, {}, {});",
+        quote(label),
+        quote(sha256),
+        quote(&oio_core::host::now_rfc3339())
+    ))?;
+    Ok(())
+}
+
 /// The warning for a database without a build record.
 pub const NO_RECORD_WARNING: &str = "this database has no oio build record (built by another tool or an older oio), so whether its build finished cannot be verified";
 

@@ -136,7 +136,10 @@ pub fn create_indexes(dialect: Dialect) -> Vec<String> {
 /// DDL dropping every table, the build record (and the server-side functions or procedures).
 pub fn drop_all(dialect: Dialect) -> String {
     let mut sql = String::new();
-    for t in TABLES.iter().chain([&crate::build_state::TABLE]) {
+    for t in TABLES
+        .iter()
+        .chain([&crate::build_state::TABLE, &crate::build_state::SETUP_TABLE])
+    {
         sql.push_str(&format!("DROP TABLE IF EXISTS {t};\n"));
     }
     sql.push_str(&dialect.sql().drop_server_side());

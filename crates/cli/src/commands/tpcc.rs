@@ -6,6 +6,7 @@
 //! in [`crate::output::tpcc`]; the device under the database comes from `oio-telemetry`.
 
 mod args;
+mod schema;
 mod study;
 
 pub use args::*;

@@ -85,6 +85,49 @@ pub fn run(
     Ok(assemble::result(plan, ended, window, warnings, interrupted))
 }
 
+/// Runs a file of statements once on the plan's database, as a schema variant's setup is run
+/// (`oio tpcc study --schema`): its `\setup` section when it has one, else its one
+/// transaction's statements, in order. Returns the statements run. A script of several
+/// transactions is refused: which one would run is a draw, and a setup must not be.
+pub fn run_once(plan: &SqlRun) -> Result<u32, SqlError> {
+    let mut prepared = prepare(plan)?;
+    if plan.options.setup && plan.script.has_setup() {
+        return Ok(0);
+    }
+    let txns = plan.script.transactions();
+    if txns.len() != 1 {
+        return Err(SqlError::Invalid(format!(
+            "{}: a setup file runs once, so it holds statements or a \\setup section, not {} transactions",
+            plan.record.sources.join(", "),
+            txns.len()
+        )));
+    }
+    let never = Cancel::new();
+    let mut client = Client::new(&plan.script, 0, plan.options.seed);
+    let mut exec = worker::SessionExec {
+        session: &mut prepared.admin,
+        stop: &never,
+        columns: Vec::new(),
+    };
+    match client.run(0, &mut exec) {
+        Ok(done) => Ok(done.statements),
+        Err(Failure::Sql { at, sql, error }) => {
+            let _ = prepared.admin.batch("ROLLBACK");
+            Err(SqlError::Section {
+                section: "setup",
+                at: at.to_string(),
+                message: format!("{error} (in: {sql})"),
+            })
+        }
+        Err(Failure::Script { at, message }) => Err(SqlError::Section {
+            section: "setup",
+            at: at.to_string(),
+            message,
+        }),
+        Err(Failure::Stopped) => Err(SqlError::Invalid("the setup was stopped".into())),
+    }
+}
+
 /// The database opened and the script's setup run.
 struct Prepared {
     db: Arc<dyn Database>,

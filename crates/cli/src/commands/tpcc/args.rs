@@ -24,7 +24,8 @@ pub enum Action {
     /// A tuning study: apply each candidate's server settings in turn (PostgreSQL ALTER SYSTEM
     /// and a reload, MariaDB/MySQL SET GLOBAL, SQLite synchronous), run the candidates
     /// interleaved, put the settings back (also on Ctrl-C), and print the verdict, the NOPM
-    /// and latency margins and the wait profiles side by side.
+    /// and latency margins and the wait profiles side by side. With --schema, candidates are
+    /// schemas instead: each its own database, built and set up once.
     Study(StudyArgs),
 }
 
@@ -32,7 +33,9 @@ pub enum Action {
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
   oio tpcc study --db postgres://… --set base:synchronous_commit=on --set async:synchronous_commit=off --repeat 3
-  oio tpcc study --set full:synchronous=full --set normal:synchronous=normal -n 2 --time 30s")]
+  oio tpcc study --set full:synchronous=full --set normal:synchronous=normal -n 2 --time 30s
+  oio tpcc study --db 'sqlite:tpcc-{label}.db' --schema plain= --schema indexed=more-indexes.sql")]
+#[command(group(clap::ArgGroup::new("candidates").required(true).args(["sets", "schemas"])))]
 #[command(mut_arg("repeat", |a| {
     let h = "Runs of each candidate, in rounds across the candidates (see --order), never one candidate's back to back";
     a.default_value("3").help(h).long_help(h)
@@ -45,8 +48,18 @@ pub struct StudyArgs {
     /// A candidate and a setting, LABEL:NAME=VALUE; give it once per setting (several for
     /// one label set them together). The first label is the baseline. Settings the server
     /// applies only at a restart are refused: oio does not restart servers.
-    #[arg(long = "set", value_name = "LABEL:NAME=VALUE", required = true)]
+    #[arg(long = "set", value_name = "LABEL:NAME=VALUE")]
     pub sets: Vec<String>,
+    /// A schema candidate, LABEL=SETUP (SETUP a file of statements run once after the build,
+    /// `\only DIALECT` allowed; empty for the schema as built). Each candidate has its own
+    /// database: `{label}` in --db names it. The study builds a database that holds no
+    /// build (--build-warehouses) and runs its setup once, recorded in the database.
+    #[arg(long = "schema", value_name = "LABEL=SETUP")]
+    pub schemas: Vec<String>,
+    /// Warehouses of a schema candidate's database the study builds (one that holds no
+    /// build yet); a built one keeps its own, and all must have the same.
+    #[arg(long, value_name = "W", default_value_t = 1, requires = "schemas", value_parser = clap::value_parser!(u32).range(1..=oio_tpcc::load::MAX_WAREHOUSES as i64))]
+    pub build_warehouses: u32,
     /// Everything `oio tpcc run` takes; --repeat is runs per candidate (default 3), one
     /// worker count.
     #[command(flatten)]

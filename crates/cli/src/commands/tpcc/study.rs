@@ -28,11 +28,28 @@ pub struct Candidate {
     pub label: String,
     /// `(name, value)` in the order given.
     pub settings: Vec<(String, String)>,
+    /// A schema candidate's own database and setup (`--schema`).
+    pub schema: Option<Schema>,
+}
+
+/// Where a schema candidate runs and what made its schema.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Schema {
+    /// Its database (--db with `{label}` replaced).
+    pub db: String,
+    /// The setup file run once after the build; None for the schema as built.
+    pub setup: Option<String>,
 }
 
 impl Candidate {
-    /// "synchronous_commit=off" (several joined by ", ").
+    /// "synchronous_commit=off" (several joined by ", "); a schema candidate's setup file.
     pub fn describe(&self) -> String {
+        if let Some(s) = &self.schema {
+            return match &s.setup {
+                Some(f) => format!("schema set up by {f}"),
+                None => "the schema as built".into(),
+            };
+        }
         self.settings
             .iter()
             .map(|(n, v)| format!("{n}={v}"))
@@ -61,6 +78,7 @@ pub fn candidates(sets: &[String]) -> anyhow::Result<Vec<Candidate>> {
             None => out.push(Candidate {
                 label: label.to_string(),
                 settings: vec![(name, value)],
+                schema: None,
             }),
         }
     }
@@ -105,6 +123,9 @@ fn sqlite_sync(c: &Candidate) -> anyhow::Result<Option<oio_tpcc::SqliteSync>> {
 
 /// Runs `oio tpcc study`.
 pub fn run(a: StudyArgs) -> anyhow::Result<ExitCode> {
+    if !a.schemas.is_empty() {
+        return schema_study(a);
+    }
     let cands = candidates(&a.sets)?;
     if a.run.workers.len() != 1 {
         bail!("--workers: a study compares settings at one worker count (a list is a scaling sequence: oio tpcc run --workers 1,2,4)");
@@ -178,6 +199,41 @@ pub fn run(a: StudyArgs) -> anyhow::Result<ExitCode> {
     conclude(&a, &cands, &dirs)
 }
 
+/// `oio tpcc study --schema …`: every candidate's database built and set up before the first
+/// run, then the rounds and the conclusion as for settings (nothing on the server to restore).
+fn schema_study(a: StudyArgs) -> anyhow::Result<ExitCode> {
+    if a.run.workers.len() != 1 {
+        bail!("--workers: a study compares schemas at one worker count (a list is a scaling sequence: oio tpcc run --workers 1,2,4)");
+    }
+    let base = a.run.plan();
+    let cands = super::schema::candidates(&a.schemas, &base.db)?;
+    base.validate()?;
+    crate::results::check_destination(&a.run.out, "--out DIR")?;
+    let mut timeouts = base.step.timeouts;
+    timeouts.statement_s = crate::tpcc_args::BULK_STATEMENT_TIMEOUT.as_secs_f64();
+    let cancel = oio_core::Cancel::from_flag(stop_flag());
+    let w = super::schema::prepare_all(&cands, a.build_warehouses, &timeouts, &cancel)?;
+    let dirs = candidate_dirs(&a.run.out, &cands)?;
+    style::print_notice(&format!(
+        "study: {} schema candidates ready, {w} warehouse(s) each",
+        cands.len()
+    ));
+    let was_quiet = style::quiet();
+    if a.run.json {
+        style::set_quiet(true);
+    }
+    let outcome = run_rounds(&a, &cands, &dirs, None);
+    style::set_quiet(was_quiet);
+    let (dirs, interrupted) = outcome?;
+    if interrupted {
+        style::print_notice(
+            "study stopped: the finished runs are kept; no verdict from a part of the plan",
+        );
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    }
+    conclude(&a, &cands, &dirs)
+}
+
 /// Runs the rounds; returns each candidate's directory and whether a stop cut them short.
 fn run_rounds(
     a: &StudyArgs,
@@ -220,6 +276,9 @@ fn run_rounds(
             }
         }
         let mut plan = base.clone();
+        if let Some(s) = &c.schema {
+            plan.db = s.db.clone();
+        }
         plan.label = Some(match &a.run.label {
             Some(l) => format!("{l}-{}", c.label),
             None => c.label.clone(),
