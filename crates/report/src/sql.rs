@@ -227,6 +227,21 @@ pub fn section(o: &mut String, r: &Report, charts: &[Chart], claimed: &[usize]) 
 }
 
 fn runs_table(o: &mut String, r: &Report, labels: &[String]) {
+    let engine = |d: &SqlResult| {
+        format!(
+            "{} {}",
+            format!("{:?}", d.dialect).to_lowercase(),
+            d.engine_version
+        )
+    };
+    // One server for every run (the usual case) is said once, not in every row.
+    let mut engines: Vec<String> = r.sql.iter().map(|e| engine(&e.doc)).collect();
+    engines.sort();
+    engines.dedup();
+    let one = engines.len() == 1;
+    if one {
+        let _ = write!(o, "<p>every run on {}</p>", esc(&engines[0]));
+    }
     o.push_str("<table><tr><th class=\"l\">run</th><th class=\"l\">script</th><th class=\"l\">database</th><th>workers</th><th>transactions/s</th><th>committed</th><th>failed</th><th>retried</th><th class=\"l\">largest wait</th><th>time</th></tr>");
     for (e, l) in r.sql.iter().zip(labels) {
         let d = &e.doc;
@@ -238,7 +253,7 @@ fn runs_table(o: &mut String, r: &Report, labels: &[String]) {
             esc(l),
             esc(&d.script.sources.join(" ")),
             esc(&format!("{:?}", d.dialect).to_lowercase()),
-            esc(&d.engine_version),
+            if one { String::new() } else { esc(&d.engine_version) },
             d.options.workers,
             format_count(s.tps),
             s.committed,
