@@ -360,3 +360,36 @@ impl InstrumentsHold {
         Ok(())
     }
 }
+
+/// What a second Ctrl-C prints while the study's settings are on the server: each setting the
+/// study changed, its value now and before, and the SQL that puts them back. None when the
+/// study changed none (SQLite's pragma is per connection).
+pub fn left_changed(
+    hold: &StudyHold,
+    now: &std::collections::BTreeMap<String, String>,
+) -> Option<String> {
+    let touched: Vec<&Saved> = hold
+        .saved
+        .iter()
+        .filter(|s| now.contains_key(&s.name))
+        .collect();
+    if touched.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = touched
+        .iter()
+        .map(|s| format!("{}={} (was {})", s.name, now[&s.name], s.value))
+        .collect();
+    let names: Vec<&str> = touched.iter().map(|s| s.name.as_str()).collect();
+    let sql: Vec<String> = hold
+        .restore_script(&names)
+        .iter()
+        .map(|q| format!("  {q};"))
+        .collect();
+    Some(format!(
+        "The server keeps the settings the study changed: {}. To put them back, run as a superuser:\n{}\nor run any oio tpcc command on this server: it puts them back from the journal {}",
+        list.join(", "),
+        sql.join("\n"),
+        hold.entry().display()
+    ))
+}

@@ -6,6 +6,7 @@
 //! in [`crate::output::tpcc`]; the device under the database comes from `oio-telemetry`.
 
 mod args;
+mod candidates;
 mod schema;
 mod study;
 

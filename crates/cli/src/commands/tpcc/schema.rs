@@ -2,13 +2,13 @@
 //! hash-partitioned, an index more) is a database of its own, because the runs go in rounds
 //! and a variant's DDL cannot be taken back between them. `{label}` in --db names each one.
 //!
-//! Phases, per candidate, before any run: [`candidates`] parses the flags and names the
-//! databases; [`prepare`] builds a database that holds no build yet, checks a built one is
+//! Phases, per candidate, before any run ([`schema_candidates`](super::candidates::schema_candidates)
+//! parsed the flags and named the databases): [`prepare_all`] builds a database that holds no build yet, checks a built one is
 //! complete, and runs the setup file once (through oio-sql's script language, so `\only`
 //! works), recording its SHA-256 in the database: a later study on it neither runs the setup
 //! again nor another candidate's over it.
 
-use super::study::{Candidate, Schema};
+use super::candidates::{Candidate, Schema};
 use crate::output::style;
 use anyhow::{bail, Context};
 use oio_core::Cancel;
@@ -17,37 +17,6 @@ use sha2::{Digest, Sha256};
 
 /// The application name of the study's own sessions.
 const APP: &str = "oio-tpcc-study";
-
-/// The candidates of `--schema LABEL=SETUP …` on `db` (which must hold `{label}`), in order.
-pub fn candidates(raw: &[String], db: &str) -> anyhow::Result<Vec<Candidate>> {
-    if !db.contains("{label}") {
-        bail!("--schema: each schema candidate needs its own database (the runs go in rounds, and one candidate's DDL cannot be taken back for the next): put {{label}} in --db, e.g. --db 'sqlite:tpcc-{{label}}.db' or postgres://…/tpcc_{{label}}");
-    }
-    let mut out: Vec<Candidate> = Vec::new();
-    for r in raw {
-        let Some((label, setup)) = r.split_once('=').map(|(l, s)| (l.trim(), s.trim())) else {
-            bail!("--schema '{r}': expected LABEL=SETUP (SETUP a file, or empty for the schema as built), e.g. hash=hash-order-line.sql");
-        };
-        if label.is_empty() || !label.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            bail!("--schema '{r}': a label is letters, digits and '_' (it becomes part of a database name)");
-        }
-        if out.iter().any(|c| c.label == label) {
-            bail!("--schema '{r}': the label '{label}' is given twice");
-        }
-        out.push(Candidate {
-            label: label.to_string(),
-            settings: Vec::new(),
-            schema: Some(Schema {
-                db: db.replace("{label}", label),
-                setup: (!setup.is_empty()).then(|| setup.to_string()),
-            }),
-        });
-    }
-    if out.len() < 2 {
-        bail!("a study needs at least two candidates (--schema twice), the first the baseline");
-    }
-    Ok(out)
-}
 
 /// Every candidate's database built and set up; their warehouses, which must agree.
 pub fn prepare_all(

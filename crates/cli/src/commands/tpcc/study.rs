@@ -1,6 +1,6 @@
 //! `oio tpcc study`: one setting changed, did it help, by how much, and why.
 //!
-//! Phases: [`candidates`] parses `--set`; the server's current values are saved
+//! Phases: [`candidates`](super::candidates) parses `--set`; the server's current values are saved
 //! ([`crate::server_settings::save`], refusing settings that need a restart); the runs go in
 //! rounds (oio-lab's order rule: A B, B A, … by default), each candidate's settings applied
 //! before its run and each result saved under `OUT/<label>/`; the settings are put back
@@ -8,6 +8,7 @@
 //! statistics on the candidates' directories) and the wait profiles side by side
 //! (`output::study`) are printed, with one headline per candidate.
 
+use super::candidates::{candidate_dirs, candidates, sqlite_sync, Candidate};
 use super::StudyArgs;
 use crate::interrupt::{stop_flag, EXIT_INTERRUPTED};
 use crate::output::study as study_out;
@@ -20,106 +21,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
-
-/// One candidate: its label and the settings it applies.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Candidate {
-    /// The label (its results' directory and name).
-    pub label: String,
-    /// `(name, value)` in the order given.
-    pub settings: Vec<(String, String)>,
-    /// A schema candidate's own database and setup (`--schema`).
-    pub schema: Option<Schema>,
-}
-
-/// Where a schema candidate runs and what made its schema.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Schema {
-    /// Its database (--db with `{label}` replaced).
-    pub db: String,
-    /// The setup file run once after the build; None for the schema as built.
-    pub setup: Option<String>,
-}
-
-impl Candidate {
-    /// "synchronous_commit=off" (several joined by ", "); a schema candidate's setup file.
-    pub fn describe(&self) -> String {
-        if let Some(s) = &self.schema {
-            return match &s.setup {
-                Some(f) => format!("schema set up by {f}"),
-                None => "the schema as built".into(),
-            };
-        }
-        self.settings
-            .iter()
-            .map(|(n, v)| format!("{n}={v}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-}
-
-/// The candidates of `--set LABEL:NAME=VALUE …`, in the order their labels first appear.
-pub fn candidates(sets: &[String]) -> anyhow::Result<Vec<Candidate>> {
-    let mut out: Vec<Candidate> = Vec::new();
-    for s in sets {
-        let parsed = s.split_once(':').and_then(|(label, kv)| {
-            let (n, v) = kv.split_once('=')?;
-            Some((label.trim(), n.trim().to_lowercase(), unquote(v.trim())))
-        });
-        let Some((label, name, value)) = parsed.filter(|(l, n, _)| !l.is_empty() && !n.is_empty())
-        else {
-            bail!("--set '{s}': expected LABEL:NAME=VALUE, e.g. async:synchronous_commit=off");
-        };
-        match out.iter_mut().find(|c| c.label == label) {
-            Some(c) if c.settings.iter().any(|(n, _)| *n == name) => {
-                bail!("--set '{s}': candidate '{label}' sets {name} twice")
-            }
-            Some(c) => c.settings.push((name, value)),
-            None => out.push(Candidate {
-                label: label.to_string(),
-                settings: vec![(name, value)],
-                schema: None,
-            }),
-        }
-    }
-    if out.len() < 2 {
-        bail!(
-            "a study needs at least two candidates (two labels in --set), the first the baseline"
-        );
-    }
-    Ok(out)
-}
-
-/// A value written in single quotes as SQL would have it (`'300ms'`, `'it''s'`) without
-/// them: oio writes the literal itself, for the server's type and dialect.
-fn unquote(v: &str) -> String {
-    match v.strip_prefix('\'').and_then(|x| x.strip_suffix('\'')) {
-        Some(inner) if !inner.replace("''", "").contains('\'') => inner.replace("''", "'"),
-        _ => v.to_string(),
-    }
-}
-
-/// Each candidate's results directory, `OUT/<label's slug>` (labels that give one name refused).
-pub fn candidate_dirs(out: &Path, cands: &[Candidate]) -> anyhow::Result<Vec<PathBuf>> {
-    let labels: Vec<String> = cands.iter().map(|c| c.label.clone()).collect();
-    study_out::candidate_dirs(out, &labels, "--set")
-}
-
-/// The SQLite sync level a candidate asks for, if it sets `synchronous`.
-fn sqlite_sync(c: &Candidate) -> anyhow::Result<Option<oio_tpcc::SqliteSync>> {
-    let Some((_, v)) = c.settings.iter().find(|(n, _)| n == "synchronous") else {
-        return Ok(None);
-    };
-    Ok(Some(match v.to_lowercase().as_str() {
-        "full" | "2" => oio_tpcc::SqliteSync::Full,
-        "normal" | "1" => oio_tpcc::SqliteSync::Normal,
-        "off" | "0" => oio_tpcc::SqliteSync::Off,
-        _ => bail!(
-            "--set {}:synchronous={v}: expected full, normal or off",
-            c.label
-        ),
-    }))
-}
 
 /// Runs `oio tpcc study`.
 pub fn run(a: StudyArgs) -> anyhow::Result<ExitCode> {
@@ -206,7 +107,7 @@ fn schema_study(a: StudyArgs) -> anyhow::Result<ExitCode> {
         bail!("--workers: a study compares schemas at one worker count (a list is a scaling sequence: oio tpcc run --workers 1,2,4)");
     }
     let base = a.run.plan();
-    let cands = super::schema::candidates(&a.schemas, &base.db)?;
+    let cands = super::candidates::schema_candidates(&a.schemas, &base.db)?;
     base.validate()?;
     crate::results::check_destination(&a.run.out, "--out DIR")?;
     let mut timeouts = base.step.timeouts;
@@ -270,7 +171,7 @@ fn run_rounds(
         ));
         now.extend(c.settings.iter().cloned());
         if let Some(h) = hold {
-            crate::interrupt::set_last_words(left_changed(h, &now));
+            crate::interrupt::set_last_words(settings::left_changed(h, &now));
             for w in h.apply(&c.settings, &base.step.timeouts)? {
                 style::print_warning(&w);
             }
@@ -295,36 +196,6 @@ fn run_rounds(
         }
     }
     Ok((dirs, false))
-}
-
-/// What a second Ctrl-C prints while the study's settings are on the server: each setting the
-/// study changed, its value now and before, and the SQL that puts them back. None when the
-/// study changed none (SQLite's pragma is per connection).
-fn left_changed(hold: &settings::StudyHold, now: &BTreeMap<String, String>) -> Option<String> {
-    let touched: Vec<&settings::Saved> = hold
-        .saved
-        .iter()
-        .filter(|s| now.contains_key(&s.name))
-        .collect();
-    if touched.is_empty() {
-        return None;
-    }
-    let list: Vec<String> = touched
-        .iter()
-        .map(|s| format!("{}={} (was {})", s.name, now[&s.name], s.value))
-        .collect();
-    let names: Vec<&str> = touched.iter().map(|s| s.name.as_str()).collect();
-    let sql: Vec<String> = hold
-        .restore_script(&names)
-        .iter()
-        .map(|q| format!("  {q};"))
-        .collect();
-    Some(format!(
-        "The server keeps the settings the study changed: {}. To put them back, run as a superuser:\n{}\nor run any oio tpcc command on this server: it puts them back from the journal {}",
-        list.join(", "),
-        sql.join("\n"),
-        hold.entry().display()
-    ))
 }
 
 /// The comparison, the wait profiles side by side and the headlines.
@@ -378,37 +249,4 @@ pub fn read_results(dir: &Path) -> Vec<TpccResult> {
             _ => None,
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sets_group_by_label_in_order_and_bad_ones_say_the_form() {
-        let c = candidates(&[
-            "base:synchronous_commit=on".into(),
-            "async:synchronous_commit=off".into(),
-            "async:commit_delay=10".into(),
-        ])
-        .unwrap();
-        assert_eq!(c.len(), 2);
-        assert_eq!(c[0].describe(), "synchronous_commit=on");
-        assert_eq!(c[1].describe(), "synchronous_commit=off, commit_delay=10");
-        let e = candidates(&["x=1".into(), "b:y=2".into()]).unwrap_err();
-        assert!(e.to_string().contains("LABEL:NAME=VALUE"), "{e}");
-        let e = candidates(&["a:x=1".into()]).unwrap_err();
-        assert!(e.to_string().contains("two candidates"), "{e}");
-        // A value in SQL quotes is taken without them (oio writes the literal); a quote
-        // inside stays part of the value.
-        let c = candidates(&[
-            "a:wal_writer_delay='300ms'".into(),
-            "b:application_name='it''s'".into(),
-            "b:wal_writer_delay='a'b'".into(),
-        ])
-        .unwrap();
-        assert_eq!(c[0].settings[0].1, "300ms");
-        assert_eq!(c[1].settings[0].1, "it's");
-        assert_eq!(c[1].settings[1].1, "'a'b'");
-    }
 }
