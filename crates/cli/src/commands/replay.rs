@@ -8,17 +8,10 @@ use crate::args::EngineArg;
 use crate::device_recording::Recording;
 use crate::experiment::{execute, present};
 use crate::output::style;
-use anyhow::Context;
-use oio_core::observation::IoDir;
-use oio_core::sizemix::SizeShare;
 use oio_core::units::{format_count, format_ns};
-use oio_core::workload::{Percent, Rate, Stream, Workload};
-use oio_core::SizeMix;
-use oio_engine::replay::{ReplayIo, ReplayTrace};
-use oio_engine::Dir;
+use oio_lab::replay::{ReplayOptions, LEAD};
 use oio_lab::{Plan, ReplaySpec, RunSettings};
-use oio_telemetry::blocktrace::{BlockTrace, TraceFormat};
-use std::collections::BTreeMap;
+use oio_telemetry::blocktrace::TraceFormat;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -134,22 +127,6 @@ pub struct Args {
     pub json: bool,
 }
 
-/// With timing, the trace's first I/O is due this long after the run starts, inside a ramp of
-/// the same length that issues nothing: the worker's own start (its engine, buffers, first
-/// page faults) is not counted as lag against the schedule.
-const LEAD: Duration = Duration::from_millis(100);
-
-/// A trace made ready for the engine, with what was left out and the workload it amounts to.
-struct Prepared {
-    trace: ReplayTrace,
-    workload: Workload,
-    /// The trace's span at the replay's speed.
-    span: Duration,
-    /// Largest end (offset + size) per target, for a new file's size.
-    extent: u64,
-    notes: Vec<String>,
-}
-
 /// Runs `oio replay`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !(args.speed.is_finite() && args.speed > 0.0 && args.speed <= 1e6) {
@@ -170,7 +147,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         args.targets.clone()
     };
-    let p = prepare(&bt, &args, targets.len())?;
+    let opts = ReplayOptions {
+        trace: args.trace.clone(),
+        device: args.device.clone(),
+        depth: args.depth,
+        qd: args.qd,
+        speed: args.speed,
+    };
+    let p = oio_lab::replay::prepare(&bt, &opts, targets.len()).map_err(anyhow::Error::msg)?;
     for n in bt.warnings.iter().chain(&p.notes) {
         style::print_notice(n);
     }
@@ -237,230 +221,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(code)
-}
-
-/// The trace as the engine takes it: reads and writes of the chosen devices, times scaled,
-/// devices numbered onto targets; the rest counted.
-fn prepare(bt: &BlockTrace, args: &Args, targets: usize) -> anyhow::Result<Prepared> {
-    let only =
-        match &args.device {
-            Some(name) => Some(bt.devices.iter().position(|d| d == name).with_context(|| {
-                format!("--device {name}: the trace has {}", bt.devices.join(", "))
-            })? as u32),
-            None => None,
-        };
-    let timed = bt.timed && args.depth.is_none();
-    let sel = select(bt, args, targets, only, timed);
-    if sel.ios.is_empty() {
-        anyhow::bail!(
-            "{}: no reads or writes to replay{}",
-            args.trace.display(),
-            if only.is_some() {
-                " on that device"
-            } else {
-                ""
-            }
-        );
-    }
-    let notes = notes(bt, args, &sel, timed);
-    let span = Duration::from_nanos(sel.ios.last().map_or(0, |r| r.t_ns))
-        .saturating_sub(if timed { LEAD } else { Duration::ZERO });
-    let stream = stream_of(&sel, args, timed, span)?;
-    let stem = args
-        .trace
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "trace".into());
-    Ok(Prepared {
-        trace: ReplayTrace {
-            ios: sel.ios,
-            timed,
-        },
-        workload: Workload {
-            name: format!("replay-{}", sanitize(&stem)),
-            description: format!(
-                "{} ({}) replayed {}",
-                args.trace.display(),
-                bt.format.name(),
-                if timed {
-                    format!("at its recorded times × 1/{}", args.speed)
-                } else {
-                    "in order at a fixed depth".into()
-                }
-            ),
-            streams: vec![stream],
-        },
-        span,
-        extent: sel.extent,
-        notes,
-    })
-}
-
-/// The I/Os of a trace that replay (of device `only`, or all), and what its stream is drawn
-/// from.
-struct Selected {
-    ios: Vec<ReplayIo>,
-    /// What is not replayed, counted by kind.
-    skipped: BTreeMap<&'static str, u64>,
-    /// The end of the furthest I/O, bytes.
-    extent: u64,
-    reads: u64,
-    sizes_r: BTreeMap<u64, u64>,
-    sizes_w: BTreeMap<u64, u64>,
-    /// I/Os that do not continue where their device's previous one ended.
-    random: u64,
-}
-
-/// Reads and writes of the chosen devices, times scaled (when `timed`), devices numbered onto
-/// `targets` targets; the rest counted.
-fn select(
-    bt: &BlockTrace,
-    args: &Args,
-    targets: usize,
-    only: Option<u32>,
-    timed: bool,
-) -> Selected {
-    let mut skipped: BTreeMap<&'static str, u64> = BTreeMap::new();
-    let mut ios = Vec::with_capacity(bt.ios.len());
-    let mut extent = 0u64;
-    let (mut reads, mut sizes_r, mut sizes_w) = (0u64, BTreeMap::new(), BTreeMap::new());
-    let mut random = 0u64;
-    let mut ends: BTreeMap<u32, u64> = BTreeMap::new();
-    for r in &bt.ios {
-        if only.is_some_and(|d| d != r.device) {
-            continue;
-        }
-        let dir = match r.dir {
-            IoDir::Read => Dir::Read,
-            IoDir::Write => Dir::Write,
-            IoDir::Discard => {
-                *skipped.entry("trims").or_default() += 1;
-                continue;
-            }
-            IoDir::Flush => {
-                *skipped.entry("syncs and flushes").or_default() += 1;
-                continue;
-            }
-        };
-        if r.bytes == 0 {
-            *skipped.entry("I/Os of 0 bytes").or_default() += 1;
-            continue;
-        }
-        let file = (only.map_or(r.device, |_| 0) as usize % targets) as u32;
-        extent = extent.max(r.offset + r.bytes);
-        if ends.get(&r.device) != Some(&r.offset) {
-            random += 1;
-        }
-        ends.insert(r.device, r.offset + r.bytes);
-        match dir {
-            Dir::Read => {
-                reads += 1;
-                *sizes_r.entry(r.bytes).or_insert(0u64) += 1;
-            }
-            Dir::Write => *sizes_w.entry(r.bytes).or_insert(0u64) += 1,
-        }
-        ios.push(ReplayIo {
-            t_ns: if timed {
-                (r.t_ns as f64 / args.speed) as u64 + LEAD.as_nanos() as u64
-            } else {
-                0
-            },
-            dir,
-            file,
-            offset: r.offset,
-            len: r.bytes as u32,
-        });
-    }
-    Selected {
-        ios,
-        skipped,
-        extent,
-        reads,
-        sizes_r,
-        sizes_w,
-        random,
-    }
-}
-
-/// What the replay leaves out or changes, in words.
-fn notes(bt: &BlockTrace, args: &Args, sel: &Selected, timed: bool) -> Vec<String> {
-    let mut notes = Vec::new();
-    if !sel.skipped.is_empty() {
-        notes.push(format!(
-            "not replayed: {}",
-            sel.skipped
-                .iter()
-                .map(|(k, v)| format!("{} {k}", format_count(*v as f64)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    if bt.timed && !timed {
-        notes.push(format!(
-            "timing ignored: {} I/Os in order, {} in flight",
-            sel.ios.len(),
-            args.depth.unwrap_or(1)
-        ));
-    } else if !bt.timed {
-        notes.push("the trace has no timing (an iolog v2 without waits): replayed back to back at --depth (1 unless given)".into());
-    }
-    notes
-}
-
-/// The replay's one stream, as a workload states it: its mix and share of reads and random
-/// I/Os, its depth, and (timed) the trace's mean rate over `span`.
-fn stream_of(sel: &Selected, args: &Args, timed: bool, span: Duration) -> anyhow::Result<Stream> {
-    let n = sel.ios.len() as u64;
-    let mix = |m: &BTreeMap<u64, u64>| {
-        (!m.is_empty()).then(|| {
-            SizeMix::new(
-                m.iter()
-                    .map(|(b, c)| SizeShare {
-                        bytes: *b,
-                        weight: *c as f64 * 100.0 / m.values().sum::<u64>() as f64,
-                    })
-                    .collect(),
-            )
-        })
-    };
-    Ok(Stream {
-        name: "replay".into(),
-        read_pct: Percent(sel.reads as f64 * 100.0 / n as f64),
-        read_bs: mix(&sel.sizes_r).transpose().map_err(anyhow::Error::msg)?,
-        write_bs: mix(&sel.sizes_w).transpose().map_err(anyhow::Error::msg)?,
-        random_pct: Percent(sel.random as f64 * 100.0 / n as f64),
-        outstanding: Some(if timed {
-            args.qd
-        } else {
-            args.depth.unwrap_or(1)
-        }),
-        // The offered rate is the trace's mean; the trace's own times set the arrivals.
-        rate: timed.then(|| Rate {
-            iops: (n as f64 / span.as_secs_f64().max(1e-3) * 10.0).round() / 10.0,
-            ..Rate::default()
-        }),
-        ..Stream::default()
-    })
-}
-
-/// A workload name from a file stem: letters, digits, `-` and `_`.
-fn sanitize(s: &str) -> String {
-    let t: String = s
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .take(40)
-        .collect();
-    if t.is_empty() {
-        "trace".into()
-    } else {
-        t
-    }
 }
 
 /// How the replay kept to the trace: I/Os issued against the trace's, oio's lag behind each
