@@ -238,44 +238,11 @@ fn rerun_sql(doc: serde_json::Value, args: &Args) -> anyhow::Result<ExitCode> {
         );
     };
     let db: oio_tpcc::DbUrl = db.parse().context("--db")?;
-    let mut sources = Vec::new();
-    for written in &r.script.sources {
-        let named: oio_sql::script::Source = written
-            .parse()
-            .with_context(|| format!("'{file}': script.sources"))?;
-        let recorded = r.script.texts.iter().find(|t| t.name == named.name());
-        if named.is_builtin() {
-            if let (Some(t), Some(now)) = (recorded, oio_sql::script::builtin_text(&named.name())) {
-                if t.text != now {
-                    crate::output::style::print_warning(&format!(
-                        "{}: this oio's scenario differs from the one the result ran; it runs as this oio has it",
-                        named.name()
-                    ));
-                }
-            }
-            sources.push(named);
-            continue;
-        }
-        let Some(t) = recorded else {
-            anyhow::bail!(
-                "'{file}': the script '{}' is named but its text is not recorded",
-                oio_core::text::printable(&named.name())
-            );
-        };
-        sources.push(oio_sql::script::Source::text(
-            &named.name(),
-            written,
-            t.text.clone(),
-            named.weight(),
-        ));
+    let (plan, notes) =
+        oio_sql::SqlRun::from_result(&r, db).with_context(|| format!("'{file}'"))?;
+    for n in notes {
+        crate::output::style::print_warning(&n);
     }
-    let plan = oio_sql::SqlRun::new(
-        db,
-        &sources,
-        &r.script.defines,
-        r.options.clone(),
-        r.envelope.label.clone(),
-    )?;
     crate::output::style::print_notice(&format!(
         "rerun of {} ({}) on {}",
         r.script.sources.join(" "),

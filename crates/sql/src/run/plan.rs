@@ -149,6 +149,54 @@ impl SqlRun {
         })
     }
 
+    /// The step a result ran, again, on `db`: its scripts as the result recorded them (not the
+    /// files as they are now; a built-in scenario as this oio has it), its defines, options and
+    /// label. Also returns what the caller should say: a built-in whose text changed since.
+    pub fn from_result(
+        r: &oio_documents::sql::SqlResult,
+        db: DbUrl,
+    ) -> Result<(SqlRun, Vec<String>), SqlError> {
+        let mut sources = Vec::new();
+        let mut notes = Vec::new();
+        for written in &r.script.sources {
+            let named: Source = written.parse()?;
+            let recorded = r.script.texts.iter().find(|t| t.name == named.name());
+            if named.is_builtin() {
+                let now = crate::script::builtin_text(&named.name());
+                if let (Some(t), Some(now)) = (recorded, now) {
+                    if t.text != now {
+                        notes.push(format!(
+                            "{}: this oio's scenario differs from the one the result ran; it runs as this oio has it",
+                            named.name()
+                        ));
+                    }
+                }
+                sources.push(named);
+                continue;
+            }
+            let Some(t) = recorded else {
+                return Err(SqlError::Invalid(format!(
+                    "the script '{}' is named but its text is not recorded",
+                    oio_core::text::printable(&named.name())
+                )));
+            };
+            sources.push(Source::text(
+                &named.name(),
+                written,
+                t.text.clone(),
+                named.weight(),
+            ));
+        }
+        let plan = SqlRun::new(
+            db,
+            &sources,
+            &r.script.defines,
+            r.options.clone(),
+            r.envelope.label.clone(),
+        )?;
+        Ok((plan, notes))
+    }
+
     /// Refuses a step whose memory estimate is above what the host can give (each worker keeps
     /// a window's and an interval's latency histogram per transaction, and a thread stack),
     /// before any worker starts.
