@@ -25,6 +25,7 @@ pub mod engine;
 pub mod error;
 pub mod order;
 pub mod plan;
+pub mod proposal;
 pub mod replay;
 pub mod sink;
 pub mod sweep;

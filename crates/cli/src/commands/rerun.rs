@@ -72,141 +72,6 @@ pub struct Args {
     pub trust_plan_paths: bool,
 }
 
-/// Takes the permission flags from this command line, not from the file, and resolves the
-/// targets: a redirect, else the recorded path (relative ones in the directory the first run
-/// ran in). Returns what to tell the user.
-fn secure(plan: &mut Plan, args: &Args) -> anyhow::Result<Vec<String>> {
-    let mut notes = Vec::new();
-    let configs = plan.configs_mut();
-    let mut recorded: Vec<PathBuf> = configs
-        .iter()
-        .flat_map(|c| c.plan.bindings.iter().flat_map(|b| b.paths.iter().cloned()))
-        .collect();
-    recorded.sort();
-    recorded.dedup();
-    let mut redirects: Vec<(Option<PathBuf>, PathBuf)> = Vec::new();
-    for t in &args.target {
-        match t.split_once('=') {
-            Some((old, new)) => {
-                let old = PathBuf::from(old);
-                if !recorded.contains(&old) {
-                    anyhow::bail!(
-                        "--target {t}: the result records no target '{}' (it records {})",
-                        old.display(),
-                        names(&recorded)
-                    );
-                }
-                redirects.push((Some(old), PathBuf::from(new)));
-            }
-            None if recorded.len() == 1 && args.target.len() == 1 => {
-                redirects.push((None, PathBuf::from(t)))
-            }
-            None => anyhow::bail!(
-                "--target {t}: the result records {} targets ({}); say which with --target OLD=NEW",
-                recorded.len(),
-                names(&recorded)
-            ),
-        }
-    }
-    let here = std::env::current_dir().ok();
-    let (mut asked_overwrite, mut asked_destroy) = (false, false);
-    for c in configs {
-        asked_overwrite |= c.plan.target_options.allow_overwrite;
-        asked_destroy |= c.plan.target_options.destroy_data;
-        c.plan.target_options.allow_overwrite = args.allow_overwrite;
-        c.plan.target_options.destroy_data = args.destroy_data;
-        c.plan.target_options.wait = args.wait.wait;
-        for b in &mut c.plan.bindings {
-            for p in &mut b.paths {
-                let redirect = redirects
-                    .iter()
-                    .find(|(old, _)| old.as_ref().is_none_or(|o| o == p));
-                *p = match (redirect, &c.cwd) {
-                    (Some((_, new)), _) => new.clone(),
-                    (None, _) if p.is_absolute() => p.clone(),
-                    // From the directory of the first run the plan stays as it was.
-                    (None, Some(dir)) if Some(dir) == here.as_ref() => p.clone(),
-                    (None, Some(dir)) => dir.join(&*p),
-                    // A plan written before the directory was recorded: only a file that is
-                    // here already can be the one meant; never create a new one.
-                    (None, None) if p.exists() => p.clone(),
-                    (None, None) => anyhow::bail!(
-                        "the result names the relative target '{}' but not the directory it ran in, and there is no such file here: run oio rerun from that directory, or give --target",
-                        p.display()
-                    ),
-                };
-            }
-        }
-    }
-    confine(plan, args, &redirects, &mut notes)?;
-    if asked_overwrite && !args.allow_overwrite {
-        notes.push("the first run was allowed to write over data oio did not create (--allow-overwrite); this rerun is not unless you give --allow-overwrite here".into());
-    }
-    if asked_destroy && !args.destroy_data {
-        notes.push("the first run was allowed to write to a device with a partition table, filesystem or other signature (--destroy-data); this rerun is not unless you give --destroy-data here".into());
-    }
-    Ok(notes)
-}
-
-/// What a result names that the rerun would write, held to what this command line allows:
-/// the logs go under `--out` (by their file names), a target that does not exist must be one
-/// the command line named (`--target`) or lie under `--out`. Every path written is noted.
-fn confine(
-    plan: &mut Plan,
-    args: &Args,
-    redirects: &[(Option<PathBuf>, PathBuf)],
-    notes: &mut Vec<String>,
-) -> anyhow::Result<()> {
-    let given = |p: &PathBuf| redirects.iter().any(|(_, new)| new == p) || p.starts_with(&args.out);
-    for c in plan.configs_mut() {
-        for b in &c.plan.bindings {
-            for p in &b.paths {
-                let shown = oio_core::text::printable(&p.display().to_string()).into_owned();
-                match std::fs::symlink_metadata(p) {
-                    Ok(_) => {}
-                    Err(_) if given(p) || args.trust_plan_paths => notes.push(format!(
-                        "target {shown} does not exist: it will be created{}",
-                        c.plan
-                            .target_options
-                            .size
-                            .map(|n| format!(" ({})", oio_core::units::format_size(n)))
-                            .unwrap_or_default()
-                    )),
-                    Err(_) => anyhow::bail!(
-                        "the result names the target '{shown}', which does not exist: a rerun creates files only where its command line says (--target PATH, or a path under --out); give --trust-plan-paths to create the paths the result names"
-                    ),
-                }
-            }
-        }
-        for (what, log) in [
-            ("latency log", &mut c.plan.lat_log),
-            ("HdrHistogram log", &mut c.plan.hdr_log),
-        ] {
-            let Some(path) = log.as_mut() else { continue };
-            if !args.trust_plan_paths && !path.starts_with(&args.out) {
-                let name = path
-                    .file_name()
-                    .map(PathBuf::from)
-                    .unwrap_or_else(|| PathBuf::from("oio"));
-                *path = args.out.join(name);
-            }
-            notes.push(format!(
-                "{what}: {}",
-                oio_core::text::printable(&path.display().to_string())
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn names(paths: &[PathBuf]) -> String {
-    paths
-        .iter()
-        .map(|p| format!("'{}'", p.display()))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// A recorded SQLite database is a file the rerun would write: it must exist (the first
 /// run's) unless the paths of the result are trusted. A server is named before it is used.
 fn confine_db(db: &str, args: &Args) -> anyhow::Result<()> {
@@ -324,7 +189,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let mut plan = Plan::from_value(embedded).with_context(|| format!("'{}'", path.display()))?;
-    for note in secure(&mut plan, &args)? {
+    let grant = oio_lab::proposal::Grant {
+        targets: args.target.clone(),
+        allow_overwrite: args.allow_overwrite,
+        destroy_data: args.destroy_data,
+        wait: args.wait.wait,
+        out: args.out.clone(),
+        trust_plan_paths: args.trust_plan_paths,
+    };
+    for note in oio_lab::proposal::adopt(&mut plan, &grant)? {
         crate::output::style::print_notice(&note);
     }
     let mut targets: Vec<String> = Vec::new();
