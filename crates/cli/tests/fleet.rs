@@ -1003,7 +1003,7 @@ fn an_agent_stops_at_once_when_its_controller_goes() {
     assert!(matches!(r.next_message(), Ok(Some(Message::Interval(_)))));
     let t = Instant::now();
     drop(w);
-    let deadline = t + Duration::from_secs(10);
+    let deadline = t + Duration::from_secs(30);
     let status = loop {
         if let Some(s) = agent.try_wait().unwrap() {
             break s;
@@ -1018,7 +1018,10 @@ fn an_agent_stops_at_once_when_its_controller_goes() {
         "agent exited {:?} after its stdin closed ({status})",
         t.elapsed()
     );
-    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    // No watchdog is armed (this controller never beats), so only the end of its stdin can
+    // stop the agent before the plan's 120 s: anything well short of that is "at once", also
+    // on a loaded machine where exiting takes seconds.
+    assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
     // It stopped cleanly: the file is sealed as oio's, so a writing run may use it.
     let out = Command::new(env!("CARGO_BIN_EXE_oio"))
         .args([
