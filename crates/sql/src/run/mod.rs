@@ -47,6 +47,11 @@ pub trait SqlObserver {
     fn device(&mut self) -> Option<&mut dyn DeviceObserver> {
         None
     }
+    /// The measured window opened at `at` (after the setup, connecting and the ramp): a
+    /// fleet compares its hosts' windows at this instant.
+    fn window_opened(&mut self, _at: std::time::SystemTime) {}
+    /// An interval closed, with the latency histogram of its committed runs.
+    fn interval_closed(&mut self, _iv: &SqlInterval, _latency: &oio_core::histogram::LatencyHistogram) {}
 }
 
 /// An observer that shows nothing and records no device.
@@ -83,6 +88,13 @@ pub fn run(
     }
     let ended = finish(plan, prepared, interrupted);
     Ok(assemble::result(plan, ended, window, warnings, interrupted))
+}
+
+/// Runs only the script's setup (when the plan's options ask for it), on one connection:
+/// a fleet's agent does it while preparing, before the common start, so the hosts' windows
+/// open together whatever the setup costs.
+pub fn setup(plan: &SqlRun) -> Result<(), SqlError> {
+    prepare(plan).map(|_| ())
 }
 
 /// The database opened and the script's setup run.
@@ -365,6 +377,7 @@ fn measure(
         oio_documents::sql::SQL_SCHEMA_VERSION,
     );
     let start = Instant::now();
+    observer.window_opened(std::time::SystemTime::now());
     // Counts from before the window (the ramp's interval) are dropped.
     for a in &shared.accs {
         let mut a = lock(a);
@@ -396,13 +409,14 @@ fn measure(
             *lock(&shared.window_end) = Some(now);
         }
         let acc = drain_interval(shared, plan.record.transactions.len());
-        let iv = assemble::interval(
+        let (iv, latency) = assemble::interval(
             &plan.record,
             &acc,
             last.duration_since(start).as_secs_f64(),
             now.duration_since(last).as_secs_f64(),
             host.as_mut().and_then(|h| h.interval()),
         );
+        observer.interval_closed(&iv, &latency);
         current.store(intervals.len() + 1, Ordering::Relaxed);
         observer.progress(&Progress {
             phase: "measure",

@@ -149,6 +149,38 @@ impl SqlRun {
         })
     }
 
+    /// The run a result (or a fleet's plan) records: its scripts' recorded texts (a built-in
+    /// scenario as this oio has it), defines and options, on `db`. What `oio rerun` and a
+    /// fleet's agent run: the text that ran, not what a file holds now or elsewhere.
+    pub fn from_record(
+        db: DbUrl,
+        record: &ScriptRecord,
+        options: SqlOptions,
+        label: Option<String>,
+    ) -> Result<SqlRun, SqlError> {
+        let mut sources = Vec::with_capacity(record.sources.len());
+        for written in &record.sources {
+            let named: Source = written.parse()?;
+            if named.is_builtin() {
+                sources.push(named);
+                continue;
+            }
+            let Some(t) = record.texts.iter().find(|t| t.name == named.name()) else {
+                return Err(SqlError::Invalid(format!(
+                    "the script '{}' is named but its text is not recorded",
+                    oio_core::text::printable(&named.name())
+                )));
+            };
+            sources.push(Source::text(
+                &named.name(),
+                written,
+                t.text.clone(),
+                named.weight(),
+            ));
+        }
+        SqlRun::new(db, &sources, &record.defines, options, label)
+    }
+
     /// Refuses a step whose memory estimate is above what the host can give (each worker keeps
     /// a window's and an interval's latency histogram per transaction, and a thread stack),
     /// before any worker starts.
