@@ -43,7 +43,14 @@ fn fleet_sql(dir: &Path, inventory: &str, args: &[&str]) -> Output {
     let c = Command::new(env!("CARGO_BIN_EXE_oio"))
         .env("NO_COLOR", "1")
         .current_dir(dir)
-        .args(["fleet", "sql", "run", "ledger.sql", "--inventory", inventory])
+        .args([
+            "fleet",
+            "sql",
+            "run",
+            "ledger.sql",
+            "--inventory",
+            inventory,
+        ])
         .arg("--launcher")
         .arg(format!("'{}' agent --stdio", env!("CARGO_BIN_EXE_oio")))
         .args(args)
@@ -148,7 +155,12 @@ fn two_hosts_on_one_postgres_database_sum_exactly_to_the_rows() {
     let per_interval: u64 = r.intervals.iter().map(|i| i.committed["insert"]).sum();
     assert_eq!(per_interval, committed);
     // One server: said, and its waits are one host's samples of it, not a pool.
-    assert_eq!(fleet.shared_databases.len(), 1, "{:?}", fleet.shared_databases);
+    assert_eq!(
+        fleet.shared_databases.len(),
+        1,
+        "{:?}",
+        fleet.shared_databases
+    );
     assert_eq!(fleet.shared_databases[0].hosts, ["a", "b"]);
     assert!(fleet.waits_from.is_some());
     assert_eq!(r.waits.source, "pg_stat_activity");

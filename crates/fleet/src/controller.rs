@@ -1249,11 +1249,12 @@ impl Collection {
                     .zip(jobs)
                     .enumerate()
                     .map(|(i, (s, j))| {
-                        matches!(j.plan, Work::Tpcc(_)) && s.tpcc_identity.as_ref().is_some_and(|id| {
-                            fleet.sessions[..i]
-                                .iter()
-                                .any(|o| o.tpcc_identity.as_ref() == Some(id))
-                        })
+                        matches!(j.plan, Work::Tpcc(_))
+                            && s.tpcc_identity.as_ref().is_some_and(|id| {
+                                fleet.sessions[..i]
+                                    .iter()
+                                    .any(|o| o.tpcc_identity.as_ref() == Some(id))
+                            })
                     })
                     .collect(),
                 ..Progressor::default()

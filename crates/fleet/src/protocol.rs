@@ -1026,6 +1026,14 @@ mod tests {
                 && e.contains("install the same oio"),
             "{e}"
         );
+        // An agent of protocol 6 knows no SQL messages: refused by its version, by name.
+        let mut older = me.clone();
+        older.protocol = 6;
+        let e = me.check_agent(&older).unwrap_err().to_string();
+        assert!(
+            e.contains("(agent protocol version 6), this controller runs oio 0.1.0 (commit abc) (protocol version 7)"),
+            "{e}"
+        );
         // Either side refuses in the same words, from the controller's side.
         let mut peer = me.clone();
         peer.oio_version = "0.2.0 (commit def)".into();

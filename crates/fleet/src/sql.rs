@@ -25,8 +25,7 @@ use std::collections::BTreeMap;
 /// it. Runs no transaction.
 pub fn prepare(plan: &WireSqlPlan) -> Result<(SqlRun, String, Option<String>), String> {
     let run = plan.plan().map_err(|e| e.to_string())?;
-    oio_sql::run::setup(&run)
-        .map_err(|e| format!("{}: {e}", run.db.redacted()))?;
+    oio_sql::run::setup(&run).map_err(|e| format!("{}: {e}", run.db.redacted()))?;
     let o = &run.options;
     let mut s = oio_tpcc::database::open(&run.db)
         .connect("oio-fleet-prepare", o.sqlite_sync, &o.timeouts)
@@ -70,7 +69,8 @@ impl oio_sql::SqlObserver for Streamer<'_> {
             committed: iv.committed.clone(),
             failed: iv.failed,
             retried: iv.retried,
-            latency: (latency.count() > 0).then(|| WireHistogram::from_sparse(&latency.to_sparse())),
+            latency: (latency.count() > 0)
+                .then(|| WireHistogram::from_sparse(&latency.to_sparse())),
         };
         self.sent += 1;
         (self.send)(Message::SqlInterval(Box::new(w)));
@@ -277,7 +277,10 @@ pub fn document(
             }
         }
         if errors.first.is_none() {
-            errors.first = row.first_error.as_ref().map(|e| format!("host {}: {e}", h.name));
+            errors.first = row
+                .first_error
+                .as_ref()
+                .map(|e| format!("host {}: {e}", h.name));
         }
     }
     envelope.warnings.extend(crate::merge::host_warnings(run));
@@ -297,7 +300,10 @@ pub fn document(
         envelope.stopped(oio_core::document::StopReason::Interrupted);
     }
     let mut options = plan.options.clone();
-    options.workers = hosts.iter().map(|h| h.workers).fold(0u32, u32::saturating_add);
+    options.workers = hosts
+        .iter()
+        .map(|h| h.workers)
+        .fold(0u32, u32::saturating_add);
     notes.push(format!(
         "options.workers is the fleet's: {} worker(s) over {} host(s) (each host's own result has its own)",
         options.workers,
@@ -457,7 +463,19 @@ mod tests {
         assert_eq!(ivs.len(), 2);
         assert_eq!(ivs[0].committed["insert"], 17);
         assert_eq!(ivs[0].tps, 17.0);
-        assert_eq!(ivs[0].latency_ns.max, Some(LatencyHistogram::from_sparse(&{ let mut h = LatencyHistogram::new(); h.record(5_000_000); h.to_sparse() }).summary().max.unwrap()));
+        assert_eq!(
+            ivs[0].latency_ns.max,
+            Some(
+                LatencyHistogram::from_sparse(&{
+                    let mut h = LatencyHistogram::new();
+                    h.record(5_000_000);
+                    h.to_sparse()
+                })
+                .summary()
+                .max
+                .unwrap()
+            )
+        );
         assert_eq!(ivs[1].committed["insert"], 12);
     }
 }

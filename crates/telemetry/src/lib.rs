@@ -382,8 +382,12 @@ mod sniff_tests {
     #[test]
     fn a_result_holding_a_device_observation_is_not_one() {
         let obs = "{\n  \"schema\": \"oio.observation\",\n  \"schema_version\": 1\n}";
-        assert!(matches!(detect_format("o.json", obs), Some(Format::Observation)));
-        let sql = "{\n  \"schema\": \"oio.sql\",\n  \"device\": {\"schema\": \"oio.observation\"}\n}";
+        assert!(matches!(
+            detect_format("o.json", obs),
+            Some(Format::Observation)
+        ));
+        let sql =
+            "{\n  \"schema\": \"oio.sql\",\n  \"device\": {\"schema\": \"oio.observation\"}\n}";
         assert!(detect_format("r.json", sql).is_none());
     }
 }

@@ -329,7 +329,11 @@ pub fn print_sql(doc: &oio_sql::SqlResult) {
             all += &oio_core::histogram::LatencyHistogram::from_sparse(s);
         }
     }
-    let lat = |q: f64| all.quantile(q).map(|v| format_ns(v as f64)).unwrap_or_else(|| "-".into());
+    let lat = |q: f64| {
+        all.quantile(q)
+            .map(|v| format_ns(v as f64))
+            .unwrap_or_else(|| "-".into())
+    };
     println!(
         "merged: {:.1} transactions/s over the fleet window of {:.3} s ({} committed, {} failed, {} retries; {}), latency p50 {} p90 {} p99 {} (from the summed histograms)",
         doc.summary.tps,
@@ -355,7 +359,9 @@ pub fn print_sql(doc: &oio_sql::SqlResult) {
             printable(h)
         ),
         Some(_) => {}
-        None => println!("waits: each host's own, in its result (different servers are not pooled)"),
+        None => {
+            println!("waits: each host's own, in its result (different servers are not pooled)")
+        }
     }
 }
 

@@ -51,7 +51,12 @@ pub trait SqlObserver {
     /// fleet compares its hosts' windows at this instant.
     fn window_opened(&mut self, _at: std::time::SystemTime) {}
     /// An interval closed, with the latency histogram of its committed runs.
-    fn interval_closed(&mut self, _iv: &SqlInterval, _latency: &oio_core::histogram::LatencyHistogram) {}
+    fn interval_closed(
+        &mut self,
+        _iv: &SqlInterval,
+        _latency: &oio_core::histogram::LatencyHistogram,
+    ) {
+    }
 }
 
 /// An observer that shows nothing and records no device.

@@ -45,6 +45,10 @@ them), as they run --teardown. A fleet run is one step: one worker count on each
     let h = "PostgreSQL: each host gives up on its database connection (TCP connect, startup and authentication) after this long (`oio sql run --connect-timeout`). A connect_timeout in the URL takes precedence";
     a.long("db-connect-timeout").help(h).long_help(h)
 }))]
+#[command(mut_arg("workers", |a| {
+    let h = "Workers on each host (one connection each): one count (a fleet run is one step)";
+    a.help(h).long_help(h)
+}))]
 pub struct FleetSqlRunArgs {
     /// Scripts, as `oio sql run` takes them: FILE, FILE@WEIGHT or builtin:NAME.
     #[arg(required = true, value_name = "SCRIPT[@WEIGHT]")]
@@ -157,11 +161,13 @@ fn fleet_sql_run(a: FleetSqlRunArgs) -> anyhow::Result<ExitCode> {
     style::print_saved("result", &merged, a.sql.json);
     drop(metrics);
     let all_failed = doc.summary.committed == 0 && doc.summary.failed > 0;
-    Ok(match (run.interrupted, doc.envelope.partial || all_failed) {
-        (true, _) => ExitCode::from(crate::interrupt::EXIT_INTERRUPTED),
-        (_, true) => ExitCode::from(crate::EXIT_CHECK_FAILED),
-        _ => ExitCode::SUCCESS,
-    })
+    Ok(
+        match (run.interrupted, doc.envelope.partial || all_failed) {
+            (true, _) => ExitCode::from(crate::interrupt::EXIT_INTERRUPTED),
+            (_, true) => ExitCode::from(crate::EXIT_CHECK_FAILED),
+            _ => ExitCode::SUCCESS,
+        },
+    )
 }
 
 /// The file name `oio sql run` gives a result, with `kind` first.
@@ -189,7 +195,12 @@ fn save_sql(
     let mut files = Vec::with_capacity(run.hosts.len());
     let mut dbs = Vec::with_capacity(run.hosts.len());
     for h in &run.hosts {
-        dbs.push(h.tpcc_ready.as_ref().map(|r| r.0.clone()).unwrap_or_default());
+        dbs.push(
+            h.tpcc_ready
+                .as_ref()
+                .map(|r| r.0.clone())
+                .unwrap_or_default(),
+        );
         files.push(match &h.sql_result {
             Some(r) => {
                 let mut r = r.clone();
