@@ -472,17 +472,26 @@ fn run_sql(
         }
         std::thread::sleep(left.min(Duration::from_millis(2)));
     }
+    // The run's own stop: the session's (a `stop`, the controller gone) or the streamer's
+    // (the database refuses the script).
+    let cancel = oio_core::Cancel::from_flag(Arc::clone(stop)).child();
     let mut obs = crate::sql::Streamer {
         send: &mut |m| {
             emit(out, stop, &m);
         },
         sent: 0,
         device: device.map(|d| oio_tpcc::device::Diskstats::new(d, interval)),
+        cancel: cancel.clone(),
+        committed: 0,
+        refused: None,
     };
-    let cancel = oio_core::Cancel::from_flag(Arc::clone(stop));
     let mut plan = plan.clone();
     plan.options.setup = false;
-    match oio_sql::run(&plan, &mut obs, &cancel) {
+    let ran = oio_sql::run(&plan, &mut obs, &cancel);
+    if let Some(why) = obs.refused.take() {
+        return Err(fail(out, stop, "run", why));
+    }
+    match ran {
         Ok(mut result) => {
             result.envelope.warnings.splice(0..0, warnings);
             if let Some(w) = out

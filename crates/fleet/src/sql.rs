@@ -44,6 +44,14 @@ pub struct Streamer<'a> {
     pub sent: u64,
     /// The block device under this host's database, recorded beside the run.
     pub device: Option<oio_tpcc::device::Diskstats>,
+    /// Stops this host's run (not the agent's session).
+    pub cancel: oio_core::Cancel,
+    /// Transactions committed in the window so far.
+    pub committed: u64,
+    /// Set when the script cannot run on this host's database: an interval in which every
+    /// transaction failed and none had committed before. The run is stopped and this is the
+    /// agent's error, naming the statement.
+    pub refused: Option<String>,
 }
 
 impl oio_sql::SqlObserver for Streamer<'_> {
@@ -61,7 +69,12 @@ impl oio_sql::SqlObserver for Streamer<'_> {
         (self.send)(Message::Started { agent_ns });
     }
 
-    fn interval_closed(&mut self, iv: &SqlInterval, latency: &LatencyHistogram) {
+    fn interval_closed(
+        &mut self,
+        iv: &SqlInterval,
+        latency: &LatencyHistogram,
+        first_error: Option<&str>,
+    ) {
         let w = WireSqlInterval {
             index: self.sent,
             t_s: iv.t_s + iv.duration_s,
@@ -72,6 +85,18 @@ impl oio_sql::SqlObserver for Streamer<'_> {
             latency: (latency.count() > 0)
                 .then(|| WireHistogram::from_sparse(&latency.to_sparse())),
         };
+        self.committed = self.committed.saturating_add(w.committed_all());
+        // The database refuses the script (a missing table, a privilege, a dialect's syntax):
+        // running on would measure nothing, and the others' figures would merge with none.
+        if self.committed == 0 && iv.failed > 0 && self.refused.is_none() {
+            self.refused = Some(format!(
+                "its database refuses the script: every transaction failed in interval {} of its window ({} failed, none committed), the first: {}",
+                self.sent + 1,
+                iv.failed,
+                first_error.unwrap_or("(no message)")
+            ));
+            self.cancel.cancel();
+        }
         self.sent += 1;
         (self.send)(Message::SqlInterval(Box::new(w)));
     }
@@ -286,7 +311,8 @@ pub fn document(
     envelope.warnings.extend(crate::merge::host_warnings(run));
     envelope.warnings.extend(crate::merge::timing_warnings(run));
     envelope.warnings.extend(lost.iter().cloned());
-    for row in hosts.iter().filter(|r| r.committed == 0 && r.failed > 0) {
+    // A lost host's loss already says why (an agent stops a run its database refuses).
+    for row in (hosts.iter()).filter(|r| r.committed == 0 && r.failed > 0 && r.lost.is_none()) {
         envelope.warnings.push(format!(
             "host {}: every transaction failed ({}): {}",
             row.host,

@@ -50,11 +50,13 @@ pub trait SqlObserver {
     /// The measured window opened at `at` (after the setup, connecting and the ramp): a
     /// fleet compares its hosts' windows at this instant.
     fn window_opened(&mut self, _at: std::time::SystemTime) {}
-    /// An interval closed, with the latency histogram of its committed runs.
+    /// An interval closed, with the latency histogram of its committed runs and the run's
+    /// first failure so far (FILE:LINE:COL, the database's words and the statement).
     fn interval_closed(
         &mut self,
         _iv: &SqlInterval,
         _latency: &oio_core::histogram::LatencyHistogram,
+        _first_error: Option<&str>,
     ) {
     }
 }
@@ -421,7 +423,8 @@ fn measure(
             now.duration_since(last).as_secs_f64(),
             host.as_mut().and_then(|h| h.interval()),
         );
-        observer.interval_closed(&iv, &latency);
+        let first_error = lock(&shared.errors).first.clone();
+        observer.interval_closed(&iv, &latency, first_error.as_deref());
         current.store(intervals.len() + 1, Ordering::Relaxed);
         observer.progress(&Progress {
             phase: "measure",
