@@ -14,6 +14,11 @@
 //!
 //! The wait profile, CPU figures and device observation are the same types an `oio.tpcc`
 //! result carries, so the two read alike.
+//!
+//! `oio fleet sql run` writes its merged result as this same document with a `fleet` section
+//! ([`SqlFleet`]: each host's row, the databases hosts shared, whose waits `waits` is), so every
+//! reader of `oio.sql` reads it; the figures are then the fleet's (counts summed, histograms
+//! merged bucket by bucket), and each host's own result is a plain `oio.sql` document.
 
 use crate::tpcc::options::{Dialect, Isolation, SqliteSync, Timeouts};
 use crate::tpcc::result::DriverCpu;

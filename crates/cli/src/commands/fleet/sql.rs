@@ -39,7 +39,9 @@ Every option of `oio sql run` but --repeat is taken here and means the same on e
 inventory's per-host `db` takes precedence), and each host adds its index to --seed. The
 scripts are read here and travel to the hosts as text. Each host runs the script's setup while
 it prepares, before the common start; hosts given the same --db URL run it once (the first of
-them), as they run --teardown. A fleet run is one step: one worker count on each host.
+them), as they run --teardown. A host whose database refuses the script (its setup fails, or
+every transaction fails in an interval before any commits) ends the run with the statement
+named, the others stopped. A fleet run is one step: one worker count on each host.
 --connect-timeout bounds the hosts' answer; the database's is --db-connect-timeout.")]
 #[command(mut_arg("db_connect_timeout", |a| {
     let h = "PostgreSQL: each host gives up on its database connection (TCP connect, startup and authentication) after this long (`oio sql run --connect-timeout`). A connect_timeout in the URL takes precedence";
