@@ -121,6 +121,14 @@ fn two_hosts_on_one_postgres_database_sum_exactly_to_the_rows() {
     let mut hists = Vec::new();
     for h in &fleet.hosts {
         assert_eq!(h.status, "completed", "{}", h.host);
+        // The workers connect before the common start, so the windows open at it: not before
+        // it beyond the clock's stated uncertainty, and soon after.
+        let skew = h.start_skew_ns.expect("the window's opening was heard");
+        assert!(
+            skew >= -(h.clock_rtt_ns / 2 + 1_000_000) && skew < 1_000_000_000,
+            "{}: skew {skew} ns",
+            h.host
+        );
         let own = read(&d.join(h.result_file.as_ref().unwrap()));
         assert_eq!(own["schema"], "oio.sql");
         assert!(own["fleet"].is_null());

@@ -453,8 +453,7 @@ fn prepare_sql(
     crate::sql::prepare(plan)
 }
 
-/// Waits for the start instant, then runs the script (its setup already done), streaming
-/// each interval.
+/// Runs the script (its setup already done) from the start instant, streaming each interval.
 fn run_sql(
     plan: &oio_sql::SqlRun,
     device: Option<&str>,
@@ -466,12 +465,8 @@ fn run_sql(
     let (device, warnings) = oio_tpcc::device::locate(device, &plan.db, &plan.options.timeouts)
         .map_err(|e| fail(out, stop, "run", e.to_string()))?;
     let interval = Duration::from_secs_f64(plan.options.interval_s);
-    while let Ok(left) = start.duration_since(std::time::SystemTime::now()) {
-        if stop.load(Ordering::SeqCst) {
-            return Ok(AgentEnd::Stopped("stopped before the start".into()));
-        }
-        std::thread::sleep(left.min(Duration::from_millis(2)));
-    }
+    // The workers connect now, in the lead before the start instant, and wait for it
+    // (`Streamer::start_at`): connecting is not part of the start skew.
     // The run's own stop: the session's (a `stop`, the controller gone) or the streamer's
     // (the database refuses the script).
     let cancel = oio_core::Cancel::from_flag(Arc::clone(stop)).child();
@@ -481,6 +476,7 @@ fn run_sql(
         },
         sent: 0,
         device: device.map(|d| oio_tpcc::device::Diskstats::new(d, interval)),
+        start,
         cancel: cancel.clone(),
         committed: 0,
         refused: None,

@@ -44,6 +44,8 @@ pub struct Streamer<'a> {
     pub sent: u64,
     /// The block device under this host's database, recorded beside the run.
     pub device: Option<oio_tpcc::device::Diskstats>,
+    /// The common start: the workers connect before it, the run starts at it.
+    pub start: std::time::SystemTime,
     /// Stops this host's run (not the agent's session).
     pub cancel: oio_core::Cancel,
     /// Transactions committed in the window so far.
@@ -59,6 +61,10 @@ impl oio_sql::SqlObserver for Streamer<'_> {
         self.device
             .as_mut()
             .map(|d| d as &mut dyn oio_tpcc::DeviceObserver)
+    }
+
+    fn start_at(&self) -> Option<std::time::SystemTime> {
+        Some(self.start)
     }
 
     fn window_opened(&mut self, at: std::time::SystemTime) {

@@ -47,6 +47,11 @@ pub trait SqlObserver {
     fn device(&mut self) -> Option<&mut dyn DeviceObserver> {
         None
     }
+    /// An instant to start at once the workers have connected (a fleet's common start, so
+    /// connecting is not part of the hosts' start skew); None: at once.
+    fn start_at(&self) -> Option<std::time::SystemTime> {
+        None
+    }
     /// The measured window opened at `at` (after the setup, connecting and the ramp): a
     /// fleet compares its hosts' windows at this instant.
     fn window_opened(&mut self, _at: std::time::SystemTime) {}
@@ -311,6 +316,14 @@ fn ramp(plan: &SqlRun, crew: &Crew, observer: &mut dyn SqlObserver, cancel: &Can
         && !cancel.is_cancelled()
     {
         std::thread::sleep(Duration::from_millis(2));
+    }
+    if let Some(at) = observer.start_at() {
+        while let Ok(left) = at.duration_since(std::time::SystemTime::now()) {
+            if cancel.is_cancelled() {
+                return;
+            }
+            std::thread::sleep(left.min(Duration::from_millis(2)));
+        }
     }
     if plan.options.ramp_s <= 0.0 {
         return;
