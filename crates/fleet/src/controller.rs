@@ -1426,6 +1426,40 @@ impl Collection {
             .collect()
     }
 
+    /// A SQL interval from host `i`, received at `at`: checked, fed to the live figures and
+    /// kept; why the host is lost, if it is.
+    fn sql_interval(
+        &mut self,
+        i: usize,
+        at: i64,
+        w: crate::protocol::WireSqlInterval,
+    ) -> Option<String> {
+        let h = &mut self.out[i];
+        let n = h.sql_streamed.len();
+        if let Err(e) = accept_series(
+            w.index,
+            w.t_s,
+            w.duration_s,
+            &[&w.latency],
+            n,
+            &self.bounds[i],
+        ) {
+            return Some(e.to_string());
+        }
+        let committed = w.committed_all();
+        let tps = if w.duration_s > 0.0 {
+            committed as f64 / w.duration_s
+        } else {
+            0.0
+        };
+        let hist = w.latency.as_ref().and_then(|x| x.to_sparse().ok());
+        let mut live = HostLive::new(&h.name, tps, committed, hist);
+        live.errors = Some(w.failed);
+        self.live.add(w.index, "TPS", i, live, at);
+        self.out[i].sql_streamed.push(w);
+        None
+    }
+
     /// One event from host `i`, received at `at` (controller's clock); why the host is lost,
     /// if it is.
     fn handle(&mut self, fleet: &mut Fleet, i: usize, at: i64, ev: Ev) -> Option<String> {
@@ -1512,37 +1546,19 @@ impl Collection {
                 None
             }
             Ev::Msg(Message::SqlInterval(w)) => {
-                if let Err(e) = accept_series(
-                    w.index,
-                    w.t_s,
-                    w.duration_s,
-                    &[&w.latency],
-                    h.sql_streamed.len(),
-                    &bounds,
-                ) {
-                    return Some(e.to_string());
-                }
-                let committed = w.committed_all();
-                let tps = if w.duration_s > 0.0 {
-                    committed as f64 / w.duration_s
-                } else {
-                    0.0
-                };
-                let hist = w.latency.as_ref().and_then(|x| x.to_sparse().ok());
-                let mut live = HostLive::new(&h.name, tps, committed, hist);
-                gap_at = Some(at);
-                live.errors = Some(w.failed);
-                self.live.add(w.index, "TPS", i, live, at);
-                h.sql_streamed.push(*w);
-                None
+                let lost = self.sql_interval(i, at, *w);
+                gap_at = lost.is_none().then_some(at);
+                lost
             }
             Ev::Msg(Message::SqlResult { result }) => {
                 if result.intervals.len() > bounds.intervals {
-                    return Some(format!(
-                        "its result holds {} intervals, more than its plan makes (at most {}): refused",
-                        result.intervals.len(),
-                        bounds.intervals
-                    ));
+                    return Some(
+                        Reject::ResultIntervals {
+                            count: result.intervals.len(),
+                            most: bounds.intervals,
+                        }
+                        .to_string(),
+                    );
                 }
                 h.sql_result = Some(*result);
                 fleet.sessions[i].stdin = None;
