@@ -564,6 +564,28 @@ fn every_tpcc_run_option_is_taken_by_the_fleet() {
     }
 }
 
+/// `oio fleet sql run` takes every option of `oio sql run` (one flag group, the same
+/// `SqlRunArgs`), so none can be silently defaulted on the hosts. Exceptions, each with why.
+#[test]
+fn every_sql_run_option_is_taken_by_the_fleet_sql_run() {
+    // --repeat: a fleet run is one step on every host (repeat the fleet run for repeats).
+    let exceptions = ["repeat"];
+    let single = long_options(&["sql", "run"]);
+    assert!(single.len() > 20, "{single:?}");
+    let fleet = long_options(&["fleet", "sql", "run"]);
+    let missing: Vec<_> = single
+        .difference(&fleet)
+        .filter(|o| !exceptions.contains(&o.as_str()))
+        .collect();
+    assert!(missing.is_empty(), "fleet sql run lacks {missing:?}");
+    for e in exceptions {
+        assert!(
+            single.contains(e),
+            "the exception --{e} is no option of oio sql run"
+        );
+    }
+}
+
 /// `oio fleet sweep` takes every option of `oio sweep` (one flag group for the sweep's rules,
 /// `crate::sweep_args`), so a fleet sweep is the same experiment with its runs elsewhere.
 #[test]

@@ -107,6 +107,7 @@ const EXAMPLES: &[(&str, Check)] = &[
     ("oio sql run my-script.sql@3 other.sql@1 --db postgres://user@127.0.0.1:5432/app -n 8", Skip("your scripts on a PostgreSQL server: tests/sql.rs runs scripts on throwaway PostgreSQL and MariaDB servers and on SQLite")),
     ("oio sql run builtin:last-page-insert -n 1,2,4,8 --repeat 3", Instead("oio sql run builtin:last-page-insert -n 1,2 --ramp 0 --time 1s")),
     ("oio sql study --candidate plain=builtin:last-page-insert --candidate hash=builtin:last-page-insert-hash -n 8", Skip("the partitioned twin needs a server (SQLite has no partitions): tests/sql.rs runs this study on a throwaway PostgreSQL")),
+    ("oio fleet sql run ledger.sql --hosts app1,app2 --db 'postgres://oio@{host}/oio' -n 8 --ramp 0 --time 2m", Skip("remote hosts with PostgreSQL: tests/fleet_sql.rs runs two hosts (local agents) on a throwaway PostgreSQL")),
     ("oio fleet sweep --hosts db1,db2,db3 --rw randread --bs 8k --time 30s --sweep-qd 1,4,16,64 /data/oio.dat --size 10G", Skip(FLEET_SKIP)),
     ("oio fleet scale --hosts db1,db2,db3,db4 --rw randread --bs 8k --time 30s /data/oio.dat --size 10G", Skip("four hosts: tests/fleet.rs runs a 1, 2, 4 ladder over sshd in namespaces, tests/fleet_hardening.rs one of local agents")),
     ("oio fleet tpcc scale --hosts db1,db2,db3,db4 --db 'postgres://oio@localhost/oio' -n 16 --time 2m", Skip("remote hosts: tests/fleet_hardening.rs runs a 1, 2, 3 TPC-C ladder of local agents on SQLite")),

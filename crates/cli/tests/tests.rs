@@ -84,6 +84,8 @@ mod fleet;
 mod fleet_hardening;
 // `oio fleet tpcc run` against two PostgreSQL servers in two network namespaces.
 mod fleet_tpcc;
+// `oio fleet sql run`: users' own transactions on two hosts against PostgreSQL (local agents).
+mod fleet_sql;
 // Known answers under injected noise on the virtual clock: knees, verdicts and saturation are
 // right or undecided, never confidently wrong.
 mod conclusions;

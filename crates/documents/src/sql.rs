@@ -14,6 +14,11 @@
 //!
 //! The wait profile, CPU figures and device observation are the same types an `oio.tpcc`
 //! result carries, so the two read alike.
+//!
+//! `oio fleet sql run` writes its merged result as this same document with a `fleet` section
+//! ([`SqlFleet`]: each host's row, the databases hosts shared, whose waits `waits` is), so every
+//! reader of `oio.sql` reads it; the figures are then the fleet's (counts summed, histograms
+//! merged bucket by bucket), and each host's own result is a plain `oio.sql` document.
 
 use crate::tpcc::options::{Dialect, Isolation, SqliteSync, Timeouts};
 use crate::tpcc::result::DriverCpu;
@@ -159,6 +164,96 @@ pub struct SqlResult {
     /// The server's settings that differ from its defaults, and its version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settings: Option<oio_core::settings::ServerSettings>,
+    /// Set on the merged result of `oio fleet sql run`: the hosts it merges and how (absent
+    /// on one host's own result). The figures above are then the fleet's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<SqlFleet>,
+}
+
+/// How a merged `oio fleet sql run` result was made: counts summed over the hosts,
+/// histograms bucket by bucket, each host's rate over its own window.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SqlFleet {
+    /// The common start instant, RFC 3339 (controller's clock).
+    pub start: String,
+    /// The span the merged rates cover, and how they were made.
+    pub window: crate::fleet::Window,
+    /// Every host, in the order given.
+    pub hosts: Vec<SqlFleetHost>,
+    /// Databases several hosts drove at once (known by the server's identity, else the URL).
+    /// Each host's driver counts only its own commits, so their sum is the database's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shared_databases: Vec<SqlSharedDatabase>,
+    /// The host whose wait profile is the merged `waits`: set only when every host drove one
+    /// server, whose waits each host sampled whole. Otherwise the merged `waits` is empty and
+    /// each host's own is in `hosts[].waits` (different servers' waits are never pooled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waits_from: Option<String>,
+    /// Hosts lost during the run, one sentence each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost: Vec<String>,
+}
+
+/// One host of a merged `oio fleet sql run` result.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SqlFleetHost {
+    /// Its name.
+    pub host: String,
+    /// The launcher's command line.
+    pub launcher: Vec<String>,
+    /// Its database, password redacted.
+    pub db: String,
+    /// The database as its server names it (as `oio.fleet.tpcc`'s `db_identity`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db_identity: Option<String>,
+    /// Workers (connections) it ran.
+    pub workers: u32,
+    /// Its own `oio.sql` result file, when it was written.
+    pub result_file: Option<String>,
+    /// Agent's clock minus the controller's, ns.
+    pub clock_offset_ns: i64,
+    /// Round trip of the clock probe kept, ns.
+    pub clock_rtt_ns: i64,
+    /// When its measured window opened against the common start plus the ramp, ns.
+    pub start_skew_ns: Option<i64>,
+    /// "completed", "interrupted", "errors" or "lost".
+    pub status: String,
+    /// Transactions it committed in its window (its result; else what it streamed).
+    pub committed: u64,
+    /// Transactions that failed for good.
+    pub failed: u64,
+    /// Tries run again.
+    pub retries: u64,
+    /// Transactions in flight as its window closed that committed after it.
+    pub tail_committed: u64,
+    /// Committed per second over its own window.
+    pub tps: f64,
+    /// Seconds its figures cover.
+    pub window_s: f64,
+    /// Intervals it streamed.
+    pub intervals: usize,
+    /// The first error of its failed transactions (FILE:LINE:COL, the database's words and
+    /// the statement).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+    /// Its database's wait profile as it sampled it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waits: Option<WaitProfile>,
+    /// Set when it was lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost: Option<crate::fleet::Lost>,
+}
+
+/// One database several hosts of a fleet SQL run drove at once.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SqlSharedDatabase {
+    /// Its identity, or its URL when the server could not be asked (`by_url`).
+    pub identity: String,
+    /// Known by its URL only.
+    #[serde(default)]
+    pub by_url: bool,
+    /// The hosts that drove it.
+    pub hosts: Vec<String>,
 }
 
 /// The headline numbers of a run.

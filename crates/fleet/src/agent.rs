@@ -354,6 +354,19 @@ fn session(
                 }
                 Err(e) => return Err(fail(out, stop, "prepare", e.to_string())),
             },
+            Message::PrepareSql { plan } => match prepare_sql(&plan, out) {
+                Ok((run, db, identity)) => {
+                    out.beat(|b| {
+                        *b = Beat {
+                            phase: "waiting",
+                            ..Beat::default()
+                        }
+                    });
+                    emit(out, stop, &Message::ReadySql { db, identity });
+                    prepared = Some(Prepared::Sql(Box::new(run), plan.device.clone()));
+                }
+                Err(e) => return Err(fail(out, stop, "prepare", e)),
+            },
             Message::Go { start_agent_ns } => {
                 let Some(plan) = prepared.take() else {
                     return Err(fail(out, stop, "protocol", "go before prepare".into()));
@@ -382,6 +395,9 @@ fn session(
                 return match plan {
                     Prepared::Io(plan, devices) => run(&plan, &devices, out, stop, start),
                     Prepared::Tpcc(plan) => run_tpcc(&plan, out, stop, start),
+                    Prepared::Sql(plan, device) => {
+                        run_sql(&plan, device.as_deref(), out, stop, start)
+                    }
                 };
             }
             Message::Stop { reason } => return Ok(AgentEnd::Stopped(reason)),
@@ -417,6 +433,83 @@ enum Prepared {
     /// The plan and its targets' block devices (diskstats names), recorded during the run.
     Io(Box<RunPlan>, Vec<String>),
     Tpcc(Box<oio_tpcc::TpccRunPlan>),
+    /// The loaded script run (its setup done) and `--device`.
+    Sql(Box<oio_sql::SqlRun>, Option<String>),
+}
+
+/// Loads a SQL plan, opens its database and runs the script's setup (keepalives say so
+/// meanwhile).
+fn prepare_sql(
+    plan: &crate::protocol::WireSqlPlan,
+    out: &Out,
+) -> Result<(oio_sql::SqlRun, String, Option<String>), String> {
+    out.beat(|b| {
+        *b = Beat {
+            phase: "prepare_sql",
+            detail: "opening the database and running the script's setup".into(),
+            ..Beat::default()
+        }
+    });
+    crate::sql::prepare(plan)
+}
+
+/// Runs the script (its setup already done) from the start instant, streaming each interval.
+fn run_sql(
+    plan: &oio_sql::SqlRun,
+    device: Option<&str>,
+    out: &Out,
+    stop: &Arc<AtomicBool>,
+    start: std::time::SystemTime,
+) -> Result<AgentEnd, AgentError> {
+    // Where the database lives is found before the start instant: it takes a query.
+    let (device, warnings) = oio_tpcc::device::locate(device, &plan.db, &plan.options.timeouts)
+        .map_err(|e| fail(out, stop, "run", e.to_string()))?;
+    let interval = Duration::from_secs_f64(plan.options.interval_s);
+    // The workers connect now, in the lead before the start instant, and wait for it
+    // (`Streamer::start_at`): connecting is not part of the start skew.
+    // The run's own stop: the session's (a `stop`, the controller gone) or the streamer's
+    // (the database refuses the script).
+    let cancel = oio_core::Cancel::from_flag(Arc::clone(stop)).child();
+    let mut obs = crate::sql::Streamer {
+        send: &mut |m| {
+            emit(out, stop, &m);
+        },
+        sent: 0,
+        device: device.map(|d| oio_tpcc::device::Diskstats::new(d, interval)),
+        start,
+        cancel: cancel.clone(),
+        committed: 0,
+        refused: None,
+    };
+    let mut plan = plan.clone();
+    plan.options.setup = false;
+    let ran = oio_sql::run(&plan, &mut obs, &cancel);
+    if let Some(why) = obs.refused.take() {
+        return Err(fail(out, stop, "run", why));
+    }
+    match ran {
+        Ok(mut result) => {
+            result.envelope.warnings.splice(0..0, warnings);
+            if let Some(w) = out
+                .watchdog
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone()
+            {
+                result.envelope.warnings.push(w);
+            }
+            let stop_reason = result.envelope.stop_reason.to_string();
+            emit(
+                out,
+                stop,
+                &Message::SqlResult {
+                    result: Box::new(result),
+                },
+            );
+            Ok(AgentEnd::Ran { stop_reason })
+        }
+        Err(e) => Err(fail(out, stop, "run", e.to_string())),
+    }
 }
 
 /// Waits for the start instant (the TPC-C driver has no start barrier of its own), then runs
@@ -836,6 +929,10 @@ pub fn name(m: &Message) -> &'static str {
         Message::ReadyTpcc { .. } => "ready_tpcc",
         Message::TpccInterval(_) => "tpcc_interval",
         Message::TpccResult { .. } => "tpcc_result",
+        Message::PrepareSql { .. } => "prepare_sql",
+        Message::ReadySql { .. } => "ready_sql",
+        Message::SqlInterval(_) => "sql_interval",
+        Message::SqlResult { .. } => "sql_result",
         Message::Checked { .. } => "checked",
         Message::Prepare { .. } => "prepare",
         Message::Ready { .. } => "ready",

@@ -60,6 +60,8 @@ pub enum Work {
     Io(RunPlan),
     /// A TPC-C run, with this host's database.
     Tpcc(oio_tpcc::TpccRunPlan),
+    /// A SQL script run, with this host's database.
+    Sql(crate::protocol::WireSqlPlan),
 }
 
 impl Work {
@@ -70,6 +72,7 @@ impl Work {
         match self {
             Work::Io(_) => Duration::ZERO,
             Work::Tpcc(p) => Duration::from_secs_f64(p.step.ramp_s.clamp(0.0, 1e9)),
+            Work::Sql(p) => Duration::from_secs_f64(p.options.ramp_s.clamp(0.0, 1e9)),
         }
     }
 
@@ -86,6 +89,11 @@ impl Work {
                 (p.step.ramp_s + p.step.time_s).max(0.0),
                 p.step.interval_s.max(1e-3),
                 p.workers.len().max(1) as f64,
+            ),
+            Work::Sql(p) => (
+                (p.options.ramp_s + p.options.time_s).max(0.0),
+                p.options.interval_s.max(1e-3),
+                1.0,
             ),
         };
         // Every interval of the series, a short last one, and a margin.
@@ -118,6 +126,11 @@ impl Work {
                 let s = (p.step.ramp_s + p.step.time_s) * p.workers.len() as f64;
                 // Each step also connects, snapshots and settles; bounded by its timeouts.
                 Duration::from_secs_f64(s.clamp(0.0, 1e9)) + p.step.timeouts.call_bound()
+            }
+            Work::Sql(p) => {
+                let s = p.options.ramp_s + p.options.time_s;
+                // Connecting, and the workers' last transactions, bounded by the timeouts.
+                Duration::from_secs_f64(s.clamp(0.0, 1e9)) + p.options.timeouts.call_bound()
             }
         }
     }
@@ -219,6 +232,10 @@ pub struct HostOutcome {
     pub tpcc_streamed: Vec<crate::protocol::WireTpccInterval>,
     /// TPC-C: its own result, when it came.
     pub tpcc_result: Option<oio_tpcc::TpccResult>,
+    /// SQL: intervals as streamed (whole counts and histograms; merged as they are).
+    pub sql_streamed: Vec<crate::protocol::WireSqlInterval>,
+    /// SQL: its own result, when it came.
+    pub sql_result: Option<oio_documents::sql::SqlResult>,
     /// Set when the host was lost.
     pub lost: Option<Lost>,
     /// The boot id of its agent's kernel, from its targets' identities (None: not reported).
@@ -236,7 +253,10 @@ pub struct HostOutcome {
 impl HostOutcome {
     /// Its result came, or it was lost.
     pub fn finished(&self) -> bool {
-        self.result.is_some() || self.tpcc_result.is_some() || self.lost.is_some()
+        self.result.is_some()
+            || self.tpcc_result.is_some()
+            || self.sql_result.is_some()
+            || self.lost.is_some()
     }
 }
 
@@ -744,7 +764,10 @@ fn jobs_argv(jobs: &[HostJob]) -> Vec<(String, Vec<String>, usize)> {
 
 /// A final result: the one message that may be longer than [`SMALL_LINE`].
 fn is_result(m: &Message) -> bool {
-    matches!(m, Message::Result { .. } | Message::TpccResult { .. })
+    matches!(
+        m,
+        Message::Result { .. } | Message::TpccResult { .. } | Message::SqlResult { .. }
+    )
 }
 
 /// One host's part of a merged interval, for a live view.
@@ -1070,6 +1093,9 @@ impl Fleet {
                 Work::Tpcc(p) => Message::PrepareTpcc {
                     plan: Box::new(p.clone()),
                 },
+                Work::Sql(p) => Message::PrepareSql {
+                    plan: Box::new(p.clone()),
+                },
             });
         }
         self.wait_all(
@@ -1091,6 +1117,12 @@ impl Fleet {
                     identity,
                 } => {
                     s.tpcc_ready = Some((db, warehouses));
+                    s.tpcc_identity = identity;
+                    Ok(true)
+                }
+                // A SQL run's database is kept where a TPC-C run's is (no warehouses).
+                Message::ReadySql { db, identity } => {
+                    s.tpcc_ready = Some((db, 0));
                     s.tpcc_identity = identity;
                     Ok(true)
                 }
@@ -1162,7 +1194,7 @@ impl Collection {
                 group: j.group.clone(),
                 plan: match &j.plan {
                     Work::Io(p) => Some(p.clone()),
-                    Work::Tpcc(_) => None,
+                    Work::Tpcc(_) | Work::Sql(_) => None,
                 },
                 argv: s.argv.clone(),
                 hello: s.hello.clone().expect("hello received"),
@@ -1177,6 +1209,8 @@ impl Collection {
                 tpcc_identity: s.tpcc_identity.clone(),
                 tpcc_streamed: Vec::new(),
                 tpcc_result: None,
+                sql_streamed: Vec::new(),
+                sql_result: None,
                 lost: None,
                 boot_id: s
                     .target_ids
@@ -1206,17 +1240,21 @@ impl Collection {
             stop_deadline: None,
             interrupted: false,
             live: Progressor {
-                // A database several hosts drive is counted from the first of them.
+                // A database several hosts drive is counted from the first of them (TPC-C
+                // reads the database's own count; a SQL run's drivers count their own commits,
+                // each distinct, so every host counts).
                 uncounted: fleet
                     .sessions
                     .iter()
+                    .zip(jobs)
                     .enumerate()
-                    .map(|(i, s)| {
-                        s.tpcc_identity.as_ref().is_some_and(|id| {
-                            fleet.sessions[..i]
-                                .iter()
-                                .any(|o| o.tpcc_identity.as_ref() == Some(id))
-                        })
+                    .map(|(i, (s, j))| {
+                        matches!(j.plan, Work::Tpcc(_))
+                            && s.tpcc_identity.as_ref().is_some_and(|id| {
+                                fleet.sessions[..i]
+                                    .iter()
+                                    .any(|o| o.tpcc_identity.as_ref() == Some(id))
+                            })
                     })
                     .collect(),
                 ..Progressor::default()
@@ -1228,6 +1266,7 @@ impl Collection {
                 .map(|j| match &j.plan {
                     Work::Io(p) => p.interval,
                     Work::Tpcc(p) => Duration::from_secs_f64(p.step.interval_s.clamp(1e-3, 1e9)),
+                    Work::Sql(p) => Duration::from_secs_f64(p.options.interval_s.clamp(1e-3, 1e9)),
                 })
                 .collect(),
             last_interval: jobs
@@ -1334,7 +1373,12 @@ impl Collection {
         let sent: Vec<usize> = self
             .out
             .iter()
-            .map(|h| h.streamed.len().max(h.tpcc_streamed.len()))
+            .map(|h| {
+                h.streamed
+                    .len()
+                    .max(h.tpcc_streamed.len())
+                    .max(h.sql_streamed.len())
+            })
             .collect();
         let finished: Vec<bool> = self.out.iter().map(|h| h.finished()).collect();
         let now = Instant::now();
@@ -1382,6 +1426,40 @@ impl Collection {
             .collect()
     }
 
+    /// A SQL interval from host `i`, received at `at`: checked, fed to the live figures and
+    /// kept; why the host is lost, if it is.
+    fn sql_interval(
+        &mut self,
+        i: usize,
+        at: i64,
+        w: crate::protocol::WireSqlInterval,
+    ) -> Option<String> {
+        let h = &mut self.out[i];
+        let n = h.sql_streamed.len();
+        if let Err(e) = accept_series(
+            w.index,
+            w.t_s,
+            w.duration_s,
+            &[&w.latency],
+            n,
+            &self.bounds[i],
+        ) {
+            return Some(e.to_string());
+        }
+        let committed = w.committed_all();
+        let tps = if w.duration_s > 0.0 {
+            committed as f64 / w.duration_s
+        } else {
+            0.0
+        };
+        let hist = w.latency.as_ref().and_then(|x| x.to_sparse().ok());
+        let mut live = HostLive::new(&h.name, tps, committed, hist);
+        live.errors = Some(w.failed);
+        self.live.add(w.index, "TPS", i, live, at);
+        self.out[i].sql_streamed.push(w);
+        None
+    }
+
     /// One event from host `i`, received at `at` (controller's clock); why the host is lost,
     /// if it is.
     fn handle(&mut self, fleet: &mut Fleet, i: usize, at: i64, ev: Ev) -> Option<String> {
@@ -1397,6 +1475,9 @@ impl Collection {
             let what = match m {
                 Message::Interval(w) => format!("interval {}, t = {:.3} s", w.index + 1, w.t_s),
                 Message::TpccInterval(w) => {
+                    format!("interval {}, t = {:.3} s", w.index + 1, w.t_s)
+                }
+                Message::SqlInterval(w) => {
                     format!("interval {}, t = {:.3} s", w.index + 1, w.t_s)
                 }
                 other => crate::agent::name(other).to_string(),
@@ -1461,6 +1542,25 @@ impl Collection {
             }
             Ev::Msg(Message::TpccResult { result }) => {
                 h.tpcc_result = Some(*result);
+                fleet.sessions[i].stdin = None;
+                None
+            }
+            Ev::Msg(Message::SqlInterval(w)) => {
+                let lost = self.sql_interval(i, at, *w);
+                gap_at = lost.is_none().then_some(at);
+                lost
+            }
+            Ev::Msg(Message::SqlResult { result }) => {
+                if result.intervals.len() > bounds.intervals {
+                    return Some(
+                        Reject::ResultIntervals {
+                            count: result.intervals.len(),
+                            most: bounds.intervals,
+                        }
+                        .to_string(),
+                    );
+                }
+                h.sql_result = Some(*result);
                 fleet.sessions[i].stdin = None;
                 None
             }
@@ -1762,6 +1862,8 @@ pub(crate) fn test_outcome(name: &str) -> HostOutcome {
         tpcc_identity: None,
         tpcc_streamed: Vec::new(),
         tpcc_result: None,
+        sql_streamed: Vec::new(),
+        sql_result: None,
         lost: None,
         boot_id: None,
         last_heard: (0, String::new()),

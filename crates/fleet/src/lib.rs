@@ -12,6 +12,7 @@
 //! - [`controller`]: launching, preparing, starting and collecting many hosts.
 //! - [`merge`]: the merged result (bucket-by-bucket sums, never averaged percentiles).
 //! - [`tpcc`]: TPC-C on many hosts, and its merged result.
+//! - [`sql`]: users' own SQL transactions on many hosts, and their merged `oio.sql` result.
 //! - [`fio`]: importing fio's own client/server results.
 //! - [`install`]: copying oio to hosts through the launcher's transport.
 //! - [`inventory`]: hosts, their targets and launchers from a TOML file.
@@ -30,6 +31,7 @@ pub mod limits;
 pub mod merge;
 pub mod protocol;
 pub mod scale;
+pub mod sql;
 pub mod tpcc;
 
 /// Runs one plan with the engine. The one place the fleet calls the measuring library, so it

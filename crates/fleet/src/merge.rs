@@ -816,7 +816,8 @@ pub fn host_warnings(run: &crate::controller::FleetRun) -> Vec<String> {
     for h in &run.hosts {
         let own = h.result.iter().map(|r| &r.envelope.warnings);
         let tpcc = h.tpcc_result.iter().map(|r| &r.envelope.warnings);
-        for w in own.chain(tpcc).flatten() {
+        let sql = h.sql_result.iter().map(|r| &r.envelope.warnings);
+        for w in own.chain(tpcc).chain(sql).flatten() {
             match said.iter_mut().find(|(x, _)| x == w) {
                 Some((_, hs)) => hs.push(&h.name),
                 None => said.push((w.clone(), vec![&h.name])),

@@ -32,6 +32,12 @@
 //! new-order and transaction counts and the latency histograms of each interval) and
 //! `tpcc_result` (the host's full `oio.tpcc` document).
 //!
+//! A SQL session (`oio fleet sql run`) is the same again with `prepare_sql` (the agent loads
+//! the script from the texts the plan carries, opens its database and runs the script's setup,
+//! all before the common start), `ready_sql`, `started` when the measured window opens,
+//! `sql_interval` (whole committed, failed and retried counts and the interval's latency
+//! histogram) and `sql_result` (the host's full `oio.sql` document).
+//!
 //! `check` (instead of `prepare`) asks for the targets' state without creating or writing
 //! anything. End of file on the agent's stdin means the controller is gone: the agent stops its
 //! I/O at once and exits.
@@ -71,8 +77,9 @@ pub fn target_identity(path: &std::path::Path) -> Option<String> {
 
 /// Version of this protocol; bumped on any incompatible change. 5: plans travel in the form
 /// results record them (target options beside the rest, `time_ns`, the simulated device as
-/// its text). 6: `beat` (the agent's watchdog), targets' and databases' identities.
-pub const PROTOCOL_VERSION: u32 = 6;
+/// its text). 6: `beat` (the agent's watchdog), targets' and databases' identities. 7: SQL
+/// script runs (`prepare_sql`, `ready_sql`, `sql_interval`, `sql_result`).
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// Longest line either side accepts (a final result with a long series of per-interval
 /// histograms is the largest message): a hostile or broken peer cannot make the reader grow
@@ -550,6 +557,62 @@ impl WireTpccInterval {
     }
 }
 
+/// A SQL script run as it travels to an agent: the scripts' texts (not their paths, which
+/// the host may not have), defines and options, and this host's database.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WireSqlPlan {
+    /// This host's database URL (with its password, as the command line gave it).
+    pub db: String,
+    /// The scripts as the controller loaded them, with their texts.
+    pub script: oio_documents::sql::ScriptRecord,
+    /// How the step runs (one worker count; the setup flag says whether this host runs it).
+    pub options: oio_documents::sql::SqlOptions,
+    /// `--device`: the block device to record (None: the one under the database).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    /// `--label`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+impl WireSqlPlan {
+    /// The runnable plan: the database parsed and the script loaded for its dialect, every
+    /// refusal of `oio sql run` made here.
+    pub fn plan(&self) -> Result<oio_sql::SqlRun, oio_sql::SqlError> {
+        let db: oio_tpcc::DbUrl = self.db.parse().map_err(oio_sql::SqlError::Database)?;
+        oio_sql::SqlRun::from_record(db, &self.script, self.options.clone(), self.label.clone())
+    }
+}
+
+/// One interval of a SQL script run as an agent streams it: whole counts, so a merge sums
+/// them exactly, and the histogram of its committed runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WireSqlInterval {
+    /// 0-based index in the host's measured series.
+    pub index: u64,
+    /// End of the interval, seconds since the host's measured window began.
+    pub t_s: f64,
+    /// Length, seconds.
+    pub duration_s: f64,
+    /// Committed runs per transaction.
+    pub committed: std::collections::BTreeMap<String, u64>,
+    /// Runs that failed for good.
+    pub failed: u64,
+    /// Tries run again.
+    pub retried: u64,
+    /// Latency of every committed run, ns (None: none committed).
+    pub latency: Option<WireHistogram>,
+}
+
+impl WireSqlInterval {
+    /// Committed runs, all transactions.
+    pub fn committed_all(&self) -> u64 {
+        self.committed
+            .values()
+            .fold(0u64, |a, b| a.saturating_add(*b))
+    }
+}
+
 /// What `check` found about one target.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TargetCheck {
@@ -629,6 +692,27 @@ pub enum Message {
     TpccResult {
         /// The full `oio.tpcc` document.
         result: Box<oio_tpcc::TpccResult>,
+    },
+    /// Controller: load this SQL script run, open its database and run the script's setup
+    /// (when the plan asks); run no transaction.
+    PrepareSql {
+        /// The plan (this host's database URL).
+        plan: Box<WireSqlPlan>,
+    },
+    /// Agent: the script loaded, the database answers, the setup ran.
+    ReadySql {
+        /// The database, password redacted.
+        db: String,
+        /// The database as its server names it; None when it could not be read.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        identity: Option<String>,
+    },
+    /// Agent: one finished SQL interval.
+    SqlInterval(Box<WireSqlInterval>),
+    /// Agent: the host's SQL result (its last message).
+    SqlResult {
+        /// The full `oio.sql` document.
+        result: Box<oio_documents::sql::SqlResult>,
     },
     /// Controller: start at this instant of the agent's clock.
     Go {
@@ -940,6 +1024,14 @@ mod tests {
         assert!(
             e.contains(&format!("agent protocol version {}", PROTOCOL_VERSION + 1))
                 && e.contains("install the same oio"),
+            "{e}"
+        );
+        // An agent of protocol 6 knows no SQL messages: refused by its version, by name.
+        let mut older = me.clone();
+        older.protocol = 6;
+        let e = me.check_agent(&older).unwrap_err().to_string();
+        assert!(
+            e.contains("(agent protocol version 6), this controller runs oio 0.1.0 (commit abc) (protocol version 7)"),
             "{e}"
         );
         // Either side refuses in the same words, from the controller's side.

@@ -148,6 +148,14 @@ pub fn looks_binary(text: &str) -> bool {
     odd * 100 > all
 }
 
+/// The value of the first `"schema"` key in a JSON text (an oio document's own: its envelope
+/// comes first).
+fn first_schema(t: &str) -> Option<&str> {
+    let rest = t[t.find("\"schema\"")? + 8..].trim_start();
+    let rest = rest.strip_prefix(':')?.trim_start().strip_prefix('"')?;
+    Some(&rest[..rest.find('"')?])
+}
+
 /// Guesses the format of `text` from its first lines (and the file name for fio logs);
 /// None for binary data and for text of no known format.
 pub fn detect_format(name: &str, text: &str) -> Option<Format> {
@@ -166,7 +174,9 @@ pub fn detect_format(name: &str, text: &str) -> Option<Format> {
         if t.contains("\"sysstat\"") {
             return Some(Format::IostatJson);
         }
-        if t.contains("\"oio.observation\"") {
+        // The document's own schema, its first: an `oio.sql` or `oio.tpcc` result holds an
+        // observation of its device further in, and is not one.
+        if first_schema(t) == Some("oio.observation") {
             return Some(Format::Observation);
         }
         if t.contains("\"fio version\"") {
@@ -363,4 +373,21 @@ fn append(acc: &mut Observation, next: Observation) {
 pub(crate) fn num(s: &str) -> Option<f64> {
     let v: f64 = s.trim().parse().ok()?;
     v.is_finite().then_some(v)
+}
+
+#[cfg(test)]
+mod sniff_tests {
+    use super::*;
+
+    #[test]
+    fn a_result_holding_a_device_observation_is_not_one() {
+        let obs = "{\n  \"schema\": \"oio.observation\",\n  \"schema_version\": 1\n}";
+        assert!(matches!(
+            detect_format("o.json", obs),
+            Some(Format::Observation)
+        ));
+        let sql =
+            "{\n  \"schema\": \"oio.sql\",\n  \"device\": {\"schema\": \"oio.observation\"}\n}";
+        assert!(detect_format("r.json", sql).is_none());
+    }
 }

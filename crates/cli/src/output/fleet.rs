@@ -298,6 +298,73 @@ pub fn print_tpcc(doc: &oio_fleet::tpcc::FleetTpccResult) {
     }
 }
 
+/// `oio fleet sql run`: one line per host, the merged line (with the window its rates cover),
+/// the databases hosts shared (their sum is right: each driver counts its own commits) and
+/// whose waits the merged result holds.
+pub fn print_sql(doc: &oio_sql::SqlResult) {
+    let Some(f) = &doc.fleet else { return };
+    println!(
+        "{:<16} {:>12} {:>12} {:>8} {:>8} {:>10} {:>12} {:>10}",
+        "host", "txn/s", "committed", "failed", "retries", "window", "start skew", "status"
+    );
+    for h in &f.hosts {
+        println!(
+            "{:<16} {:>12.1} {:>12} {:>8} {:>8} {:>10} {:>12} {:>10}",
+            printable(&h.host),
+            h.tps,
+            h.committed,
+            h.failed,
+            h.retries,
+            format!("{:.3} s", h.window_s),
+            h.start_skew_ns
+                .map(|s| ms(s as f64))
+                .unwrap_or_else(|| "-".into()),
+            printable(&h.status)
+        );
+    }
+    println!("(start skew: when the host's measured window opened, after connecting and the ramp, against the common start plus the ramp)");
+    let mut all = oio_core::histogram::LatencyHistogram::new();
+    for t in doc.transactions.values() {
+        if let Some(s) = &t.histogram_ns {
+            all += &oio_core::histogram::LatencyHistogram::from_sparse(s);
+        }
+    }
+    let lat = |q: f64| {
+        all.quantile(q)
+            .map(|v| format_ns(v as f64))
+            .unwrap_or_else(|| "-".into())
+    };
+    println!(
+        "merged: {:.1} transactions/s over the fleet window of {:.3} s ({} committed, {} failed, {} retries; {}), latency p50 {} p90 {} p99 {} (from the summed histograms)",
+        doc.summary.tps,
+        f.window.duration_s,
+        doc.summary.committed,
+        doc.summary.failed,
+        doc.summary.retries,
+        how_merged(f.hosts.iter().any(|h| h.status == "lost")),
+        lat(0.5),
+        lat(0.9),
+        lat(0.99)
+    );
+    for d in &f.shared_databases {
+        println!(
+            "shared database {}: hosts {} drove it; each driver counts only its own commits, all distinct, so the merged committed is the database's",
+            printable(&d.identity),
+            printable(&d.hosts.join(", "))
+        );
+    }
+    match &f.waits_from {
+        Some(h) if f.hosts.len() > 1 => println!(
+            "waits: one server for every host; the merged waits are host {}'s samples of it",
+            printable(h)
+        ),
+        Some(_) => {}
+        None => {
+            println!("waits: each host's own, in its result (different servers are not pooled)")
+        }
+    }
+}
+
 /// The live line of a fleet run: each merged interval as it completes, with the slowest host.
 /// Drawn on stderr only on a terminal (indicatif decides), never under `--quiet`.
 pub struct FleetLive {

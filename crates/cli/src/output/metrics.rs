@@ -244,10 +244,10 @@ fn render(s: &State, f: Format) -> String {
         ));
     }
     liveness(&mut o, p);
-    let what = if p.unit == "NOPM" {
-        "New orders"
-    } else {
-        "I/Os"
+    let what = match p.unit {
+        "NOPM" => "New orders",
+        "TPS" => "Transactions committed",
+        _ => "I/Os",
     };
     f.counter(
         &mut o,

@@ -11,14 +11,15 @@ use oio_documents::tpcc::waits::WaitProfile;
 use oio_tpcc::DbUrl;
 use std::collections::BTreeMap;
 
-/// One closed interval of `duration_s` starting `t_s` into the window.
+/// One closed interval of `duration_s` starting `t_s` into the window, and the latency
+/// histogram of its committed runs (a fleet streams it, to merge intervals exactly).
 pub(super) fn interval(
     record: &ScriptRecord,
     acc: &Acc,
     t_s: f64,
     duration_s: f64,
     host_cpu: Option<oio_core::result::HostCpu>,
-) -> SqlInterval {
+) -> (SqlInterval, LatencyHistogram) {
     let mut all = LatencyHistogram::new();
     let mut committed = BTreeMap::new();
     let (mut failed, mut retried) = (0, 0);
@@ -28,7 +29,7 @@ pub(super) fn interval(
         failed += t.failed;
         retried += t.retried;
     }
-    SqlInterval {
+    let iv = SqlInterval {
         t_s,
         duration_s,
         tps: rate(acc.committed(), duration_s),
@@ -37,7 +38,8 @@ pub(super) fn interval(
         retried,
         latency_ns: all.summary(),
         host_cpu,
-    }
+    };
+    (iv, all)
 }
 
 fn rate(n: u64, s: f64) -> f64 {
@@ -152,6 +154,7 @@ pub(super) fn result(
         notes: notes(plan, in_process),
         host_noise,
         settings: ended.settings,
+        fleet: None,
     }
 }
 

@@ -47,6 +47,23 @@ pub trait SqlObserver {
     fn device(&mut self) -> Option<&mut dyn DeviceObserver> {
         None
     }
+    /// An instant to start at once the workers have connected (a fleet's common start, so
+    /// connecting is not part of the hosts' start skew); None: at once.
+    fn start_at(&self) -> Option<std::time::SystemTime> {
+        None
+    }
+    /// The measured window opened at `at` (after the setup, connecting and the ramp): a
+    /// fleet compares its hosts' windows at this instant.
+    fn window_opened(&mut self, _at: std::time::SystemTime) {}
+    /// An interval closed, with the latency histogram of its committed runs and the run's
+    /// first failure so far (FILE:LINE:COL, the database's words and the statement).
+    fn interval_closed(
+        &mut self,
+        _iv: &SqlInterval,
+        _latency: &oio_core::histogram::LatencyHistogram,
+        _first_error: Option<&str>,
+    ) {
+    }
 }
 
 /// An observer that shows nothing and records no device.
@@ -126,6 +143,13 @@ pub fn run_once(plan: &SqlRun) -> Result<u32, SqlError> {
         }),
         Err(Failure::Stopped) => Err(SqlError::Invalid("the setup was stopped".into())),
     }
+}
+
+/// Runs only the script's setup (when the plan's options ask for it), on one connection:
+/// a fleet's agent does it while preparing, before the common start, so the hosts' windows
+/// open together whatever the setup costs.
+pub fn setup(plan: &SqlRun) -> Result<(), SqlError> {
+    prepare(plan).map(|_| ())
 }
 
 /// The database opened and the script's setup run.
@@ -336,6 +360,14 @@ fn ramp(plan: &SqlRun, crew: &Crew, observer: &mut dyn SqlObserver, cancel: &Can
     {
         std::thread::sleep(Duration::from_millis(2));
     }
+    if let Some(at) = observer.start_at() {
+        while let Ok(left) = at.duration_since(std::time::SystemTime::now()) {
+            if cancel.is_cancelled() {
+                return;
+            }
+            std::thread::sleep(left.min(Duration::from_millis(2)));
+        }
+    }
     if plan.options.ramp_s <= 0.0 {
         return;
     }
@@ -408,6 +440,7 @@ fn measure(
         oio_documents::sql::SQL_SCHEMA_VERSION,
     );
     let start = Instant::now();
+    observer.window_opened(std::time::SystemTime::now());
     // Counts from before the window (the ramp's interval) are dropped.
     for a in &shared.accs {
         let mut a = lock(a);
@@ -439,13 +472,15 @@ fn measure(
             *lock(&shared.window_end) = Some(now);
         }
         let acc = drain_interval(shared, plan.record.transactions.len());
-        let iv = assemble::interval(
+        let (iv, latency) = assemble::interval(
             &plan.record,
             &acc,
             last.duration_since(start).as_secs_f64(),
             now.duration_since(last).as_secs_f64(),
             host.as_mut().and_then(|h| h.interval()),
         );
+        let first_error = lock(&shared.errors).first.clone();
+        observer.interval_closed(&iv, &latency, first_error.as_deref());
         current.store(intervals.len() + 1, Ordering::Relaxed);
         observer.progress(&Progress {
             phase: "measure",

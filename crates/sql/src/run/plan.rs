@@ -149,32 +149,23 @@ impl SqlRun {
         })
     }
 
-    /// The step a result ran, again, on `db`: its scripts as the result recorded them (not the
-    /// files as they are now; a built-in scenario as this oio has it), its defines, options and
-    /// label. Also returns what the caller should say: a built-in whose text changed since.
-    pub fn from_result(
-        r: &oio_documents::sql::SqlResult,
+    /// The run a result (or a fleet's plan) records: its scripts' recorded texts (a built-in
+    /// scenario as this oio has it), defines and options, on `db`. What `oio rerun` and a
+    /// fleet's agent run: the text that ran, not what a file holds now or elsewhere.
+    pub fn from_record(
         db: DbUrl,
-    ) -> Result<(SqlRun, Vec<String>), SqlError> {
-        let mut sources = Vec::new();
-        let mut notes = Vec::new();
-        for written in &r.script.sources {
+        record: &ScriptRecord,
+        options: SqlOptions,
+        label: Option<String>,
+    ) -> Result<SqlRun, SqlError> {
+        let mut sources = Vec::with_capacity(record.sources.len());
+        for written in &record.sources {
             let named: Source = written.parse()?;
-            let recorded = r.script.texts.iter().find(|t| t.name == named.name());
             if named.is_builtin() {
-                let now = crate::script::builtin_text(&named.name());
-                if let (Some(t), Some(now)) = (recorded, now) {
-                    if t.text != now {
-                        notes.push(format!(
-                            "{}: this oio's scenario differs from the one the result ran; it runs as this oio has it",
-                            named.name()
-                        ));
-                    }
-                }
                 sources.push(named);
                 continue;
             }
-            let Some(t) = recorded else {
+            let Some(t) = record.texts.iter().find(|t| t.name == named.name()) else {
                 return Err(SqlError::Invalid(format!(
                     "the script '{}' is named but its text is not recorded",
                     oio_core::text::printable(&named.name())
@@ -187,13 +178,31 @@ impl SqlRun {
                 named.weight(),
             ));
         }
-        let plan = SqlRun::new(
-            db,
-            &sources,
-            &r.script.defines,
-            r.options.clone(),
-            r.envelope.label.clone(),
-        )?;
+        SqlRun::new(db, &sources, &record.defines, options, label)
+    }
+
+    /// The step a result ran, again, on `db` ([`SqlRun::from_record`] of its record, options
+    /// and label), and what the caller should say: a built-in scenario whose text changed
+    /// since the result ran (it runs as this oio has it).
+    pub fn from_result(
+        r: &oio_documents::sql::SqlResult,
+        db: DbUrl,
+    ) -> Result<(SqlRun, Vec<String>), SqlError> {
+        let mut notes = Vec::new();
+        for written in &r.script.sources {
+            let named: Source = written.parse()?;
+            let recorded = r.script.texts.iter().find(|t| t.name == named.name());
+            let now = crate::script::builtin_text(&named.name());
+            if let (true, Some(t), Some(now)) = (named.is_builtin(), recorded, now) {
+                if t.text != now {
+                    notes.push(format!(
+                        "{}: this oio's scenario differs from the one the result ran; it runs as this oio has it",
+                        named.name()
+                    ));
+                }
+            }
+        }
+        let plan = SqlRun::from_record(db, &r.script, r.options.clone(), r.envelope.label.clone())?;
         Ok((plan, notes))
     }
 

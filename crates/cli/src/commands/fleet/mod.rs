@@ -1,10 +1,11 @@
-//! `oio fleet run|check|sweep|scale|tpcc run|install|fio`: one plan on many hosts over SSH (or any launcher giving a
+//! `oio fleet run|check|sweep|scale|tpcc run|sql run|install|fio`: one plan on many hosts over SSH (or any launcher giving a
 //! stdio pipe). Each subcommand has its own file; what they share (hosts, launchers) is here.
 
 mod fio;
 mod install;
 mod run;
 mod scale;
+mod sql;
 mod sweep;
 mod tpcc;
 
@@ -20,6 +21,7 @@ pub use fio::FioArgs;
 pub use install::InstallArgs;
 pub use run::{FleetArgs, FleetRunArgs};
 pub use scale::ScaleArgs;
+pub use sql::{SqlAction, SqlArgs};
 pub use sweep::SweepArgs;
 pub use tpcc::{TpccAction, TpccArgs};
 
@@ -45,6 +47,9 @@ pub enum Sub {
     Scale(ScaleArgs),
     /// The TPC-C-like benchmark on every host's database at once; NOPM summed.
     Tpcc(TpccArgs),
+    /// Your own SQL transactions (`oio sql run`'s scripts) on every host's database at once;
+    /// committed transactions summed, latency histograms merged.
+    Sql(SqlArgs),
     /// Drive fio's own client/server mode (hosts running `fio --server`); import its results.
     Fio(FioArgs),
     /// Copy this oio to hosts that lack it or run another version; check each by a hello.
@@ -59,6 +64,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Sub::Sweep(a) => sweep::run(a),
         Sub::Scale(a) => scale::run(a),
         Sub::Tpcc(a) => tpcc::run(a),
+        Sub::Sql(a) => sql::run(a),
         Sub::Install(a) => install::run(a),
         Sub::Fio(a) => fio::run(a),
     }

@@ -143,12 +143,17 @@ fn defines(raw: &[String]) -> anyhow::Result<Vec<(String, String)>> {
 impl SqlRunArgs {
     /// The plan of `scripts` with these options (the first worker count).
     pub fn plan(&self, scripts: &[String]) -> anyhow::Result<SqlRun> {
-        plan(self, scripts)
+        plan(self, scripts, &self.db.db)
+    }
+
+    /// The plan of `scripts` on `db` instead of --db (a fleet host's database).
+    pub fn plan_on(&self, scripts: &[String], db: &str) -> anyhow::Result<SqlRun> {
+        plan(self, scripts, db)
     }
 }
 
-fn plan(a: &SqlRunArgs, scripts: &[String]) -> anyhow::Result<SqlRun> {
-    let db: DbUrl = a.db.db.parse().context("--db")?;
+fn plan(a: &SqlRunArgs, scripts: &[String], db: &str) -> anyhow::Result<SqlRun> {
+    let db: DbUrl = db.parse().context("--db")?;
     let sources = scripts
         .iter()
         .map(|s| s.parse::<Source>())
