@@ -109,7 +109,17 @@ fn mariadb_build_run_check_in_both_modes() {
         }
         assert!(!names.contains(&"cpu_other"), "{names:?}");
         let cpu = r.waits.buckets.iter().find(|b| b.name == "cpu").unwrap();
-        assert!(cpu.aas > 0.0, "{:?}", r.waits.buckets);
+        // CPU fills what the timed waits leave of workers × window; they count background
+        // threads too, so on a loaded machine (slow I/O, few transactions) they can leave
+        // nothing, and then cpu is 0 by the cap, not unmeasured.
+        let timed: f64 = r
+            .waits
+            .buckets
+            .iter()
+            .filter(|b| ["io", "log", "lock", "client_round_trips"].contains(&b.name.as_str()))
+            .map(|b| b.aas)
+            .sum();
+        assert!(cpu.aas > 0.0 || timed >= 2.0, "{:?}", r.waits.buckets);
         // The workers' sessions wait for the driver between statements: read from their
         // `idle` time, it is client time (not unknown, not I/O).
         let client = r
