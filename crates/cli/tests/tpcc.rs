@@ -958,7 +958,8 @@ fn a_tpcc_result_reruns_its_plan() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("--db goes with a TPC-C or SQL script result"),
+        String::from_utf8_lossy(&out.stderr)
+            .contains("--db goes with a TPC-C or SQL script result"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );

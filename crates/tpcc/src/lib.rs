@@ -26,7 +26,8 @@
 //!    the one place a URL picks a dialect), [`db`] (the session API: [`db::Connection`],
 //!    [`db::Session`]), one module per dialect — [`sqlite`], [`postgres`] (with [`pgsession`]
 //!    and the PL/pgSQL functions in [`server`]), [`mysql`] (with its procedures in
-//!    [`mysql_server`]) — then [`txn`] (the five transactions in portable client-side SQL),
+//!    [`mysql_server`]), [`mssql`] (SQL Server over TDS, with [`mssql_db`] and
+//!    [`mssql_waits`]) — then [`txn`] (the five transactions in portable client-side SQL),
 //!    [`build_state`], [`schema`], [`load`], [`check`](mod@check), [`waits`] (wait profiles).
 //! 3. **Documents**: [`result`] (`oio.tpcc` and `oio.tpcc.series`; the build and check
 //!    reports live beside their backends), each flattening `oio_core`'s envelope. The types
@@ -89,6 +90,10 @@ pub mod device;
 pub mod driver;
 pub mod error;
 pub mod load;
+pub mod mssql;
+pub mod mssql_db;
+mod mssql_txn;
+pub mod mssql_waits;
 pub mod mysql;
 mod mysql_client;
 pub mod mysql_server;
