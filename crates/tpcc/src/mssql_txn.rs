@@ -327,11 +327,13 @@ fn args(input: &Input) -> (usize, Vec<Arg<'_>>) {
     }
 }
 
-/// The parameter names of a parameter list (`@w INT, @d INT` → `@w`, `@d`).
-fn param_names(params: &str) -> impl Iterator<Item = &str> {
+/// The parameters of a parameter list as (name without `@`, type): `@w INT, @amount
+/// NUMERIC(6,2)` → (`w`, `INT`), (`amount`, `NUMERIC(6,2)`).
+fn params_of(params: &str) -> impl Iterator<Item = (&str, &str)> {
     params
-        .split(',')
-        .filter_map(|p| p.split_whitespace().next())
+        .trim_start_matches('@')
+        .split(", @")
+        .map(|p| p.split_once(' ').unwrap_or((p, "")))
 }
 
 /// Writes the client-mode batch of `input` into `out`: `DECLARE @w INT = 1, …;` then the
@@ -341,16 +343,11 @@ pub(crate) fn client_batch(out: &mut String, input: &Input) {
     let t = &txns()[i];
     out.clear();
     out.push_str("DECLARE ");
-    for (k, ((name, decl), arg)) in param_names(&t.params)
-        .zip(t.params.split(','))
-        .zip(&a)
-        .enumerate()
-    {
+    for (k, ((name, ty), arg)) in params_of(&t.params).zip(&a).enumerate() {
         if k > 0 {
             out.push_str(", ");
         }
-        let ty = decl.trim().strip_prefix(name).unwrap_or("").trim();
-        let _ = write!(out, "{name} {ty} = ");
+        let _ = write!(out, "@{name} {ty} = ");
         push_arg(out, arg);
     }
     out.push_str(";\n");
@@ -501,7 +498,7 @@ mod tests {
         ];
         for input in &inputs {
             let (i, a) = args(input);
-            assert_eq!(param_names(&txns()[i].params).count(), a.len(), "{input:?}");
+            assert_eq!(params_of(&txns()[i].params).count(), a.len(), "{input:?}");
         }
         let ddl = create_procedures();
         assert_eq!(ddl.len(), 6);
