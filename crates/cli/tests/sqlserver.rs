@@ -14,7 +14,10 @@ use std::path::Path;
 /// The server's URL with `database` in place of its database, after creating that database
 /// (dropped first when it exists); None (the test skipped) without a server.
 fn server(database: &str) -> Option<String> {
-    let Some(url) = std::env::var("OIO_SQLSERVER_URL").ok().filter(|u| !u.is_empty()) else {
+    let Some(url) = std::env::var("OIO_SQLSERVER_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    else {
         if std::env::var_os("OIO_TEST_REQUIRE_SQLSERVER").is_some_and(|v| v == "1") {
             panic!("OIO_TEST_REQUIRE_SQLSERVER=1 and OIO_SQLSERVER_URL is not set");
         }
@@ -43,7 +46,12 @@ fn session(url: &str) -> oio_tpcc::db::Session {
 }
 
 fn tpcc(dir: &Path, args: &[&str]) -> (bool, String, String) {
-    let out = oio().current_dir(dir).arg("tpcc").args(args).output().unwrap();
+    let out = oio()
+        .current_dir(dir)
+        .arg("tpcc")
+        .args(args)
+        .output()
+        .unwrap();
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -70,8 +78,14 @@ fn build_run_in_both_modes_check_and_report() {
     assert!(ok, "{stderr}");
     let password = db.split_once(':').unwrap().1.split_once(':').unwrap().1;
     let password = &password[..password.rfind('@').unwrap()];
-    assert!(!stdout.contains(password) && !stderr.contains(password), "{stdout}{stderr}");
-    assert!(stdout.contains("next: oio tpcc run --db sqlserver://"), "{stdout}");
+    assert!(
+        !stdout.contains(password) && !stderr.contains(password),
+        "{stdout}{stderr}"
+    );
+    assert!(
+        stdout.contains("next: oio tpcc run --db sqlserver://"),
+        "{stdout}"
+    );
     for mode in ["client", "server"] {
         let r = run(dir.path(), &db, mode);
         assert_eq!(r["dialect"], "sqlserver");
@@ -79,10 +93,16 @@ fn build_run_in_both_modes_check_and_report() {
         assert_eq!(num(&r, "/summary/failed"), 0.0, "{mode}: {}", r["summary"]);
         let waits = &r["waits"];
         assert!(
-            waits["source"].as_str().unwrap().contains("pg_stat_activity (Babelfish"),
+            waits["source"]
+                .as_str()
+                .unwrap()
+                .contains("pg_stat_activity (Babelfish"),
             "{waits}"
         );
-        assert!(!waits["top_events"].as_array().unwrap().is_empty(), "{waits}");
+        assert!(
+            !waits["top_events"].as_array().unwrap().is_empty(),
+            "{waits}"
+        );
         assert!(r["engine_version"].as_str().unwrap().contains("Babelfish"));
         assert!(!r["db"].as_str().unwrap().contains(password));
     }
@@ -94,9 +114,16 @@ fn build_run_in_both_modes_check_and_report() {
         .args(["-o", "r.html"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
-    assert!(html.contains("pg_stat_activity"), "the report shows the wait source");
+    assert!(
+        html.contains("pg_stat_activity"),
+        "the report shows the wait source"
+    );
 }
 
 /// Two kinds of transaction update the same two rows in opposite orders: the deadlocks the
@@ -116,11 +143,15 @@ DROP TABLE IF EXISTS oio_dl;
 CREATE TABLE oio_dl (id INT PRIMARY KEY, v INT NOT NULL);
 INSERT INTO oio_dl VALUES (1, 0), (2, 0);
 \\transaction ab
+BEGIN TRANSACTION;
 UPDATE oio_dl SET v = v + 1 WHERE id = 1;
 UPDATE oio_dl SET v = v + 1 WHERE id = 2;
+COMMIT TRANSACTION;
 \\transaction ba
+BEGIN TRANSACTION;
 UPDATE oio_dl SET v = v + 1 WHERE id = 2;
 UPDATE oio_dl SET v = v + 1 WHERE id = 1;
+COMMIT TRANSACTION;
 ",
     )
     .unwrap();
@@ -143,7 +174,11 @@ UPDATE oio_dl SET v = v + 1 WHERE id = 1;
     assert_eq!(r["dialect"], "sqlserver");
     let deadlocks: f64 = ["ab", "ba"]
         .iter()
-        .map(|t| r["transactions"][t]["retry_reasons"]["deadlock"].as_f64().unwrap_or(0.0))
+        .map(|t| {
+            r["transactions"][t]["retry_reasons"]["deadlock"]
+                .as_f64()
+                .unwrap_or(0.0)
+        })
         .sum();
     assert!(deadlocks > 0.0, "{}", r["transactions"]);
     assert_eq!(num(&r, "/summary/failed"), 0.0, "{}", r["warnings"]);
@@ -159,7 +194,13 @@ fn connect_login_and_database_failures_say_what_to_fix() {
     };
     let dir = scratch();
     let (user_pw, host_db) = db.split_at(db.rfind('@').unwrap());
-    let user = user_pw.split_once("://").unwrap().1.split_once(':').unwrap().0;
+    let user = user_pw
+        .split_once("://")
+        .unwrap()
+        .1
+        .split_once(':')
+        .unwrap()
+        .0;
     let host = host_db[1..].split_once('/').unwrap().0;
     for (url, want) in [
         (

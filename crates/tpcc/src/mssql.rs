@@ -384,11 +384,15 @@ impl TdsSession {
 }
 
 /// oio's statements that are not T-SQL as written: `BEGIN` (T-SQL's is `BEGIN TRANSACTION`;
-/// the build's bookkeeping sends the SQL standard's word).
+/// the build's bookkeeping sends the SQL standard's word) and a `ROLLBACK` that may find no
+/// transaction (T-SQL's is an error then; oio's means "whatever is open").
 fn tsql(sql: &str) -> std::borrow::Cow<'_, str> {
-    let t = sql.trim_start();
+    let t = sql.trim();
     if t.eq_ignore_ascii_case("BEGIN") || t.eq_ignore_ascii_case("BEGIN;") {
         return "BEGIN TRANSACTION".into();
+    }
+    if t.eq_ignore_ascii_case("ROLLBACK") || t.eq_ignore_ascii_case("ROLLBACK;") {
+        return "IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION".into();
     }
     match t.get(..6) {
         Some(head) if head.eq_ignore_ascii_case("BEGIN;") => {
@@ -396,6 +400,33 @@ fn tsql(sql: &str) -> std::borrow::Cow<'_, str> {
         }
         _ => sql.into(),
     }
+}
+
+/// The batches of `sql`, split at lines that are `GO` alone (empty ones left out).
+pub(crate) fn batches(sql: &str) -> impl Iterator<Item = &str> {
+    let mut rest = sql;
+    std::iter::from_fn(move || loop {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut at = 0;
+        let mut cut = None;
+        for line in rest.split_inclusive('\n') {
+            if line.trim().eq_ignore_ascii_case("GO") {
+                cut = Some((at, at + line.len()));
+                break;
+            }
+            at += line.len();
+        }
+        let (part, next) = match cut {
+            Some((a, b)) => (&rest[..a], &rest[b..]),
+            None => (rest, ""),
+        };
+        rest = next;
+        if !part.trim().is_empty() {
+            return Some(part);
+        }
+    })
 }
 
 impl Connection for TdsSession {
@@ -446,7 +477,7 @@ impl Connection for TdsSession {
         sql: &str,
     ) -> std::result::Result<(Vec<String>, Vec<Vec<Val>>), StmtError> {
         // One batch; the last result set is the last statement's.
-        let set = self.sets(sql)?.pop().unwrap_or_default();
+        let set = self.sets(&tsql(sql))?.pop().unwrap_or_default();
         Ok((set.names, set.rows))
     }
 
@@ -457,13 +488,18 @@ impl Connection for TdsSession {
     }
 
     fn batch(&mut self, sql: &str) -> std::result::Result<(), StmtError> {
-        self.sets(&tsql(sql)).map(|_| ()).map_err(|e| match e {
-            StmtError::Fatal(m) => {
-                let head: String = sql.chars().take(120).collect();
-                StmtError::Fatal(format!("{m} (in: {head})"))
-            }
-            other => other,
-        })
+        // `GO` on a line of its own ends a batch, as in sqlcmd (CREATE PROCEDURE must be
+        // alone in its batch; Babelfish's dialect switch applies from the next batch).
+        for part in batches(sql) {
+            self.sets(&tsql(part)).map_err(|e| match e {
+                StmtError::Fatal(m) => {
+                    let head: String = part.trim().chars().take(120).collect();
+                    StmtError::Fatal(format!("{m} (in: {head})"))
+                }
+                other => other,
+            })?;
+        }
+        Ok(())
     }
 
     fn canceller(&self) -> Canceller {
@@ -558,5 +594,8 @@ mod tests {
             "BEGIN TRANSACTION;\nCREATE TABLE t (a INT);COMMIT;"
         );
         assert_eq!(tsql("SELECT 1"), "SELECT 1");
+        assert_eq!(tsql("ROLLBACK"), "IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION");
+        let b: Vec<&str> = batches("SELECT 1\ngo\n\nGO\nSELECT 2 -- GO\n GO \n").collect();
+        assert_eq!(b, ["SELECT 1\n", "SELECT 2 -- GO\n"]);
     }
 }

@@ -77,6 +77,8 @@ impl DialectSql for SqlServerSql {
 pub struct SqlServer {
     url: DbUrl,
     parts: Result<Arc<TdsUrl>, String>,
+    /// Whether a session found Babelfish (its PostgreSQL settings are read differently).
+    babelfish: std::sync::atomic::AtomicBool,
 }
 
 impl SqlServer {
@@ -85,6 +87,7 @@ impl SqlServer {
         SqlServer {
             url: url.clone(),
             parts: TdsUrl::parse(raw).map(Arc::new),
+            babelfish: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -96,8 +99,65 @@ impl SqlServer {
     }
 
     fn session(&self, application: &str, timeouts: &Timeouts) -> Result<TdsSession> {
-        connect(self.parts()?, &self.url.redacted(), application, timeouts)
+        let s = connect(self.parts()?, &self.url.redacted(), application, timeouts)?;
+        if s.is_babelfish() {
+            self.babelfish
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(s)
     }
+
+    fn on_babelfish(&self) -> bool {
+        self.babelfish.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// A setting of Babelfish's PostgreSQL side (Babelfish has no sp_configure): read from
+    /// `pg_settings`, refused when only a restart applies it.
+    fn babelfish_setting(&self, s: &mut Session, n: &str) -> Result<StudySetting> {
+        let (_, rows) = s
+            .query_sql(&format!(
+                "SELECT context, setting, source FROM pg_catalog.pg_settings WHERE name = {}",
+                sql_literal(n)
+            ))
+            .map_err(|e| TpccError::Invalid(format!("reading Babelfish's pg_settings: {e}")))?;
+        let Some(r) = rows.first() else {
+            return Err(TpccError::Invalid(format!(
+                "--set {n}=…: neither sys.configurations nor Babelfish's PostgreSQL settings (pg_settings) have '{n}'"
+            )));
+        };
+        let context = crate::database::val_text(&r[0]);
+        if context == "postmaster" || context == "internal" {
+            return Err(TpccError::Invalid(format!(
+                "--set {n}=…: Babelfish's PostgreSQL applies '{n}' only when the server restarts (pg_settings.context = {context}); oio did not start this server and cannot restart it, so the study is refused before any run"
+            )));
+        }
+        let value = crate::database::val_text(&r[1]);
+        let source = crate::database::val_text(&r[2]);
+        Ok(StudySetting {
+            before: (source != "default" && source != "configuration file").then(|| value.clone()),
+            value,
+            scope: crate::settings::Scope::Role {
+                role: BABELFISH_SCOPE.into(),
+            },
+        })
+    }
+}
+
+/// The scope Babelfish's PostgreSQL settings are journaled at (SQL Server has no use for a
+/// role scope, so it names this one): set with `ALTER SYSTEM` in Babelfish's PostgreSQL
+/// dialect, switched to for the batches that need it.
+const BABELFISH_SCOPE: &str = "babelfish-postgresql";
+
+/// `sql` (PostgreSQL) run in Babelfish's PostgreSQL dialect, one batch per statement.
+fn in_postgres_dialect(statements: &[String]) -> String {
+    let mut out =
+        String::from("SELECT set_config('babelfishpg_tsql.sql_dialect', 'postgres', false)\nGO\n");
+    for st in statements {
+        out.push_str(st);
+        out.push_str("\nGO\n");
+    }
+    out.push_str("SELECT pg_reload_conf()\nGO\nSELECT set_config('babelfishpg_tsql.sql_dialect', 'tsql', false)\n");
+    out
 }
 
 /// Rows per INSERT (SQL Server's limit for a VALUES list) and bytes per batch.
@@ -465,6 +525,9 @@ impl Database for SqlServer {
                 scope: Scope::Server,
             });
         }
+        if is_babelfish(s) {
+            return self.babelfish_setting(s, n);
+        }
         let scoped = one_text(
             s,
             &format!("SELECT CAST(value AS NVARCHAR(64)) FROM sys.database_scoped_configurations WHERE name = {lit}"),
@@ -487,6 +550,9 @@ impl Database for SqlServer {
 
     fn set_setting_sql(&self, name: &str, scope: &crate::settings::Scope, value: &str) -> String {
         match scope {
+            crate::settings::Scope::Role { role } if role == BABELFISH_SCOPE => {
+                in_postgres_dialect(&[format!("ALTER SYSTEM SET {name} = {}", sql_literal(value))])
+            }
             crate::settings::Scope::Server => format!(
                 "EXEC sp_configure {}, {}; RECONFIGURE",
                 sql_literal(name),
@@ -500,8 +566,26 @@ impl Database for SqlServer {
         }
     }
 
+    fn restore_setting_sql(&self, c: &crate::settings::Change) -> String {
+        match (&c.scope, &c.before) {
+            (crate::settings::Scope::Role { role }, None) if role == BABELFISH_SCOPE => {
+                in_postgres_dialect(&[format!("ALTER SYSTEM RESET {}", c.name)])
+            }
+            _ => self.set_setting_sql(&c.name, &c.scope, c.before.as_deref().unwrap_or("")),
+        }
+    }
+
+    fn reload_settings_sql(&self) -> Option<&'static str> {
+        // Babelfish's PostgreSQL reloads asynchronously: the study waits for new sessions to
+        // see the value (the reload itself is in the statements that change it).
+        self.on_babelfish().then_some("SELECT 1")
+    }
+
     fn setting_value_sql(&self, name: &str) -> String {
         let lit = sql_literal(name);
+        if self.on_babelfish() {
+            return format!("SELECT setting FROM pg_catalog.pg_settings WHERE name = {lit}");
+        }
         format!(
             "SELECT CAST(value_in_use AS NVARCHAR(64)) FROM sys.configurations WHERE name = {lit} UNION ALL SELECT CAST(value AS NVARCHAR(64)) FROM sys.database_scoped_configurations WHERE name = {lit}"
         )
