@@ -181,8 +181,16 @@ mod loader {
                 F::I(v) => write!(buf, "{v}"),
                 F::M(v) => write!(buf, "{v:.2}"),
                 F::R(v) => write!(buf, "{v:.4}"),
+                // Generated text is ASCII: a plain literal (no N: no conversion per value).
                 F::S(s) => {
-                    crate::mssql::nliteral(buf, s);
+                    buf.push('\'');
+                    for c in s.chars() {
+                        if c == '\'' {
+                            buf.push('\'');
+                        }
+                        buf.push(c);
+                    }
+                    buf.push('\'');
                     Ok(())
                 }
                 F::Null => write!(buf, "NULL"),
@@ -210,7 +218,7 @@ mod loader {
                 buf.clear();
                 buf.push_str("BEGIN TRANSACTION;\n");
                 generate(job.opts.seed, unit, table, &mut |row| {
-                    if n % ROWS_PER_INSERT == 0 {
+                    if n.is_multiple_of(ROWS_PER_INSERT) {
                         if n > 0 {
                             buf.push_str(";\n");
                         }

@@ -439,7 +439,7 @@ fn latch_note(before: &[LatchStat], after: &[LatchStat]) -> Option<String> {
         },
     );
     d.retain(|l| l.wait_ms > 0);
-    d.sort_by(|a, b| b.wait_ms.cmp(&a.wait_ms));
+    d.sort_by_key(|l| std::cmp::Reverse(l.wait_ms));
     let top: Vec<String> = d
         .iter()
         .take(3)
