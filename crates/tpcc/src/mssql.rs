@@ -347,7 +347,7 @@ impl TdsSession {
         let r = match self.io_timeout {
             Some(t) => self
                 .rt
-                .block_on(tokio::time::timeout(t, work))
+                .block_on(async move { tokio::time::timeout(t, work).await })
                 .map_err(|_| {
                     StmtError::Lost(format!(
                         "the server did not answer within {} s",
@@ -454,10 +454,15 @@ impl Connection for TdsSession {
     fn query(
         &mut self,
         stmt: Stmt,
-        _params: &[Param],
-        _out: &mut Vec<Vec<Val>>,
+        params: &[Param],
+        out: &mut Vec<Vec<Val>>,
     ) -> std::result::Result<(), StmtError> {
-        Err(per_row_refused(stmt))
+        // The driver's own bookkeeping (Σ d_next_o_id) is portable SQL without parameters.
+        if !params.is_empty() || stmt.sql().contains('$') {
+            return Err(per_row_refused(stmt));
+        }
+        *out = self.sets(stmt.sql())?.into_iter().next().unwrap_or_default().rows;
+        Ok(())
     }
 
     fn query_sql(
