@@ -111,30 +111,29 @@ impl SqlServer {
         self.babelfish.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// A setting of Babelfish's PostgreSQL side (Babelfish has no sp_configure): read from
-    /// `pg_settings`, refused when only a restart applies it.
+    /// A Babelfish option (Babelfish has no sp_configure): one of the `babelfishpg_tsql.*`
+    /// settings `sp_babelfish_configure` changes, read from `pg_settings`.
     fn babelfish_setting(&self, s: &mut Session, n: &str) -> Result<StudySetting> {
+        let name = if n.starts_with("babelfishpg_tsql.") {
+            n.to_string()
+        } else {
+            format!("babelfishpg_tsql.{n}")
+        };
         let (_, rows) = s
             .query_sql(&format!(
-                "SELECT context, setting, source FROM pg_catalog.pg_settings WHERE name = {}",
-                sql_literal(n)
+                "SELECT setting, source FROM pg_catalog.pg_settings WHERE name = {} AND (name LIKE 'babelfishpg_tsql.explain[_]%' OR name LIKE 'babelfishpg_tsql.escape[_]hatch[_]%' OR name = 'babelfishpg_tsql.enable_pg_hint' OR name LIKE 'babelfishpg_tsql.isolation[_]level[_]%')",
+                sql_literal(&name)
             ))
-            .map_err(|e| TpccError::Invalid(format!("reading Babelfish's pg_settings: {e}")))?;
+            .map_err(|e| TpccError::Invalid(format!("reading Babelfish's options: {e}")))?;
         let Some(r) = rows.first() else {
             return Err(TpccError::Invalid(format!(
-                "--set {n}=…: neither sys.configurations nor Babelfish's PostgreSQL settings (pg_settings) have '{n}'"
+                "--set {n}=…: Babelfish has no sp_configure option '{n}', and sp_babelfish_configure changes only its babelfishpg_tsql options (explain_*, escape_hatch_*, enable_pg_hint, isolation_level_*); its PostgreSQL settings (synchronous_commit, …) are changed on its PostgreSQL port, where oio's postgres:// URL can study them"
             )));
         };
-        let context = crate::database::val_text(&r[0]);
-        if context == "postmaster" || context == "internal" {
-            return Err(TpccError::Invalid(format!(
-                "--set {n}=…: Babelfish's PostgreSQL applies '{n}' only when the server restarts (pg_settings.context = {context}); oio did not start this server and cannot restart it, so the study is refused before any run"
-            )));
-        }
-        let value = crate::database::val_text(&r[1]);
-        let source = crate::database::val_text(&r[2]);
+        let value = crate::database::val_text(&r[0]);
+        let source = crate::database::val_text(&r[1]);
         Ok(StudySetting {
-            before: (source != "default" && source != "configuration file").then(|| value.clone()),
+            before: (source != "default").then(|| value.clone()),
             value,
             scope: crate::settings::Scope::Role {
                 role: BABELFISH_SCOPE.into(),
@@ -143,22 +142,9 @@ impl SqlServer {
     }
 }
 
-/// The scope Babelfish's PostgreSQL settings are journaled at (SQL Server has no use for a
-/// role scope, so it names this one): set with `ALTER SYSTEM` in Babelfish's PostgreSQL
-/// dialect, switched to for the batches that need it.
-const BABELFISH_SCOPE: &str = "babelfish-postgresql";
-
-/// `sql` (PostgreSQL) run in Babelfish's PostgreSQL dialect, one batch per statement.
-fn in_postgres_dialect(statements: &[String]) -> String {
-    let mut out =
-        String::from("SELECT set_config('babelfishpg_tsql.sql_dialect', 'postgres', false)\nGO\n");
-    for st in statements {
-        out.push_str(st);
-        out.push_str("\nGO\n");
-    }
-    out.push_str("SELECT pg_reload_conf()\nGO\nSELECT set_config('babelfishpg_tsql.sql_dialect', 'tsql', false)\n");
-    out
-}
+/// The scope Babelfish's options are journaled at (SQL Server has no use for a role scope, so
+/// it names this one): set server-wide with `sp_babelfish_configure NAME, VALUE, 'server'`.
+const BABELFISH_SCOPE: &str = "babelfish";
 
 /// Rows per INSERT (SQL Server's limit for a VALUES list) and bytes per batch.
 const ROWS_PER_INSERT: u64 = 1000;
@@ -558,9 +544,11 @@ impl Database for SqlServer {
 
     fn set_setting_sql(&self, name: &str, scope: &crate::settings::Scope, value: &str) -> String {
         match scope {
-            crate::settings::Scope::Role { role } if role == BABELFISH_SCOPE => {
-                in_postgres_dialect(&[format!("ALTER SYSTEM SET {name} = {}", sql_literal(value))])
-            }
+            crate::settings::Scope::Role { role } if role == BABELFISH_SCOPE => format!(
+                "EXEC sp_babelfish_configure {}, {}, 'server'",
+                sql_literal(name),
+                sql_literal(value)
+            ),
             crate::settings::Scope::Server => format!(
                 "EXEC sp_configure {}, {}; RECONFIGURE",
                 sql_literal(name),
@@ -576,23 +564,23 @@ impl Database for SqlServer {
 
     fn restore_setting_sql(&self, c: &crate::settings::Change) -> String {
         match (&c.scope, &c.before) {
-            (crate::settings::Scope::Role { role }, None) if role == BABELFISH_SCOPE => {
-                in_postgres_dialect(&[format!("ALTER SYSTEM RESET {}", c.name)])
-            }
+            (crate::settings::Scope::Role { role }, None) if role == BABELFISH_SCOPE => format!(
+                "EXEC sp_babelfish_configure {}, 'default', 'server'",
+                sql_literal(&c.name)
+            ),
             _ => self.set_setting_sql(&c.name, &c.scope, c.before.as_deref().unwrap_or("")),
         }
-    }
-
-    fn reload_settings_sql(&self) -> Option<&'static str> {
-        // Babelfish's PostgreSQL reloads asynchronously: the study waits for new sessions to
-        // see the value (the reload itself is in the statements that change it).
-        self.on_babelfish().then_some("SELECT 1")
     }
 
     fn setting_value_sql(&self, name: &str) -> String {
         let lit = sql_literal(name);
         if self.on_babelfish() {
-            return format!("SELECT setting FROM pg_catalog.pg_settings WHERE name = {lit}");
+            let full = if name.starts_with("babelfishpg_tsql.") {
+                lit
+            } else {
+                sql_literal(&format!("babelfishpg_tsql.{name}"))
+            };
+            return format!("SELECT setting FROM pg_catalog.pg_settings WHERE name = {full}");
         }
         format!(
             "SELECT CAST(value_in_use AS NVARCHAR(64)) FROM sys.configurations WHERE name = {lit} UNION ALL SELECT CAST(value AS NVARCHAR(64)) FROM sys.database_scoped_configurations WHERE name = {lit}"
