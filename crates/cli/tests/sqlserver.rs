@@ -63,7 +63,9 @@ fn run(dir: &Path, db: &str, mode: &str) -> Value {
     run_json(
         dir,
         &[
-            "tpcc", "run", "--db", db, "-n", "2", "--ramp", "1s", "--time", "5s", "--mode", mode,
+            // Babelfish's fresh sessions take seconds over their first batches (its T-SQL
+            // parser and the procedures are loaded per PostgreSQL backend): a long ramp.
+            "tpcc", "run", "--db", db, "-n", "2", "--ramp", "8s", "--time", "5s", "--mode", mode,
         ],
     )
 }
@@ -168,7 +170,7 @@ COMMIT TRANSACTION;
             "--ramp",
             "0",
             "--time",
-            "6s",
+            "12s",
         ],
     );
     assert_eq!(r["dialect"], "sqlserver");
@@ -203,8 +205,9 @@ fn connect_login_and_database_failures_say_what_to_fix() {
         .0;
     let host = host_db[1..].split_once('/').unwrap().0;
     for (url, want) in [
+        // A login that does not exist (the test server trusts any password of a real one).
         (
-            format!("sqlserver://{user}:wrong@pass@{host}/oio_t_errors"),
+            format!("sqlserver://oio_no_such_login:wrong@pass@{host}/oio_t_errors"),
             "login failed",
         ),
         (

@@ -96,7 +96,12 @@ fn connect_error(shown: &str, url: &TdsUrl, e: tiberius::error::Error) -> TpccEr
             "permission denied (error {c}): {}",
             server_message(&e)
         ),
-        Some(c) => format!("server error {c}: {}", server_message(&e)),
+        // Any other error before the session exists is the login's (Babelfish answers an
+        // unknown login with its generic error 33557097).
+        Some(c) => format!(
+            "login failed (error {c}: {}): check the user and password in the URL",
+            server_message(&e)
+        ),
         None => match &e {
             tiberius::error::Error::Tls(m) => format!("TLS: {m}"),
             tiberius::error::Error::Io { .. } | tiberius::error::Error::Protocol(_) => format!(
@@ -461,7 +466,12 @@ impl Connection for TdsSession {
         if !params.is_empty() || stmt.sql().contains('$') {
             return Err(per_row_refused(stmt));
         }
-        *out = self.sets(stmt.sql())?.into_iter().next().unwrap_or_default().rows;
+        *out = self
+            .sets(stmt.sql())?
+            .into_iter()
+            .next()
+            .unwrap_or_default()
+            .rows;
         Ok(())
     }
 
