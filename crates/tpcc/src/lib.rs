@@ -1,5 +1,5 @@
 //! oio's TPC-C-like benchmark (TPROC-C-like, in HammerDB's words) for embedded SQLite,
-//! PostgreSQL and MariaDB/MySQL.
+//! PostgreSQL, MariaDB/MySQL and SQL Server (over TDS).
 //!
 //! Why it exists: the seeds measure databases with HammerDB (TPM and NOPM) and hunt the
 //! bottleneck in wait statistics next to the disk counters. This crate does that in-process:
@@ -77,8 +77,9 @@
 //! data-modifying `WITH`; [`postgres`]'s `txns` module), New-Order and Payment by id as one, and
 //! pipelines the rest ([`pgsession`]); MariaDB/MySQL has its own few-statement path
 //! (`mysql::lean`); SQLite runs one statement per row. A new engine starts with the per-row
-//! statements and may add its own few-statement path the same way (SQL Server: table-valued
-//! parameters or `OUTPUT`).
+//! statements and may add its own few-statement path the same way; SQL Server ([`mssql`])
+//! sends each transaction as one T-SQL batch (client mode) or one procedure call (server
+//! mode), the same body either way.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
