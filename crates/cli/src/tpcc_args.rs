@@ -12,7 +12,8 @@ use std::time::Duration;
 #[derive(Debug, clap::Args)]
 pub struct DbArg {
     /// Database: sqlite:PATH (embedded, the default), postgres://USER@HOST:PORT/DBNAME, or
-    /// mysql://USER:PASSWORD@HOST:PORT/DBNAME (also mariadb://) for MariaDB or MySQL.
+    /// mysql://USER:PASSWORD@HOST:PORT/DBNAME (also mariadb://) for MariaDB or MySQL, or
+    /// sqlserver://USER:PASSWORD@HOST:PORT/DBNAME (also mssql://) for SQL Server over TDS.
     #[arg(long, value_name = "URL", default_value = oio_tpcc::url::DEFAULT_URL)]
     pub db: String,
     /// PostgreSQL: give up on a connection (TCP connect, startup and authentication) after

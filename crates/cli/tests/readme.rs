@@ -38,6 +38,7 @@ enum Check {
 use Check::*;
 
 const TPCC_SKIP: &str = "TPC-C: a build takes about 18 s per warehouse in a debug build; tests/tpcc.rs runs build, run and check on SQLite, PostgreSQL and MariaDB";
+const SQLSERVER_SKIP: &str = "SQL Server: needs a TDS server built from sources brought to the machine first; scripts/test-sqlserver runs build, run, check and report against it (tests/sqlserver.rs)";
 const FLEET_SKIP: &str = "remote hosts: tests/fleet.rs runs fleet check and run over SSH";
 
 /// Every command line of README.md's `sh` blocks (trailing `# comment` removed), in order.
@@ -104,6 +105,10 @@ const EXAMPLES: &[(&str, Check)] = &[
     ("oio tpcc run --terminals 10/warehouse --workers 4 --time 10m", Skip(TPCC_SKIP)),
     ("oio tpcc study --db postgres://user@127.0.0.1:5432/tpcc --set sync:synchronous_commit=on --set async:synchronous_commit=off -n 4", Skip("TPC-C on a PostgreSQL server: tests/study.rs runs a study on a throwaway PostgreSQL, also with Ctrl-C")),
     ("oio tpcc study --db 'postgres://user@127.0.0.1:5432/tpcc_{label}' --schema plain= --schema hash=hash-order-line.sql -n 4", Skip("a PostgreSQL server and its databases: tests/study.rs runs a schema study on SQLite databases")),
+    ("BBF_DIR=DIR BBF_MIRROR=DIR scripts/sqlserver-server", Skip(SQLSERVER_SKIP)),
+    ("scripts/test-sqlserver", Skip(SQLSERVER_SKIP)),
+    ("oio tpcc build --db sqlserver://babelfish_user:12345678@127.0.0.1:51433/tpcc --warehouses 1", Skip(SQLSERVER_SKIP)),
+    ("oio tpcc run --db sqlserver://babelfish_user:12345678@127.0.0.1:51433/tpcc --mode server", Skip(SQLSERVER_SKIP)),
     ("oio sql run my-script.sql@3 other.sql@1 --db postgres://user@127.0.0.1:5432/app -n 8", Skip("your scripts on a PostgreSQL server: tests/sql.rs runs scripts on throwaway PostgreSQL and MariaDB servers and on SQLite")),
     ("oio sql run builtin:last-page-insert -n 1,2,4,8 --repeat 3", Instead("oio sql run builtin:last-page-insert -n 1,2 --ramp 0 --time 1s")),
     ("oio sql study --candidate plain=builtin:last-page-insert --candidate hash=builtin:last-page-insert-hash -n 8", Skip("the partitioned twin needs a server (SQLite has no partitions): tests/sql.rs runs this study on a throwaway PostgreSQL")),

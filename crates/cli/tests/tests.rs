@@ -47,6 +47,9 @@ mod tpcc;
 mod study;
 // Issue 40: users' own transactions (`oio sql run`, `oio sql study`) on the three dialects.
 mod sql;
+// Issue 41: SQL Server over TDS against a Babelfish server (scripts/test-sqlserver); skipped
+// without one.
+mod sqlserver;
 // `--label` on every command that writes a result, and the names it gives runs.
 mod labels;
 // `oio record`, `characterize`, `export`, `import`: against iostat and fio.

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 /// What the server said about its configuration when the result was taken.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerSettings {
-    /// "sqlite", "postgres" or "mysql".
+    /// "sqlite", "postgres", "mysql" or "sqlserver".
     pub engine: String,
     /// The server's (or library's) version string.
     pub version: String,

@@ -124,6 +124,13 @@ pub fn identity(url: &oio_tpcc::DbUrl, s: &mut oio_tpcc::db::Session) -> Option<
             let schema = text(s, "SELECT DATABASE()")?;
             Some(format!("mysql:{server}/{schema}"))
         }
+        oio_tpcc::DbUrl::SqlServer(_) => {
+            // The server's name and the database's id on it (Babelfish answers both).
+            let server = text(s, "SELECT CONCAT(@@SERVERNAME, ':', CAST(SERVERPROPERTY('MachineName') AS NVARCHAR(128)))")
+                .or_else(|| text(s, "SELECT @@SERVERNAME"))?;
+            let db = text(s, "SELECT CONCAT(DB_NAME(), ':', DB_ID())")?;
+            Some(format!("sqlserver:{server}/{db}"))
+        }
     }
 }
 

@@ -73,7 +73,7 @@ fn conditions() -> Vec<Condition> {
         Condition {
             number: 7,
             title: "OL_DELIVERY_D is null exactly when the order's O_CARRIER_ID is null",
-            sql: "SELECT ol_w_id, ol_d_id, ol_o_id, ol_number, ol_delivery_d IS NULL AS delivery_d_null, o_carrier_id FROM order_line JOIN orders ON o_w_id = ol_w_id AND o_d_id = ol_d_id AND o_id = ol_o_id \
+            sql: "SELECT ol_w_id, ol_d_id, ol_o_id, ol_number, CASE WHEN ol_delivery_d IS NULL THEN 1 ELSE 0 END AS delivery_d_null, o_carrier_id FROM order_line JOIN orders ON o_w_id = ol_w_id AND o_d_id = ol_d_id AND o_id = ol_o_id \
                   WHERE (ol_delivery_d IS NULL AND o_carrier_id IS NOT NULL) OR (ol_delivery_d IS NOT NULL AND o_carrier_id IS NULL) ORDER BY ol_w_id, ol_d_id, ol_o_id, ol_number",
         },
         Condition {
@@ -110,6 +110,14 @@ fn conditions() -> Vec<Condition> {
                   WHERE abs(c_balance + c_ytd_payment - coalesce(ol.s, 0)) > TOL ORDER BY c_w_id, c_d_id, c_id",
         },
     ]
+}
+
+/// `sql` (a SELECT) limited to its first `n` rows: `TOP` on SQL Server, `LIMIT` elsewhere.
+pub(crate) fn first_rows(dialect: crate::url::Dialect, sql: &str, n: usize) -> String {
+    match (dialect, sql.strip_prefix("SELECT ")) {
+        (crate::url::Dialect::Sqlserver, Some(rest)) => format!("SELECT TOP {n} {rest}"),
+        _ => format!("{sql} LIMIT {n}"),
+    }
 }
 
 fn describe(names: &[String], row: &[Val]) -> String {
@@ -157,9 +165,12 @@ fn check_session(url: &DbUrl, s: &mut Session) -> Result<CheckReport> {
         }
         let t = std::time::Instant::now();
         let sql = c.sql.replace("TOL", MONEY_TOL);
-        let violations = s.query_int(&format!("SELECT count(*) FROM ({sql}) v"))? as u64;
+        // SQL Server refuses ORDER BY in a derived table: the count reads the rows unordered.
+        let unordered = sql.rsplit_once(" ORDER BY ").map_or(sql.as_str(), |p| p.0);
+        let violations = s.query_int(&format!("SELECT count(*) FROM ({unordered}) v"))? as u64;
         let examples = if violations > 0 {
-            let (names, rows) = s.query_sql(&format!("{sql} LIMIT {EXAMPLES}"))?;
+            let first = first_rows(s.dialect(), &sql, EXAMPLES);
+            let (names, rows) = s.query_sql(&first)?;
             rows.iter().map(|r| describe(&names, r)).collect()
         } else {
             vec![]

@@ -56,6 +56,7 @@ impl SqlOf for Dialect {
             Dialect::Sqlite => &crate::sqlite::SCHEMA,
             Dialect::Postgres => &crate::postgres::SCHEMA,
             Dialect::Mysql => &crate::mysql::SCHEMA,
+            Dialect::Sqlserver => &crate::mssql_db::SCHEMA,
         }
     }
 }
@@ -361,5 +362,6 @@ pub fn open_sharing(url: &DbUrl, shared: &Arc<SqliteShared>) -> Arc<dyn Database
         DbUrl::Sqlite(p) => Arc::new(crate::sqlite::Sqlite::new(url, p, shared)),
         DbUrl::Postgres(u) => Arc::new(crate::postgres::Postgres::new(url, u)),
         DbUrl::Mysql(u) => Arc::new(crate::mysql::Mysql::new(url, u)),
+        DbUrl::SqlServer(u) => Arc::new(crate::mssql_db::SqlServer::new(url, u)),
     }
 }

@@ -6,7 +6,7 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum TpccError {
     /// The database URL is not one of the accepted forms.
-    #[error("database URL '{url}' {reason}; expected sqlite:PATH (e.g. sqlite:./oio-tpcc.db) or postgres://USER@HOST:PORT/DBNAME (postgresql:// and libpq key=value options after '?' are accepted)")]
+    #[error("database URL '{url}' {reason}; expected sqlite:PATH (e.g. sqlite:./oio-tpcc.db) or postgres://USER@HOST:PORT/DBNAME (postgresql:// and libpq key=value options after '?' are accepted), mysql://USER:PASSWORD@HOST:PORT/DBNAME or sqlserver://USER:PASSWORD@HOST:PORT/DBNAME")]
     BadUrl {
         /// The URL as given.
         url: String,

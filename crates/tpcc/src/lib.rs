@@ -1,5 +1,5 @@
 //! oio's TPC-C-like benchmark (TPROC-C-like, in HammerDB's words) for embedded SQLite,
-//! PostgreSQL and MariaDB/MySQL.
+//! PostgreSQL, MariaDB/MySQL and SQL Server (over TDS).
 //!
 //! Why it exists: the seeds measure databases with HammerDB (TPM and NOPM) and hunt the
 //! bottleneck in wait statistics next to the disk counters. This crate does that in-process:
@@ -26,7 +26,8 @@
 //!    the one place a URL picks a dialect), [`db`] (the session API: [`db::Connection`],
 //!    [`db::Session`]), one module per dialect — [`sqlite`], [`postgres`] (with [`pgsession`]
 //!    and the PL/pgSQL functions in [`server`]), [`mysql`] (with its procedures in
-//!    [`mysql_server`]) — then [`txn`] (the five transactions in portable client-side SQL),
+//!    [`mysql_server`]), [`mssql`] (SQL Server over TDS, with [`mssql_db`] and
+//!    [`mssql_waits`]) — then [`txn`] (the five transactions in portable client-side SQL),
 //!    [`build_state`], [`schema`], [`load`], [`check`](mod@check), [`waits`] (wait profiles).
 //! 3. **Documents**: [`result`] (`oio.tpcc` and `oio.tpcc.series`; the build and check
 //!    reports live beside their backends), each flattening `oio_core`'s envelope. The types
@@ -76,8 +77,9 @@
 //! data-modifying `WITH`; [`postgres`]'s `txns` module), New-Order and Payment by id as one, and
 //! pipelines the rest ([`pgsession`]); MariaDB/MySQL has its own few-statement path
 //! (`mysql::lean`); SQLite runs one statement per row. A new engine starts with the per-row
-//! statements and may add its own few-statement path the same way (SQL Server: table-valued
-//! parameters or `OUTPUT`).
+//! statements and may add its own few-statement path the same way; SQL Server ([`mssql`])
+//! sends each transaction as one T-SQL batch (client mode) or one procedure call (server
+//! mode), the same body either way.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -89,6 +91,10 @@ pub mod device;
 pub mod driver;
 pub mod error;
 pub mod load;
+pub mod mssql;
+pub mod mssql_db;
+mod mssql_txn;
+pub mod mssql_waits;
 pub mod mysql;
 mod mysql_client;
 pub mod mysql_server;

@@ -1,5 +1,8 @@
-//! Database URLs: `sqlite:PATH` (the default, embedded), `postgres://…`, or `mysql://…` /
-//! `mariadb://…` (MariaDB or MySQL).
+//! Database URLs: `sqlite:PATH` (the default, embedded), `postgres://…`, `mysql://…` /
+//! `mariadb://…` (MariaDB or MySQL), or `sqlserver://…` / `mssql://…` (SQL Server over TDS).
+//!
+//! Passwords are masked up to the last `@` of the authority, so a password containing `@`
+//! never shows in part.
 
 use crate::error::TpccError;
 use std::fmt;
@@ -19,6 +22,101 @@ pub enum DbUrl {
     /// A MariaDB or MySQL server, as a `mysql://user:password@host:port/db` URL (a
     /// `mariadb://` URL is kept in this form).
     Mysql(String),
+    /// A SQL Server (or other TDS server), as `sqlserver://user:password@host:port/db` (an
+    /// `mssql://` URL is kept in this form).
+    SqlServer(String),
+}
+
+/// The parts of a `sqlserver://` URL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TdsUrl {
+    /// Login name.
+    pub user: String,
+    /// Password (empty when the URL has none).
+    pub password: String,
+    /// Host name or address.
+    pub host: String,
+    /// TCP port (1433 when not given).
+    pub port: u16,
+    /// Database.
+    pub database: String,
+}
+
+impl TdsUrl {
+    /// Parses `sqlserver://USER:PASSWORD@HOST[:PORT]/DATABASE`; the password may hold `@`
+    /// (the host starts after the last one), `%XX` escapes are decoded in user and password.
+    pub fn parse(url: &str) -> Result<TdsUrl, String> {
+        let rest = url
+            .strip_prefix("sqlserver://")
+            .or_else(|| url.strip_prefix("mssql://"))
+            .ok_or("does not start with sqlserver://")?;
+        let (auth, hostpart) = match rest.rfind('@') {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => {
+                return Err(
+                    "names no login (write sqlserver://USER:PASSWORD@HOST:PORT/DATABASE)".into(),
+                )
+            }
+        };
+        let (user, password) = auth.split_once(':').unwrap_or((auth, ""));
+        let (hostport, database) = hostpart
+            .split_once('/')
+            .ok_or("names no database (write sqlserver://USER:PASSWORD@HOST:PORT/DATABASE)")?;
+        let database = database.split('?').next().unwrap_or("");
+        if database.is_empty() {
+            return Err(
+                "names no database (write sqlserver://USER:PASSWORD@HOST:PORT/DATABASE)".into(),
+            );
+        }
+        // An IPv6 address is bracketed: the port follows the `]`.
+        let (host, port) = match hostport.strip_prefix('[') {
+            Some(v6) => v6.split_once(']').map(|(h, p)| (h, p.strip_prefix(':'))),
+            None => Some(match hostport.split_once(':') {
+                Some((h, p)) => (h, Some(p)),
+                None => (hostport, None),
+            }),
+        }
+        .ok_or("has an unclosed '[' in its host")?;
+        let port = match port {
+            Some(p) => p
+                .parse::<u16>()
+                .map_err(|_| format!("has port '{p}', expected a number from 1 to 65535"))?,
+            None => 1433,
+        };
+        if host.is_empty() || user.is_empty() {
+            return Err(
+                "names no host or no user (write sqlserver://USER:PASSWORD@HOST:PORT/DATABASE)"
+                    .into(),
+            );
+        }
+        Ok(TdsUrl {
+            user: percent_decode(user),
+            password: percent_decode(password),
+            host: host.to_string(),
+            port,
+            database: percent_decode(database),
+        })
+    }
+}
+
+/// `%XX` escapes decoded (a malformed one is kept as written).
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 pub use oio_documents::tpcc::options::Dialect;
@@ -30,6 +128,7 @@ impl DbUrl {
             DbUrl::Sqlite(_) => Dialect::Sqlite,
             DbUrl::Postgres(_) => Dialect::Postgres,
             DbUrl::Mysql(_) => Dialect::Mysql,
+            DbUrl::SqlServer(_) => Dialect::Sqlserver,
         }
     }
 
@@ -37,7 +136,7 @@ impl DbUrl {
     pub fn redacted(&self) -> String {
         match self {
             DbUrl::Sqlite(p) => format!("sqlite:{}", p.display()),
-            DbUrl::Postgres(u) | DbUrl::Mysql(u) => redact_password(u),
+            DbUrl::Postgres(u) | DbUrl::Mysql(u) | DbUrl::SqlServer(u) => redact_password(u),
         }
     }
 }
@@ -49,7 +148,7 @@ pub fn without_redacted_password(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
-    match rest.find('@').map(|i| rest.split_at(i)) {
+    match last_at(rest).map(|i| rest.split_at(i)) {
         Some((auth, tail)) => match auth.strip_suffix(":***") {
             Some(user) => format!("{scheme}://{user}{tail}"),
             None => url.to_string(),
@@ -58,12 +157,19 @@ pub fn without_redacted_password(url: &str) -> String {
     }
 }
 
+/// Where the user information of a URL's text after `://` ends: its last `@` before any
+/// query string (a password may contain `@`; the host part cannot).
+fn last_at(rest: &str) -> Option<usize> {
+    let end = rest.find('?').unwrap_or(rest.len());
+    rest[..end].rfind('@')
+}
+
 fn redact_password(url: &str) -> String {
     // postgres://user:secret@host/db → postgres://user:***@host/db
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
-    let (auth, tail) = match rest.find('@') {
+    let (auth, tail) = match last_at(rest) {
         Some(i) => (&rest[..i], &rest[i..]),
         None => return url.to_string(),
     };
@@ -108,8 +214,13 @@ impl FromStr for DbUrl {
             }
             return Ok(DbUrl::Mysql(u));
         }
+        if s.starts_with("sqlserver://") || s.starts_with("mssql://") {
+            TdsUrl::parse(s).map_err(|e| bad(&e))?;
+            let rest = s.split_once("://").map(|p| p.1).unwrap_or_default();
+            return Ok(DbUrl::SqlServer(format!("sqlserver://{rest}")));
+        }
         Err(bad(
-            "has an unknown scheme (expected sqlite:PATH, postgres://…, mysql://… or mariadb://…)",
+            "has an unknown scheme (expected sqlite:PATH, postgres://…, mysql://…, mariadb://… or sqlserver://…)",
         ))
     }
 }
@@ -158,6 +269,41 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("names no database"), "{e}");
+    }
+
+    #[test]
+    fn sqlserver_urls_and_passwords_with_at_signs() {
+        let u: DbUrl = "mssql://sa:p@ss:w@rd@db1:51433/tpcc".parse().unwrap();
+        assert_eq!(u.dialect(), Dialect::Sqlserver);
+        assert_eq!(u.redacted(), "sqlserver://sa:***@db1:51433/tpcc");
+        let DbUrl::SqlServer(raw) = &u else { panic!() };
+        let t = TdsUrl::parse(raw).unwrap();
+        assert_eq!(
+            (
+                t.user.as_str(),
+                t.password.as_str(),
+                t.host.as_str(),
+                t.port
+            ),
+            ("sa", "p@ss:w@rd", "db1", 51433)
+        );
+        assert_eq!(t.database, "tpcc");
+        let t = TdsUrl::parse("sqlserver://u:a%40b@h/x").unwrap();
+        assert_eq!((t.password.as_str(), t.port), ("a@b", 1433));
+        for (bad, why) in [
+            ("sqlserver://u:p@h:1433", "names no database"),
+            ("sqlserver://h:1433/db", "names no login"),
+            ("sqlserver://u:p@h:x/db", "port 'x'"),
+        ] {
+            let e = bad.parse::<DbUrl>().unwrap_err().to_string();
+            assert!(e.contains(why), "{e}");
+            assert!(!e.contains(":p@"), "{e}");
+        }
+        let e = "sqlserver://u:se@cret@h:x/db"
+            .parse::<DbUrl>()
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("cret") && !e.contains("se@"), "{e}");
     }
 
     #[test]

@@ -180,6 +180,25 @@ impl PgSampler {
         current: &AtomicUsize,
     ) -> Result<PgSampler, StmtError> {
         let st = client.prepare(SAMPLE_SQL).map_err(classify_pg)?;
+        PgSampler::run_with(interval, stop, current, || {
+            let rows = client.query(&st, &[]).map_err(classify_pg)?;
+            Ok(rows
+                .into_iter()
+                .map(|row| (row.get(0), row.get(1), row.get(2)))
+                .collect())
+        })
+    }
+
+    /// [`PgSampler::run`] with each round's query run by `sample`, which returns
+    /// `pg_stat_activity`'s (wait_event_type, wait_event, is a client backend) rows as
+    /// [`PgSampler::run`]'s query selects them: Babelfish's TDS sessions read PostgreSQL's
+    /// activity over their own connection (see `crate::mssql`).
+    pub fn run_with(
+        interval: Duration,
+        stop: &oio_core::Cancel,
+        current: &AtomicUsize,
+        mut sample: impl FnMut() -> Result<Vec<(String, String, bool)>, StmtError>,
+    ) -> Result<PgSampler, StmtError> {
         let mut s = PgSampler {
             counts: HashMap::new(),
             rounds: 0,
@@ -188,16 +207,14 @@ impl PgSampler {
         };
         let mut next = Instant::now();
         while !stop.is_cancelled() {
-            let rows = client.query(&st, &[]).map_err(classify_pg)?;
+            let rows = sample()?;
             let i = current.load(Ordering::Relaxed).min(MAX_INTERVALS - 1);
             if s.per_interval.len() <= i {
                 s.per_interval.resize_with(i + 1, Default::default);
             }
             let slot = &mut s.per_interval[i];
             slot.0 += 1;
-            for row in rows {
-                let (class, event, client_backend): (String, String, bool) =
-                    (row.get(0), row.get(1), row.get(2));
+            for (class, event, client_backend) in rows {
                 let Some((class, event)) = session_class(class, event, client_backend) else {
                     continue;
                 };

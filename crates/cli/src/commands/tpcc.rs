@@ -76,7 +76,8 @@ fn build(a: BuildArgs) -> anyhow::Result<ExitCode> {
         out::write_build_summary(
             &mut crate::output::terminal::stdout(),
             &report,
-            &a.db.db,
+            // The URL as results show it: never the password.
+            &db.to_string(),
             workers,
         )?;
     }

@@ -22,6 +22,9 @@ pub enum Dialect {
     Postgres,
     /// MariaDB or MySQL with InnoDB (MariaDB 10.11 is what oio is tested against).
     Mysql,
+    /// Microsoft SQL Server over TDS (Babelfish for PostgreSQL 4.2 is what oio is tested
+    /// against; see the README's SQL Server section).
+    Sqlserver,
 }
 
 impl Dialect {
@@ -31,6 +34,7 @@ impl Dialect {
             Dialect::Sqlite => "sqlite",
             Dialect::Postgres => "postgres",
             Dialect::Mysql => "mysql",
+            Dialect::Sqlserver => "sqlserver",
         }
     }
 }

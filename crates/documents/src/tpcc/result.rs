@@ -40,7 +40,7 @@ pub struct TpccResult {
     pub label: Option<String>,
     /// The database (password redacted).
     pub db: String,
-    /// "sqlite", "postgres" or "mysql".
+    /// "sqlite", "postgres", "mysql" or "sqlserver".
     pub dialect: Dialect,
     /// Server or library version.
     pub engine_version: String,
