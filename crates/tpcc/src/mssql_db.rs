@@ -445,7 +445,19 @@ impl Database for SqlServer {
             .and_then(|r| r.into_iter().next())
             .map(|v| crate::database::val_text(&v))
             .filter(|p| !p.is_empty());
-        Ok(path.map(|p| {
+        // On this machine but silent about its files (Babelfish refuses `data_directory` to
+        // its TDS users): say so, rather than the "not on this machine" of an empty answer.
+        let Some(path) = path else {
+            return Err(TpccError::Invalid(format!(
+                "the server runs here but does not tell where its files are ({})",
+                if s.is_babelfish() {
+                    "Babelfish refuses data_directory over TDS"
+                } else {
+                    "sys.database_files needs VIEW DATABASE STATE"
+                }
+            )));
+        };
+        Ok(Some(path).map(|p| {
             let p = std::path::PathBuf::from(p);
             if s.is_babelfish() {
                 p
