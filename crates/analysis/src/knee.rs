@@ -2369,12 +2369,8 @@ fn lucky_step_caps(
     }
     let (level, _) = ln_mean_sd(iops, &beyond);
     let below = level - iops[j].ln();
-    let plausible = plausible_run_noise(iops, noise, &beyond).map(|s| {
-        (
-            s,
-            NOISE_Z * s * (1.0 + 1.0 / beyond.len() as f64).sqrt(),
-        )
-    });
+    let plausible = plausible_run_noise(iops, noise, &beyond)
+        .map(|s| (s, NOISE_Z * s * (1.0 + 1.0 / beyond.len() as f64).sqrt()));
     if plausible.is_some_and(|(_, bar)| below > bar) {
         return;
     }
@@ -3314,7 +3310,13 @@ mod tests {
         }
         let k = find_knee(&pts, &opts(), 0x6b6e_6565).unwrap();
         let r = k.range.unwrap();
-        assert_eq!((r.above, r.up_to), (8, Some(16)), "{} {:?}", k.summary, k.why);
+        assert_eq!(
+            (r.above, r.up_to),
+            (8, Some(16)),
+            "{} {:?}",
+            k.summary,
+            k.why
+        );
         assert!(r.contains(12.0));
         assert_eq!(k.confidence, Some(KneeConfidence::Low), "{}", k.summary);
         assert!(k.why.iter().any(|w| w.contains("lucky run")), "{:?}", k.why);
@@ -3330,8 +3332,18 @@ mod tests {
         }
         let k = find_knee(&pts, &opts(), 0x6b6e_6565).unwrap();
         let r = k.range.unwrap();
-        assert_eq!((r.above, r.up_to), (12, Some(16)), "{} {:?}", k.summary, k.why);
-        assert!(!k.why.iter().any(|w| w.contains("lucky run")), "{:?}", k.why);
+        assert_eq!(
+            (r.above, r.up_to),
+            (12, Some(16)),
+            "{} {:?}",
+            k.summary,
+            k.why
+        );
+        assert!(
+            !k.why.iter().any(|w| w.contains("lucky run")),
+            "{:?}",
+            k.why
+        );
     }
 
     #[test]
