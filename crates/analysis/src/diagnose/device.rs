@@ -1144,10 +1144,11 @@ pub fn follow_knee(sat: &mut Saturation, k: &Knee) {
         f.claim = format!("{} (the sweep's knee: {})", f.claim, k.summary);
         return;
     }
-    if let Some(above) = open {
+    if let Some(above) = open.filter(|_| f.status != Status::Found) {
         // The knee undecided only about where above the second-deepest depth it lies (the
         // last step still rose beyond the noise): "no saturation up to there" is the knee's
-        // own claim, restated at its word rather than left undecided.
+        // own claim, restated at its word rather than left undecided. (Against this rule's
+        // own saturation it stays undecided, below.)
         let src = f.source.clone();
         let mut nf = Finding::new(
             "queue_saturation",
