@@ -1189,7 +1189,10 @@ fn open_above_second_deepest(sat: &Saturation, k: &Knee) -> Option<f64> {
     let r = k.range.as_ref().filter(|r| r.up_to.is_none())?;
     let n = sat.groups.len();
     let second = sat.groups.get(n.checked_sub(2)?)?.queue;
-    (knee_undecided(k) && (second - r.above as f64).abs() < 0.5).then_some(r.above as f64)
+    // Only when that is all the knee is undecided about: a second reason (resamples spread
+    // wide, an unsteady point) may have made the last step's rise itself.
+    let only = k.why.len() == 1 && !k.flags.iter().any(|x| x.kind == "unsteady_point");
+    (knee_undecided(k) && only && (second - r.above as f64).abs() < 0.5).then_some(r.above as f64)
 }
 
 /// Whether the knee itself says it cannot be placed (then nothing is placed against it).
