@@ -2150,6 +2150,7 @@ fn knee_of(
     }
     set_aside_caps(points, &iops, &keep, &plateau, &mut judged);
     flat_then_rise_caps(points, &iops, &keep, &noise, &mut judged);
+    lucky_step_caps(points, &iops, &keep, &noise, &mut judged);
     if let Some((d, moved)) = &drift {
         flags.push(KneeFlag {
             kind: "drift".into(),
@@ -2313,6 +2314,85 @@ fn flat_then_rise_caps(
     ));
     r.above = points[a].qd;
     r.steps = Some(steps + (j - a) as u32);
+}
+
+/// The most a single run may plausibly be off, as σ of ln IOPS, from the points `idx` (a
+/// plateau): their scatter at its 95 % upper bound (a σ from 3 to 6 points can be half the
+/// true one by chance), or the points' own noise when larger. None with fewer than 3 points:
+/// two say nothing of how far a run may stray.
+fn plausible_run_noise(iops: &[f64], noise: &NoiseModel, idx: &[usize]) -> Option<f64> {
+    use statrs::distribution::{ChiSquared, ContinuousCDF};
+    if idx.len() < 3 {
+        return None;
+    }
+    let own = idx
+        .iter()
+        .filter_map(|&i| noise.sigma[i])
+        .fold(0.0f64, f64::max);
+    let df = (idx.len() - 1) as f64;
+    let (_, sd) = ln_mean_sd(iops, idx);
+    let lower = ChiSquared::new(df).ok()?.inverse_cdf(0.05);
+    (lower > 0.0).then(|| own.max(sd * (df / lower).sqrt()))
+}
+
+/// With one run per depth, a decided knee rests on the step into it, and one lucky run at the
+/// knee makes that step: when the kept point before the range lies within the plausible noise
+/// of one run (see [`plausible_run_noise`]) of the level of the points beyond the knee, it may
+/// be a plateau point itself, so the range reaches down over it, at low confidence. (Battery
+/// seed 9001: 12 servers, one run per depth at 20 % jitter, qd 12 ran 18 % slow and qd 16 40 %
+/// fast: "between 12 and 16, medium" of a knee at 12.)
+fn lucky_step_caps(
+    points: &[KneeInput],
+    iops: &[f64],
+    keep: &[bool],
+    noise: &NoiseModel,
+    judged: &mut Judged,
+) {
+    if noise.repeats || judged.confidence <= KneeConfidence::Low {
+        return;
+    }
+    let r = &mut judged.range;
+    let (Some(up_to), Some(steps)) = (r.up_to, r.steps) else {
+        return;
+    };
+    let Some(j) = points.iter().position(|p| p.qd == r.above && r.above > 0) else {
+        return;
+    };
+    let kept = |i: &usize| keep[*i] && iops[*i] > 0.0;
+    let Some(k) = (j + 1..points.len()).find(|i| kept(i) && points[*i].qd <= up_to) else {
+        return;
+    };
+    // The level without the knee's own run, the one that may be lucky.
+    let beyond: Vec<usize> = (k + 1..points.len()).filter(kept).collect();
+    if !kept(&j) || beyond.len() < 2 {
+        return;
+    }
+    let (level, _) = ln_mean_sd(iops, &beyond);
+    let below = level - iops[j].ln();
+    let plausible = plausible_run_noise(iops, noise, &beyond)
+        .map(|s| (s, NOISE_Z * s * (1.0 + 1.0 / beyond.len() as f64).sqrt()));
+    if plausible.is_some_and(|(_, bar)| below > bar) {
+        return;
+    }
+    judged.confidence = KneeConfidence::Low;
+    judged.why.push(format!(
+        "one run per depth: qd {} lies {:.0} % below the level of the points beyond qd {}, {}: it may be a plateau point, and the step to qd {} a lucky run",
+        points[j].qd,
+        100.0 * (1.0 - (-below).exp()),
+        points[k].qd,
+        match plausible {
+            Some((s, _)) => format!("within what one run may stray ({:.0} % at the plausible most)", 100.0 * s),
+            None => "and too few points lie beyond to say how far one run may stray".into(),
+        },
+        points[k].qd
+    ));
+    judged.decide.push(format!(
+        "--repeat 3 (repeats measure run-to-run noise), or rerun qd {} and {}",
+        points[j].qd, points[k].qd
+    ));
+    let further = (0..j).rev().find(|&i| keep[i]);
+    r.above = further.map_or(0, |i| points[i].qd);
+    r.steps = Some(steps + 1);
 }
 
 /// One sentence: the range and confidence, what the rules name, and for an undecided knee why
@@ -3211,6 +3291,59 @@ mod tests {
             k.flags
         );
         assert!(k.confidence <= Some(KneeConfidence::Low), "{}", k.summary);
+    }
+
+    #[test]
+    fn a_lucky_run_at_the_knee_does_not_make_a_medium_knee_above_a_plateau_point() {
+        // The battery's one wrong call (seed 9001): 12 servers of 1 ms, exponential service,
+        // one run per depth at 20 % jitter; qd 12 ran 18 % slow and qd 16 40 % fast. It was
+        // "between 12 and 16 (medium)"; qd 12 lies within what one run may stray of the level
+        // beyond 16, so the range reaches down over it, at low confidence.
+        let qds = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64];
+        let iops = [
+            1352.0, 2202.0, 2810.0, 2710.0, 4937.0, 7913.0, 9827.0, 16851.0, 13280.0, 15132.0,
+            14693.0, 12830.0,
+        ];
+        let mut pts = from_iops(&qds, &iops, Some(0.05));
+        for p in pts.iter_mut() {
+            p.run_se = Some(0.017);
+        }
+        let k = find_knee(&pts, &opts(), 0x6b6e_6565).unwrap();
+        let r = k.range.unwrap();
+        assert_eq!(
+            (r.above, r.up_to),
+            (8, Some(16)),
+            "{} {:?}",
+            k.summary,
+            k.why
+        );
+        assert!(r.contains(12.0));
+        assert_eq!(k.confidence, Some(KneeConfidence::Low), "{}", k.summary);
+        assert!(k.why.iter().any(|w| w.contains("lucky run")), "{:?}", k.why);
+        // A clean knee at 16 of the same noise keeps its step: qd 12 lies 25 % below a
+        // plateau that scatters 2 %.
+        let iops = [
+            1000.0, 2000.0, 3000.0, 4000.0, 6000.0, 8000.0, 12000.0, 16000.0, 16300.0, 15800.0,
+            16100.0, 15900.0,
+        ];
+        let mut pts = from_iops(&qds, &iops, Some(0.05));
+        for p in pts.iter_mut() {
+            p.run_se = Some(0.017);
+        }
+        let k = find_knee(&pts, &opts(), 0x6b6e_6565).unwrap();
+        let r = k.range.unwrap();
+        assert_eq!(
+            (r.above, r.up_to),
+            (12, Some(16)),
+            "{} {:?}",
+            k.summary,
+            k.why
+        );
+        assert!(
+            !k.why.iter().any(|w| w.contains("lucky run")),
+            "{:?}",
+            k.why
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@ use oio_analysis::diagnose::{
     diagnose, samples_from_observation, Confidence, DbFacts, Diagnosis, Inputs, Options, Status,
     WaitShareFact,
 };
+use oio_analysis::knee::KneeConfidence;
 use oio_analysis::stats::SeededRng;
 use oio_analysis::sweep::{self, Steady, Sweep, SweepOptions, SweepPoint};
 use oio_core::histogram::LatencySummary;
@@ -1357,5 +1358,43 @@ fn intervals_with_io_but_no_latency_counter_are_not_idle() {
         d.groups.iter().any(|g| g.label.ends_with("(60 intervals)")),
         "{:#?}",
         d.groups
+    );
+}
+
+#[test]
+fn a_knee_open_above_the_second_deepest_depth_is_restated_as_no_saturation_up_to_there() {
+    // No saturation in the grid (1000 servers), repeats 12 % apart: the last step (32 → 64)
+    // still doubles beyond the noise, but whether it gains like the steps before cannot be
+    // told, so the knee is undecided, "above qd 32". Diagnose says what that range says: no
+    // saturation up to 32, at low confidence, rather than nothing.
+    let s = model_sweep(1000.0, &[1.0, 1.12, 0.88]);
+    let k = s.knee.as_ref().unwrap();
+    assert_eq!(
+        k.confidence,
+        Some(KneeConfidence::Undecided),
+        "{}",
+        k.summary
+    );
+    let r = k.range.unwrap();
+    assert_eq!((r.above, r.up_to), (32, None), "{}", k.summary);
+    let d = diagnose(
+        &Inputs {
+            sweeps: vec![("s.json".into(), s.clone())],
+            ..Default::default()
+        },
+        &Options::default(),
+    );
+    let f = d
+        .findings
+        .iter()
+        .find(|f| f.rule == "queue_saturation")
+        .unwrap();
+    assert_eq!(f.status, Status::NotFound, "{:#?}", f);
+    assert_eq!(f.confidence, Confidence::Low);
+    assert_eq!(evidence(f, "deepest queue shown not saturated"), 32.0);
+    assert!(
+        f.claim.contains("no queue saturation up to a queue of 32"),
+        "{}",
+        f.claim
     );
 }

@@ -1133,6 +1133,7 @@ pub fn knee_range(k: &Knee) -> (f64, f64) {
 /// would decide it; a decided one caps its confidence. The rule alone reads one run per depth
 /// at its intervals' word, and run-to-run noise it cannot see made "no saturation, high".
 pub fn follow_knee(sat: &mut Saturation, k: &Knee) {
+    let open = open_above_second_deepest(sat, k);
     let f = &mut sat.finding;
     // The knee undecided only about where it lies beyond the sweep (IOPS still rise at the
     // top beyond the noise) agrees with "no saturation"; at the knee's word, low.
@@ -1141,6 +1142,28 @@ pub fn follow_knee(sat: &mut Saturation, k: &Knee) {
     if knee_undecided(k) && rising && f.status == Status::NotFound {
         f.confidence = Confidence::Low;
         f.claim = format!("{} (the sweep's knee: {})", f.claim, k.summary);
+        return;
+    }
+    if let Some(above) = open.filter(|_| f.status != Status::Found) {
+        // The knee undecided only about where above the second-deepest depth it lies (the
+        // last step still rose beyond the noise): "no saturation up to there" is the knee's
+        // own claim, restated at its word rather than left undecided. (Against this rule's
+        // own saturation it stays undecided, below.)
+        let src = f.source.clone();
+        let mut nf = Finding::new(
+            "queue_saturation",
+            Status::NotFound,
+            &src,
+            format!(
+                "no queue saturation up to a queue of {above:.0}: IOPS still rose beyond the noise over the last step, so the sweep's knee lies above qd {above:.0} (inside the last doubling or deeper; the sweep's knee: {})",
+                k.summary
+            ),
+        )
+        .ev("deepest queue shown not saturated", above, "I/Os", &src)
+        .conf(Confidence::Low);
+        nf.next = k.decide.clone();
+        sat.finding = nf;
+        sat.at = None;
         return;
     }
     if knee_undecided(k) {
@@ -1158,6 +1181,18 @@ pub fn follow_knee(sat: &mut Saturation, k: &Knee) {
         return;
     }
     f.confidence = f.confidence.min(knee_confidence(k));
+}
+
+/// An undecided knee whose range is open above the second-deepest level (the last step rose
+/// beyond the noise, the knee lies inside the last doubling or deeper): that depth.
+fn open_above_second_deepest(sat: &Saturation, k: &Knee) -> Option<f64> {
+    let r = k.range.as_ref().filter(|r| r.up_to.is_none())?;
+    let n = sat.groups.len();
+    let second = sat.groups.get(n.checked_sub(2)?)?.queue;
+    // Only when that is all the knee is undecided about: a second reason (resamples spread
+    // wide, an unsteady point) may have made the last step's rise itself.
+    let only = k.why.len() == 1 && !k.flags.iter().any(|x| x.kind == "unsteady_point");
+    (knee_undecided(k) && only && (second - r.above as f64).abs() < 0.5).then_some(r.above as f64)
 }
 
 /// Whether the knee itself says it cannot be placed (then nothing is placed against it).
