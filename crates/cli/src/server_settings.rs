@@ -11,7 +11,7 @@ use crate::output::style;
 use oio_core::settings::{ServerSettings, Storage};
 use oio_tpcc::database::Database;
 use oio_tpcc::db::Session;
-use oio_tpcc::settings::{valid_name, Change, Journal, Kind, Locking};
+use oio_tpcc::settings::{Change, Journal, Kind, Locking};
 use oio_tpcc::{DbUrl, Timeouts};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -131,11 +131,6 @@ pub fn begin(
     timeouts: &Timeouts,
     results: &Path,
 ) -> anyhow::Result<Option<StudyHold>> {
-    for n in names {
-        if !valid_name(n) {
-            anyhow::bail!("--set: '{n}' is not a setting name (expected letters, digits, _ and .)");
-        }
-    }
     let database = oio_tpcc::database::open(url);
     for n in names {
         database.check_study_setting(n)?;
@@ -203,9 +198,7 @@ impl StudyHold {
                 .unwrap_or(oio_tpcc::settings::Scope::Server);
             let sql = database.set_setting_sql(n, &scope, v);
             s.batch(&sql).map_err(|e| {
-                anyhow::anyhow!(
-                    "{sql}: {e} (a study needs a superuser, or SUPER / SYSTEM_VARIABLES_ADMIN)"
-                )
+                anyhow::anyhow!("{sql}: {e} (a study needs {})", database.study_privilege())
             })?;
         }
         reload_and_wait(database, &mut s, settings, timeouts)

@@ -126,6 +126,78 @@ fn build_run_in_both_modes_check_and_report() {
         html.contains("pg_stat_activity"),
         "the report shows the wait source"
     );
+    a_study_changes_a_setting_and_puts_it_back(dir.path(), &db);
+}
+
+/// A settings study on the built database: Babelfish's own option (it has no sp_configure)
+/// through sp_babelfish_configure, put back afterwards; an sp_configure option, whose name has
+/// spaces, is refused before anything is changed, naming why.
+fn a_study_changes_a_setting_and_puts_it_back(dir: &Path, db: &str) {
+    let value = || {
+        let mut s = session(db);
+        let (_, rows) = s
+            .query_sql("SELECT setting FROM pg_catalog.pg_settings WHERE name = 'babelfishpg_tsql.explain_costs'")
+            .unwrap();
+        format!("{:?}", rows[0][0])
+    };
+    let before = value();
+    let (ok, stdout, stderr) = tpcc(
+        dir,
+        &[
+            "study",
+            "--db",
+            db,
+            "--set",
+            "off:explain_costs=off",
+            "--set",
+            "on:explain_costs=on",
+            "-n",
+            "1",
+            "--ramp",
+            "5s",
+            "--time",
+            "3s",
+            "--repeat",
+            "1",
+            "--out",
+            "study",
+        ],
+    );
+    assert!(ok, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("on (explain_costs=on) against off (explain_costs=off): NOPM"),
+        "{stdout}"
+    );
+    assert_eq!(value(), before, "the study put the option back");
+    let (ok, stdout, stderr) = tpcc(
+        dir,
+        &[
+            "study",
+            "--db",
+            db,
+            "--set",
+            "a:nested triggers=1",
+            "--set",
+            "b:nested triggers=0",
+            "-n",
+            "1",
+            "--time",
+            "1s",
+            "--repeat",
+            "1",
+            "--out",
+            "study2",
+        ],
+    );
+    assert!(!ok, "{stdout}");
+    assert!(
+        stderr.contains("Babelfish has no sp_configure option 'nested triggers'"),
+        "{stderr}"
+    );
+    assert!(
+        !dir.join("study2").join("a").exists(),
+        "refused before any run"
+    );
 }
 
 /// Two kinds of transaction update the same two rows in opposite orders: the deadlocks the

@@ -226,10 +226,20 @@ pub trait Database: Send + Sync {
     fn read_settings(&self, s: &mut Session, out: &mut ServerSettings);
 
     /// Whether a tuning study may change the setting `name` (SQLite: only `synchronous`,
-    /// the pragma oio's connections set); an error naming what it may change otherwise.
+    /// the pragma oio's connections set); an error naming what it may change otherwise. The
+    /// name goes into SQL, so by default it must be an identifier.
     fn check_study_setting(&self, name: &str) -> Result<()> {
-        let _ = name;
-        Ok(())
+        if crate::settings::valid_name(name) {
+            return Ok(());
+        }
+        Err(crate::TpccError::Invalid(format!(
+            "--set: '{name}' is not a setting name (expected letters, digits, _ and .)"
+        )))
+    }
+
+    /// What a study's login needs to change settings, for the error when it may not.
+    fn study_privilege(&self) -> &'static str {
+        "a superuser"
     }
 
     /// Whether settings are server-wide, changed and put back on the server (false for

@@ -510,8 +510,25 @@ impl Database for SqlServer {
         }
     }
 
+    fn check_study_setting(&self, name: &str) -> Result<()> {
+        if crate::settings::valid_name(name) || crate::settings::valid_option_name(name) {
+            return Ok(());
+        }
+        Err(TpccError::Invalid(format!(
+            "--set: '{name}' is not a setting name (expected an sp_configure option such as 'max degree of parallelism', or a database scoped configuration such as MAXDOP: letters, digits, spaces, _ . - ( ))"
+        )))
+    }
+
+    fn study_privilege(&self) -> &'static str {
+        "ALTER SETTINGS for sp_configure, ALTER ANY DATABASE SCOPED CONFIGURATION for the database's"
+    }
+
     fn study_setting(&self, s: &mut Session, n: &str) -> Result<StudySetting> {
         use crate::settings::Scope;
+        // Babelfish lists a few options in sys.configurations but has no sp_configure.
+        if is_babelfish(s) {
+            return self.babelfish_setting(s, n);
+        }
         let lit = sql_literal(n);
         let (_, rows) = s
             .query_sql(&format!(
@@ -531,9 +548,6 @@ impl Database for SqlServer {
                 scope: Scope::Server,
             });
         }
-        if is_babelfish(s) {
-            return self.babelfish_setting(s, n);
-        }
         let scoped = one_text(
             s,
             &format!("SELECT CAST(value AS NVARCHAR(64)) FROM sys.database_scoped_configurations WHERE name = {lit}"),
@@ -541,6 +555,10 @@ impl Database for SqlServer {
         .ok()
         .flatten();
         match scoped {
+            // ALTER DATABASE SCOPED CONFIGURATION takes the name as an identifier.
+            Some(_) if !crate::settings::valid_name(n) => Err(TpccError::Invalid(format!(
+                "--set {n}=…: a database scoped configuration is named by an identifier (letters, digits, _)"
+            ))),
             Some(value) => Ok(StudySetting {
                 before: Some(value.clone()),
                 value,
@@ -678,5 +696,27 @@ mod tests {
             "ALTER DATABASE SCOPED CONFIGURATION SET MAXDOP = 2"
         );
         assert!(db.server_on_this_machine());
+    }
+
+    #[test]
+    fn sp_configure_names_with_spaces_are_study_settings_and_quotes_are_not() {
+        let db = SqlServer::new(
+            &"sqlserver://u:p@127.0.0.1:1/d".parse().unwrap(),
+            "sqlserver://u:p@127.0.0.1:1/d",
+        );
+        for ok in [
+            "max degree of parallelism",
+            "max server memory (MB)",
+            "MAXDOP",
+        ] {
+            assert!(db.check_study_setting(ok).is_ok(), "{ok}");
+        }
+        for bad in ["x'; DROP DATABASE d; --", " max", "a;b", "", "n\u{1b}]52"] {
+            let e = db.check_study_setting(bad).unwrap_err().to_string();
+            assert!(e.contains("not a setting name"), "{bad}: {e}");
+        }
+        let pg = crate::database::open(&"postgres://u@127.0.0.1:1/d".parse().unwrap());
+        assert!(pg.check_study_setting("max degree of parallelism").is_err());
+        assert!(pg.check_study_setting("work_mem").is_ok());
     }
 }

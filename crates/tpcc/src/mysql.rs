@@ -1315,6 +1315,10 @@ impl Database for Mysql {
         &self.url
     }
 
+    fn study_privilege(&self) -> &'static str {
+        "SUPER or SYSTEM_VARIABLES_ADMIN"
+    }
+
     fn connect(
         &self,
         application_name: &str,

@@ -331,7 +331,9 @@ pub fn read_entry(path: &Path) -> Result<Journal> {
         )));
     }
     for c in &j.settings {
-        if !valid_name(&c.name) {
+        // sp_configure's options have spaces and parentheses; oio writes them only as literals.
+        let option = j.engine == "sqlserver" && c.scope == Scope::Server;
+        if !(valid_name(&c.name) || option && valid_option_name(&c.name)) {
             return Err(TpccError::Invalid(format!(
                 "the settings journal {} names a setting '{}': expected letters, digits, _ and .",
                 path.display(),
@@ -349,6 +351,18 @@ pub fn valid_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+}
+
+/// True for a SQL Server `sp_configure` option name (`max degree of parallelism`, `max server
+/// memory (MB)`): letters, digits, spaces, `_`, `.`, `-`, `(` and `)`, no space at either end.
+/// Such a name reaches SQL only as a string literal.
+pub fn valid_option_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && name.trim() == name
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || " _.-()".contains(c))
 }
 
 /// A PostgreSQL string literal holding `v` exactly, whatever `standard_conforming_strings`
@@ -672,5 +686,23 @@ mod tests {
         j.settings[0].name = "fsync".into();
         write_atomic(&p, &j).unwrap();
         assert_eq!(read_entry(&p).unwrap().settings, j.settings);
+        // An sp_configure option's name is kept only in a SQL Server journal, server-wide.
+        j.settings[0].name = "max degree of parallelism".into();
+        write_atomic(&p, &j).unwrap();
+        assert!(
+            read_entry(&p).is_err(),
+            "a PostgreSQL journal naming an option with spaces"
+        );
+        j.engine = "sqlserver".into();
+        write_atomic(&p, &j).unwrap();
+        assert_eq!(read_entry(&p).unwrap().settings, j.settings);
+        j.settings[0].scope = Scope::Database {
+            database: "d".into(),
+        };
+        write_atomic(&p, &j).unwrap();
+        assert!(
+            read_entry(&p).is_err(),
+            "a scoped configuration is an identifier"
+        );
     }
 }
