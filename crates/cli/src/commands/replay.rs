@@ -79,7 +79,7 @@ pub struct Args {
 
     /// Size of the file to create, or the part of a file or device to use. Default: the
     /// whole of an existing target; the trace's span for a new file.
-    #[arg(long, value_name = "SIZE", value_parser = crate::cli::size_arg)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::values::size_arg)]
     pub size: Option<u64>,
 
     /// Go through the page cache instead of O_DIRECT.
@@ -103,7 +103,7 @@ pub struct Args {
     pub sim: Option<oio_engine::engines::null::Sim>,
 
     /// Length of each interval of the time series.
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = crate::cli::duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = crate::values::duration_arg)]
     pub interval: Duration,
 
     /// Per-I/O latency log in fio's lat log format: PREFIX_lat.1.log.

@@ -91,13 +91,13 @@ pub struct HostArgs {
     pub launcher: Option<String>,
 
     /// Time for every host to connect and answer.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::cli::duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::values::duration_arg)]
     pub connect_timeout: Duration,
 
     /// A host that sends nothing for this long (its agent stopped, its link dead), or whose
     /// prepare or check does not advance for this long (its storage hangs), is stalled: named
     /// with the phase, and the run stops.
-    #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = crate::cli::duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = crate::values::duration_arg)]
     pub stall_timeout: Duration,
 }
 
@@ -138,7 +138,7 @@ impl HostArgs {
 
     fn options(&self) -> Options {
         Options {
-            oio_version: crate::cli::VERSION.to_string(),
+            oio_version: crate::values::VERSION.to_string(),
             connect_timeout: self.connect_timeout,
             min_lead: Duration::from_millis(250),
             stall_timeout: self.stall_timeout,

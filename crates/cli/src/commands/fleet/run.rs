@@ -45,7 +45,7 @@ pub struct FleetArgs {
     pub metrics: Option<String>,
     /// With --metrics: keep serving the final figures this long after the run ends, so a
     /// scraper gets the last interval too (Ctrl-C ends the wait).
-    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = crate::cli::duration_arg, requires = "metrics")]
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = crate::values::duration_arg, requires = "metrics")]
     pub metrics_linger: std::time::Duration,
 }
 
