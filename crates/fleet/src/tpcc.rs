@@ -6,11 +6,12 @@
 //! part of the fleet's); a host cut short (lost, or stopped by its errors) adds its new orders
 //! up to its last interval spread over the whole fleet window: nothing after it went silent.
 
-use crate::controller::FleetRun;
+use crate::controller::{FleetRun, HostJob, Work};
+use crate::inventory::HostSpec;
 use crate::protocol::{Message, WireTpccInterval};
 use oio_core::histogram::{LatencyHistogram, LatencySummary};
 use oio_tpcc::driver::ClosedInterval;
-use oio_tpcc::TpccResult;
+use oio_tpcc::{TpccResult, TpccRunPlan};
 use std::collections::BTreeMap;
 
 pub use oio_documents::fleet::{
@@ -948,11 +949,115 @@ pub fn set_scaling(
     Ok(())
 }
 
+/// Checks that `plan` can run on a fleet. A fleet run is one step on every host: a worker list
+/// or repeats would make each host run a sequence of its own, which the hosts' intervals cannot
+/// be merged over. A ladder (`ladder`) takes `--repeat` as its own (each step run that many
+/// times, the steps interleaved): each of its fleet runs is one run on every host.
+pub fn check_step(plan: &TpccRunPlan, ladder: bool) -> Result<(), String> {
+    if ladder {
+        if plan.repeat == 0 {
+            return Err("--repeat must be at least 1".into());
+        }
+    } else if plan.workers.len() != 1 {
+        return Err(format!(
+            "--workers {}: a fleet run takes one worker count per host (a list makes a sequence; run the fleet once per count, or `oio fleet tpcc scale` for a ladder of hosts)",
+            plan.workers.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+        ));
+    } else if plan.repeat != 1 {
+        return Err(format!(
+            "--repeat {}: a fleet run is one run on every host; repeat the fleet run to get repeats",
+            plan.repeat
+        ));
+    }
+    Ok(())
+}
+
+/// One job per host of `plan` (checked by [`check_step`]), each with its database (an
+/// inventory's per-host `db`, else the plan's with `{host}` replaced by the host's name) and
+/// its seed (the plan's plus the host's index); a ladder's runs are one run each.
+pub fn jobs(
+    plan: &TpccRunPlan,
+    hosts: Vec<(HostSpec, Vec<String>)>,
+    ladder: bool,
+) -> Result<Vec<HostJob>, String> {
+    let mut jobs = Vec::with_capacity(hosts.len());
+    for (i, (h, argv)) in hosts.into_iter().enumerate() {
+        let mut p = plan.clone();
+        p.db = match &h.db {
+            Some(db) => db.clone(),
+            None => plan.db.replace("{host}", &h.name),
+        };
+        p.step.seed = plan.step.seed.wrapping_add(i as u64);
+        if ladder {
+            p.repeat = 1;
+            p.schedule.clear();
+            p.order = None;
+        }
+        p.validate().map_err(|e| format!("host {}: {e}", h.name))?;
+        jobs.push(HostJob {
+            name: h.name,
+            argv,
+            plan: Work::Tpcc(p),
+            group: String::new(),
+        });
+    }
+    Ok(jobs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::controller::HostOutcome;
     use crate::protocol::WireHistogram;
+
+    fn plan(workers: Vec<u32>, repeat: u32) -> TpccRunPlan {
+        let step = oio_tpcc::RunOptions {
+            time_s: 60.0,
+            interval_s: 1.0,
+            pace_scale: 1.0,
+            wait_sample_ms: 100.0,
+            seed: 7,
+            ..Default::default()
+        };
+        let mut p = TpccRunPlan::new("sqlite:///tmp/{host}.db", workers, step);
+        p.repeat = repeat;
+        p
+    }
+
+    fn hosts(names: &[&str]) -> Vec<(HostSpec, Vec<String>)> {
+        let inv = crate::inventory::Inventory::from_list(&names.join(","), None).unwrap();
+        inv.hosts.into_iter().map(|h| (h, Vec::new())).collect()
+    }
+
+    #[test]
+    fn each_host_gets_its_database_and_seed() {
+        let jobs = jobs(&plan(vec![4], 1), hosts(&["a", "b"]), false).unwrap();
+        let plans: Vec<_> = jobs
+            .iter()
+            .map(|j| match &j.plan {
+                Work::Tpcc(p) => (p.db.clone(), p.step.seed),
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(
+            plans,
+            [
+                ("sqlite:///tmp/a.db".into(), 7),
+                ("sqlite:///tmp/b.db".into(), 8)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_fleet_run_is_one_step_a_ladder_takes_the_repeats() {
+        let e = check_step(&plan(vec![1, 2], 1), false).unwrap_err();
+        assert!(e.starts_with("--workers 1,2:"), "{e}");
+        let e = check_step(&plan(vec![1], 2), false).unwrap_err();
+        assert!(e.starts_with("--repeat 2:"), "{e}");
+        assert!(check_step(&plan(vec![1], 2), true).is_ok());
+        let j = jobs(&plan(vec![1], 2), hosts(&["a"]), true).unwrap();
+        assert!(matches!(&j[0].plan, Work::Tpcc(p) if p.repeat == 1));
+    }
 
     fn wire(index: u64, new_orders: i64, tx: u64, lat: &[u64]) -> WireTpccInterval {
         let mut h = LatencyHistogram::new();

@@ -63,7 +63,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Sub::Check(a) => run::fleet_check(a),
         Sub::Sweep(a) => sweep::run(a),
         Sub::Scale(a) => scale::run(a),
-        Sub::Tpcc(a) => tpcc::run(a),
+        Sub::Tpcc(a) => match a.action {
+            TpccAction::Run(a) => tpcc::run(a),
+            TpccAction::Scale(a) => scale::tpcc(a),
+        },
         Sub::Sql(a) => sql::run(a),
         Sub::Install(a) => install::run(a),
         Sub::Fio(a) => fio::run(a),
