@@ -86,53 +86,11 @@ pub fn prepare(
             url: url.redacted(),
             source,
         })?;
-    Ok((url.redacted(), w, identity(&url, &mut s)))
-}
-
-/// The database as its server names it, so hosts that reach one database through different
-/// addresses (or one address through different routes) are known to share it: PostgreSQL's
-/// `system_identifier` and the database's OID; MariaDB/MySQL the server (`@@server_uuid`, or
-/// on MariaDB, which has none, its host name, port and data directory) and the schema;
-/// SQLite the file's device and inode on this kernel (its boot id), so copies on other
-/// machines are not taken for one file. None when the server does not say (e.g. a role
-/// without access to `pg_control_system()`).
-pub fn identity(url: &oio_tpcc::DbUrl, s: &mut oio_tpcc::db::Session) -> Option<String> {
-    use oio_tpcc::database::one_text;
-    let text = |s: &mut oio_tpcc::db::Session, sql: &str| {
-        one_text(s, sql)
-            .ok()
-            .flatten()
-            .filter(|t| !t.trim().is_empty())
-    };
-    match url {
-        oio_tpcc::DbUrl::Sqlite(p) => {
-            use std::os::unix::fs::MetadataExt as _;
-            let m = std::fs::metadata(p).ok()?;
-            let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
-            Some(format!("sqlite:{}/{}/{}", boot.trim(), m.dev(), m.ino()))
-        }
-        oio_tpcc::DbUrl::Postgres(_) => {
-            let sys = text(s, "SELECT system_identifier::text FROM pg_control_system()")?;
-            let oid = text(
-                s,
-                "SELECT oid::text FROM pg_database WHERE datname = current_database()",
-            )?;
-            Some(format!("postgres:{sys}/{oid}"))
-        }
-        oio_tpcc::DbUrl::Mysql(_) => {
-            let server = text(s, "SELECT @@server_uuid")
-                .or_else(|| text(s, "SELECT CONCAT(@@hostname, ':', @@port, ':', @@datadir)"))?;
-            let schema = text(s, "SELECT DATABASE()")?;
-            Some(format!("mysql:{server}/{schema}"))
-        }
-        oio_tpcc::DbUrl::SqlServer(_) => {
-            // The server's name and the database's id on it (Babelfish answers both).
-            let server = text(s, "SELECT CONCAT(@@SERVERNAME, ':', CAST(SERVERPROPERTY('MachineName') AS NVARCHAR(128)))")
-                .or_else(|| text(s, "SELECT @@SERVERNAME"))?;
-            let db = text(s, "SELECT CONCAT(DB_NAME(), ':', DB_ID())")?;
-            Some(format!("sqlserver:{server}/{db}"))
-        }
-    }
+    Ok((
+        url.redacted(),
+        w,
+        oio_tpcc::database::identity(&url, &mut s),
+    ))
 }
 
 /// The agent's observer: `started` when the measured window opens, each closed interval at
