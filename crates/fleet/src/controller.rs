@@ -64,6 +64,31 @@ pub enum Work {
     Sql(crate::protocol::WireSqlPlan),
 }
 
+/// What the hosts run, for a header and a result's folder: the workload's name (`default`
+/// when no job runs a workload), or when workload groups run different workloads, "mixed"
+/// and each group's.
+pub fn workload_name(default: &str, jobs: &[HostJob]) -> String {
+    let mut groups: Vec<(&str, &str)> = Vec::new();
+    for j in jobs {
+        if let Work::Io(p) = &j.plan {
+            if !groups.iter().any(|g| g.0 == j.group) {
+                groups.push((&j.group, &p.workload.name));
+            }
+        }
+    }
+    if groups.len() < 2 {
+        return groups.first().map_or(default, |g| g.1).to_string();
+    }
+    format!(
+        "mixed ({})",
+        groups
+            .iter()
+            .map(|(g, w)| format!("{g}: {w}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
 impl Work {
     /// Where the `started` message is taken, after the common start: a workload's workers
     /// start at the instant (the engine times its ramp from there); a TPC-C driver reports

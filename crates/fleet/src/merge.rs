@@ -1114,6 +1114,21 @@ fn io_window(hosts: &[FleetHost], series: &[&[Interval]], window_s: f64, iops: f
     }
 }
 
+/// Every host's devices over the window as one observation (`HOST:DEVICE` per device), as
+/// `oio run --record-device` saves its own; None when no host recorded one.
+pub fn devices(doc: &FleetResult) -> Option<oio_core::observation::Observation> {
+    let mut obs = oio_core::observation::Observation::new(
+        oio_core::observation::SourceKind::Record,
+        Vec::new(),
+    );
+    for h in &doc.hosts {
+        for d in &h.devices {
+            obs.device_mut(&format!("{}:{}", h.host, d.name)).intervals = d.series.clone();
+        }
+    }
+    (!obs.devices.is_empty()).then_some(obs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -86,7 +86,7 @@ pub fn run(s: ScaleArgs) -> anyhow::Result<ExitCode> {
     let dir = a.out.join(
         result_file_name("fleet-scale", &stamp, &plan.workload.name).trim_end_matches(".json"),
     );
-    let metrics = super::run::metrics(&a.metrics, a.metrics_linger)?;
+    let metrics = super::metrics(&a.metrics, a.metrics_linger)?;
     let mut envelope = envelope(SCALE_SCHEMA, a.label.clone());
     let repeat = s.repeat.repeat.max(1) as usize;
     let (done, interrupted) = rounds(
@@ -167,7 +167,7 @@ pub fn tpcc(s: super::tpcc::TpccScaleArgs) -> anyhow::Result<ExitCode> {
         result_file_name("fleet-tpcc-scale", &stamp, &format!("n{}", a.workers()))
             .trim_end_matches(".json"),
     );
-    let metrics = super::run::metrics(&a.metrics, a.metrics_linger)?;
+    let metrics = super::metrics(&a.metrics, a.metrics_linger)?;
     let mut envelope = envelope(TPCC_SCALE_SCHEMA, a.tpcc.label.clone());
     let repeat = a.tpcc.repeat.max(1) as usize;
     let (done, interrupted) = rounds(

@@ -128,7 +128,7 @@ fn sql_jobs(a: &FleetSqlRunArgs) -> anyhow::Result<(Vec<HostJob>, oio_sql::SqlRu
 fn fleet_sql_run(a: FleetSqlRunArgs) -> anyhow::Result<ExitCode> {
     let (jobs, plan) = sql_jobs(&a)?;
     check_destination(&a.sql.out, "--out DIR")?;
-    let metrics = super::run::metrics(&a.metrics, a.metrics_linger)?;
+    let metrics = super::metrics(&a.metrics, a.metrics_linger)?;
     let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());
     if !style::quiet() {
         let names: Vec<&str> = jobs.iter().map(|j| j.name.as_str()).collect();

@@ -122,7 +122,7 @@ pub(super) fn run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
         })
         .transpose()?;
     check_destination(&a.tpcc.out, "--out DIR")?;
-    let metrics = super::run::metrics(&a.metrics, a.metrics_linger)?;
+    let metrics = super::metrics(&a.metrics, a.metrics_linger)?;
     let stamp = oio_core::host::now_rfc3339();
     let dir = a.tpcc.out.join(
         result_file_name("fleet-tpcc", &stamp, &format!("n{}", a.workers()))
