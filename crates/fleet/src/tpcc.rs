@@ -392,36 +392,9 @@ pub fn document(
         if let Some(l) = &h.lost {
             lost.push(l.describe(&h.name));
         }
-        let (db, warehouses) = ready.get(i).cloned().unwrap_or_default();
-        hosts.push(FleetTpccHost {
-            host: h.name.clone(),
-            launcher: h.argv.clone(),
-            db,
-            warehouses,
-            workers: match &h.tpcc_result {
-                Some(r) => r.options.workers,
-                None => plan.workers.first().copied().unwrap_or(0),
-            },
-            result_file: files.get(i).cloned().flatten(),
-            clock_offset_ns: h.clock.offset_ns,
-            clock_rtt_ns: h.clock.rtt_ns,
-            start_skew_ns: h.start_skew_ns,
-            status,
-            new_orders: p.new_orders,
-            nopm: p.own.0,
-            window_s: p.own_s,
-            tpm: p.tpm.unwrap_or(p.own.1),
-            tpm_client: p.own.1,
-            client_nopm: per_min(p.client_new_orders as f64, p.own_s),
-            db_identity: h.tpcc_identity.clone(),
-            intervals: if faulty(i).is_some() {
-                0
-            } else {
-                h.tpcc_streamed.len()
-            },
-            lost: h.lost.clone(),
-            faulty: faulty(i),
-        });
+        let ready = ready.get(i).cloned().unwrap_or_default();
+        let file = files.get(i).cloned().flatten();
+        hosts.push(host_row(h, p, plan, ready, file, status, faulty(i)));
     }
     let window = tpcc_window(run, &kept, &counted, &hosts, window_s, summary.nopm);
     let (intervals, bad) = merge_intervals(run, &kept, &counted);
@@ -444,31 +417,7 @@ pub fn document(
         .iter()
         .map(|g| shared_database(g, &hosts, &parts, window_s, interval_s))
         .collect();
-    for (g, d) in groups.iter().zip(&shared) {
-        notes.push(format!(
-            "hosts {} drove one database ({}{}): its new orders and TPM are counted once, from host {}'s reading of the database ({:.1} NOPM over its window), not once per host; their drivers committed {:.1} NOPM between them (each host's client_nopm)",
-            d.hosts.join(", "),
-            d.identity,
-            if g.by_url {
-                ", known by its URL: the server's identity could not be read"
-            } else {
-                ", as its server identifies it"
-            },
-            d.reading_host,
-            d.nopm,
-            d.client_nopm
-        ));
-        if !d.agree {
-            envelope.warnings.push(format!(
-                "database {}: its own count gives {:.1} NOPM, the hosts' drivers committed {:.1} NOPM between them, {:.1} apart where the windows' skew and tail explain at most {:.1}: another client on the database, or a host that counted wrong",
-                d.identity,
-                d.nopm,
-                d.client_nopm,
-                (d.nopm - d.client_nopm).abs(),
-                d.tolerance_nopm
-            ));
-        }
-    }
+    shared_notes(&groups, &shared, &mut notes, &mut envelope.warnings);
     envelope.warnings.extend(
         refused
             .iter()
@@ -510,6 +459,83 @@ pub fn document(
         shared_databases: shared,
         lost,
         notes,
+    }
+}
+
+/// Host `h`'s row of the merged document: its database (`ready`), its part `p`, where its
+/// result went and how it ended.
+fn host_row(
+    h: &crate::controller::HostOutcome,
+    p: &Part,
+    plan: &TpccRunPlan,
+    (db, warehouses): (String, u32),
+    result_file: Option<String>,
+    status: String,
+    faulty: Option<String>,
+) -> FleetTpccHost {
+    FleetTpccHost {
+        host: h.name.clone(),
+        launcher: h.argv.clone(),
+        db,
+        warehouses,
+        workers: match &h.tpcc_result {
+            Some(r) => r.options.workers,
+            None => plan.workers.first().copied().unwrap_or(0),
+        },
+        result_file,
+        clock_offset_ns: h.clock.offset_ns,
+        clock_rtt_ns: h.clock.rtt_ns,
+        start_skew_ns: h.start_skew_ns,
+        status,
+        new_orders: p.new_orders,
+        nopm: p.own.0,
+        window_s: p.own_s,
+        tpm: p.tpm.unwrap_or(p.own.1),
+        tpm_client: p.own.1,
+        client_nopm: per_min(p.client_new_orders as f64, p.own_s),
+        db_identity: h.tpcc_identity.clone(),
+        intervals: if faulty.is_some() {
+            0
+        } else {
+            h.tpcc_streamed.len()
+        },
+        lost: h.lost.clone(),
+        faulty,
+    }
+}
+
+/// What each database several hosts drove says: how it was counted (a note), and a warning
+/// when its own count and the hosts' drivers disagree beyond what the windows explain.
+fn shared_notes(
+    groups: &[DbGroup],
+    shared: &[SharedDatabase],
+    notes: &mut Vec<String>,
+    warnings: &mut Vec<String>,
+) {
+    for (g, d) in groups.iter().zip(shared) {
+        notes.push(format!(
+            "hosts {} drove one database ({}{}): its new orders and TPM are counted once, from host {}'s reading of the database ({:.1} NOPM over its window), not once per host; their drivers committed {:.1} NOPM between them (each host's client_nopm)",
+            d.hosts.join(", "),
+            d.identity,
+            if g.by_url {
+                ", known by its URL: the server's identity could not be read"
+            } else {
+                ", as its server identifies it"
+            },
+            d.reading_host,
+            d.nopm,
+            d.client_nopm
+        ));
+        if !d.agree {
+            warnings.push(format!(
+                "database {}: its own count gives {:.1} NOPM, the hosts' drivers committed {:.1} NOPM between them, {:.1} apart where the windows' skew and tail explain at most {:.1}: another client on the database, or a host that counted wrong",
+                d.identity,
+                d.nopm,
+                d.client_nopm,
+                (d.nopm - d.client_nopm).abs(),
+                d.tolerance_nopm
+            ));
+        }
     }
 }
 
