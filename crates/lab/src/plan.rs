@@ -2,8 +2,9 @@
 //!
 //! A [`Plan`] is data: built from typed settings (never from argv), serialisable, embedded in
 //! every document it produces (`plan`), and run again as it is by `oio rerun`. [`Lab::execute`]
-//! runs each step, hands each finished result (complete or partial) to the [`Sink`] at once,
-//! and stops between and inside runs when the [`Cancel`] token is cancelled.
+//! runs each step, hands each finished result (complete or partial) to the
+//! [`Sink`](crate::Sink) at once, and stops between and inside runs when the
+//! [`Cancel`](oio_core::Cancel) token is cancelled.
 
 use crate::blend::{self, BlendPlan};
 use crate::config::RunConfig;
