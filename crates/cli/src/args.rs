@@ -272,7 +272,7 @@ pub struct WorkloadArgs {
 
     /// Open loop: offer this many I/Os per second per stream, whatever the device does;
     /// latency then counts from each I/O's intended start.
-    #[arg(long, value_name = "IOPS", value_parser = crate::cli::rate_arg)]
+    #[arg(long, value_name = "IOPS", value_parser = crate::values::rate_arg)]
     pub rate: Option<f64>,
 
     /// Spacing of open-loop arrivals.
@@ -296,7 +296,7 @@ pub struct WorkloadArgs {
     pub dedupe_pct: Option<f64>,
 
     /// Stripe unit over several targets, e.g. 256k (default 1m, or the largest I/O if larger).
-    #[arg(long, value_name = "SIZE", value_parser = crate::cli::size_arg)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::values::size_arg)]
     pub stripe: Option<u64>,
 }
 
@@ -372,7 +372,7 @@ pub struct TargetArgs {
     /// Size of the file to create, or the part of a file or device to use (e.g. 10G).
     /// Default: the whole of an existing file or device; 1G for ./oio-testfile. A new file at
     /// a path you name needs it.
-    #[arg(long, value_name = "SIZE", value_parser = crate::cli::size_arg)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::values::size_arg)]
     pub size: Option<u64>,
 
     /// Go through the page cache instead of O_DIRECT (needed on filesystems without O_DIRECT).
@@ -407,7 +407,7 @@ pub struct MemoryLimitArg {
     /// Most memory a run may hold (buffers, histograms, its series, a replay's trace), e.g.
     /// 2G; a run whose estimate is above it is refused before it starts. Default: half of
     /// MemAvailable, or less under a cgroup or address-space limit.
-    #[arg(long, value_name = "SIZE", value_parser = crate::cli::size_arg)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::values::size_arg)]
     pub memory_limit: Option<u64>,
 }
 
@@ -416,15 +416,15 @@ pub struct MemoryLimitArg {
 #[derive(Clone, Debug, clap::Args)]
 pub struct ExecArgs {
     /// Measured time of each run.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::cli::duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::values::duration_arg)]
     pub time: Duration,
 
     /// Warm-up before the measured time of each run (not counted).
-    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = crate::cli::duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = crate::values::duration_arg)]
     pub ramp: Duration,
 
     /// Length of each interval of the time series.
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = crate::cli::duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = crate::values::duration_arg)]
     pub interval: Duration,
 
     /// I/O engine; auto uses io_uring and falls back to sync with a notice.

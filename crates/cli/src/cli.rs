@@ -1,17 +1,10 @@
 //! The command-line grammar. Parsing only: defaults that need the environment and rules that
 //! involve several flags are resolved by each command's plan (see `commands/`).
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 
 use crate::commands;
-
-/// `oio --version`: the crate version and the commit it was built from (see build.rs).
-pub const VERSION: &str = concat!(
-    env!("CARGO_PKG_VERSION"),
-    " (commit ",
-    env!("OIO_GIT_COMMIT"),
-    ")"
-);
+use crate::values::{ColorWhen, VERSION};
 
 /// oio (outstanding I/O): characterize, run, sweep and compare storage and database workloads.
 #[derive(Debug, Parser)]
@@ -51,17 +44,6 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
-}
-
-/// The colour policy (the values are described in the flag's one line of help).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ColorWhen {
-    // Colour when the output is a terminal.
-    Auto,
-    // Always colour.
-    Always,
-    // Never colour.
-    Never,
 }
 
 /// oio's commands.
@@ -107,21 +89,6 @@ pub enum Command {
     Agent(commands::agent::Args),
     /// Run one workload on many hosts at once over SSH (or any stdio launcher) and merge.
     Fleet(commands::fleet::Args),
-}
-
-/// Value parser for durations (`30s`, `5m`, `500ms`), with oio's message on error.
-pub fn duration_arg(s: &str) -> Result<std::time::Duration, String> {
-    oio_core::units::parse_duration(s).map_err(|e| e.to_string())
-}
-
-/// Value parser for sizes (`4k`, `1G`) above 0, with oio's message on error.
-pub fn size_arg(s: &str) -> Result<u64, String> {
-    oio_core::units::parse_size_in(s, 1, oio_core::units::MAX_SIZE).map_err(|e| e.to_string())
-}
-
-/// Value parser for offered rates in I/Os per second, within oio's range.
-pub fn rate_arg(s: &str) -> Result<f64, String> {
-    oio_core::units::parse_rate(s).map_err(|e| e.to_string())
 }
 
 #[test]

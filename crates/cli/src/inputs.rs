@@ -189,3 +189,21 @@ fn is_device_recording(path: &Path) -> bool {
     name.strip_suffix(".device.json")
         .is_some_and(|stem| Path::new(&format!("{stem}.json")).is_file())
 }
+
+/// The TPC-C results in `dir` (none when it cannot be read).
+pub fn tpcc_results(dir: &std::path::Path) -> Vec<TpccResult> {
+    let Ok((inputs, _)) = load_inputs(&[dir.to_path_buf()]) else {
+        return Vec::new();
+    };
+    inputs
+        .into_iter()
+        .filter_map(|i| match i {
+            oio_documents::load::Input::Doc { schema, value, .. }
+                if schema == oio_tpcc::result::TPCC_SCHEMA =>
+            {
+                TpccResult::from_value(value).ok()
+            }
+            _ => None,
+        })
+        .collect()
+}

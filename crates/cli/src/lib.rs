@@ -22,13 +22,16 @@ pub mod interrupt;
 pub mod output;
 pub mod results;
 pub mod server_settings;
+pub mod sql_args;
 pub mod sql_run;
 pub mod sweep_args;
 pub mod tpcc_args;
 pub mod tpcc_run;
+pub mod values;
 
 pub use cli::{Cli, Command};
 
+use clap::CommandFactory;
 use std::process::ExitCode;
 
 /// Exit code when the command finished but a check failed.
@@ -40,8 +43,34 @@ pub const EXIT_ERROR: u8 = 2;
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     output::style::set_color_choice(cli.color);
     output::style::set_quiet(cli.quiet);
-    let code = commands::dispatch(cli.command)?;
+    let code = dispatch(cli.command)?;
     Ok(interrupt::exit_code(results::exit_code(code)))
+}
+
+/// Runs the chosen command.
+fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Run(args) => commands::run::run(args),
+        Command::Rerun(args) => commands::rerun::run(args),
+        Command::Verify(args) => commands::verify::run(args),
+        Command::Blend(args) => commands::blend::run(args),
+        Command::Profiles(args) => commands::profiles::run(args),
+        Command::Tpcc(args) => commands::tpcc::run(args),
+        Command::Sql(args) => commands::sql::run(args),
+        Command::Record(args) => commands::record::run(args),
+        Command::Replay(args) => commands::replay::run(args),
+        Command::Characterize(args) => commands::characterize::run(args),
+        Command::Export(args) => commands::export::run(args),
+        Command::Import(args) => commands::import::run(args),
+        Command::Sweep(args) => commands::sweep::run(args),
+        Command::Compare(args) => commands::compare::run(args),
+        Command::Report(args) => commands::report::run(args),
+        Command::Diagnose(args) => commands::diagnose::run(args),
+        Command::Completions(args) => commands::completions::run(args, Cli::command()),
+        Command::Man(args) => commands::man::run(args, Cli::command()),
+        Command::Agent(args) => commands::agent::run(args),
+        Command::Fleet(args) => commands::fleet::run(args),
+    }
 }
 
 /// Prints an error chain the one way oio does and returns its exit code. A closed stdout

@@ -18,19 +18,19 @@ pub struct DbArg {
     pub db: String,
     /// PostgreSQL: give up on a connection (TCP connect, startup and authentication) after
     /// this long. A connect_timeout in the URL takes precedence.
-    #[arg(id = "db_connect_timeout", long = "connect-timeout", value_name = "DURATION", default_value = "10s", value_parser = crate::cli::duration_arg)]
+    #[arg(id = "db_connect_timeout", long = "connect-timeout", value_name = "DURATION", default_value = "10s", value_parser = crate::values::duration_arg)]
     pub connect_timeout: Duration,
     /// PostgreSQL: cancel any statement running longer than this (statement_timeout; 0 for
     /// none) [default: 1m for run, 1h for build and check].
-    #[arg(long, value_name = "DURATION", value_parser = crate::cli::duration_arg)]
+    #[arg(long, value_name = "DURATION", value_parser = crate::values::duration_arg)]
     pub statement_timeout: Option<Duration>,
     /// PostgreSQL: end a session left idle inside a transaction this long, releasing its
     /// locks (idle_in_transaction_session_timeout; 0 for none).
-    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = crate::cli::duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = crate::values::duration_arg)]
     pub idle_in_transaction_timeout: Duration,
     /// SQLite: how long a statement waits for a lock held by another connection or process
     /// before failing as busy.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::cli::duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::values::duration_arg)]
     pub busy_timeout: Duration,
 }
 
@@ -93,10 +93,10 @@ pub struct RunArgs {
     #[arg(long, short = 'n', value_name = "N[,N…]", default_value = "4", value_delimiter = ',', num_args = 1..)]
     pub workers: Vec<u32>,
     /// Warm-up before the measured window (e.g. 30s, 1m; 0 for none).
-    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = crate::cli::duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = crate::values::duration_arg)]
     pub ramp: Duration,
     /// Length of the measured window.
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::cli::duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::values::duration_arg)]
     pub time: Duration,
     /// Where the transactions' SQL runs (server: PL/pgSQL functions on PostgreSQL, stored
     /// procedures on MariaDB/MySQL).
@@ -128,11 +128,11 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = IsolationArg::ReadCommitted)]
     pub isolation: IsolationArg,
     /// Length of one interval of the per-interval series.
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = crate::cli::duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = crate::values::duration_arg)]
     pub interval: Duration,
     /// How often pg_stat_activity is sampled for the wait profile (MariaDB/MySQL's counters
     /// are read once per --interval).
-    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = crate::cli::duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = crate::values::duration_arg)]
     pub wait_sample: Duration,
     /// SQLite's PRAGMA synchronous during the run.
     #[arg(long, value_enum, default_value_t = SyncArg::Full)]
@@ -169,7 +169,7 @@ pub struct RunArgs {
     /// Most memory the run may hold (connections, histograms, terminals, its series), e.g.
     /// 2G; a run whose estimate is above it is refused before its workers start. Default:
     /// half of MemAvailable, or less under a cgroup or address-space limit.
-    #[arg(long, value_name = "SIZE", value_parser = crate::cli::size_arg)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::values::size_arg)]
     pub memory_limit: Option<u64>,
 }
 

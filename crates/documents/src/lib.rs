@@ -2,7 +2,7 @@
 //!
 //! - Every document type `oio report`, `oio compare` and `oio diagnose` read beside the
 //!   envelope (`oio_core::document`): the TPC-C documents in [`tpcc`], users' own
-//!   transactions in [`sql`], the fleet's merged
+//!   transactions in [`sql`], the I/O blender's in [`blend`], the fleet's merged
 //!   results in [`fleet`] (runs, sweeps, observations and the analyses' documents are defined
 //!   in `oio-core` and `oio-analysis`). The crates that produce them (`oio-tpcc`,
 //!   `oio-fleet`) re-export these types, so readers need none of the database drivers or the
@@ -16,6 +16,7 @@
 #![deny(missing_docs)]
 
 pub use oio_core::experiment;
+pub mod blend;
 pub mod fleet;
 pub mod load;
 pub mod sql;

@@ -267,7 +267,7 @@ fn hello(
             out,
             stop,
             "protocol",
-            format!("expected hello first, got {}", name(&m)),
+            format!("expected hello first, got {}", m.name()),
         )),
         Ok(Incoming::Eof) | Err(_) => Ok(Some(AgentEnd::Stopped(
             "no hello from the controller".into(),
@@ -406,7 +406,7 @@ fn session(
                     out,
                     stop,
                     "protocol",
-                    format!("unexpected {}", name(&other)),
+                    format!("unexpected {}", other.name()),
                 ))
             }
         }
@@ -916,35 +916,6 @@ fn check_targets(plan: &RunPlan, out: &Out) -> Vec<TargetCheck> {
         });
     }
     checked
-}
-
-/// A message's tag, for errors.
-pub fn name(m: &Message) -> &'static str {
-    match m {
-        Message::Hello(_) => "hello",
-        Message::Time { .. } => "time",
-        Message::TimeReply { .. } => "time_reply",
-        Message::Check { .. } => "check",
-        Message::PrepareTpcc { .. } => "prepare_tpcc",
-        Message::ReadyTpcc { .. } => "ready_tpcc",
-        Message::TpccInterval(_) => "tpcc_interval",
-        Message::TpccResult { .. } => "tpcc_result",
-        Message::PrepareSql { .. } => "prepare_sql",
-        Message::ReadySql { .. } => "ready_sql",
-        Message::SqlInterval(_) => "sql_interval",
-        Message::SqlResult { .. } => "sql_result",
-        Message::Checked { .. } => "checked",
-        Message::Prepare { .. } => "prepare",
-        Message::Ready { .. } => "ready",
-        Message::Go { .. } => "go",
-        Message::Started { .. } => "started",
-        Message::Interval(_) => "interval",
-        Message::Result { .. } => "result",
-        Message::Stop { .. } => "stop",
-        Message::Beat { .. } => "beat",
-        Message::Progress { .. } => "progress",
-        Message::Error { .. } => "error",
-    }
 }
 
 #[cfg(test)]

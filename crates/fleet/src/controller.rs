@@ -64,6 +64,31 @@ pub enum Work {
     Sql(crate::protocol::WireSqlPlan),
 }
 
+/// What the hosts run, for a header and a result's folder: the workload's name (`default`
+/// when no job runs a workload), or when workload groups run different workloads, "mixed"
+/// and each group's.
+pub fn workload_name(default: &str, jobs: &[HostJob]) -> String {
+    let mut groups: Vec<(&str, &str)> = Vec::new();
+    for j in jobs {
+        if let Work::Io(p) = &j.plan {
+            if !groups.iter().any(|g| g.0 == j.group) {
+                groups.push((&j.group, &p.workload.name));
+            }
+        }
+    }
+    if groups.len() < 2 {
+        return groups.first().map_or(default, |g| g.1).to_string();
+    }
+    format!(
+        "mixed ({})",
+        groups
+            .iter()
+            .map(|(g, w)| format!("{g}: {w}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
 impl Work {
     /// Where the `started` message is taken, after the common start: a workload's workers
     /// start at the instant (the engine times its ramp from there); a TPC-C driver reports
@@ -226,7 +251,7 @@ pub struct HostOutcome {
     pub logs: Vec<crate::protocol::LogFile>,
     /// TPC-C: its database (password redacted) and warehouses, as prepared.
     pub tpcc_ready: Option<(String, u32)>,
-    /// TPC-C: its database as the server names it (see [`crate::tpcc::identity`]).
+    /// TPC-C: its database as the server names it (see [`oio_tpcc::database::identity`]).
     pub tpcc_identity: Option<String>,
     /// TPC-C: intervals as streamed (whole counts and histograms; merged as they are).
     pub tpcc_streamed: Vec<crate::protocol::WireTpccInterval>,
@@ -512,7 +537,7 @@ impl Fleet {
             // result, instead of every ssh dying at once with the session it carried.
             // An installed copy at a path on the host runs only after its directories are
             // checked there, as `fleet install` checks them.
-            let run = crate::install::guarded_launcher(argv);
+            let run = crate::launch::guarded_launcher(argv);
             let mut child = Command::new(&run[0])
                 .args(&run[1..])
                 .process_group(0)
@@ -539,7 +564,7 @@ impl Fleet {
                             Ok(Some(m)) if r.last_len() > SMALL_LINE && !is_result(&m) => (
                                 Ev::Bad(format!(
                                     "a {} message of {} bytes; at most {SMALL_LINE} are accepted",
-                                    crate::agent::name(&m),
+                                    m.name(),
                                     r.last_len()
                                 )),
                                 true,
@@ -680,7 +705,7 @@ impl Fleet {
                 Ev::Msg(m @ Message::Progress { .. }) => self.sessions[i].heard_from(&m),
                 Ev::Msg(m) => {
                     self.sessions[i].heard_from(&m);
-                    self.sessions[i].heard = (at, crate::agent::name(&m).to_string());
+                    self.sessions[i].heard = (at, m.name().to_string());
                     match on(&mut self.sessions[i], at, m) {
                         Ok(true) => done[i] = true,
                         Ok(false) => {}
@@ -1480,7 +1505,7 @@ impl Collection {
                 Message::SqlInterval(w) => {
                     format!("interval {}, t = {:.3} s", w.index + 1, w.t_s)
                 }
-                other => crate::agent::name(other).to_string(),
+                other => other.name().to_string(),
             };
             fleet.sessions[i].heard = (at, what.clone());
             h.last_heard = (at, what);
@@ -1587,7 +1612,7 @@ impl Collection {
                 None
             }
             Ev::Msg(Message::Error { phase, message }) => Some(format!("{phase}: {message}")),
-            Ev::Msg(other) => Some(format!("unexpected {}", crate::agent::name(&other))),
+            Ev::Msg(other) => Some(format!("unexpected {}", other.name())),
             Ev::Eof => {
                 fleet.sessions[i].gone = true;
                 Some(fleet.sessions[i].why_gone())
@@ -1705,7 +1730,7 @@ impl Reject {
     fn unexpected(expected: impl Into<String>, got: &Message) -> Reject {
         Reject::Unexpected {
             expected: expected.into(),
-            got: crate::agent::name(got),
+            got: got.name(),
         }
     }
 }

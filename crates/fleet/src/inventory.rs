@@ -148,6 +148,39 @@ pub struct HostSpec {
     pub profile: Option<String>,
 }
 
+impl HostSpec {
+    /// `plan` as this host runs it: its own targets and roles when the inventory gives some
+    /// (they replace the plan's), and `{host}` in target and log paths replaced by its name.
+    pub fn bind(&self, plan: &mut oio_engine::RunPlan) {
+        if !self.targets.is_empty() || !self.roles.is_empty() {
+            plan.bindings.clear();
+            if !self.targets.is_empty() {
+                plan.bindings.push(oio_engine::TargetBinding {
+                    role: String::new(),
+                    paths: self.targets.clone(),
+                });
+            }
+            for (role, paths) in &self.roles {
+                plan.bindings.push(oio_engine::TargetBinding {
+                    role: role.clone(),
+                    paths: paths.clone(),
+                });
+            }
+        }
+        let on_host = |path: &mut PathBuf| {
+            let s = path.to_string_lossy();
+            if s.contains("{host}") {
+                *path = PathBuf::from(s.replace("{host}", &self.name));
+            }
+        };
+        for b in &mut plan.bindings {
+            b.paths.iter_mut().for_each(on_host);
+        }
+        plan.lat_log.iter_mut().for_each(on_host);
+        plan.hdr_log.iter_mut().for_each(on_host);
+    }
+}
+
 /// An inventory file.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -380,6 +413,38 @@ impl Launcher {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_host_binds_its_own_targets_and_its_name() {
+        let inv = Inventory::parse(
+            r#"
+[[host]]
+name = "db1"
+roles = { log = ["/logs/{host}.log"] }
+[[host]]
+name = "db2"
+"#,
+            "inv.toml",
+        )
+        .unwrap();
+        let mut plan: oio_engine::RunPlan = serde_json::from_value(serde_json::json!({
+            "workload": oio_core::profiles::profile("oltp-data").expect("built-in"),
+            "bindings": [{ "role": "", "paths": ["/data/{host}/t.dat"] }],
+            "target_options": { "write": true, "direct": false, "size": 1048576,
+                "allow_overwrite": false, "destroy_data": false, "fill_seed": 0 },
+            "engine": "null", "submit": "per_io", "time": 1000000000, "ramp": 0,
+            "interval": 1000000000, "seed": 1, "latency_tracking": true, "io_limit": null,
+            "verify": false, "track_order": false, "sim": null, "lat_log": null
+        }))
+        .unwrap();
+        let mut two = plan.clone();
+        inv.hosts[0].bind(&mut plan);
+        assert_eq!(plan.bindings.len(), 1);
+        assert_eq!(plan.bindings[0].role, "log");
+        assert_eq!(plan.bindings[0].paths, [PathBuf::from("/logs/db1.log")]);
+        inv.hosts[1].bind(&mut two);
+        assert_eq!(two.bindings[0].paths, [PathBuf::from("/data/db2/t.dat")]);
+    }
 
     #[test]
     fn a_list_gets_the_default_launcher() {

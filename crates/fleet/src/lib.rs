@@ -15,6 +15,8 @@
 //! - [`sql`]: users' own SQL transactions on many hosts, and their merged `oio.sql` result.
 //! - [`fio`]: importing fio's own client/server results.
 //! - [`install`]: copying oio to hosts through the launcher's transport.
+//! - [`launch`]: a shell script run on a host through that transport; the guard on an
+//!   installed agent.
 //! - [`inventory`]: hosts, their targets and launchers from a TOML file.
 //! - [`scale`]: host ladders, scaling efficiency and where it falls below a threshold.
 //! - [`limits`]: the open files a fleet needs (the soft limit raised to the hard one).
@@ -27,6 +29,7 @@ pub mod controller;
 pub mod fio;
 pub mod install;
 pub mod inventory;
+pub mod launch;
 pub mod limits;
 pub mod merge;
 pub mod protocol;

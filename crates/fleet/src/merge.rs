@@ -670,57 +670,14 @@ pub fn document(
         if let Some(l) = &h.lost {
             lost.push(l.describe(&h.name));
         }
-        hosts.push(FleetHost {
-            host: h.name.clone(),
-            boot_id: h.boot_id.clone(),
-            launcher: h.argv.clone(),
-            result_file: files.get(i).cloned().flatten(),
-            clock_offset_ns: h.clock.offset_ns,
-            clock_rtt_ns: h.clock.rtt_ns,
-            start_skew_ns: h.start_skew_ns,
-            status,
-            iops: s.total.iops,
-            ios: s.total.ios,
-            window_s: *own_s,
-            intervals: iv.len(),
-            lost: h.lost.clone(),
-            faulty: faulty(i),
-            group: h.group.clone(),
-            read_share_pct: (s.total.ios > 0)
-                .then(|| 100.0 * s.read.ios as f64 / s.total.ios as f64),
-            workload: h
-                .plan
-                .as_ref()
-                .map(|p| p.workload.name.clone())
-                .unwrap_or_default(),
-            bindings: h
-                .plan
-                .as_ref()
-                .map(|p| p.bindings.clone())
-                .unwrap_or_default(),
-            devices: h
-                .devices
-                .iter()
-                .flat_map(|o| &o.devices)
-                .filter_map(host_device)
-                .collect(),
-            logs: Vec::new(),
-        });
+        let file = files.get(i).cloned().flatten();
+        hosts.push(host_row(h, file, status, (iv, s, *own_s), faulty(i)));
     }
     let mut summary = summary;
     let mut window = io_window(&hosts, &series, window_s, summary.total.iops);
     let overlap = overlap(&hosts, &series);
     if let Some(o) = &overlap {
-        for (d, k) in [
-            (&mut summary.read, 0),
-            (&mut summary.write, 1),
-            (&mut summary.total, 2),
-        ] {
-            d.iops = o.iops[k];
-            d.bytes_per_sec = o.bytes_per_sec[k];
-        }
-        window.duration_s = o.len_s();
-        window.basis = o.basis();
+        o.apply(&mut summary, &mut window);
     }
     envelope.stopped(if any_errors {
         oio_core::document::StopReason::Errors
@@ -743,17 +700,7 @@ pub fn document(
         "{}; latency percentiles come from the hosts' histograms summed bucket by bucket; each host's interval i covers the same span after its own start, which differs from the common start by its start skew",
         window.basis
     ));
-    if groups.len() > 1 {
-        envelope.warnings.push(format!(
-            "mixed workloads: hosts ran {} workload groups ({}): the merged rates add up across them, but the merged latency percentiles mix different workloads; each group's own (groups) are the ones to compare, and a host is compared with its own group only",
-            groups.len(),
-            groups
-                .iter()
-                .map(|g| format!("{}: {} on {}", g.name, g.workload, g.hosts.join(", ")))
-                .collect::<Vec<_>>()
-                .join("; ")
-        ));
-    }
+    envelope.warnings.extend(mixed_warning(&groups));
     envelope.warnings.extend(host_warnings(run));
     envelope.warnings.extend(timing_warnings(run));
     let idle: Vec<(usize, usize)> = series
@@ -789,6 +736,67 @@ pub fn document(
     doc.devices = device_verdict(&doc.hosts);
     doc.controller.merge_ms = t0.elapsed().as_secs_f64() * 1e3;
     doc
+}
+
+/// Hosts that ran different workload groups: the merged latency mixes them.
+fn mixed_warning(groups: &[FleetGroup]) -> Option<String> {
+    (groups.len() > 1).then(|| {
+        format!(
+            "mixed workloads: hosts ran {} workload groups ({}): the merged rates add up across them, but the merged latency percentiles mix different workloads; each group's own (groups) are the ones to compare, and a host is compared with its own group only",
+            groups.len(),
+            groups
+                .iter()
+                .map(|g| format!("{}: {} on {}", g.name, g.workload, g.hosts.join(", ")))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )
+    })
+}
+
+/// Host `h`'s row of the merged document: where its result went, how it ended, its own
+/// series, summary and window, and what it ran on.
+fn host_row(
+    h: &crate::controller::HostOutcome,
+    result_file: Option<String>,
+    status: String,
+    (iv, s, own_s): (&[Interval], &Summary, f64),
+    faulty: Option<String>,
+) -> FleetHost {
+    FleetHost {
+        host: h.name.clone(),
+        boot_id: h.boot_id.clone(),
+        launcher: h.argv.clone(),
+        result_file,
+        clock_offset_ns: h.clock.offset_ns,
+        clock_rtt_ns: h.clock.rtt_ns,
+        start_skew_ns: h.start_skew_ns,
+        status,
+        iops: s.total.iops,
+        ios: s.total.ios,
+        window_s: own_s,
+        intervals: iv.len(),
+        lost: h.lost.clone(),
+        faulty,
+        group: h.group.clone(),
+        read_share_pct: (s.total.ios > 0).then(|| 100.0 * s.read.ios as f64 / s.total.ios as f64),
+        workload: h
+            .plan
+            .as_ref()
+            .map(|p| p.workload.name.clone())
+            .unwrap_or_default(),
+        bindings: h
+            .plan
+            .as_ref()
+            .map(|p| p.bindings.clone())
+            .unwrap_or_default(),
+        devices: h
+            .devices
+            .iter()
+            .flat_map(|o| &o.devices)
+            .filter_map(host_device)
+            .collect(),
+        logs: Vec::new(),
+    }
 }
 
 /// The plan the hosts ran: the first host's on the command line's workload (its bindings as
@@ -990,6 +998,20 @@ struct Overlap {
 }
 
 impl Overlap {
+    /// The merged rates and window become the overlap's.
+    fn apply(&self, summary: &mut Summary, window: &mut Window) {
+        for (d, k) in [
+            (&mut summary.read, 0),
+            (&mut summary.write, 1),
+            (&mut summary.total, 2),
+        ] {
+            d.iops = self.iops[k];
+            d.bytes_per_sec = self.bytes_per_sec[k];
+        }
+        window.duration_s = self.len_s();
+        window.basis = self.basis();
+    }
+
     fn len_s(&self) -> f64 {
         (self.end_s - self.start_s).max(0.0)
     }
@@ -1112,6 +1134,21 @@ fn io_window(hosts: &[FleetHost], series: &[&[Interval]], window_s: f64, iops: f
         all_hosts_s: stretch.map(|s| s.0),
         all_hosts_rate: stretch.map(|s| s.1),
     }
+}
+
+/// Every host's devices over the window as one observation (`HOST:DEVICE` per device), as
+/// `oio run --record-device` saves its own; None when no host recorded one.
+pub fn devices(doc: &FleetResult) -> Option<oio_core::observation::Observation> {
+    let mut obs = oio_core::observation::Observation::new(
+        oio_core::observation::SourceKind::Record,
+        Vec::new(),
+    );
+    for h in &doc.hosts {
+        for d in &h.devices {
+            obs.device_mut(&format!("{}:{}", h.host, d.name)).intervals = d.series.clone();
+        }
+    }
+    (!obs.devices.is_empty()).then_some(obs)
 }
 
 #[cfg(test)]

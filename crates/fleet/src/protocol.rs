@@ -773,6 +773,37 @@ pub enum Message {
     },
 }
 
+impl Message {
+    /// The message's tag, for errors.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Message::Hello(_) => "hello",
+            Message::Time { .. } => "time",
+            Message::TimeReply { .. } => "time_reply",
+            Message::Check { .. } => "check",
+            Message::PrepareTpcc { .. } => "prepare_tpcc",
+            Message::ReadyTpcc { .. } => "ready_tpcc",
+            Message::TpccInterval(_) => "tpcc_interval",
+            Message::TpccResult { .. } => "tpcc_result",
+            Message::PrepareSql { .. } => "prepare_sql",
+            Message::ReadySql { .. } => "ready_sql",
+            Message::SqlInterval(_) => "sql_interval",
+            Message::SqlResult { .. } => "sql_result",
+            Message::Checked { .. } => "checked",
+            Message::Prepare { .. } => "prepare",
+            Message::Ready { .. } => "ready",
+            Message::Go { .. } => "go",
+            Message::Started { .. } => "started",
+            Message::Interval(_) => "interval",
+            Message::Result { .. } => "result",
+            Message::Stop { .. } => "stop",
+            Message::Beat { .. } => "beat",
+            Message::Progress { .. } => "progress",
+            Message::Error { .. } => "error",
+        }
+    }
+}
+
 /// A line that is not a message.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {

@@ -12,6 +12,211 @@
 // The ladder's types are documents (the report reads them back): defined in oio-documents.
 pub use oio_documents::fleet::{Ladder, Scaled, Step};
 
+use oio_core::document::{Envelope, StopReason};
+use oio_documents::fleet::{FleetResult, FleetTpccResult};
+use std::time::Duration;
+
+/// 1, 2, 4, … below `n`, and `n`.
+pub fn default_steps(n: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = std::iter::successors(Some(1usize), |k| k.checked_mul(2))
+        .take_while(|k| *k < n)
+        .collect();
+    v.push(n);
+    v
+}
+
+/// The threshold asked for, checked: a positive efficiency.
+pub fn check_threshold(t: f64) -> Result<(), String> {
+    if !(t > 0.0 && t.is_finite()) {
+        return Err("--threshold: a positive efficiency, e.g. 0.8".into());
+    }
+    Ok(())
+}
+
+/// The steps asked for (or 1, 2, 4, … and all), checked against the `hosts` given.
+pub fn steps_of(asked: Option<&[usize]>, hosts: usize) -> Result<Vec<usize>, String> {
+    let steps = asked.map_or_else(|| default_steps(hosts), <[usize]>::to_vec);
+    if steps.is_empty()
+        || steps.windows(2).any(|w| w[0] >= w[1])
+        || steps[0] == 0
+        || steps[steps.len() - 1] > hosts
+    {
+        return Err(format!(
+            "--steps: increasing host counts from 1 to the {hosts} hosts given, e.g. 1,2,4"
+        ));
+    }
+    Ok(steps)
+}
+
+/// The order of the steps in round `round`: ascending, then descending (counterbalanced), so
+/// a drift over the ladder's time (caches, a database growing, a neighbour) falls on every
+/// step alike.
+fn round_order(round: usize, steps: usize) -> Vec<usize> {
+    if round.is_multiple_of(2) {
+        (0..steps).collect()
+    } else {
+        (0..steps).rev().collect()
+    }
+}
+
+/// A step's folder: `hostsK`, then `hostsK-2`, … for its repeats.
+pub fn step_dir(k: usize, round: usize) -> String {
+    match round {
+        0 => format!("hosts{k}"),
+        r => format!("hosts{k}-{}", r + 1),
+    }
+}
+
+/// One run of one step, as [`rounds`] takes it.
+pub struct StepRun {
+    /// The step as this run measured it.
+    pub step: Step,
+    /// Ctrl-C stopped the run.
+    pub interrupted: bool,
+    /// Why the run ended early (a host missing, Ctrl-C), when it did.
+    pub ended: Option<StopReason>,
+}
+
+/// Runs every step `repeat` times in counterbalanced rounds through `one(hosts, round)`; a
+/// step of several runs is their mean ([`repeated`]). The ladder ends at the first run
+/// interrupted or cut short (a step with a host missing is not comparable), said in
+/// `envelope`. Returns the steps and whether it was interrupted.
+pub fn rounds<E>(
+    steps: &[usize],
+    repeat: usize,
+    envelope: &mut Envelope,
+    mut one: impl FnMut(usize, usize) -> Result<StepRun, E>,
+) -> Result<(Vec<Step>, bool), E> {
+    let mut runs: Vec<Vec<Step>> = vec![Vec::new(); steps.len()];
+    let mut interrupted = false;
+    'rounds: for round in 0..repeat {
+        for si in round_order(round, steps.len()) {
+            let r = one(steps[si], round)?;
+            runs[si].push(r.step);
+            if let Some(why) = r.ended {
+                interrupted = r.interrupted;
+                envelope.stopped(why);
+                break 'rounds;
+            }
+        }
+    }
+    let done = runs
+        .into_iter()
+        .filter(|r| !r.is_empty())
+        .map(|r| repeated(r, repeat))
+        .collect();
+    Ok((done, interrupted))
+}
+
+/// One step of a ladder from its runs (`repeat` asked): one run as it is; several with their
+/// rates' mean, each run's rate and result, complete only when every run was.
+fn repeated(mut runs: Vec<Step>, repeat: usize) -> Step {
+    if repeat < 2 {
+        return runs.remove(0);
+    }
+    let rates: Vec<f64> = runs.iter().map(|r| r.rate).collect();
+    let files: Vec<String> = runs.iter().map(|r| r.result_file.clone()).collect();
+    let complete = runs.len() == repeat && runs.iter().all(|r| r.complete);
+    let mut s = runs.remove(0);
+    s.rate = rates.iter().sum::<f64>() / rates.len() as f64;
+    s.repeat_rates = rates;
+    s.result_files = files;
+    s.complete = complete;
+    s
+}
+
+/// One step from its merged result: the rates of the intervals every host delivered in full
+/// (a short last interval or one with a host missing is not the step's rate).
+pub fn io_step(hosts: usize, doc: &FleetResult, file: &str) -> Step {
+    let longest = doc
+        .intervals
+        .iter()
+        .map(|i| i.duration_s)
+        .fold(0.0, f64::max);
+    let interval_rates = doc
+        .intervals
+        .iter()
+        .zip(&doc.hosts_per_interval)
+        .filter(|(i, &n)| n == hosts && i.duration_s >= 0.99 * longest)
+        .map(|(i, _)| i.total.iops)
+        .collect();
+    Step {
+        hosts,
+        rate: doc.summary.total.iops,
+        interval_rates,
+        p99_ns: doc.summary.total.latency_ns.p99,
+        result_file: file.to_string(),
+        complete: !doc.envelope.partial,
+        repeat_rates: Vec::new(),
+        result_files: Vec::new(),
+    }
+}
+
+/// One TPC-C step from its merged result: the NOPM of the intervals every host delivered in
+/// full. An interval counts when at least half the asked length (the window's short last one
+/// is not the step's rate; one closed a little late under load still is, its NOPM being over
+/// its own length).
+pub fn tpcc_step(hosts: usize, doc: &FleetTpccResult, file: &str, interval: Duration) -> Step {
+    let full = 0.5 * interval.as_secs_f64();
+    let mut prev = 0.0;
+    let mut interval_rates = Vec::new();
+    for i in &doc.intervals {
+        if i.hosts == hosts && i.t_s - prev >= full {
+            interval_rates.push(i.nopm);
+        }
+        prev = i.t_s;
+    }
+    Step {
+        hosts,
+        rate: doc.summary.nopm,
+        interval_rates,
+        p99_ns: doc.summary.new_order_latency_ns.p99,
+        result_file: file.to_string(),
+        complete: !doc.envelope.partial,
+        repeat_rates: Vec::new(),
+        result_files: Vec::new(),
+    }
+}
+
+/// How a ladder of `repeat` runs per step was measured, said in its document.
+pub fn method(tpcc: bool, repeat: usize) -> String {
+    match (tpcc, repeat > 1) {
+        (false, true) => format!("each step is {repeat} fleet runs on the first hosts listed (the steps interleaved, ascending then descending); a step's rate is its runs' mean; efficiency = (merged rate ÷ hosts) ÷ the first step's; its margin is two standard errors of the two steps' rates from run to run"),
+        (false, false) => "each step is one fleet run on the first hosts listed; efficiency = (merged rate ÷ hosts) ÷ the first step's; its margin is two standard errors of the two steps' rates (from their full-length intervals, taken as independent, which understates the run-to-run spread: give --repeat 2 or more for that)".into(),
+        (true, true) => format!("each step is {repeat} fleet TPC-C runs on the first hosts listed (the steps interleaved, ascending then descending), each host on its own database; a step's NOPM is its runs' mean; efficiency = (merged NOPM ÷ hosts) ÷ the first step's; its margin is two standard errors of the two steps' NOPM from run to run; above 1 is flagged, since adding hosts cannot make each do more"),
+        (true, false) => "each step is one fleet TPC-C run on the first hosts listed, each host on its own database; efficiency = (merged NOPM ÷ hosts) ÷ the first step's; its margin is two standard errors of the two steps' NOPM (from their full-length intervals, taken as independent, which understates the run-to-run spread: give --repeat 2 or more for that); above 1 is flagged, since adding hosts cannot make each do more".into(),
+    }
+}
+
+/// The ladder document (`scale.json` of `oio fleet scale`): the steps and the verdict.
+#[derive(Debug, serde::Serialize)]
+pub struct ScaleDoc<'a> {
+    /// Schema, command line, label, host; partial when cut short.
+    #[serde(flatten)]
+    pub envelope: Envelope,
+    /// The workload's name.
+    pub workload: String,
+    /// The steps and the verdict.
+    #[serde(flatten)]
+    pub ladder: &'a Ladder,
+}
+
+/// The TPC-C ladder document (`scale.json` of `oio fleet tpcc scale`): the plan of each
+/// step, the steps and the verdict.
+#[derive(Debug, serde::Serialize)]
+pub struct TpccScaleDoc<'a> {
+    /// Schema, command line, label, host; partial when cut short.
+    #[serde(flatten)]
+    pub envelope: Envelope,
+    /// Workers (connections) on each host.
+    pub workers: u32,
+    /// What the rates are: "NOPM".
+    pub unit: &'static str,
+    /// The steps and the verdict.
+    #[serde(flatten)]
+    pub ladder: &'a Ladder,
+}
+
 /// A step's noise: from its repeats when it has two or more, else from its intervals.
 fn step_noise(s: &Step) -> Option<f64> {
     if s.repeat_rates.len() >= 2 {
@@ -208,6 +413,44 @@ fn join(v: &[usize]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn default_steps_double_up_to_every_host() {
+        assert_eq!(default_steps(1), [1]);
+        assert_eq!(default_steps(4), [1, 2, 4]);
+        assert_eq!(default_steps(6), [1, 2, 4, 6]);
+    }
+
+    #[test]
+    fn steps_must_increase_within_the_hosts() {
+        assert_eq!(steps_of(None, 3).unwrap(), [1, 2, 3]);
+        assert_eq!(steps_of(Some(&[1, 3]), 3).unwrap(), [1, 3]);
+        for bad in [&[2, 1][..], &[0, 1], &[1, 4], &[]] {
+            assert!(steps_of(Some(bad), 3).unwrap_err().starts_with("--steps"));
+        }
+        assert!(check_threshold(0.0).is_err() && check_threshold(0.8).is_ok());
+    }
+
+    #[test]
+    fn rounds_alternate_and_average_the_repeats() {
+        let mut env = Envelope::new("t", 1);
+        let mut order = Vec::new();
+        let (done, interrupted) = rounds(&[1, 2], 2, &mut env, |k, round| {
+            order.push((k, round));
+            let mut s = step(k, 100.0 + round as f64 * 10.0, 0.0);
+            s.result_file = step_dir(k, round);
+            Ok::<_, ()>(StepRun {
+                step: s,
+                interrupted: false,
+                ended: None,
+            })
+        })
+        .unwrap();
+        assert_eq!(order, [(1, 0), (2, 0), (2, 1), (1, 1)]);
+        assert!(!interrupted);
+        assert_eq!(done[0].rate, 105.0);
+        assert_eq!(done[1].result_files, ["hosts2", "hosts2-2"]);
+    }
 
     fn step(hosts: usize, per_host: f64, wobble: f64) -> Step {
         let r = per_host * hosts as f64;

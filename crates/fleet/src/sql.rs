@@ -30,7 +30,7 @@ pub fn prepare(plan: &WireSqlPlan) -> Result<(SqlRun, String, Option<String>), S
     let mut s = oio_tpcc::database::open(&run.db)
         .connect("oio-fleet-prepare", o.sqlite_sync, &o.timeouts)
         .map_err(|e| format!("{}: {e}", run.db.redacted()))?;
-    let identity = crate::tpcc::identity(&run.db, &mut s);
+    let identity = oio_tpcc::database::identity(&run.db, &mut s);
     let db = run.db.redacted();
     Ok((run, db, identity))
 }

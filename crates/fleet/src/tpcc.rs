@@ -6,11 +6,12 @@
 //! part of the fleet's); a host cut short (lost, or stopped by its errors) adds its new orders
 //! up to its last interval spread over the whole fleet window: nothing after it went silent.
 
-use crate::controller::FleetRun;
+use crate::controller::{FleetRun, HostJob, Work};
+use crate::inventory::HostSpec;
 use crate::protocol::{Message, WireTpccInterval};
 use oio_core::histogram::{LatencyHistogram, LatencySummary};
 use oio_tpcc::driver::ClosedInterval;
-use oio_tpcc::TpccResult;
+use oio_tpcc::{TpccResult, TpccRunPlan};
 use std::collections::BTreeMap;
 
 pub use oio_documents::fleet::{
@@ -85,53 +86,11 @@ pub fn prepare(
             url: url.redacted(),
             source,
         })?;
-    Ok((url.redacted(), w, identity(&url, &mut s)))
-}
-
-/// The database as its server names it, so hosts that reach one database through different
-/// addresses (or one address through different routes) are known to share it: PostgreSQL's
-/// `system_identifier` and the database's OID; MariaDB/MySQL the server (`@@server_uuid`, or
-/// on MariaDB, which has none, its host name, port and data directory) and the schema;
-/// SQLite the file's device and inode on this kernel (its boot id), so copies on other
-/// machines are not taken for one file. None when the server does not say (e.g. a role
-/// without access to `pg_control_system()`).
-pub fn identity(url: &oio_tpcc::DbUrl, s: &mut oio_tpcc::db::Session) -> Option<String> {
-    use oio_tpcc::database::one_text;
-    let text = |s: &mut oio_tpcc::db::Session, sql: &str| {
-        one_text(s, sql)
-            .ok()
-            .flatten()
-            .filter(|t| !t.trim().is_empty())
-    };
-    match url {
-        oio_tpcc::DbUrl::Sqlite(p) => {
-            use std::os::unix::fs::MetadataExt as _;
-            let m = std::fs::metadata(p).ok()?;
-            let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
-            Some(format!("sqlite:{}/{}/{}", boot.trim(), m.dev(), m.ino()))
-        }
-        oio_tpcc::DbUrl::Postgres(_) => {
-            let sys = text(s, "SELECT system_identifier::text FROM pg_control_system()")?;
-            let oid = text(
-                s,
-                "SELECT oid::text FROM pg_database WHERE datname = current_database()",
-            )?;
-            Some(format!("postgres:{sys}/{oid}"))
-        }
-        oio_tpcc::DbUrl::Mysql(_) => {
-            let server = text(s, "SELECT @@server_uuid")
-                .or_else(|| text(s, "SELECT CONCAT(@@hostname, ':', @@port, ':', @@datadir)"))?;
-            let schema = text(s, "SELECT DATABASE()")?;
-            Some(format!("mysql:{server}/{schema}"))
-        }
-        oio_tpcc::DbUrl::SqlServer(_) => {
-            // The server's name and the database's id on it (Babelfish answers both).
-            let server = text(s, "SELECT CONCAT(@@SERVERNAME, ':', CAST(SERVERPROPERTY('MachineName') AS NVARCHAR(128)))")
-                .or_else(|| text(s, "SELECT @@SERVERNAME"))?;
-            let db = text(s, "SELECT CONCAT(DB_NAME(), ':', DB_ID())")?;
-            Some(format!("sqlserver:{server}/{db}"))
-        }
-    }
+    Ok((
+        url.redacted(),
+        w,
+        oio_tpcc::database::identity(&url, &mut s),
+    ))
 }
 
 /// The agent's observer: `started` when the measured window opens, each closed interval at
@@ -433,36 +392,9 @@ pub fn document(
         if let Some(l) = &h.lost {
             lost.push(l.describe(&h.name));
         }
-        let (db, warehouses) = ready.get(i).cloned().unwrap_or_default();
-        hosts.push(FleetTpccHost {
-            host: h.name.clone(),
-            launcher: h.argv.clone(),
-            db,
-            warehouses,
-            workers: match &h.tpcc_result {
-                Some(r) => r.options.workers,
-                None => plan.workers.first().copied().unwrap_or(0),
-            },
-            result_file: files.get(i).cloned().flatten(),
-            clock_offset_ns: h.clock.offset_ns,
-            clock_rtt_ns: h.clock.rtt_ns,
-            start_skew_ns: h.start_skew_ns,
-            status,
-            new_orders: p.new_orders,
-            nopm: p.own.0,
-            window_s: p.own_s,
-            tpm: p.tpm.unwrap_or(p.own.1),
-            tpm_client: p.own.1,
-            client_nopm: per_min(p.client_new_orders as f64, p.own_s),
-            db_identity: h.tpcc_identity.clone(),
-            intervals: if faulty(i).is_some() {
-                0
-            } else {
-                h.tpcc_streamed.len()
-            },
-            lost: h.lost.clone(),
-            faulty: faulty(i),
-        });
+        let ready = ready.get(i).cloned().unwrap_or_default();
+        let file = files.get(i).cloned().flatten();
+        hosts.push(host_row(h, p, plan, ready, file, status, faulty(i)));
     }
     let window = tpcc_window(run, &kept, &counted, &hosts, window_s, summary.nopm);
     let (intervals, bad) = merge_intervals(run, &kept, &counted);
@@ -485,31 +417,7 @@ pub fn document(
         .iter()
         .map(|g| shared_database(g, &hosts, &parts, window_s, interval_s))
         .collect();
-    for (g, d) in groups.iter().zip(&shared) {
-        notes.push(format!(
-            "hosts {} drove one database ({}{}): its new orders and TPM are counted once, from host {}'s reading of the database ({:.1} NOPM over its window), not once per host; their drivers committed {:.1} NOPM between them (each host's client_nopm)",
-            d.hosts.join(", "),
-            d.identity,
-            if g.by_url {
-                ", known by its URL: the server's identity could not be read"
-            } else {
-                ", as its server identifies it"
-            },
-            d.reading_host,
-            d.nopm,
-            d.client_nopm
-        ));
-        if !d.agree {
-            envelope.warnings.push(format!(
-                "database {}: its own count gives {:.1} NOPM, the hosts' drivers committed {:.1} NOPM between them, {:.1} apart where the windows' skew and tail explain at most {:.1}: another client on the database, or a host that counted wrong",
-                d.identity,
-                d.nopm,
-                d.client_nopm,
-                (d.nopm - d.client_nopm).abs(),
-                d.tolerance_nopm
-            ));
-        }
-    }
+    shared_notes(&groups, &shared, &mut notes, &mut envelope.warnings);
     envelope.warnings.extend(
         refused
             .iter()
@@ -551,6 +459,83 @@ pub fn document(
         shared_databases: shared,
         lost,
         notes,
+    }
+}
+
+/// Host `h`'s row of the merged document: its database (`ready`), its part `p`, where its
+/// result went and how it ended.
+fn host_row(
+    h: &crate::controller::HostOutcome,
+    p: &Part,
+    plan: &TpccRunPlan,
+    (db, warehouses): (String, u32),
+    result_file: Option<String>,
+    status: String,
+    faulty: Option<String>,
+) -> FleetTpccHost {
+    FleetTpccHost {
+        host: h.name.clone(),
+        launcher: h.argv.clone(),
+        db,
+        warehouses,
+        workers: match &h.tpcc_result {
+            Some(r) => r.options.workers,
+            None => plan.workers.first().copied().unwrap_or(0),
+        },
+        result_file,
+        clock_offset_ns: h.clock.offset_ns,
+        clock_rtt_ns: h.clock.rtt_ns,
+        start_skew_ns: h.start_skew_ns,
+        status,
+        new_orders: p.new_orders,
+        nopm: p.own.0,
+        window_s: p.own_s,
+        tpm: p.tpm.unwrap_or(p.own.1),
+        tpm_client: p.own.1,
+        client_nopm: per_min(p.client_new_orders as f64, p.own_s),
+        db_identity: h.tpcc_identity.clone(),
+        intervals: if faulty.is_some() {
+            0
+        } else {
+            h.tpcc_streamed.len()
+        },
+        lost: h.lost.clone(),
+        faulty,
+    }
+}
+
+/// What each database several hosts drove says: how it was counted (a note), and a warning
+/// when its own count and the hosts' drivers disagree beyond what the windows explain.
+fn shared_notes(
+    groups: &[DbGroup],
+    shared: &[SharedDatabase],
+    notes: &mut Vec<String>,
+    warnings: &mut Vec<String>,
+) {
+    for (g, d) in groups.iter().zip(shared) {
+        notes.push(format!(
+            "hosts {} drove one database ({}{}): its new orders and TPM are counted once, from host {}'s reading of the database ({:.1} NOPM over its window), not once per host; their drivers committed {:.1} NOPM between them (each host's client_nopm)",
+            d.hosts.join(", "),
+            d.identity,
+            if g.by_url {
+                ", known by its URL: the server's identity could not be read"
+            } else {
+                ", as its server identifies it"
+            },
+            d.reading_host,
+            d.nopm,
+            d.client_nopm
+        ));
+        if !d.agree {
+            warnings.push(format!(
+                "database {}: its own count gives {:.1} NOPM, the hosts' drivers committed {:.1} NOPM between them, {:.1} apart where the windows' skew and tail explain at most {:.1}: another client on the database, or a host that counted wrong",
+                d.identity,
+                d.nopm,
+                d.client_nopm,
+                (d.nopm - d.client_nopm).abs(),
+                d.tolerance_nopm
+            ));
+        }
     }
 }
 
@@ -948,11 +933,115 @@ pub fn set_scaling(
     Ok(())
 }
 
+/// Checks that `plan` can run on a fleet. A fleet run is one step on every host: a worker list
+/// or repeats would make each host run a sequence of its own, which the hosts' intervals cannot
+/// be merged over. A ladder (`ladder`) takes `--repeat` as its own (each step run that many
+/// times, the steps interleaved): each of its fleet runs is one run on every host.
+pub fn check_step(plan: &TpccRunPlan, ladder: bool) -> Result<(), String> {
+    if ladder {
+        if plan.repeat == 0 {
+            return Err("--repeat must be at least 1".into());
+        }
+    } else if plan.workers.len() != 1 {
+        return Err(format!(
+            "--workers {}: a fleet run takes one worker count per host (a list makes a sequence; run the fleet once per count, or `oio fleet tpcc scale` for a ladder of hosts)",
+            plan.workers.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+        ));
+    } else if plan.repeat != 1 {
+        return Err(format!(
+            "--repeat {}: a fleet run is one run on every host; repeat the fleet run to get repeats",
+            plan.repeat
+        ));
+    }
+    Ok(())
+}
+
+/// One job per host of `plan` (checked by [`check_step`]), each with its database (an
+/// inventory's per-host `db`, else the plan's with `{host}` replaced by the host's name) and
+/// its seed (the plan's plus the host's index); a ladder's runs are one run each.
+pub fn jobs(
+    plan: &TpccRunPlan,
+    hosts: Vec<(HostSpec, Vec<String>)>,
+    ladder: bool,
+) -> Result<Vec<HostJob>, String> {
+    let mut jobs = Vec::with_capacity(hosts.len());
+    for (i, (h, argv)) in hosts.into_iter().enumerate() {
+        let mut p = plan.clone();
+        p.db = match &h.db {
+            Some(db) => db.clone(),
+            None => plan.db.replace("{host}", &h.name),
+        };
+        p.step.seed = plan.step.seed.wrapping_add(i as u64);
+        if ladder {
+            p.repeat = 1;
+            p.schedule.clear();
+            p.order = None;
+        }
+        p.validate().map_err(|e| format!("host {}: {e}", h.name))?;
+        jobs.push(HostJob {
+            name: h.name,
+            argv,
+            plan: Work::Tpcc(p),
+            group: String::new(),
+        });
+    }
+    Ok(jobs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::controller::HostOutcome;
     use crate::protocol::WireHistogram;
+
+    fn plan(workers: Vec<u32>, repeat: u32) -> TpccRunPlan {
+        let step = oio_tpcc::RunOptions {
+            time_s: 60.0,
+            interval_s: 1.0,
+            pace_scale: 1.0,
+            wait_sample_ms: 100.0,
+            seed: 7,
+            ..Default::default()
+        };
+        let mut p = TpccRunPlan::new("sqlite:///tmp/{host}.db", workers, step);
+        p.repeat = repeat;
+        p
+    }
+
+    fn hosts(names: &[&str]) -> Vec<(HostSpec, Vec<String>)> {
+        let inv = crate::inventory::Inventory::from_list(&names.join(","), None).unwrap();
+        inv.hosts.into_iter().map(|h| (h, Vec::new())).collect()
+    }
+
+    #[test]
+    fn each_host_gets_its_database_and_seed() {
+        let jobs = jobs(&plan(vec![4], 1), hosts(&["a", "b"]), false).unwrap();
+        let plans: Vec<_> = jobs
+            .iter()
+            .map(|j| match &j.plan {
+                Work::Tpcc(p) => (p.db.clone(), p.step.seed),
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(
+            plans,
+            [
+                ("sqlite:///tmp/a.db".into(), 7),
+                ("sqlite:///tmp/b.db".into(), 8)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_fleet_run_is_one_step_a_ladder_takes_the_repeats() {
+        let e = check_step(&plan(vec![1, 2], 1), false).unwrap_err();
+        assert!(e.starts_with("--workers 1,2:"), "{e}");
+        let e = check_step(&plan(vec![1], 2), false).unwrap_err();
+        assert!(e.starts_with("--repeat 2:"), "{e}");
+        assert!(check_step(&plan(vec![1], 2), true).is_ok());
+        let j = jobs(&plan(vec![1], 2), hosts(&["a"]), true).unwrap();
+        assert!(matches!(&j[0].plan, Work::Tpcc(p) if p.repeat == 1));
+    }
 
     fn wire(index: u64, new_orders: i64, tx: u64, lat: &[u64]) -> WireTpccInterval {
         let mut h = LatencyHistogram::new();

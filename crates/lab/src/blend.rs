@@ -5,13 +5,12 @@
 
 use crate::config::{RunConfig, RunSettings};
 use crate::error::{LabError, Result};
-use crate::plan::{Lab, Outcome, Plan, Step};
+use crate::scheduler::{tagged, Document, Done, Lab, Outcome, Step};
 use oio_core::workload::{Extent, Percent, Region, Stream, Workload};
 use oio_core::SizeMix;
 use serde::{Deserialize, Serialize};
 
-/// Schema name of blend documents.
-pub const SCHEMA: &str = "oio.blend";
+pub use oio_documents::blend::{Blend, Phase, SCHEMA};
 
 /// What to blend.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -117,43 +116,6 @@ impl BlendPlan {
     }
 }
 
-/// One phase of the document.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Phase {
-    /// "seq-2 alone" or "all 4 together".
-    pub name: String,
-    /// Streams running.
-    pub streams: Vec<String>,
-    /// I/Os per second.
-    pub iops: f64,
-    /// Bytes per second.
-    pub bytes_per_sec: f64,
-    /// Median latency, ns.
-    pub latency_p50_ns: Option<u64>,
-    /// 99th percentile latency, ns.
-    pub latency_p99_ns: Option<u64>,
-    /// Share of I/Os that continued where the previous one on the target ended.
-    pub sequential_pct: f64,
-    /// Share within 128 KiB of it.
-    pub near_sequential_pct: f64,
-    /// The phase's full result.
-    pub result_file: String,
-}
-
-/// The blend document.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Blend {
-    /// Schema `oio.blend`, version, oio version, timestamp, host, and the plan (`oio rerun`).
-    #[serde(flatten)]
-    pub envelope: oio_core::Envelope,
-    /// Target path.
-    pub target: String,
-    /// What the sequentiality is measured from.
-    pub basis: String,
-    /// The phases: each stream alone, then all together.
-    pub phases: Vec<Phase>,
-}
-
 /// Runs the phases; the document only when every phase completed.
 pub(crate) fn execute(lab: &mut Lab<'_>, plan: &BlendPlan, out: &mut Outcome) -> Result<()> {
     let mut phases = Vec::new();
@@ -176,8 +138,8 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &BlendPlan, out: &mut Outcome) ->
             near_sequential_pct: order.near_sequential_pct,
             result_file: path.display().to_string(),
         });
-        let stop = crate::plan::stop_reason(&r);
-        out.runs.push(crate::plan::Done {
+        let stop = crate::scheduler::stop_reason(&r);
+        out.runs.push(Done {
             label: None,
             result: r,
             path,
@@ -197,10 +159,10 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &BlendPlan, out: &mut Outcome) ->
             return Ok(());
         }
     }
-    out.document = Some(crate::plan::Document::Blend(Box::new(Blend {
+    out.document = Some(Document::Blend(Box::new(Blend {
         envelope: oio_core::Envelope {
             host: Some(oio_core::host::HostInfo::detect()),
-            plan: Some(Plan::Blend(plan.clone()).to_value()),
+            plan: Some(tagged("blend", plan)),
             ..oio_core::Envelope::new(SCHEMA, oio_core::document::Kind::Blend.version())
         },
         target: plan

@@ -8,6 +8,8 @@
 //!   blend) and the one scheduler ([`Lab`]) that runs any of them, handing each finished
 //!   result to a [`Sink`] at once, so a crash loses at most the run in progress. Every
 //!   document embeds the plan that produced it (`plan`), which `oio rerun` runs again.
+//! - [`scheduler`]: what every plan runs on, below them all: the [`Lab`] measuring and
+//!   storing one configuration, the [`Step`], [`Progress`] and [`Outcome`] of a run.
 //! - [`order`]: the order of repeats across points (counterbalanced by default).
 //! - [`sweep`], [`blend`]: the sweep grid with its steady-state loop, the blender's phases.
 //! - [`sink`]: the file sink (atomic, never replacing, rescuing a result it cannot save
@@ -27,6 +29,7 @@ pub mod order;
 pub mod plan;
 pub mod proposal;
 pub mod replay;
+pub mod scheduler;
 pub mod sink;
 pub mod sweep;
 pub mod workload;

@@ -3,6 +3,7 @@
 //! stream the trace amounts to (its size mix, read and random shares, rate), so the result
 //! describes the workload like any other run's.
 
+use crate::config::ReplaySpec;
 use oio_core::observation::IoDir;
 use oio_core::sizemix::SizeShare;
 use oio_core::units::format_count;
@@ -47,6 +48,57 @@ pub struct Prepared {
     pub extent: u64,
     /// What the replay leaves out or changes, in words.
     pub notes: Vec<String>,
+}
+
+/// Refuses a `--speed` that is not above 0 and at most 1,000,000.
+pub fn check_speed(speed: f64) -> Result<(), String> {
+    if speed.is_finite() && speed > 0.0 && speed <= 1e6 {
+        return Ok(());
+    }
+    Err(format!(
+        "--speed {speed}: expected a number above 0 and at most 1000000"
+    ))
+}
+
+impl Prepared {
+    /// The size of a new target file: as large as the trace needs, whole MiB, at least 1 MiB.
+    pub fn new_file_size(&self) -> u64 {
+        self.extent.max(1 << 20).div_ceil(1 << 20) << 20
+    }
+
+    /// How long the run may last: the trace's span and as long again (at least 10 s) for a
+    /// replay that falls behind; what is not issued by then is not, and the result says how
+    /// many.
+    pub fn run_time(&self) -> Duration {
+        (self.span + self.span.max(Duration::from_secs(10))).min(oio_core::units::MAX_DURATION)
+    }
+
+    /// The ramp: [`LEAD`] before a timed trace's first I/O, none for a fixed depth.
+    pub fn ramp(&self) -> Duration {
+        if self.trace.timed {
+            LEAD
+        } else {
+            Duration::ZERO
+        }
+    }
+
+    /// What the run records of the replay of `bt` onto `targets` targets, the I/Os with it.
+    pub fn into_spec(self, bt: &BlockTrace, args: &ReplayOptions, targets: usize) -> ReplaySpec {
+        let devices = bt
+            .devices
+            .len()
+            .min(if args.device.is_some() { 1 } else { usize::MAX });
+        ReplaySpec {
+            trace: args.trace.clone(),
+            format: bt.format.name().into(),
+            speed: self.trace.timed.then_some(args.speed),
+            ios: self.trace.ios.len() as u64,
+            mapping: format!(
+                "{devices} device(s) of the trace onto {targets} target(s) in order of first use, round robin; offsets past a target's end wrap (offset modulo its size, moved back to fit), rounded down to its sector"
+            ),
+            loaded: Some(std::sync::Arc::new(self.trace)),
+        }
+    }
 }
 
 /// The trace as the engine takes it: reads and writes of the chosen devices, times scaled,
@@ -275,5 +327,18 @@ fn sanitize(s: &str) -> String {
         "trace".into()
     } else {
         t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn speed_is_above_zero_and_at_most_a_million() {
+        for ok in [0.001, 1.0, 1e6] {
+            assert!(super::check_speed(ok).is_ok());
+        }
+        for bad in [0.0, -1.0, 1e6 + 1.0, f64::NAN, f64::INFINITY] {
+            assert!(super::check_speed(bad).unwrap_err().starts_with("--speed"));
+        }
     }
 }

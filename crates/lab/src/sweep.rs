@@ -12,7 +12,7 @@
 use crate::config::RunConfig;
 use crate::error::{LabError, Result};
 use crate::order::{self, Order};
-use crate::plan::{Document, Lab, Outcome, Plan, Step};
+use crate::scheduler::{tagged, Document, Done, Lab, Outcome, Step};
 use crate::sink::Item;
 use crate::workload::{WorkloadOverrides, WorkloadSource};
 use oio_analysis::knee::LatencyTarget;
@@ -429,11 +429,11 @@ impl PointRunner for OnThisHost<'_, '_> {
     }
 
     fn keep(&mut self, run: &RunResult, step: &Step, name: &str) -> Result<(String, bool)> {
-        let stop = crate::plan::stop_reason(run);
+        let stop = crate::scheduler::stop_reason(run);
         let path = self
             .lab
             .store(run, Some(&self.runs_dir), step, Some(name))?;
-        self.out.runs.push(crate::plan::Done {
+        self.out.runs.push(Done {
             label: None,
             result: run.clone(),
             path: path.clone(),
@@ -550,7 +550,7 @@ fn document(plan: &SweepPlan, timestamp: String, points: Vec<SweepPoint>) -> Swe
         envelope: oio_core::Envelope {
             timestamp,
             host: Some(oio_core::host::HostInfo::detect()),
-            plan: Some(Plan::Sweep(plan.clone()).to_value()),
+            plan: Some(tagged("sweep", plan)),
             ..oio_core::Envelope::new(sweep::SCHEMA, sweep::SCHEMA_VERSION)
         },
         workload: plan.name(),
@@ -615,7 +615,8 @@ fn refine<R: PointRunner>(pts: &mut Points<'_, R>, doc: &mut Sweep) -> Result<bo
 mod tests {
     use super::*;
     use crate::config::RunSettings;
-    use crate::plan::Silent;
+    use crate::plan::Plan;
+    use crate::scheduler::Silent;
     use crate::sink::MemorySink;
     use crate::workload::{Pattern, WorkloadOverrides};
     use oio_core::Cancel;
@@ -684,6 +685,10 @@ mod tests {
             Some(Document::Sweep(d, _)) => (**d).clone(),
             other => panic!("no sweep: {other:?}"),
         };
+        assert_eq!(
+            doc.envelope.plan,
+            Some(Plan::Sweep(plan.clone()).to_value())
+        );
         (out, doc)
     }
 

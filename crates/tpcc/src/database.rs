@@ -375,3 +375,48 @@ pub fn open_sharing(url: &DbUrl, shared: &Arc<SqliteShared>) -> Arc<dyn Database
         DbUrl::SqlServer(u) => Arc::new(crate::mssql_db::SqlServer::new(url, u)),
     }
 }
+
+/// The database as its server names it, so hosts that reach one database through different
+/// addresses (or one address through different routes) are known to share it: PostgreSQL's
+/// `system_identifier` and the database's OID; MariaDB/MySQL the server (`@@server_uuid`, or
+/// on MariaDB, which has none, its host name, port and data directory) and the schema;
+/// SQLite the file's device and inode on this kernel (its boot id), so copies on other
+/// machines are not taken for one file. None when the server does not say (e.g. a role
+/// without access to `pg_control_system()`).
+pub fn identity(url: &DbUrl, s: &mut Session) -> Option<String> {
+    let text = |s: &mut Session, sql: &str| {
+        one_text(s, sql)
+            .ok()
+            .flatten()
+            .filter(|t| !t.trim().is_empty())
+    };
+    match url {
+        DbUrl::Sqlite(p) => {
+            use std::os::unix::fs::MetadataExt as _;
+            let m = std::fs::metadata(p).ok()?;
+            let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+            Some(format!("sqlite:{}/{}/{}", boot.trim(), m.dev(), m.ino()))
+        }
+        DbUrl::Postgres(_) => {
+            let sys = text(s, "SELECT system_identifier::text FROM pg_control_system()")?;
+            let oid = text(
+                s,
+                "SELECT oid::text FROM pg_database WHERE datname = current_database()",
+            )?;
+            Some(format!("postgres:{sys}/{oid}"))
+        }
+        DbUrl::Mysql(_) => {
+            let server = text(s, "SELECT @@server_uuid")
+                .or_else(|| text(s, "SELECT CONCAT(@@hostname, ':', @@port, ':', @@datadir)"))?;
+            let schema = text(s, "SELECT DATABASE()")?;
+            Some(format!("mysql:{server}/{schema}"))
+        }
+        DbUrl::SqlServer(_) => {
+            // The server's name and the database's id on it (Babelfish answers both).
+            let server = text(s, "SELECT CONCAT(@@SERVERNAME, ':', CAST(SERVERPROPERTY('MachineName') AS NVARCHAR(128)))")
+                .or_else(|| text(s, "SELECT @@SERVERNAME"))?;
+            let db = text(s, "SELECT CONCAT(DB_NAME(), ':', DB_ID())")?;
+            Some(format!("sqlserver:{server}/{db}"))
+        }
+    }
+}

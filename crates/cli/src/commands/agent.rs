@@ -32,7 +32,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let end = oio_fleet::agent::serve(
         std::io::stdin(),
         std::io::stdout(),
-        crate::cli::VERSION,
+        crate::values::VERSION,
         stop,
     )
     .map_err(|e| anyhow::anyhow!("agent: {e}"))?;

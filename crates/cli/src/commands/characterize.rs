@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+mod calibrate;
+
 /// Arguments of `oio characterize`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -84,12 +86,12 @@ pub struct Args {
     pub calibrate: Option<PathBuf>,
 
     /// With --calibrate: length of each run.
-    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = crate::cli::duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = crate::values::duration_arg)]
     pub calibrate_time: Duration,
 
     /// With --calibrate: size of the file to create, or the part of the target to use
     /// (default 1G for a new file).
-    #[arg(long, value_name = "SIZE", value_parser = crate::cli::size_arg)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::values::size_arg)]
     pub size: Option<u64>,
 
     /// With --calibrate: allow writing to a file or device oio did not create.
@@ -168,7 +170,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let dev = oio_analysis::characterize::pick_device(&obs, args.device.as_deref())?;
         let sig = oio_analysis::capture_check::signature(&dev.intervals)
             .context("--calibrate: the capture has no interval with I/O")?;
-        let cal = crate::commands::calibrate::calibrate(
+        let cal = calibrate::calibrate(
             &c.workload,
             sig.queue
                 .context("--calibrate: the capture has no queue length to aim at")?,

@@ -17,6 +17,8 @@ use oio_lab::{Interleave, Labelled, Order, Plan};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod capture_check;
+
 /// Arguments of `oio compare`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
@@ -192,14 +194,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         bail!("compare needs at least two groups (files or directories), or --run twice");
     }
     // A capture (telemetry) first: the replay's device against it, not groups of runs.
-    if crate::commands::capture_check::is_capture(&args.groups[0]) {
+    if capture_check::is_capture(&args.groups[0]) {
         if args.groups.len() != 2 {
             bail!(
                 "{} is a capture: give it and one replay (`oio compare CAPTURE REPLAY`)",
                 args.groups[0].display()
             );
         }
-        return crate::commands::capture_check::run(&args.groups[0], &args.groups[1], args.json);
+        return capture_check::run(&args.groups[0], &args.groups[1], args.json);
     }
     check_labels(&args.labels, args.groups.len())?;
     let (groups, kind) = crate::groups::load_groups(&args.groups, &args.labels)?;

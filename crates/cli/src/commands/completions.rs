@@ -1,8 +1,6 @@
 //! `oio completions SHELL`: a completion script generated from the same clap definitions that
 //! parse the command line, so it never drifts from the real flags.
 
-use crate::cli::Cli;
-use clap::CommandFactory;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -19,9 +17,8 @@ pub struct Args {
     pub shell: clap_complete::Shell,
 }
 
-/// Writes the script on stdout.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let mut cmd = Cli::command();
+/// Writes the script for `cmd` (oio's whole grammar) on stdout.
+pub fn run(args: Args, mut cmd: clap::Command) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     clap_complete::generate(args.shell, &mut cmd, "oio", &mut out);
     out.flush()?;

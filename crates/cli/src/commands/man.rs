@@ -1,9 +1,7 @@
 //! `oio man [COMMAND]`: the manual page in roff, generated from the same clap definitions that
 //! parse the command line.
 
-use crate::cli::Cli;
 use anyhow::Context;
-use clap::CommandFactory;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -19,9 +17,8 @@ pub struct Args {
     pub command: Option<String>,
 }
 
-/// Writes the page on stdout.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let mut cmd = Cli::command();
+/// Writes the page of `cmd` (oio's whole grammar, or one of its commands) on stdout.
+pub fn run(args: Args, mut cmd: clap::Command) -> anyhow::Result<ExitCode> {
     // Building propagates global flags (--color, --quiet) and the version into subcommands.
     cmd.build();
     let page = match &args.command {
@@ -36,12 +33,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 format!("no command '{name}'; expected one of: {}", names.join(", "))
             })?;
             // Built, the command is named oio-COMMAND for the page's title and synopsis.
-            sub.version(crate::cli::VERSION)
+            sub.version(crate::values::VERSION)
         }
     };
     let mut out = std::io::stdout().lock();
     clap_mangen::Man::new(page)
-        .source(format!("oio {}", crate::cli::VERSION))
+        .source(format!("oio {}", crate::values::VERSION))
         .manual("oio manual")
         .render(&mut out)?;
     out.flush()?;

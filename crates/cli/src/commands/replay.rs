@@ -9,12 +9,11 @@ use crate::device_recording::Recording;
 use crate::experiment::{execute, present};
 use crate::output::style;
 use oio_core::units::{format_count, format_ns};
-use oio_lab::replay::{ReplayOptions, LEAD};
-use oio_lab::{Plan, ReplaySpec, RunSettings};
+use oio_lab::replay::ReplayOptions;
+use oio_lab::{Plan, RunSettings};
 use oio_telemetry::blocktrace::TraceFormat;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Trace formats on the command line.
@@ -79,7 +78,7 @@ pub struct Args {
 
     /// Size of the file to create, or the part of a file or device to use. Default: the
     /// whole of an existing target; the trace's span for a new file.
-    #[arg(long, value_name = "SIZE", value_parser = crate::cli::size_arg)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::values::size_arg)]
     pub size: Option<u64>,
 
     /// Go through the page cache instead of O_DIRECT.
@@ -103,7 +102,7 @@ pub struct Args {
     pub sim: Option<oio_engine::engines::null::Sim>,
 
     /// Length of each interval of the time series.
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = crate::cli::duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = crate::values::duration_arg)]
     pub interval: Duration,
 
     /// Per-I/O latency log in fio's lat log format: PREFIX_lat.1.log.
@@ -129,12 +128,7 @@ pub struct Args {
 
 /// Runs `oio replay`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if !(args.speed.is_finite() && args.speed > 0.0 && args.speed <= 1e6) {
-        anyhow::bail!(
-            "--speed {}: expected a number above 0 and at most 1000000",
-            args.speed
-        );
-    }
+    oio_lab::replay::check_speed(args.speed).map_err(anyhow::Error::msg)?;
     crate::results::check_destination(&args.out, "--out DIR")?;
     let format = args.format.map(|f| match f {
         FormatArg::FioIolog => TraceFormat::FioIolog,
@@ -158,18 +152,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for n in bt.warnings.iter().chain(&p.notes) {
         style::print_notice(n);
     }
-    let size = args.size.or_else(|| {
-        // A new file is made as large as the trace needs (at least 1 MiB).
+    // A new file is made as large as the trace needs.
+    let size = (args.size).or_else(|| {
         targets
             .iter()
             .any(|t| !t.exists())
-            .then(|| p.extent.max(1 << 20).div_ceil(1 << 20) << 20)
+            .then(|| p.new_file_size())
     });
-    let mapping = format!(
-        "{} device(s) of the trace onto {} target(s) in order of first use, round robin; offsets past a target's end wrap (offset modulo its size, moved back to fit), rounded down to its sector",
-        bt.devices.len().min(if args.device.is_some() { 1 } else { usize::MAX }),
-        targets.len()
-    );
+    let (n, span, count) = (p.trace.ios.len() as u64, p.span, targets.len());
     let mut config = RunSettings {
         targets,
         roles: vec![],
@@ -181,13 +171,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         engine: args.engine.into(),
         submit: oio_engine::SubmitMode::Auto,
         sim: args.sim.clone(),
-        // The trace's span and as long again for a replay that falls behind; what is not
-        // issued by then is not, and the result says how many.
-        time: (p.span + p.span.max(Duration::from_secs(10))).min(oio_core::units::MAX_DURATION),
-        ramp: if p.trace.timed { LEAD } else { Duration::ZERO },
+        time: p.run_time(),
+        ramp: p.ramp(),
         interval: args.interval,
         seed: Some(0),
-        ios: Some(p.trace.ios.len() as u64),
+        ios: Some(n),
         verify: false,
         access_order: false,
         lat_log: args.lat_log.clone(),
@@ -196,15 +184,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         memory_limit: args.memory.memory_limit,
     }
     .config_of(p.workload.clone())?;
-    let n = p.trace.ios.len() as u64;
-    config.replay = Some(ReplaySpec {
-        trace: args.trace.clone(),
-        format: bt.format.name().into(),
-        speed: p.trace.timed.then_some(args.speed),
-        ios: n,
-        mapping,
-        loaded: Some(Arc::new(p.trace)),
-    });
+    config.replay = Some(p.into_spec(&bt, &opts, count));
     let targets = config.plan.target_paths();
     let plan = Plan::Run { run: config };
     // The targets' devices are recorded while the replay runs, for `oio compare CAPTURE
@@ -215,7 +195,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let outcome = outcome?;
     let code = present(&plan, &outcome, &args.out, args.json, &Default::default())?;
     if let Some(d) = outcome.runs.first() {
-        print_schedule(&d.result, n, p.span, args.depth.is_none());
+        print_schedule(&d.result, n, span, args.depth.is_none());
         if let Some(path) = recorded.save_beside(&d.path, true)? {
             style::print_saved("device recording", &path, args.json);
         }

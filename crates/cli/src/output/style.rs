@@ -1,7 +1,7 @@
 //! The one colour policy: decided once from `--color`, `NO_COLOR`, `TERM=dumb` and whether
 //! the stream is a terminal (anstream does the detection), then used everywhere.
 
-use crate::cli::ColorWhen;
+use crate::values::ColorWhen;
 use anstyle::{AnsiColor, Style};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};

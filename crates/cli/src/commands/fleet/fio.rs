@@ -30,7 +30,7 @@ pub struct FioArgs {
     #[arg(long, value_name = "PATH", default_value = "fio")]
     pub fio: PathBuf,
     /// Longest time fio may take before it is stopped.
-    #[arg(long, value_name = "DURATION", default_value = "2h", value_parser = crate::cli::duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "2h", value_parser = crate::values::duration_arg)]
     pub timeout: Duration,
     /// Directory for the results.
     #[arg(long, value_name = "DIR", default_value = "oio-results")]

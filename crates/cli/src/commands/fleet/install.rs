@@ -28,7 +28,7 @@ pub struct InstallArgs {
     #[arg(long, value_name = "TEMPLATE")]
     pub transport: Option<String>,
     /// Longest time one host's copy may take.
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = crate::cli::duration_arg)]
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = crate::values::duration_arg)]
     pub copy_timeout: Duration,
     /// Print the outcome per host as JSON on stdout.
     #[arg(long)]
@@ -38,7 +38,7 @@ pub struct InstallArgs {
 /// Runs `oio fleet install`.
 pub fn run(a: InstallArgs) -> anyhow::Result<ExitCode> {
     let path = std::env::current_exe().context("finding the running oio binary")?;
-    let binary = oio_fleet::install::Binary::of(&path, crate::cli::VERSION)?;
+    let binary = oio_fleet::install::Binary::of(&path, crate::values::VERSION)?;
     let transport = a
         .transport
         .as_deref()

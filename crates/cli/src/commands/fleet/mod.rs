@@ -1,7 +1,9 @@
-//! `oio fleet run|check|sweep|scale|tpcc run|sql run|install|fio`: one plan on many hosts over SSH (or any launcher giving a
-//! stdio pipe). Each subcommand has its own file; what they share (hosts, launchers) is here.
+//! `oio fleet run|check|sweep|scale|tpcc run|sql run|install|fio`: one plan on many hosts over
+//! SSH (or any launcher giving a stdio pipe). Each subcommand has its own file; the hosts and
+//! their jobs are in `hosts`; the `--metrics` endpoint and saving an I/O run's results are here.
 
 mod fio;
+mod hosts;
 mod install;
 mod run;
 mod scale;
@@ -9,15 +11,17 @@ mod sql;
 mod sweep;
 mod tpcc;
 
-use anyhow::{bail, Context as _};
-use oio_engine::{RunPlan, TargetBinding};
-use oio_fleet::controller::{FleetRun, HostJob, Options, Work};
-use oio_fleet::inventory::{HostSpec, Inventory, Launcher};
+use anyhow::Context as _;
+use oio_engine::RunPlan;
+use oio_fleet::controller::FleetRun;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 pub use fio::FioArgs;
+use hosts::io_jobs;
+pub use hosts::HostArgs;
 pub use install::InstallArgs;
 pub use run::{FleetArgs, FleetRunArgs};
 pub use scale::ScaleArgs;
@@ -63,157 +67,30 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Sub::Check(a) => run::fleet_check(a),
         Sub::Sweep(a) => sweep::run(a),
         Sub::Scale(a) => scale::run(a),
-        Sub::Tpcc(a) => tpcc::run(a),
+        Sub::Tpcc(a) => match a.action {
+            TpccAction::Run(a) => tpcc::run(a),
+            TpccAction::Scale(a) => scale::tpcc(a),
+        },
         Sub::Sql(a) => sql::run(a),
         Sub::Install(a) => install::run(a),
         Sub::Fio(a) => fio::run(a),
     }
 }
 
-/// Where the hosts come from, as every fleet command takes it.
-#[derive(Debug, clap::Args)]
-pub struct HostArgs {
-    /// Hosts, comma-separated, as the launcher takes them (ssh: names from ~/.ssh/config).
-    #[arg(
-        long,
-        value_name = "HOSTS",
-        required_unless_present = "inventory",
-        conflicts_with = "inventory"
-    )]
-    pub hosts: Option<String>,
-
-    /// Inventory file (TOML): hosts, per-host targets, roles, databases, launchers.
-    #[arg(long, value_name = "FILE")]
-    pub inventory: Option<PathBuf>,
-
-    /// How to start an agent on a host; {host} is replaced. Default: ssh {host} oio agent --stdio.
-    #[arg(long, value_name = "TEMPLATE")]
-    pub launcher: Option<String>,
-
-    /// Time for every host to connect and answer.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::cli::duration_arg)]
-    pub connect_timeout: Duration,
-
-    /// A host that sends nothing for this long (its agent stopped, its link dead), or whose
-    /// prepare or check does not advance for this long (its storage hangs), is stalled: named
-    /// with the phase, and the run stops.
-    #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = crate::cli::duration_arg)]
-    pub stall_timeout: Duration,
-}
-
-impl HostArgs {
-    /// The hosts, each with its launcher's command line; every one is talked to at once.
-    fn hosts(&self) -> anyhow::Result<Vec<(HostSpec, Vec<String>)>> {
-        self.hosts_at_once(usize::MAX)
-    }
-
-    /// The hosts, at most `most` of them talked to at once: the open-file limit is raised
-    /// for them, or the command refused before anything starts.
-    fn hosts_at_once(&self, most: usize) -> anyhow::Result<Vec<(HostSpec, Vec<String>)>> {
-        let inv = self.inventory()?;
-        let mut out = Vec::with_capacity(inv.hosts.len());
-        for h in &inv.hosts {
-            let launcher = Launcher::parse(inv.launcher_of(h)).map_err(anyhow::Error::msg)?;
-            out.push((h.clone(), launcher.argv(&h.name)));
-        }
-        oio_fleet::limits::ensure(out.len().min(most))?;
-        Ok(out)
-    }
-
-    /// The inventory: `--inventory`'s, or one made of `--hosts`.
-    fn inventory(&self) -> anyhow::Result<Inventory> {
-        let inv = match (&self.hosts, &self.inventory) {
-            (Some(list), _) => Inventory::from_list(list, self.launcher.as_deref())?,
-            (None, Some(path)) => {
-                let mut inv = Inventory::from_file(path)?;
-                if let Some(l) = &self.launcher {
-                    inv.launcher = Some(l.clone());
-                }
-                inv
-            }
-            (None, None) => bail!("give --hosts a,b,c or --inventory FILE"),
-        };
-        Ok(inv)
-    }
-
-    fn options(&self) -> Options {
-        Options {
-            oio_version: crate::cli::VERSION.to_string(),
-            connect_timeout: self.connect_timeout,
-            min_lead: Duration::from_millis(250),
-            stall_timeout: self.stall_timeout,
-        }
-    }
-}
-
-/// One job per host: `plan` (or its workload group's, made from `flags` and the group's
-/// workload) with the host's own target bindings when its inventory has some; `{host}` in
-/// target paths is the host's name.
-fn io_jobs(
-    host: &HostArgs,
-    plan: &RunPlan,
-    flags: Option<&crate::args::RunFlags>,
-) -> anyhow::Result<Vec<HostJob>> {
-    let inv = host.inventory()?;
-    let hosts = host.hosts()?;
-    if flags.is_none() && inv.has_groups() {
-        bail!("this command runs one workload on every host: remove the inventory's group, workload and profile keys");
-    }
-    let mut plans: std::collections::BTreeMap<String, RunPlan> = Default::default();
-    let mut jobs = Vec::with_capacity(hosts.len());
-    for (h, argv) in hosts {
-        let (group, spec) = inv.group_of(&h);
-        let mut p = match flags {
-            Some(f) if !spec.is_empty() => match plans.get(&group) {
-                Some(p) => p.clone(),
-                None => {
-                    let p = group_flags(f, &spec)
-                        .and_then(|f| Ok(f.config()?.plan))
-                        .with_context(|| format!("workload group '{group}' (host {})", h.name))?;
-                    plans.insert(group.clone(), p.clone());
-                    p
-                }
-            },
-            _ => plan.clone(),
-        };
-        if !h.targets.is_empty() || !h.roles.is_empty() {
-            p.bindings.clear();
-            if !h.targets.is_empty() {
-                p.bindings.push(TargetBinding {
-                    role: String::new(),
-                    paths: h.targets.clone(),
-                });
-            }
-            for (role, paths) in &h.roles {
-                p.bindings.push(TargetBinding {
-                    role: role.clone(),
-                    paths: paths.clone(),
-                });
-            }
-        }
-        let on_host = |path: &mut PathBuf| {
-            let s = path.to_string_lossy();
-            if s.contains("{host}") {
-                *path = PathBuf::from(s.replace("{host}", &h.name));
-            }
-        };
-        for b in &mut p.bindings {
-            b.paths.iter_mut().for_each(on_host);
-        }
-        p.lat_log.iter_mut().for_each(on_host);
-        p.hdr_log.iter_mut().for_each(on_host);
-        jobs.push(HostJob {
-            name: h.name.clone(),
-            argv,
-            plan: Work::Io(p),
-            group: if inv.has_groups() {
-                group
-            } else {
-                String::new()
-            },
-        });
-    }
-    Ok(jobs)
+/// The `--metrics` endpoint, when asked for.
+fn metrics(
+    addr: &Option<String>,
+    linger: Duration,
+) -> anyhow::Result<Option<crate::output::metrics::Metrics>> {
+    let Some(addr) = addr else { return Ok(None) };
+    let m = crate::output::metrics::Metrics::serve(addr, linger)?;
+    // Even with -q: with port 0 this line is the only way to learn the port bound.
+    let _ = writeln!(
+        crate::output::terminal::stderr(),
+        "oio fleet: live figures at http://{}/metrics",
+        m.addr
+    );
+    Ok(Some(m))
 }
 
 /// A host's `--hdr-log`/`--lat-log` files into `DIR/HOST.logs/`; their paths.
@@ -237,30 +114,6 @@ fn save_logs(
         out.push(p.display().to_string());
     }
     Ok(out)
-}
-
-/// The command line's flags changed by a workload group: a group with its own workload (file,
-/// profile, pattern) takes none of the command line's workload flags; one with flags only
-/// changes the command line's workload. Targets and run settings stay the command line's.
-fn group_flags(
-    base: &crate::args::RunFlags,
-    spec: &oio_fleet::inventory::WorkloadSpec,
-) -> anyhow::Result<crate::args::RunFlags> {
-    let g = crate::args::parse_run_words(spec.words())?;
-    let mut f = base.clone();
-    if spec.own_source() {
-        f.source = g.source;
-        f.shape = g.shape;
-        f.workload = g.workload;
-    } else {
-        f.shape = crate::args::ShapeArgs {
-            bs: g.shape.bs.or(f.shape.bs),
-            read_pct: g.shape.read_pct.or(f.shape.read_pct),
-            qd: g.shape.qd.or(f.shape.qd),
-        };
-        f.workload = g.workload.or(f.workload);
-    }
-    Ok(f)
 }
 
 /// Writes each host's own result into `dir`, then the merged one that names them.

@@ -45,7 +45,7 @@ pub struct FleetArgs {
     pub metrics: Option<String>,
     /// With --metrics: keep serving the final figures this long after the run ends, so a
     /// scraper gets the last interval too (Ctrl-C ends the wait).
-    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = crate::cli::duration_arg, requires = "metrics")]
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = crate::values::duration_arg, requires = "metrics")]
     pub metrics_linger: std::time::Duration,
 }
 
@@ -80,7 +80,7 @@ pub(super) fn fleet_run(r: FleetRunArgs) -> anyhow::Result<ExitCode> {
     let (plan, jobs) = jobs(a)?;
     check_destination(&a.out, "--out DIR")?;
     let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());
-    let name = workload_name(&plan, &jobs);
+    let name = controller::workload_name(&plan.workload.name, &jobs);
     if !style::quiet() {
         let _ = writeln!(
             crate::output::terminal::stderr(),
@@ -93,7 +93,7 @@ pub(super) fn fleet_run(r: FleetRunArgs) -> anyhow::Result<ExitCode> {
                 .join(", ")
         );
     }
-    let metrics = metrics(&a.metrics, a.metrics_linger)?;
+    let metrics = super::metrics(&a.metrics, a.metrics_linger)?;
     let mut docs = Vec::new();
     let mut code = ExitCode::SUCCESS;
     for i in 1..=r.repeat {
@@ -205,67 +205,16 @@ fn save_devices(
     merged: &std::path::Path,
     json: bool,
 ) -> anyhow::Result<()> {
-    let mut obs = oio_core::observation::Observation::new(
-        oio_core::observation::SourceKind::Record,
-        Vec::new(),
-    );
-    for h in &doc.hosts {
-        for d in &h.devices {
-            obs.device_mut(&format!("{}:{}", h.host, d.name)).intervals = d.series.clone();
-        }
-    }
-    if obs.devices.is_empty() {
+    let Some(obs) = oio_fleet::merge::devices(doc) else {
         style::print_warning("no host recorded a device (the null engine, or targets on no block device): no device file saved");
         return Ok(());
-    }
+    };
     let path = crate::device_recording::device_recording_of(merged);
     let mut bytes = serde_json::to_vec_pretty(&obs)?;
     bytes.push(b'\n');
     crate::results::write_file_atomic(&path, &bytes)?;
     style::print_saved("devices", &path, json);
     Ok(())
-}
-
-/// What the hosts run, for the header and the result's folder: the workload's name, or when
-/// workload groups run different workloads, "mixed" and each group's.
-pub(super) fn workload_name(plan: &RunPlan, jobs: &[HostJob]) -> String {
-    let mut groups: Vec<(&str, &str)> = Vec::new();
-    for j in jobs {
-        if let controller::Work::Io(p) = &j.plan {
-            if !groups.iter().any(|g| g.0 == j.group) {
-                groups.push((&j.group, &p.workload.name));
-            }
-        }
-    }
-    if groups.len() < 2 {
-        return groups
-            .first()
-            .map_or(plan.workload.name.clone(), |g| g.1.to_string());
-    }
-    format!(
-        "mixed ({})",
-        groups
-            .iter()
-            .map(|(g, w)| format!("{g}: {w}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    )
-}
-
-/// The `--metrics` endpoint, when asked for.
-pub(super) fn metrics(
-    addr: &Option<String>,
-    linger: std::time::Duration,
-) -> anyhow::Result<Option<crate::output::metrics::Metrics>> {
-    let Some(addr) = addr else { return Ok(None) };
-    let m = crate::output::metrics::Metrics::serve(addr, linger)?;
-    // Even with -q: with port 0 this line is the only way to learn the port bound.
-    let _ = writeln!(
-        crate::output::terminal::stderr(),
-        "oio fleet: live figures at http://{}/metrics",
-        m.addr
-    );
-    Ok(Some(m))
 }
 
 pub(super) fn fleet_check(a: FleetArgs) -> anyhow::Result<ExitCode> {

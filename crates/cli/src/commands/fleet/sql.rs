@@ -60,13 +60,13 @@ pub struct FleetSqlRunArgs {
     pub host: HostArgs,
     /// The run on each host: the flag group of `oio sql run`.
     #[command(flatten)]
-    pub sql: crate::commands::sql::SqlRunArgs,
+    pub sql: crate::sql_args::SqlRunArgs,
     /// Serve the live figures (per host and merged transactions/s, latency histograms) in
     /// Prometheus' text format at http://ADDR/metrics while the run lasts.
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<String>,
     /// With --metrics: keep serving the final figures this long after the run ends.
-    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = crate::cli::duration_arg, requires = "metrics")]
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = crate::values::duration_arg, requires = "metrics")]
     pub metrics_linger: std::time::Duration,
 }
 
@@ -128,7 +128,7 @@ fn sql_jobs(a: &FleetSqlRunArgs) -> anyhow::Result<(Vec<HostJob>, oio_sql::SqlRu
 fn fleet_sql_run(a: FleetSqlRunArgs) -> anyhow::Result<ExitCode> {
     let (jobs, plan) = sql_jobs(&a)?;
     check_destination(&a.sql.out, "--out DIR")?;
-    let metrics = super::run::metrics(&a.metrics, a.metrics_linger)?;
+    let metrics = super::metrics(&a.metrics, a.metrics_linger)?;
     let cancel = oio_core::Cancel::from_flag(crate::interrupt::stop_flag());
     if !style::quiet() {
         let names: Vec<&str> = jobs.iter().map(|j| j.name.as_str()).collect();

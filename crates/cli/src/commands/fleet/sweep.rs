@@ -58,7 +58,7 @@ pub fn run(s: SweepArgs) -> anyhow::Result<ExitCode> {
             .join(result_file_name("fleet-sweep", &stamp, &plan.name()).trim_end_matches(".json")),
         cancel: oio_core::Cancel::from_flag(crate::interrupt::stop_flag()),
         // One endpoint for the whole ladder: counters run on across depths, the interval restarts.
-        metrics: super::run::metrics(&a.metrics, a.metrics_linger)?,
+        metrics: super::metrics(&a.metrics, a.metrics_linger)?,
         runs_at: BTreeMap::new(),
         stop: None,
         interrupted: false,

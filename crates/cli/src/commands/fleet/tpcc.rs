@@ -5,10 +5,10 @@
 use super::HostArgs;
 use crate::output::style;
 use crate::results::{check_destination, result_file_name, write_json_atomic};
-use anyhow::{bail, Context};
+use anyhow::bail;
 use oio_core::document::{read, read_text, Kind};
 use oio_fleet::controller::{self, HostJob, Work};
-use oio_tpcc::{TpccResult, TpccRunPlan};
+use oio_tpcc::TpccResult;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -65,7 +65,7 @@ pub struct TpccRunArgs {
     pub metrics: Option<String>,
     /// With --metrics: keep serving the final figures this long after the run ends, so a
     /// scraper gets the last interval too (Ctrl-C ends the wait).
-    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = crate::cli::duration_arg, requires = "metrics")]
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = crate::values::duration_arg, requires = "metrics")]
     pub metrics_linger: std::time::Duration,
 }
 
@@ -96,80 +96,18 @@ pub struct TpccScaleArgs {
     pub threshold: f64,
 }
 
-/// Runs `oio fleet tpcc`.
-pub fn run(a: TpccArgs) -> anyhow::Result<ExitCode> {
-    match a.action {
-        TpccAction::Run(a) => fleet_tpcc_run(a),
-        TpccAction::Scale(a) => super::scale::tpcc(a),
-    }
-}
-
-/// The plan of host `index` reaching its database at `db`: the command line's plan, with the
-/// host's database and seed.
-fn plan_of(a: &TpccRunArgs, db: &str, index: usize) -> TpccRunPlan {
-    let mut plan = a.tpcc.plan();
-    plan.db = db.to_string();
-    plan.step.seed = a.tpcc.seed.wrapping_add(index as u64);
-    plan
-}
-
-/// A fleet run is one step on every host: a worker list or repeats would make each host run
-/// a sequence of its own, which the hosts' intervals cannot be merged over.
-fn check_one_step(a: &TpccRunArgs) -> anyhow::Result<()> {
-    if a.tpcc.workers.len() != 1 {
-        bail!(
-            "--workers {}: a fleet run takes one worker count per host (a list makes a sequence; run the fleet once per count, or `oio fleet tpcc scale` for a ladder of hosts)",
-            a.tpcc.workers.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
-        );
-    }
-    if a.tpcc.repeat != 1 {
-        bail!(
-            "--repeat {}: a fleet run is one run on every host; repeat the fleet run to get repeats",
-            a.tpcc.repeat
-        );
-    }
-    Ok(())
-}
-
-/// One job per host, each with its database and its seed (the plan's plus the host's index).
-/// A ladder (`ladder`) takes `--repeat` as its own (each step run that many times, the steps
-/// interleaved): each of its fleet runs is one run on every host.
+/// One job per host (see [`oio_fleet::tpcc::jobs`]); a ladder takes `--repeat` as its own.
 pub(super) fn tpcc_jobs(a: &TpccRunArgs, ladder: bool) -> anyhow::Result<Vec<HostJob>> {
-    if ladder {
-        if a.tpcc.repeat == 0 {
-            bail!("--repeat must be at least 1");
-        }
-    } else {
-        check_one_step(a)?;
-    }
-    let mut jobs = Vec::new();
-    for (i, (h, argv)) in a.host.hosts()?.into_iter().enumerate() {
-        let db = match &h.db {
-            Some(db) => db.clone(),
-            None => a.tpcc.db.db.replace("{host}", &h.name),
-        };
-        let mut plan = plan_of(a, &db, i);
-        if ladder {
-            plan.repeat = 1;
-            plan.schedule.clear();
-            plan.order = None;
-        }
-        plan.validate()
-            .with_context(|| format!("host {}", h.name))?;
-        jobs.push(HostJob {
-            name: h.name.clone(),
-            argv,
-            plan: Work::Tpcc(plan),
-            group: String::new(),
-        });
-    }
-    Ok(jobs)
+    let plan = a.tpcc.plan();
+    oio_fleet::tpcc::check_step(&plan, ladder).map_err(anyhow::Error::msg)?;
+    oio_fleet::tpcc::jobs(&plan, a.host.hosts()?, ladder).map_err(anyhow::Error::msg)
 }
 
 /// A baseline file read and checked against the plan.
 type Baseline = (String, TpccResult);
 
-fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
+/// Runs `oio fleet tpcc run`.
+pub(super) fn run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
     let jobs = tpcc_jobs(&a, false)?;
     // Read the baseline and check its workers before anything runs, so a bad file costs no
     // run; its warehouses are checked against each host's database once they are prepared.
@@ -184,7 +122,7 @@ fn fleet_tpcc_run(a: TpccRunArgs) -> anyhow::Result<ExitCode> {
         })
         .transpose()?;
     check_destination(&a.tpcc.out, "--out DIR")?;
-    let metrics = super::run::metrics(&a.metrics, a.metrics_linger)?;
+    let metrics = super::metrics(&a.metrics, a.metrics_linger)?;
     let stamp = oio_core::host::now_rfc3339();
     let dir = a.tpcc.out.join(
         result_file_name("fleet-tpcc", &stamp, &format!("n{}", a.workers()))

@@ -18,7 +18,7 @@ use anyhow::{bail, Context};
 use oio_analysis::compare;
 use oio_tpcc::{DbUrl, TpccResult};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
@@ -28,9 +28,7 @@ pub fn run(a: StudyArgs) -> anyhow::Result<ExitCode> {
         return schema_study(a);
     }
     let cands = candidates(&a.sets)?;
-    if a.run.workers.len() != 1 {
-        bail!("--workers: a study compares settings at one worker count (a list is a scaling sequence: oio tpcc run --workers 1,2,4)");
-    }
+    one_worker_count(&a, "settings")?;
     let base = a.run.plan();
     let db = base.db.parse::<DbUrl>().context("--db")?;
     base.validate()?;
@@ -57,13 +55,7 @@ pub fn run(a: StudyArgs) -> anyhow::Result<ExitCode> {
             ));
         }
     }
-    // --json leaves stdout to the comparison.
-    let was_quiet = style::quiet();
-    if a.run.json {
-        style::set_quiet(true);
-    }
     let outcome = run_rounds(&a, &cands, &dirs, hold.as_ref());
-    style::set_quiet(was_quiet);
     let script = hold
         .as_ref()
         .map(|h| h.restore_script(&saved.iter().map(|x| x.name.as_str()).collect::<Vec<_>>()))
@@ -89,23 +81,23 @@ pub fn run(a: StudyArgs) -> anyhow::Result<ExitCode> {
             script.join("; ")
         )),
     }
-    let (dirs, interrupted) = outcome?;
+    let outcome = outcome?;
     restored?;
-    if interrupted {
-        style::print_notice(
-            "study stopped: the finished runs are kept; no verdict from a part of the plan",
-        );
-        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    conclude(&a, &cands, outcome)
+}
+
+/// A study compares its candidates at one worker count.
+fn one_worker_count(a: &StudyArgs, what: &str) -> anyhow::Result<()> {
+    if a.run.workers.len() != 1 {
+        bail!("--workers: a study compares {what} at one worker count (a list is a scaling sequence: oio tpcc run --workers 1,2,4)");
     }
-    conclude(&a, &cands, &dirs)
+    Ok(())
 }
 
 /// `oio tpcc study --schema …`: every candidate's database built and set up before the first
 /// run, then the rounds and the conclusion as for settings (nothing on the server to restore).
 fn schema_study(a: StudyArgs) -> anyhow::Result<ExitCode> {
-    if a.run.workers.len() != 1 {
-        bail!("--workers: a study compares schemas at one worker count (a list is a scaling sequence: oio tpcc run --workers 1,2,4)");
-    }
+    one_worker_count(&a, "schemas")?;
     let base = a.run.plan();
     let cands = super::candidates::schema_candidates(&a.schemas, &base.db)?;
     base.validate()?;
@@ -119,24 +111,29 @@ fn schema_study(a: StudyArgs) -> anyhow::Result<ExitCode> {
         "study: {} schema candidates ready, {w} warehouse(s) each",
         cands.len()
     ));
+    let outcome = run_rounds(&a, &cands, &dirs, None)?;
+    conclude(&a, &cands, outcome)
+}
+
+/// Runs the rounds (with --json, quietly: stdout is the comparison's); returns each
+/// candidate's directory and whether a stop cut them short.
+fn run_rounds(
+    a: &StudyArgs,
+    cands: &[Candidate],
+    dirs: &[PathBuf],
+    hold: Option<&settings::StudyHold>,
+) -> anyhow::Result<(Vec<PathBuf>, bool)> {
     let was_quiet = style::quiet();
     if a.run.json {
         style::set_quiet(true);
     }
-    let outcome = run_rounds(&a, &cands, &dirs, None);
+    let outcome = rounds(a, cands, dirs, hold);
     style::set_quiet(was_quiet);
-    let (dirs, interrupted) = outcome?;
-    if interrupted {
-        style::print_notice(
-            "study stopped: the finished runs are kept; no verdict from a part of the plan",
-        );
-        return Ok(ExitCode::from(EXIT_INTERRUPTED));
-    }
-    conclude(&a, &cands, &dirs)
+    outcome
 }
 
-/// Runs the rounds; returns each candidate's directory and whether a stop cut them short.
-fn run_rounds(
+/// The rounds of [`run_rounds`].
+fn rounds(
     a: &StudyArgs,
     cands: &[Candidate],
     dirs: &[PathBuf],
@@ -198,8 +195,20 @@ fn run_rounds(
     Ok((dirs, false))
 }
 
-/// The comparison, the wait profiles side by side and the headlines.
-fn conclude(a: &StudyArgs, cands: &[Candidate], dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
+/// The comparison, the wait profiles side by side and the headlines; no verdict from rounds
+/// a stop cut short.
+fn conclude(
+    a: &StudyArgs,
+    cands: &[Candidate],
+    (dirs, interrupted): (Vec<PathBuf>, bool),
+) -> anyhow::Result<ExitCode> {
+    if interrupted {
+        style::print_notice(
+            "study stopped: the finished runs are kept; no verdict from a part of the plan",
+        );
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    }
+    let dirs = &dirs;
     let labels: Vec<String> = cands.iter().map(|c| c.label.clone()).collect();
     let (groups, kind) = crate::groups::load_groups(dirs, &labels)?;
     let c = compare::compare(&groups, kind, &compare::Options::default());
@@ -211,7 +220,10 @@ fn conclude(a: &StudyArgs, cands: &[Candidate], dirs: &[PathBuf]) -> anyhow::Res
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = crate::output::terminal::stdout();
-    let results: Vec<Vec<TpccResult>> = dirs.iter().map(|d| read_results(d)).collect();
+    let results: Vec<Vec<TpccResult>> = dirs
+        .iter()
+        .map(|d| crate::inputs::tpcc_results(d))
+        .collect();
     let waits: Vec<Vec<&oio_tpcc::waits::WaitProfile>> = results
         .iter()
         .map(|rs| rs.iter().map(|r| &r.waits).collect())
@@ -232,21 +244,4 @@ fn conclude(a: &StudyArgs, cands: &[Candidate], dirs: &[PathBuf]) -> anyhow::Res
         (&a.run.out, dirs),
     )?;
     Ok(ExitCode::SUCCESS)
-}
-
-pub fn read_results(dir: &Path) -> Vec<TpccResult> {
-    let Ok((inputs, _)) = crate::inputs::load_inputs(&[dir.to_path_buf()]) else {
-        return Vec::new();
-    };
-    inputs
-        .into_iter()
-        .filter_map(|i| match i {
-            oio_documents::load::Input::Doc { schema, value, .. }
-                if schema == oio_tpcc::result::TPCC_SCHEMA =>
-            {
-                TpccResult::from_value(value).ok()
-            }
-            _ => None,
-        })
-        .collect()
 }

@@ -23,7 +23,7 @@ pub fn is_capture(path: &Path) -> bool {
         )
 }
 
-pub use crate::device_recording::device_recording_of;
+use crate::device_recording::device_recording_of;
 
 /// The replay side: a telemetry file, a result with its recording beside it, or a directory
 /// with exactly one newest recording.
