@@ -525,6 +525,12 @@ struct NoiseModel {
     /// Points whose repeats disagree far more than expected: (point, σ of one of its runs, σ
     /// expected of them), both of ln IOPS.
     unsteady: Vec<(usize, f64, f64)>,
+    /// With repeats: each pooled run's deviation from its point's mean (ln IOPS, scaled to
+    /// one run's σ), what the resamples draw every steady point's runs from, so they carry
+    /// the noise the rules allow for (a point whose own 3 runs happen to agree may still be
+    /// hit like the others), and each point's scale on them (its floor over the pool's σ).
+    pool: Vec<f64>,
+    pool_scale: Vec<f64>,
     /// Multiplier of `sigma` for a trend's margin: [`NOISE_Z`], or Student's t when `sigma`
     /// was estimated from a few points' scatter (its own uncertainty counts too).
     z: f64,
@@ -565,6 +571,8 @@ fn noise(points: &[KneeInput]) -> NoiseModel {
                 .map(|df| crate::stats::t_quantile(0.975, df as f64))
                 .collect(),
             unsteady: Vec::new(),
+            pool: Vec::new(),
+            pool_scale: Vec::new(),
             z: NOISE_Z,
         }
     };
@@ -614,6 +622,35 @@ fn noise(points: &[KneeInput]) -> NoiseModel {
                 "repeats",
                 true,
             );
+            // The pooled deviations, each scaled so its variance is one run's (a deviation from
+            // a mean of n runs has (n - 1) / n of it).
+            let steady = |i: &usize| own(*i).is_none();
+            m.pool = (0..points.len())
+                .filter(steady)
+                .flat_map(|i| {
+                    let logs: Vec<f64> = points[i]
+                        .iops_runs
+                        .iter()
+                        .filter(|&&x| x > 0.0)
+                        .map(|x| x.ln())
+                        .collect();
+                    let n = logs.len();
+                    let mean = logs.iter().sum::<f64>() / n.max(1) as f64;
+                    let scale = if n > 1 {
+                        (n as f64 / (n - 1) as f64).sqrt()
+                    } else {
+                        0.0
+                    };
+                    logs.into_iter().map(move |l| (l - mean) * scale)
+                })
+                .collect();
+            m.pool_scale = points
+                .iter()
+                .map(|p| match pooled {
+                    Some(s) if s > 0.0 => (floor(p) / s).max(1.0),
+                    _ => 1.0,
+                })
+                .collect();
             m.unsteady = unsteady;
             return m;
         }
@@ -1489,12 +1526,30 @@ fn resample(
         return Resampled::default();
     }
     let mut rng = SeededRng::new(seed);
+    // exp of a deviation is above 1 on average: divided out, so a point's resamples centre on
+    // its mean.
+    let pool_bias = if noise.pool.is_empty() {
+        1.0
+    } else {
+        noise.pool.iter().map(|e| e.exp()).sum::<f64>() / noise.pool.len() as f64
+    };
     let mut named = Vec::with_capacity(RESAMPLES);
     let mut r = vec![0.0; points.len()];
     for _ in 0..RESAMPLES {
         for (i, p) in points.iter().enumerate() {
             let n = p.iops_runs.len();
-            r[i] = if noise.repeats && n > 0 {
+            let unsteady = noise.unsteady.iter().any(|u| u.0 == i);
+            r[i] = if noise.repeats && n > 0 && !unsteady && !noise.pool.is_empty() {
+                // The point's runs drawn from the pooled deviations about its mean: the noise
+                // the rules judged by, not only what its own few runs happened to show.
+                let m = noise.pool.len();
+                let c = noise.pool_scale.get(i).copied().unwrap_or(1.0);
+                (0..n)
+                    .map(|_| iops[i] * (c * noise.pool[rng.below(m)]).exp())
+                    .sum::<f64>()
+                    / n as f64
+                    / pool_bias
+            } else if noise.repeats && n > 0 {
                 (0..n).map(|_| p.iops_runs[rng.below(n)]).sum::<f64>() / n as f64
             } else {
                 iops[i] * (noise.sigma[i].unwrap_or(0.0) * rng.normal()).exp()
