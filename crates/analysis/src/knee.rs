@@ -1640,10 +1640,23 @@ impl Verdict<'_> {
     fn check_top(&mut self, iops: &[f64], keep: &[bool], found: &Found, k: usize) {
         let points = self.points;
         if let Some(w) = &found.top.rising {
+            // The last doubling gained like the ones before it within [`LIKE_BEFORE`]: a knee
+            // that close below the deepest depth gains as much, so it is not ruled out.
+            let close = (w.to > 0).then(|| {
+                let (a, b) = (points[w.to - 1].qd as f64, points[w.to].qd as f64);
+                a * (b / a.max(1.0)).powf(1.0 - LIKE_BEFORE)
+            });
             self.undecided(format!(
-                "IOPS still rise {} over {}, beyond the noise: the knee, if any, lies deeper",
+                "IOPS still rise {} over {}, beyond the noise: the knee, if any, lies deeper{}",
                 slope_text(w),
-                span(points, w)
+                span(points, w),
+                match close {
+                    Some(c) => format!(
+                        " (or above qd {c:.0}, too close below qd {} for its last doubling to gain less than a rise)",
+                        points[w.to].qd
+                    ),
+                    None => String::new(),
+                }
             ));
             let deepest = points[points.len() - 1].qd;
             self.decide(&format!("a wider sweep (extend --qd beyond {deepest})"));
@@ -2212,6 +2225,7 @@ fn knee_of(
     }
     set_aside_caps(points, &iops, &keep, &plateau, &mut judged);
     slowed_below_caps(points, &iops, &keep, &noise, &mut judged);
+    short_of_plateau_caps(points, &iops, &keep, &noise, &mut judged);
     flat_then_rise_caps(points, &iops, &keep, &noise, &mut judged);
     lucky_step_caps(points, &iops, &keep, &noise, &mut judged);
     if let Some((d, moved)) = &drift {
@@ -2321,6 +2335,58 @@ fn set_aside_caps(
         "rerun {} (or --repeat 3: repeats measure such noise)",
         rerun.join(", ")
     ));
+}
+
+/// The top of a decided range lying below the level of the points beyond it, beyond the
+/// noise: the saturation rule lets a step gain up to depth^[`SATURATION_ELASTICITY`], so it
+/// may name a depth that still gains a few percent, and the knee then lies above it. The range
+/// reaches up to the next depth, at medium confidence at most. (17 servers, fine grid, no
+/// noise: qd 16 at 94 % of the plateau was "between 12 and 16, high".)
+fn short_of_plateau_caps(
+    points: &[KneeInput],
+    iops: &[f64],
+    keep: &[bool],
+    noise: &NoiseModel,
+    judged: &mut Judged,
+) {
+    if judged.confidence == KneeConfidence::Undecided || !noise.known() {
+        return;
+    }
+    let r = &mut judged.range;
+    let (Some(up_to), Some(steps)) = (r.up_to, r.steps) else {
+        return;
+    };
+    let Some(t) = points.iter().position(|p| p.qd == up_to) else {
+        return;
+    };
+    let kept = |i: &usize| keep[*i] && iops[*i] > 0.0;
+    let beyond: Vec<usize> = (t + 1..points.len()).filter(kept).collect();
+    if !kept(&t) || beyond.len() < 2 {
+        return;
+    }
+    let m = beyond.len() as f64;
+    let level = beyond.iter().map(|&i| iops[i].ln()).sum::<f64>() / m;
+    let var_level = beyond
+        .iter()
+        .map(|&i| noise.sigma[i].unwrap_or(0.0).powi(2))
+        .sum::<f64>()
+        / (m * m);
+    let sd = (noise.sigma[t].unwrap_or(0.0).powi(2) + var_level).sqrt();
+    let short = level - iops[t].ln();
+    // A hundredth at least: the model's own rounding and the intervals' edges.
+    if short <= (NOISE_Z * sd).max(0.01) {
+        return;
+    }
+    let next = beyond[0];
+    judged.confidence = judged.confidence.min(KneeConfidence::Medium);
+    judged.why.push(format!(
+        "qd {up_to} lies {:.1} % below the level of the deeper points, beyond the noise (± {:.1} %): it still gains, so the knee may lie above it, up to qd {}",
+        100.0 * (1.0 - (-short).exp()),
+        100.0 * NOISE_Z * sd,
+        points[next].qd
+    ));
+    r.up_to = Some(points[next].qd);
+    r.steps = Some(steps + (next - t) as u32);
 }
 
 /// One run's σ of ln IOPS from the pooled deviations, at its 95 % upper bound.
@@ -3559,6 +3625,46 @@ mod tests {
         let r = k.range.unwrap();
         assert_eq!((r.above, r.up_to), (12, Some(16)), "{} {:?}", k.summary, k.why);
         assert!(!k.why.iter().any(|w| w.contains("fastest run")), "{:?}", k.why);
+    }
+
+    #[test]
+    fn a_range_top_short_of_the_plateau_reaches_up_to_the_next_depth() {
+        // 17 servers of 1 ms, no noise, 3 repeats, the fine grid: qd 16 gains only 6 % to the
+        // plateau over a ×1.5 step, under depth^0.2, so the saturation rule names it; the
+        // range was "between 12 and 16, high" of a knee at 17. qd 16 lies below the deeper
+        // points beyond the noise: the range reaches up to 24.
+        let qds = [1u32, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64];
+        let pts: Vec<KneeInput> = qds
+            .iter()
+            .map(|&qd| {
+                let level = (qd as f64).min(17.0) * 1000.0;
+                KneeInput {
+                    qd,
+                    iops_runs: vec![level * 0.999, level, level * 1.001],
+                    latency_mean_ns: Some(qd as f64 / level * 1e9),
+                    run_se: Some(0.002),
+                    ..Default::default()
+                }
+            })
+            .collect();
+        let k = find_knee(&pts, &opts(), 0x6b6e_6565).unwrap();
+        let r = k.range.unwrap();
+        assert_eq!(k.qd, 16, "{}", k.summary);
+        assert_eq!((r.above, r.up_to), (12, Some(24)), "{} {:?}", k.summary, k.why);
+        assert_eq!(k.confidence, Some(KneeConfidence::Medium), "{}", k.summary);
+        // 16 servers: qd 16 is on the plateau, the range stays (12, 16].
+        let pts: Vec<KneeInput> = pts
+            .into_iter()
+            .map(|mut p| {
+                let level = (p.qd as f64).min(16.0) * 1000.0;
+                p.iops_runs = vec![level * 0.999, level, level * 1.001];
+                p.latency_mean_ns = Some(p.qd as f64 / level * 1e9);
+                p
+            })
+            .collect();
+        let k = find_knee(&pts, &opts(), 0x6b6e_6565).unwrap();
+        let r = k.range.unwrap();
+        assert_eq!((r.above, r.up_to), (12, Some(16)), "{} {:?}", k.summary, k.why);
     }
 
     #[test]
