@@ -525,6 +525,14 @@ struct NoiseModel {
     /// Points whose repeats disagree far more than expected: (point, σ of one of its runs, σ
     /// expected of them), both of ln IOPS.
     unsteady: Vec<(usize, f64, f64)>,
+    /// With repeats: each pooled run's deviation from its point's mean (ln IOPS, scaled to
+    /// one run's σ), what the resamples draw every steady point's runs from, so they carry
+    /// the noise the rules allow for (a point whose own 3 runs happen to agree may still be
+    /// hit like the others), and each point's scale on them (its floor over the pool's σ).
+    pool: Vec<f64>,
+    pool_scale: Vec<f64>,
+    /// Degrees of freedom of the pool (runs less one per point).
+    pool_df: usize,
     /// Multiplier of `sigma` for a trend's margin: [`NOISE_Z`], or Student's t when `sigma`
     /// was estimated from a few points' scatter (its own uncertainty counts too).
     z: f64,
@@ -565,6 +573,9 @@ fn noise(points: &[KneeInput]) -> NoiseModel {
                 .map(|df| crate::stats::t_quantile(0.975, df as f64))
                 .collect(),
             unsteady: Vec::new(),
+            pool: Vec::new(),
+            pool_scale: Vec::new(),
+            pool_df: 0,
             z: NOISE_Z,
         }
     };
@@ -614,6 +625,39 @@ fn noise(points: &[KneeInput]) -> NoiseModel {
                 "repeats",
                 true,
             );
+            // The pooled deviations, each scaled so its variance is one run's (a deviation from
+            // a mean of n runs has (n - 1) / n of it).
+            let steady = |i: &usize| own(*i).is_none();
+            m.pool = (0..points.len())
+                .filter(steady)
+                .flat_map(|i| {
+                    let logs: Vec<f64> = points[i]
+                        .iops_runs
+                        .iter()
+                        .filter(|&&x| x > 0.0)
+                        .map(|x| x.ln())
+                        .collect();
+                    let n = logs.len();
+                    let mean = logs.iter().sum::<f64>() / n.max(1) as f64;
+                    let scale = if n > 1 {
+                        (n as f64 / (n - 1) as f64).sqrt()
+                    } else {
+                        0.0
+                    };
+                    logs.into_iter().map(move |l| (l - mean) * scale)
+                })
+                .collect();
+            m.pool_df = (0..points.len())
+                .filter(steady)
+                .map(|i| points[i].iops_runs.len().saturating_sub(1))
+                .sum();
+            m.pool_scale = points
+                .iter()
+                .map(|p| match pooled {
+                    Some(s) if s > 0.0 => (floor(p) / s).max(1.0),
+                    _ => 1.0,
+                })
+                .collect();
             m.unsteady = unsteady;
             return m;
         }
@@ -1489,12 +1533,30 @@ fn resample(
         return Resampled::default();
     }
     let mut rng = SeededRng::new(seed);
+    // exp of a deviation is above 1 on average: divided out, so a point's resamples centre on
+    // its mean.
+    let pool_bias = if noise.pool.is_empty() {
+        1.0
+    } else {
+        noise.pool.iter().map(|e| e.exp()).sum::<f64>() / noise.pool.len() as f64
+    };
     let mut named = Vec::with_capacity(RESAMPLES);
     let mut r = vec![0.0; points.len()];
     for _ in 0..RESAMPLES {
         for (i, p) in points.iter().enumerate() {
             let n = p.iops_runs.len();
-            r[i] = if noise.repeats && n > 0 {
+            let unsteady = noise.unsteady.iter().any(|u| u.0 == i);
+            r[i] = if noise.repeats && n > 0 && !unsteady && !noise.pool.is_empty() {
+                // The point's runs drawn from the pooled deviations about its mean: the noise
+                // the rules judged by, not only what its own few runs happened to show.
+                let m = noise.pool.len();
+                let c = noise.pool_scale.get(i).copied().unwrap_or(1.0);
+                (0..n)
+                    .map(|_| iops[i] * (c * noise.pool[rng.below(m)]).exp())
+                    .sum::<f64>()
+                    / n as f64
+                    / pool_bias
+            } else if noise.repeats && n > 0 {
                 (0..n).map(|_| p.iops_runs[rng.below(n)]).sum::<f64>() / n as f64
             } else {
                 iops[i] * (noise.sigma[i].unwrap_or(0.0) * rng.normal()).exp()
@@ -1578,10 +1640,23 @@ impl Verdict<'_> {
     fn check_top(&mut self, iops: &[f64], keep: &[bool], found: &Found, k: usize) {
         let points = self.points;
         if let Some(w) = &found.top.rising {
+            // The last doubling gained like the ones before it within [`LIKE_BEFORE`]: a knee
+            // that close below the deepest depth gains as much, so it is not ruled out.
+            let close = (w.to > 0).then(|| {
+                let (a, b) = (points[w.to - 1].qd as f64, points[w.to].qd as f64);
+                a * (b / a.max(1.0)).powf(1.0 - LIKE_BEFORE)
+            });
             self.undecided(format!(
-                "IOPS still rise {} over {}, beyond the noise: the knee, if any, lies deeper",
+                "IOPS still rise {} over {}, beyond the noise: the knee, if any, lies deeper{}",
                 slope_text(w),
-                span(points, w)
+                span(points, w),
+                match close {
+                    Some(c) => format!(
+                        " (or above qd {c:.0}, too close below qd {} for its last doubling to gain less than a rise)",
+                        points[w.to].qd
+                    ),
+                    None => String::new(),
+                }
             ));
             let deepest = points[points.len() - 1].qd;
             self.decide(&format!("a wider sweep (extend --qd beyond {deepest})"));
@@ -2149,6 +2224,8 @@ fn knee_of(
         judged.why.insert(0, s.why.clone());
     }
     set_aside_caps(points, &iops, &keep, &plateau, &mut judged);
+    slowed_below_caps(points, &iops, &keep, &noise, &mut judged);
+    short_of_plateau_caps(points, &iops, &keep, &noise, &mut judged);
     flat_then_rise_caps(points, &iops, &keep, &noise, &mut judged);
     lucky_step_caps(points, &iops, &keep, &noise, &mut judged);
     if let Some((d, moved)) = &drift {
@@ -2258,6 +2335,148 @@ fn set_aside_caps(
         "rerun {} (or --repeat 3: repeats measure such noise)",
         rerun.join(", ")
     ));
+}
+
+/// The top of a decided range lying below the level of the points beyond it, beyond the
+/// noise: the saturation rule lets a step gain up to depth^[`SATURATION_ELASTICITY`], so it
+/// may name a depth that still gains a few percent, and the knee then lies above it. The range
+/// reaches up to the next depth, at medium confidence at most. (17 servers, fine grid, no
+/// noise: qd 16 at 94 % of the plateau was "between 12 and 16, high".)
+fn short_of_plateau_caps(
+    points: &[KneeInput],
+    iops: &[f64],
+    keep: &[bool],
+    noise: &NoiseModel,
+    judged: &mut Judged,
+) {
+    if judged.confidence == KneeConfidence::Undecided || !noise.known() {
+        return;
+    }
+    let r = &mut judged.range;
+    let (Some(up_to), Some(steps)) = (r.up_to, r.steps) else {
+        return;
+    };
+    let Some(t) = points.iter().position(|p| p.qd == up_to) else {
+        return;
+    };
+    let kept = |i: &usize| keep[*i] && iops[*i] > 0.0;
+    let beyond: Vec<usize> = (t + 1..points.len()).filter(kept).collect();
+    if !kept(&t) || beyond.len() < 2 {
+        return;
+    }
+    let m = beyond.len() as f64;
+    let level = beyond.iter().map(|&i| iops[i].ln()).sum::<f64>() / m;
+    let var_level = beyond
+        .iter()
+        .map(|&i| noise.sigma[i].unwrap_or(0.0).powi(2))
+        .sum::<f64>()
+        / (m * m);
+    let sd = (noise.sigma[t].unwrap_or(0.0).powi(2) + var_level).sqrt();
+    let short = level - iops[t].ln();
+    // A hundredth at least: the model's own rounding and the intervals' edges.
+    if short <= (NOISE_Z * sd).max(0.01) {
+        return;
+    }
+    let next = beyond[0];
+    judged.confidence = judged.confidence.min(KneeConfidence::Medium);
+    judged.why.push(format!(
+        "qd {up_to} lies {:.1} % below the level of the deeper points, beyond the noise (± {:.1} %): it still gains, so the knee may lie above it, up to qd {}",
+        100.0 * (1.0 - (-short).exp()),
+        100.0 * NOISE_Z * sd,
+        points[next].qd
+    ));
+    r.up_to = Some(points[next].qd);
+    r.steps = Some(steps + (next - t) as u32);
+}
+
+/// One run's σ of ln IOPS from the pooled deviations, at its 95 % upper bound.
+fn pooled_run_noise(noise: &NoiseModel) -> Option<f64> {
+    use statrs::distribution::{ChiSquared, ContinuousCDF};
+    let df = noise.pool_df as f64;
+    if noise.pool.is_empty() || df < 1.0 {
+        return None;
+    }
+    // The deviations are scaled to one run's variance already: their mean square is it.
+    let sd = (noise.pool.iter().map(|e| e * e).sum::<f64>() / noise.pool.len() as f64).sqrt();
+    let lower = ChiSquared::new(df).ok()?.inverse_cdf(0.05);
+    (lower > 0.0).then(|| sd * (df / lower).sqrt())
+}
+
+/// With repeats, the point just below a decided range may be a plateau point most of whose
+/// runs were slowed by something else (a neighbour hit two of its three runs): such noise
+/// only ever slows a run, so a point's fastest run is its best witness. When that run lies
+/// within what one run may stray (the pooled σ of one run, [`NOISE_Z`] ×) of the plateau's
+/// own fastest runs (the median of them, from the range's top on), the point may be on the
+/// plateau, and the range reaches down over it, at low confidence. (Battery seed 777002: 11
+/// servers, 20 % of runs 1.5× slower, two of qd 12's three runs hit: "between 12 and 16,
+/// high" of a knee at 11.)
+fn slowed_below_caps(
+    points: &[KneeInput],
+    iops: &[f64],
+    keep: &[bool],
+    noise: &NoiseModel,
+    judged: &mut Judged,
+) {
+    if !noise.repeats || noise.pool.is_empty() || judged.confidence == KneeConfidence::Undecided {
+        return;
+    }
+    let r = &mut judged.range;
+    let (Some(up_to), Some(steps)) = (r.up_to, r.steps) else {
+        return;
+    };
+    let Some(j) = points.iter().position(|p| p.qd == r.above && r.above > 0) else {
+        return;
+    };
+    let kept = |i: &usize| keep[*i] && iops[*i] > 0.0;
+    let fastest = |i: usize| {
+        points[i]
+            .iops_runs
+            .iter()
+            .copied()
+            .filter(|x| *x > 0.0)
+            .fold(0.0f64, f64::max)
+    };
+    let beyond: Vec<f64> = (j + 1..points.len())
+        .filter(kept)
+        .filter(|&i| points[i].qd >= up_to)
+        .map(|i| fastest(i).ln())
+        .collect();
+    if !kept(&j) || beyond.len() < 2 || fastest(j) <= 0.0 {
+        return;
+    }
+    let mut v = beyond.clone();
+    v.sort_by(f64::total_cmp);
+    let m = v.len();
+    let level = if m % 2 == 1 {
+        v[m / 2]
+    } else {
+        (v[m / 2 - 1] + v[m / 2]) / 2.0
+    };
+    // One run's σ at its plausible most (the 95 % upper bound of the pooled estimate): the
+    // fastest run of a point hit twice is a single run, the plateau's are the best of several.
+    let Some(one_run) = pooled_run_noise(noise) else {
+        return;
+    };
+    let below = level - fastest(j).ln();
+    let bar = NOISE_Z * one_run * (1.0 + 1.0 / m as f64).sqrt();
+    if below > bar {
+        return;
+    }
+    judged.confidence = KneeConfidence::Low;
+    judged.why.push(format!(
+        "qd {}: its fastest run ({} IOPS) lies only {:.0} % below the fastest runs of the plateau from qd {up_to} on, within what one run may stray ({:.0} % σ of one run, pooled): it may be a plateau point whose other runs were slowed",
+        points[j].qd,
+        fmt_iops(fastest(j)),
+        100.0 * (1.0 - (-below).exp()),
+        100.0 * one_run
+    ));
+    judged.decide.push(format!(
+        "rerun qd {} (more repeats, interleaved)",
+        points[j].qd
+    ));
+    let further = (0..j).rev().find(|&i| keep[i]);
+    r.above = further.map_or(0, |i| points[i].qd);
+    r.steps = Some(steps + 1);
 }
 
 /// With one run per depth, the point just below a decided range may be the knee itself, slowed
@@ -3291,6 +3510,341 @@ mod tests {
             k.flags
         );
         assert!(k.confidence <= Some(KneeConfidence::Low), "{}", k.summary);
+    }
+
+    /// Points of a sweep with repeats: (qd, each run's IOPS, mean latency ns, a run's
+    /// standard error from its intervals, each run's place in the session).
+    type Row<'a> = (u32, &'a [f64], f64, f64, &'a [f64]);
+
+    fn from_rows(rows: &[Row]) -> Vec<KneeInput> {
+        rows.iter()
+            .map(|&(qd, runs, mean, se, at)| KneeInput {
+                qd,
+                iops_runs: runs.to_vec(),
+                latency_mean_ns: Some(mean),
+                run_se: Some(se),
+                run_at: at.to_vec(),
+                ..Default::default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_knee_on_a_point_whose_runs_agree_by_chance_is_not_high_against_a_noisy_plateau() {
+        // Battery seed 777001: 14 servers of 1 ms (lognormal), 2 % jitter, 20 % of runs 1.5×
+        // slower, 3 repeats on the fine grid. qd 12 (86 % of the plateau) has three tight
+        // runs, the plateau four runs slowed: the rules allow for the pooled noise, under
+        // which qd 12 cannot be told from the plateau, but the resamples drew qd 12 from its
+        // own runs only and named it every time: "between 8 and 12, high". Drawn from the
+        // pooled deviations, they name qd 12 to 24: undecided.
+        let rows: &[Row] = &[
+            (
+                1,
+                &[986.0, 684.0, 973.0],
+                1133198.2531214529,
+                0.030563463766507627,
+                &[0.0, 23.0, 24.0],
+            ),
+            (
+                2,
+                &[1398.0, 2037.0, 1929.0],
+                1118163.370618941,
+                0.012617473381840454,
+                &[1.0, 22.0, 25.0],
+            ),
+            (
+                3,
+                &[3021.0, 2972.0, 1959.0],
+                1131157.0926810866,
+                0.011833535042237947,
+                &[2.0, 21.0, 26.0],
+            ),
+            (
+                4,
+                &[3971.0, 4000.0, 4210.0],
+                984564.5093998851,
+                0.00879709317121048,
+                &[3.0, 20.0, 27.0],
+            ),
+            (
+                6,
+                &[6032.0, 5978.0, 4037.0],
+                1120709.2206642986,
+                0.009362338613736861,
+                &[4.0, 19.0, 28.0],
+            ),
+            (
+                8,
+                &[7869.0, 8002.0, 7793.0],
+                1013632.3567866802,
+                0.010162087722544268,
+                &[5.0, 18.0, 29.0],
+            ),
+            (
+                12,
+                &[11937.0, 12100.0, 12108.0],
+                995396.5353437543,
+                0.005675449319407405,
+                &[6.0, 17.0, 30.0],
+            ),
+            (
+                16,
+                &[13915.0, 13743.0, 9361.0],
+                1295466.0641832573,
+                0.006991688657640844,
+                &[7.0, 16.0, 31.0],
+            ),
+            (
+                24,
+                &[13788.0, 14454.0, 14369.0],
+                1688364.433479618,
+                0.004049095969240086,
+                &[8.0, 15.0, 32.0],
+            ),
+            (
+                32,
+                &[9052.0, 9556.0, 14154.0],
+                2925188.3833404556,
+                0.004392910913696456,
+                &[9.0, 14.0, 33.0],
+            ),
+            (
+                48,
+                &[13677.0, 14036.0, 14184.0],
+                3430472.7868821155,
+                0.006511698537048648,
+                &[10.0, 13.0, 34.0],
+            ),
+            (
+                64,
+                &[9445.0, 14143.0, 13932.0],
+                5102812.823160981,
+                0.006026124033857953,
+                &[11.0, 12.0, 35.0],
+            ),
+        ];
+        let k = find_knee(&from_rows(rows), &opts(), 0x6b6e_6565).unwrap();
+        let r = k.range.unwrap();
+        assert!(
+            k.confidence == Some(KneeConfidence::Undecided) || r.contains(14.0),
+            "{} {:?}",
+            k.summary,
+            k.why
+        );
+        assert_eq!(
+            k.confidence,
+            Some(KneeConfidence::Undecided),
+            "{}",
+            k.summary
+        );
+        // The same sweep without the neighbour's hits keeps a decided knee (at 16).
+        let clean: Vec<KneeInput> = from_rows(rows)
+            .into_iter()
+            .map(|mut p| {
+                let qd = p.qd as f64;
+                p.iops_runs = p
+                    .iops_runs
+                    .iter()
+                    .map(|&x| x.max(qd.min(14.0) * 1000.0 * 0.97))
+                    .collect();
+                p
+            })
+            .collect();
+        let k = find_knee(&clean, &opts(), 0x6b6e_6565).unwrap();
+        assert_ne!(
+            k.confidence,
+            Some(KneeConfidence::Undecided),
+            "{}",
+            k.summary
+        );
+        assert!(k.range.unwrap().contains(14.0), "{}", k.summary);
+    }
+
+    #[test]
+    fn a_point_below_the_range_whose_fastest_run_reaches_the_plateau_widens_it() {
+        // Battery seed 777002: 11 servers of 1 ms (lognormal), 10 % jitter, 20 % of runs 1.5×
+        // slower, 3 repeats. Two of qd 12's three runs were slowed, so its mean lies 28 %
+        // below the plateau and the knee was "between 12 and 16, high" of a knee at 11. Its
+        // fastest run lies within one run's noise of the plateau's fastest runs: the range
+        // reaches down over qd 12, at low confidence.
+        let rows: &[Row] = &[
+            (
+                1,
+                &[611.0, 1044.0, 1019.0],
+                1121247.758788332,
+                0.01612039699979131,
+                &[0.0, 23.0, 24.0],
+            ),
+            (
+                2,
+                &[1879.0, 1856.0, 1926.0],
+                1059306.256668433,
+                0.013104992712335263,
+                &[1.0, 22.0, 25.0],
+            ),
+            (
+                3,
+                &[3226.0, 3090.0, 2657.0],
+                1002109.6996545191,
+                0.008484667993898298,
+                &[2.0, 21.0, 26.0],
+            ),
+            (
+                4,
+                &[3422.0, 4279.0, 4700.0],
+                967270.4290783001,
+                0.010519869912914093,
+                &[3.0, 20.0, 27.0],
+            ),
+            (
+                6,
+                &[6168.0, 5397.0, 5773.0],
+                1037291.4069673549,
+                0.007628849372639645,
+                &[4.0, 19.0, 28.0],
+            ),
+            (
+                8,
+                &[5907.0, 7309.0, 7835.0],
+                1139446.1859294095,
+                0.007583634811183867,
+                &[5.0, 18.0, 29.0],
+            ),
+            (
+                12,
+                &[7512.0, 7200.0, 9832.0],
+                1465507.9872881356,
+                0.004307781234531109,
+                &[6.0, 17.0, 30.0],
+            ),
+            (
+                16,
+                &[11924.0, 10395.0, 11525.0],
+                1417101.2118543908,
+                0.006872125058573092,
+                &[7.0, 16.0, 31.0],
+            ),
+            (
+                24,
+                &[11318.0, 10145.0, 10445.0],
+                2253841.7556412183,
+                0.007904704149894515,
+                &[8.0, 15.0, 32.0],
+            ),
+            (
+                32,
+                &[10814.0, 10530.0, 13107.0],
+                2781813.8079591305,
+                0.0037326376470609,
+                &[9.0, 14.0, 33.0],
+            ),
+            (
+                48,
+                &[9962.0, 10436.0, 12156.0],
+                4412268.104411133,
+                0.009894269445199302,
+                &[10.0, 13.0, 34.0],
+            ),
+            (
+                64,
+                &[11843.0, 11087.0, 12061.0],
+                5472116.850875939,
+                0.005488239585393726,
+                &[11.0, 12.0, 35.0],
+            ),
+        ];
+        let k = find_knee(&from_rows(rows), &opts(), 0x6b6e_6565).unwrap();
+        let r = k.range.unwrap();
+        assert!(
+            k.confidence == Some(KneeConfidence::Undecided) || r.contains(11.0),
+            "{} {:?}",
+            k.summary,
+            k.why
+        );
+        assert_eq!(k.confidence, Some(KneeConfidence::Low), "{}", k.summary);
+        assert_eq!(r.above, 8, "{}", k.summary);
+        assert!(
+            k.why.iter().any(|w| w.contains("fastest run")),
+            "{:?}",
+            k.why
+        );
+        // A point truly below the knee keeps the range above it: qd 12 at 12/16 of the
+        // plateau, every run.
+        let knee16: Vec<KneeInput> = from_rows(rows)
+            .into_iter()
+            .map(|mut p| {
+                let level = (p.qd as f64).min(16.0) * 700.0;
+                p.iops_runs = [0.98, 1.0, 1.02].iter().map(|f| level * f).collect();
+                p.latency_mean_ns = Some(p.qd as f64 / level * 1e9);
+                p
+            })
+            .collect();
+        let k = find_knee(&knee16, &opts(), 0x6b6e_6565).unwrap();
+        let r = k.range.unwrap();
+        assert_eq!(
+            (r.above, r.up_to),
+            (12, Some(16)),
+            "{} {:?}",
+            k.summary,
+            k.why
+        );
+        assert!(
+            !k.why.iter().any(|w| w.contains("fastest run")),
+            "{:?}",
+            k.why
+        );
+    }
+
+    #[test]
+    fn a_range_top_short_of_the_plateau_reaches_up_to_the_next_depth() {
+        // 17 servers of 1 ms, no noise, 3 repeats, the fine grid: qd 16 gains only 6 % to the
+        // plateau over a ×1.5 step, under depth^0.2, so the saturation rule names it; the
+        // range was "between 12 and 16, high" of a knee at 17. qd 16 lies below the deeper
+        // points beyond the noise: the range reaches up to 24.
+        let qds = [1u32, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64];
+        let pts: Vec<KneeInput> = qds
+            .iter()
+            .map(|&qd| {
+                let level = (qd as f64).min(17.0) * 1000.0;
+                KneeInput {
+                    qd,
+                    iops_runs: vec![level * 0.999, level, level * 1.001],
+                    latency_mean_ns: Some(qd as f64 / level * 1e9),
+                    run_se: Some(0.002),
+                    ..Default::default()
+                }
+            })
+            .collect();
+        let k = find_knee(&pts, &opts(), 0x6b6e_6565).unwrap();
+        let r = k.range.unwrap();
+        assert_eq!(k.qd, 16, "{}", k.summary);
+        assert_eq!(
+            (r.above, r.up_to),
+            (12, Some(24)),
+            "{} {:?}",
+            k.summary,
+            k.why
+        );
+        assert_eq!(k.confidence, Some(KneeConfidence::Medium), "{}", k.summary);
+        // 16 servers: qd 16 is on the plateau, the range stays (12, 16].
+        let pts: Vec<KneeInput> = pts
+            .into_iter()
+            .map(|mut p| {
+                let level = (p.qd as f64).min(16.0) * 1000.0;
+                p.iops_runs = vec![level * 0.999, level, level * 1.001];
+                p.latency_mean_ns = Some(p.qd as f64 / level * 1e9);
+                p
+            })
+            .collect();
+        let k = find_knee(&pts, &opts(), 0x6b6e_6565).unwrap();
+        let r = k.range.unwrap();
+        assert_eq!(
+            (r.above, r.up_to),
+            (12, Some(16)),
+            "{} {:?}",
+            k.summary,
+            k.why
+        );
     }
 
     #[test]

@@ -160,6 +160,80 @@ fn the_batterys_former_wrong_answers_are_right_or_undecided() {
     }
 }
 
+/// Battery seeds 777001 and 777002, fine grid, 3 repeats, 20 % of runs 1.5× slower: a knee at
+/// 14 named "between 8 and 12, high" (qd 12's three runs agreed by chance, so the resamples
+/// never moved it), a knee at 11 named "between 12 and 16, high" (two of qd 12's runs slowed),
+/// and diagnose stating saturation from qd 4 of a knee at 5 inside a range 3–6. Exact answers
+/// on the virtual clock: each is now undecided or a range holding k, and diagnose's
+/// saturation starts at or above 0.9 k or is undecided.
+#[test]
+fn the_edges_of_seeds_777001_and_777002_are_right_or_undecided() {
+    let d = scratch();
+    for (i, (k, sim, seed, want, diag)) in [
+        (
+            14u64,
+            "servers=14,service=1000us,dist=lognormal,clock=virtual,jitter=2%,neighbour=20%:1.5",
+            609802646u64,
+            None,
+            None,
+        ),
+        (
+            11,
+            "servers=11,service=1000us,dist=lognormal,clock=virtual,jitter=10%,neighbour=20%:1.5",
+            274854226,
+            Some((8, Some(24))),
+            Some(24.0),
+        ),
+        (
+            5,
+            "servers=5,service=1000us,dist=exp,clock=virtual,jitter=5%,neighbour=20%:1.5,drift=1%",
+            485467070,
+            None,
+            None,
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (v, path) = sweep(
+            d.path(),
+            &format!("e{i}"),
+            sim,
+            "1,2,3,4,6,8,12,16,24,32,48,64",
+            3,
+            seed,
+        );
+        let what = format!("k={k} {sim}: {}", v["knee"]["summary"]);
+        assert_eq!(knee_range(&v), want, "{what}");
+        let o = oio()
+            .current_dir(d.path())
+            .args(["diagnose", "--json", &path])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let sat = doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["rule"] == "queue_saturation")
+            .expect("a queue saturation finding");
+        let start = sat["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["what"] == "queue where saturation starts")
+            .and_then(|e| e["value"].as_f64());
+        match diag {
+            Some(q) => {
+                assert_eq!(sat["status"], "found", "{what}: {sat}");
+                assert_eq!(start, Some(q), "{what}: {sat}");
+            }
+            None => assert_eq!(sat["status"], "undecided", "{what}: {sat}"),
+        }
+    }
+}
+
 /// A model that never saturates inside the grid: no confident knee inside it, whatever the
 /// noise (a steadily rising curve with 12 % noise was once named "knee at 128").
 #[test]

@@ -154,7 +154,7 @@ fn noise_of(levels: &[Group]) -> Option<(f64, String)> {
 }
 
 /// Queue saturation: the queue length above which latency grows in proportion. `known` is
-/// a sweep's own saturation depth: its rule is the same but allows for the noise it measured
+/// a sweep's own saturation depth (the top of its decided knee's range when deeper): its rule is the same but allows for the noise it measured
 /// between repeats, which a series of medians cannot, so it is preferred when given.
 pub fn queue_saturation(s: &Series, limit: Option<&QueueLimit>, known: Option<f64>) -> Saturation {
     let g = groups(s);
@@ -359,7 +359,8 @@ fn saturated(
         Confidence::Low
     });
     if known.is_some() {
-        f.claim.push_str(" (the sweep's saturation depth)");
+        f.claim
+            .push_str(" (the sweep's saturation depth, or the top of its knee's range)");
         f = f.ev(
             "depth this rule finds without the sweep's noise allowance",
             own.unwrap_or(f64::NAN),

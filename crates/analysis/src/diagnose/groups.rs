@@ -262,10 +262,17 @@ fn sweep_groups<'a>(name: &'a str, s: &'a Sweep, claimed: Vec<NamedRun<'a>>) -> 
             } else {
                 s.series.get(index).and_then(|k| k.knee.as_ref())
             };
-            // An undecided knee's saturation depth is not known saturation.
+            // An undecided knee's saturation depth is not known saturation. A decided knee
+            // lies in its range, so the depth known saturated is the range's top: the
+            // saturation rule's own depth inside a wider range is where saturation may start,
+            // not where it is shown to (battery seed 777001: range 3–6, saturation named at 4,
+            // of a knee at 5).
             let known = knee
                 .filter(|k| !super::device::knee_undecided(k))
-                .and_then(|k| k.saturation_qd)
+                .and_then(|k| {
+                    let s = k.saturation_qd?;
+                    Some(k.range.and_then(|r| r.up_to).map_or(s, |h| h.max(s)))
+                })
                 .map(f64::from);
             let noise = knee
                 .and_then(|k| {
