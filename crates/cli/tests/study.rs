@@ -182,6 +182,14 @@ fn mariadb_waits_are_unknown_without_performance_schema_and_client_round_trips_a
     }
 }
 
+/// The user of a postgres:// URL.
+fn db_user(url: &str) -> &str {
+    url.strip_prefix("postgres://")
+        .and_then(|r| r.split_once('@'))
+        .unwrap()
+        .0
+}
+
 /// `current_setting(name)` on the server, from a fresh session.
 fn pg_setting(url: &str, name: &str) -> String {
     let mut c = oio_tpcc::db::connect_pg(url, "oio-test", &oio_tpcc::Timeouts::default()).unwrap();
@@ -574,6 +582,72 @@ fn a_study_refuses_a_mariadb_variable_that_is_read_only_at_run_time_before_any_r
 }
 
 // --- issue 37: settings a study changes are journaled, locked and quoted right ---
+
+#[test]
+fn a_postgres_study_by_a_login_that_may_not_alter_system_is_refused_before_anything_is_journaled() {
+    if pg_bin().is_none() {
+        missing("no PostgreSQL binaries (scripts/test installs them)");
+        return;
+    }
+    let pg = TempPostgres::start("").unwrap();
+    let db = pg.url();
+    let dir = scratch();
+    let state = dir.path().join("state");
+    let mut c = oio_tpcc::db::connect_pg(&db, "oio-test", &oio_tpcc::Timeouts::default()).unwrap();
+    c.batch_execute("CREATE ROLE plain LOGIN").unwrap();
+    c.batch_execute("CREATE DATABASE plain_tp OWNER plain")
+        .unwrap();
+    let (_, rest) = db
+        .strip_prefix("postgres://")
+        .and_then(|r| r.split_once('@'))
+        .unwrap();
+    let server = rest.split_once('/').unwrap().0;
+    let plain = format!("postgres://plain@{server}/plain_tp");
+    tpcc_build_one_warehouse(dir.path(), &plain);
+    let study = |out: &str| {
+        oio_in(dir.path(), &state)
+            .args(["tpcc", "study", "--db", &plain, "-n", "1", "--out", out])
+            .args(["--set", "a:synchronous_commit=off"])
+            .args(["--set", "b:synchronous_commit=on"])
+            .args(["--ramp", "0s", "--time", "1s", "--repeat", "1"])
+            .output()
+            .unwrap()
+    };
+    let out = study("st");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the login 'plain' may not change 'synchronous_commit' for the server")
+            && stderr.contains("nothing was changed"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("study run 1/"), "no run started: {stderr}");
+    // Nothing journaled: the next command on the server has nothing to put back.
+    assert!(journal_entries(&state).is_empty());
+    let check = oio_in(dir.path(), &state)
+        .args(["tpcc", "check", "--db", &plain])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&check.stderr);
+    assert!(!stderr.contains("put back"), "{stderr}");
+    // Granted both (PostgreSQL 15; a function's grant is the database's), the same login may
+    // run the study.
+    c.batch_execute("GRANT ALTER SYSTEM ON PARAMETER synchronous_commit TO plain")
+        .unwrap();
+    let mut in_tp = oio_tpcc::db::connect_pg(
+        &plain.replace("plain@", &format!("{}@", db_user(&db))),
+        "oio-test",
+        &oio_tpcc::Timeouts::default(),
+    )
+    .unwrap();
+    in_tp
+        .batch_execute("GRANT EXECUTE ON FUNCTION pg_reload_conf() TO plain")
+        .unwrap();
+    let out = study("st2");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(journal_entries(&state).is_empty(), "put back and removed");
+}
 
 /// oio with its state directory (the settings journal) in `state`, not the machine's.
 fn oio_in(dir: &Path, state: &Path) -> std::process::Command {

@@ -909,6 +909,12 @@ impl Database for Postgres {
             "configuration file" if file.is_empty() => (Scope::Server, Some(value.clone())),
             _ => (Scope::Server, None),
         };
+        if scope == Scope::Server && !may_alter_system(s, n) {
+            return Err(TpccError::Invalid(format!(
+                "--set {n}=…: the login '{}' may not change '{n}' for the server: a study runs ALTER SYSTEM and pg_reload_conf(), which need a superuser (or, on PostgreSQL 15 and later, GRANT ALTER SYSTEM ON PARAMETER {n} and, in this database, GRANT EXECUTE ON FUNCTION pg_reload_conf() to it); nothing was changed",
+                val_text(&r[5])
+            )));
+        }
         Ok(StudySetting {
             value,
             scope,
@@ -1082,6 +1088,20 @@ const PG_SETTINGS_QUERY: &str = "SELECT name, current_setting(name) FROM pg_sett
 
 /// Refuses a setting that ALTER SYSTEM and a reload cannot change for a run: `postmaster`
 /// (read at server start) or `internal` (fixed when the cluster was made).
+/// Whether this login may ALTER SYSTEM `name` and reload the configuration: a superuser, or
+/// (PostgreSQL 15 and later) one granted both. Checked before a study journals anything, so a
+/// study that could not change a setting leaves nothing for the next command to put back.
+fn may_alter_system(s: &mut Session, name: &str) -> bool {
+    let granted = format!(
+        "SELECT (current_setting('is_superuser') = 'on' OR (has_parameter_privilege({}, 'ALTER SYSTEM') AND has_function_privilege('pg_reload_conf()', 'EXECUTE')))::int",
+        crate::settings::pg_literal(name)
+    );
+    let answer = crate::database::one_text(s, &granted).or_else(|_| {
+        crate::database::one_text(s, "SELECT (current_setting('is_superuser') = 'on')::int")
+    });
+    matches!(answer, Ok(Some(v)) if v == "1")
+}
+
 fn refuse_fixed(name: &str, context: &str) -> Result<()> {
     match context {
         "postmaster" => Err(TpccError::Invalid(format!("--set {name}=…: PostgreSQL applies '{name}' only when the server restarts (pg_settings.context = postmaster), so ALTER SYSTEM and a reload cannot change it for a run; oio did not start this server and cannot restart it, so the study is refused before any run. Change it yourself, restart the server between two `oio tpcc run --label …` and compare them"))),
