@@ -141,6 +141,47 @@ fn a_study_changes_a_setting_and_puts_it_back(dir: &Path, db: &str) {
         format!("{:?}", rows[0][0])
     };
     let before = value();
+    // A login that is not sysadmin may not run sp_babelfish_configure: refused before
+    // anything is journaled, so the study after it has nothing to put back.
+    let mut admin = session(db);
+    let _ = admin.batch("DROP LOGIN oio_t_plain");
+    admin
+        .batch("CREATE LOGIN oio_t_plain WITH PASSWORD = 'Pw123456'")
+        .unwrap();
+    admin
+        .batch("CREATE USER oio_t_plain FOR LOGIN oio_t_plain")
+        .unwrap();
+    let (user, rest) = db
+        .strip_prefix("sqlserver://")
+        .and_then(|r| r.split_once('@'))
+        .unwrap();
+    assert!(!user.is_empty());
+    let plain = format!("sqlserver://oio_t_plain:Pw123456@{rest}");
+    let (ok, stdout, stderr) = tpcc(
+        dir,
+        &[
+            "study",
+            "--db",
+            &plain,
+            "--set",
+            "off:explain_costs=off",
+            "--set",
+            "on:explain_costs=on",
+            "-n",
+            "1",
+            "--time",
+            "1s",
+            "--repeat",
+            "1",
+            "--out",
+            "study0",
+        ],
+    );
+    assert!(!ok, "{stdout}");
+    assert!(
+        stderr.contains("this login may not change 'explain_costs': a study needs a sysadmin login; nothing was changed"),
+        "{stderr}"
+    );
     let (ok, stdout, stderr) = tpcc(
         dir,
         &[
@@ -164,6 +205,7 @@ fn a_study_changes_a_setting_and_puts_it_back(dir: &Path, db: &str) {
         ],
     );
     assert!(ok, "{stdout}{stderr}");
+    assert!(!stderr.contains("put back what"), "{stderr}");
     assert!(
         stdout.contains("on (explain_costs=on) against off (explain_costs=off): NOPM"),
         "{stdout}"

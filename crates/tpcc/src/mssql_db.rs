@@ -132,6 +132,13 @@ impl SqlServer {
         };
         let value = crate::database::val_text(&r[0]);
         let source = crate::database::val_text(&r[1]);
+        // sp_babelfish_configure needs the owner of Babelfish's database: a sysadmin login.
+        may_change(
+            s,
+            n,
+            "SELECT IS_SRVROLEMEMBER('sysadmin')",
+            "a sysadmin login",
+        )?;
         Ok(StudySetting {
             before: (source != "default").then(|| value.clone()),
             value,
@@ -542,6 +549,12 @@ impl Database for SqlServer {
                 )));
             }
             let value = crate::database::val_text(&r[0]);
+            may_change(
+                s,
+                n,
+                "SELECT HAS_PERMS_BY_NAME(NULL, NULL, 'ALTER SETTINGS')",
+                "ALTER SETTINGS (sysadmin and serveradmin have it)",
+            )?;
             return Ok(StudySetting {
                 before: Some(crate::database::val_text(&r[2])),
                 value,
@@ -559,13 +572,21 @@ impl Database for SqlServer {
             Some(_) if !crate::settings::valid_name(n) => Err(TpccError::Invalid(format!(
                 "--set {n}=…: a database scoped configuration is named by an identifier (letters, digits, _)"
             ))),
-            Some(value) => Ok(StudySetting {
+            Some(value) => {
+                may_change(
+                    s,
+                    n,
+                    "SELECT HAS_PERMS_BY_NAME(DB_NAME(), 'DATABASE', 'ALTER ANY DATABASE SCOPED CONFIGURATION')",
+                    "ALTER ANY DATABASE SCOPED CONFIGURATION on the database",
+                )?;
+                Ok(StudySetting {
                 before: Some(value.clone()),
                 value,
                 scope: Scope::Database {
                     database: self.parts()?.database.clone(),
                 },
-            }),
+            })
+            }
             None => Err(TpccError::Invalid(format!(
                 "--set {n}=…: the server has no option '{n}' in sys.configurations or sys.database_scoped_configurations"
             ))),
@@ -641,6 +662,19 @@ impl Database for SqlServer {
 }
 
 /// Whether `s` talks to Babelfish.
+/// Refuses `name` when `check` (a query answering 1 when this login holds `what`) says the
+/// login may not change it, so a study that could not change a setting journals nothing for
+/// the next command to put back. A check the server cannot answer refuses nothing: the change
+/// itself then says why.
+fn may_change(s: &mut Session, name: &str, check: &str, what: &str) -> Result<()> {
+    match crate::database::one_text(s, check) {
+        Ok(Some(v)) if v != "1" => Err(TpccError::Invalid(format!(
+            "--set {name}=…: this login may not change '{name}': a study needs {what}; nothing was changed"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 fn is_babelfish(s: &mut Session) -> bool {
     s.as_any()
         .downcast_mut::<TdsSession>()
