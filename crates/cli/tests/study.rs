@@ -182,14 +182,6 @@ fn mariadb_waits_are_unknown_without_performance_schema_and_client_round_trips_a
     }
 }
 
-/// The user of a postgres:// URL.
-fn db_user(url: &str) -> &str {
-    url.strip_prefix("postgres://")
-        .and_then(|r| r.split_once('@'))
-        .unwrap()
-        .0
-}
-
 /// `current_setting(name)` on the server, from a fresh session.
 fn pg_setting(url: &str, name: &str) -> String {
     let mut c = oio_tpcc::db::connect_pg(url, "oio-test", &oio_tpcc::Timeouts::default()).unwrap();
@@ -597,12 +589,13 @@ fn a_postgres_study_by_a_login_that_may_not_alter_system_is_refused_before_anyth
     c.batch_execute("CREATE ROLE plain LOGIN").unwrap();
     c.batch_execute("CREATE DATABASE plain_tp OWNER plain")
         .unwrap();
-    let (_, rest) = db
+    let (admin, rest) = db
         .strip_prefix("postgres://")
         .and_then(|r| r.split_once('@'))
         .unwrap();
     let server = rest.split_once('/').unwrap().0;
     let plain = format!("postgres://plain@{server}/plain_tp");
+    let admin_in_tp = format!("postgres://{admin}@{server}/plain_tp");
     tpcc_build_one_warehouse(dir.path(), &plain);
     let study = |out: &str| {
         oio_in(dir.path(), &state)
@@ -634,12 +627,8 @@ fn a_postgres_study_by_a_login_that_may_not_alter_system_is_refused_before_anyth
     // run the study.
     c.batch_execute("GRANT ALTER SYSTEM ON PARAMETER synchronous_commit TO plain")
         .unwrap();
-    let mut in_tp = oio_tpcc::db::connect_pg(
-        &plain.replace("plain@", &format!("{}@", db_user(&db))),
-        "oio-test",
-        &oio_tpcc::Timeouts::default(),
-    )
-    .unwrap();
+    let mut in_tp =
+        oio_tpcc::db::connect_pg(&admin_in_tp, "oio-test", &oio_tpcc::Timeouts::default()).unwrap();
     in_tp
         .batch_execute("GRANT EXECUTE ON FUNCTION pg_reload_conf() TO plain")
         .unwrap();

@@ -332,7 +332,7 @@ pub fn read_entry(path: &Path) -> Result<Journal> {
     }
     for c in &j.settings {
         // sp_configure's options have spaces and parentheses; oio writes them only as literals.
-        let option = j.engine == "sqlserver" && c.scope == Scope::Server;
+        let option = j.engine == crate::url::Dialect::Sqlserver.name() && c.scope == Scope::Server;
         if !(valid_name(&c.name) || option && valid_option_name(&c.name)) {
             return Err(TpccError::Invalid(format!(
                 "the settings journal {} names a setting '{}': expected letters, digits, _ and .",
