@@ -354,8 +354,52 @@ pub struct Knee {
     /// knee was placed (null: none beyond the noise, or no repeats to tell it by).
     #[serde(default)]
     pub drift: Option<Drift>,
+    /// The last step against the doublings before it, whatever the knee's rules found (null
+    /// with fewer than 3 points kept).
+    #[serde(default)]
+    pub last_step: Option<LastStep>,
+    /// IOPS from the top of the knee's range to the deepest depth, when that spans two steps
+    /// or more (null otherwise).
+    #[serde(default)]
+    pub beyond_range: Option<BeyondRange>,
     /// One sentence for humans.
     pub summary: String,
+}
+
+/// IOPS from the top of the knee's range on: flat beyond the noise there means I/Os waited
+/// from that depth on, wherever below it the knee lies.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BeyondRange {
+    /// The top of the knee's range.
+    pub from_qd: u32,
+    /// The deepest depth.
+    pub to_qd: u32,
+    /// Points kept between them, both included.
+    pub points: usize,
+    /// IOPS gained per doubling of the depth over them, percent.
+    pub per_doubling_pct: f64,
+    /// Its noise margin, percent (null: unknown).
+    pub margin_pct: Option<f64>,
+    /// Below +15 % per doubling beyond the noise: a plateau.
+    pub flat: bool,
+}
+
+/// The sweep's last step against the doublings before it, in elasticity (d ln IOPS / d ln
+/// depth: 1 doubles IOPS with the depth, 0 is flat).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LastStep {
+    /// Its depths.
+    pub from_qd: u32,
+    /// The deepest depth.
+    pub to_qd: u32,
+    /// Elasticity of the doublings before it (least squares over up to 3 points).
+    pub before: f64,
+    /// Elasticity of the last step.
+    pub last: f64,
+    /// Noise margin of `before - last`.
+    pub margin: f64,
+    /// It gained less than the doublings before it beyond the noise: I/Os waited at `to_qd`.
+    pub slower: bool,
 }
 
 /// The device's concurrency by Little's law: the I/Os in service at a depth are its IOPS ×
@@ -979,6 +1023,54 @@ fn edge(points: &[KneeInput], iops: &[f64], cand: &[usize], noise: &NoiseModel) 
         before_from: before_idx[0],
         a,
         b,
+    })
+}
+
+/// The last step of the kept points against the doublings before it, for the record.
+fn last_step(
+    points: &[KneeInput],
+    iops: &[f64],
+    keep: &[bool],
+    noise: &NoiseModel,
+) -> Option<LastStep> {
+    let cand: Vec<usize> = (0..points.len())
+        .filter(|&i| keep[i] && iops[i] > 0.0)
+        .collect();
+    let e = edge(points, iops, &cand, noise)?;
+    Some(LastStep {
+        from_qd: points[e.a].qd,
+        to_qd: points[e.b].qd,
+        before: e.before,
+        last: e.last,
+        margin: e.margin,
+        slower: e.kind == EdgeKind::Slower,
+    })
+}
+
+/// The trend of the kept points from `from` (the top of the knee's range) on, over two steps
+/// at least.
+fn beyond_range(
+    points: &[KneeInput],
+    iops: &[f64],
+    keep: &[bool],
+    noise: &NoiseModel,
+    from: Option<u32>,
+) -> Option<BeyondRange> {
+    let from = from?;
+    let idx: Vec<usize> = (0..points.len())
+        .filter(|&i| keep[i] && iops[i] > 0.0 && points[i].qd >= from)
+        .collect();
+    if idx.len() < 3 || points[idx[0]].qd != from {
+        return None;
+    }
+    let t = trend(points, iops, &idx, noise)?;
+    Some(BeyondRange {
+        from_qd: from,
+        to_qd: points[idx[idx.len() - 1]].qd,
+        points: idx.len(),
+        per_doubling_pct: t.per_doubling_pct(),
+        margin_pct: t.margin_pct(),
+        flat: t.below(SATURATION_ELASTICITY),
     })
 }
 
@@ -2286,6 +2378,8 @@ fn knee_of(
         decide: judged.decide,
         concurrency: concurrency(points, &iops, peak_i),
         drift: drift.map(|d| d.0),
+        last_step: last_step(points, &iops, &keep, &noise),
+        beyond_range: beyond_range(points, &iops, &keep, &noise, judged.range.up_to),
         summary,
     })
 }

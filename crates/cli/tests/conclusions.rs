@@ -314,3 +314,84 @@ fn comparisons_of_known_margins_are_right_or_undecided() {
         metrics["iops"]["verdict"]
     );
 }
+
+/// Diagnose beside an undecided knee whose doubt does not reach the top: a knee inside the last
+/// doubling (the last step gained less than the ones before it beyond the noise), or a range
+/// followed by a plateau of two steps or more. Saturation is then found "by qd N at the
+/// latest", N the deepest depth or the range's top, with the device's concurrency by Little's
+/// law beside it; a sweep that drifted stays undecided. Exact answers on the virtual clock
+/// (battery seeds 777011 and 777013).
+#[test]
+fn diagnose_finds_saturation_by_the_top_an_undecided_knee_leaves_open() {
+    let d = scratch();
+    for (i, (k, sim, qd, seed, by)) in [
+        (
+            53u32,
+            "servers=53,service=1000us,dist=exp,clock=virtual,jitter=5%",
+            "1,2,3,4,6,8,12,16,24,32,48,64",
+            960953373u64,
+            Some(64.0),
+        ),
+        (
+            17,
+            "servers=17,service=1000us,dist=lognormal,clock=virtual,neighbour=2%:5,drift=5%,outliers=0.1%:50",
+            "1,2,3,4,6,8,12,16,24,32,48,64",
+            982274980,
+            None,
+        ),
+        (
+            14,
+            "servers=14,service=1000us,dist=exp,clock=virtual,jitter=5%,neighbour=20%:1.5",
+            "1,2,4,8,16,32,64,128",
+            437230800,
+            Some(32.0),
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (v, path) = sweep(d.path(), &format!("t{i}"), sim, qd, 3, seed);
+        let what = format!("k={k} {sim}: {}", v["knee"]["summary"]);
+        assert_eq!(v["knee"]["confidence"], "undecided", "{what}");
+        let o = oio()
+            .current_dir(d.path())
+            .args(["diagnose", "--json", &path])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let sat = doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["rule"] == "queue_saturation")
+            .expect("a queue saturation finding");
+        let ev = |name: &str| {
+            sat["evidence"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["what"] == name)
+                .and_then(|e| e["value"].as_f64())
+        };
+        // A drift taken out of the runs leaves its margin: the top stays undecided.
+        let Some(by) = by else {
+            assert_eq!(sat["status"], "undecided", "{what}: {sat}");
+            continue;
+        };
+        assert_eq!(sat["status"], "found", "{what}: {sat}");
+        assert_eq!(
+            ev("queue where saturation starts, at the latest"),
+            Some(by),
+            "{what}: {sat}"
+        );
+        assert!(by >= k as f64, "the claim holds of the model: {what}");
+        assert!(sat["claim"].as_str().unwrap().contains("at the latest"));
+        // Little's law: the I/Os in service at the highest IOPS, within the noise of k.
+        let little = ev("I/Os in service by Little's law").expect("Little's law");
+        assert!(
+            (little - k as f64).abs() <= 0.15 * k as f64,
+            "{little} in service for {k} servers: {what}"
+        );
+    }
+}

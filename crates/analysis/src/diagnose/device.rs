@@ -1135,6 +1135,14 @@ pub fn knee_range(k: &Knee) -> (f64, f64) {
 /// at its intervals' word, and run-to-run noise it cannot see made "no saturation, high".
 pub fn follow_knee(sat: &mut Saturation, k: &Knee) {
     let open = open_above_second_deepest(sat, k);
+    if let Some(top) = inside_last_doubling(sat, k) {
+        saturated_by_deepest(sat, k, top);
+        return;
+    }
+    if let Some((at, b)) = flat_beyond_range(sat, k) {
+        saturated_by_range_top(sat, k, at, b);
+        return;
+    }
     let f = &mut sat.finding;
     // The knee undecided only about where it lies beyond the sweep (IOPS still rise at the
     // top beyond the noise) agrees with "no saturation"; at the knee's word, low.
@@ -1182,6 +1190,149 @@ pub fn follow_knee(sat: &mut Saturation, k: &Knee) {
         return;
     }
     f.confidence = f.confidence.min(knee_confidence(k));
+}
+
+/// An undecided knee whose doubt does not reach the top: its last step gained less than the
+/// doublings before it beyond the noise (the knee routine's own test), so I/Os waited at the
+/// deepest depth whatever the knee's place below it. The deepest group then.
+fn inside_last_doubling(sat: &Saturation, k: &Knee) -> Option<Group> {
+    let top = sat.groups.last()?;
+    let at_top = |q: u32| (q as f64 - top.queue).abs() < 0.5;
+    let flagged = k.flags.iter().any(|x| x.kind == "knee_in_last_doubling")
+        && k.range.as_ref().and_then(|r| r.up_to).is_some_and(at_top);
+    let slower = k.last_step.is_some_and(|l| l.slower && at_top(l.to_qd));
+    let only = k.why.len() == 1 && !k.flags.iter().any(|x| x.kind == "unsteady_point");
+    (knee_undecided(k) && (flagged || slower) && only && repeated(k) && !drifted(k))
+        .then(|| top.clone())
+}
+
+/// An undecided knee with a range whose top is followed by a plateau (two steps or more, flat
+/// beyond the noise): saturated from there on, wherever below it the knee lies.
+fn flat_beyond_range(sat: &Saturation, k: &Knee) -> Option<(Group, knee::BeyondRange)> {
+    let b = k.beyond_range.filter(|b| b.flat)?;
+    let g = sat
+        .groups
+        .iter()
+        .find(|g| (g.queue - b.from_qd as f64).abs() < 0.5)?;
+    // A plateau over two steps or more: one slowed run cannot make it.
+    (knee_undecided(k) && !drifted(k)).then(|| (g.clone(), b))
+}
+
+/// Whether the sweep drifted: the drift was taken out, but its own margin (a share of a
+/// percent per run, over a session) can make the top look flatter than it was.
+fn drifted(k: &Knee) -> bool {
+    k.drift.is_some() || k.flags.iter().any(|x| x.kind == "drift")
+}
+
+/// Whether the sweep repeated its depths: with one run per depth a run slowed by a neighbour
+/// or a drift at the top looks the same as a plateau there, and nothing tells them apart.
+fn repeated(k: &Knee) -> bool {
+    !k.flags.iter().any(|x| x.kind == "single_runs")
+}
+
+/// Saturation by the top of the knee's range at the latest, the plateau beyond it the evidence.
+fn saturated_by_range_top(sat: &mut Saturation, k: &Knee, at: Group, b: knee::BeyondRange) {
+    let src = sat.finding.source.clone();
+    let above = k.range.as_ref().map_or(0, |r| r.above);
+    let margin = b
+        .margin_pct
+        .map_or(String::new(), |m| format!(" ± {m:.0} %"));
+    let mut f = Finding::new(
+        "queue_saturation",
+        Status::Found,
+        &src,
+        format!(
+            "queue saturation by a queue of {q} at the latest: from qd {q} to {} IOPS change {:+.0} % per doubling{margin} over {} depths, a plateau beyond the noise, while the queue only adds waiting; the sweep cannot place the knee more closely than above qd {above}, at most {q} (the sweep's knee: {})",
+            b.to_qd,
+            b.per_doubling_pct,
+            b.points,
+            k.summary,
+            q = b.from_qd,
+        ),
+    )
+    .ev("queue where saturation starts, at the latest", at.queue, "I/Os", &at.from)
+    .ev("IOPS there", at.iops, "IOPS", &at.from)
+    .ev("mean latency there", at.latency_ns, "ns", &at.from)
+    .ev("IOPS change per doubling beyond it", b.per_doubling_pct, "%", &src)
+    .conf(Confidence::Medium);
+    if let Some(c) = &k.concurrency {
+        f = f.ev(
+            "I/Os in service by Little's law",
+            c.in_service,
+            "I/Os",
+            &src,
+        );
+    }
+    f.next = k.decide.clone();
+    sat.finding = f;
+    sat.at = Some(at);
+}
+
+/// Saturation by the deepest depth at the latest: the sweep's range for where the knee lies
+/// below it, with the last step's evidence and the device's concurrency by Little's law.
+fn saturated_by_deepest(sat: &mut Saturation, k: &Knee, top: Group) {
+    let src = sat.finding.source.clone();
+    let range = match k.range.as_ref() {
+        Some(r) => match r.up_to {
+            Some(u) => format!(
+                "the sweep places the knee above qd {}, at most {u}",
+                r.above
+            ),
+            None => format!("the sweep places the knee above qd {}", r.above),
+        },
+        None => "the sweep cannot place the knee".into(),
+    };
+    let step = k
+        .last_step
+        .map(|l| {
+            let pct = |e: f64| (2f64.powf(e) - 1.0) * 100.0;
+            format!(
+                "the last step (qd {}–{}) gained {:+.0} % per doubling against {:+.0} % before it, less beyond the noise",
+                l.from_qd,
+                l.to_qd,
+                pct(l.last),
+                pct(l.before)
+            )
+        })
+        .unwrap_or_else(|| "the last doubling gained less than the ones before it beyond the noise".into());
+    let little = k
+        .concurrency
+        .as_ref()
+        .map(|c| {
+            format!(
+                "; by Little's law about {:.0} I/Os were in service at qd {} ({:.0} IOPS × {} unloaded)",
+                c.in_service,
+                c.qd,
+                c.iops,
+                fmt_ns(c.unloaded_latency_ns)
+            )
+        })
+        .unwrap_or_default();
+    let mut f = Finding::new(
+        "queue_saturation",
+        Status::Found,
+        &src,
+        format!(
+            "queue saturation by a queue of {q:.0} at the latest: {step}, so I/Os waited there; {range}{little}. More outstanding I/O than {q:.0} only waits (the sweep's knee: {})",
+            k.summary,
+            q = top.queue,
+        ),
+    )
+    .ev("queue where saturation starts, at the latest", top.queue, "I/Os", &top.from)
+    .ev("IOPS there", top.iops, "IOPS", &top.from)
+    .ev("mean latency there", top.latency_ns, "ns", &top.from)
+    .conf(Confidence::Medium);
+    if let Some(c) = &k.concurrency {
+        f = f.ev(
+            "I/Os in service by Little's law",
+            c.in_service,
+            "I/Os",
+            &src,
+        );
+    }
+    f.next = k.decide.clone();
+    sat.finding = f;
+    sat.at = Some(top);
 }
 
 /// An undecided knee whose range is open above the second-deepest level (the last step rose
