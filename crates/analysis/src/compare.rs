@@ -1250,7 +1250,7 @@ fn decide(x: Assessed, p_adj: Option<f64>, tests: usize, o: &Options) -> MetricC
                         Outcome::Worse
                     }
                 }
-                _ => Outcome::Undecided(noisy_only(&c, level, tests, o)),
+                _ => Outcome::Undecided(noisy_only(&c, x.noise_bias, level, tests, o)),
             }
         } else if significant && !x.within_resolution {
             if upward == x.higher_is_better {
@@ -1307,9 +1307,7 @@ fn beyond_the_noise(c: &MetricComparison, [ba, bb]: [f64; 2]) -> Option<(bool, S
     if !(lo > 0.0 && hi.is_finite()) {
         return None;
     }
-    // Each side's figure may be off by a factor within [1 − b, 1 / (1 − b)].
-    let k = (1.0 - ba.clamp(0.0, MAX_NOISE_BIAS)) * (1.0 - bb.clamp(0.0, MAX_NOISE_BIAS));
-    let (wlo, whi) = (lo * k, hi / k);
+    let (wlo, whi) = widened((lo, hi), [ba, bb]);
     let up = if wlo > 1.0 {
         true
     } else if whi < 1.0 {
@@ -1332,14 +1330,41 @@ fn beyond_the_noise(c: &MetricComparison, [ba, bb]: [f64; 2]) -> Option<(bool, S
     ))
 }
 
-/// Undecided: significant only with runs measured on a noisy host.
-fn noisy_only(c: &MetricComparison, level: f64, tests: usize, o: &Options) -> Blocked {
+/// A ratio's interval widened by the most a neighbour could have moved each side: each
+/// side's figure may be off by a factor within [1 − b, 1 / (1 − b)].
+fn widened((lo, hi): (f64, f64), [ba, bb]: [f64; 2]) -> (f64, f64) {
+    let k = (1.0 - ba.clamp(0.0, MAX_NOISE_BIAS)) * (1.0 - bb.clamp(0.0, MAX_NOISE_BIAS));
+    (lo * k, hi / k)
+}
+
+/// Undecided: significant only with runs measured on a noisy host, and the neighbour's
+/// possible effect (`bias`, as in [`beyond_the_noise`]) could explain it.
+fn noisy_only(
+    c: &MetricComparison,
+    bias: [f64; 2],
+    level: f64,
+    tests: usize,
+    o: &Options,
+) -> Blocked {
     let [a, b] = c.noisy_runs;
+    let weighed = match (c.ci_low_pct, c.ci_high_pct) {
+        (Some(l), Some(h)) => {
+            let (wlo, whi) = widened((1.0 + l / 100.0, 1.0 + h / 100.0), bias);
+            format!(
+                "; a neighbour could have moved the runs by up to {:.0} % (baseline) and {:.0} % (candidate), which widens the interval to [{:+.1} %, {:+.1} %]: it holds no change, so the neighbour could explain the difference",
+                bias[0] * 100.0,
+                bias[1] * 100.0,
+                (wlo - 1.0) * 100.0,
+                (whi - 1.0) * 100.0
+            )
+        }
+        _ => String::new(),
+    };
     Blocked {
         reason: "noisy_runs",
         short: "undecided: significant only with noisy runs".into(),
         why: format!(
-            "the difference is significant only with the {} run(s) measured on a noisy host; without them the test does not reject at level {level:.3} ({} / {tests} tests)",
+            "the difference is significant only with the {} run(s) measured on a noisy host; without them the test does not reject at level {level:.3} ({} / {tests} tests){weighed}",
             a + b,
             o.alpha
         ),
@@ -2322,6 +2347,13 @@ mod tests {
             c.metrics["iops"]
         );
         assert_eq!(c.metrics["iops"].reason.as_deref(), Some("noisy_runs"));
+        // It says how much the neighbour could move and the interval that leaves.
+        let v = &c.metrics["iops"].verdict;
+        assert!(
+            v.contains("could have moved the runs by up to 30 % (baseline) and 30 % (candidate), which widens the interval to [")
+                && v.contains("so the neighbour could explain the difference"),
+            "{v}"
+        );
         // What the neighbour could move: the share of a core a worker may not get.
         let near = |x: f64, y: f64| (x - y).abs() < 1e-9;
         // Two busy loops beside a run on 2 CPUs (others 1.82 cores).

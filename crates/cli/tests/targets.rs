@@ -413,3 +413,47 @@ fn a_verify_journal_on_a_tiny_filesystem_keeps_the_result() {
     );
     drop(m);
 }
+
+/// `oio run randread` (the word `oio sweep randread` takes as its workload) is a target to
+/// `oio run`: refused, naming what was likely meant, and nothing is created; `./randread` is
+/// a file by that name.
+#[test]
+fn run_refuses_a_workload_name_where_a_target_is_expected() {
+    let d = scratch();
+    for (word, meant) in [
+        ("randread", "--rw randread"),
+        ("oltp-data", "--profile oltp-data"),
+    ] {
+        let o = oio()
+            .current_dir(d.path())
+            .args(["run", word, "--size", "1M", "--time", "1s", "-q"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(&format!("did you mean `oio run {meant}`")),
+            "{err}"
+        );
+        assert!(!d.path().join(word).exists(), "{word} was created");
+    }
+    let o = oio()
+        .current_dir(d.path())
+        .args([
+            "run",
+            "./randread",
+            "--size",
+            "1M",
+            "--time",
+            "1s",
+            "--ramp",
+            "0s",
+            "-q",
+        ])
+        .arg("--out")
+        .arg(d.path().join("out"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(d.path().join("randread").is_file());
+}

@@ -47,6 +47,7 @@ pub struct Args {
 /// Runs `oio run`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Usage errors first, then where the results go, both before any I/O.
+    workload_as_target(&args.flags.target.targets)?;
     let run = args.flags.config()?;
     crate::results::check_destination(&args.out, "--out DIR")?;
     let plan = if args.repeat > 1 {
@@ -65,4 +66,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         execute_labelled(&plan, &args.out, true, args.label.as_deref())?
     };
     present(&plan, &outcome, &args.out, args.json, &Default::default())
+}
+
+/// `oio run randread` (as `oio sweep randread` reads) names a workload where `oio run` takes a
+/// target, and would create a file of that name: refused when no such file exists and the name
+/// is a bare access pattern or profile, with what was likely meant.
+fn workload_as_target(targets: &[PathBuf]) -> anyhow::Result<()> {
+    for t in targets {
+        let Some(name) = t.to_str().filter(|n| !n.contains('/')) else {
+            continue;
+        };
+        let pattern = name.parse::<oio_lab::workload::Pattern>().is_ok();
+        let profile = oio_core::profiles::profile(name).is_some();
+        if (pattern || profile) && std::fs::symlink_metadata(t).is_err() {
+            let meant = if pattern {
+                format!("--rw {name}")
+            } else {
+                format!("--profile {name}")
+            };
+            anyhow::bail!(
+                "'{name}' is a target for `oio run` (a file or device), and no such file exists; it names {}: did you mean `oio run {meant}`? To create a file by that name, write ./{name}",
+                if pattern { "an access pattern" } else { "a profile" }
+            );
+        }
+    }
+    Ok(())
 }
