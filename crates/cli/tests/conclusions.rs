@@ -44,6 +44,24 @@ fn sweep(dir: &Path, name: &str, sim: &str, qd: &str, repeat: u32, seed: u64) ->
     (v, path.display().to_string())
 }
 
+/// `oio diagnose --json` of a sweep: its queue saturation finding.
+fn saturation_finding(dir: &Path, path: &str) -> Value {
+    let o = oio()
+        .current_dir(dir)
+        .args(["diagnose", "--json", path])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "queue_saturation")
+        .expect("a queue saturation finding")
+        .clone()
+}
+
 /// The knee's verdict: None when undecided, else the range (above, up_to; None = open).
 fn knee_range(v: &Value) -> Option<(u64, Option<u64>)> {
     let k = &v["knee"];
@@ -205,19 +223,7 @@ fn the_edges_of_seeds_777001_and_777002_are_right_or_undecided() {
         );
         let what = format!("k={k} {sim}: {}", v["knee"]["summary"]);
         assert_eq!(knee_range(&v), want, "{what}");
-        let o = oio()
-            .current_dir(d.path())
-            .args(["diagnose", "--json", &path])
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
-        let sat = doc["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["rule"] == "queue_saturation")
-            .expect("a queue saturation finding");
+        let sat = &saturation_finding(d.path(), &path);
         let start = sat["evidence"]
             .as_array()
             .unwrap()
@@ -353,19 +359,7 @@ fn diagnose_finds_saturation_by_the_top_an_undecided_knee_leaves_open() {
         let (v, path) = sweep(d.path(), &format!("t{i}"), sim, qd, 3, seed);
         let what = format!("k={k} {sim}: {}", v["knee"]["summary"]);
         assert_eq!(v["knee"]["confidence"], "undecided", "{what}");
-        let o = oio()
-            .current_dir(d.path())
-            .args(["diagnose", "--json", &path])
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
-        let sat = doc["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["rule"] == "queue_saturation")
-            .expect("a queue saturation finding");
+        let sat = &saturation_finding(d.path(), &path);
         let ev = |name: &str| {
             sat["evidence"]
                 .as_array()

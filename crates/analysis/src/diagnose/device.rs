@@ -1237,7 +1237,7 @@ fn saturated_by_range_top(sat: &mut Saturation, k: &Knee, at: Group, b: knee::Be
     let margin = b
         .margin_pct
         .map_or(String::new(), |m| format!(" ± {m:.0} %"));
-    let mut f = Finding::new(
+    let f = Finding::new(
         "queue_saturation",
         Status::Found,
         &src,
@@ -1250,11 +1250,24 @@ fn saturated_by_range_top(sat: &mut Saturation, k: &Knee, at: Group, b: knee::Be
             q = b.from_qd,
         ),
     )
-    .ev("queue where saturation starts, at the latest", at.queue, "I/Os", &at.from)
-    .ev("IOPS there", at.iops, "IOPS", &at.from)
-    .ev("mean latency there", at.latency_ns, "ns", &at.from)
-    .ev("IOPS change per doubling beyond it", b.per_doubling_pct, "%", &src)
-    .conf(Confidence::Medium);
+    .ev("IOPS change per doubling beyond it", b.per_doubling_pct, "%", &src);
+    found_by(sat, k, at, f);
+}
+
+/// A "by qd N at the latest" finding: its evidence at N and Little's law, the knee's own
+/// next steps; N becomes where saturation starts for the rules that follow.
+fn found_by(sat: &mut Saturation, k: &Knee, at: Group, f: Finding) {
+    let src = f.source.clone();
+    let mut f = f
+        .ev(
+            "queue where saturation starts, at the latest",
+            at.queue,
+            "I/Os",
+            &at.from,
+        )
+        .ev("IOPS there", at.iops, "IOPS", &at.from)
+        .ev("mean latency there", at.latency_ns, "ns", &at.from)
+        .conf(Confidence::Medium);
     if let Some(c) = &k.concurrency {
         f = f.ev(
             "I/Os in service by Little's law",
@@ -1308,7 +1321,7 @@ fn saturated_by_deepest(sat: &mut Saturation, k: &Knee, top: Group) {
             )
         })
         .unwrap_or_default();
-    let mut f = Finding::new(
+    let f = Finding::new(
         "queue_saturation",
         Status::Found,
         &src,
@@ -1317,22 +1330,8 @@ fn saturated_by_deepest(sat: &mut Saturation, k: &Knee, top: Group) {
             k.summary,
             q = top.queue,
         ),
-    )
-    .ev("queue where saturation starts, at the latest", top.queue, "I/Os", &top.from)
-    .ev("IOPS there", top.iops, "IOPS", &top.from)
-    .ev("mean latency there", top.latency_ns, "ns", &top.from)
-    .conf(Confidence::Medium);
-    if let Some(c) = &k.concurrency {
-        f = f.ev(
-            "I/Os in service by Little's law",
-            c.in_service,
-            "I/Os",
-            &src,
-        );
-    }
-    f.next = k.decide.clone();
-    sat.finding = f;
-    sat.at = Some(top);
+    );
+    found_by(sat, k, top, f);
 }
 
 /// An undecided knee whose range is open above the second-deepest level (the last step rose
