@@ -900,7 +900,8 @@ pub const LIKE_BEFORE: f64 = 0.15;
 enum EdgeKind {
     /// Within [`LIKE_BEFORE`] of them, beyond the noise: still rising.
     Like,
-    /// Less than them beyond the noise: the knee lies inside the last doubling.
+    /// Less than them beyond the noise and by more than [`LIKE_BEFORE`]: the knee lies
+    /// inside the last doubling.
     Slower,
     /// Neither can be shown at this noise.
     Unclear,
@@ -1004,9 +1005,13 @@ fn edge(points: &[KneeInput], iops: &[f64], cand: &[usize], noise: &NoiseModel) 
         .map(|&(i, wi)| (wi * sd(i)).powi(2))
         .sum::<f64>()
         .sqrt();
-    let margin = z * sigma;
+    // The pooled noise assumes every depth as steady as the others; the step's own two
+    // points must agree (a deep point's runs may scatter more than the pool's).
+    let margin = (z * sigma).max(own_margin(points, a, b));
     let d = before - last;
-    let kind = if d - margin > 0.0 {
+    // Less than LIKE_BEFORE below is a knee within ~10 % of the deepest depth, which cannot
+    // be told from none: slower beyond the noise and by more than that.
+    let kind = if d - margin > 0.0 && d > LIKE_BEFORE {
         EdgeKind::Slower
     } else if d + margin <= LIKE_BEFORE {
         EdgeKind::Like
@@ -1045,6 +1050,40 @@ fn last_step(
         margin: e.margin,
         slower: e.kind == EdgeKind::Slower,
     })
+}
+
+/// The margin of one step's elasticity from its two points' own runs: Student's t at Welch's
+/// degrees of freedom × the σ of the difference of their mean ln IOPS, per ln depth (0 with
+/// fewer than 2 runs at either).
+fn own_margin(points: &[KneeInput], a: usize, b: usize) -> f64 {
+    let var_of_mean = |p: &KneeInput| {
+        let logs: Vec<f64> = p
+            .iops_runs
+            .iter()
+            .filter(|&&x| x > 0.0)
+            .map(|x| x.ln())
+            .collect();
+        let n = logs.len();
+        if n < 2 {
+            return None;
+        }
+        let m = logs.iter().sum::<f64>() / n as f64;
+        let var = logs.iter().map(|l| (l - m).powi(2)).sum::<f64>() / (n - 1) as f64;
+        Some((var / n as f64, n - 1))
+    };
+    let (Some((va, da)), Some((vb, db))) = (var_of_mean(&points[a]), var_of_mean(&points[b]))
+    else {
+        return 0.0;
+    };
+    let dx = (points[b].qd.max(1) as f64 / points[a].qd.max(1) as f64).ln();
+    if dx <= 0.0 {
+        return 0.0;
+    }
+    // Welch–Satterthwaite: the degrees of freedom of a difference of two means whose runs
+    // may vary unlike each other.
+    let df = (va + vb).powi(2) / (va * va / da as f64 + vb * vb / db as f64).max(f64::MIN_POSITIVE);
+    let t = crate::stats::t_quantile(0.975, df.clamp(1.0, (da + db) as f64));
+    t * (va + vb).sqrt() / dx
 }
 
 /// The trend of the kept points from `from` (the top of the knee's range) on, over two steps
@@ -4104,5 +4143,43 @@ mod tests {
             })
             .collect();
         assert!(find_knee(&blind, &opts(), 1).unwrap().drift.is_none());
+    }
+
+    /// Battery seed 777041 (lognormal, outliers, 3 repeats): the deepest point's runs scatter
+    /// three times the others', short of "unsteady", so the pooled noise understates its
+    /// mean's. A last step 0.25 below the doublings before it is then not shown slower (the
+    /// step's own runs, with Welch's t, must agree); the same step with steady runs is.
+    #[test]
+    fn a_last_step_is_slower_only_beyond_its_own_points_scatter() {
+        let sweep = |top_spread: f64| {
+            let qds = [1u32, 2, 4, 8, 16, 32, 64];
+            let rows: Vec<(u32, Vec<f64>, f64)> = qds
+                .iter()
+                .map(|&qd| {
+                    let (mean, spread) = if qd < 64 {
+                        (1000.0 * qd as f64, 0.03)
+                    } else {
+                        (32_000.0 * 2f64.powf(0.75), top_spread)
+                    };
+                    let runs = vec![mean * (1.0 - spread), mean, mean * (1.0 + spread)];
+                    (qd, runs, qd as f64 / mean * 1e9)
+                })
+                .collect();
+            let rows: Vec<Row> = rows
+                .iter()
+                .map(|(qd, runs, lat)| (*qd, runs.as_slice(), *lat, 0.005, &[][..]))
+                .collect();
+            find_knee(&from_rows(&rows), &opts(), 1)
+                .unwrap()
+                .last_step
+                .expect("a last step")
+        };
+        let steady = sweep(0.03);
+        assert!(steady.slower, "{steady:?}");
+        let d = steady.before - steady.last;
+        assert!((d - 0.25).abs() < 0.02, "{steady:?}");
+        let scattered = sweep(0.09);
+        assert!(!scattered.slower, "{scattered:?}");
+        assert!(scattered.margin > 0.25, "{scattered:?}");
     }
 }

@@ -326,14 +326,15 @@ fn comparisons_of_known_margins_are_right_or_undecided() {
 /// followed by a plateau of two steps or more. Saturation is then found "by qd N at the
 /// latest", N the deepest depth or the range's top, with the device's concurrency by Little's
 /// law beside it; a sweep that drifted stays undecided. Exact answers on the virtual clock
-/// (battery seeds 777011 and 777013).
+/// (battery seeds 777011 and 777013; the first at 2 % jitter, as at 5 % its last step is
+/// within its own two points' noise).
 #[test]
 fn diagnose_finds_saturation_by_the_top_an_undecided_knee_leaves_open() {
     let d = scratch();
     for (i, (k, sim, qd, seed, by)) in [
         (
             53u32,
-            "servers=53,service=1000us,dist=exp,clock=virtual,jitter=5%",
+            "servers=53,service=1000us,dist=exp,clock=virtual,jitter=2%",
             "1,2,3,4,6,8,12,16,24,32,48,64",
             960953373u64,
             Some(64.0),

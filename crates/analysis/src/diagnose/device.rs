@@ -1193,17 +1193,16 @@ pub fn follow_knee(sat: &mut Saturation, k: &Knee) {
 }
 
 /// An undecided knee whose doubt does not reach the top: its last step gained less than the
-/// doublings before it beyond the noise (the knee routine's own test), so I/Os waited at the
-/// deepest depth whatever the knee's place below it. The deepest group then.
+/// doublings before it beyond the noise (pooled, and its own two points'), so I/Os waited at
+/// the deepest depth whatever the knee's place below it. The deepest group then.
 fn inside_last_doubling(sat: &Saturation, k: &Knee) -> Option<Group> {
     let top = sat.groups.last()?;
     let at_top = |q: u32| (q as f64 - top.queue).abs() < 0.5;
-    let flagged = k.flags.iter().any(|x| x.kind == "knee_in_last_doubling")
-        && k.range.as_ref().and_then(|r| r.up_to).is_some_and(at_top);
+    // The knee's own "inside the last doubling" rests on the pooled noise; the recorded last
+    // step also holds against its two points' own runs, and is what decides here.
     let slower = k.last_step.is_some_and(|l| l.slower && at_top(l.to_qd));
     let only = k.why.len() == 1 && !k.flags.iter().any(|x| x.kind == "unsteady_point");
-    (knee_undecided(k) && (flagged || slower) && only && repeated(k) && !drifted(k))
-        .then(|| top.clone())
+    (knee_undecided(k) && slower && only && repeated(k) && !drifted(k)).then(|| top.clone())
 }
 
 /// An undecided knee with a range whose top is followed by a plateau (two steps or more, flat
