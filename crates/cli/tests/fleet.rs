@@ -920,18 +920,13 @@ fn ctrl_c_at_a_terminal_stops_every_host_and_keeps_their_results() {
     no_agents_left(&lab);
 }
 
-/// The agent alone on pipes: after `go`, closing its stdin (the controller gone) stops its I/O
-/// at once and it exits; the file it made is sealed as oio's (a later run may write it).
-#[test]
-fn an_agent_stops_at_once_when_its_controller_goes() {
-    use oio_fleet::protocol::{send, Hello, Message, Reader};
-    let dir = scratch();
-    let target = dir.path().join("t.dat");
-    let plan = oio_engine::RunPlan {
+/// A 120 s read plan of one 1 MiB file made by oio, sync engine, 200 ms intervals.
+fn pipe_plan(target: &Path, lat_log: Option<PathBuf>) -> oio_engine::RunPlan {
+    oio_engine::RunPlan {
         workload: oio_core::profiles::profile("oltp-data").unwrap(),
         bindings: vec![oio_engine::TargetBinding {
             role: String::new(),
-            paths: vec![target.clone()],
+            paths: vec![target.to_path_buf()],
         }],
         target_options: oio_engine::TargetOptions {
             write: false,
@@ -953,10 +948,21 @@ fn an_agent_stops_at_once_when_its_controller_goes() {
         verify: false,
         track_order: false,
         sim: None,
-        lat_log: None,
+        lat_log,
         hdr_log: None,
         memory_limit: None,
-    };
+    }
+}
+
+type Next = Box<
+    dyn FnMut() -> Result<Option<oio_fleet::protocol::Message>, oio_fleet::protocol::ReadError>,
+>;
+
+/// `oio agent --stdio` on pipes, past its hello and given `plan`: the agent, its stdin, and
+/// its next message that is not progress (the fill's, the keepalive's, which may come
+/// between any two).
+fn pipe_agent(plan: oio_engine::RunPlan) -> (Child, std::process::ChildStdin, Next) {
+    use oio_fleet::protocol::{send, Hello, Message, Reader};
     let mut agent = Command::new(env!("CARGO_BIN_EXE_oio"))
         .args(["agent", "--stdio"])
         .stdin(Stdio::piped())
@@ -984,17 +990,91 @@ fn an_agent_stops_at_once_when_its_controller_goes() {
         },
     )
     .unwrap();
-    // Progress (the fill's, the keepalive's) may come between any two messages: skipped.
-    let mut next = move || loop {
+    let next = move || loop {
         match r.next_message() {
             Ok(Some(Message::Progress { .. })) => continue,
             other => return other,
         }
     };
+    (agent, w, Box::new(next))
+}
+
+/// Waits up to 30 s for `agent` to exit.
+fn agent_exit(agent: &mut Child) -> std::process::ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(s) = agent.try_wait().unwrap() {
+            return s;
+        }
+        if Instant::now() > deadline {
+            let _ = agent.kill();
+            panic!("the agent did not exit within 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// An agent opens its targets for the run only on `arm`, after every host was accepted, and
+/// says `armed` from the engine's start gate, its targets open and its logs made: the lead
+/// before the start instant carries only `go`, however long opening takes on a busy host (a
+/// CI run beside two busy loops started a host 260 ms late, opening after `go`). A stop at
+/// the gate ends the session: no start, no result.
+#[test]
+fn an_agent_arms_before_go_and_a_stop_at_the_gate_runs_nothing() {
+    use oio_fleet::protocol::{send, Message};
+    let dir = scratch();
+    let target = dir.path().join("t.dat");
+    let prefix = dir.path().join("gate");
+    let (mut agent, mut w, mut next) = pipe_agent(pipe_plan(&target, Some(prefix.clone())));
     match next() {
         Ok(Some(Message::Ready { targets, .. })) => assert!(targets[0].created_by_oio),
         other => panic!("expected ready, got {other:?}"),
     }
+    let log = PathBuf::from(format!("{}_lat.1.log", prefix.display()));
+    assert!(!log.exists(), "{} made before arm", log.display());
+    send(&mut w, &Message::Arm).unwrap();
+    match next() {
+        Ok(Some(Message::Armed)) => {}
+        other => panic!("expected armed, got {other:?}"),
+    }
+    assert!(
+        log.exists(),
+        "armed before the engine made {}",
+        log.display()
+    );
+    send(
+        &mut w,
+        &Message::Stop {
+            reason: "another host failed".into(),
+        },
+    )
+    .unwrap();
+    let mut after = Vec::new();
+    while let Ok(Some(m)) = next() {
+        after.push(m.name().to_string());
+    }
+    let status = agent_exit(&mut agent);
+    assert!(status.success(), "{status}");
+    assert!(
+        after.iter().all(|m| m != "started" && m != "result"),
+        "a stop at the gate ran: {after:?}"
+    );
+}
+
+/// The agent alone on pipes: after `go`, closing its stdin (the controller gone) stops its I/O
+/// at once and it exits; the file it made is sealed as oio's (a later run may write it).
+#[test]
+fn an_agent_stops_at_once_when_its_controller_goes() {
+    use oio_fleet::protocol::{send, Message};
+    let dir = scratch();
+    let target = dir.path().join("t.dat");
+    let (mut agent, mut w, mut next) = pipe_agent(pipe_plan(&target, None));
+    match next() {
+        Ok(Some(Message::Ready { targets, .. })) => assert!(targets[0].created_by_oio),
+        other => panic!("expected ready, got {other:?}"),
+    }
+    send(&mut w, &Message::Arm).unwrap();
+    assert!(matches!(next(), Ok(Some(Message::Armed))));
     send(
         &mut w,
         &Message::Go {
@@ -1007,17 +1087,7 @@ fn an_agent_stops_at_once_when_its_controller_goes() {
     assert!(matches!(next(), Ok(Some(Message::Interval(_)))));
     let t = Instant::now();
     drop(w);
-    let deadline = t + Duration::from_secs(30);
-    let status = loop {
-        if let Some(s) = agent.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > deadline {
-            let _ = agent.kill();
-            panic!("the agent did not exit after its stdin closed");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let status = agent_exit(&mut agent);
     println!(
         "agent exited {:?} after its stdin closed ({status})",
         t.elapsed()

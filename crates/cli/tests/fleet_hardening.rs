@@ -357,7 +357,7 @@ fn wide_histogram() -> WireHistogram {
     WireHistogram::from_sparse(&h.to_sparse())
 }
 
-/// Plays the agent's part through `go` on the fake agent's pipes: the reader of what the
+/// Plays the agent's part through `go` (`armed` at once) on the fake agent's pipes: the reader of what the
 /// controller sends and the writer to it.
 fn fake_until_go(
     dir: &Path,
@@ -390,6 +390,7 @@ fn fake_until_go(
                 },
             )
             .unwrap(),
+            Ok(Some(Message::Arm)) => send(&mut out, &Message::Armed).unwrap(),
             Ok(Some(Message::Go { start_agent_ns })) => {
                 send(
                     &mut out,

@@ -304,12 +304,6 @@ fn session(
             }
             Message::Prepare { plan } => match prepare_targets(&plan, stop, out) {
                 Ok(targets) => {
-                    out.beat(|b| {
-                        *b = Beat {
-                            phase: "waiting",
-                            ..Beat::default()
-                        }
-                    });
                     let mut devices: Vec<String> = Vec::new();
                     for d in targets.iter().filter_map(|t| t.device.as_ref()) {
                         if !devices.contains(&d.name) {
@@ -321,6 +315,12 @@ fn session(
                         .iter()
                         .map(|(p, _)| crate::protocol::target_identity(p).unwrap_or_default())
                         .collect();
+                    out.beat(|b| {
+                        *b = Beat {
+                            phase: "waiting",
+                            ..Beat::default()
+                        }
+                    });
                     emit(
                         out,
                         stop,
@@ -367,9 +367,33 @@ fn session(
                 }
                 Err(e) => return Err(fail(out, stop, "prepare", e)),
             },
+            // The engine opens the targets and makes its workers' inputs, then says `armed`
+            // from its start gate and waits there for `go`: the lead before the start instant
+            // only has to carry `go`, however slow opening is on a busy host.
+            Message::Arm => {
+                let Some(Prepared::Io(plan, devices)) = prepared.take() else {
+                    return Err(fail(
+                        out,
+                        stop,
+                        "protocol",
+                        "arm before an I/O plan's prepare".into(),
+                    ));
+                };
+                out.beat(|b| {
+                    *b = Beat {
+                        phase: "arm",
+                        ..Beat::default()
+                    }
+                });
+                return run(&plan, &devices, out, stop, Gate::new(rx, Message::Armed));
+            }
             Message::Go { start_agent_ns } => {
-                let Some(plan) = prepared.take() else {
-                    return Err(fail(out, stop, "protocol", "go before prepare".into()));
+                let plan = match prepared.take() {
+                    None => return Err(fail(out, stop, "protocol", "go before prepare".into())),
+                    Some(Prepared::Io(..)) => {
+                        return Err(fail(out, stop, "protocol", "go before arm".into()))
+                    }
+                    Some(p) => p,
                 };
                 let wait =
                     Duration::from_nanos(start_agent_ns.saturating_sub(now_ns()).max(0) as u64);
@@ -381,9 +405,6 @@ fn session(
                         format!("the start instant is {wait:?} away; at most {MAX_START_WAIT:?}"),
                     ));
                 }
-                // The engine opens the targets again and then waits for the instant itself
-                // (a stop or the controller going away ends the wait), so reopening costs
-                // the start nothing.
                 let start =
                     std::time::UNIX_EPOCH + Duration::from_nanos(start_agent_ns.max(0) as u64);
                 out.beat(|b| {
@@ -393,7 +414,7 @@ fn session(
                     }
                 });
                 return match plan {
-                    Prepared::Io(plan, devices) => run(&plan, &devices, out, stop, start),
+                    Prepared::Io(..) => unreachable!("refused above"),
                     Prepared::Tpcc(plan) => run_tpcc(&plan, out, stop, start),
                     Prepared::Sql(plan, device) => {
                         run_sql(&plan, device.as_deref(), out, stop, start)
@@ -429,6 +450,8 @@ fn prepare_tpcc(
 }
 
 /// What `go` will start.
+/// A plan made ready: a database plan waits for `go`, an I/O plan for `arm` (then in the
+/// engine's start gate for `go`, its targets open).
 enum Prepared {
     /// The plan and its targets' block devices (diskstats names), recorded during the run.
     Io(Box<RunPlan>, Vec<String>),
@@ -577,14 +600,14 @@ fn run(
     devices: &[String],
     out: &Out,
     stop: &Arc<AtomicBool>,
-    start: std::time::SystemTime,
+    gate: Gate,
 ) -> Result<AgentEnd, AgentError> {
     let mut obs = Streamer {
         out: Arc::clone(out),
         stop: Arc::clone(stop),
         sent: 0,
         last_t: None,
-        start,
+        gate,
         // The null engine sends nothing to the devices: their figures would be others' I/O.
         devices: if plan.engine == oio_engine::EngineKind::Null {
             Vec::new()
@@ -596,7 +619,21 @@ fn run(
         // Nothing to say for the null engine (its result says no I/O reached a device).
         telemetry: (plan.engine == oio_engine::EngineKind::Null).then(String::new),
     };
-    match crate::execute(plan, &mut obs, stop) {
+    let ran = crate::execute(plan, &mut obs, stop);
+    // No `go`: whatever the engine did after its gate opened on a stop is no run.
+    match obs.gate.ended.take() {
+        Some(Err(GateEnd::Stopped(why))) => return Ok(AgentEnd::Stopped(why)),
+        Some(Err(GateEnd::Failed(phase, why))) => return Err(fail(out, stop, phase, why)),
+        // The engine refused before its targets were open: the controller is still waiting
+        // for `armed`.
+        None => {
+            if let Err(e) = &ran {
+                return Err(fail(out, stop, "arm", e.to_string()));
+            }
+        }
+        Some(Ok(())) => {}
+    }
+    match ran {
         Ok(mut result) => {
             let stop_reason = result.envelope.stop_reason.to_string();
             let devices = obs.devices_recorded(plan.ramp.as_secs_f64());
@@ -683,7 +720,7 @@ struct Streamer {
     stop: Arc<AtomicBool>,
     sent: u64,
     last_t: Option<f64>,
-    start: std::time::SystemTime,
+    gate: Gate,
     /// The targets' block devices, recorded from /proc/diskstats while the workers run.
     devices: Vec<String>,
     interval: Duration,
@@ -717,6 +754,9 @@ impl Streamer {
 
 impl RunObserver for Streamer {
     fn started(&mut self, start: &Start<'_>) {
+        if !self.gate.opened() {
+            return;
+        }
         if self.devices.is_empty() && self.telemetry.is_none() {
             self.telemetry = Some(
                 "device telemetry: the targets have no block device (tmpfs, overlay, NFS?); none recorded"
@@ -737,7 +777,9 @@ impl RunObserver for Streamer {
     }
 
     fn tick(&mut self, _elapsed: Duration, last: Option<&Interval>) {
-        let Some(i) = last else { return };
+        let Some(i) = last.filter(|_| self.gate.opened()) else {
+            return;
+        };
         if self.last_t == Some(i.t_s) {
             return;
         }
@@ -752,7 +794,85 @@ impl RunObserver for Streamer {
     }
 
     fn start_at(&self) -> Option<std::time::SystemTime> {
-        Some(self.start)
+        Some(self.gate.wait(&self.out, &self.stop))
+    }
+}
+
+/// The engine's start gate on an agent: with the targets open and the workers' inputs made,
+/// it says `armed` and waits for the controller's `go`.
+struct Gate {
+    rx: crossbeam_channel::Receiver<Incoming>,
+    armed: std::cell::RefCell<Option<Message>>,
+    /// How the wait ended (None: the engine never reached the gate).
+    ended: std::cell::RefCell<Option<Result<(), GateEnd>>>,
+}
+
+/// Why a gate opened without `go`.
+enum GateEnd {
+    /// The controller stopped the session, or went away.
+    Stopped(String),
+    /// A message that makes no sense here: (phase, what).
+    Failed(&'static str, String),
+}
+
+impl Gate {
+    fn new(rx: &crossbeam_channel::Receiver<Incoming>, armed: Message) -> Gate {
+        Gate {
+            rx: rx.clone(),
+            armed: std::cell::RefCell::new(Some(armed)),
+            ended: std::cell::RefCell::new(None),
+        }
+    }
+
+    /// Whether `go` came: the run is the controller's.
+    fn opened(&self) -> bool {
+        matches!(*self.ended.borrow(), Some(Ok(())))
+    }
+
+    /// Says `armed`, then waits for `go` and returns its instant. Without one, the stop flag
+    /// is set and the instant is now: the engine's workers stop at once, and `ended` says why.
+    fn wait(&self, out: &Out, stop: &Arc<AtomicBool>) -> std::time::SystemTime {
+        if let Some(armed) = self.armed.borrow_mut().take() {
+            out.beat(|b| {
+                *b = Beat {
+                    phase: "waiting",
+                    ..Beat::default()
+                }
+            });
+            emit(out, stop, &armed);
+        }
+        let end = match self.rx.recv_timeout(IDLE_TIMEOUT) {
+            Ok(Incoming::Msg(Message::Go { start_agent_ns })) => {
+                let wait =
+                    Duration::from_nanos(start_agent_ns.saturating_sub(now_ns()).max(0) as u64);
+                if wait > MAX_START_WAIT {
+                    GateEnd::Failed(
+                        "go",
+                        format!("the start instant is {wait:?} away; at most {MAX_START_WAIT:?}"),
+                    )
+                } else {
+                    out.beat(|b| {
+                        *b = Beat {
+                            phase: "run",
+                            ..Beat::default()
+                        }
+                    });
+                    *self.ended.borrow_mut() = Some(Ok(()));
+                    return std::time::UNIX_EPOCH
+                        + Duration::from_nanos(start_agent_ns.max(0) as u64);
+                }
+            }
+            Ok(Incoming::Msg(Message::Stop { reason })) => GateEnd::Stopped(reason),
+            Ok(Incoming::Eof) => GateEnd::Stopped("the controller went away".into()),
+            Err(_) => GateEnd::Stopped("the controller fell silent".into()),
+            Ok(Incoming::Bad(e)) => GateEnd::Failed("protocol", e.to_string()),
+            Ok(Incoming::Msg(other)) => {
+                GateEnd::Failed("protocol", format!("unexpected {}", other.name()))
+            }
+        };
+        stop.store(true, Ordering::SeqCst);
+        *self.ended.borrow_mut() = Some(Err(end));
+        std::time::SystemTime::now()
     }
 }
 

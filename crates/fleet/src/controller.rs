@@ -653,9 +653,21 @@ impl Fleet {
         phase: &str,
         limit: Limit,
         cancel: &Cancel,
+        on: impl FnMut(&mut Session, i64, Message) -> Result<bool, Reject>,
+    ) -> Result<(), FleetError> {
+        let done = vec![false; self.sessions.len()];
+        self.wait_some(phase, limit, cancel, done, on)
+    }
+
+    /// [`Fleet::wait_all`] for the sessions not `done` already.
+    fn wait_some(
+        &mut self,
+        phase: &str,
+        limit: Limit,
+        cancel: &Cancel,
+        mut done: Vec<bool>,
         mut on: impl FnMut(&mut Session, i64, Message) -> Result<bool, Reject>,
     ) -> Result<(), FleetError> {
-        let mut done = vec![false; self.sessions.len()];
         let start = Instant::now();
         for s in &mut self.sessions {
             (s.alive, s.moved, s.progress) = (start, start, None);
@@ -1041,6 +1053,7 @@ fn run_on(
         })
         .collect();
     gate(&prepared).map_err(FleetError::Refused)?;
+    fleet.arm(jobs, opts, cancel)?;
     let cpu0 = oio_engine::sys::process_cpu();
     let (start_ns, lead) = fleet.go(opts);
     let mut c = Collection::new(fleet, jobs, start_ns, lead, opts.stall_timeout);
@@ -1152,6 +1165,31 @@ impl Fleet {
                     Ok(true)
                 }
                 other => Err(Reject::unexpected("ready", &other)),
+            },
+        )
+    }
+
+    /// Has every I/O host open its targets for the run and waits until all have: the start
+    /// instant's lead then only carries `go`, however long opening takes (a busy host, a
+    /// lock awaited with `--wait`). A host that falls silent, Ctrl-C and any host failing
+    /// end the wait.
+    fn arm(&mut self, jobs: &[HostJob], opts: &Options, cancel: &Cancel) -> Result<(), FleetError> {
+        let mut done = Vec::with_capacity(jobs.len());
+        for (s, j) in self.sessions.iter_mut().zip(jobs) {
+            let io = matches!(j.plan, Work::Io(_));
+            if io {
+                s.tell(&Message::Arm);
+            }
+            done.push(!io);
+        }
+        self.wait_some(
+            "arm",
+            Limit::Stall(opts.stall_timeout),
+            cancel,
+            done,
+            |_, _, m| match m {
+                Message::Armed => Ok(true),
+                other => Err(Reject::unexpected("armed", &other)),
             },
         )
     }

@@ -78,8 +78,9 @@ pub fn target_identity(path: &std::path::Path) -> Option<String> {
 /// Version of this protocol; bumped on any incompatible change. 5: plans travel in the form
 /// results record them (target options beside the rest, `time_ns`, the simulated device as
 /// its text). 6: `beat` (the agent's watchdog), targets' and databases' identities. 7: SQL
-/// script runs (`prepare_sql`, `ready_sql`, `sql_interval`, `sql_result`).
-pub const PROTOCOL_VERSION: u32 = 7;
+/// script runs (`prepare_sql`, `ready_sql`, `sql_interval`, `sql_result`). 8: `arm` and `armed`
+/// between `ready` and `go` for I/O plans (the lead before the start carries only `go`).
+pub const PROTOCOL_VERSION: u32 = 8;
 
 /// Longest line either side accepts (a final result with a long series of per-interval
 /// histograms is the largest message): a hostile or broken peer cannot make the reader grow
@@ -714,6 +715,11 @@ pub enum Message {
         /// The full `oio.sql` document.
         result: Box<oio_documents::sql::SqlResult>,
     },
+    /// Controller: every host is ready and accepted; open the targets for the run (as the
+    /// engine does, its locks taken) and wait for `go` (I/O plans; since protocol 8).
+    Arm,
+    /// Agent: the targets are open and the workers' inputs made: `go` starts them at once.
+    Armed,
     /// Controller: start at this instant of the agent's clock.
     Go {
         /// Agent's CLOCK_REALTIME, ns since 1970.
@@ -754,7 +760,7 @@ pub enum Message {
     /// Agent: alive, and how far its current phase got (a keepalive after a second of
     /// saying nothing).
     Progress {
-        /// `prepare`, `check`, `prepare_tpcc`, `waiting`, `run`.
+        /// `prepare`, `check`, `prepare_tpcc`, `waiting`, `arm`, `run`.
         phase: String,
         /// Steps done in the phase so far (bytes filled, targets checked): it moves while
         /// the work does.
@@ -792,6 +798,8 @@ impl Message {
             Message::Checked { .. } => "checked",
             Message::Prepare { .. } => "prepare",
             Message::Ready { .. } => "ready",
+            Message::Arm => "arm",
+            Message::Armed => "armed",
             Message::Go { .. } => "go",
             Message::Started { .. } => "started",
             Message::Interval(_) => "interval",
@@ -1057,12 +1065,12 @@ mod tests {
                 && e.contains("install the same oio"),
             "{e}"
         );
-        // An agent of protocol 6 knows no SQL messages: refused by its version, by name.
+        // An agent of protocol 7 knows no `arm`: refused by its version, by name.
         let mut older = me.clone();
-        older.protocol = 6;
+        older.protocol = 7;
         let e = me.check_agent(&older).unwrap_err().to_string();
         assert!(
-            e.contains("(agent protocol version 6), this controller runs oio 0.1.0 (commit abc) (protocol version 7)"),
+            e.contains("(agent protocol version 7), this controller runs oio 0.1.0 (commit abc) (protocol version 8)"),
             "{e}"
         );
         // Either side refuses in the same words, from the controller's side.

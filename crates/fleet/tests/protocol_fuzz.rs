@@ -120,6 +120,8 @@ fn corpus() -> Vec<Vec<u8>> {
             warehouses: 4,
             identity: Some("postgres:7300000000000000001/16384".into()),
         },
+        Message::Arm,
+        Message::Armed,
         Message::Go { start_agent_ns: 5 },
         Message::Started { agent_ns: 6 },
         Message::Interval(Box::new(WireInterval {
