@@ -183,7 +183,8 @@ fn the_batterys_former_wrong_answers_are_right_or_undecided() {
 /// never moved it), a knee at 11 named "between 12 and 16, high" (two of qd 12's runs slowed),
 /// and diagnose stating saturation from qd 4 of a knee at 5 inside a range 3–6. Exact answers
 /// on the virtual clock: each is now undecided or a range holding k, and diagnose's
-/// saturation starts at or above 0.9 k or is undecided.
+/// saturation starts at or above 0.9 k (the knee at 5: by qd 8 at the latest, a plateau of 7
+/// depths beyond a range of 3–8) or is undecided.
 #[test]
 fn the_edges_of_seeds_777001_and_777002_are_right_or_undecided() {
     let d = scratch();
@@ -207,7 +208,7 @@ fn the_edges_of_seeds_777001_and_777002_are_right_or_undecided() {
             "servers=5,service=1000us,dist=exp,clock=virtual,jitter=5%,neighbour=20%:1.5,drift=1%",
             485467070,
             None,
-            None,
+            Some(8.0),
         ),
     ]
     .into_iter()
@@ -228,7 +229,10 @@ fn the_edges_of_seeds_777001_and_777002_are_right_or_undecided() {
             .as_array()
             .unwrap()
             .iter()
-            .find(|e| e["what"] == "queue where saturation starts")
+            .find(|e| {
+                let w = e["what"].as_str().unwrap_or("");
+                w.starts_with("queue where saturation starts")
+            })
             .and_then(|e| e["value"].as_f64());
         match diag {
             Some(q) => {
@@ -325,7 +329,8 @@ fn comparisons_of_known_margins_are_right_or_undecided() {
 /// doubling (the last step gained less than the ones before it beyond the noise), or a range
 /// followed by a plateau of two steps or more. Saturation is then found "by qd N at the
 /// latest", N the deepest depth or the range's top, with the device's concurrency by Little's
-/// law beside it; a sweep that drifted stays undecided. Exact answers on the virtual clock
+/// law beside it; a sweep whose drift, taken out, could still move the step stays undecided.
+/// Exact answers on the virtual clock
 /// (battery seeds 777011 and 777013; the first at 2 % jitter, as at 5 % its last step is
 /// within its own two points' noise).
 #[test]
@@ -345,6 +350,13 @@ fn diagnose_finds_saturation_by_the_top_an_undecided_knee_leaves_open() {
             "1,2,3,4,6,8,12,16,24,32,48,64",
             982274980,
             None,
+        ),
+        (
+            36,
+            "servers=36,service=1000us,dist=fixed,clock=virtual,drift=5%,outliers=0.1%:50",
+            "1,2,3,4,6,8,12,16,24,32,48,64",
+            922573318,
+            Some(64.0),
         ),
         (
             14,
@@ -369,7 +381,9 @@ fn diagnose_finds_saturation_by_the_top_an_undecided_knee_leaves_open() {
                 .find(|e| e["what"] == name)
                 .and_then(|e| e["value"].as_f64())
         };
-        // A drift taken out of the runs leaves its margin: the top stays undecided.
+        // A drift taken out of the runs leaves its margin: where it reaches the last step's
+        // difference, the top stays undecided; where the step is slower beyond it too (a 5 %
+        // drift per run, known within 0.1 %), saturation is found.
         let Some(by) = by else {
             assert_eq!(sat["status"], "undecided", "{what}: {sat}");
             continue;
@@ -382,9 +396,11 @@ fn diagnose_finds_saturation_by_the_top_an_undecided_knee_leaves_open() {
         );
         assert!(by >= k as f64, "the claim holds of the model: {what}");
         assert!(sat["claim"].as_str().unwrap().contains("at the latest"));
-        // Little's law: the I/Os in service at the highest IOPS, within the noise of k.
+        // Little's law: the I/Os in service at the highest IOPS, within the noise of k (the
+        // runs' means, a drift left in: not checked then).
         let little = ev("I/Os in service by Little's law").expect("Little's law");
         assert!(
+            sim.contains("drift") ||
             (little - k as f64).abs() <= 0.15 * k as f64,
             "{little} in service for {k} servers: {what}"
         );

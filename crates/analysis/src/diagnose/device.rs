@@ -1193,34 +1193,54 @@ pub fn follow_knee(sat: &mut Saturation, k: &Knee) {
 }
 
 /// An undecided knee whose doubt does not reach the top: its last step gained less than the
-/// doublings before it beyond the noise (pooled, and its own two points'), so I/Os waited at
-/// the deepest depth whatever the knee's place below it. The deepest group then.
+/// doublings before it beyond the noise (pooled, and its own two points') and beyond what a
+/// drift taken out of the runs could still move, so I/Os waited at the deepest depth whatever
+/// the knee's place below it. The deepest group then.
 fn inside_last_doubling(sat: &Saturation, k: &Knee) -> Option<Group> {
     let top = sat.groups.last()?;
     let at_top = |q: u32| (q as f64 - top.queue).abs() < 0.5;
-    // The knee's own "inside the last doubling" rests on the pooled noise; the recorded last
-    // step also holds against its two points' own runs, and is what decides here.
-    let slower = k.last_step.is_some_and(|l| l.slower && at_top(l.to_qd));
+    let shift = drift_shift(k)?;
+    let slower = k.last_step.is_some_and(|l| {
+        let dx = (l.to_qd.max(1) as f64 / l.from_qd.max(1) as f64).ln();
+        // The shift may lower the last step and raise the ones before it.
+        let beyond_drift = dx > 0.0 && l.before - l.last - l.margin > 2.0 * shift / dx;
+        l.slower && at_top(l.to_qd) && beyond_drift
+    });
     let only = k.why.len() == 1 && !k.flags.iter().any(|x| x.kind == "unsteady_point");
-    (knee_undecided(k) && slower && only && repeated(k) && !drifted(k)).then(|| top.clone())
+    (knee_undecided(k) && slower && only && repeated(k)).then(|| top.clone())
 }
 
 /// An undecided knee with a range whose top is followed by a plateau (two steps or more, flat
-/// beyond the noise): saturated from there on, wherever below it the knee lies.
+/// beyond the noise and beyond what a drift taken out could still move): saturated from there
+/// on, wherever below it the knee lies.
 fn flat_beyond_range(sat: &Saturation, k: &Knee) -> Option<(Group, knee::BeyondRange)> {
     let b = k.beyond_range.filter(|b| b.flat)?;
     let g = sat
         .groups
         .iter()
         .find(|g| (g.queue - b.from_qd as f64).abs() < 0.5)?;
+    // Flat beyond the noise already (the knee's own test); the drift's reach comes on top.
+    let shift = drift_shift(k)?;
+    let doublings = (b.to_qd.max(1) as f64 / b.from_qd.max(1) as f64).log2();
+    let rise = (1.0 + (b.per_doubling_pct + b.margin_pct.unwrap_or(0.0)) / 100.0)
+        .max(1e-9)
+        .log2();
+    let flat =
+        shift == 0.0 || (doublings > 0.0 && rise + shift / doublings < knee::SATURATION_ELASTICITY);
     // A plateau over two steps or more: one slowed run cannot make it.
-    (knee_undecided(k) && !drifted(k)).then(|| (g.clone(), b))
+    (knee_undecided(k) && flat).then(|| (g.clone(), b))
 }
 
-/// Whether the sweep drifted: the drift was taken out, but its own margin (a share of a
-/// percent per run, over a session) can make the top look flatter than it was.
-fn drifted(k: &Knee) -> bool {
-    k.drift.is_some() || k.flags.iter().any(|x| x.kind == "drift")
+/// The most a drift taken out of the runs can still move one depth's mean IOPS against
+/// another's, in ln IOPS: its per-run margin over the whole session (counterbalanced depths
+/// are spread over it, so this is the worst case). 0 without a drift; None when one was
+/// flagged without its figures (an older document).
+fn drift_shift(k: &Knee) -> Option<f64> {
+    match k.drift {
+        Some(d) => Some(d.margin_pct.abs() / 100.0 * d.runs.saturating_sub(1) as f64),
+        None if k.flags.iter().any(|x| x.kind == "drift") => None,
+        None => Some(0.0),
+    }
 }
 
 /// Whether the sweep repeated its depths: with one run per depth a run slowed by a neighbour
