@@ -629,12 +629,7 @@ fn noise(points: &[KneeInput]) -> NoiseModel {
         let each: Vec<(f64, usize)> = points
             .iter()
             .map(|p| {
-                let logs: Vec<f64> = p
-                    .iops_runs
-                    .iter()
-                    .filter(|&&x| x > 0.0)
-                    .map(|x| x.ln())
-                    .collect();
+                let logs = ln_runs(p);
                 let m = logs.iter().sum::<f64>() / logs.len().max(1) as f64;
                 let ss = logs.iter().map(|l| (l - m).powi(2)).sum::<f64>();
                 (ss, logs.len().saturating_sub(1))
@@ -1054,15 +1049,19 @@ fn last_step(
 
 /// The margin of one step's elasticity from its two points' own runs: Student's t at Welch's
 /// degrees of freedom × the σ of the difference of their mean ln IOPS, per ln depth (0 with
+/// A point's runs' ln IOPS (runs that did none left out).
+fn ln_runs(p: &KneeInput) -> Vec<f64> {
+    p.iops_runs
+        .iter()
+        .filter(|&&x| x > 0.0)
+        .map(|x| x.ln())
+        .collect()
+}
+
 /// fewer than 2 runs at either).
 fn own_margin(points: &[KneeInput], a: usize, b: usize) -> f64 {
     let var_of_mean = |p: &KneeInput| {
-        let logs: Vec<f64> = p
-            .iops_runs
-            .iter()
-            .filter(|&&x| x > 0.0)
-            .map(|x| x.ln())
-            .collect();
+        let logs = ln_runs(p);
         let n = logs.len();
         if n < 2 {
             return None;
