@@ -999,21 +999,6 @@ fn pipe_agent(plan: oio_engine::RunPlan) -> (Child, std::process::ChildStdin, Ne
     (agent, w, Box::new(next))
 }
 
-/// Waits up to 30 s for `agent` to exit.
-fn agent_exit(agent: &mut Child) -> std::process::ExitStatus {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(s) = agent.try_wait().unwrap() {
-            return s;
-        }
-        if Instant::now() > deadline {
-            let _ = agent.kill();
-            panic!("the agent did not exit within 30 s");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 /// An agent opens its targets for the run only on `arm`, after every host was accepted, and
 /// says `armed` from the engine's start gate, its targets open and its logs made: the lead
 /// before the start instant carries only `go`, however long opening takes on a busy host (a
@@ -1025,7 +1010,7 @@ fn an_agent_arms_before_go_and_a_stop_at_the_gate_runs_nothing() {
     let dir = scratch();
     let target = dir.path().join("t.dat");
     let prefix = dir.path().join("gate");
-    let (mut agent, mut w, mut next) = pipe_agent(pipe_plan(&target, Some(prefix.clone())));
+    let (agent, mut w, mut next) = pipe_agent(pipe_plan(&target, Some(prefix.clone())));
     match next() {
         Ok(Some(Message::Ready { targets, .. })) => assert!(targets[0].created_by_oio),
         other => panic!("expected ready, got {other:?}"),
@@ -1053,7 +1038,7 @@ fn an_agent_arms_before_go_and_a_stop_at_the_gate_runs_nothing() {
     while let Ok(Some(m)) = next() {
         after.push(m.name().to_string());
     }
-    let status = agent_exit(&mut agent);
+    let status = wait_bounded(agent, Duration::from_secs(30)).status;
     assert!(status.success(), "{status}");
     assert!(
         after.iter().all(|m| m != "started" && m != "result"),
@@ -1068,7 +1053,7 @@ fn an_agent_stops_at_once_when_its_controller_goes() {
     use oio_fleet::protocol::{send, Message};
     let dir = scratch();
     let target = dir.path().join("t.dat");
-    let (mut agent, mut w, mut next) = pipe_agent(pipe_plan(&target, None));
+    let (agent, mut w, mut next) = pipe_agent(pipe_plan(&target, None));
     match next() {
         Ok(Some(Message::Ready { targets, .. })) => assert!(targets[0].created_by_oio),
         other => panic!("expected ready, got {other:?}"),
@@ -1087,7 +1072,7 @@ fn an_agent_stops_at_once_when_its_controller_goes() {
     assert!(matches!(next(), Ok(Some(Message::Interval(_)))));
     let t = Instant::now();
     drop(w);
-    let status = agent_exit(&mut agent);
+    let status = wait_bounded(agent, Duration::from_secs(30)).status;
     println!(
         "agent exited {:?} after its stdin closed ({status})",
         t.elapsed()

@@ -385,36 +385,17 @@ fn session(
                         ..Beat::default()
                     }
                 });
-                return run(&plan, &devices, out, stop, Gate::new(rx, Message::Armed));
+                return run(&plan, &devices, out, stop, Gate::new(rx));
             }
             Message::Go { start_agent_ns } => {
                 let plan = match prepared.take() {
                     None => return Err(fail(out, stop, "protocol", "go before prepare".into())),
-                    Some(Prepared::Io(..)) => {
-                        return Err(fail(out, stop, "protocol", "go before arm".into()))
-                    }
                     Some(p) => p,
                 };
-                let wait =
-                    Duration::from_nanos(start_agent_ns.saturating_sub(now_ns()).max(0) as u64);
-                if wait > MAX_START_WAIT {
-                    return Err(fail(
-                        out,
-                        stop,
-                        "go",
-                        format!("the start instant is {wait:?} away; at most {MAX_START_WAIT:?}"),
-                    ));
-                }
                 let start =
-                    std::time::UNIX_EPOCH + Duration::from_nanos(start_agent_ns.max(0) as u64);
-                out.beat(|b| {
-                    *b = Beat {
-                        phase: "run",
-                        ..Beat::default()
-                    }
-                });
+                    start_instant(start_agent_ns, out).map_err(|why| fail(out, stop, "go", why))?;
                 return match plan {
-                    Prepared::Io(..) => unreachable!("refused above"),
+                    Prepared::Io(..) => Err(fail(out, stop, "protocol", "go before arm".into())),
                     Prepared::Tpcc(plan) => run_tpcc(&plan, out, stop, start),
                     Prepared::Sql(plan, device) => {
                         run_sql(&plan, device.as_deref(), out, stop, start)
@@ -449,7 +430,24 @@ fn prepare_tpcc(
     crate::tpcc::prepare(plan)
 }
 
-/// What `go` will start.
+/// The start instant `go` names, on this host's clock, and the phase turned to `run`; refused
+/// when it is more than [`MAX_START_WAIT`] away.
+fn start_instant(start_agent_ns: i64, out: &Out) -> Result<std::time::SystemTime, String> {
+    let wait = Duration::from_nanos(start_agent_ns.saturating_sub(now_ns()).max(0) as u64);
+    if wait > MAX_START_WAIT {
+        return Err(format!(
+            "the start instant is {wait:?} away; at most {MAX_START_WAIT:?}"
+        ));
+    }
+    out.beat(|b| {
+        *b = Beat {
+            phase: "run",
+            ..Beat::default()
+        }
+    });
+    Ok(std::time::UNIX_EPOCH + Duration::from_nanos(start_agent_ns.max(0) as u64))
+}
+
 /// A plan made ready: a database plan waits for `go`, an I/O plan for `arm` (then in the
 /// engine's start gate for `go`, its targets open).
 enum Prepared {
@@ -802,7 +800,8 @@ impl RunObserver for Streamer {
 /// it says `armed` and waits for the controller's `go`.
 struct Gate {
     rx: crossbeam_channel::Receiver<Incoming>,
-    armed: std::cell::RefCell<Option<Message>>,
+    /// Whether `armed` went out.
+    said: std::cell::Cell<bool>,
     /// How the wait ended (None: the engine never reached the gate).
     ended: std::cell::RefCell<Option<Result<(), GateEnd>>>,
 }
@@ -816,10 +815,10 @@ enum GateEnd {
 }
 
 impl Gate {
-    fn new(rx: &crossbeam_channel::Receiver<Incoming>, armed: Message) -> Gate {
+    fn new(rx: &crossbeam_channel::Receiver<Incoming>) -> Gate {
         Gate {
             rx: rx.clone(),
-            armed: std::cell::RefCell::new(Some(armed)),
+            said: std::cell::Cell::new(false),
             ended: std::cell::RefCell::new(None),
         }
     }
@@ -832,34 +831,23 @@ impl Gate {
     /// Says `armed`, then waits for `go` and returns its instant. Without one, the stop flag
     /// is set and the instant is now: the engine's workers stop at once, and `ended` says why.
     fn wait(&self, out: &Out, stop: &Arc<AtomicBool>) -> std::time::SystemTime {
-        if let Some(armed) = self.armed.borrow_mut().take() {
+        if !self.said.replace(true) {
             out.beat(|b| {
                 *b = Beat {
                     phase: "waiting",
                     ..Beat::default()
                 }
             });
-            emit(out, stop, &armed);
+            emit(out, stop, &Message::Armed);
         }
         let end = match self.rx.recv_timeout(IDLE_TIMEOUT) {
             Ok(Incoming::Msg(Message::Go { start_agent_ns })) => {
-                let wait =
-                    Duration::from_nanos(start_agent_ns.saturating_sub(now_ns()).max(0) as u64);
-                if wait > MAX_START_WAIT {
-                    GateEnd::Failed(
-                        "go",
-                        format!("the start instant is {wait:?} away; at most {MAX_START_WAIT:?}"),
-                    )
-                } else {
-                    out.beat(|b| {
-                        *b = Beat {
-                            phase: "run",
-                            ..Beat::default()
-                        }
-                    });
-                    *self.ended.borrow_mut() = Some(Ok(()));
-                    return std::time::UNIX_EPOCH
-                        + Duration::from_nanos(start_agent_ns.max(0) as u64);
+                match start_instant(start_agent_ns, out) {
+                    Ok(start) => {
+                        *self.ended.borrow_mut() = Some(Ok(()));
+                        return start;
+                    }
+                    Err(why) => GateEnd::Failed("go", why),
                 }
             }
             Ok(Incoming::Msg(Message::Stop { reason })) => GateEnd::Stopped(reason),
