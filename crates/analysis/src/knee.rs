@@ -1047,8 +1047,6 @@ fn last_step(
     })
 }
 
-/// The margin of one step's elasticity from its two points' own runs: Student's t at Welch's
-/// degrees of freedom × the σ of the difference of their mean ln IOPS, per ln depth (0 with
 /// A point's runs' ln IOPS (runs that did none left out).
 fn ln_runs(p: &KneeInput) -> Vec<f64> {
     p.iops_runs
@@ -1058,17 +1056,15 @@ fn ln_runs(p: &KneeInput) -> Vec<f64> {
         .collect()
 }
 
+/// The margin of one step's elasticity from its two points' own runs: Student's t at Welch's
+/// degrees of freedom × the σ of the difference of their mean ln IOPS, per ln depth (0 with
 /// fewer than 2 runs at either).
 fn own_margin(points: &[KneeInput], a: usize, b: usize) -> f64 {
+    // The variance of a point's mean ln IOPS and its degrees of freedom.
     let var_of_mean = |p: &KneeInput| {
         let logs = ln_runs(p);
-        let n = logs.len();
-        if n < 2 {
-            return None;
-        }
-        let m = logs.iter().sum::<f64>() / n as f64;
-        let var = logs.iter().map(|l| (l - m).powi(2)).sum::<f64>() / (n - 1) as f64;
-        Some((var / n as f64, n - 1))
+        let sd = crate::summary_stats::stdev(&logs)?;
+        Some((sd * sd / logs.len() as f64, logs.len() - 1))
     };
     let (Some((va, da)), Some((vb, db))) = (var_of_mean(&points[a]), var_of_mean(&points[b]))
     else {
