@@ -1767,9 +1767,10 @@ impl Verdict<'_> {
         let points = self.points;
         if let Some(w) = &found.top.rising {
             // The last doubling gained like the ones before it within [`LIKE_BEFORE`]: a knee
-            // that close below the deepest depth gains as much, so it is not ruled out.
-            let close = (w.to > 0).then(|| {
-                let (a, b) = (points[w.to - 1].qd as f64, points[w.to].qd as f64);
+            // that close below the deepest depth gains as much, so it is not ruled out. The
+            // step is the one measured: from the last point kept (an outlier says nothing).
+            let close = (0..w.to).rev().find(|&i| keep[i]).map(|i| {
+                let (a, b) = (points[i].qd as f64, points[w.to].qd as f64);
                 a * (b / a.max(1.0)).powf(1.0 - LIKE_BEFORE)
             });
             self.undecided(format!(
@@ -4176,5 +4177,36 @@ mod tests {
         let scattered = sweep(0.09);
         assert!(!scattered.slower, "{scattered:?}");
         assert!(scattered.margin > 0.25, "{scattered:?}");
+    }
+
+    #[test]
+    fn still_rising_bounds_a_close_knee_from_the_step_it_measured() {
+        // Linear to 64, the point at 48 slowed 2× (an outlier, left out): the last step
+        // measured is 32→64, so a knee "too close below 64" starts at 32 × 2^0.85 ≈ 58, not at
+        // 48 × (64/48)^0.85 ≈ 61 as the left-out point would put it.
+        let rows: Vec<(u32, Vec<f64>, f64)> = [1u32, 2, 4, 8, 16, 32, 48, 64]
+            .iter()
+            .map(|&qd| {
+                let slow = if qd == 48 { 0.5 } else { 1.0 };
+                let mean = 1000.0 * qd as f64 * slow;
+                (
+                    qd,
+                    vec![mean * 0.99, mean, mean * 1.01],
+                    qd as f64 / mean * 1e9,
+                )
+            })
+            .collect();
+        let rows: Vec<Row> = rows
+            .iter()
+            .map(|(qd, runs, lat)| (*qd, runs.as_slice(), *lat, 0.005, &[][..]))
+            .collect();
+        let k = find_knee(&from_rows(&rows), &opts(), 1).unwrap();
+        assert!(
+            k.flags
+                .iter()
+                .any(|f| f.kind == "outlier" && f.qd == Some(48)),
+            "{k:?}"
+        );
+        assert!(k.summary.contains("or above qd 58,"), "{}", k.summary);
     }
 }
