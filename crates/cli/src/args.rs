@@ -558,6 +558,19 @@ pub fn parse_run_line(line: &str) -> anyhow::Result<RunFlags> {
         .map_err(|e| anyhow::anyhow!("{}", e.render().to_string().trim_end()))
 }
 
+/// The long names of `oio run`'s workload flags (source, shape and the rest): what an
+/// inventory's workload group may set, by construction.
+pub fn workload_flag_names() -> Vec<String> {
+    use clap::Args;
+    let cmd = clap::Command::new("group");
+    let cmd = WorkloadArgs::augment_args(ShapeArgs::augment_args(SourceArgs::augment_args(cmd)));
+    cmd.get_arguments()
+        .filter_map(|a| a.get_long())
+        .filter(|l| !["workload", "profile"].contains(l))
+        .map(str::to_string)
+        .collect()
+}
+
 /// Parses workload words (an inventory group's, as `--qd 16 --rw randread`) as `oio run`
 /// takes them.
 pub fn parse_run_words(words: Vec<String>) -> anyhow::Result<RunFlags> {

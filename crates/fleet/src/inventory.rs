@@ -43,44 +43,92 @@ pub const MAX_HOSTS: usize = 4096;
 
 /// A workload group's own workload: a file or profile and `oio run`'s workload flags, each
 /// as it would be written on the command line (`bs = "8k"`, `qd = 16`, `rw = "randread"`).
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// Which flags exist is the command line's to say ([`Inventory::check_flags`]): a flag added
+/// to `oio run` is a key here with no edit.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WorkloadSpec {
     /// Workload file (TOML), relative to the inventory's directory.
     pub workload: Option<PathBuf>,
     /// Built-in profile.
     pub profile: Option<String>,
-    /// Access pattern (`randread`, `write`, …).
-    pub rw: Option<String>,
-    /// Block size mix.
-    pub bs: Option<String>,
-    /// Read block size mix.
-    pub read_bs: Option<String>,
-    /// Write block size mix.
-    pub write_bs: Option<String>,
-    /// Share of reads, percent.
-    pub read_pct: Option<f64>,
-    /// Share of random offsets, percent.
-    pub random_pct: Option<f64>,
-    /// Outstanding I/Os per stream.
-    pub qd: Option<u32>,
-    /// Open loop: I/Os per second per stream.
-    pub rate: Option<f64>,
-    /// Worker threads per stream.
-    pub workers: Option<u32>,
-    /// fdatasync every N writes.
-    pub fdatasync: Option<u32>,
-    /// Offset distribution.
-    pub distribution: Option<String>,
-    /// Think time between I/Os.
-    pub think_time: Option<String>,
+    /// The other keys, as workload flags (in the order the TOML reader gives them).
+    pub flags: Vec<GroupFlag>,
+}
+
+/// One workload flag of a group: `read_pct = 70` is `--read-pct 70`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupFlag {
+    /// The flag's long name (`read-pct`; `read_pct` and `read-pct` both name it).
+    pub name: String,
+    /// Its value as a word; None for `key = true` (a switch).
+    pub value: Option<String>,
+    /// Byte span of the value in the inventory (for line and column in messages).
+    span: std::ops::Range<usize>,
+    /// Line and column of the value, once the text is known.
+    at: (usize, usize),
+    /// Why it cannot be a flag's value.
+    bad: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for WorkloadSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(SpecVisitor)
+    }
+}
+
+struct SpecVisitor;
+
+impl<'de> serde::de::Visitor<'de> for SpecVisitor {
+    type Value = WorkloadSpec;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a workload group: workload, profile, or oio run's workload flags (qd = 16)")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<WorkloadSpec, A::Error> {
+        let mut spec = WorkloadSpec::default();
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "workload" => spec.workload = Some(map.next_value()?),
+                "profile" => spec.profile = Some(map.next_value()?),
+                _ => {
+                    let v: toml::Spanned<toml::Value> = map.next_value()?;
+                    let span = v.span();
+                    let name = key.replace('_', "-");
+                    let (value, mut bad) = match v.into_inner() {
+                        toml::Value::String(s) => (Some(s), None),
+                        toml::Value::Integer(i) => (Some(i.to_string()), None),
+                        toml::Value::Float(x) => (Some(x.to_string()), None),
+                        toml::Value::Boolean(true) => (None, None),
+                        toml::Value::Boolean(false) => continue,
+                        other => (None, Some(format!(
+                            "'{key}': a {} where a workload flag's value was expected (a string, number or true)",
+                            other.type_str()
+                        ))),
+                    };
+                    if spec.flags.iter().any(|f| f.name == name) {
+                        bad = Some(format!("'{key}' is given twice (--{name})"));
+                    }
+                    // Refused by the inventory's reader, which knows the line.
+                    spec.flags.push(GroupFlag {
+                        name,
+                        value,
+                        span,
+                        at: (0, 0),
+                        bad,
+                    });
+                }
+            }
+        }
+        Ok(spec)
+    }
 }
 
 impl WorkloadSpec {
-    /// True when it names a workload of its own (file or profile), so the command line's
-    /// workload flags do not apply.
+    /// True when it names a workload of its own (file, profile or access pattern), so the
+    /// command line's workload flags do not apply.
     pub fn own_source(&self) -> bool {
-        self.workload.is_some() || self.profile.is_some() || self.rw.is_some()
+        self.workload.is_some() || self.profile.is_some() || self.flag("rw").is_some()
     }
 
     /// True when it sets nothing.
@@ -88,32 +136,30 @@ impl WorkloadSpec {
         self == &WorkloadSpec::default()
     }
 
+    /// A flag it gives.
+    pub fn flag(&self, name: &str) -> Option<&GroupFlag> {
+        self.flags.iter().find(|f| f.name == name)
+    }
+
     /// The command-line words it stands for (`--qd 16 --rw randread`).
     pub fn words(&self) -> Vec<String> {
         let mut w: Vec<String> = Vec::new();
-        let mut put = |k: &str, v: Option<String>| {
+        let source = [
+            (
+                "workload",
+                self.workload.as_ref().map(|p| p.display().to_string()),
+            ),
+            ("profile", self.profile.clone()),
+        ];
+        for (k, v) in source {
             if let Some(v) = v {
-                w.push(format!("--{k}"));
-                w.push(v);
+                w.extend([format!("--{k}"), v]);
             }
-        };
-        put(
-            "workload",
-            self.workload.as_ref().map(|p| p.display().to_string()),
-        );
-        put("profile", self.profile.clone());
-        put("rw", self.rw.clone());
-        put("bs", self.bs.clone());
-        put("read-bs", self.read_bs.clone());
-        put("write-bs", self.write_bs.clone());
-        put("read-pct", self.read_pct.map(|v| v.to_string()));
-        put("random-pct", self.random_pct.map(|v| v.to_string()));
-        put("qd", self.qd.map(|v| v.to_string()));
-        put("rate", self.rate.map(|v| v.to_string()));
-        put("workers", self.workers.map(|v| v.to_string()));
-        put("fdatasync", self.fdatasync.map(|v| v.to_string()));
-        put("distribution", self.distribution.clone());
-        put("think-time", self.think_time.clone());
+        }
+        for f in &self.flags {
+            w.push(format!("--{}", f.name));
+            w.extend(f.value.clone());
+        }
         w
     }
 }
@@ -194,6 +240,17 @@ pub struct Inventory {
     /// Workload groups by name.
     #[serde(rename = "group", default)]
     pub groups: BTreeMap<String, WorkloadSpec>,
+    /// Where it came from, for messages (the file, or `--hosts`).
+    #[serde(skip)]
+    pub source: String,
+}
+
+/// Line and column (from 1) of byte `at` of `text`.
+fn line_col(text: &str, at: usize) -> (usize, usize) {
+    let before = &text[..at.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1;
+    (line, col)
 }
 
 /// The name of the group of hosts that run the command line's workload.
@@ -226,6 +283,7 @@ impl Inventory {
             launcher: launcher.map(str::to_string),
             hosts,
             groups: BTreeMap::new(),
+            source: "--hosts".to_string(),
         };
         inv.check("--hosts")?;
         Ok(inv)
@@ -270,7 +328,7 @@ impl Inventory {
         if h.workload.is_some() || h.profile.is_some() {
             spec.workload = h.workload.clone();
             spec.profile = h.profile.clone();
-            spec.rw = None;
+            spec.flags.retain(|f| f.name != "rw");
         }
         let name = match (&h.group, h.workload.is_some() || h.profile.is_some()) {
             (_, true) => h.name.clone(),
@@ -282,23 +340,47 @@ impl Inventory {
 
     /// Parses inventory text; `name` is used in messages.
     pub fn parse(text: &str, name: &str) -> Result<Inventory, InventoryError> {
-        let inv: Inventory = toml::from_str(text).map_err(|e| {
-            let (line, col) = e
-                .span()
-                .map(|s| {
-                    let before = &text[..s.start.min(text.len())];
-                    let line = before.matches('\n').count() + 1;
-                    let col = before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1;
-                    (line, col)
-                })
-                .unwrap_or((1, 1));
+        let mut inv: Inventory = toml::from_str(text).map_err(|e| {
+            let (line, col) = e.span().map_or((1, 1), |s| line_col(text, s.start));
             InventoryError(format!(
                 "{name}:{line}:{col}: {}; expected an inventory: launcher = \"…\" and [[host]] tables with name, targets, roles, launcher, db, group, workload, profile, and [group.NAME] tables",
                 e.message()
             ))
         })?;
         inv.check(name)?;
+        inv.source = name.to_string();
+        for (group, g) in &mut inv.groups {
+            for f in &mut g.flags {
+                f.at = line_col(text, f.span.start);
+                if let Some(why) = &f.bad {
+                    let (line, col) = f.at;
+                    return Err(InventoryError(format!(
+                        "{name}:{line}:{col}: group '{group}': {why}"
+                    )));
+                }
+            }
+        }
         Ok(inv)
+    }
+
+    /// Refuses a group key that is none of `flags`, the workload flags of the command that
+    /// runs the groups (`oio run`'s: the command line owns them, so a flag it gains is a key
+    /// here with no edit). Time, engine and targets stay the command line's.
+    pub fn check_flags(&self, flags: &[String]) -> Result<(), InventoryError> {
+        for (group, g) in &self.groups {
+            for f in &g.flags {
+                if !flags.contains(&f.name) {
+                    let (line, col) = f.at;
+                    return Err(InventoryError(format!(
+                        "{}:{line}:{col}: group '{group}': '{}' is not a workload flag of oio run (a group changes the workload only; time, engine and targets stay the command line's); workload flags: {}",
+                        self.source,
+                        f.name,
+                        flags.join(", ")
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn check(&self, what: &str) -> Result<(), InventoryError> {
@@ -344,10 +426,14 @@ impl Inventory {
                     "{what}: group name '{name}' is reserved"
                 )));
             }
-            if [g.workload.is_some(), g.profile.is_some(), g.rw.is_some()]
-                .iter()
-                .filter(|x| **x)
-                .count()
+            if [
+                g.workload.is_some(),
+                g.profile.is_some(),
+                g.flag("rw").is_some(),
+            ]
+            .iter()
+            .filter(|x| **x)
+            .count()
                 > 1
             {
                 return Err(InventoryError(format!(
@@ -512,7 +598,7 @@ name = "d"
         assert_eq!(g, "readers");
         assert_eq!(
             s.words(),
-            ["--rw", "randread", "--bs", "8k", "--read-pct", "100"]
+            ["--bs", "8k", "--read-pct", "100", "--rw", "randread"]
         );
         let (g, s) = inv.group_of(&inv.hosts[2]);
         assert_eq!((g.as_str(), s.profile.as_deref()), ("c", Some("oltp-data")));
@@ -523,10 +609,27 @@ name = "d"
             .unwrap_err()
             .to_string();
         assert!(e.contains("no [group.x] table"), "{e}");
-        let e = Inventory::parse("[group.x]\nqdd = 1\n[[host]]\nname = \"a\"\n", "i.toml")
-            .unwrap_err()
-            .to_string();
-        assert!(e.starts_with("i.toml:2:1: ") && e.contains("qdd"), "{e}");
+        // Which keys are flags is the command line's to say; a key none of them is refused
+        // naming the file, line and column of its value.
+        let flags = ["qd".to_string(), "read-pct".to_string()];
+        let inv =
+            Inventory::parse("[group.x]\nqdd = 1\n[[host]]\nname = \"a\"\n", "i.toml").unwrap();
+        let e = inv.check_flags(&flags).unwrap_err().to_string();
+        assert!(e.starts_with("i.toml:2:7: group 'x': 'qdd'"), "{e}");
+        let ok = "[group.x]\nread_pct = 70\nqd = 4\n[[host]]\nname = \"a\"\n";
+        let inv = Inventory::parse(ok, "i.toml").unwrap();
+        inv.check_flags(&flags).unwrap();
+        assert_eq!(inv.groups["x"].words(), ["--qd", "4", "--read-pct", "70"]);
+        // A value no flag takes, and one flag given under both spellings.
+        for (bad, want) in [
+            ("[group.x]\nqd = [1, 2]\n", "i.toml:2:"),
+            ("[group.x]\nread_pct = 1\nread-pct = 2\n", "given twice"),
+        ] {
+            let e = Inventory::parse(&format!("{bad}[[host]]\nname = \"a\"\n"), "i.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{bad}: {e}");
+        }
     }
 
     #[test]

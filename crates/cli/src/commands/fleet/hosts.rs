@@ -75,6 +75,7 @@ impl HostArgs {
             }
             (None, None) => bail!("give --hosts a,b,c or --inventory FILE"),
         };
+        inv.check_flags(&crate::args::workload_flag_names())?;
         Ok(inv)
     }
 
@@ -155,4 +156,52 @@ fn group_flags(
         f.workload = g.workload.or(f.workload);
     }
     Ok(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::{parse_run_words, workload_flag_names};
+
+    /// A group takes `oio run`'s workload flags by construction (issue 36): flags the
+    /// inventory once had no key for reach the group's plan; a run setting is refused.
+    #[test]
+    fn a_group_takes_every_workload_flag_of_oio_run() {
+        let names = workload_flag_names();
+        for once_missing in [
+            "fsync",
+            "trim-pct",
+            "compress-pct",
+            "stripe",
+            "burst",
+            "arrival",
+        ] {
+            assert!(names.iter().any(|n| n == once_missing), "{names:?}");
+        }
+        assert!(
+            !names.iter().any(|n| n == "time" || n == "engine"),
+            "{names:?}"
+        );
+        let text = "[group.g]\nfsync = 8\ntrim_pct = 10\ncompress-pct = 50\nqd = 4\n\
+                    [[host]]\nname = \"a\"\ngroup = \"g\"\n";
+        let inv = Inventory::parse(text, "i.toml").unwrap();
+        inv.check_flags(&names).unwrap();
+        let base = parse_run_words(vec!["--rw".into(), "randwrite".into()]).unwrap();
+        let (_, spec) = inv.group_of(&inv.hosts[0]);
+        let f = group_flags(&base, &spec).unwrap();
+        assert_eq!(f.workload.fsync, Some(8));
+        assert_eq!(f.workload.trim_pct, Some(10.0));
+        assert_eq!(f.workload.compress_pct, Some(50.0));
+        assert_eq!(f.shape.qd, Some(4));
+        let inv = Inventory::parse(
+            "[group.g]\ntime = \"5s\"\n[[host]]\nname = \"a\"\ngroup = \"g\"\n",
+            "i.toml",
+        )
+        .unwrap();
+        let e = inv.check_flags(&names).unwrap_err().to_string();
+        assert!(
+            e.starts_with("i.toml:2:8: group 'g': 'time' is not a workload flag"),
+            "{e}"
+        );
+    }
 }
