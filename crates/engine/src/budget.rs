@@ -12,7 +12,7 @@
 //!   that gets ahead waits, and says so), and the intervals the collector waits to complete
 //!   (at most [`pending_cap`]: past it the oldest is closed, and what comes late counts in the
 //!   totals only, with a warning);
-//! - the open loop's backlog of arrivals (at most `MAX_BACKLOG` a worker);
+//! - the open loop's backlog of arrivals (at most [`MAX_BACKLOG`] a worker);
 //! - threads: one a worker, and one an outstanding I/O with the sync engine.
 
 use crate::engines::EngineKind;
@@ -27,6 +27,10 @@ use std::time::Duration;
 /// Finished intervals a worker may have sent that the collector has not taken yet; a worker
 /// that is further ahead waits for the collector (counted, and warned about).
 pub(crate) const IN_FLIGHT_PER_WORKER: usize = 8;
+
+/// An open loop's backlog of arrivals a worker may hold; beyond it arrivals are dropped and
+/// counted, so memory stays bounded.
+pub(crate) const MAX_BACKLOG: usize = 1 << 22;
 
 /// The fix of what grows with the number of intervals.
 const LONGER_INTERVAL: &str = "use a longer --interval";
@@ -215,9 +219,9 @@ impl RunPlan {
             format!(
                 "open-loop backlog: {} workers × up to {} arrivals waiting for a slot",
                 format_count(open_workers as f64),
-                format_count(crate::runner::MAX_BACKLOG as f64)
+                format_count(MAX_BACKLOG as f64)
             ),
-            open_workers * crate::runner::MAX_BACKLOG as u64 * 8,
+            open_workers * MAX_BACKLOG as u64 * 8,
             Some("lower the rate or raise the cap (outstanding)".into()),
         );
     }

@@ -42,8 +42,6 @@ use std::time::{Duration, Instant, SystemTime};
 use tally::{Msg, Stops, Timing};
 use worker::{LatLog, Worker};
 
-pub(crate) use worker::MAX_BACKLOG;
-
 /// Receives progress while a run goes on (the terminal's live line, or nothing).
 pub trait RunObserver {
     /// A new target file is being filled.

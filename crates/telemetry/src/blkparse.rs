@@ -101,7 +101,11 @@ struct Trace {
 }
 
 /// Most I/Os one trace may hold whatever the memory (as a replayable trace holds).
-const MAX_IOS: u64 = crate::blocktrace::MAX_TRACE_IOS as u64;
+const MAX_IOS: u64 = MAX_TRACE_IOS as u64;
+
+/// Most I/Os one block trace may hold, in any format (32 bytes each as a replayable trace:
+/// 640 MB). Memory follows the trace.
+pub const MAX_TRACE_IOS: usize = 20_000_000;
 
 /// What one kept I/O costs at most: its record three times (a vector that doubles holds its
 /// old and new buffers at once), its process name, and its entry among the pending ones (key,

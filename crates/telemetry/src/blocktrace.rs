@@ -20,8 +20,9 @@ use oio_core::observation::IoDir;
 use std::collections::HashMap;
 use std::path::Path;
 
-/// Most I/Os one trace may hold (32 bytes each: 640 MB). Memory follows the trace.
-pub const MAX_TRACE_IOS: usize = 20_000_000;
+/// Most I/Os one trace may hold (32 bytes each: 640 MB). Memory follows the trace. Kept with
+/// the blkparse reader, which this module's blkparse format reads through.
+pub use crate::blkparse::MAX_TRACE_IOS;
 
 /// Formats of replayable traces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

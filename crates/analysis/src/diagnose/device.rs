@@ -896,7 +896,7 @@ fn period_differences(slow: &PeriodAgg, fast: &PeriodAgg) -> [(&'static str, boo
         ),
         (
             "I/O size",
-            ratio_of(slow.io_bytes, fast.io_bytes) >= 1.5,
+            periods::ratio_of(slow.io_bytes, fast.io_bytes) >= 1.5,
             format!(
                 "I/O size {} vs {}",
                 fmt_bytes(slow.io_bytes),
@@ -906,13 +906,13 @@ fn period_differences(slow: &PeriodAgg, fast: &PeriodAgg) -> [(&'static str, boo
         (
             "queue",
             // A queue that only follows latency at one rate is speed (Little's law).
-            ratio_of(slow.queue, fast.queue) >= periods::SHAPE_RATIO
+            periods::ratio_of(slow.queue, fast.queue) >= periods::SHAPE_RATIO
                 && !periods::queue_follows_latency(slow, fast),
             format!("queue {:.1} vs {:.1}", slow.queue, fast.queue),
         ),
         (
             "throughput",
-            ratio_of(slow.bytes_per_sec, fast.bytes_per_sec) >= 1.5,
+            periods::ratio_of(slow.bytes_per_sec, fast.bytes_per_sec) >= 1.5,
             format!(
                 "throughput {:.1} vs {:.1} MiB/s",
                 slow.bytes_per_sec / 1048576.0,
@@ -1019,7 +1019,7 @@ fn slower_period(
 ) -> Finding {
     let ratio = slow.latency_ns / fast.latency_ns;
     f.status = Status::Found;
-    let queue_moved = ratio_of(slow.queue, fast.queue) >= periods::SHAPE_RATIO;
+    let queue_moved = periods::ratio_of(slow.queue, fast.queue) >= periods::SHAPE_RATIO;
     let what = if diffs.is_empty() && queue_moved {
         // At one rate a queue that grew as latency did fits two stories (Little's law): an
         // open loop on a device that slowed, or a closed loop deepened at a device already
@@ -1082,13 +1082,6 @@ fn slower_period(
         return f.next("look at what else used the device or the host in the slow period (other volumes, neighbours, background work); replaying the periods apart would replay one workload twice");
     }
     f.next("replay each period on its own (oio characterize --split, oio run -w) to see which difference the device reacts to")
-}
-
-pub(crate) fn ratio_of(a: f64, b: f64) -> f64 {
-    if a <= 0.0 || b <= 0.0 {
-        return f64::INFINITY;
-    }
-    (a / b).max(b / a)
 }
 
 /// Where production sits against a knee, for telling two placements apart.

@@ -5,7 +5,6 @@
 //! run on each such period alone, each finding names its period, and findings of different
 //! periods that point opposite ways say so rather than standing as two certainties.
 
-use super::device::ratio_of;
 use super::samples::{Sample, Series};
 use super::{fmt_bytes, Confidence, Finding, Status};
 
@@ -14,6 +13,15 @@ pub const SHAPE_WRITE_POINTS: f64 = 10.0;
 /// I/O sizes this many times apart are different shapes (queues this far apart at one rate
 /// are a change of speed, see [`queue_follows_latency`]).
 pub const SHAPE_RATIO: f64 = 1.5;
+
+/// How many times the larger of two figures is the smaller (infinite when either is not
+/// positive: nothing to compare).
+pub(crate) fn ratio_of(a: f64, b: f64) -> f64 {
+    if a <= 0.0 || b <= 0.0 {
+        return f64::INFINITY;
+    }
+    (a / b).max(b / a)
+}
 /// IOPS within this ratio are one rate. At one rate a queue change is the latency's (Little's
 /// law: queue = IOPS × latency): an open-loop job on a device that slows grows its queue, and
 /// so does a closed loop deepened on a device already saturated; counters cannot tell these

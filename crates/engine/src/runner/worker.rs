@@ -425,9 +425,6 @@ impl<'w, E: Engine> ClosedLoop<'w, E> {
     }
 }
 
-/// Beyond this backlog arrivals are dropped and counted: memory stays bounded.
-pub(crate) const MAX_BACKLOG: usize = 1 << 22;
-
 /// How long before an arrival the open loop stops sleeping and polls. A sleep, or the
 /// engine's wait with a timeout, wakes late by the timer's and the scheduler's latency
 /// (on a 2-vCPU VM: 12-17 µs at the median, about 30 µs at the 90th percentile), and that is
@@ -522,7 +519,7 @@ impl<'w, E: Engine> OpenLoop<'w, E> {
     fn admit_arrivals(&mut self, now: u64) {
         let t = &self.w.t;
         while self.next_arrival <= now && self.issued + (self.backlog.len() as u64) < self.quota {
-            if self.backlog.len() < MAX_BACKLOG {
+            if self.backlog.len() < crate::budget::MAX_BACKLOG {
                 self.backlog.push_back(self.next_arrival);
             } else {
                 self.tally.cur.dropped += 1;
