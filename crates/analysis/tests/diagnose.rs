@@ -495,6 +495,14 @@ fn a_sweep_saturates_where_its_knee_says_and_production_is_placed_on_it() {
     // The implied latency: 32 queued on 8 × 1 ms servers ≈ 4 ms mean.
     let m = evidence(p, "mean latency the sweep implies");
     assert!((m - 4e6).abs() < 0.3e6, "{m}");
+    // The advice names the numbers: production's point against the knee's, and what backing
+    // off to the knee keeps (8 servers: as many IOPS within the noise, at a quarter of the
+    // latency).
+    let next = p.next.join(" | ");
+    assert!(
+        next.contains("(production at qd 32: 7,815 IOPS, mean 4.09 ms; the knee at qd 8: 8,137 IOPS, mean 983.2 µs, p99 1.97 ms: backing off to the knee keeps 104 % of production's IOPS at 24 % of its mean latency)"),
+        "{next}"
+    );
     // Production at 2: below the knee, with headroom.
     let low = ramp_capture(8.0, 1e6, &[2.0, 2.0, 2.0], 0.0, 4096.0);
     let inputs = Inputs {
@@ -505,6 +513,13 @@ fn a_sweep_saturates_where_its_knee_says_and_production_is_placed_on_it() {
     let d = diagnose(&inputs, &Options::default());
     let p = found(&d, "production_on_curve");
     assert!(p.claim.contains("below the knee"), "{}", p.claim);
+    let next = p.next.join(" | ");
+    assert!(
+        next.contains("there is headroom")
+            && next.contains("(production at qd 2: ")
+            && next.contains("; the knee at qd 8: 8,137 IOPS"),
+        "{next}"
+    );
     // A characterization without a sweep: undecided, and it says what is missing.
     let c = characterize(
         &low,

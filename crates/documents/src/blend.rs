@@ -27,6 +27,10 @@ pub struct Phase {
     pub near_sequential_pct: f64,
     /// The phase's full result.
     pub result_file: String,
+    /// The run's host-noise sentence when other processes used enough of the CPU to matter
+    /// (null: quiet, not judged, or a document from before it was recorded).
+    #[serde(default)]
+    pub host_noise: Option<String>,
 }
 
 /// The blend document.

@@ -137,6 +137,11 @@ pub(crate) fn execute(lab: &mut Lab<'_>, plan: &BlendPlan, out: &mut Outcome) ->
             sequential_pct: order.sequential_pct,
             near_sequential_pct: order.near_sequential_pct,
             result_file: path.display().to_string(),
+            host_noise: r
+                .host_noise
+                .as_ref()
+                .filter(|n| n.noisy)
+                .and_then(|n| n.reason.clone()),
         });
         let stop = crate::scheduler::stop_reason(&r);
         out.runs.push(Done {

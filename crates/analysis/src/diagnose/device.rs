@@ -1526,15 +1526,60 @@ fn production(sname: &str, sweep: &Sweep, p: &ProductionQueue) -> (Finding, Opti
     if let Some(l) = at.latency_mean_ns {
         f = f.ev("mean latency the sweep implies there", l, "ns", sname);
     }
+    let (here, there) = (
+        point_text(qd, at.iops, at.latency_mean_ns),
+        knee_point_text(k),
+    );
     f = match place {
-        Some(Place::Headroom) => f.next(
-            "there is headroom: the device can take more outstanding I/O before latency takes over",
-        ),
-        Some(Place::BeyondKnee) => f.next("production already queues beyond the knee: more load adds latency, not throughput; spread it or add devices"),
+        Some(Place::Headroom) => f.next(&format!(
+            "there is headroom: the device can take more outstanding I/O before latency takes over (production {here}; the knee {there})"
+        )),
+        Some(Place::BeyondKnee) => f.next(&format!(
+            "production already queues beyond the knee: more load adds latency, not throughput (production {here}; the knee {there}{}); spread it or add devices",
+            kept_at_knee(k, at.iops, at.latency_mean_ns)
+        )),
         None => f.next("narrow the knee: more --repeat (interleaved across depths) and depths around it (--refine)"),
     };
     let f = f.next("only meaningful when the sweep ran the production workload (oio sweep -w the characterized workload)");
     (f, place)
+}
+
+/// "at qd 24: 11,800 IOPS, mean 2.03 ms" (what the sweep gives at a depth; parts it lacks left
+/// out).
+fn point_text(qd: f64, iops: Option<f64>, mean_ns: Option<f64>) -> String {
+    let mut t = format!("at qd {qd:.0}");
+    if let Some(i) = iops {
+        t.push_str(&format!(": {} IOPS", oio_core::units::format_count(i)));
+    }
+    if let Some(m) = mean_ns {
+        t.push_str(&format!(", mean {}", fmt_ns(m)));
+    }
+    t
+}
+
+/// The knee's point as [`point_text`] gives one, with its p99.
+fn knee_point_text(k: &Knee) -> String {
+    let mut t = point_text(k.qd as f64, Some(k.iops), k.latency_ns.mean);
+    if let Some(p) = k.latency_ns.p99 {
+        t.push_str(&format!(", p99 {}", fmt_ns(p)));
+    }
+    t
+}
+
+/// ": backing off to the knee keeps 93 % of production's IOPS at 24 % of its mean latency"
+/// (nothing without both rates; the latency part only with both means).
+fn kept_at_knee(k: &Knee, iops: Option<f64>, mean_ns: Option<f64>) -> String {
+    let Some(i) = iops.filter(|&i| i > 0.0 && k.iops > 0.0) else {
+        return String::new();
+    };
+    let latency = match (k.latency_ns.mean, mean_ns) {
+        (Some(a), Some(b)) if b > 0.0 => format!(" at {:.0} % of its mean latency", a / b * 100.0),
+        _ => String::new(),
+    };
+    format!(
+        ": backing off to the knee keeps {:.0} % of production's IOPS{latency}",
+        k.iops / i * 100.0
+    )
 }
 
 /// Where production sits, from a characterization (its outstanding I/O is the device's queue:
