@@ -296,7 +296,36 @@ pub struct CalibrationRun {
     pub device_queue: Option<f64>,
     /// The device's IOPS.
     pub device_iops: Option<f64>,
+    /// oio's own IOPS in the run: the device's beyond it were other processes' I/O.
+    #[serde(default)]
+    pub own_iops: Option<f64>,
+    /// The run's host-noise sentence when other processes used enough CPU to matter.
+    #[serde(default)]
+    pub host_noise: Option<String>,
 }
+
+impl CalibrationRun {
+    /// What besides the target may have moved this run: the host busy, or other I/O on the
+    /// device (more than [`FOREIGN_SHARE`] of its IOPS not oio's); None when neither.
+    pub fn disturbed(&self) -> Option<String> {
+        let foreign = match (self.device_iops, self.own_iops) {
+            (Some(d), Some(o)) if d > 0.0 && (d - o) / d > FOREIGN_SHARE => Some(format!(
+                "{:.0} of the device's {d:.0} IOPS were not oio's (other processes' I/O)",
+                d - o
+            )),
+            _ => None,
+        };
+        match (&self.host_noise, foreign) {
+            (Some(h), Some(f)) => Some(format!("{h}; {f}")),
+            (Some(h), None) => Some(h.clone()),
+            (None, f) => f,
+        }
+    }
+}
+
+/// A share of a device's IOPS that was not oio's beyond which a calibration run measured
+/// someone else's I/O too.
+pub const FOREIGN_SHARE: f64 = 0.10;
 
 /// Picks the device to characterize.
 pub fn pick_device<'a>(
@@ -1121,6 +1150,31 @@ fn detect_periods(ivs: &[&DeviceInterval], max_periods: usize) -> Vec<Period> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A calibration run that measured more than the target says so: the host busy, or the
+    /// device's I/O not all oio's.
+    #[test]
+    fn a_calibration_run_says_what_else_moved_it() {
+        let quiet = CalibrationRun {
+            device_iops: Some(1000.0),
+            own_iops: Some(950.0),
+            ..Default::default()
+        };
+        assert_eq!(quiet.disturbed(), None);
+        let shared = CalibrationRun {
+            own_iops: Some(600.0),
+            ..quiet.clone()
+        };
+        assert_eq!(
+            shared.disturbed().as_deref(),
+            Some("400 of the device's 1000 IOPS were not oio's (other processes' I/O)")
+        );
+        let busy = CalibrationRun {
+            host_noise: Some("host: busy".into()),
+            ..quiet
+        };
+        assert_eq!(busy.disturbed().as_deref(), Some("host: busy"));
+    }
 
     #[test]
     fn buckets_round_in_log_scale() {

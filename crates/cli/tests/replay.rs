@@ -648,7 +648,12 @@ fn characterize_calibrate_run_and_compare_close_the_loop() {
     let cal = &c["calibration"];
     let aim = num(cal, "/aim_queue");
     let runs = cal["runs"].as_array().unwrap();
-    assert!(!runs.is_empty() && runs.len() <= 7, "{cal}");
+    // Up to 6 runs moving the depth, the chosen depth's probe once more, one paced run.
+    assert!(runs.len() >= 2 && runs.len() <= 8, "{cal}");
+    assert!(
+        runs.iter().all(|r| r["own_iops"].as_f64().is_some()),
+        "{cal}"
+    );
     // The chosen depth is the run whose device queue came closest to the capture's.
     let depth = num(cal, "/depth") as u32;
     let best = runs
@@ -661,6 +666,11 @@ fn characterize_calibrate_run_and_compare_close_the_loop() {
         .unwrap();
     if cal["rate"].is_null() {
         assert_eq!(num(best, "/depth") as u32, depth, "{cal}");
+        let probes = runs
+            .iter()
+            .filter(|r| num(r, "/depth") as u32 == depth)
+            .count();
+        assert!(probes >= 2, "the chosen depth's probe is repeated: {cal}");
     }
     let toml = std::fs::read_to_string(d.path().join("w.toml")).unwrap();
     assert!(toml.contains(&format!("outstanding = {depth}")), "{toml}");

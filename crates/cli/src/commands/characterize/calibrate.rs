@@ -45,11 +45,7 @@ pub fn calibrate(
     let mut depth = aim_queue.round().clamp(1.0, 4096.0) as u32;
     for _ in 0..MAX_RUNS {
         let r = measure(workload, depth, None, target, size, time, &devices, allow)?;
-        style::print_notice(&format!(
-            "calibration: depth {depth}: device queue {}, {} IOPS",
-            r.device_queue.map_or("-".into(), |q| format!("{q:.2}")),
-            r.device_iops.map_or("-".into(), |n| format!("{n:.0}"))
-        ));
+        say(&r);
         let q = r.device_queue.unwrap_or(0.0);
         runs.push(r);
         if close(q, aim_queue) || q <= 0.0 {
@@ -87,6 +83,43 @@ pub fn calibrate(
         best.depth,
         best.device_queue.unwrap_or(0.0)
     );
+    let mut doubts = Vec::new();
+    if !close(best.device_queue.unwrap_or(0.0), aim_queue) {
+        doubts.push(format!(
+            "no depth brought the device's queue within 10 % of the capture's {aim_queue:.2}: the nearest, depth {}, gave {:.2}; the depth written is that nearest one, check it",
+            best.depth,
+            best.device_queue.unwrap_or(0.0)
+        ));
+    }
+    // The probe once more at the depth chosen: a target judged by one run is judged by
+    // whatever else happened in it.
+    let again = measure(
+        workload, best.depth, None, target, size, time, &devices, allow,
+    )?;
+    say(&again);
+    how += &format!(
+        "; run again at depth {} it gave queue {:.2} and {:.0} IOPS",
+        again.depth,
+        again.device_queue.unwrap_or(0.0),
+        again.device_iops.unwrap_or(0.0)
+    );
+    let unsteady =
+        apart(best.device_iops, again.device_iops) || apart(best.device_queue, again.device_queue);
+    if unsteady {
+        doubts.push(format!(
+            "the probe did not repeat at depth {} ({:.0} then {:.0} IOPS, queue {:.2} then {:.2}): the host or the device changed between runs, so the depth is uncertain",
+            best.depth,
+            best.device_iops.unwrap_or(0.0),
+            again.device_iops.unwrap_or(0.0),
+            best.device_queue.unwrap_or(0.0),
+            again.device_queue.unwrap_or(0.0)
+        ));
+    }
+    let disturbed: Vec<String> = [&best, &again]
+        .iter()
+        .filter_map(|r| r.disturbed())
+        .collect();
+    runs.push(again);
     let mut rate = None;
     let iops = best.device_iops.unwrap_or(0.0);
     if iops > aim_iops * 1.10 {
@@ -110,9 +143,24 @@ pub fn calibrate(
         rate = Some(aim_iops);
         runs.push(r);
     } else if iops < aim_iops * 0.90 {
+        // Slower than the capture: the target's fault only when nothing else explains it.
+        let why = match (disturbed.first(), unsteady) {
+            (Some(d), _) => format!("which cannot be laid on the target: {d}"),
+            (None, true) => "which cannot be laid on the target: its probe did not repeat".into(),
+            (None, false) => "this target is slower than the captured one at that queue (the probe repeated, on a quiet host, with the device's I/O oio's own)".into(),
+        };
         how += &format!(
-            "; at that queue the device did {iops:.0} IOPS against the capture's {aim_iops:.0}: this target is slower than the captured one at that queue"
+            "; at that queue the device did {iops:.0} IOPS against the capture's {aim_iops:.0}, {why}"
         );
+    }
+    if let Some(d) = disturbed.first() {
+        doubts.push(format!(
+            "the calibration measured more than the target: {d}"
+        ));
+    }
+    for d in &doubts {
+        style::print_warning(&format!("calibration: {d}"));
+        how += &format!("; {d}");
     }
     Ok(Calibration {
         target: target.display().to_string(),
@@ -126,6 +174,25 @@ pub fn calibrate(
         runs,
         how,
     })
+}
+
+/// Two figures of one probe more than 15 % apart.
+fn apart(a: Option<f64>, b: Option<f64>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) if a > 0.0 && b > 0.0 => (a / b).max(b / a) > 1.15,
+        _ => false,
+    }
+}
+
+/// A run's figures as a notice, with what besides the target may have moved them.
+fn say(r: &CalibrationRun) {
+    style::print_notice(&format!(
+        "calibration: depth {}: device queue {}, {} IOPS{}",
+        r.depth,
+        r.device_queue.map_or("-".into(), |q| format!("{q:.2}")),
+        r.device_iops.map_or("-".into(), |n| format!("{n:.0}")),
+        r.disturbed().map_or(String::new(), |d| format!(" ({d})"))
+    ));
 }
 
 /// One short run at `depth` (and `rate`) while the device is recorded.
@@ -177,7 +244,7 @@ fn measure(
     let cancel = crate::interrupt::cancel_token();
     let r = oio_engine::run(&config.plan, &mut Quiet, &cancel);
     let obs = rec.stop().context("recording the target's device")?;
-    r.with_context(|| format!("calibration run at depth {depth}"))?;
+    let r = r.with_context(|| format!("calibration run at depth {depth}"))?;
     let sig = obs
         .devices
         .iter()
@@ -188,5 +255,11 @@ fn measure(
         rate,
         device_queue: sig.as_ref().and_then(|s| s.queue),
         device_iops: sig.and_then(|s| s.iops),
+        own_iops: Some(r.summary.total.iops),
+        host_noise: r
+            .host_noise
+            .as_ref()
+            .filter(|n| n.noisy)
+            .and_then(|n| n.reason.clone()),
     })
 }
