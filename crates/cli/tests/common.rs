@@ -70,8 +70,8 @@ pub fn num(v: &Value, pointer: &str) -> f64 {
         .unwrap_or_else(|| panic!("no number at {pointer}"))
 }
 
-/// Tests that need io_uring hold this for reading; the test that disables io_uring
-/// machine-wide (to check the fallback) holds it for writing.
+/// Tests that need io_uring hold this for reading; a test that must have the disk to itself
+/// (the open loop's rate) holds it for writing.
 pub static IO_URING: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
 /// Holds the io_uring lock for reading.

@@ -1,4 +1,4 @@
-use crate::common::{missing, num, oio, run_json, scratch, uses_io_uring, IO_URING};
+use crate::common::{missing, num, oio, run_json, scratch, uses_io_uring};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -337,52 +337,97 @@ fn bad_flags_are_refused_with_the_expected_form() {
     assert!(!d.path().join("oio-results").exists());
 }
 
-/// Restores the io_uring sysctl when dropped.
-struct Sysctl {
-    path: &'static str,
-    old: String,
-}
-
-impl Drop for Sysctl {
-    fn drop(&mut self) {
-        let _ = std::fs::write(self.path, &self.old);
+/// Runs oio with `args` in `dir`, its process refused io_uring as a kernel that disables it
+/// does (`io_uring_setup` fails with EPERM), by a seccomp filter on that process alone: the
+/// machine's io_uring (`kernel.io_uring_disabled`, other tests, other programs) is left as
+/// it is.
+fn without_io_uring(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("oio"));
+    cmd.current_dir(dir).args(args).env("NO_COLOR", "1").env(
+        "XDG_STATE_HOME",
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("oio-state"),
+    );
+    // Load the syscall number; io_uring_setup (425 on every architecture) gets EPERM, any
+    // other is allowed.
+    const PROGRAM: [libc::sock_filter; 4] = [
+        libc::sock_filter {
+            code: 0x20,
+            jt: 0,
+            jf: 0,
+            k: 0,
+        },
+        libc::sock_filter {
+            code: 0x15,
+            jt: 0,
+            jf: 1,
+            k: libc::SYS_io_uring_setup as u32,
+        },
+        libc::sock_filter {
+            code: 0x06,
+            jt: 0,
+            jf: 0,
+            k: 0x0005_0000 | libc::EPERM as u32,
+        },
+        libc::sock_filter {
+            code: 0x06,
+            jt: 0,
+            jf: 0,
+            k: 0x7fff_0000,
+        },
+    ];
+    // SAFETY: between fork and exec the closure only makes two prctl system calls on data
+    // that lives in the binary (no allocation, no lock).
+    unsafe {
+        cmd.pre_exec(|| {
+            let prog = libc::sock_fprog {
+                len: PROGRAM.len() as u16,
+                filter: PROGRAM.as_ptr() as *mut libc::sock_filter,
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    &prog as *const libc::sock_fprog,
+                ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+        .output()
+        .unwrap()
     }
 }
 
 #[test]
 fn auto_falls_back_to_sync_when_the_kernel_refuses_io_uring() {
-    let _all = IO_URING.write().unwrap_or_else(|e| e.into_inner());
-    let path = "/proc/sys/kernel/io_uring_disabled";
-    let Ok(old) = std::fs::read_to_string(path) else {
-        missing(&format!("{path} does not exist (kernel older than 6.6)"));
-        return;
-    };
-    if std::fs::write(path, "2").is_err() {
-        missing(&format!("cannot write {path} (not root?)"));
-        return;
-    }
-    let _restore = Sysctl { path, old };
     let d = scratch();
-    let v = run_json(
+    let out = without_io_uring(
         d.path(),
         &[
             "run", "--rw", "randread", "--qd", "4", "--time", "300ms", "--ramp", "0", "--size",
-            "4M", "a.dat",
+            "4M", "a.dat", "--json",
         ],
     );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["engine"]["name"], "sync");
     let notice = v["engine"]["notice"].as_str().unwrap_or_default();
     assert!(notice.contains("io_uring is unavailable"), "{notice}");
     assert!(num(&v, "/summary/read/ios") > 0.0);
     // Forcing io_uring fails with a message that names it.
-    let out = oio()
-        .current_dir(d.path())
-        .args([
+    let out = without_io_uring(
+        d.path(),
+        &[
             "run", "--engine", "io_uring", "--rw", "randread", "--time", "300ms", "--ramp", "0",
             "a.dat",
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("io_uring"));
 }
