@@ -22,6 +22,7 @@
 #![deny(missing_docs)]
 
 pub mod blend;
+pub mod calibrate;
 pub mod config;
 pub mod engine;
 pub mod error;

@@ -337,6 +337,41 @@ pub struct BlockDevice {
     pub name: String,
 }
 
+/// The block devices (kernel names) the targets are on, or are: a file's filesystem device
+/// (its parent directory's when it does not exist yet), a block device itself.
+pub fn block_devices(paths: &[String]) -> Vec<String> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let mut out: Vec<String> = Vec::new();
+    for p in paths {
+        let p = Path::new(p);
+        let name = match std::fs::metadata(p) {
+            Ok(md) if md.file_type().is_block_device() => {
+                // Linux's encoding of a device number.
+                let rdev = md.rdev();
+                let (major, minor) = (
+                    (rdev >> 8) & 0xfff,
+                    (rdev & 0xff) | ((rdev >> 12) & 0xfff00),
+                );
+                std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}"))
+                    .ok()
+                    .and_then(|l| l.file_name().map(|n| n.to_string_lossy().into_owned()))
+            }
+            Ok(_) => device_of(p).map(|d| d.name),
+            Err(_) => {
+                let dir = p
+                    .parent()
+                    .filter(|d| !d.as_os_str().is_empty())
+                    .unwrap_or(Path::new("."));
+                device_of(dir).map(|d| d.name)
+            }
+        };
+        if let Some(n) = name.filter(|n| !out.contains(n)) {
+            out.push(n);
+        }
+    }
+    out
+}
+
 /// The block device holding `path` (its filesystem's device), or None when the filesystem
 /// has no block device (tmpfs, overlay, NFS) or sysfs does not know it.
 pub fn device_of(path: &Path) -> Option<BlockDevice> {
