@@ -67,40 +67,12 @@ pub fn calibrate(
     }
     let time = probe.time;
     let measure = |depth: u32, rate: Option<f64>| measure(probe, depth, rate, &devices, cancel);
-    let mut runs = Vec::new();
-    let mut depth = aim_queue.round().clamp(1.0, 4096.0) as u32;
-    for _ in 0..MAX_RUNS {
-        let r = measure(depth, None)?;
+    let mut runs = search(aim_queue, &mut |d| {
+        let r = measure(d, None)?;
         say(Said::Run(&r));
-        let q = r.device_queue.unwrap_or(0.0);
-        runs.push(r);
-        if close(q, aim_queue) || q <= 0.0 {
-            break;
-        }
-        let next = ((depth as f64) * aim_queue / q).round().clamp(1.0, 4096.0) as u32;
-        // Always move, and never back to a depth already run.
-        let next = if next == depth {
-            if q < aim_queue {
-                depth + 1
-            } else {
-                depth.saturating_sub(1).max(1)
-            }
-        } else {
-            next
-        };
-        if runs.iter().any(|r| r.depth == next) {
-            break;
-        }
-        depth = next;
-    }
-    let best = runs
-        .iter()
-        .min_by(|a, b| {
-            let d = |r: &CalibrationRun| (r.device_queue.unwrap_or(0.0) - aim_queue).abs();
-            d(a).total_cmp(&d(b))
-        })
-        .cloned()
-        .ok_or_else(|| LabError::Invalid("no calibration run".into()))?;
+        Ok(r)
+    })?;
+    let best = nearest(&runs, aim_queue)?;
     let mut how = format!(
         "the depth was moved until the device's queue on {} was the capture's {aim_queue:.2} (depth × aim / measured, {} runs of {} s): depth {} gave {:.2}",
         target.display(),
@@ -127,18 +99,9 @@ pub fn calibrate(
         again.device_queue.unwrap_or(0.0),
         again.device_iops.unwrap_or(0.0)
     );
-    let unsteady =
-        apart(best.device_iops, again.device_iops) || apart(best.device_queue, again.device_queue);
-    if unsteady {
-        doubts.push(format!(
-            "the probe did not repeat at depth {} ({:.0} then {:.0} IOPS, queue {:.2} then {:.2}): the host or the device changed between runs, so the depth is uncertain",
-            best.depth,
-            best.device_iops.unwrap_or(0.0),
-            again.device_iops.unwrap_or(0.0),
-            best.device_queue.unwrap_or(0.0),
-            again.device_queue.unwrap_or(0.0)
-        ));
-    }
+    let unsteady = did_not_repeat(&best, &again);
+    doubts.extend(unsteady.clone());
+    let unsteady = unsteady.is_some();
     let disturbed: Vec<String> = [&best, &again]
         .iter()
         .filter_map(|r| r.disturbed())
@@ -189,6 +152,67 @@ pub fn calibrate(
         rate,
         runs,
         how,
+    })
+}
+
+/// The depth moved until the device's queue is `aim_queue` (depth × aim / measured, never
+/// back to a depth already run), at most [`MAX_RUNS`] runs of `run`.
+fn search(
+    aim_queue: f64,
+    run: &mut dyn FnMut(u32) -> Result<CalibrationRun>,
+) -> Result<Vec<CalibrationRun>> {
+    let mut runs: Vec<CalibrationRun> = Vec::new();
+    let mut depth = aim_queue.round().clamp(1.0, 4096.0) as u32;
+    for _ in 0..MAX_RUNS {
+        let r = run(depth)?;
+        let q = r.device_queue.unwrap_or(0.0);
+        runs.push(r);
+        if close(q, aim_queue) || q <= 0.0 {
+            break;
+        }
+        let next = ((depth as f64) * aim_queue / q).round().clamp(1.0, 4096.0) as u32;
+        // Always move, and never back to a depth already run.
+        let next = if next == depth {
+            if q < aim_queue {
+                depth + 1
+            } else {
+                depth.saturating_sub(1).max(1)
+            }
+        } else {
+            next
+        };
+        if runs.iter().any(|r| r.depth == next) {
+            break;
+        }
+        depth = next;
+    }
+    Ok(runs)
+}
+
+/// The run whose device queue came nearest `aim_queue`.
+fn nearest(runs: &[CalibrationRun], aim_queue: f64) -> Result<CalibrationRun> {
+    runs.iter()
+        .min_by(|a, b| {
+            let d = |r: &CalibrationRun| (r.device_queue.unwrap_or(0.0) - aim_queue).abs();
+            d(a).total_cmp(&d(b))
+        })
+        .cloned()
+        .ok_or_else(|| LabError::Invalid("no calibration run".into()))
+}
+
+/// The doubt when the chosen depth's probe, run again, gave other figures.
+fn did_not_repeat(first: &CalibrationRun, again: &CalibrationRun) -> Option<String> {
+    let unsteady = apart(first.device_iops, again.device_iops)
+        || apart(first.device_queue, again.device_queue);
+    unsteady.then(|| {
+        format!(
+            "the probe did not repeat at depth {} ({:.0} then {:.0} IOPS, queue {:.2} then {:.2}): the host or the device changed between runs, so the depth is uncertain",
+            first.depth,
+            first.device_iops.unwrap_or(0.0),
+            again.device_iops.unwrap_or(0.0),
+            first.device_queue.unwrap_or(0.0),
+            again.device_queue.unwrap_or(0.0)
+        )
     })
 }
 
@@ -266,4 +290,47 @@ fn measure(
             .filter(|n| n.noisy)
             .and_then(|n| n.reason.clone()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(depth: u32, queue: f64, iops: f64) -> CalibrationRun {
+        CalibrationRun {
+            depth,
+            device_queue: Some(queue),
+            device_iops: Some(iops),
+            own_iops: Some(iops),
+            ..Default::default()
+        }
+    }
+
+    /// A device whose queue is half the depth (the rest waits in the application's layers):
+    /// the search doubles the depth once and stops within 10 % of the aim.
+    #[test]
+    fn the_search_moves_the_depth_by_the_queue_it_measured() {
+        let mut seen = Vec::new();
+        let runs = search(4.0, &mut |d| {
+            seen.push(d);
+            Ok(run(d, d as f64 / 2.0, 1000.0))
+        })
+        .unwrap();
+        assert_eq!(seen, [4, 8]);
+        assert_eq!(nearest(&runs, 4.0).unwrap().depth, 8);
+        // A queue that never moves: the search stops where it would go back.
+        let runs = search(4.0, &mut |d| Ok(run(d, 1.0, 1000.0))).unwrap();
+        assert!(runs.len() <= MAX_RUNS, "{runs:?}");
+    }
+
+    /// The probe run again: within 15 % it repeated; beyond, the doubt names both figures.
+    #[test]
+    fn a_probe_that_does_not_repeat_is_a_doubt() {
+        assert_eq!(
+            did_not_repeat(&run(8, 4.0, 1000.0), &run(8, 4.1, 1100.0)),
+            None
+        );
+        let d = did_not_repeat(&run(8, 4.0, 1000.0), &run(8, 4.0, 1300.0)).unwrap();
+        assert!(d.contains("(1000 then 1300 IOPS"), "{d}");
+    }
 }
