@@ -94,14 +94,13 @@ pub fn calibrate(
     let again = measure(best.depth, None)?;
     say(Said::Run(&again));
     how += &format!(
-        "; run again at depth {} it gave queue {:.2} and {:.0} IOPS",
+        "; run again at depth {} it gave {}",
         again.depth,
-        again.device_queue.unwrap_or(0.0),
-        again.device_iops.unwrap_or(0.0)
+        gave(&again)
     );
     let unsteady = did_not_repeat(&best, &again);
-    doubts.extend(unsteady.clone());
-    let unsteady = unsteady.is_some();
+    let repeated = unsteady.is_none();
+    doubts.extend(unsteady);
     let disturbed: Vec<String> = [&best, &again]
         .iter()
         .filter_map(|r| r.disturbed())
@@ -114,19 +113,18 @@ pub fn calibrate(
         let r = measure(best.depth.max(1) * 4, Some(aim_iops))?;
         say(Said::Run(&r));
         how += &format!(
-            "; at that depth the device did {iops:.0} IOPS against the capture's {aim_iops:.0}, so the capture's IOPS are the offered rate (depth cap {}), which gave queue {:.2} and {:.0} IOPS",
+            "; at that depth the device did {iops:.0} IOPS against the capture's {aim_iops:.0}, so the capture's IOPS are the offered rate (depth cap {}), which gave {}",
             r.depth,
-            r.device_queue.unwrap_or(0.0),
-            r.device_iops.unwrap_or(0.0)
+            gave(&r)
         );
         rate = Some(aim_iops);
         runs.push(r);
     } else if iops < aim_iops * 0.90 {
         // Slower than the capture: the target's fault only when nothing else explains it.
-        let why = match (disturbed.first(), unsteady) {
+        let why = match (disturbed.first(), repeated) {
             (Some(d), _) => format!("which cannot be laid on the target: {d}"),
-            (None, true) => "which cannot be laid on the target: its probe did not repeat".into(),
-            (None, false) => "this target is slower than the captured one at that queue (the probe repeated, on a quiet host, with the device's I/O oio's own)".into(),
+            (None, false) => "which cannot be laid on the target: its probe did not repeat".into(),
+            (None, true) => "this target is slower than the captured one at that queue (the probe repeated, on a quiet host, with the device's I/O oio's own)".into(),
         };
         how += &format!(
             "; at that queue the device did {iops:.0} IOPS against the capture's {aim_iops:.0}, {why}"
@@ -216,6 +214,15 @@ fn did_not_repeat(first: &CalibrationRun, again: &CalibrationRun) -> Option<Stri
     })
 }
 
+/// "queue 4.31 and 5230 IOPS": what a run gave.
+fn gave(r: &CalibrationRun) -> String {
+    format!(
+        "queue {:.2} and {:.0} IOPS",
+        r.device_queue.unwrap_or(0.0),
+        r.device_iops.unwrap_or(0.0)
+    )
+}
+
 /// Two figures of one probe more than 15 % apart.
 fn apart(a: Option<f64>, b: Option<f64>) -> bool {
     match (a, b) {
@@ -242,26 +249,13 @@ fn measure(
     }
     let config = RunSettings {
         targets: vec![probe.target.to_path_buf()],
-        roles: vec![],
         size: probe.size.or((!probe.target.exists()).then_some(1 << 30)),
-        buffered: false,
         allow_overwrite: probe.allow_overwrite,
         destroy_data: probe.destroy_data,
-        wait: false,
-        engine: oio_engine::EngineKind::Auto,
-        submit: oio_engine::SubmitMode::Auto,
-        sim: None,
         time: probe.time,
         ramp: Duration::from_millis(500),
-        interval: Duration::from_secs(1),
         seed: Some(1),
-        ios: None,
-        verify: false,
-        access_order: false,
-        lat_log: None,
-        hdr_log: None,
-        no_latency: false,
-        memory_limit: None,
+        ..RunSettings::default()
     }
     .config_of(w)?;
     let recording = |e: oio_telemetry::TelemetryError| {

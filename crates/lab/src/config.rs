@@ -98,6 +98,37 @@ pub struct RunSettings {
     pub memory_limit: Option<u64>,
 }
 
+impl Default for RunSettings {
+    /// `oio run`'s defaults: the default target, O_DIRECT, the engine and submission chosen
+    /// automatically, 30 s measured after 5 s of ramp in 1 s intervals, a random seed, no
+    /// logs, nothing destructive allowed.
+    fn default() -> Self {
+        RunSettings {
+            targets: vec![],
+            roles: vec![],
+            size: None,
+            buffered: false,
+            allow_overwrite: false,
+            destroy_data: false,
+            wait: false,
+            engine: EngineKind::Auto,
+            submit: SubmitMode::Auto,
+            sim: None,
+            time: Duration::from_secs(30),
+            ramp: Duration::from_secs(5),
+            interval: Duration::from_secs(1),
+            seed: None,
+            ios: None,
+            verify: false,
+            access_order: false,
+            lat_log: None,
+            hdr_log: None,
+            no_latency: false,
+            memory_limit: None,
+        }
+    }
+}
+
 impl RunSettings {
     /// The run of `source` shaped by `overrides` under these settings.
     pub fn config(

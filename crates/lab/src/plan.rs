@@ -252,26 +252,16 @@ mod tests {
     fn null_run(dir: &Path, ios: u64) -> RunConfig {
         RunSettings {
             targets: vec![dir.join("t.dat")],
-            roles: vec![],
             size: Some(1 << 20),
             buffered: true,
-            allow_overwrite: false,
-            destroy_data: false,
-            wait: false,
             engine: EngineKind::Null,
             submit: SubmitMode::PerIo,
-            sim: None,
             time: Duration::from_secs(30),
             ramp: Duration::ZERO,
             interval: Duration::from_secs(1),
             seed: Some(40),
             ios: Some(ios),
-            verify: false,
-            access_order: false,
-            lat_log: None,
-            hdr_log: None,
-            no_latency: false,
-            memory_limit: None,
+            ..RunSettings::default()
         }
         .config(
             &WorkloadSource::Pattern(Pattern::Randread),

@@ -629,12 +629,8 @@ mod tests {
         let overrides = WorkloadOverrides::default();
         let base = RunSettings {
             targets: vec![dir.join("t.dat")],
-            roles: vec![],
             size: Some(1 << 20),
             buffered: true,
-            allow_overwrite: false,
-            destroy_data: false,
-            wait: false,
             engine: EngineKind::Null,
             submit: SubmitMode::PerIo,
             sim: Some(model.parse().unwrap()),
@@ -642,13 +638,7 @@ mod tests {
             ramp: Duration::ZERO,
             interval: Duration::from_millis(100),
             seed: Some(7),
-            ios: None,
-            verify: false,
-            access_order: false,
-            lat_log: None,
-            hdr_log: None,
-            no_latency: false,
-            memory_limit: None,
+            ..RunSettings::default()
         }
         .config(&source, &overrides)
         .unwrap();
