@@ -78,6 +78,9 @@ impl<'de> Deserialize<'de> for WorkloadSpec {
 
 struct SpecVisitor;
 
+/// The longest value a group's flag may have (a size mix of many buckets fits).
+const MAX_VALUE: usize = 1024;
+
 impl<'de> serde::de::Visitor<'de> for SpecVisitor {
     type Value = WorkloadSpec;
 
@@ -108,6 +111,17 @@ impl<'de> serde::de::Visitor<'de> for SpecVisitor {
                     };
                     if spec.flags.iter().any(|f| f.name == name) {
                         bad = Some(format!("'{key}' is given twice (--{name})"));
+                    }
+                    // No flag's value is long: a long one is refused here, by its length,
+                    // before any parser echoes it whole.
+                    if let Some(n) = value
+                        .as_ref()
+                        .map(|v| v.chars().count())
+                        .filter(|&n| n > MAX_VALUE)
+                    {
+                        bad = Some(format!(
+                            "'{key}' is {n} characters long; a workload flag's value is at most {MAX_VALUE}"
+                        ));
                     }
                     // Refused by the inventory's reader, which knows the line.
                     spec.flags.push(GroupFlag {
@@ -624,6 +638,10 @@ name = "d"
         for (bad, want) in [
             ("[group.x]\nqd = [1, 2]\n", "i.toml:2:"),
             ("[group.x]\nread_pct = 1\nread-pct = 2\n", "given twice"),
+            (
+                &format!("[group.x]\nbs = \"{}\"\n", "x".repeat(5000)),
+                "i.toml:2:6: group 'x': 'bs' is 5000 characters long",
+            ),
         ] {
             let e = Inventory::parse(&format!("{bad}[[host]]\nname = \"a\"\n"), "i.toml")
                 .unwrap_err()
