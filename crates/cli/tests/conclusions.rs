@@ -244,6 +244,36 @@ fn the_edges_of_seeds_777001_and_777002_are_right_or_undecided() {
     }
 }
 
+/// Battery seed 777060 (exact answers on the virtual clock). 20 servers swept 1, 4, 16, 64,
+/// 256 with two of qd 64's three runs slowed 1.5× were "between 4 and 16, high", where the
+/// device gives 80 % of its IOPS: qd 64 read at its fastest run now takes the range up to 64.
+/// 10 servers swept once per depth on the fine grid, each run 5 % slower than the last, had
+/// diagnose state saturation "by qd 8 at the latest" from a plateau falling 24 % per doubling
+/// (the drift's fall, which can hide a rise): now undecided.
+#[test]
+fn the_edges_of_seed_777060_are_right_or_undecided() {
+    let d = scratch();
+    let sim = "servers=20,service=1000us,dist=fixed,clock=virtual,jitter=2%,neighbour=20%:1.5,outliers=0.1%:50";
+    let (v, _) = sweep(d.path(), "c0", sim, "1,4,16,64,256", 3, 846444070);
+    assert_eq!(
+        knee_range(&v),
+        Some((4, Some(64))),
+        "{}",
+        v["knee"]["summary"]
+    );
+    let sim = "servers=10,service=1000us,dist=fixed,clock=virtual,jitter=10%,neighbour=20%:1.5,drift=5%,outliers=0.1%:50";
+    let (_, path) = sweep(
+        d.path(),
+        "c1",
+        sim,
+        "1,2,3,4,6,8,12,16,24,32,48,64",
+        1,
+        593958327,
+    );
+    let sat = saturation_finding(d.path(), &path);
+    assert_eq!(sat["status"], "undecided", "{sat}");
+}
+
 /// A model that never saturates inside the grid: no confident knee inside it, whatever the
 /// noise (a steadily rising curve with 12 % noise was once named "knee at 128").
 #[test]

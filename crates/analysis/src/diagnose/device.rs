@@ -1220,8 +1220,14 @@ fn flat_beyond_range(sat: &Saturation, k: &Knee) -> Option<(Group, knee::BeyondR
         .log2();
     let flat =
         shift == 0.0 || (doublings > 0.0 && rise + shift / doublings < knee::SATURATION_ELASTICITY);
+    // One run per depth, in depth order: a drift or a neighbour that slows the later runs
+    // lowers the deeper points alike, and as it makes them fall it can hide a rise. A fall as
+    // steep as the rise a plateau allows is that sign, not a plateau. (10 servers, one run per
+    // depth drifting 5 % a run: "by qd 8 at the latest" from a plateau falling 24 % per doubling.)
+    let fall = (1.0 + b.per_doubling_pct / 100.0).max(1e-9).log2();
+    let drifting = !repeated(k) && fall < -knee::SATURATION_ELASTICITY;
     // A plateau over two steps or more: one slowed run cannot make it.
-    (knee_undecided(k) && flat).then(|| (g.clone(), b))
+    (knee_undecided(k) && flat && !drifting).then(|| (g.clone(), b))
 }
 
 /// The most a drift taken out of the runs can still move one depth's mean IOPS against
