@@ -11,7 +11,8 @@ use crate::output::style;
 use oio_core::settings::{ServerSettings, Storage};
 use oio_tpcc::database::Database;
 use oio_tpcc::db::Session;
-use oio_tpcc::settings::{Change, Journal, Kind, Locking};
+use oio_tpcc::restore::Locking;
+use oio_tpcc::settings::{Change, Journal, Kind};
 use oio_tpcc::{DbUrl, Timeouts};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -24,8 +25,8 @@ pub fn capture(url: &DbUrl, sync: oio_tpcc::SqliteSync, timeouts: &Timeouts) -> 
         engine: url.dialect().name().to_string(),
         ..Default::default()
     };
-    let shared = Arc::new(oio_tpcc::db::SqliteShared::default());
-    let database = oio_tpcc::database::open_sharing(url, &shared);
+    let shared = Arc::new(oio_tpcc::db::WriterGate::default());
+    let database = oio_tpcc::dialects::open_sharing(url, &shared);
     match database.connect("oio-tpcc-settings", sync, timeouts) {
         Ok(mut session) => database.read_settings(&mut session, &mut s),
         Err(e) => s.notes.push(format!("settings not read: {e}")),
@@ -36,7 +37,7 @@ pub fn capture(url: &DbUrl, sync: oio_tpcc::SqliteSync, timeouts: &Timeouts) -> 
 
 /// The filesystem and device under the data directory, when it is on this machine.
 fn storage(url: &DbUrl, timeouts: &Timeouts, notes: &mut Vec<String>) -> Option<Storage> {
-    let dir = match oio_tpcc::db::data_location(url, timeouts) {
+    let dir = match oio_tpcc::dialects::data_location(url, timeouts) {
         Ok(Some(d)) => d,
         Ok(None) => return None,
         Err(e) => {
@@ -71,7 +72,7 @@ pub struct Saved {
 /// study dies before it can.
 pub struct StudyHold {
     database: Arc<dyn Database>,
-    _lock: oio_tpcc::settings::Lock,
+    _lock: oio_tpcc::restore::Lock,
     journal: Journal,
     entry: PathBuf,
     /// The settings as they were (empty for SQLite, whose pragma is per connection).
@@ -82,8 +83,8 @@ fn open(database: &dyn Database, timeouts: &Timeouts) -> anyhow::Result<Session>
     Ok(database.connect("oio-tpcc-study", oio_tpcc::SqliteSync::Full, timeouts)?)
 }
 
-/// Prints what [`oio_tpcc::settings::recover`] put back or left to a live owner.
-fn announce(r: &oio_tpcc::settings::Recovered) {
+/// Prints what [`oio_tpcc::restore::recover`] put back or left to a live owner.
+fn announce(r: &oio_tpcc::restore::Recovered) {
     for line in &r.restored {
         style::print_notice(line);
     }
@@ -98,14 +99,14 @@ fn announce(r: &oio_tpcc::settings::Recovered) {
 /// changed there (killed before it could), printing what it restored; refuses, with the SQL
 /// to run by hand, when it cannot. A server oio cannot reach is left to the command to report.
 pub fn recover(url: &DbUrl, timeouts: &Timeouts) -> anyhow::Result<()> {
-    let database = oio_tpcc::database::open(url);
+    let database = oio_tpcc::dialects::open(url);
     if !database.server_wide_settings() {
         return Ok(());
     }
     let Ok(mut s) = open(&*database, timeouts) else {
         return Ok(());
     };
-    match oio_tpcc::settings::recover(&*database, &mut s, timeouts, None) {
+    match oio_tpcc::restore::recover(&*database, &mut s, timeouts, None) {
         Ok((r, _)) => {
             announce(&r);
             Ok(())
@@ -131,7 +132,7 @@ pub fn begin(
     timeouts: &Timeouts,
     results: &Path,
 ) -> anyhow::Result<Option<StudyHold>> {
-    let database = oio_tpcc::database::open(url);
+    let database = oio_tpcc::dialects::open(url);
     for n in names {
         database.check_study_setting(n)?;
     }
@@ -140,7 +141,7 @@ pub fn begin(
     }
     let mut s = open(&*database, timeouts)?;
     let (recovered, kept) =
-        oio_tpcc::settings::recover(&*database, &mut s, timeouts, Some(Kind::Study))?;
+        oio_tpcc::restore::recover(&*database, &mut s, timeouts, Some(Kind::Study))?;
     announce(&recovered);
     let lock = match kept {
         Some(Locking::Held(l)) => l,
@@ -209,7 +210,7 @@ impl StudyHold {
     pub fn restore_script(&self, touched: &[&str]) -> Vec<String> {
         let mut j = self.journal.clone();
         j.settings.retain(|c| touched.contains(&c.name.as_str()));
-        oio_tpcc::settings::restore_script(&*self.database, &j)
+        oio_tpcc::restore::restore_script(&*self.database, &j)
     }
 
     /// The journal entry under the state directory.
@@ -222,7 +223,7 @@ impl StudyHold {
     pub fn restore(self, timeouts: &Timeouts) -> anyhow::Result<()> {
         let database = &*self.database;
         let mut s = open(database, timeouts)?;
-        oio_tpcc::settings::put_back(database, &mut s, &self.journal, &self.entry)?;
+        oio_tpcc::restore::put_back(database, &mut s, &self.journal, &self.entry)?;
         let back: Vec<(String, String)> = self
             .saved
             .iter()
@@ -280,7 +281,7 @@ fn reload_and_wait(
 /// profile, journaled and put back when dropped through [`InstrumentsHold::restore`].
 pub struct InstrumentsHold {
     database: Arc<dyn Database>,
-    _lock: oio_tpcc::settings::Lock,
+    _lock: oio_tpcc::restore::Lock,
     journal: Journal,
     entry: PathBuf,
 }
@@ -291,7 +292,7 @@ pub struct InstrumentsHold {
 /// MariaDB/MySQL, another run holds them (it puts them back), or they cannot be read (the
 /// run's sampler then says why its profile is partial).
 pub fn enable_instruments(url: &DbUrl, timeouts: &Timeouts) -> Option<InstrumentsHold> {
-    let database = oio_tpcc::database::open(url);
+    let database = oio_tpcc::dialects::open(url);
     let enable = database.enable_instruments_sql()?;
     let mut s = open(&*database, timeouts).ok()?;
     let rows = match database.instruments_off(&mut s) {
@@ -302,7 +303,7 @@ pub fn enable_instruments(url: &DbUrl, timeouts: &Timeouts) -> Option<Instrument
             return None;
         }
     };
-    let lock = match oio_tpcc::settings::try_lock(&*database, Kind::Instruments, timeouts) {
+    let lock = match oio_tpcc::restore::try_lock(&*database, Kind::Instruments, timeouts) {
         Ok(Locking::Held(l)) => l,
         _ => return None,
     };
@@ -344,7 +345,7 @@ impl InstrumentsHold {
     /// Puts the instruments back as they were, removes the journal entry, says so.
     pub fn restore(self, timeouts: &Timeouts) -> anyhow::Result<()> {
         let mut s = open(&*self.database, timeouts)?;
-        oio_tpcc::settings::put_back(&*self.database, &mut s, &self.journal, &self.entry)?;
+        oio_tpcc::restore::put_back(&*self.database, &mut s, &self.journal, &self.entry)?;
         oio_tpcc::settings::remove_entry(&self.entry)?;
         style::print_notice(&format!(
             "performance_schema: the {} wait instruments/consumers oio enabled are put back",

@@ -23,7 +23,7 @@ INSERT INTO oio_fleet_sql_ledger (account, amount) VALUES (:account, :amount);
 
 fn session(url: &str) -> oio_tpcc::db::Session {
     let url: oio_tpcc::DbUrl = url.parse().unwrap();
-    oio_tpcc::database::open(&url)
+    oio_tpcc::dialects::open(&url)
         .connect(
             "oio-test",
             oio_tpcc::SqliteSync::Full,

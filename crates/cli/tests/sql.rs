@@ -10,7 +10,7 @@ use std::process::Command;
 /// Rows in `table` of the database at `url`, counted on a connection of oio's own dialects.
 fn rows(url: &str, table: &str) -> i64 {
     let url: oio_tpcc::DbUrl = url.parse().unwrap();
-    let db = oio_tpcc::database::open(&url);
+    let db = oio_tpcc::dialects::open(&url);
     let mut s = db
         .connect(
             "oio-test",

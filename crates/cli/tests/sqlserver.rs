@@ -36,7 +36,7 @@ fn server(database: &str) -> Option<String> {
 
 fn session(url: &str) -> oio_tpcc::db::Session {
     let u: oio_tpcc::DbUrl = url.parse().unwrap();
-    oio_tpcc::database::open(&u)
+    oio_tpcc::dialects::open(&u)
         .connect(
             "oio-test",
             oio_tpcc::SqliteSync::Full,

@@ -184,7 +184,8 @@ fn mariadb_waits_are_unknown_without_performance_schema_and_client_round_trips_a
 
 /// `current_setting(name)` on the server, from a fresh session.
 fn pg_setting(url: &str, name: &str) -> String {
-    let mut c = oio_tpcc::db::connect_pg(url, "oio-test", &oio_tpcc::Timeouts::default()).unwrap();
+    let mut c =
+        oio_tpcc::postgres::connect_pg(url, "oio-test", &oio_tpcc::Timeouts::default()).unwrap();
     c.query_one(&format!("SELECT current_setting('{name}')"), &[])
         .unwrap()
         .get::<_, String>(0)
@@ -527,7 +528,8 @@ fn a_second_ctrl_c_in_a_study_prints_the_settings_left_changed_and_the_sql_to_re
     );
     // Left as said, and the printed SQL puts it back.
     assert_eq!(pg_setting(&db, "synchronous_commit"), "off");
-    let mut c = oio_tpcc::db::connect_pg(&db, "oio-test", &oio_tpcc::Timeouts::default()).unwrap();
+    let mut c =
+        oio_tpcc::postgres::connect_pg(&db, "oio-test", &oio_tpcc::Timeouts::default()).unwrap();
     for sql in seen
         .lines()
         .filter_map(|l| l.strip_prefix("  ")?.strip_suffix(';'))
@@ -585,7 +587,8 @@ fn a_postgres_study_by_a_login_that_may_not_alter_system_is_refused_before_anyth
     let db = pg.url();
     let dir = scratch();
     let state = dir.path().join("state");
-    let mut c = oio_tpcc::db::connect_pg(&db, "oio-test", &oio_tpcc::Timeouts::default()).unwrap();
+    let mut c =
+        oio_tpcc::postgres::connect_pg(&db, "oio-test", &oio_tpcc::Timeouts::default()).unwrap();
     c.batch_execute("CREATE ROLE plain LOGIN").unwrap();
     c.batch_execute("CREATE DATABASE plain_tp OWNER plain")
         .unwrap();
@@ -628,7 +631,8 @@ fn a_postgres_study_by_a_login_that_may_not_alter_system_is_refused_before_anyth
     c.batch_execute("GRANT ALTER SYSTEM ON PARAMETER synchronous_commit TO plain")
         .unwrap();
     let mut in_tp =
-        oio_tpcc::db::connect_pg(&admin_in_tp, "oio-test", &oio_tpcc::Timeouts::default()).unwrap();
+        oio_tpcc::postgres::connect_pg(&admin_in_tp, "oio-test", &oio_tpcc::Timeouts::default())
+            .unwrap();
     in_tp
         .batch_execute("GRANT EXECUTE ON FUNCTION pg_reload_conf() TO plain")
         .unwrap();
@@ -734,7 +738,7 @@ fn a_killed_postgres_study_is_put_back_by_the_next_run_and_a_second_study_meanwh
         .map(|(base, _)| format!("{base}/other"))
         .unwrap();
     let mut admin =
-        oio_tpcc::db::connect_pg(&db, "oio-test", &oio_tpcc::Timeouts::default()).unwrap();
+        oio_tpcc::postgres::connect_pg(&db, "oio-test", &oio_tpcc::Timeouts::default()).unwrap();
     admin.batch_execute("CREATE DATABASE other").unwrap();
     drop(admin);
     tpcc_build_one_warehouse(dir.path(), &other);
@@ -777,7 +781,8 @@ fn a_killed_postgres_study_is_put_back_by_the_next_run_and_a_second_study_meanwh
     let _ = child.wait();
     // The server ends the dead client's sessions (and so its lock) when it sees the socket
     // close: wait for that event rather than a time.
-    let mut c = oio_tpcc::db::connect_pg(&db, "oio-test", &oio_tpcc::Timeouts::default()).unwrap();
+    let mut c =
+        oio_tpcc::postgres::connect_pg(&db, "oio-test", &oio_tpcc::Timeouts::default()).unwrap();
     let t = std::time::Instant::now();
     while c
         .query_one(
@@ -875,7 +880,8 @@ fn a_postgres_study_quotes_values_with_units_and_puts_each_back_at_its_own_scope
     tpcc_build_one_warehouse(dir.path(), &db);
     // work_mem set for this database (it wins over ALTER SYSTEM), wal_writer_delay by ALTER
     // SYSTEM: both with units.
-    let mut c = oio_tpcc::db::connect_pg(&db, "oio-test", &oio_tpcc::Timeouts::default()).unwrap();
+    let mut c =
+        oio_tpcc::postgres::connect_pg(&db, "oio-test", &oio_tpcc::Timeouts::default()).unwrap();
     let database: String = c
         .query_one("SELECT current_database()", &[])
         .unwrap()

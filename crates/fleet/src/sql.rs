@@ -27,10 +27,10 @@ pub fn prepare(plan: &WireSqlPlan) -> Result<(SqlRun, String, Option<String>), S
     let run = plan.plan().map_err(|e| e.to_string())?;
     oio_sql::run::setup(&run).map_err(|e| format!("{}: {e}", run.db.redacted()))?;
     let o = &run.options;
-    let mut s = oio_tpcc::database::open(&run.db)
+    let mut s = oio_tpcc::dialects::open(&run.db)
         .connect("oio-fleet-prepare", o.sqlite_sync, &o.timeouts)
         .map_err(|e| format!("{}: {e}", run.db.redacted()))?;
-    let identity = oio_tpcc::database::identity(&run.db, &mut s);
+    let identity = oio_tpcc::dialects::identity(&run.db, &mut s);
     let db = run.db.redacted();
     Ok((run, db, identity))
 }

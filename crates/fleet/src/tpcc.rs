@@ -71,7 +71,7 @@ pub fn prepare(
         url: url.redacted(),
         source,
     };
-    let shared = std::sync::Arc::new(oio_tpcc::db::SqliteShared::default());
+    let shared = std::sync::Arc::new(oio_tpcc::db::WriterGate::default());
     let mut s = oio_tpcc::db::Session::open(
         &url,
         "oio-fleet-prepare",
@@ -89,7 +89,7 @@ pub fn prepare(
     Ok((
         url.redacted(),
         w,
-        oio_tpcc::database::identity(&url, &mut s),
+        oio_tpcc::dialects::identity(&url, &mut s),
     ))
 }
 

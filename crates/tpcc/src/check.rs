@@ -132,7 +132,7 @@ fn describe(names: &[String], row: &[Val]) -> String {
 /// Checks the twelve conditions on the database at `url`. A database whose build did not
 /// finish (or is still running) is refused.
 pub fn check(url: &DbUrl, timeouts: &Timeouts) -> Result<CheckReport> {
-    let db = crate::database::open(url);
+    let db = crate::dialects::open(url);
     db.require_exists()?;
     let mut s = db.connect("oio-tpcc-check", SqliteSync::Normal, timeouts)?;
     check_session(url, &mut s)

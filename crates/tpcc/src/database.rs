@@ -7,10 +7,11 @@
 //! that picks its SQL from its name); the build, the driver, the monitor and the checks
 //! know only these traits.
 
-use crate::db::{Canceller, Session, SqliteShared};
+use crate::db::{Canceller, Session, WriterGate};
 use crate::error::Result;
 use crate::plan::{RunOptions, SqliteSync, Timeouts};
 use crate::result::Interval;
+use crate::settings::StudySetting;
 use crate::url::{DbUrl, Dialect};
 use crate::waits::{CkptTotals, WaitProfile};
 use oio_core::settings::ServerSettings;
@@ -50,28 +51,17 @@ pub trait SqlOf {
     fn sql(self) -> &'static dyn DialectSql;
 }
 
-impl SqlOf for Dialect {
-    fn sql(self) -> &'static dyn DialectSql {
-        match self {
-            Dialect::Sqlite => &crate::sqlite::SCHEMA,
-            Dialect::Postgres => &crate::postgres::SCHEMA,
-            Dialect::Mysql => &crate::mysql::SCHEMA,
-            Dialect::Sqlserver => &crate::mssql_db::SCHEMA,
-        }
-    }
-}
-
 /// What a bulk load is given: where it stands and how to report.
 pub struct LoadJob<'a> {
     /// The build's options (warehouses, loader threads, seed, timeouts).
-    pub opts: &'a crate::load::BuildOptions,
+    pub opts: &'a crate::rows::BuildOptions,
     /// The build's timestamp in the form every engine reads (`2026-01-02 03:04:05`).
     pub now: &'a str,
     /// Takes the next unit (the items, or one warehouse) to load; None when all are taken
     /// or the build was stopped.
-    pub take: &'a (dyn Fn() -> Option<crate::load::Unit> + Sync),
+    pub take: &'a (dyn Fn() -> Option<crate::rows::Unit> + Sync),
     /// Rows, bytes and warehouses loaded so far.
-    pub counters: &'a crate::load::Counters,
+    pub counters: &'a crate::rows::Counters,
     /// Reports progress in a phase.
     pub report: &'a (dyn Fn(&'static str) + Sync),
     /// Set when the build is to stop.
@@ -140,7 +130,7 @@ pub trait Database: Send + Sync {
     /// Runs the index DDL after the load (one after the other on `admin` by default).
     fn build_indexes(&self, admin: &mut Session, ddl: Vec<String>, job: &LoadJob) -> Result<()> {
         for sql in ddl {
-            crate::load::cancelled(job.cancel)?;
+            crate::rows::cancelled(job.cancel)?;
             admin.batch(&sql)?;
         }
         Ok(())
@@ -176,7 +166,7 @@ pub trait Database: Send + Sync {
 
     /// The in-process writer gate and its timed waits, when the engine runs in this process
     /// (SQLite); the driver's CPU then includes the database's.
-    fn writer_gate(&self) -> Option<&Arc<SqliteShared>> {
+    fn writer_gate(&self) -> Option<&Arc<WriterGate>> {
         None
     }
 
@@ -309,19 +299,6 @@ pub trait Database: Send + Sync {
     }
 }
 
-/// A setting as a tuning study found it, to put back afterwards.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StudySetting {
-    /// Its value now, as sessions see it (for messages and the comparison after a restore).
-    pub value: String,
-    /// Where the study changes it and puts it back: where it is set now (PostgreSQL: a
-    /// per-database or per-role value wins over the server's, so it is changed there).
-    pub scope: crate::settings::Scope,
-    /// Its value at that scope, None when it is not set there (PostgreSQL: from
-    /// postgresql.conf or the default, so put back by `ALTER SYSTEM RESET`).
-    pub before: Option<String>,
-}
-
 /// A value as text: numbers as digits, NULL as empty.
 pub(crate) fn val_text(v: &crate::sql::Val) -> String {
     match v {
@@ -359,64 +336,4 @@ pub fn one_text(
 ) -> std::result::Result<Option<String>, crate::sql::StmtError> {
     let (_, rows) = s.query_sql(sql)?;
     Ok(rows.first().and_then(|r| r.first()).map(val_text))
-}
-
-/// The database `url` names, its SQLite sessions sharing one writer gate.
-pub fn open(url: &DbUrl) -> Arc<dyn Database> {
-    open_sharing(url, &Arc::new(SqliteShared::default()))
-}
-
-/// [`open`], the SQLite sessions sharing `shared` (sessions of one run must share it).
-pub fn open_sharing(url: &DbUrl, shared: &Arc<SqliteShared>) -> Arc<dyn Database> {
-    match url {
-        DbUrl::Sqlite(p) => Arc::new(crate::sqlite::Sqlite::new(url, p, shared)),
-        DbUrl::Postgres(u) => Arc::new(crate::postgres::Postgres::new(url, u)),
-        DbUrl::Mysql(u) => Arc::new(crate::mysql::Mysql::new(url, u)),
-        DbUrl::SqlServer(u) => Arc::new(crate::mssql_db::SqlServer::new(url, u)),
-    }
-}
-
-/// The database as its server names it, so hosts that reach one database through different
-/// addresses (or one address through different routes) are known to share it: PostgreSQL's
-/// `system_identifier` and the database's OID; MariaDB/MySQL the server (`@@server_uuid`, or
-/// on MariaDB, which has none, its host name, port and data directory) and the schema;
-/// SQLite the file's device and inode on this kernel (its boot id), so copies on other
-/// machines are not taken for one file. None when the server does not say (e.g. a role
-/// without access to `pg_control_system()`).
-pub fn identity(url: &DbUrl, s: &mut Session) -> Option<String> {
-    let text = |s: &mut Session, sql: &str| {
-        one_text(s, sql)
-            .ok()
-            .flatten()
-            .filter(|t| !t.trim().is_empty())
-    };
-    match url {
-        DbUrl::Sqlite(p) => {
-            use std::os::unix::fs::MetadataExt as _;
-            let m = std::fs::metadata(p).ok()?;
-            let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
-            Some(format!("sqlite:{}/{}/{}", boot.trim(), m.dev(), m.ino()))
-        }
-        DbUrl::Postgres(_) => {
-            let sys = text(s, "SELECT system_identifier::text FROM pg_control_system()")?;
-            let oid = text(
-                s,
-                "SELECT oid::text FROM pg_database WHERE datname = current_database()",
-            )?;
-            Some(format!("postgres:{sys}/{oid}"))
-        }
-        DbUrl::Mysql(_) => {
-            let server = text(s, "SELECT @@server_uuid")
-                .or_else(|| text(s, "SELECT CONCAT(@@hostname, ':', @@port, ':', @@datadir)"))?;
-            let schema = text(s, "SELECT DATABASE()")?;
-            Some(format!("mysql:{server}/{schema}"))
-        }
-        DbUrl::SqlServer(_) => {
-            // The server's name and the database's id on it (Babelfish answers both).
-            let server = text(s, "SELECT CONCAT(@@SERVERNAME, ':', CAST(SERVERPROPERTY('MachineName') AS NVARCHAR(128)))")
-                .or_else(|| text(s, "SELECT @@SERVERNAME"))?;
-            let db = text(s, "SELECT CONCAT(DB_NAME(), ':', DB_ID())")?;
-            Some(format!("sqlserver:{server}/{db}"))
-        }
-    }
 }

@@ -10,19 +10,17 @@
 //! [`Connection::transact_server`]), so each dialect runs them its own way.
 
 use crate::error::Result;
-pub use crate::pgsession::PgSession;
 use crate::plan::RunOptions;
 pub use crate::plan::{SqliteSync, Timeouts};
-pub use crate::postgres::connect_pg;
 use crate::sql::Stmt;
 pub use crate::sql::{
     classify_pg, classify_sqlite, is_sqlite_busy, Param, RetryKind, StmtError, Val,
 };
-pub use crate::sqlite::{open_sqlite, SqliteSession, SqliteShared};
 use crate::txn::{Input, Outcome};
-use crate::url::{DbUrl, Dialect};
-use std::sync::Arc;
-use std::time::Duration;
+use crate::url::Dialect;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 /// Seconds as a timeout (negative: none; too large: the longest).
 pub(crate) fn secs(s: f64) -> Duration {
@@ -108,7 +106,7 @@ pub trait Connection: Send {
     fn prepare_worker(&mut self, opts: &RunOptions) -> Result<(), StmtError>;
 
     /// Runs one transaction with client-side SQL, from BEGIN to COMMIT. On an error the caller
-    /// rolls back (the session may be mid-transaction). [`crate::txn::execute_per_row`] is
+    /// rolls back (the session may be mid-transaction). [`crate::per_row::execute_per_row`] is
     /// the portable way, one statement per row.
     fn transact(&mut self, input: &Input, rows: &mut Vec<Vec<Val>>) -> Result<Outcome, StmtError>;
 
@@ -156,16 +154,6 @@ pub struct Session(Box<dyn Connection>);
 
 impl Session {
     /// Opens a session on `url`. SQLite sessions of one run must share `shared`.
-    pub fn open(
-        url: &DbUrl,
-        application_name: &str,
-        sync: SqliteSync,
-        shared: &Arc<SqliteShared>,
-        timeouts: &Timeouts,
-    ) -> Result<Session> {
-        crate::database::open_sharing(url, shared).connect(application_name, sync, timeouts)
-    }
-
     /// A session over a dialect's connection.
     pub fn new(c: impl Connection + 'static) -> Session {
         Session(Box::new(c))
@@ -203,16 +191,38 @@ impl Canceller {
     }
 }
 
-/// Whether a database server runs on this machine (loopback, one of its own addresses, or a
-/// Unix socket); false for SQLite, which is oio itself, and for a URL that does not parse.
-pub fn server_on_this_machine(url: &DbUrl) -> bool {
-    crate::database::open(url).server_on_this_machine()
+/// State shared by all sessions of one in-process database (SQLite): one writer at a time,
+/// and the time writers waited for it and spent committing.
+#[derive(Default)]
+pub struct WriterGate {
+    busy: Mutex<bool>,
+    freed: Condvar,
+    /// Time write transactions queued for the writer slot, ns.
+    pub writer_wait_ns: AtomicU64,
+    /// Write transactions that queued at all.
+    pub writer_waits: AtomicU64,
+    /// Time spent in COMMIT of write transactions (WAL append + fsync), ns.
+    pub commit_ns: AtomicU64,
+    /// Write commits.
+    pub commits: AtomicU64,
 }
 
-/// The directory holding the database's files, when it is on this machine: the SQLite file's
-/// directory, PostgreSQL's `data_directory` (readable by superusers and
-/// `pg_read_all_settings` members) or MariaDB/MySQL's `@@datadir` when the server is on this
-/// machine (loopback or one of its own addresses). Used to find the device to record.
-pub fn data_location(url: &DbUrl, timeouts: &Timeouts) -> Result<Option<std::path::PathBuf>> {
-    crate::database::open(url).data_location(timeouts)
+impl WriterGate {
+    pub(crate) fn acquire(&self) {
+        let mut busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
+        if *busy {
+            let t = Instant::now();
+            while *busy {
+                busy = self.freed.wait(busy).unwrap_or_else(|e| e.into_inner());
+            }
+            self.writer_wait_ns
+                .fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            self.writer_waits.fetch_add(1, Ordering::Relaxed);
+        }
+        *busy = true;
+    }
+    pub(crate) fn release(&self) {
+        *self.busy.lock().unwrap_or_else(|e| e.into_inner()) = false;
+        self.freed.notify_one();
+    }
 }

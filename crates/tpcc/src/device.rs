@@ -50,7 +50,7 @@ pub fn locate(
     match flag {
         Some("none") => Ok((None, Vec::new())),
         Some(d) => Ok((Some(d.to_string()), Vec::new())),
-        None => match crate::db::data_location(db, t) {
+        None => match crate::dialects::data_location(db, t) {
             Ok(Some(p)) => match oio_telemetry::diskstats::device_of(&p) {
                 Some(d) => Ok((Some(d.name), Vec::new())),
                 None => no(format!("no block device found under '{}' (overlay or tmpfs?); pass --device NAME to record one", p.display())),

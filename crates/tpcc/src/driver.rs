@@ -56,7 +56,7 @@ mod monitor;
 mod worker;
 
 use crate::database::Database;
-use crate::db::SqliteShared;
+use crate::db::WriterGate;
 use crate::error::{Result, TpccError};
 use crate::plan::{RunOptions, TpccRunPlan};
 use crate::random::{NuRandC, Rng};
@@ -278,7 +278,7 @@ fn run_checked(
     cancel: &Cancel,
 ) -> Result<TpccResult> {
     opts.validate(url.dialect())?;
-    let db = crate::database::open(url);
+    let db = crate::dialects::open(url);
     db.require_exists()?;
     let (monitor, setup) = Monitor::start(&db, opts)?;
     check_memory(&*db, opts, plan, setup.warehouses)?;
@@ -344,7 +344,7 @@ struct Crew {
     checkpointer: Option<(JoinHandle<Result<()>>, Cancel)>,
     ckpt: Arc<Mutex<CkptTotals>>,
     /// The in-process engine's writer gate and timed waits (SQLite).
-    gate: Option<Arc<SqliteShared>>,
+    gate: Option<Arc<WriterGate>>,
 }
 
 impl Crew {
@@ -404,7 +404,7 @@ impl Crew {
     }
 
     fn sqlite_counters(&self) -> SqliteCounters {
-        let load = |c: fn(&SqliteShared) -> &std::sync::atomic::AtomicU64| {
+        let load = |c: fn(&WriterGate) -> &std::sync::atomic::AtomicU64| {
             self.gate
                 .as_deref()
                 .map_or(0, |g| c(g).load(Ordering::Relaxed))

@@ -56,7 +56,7 @@
 //!   refused with an error), ad-hoc queries returning [`db::Val`]s, a [`db::Canceller`],
 //!   errors classified into [`db::StmtError`] (retryable by [`db::RetryKind`], intentional
 //!   rollback, connection lost, fatal), its worker setup (isolation level), and the five
-//!   transactions: [`db::Connection::transact`] (start with [`txn::execute_per_row`], the
+//!   transactions: [`db::Connection::transact`] (start with [`per_row::execute_per_row`], the
 //!   portable one-statement-per-row way) and optionally
 //!   [`db::Connection::transact_server`] (procedures), its version, and a server
 //!   transaction counter for TPM;
@@ -88,6 +88,7 @@ pub mod check;
 pub mod database;
 pub mod db;
 pub mod device;
+pub mod dialects;
 pub mod driver;
 pub mod error;
 pub mod load;
@@ -97,13 +98,18 @@ mod mssql_txn;
 pub mod mssql_waits;
 pub mod mysql;
 mod mysql_client;
+mod mysql_script;
 pub mod mysql_server;
+pub mod mysql_session;
+pub mod per_row;
 pub mod pgsession;
 mod pgval;
 pub mod plan;
 pub mod postgres;
 pub mod random;
+pub mod restore;
 pub mod result;
+pub mod rows;
 pub mod schema;
 pub mod server;
 pub mod settings;
@@ -117,9 +123,10 @@ pub use check::{check, CheckReport};
 pub use db::Timeouts;
 pub use driver::{run, run_step, DeviceObserver, Quiet, RunObserver, RunProgress, TpccOutcome};
 pub use error::TpccError;
-pub use load::{build, BuildOptions, BuildProgress, BuildReport};
+pub use load::{build, BuildProgress, BuildReport};
 pub use plan::{Isolation, Mode, RunOptions, SqliteSync, Terminals, TpccRunPlan};
 pub use result::TpccResult;
+pub use rows::BuildOptions;
 pub use url::DbUrl;
 
 /// Items in the ITEM table (fixed by the specification, whatever the warehouse count).

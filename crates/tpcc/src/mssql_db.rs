@@ -9,8 +9,7 @@
 //! DATABASE SCOPED CONFIGURATION`).
 
 use crate::database::{
-    one_text, setting_pairs, setting_text, Database, DialectSql, LoadJob, SamplerJob, StudySetting,
-    WaitSampler,
+    one_text, setting_pairs, setting_text, Database, DialectSql, LoadJob, SamplerJob, WaitSampler,
 };
 use crate::db::Session;
 use crate::error::{Result, TpccError};
@@ -18,6 +17,7 @@ use crate::mssql::{connect, TdsSession};
 use crate::mssql_waits as mw;
 use crate::plan::{RunOptions, SqliteSync, Timeouts};
 use crate::result::Interval;
+use crate::settings::StudySetting;
 use crate::url::{DbUrl, TdsUrl};
 use crate::waits::{PgSampler, WaitProfile};
 use oio_core::settings::ServerSettings;
@@ -160,7 +160,7 @@ const BATCH_BYTES: usize = 1 << 20;
 mod loader {
     use super::*;
     use crate::build_state;
-    use crate::load::{add_table_rows, cancelled, generate, tables_of, Unit, F};
+    use crate::rows::{add_table_rows, cancelled, generate, tables_of, Unit, F};
     use std::fmt::Write as _;
     use std::sync::atomic::Ordering;
 
@@ -374,7 +374,7 @@ impl Database for SqlServer {
     }
 
     fn load(&self, _admin: &mut Session, job: &LoadJob) -> Result<()> {
-        crate::load::in_parallel(job.opts.workers, job.counters, || loader::worker(self, job))
+        crate::rows::in_parallel(job.opts.workers, job.counters, || loader::worker(self, job))
     }
 
     fn analyze(&self, admin: &mut Session) -> Result<()> {
@@ -749,7 +749,7 @@ mod tests {
             let e = db.check_study_setting(bad).unwrap_err().to_string();
             assert!(e.contains("not a setting name"), "{bad}: {e}");
         }
-        let pg = crate::database::open(&"postgres://u@127.0.0.1:1/d".parse().unwrap());
+        let pg = crate::dialects::open(&"postgres://u@127.0.0.1:1/d".parse().unwrap());
         assert!(pg.check_study_setting("max degree of parallelism").is_err());
         assert!(pg.check_study_setting("work_mem").is_ok());
     }

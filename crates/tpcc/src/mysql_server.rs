@@ -9,8 +9,8 @@
 
 use crate::db::{Session, StmtError};
 use crate::error::Result;
-use crate::mysql::MySession;
-use crate::mysql::USER_ABORT_SQLSTATE;
+use crate::mysql_session::MySession;
+use crate::mysql_session::USER_ABORT_SQLSTATE;
 use crate::txn::{CustomerBy, Input, Outcome};
 use mysql::prelude::Queryable;
 
@@ -258,7 +258,7 @@ pub fn execute(m: &mut MySession, input: &Input) -> Result<Outcome, StmtError> {
     match m
         .conn
         .exec_drop(sql, mysql::Params::Positional(params))
-        .map_err(crate::mysql::classify)
+        .map_err(crate::mysql_session::classify)
     {
         Ok(()) => Ok(Outcome::Committed),
         Err(StmtError::UserAbort) => Ok(Outcome::RolledBack),

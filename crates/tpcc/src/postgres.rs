@@ -3,8 +3,7 @@
 //! functions ([`crate::server`]).
 
 use crate::database::{
-    setting_pairs, setting_text, val_text, Database, DialectSql, LoadJob, SamplerJob, StudySetting,
-    WaitSampler,
+    setting_pairs, setting_text, val_text, Database, DialectSql, LoadJob, SamplerJob, WaitSampler,
 };
 use crate::db::{secs, Canceller, Connection, Session};
 use crate::error::{Result, TpccError};
@@ -12,6 +11,7 @@ use crate::pgsession::PgSession;
 use crate::plan::SqliteSync;
 use crate::plan::{Mode, RunOptions, Timeouts};
 use crate::result::Interval;
+use crate::settings::StudySetting;
 use crate::sql::{Param, Stmt, StmtError, Val};
 use crate::txn::{Input, Outcome};
 use crate::url::{DbUrl, Dialect};
@@ -308,7 +308,7 @@ impl Connection for PgSession {
 
     fn transact(&mut self, input: &Input, rows: &mut Vec<Vec<Val>>) -> Result<Outcome, StmtError> {
         if crate::txn::repeats_a_line(input) {
-            return crate::txn::execute_per_row(self, input, rows);
+            return crate::per_row::execute_per_row(self, input, rows);
         }
         txns::execute(self, input, rows)
     }
@@ -366,8 +366,9 @@ impl Connection for PgSession {
 
 pub(crate) mod txns {
     use crate::db::Connection;
+    use crate::per_row::resolve_customer;
     use crate::sql::{Param::*, Stmt, StmtError, Val};
-    use crate::txn::{middle_customer, one, resolve_customer, CustomerBy, Input, Line, Outcome};
+    use crate::txn::{middle_customer, one, CustomerBy, Input, Line, Outcome};
     use crate::ITEMS;
 
     /// True when the transaction runs as one statement, a transaction by itself (no BEGIN
@@ -610,7 +611,7 @@ mod loader {
     use super::*;
     use crate::build_state;
     use crate::db::Canceller;
-    use crate::load::{
+    use crate::rows::{
         add_table_rows, cancelled, copy_line, generate, tables_of, BuildOptions, Counters, Unit,
     };
     use oio_core::Cancel;
@@ -631,7 +632,7 @@ mod loader {
     ) -> Result<()> {
         let seed = opts.seed;
         let mut client =
-            crate::db::connect_pg(url, build_state::BUILD_APPLICATION, &opts.timeouts)?;
+            crate::postgres::connect_pg(url, build_state::BUILD_APPLICATION, &opts.timeouts)?;
         cancellers
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -782,7 +783,7 @@ impl Database for Postgres {
     }
 
     fn load(&self, _admin: &mut Session, job: &LoadJob) -> Result<()> {
-        crate::load::in_parallel(job.opts.workers, job.counters, || {
+        crate::rows::in_parallel(job.opts.workers, job.counters, || {
             loader::load_pg_worker(
                 &self.raw,
                 job.opts,
@@ -1042,7 +1043,7 @@ fn index_builder(
     c.batch_execute("SET maintenance_work_mem = '256MB'")
         .map_err(|e| TpccError::pg("setting maintenance_work_mem", e))?;
     loop {
-        crate::load::cancelled(job.cancel)?;
+        crate::rows::cancelled(job.cancel)?;
         let Some(sql) = queue.lock().unwrap_or_else(|e| e.into_inner()).next() else {
             return Ok(());
         };

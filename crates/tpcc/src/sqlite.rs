@@ -6,10 +6,11 @@
 //! of a lock wait and is reported as such. Commit time of write transactions (the WAL append
 //! and, with `synchronous=FULL`, its fsync) is timed too.
 
-use crate::database::{setting_text, BackgroundJob, Database, DialectSql, LoadJob, StudySetting};
-use crate::db::{secs, Canceller, Connection, Session};
+use crate::database::{setting_text, BackgroundJob, Database, DialectSql, LoadJob};
+use crate::db::{secs, Canceller, Connection, Session, WriterGate};
 use crate::error::{Result, TpccError};
 use crate::plan::{RunOptions, SqliteSync, Timeouts};
+use crate::settings::StudySetting;
 use crate::sql::{classify_sqlite, Param, RetryKind, Stmt, StmtError, Val};
 use crate::txn::{Input, Outcome};
 use crate::url::DbUrl;
@@ -19,51 +20,15 @@ use oio_core::settings::ServerSettings;
 use oio_core::Cancel;
 use std::path::Path;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use std::time::Instant;
-
-/// State shared by all sessions of one SQLite database in this process: the writer gate and
-/// the wait counters.
-#[derive(Default)]
-pub struct SqliteShared {
-    busy: Mutex<bool>,
-    freed: Condvar,
-    /// Time write transactions queued for the writer slot, ns.
-    pub writer_wait_ns: AtomicU64,
-    /// Write transactions that queued at all.
-    pub writer_waits: AtomicU64,
-    /// Time spent in COMMIT of write transactions (WAL append + fsync), ns.
-    pub commit_ns: AtomicU64,
-    /// Write commits.
-    pub commits: AtomicU64,
-}
-
-impl SqliteShared {
-    fn acquire(&self) {
-        let mut busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
-        if *busy {
-            let t = Instant::now();
-            while *busy {
-                busy = self.freed.wait(busy).unwrap_or_else(|e| e.into_inner());
-            }
-            self.writer_wait_ns
-                .fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
-            self.writer_waits.fetch_add(1, Ordering::Relaxed);
-        }
-        *busy = true;
-    }
-    fn release(&self) {
-        *self.busy.lock().unwrap_or_else(|e| e.into_inner()) = false;
-        self.freed.notify_one();
-    }
-}
 
 /// An SQLite connection with oio's settings.
 pub struct SqliteSession {
     conn: rusqlite::Connection,
-    shared: Arc<SqliteShared>,
+    shared: Arc<WriterGate>,
     sql: Vec<String>,
     holding_gate: bool,
     busy_s: f64,
@@ -74,7 +39,7 @@ pub struct SqliteSession {
 pub fn open_sqlite(
     path: &Path,
     sync: SqliteSync,
-    shared: Arc<SqliteShared>,
+    shared: Arc<WriterGate>,
     timeouts: &Timeouts,
 ) -> Result<SqliteSession> {
     let conn = rusqlite::Connection::open(path)
@@ -302,7 +267,7 @@ impl Connection for SqliteSession {
     }
 
     fn transact(&mut self, input: &Input, rows: &mut Vec<Vec<Val>>) -> Result<Outcome, StmtError> {
-        crate::txn::execute_per_row(self, input, rows)
+        crate::per_row::execute_per_row(self, input, rows)
     }
 
     fn engine_version(&mut self) -> Result<String, StmtError> {
@@ -357,12 +322,12 @@ impl DialectSql for SqliteSql {
 pub struct Sqlite {
     url: DbUrl,
     path: PathBuf,
-    shared: Arc<SqliteShared>,
+    shared: Arc<WriterGate>,
 }
 
 impl Sqlite {
     /// The file at `path` (`url`'s), its sessions sharing `shared`.
-    pub fn new(url: &DbUrl, path: &Path, shared: &Arc<SqliteShared>) -> Sqlite {
+    pub fn new(url: &DbUrl, path: &Path, shared: &Arc<WriterGate>) -> Sqlite {
         Sqlite {
             url: url.clone(),
             path: path.to_path_buf(),
@@ -437,7 +402,7 @@ impl Database for Sqlite {
         Ok(len(&self.path) + len(&wal_path(&self.path)))
     }
 
-    fn writer_gate(&self) -> Option<&Arc<SqliteShared>> {
+    fn writer_gate(&self) -> Option<&Arc<WriterGate>> {
         Some(&self.shared)
     }
 
@@ -584,7 +549,7 @@ mod tests {
 /// inserts them.
 mod loader {
     use crate::error::{Result, TpccError};
-    use crate::load::{add_table_rows, cancelled, generate, tables_of, Counters, OwnedF, Unit, F};
+    use crate::rows::{add_table_rows, cancelled, generate, tables_of, Counters, OwnedF, Unit, F};
     use oio_core::Cancel;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::mpsc;

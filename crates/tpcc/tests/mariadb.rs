@@ -3,7 +3,7 @@
 use oio_core::Cancel;
 use oio_testkit::{mariadb_bin, missing, TempMariadb};
 use oio_tpcc::check::Status;
-use oio_tpcc::db::{Session, SqliteShared, SqliteSync};
+use oio_tpcc::db::{Session, SqliteSync, WriterGate};
 use oio_tpcc::Mode;
 use oio_tpcc::{build, check, run_step, BuildOptions, DbUrl, Quiet, RunOptions, Timeouts};
 use std::sync::Arc;
@@ -55,7 +55,7 @@ fn mariadb_build_run_check_in_both_modes() {
     build_one(&db);
     all_pass(&db, false);
     // The device to record is found from @@datadir.
-    let dir = oio_tpcc::db::data_location(&db, &Timeouts::default())
+    let dir = oio_tpcc::dialects::data_location(&db, &Timeouts::default())
         .unwrap()
         .unwrap();
     assert_eq!(
@@ -178,7 +178,7 @@ fn mariadb_deadlocks_and_lock_wait_timeouts_are_retried_and_counted() {
                 &db,
                 "oio-test-injector",
                 SqliteSync::Full,
-                &Arc::new(SqliteShared::default()),
+                &Arc::new(WriterGate::default()),
                 &Timeouts::default(),
             )
             .unwrap();
@@ -243,7 +243,7 @@ fn written(db: &DbUrl) -> Vec<(String, String)> {
         db,
         "oio-test",
         SqliteSync::Full,
-        &Arc::new(SqliteShared::default()),
+        &Arc::new(WriterGate::default()),
         &Timeouts::default(),
     )
     .unwrap();
@@ -292,8 +292,9 @@ fn written(db: &DbUrl) -> Vec<(String, String)> {
 /// client-mode run.
 #[test]
 fn mariadb_few_statement_transactions_write_what_the_per_row_ones_do() {
+    use oio_tpcc::per_row;
     use oio_tpcc::random::{NuRandC, Rng};
-    use oio_tpcc::txn::{self, CustomerBy, Input, Outcome, TxnType};
+    use oio_tpcc::txn::{CustomerBy, Input, Line, Outcome, TxnType};
     if mariadb_bin().is_none() {
         missing("no MariaDB binaries (scripts/test installs mariadb-server and mariadb-client)");
         return;
@@ -318,7 +319,7 @@ fn mariadb_few_statement_transactions_write_what_the_per_row_ones_do() {
             db,
             "oio-test",
             SqliteSync::Full,
-            &Arc::new(SqliteShared::default()),
+            &Arc::new(WriterGate::default()),
             &Timeouts::default(),
         )
         .unwrap()
@@ -364,7 +365,7 @@ fn mariadb_few_statement_transactions_write_what_the_per_row_ones_do() {
     // New-Orders naming one stock row more than once (in key order, as drawn inputs are):
     // the stock row is changed by each line in turn, its quantity rule crossing the +91
     // refill on the way, and a remote line among them.
-    let line = |i_id, supply_w_id, quantity| txn::Line {
+    let line = |i_id, supply_w_id, quantity| Line {
         i_id,
         supply_w_id,
         quantity,
@@ -392,9 +393,9 @@ fn mariadb_few_statement_transactions_write_what_the_per_row_ones_do() {
     }
     for input in inputs {
         let ty = input.txn_type();
-        let oa = txn::execute(&mut *sa, &input, &mut rows_a);
-        let ob = txn::execute_per_row(&mut *sb, &input, &mut rows_b);
-        let oc = txn::execute(&mut *sc, &input, &mut rows_c);
+        let oa = per_row::execute(&mut *sa, &input, &mut rows_a);
+        let ob = per_row::execute_per_row(&mut *sb, &input, &mut rows_b);
+        let oc = per_row::execute(&mut *sc, &input, &mut rows_c);
         match (&oa, &ob, &oc) {
             (Ok(x), Ok(y), Ok(z)) => assert!(x == y && y == z, "{input:?}"),
             _ => panic!(

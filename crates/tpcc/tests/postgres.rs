@@ -318,8 +318,9 @@ fn written(db: &DbUrl) -> Vec<(String, String)> {
 /// remote lines, bad-credit customers and deliveries included.
 #[test]
 fn postgres_few_statement_transactions_write_what_the_per_row_ones_do() {
+    use oio_tpcc::per_row;
     use oio_tpcc::random::{NuRandC, Rng};
-    use oio_tpcc::txn::{self, Input, Outcome, TxnType};
+    use oio_tpcc::txn::{Input, Outcome, TxnType};
     if pg_bin().is_none() {
         oio_testkit::missing("no PostgreSQL binaries (scripts/test installs them)");
         return;
@@ -376,8 +377,8 @@ fn postgres_few_statement_transactions_write_what_the_per_row_ones_do() {
     for k in 0..1500 {
         let ty = TxnType::draw(&mut rng);
         let input = Input::draw(ty, &mut rng, &c, 1 + k % 2, 2, 1 + k % 10);
-        let oa = txn::execute(&mut *sa, &input, &mut rows_a);
-        let ob = txn::execute_per_row(&mut *sb, &input, &mut rows_b);
+        let oa = per_row::execute(&mut *sa, &input, &mut rows_a);
+        let ob = per_row::execute_per_row(&mut *sb, &input, &mut rows_b);
         match (&oa, &ob) {
             (Ok(x), Ok(y)) => assert_eq!(x, y, "{input:?}"),
             _ => panic!("{input:?}: {:?} / {:?}", oa.err(), ob.err()),

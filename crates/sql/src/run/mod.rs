@@ -165,7 +165,7 @@ fn prepare(plan: &SqlRun) -> Result<Prepared, SqlError> {
     if let oio_tpcc::DbUrl::Sqlite(path) = &plan.db {
         create_sqlite_file(path)?;
     }
-    let db = oio_tpcc::database::open(&plan.db);
+    let db = oio_tpcc::dialects::open(&plan.db);
     let o = &plan.options;
     let mut admin = db.connect("oio-sql-admin", o.sqlite_sync, &o.timeouts)?;
     let engine_version = admin.engine_version().unwrap_or_default();

@@ -67,7 +67,7 @@ fn built(url: &DbUrl, timeouts: &Timeouts) -> anyhow::Result<Option<u32>> {
             return Ok(None);
         }
     }
-    let mut s = oio_tpcc::database::open(url).connect(APP, SqliteSync::Normal, timeouts)?;
+    let mut s = oio_tpcc::dialects::open(url).connect(APP, SqliteSync::Normal, timeouts)?;
     build_state::require_complete(url, &mut s)?;
     match oio_tpcc::schema::count_warehouses(&mut s) {
         Ok(w) => Ok(Some(w)),
@@ -102,7 +102,7 @@ fn build(
 /// Runs the candidate's setup once, or checks it ran: a build set up by another file (or by
 /// one when this candidate is the schema as built) is refused, naming the rebuild.
 fn set_up(c: &Candidate, s: &Schema, url: &DbUrl, timeouts: &Timeouts) -> anyhow::Result<()> {
-    let mut session = oio_tpcc::database::open(url).connect(APP, SqliteSync::Normal, timeouts)?;
+    let mut session = oio_tpcc::dialects::open(url).connect(APP, SqliteSync::Normal, timeouts)?;
     let recorded = build_state::read_setup(&mut session)?;
     let rebuild = format!(
         "rebuild it with `oio tpcc build --db {url} --force` and the study sets it up again"
