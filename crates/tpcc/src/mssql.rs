@@ -13,12 +13,10 @@
 //! and the bookkeeping go through [`Connection::transact`], [`Connection::query_sql`] and
 //! [`Connection::batch`].
 
-use crate::db::{Canceller, Connection};
 use crate::error::{Result, TpccError};
-use crate::plan::{RunOptions, Timeouts};
-use crate::sql::{Param, RetryKind, Stmt, StmtError, Val};
-use crate::txn::{Input, Outcome};
-use crate::url::{Dialect, TdsUrl};
+use crate::plan::Timeouts;
+use crate::sql::{RetryKind, Stmt, StmtError, Val};
+use crate::url::TdsUrl;
 use futures_util::TryStreamExt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -391,7 +389,7 @@ impl TdsSession {
 /// oio's statements that are not T-SQL as written: `BEGIN` (T-SQL's is `BEGIN TRANSACTION`;
 /// the build's bookkeeping sends the SQL standard's word) and a `ROLLBACK` that may find no
 /// transaction (T-SQL's is an error then; oio's means "whatever is open").
-fn tsql(sql: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn tsql(sql: &str) -> std::borrow::Cow<'_, str> {
     let t = sql.trim();
     if t.eq_ignore_ascii_case("BEGIN") || t.eq_ignore_ascii_case("BEGIN;") {
         return "BEGIN TRANSACTION".into();
@@ -434,150 +432,7 @@ pub(crate) fn batches(sql: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-impl Connection for TdsSession {
-    fn dialect(&self) -> Dialect {
-        Dialect::Sqlserver
-    }
-
-    fn begin(&mut self, _write: bool) -> std::result::Result<(), StmtError> {
-        self.sets("BEGIN TRANSACTION").map(|_| ())
-    }
-
-    fn commit(&mut self) -> std::result::Result<(), StmtError> {
-        self.sets("COMMIT TRANSACTION").map(|_| ())
-    }
-
-    fn rollback(&mut self) -> std::result::Result<(), StmtError> {
-        self.sets("IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION")
-            .map(|_| ())
-    }
-
-    fn execute(&mut self, stmt: Stmt, _params: &[Param]) -> std::result::Result<u64, StmtError> {
-        Err(per_row_refused(stmt))
-    }
-
-    fn query(
-        &mut self,
-        stmt: Stmt,
-        params: &[Param],
-        out: &mut Vec<Vec<Val>>,
-    ) -> std::result::Result<(), StmtError> {
-        // The driver's own bookkeeping (Σ d_next_o_id) is portable SQL without parameters.
-        if !params.is_empty() || stmt.sql().contains('$') {
-            return Err(per_row_refused(stmt));
-        }
-        *out = self
-            .sets(stmt.sql())?
-            .into_iter()
-            .next()
-            .unwrap_or_default()
-            .rows;
-        Ok(())
-    }
-
-    fn query_sql(
-        &mut self,
-        sql: &str,
-    ) -> std::result::Result<(Vec<String>, Vec<Vec<Val>>), StmtError> {
-        let set = self
-            .sets(&tsql(sql))?
-            .into_iter()
-            .next()
-            .unwrap_or_default();
-        Ok((set.names, set.rows))
-    }
-
-    fn run_sql(
-        &mut self,
-        sql: &str,
-    ) -> std::result::Result<(Vec<String>, Vec<Vec<Val>>), StmtError> {
-        // One batch; the last result set is the last statement's.
-        let set = self.sets(&tsql(sql))?.pop().unwrap_or_default();
-        Ok((set.names, set.rows))
-    }
-
-    fn text_literal(&self, s: &str) -> String {
-        let mut out = String::with_capacity(s.len() + 3);
-        nliteral(&mut out, s);
-        out
-    }
-
-    fn batch(&mut self, sql: &str) -> std::result::Result<(), StmtError> {
-        // `GO` on a line of its own ends a batch, as in sqlcmd (CREATE PROCEDURE must be
-        // alone in its batch; Babelfish's dialect switch applies from the next batch).
-        for part in batches(sql) {
-            self.sets(&tsql(part)).map_err(|e| match e {
-                StmtError::Fatal(m) => {
-                    let head: String = part.trim().chars().take(120).collect();
-                    StmtError::Fatal(format!("{m} (in: {head})"))
-                }
-                other => other,
-            })?;
-        }
-        Ok(())
-    }
-
-    fn canceller(&self) -> Canceller {
-        let (url, spid) = (self.url.clone(), self.spid);
-        Canceller::new(move || {
-            let url = url.clone();
-            // KILL from a new session, on a helper thread so a silent server cannot hang
-            // the caller.
-            let _ = std::thread::Builder::new()
-                .name("oio-tds-cancel".into())
-                .spawn(move || {
-                    let t = Timeouts {
-                        connect_s: 10.0,
-                        statement_s: 30.0,
-                        ..Timeouts::default()
-                    };
-                    if let Ok(mut s) = connect(&url, "sqlserver", "oio-tpcc-cancel", &t) {
-                        let _ = s.sets(&format!("KILL {spid}"));
-                    }
-                });
-        })
-    }
-
-    fn prepare_worker(&mut self, opts: &RunOptions) -> std::result::Result<(), StmtError> {
-        self.sets(&format!(
-            "SET TRANSACTION ISOLATION LEVEL {}",
-            opts.isolation.sql()
-        ))
-        .map(|_| ())
-    }
-
-    fn transact(
-        &mut self,
-        input: &Input,
-        _rows: &mut Vec<Vec<Val>>,
-    ) -> std::result::Result<Outcome, StmtError> {
-        crate::mssql_txn::client(self, input)
-    }
-
-    fn transact_server(&mut self, input: &Input) -> std::result::Result<Outcome, StmtError> {
-        let r = crate::mssql_txn::server(self, input);
-        if r.is_err() {
-            // XACT_ABORT rolled back already, unless the error came between batches.
-            let _ = self.sets("IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION");
-        }
-        r
-    }
-
-    fn engine_version(&mut self) -> std::result::Result<String, StmtError> {
-        let (_, rows) = self.query_sql("SELECT @@VERSION")?;
-        Ok(rows
-            .first()
-            .and_then(|r| r.first())
-            .map(|v| v.text().lines().next().unwrap_or("").trim().to_string())
-            .unwrap_or_default())
-    }
-
-    fn as_any(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
-}
-
-fn per_row_refused(stmt: Stmt) -> StmtError {
+pub(crate) fn per_row_refused(stmt: Stmt) -> StmtError {
     StmtError::Fatal(format!(
         "{stmt:?}: the SQL Server dialect runs each transaction as one T-SQL batch, not statement by statement"
     ))

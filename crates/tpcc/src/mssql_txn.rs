@@ -13,9 +13,13 @@
 //! ends its own transaction: a body answers with an outcome row instead of raising an error,
 //! so the 1 % unused-item New-Orders roll back without an exception.
 
-use crate::mssql::TdsSession;
+use crate::db::{Canceller, Connection};
+use crate::mssql::{batches, connect, nliteral, per_row_refused, tsql, TdsSession};
+use crate::plan::{RunOptions, Timeouts};
+use crate::sql::{Param, Stmt};
 use crate::sql::{StmtError, Val};
 use crate::txn::{CustomerBy, Input, Outcome};
+use crate::url::Dialect;
 use std::fmt::Write as _;
 use std::sync::OnceLock;
 
@@ -423,6 +427,150 @@ pub(crate) fn server(s: &mut TdsSession, input: &Input) -> Result<Outcome, StmtE
     server_call(&mut s.buf, input);
     let sets = s.run_buf()?;
     outcome(input, &sets)
+}
+
+/// A T-SQL session as oio's [`Connection`]: its transactions are the ones above.
+impl Connection for TdsSession {
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlserver
+    }
+
+    fn begin(&mut self, _write: bool) -> std::result::Result<(), StmtError> {
+        self.sets("BEGIN TRANSACTION").map(|_| ())
+    }
+
+    fn commit(&mut self) -> std::result::Result<(), StmtError> {
+        self.sets("COMMIT TRANSACTION").map(|_| ())
+    }
+
+    fn rollback(&mut self) -> std::result::Result<(), StmtError> {
+        self.sets("IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION")
+            .map(|_| ())
+    }
+
+    fn execute(&mut self, stmt: Stmt, _params: &[Param]) -> std::result::Result<u64, StmtError> {
+        Err(per_row_refused(stmt))
+    }
+
+    fn query(
+        &mut self,
+        stmt: Stmt,
+        params: &[Param],
+        out: &mut Vec<Vec<Val>>,
+    ) -> std::result::Result<(), StmtError> {
+        // The driver's own bookkeeping (Σ d_next_o_id) is portable SQL without parameters.
+        if !params.is_empty() || stmt.sql().contains('$') {
+            return Err(per_row_refused(stmt));
+        }
+        *out = self
+            .sets(stmt.sql())?
+            .into_iter()
+            .next()
+            .unwrap_or_default()
+            .rows;
+        Ok(())
+    }
+
+    fn query_sql(
+        &mut self,
+        sql: &str,
+    ) -> std::result::Result<(Vec<String>, Vec<Vec<Val>>), StmtError> {
+        let set = self
+            .sets(&tsql(sql))?
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        Ok((set.names, set.rows))
+    }
+
+    fn run_sql(
+        &mut self,
+        sql: &str,
+    ) -> std::result::Result<(Vec<String>, Vec<Vec<Val>>), StmtError> {
+        // One batch; the last result set is the last statement's.
+        let set = self.sets(&tsql(sql))?.pop().unwrap_or_default();
+        Ok((set.names, set.rows))
+    }
+
+    fn text_literal(&self, s: &str) -> String {
+        let mut out = String::with_capacity(s.len() + 3);
+        nliteral(&mut out, s);
+        out
+    }
+
+    fn batch(&mut self, sql: &str) -> std::result::Result<(), StmtError> {
+        // `GO` on a line of its own ends a batch, as in sqlcmd (CREATE PROCEDURE must be
+        // alone in its batch; Babelfish's dialect switch applies from the next batch).
+        for part in batches(sql) {
+            self.sets(&tsql(part)).map_err(|e| match e {
+                StmtError::Fatal(m) => {
+                    let head: String = part.trim().chars().take(120).collect();
+                    StmtError::Fatal(format!("{m} (in: {head})"))
+                }
+                other => other,
+            })?;
+        }
+        Ok(())
+    }
+
+    fn canceller(&self) -> Canceller {
+        let (url, spid) = (self.url().clone(), self.spid());
+        Canceller::new(move || {
+            let url = url.clone();
+            // KILL from a new session, on a helper thread so a silent server cannot hang
+            // the caller.
+            let _ = std::thread::Builder::new()
+                .name("oio-tds-cancel".into())
+                .spawn(move || {
+                    let t = Timeouts {
+                        connect_s: 10.0,
+                        statement_s: 30.0,
+                        ..Timeouts::default()
+                    };
+                    if let Ok(mut s) = connect(&url, "sqlserver", "oio-tpcc-cancel", &t) {
+                        let _ = s.sets(&format!("KILL {spid}"));
+                    }
+                });
+        })
+    }
+
+    fn prepare_worker(&mut self, opts: &RunOptions) -> std::result::Result<(), StmtError> {
+        self.sets(&format!(
+            "SET TRANSACTION ISOLATION LEVEL {}",
+            opts.isolation.sql()
+        ))
+        .map(|_| ())
+    }
+
+    fn transact(
+        &mut self,
+        input: &Input,
+        _rows: &mut Vec<Vec<Val>>,
+    ) -> std::result::Result<Outcome, StmtError> {
+        client(self, input)
+    }
+
+    fn transact_server(&mut self, input: &Input) -> std::result::Result<Outcome, StmtError> {
+        let r = server(self, input);
+        if r.is_err() {
+            // XACT_ABORT rolled back already, unless the error came between batches.
+            let _ = self.sets("IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION");
+        }
+        r
+    }
+
+    fn engine_version(&mut self) -> std::result::Result<String, StmtError> {
+        let (_, rows) = self.query_sql("SELECT @@VERSION")?;
+        Ok(rows
+            .first()
+            .and_then(|r| r.first())
+            .map(|v| v.text().lines().next().unwrap_or("").trim().to_string())
+            .unwrap_or_default())
+    }
+
+    fn as_any(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
 }
 
 #[cfg(test)]

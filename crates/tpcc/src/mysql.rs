@@ -8,8 +8,8 @@ use crate::database::{
 };
 use crate::db::Session;
 use crate::error::{Result, TpccError};
-pub use crate::mysql_session::{connect, MySession};
 use crate::mysql_session::*;
+pub use crate::mysql_session::{connect, MySession};
 use crate::plan::{RunOptions, SqliteSync, Timeouts};
 use crate::result::Interval;
 use crate::settings::StudySetting;

@@ -666,9 +666,12 @@ mod tests {
             return;
         }
         let server = oio_testkit::TempMariadb::start(&[]).unwrap();
-        let mut m =
-            crate::mysql_session::connect(&server.url(), "oio-test", &crate::plan::Timeouts::default())
-                .unwrap();
+        let mut m = crate::mysql_session::connect(
+            &server.url(),
+            "oio-test",
+            &crate::plan::Timeouts::default(),
+        )
+        .unwrap();
         assert!(m.blocks(), "MariaDB takes anonymous blocks");
         m.batch("CREATE TABLE t (k INT PRIMARY KEY, v INT); INSERT INTO t VALUES (1, 0)")
             .unwrap();

@@ -15,15 +15,60 @@
 
 use crate::db::{Param, Val};
 use crate::error::TpccError;
-use crate::postgres::PgConfig;
 use crate::sql::{classify_pg, Stmt, StmtError};
 use futures_util::future::join_all;
 use std::future::Future;
 use std::pin::{pin, Pin};
 use std::task::Poll;
+use std::time::Duration;
 use tokio_postgres::tls::NoTlsStream;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Connection, NoTls, Row, Socket, Statement};
+
+/// A PostgreSQL connection's settings, as the PostgreSQL dialect's `connect_pg` and
+/// [`PgSession::connect`] use them.
+pub(crate) struct PgConfig {
+    pub(crate) config: tokio_postgres::Config,
+    /// The URL without its password, for messages.
+    pub(crate) shown: String,
+    /// `host:port`, for messages.
+    pub(crate) address: String,
+    /// The connect timeout, which must bound the whole handshake.
+    pub(crate) deadline: Option<Duration>,
+}
+
+impl PgConfig {
+    /// The connection was refused or failed.
+    pub(crate) fn connect_error(&self, e: tokio_postgres::Error) -> TpccError {
+        TpccError::pg(
+            format!(
+                "connecting to {} (is the server running, and does the database exist?)",
+                self.shown
+            ),
+            e,
+        )
+    }
+
+    /// The startup handshake did not finish within `deadline`.
+    pub(crate) fn handshake_timeout(&self, deadline: Duration) -> TpccError {
+        TpccError::Timeout(format!(
+            "connecting to {}: {} did not complete PostgreSQL's startup handshake within {} s (a server that accepts connections but does not answer, a host that drops packets, or a server too busy to reply); raise --connect-timeout if it is only slow",
+            self.shown,
+            self.address,
+            deadline.as_secs_f64()
+        ))
+    }
+}
+
+/// Prepared calls of the five server-side functions on one connection (`--mode server`;
+/// prepared and called by the server module).
+pub struct ServerCalls {
+    pub(crate) new_order: tokio_postgres::Statement,
+    pub(crate) payment: tokio_postgres::Statement,
+    pub(crate) order_status: tokio_postgres::Statement,
+    pub(crate) delivery: tokio_postgres::Statement,
+    pub(crate) stock_level: tokio_postgres::Statement,
+}
 
 /// A worker's PostgreSQL connection with its prepared statements.
 pub struct PgSession {
@@ -37,7 +82,7 @@ pub struct PgSession {
     /// `COMMIT`/`ROLLBACK`); when false, a rollback needs no round trip.
     maybe_in_txn: bool,
     /// The server-side functions' prepared calls (`--mode server`).
-    pub(crate) calls: Option<crate::server::ServerCalls>,
+    pub(crate) calls: Option<ServerCalls>,
 }
 
 type Params<'a> = Vec<&'a (dyn ToSql + Sync)>;

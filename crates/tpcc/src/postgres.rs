@@ -7,7 +7,7 @@ use crate::database::{
 };
 use crate::db::{secs, Canceller, Connection, Session};
 use crate::error::{Result, TpccError};
-use crate::pgsession::PgSession;
+use crate::pgsession::{PgConfig, PgSession, ServerCalls};
 use crate::plan::SqliteSync;
 use crate::plan::{Mode, RunOptions, Timeouts};
 use crate::result::Interval;
@@ -66,40 +66,6 @@ pub fn connect_pg(
         Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
             Err(TpccError::Panicked("PostgreSQL connection"))
         }
-    }
-}
-
-/// A PostgreSQL connection's settings, as [`connect_pg`] and [`PgSession::connect`] use them.
-pub(crate) struct PgConfig {
-    pub(crate) config: tokio_postgres::Config,
-    /// The URL without its password, for messages.
-    shown: String,
-    /// `host:port`, for messages.
-    address: String,
-    /// The connect timeout, which must bound the whole handshake.
-    pub(crate) deadline: Option<Duration>,
-}
-
-impl PgConfig {
-    /// The connection was refused or failed.
-    pub(crate) fn connect_error(&self, e: tokio_postgres::Error) -> TpccError {
-        TpccError::pg(
-            format!(
-                "connecting to {} (is the server running, and does the database exist?)",
-                self.shown
-            ),
-            e,
-        )
-    }
-
-    /// The startup handshake did not finish within `deadline`.
-    pub(crate) fn handshake_timeout(&self, deadline: Duration) -> TpccError {
-        TpccError::Timeout(format!(
-            "connecting to {}: {} did not complete PostgreSQL's startup handshake within {} s (a server that accepts connections but does not answer, a host that drops packets, or a server too busy to reply); raise --connect-timeout if it is only slow",
-            self.shown,
-            self.address,
-            deadline.as_secs_f64()
-        ))
     }
 }
 
@@ -301,7 +267,7 @@ impl Connection for PgSession {
             opts.isolation.sql()
         ))?;
         if opts.mode == Mode::Server {
-            self.calls = Some(crate::server::ServerCalls::prepare(self)?);
+            self.calls = Some(ServerCalls::prepare(self)?);
         }
         Ok(())
     }

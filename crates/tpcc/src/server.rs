@@ -5,7 +5,7 @@
 //! schema works). A New-Order with the unused item raises SQLSTATE `OIO01`, which rolls the
 //! whole call back; the driver counts it as an intentional rollback, not as an error.
 
-use crate::pgsession::PgSession;
+use crate::pgsession::{PgSession, ServerCalls};
 use crate::sql::StmtError;
 use crate::txn::{CustomerBy, Input, Outcome};
 
@@ -138,15 +138,6 @@ BEGIN
 END $f$;
 "#
     )
-}
-
-/// Prepared calls of the five functions on one connection.
-pub struct ServerCalls {
-    new_order: tokio_postgres::Statement,
-    payment: tokio_postgres::Statement,
-    order_status: tokio_postgres::Statement,
-    delivery: tokio_postgres::Statement,
-    stock_level: tokio_postgres::Statement,
 }
 
 impl ServerCalls {
