@@ -3,9 +3,8 @@
 //! (what it says without a connection: DDL, catalog queries, the run options it refuses),
 //! beside the per-session [`Connection`](crate::db::Connection).
 //!
-//! [`open`] is the one place that picks a dialect from a URL ([`Dialect::sql`] the one
-//! that picks its SQL from its name); the build, the driver, the monitor and the checks
-//! know only these traits.
+//! The dialects module is the one place that picks a dialect from a URL, and its SQL from its
+//! name ([`SqlOf`]); the build, the driver, the monitor and the checks know only these traits.
 
 use crate::db::{Canceller, Session, WriterGate};
 use crate::error::Result;

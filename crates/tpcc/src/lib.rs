@@ -22,18 +22,25 @@
 //!    database URL means); [`plan`] (the [`TpccRunPlan`], [`RunOptions`], modes, timeouts);
 //!    [`random`] (the specification's random inputs); [`sql`] (statements, values and how a
 //!    failed statement is classified).
-//! 2. **Backends**: [`database`] (the traits every dialect implements, and [`database::open`],
-//!    the one place a URL picks a dialect), [`db`] (the session API: [`db::Connection`],
-//!    [`db::Session`]), one module per dialect — [`sqlite`], [`postgres`] (with [`pgsession`]
-//!    and the PL/pgSQL functions in [`server`]), [`mysql`] (with its procedures in
-//!    [`mysql_server`]), [`mssql`] (SQL Server over TDS, with [`mssql_db`] and
-//!    [`mssql_waits`]) — then [`txn`] (the five transactions in portable client-side SQL),
-//!    [`build_state`], [`schema`], [`load`], [`check`](mod@check), [`waits`] (wait profiles).
-//! 3. **Documents**: [`result`] (`oio.tpcc` and `oio.tpcc.series`; the build and check
+//! 2. **Generic side**, which names no dialect: [`txn`] (the five transactions' inputs and
+//!    outcomes), [`db`] (the session API: [`db::Connection`], [`db::Session`], the in-process
+//!    [`db::WriterGate`]), [`rows`] (what a load writes, and the loaders' shared pieces),
+//!    [`settings`] (the journal of server settings a study changes, and value literals),
+//!    [`database`] (the traits every dialect implements), [`per_row`] (the transactions
+//!    written once, one statement per row), [`build_state`], [`schema`], [`waits`] (wait
+//!    profiles), [`restore`] (a study's lock on a server, and putting settings back).
+//! 3. **Dialects**, each above the generic side and below the registry, its files pointing one
+//!    way (session, then transactions, then database): [`sqlite`]; [`pgsession`], [`server`]
+//!    (PL/pgSQL functions) and [`postgres`]; [`mysql_session`], the round-trip scripts,
+//!    client-mode transactions, [`mysql_server`] (procedures) and [`mysql`]; [`mssql`] (SQL
+//!    Server over TDS), its transactions, [`mssql_waits`] and [`mssql_db`]. Then
+//!    [`dialects`], the one place a URL picks a dialect ([`dialects::open`]), and what stands
+//!    on it: [`load`] (the build), [`check`](mod@check).
+//! 4. **Documents**: [`result`] (`oio.tpcc` and `oio.tpcc.series`; the build and check
 //!    reports live beside their backends), each flattening `oio_core`'s envelope. The types
 //!    are defined in `oio-documents` (so the report reads them without the drivers) and
 //!    re-exported where they are built, with the options and wait profiles inside them.
-//! 4. **Driver**: [`driver`], on top: [`run`] executes a [`TpccRunPlan`] with a
+//! 5. **Driver**: [`driver`], on top: [`run`] executes a [`TpccRunPlan`] with a
 //!    [`RunObserver`] and an `oio_core::Cancel`; [`device`] records the block device under
 //!    the database beside it (for `oio tpcc run` and the fleet's agents alike).
 //!
@@ -43,8 +50,8 @@
 //! # Adding an engine
 //!
 //! A dialect is one module implementing three traits; the driver, the build, the monitor and
-//! the checks never name it. Only [`database::open`] (its URL), [`url`] (its scheme and the
-//! [`url::Dialect`] name results record) and [`url::Dialect::sql`] choose it. A SQL Server
+//! the checks never name it. Only [`dialects`] (its URL and its SQL: one line in each match),
+//! [`url`] (its scheme and the [`url::Dialect`] name results record) choose it. A SQL Server
 //! module, for example, implements:
 //! - [`database::DialectSql`]: DDL for the nine tables ([`schema`] has their columns and
 //!   keys) and the indexes after the load, the catalog queries listing tables and other
@@ -62,7 +69,7 @@
 //!   transaction counter for TPM;
 //! - [`database::Database`], one database from its URL: connections with oio's [`Timeouts`]
 //!   (connect, statement, idle sessions) named so oio can find its own sessions, the
-//!   parallel bulk load (with [`load`]'s row generator; COPY, multi-row INSERT, …), index
+//!   parallel bulk load (with [`rows`]'s generator; COPY, multi-row INSERT, …), index
 //!   build, ANALYZE, the server-side procedures' install, the database's size and data
 //!   directory (so the device is recorded beside the run), and optionally a
 //!   [`database::WaitSampler`] for the wait profile.

@@ -4,14 +4,14 @@
 //! Every round trip costs the driver CPU (on loopback the kernel charges the client for the
 //! server's side of it too), so each transaction is ONE T-SQL batch in client mode (its
 //! inputs declared as variables with literals oio wrote itself, then the same body as the
-//! procedure; [`crate::mssql_txn`]) and one `EXEC` in server mode. Sessions run `SET NOCOUNT
+//! procedure; in the transactions module) and one `EXEC` in server mode. Sessions run `SET NOCOUNT
 //! ON` (no row-count messages) and `SET XACT_ABORT ON` (an error rolls the whole transaction
 //! back, so a failed batch never leaves one open), with TCP_NODELAY, on one current-thread
 //! runtime per session, parsing nothing per call.
 //!
 //! The per-row [`Stmt`] statements are not spoken here: the five transactions, the checks
-//! and the bookkeeping go through [`Connection::transact`], [`Connection::query_sql`] and
-//! [`Connection::batch`].
+//! and the bookkeeping go through the session's `Connection::transact`, `query_sql` and
+//! `batch`.
 
 use crate::error::{Result, TpccError};
 use crate::plan::Timeouts;

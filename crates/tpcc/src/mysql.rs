@@ -1,6 +1,6 @@
 //! The MariaDB/MySQL dialect's database: schema, bulk load, wait sampling (InnoDB and
 //! `performance_schema`), settings and the stored procedures of server mode. Sessions are
-//! [`crate::mysql_session`]; client mode's transactions [`crate::mysql_client`].
+//! `mysql_session`, client mode's transactions `mysql_client`.
 
 use crate::database::{
     one_text, setting_pairs, setting_text, val_text, Database, DialectSql, LoadJob, SamplerJob,

@@ -8,7 +8,7 @@
 //! ORDER BY … LIMIT 1` (MySQL cannot delete from a table it reads in a subquery). Every part
 //! is a prepared statement cached per connection; `$n` parameters become `?` with the values
 //! bound in order of appearance. Client mode's transactions are sent in few round trips
-//! ([`crate::mysql_client`]).
+//! (the client module).
 
 use crate::error::{Result, TpccError};
 use crate::plan::Timeouts;

@@ -277,7 +277,7 @@ impl Stmt {
         )
     }
 
-    /// The SQL text, valid on SQLite and PostgreSQL (MySQL's is [`crate::mysql::sql`]).
+    /// The SQL text, valid on SQLite and PostgreSQL (MySQL's is in its session module).
     pub const fn sql(self) -> &'static str {
         match self {
             Stmt::NoWarehouse => "SELECT w_tax FROM warehouse WHERE w_id = $1",

@@ -2,7 +2,7 @@
 //! through a session on any engine (written once in `per_row`, and per dialect in its module).
 //!
 //! Inputs are drawn separately from execution, so the same inputs serve client-side SQL
-//! ([`execute`]) and PostgreSQL's server-side functions ([`crate::server`]), and a retried
+//! and PostgreSQL's server-side functions, and a retried
 //! transaction runs again with exactly the inputs that failed.
 //!
 //! On PostgreSQL, where each statement is a network round trip and round trips cost the
