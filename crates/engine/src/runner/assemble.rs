@@ -1,14 +1,14 @@
 //! The last phase: the run's result from what the workers reported.
 
 use super::collect::Collected;
-use super::tally::{DirAcc, DirPair, Timing};
+use super::tally::{stats, DirPair, Timing};
 use super::{in_memory, TargetPath};
 use crate::engines::EngineKind;
 use crate::plan::RunPlan;
 use crate::target::OpenTarget;
 use oio_core::host::HostInfo;
 use oio_core::result::{
-    AccessOrder, CpuUsage, DirStats, EngineInfo, ErrorSummary, HostNoise, RunOptions, RunResult,
+    AccessOrder, CpuUsage, EngineInfo, ErrorSummary, HostNoise, RunOptions, RunResult,
     StreamSummary, Summary, VerifyFinding, VerifySummary, CPU_BOUND_BUSY, RUN_SCHEMA,
     RUN_SCHEMA_VERSION,
 };
@@ -41,19 +41,6 @@ pub(super) struct Assembly<'a> {
     pub(super) timing: &'a Timing,
     pub(super) stop_reason: StopReason,
     pub(super) collected: Collected,
-}
-
-/// Counters and a histogram as the result's statistics of one direction.
-pub(super) fn stats(a: &DirAcc, secs: f64, hist: bool) -> DirStats {
-    let mut d = DirStats::from_parts(a.ios, a.bytes, &a.hist, secs, hist);
-    if !a.service.is_empty() {
-        d.service_latency_ns = Some(a.service.summary());
-    }
-    if !a.lag.is_empty() {
-        d.lag_ns = Some(a.lag.summary());
-        d.lag_histogram = hist.then(|| a.lag.to_sparse());
-    }
-    d
 }
 
 /// Builds the run's result.

@@ -3,8 +3,7 @@
 //! observer how far the run is. Percentiles are read only from merged histograms. It also
 //! samples the host's CPU once per interval, as each interval closes (never on the I/O path).
 
-use super::assemble::stats;
-use super::tally::{DirPair, ErrorCounts, Msg, Stops, ThreadBusy, Timing};
+use super::tally::{stats, DirPair, ErrorCounts, Msg, Stops, ThreadBusy, Timing};
 use super::RunObserver;
 use crate::engines::EngineError;
 use crate::verify::VerifyCounts;

@@ -1,17 +1,16 @@
 //! What workers count and send: per-direction accumulators, the messages to the collector,
 //! the run's timing, and a worker's tally of its current interval.
 
-use super::worker::Worker;
 use crate::clock::Clock;
 use crate::engines::{Dir, EngineError};
 use crate::generator::NextIo;
 use crate::verify::VerifyCounts;
 use oio_core::histogram::LatencyHistogram;
+use oio_core::result::DirStats;
 use oio_core::units::format_size;
 use oio_core::Cancel;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 
 /// Counters and latencies of one direction.
 #[derive(Clone, Default)]
@@ -194,46 +193,14 @@ impl ThreadBusy {
     }
 }
 
-/// The start of a worker's [`ThreadBusy`] span.
-enum BusyFrom {
-    /// The measured phase has not begun.
-    NotYet,
-    /// It began here: real time, then the thread's (on CPU, waiting) ns.
-    At(Instant, (u64, u64)),
-    /// No scheduler counts on this host.
-    Unknown,
-}
-
-impl BusyFrom {
-    fn now() -> BusyFrom {
-        match crate::sys::thread_sched() {
-            Some(s) => BusyFrom::At(Instant::now(), s),
-            None => BusyFrom::Unknown,
-        }
-    }
-
-    /// The span from here to now.
-    fn until_now(&self) -> Option<ThreadBusy> {
-        let BusyFrom::At(t0, (run0, wait0)) = self else {
-            return None;
-        };
-        let (run, wait) = crate::sys::thread_sched()?;
-        Some(ThreadBusy {
-            wall_ns: t0.elapsed().as_nanos() as u64,
-            run_ns: run.saturating_sub(*run0),
-            wait_ns: wait.saturating_sub(*wait0),
-        })
-    }
-}
-
 /// One turn's successful completions, counted in locals and added to the tally once, not
 /// a read-modify-write of the interval's counters in memory for every I/O.
 #[derive(Default)]
 pub(super) struct Turn {
-    ok: u64,
+    pub(super) ok: u64,
     /// Per direction (read, write): I/Os and bytes in the measured phase.
-    ios: [u64; 2],
-    bytes: [u64; 2],
+    pub(super) ios: [u64; 2],
+    pub(super) bytes: [u64; 2],
 }
 
 impl Turn {
@@ -247,145 +214,6 @@ impl Turn {
             self.ios[d] += 1;
             self.bytes[d] += u64::from(io.len);
         }
-    }
-}
-
-/// What a worker has counted: the current interval, errors, and where time stands.
-pub(super) struct Tally<'w> {
-    pub(super) w: &'w Worker<'w>,
-    pub(super) cur: Box<DirPair>,
-    pub(super) idx: u64,
-    pub(super) boundary: u64,
-    pub(super) all_ios: u64,
-    pub(super) ok_ios: u64,
-    pub(super) errors: ErrorCounts,
-    /// Completion order: I/Os seen, exactly sequential, within 128 KiB.
-    pub(super) order: [u64; 3],
-    busy_from: BusyFrom,
-    busy: Option<ThreadBusy>,
-}
-
-impl<'w> Tally<'w> {
-    pub(super) fn new(w: &'w Worker<'w>) -> Self {
-        Tally {
-            w,
-            cur: Box::default(),
-            idx: 0,
-            boundary: w.t.measure_start + w.t.interval,
-            all_ios: 0,
-            ok_ios: 0,
-            errors: ErrorCounts::default(),
-            order: [0; 3],
-            busy_from: BusyFrom::NotYet,
-            busy: None,
-        }
-    }
-
-    /// Sends every interval that ended before `now` (capped at the end of the run); notes
-    /// where the thread's time stands when the measured phase begins.
-    #[inline]
-    pub(super) fn roll(&mut self, now: u64) {
-        if matches!(self.busy_from, BusyFrom::NotYet) && now >= self.w.t.measure_start {
-            self.busy_from = BusyFrom::now();
-        }
-        let cutoff = now.min(self.w.t.end);
-        while cutoff >= self.boundary {
-            self.w
-                .send_interval(self.idx, self.boundary, std::mem::take(&mut self.cur));
-            self.idx += 1;
-            self.boundary += self.w.t.interval;
-        }
-    }
-
-    /// Sends the last, possibly short, interval ending at `end`, and ends the thread's span.
-    pub(super) fn close(&mut self, end: u64) {
-        self.busy = self.busy_from.until_now();
-        let interval_start = self.boundary - self.w.t.interval;
-        if end > interval_start && end > self.w.t.measure_start {
-            self.w
-                .send_interval(self.idx, end, std::mem::take(&mut self.cur));
-        }
-    }
-
-    /// Until when extra work done in a turn (trims) may go on before the loop must look at
-    /// time again: the start of the measurement while ramping, else the end of the current
-    /// interval or of the run, whichever comes first.
-    pub(super) fn turn_end(&self, now: u64) -> u64 {
-        if now < self.w.t.measure_start {
-            self.w.t.measure_start
-        } else {
-            self.boundary.min(self.w.t.end)
-        }
-    }
-
-    pub(super) fn measuring(&self, now: u64) -> bool {
-        now >= self.w.t.measure_start && now < self.w.t.end
-    }
-
-    /// Notes where this completion sits relative to the previous one on its target.
-    #[inline]
-    pub(super) fn track_order(&mut self, io: &NextIo) {
-        if let Some(last) = &self.w.order {
-            let t = self.w.a.targets[io.file as usize];
-            let prev = last[t].swap(io.offset + io.len as u64, Ordering::Relaxed);
-            self.order[0] += 1;
-            if prev == io.offset {
-                self.order[1] += 1;
-            }
-            if prev != u64::MAX && prev.abs_diff(io.offset) <= 128 << 10 {
-                self.order[2] += 1;
-            }
-        }
-    }
-
-    /// A completion that failed or transferred less than asked: an error, never in the
-    /// statistics.
-    #[cold]
-    pub(super) fn failed(&mut self, result: i32, io: &NextIo) {
-        self.errors.record(result, io, self.w.paths);
-        self.cur.errors += 1;
-    }
-
-    /// Adds a turn's `reaped` completions, counted in `turn`.
-    #[inline]
-    pub(super) fn add_turn(&mut self, reaped: usize, turn: &Turn) {
-        self.all_ios += reaped as u64;
-        self.ok_ios += turn.ok;
-        let cur = &mut self.cur;
-        cur.read.ios += turn.ios[0];
-        cur.read.bytes += turn.bytes[0];
-        cur.write.ios += turn.ios[1];
-        cur.write.bytes += turn.bytes[1];
-    }
-
-    pub(super) fn done(
-        self,
-        eng_name: &'static str,
-        features: Vec<String>,
-        end_ns: u64,
-        verify: Option<VerifyCounts>,
-        log_error: Option<String>,
-    ) {
-        let _ = self.w.tx.send(Msg::Done {
-            verify,
-            log_error,
-            order: self.order,
-            engine: eng_name,
-            features,
-            all_ios: self.all_ios,
-            end_ns,
-            errors: self.errors,
-            stalled_ns: self.w.stalled_ns.get(),
-            busy: self.busy.map(Box::new),
-        });
-    }
-
-    pub(super) fn should_stop(&self, now: u64) -> bool {
-        if self.errors.count >= 100 && self.ok_ios == 0 {
-            // Every I/O fails: stop instead of spinning on errors.
-            self.w.stops.stop_for_errors();
-        }
-        now >= self.w.t.end || self.w.stops.workers.is_cancelled()
     }
 }
 
@@ -442,6 +270,19 @@ pub(super) fn errno_name(e: i32) -> String {
         _ => return format!("errno {e}"),
     };
     name.to_string()
+}
+
+/// Counters and a histogram as the result's statistics of one direction.
+pub(super) fn stats(a: &DirAcc, secs: f64, hist: bool) -> DirStats {
+    let mut d = DirStats::from_parts(a.ios, a.bytes, &a.hist, secs, hist);
+    if !a.service.is_empty() {
+        d.service_latency_ns = Some(a.service.summary());
+    }
+    if !a.lag.is_empty() {
+        d.lag_ns = Some(a.lag.summary());
+        d.lag_histogram = hist.then(|| a.lag.to_sparse());
+    }
+    d
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 //! times every I/O as it is queued; a closed loop that thinks reads it to know when thinking
 //! ends.
 
-use super::tally::{Msg, Stops, Tally, Timing, Turn};
+use super::tally::{DirPair, ErrorCounts, Msg, Stops, ThreadBusy, Timing, Turn};
 use super::RunError;
 use crate::arrivals::Arrivals;
 use crate::data::DataFiller;
@@ -21,14 +21,15 @@ use crate::generator::{Generator, NextIo};
 use crate::plan::WorkerAssignment;
 use crate::replay::{Cursor, Source};
 use crate::target::TargetError;
-use crate::verify::{VerifyShared, VerifyWorker};
+use crate::verify::{VerifyCounts, VerifyShared, VerifyWorker};
 use crossbeam_channel::Sender;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use std::time::Instant;
 
 /// One worker: its assignment and what it shares with the run.
 pub(super) struct Worker<'a> {
@@ -1022,6 +1023,177 @@ fn remove_own(path: &Path, file: &std::fs::File) {
     };
     if (a.dev(), a.ino()) == (b.dev(), b.ino()) {
         let _ = std::fs::remove_file(path);
+    }
+}
+
+/// The start of a worker's [`ThreadBusy`] span.
+enum BusyFrom {
+    /// The measured phase has not begun.
+    NotYet,
+    /// It began here: real time, then the thread's (on CPU, waiting) ns.
+    At(Instant, (u64, u64)),
+    /// No scheduler counts on this host.
+    Unknown,
+}
+
+impl BusyFrom {
+    fn now() -> BusyFrom {
+        match crate::sys::thread_sched() {
+            Some(s) => BusyFrom::At(Instant::now(), s),
+            None => BusyFrom::Unknown,
+        }
+    }
+
+    /// The span from here to now.
+    fn until_now(&self) -> Option<ThreadBusy> {
+        let BusyFrom::At(t0, (run0, wait0)) = self else {
+            return None;
+        };
+        let (run, wait) = crate::sys::thread_sched()?;
+        Some(ThreadBusy {
+            wall_ns: t0.elapsed().as_nanos() as u64,
+            run_ns: run.saturating_sub(*run0),
+            wait_ns: wait.saturating_sub(*wait0),
+        })
+    }
+}
+
+/// What a worker has counted: the current interval, errors, and where time stands.
+pub(super) struct Tally<'w> {
+    pub(super) w: &'w Worker<'w>,
+    pub(super) cur: Box<DirPair>,
+    pub(super) idx: u64,
+    pub(super) boundary: u64,
+    pub(super) all_ios: u64,
+    pub(super) ok_ios: u64,
+    pub(super) errors: ErrorCounts,
+    /// Completion order: I/Os seen, exactly sequential, within 128 KiB.
+    pub(super) order: [u64; 3],
+    busy_from: BusyFrom,
+    busy: Option<ThreadBusy>,
+}
+
+impl<'w> Tally<'w> {
+    pub(super) fn new(w: &'w Worker<'w>) -> Self {
+        Tally {
+            w,
+            cur: Box::default(),
+            idx: 0,
+            boundary: w.t.measure_start + w.t.interval,
+            all_ios: 0,
+            ok_ios: 0,
+            errors: ErrorCounts::default(),
+            order: [0; 3],
+            busy_from: BusyFrom::NotYet,
+            busy: None,
+        }
+    }
+
+    /// Sends every interval that ended before `now` (capped at the end of the run); notes
+    /// where the thread's time stands when the measured phase begins.
+    #[inline]
+    pub(super) fn roll(&mut self, now: u64) {
+        if matches!(self.busy_from, BusyFrom::NotYet) && now >= self.w.t.measure_start {
+            self.busy_from = BusyFrom::now();
+        }
+        let cutoff = now.min(self.w.t.end);
+        while cutoff >= self.boundary {
+            self.w
+                .send_interval(self.idx, self.boundary, std::mem::take(&mut self.cur));
+            self.idx += 1;
+            self.boundary += self.w.t.interval;
+        }
+    }
+
+    /// Sends the last, possibly short, interval ending at `end`, and ends the thread's span.
+    pub(super) fn close(&mut self, end: u64) {
+        self.busy = self.busy_from.until_now();
+        let interval_start = self.boundary - self.w.t.interval;
+        if end > interval_start && end > self.w.t.measure_start {
+            self.w
+                .send_interval(self.idx, end, std::mem::take(&mut self.cur));
+        }
+    }
+
+    /// Until when extra work done in a turn (trims) may go on before the loop must look at
+    /// time again: the start of the measurement while ramping, else the end of the current
+    /// interval or of the run, whichever comes first.
+    pub(super) fn turn_end(&self, now: u64) -> u64 {
+        if now < self.w.t.measure_start {
+            self.w.t.measure_start
+        } else {
+            self.boundary.min(self.w.t.end)
+        }
+    }
+
+    pub(super) fn measuring(&self, now: u64) -> bool {
+        now >= self.w.t.measure_start && now < self.w.t.end
+    }
+
+    /// Notes where this completion sits relative to the previous one on its target.
+    #[inline]
+    pub(super) fn track_order(&mut self, io: &NextIo) {
+        if let Some(last) = &self.w.order {
+            let t = self.w.a.targets[io.file as usize];
+            let prev = last[t].swap(io.offset + io.len as u64, Ordering::Relaxed);
+            self.order[0] += 1;
+            if prev == io.offset {
+                self.order[1] += 1;
+            }
+            if prev != u64::MAX && prev.abs_diff(io.offset) <= 128 << 10 {
+                self.order[2] += 1;
+            }
+        }
+    }
+
+    /// A completion that failed or transferred less than asked: an error, never in the
+    /// statistics.
+    #[cold]
+    pub(super) fn failed(&mut self, result: i32, io: &NextIo) {
+        self.errors.record(result, io, self.w.paths);
+        self.cur.errors += 1;
+    }
+
+    /// Adds a turn's `reaped` completions, counted in `turn`.
+    #[inline]
+    pub(super) fn add_turn(&mut self, reaped: usize, turn: &Turn) {
+        self.all_ios += reaped as u64;
+        self.ok_ios += turn.ok;
+        let cur = &mut self.cur;
+        cur.read.ios += turn.ios[0];
+        cur.read.bytes += turn.bytes[0];
+        cur.write.ios += turn.ios[1];
+        cur.write.bytes += turn.bytes[1];
+    }
+
+    pub(super) fn done(
+        self,
+        eng_name: &'static str,
+        features: Vec<String>,
+        end_ns: u64,
+        verify: Option<VerifyCounts>,
+        log_error: Option<String>,
+    ) {
+        let _ = self.w.tx.send(Msg::Done {
+            verify,
+            log_error,
+            order: self.order,
+            engine: eng_name,
+            features,
+            all_ios: self.all_ios,
+            end_ns,
+            errors: self.errors,
+            stalled_ns: self.w.stalled_ns.get(),
+            busy: self.busy.map(Box::new),
+        });
+    }
+
+    pub(super) fn should_stop(&self, now: u64) -> bool {
+        if self.errors.count >= 100 && self.ok_ios == 0 {
+            // Every I/O fails: stop instead of spinning on errors.
+            self.w.stops.stop_for_errors();
+        }
+        now >= self.w.t.end || self.w.stops.workers.is_cancelled()
     }
 }
 
