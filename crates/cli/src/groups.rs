@@ -148,7 +148,7 @@ fn name_tpcc_groups(
     if docs.len() != groups.len() || docs.len() < 2 {
         return;
     }
-    let names = oio_report::charts::tpcc_names(&docs);
+    let names = oio_report::chart::tpcc_names(&docs);
     let mut seen = names.clone();
     seen.sort();
     seen.dedup();

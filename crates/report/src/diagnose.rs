@@ -100,7 +100,7 @@ pub fn sql_db_facts(source: &str, t: &oio_documents::sql::SqlResult) -> DbFacts 
 /// (synchronous_commit=off)"), as the report and `compare` name them.
 pub fn tpcc_facts(results: &[(String, TpccResult)]) -> Vec<DbFacts> {
     let docs: Vec<&TpccResult> = results.iter().map(|(_, t)| t).collect();
-    let names = crate::charts::tpcc_names(&docs);
+    let names = crate::chart::tpcc_names(&docs);
     results
         .iter()
         .zip(names)

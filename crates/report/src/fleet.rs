@@ -5,7 +5,7 @@
 //! into one directory; those host runs are shown here, with their fleet, not again as an
 //! experiment of their own.
 
-use crate::charts::{overlay_or_multiples, Chart};
+use crate::chart::{charts_of, overlay_or_multiples, push_plot, Chart};
 use crate::model::Report;
 use crate::svg::{esc, Axis, BarSeries, Bars, Fmt, Mode, Plot, Series};
 use oio_core::result::Interval;
@@ -145,7 +145,7 @@ pub fn charts(report: &Report, out: &mut Vec<Chart>) {
             &|i| Some(i.total.iops),
             Mode::LinePoints,
         ));
-        crate::charts::push_plot(out, format!("{sec}-merged"), &sec, m);
+        push_plot(out, format!("{sec}-merged"), &sec, m);
         if !host_iv.is_empty() {
             overlay_or_multiples(
                 out,
@@ -380,7 +380,7 @@ pub fn section(o: &mut String, report: &Report, charts: &[Chart]) {
                     .join(" ")
             );
         }
-        crate::html::charts_of(o, charts, &format!("fleet{}", n + 1));
+        charts_of(o, charts, &format!("fleet{}", n + 1));
     }
     o.push_str("</section>");
 }

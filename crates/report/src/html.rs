@@ -7,7 +7,8 @@
 //! mapped into the chart's viewBox) leaves their chart (`data-overflow`, `data-overflow-list`),
 //! which is what the headless-browser test reads.
 
-use crate::charts::{self, Chart};
+use crate::chart::{charts_of, Chart};
+use crate::charts;
 use crate::experiments::{self, Experiment, Kind};
 use crate::model::Report;
 use crate::svg::esc;
@@ -56,16 +57,6 @@ fn opt_ns(v: Option<f64>) -> String {
 
 fn opt_u(v: Option<u64>) -> String {
     v.map(|v| format_ns(v as f64)).unwrap_or_else(|| "-".into())
-}
-
-pub(crate) fn charts_of(out: &mut String, charts: &[Chart], section: &str) {
-    for c in charts.iter().filter(|c| c.section == section) {
-        let _ = write!(
-            out,
-            "<div class=\"chart\" id=\"chart-{}\">{}</div>",
-            c.id, c.svg
-        );
-    }
 }
 
 impl HtmlRenderer {

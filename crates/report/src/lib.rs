@@ -21,6 +21,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod chart;
 pub mod charts;
 pub mod csv;
 pub mod diagnose;

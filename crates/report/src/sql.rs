@@ -3,7 +3,7 @@
 //! one time axis with the device; and worker sequences (one script at several worker counts,
 //! outside a study), drawn by worker count with every run visible.
 
-use crate::charts::{observation_panels, push_plot, Chart};
+use crate::chart::{charts_of, observation_panels, push_plot, Chart};
 use crate::model::Report;
 use crate::svg::{esc, Axis, Fmt, Mode, Plot, Series};
 use oio_core::observation::Observation;
@@ -217,11 +217,11 @@ pub fn section(o: &mut String, r: &Report, charts: &[Chart], claimed: &[usize]) 
     runs_table(o, r, &labels);
     for (n, (e, l)) in r.sql.iter().zip(&labels).enumerate() {
         run_block(o, &e.doc, l, &e.source);
-        crate::html::charts_of(o, charts, &format!("sql{}", n + 1));
+        charts_of(o, charts, &format!("sql{}", n + 1));
     }
     for (n, s) in sequences(r, claimed).iter().enumerate() {
         sequence_table(o, r, s, &labels);
-        crate::html::charts_of(o, charts, &format!("sqlseq{}", n + 1));
+        charts_of(o, charts, &format!("sqlseq{}", n + 1));
     }
     o.push_str("</section>");
 }

@@ -11,7 +11,7 @@
 //! shared) — with the candidates' per-interval throughput overlaid on one time axis (each run
 //! a line, candidates by colour, rounds by dash) and a compact run table.
 
-use crate::charts::{push_plot, Chart};
+use crate::chart::{push_plot, Chart};
 use crate::model::Report;
 use crate::svg::{Axis, Fmt, Mode, Plot, Series, PALETTE};
 use oio_analysis::compare::{self, Comparison, Group, RunData, SqlFacts, TpccFacts, TxnFacts};

@@ -76,7 +76,7 @@ pub fn section(o: &mut String, report: &Report, studies: &[Study], charts: &[Cha
         o.push_str("</ul>");
         verdict_table(o, &c, s.of.metric().0);
         wait_table(o, report, s);
-        crate::html::charts_of(o, charts, &s.id);
+        crate::chart::charts_of(o, charts, &s.id);
         run_table(o, report, s);
         o.push_str("</section>");
     }
