@@ -6,7 +6,8 @@
 use clap::{Parser, ValueEnum};
 use oio_core::SizeMix;
 use oio_engine::TargetBinding;
-use oio_lab::{Burst, Pattern, RunSettings, WorkloadOverrides, WorkloadSource};
+pub use oio_lab::WorkloadFlags;
+use oio_lab::{Pattern, RunSettings, WorkloadOverrides, WorkloadSource};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -78,14 +79,6 @@ impl From<RoundOrderArg> for oio_lab::Order {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ArrivalArg {
-    /// Evenly spaced.
-    Constant,
-    /// Exponential gaps (Poisson process).
-    Poisson,
-}
-
 /// Engines on the command line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum EngineArg {
@@ -123,12 +116,7 @@ pub enum SubmitArg {
     Auto,
 }
 
-/// A duration flag such as `200us` or `10ms`, kept as written in workload files.
-pub fn parse_secs(s: &str) -> Result<oio_core::units::Secs, String> {
-    oio_core::units::parse_duration(s)
-        .map(oio_core::units::Secs)
-        .map_err(|e| e.to_string())
-}
+pub use oio_lab::workload::parse::secs as parse_secs;
 
 /// A `--label`: a name of 1 to `oio_tpcc::plan::MAX_LABEL` printable characters, the rule
 /// `oio tpcc run --label` follows.
@@ -143,18 +131,7 @@ pub fn parse_label(s: &str) -> Result<String, String> {
     Ok(s.to_string())
 }
 
-/// A percentage from 0 to 100 (`70` or `70%`).
-pub fn parse_pct(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .trim_end_matches('%')
-        .parse()
-        .map_err(|_| format!("'{s}' is not a percentage from 0 to 100"))?;
-    if (0.0..=100.0).contains(&v) {
-        Ok(v)
-    } else {
-        Err(format!("{v} is not a percentage from 0 to 100"))
-    }
-}
+pub use oio_lab::workload::parse::pct as parse_pct;
 
 /// Where the workload comes from.
 #[derive(Clone, Debug, Default, clap::Args)]
@@ -207,153 +184,14 @@ pub struct ShapeArgs {
     pub qd: Option<u32>,
 }
 
-/// Every other workload flag.
-#[derive(Clone, Debug, Default, clap::Args)]
-pub struct WorkloadArgs {
-    /// Read size mix (overrides --bs for reads).
-    #[arg(long, value_name = "MIX")]
-    pub read_bs: Option<SizeMix>,
-
-    /// Write size mix (overrides --bs for writes).
-    #[arg(long, value_name = "MIX")]
-    pub write_bs: Option<SizeMix>,
-
-    /// Share of random offsets in percent. Default: the profile's or workload file's, or the
-    /// --rw pattern's (100 for rand*, 0 otherwise).
-    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
-    pub random_pct: Option<f64>,
-
-    /// fdatasync each target after every N writes of a worker (fio's fdatasync=N); the sync
-    /// latency is reported on its own (summary.sync).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), conflicts_with = "fsync")]
-    pub fdatasync: Option<u32>,
-
-    /// fsync each target after every N writes of a worker (fio's fsync=N): as --fdatasync,
-    /// metadata too.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub fsync: Option<u32>,
-
-    /// Also sync (fsync with --fsync, else fdatasync) once T has passed since a worker's
-    /// last sync, if it wrote since, e.g. 10ms; timed in summary.sync.
-    #[arg(long, value_name = "T", value_parser = parse_secs)]
-    pub sync_interval: Option<oio_core::units::Secs>,
-
-    /// Make every write synchronous: o_dsync or o_sync open the targets so (fio's
-    /// sync=dsync / sync=sync), rwf_dsync flags each write (RWF_DSYNC; FUA where the device
-    /// has it). The cost shows in the write latency.
-    #[arg(long, value_name = "HOW")]
-    pub sync_writes: Option<oio_core::workload::SyncWrites>,
-
-    /// Closed loop: idle T after every --think-blocks completed I/Os before issuing more
-    /// (fio's thinktime), e.g. 200us.
-    #[arg(long, value_name = "T", value_parser = parse_secs)]
-    pub think_time: Option<oio_core::units::Secs>,
-
-    /// I/Os between thinks (fio's thinktime_blocks; default 1).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), requires = "think_time")]
-    pub think_blocks: Option<u32>,
-
-    /// What writes contain: random (default, unique per 4 KiB), zero, or fixed:0xHEX (those
-    /// bytes repeated; fio's zero_buffers / buffer_pattern).
-    #[arg(long, value_name = "DATA")]
-    pub pattern: Option<oio_core::workload::DataContent>,
-
-    /// Share (0 to below 100) of operations that are trims: files get a hole punched
-    /// (fallocate PUNCH_HOLE), devices a BLKDISCARD, of ranges drawn like writes; timed on
-    /// their own (summary.trim), not in the total. A trimming stream writes: the target must
-    /// be oio's or allowed as for writes.
-    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
-    pub trim_pct: Option<f64>,
-
-    /// Where random offsets fall: random (uniform), zipf:THETA, pareto:H, normal:SIGMA% or
-    /// zoned:IO%/SIZE%:... (fio's random_distribution), e.g. zipf:1.2 or zoned:80/10:20/90.
-    #[arg(long, value_name = "DIST")]
-    pub distribution: Option<oio_core::workload::Distribution>,
-
-    /// Open loop: offer this many I/Os per second per stream, whatever the device does;
-    /// latency then counts from each I/O's intended start.
-    #[arg(long, value_name = "IOPS", value_parser = crate::values::rate_arg)]
-    pub rate: Option<f64>,
-
-    /// Spacing of open-loop arrivals.
-    #[arg(long, value_enum, value_name = "KIND", requires = "rate")]
-    pub arrival: Option<ArrivalArg>,
-
-    /// On/off bursts in open loop: BURST_IOPS,ON,OFF such as 10000,2s,8s (between bursts: --rate).
-    #[arg(long, value_name = "IOPS,ON,OFF", requires = "rate")]
-    pub burst: Option<Burst>,
-
-    /// Worker threads per stream. Default: the profile's or workload file's; 1 with --rw.
-    #[arg(long, value_name = "N")]
-    pub workers: Option<u32>,
-
-    /// Share (0–100) of each written 4 KiB block a compressor can remove (default 0).
-    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
-    pub compress_pct: Option<f64>,
-
-    /// Share (0–100) of written 4 KiB blocks that duplicate others (default 0: all unique).
-    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
-    pub dedupe_pct: Option<f64>,
-
-    /// Stripe unit over several targets, e.g. 256k (default 1m, or the largest I/O if larger).
-    #[arg(long, value_name = "SIZE", value_parser = crate::values::size_arg)]
-    pub stripe: Option<u64>,
-}
-
-impl WorkloadArgs {
-    /// The typed overrides of these flags and the shape.
-    pub fn overrides(&self, shape: &ShapeArgs) -> WorkloadOverrides {
+impl ShapeArgs {
+    /// The typed overrides of this shape and the other workload flags.
+    pub fn overrides(&self, flags: &WorkloadFlags) -> WorkloadOverrides {
         WorkloadOverrides {
-            bs: shape.bs.clone(),
-            read_bs: self.read_bs.clone(),
-            write_bs: self.write_bs.clone(),
-            read_pct: shape.read_pct,
-            random_pct: self.random_pct,
-            distribution: self.distribution.clone(),
-            fdatasync: self.fdatasync,
-            fsync: self.fsync,
-            sync_interval: self.sync_interval,
-            sync_writes: self.sync_writes,
-            think_time: self.think_time,
-            think_blocks: self.think_blocks,
-            pattern: self.pattern.clone(),
-            trim_pct: self.trim_pct,
-            qd: shape.qd,
-            rate: self.rate,
-            arrival: self.arrival.map(|a| match a {
-                ArrivalArg::Constant => oio_core::workload::Arrival::Constant,
-                ArrivalArg::Poisson => oio_core::workload::Arrival::Poisson,
-            }),
-            burst: self.burst,
-            workers: self.workers,
-            compress_pct: self.compress_pct,
-            dedupe_pct: self.dedupe_pct,
-            stripe: self.stripe.map(oio_core::units::Bytes),
-        }
-    }
-
-    /// These flags, each filled from `other` where not given here.
-    pub fn or(self, other: WorkloadArgs) -> WorkloadArgs {
-        WorkloadArgs {
-            read_bs: self.read_bs.or(other.read_bs),
-            write_bs: self.write_bs.or(other.write_bs),
-            random_pct: self.random_pct.or(other.random_pct),
-            fdatasync: self.fdatasync.or(other.fdatasync),
-            fsync: self.fsync.or(other.fsync),
-            sync_interval: self.sync_interval.or(other.sync_interval),
-            sync_writes: self.sync_writes.or(other.sync_writes),
-            think_time: self.think_time.or(other.think_time),
-            think_blocks: self.think_blocks.or(other.think_blocks),
-            pattern: self.pattern.or(other.pattern),
-            trim_pct: self.trim_pct.or(other.trim_pct),
-            distribution: self.distribution.or(other.distribution),
-            rate: self.rate.or(other.rate),
-            arrival: self.arrival.or(other.arrival),
-            burst: self.burst.or(other.burst),
-            workers: self.workers.or(other.workers),
-            compress_pct: self.compress_pct.or(other.compress_pct),
-            dedupe_pct: self.dedupe_pct.or(other.dedupe_pct),
-            stripe: self.stripe.or(other.stripe),
+            bs: self.bs.clone(),
+            read_pct: self.read_pct,
+            qd: self.qd,
+            flags: flags.clone(),
         }
     }
 }
@@ -525,7 +363,7 @@ pub struct RunFlags {
     pub shape: ShapeArgs,
     /// The other workload flags.
     #[command(flatten)]
-    pub workload: WorkloadArgs,
+    pub workload: WorkloadFlags,
     /// Targets.
     #[command(flatten)]
     pub target: TargetArgs,
@@ -538,7 +376,7 @@ impl RunFlags {
     /// The run these flags describe.
     pub fn config(&self) -> anyhow::Result<oio_lab::RunConfig> {
         Ok(settings(&self.target, &self.exec)
-            .config(&self.source.source(), &self.workload.overrides(&self.shape))?)
+            .config(&self.source.source(), &self.shape.overrides(&self.workload))?)
     }
 }
 
@@ -563,7 +401,7 @@ pub fn parse_run_line(line: &str) -> anyhow::Result<RunFlags> {
 pub fn workload_flag_names() -> Vec<String> {
     use clap::Args;
     let cmd = clap::Command::new("group");
-    let cmd = WorkloadArgs::augment_args(ShapeArgs::augment_args(SourceArgs::augment_args(cmd)));
+    let cmd = WorkloadFlags::augment_args(ShapeArgs::augment_args(SourceArgs::augment_args(cmd)));
     cmd.get_arguments()
         .filter_map(|a| a.get_long())
         .filter(|l| !["workload", "profile"].contains(l))
@@ -586,7 +424,7 @@ pub fn parse_run_words(words: Vec<String>) -> anyhow::Result<RunFlags> {
 pub struct WithLine {
     /// The workload flags.
     #[command(flatten)]
-    pub workload: WorkloadArgs,
+    pub workload: WorkloadFlags,
     /// Seed of the first run.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,

@@ -3,7 +3,7 @@
 //! [`SweepPlan`] through [`SweepRules::plan`], so the two cannot drift apart; only where the
 //! runs happen differs.
 
-use crate::args::{parse_with, ExecArgs, KneeArgs, RepeatArgs, RoundOrderArg, WorkloadArgs};
+use crate::args::{parse_with, ExecArgs, KneeArgs, RepeatArgs, RoundOrderArg, WorkloadFlags};
 use oio_analysis::knee::LatencyTarget;
 use oio_core::SizeMix;
 use oio_lab::sweep::SweepPlan;
@@ -62,7 +62,7 @@ pub struct Grid<'a> {
 
 impl SweepRules {
     /// Folds `--with` into the workload flags and the seed (flags given directly win).
-    pub fn apply_with(&self, flags: &mut WorkloadArgs, exec: &mut ExecArgs) -> anyhow::Result<()> {
+    pub fn apply_with(&self, flags: &mut WorkloadFlags, exec: &mut ExecArgs) -> anyhow::Result<()> {
         if let Some(w) = &self.with {
             let line = parse_with(w)?;
             *flags = flags.clone().or(line.workload);

@@ -540,12 +540,13 @@ pub struct RateSegment {
 
 /// The spacing of arrivals.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Arrival {
     /// Evenly spaced.
     #[default]
     Constant,
-    /// Exponential inter-arrival times (a Poisson process), as independent clients produce.
+    /// Exponential gaps (Poisson process).
     Poisson,
 }
 

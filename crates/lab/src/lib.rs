@@ -40,4 +40,6 @@ pub use error::LabError;
 pub use order::Order;
 pub use plan::{Document, Done, Interleave, Lab, Labelled, Outcome, Plan, Progress, Step};
 pub use sink::{FileSink, MemorySink, Sink};
-pub use workload::{Burst, BurstError, Pattern, PatternError, WorkloadOverrides, WorkloadSource};
+pub use workload::{
+    Burst, BurstError, Pattern, PatternError, WorkloadFlags, WorkloadOverrides, WorkloadSource,
+};

@@ -167,62 +167,187 @@ impl FromStr for Burst {
     }
 }
 
-/// Every workload flag, as an option: `None` leaves the profile's or file's value.
+/// Every workload flag, as an option: `None` leaves the profile's or file's value. The shape
+/// (size, read share, depth) beside the others, which a sweep takes as lists.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub struct WorkloadOverrides {
     /// Size mix of both directions.
     pub bs: Option<SizeMix>,
-    /// Size mix of reads.
-    pub read_bs: Option<SizeMix>,
-    /// Size mix of writes.
-    pub write_bs: Option<SizeMix>,
     /// Share of reads, percent.
     pub read_pct: Option<f64>,
-    /// Share of random offsets, percent.
-    pub random_pct: Option<f64>,
-    /// Where random offsets fall.
-    pub distribution: Option<Distribution>,
-    /// fdatasync after every N writes of a worker.
-    pub fdatasync: Option<u32>,
-    /// fsync after every N writes of a worker.
-    pub fsync: Option<u32>,
-    /// Sync also once this long has passed since a worker's last sync.
-    pub sync_interval: Option<Secs>,
-    /// Every write synchronous: O_DSYNC/O_SYNC at open or RWF_DSYNC per write.
-    pub sync_writes: Option<SyncWrites>,
-    /// Idle time after every `think_blocks` I/Os.
-    pub think_time: Option<Secs>,
-    /// I/Os per think.
-    pub think_blocks: Option<u32>,
-    /// What writes contain.
-    pub pattern: Option<DataContent>,
-    /// Share of operations that are trims, percent.
-    pub trim_pct: Option<f64>,
     /// Outstanding I/Os per stream (with a rate: the cap on I/Os in flight).
     pub qd: Option<u32>,
-    /// Open loop: offered I/Os per second per stream.
+    /// Every other workload flag.
+    #[serde(flatten)]
+    pub flags: WorkloadFlags,
+}
+
+/// Every workload flag but the shape: one struct for the command line (its docs are the
+/// flags' help, behind the `cli` feature), inventory groups and recorded plans, so a flag
+/// added here is a flag of every surface that runs a workload.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[serde(default)]
+pub struct WorkloadFlags {
+    /// Read size mix (overrides --bs for reads).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "MIX"))]
+    pub read_bs: Option<SizeMix>,
+
+    /// Write size mix (overrides --bs for writes).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "MIX"))]
+    pub write_bs: Option<SizeMix>,
+
+    /// Share of random offsets in percent. Default: the profile's or workload file's, or the
+    /// --rw pattern's (100 for rand*, 0 otherwise).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "PCT", value_parser = parse::pct))]
+    pub random_pct: Option<f64>,
+
+    /// fdatasync each target after every N writes of a worker (fio's fdatasync=N); the sync
+    /// latency is reported on its own (summary.sync).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), conflicts_with = "fsync"))]
+    pub fdatasync: Option<u32>,
+
+    /// fsync each target after every N writes of a worker (fio's fsync=N): as --fdatasync,
+    /// metadata too.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..)))]
+    pub fsync: Option<u32>,
+
+    /// Also sync (fsync with --fsync, else fdatasync) once T has passed since a worker's
+    /// last sync, if it wrote since, e.g. 10ms; timed in summary.sync.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "T", value_parser = parse::secs))]
+    pub sync_interval: Option<Secs>,
+
+    /// Make every write synchronous: o_dsync or o_sync open the targets so (fio's
+    /// sync=dsync / sync=sync), rwf_dsync flags each write (RWF_DSYNC; FUA where the device
+    /// has it). The cost shows in the write latency.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "HOW"))]
+    pub sync_writes: Option<SyncWrites>,
+
+    /// Closed loop: idle T after every --think-blocks completed I/Os before issuing more
+    /// (fio's thinktime), e.g. 200us.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "T", value_parser = parse::secs))]
+    pub think_time: Option<Secs>,
+
+    /// I/Os between thinks (fio's thinktime_blocks; default 1).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), requires = "think_time"))]
+    pub think_blocks: Option<u32>,
+
+    /// What writes contain: random (default, unique per 4 KiB), zero, or fixed:0xHEX (those
+    /// bytes repeated; fio's zero_buffers / buffer_pattern).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "DATA"))]
+    pub pattern: Option<DataContent>,
+
+    /// Share (0 to below 100) of operations that are trims: files get a hole punched
+    /// (fallocate PUNCH_HOLE), devices a BLKDISCARD, of ranges drawn like writes; timed on
+    /// their own (summary.trim), not in the total. A trimming stream writes: the target must
+    /// be oio's or allowed as for writes.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "PCT", value_parser = parse::pct))]
+    pub trim_pct: Option<f64>,
+
+    /// Where random offsets fall: random (uniform), zipf:THETA, pareto:H, normal:SIGMA% or
+    /// zoned:IO%/SIZE%:... (fio's random_distribution), e.g. zipf:1.2 or zoned:80/10:20/90.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "DIST"))]
+    pub distribution: Option<Distribution>,
+
+    /// Open loop: offer this many I/Os per second per stream, whatever the device does;
+    /// latency then counts from each I/O's intended start.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "IOPS", value_parser = parse::rate))]
     pub rate: Option<f64>,
+
     /// Spacing of open-loop arrivals.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_enum, value_name = "KIND", requires = "rate")
+    )]
     pub arrival: Option<Arrival>,
-    /// On/off bursts of the open loop.
+
+    /// On/off bursts in open loop: BURST_IOPS,ON,OFF such as 10000,2s,8s (between bursts: --rate).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "IOPS,ON,OFF", requires = "rate")
+    )]
     pub burst: Option<Burst>,
-    /// Worker threads per stream.
+
+    /// Worker threads per stream. Default: the profile's or workload file's; 1 with --rw.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
     pub workers: Option<u32>,
-    /// Compressible share of each written block, percent.
+
+    /// Share (0–100) of each written 4 KiB block a compressor can remove (default 0).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "PCT", value_parser = parse::pct))]
     pub compress_pct: Option<f64>,
-    /// Duplicated share of written blocks, percent.
+
+    /// Share (0–100) of written 4 KiB blocks that duplicate others (default 0: all unique).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "PCT", value_parser = parse::pct))]
     pub dedupe_pct: Option<f64>,
-    /// Stripe unit over several targets, bytes (left out of plans when not given, so plans
-    /// recorded before it read back equal).
+
+    /// Stripe unit over several targets, e.g. 256k (default 1m, or the largest I/O if larger).
+    // Left out of plans when not given, so plans recorded before it read back equal.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "SIZE", value_parser = parse::size))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stripe: Option<oio_core::units::Bytes>,
+}
+
+impl WorkloadFlags {
+    /// These flags, each filled from `other` where not given here: by field name, so a flag
+    /// added to the struct needs no line here.
+    pub fn or(self, other: WorkloadFlags) -> WorkloadFlags {
+        let (Ok(serde_json::Value::Object(mut mine)), Ok(serde_json::Value::Object(theirs))) =
+            (serde_json::to_value(&self), serde_json::to_value(&other))
+        else {
+            return self;
+        };
+        for (k, v) in theirs {
+            let slot = mine.entry(k).or_insert(serde_json::Value::Null);
+            if slot.is_null() {
+                *slot = v;
+            }
+        }
+        serde_json::from_value(serde_json::Value::Object(mine)).unwrap_or(self)
+    }
+}
+
+/// The flags' value parsers, with oio's own message on a bad value.
+#[cfg(feature = "cli")]
+pub mod parse {
+    /// A percentage from 0 to 100 (`70` or `70%`).
+    pub fn pct(s: &str) -> Result<f64, String> {
+        let v: f64 = s
+            .trim_end_matches('%')
+            .parse()
+            .map_err(|_| format!("'{s}' is not a percentage from 0 to 100"))?;
+        if (0.0..=100.0).contains(&v) {
+            Ok(v)
+        } else {
+            Err(format!("{v} is not a percentage from 0 to 100"))
+        }
+    }
+
+    /// A duration such as `200us` or `10ms`, kept as written in workload files.
+    pub fn secs(s: &str) -> Result<oio_core::units::Secs, String> {
+        oio_core::units::parse_duration(s)
+            .map(oio_core::units::Secs)
+            .map_err(|e| e.to_string())
+    }
+
+    /// An offered rate in I/Os per second, within oio's range.
+    pub fn rate(s: &str) -> Result<f64, String> {
+        oio_core::units::parse_rate(s).map_err(|e| e.to_string())
+    }
+
+    /// A size (`4k`, `1G`) above 0.
+    pub fn size(s: &str) -> Result<oio_core::units::Bytes, String> {
+        oio_core::units::parse_size_in(s, 1, oio_core::units::MAX_SIZE)
+            .map(oio_core::units::Bytes)
+            .map_err(|e| e.to_string())
+    }
 }
 
 impl WorkloadOverrides {
     /// The workload from `source` with these overrides applied, checked.
     pub fn apply(&self, source: &WorkloadSource) -> Result<Workload> {
-        if (self.arrival.is_some() || self.burst.is_some()) && self.rate.is_none() {
+        if (self.flags.arrival.is_some() || self.flags.burst.is_some()) && self.flags.rate.is_none()
+        {
             return Err(LabError::Invalid(
                 "--arrival and --burst shape an open loop: add --rate".into(),
             ));
@@ -249,41 +374,41 @@ impl WorkloadOverrides {
             s.read_bs = None;
             s.write_bs = None;
         }
-        if let Some(b) = &self.read_bs {
+        if let Some(b) = &self.flags.read_bs {
             s.read_bs = Some(b.clone());
         }
-        if let Some(b) = &self.write_bs {
+        if let Some(b) = &self.flags.write_bs {
             s.write_bs = Some(b.clone());
         }
         if let Some(p) = self.read_pct {
             s.read_pct = Percent(p);
         }
-        if let Some(p) = self.random_pct {
+        if let Some(p) = self.flags.random_pct {
             s.random_pct = Percent(p);
         }
-        if let Some(d) = &self.distribution {
+        if let Some(d) = &self.flags.distribution {
             s.distribution = Some(d.clone());
         }
         self.apply_features(s);
         if let Some(q) = self.qd {
             s.outstanding = Some(q);
         }
-        if let Some(n) = self.workers {
+        if let Some(n) = self.flags.workers {
             s.workers = n;
         }
-        if let Some(p) = self.compress_pct {
+        if let Some(p) = self.flags.compress_pct {
             s.compress_pct = Some(Percent(p));
         }
-        if let Some(p) = self.dedupe_pct {
+        if let Some(p) = self.flags.dedupe_pct {
             s.dedupe_pct = Some(Percent(p));
         }
-        if let Some(b) = self.stripe {
+        if let Some(b) = self.flags.stripe {
             s.stripe = Some(b);
         }
         if let Some(r) = self.rate_over(s.rate.as_ref()) {
             s.rate = Some(r);
         }
-        if self.bs.is_some() || self.read_bs.is_some() || self.write_bs.is_some() {
+        if self.bs.is_some() || self.flags.read_bs.is_some() || self.flags.write_bs.is_some() {
             // The profile's alignment was chosen for its sizes, not the new ones.
             s.align = None;
         }
@@ -292,37 +417,37 @@ impl WorkloadOverrides {
     /// Syncs, think time and data content; a sync call given on the command line replaces
     /// the other one (a stream has one).
     fn apply_features(&self, s: &mut Stream) {
-        if let Some(n) = self.fdatasync {
+        if let Some(n) = self.flags.fdatasync {
             s.fdatasync = Some(n);
             s.fsync = None;
         }
-        if let Some(n) = self.fsync {
+        if let Some(n) = self.flags.fsync {
             s.fsync = Some(n);
             s.fdatasync = None;
         }
-        if let Some(t) = self.sync_interval {
+        if let Some(t) = self.flags.sync_interval {
             s.sync_interval = Some(t);
         }
-        if let Some(w) = self.sync_writes {
+        if let Some(w) = self.flags.sync_writes {
             s.sync_writes = Some(w);
         }
-        if let Some(t) = self.think_time {
+        if let Some(t) = self.flags.think_time {
             s.think_time = Some(t);
         }
-        if let Some(n) = self.think_blocks {
+        if let Some(n) = self.flags.think_blocks {
             s.think_blocks = Some(n);
         }
-        if let Some(p) = &self.pattern {
+        if let Some(p) = &self.flags.pattern {
             s.pattern = Some(p.clone());
         }
-        if let Some(p) = self.trim_pct {
+        if let Some(p) = self.flags.trim_pct {
             s.trim_pct = Some(Percent(p));
         }
     }
 
     /// The open-loop rate after rate, arrival and burst (None: unchanged).
     fn rate_over(&self, base: Option<&Rate>) -> Option<Rate> {
-        let iops = self.rate?;
+        let iops = self.flags.rate?;
         let mut r = base.cloned().unwrap_or(Rate {
             iops,
             arrival: Arrival::Constant,
@@ -332,10 +457,10 @@ impl WorkloadOverrides {
             schedule: Vec::new(),
         });
         r.iops = iops;
-        if let Some(a) = self.arrival {
+        if let Some(a) = self.flags.arrival {
             r.arrival = a;
         }
-        if let Some(b) = self.burst {
+        if let Some(b) = self.flags.burst {
             r.burst_iops = Some(b.iops);
             r.burst_on = Some(b.on);
             r.burst_off = Some(b.off);
@@ -367,18 +492,18 @@ impl WorkloadOverrides {
                 target: None,
                 read_pct: Percent(read_pct),
                 bs: Some(bs),
-                read_bs: self.read_bs.clone(),
-                write_bs: self.write_bs.clone(),
-                random_pct: Percent(self.random_pct.unwrap_or(random_pct)),
+                read_bs: self.flags.read_bs.clone(),
+                write_bs: self.flags.write_bs.clone(),
+                random_pct: Percent(self.flags.random_pct.unwrap_or(random_pct)),
                 align: None,
                 region: Default::default(),
-                outstanding: self.qd.or(self.rate.is_none().then_some(32)),
-                workers: self.workers.unwrap_or(1),
-                stripe: self.stripe,
-                compress_pct: self.compress_pct.map(Percent),
-                dedupe_pct: self.dedupe_pct.map(Percent),
+                outstanding: self.qd.or(self.flags.rate.is_none().then_some(32)),
+                workers: self.flags.workers.unwrap_or(1),
+                stripe: self.flags.stripe,
+                compress_pct: self.flags.compress_pct.map(Percent),
+                dedupe_pct: self.flags.dedupe_pct.map(Percent),
                 rate: self.rate_over(None),
-                distribution: self.distribution.clone(),
+                distribution: self.flags.distribution.clone(),
                 ..Default::default()
             }],
         };

@@ -7,7 +7,7 @@
 //! depths the rules named. The sweep itself is `oio_lab::sweep`; every point's runs are
 //! ordinary run results, listed in the sweep document's `points[].sources`.
 
-use crate::args::{settings, ExecArgs, TargetArgs, WorkloadArgs};
+use crate::args::{settings, ExecArgs, TargetArgs, WorkloadFlags};
 use crate::experiment::{execute_labelled, present};
 use crate::sweep_args::{Grid, SweepRules};
 use oio_core::SizeMix;
@@ -80,7 +80,7 @@ pub struct Args {
 
     /// The other workload flags, applied at every point.
     #[command(flatten)]
-    pub flags: WorkloadArgs,
+    pub flags: WorkloadFlags,
 
     /// Targets.
     #[command(flatten)]
@@ -128,7 +128,7 @@ fn plan(args: &Args) -> anyhow::Result<SweepPlan> {
         );
     }
     let source = WorkloadSource::from_word(&args.workload).resolve()?;
-    let overrides = flags.overrides(&Default::default());
+    let overrides = crate::args::ShapeArgs::default().overrides(&flags);
     let base = s.config(&source, &overrides)?;
     let grid = Grid {
         qd: &args.qd,

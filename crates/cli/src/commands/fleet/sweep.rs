@@ -97,7 +97,7 @@ fn plan(s: &SweepArgs) -> anyhow::Result<SweepPlan> {
     let mut exec = run.exec.clone();
     s.rules.apply_with(&mut workload, &mut exec)?;
     let source = run.source.source();
-    let overrides = workload.overrides(&run.shape);
+    let overrides = run.shape.overrides(&workload);
     let base = crate::args::settings(&run.target, &exec).config(&source, &overrides)?;
     let grid = Grid {
         qd: &s.sweep_qd,
