@@ -524,14 +524,14 @@ fn kill_group(child: &mut Child) -> bool {
 }
 
 impl Fleet {
-    fn launch(jobs: &[(String, Vec<String>, usize)]) -> Result<Fleet, FleetError> {
+    fn launch(jobs: &[(String, Vec<String>, usize, usize)]) -> Result<Fleet, FleetError> {
         let (tx, rx) = crossbeam_channel::unbounded();
         let mut fleet = Fleet {
             sessions: Vec::with_capacity(jobs.len()),
             rx,
         };
-        for (i, (name, argv, line)) in jobs.iter().enumerate() {
-            let line = *line;
+        for (i, (name, argv, line, most)) in jobs.iter().enumerate() {
+            let (line, most) = (*line, *most);
             // Its own process group: Ctrl-C at a terminal reaches the controller's group only,
             // so the controller stops each agent through the protocol and keeps its partial
             // result, instead of every ssh dying at once with the session it carried.
@@ -557,10 +557,25 @@ impl Fleet {
                 .name(format!("oio-fleet-{i}"))
                 .spawn(move || {
                     let mut r = Reader::with_limit(BufReader::new(stdout), line);
+                    // Intervals beyond the plan's are refused here, as they arrive: a host
+                    // that streams without end is not read on into memory the controller
+                    // has not yet worked through (its own check refuses the same one).
+                    let mut intervals = 0usize;
                     loop {
                         let m = r.next_message();
                         let at = now_ns();
+                        if let Ok(Some(
+                            Message::Interval(_)
+                            | Message::TpccInterval(_)
+                            | Message::SqlInterval(_),
+                        )) = &m
+                        {
+                            intervals += 1;
+                        }
                         let (ev, last) = match m {
+                            Ok(Some(_)) if intervals > most => {
+                                (Ev::Bad(Reject::ExtraInterval { most }.to_string()), true)
+                            }
                             Ok(Some(m)) if r.last_len() > SMALL_LINE && !is_result(&m) => (
                                 Ev::Bad(format!(
                                     "a {} message of {} bytes; at most {SMALL_LINE} are accepted",
@@ -793,9 +808,12 @@ impl Fleet {
     }
 }
 
-fn jobs_argv(jobs: &[HostJob]) -> Vec<(String, Vec<String>, usize)> {
+fn jobs_argv(jobs: &[HostJob]) -> Vec<(String, Vec<String>, usize, usize)> {
     jobs.iter()
-        .map(|j| (j.name.clone(), j.argv.clone(), j.plan.bounds().line))
+        .map(|j| {
+            let b = j.plan.bounds();
+            (j.name.clone(), j.argv.clone(), b.line, b.intervals)
+        })
         .collect()
 }
 
@@ -2007,7 +2025,7 @@ pub fn hello(
     opts: &Options,
     cancel: &Cancel,
 ) -> Result<String, FleetError> {
-    let mut fleet = Fleet::launch(&[(host.to_string(), argv, crate::protocol::MAX_LINE)])?;
+    let mut fleet = Fleet::launch(&[(host.to_string(), argv, crate::protocol::MAX_LINE, 0)])?;
     fleet.connect(opts, cancel)?;
     Ok(fleet.sessions[0]
         .hello

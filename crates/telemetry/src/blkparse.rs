@@ -123,7 +123,10 @@ fn io_cost(dev: &str, process: Option<&str>) -> u64 {
 /// name and process name, twice for the slack of a growing map. A trace of `Q` events alone
 /// (a filtered blkparse output) keeps only these, so they count too.
 fn queued_cost(dev: &str, process: &str) -> u64 {
-    2 * (std::mem::size_of::<((String, u64), String)>() + dev.len() + process.len()) as u64
+    // A map that grows holds its old table and one twice as large, at 7/8 load: 3.5 entries'
+    // room each; the two names are heap blocks of 32 bytes at least.
+    let entry = std::mem::size_of::<((String, u64), String)>() as u64;
+    7 * entry / 2 + 2 * (32 + dev.len() + process.len()) as u64
 }
 
 impl Trace {
@@ -177,6 +180,11 @@ impl Trace {
             "Q" => {
                 if let (Some((sector, _)), Some(p)) = (sector_and_size(tail), bracket(tail)) {
                     let cost = queued_cost(&dev, &p);
+                    // Room first: a growth the address space cannot hold is a refusal, not
+                    // an abort (the cost above is an estimate).
+                    if self.queued_by.try_reserve(1).is_err() {
+                        return Err(self.too_large(file, n, "its table of queued I/Os"));
+                    }
                     if self.queued_by.insert((dev, sector), p).is_none() {
                         self.keep(file, n, cost)?;
                     }
@@ -231,6 +239,18 @@ impl Trace {
         if !self.ios.contains_key(&dev) {
             self.order.push(dev.clone());
         }
+        if self.pending.try_reserve(1).is_err() {
+            return Err(self.too_large(file, n, "its table of issued I/Os"));
+        }
+        if self
+            .ios
+            .entry(dev.clone())
+            .or_default()
+            .try_reserve(1)
+            .is_err()
+        {
+            return Err(self.too_large(file, n, "its I/Os"));
+        }
         let v = self.ios.entry(dev.clone()).or_default();
         v.push(IoRecord {
             t_ns: t,
@@ -272,6 +292,19 @@ impl Trace {
             ));
         }
         Ok(())
+    }
+
+    /// The trace outgrew the memory the system would give (`what` could not grow).
+    fn too_large(&self, file: &str, n: usize, what: &str) -> TelemetryError {
+        let ios: u64 = self.ios.values().map(|v| v.len() as u64).sum::<u64>();
+        TelemetryError::parse(
+            file,
+            n,
+            format!(
+                "the trace's {ios} I/Os so far ({} more queued and not yet issued) need more memory than the system gives ({what} could not grow); split the trace",
+                self.queued_by.len()
+            ),
+        )
     }
 
     /// A `C` event: the oldest pending I/O at that sector completed.
