@@ -242,16 +242,10 @@ impl Trace {
         if self.pending.try_reserve(1).is_err() {
             return Err(self.too_large(file, n, "its table of issued I/Os"));
         }
-        if self
-            .ios
-            .entry(dev.clone())
-            .or_default()
-            .try_reserve(1)
-            .is_err()
-        {
+        let v = self.ios.entry(dev.clone()).or_default();
+        if v.try_reserve(1).is_err() {
             return Err(self.too_large(file, n, "its I/Os"));
         }
-        let v = self.ios.entry(dev.clone()).or_default();
         v.push(IoRecord {
             t_ns: t,
             dir,
