@@ -670,53 +670,9 @@ fn fio_stream(
                 let _ = writeln!(out, "iodepth={cap}");
             }
             Some(iops) => {
-                let per_job = iops / workers as f64;
-                let depth = ((per_job * DEPTH_LATENCY_S).ceil() as u32).clamp(1, cap);
-                let _ = writeln!(out, "iodepth={depth}");
-                let ((r, wr), err) = fio_rates(s, iops, workers)?;
+                let (err, bytes) = fio_part_rate(out, s, iops, workers, cap)?;
                 worst_rounding = worst_rounding.max(err);
-                let poisson = s.rate.as_ref().map(|r| r.arrival)
-                    == Some(oio_core::workload::Arrival::Poisson);
-                // fio paces even arrivals of mixed sizes by bytes, counting each I/O as the
-                // smallest size (1,200 I/Os/s of 4k and 16k ran as 469/s): such a rate is
-                // bytes per second (I/Os x mean size), which comes to the I/Os on average.
-                // Its Poisson process counts I/Os, so rate_iops stays right there.
-                let mixed = [s.read_mix(), s.write_mix()]
-                    .iter()
-                    .flatten()
-                    .any(|m| m.fractions().len() > 1);
-                let (r, wr, key) = if mixed && !poisson {
-                    let p = s.read_pct.0 / 100.0;
-                    let exact = |share: f64, m: Option<&SizeMix>| {
-                        (iops * share / workers as f64 * m.map_or(0.0, SizeMix::mean)).round()
-                            as u64
-                    };
-                    (
-                        exact(p, s.read_mix()),
-                        exact(1.0 - p, s.write_mix()),
-                        "rate",
-                    )
-                } else {
-                    (r, wr, "rate_iops")
-                };
-                // Per direction: fio applies one number to reads and writes each.
-                match (r, wr) {
-                    (r, 0) => {
-                        let _ = writeln!(out, "{key}={r}");
-                    }
-                    (0, wr) => {
-                        let _ = writeln!(out, "{key}=,{wr}");
-                    }
-                    (r, wr) => {
-                        let _ = writeln!(out, "{key}={r},{wr}");
-                    }
-                }
-                if key == "rate" {
-                    mixed_bytes = true;
-                }
-                if poisson {
-                    let _ = writeln!(out, "rate_process=poisson");
-                }
+                mixed_bytes |= bytes;
             }
         }
         if let Some(len) = part.len_ms {
@@ -726,6 +682,72 @@ fn fio_stream(
             let _ = writeln!(out, "runtime={}", fio_time(len));
         }
     }
+    fio_rate_fidelity(fid, &who, s, parts.len(), mixed_bytes, worst_rounding);
+    Ok(())
+}
+
+/// One timed part's depth and rate at `iops` for the stream: returns the worst rounding of
+/// the rate to whole I/Os per second, and whether the rate went out as bytes per second.
+fn fio_part_rate(
+    out: &mut String,
+    s: &Stream,
+    iops: f64,
+    workers: u32,
+    cap: u32,
+) -> Result<(f64, bool), ExportError> {
+    let per_job = iops / workers as f64;
+    let depth = ((per_job * DEPTH_LATENCY_S).ceil() as u32).clamp(1, cap);
+    let _ = writeln!(out, "iodepth={depth}");
+    let ((r, wr), err) = fio_rates(s, iops, workers)?;
+    let poisson = s.rate.as_ref().map(|r| r.arrival) == Some(oio_core::workload::Arrival::Poisson);
+    // fio paces even arrivals of mixed sizes by bytes, counting each I/O as the
+    // smallest size (1,200 I/Os/s of 4k and 16k ran as 469/s): such a rate is
+    // bytes per second (I/Os x mean size), which comes to the I/Os on average.
+    // Its Poisson process counts I/Os, so rate_iops stays right there.
+    let mixed = [s.read_mix(), s.write_mix()]
+        .iter()
+        .flatten()
+        .any(|m| m.fractions().len() > 1);
+    let (r, wr, key) = if mixed && !poisson {
+        let p = s.read_pct.0 / 100.0;
+        let exact = |share: f64, m: Option<&SizeMix>| {
+            (iops * share / workers as f64 * m.map_or(0.0, SizeMix::mean)).round() as u64
+        };
+        (
+            exact(p, s.read_mix()),
+            exact(1.0 - p, s.write_mix()),
+            "rate",
+        )
+    } else {
+        (r, wr, "rate_iops")
+    };
+    // Per direction: fio applies one number to reads and writes each.
+    match (r, wr) {
+        (r, 0) => {
+            let _ = writeln!(out, "{key}={r}");
+        }
+        (0, wr) => {
+            let _ = writeln!(out, "{key}=,{wr}");
+        }
+        (r, wr) => {
+            let _ = writeln!(out, "{key}={r},{wr}");
+        }
+    }
+    if poisson {
+        let _ = writeln!(out, "rate_process=poisson");
+    }
+    Ok((err, key == "rate"))
+}
+
+/// What the fidelity line says of a stream's rate (or its outstanding I/Os).
+fn fio_rate_fidelity(
+    fid: &mut Fidelity,
+    who: &str,
+    s: &Stream,
+    parts: usize,
+    mixed_bytes: bool,
+    worst_rounding: f64,
+) {
     if let Some(r) = &s.rate {
         let cap = s.slots();
         Fidelity::add(
@@ -735,7 +757,7 @@ fn fio_stream(
         if r.arrival == oio_core::workload::Arrival::Poisson {
             Fidelity::add(&mut fid.exact, format!("{who}arrival poisson"));
         }
-        if parts.len() > 1 {
+        if parts > 1 {
             Fidelity::add(
                 &mut fid.exact,
                 format!(
@@ -773,7 +795,6 @@ fn fio_stream(
     } else {
         Fidelity::add(&mut fid.exact, format!("{who}outstanding (iodepth)"));
     }
-    Ok(())
 }
 
 /// A stream's shape: direction, sizes, randomness, workers, alignment, region and
@@ -1082,40 +1103,7 @@ fn diskspd_stream(
             format!("{who}read_pct (whole percent)"),
         );
     }
-    // One -b for everything: the size with the largest share of all I/Os.
-    let mut all: Vec<(u64, f64)> = Vec::new();
-    let mut add = |m: Option<&SizeMix>, share: f64| {
-        for (b, f) in m.map(SizeMix::fractions).unwrap_or_default() {
-            match all.iter_mut().find(|x| x.0 == b) {
-                Some(x) => x.1 += f * share,
-                None => all.push((b, f * share)),
-            }
-        }
-    };
-    add(s.read_mix().filter(|_| rp > 0), rp as f64 / 100.0);
-    add(s.write_mix().filter(|_| rp < 100), 1.0 - rp as f64 / 100.0);
-    all.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let (bs, share) = all[0];
-    if all.len() > 1 {
-        let mix = all
-            .iter()
-            // `%%`: a batch file expands single percent signs, even in REM lines.
-            .map(|(b, f)| format!("{} {:.0}%%", format_size(*b), f * 100.0))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let _ = writeln!(
-            out,
-            "REM stream '{name}': diskspd's command line takes one block size for reads and writes; the mix is {mix}. Using {} ({:.0} %% of I/Os). Use an XML profile with one target per size for the full mix.",
-            format_size(bs),
-            share * 100.0
-        );
-        Fidelity::add(
-            &mut fid.approximate,
-            format!("{who}sizes (one block size, {})", format_size(bs)),
-        );
-    } else {
-        Fidelity::add(&mut fid.exact, format!("{who}sizes"));
-    }
+    let bs = diskspd_block_size(out, fid, &who, &name, s, rp);
     let threads = s.workers.max(1);
     let per_thread = s.slots().div_ceil(threads).max(1);
     // -r takes the alignment of random offsets (default: the block size).
@@ -1204,6 +1192,89 @@ fn diskspd_stream(
         );
         Fidelity::add(&mut fid.not_honoured, format!("{who}distribution"));
     }
+    let (caching, think) = diskspd_caching(out, fid, &who, &name, s, o);
+    let handled: &[&str] = if think {
+        &["sync_writes", "zero", "think"]
+    } else {
+        &["sync_writes", "zero"]
+    };
+    for what in unexpressed(s, handled) {
+        let _ = writeln!(
+            out,
+            "REM stream '{name}': diskspd has no equivalent of {what}; this command leaves it out"
+        );
+        let key = what.split(" =").next().unwrap_or(&what).to_string();
+        Fidelity::add(&mut fid.not_honoured, format!("{who}{key}"));
+    }
+    if w.streams.len() > 1 {
+        let _ = writeln!(out, "REM stream '{name}':");
+    }
+    Ok(format!(
+        "diskspd.exe -c{} -d{} -W{}{random} -b{} -w{} -t{threads} -o{per_thread}{extra}{caching} -L -D",
+        diskspd_size(o.size_bytes),
+        o.runtime_s,
+        o.ramp_s,
+        diskspd_size(bs),
+        100 - rp,
+    ))
+}
+
+/// diskspd's one `-b` for reads and writes: the size with the largest share of all I/Os
+/// (the rest of the mix said in a comment).
+fn diskspd_block_size(
+    out: &mut String,
+    fid: &mut Fidelity,
+    who: &str,
+    name: &str,
+    s: &Stream,
+    rp: u32,
+) -> u64 {
+    let mut all: Vec<(u64, f64)> = Vec::new();
+    let mut add = |m: Option<&SizeMix>, share: f64| {
+        for (b, f) in m.map(SizeMix::fractions).unwrap_or_default() {
+            match all.iter_mut().find(|x| x.0 == b) {
+                Some(x) => x.1 += f * share,
+                None => all.push((b, f * share)),
+            }
+        }
+    };
+    add(s.read_mix().filter(|_| rp > 0), rp as f64 / 100.0);
+    add(s.write_mix().filter(|_| rp < 100), 1.0 - rp as f64 / 100.0);
+    all.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let (bs, share) = all[0];
+    if all.len() > 1 {
+        let mix = all
+            .iter()
+            // `%%`: a batch file expands single percent signs, even in REM lines.
+            .map(|(b, f)| format!("{} {:.0}%%", format_size(*b), f * 100.0))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let _ = writeln!(
+            out,
+            "REM stream '{name}': diskspd's command line takes one block size for reads and writes; the mix is {mix}. Using {} ({:.0} %% of I/Os). Use an XML profile with one target per size for the full mix.",
+            format_size(bs),
+            share * 100.0
+        );
+        Fidelity::add(
+            &mut fid.approximate,
+            format!("{who}sizes (one block size, {})", format_size(bs)),
+        );
+    } else {
+        Fidelity::add(&mut fid.exact, format!("{who}sizes"));
+    }
+    bs
+}
+
+/// diskspd's caching, write-through, data and think-time flags; and whether a think time
+/// was given.
+fn diskspd_caching(
+    out: &mut String,
+    fid: &mut Fidelity,
+    who: &str,
+    name: &str,
+    s: &Stream,
+    o: &ExportOptions,
+) -> (String, bool) {
     // -Sh is unbuffered and write-through already; buffered synchronous writes are -Sw.
     let mut caching = if o.direct { " -Sh" } else { "" }.to_string();
     if s.sync_writes.is_some() {
@@ -1242,30 +1313,7 @@ fn diskspd_stream(
             Fidelity::add(&mut fid.exact, format!("{who}think_time"));
         }
     }
-    let handled: &[&str] = if think_ms.is_some() {
-        &["sync_writes", "zero", "think"]
-    } else {
-        &["sync_writes", "zero"]
-    };
-    for what in unexpressed(s, handled) {
-        let _ = writeln!(
-            out,
-            "REM stream '{name}': diskspd has no equivalent of {what}; this command leaves it out"
-        );
-        let key = what.split(" =").next().unwrap_or(&what).to_string();
-        Fidelity::add(&mut fid.not_honoured, format!("{who}{key}"));
-    }
-    if w.streams.len() > 1 {
-        let _ = writeln!(out, "REM stream '{name}':");
-    }
-    Ok(format!(
-        "diskspd.exe -c{} -d{} -W{}{random} -b{} -w{} -t{threads} -o{per_thread}{extra}{caching} -L -D",
-        diskspd_size(o.size_bytes),
-        o.runtime_s,
-        o.ramp_s,
-        diskspd_size(bs),
-        100 - rp,
-    ))
+    (caching, think_ms.is_some())
 }
 
 /// `text` for a `REM` line of a batch file: as [`shown`], but a percent sign as `%%`, which
@@ -1303,6 +1351,53 @@ pub fn to_vdbench(w: &Workload, o: &ExportOptions) -> Result<String, ExportError
     for line in description_lines(&w.description, shown) {
         let _ = writeln!(out, "* {line}");
     }
+    let fid = vdbench_fidelity(w);
+    for line in wrap(&fid.line("vdbench"), 100) {
+        let _ = writeln!(out, "* {line}");
+    }
+    let total_oio: u32 = w.streams.iter().map(|s| s.outstanding.unwrap_or(1)).sum();
+    if w.streams.len() > 1 {
+        let _ = writeln!(
+            out,
+            "* vdbench runs all workload definitions at one thread count ({total_oio}); streams are weighted by skew = their share of outstanding I/O"
+        );
+    }
+    let open = vdbench_open_flags(&mut out, w, o);
+    let _ = writeln!(out, "sd=sd1,lun={lun},size={}{open}", o.size_bytes);
+    for s in &w.streams {
+        for what in unexpressed(s, &["sync_writes"]) {
+            let _ = writeln!(
+                out,
+                "* stream '{}': vdbench has no equivalent of {what}; this file leaves it out",
+                shown(&s.name)
+            );
+        }
+    }
+    let wds = vdbench_workloads(&mut out, w, &wd_names, total_oio);
+    let skews = integer_shares(&wds.iter().map(|x| x.2).collect::<Vec<_>>(), 100);
+    for ((name, body, _), skew) in wds.iter().zip(skews) {
+        if wds.len() > 1 {
+            let _ = writeln!(out, "wd={name},{body},skew={skew}");
+        } else {
+            let _ = writeln!(out, "wd={name},{body}");
+        }
+    }
+    let warmup = if o.ramp_s > 0 {
+        format!(",warmup={}", o.ramp_s)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "rd=rd_{},wd=wd_*,iorate=max,elapsed={},interval=1{warmup},threads={total_oio}",
+        safe_names(&[w.name.as_str()], word_char, 24, &[])[0],
+        o.runtime_s
+    );
+    Ok(out)
+}
+
+/// What a vdbench parameter file keeps of each stream, approximates, and leaves out.
+fn vdbench_fidelity(w: &Workload) -> Fidelity {
     let mut fid = Fidelity::default();
     for s in &w.streams {
         let who = if w.streams.len() > 1 {
@@ -1338,18 +1433,12 @@ pub fn to_vdbench(w: &Workload, o: &ExportOptions) -> Result<String, ExportError
         &mut fid.approximate,
         "outstanding (one thread count for the run)".to_string(),
     );
-    for line in wrap(&fid.line("vdbench"), 100) {
-        let _ = writeln!(out, "* {line}");
-    }
-    let total_oio: u32 = w.streams.iter().map(|s| s.outstanding.unwrap_or(1)).sum();
-    if w.streams.len() > 1 {
-        let _ = writeln!(
-            out,
-            "* vdbench runs all workload definitions at one thread count ({total_oio}); streams are weighted by skew = their share of outstanding I/O"
-        );
-    }
-    // One storage definition for every stream: its open flags can say O_DSYNC/O_SYNC only
-    // when every writing stream asks for the same.
+    fid
+}
+
+/// The storage definition's open flags: direct I/O as asked, and O_DSYNC/O_SYNC only when
+/// every writing stream asks for the same.
+fn vdbench_open_flags(out: &mut String, w: &Workload, o: &ExportOptions) -> String {
     let writers: Vec<&Stream> = w.streams.iter().filter(|s| s.read_pct.0 < 100.0).collect();
     let sync_flag = match writers.first().map(|s| s.sync_writes) {
         Some(Some(first))
@@ -1371,24 +1460,24 @@ pub fn to_vdbench(w: &Workload, o: &ExportOptions) -> Result<String, ExportError
             "* vdbench opens sd1 one way for every stream: the streams' differing sync_writes are left out"
         );
     }
-    let open = match (o.direct, sync_flag) {
+    match (o.direct, sync_flag) {
         (true, Some(f)) => format!(",openflags=(o_direct,{f})"),
         (true, None) => ",openflags=o_direct".to_string(),
         (false, Some(f)) => format!(",openflags={f}"),
         (false, None) => String::new(),
-    };
-    let _ = writeln!(out, "sd=sd1,lun={lun},size={}{open}", o.size_bytes);
-    for s in &w.streams {
-        for what in unexpressed(s, &["sync_writes"]) {
-            let _ = writeln!(
-                out,
-                "* stream '{}': vdbench has no equivalent of {what}; this file leaves it out",
-                shown(&s.name)
-            );
-        }
     }
+}
+
+/// One workload definition per stream and direction: its name, its parameters, and its
+/// share of all I/Os (the stream's share of outstanding I/O times the direction's).
+fn vdbench_workloads(
+    out: &mut String,
+    w: &Workload,
+    wd_names: &[String],
+    total_oio: u32,
+) -> Vec<(String, String, f64)> {
     let mut wds: Vec<(String, String, f64)> = Vec::new();
-    for (s, wd_name) in w.streams.iter().zip(&wd_names) {
+    for (s, wd_name) in w.streams.iter().zip(wd_names) {
         if *wd_name != s.name {
             let _ = writeln!(out, "* wd_{wd_name}_*: stream '{}'", shown(&s.name));
         }
@@ -1432,26 +1521,7 @@ pub fn to_vdbench(w: &Workload, o: &ExportOptions) -> Result<String, ExportError
             ));
         }
     }
-    let skews = integer_shares(&wds.iter().map(|x| x.2).collect::<Vec<_>>(), 100);
-    for ((name, body, _), skew) in wds.iter().zip(skews) {
-        if wds.len() > 1 {
-            let _ = writeln!(out, "wd={name},{body},skew={skew}");
-        } else {
-            let _ = writeln!(out, "wd={name},{body}");
-        }
-    }
-    let warmup = if o.ramp_s > 0 {
-        format!(",warmup={}", o.ramp_s)
-    } else {
-        String::new()
-    };
-    let _ = writeln!(
-        out,
-        "rd=rd_{},wd=wd_*,iorate=max,elapsed={},interval=1{warmup},threads={total_oio}",
-        safe_names(&[w.name.as_str()], word_char, 24, &[])[0],
-        o.runtime_s
-    );
-    Ok(out)
+    wds
 }
 
 fn wrap(text: &str, width: usize) -> Vec<String> {

@@ -135,16 +135,51 @@ fn new_order(
     lines: &[Line],
     all_local: bool,
 ) -> Result<Outcome, StmtError> {
-    let n = lines.len();
     // The lines are in key order; lines naming one stock row more than once change it
     // once, by each line in turn (as the per-row path does, line by line).
     let rows: Vec<&[Line]> = lines
         .chunk_by(|a, b| (a.supply_w_id, a.i_id) == (b.supply_w_id, b.i_id))
         .collect();
-    let keys = || rows.iter().map(|g| (g[0].supply_w_id, g[0].i_id));
 
-    // Round trip 1: the order id, taxes and discount; the items; the stock rows, locked in
-    // primary-key order (as the per-row path locks them).
+    // Round trip 1: the order id, taxes and discount; the items; the stock rows, locked.
+    let read = m.script(&mut new_order_reads(block, (w, d, c_id), lines, &rows))?;
+    let Some(found) = new_order_found(&read[0], lines, &rows)? else {
+        // The 1 % unused item: everything so far is undone (clause 2.4.2.3).
+        m.batch("ROLLBACK")?;
+        return Ok(Outcome::RolledBack);
+    };
+
+    // Round trip 2: the stock rows changed, the order, its new-order row, its lines.
+    let mut s = Script::new(block);
+    stock_update(&mut s, w, &rows, &found.stock);
+    let total = order_inserts(&mut s, (found.o_id, d, w, c_id), lines, all_local, &rows, &found);
+    s.stmt().push_str("COMMIT");
+    m.script(&mut s)?;
+    // The terminal's total; computed as the specification asks, then discarded.
+    let (d_tax, w_tax, discount) = found.taxes_discount;
+    let _ = total * (1.0 - discount) * (1.0 + w_tax + d_tax);
+    Ok(Outcome::Committed)
+}
+
+/// What New-Order's first round trip read: the order id; the district's and warehouse's
+/// taxes and the customer's discount; each line's item price; each stock row's quantity and
+/// district info.
+struct NewOrderRead<'a> {
+    o_id: i64,
+    taxes_discount: (f64, f64, f64),
+    price: Vec<f64>,
+    stock: Vec<(i64, &'a str)>,
+}
+
+/// New-Order's first script: the district's next order id taken, and one read of the order
+/// id, taxes and discount, the items, and the stock rows locked in primary-key order (as the
+/// per-row path locks them).
+fn new_order_reads(
+    block: bool,
+    (w, d, c_id): (i64, i64, i64),
+    lines: &[Line],
+    rows: &[&[Line]],
+) -> Script {
     let mut s = Script::new(block);
     s.stmt().push_str("START TRANSACTION");
     s.stmt()
@@ -177,30 +212,37 @@ fn new_order(
         .n(d)
         .s(" WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END \
            FROM stock WHERE ");
-    pairs(q, "s_w_id", "s_i_id", keys());
+    pairs(q, "s_w_id", "s_i_id", stock_keys(rows));
     // The limit keeps the member's order (and so the order its rows are locked in).
     q.s(" ORDER BY s_w_id, s_i_id LIMIT ")
         .n(rows.len() as i64)
         .s(" FOR UPDATE)");
-    let read = m.script(&mut s)?;
-    let part = |k: i64| read[0].iter().filter(move |r| r[0].int() == k);
+    s
+}
 
+/// The stock rows' keys, in the lines' (key) order.
+fn stock_keys<'a>(rows: &'a [&'a [Line]]) -> impl Iterator<Item = (i64, i64)> + 'a {
+    rows.iter().map(|g| (g[0].supply_w_id, g[0].i_id))
+}
+
+/// New-Order's first read taken apart; `None` when a line's item is unused (the 1 % to roll
+/// back). A missing district, warehouse, customer or stock row is a broken database.
+fn new_order_found<'a>(
+    read: &'a [Vec<Val>],
+    lines: &[Line],
+    rows: &[&[Line]],
+) -> Result<Option<NewOrderRead<'a>>, StmtError> {
+    let part = |k: i64| read.iter().filter(move |r| r[0].int() == k);
     let Some(head) = part(0).next() else {
         return Err(StmtError::Fatal(
             "district, warehouse or customer: no row".into(),
         ));
     };
-    let o_id = head[1].int();
-    let (d_tax, w_tax, discount) = (head[4].float(), head[5].float(), head[6].float());
-    let mut price = Vec::with_capacity(n);
+    let mut price = Vec::with_capacity(lines.len());
     for l in lines {
         match part(1).find(|r| r[1].int() == l.i_id) {
             Some(r) => price.push(r[4].float()),
-            None => {
-                // The 1 % unused item: everything so far is undone (clause 2.4.2.3).
-                m.batch("ROLLBACK")?;
-                return Ok(Outcome::RolledBack);
-            }
+            None => return Ok(None),
         }
     }
     let mut stock: Vec<(i64, &str)> = Vec::with_capacity(rows.len());
@@ -213,10 +255,17 @@ fn new_order(
         };
         stock.push((r[3].int(), r[8].text()));
     }
+    Ok(Some(NewOrderRead {
+        o_id: head[1].int(),
+        taxes_discount: (head[4].float(), head[5].float(), head[6].float()),
+        price,
+        stock,
+    }))
+}
 
-    // Round trip 2: the stock rows changed by the quantity rule of clause 2.4.2.2 applied
-    // to the quantities just read under lock; the order, its new-order row, its lines.
-    let mut s = Script::new(block);
+/// One `UPDATE` of the stock rows, changed by the quantity rule of clause 2.4.2.2 applied to
+/// the quantities just read under lock, each row once for all the lines naming it.
+fn stock_update(s: &mut Script, w: i64, rows: &[&[Line]], stock: &[(i64, &str)]) {
     let q = s.stmt();
     let when = |q: &mut String, g: &[Line]| {
         q.s(" WHEN s_w_id = ")
@@ -226,7 +275,7 @@ fn new_order(
             .s(" THEN ");
     };
     q.push_str("UPDATE stock SET s_quantity = CASE");
-    for (g, (have, _)) in rows.iter().zip(&stock) {
+    for (g, (have, _)) in rows.iter().zip(stock) {
         let left = g.iter().fold(*have, |have, l| {
             if have >= l.quantity + 10 {
                 have - l.quantity
@@ -238,29 +287,40 @@ fn new_order(
         q.n(left);
     }
     q.push_str(" ELSE s_quantity END, s_ytd = s_ytd + CASE");
-    for g in &rows {
+    for g in rows {
         when(q, g);
         q.n(g.iter().map(|l| l.quantity).sum::<i64>());
     }
     q.push_str(" ELSE 0 END, s_order_cnt = s_order_cnt + CASE");
-    for g in &rows {
+    for g in rows {
         when(q, g);
         q.n(g.len() as i64);
     }
     q.push_str(" ELSE 0 END, s_remote_cnt = s_remote_cnt + CASE");
-    for g in &rows {
+    for g in rows {
         when(q, g);
         let remote = g.iter().filter(|l| l.supply_w_id != w).count();
         q.n(remote as i64);
     }
     q.push_str(" ELSE 0 END WHERE ");
-    pairs(q, "s_w_id", "s_i_id", keys());
+    pairs(q, "s_w_id", "s_i_id", stock_keys(rows));
     s.changed(rows.len(), "stock");
+}
+
+/// The order, its new-order row and its lines; returns the sum of the line amounts.
+fn order_inserts(
+    s: &mut Script,
+    (o_id, d, w, c_id): (i64, i64, i64, i64),
+    lines: &[Line],
+    all_local: bool,
+    rows: &[&[Line]],
+    found: &NewOrderRead,
+) -> f64 {
     s.stmt()
         .s("INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES (")
         .ns(&[o_id, d, w, c_id])
         .s(", CURRENT_TIMESTAMP, NULL, ")
-        .ns(&[n as i64, all_local as i64])
+        .ns(&[lines.len() as i64, all_local as i64])
         .s(")");
     s.stmt()
         .s("INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (")
@@ -275,7 +335,7 @@ fn new_order(
         .collect();
     let mut total = 0.0;
     for (k, l) in lines.iter().enumerate() {
-        let amount = line_amount(l.quantity, price[k]);
+        let amount = line_amount(l.quantity, found.price[k]);
         total += amount;
         q.s(if k > 0 { ", (" } else { "(" })
             .ns(&[o_id, d, w, k as i64 + 1, l.i_id, l.supply_w_id])
@@ -284,14 +344,10 @@ fn new_order(
             .s(", ")
             .money(amount)
             .s(", ")
-            .lit(stock[row_of[k]].1)
+            .lit(found.stock[row_of[k]].1)
             .s(")");
     }
-    s.stmt().push_str("COMMIT");
-    m.script(&mut s)?;
-    // The terminal's total; computed as the specification asks, then discarded.
-    let _ = total * (1.0 - discount) * (1.0 + w_tax + d_tax);
-    Ok(Outcome::Committed)
+    total
 }
 
 /// Payment (clause 2.5.2) in one round trip: the warehouse's and the district's rows changed

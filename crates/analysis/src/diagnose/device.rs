@@ -1437,35 +1437,7 @@ fn production(sname: &str, sweep: &Sweep, p: &ProductionQueue) -> (Finding, Opti
     } else {
         None
     };
-    let mut claim = match place {
-        Some(Place::Headroom) => format!(
-            "production's outstanding I/O ({qd:.1}) is below the knee ({range})"
-        ),
-        Some(Place::BeyondKnee) => format!(
-            "production's outstanding I/O ({qd:.1}) is {} ({range})",
-            at.position
-        ),
-        None if knee_undecided(k) => format!(
-            "production's outstanding I/O ({qd:.1}) cannot be placed: {range}"
-        ),
-        None => format!(
-            "production's outstanding I/O ({qd:.1}) lies within the knee's uncertainty ({range}): undecided whether it is below or beyond the knee"
-        ),
-    };
-    if let Some(l) = at.latency_p99_ns {
-        claim.push_str(&format!(", where the sweep implies p99 {}", fmt_ns(l)));
-    }
-    if let Some(m) = at.latency_mean_ns {
-        claim.push_str(&format!(" (mean {})", fmt_ns(m)));
-    }
-    if !inside {
-        claim.push_str(&format!(
-            "; outside the swept depths {lo:.0}–{hi:.0}, so the latency is the nearest point's"
-        ));
-    }
-    if p.device {
-        claim.push_str(&format!("; {SAME_QUEUE_ASSUMPTION}"));
-    }
+    let claim = production_claim(qd, place, &range, &at, p, (lo, hi), knee_undecided(k));
     let status = if place.is_some() {
         Status::Found
     } else {
@@ -1548,6 +1520,50 @@ fn production(sname: &str, sweep: &Sweep, p: &ProductionQueue) -> (Finding, Opti
     };
     let f = f.next("only meaningful when the sweep ran the production workload (oio sweep -w the characterized workload)");
     (f, place)
+}
+
+/// What production's place on the sweep's curve is, in words: below, beyond, or within the
+/// knee's range (undecided), the latency the sweep implies there, and the assumptions.
+fn production_claim(
+    qd: f64,
+    place: Option<Place>,
+    range: &str,
+    at: &knee::Production,
+    p: &ProductionQueue,
+    (lo, hi): (f64, f64),
+    undecided: bool,
+) -> String {
+    let inside = qd >= lo && qd <= hi;
+    let mut claim = match place {
+        Some(Place::Headroom) => format!(
+            "production's outstanding I/O ({qd:.1}) is below the knee ({range})"
+        ),
+        Some(Place::BeyondKnee) => format!(
+            "production's outstanding I/O ({qd:.1}) is {} ({range})",
+            at.position
+        ),
+        None if undecided => format!(
+            "production's outstanding I/O ({qd:.1}) cannot be placed: {range}"
+        ),
+        None => format!(
+            "production's outstanding I/O ({qd:.1}) lies within the knee's uncertainty ({range}): undecided whether it is below or beyond the knee"
+        ),
+    };
+    if let Some(l) = at.latency_p99_ns {
+        claim.push_str(&format!(", where the sweep implies p99 {}", fmt_ns(l)));
+    }
+    if let Some(m) = at.latency_mean_ns {
+        claim.push_str(&format!(" (mean {})", fmt_ns(m)));
+    }
+    if !inside {
+        claim.push_str(&format!(
+            "; outside the swept depths {lo:.0}–{hi:.0}, so the latency is the nearest point's"
+        ));
+    }
+    if p.device {
+        claim.push_str(&format!("; {SAME_QUEUE_ASSUMPTION}"));
+    }
+    claim
 }
 
 /// "at qd 24: 11,800 IOPS, mean 2.03 ms" (what the sweep gives at a depth; parts it lacks left

@@ -183,6 +183,79 @@ fn is_alnum(c: char) -> bool {
     is_alpha(c) || c.is_ascii_digit()
 }
 
+/// The number starting at `text[i]`: its token and the index just past it.
+fn lex_number(text: &[PChar], mut i: usize) -> Result<(Tok, usize), ParseError> {
+    let at = |i: usize| At {
+        line: text[i].line,
+        col: text[i].col,
+    };
+    let here = at(i);
+    let start = i;
+    let mut double = false;
+    while i < text.len() && text[i].c.is_ascii_digit() {
+        i += 1;
+    }
+    if i < text.len() && text[i].c == '.' {
+        double = true;
+        i += 1;
+        while i < text.len() && text[i].c.is_ascii_digit() {
+            i += 1;
+        }
+    }
+    if i < text.len() && matches!(text[i].c, 'e' | 'E') {
+        let mut j = i + 1;
+        if j < text.len() && matches!(text[j].c, '+' | '-') {
+            j += 1;
+        }
+        if j < text.len() && text[j].c.is_ascii_digit() {
+            double = true;
+            i = j;
+            while i < text.len() && text[i].c.is_ascii_digit() {
+                i += 1;
+            }
+        }
+    }
+    if i < text.len() && is_alpha(text[i].c) {
+        return Err(ParseError {
+            at: at(i),
+            message: format!(
+                "unexpected '{}' right after a number: expected an operator, ')' or the end",
+                text[i].c
+            ),
+        });
+    }
+    let s: String = text[start..i].iter().map(|p| p.c).collect();
+    let shown = if s.len() > 40 {
+        format!("{}…", &s[..40])
+    } else {
+        s.clone()
+    };
+    let tok = if double {
+        let v: f64 = s.parse().map_err(|_| ParseError {
+            at: here,
+            message: format!("invalid number '{shown}'"),
+        })?;
+        if !v.is_finite() {
+            return Err(ParseError {
+                at: here,
+                message: format!("number '{shown}' is out of the double range"),
+            });
+        }
+        Tok::Double(v)
+    } else if s.trim_start_matches('0') == "9223372036854775808" {
+        Tok::MaxPlusOne
+    } else {
+        let v: i64 = s.parse().map_err(|_| ParseError {
+            at: here,
+            message: format!(
+                "integer '{shown}' is out of range (a bigint: -9223372036854775808 to 9223372036854775807)"
+            ),
+        })?;
+        Tok::Int(v)
+    };
+    Ok((tok, i))
+}
+
 /// Splits an expression into tokens, each with its place.
 fn lex(text: &[PChar], end: At) -> Result<Vec<(Tok, At)>, ParseError> {
     let mut out = Vec::new();
@@ -200,69 +273,9 @@ fn lex(text: &[PChar], end: At) -> Result<Vec<(Tok, At)>, ParseError> {
         }
         if c.is_ascii_digit() || (c == '.' && text.get(i + 1).is_some_and(|n| n.c.is_ascii_digit()))
         {
-            let start = i;
-            let mut double = false;
-            while i < text.len() && text[i].c.is_ascii_digit() {
-                i += 1;
-            }
-            if i < text.len() && text[i].c == '.' {
-                double = true;
-                i += 1;
-                while i < text.len() && text[i].c.is_ascii_digit() {
-                    i += 1;
-                }
-            }
-            if i < text.len() && matches!(text[i].c, 'e' | 'E') {
-                let mut j = i + 1;
-                if j < text.len() && matches!(text[j].c, '+' | '-') {
-                    j += 1;
-                }
-                if j < text.len() && text[j].c.is_ascii_digit() {
-                    double = true;
-                    i = j;
-                    while i < text.len() && text[i].c.is_ascii_digit() {
-                        i += 1;
-                    }
-                }
-            }
-            if i < text.len() && is_alpha(text[i].c) {
-                return Err(ParseError {
-                    at: at(i),
-                    message: format!(
-                        "unexpected '{}' right after a number: expected an operator, ')' or the end",
-                        text[i].c
-                    ),
-                });
-            }
-            let s: String = text[start..i].iter().map(|p| p.c).collect();
-            let shown = if s.len() > 40 {
-                format!("{}…", &s[..40])
-            } else {
-                s.clone()
-            };
-            if double {
-                let v: f64 = s.parse().map_err(|_| ParseError {
-                    at: here,
-                    message: format!("invalid number '{shown}'"),
-                })?;
-                if !v.is_finite() {
-                    return Err(ParseError {
-                        at: here,
-                        message: format!("number '{shown}' is out of the double range"),
-                    });
-                }
-                out.push((Tok::Double(v), here));
-            } else if s.trim_start_matches('0') == "9223372036854775808" {
-                out.push((Tok::MaxPlusOne, here));
-            } else {
-                let v: i64 = s.parse().map_err(|_| ParseError {
-                    at: here,
-                    message: format!(
-                        "integer '{shown}' is out of range (a bigint: -9223372036854775808 to 9223372036854775807)"
-                    ),
-                })?;
-                out.push((Tok::Int(v), here));
-            }
+            let (tok, next) = lex_number(text, i)?;
+            out.push((tok, here));
+            i = next;
             continue;
         }
         if c == ':' {

@@ -671,7 +671,39 @@ impl Loader<'_> {
         Ok(out)
     }
 
+    /// One meta-command: its line read and split, then handed to the command it names.
     fn meta(&mut self, at: At) -> Result<(), ScriptError> {
+        let m = self.meta_line(at)?;
+        if let Some((_, only_at)) = self.only {
+            return Err(self.err(
+                at,
+                format!("\\only (at line {}) applies to the SQL command right after it: expected an SQL command, not \\{}", only_at.line, m.name),
+            ));
+        }
+        let was_sql = std::mem::replace(&mut self.last_sql, false);
+        match m.lname.as_str() {
+            "set" => self.meta_set(&m),
+            "sleep" => self.meta_sleep(&m),
+            "gset" | "aset" => self.meta_gset(&m, was_sql),
+            "if" => self.meta_if(&m),
+            "elif" => self.meta_elif(&m),
+            "else" => self.meta_else(&m),
+            "endif" => self.meta_endif(&m),
+            "startpipeline" | "syncpipeline" | "endpipeline" => self.meta_pipeline(&m),
+            "shell" | "setshell" => Err(self.err(at, format!("\\{} is refused: oio runs no shell commands from a script (use \\set, or \\gset from a query, to compute values)", m.lname))),
+            "transaction" => self.meta_transaction(&m),
+            "setup" | "teardown" => self.meta_section(&m),
+            "only" => self.meta_only(&m),
+            _ => Err(self.err(
+                at,
+                format!("unknown meta-command \\{}: expected one of {KNOWN}", m.name),
+            )),
+        }
+    }
+
+    /// Reads the meta-command at `at` to the end of its line and splits it into its name and
+    /// its words.
+    fn meta_line(&mut self, at: At) -> Result<MetaLine, ScriptError> {
         let chars = self.meta_chars()?;
         let end = chars
             .last()
@@ -686,299 +718,339 @@ impl Loader<'_> {
         let name_len = chars.iter().take_while(|p| !p.c.is_whitespace()).count();
         let name: String = chars[..name_len].iter().map(|p| p.c).collect();
         let lname = name.to_ascii_lowercase();
-        let rest = &chars[name_len..];
-        let words = split_words(rest);
-        if let Some((_, only_at)) = self.only {
+        let rest = chars[name_len..].to_vec();
+        let words = split_words(&rest);
+        Ok(MetaLine {
+            at,
+            end,
+            name,
+            lname,
+            rest,
+            words,
+        })
+    }
+
+    /// An error unless the meta-command has no argument.
+    fn no_args(&self, m: &MetaLine) -> Result<(), ScriptError> {
+        match m.words.first() {
+            Some((_, w_at)) => Err(self.err(
+                *w_at,
+                format!(
+                    "\\{} takes no argument: expected the end of the line",
+                    m.lname
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// `\set NAME EXPRESSION`.
+    fn meta_set(&mut self, m: &MetaLine) -> Result<(), ScriptError> {
+        let Some((var, var_at)) = m.words.first() else {
             return Err(self.err(
-                at,
-                format!("\\only (at line {}) applies to the SQL command right after it: expected an SQL command, not \\{name}", only_at.line),
+                m.end,
+                "\\set: expected a variable name and an expression".into(),
+            ));
+        };
+        if !var.chars().all(is_name_char) {
+            return Err(self.err(
+                *var_at,
+                format!("\\set: invalid variable name '{var}': expected letters, digits and '_'"),
             ));
         }
-        let was_sql = std::mem::replace(&mut self.last_sql, false);
-        let no_args = |l: &Self, what: &str| -> Result<(), ScriptError> {
-            match words.first() {
-                Some((_, w_at)) => Err(l.err(
-                    *w_at,
-                    format!("\\{what} takes no argument: expected the end of the line"),
-                )),
-                None => Ok(()),
+        let skip = m
+            .rest
+            .iter()
+            .position(|p| p.line == var_at.line && p.col == var_at.col)
+            .unwrap_or(0)
+            + var.chars().count();
+        let etext = &m.rest[skip..];
+        if etext.iter().all(|p| p.c.is_whitespace()) {
+            return Err(self.err(
+                m.end,
+                format!("\\set {var}: expected an expression after the variable name"),
+            ));
+        }
+        let slot = self.vars.intern(var);
+        let expr = self.expr(etext, m.end)?;
+        let c = Cmd::Set {
+            at: self.cpos(m.at),
+            slot,
+            expr,
+        };
+        self.push(c, m.at);
+        Ok(())
+    }
+
+    /// `\sleep AMOUNT [us|ms|s]`.
+    fn meta_sleep(&mut self, m: &MetaLine) -> Result<(), ScriptError> {
+        let Some((amount, a_at)) = m.words.first() else {
+            return Err(self.err(m.end, "\\sleep: expected a duration (an integer or a :variable) and an optional unit (us, ms or s)".into()));
+        };
+        let amount = if let Some(v) = amount.strip_prefix(':') {
+            if v.is_empty() || !v.chars().all(is_name_char) {
+                return Err(self.err(*a_at, format!("\\sleep: invalid variable '{amount}'")));
+            }
+            Amount::Var(self.vars.intern(v), *a_at)
+        } else {
+            match amount.parse::<i64>() {
+                Ok(n) if n >= 0 => Amount::Lit(n),
+                _ => return Err(self.err(*a_at, format!("\\sleep: invalid duration '{amount}': expected a non-negative integer or a :variable"))),
             }
         };
-        match lname.as_str() {
-            "set" => {
-                let Some((var, var_at)) = words.first() else {
+        let unit = match m.words.get(1) {
+            None => 1_000_000,
+            Some((u, u_at)) => match u.to_ascii_lowercase().as_str() {
+                "us" => 1,
+                "ms" => 1_000,
+                "s" => 1_000_000,
+                _ => {
                     return Err(self.err(
-                        end,
-                        "\\set: expected a variable name and an expression".into(),
-                    ));
-                };
-                if !var.chars().all(is_name_char) {
-                    return Err(self.err(*var_at, format!("\\set: invalid variable name '{var}': expected letters, digits and '_'")));
+                        *u_at,
+                        format!("\\sleep: unknown time unit '{u}': expected us, ms or s"),
+                    ))
                 }
-                let skip = rest
-                    .iter()
-                    .position(|p| p.line == var_at.line && p.col == var_at.col)
-                    .unwrap_or(0)
-                    + var.chars().count();
-                let etext = &rest[skip..];
-                if etext.iter().all(|p| p.c.is_whitespace()) {
-                    return Err(self.err(
-                        end,
-                        format!("\\set {var}: expected an expression after the variable name"),
-                    ));
-                }
-                let slot = self.vars.intern(var);
-                let expr = self.expr(etext, end)?;
-                let c = Cmd::Set {
-                    at: self.cpos(at),
-                    slot,
-                    expr,
-                };
-                self.push(c, at);
+            },
+        };
+        if let Some((_, x_at)) = m.words.get(2) {
+            return Err(self.err(
+                *x_at,
+                "\\sleep: too many arguments: expected a duration and an optional unit".into(),
+            ));
+        }
+        let c = Cmd::Sleep {
+            at: self.cpos(m.at),
+            amount,
+            unit,
+        };
+        self.push(c, m.at);
+        Ok(())
+    }
+
+    /// `\gset [PREFIX]` or `\aset [PREFIX]`, right after the SQL command whose result it
+    /// stores.
+    fn meta_gset(&mut self, m: &MetaLine, was_sql: bool) -> Result<(), ScriptError> {
+        let (at, lname) = (m.at, m.lname.as_str());
+        if let Some((_, x_at)) = m.words.get(1) {
+            return Err(self.err(
+                *x_at,
+                format!("\\{lname}: too many arguments: expected an optional variable prefix"),
+            ));
+        }
+        let prefix = m.words.first().map(|(w, _)| w.clone()).unwrap_or_default();
+        let gat = self.cpos(at);
+        let target = if was_sql {
+            self.cmds().last_mut()
+        } else {
+            None
+        };
+        match target {
+            Some(Cmd::Sql(sql)) if sql.gset.is_none() => {
+                sql.gset = Some(Gset { all: lname == "aset", prefix, at: gat });
             }
-            "sleep" => {
-                let Some((amount, a_at)) = words.first() else {
-                    return Err(self.err(end, "\\sleep: expected a duration (an integer or a :variable) and an optional unit (us, ms or s)".into()));
-                };
-                let amount = if let Some(v) = amount.strip_prefix(':') {
-                    if v.is_empty() || !v.chars().all(is_name_char) {
-                        return Err(
-                            self.err(*a_at, format!("\\sleep: invalid variable '{amount}'"))
-                        );
-                    }
-                    Amount::Var(self.vars.intern(v), *a_at)
-                } else {
-                    match amount.parse::<i64>() {
-                        Ok(n) if n >= 0 => Amount::Lit(n),
-                        _ => return Err(self.err(*a_at, format!("\\sleep: invalid duration '{amount}': expected a non-negative integer or a :variable"))),
-                    }
-                };
-                let unit = match words.get(1) {
-                    None => 1_000_000,
-                    Some((u, u_at)) => match u.to_ascii_lowercase().as_str() {
-                        "us" => 1,
-                        "ms" => 1_000,
-                        "s" => 1_000_000,
-                        _ => {
-                            return Err(self.err(
-                                *u_at,
-                                format!("\\sleep: unknown time unit '{u}': expected us, ms or s"),
-                            ))
-                        }
-                    },
-                };
-                if let Some((_, x_at)) = words.get(2) {
-                    return Err(self.err(
-                        *x_at,
-                        "\\sleep: too many arguments: expected a duration and an optional unit"
-                            .into(),
-                    ));
-                }
-                let c = Cmd::Sleep {
-                    at: self.cpos(at),
-                    amount,
-                    unit,
-                };
-                self.push(c, at);
-            }
-            "gset" | "aset" => {
-                if let Some((_, x_at)) = words.get(1) {
-                    return Err(self.err(
-                        *x_at,
-                        format!(
-                            "\\{lname}: too many arguments: expected an optional variable prefix"
-                        ),
-                    ));
-                }
-                let prefix = words.first().map(|(w, _)| w.clone()).unwrap_or_default();
-                let gat = self.cpos(at);
-                let target = if was_sql {
-                    self.cmds().last_mut()
-                } else {
-                    None
-                };
-                match target {
-                    Some(Cmd::Sql(sql)) if sql.gset.is_none() => {
-                        sql.gset = Some(Gset { all: lname == "aset", prefix, at: gat });
-                    }
-                    Some(Cmd::Sql(_)) => {
-                        return Err(self.err(at, format!("\\{lname}: this SQL command already stores its result (one \\gset or \\aset per command)")))
-                    }
-                    _ => {
-                        return Err(self.err(at, format!("\\{lname} must follow an SQL command: expected a query before it (whose result it stores)")))
-                    }
-                }
-                self.last_sql = true;
-            }
-            "if" => {
-                let cond = self.cond(rest, end, at, "if")?;
-                let idx = self.cmds().len();
-                let c = Cmd::If {
-                    at: self.cpos(at),
-                    cond,
-                    else_to: usize::MAX,
-                };
-                self.push(c, at);
-                self.ifs.push(IfFrame {
-                    at,
-                    pending: Some(idx),
-                    end_jumps: Vec::new(),
-                    seen_else: false,
-                });
-            }
-            "elif" => {
-                self.check_frame(at, "elif")?;
-                let cond = self.cond(rest, end, at, "elif")?;
-                let jump = self.cmds().len();
-                self.push(Cmd::Jump(usize::MAX), at);
-                let idx = self.cmds().len();
-                let frame = self.ifs.last_mut().expect("checked");
-                frame.end_jumps.push(jump);
-                let pending = frame.pending.replace(idx);
-                let c = Cmd::If {
-                    at: self.cpos(at),
-                    cond,
-                    else_to: usize::MAX,
-                };
-                self.push(c, at);
-                if let Some(p) = pending {
-                    self.patch(p, idx);
-                }
-            }
-            "else" => {
-                no_args(self, "else")?;
-                self.check_frame(at, "else")?;
-                let jump = self.cmds().len();
-                self.push(Cmd::Jump(usize::MAX), at);
-                let here = self.cmds().len();
-                let frame = self.ifs.last_mut().expect("checked");
-                frame.end_jumps.push(jump);
-                frame.seen_else = true;
-                if let Some(p) = frame.pending.take() {
-                    self.patch(p, here);
-                }
-            }
-            "endif" => {
-                no_args(self, "endif")?;
-                let Some(frame) = self.ifs.pop() else {
-                    return Err(self.err(
-                        at,
-                        "\\endif without \\if: expected an \\if before it".into(),
-                    ));
-                };
-                let here = self.cmds().len();
-                if let Some(p) = frame.pending {
-                    self.patch(p, here);
-                }
-                for j in frame.end_jumps {
-                    self.patch(j, here);
-                }
-            }
-            "startpipeline" => {
-                no_args(self, "startpipeline")?;
-                if let Some(p) = self.pipeline {
-                    return Err(self.err(at, format!("\\startpipeline inside a pipeline (started at line {}): expected \\endpipeline first", p.line)));
-                }
-                self.pipeline = Some(at);
-            }
-            "syncpipeline" | "endpipeline" => {
-                no_args(self, &lname)?;
-                if self.pipeline.is_none() {
-                    return Err(self.err(
-                        at,
-                        format!("\\{lname} outside a pipeline: expected \\startpipeline before it"),
-                    ));
-                }
-                if lname == "endpipeline" {
-                    self.pipeline = None;
-                }
-            }
-            "shell" | "setshell" => {
-                return Err(self.err(at, format!("\\{lname} is refused: oio runs no shell commands from a script (use \\set, or \\gset from a query, to compute values)")));
-            }
-            "transaction" => {
-                let Some((tname, _)) = words.first() else {
-                    return Err(self.err(
-                        end,
-                        "\\transaction: expected a name (and an optional weight)".into(),
-                    ));
-                };
-                let weight = match words.get(1) {
-                    None => None,
-                    Some((w, w_at)) => match w.parse::<u32>() {
-                        Ok(w) => Some(w),
-                        Err(_) => return Err(self.err(*w_at, format!("\\transaction {tname}: invalid weight '{w}': expected a whole number from 0 to {}", u32::MAX))),
-                    },
-                };
-                if let Some((_, x_at)) = words.get(2) {
-                    return Err(self.err(
-                        *x_at,
-                        "\\transaction: too many arguments: expected a name and an optional weight"
-                            .into(),
-                    ));
-                }
-                let tname = tname.clone();
-                self.close_section()?;
-                self.section = Section::Txn;
-                self.section_at = at;
-                self.txn_name = tname;
-                self.txn_weight = weight;
-                self.has_txn_sections = true;
-            }
-            "setup" | "teardown" => {
-                no_args(self, &lname)?;
-                self.close_section()?;
-                let (sec, existing) = if lname == "setup" {
-                    (Section::Setup, self.out.setup.is_some())
-                } else {
-                    (Section::Teardown, self.out.teardown.is_some())
-                };
-                if existing {
-                    return Err(self.err(
-                        at,
-                        format!("a second \\{lname} section in this file: expected one"),
-                    ));
-                }
-                self.section = sec;
-                self.section_at = at;
-            }
-            "only" => {
-                if words.is_empty() {
-                    return Err(self.err(
-                        end,
-                        format!(
-                            "\\only: expected dialect names separated by commas ({DIALECT_NAMES})"
-                        ),
-                    ));
-                }
-                let mut mask = 0u8;
-                for (w, w_at) in &words {
-                    let mut col = w_at.col;
-                    for part in w.split(',') {
-                        if !part.is_empty() {
-                            match dialect_bit(part) {
-                                Some(b) => mask |= b,
-                                None => return Err(self.err(At { line: w_at.line, col }, format!("\\only: unknown dialect '{part}': expected {DIALECT_NAMES}"))),
-                            }
-                        }
-                        col += part.chars().count() as u32 + 1;
-                    }
-                }
-                if mask == 0 {
-                    return Err(self.err(
-                        end,
-                        format!("\\only: expected dialect names ({DIALECT_NAMES})"),
-                    ));
-                }
-                self.only = Some((mask, at));
+            Some(Cmd::Sql(_)) => {
+                return Err(self.err(at, format!("\\{lname}: this SQL command already stores its result (one \\gset or \\aset per command)")))
             }
             _ => {
-                return Err(self.err(
-                    at,
-                    format!("unknown meta-command \\{name}: expected one of {KNOWN}"),
-                ));
+                return Err(self.err(at, format!("\\{lname} must follow an SQL command: expected a query before it (whose result it stores)")))
             }
         }
+        self.last_sql = true;
+        Ok(())
+    }
+
+    /// `\if CONDITION`.
+    fn meta_if(&mut self, m: &MetaLine) -> Result<(), ScriptError> {
+        let cond = self.cond(&m.rest, m.end, m.at, "if")?;
+        let idx = self.cmds().len();
+        let c = Cmd::If {
+            at: self.cpos(m.at),
+            cond,
+            else_to: usize::MAX,
+        };
+        self.push(c, m.at);
+        self.ifs.push(IfFrame {
+            at: m.at,
+            pending: Some(idx),
+            end_jumps: Vec::new(),
+            seen_else: false,
+        });
+        Ok(())
+    }
+
+    /// `\elif CONDITION`: the branch before it jumps to the end; the pending `\if` or
+    /// `\elif` that fails jumps here.
+    fn meta_elif(&mut self, m: &MetaLine) -> Result<(), ScriptError> {
+        let at = m.at;
+        self.check_frame(at, "elif")?;
+        let cond = self.cond(&m.rest, m.end, at, "elif")?;
+        let jump = self.cmds().len();
+        self.push(Cmd::Jump(usize::MAX), at);
+        let idx = self.cmds().len();
+        let frame = self.ifs.last_mut().expect("checked");
+        frame.end_jumps.push(jump);
+        let pending = frame.pending.replace(idx);
+        let c = Cmd::If {
+            at: self.cpos(at),
+            cond,
+            else_to: usize::MAX,
+        };
+        self.push(c, at);
+        if let Some(p) = pending {
+            self.patch(p, idx);
+        }
+        Ok(())
+    }
+
+    /// `\else`.
+    fn meta_else(&mut self, m: &MetaLine) -> Result<(), ScriptError> {
+        self.no_args(m)?;
+        self.check_frame(m.at, "else")?;
+        let jump = self.cmds().len();
+        self.push(Cmd::Jump(usize::MAX), m.at);
+        let here = self.cmds().len();
+        let frame = self.ifs.last_mut().expect("checked");
+        frame.end_jumps.push(jump);
+        frame.seen_else = true;
+        if let Some(p) = frame.pending.take() {
+            self.patch(p, here);
+        }
+        Ok(())
+    }
+
+    /// `\endif`: every jump of its frame lands here.
+    fn meta_endif(&mut self, m: &MetaLine) -> Result<(), ScriptError> {
+        self.no_args(m)?;
+        let Some(frame) = self.ifs.pop() else {
+            return Err(self.err(
+                m.at,
+                "\\endif without \\if: expected an \\if before it".into(),
+            ));
+        };
+        let here = self.cmds().len();
+        if let Some(p) = frame.pending {
+            self.patch(p, here);
+        }
+        for j in frame.end_jumps {
+            self.patch(j, here);
+        }
+        Ok(())
+    }
+
+    /// `\startpipeline`, `\syncpipeline` and `\endpipeline`: checked for their nesting; the
+    /// statements between them run as they would outside.
+    fn meta_pipeline(&mut self, m: &MetaLine) -> Result<(), ScriptError> {
+        self.no_args(m)?;
+        let (at, lname) = (m.at, m.lname.as_str());
+        if lname == "startpipeline" {
+            if let Some(p) = self.pipeline {
+                return Err(self.err(at, format!("\\startpipeline inside a pipeline (started at line {}): expected \\endpipeline first", p.line)));
+            }
+            self.pipeline = Some(at);
+            return Ok(());
+        }
+        if self.pipeline.is_none() {
+            return Err(self.err(
+                at,
+                format!("\\{lname} outside a pipeline: expected \\startpipeline before it"),
+            ));
+        }
+        if lname == "endpipeline" {
+            self.pipeline = None;
+        }
+        Ok(())
+    }
+
+    /// `\transaction NAME [WEIGHT]`: a new section.
+    fn meta_transaction(&mut self, m: &MetaLine) -> Result<(), ScriptError> {
+        let Some((tname, _)) = m.words.first() else {
+            return Err(self.err(
+                m.end,
+                "\\transaction: expected a name (and an optional weight)".into(),
+            ));
+        };
+        let weight = match m.words.get(1) {
+            None => None,
+            Some((w, w_at)) => match w.parse::<u32>() {
+                Ok(w) => Some(w),
+                Err(_) => return Err(self.err(*w_at, format!("\\transaction {tname}: invalid weight '{w}': expected a whole number from 0 to {}", u32::MAX))),
+            },
+        };
+        if let Some((_, x_at)) = m.words.get(2) {
+            return Err(self.err(
+                *x_at,
+                "\\transaction: too many arguments: expected a name and an optional weight".into(),
+            ));
+        }
+        let tname = tname.clone();
+        self.close_section()?;
+        self.section = Section::Txn;
+        self.section_at = m.at;
+        self.txn_name = tname;
+        self.txn_weight = weight;
+        self.has_txn_sections = true;
+        Ok(())
+    }
+
+    /// `\setup` or `\teardown`: a new section, once per file.
+    fn meta_section(&mut self, m: &MetaLine) -> Result<(), ScriptError> {
+        self.no_args(m)?;
+        self.close_section()?;
+        let lname = m.lname.as_str();
+        let (sec, existing) = if lname == "setup" {
+            (Section::Setup, self.out.setup.is_some())
+        } else {
+            (Section::Teardown, self.out.teardown.is_some())
+        };
+        if existing {
+            return Err(self.err(
+                m.at,
+                format!("a second \\{lname} section in this file: expected one"),
+            ));
+        }
+        self.section = sec;
+        self.section_at = m.at;
+        Ok(())
+    }
+
+    /// `\only DIALECT[,DIALECT…]`: the next SQL command runs only on those dialects.
+    fn meta_only(&mut self, m: &MetaLine) -> Result<(), ScriptError> {
+        if m.words.is_empty() {
+            return Err(self.err(
+                m.end,
+                format!("\\only: expected dialect names separated by commas ({DIALECT_NAMES})"),
+            ));
+        }
+        let mut mask = 0u8;
+        for (w, w_at) in &m.words {
+            let mut col = w_at.col;
+            for part in w.split(',') {
+                if !part.is_empty() {
+                    match dialect_bit(part) {
+                        Some(b) => mask |= b,
+                        None => {
+                            return Err(self.err(
+                                At {
+                                    line: w_at.line,
+                                    col,
+                                },
+                                format!(
+                                    "\\only: unknown dialect '{part}': expected {DIALECT_NAMES}"
+                                ),
+                            ))
+                        }
+                    }
+                }
+                col += part.chars().count() as u32 + 1;
+            }
+        }
+        if mask == 0 {
+            return Err(self.err(
+                m.end,
+                format!("\\only: expected dialect names ({DIALECT_NAMES})"),
+            ));
+        }
+        self.only = Some((mask, m.at));
         Ok(())
     }
 
@@ -1082,6 +1154,17 @@ impl Loader<'_> {
 }
 
 /// Whitespace-separated words with the place of each.
+/// A meta-command's line: where it starts and ends, its name as written and in lower case,
+/// the characters after the name and their words.
+struct MetaLine {
+    at: At,
+    end: At,
+    name: String,
+    lname: String,
+    rest: Vec<PChar>,
+    words: Vec<(String, At)>,
+}
+
 fn split_words(chars: &[PChar]) -> Vec<(String, At)> {
     let mut out = Vec::new();
     let mut i = 0;

@@ -481,86 +481,17 @@ impl Script {
         };
         for (k, src) in sources.iter().enumerate() {
             let name = src.name();
-            let (text, stem) = match &src.kind {
-                SourceKind::File(p) => (
-                    read_text(&name, p)?,
-                    p.file_stem()
-                        .map_or_else(|| name.clone(), |s| s.to_string_lossy().into_owned()),
-                ),
-                SourceKind::Builtin(sc) => {
-                    for &(bits, why) in sc.refuses {
-                        s.refusals.push((k as u32, bits, why));
-                    }
-                    (sc.text.to_string(), sc.name.to_string())
-                }
-                SourceKind::Text { name, text } => {
-                    let stem = std::path::Path::new(name)
-                        .file_stem()
-                        .map_or_else(|| name.clone(), |s| s.to_string_lossy().into_owned());
-                    (text.clone(), stem)
-                }
-            };
+            let (text, stem) = s.source_text(k, src, &name)?;
             let loaded = load::load(k as u32, &name, &text, &stem, &mut s.vars)?;
-            let sectioned = loaded.sectioned;
             s.files.push(name.clone());
             s.texts.push((name.clone(), text));
-            let text = &s.texts[k].1;
             if let Some(b) = loaded.setup {
                 s.setup.push(b);
             }
             if let Some(b) = loaded.teardown {
                 s.teardown.push(b);
             }
-            for t in loaded.txns {
-                let implicit = !sectioned;
-                let weight = if implicit {
-                    src.weight.unwrap_or(1)
-                } else {
-                    let w = t.weight.unwrap_or(1);
-                    w.checked_mul(src.weight.unwrap_or(1)).ok_or_else(|| {
-                        load::error_at(
-                            &name,
-                            text,
-                            t.at.line,
-                            t.at.col,
-                            format!(
-                                "transaction '{}': weight {w} times {} is too large: expected at most {}",
-                                t.name,
-                                src.weight.unwrap_or(1),
-                                u32::MAX
-                            ),
-                        )
-                    })?
-                };
-                let mut tname = t.name.clone();
-                if let Some(prev) = s.txns.iter().find(|x| x.name == tname) {
-                    if implicit {
-                        let mut n = 2;
-                        while s.txns.iter().any(|x| x.name == format!("{}#{n}", t.name)) {
-                            n += 1;
-                        }
-                        tname = format!("{}#{n}", t.name);
-                    } else {
-                        return Err(load::error_at(
-                            &name,
-                            text,
-                            t.at.line,
-                            t.at.col,
-                            format!(
-                                "a transaction named '{tname}' already exists ({}:{}:{}): expected a distinct name",
-                                s.files[prev.at.file as usize], prev.at.line, prev.at.col
-                            ),
-                        ));
-                    }
-                }
-                s.txns.push(Txn {
-                    name: tname,
-                    weight,
-                    source: src.written.clone(),
-                    at: t.at,
-                    block: t.block,
-                });
-            }
+            s.add_txns(k, src, loaded.txns, loaded.sectioned)?;
         }
         if s.txns.is_empty() {
             let file = s.files.last().cloned().unwrap_or_default();
@@ -586,6 +517,109 @@ impl Script {
                     .into(),
             ));
         }
+        s.define(defines)?;
+        Ok(s)
+    }
+
+    /// A source's text and the stem its implicit transaction is named by; a built-in's
+    /// refusals are noted for source `k`.
+    fn source_text(
+        &mut self,
+        k: usize,
+        src: &Source,
+        name: &str,
+    ) -> Result<(String, String), ScriptError> {
+        let stem_of = |p: &std::path::Path| {
+            p.file_stem()
+                .map_or_else(|| name.to_string(), |s| s.to_string_lossy().into_owned())
+        };
+        Ok(match &src.kind {
+            SourceKind::File(p) => (read_text(name, p)?, stem_of(p)),
+            SourceKind::Builtin(sc) => {
+                for &(bits, why) in sc.refuses {
+                    self.refusals.push((k as u32, bits, why));
+                }
+                (sc.text.to_string(), sc.name.to_string())
+            }
+            SourceKind::Text { name: n, text } => {
+                let stem = std::path::Path::new(n)
+                    .file_stem()
+                    .map_or_else(|| n.clone(), |s| s.to_string_lossy().into_owned());
+                (text.clone(), stem)
+            }
+        })
+    }
+
+    /// Source `k`'s transactions, weighted by the source's weight (a section's own weight
+    /// times it); a file without sections names its one transaction apart from an earlier
+    /// one of the same name, sections must be named apart.
+    fn add_txns(
+        &mut self,
+        k: usize,
+        src: &Source,
+        txns: Vec<load::LTxn>,
+        sectioned: bool,
+    ) -> Result<(), ScriptError> {
+        let (name, text) = (&self.texts[k].0, &self.texts[k].1);
+        let implicit = !sectioned;
+        for t in txns {
+            let weight = if implicit {
+                src.weight.unwrap_or(1)
+            } else {
+                let w = t.weight.unwrap_or(1);
+                w.checked_mul(src.weight.unwrap_or(1)).ok_or_else(|| {
+                    load::error_at(
+                        name,
+                        text,
+                        t.at.line,
+                        t.at.col,
+                        format!(
+                            "transaction '{}': weight {w} times {} is too large: expected at most {}",
+                            t.name,
+                            src.weight.unwrap_or(1),
+                            u32::MAX
+                        ),
+                    )
+                })?
+            };
+            let mut tname = t.name.clone();
+            if let Some(prev) = self.txns.iter().find(|x| x.name == tname) {
+                if implicit {
+                    let mut n = 2;
+                    while self
+                        .txns
+                        .iter()
+                        .any(|x| x.name == format!("{}#{n}", t.name))
+                    {
+                        n += 1;
+                    }
+                    tname = format!("{}#{n}", t.name);
+                } else {
+                    return Err(load::error_at(
+                        name,
+                        text,
+                        t.at.line,
+                        t.at.col,
+                        format!(
+                            "a transaction named '{tname}' already exists ({}:{}:{}): expected a distinct name",
+                            self.files[prev.at.file as usize], prev.at.line, prev.at.col
+                        ),
+                    ));
+                }
+            }
+            self.txns.push(Txn {
+                name: tname,
+                weight,
+                source: src.written.clone(),
+                at: t.at,
+                block: t.block,
+            });
+        }
+        Ok(())
+    }
+
+    /// The defines (`-D NAME=VALUE`), checked; a later one of a name replaces an earlier.
+    fn define(&mut self, defines: &[(String, String)]) -> Result<(), ScriptError> {
         for (name, value) in defines {
             let d = format!("-D {name}={value}");
             if name.is_empty() || !name.chars().all(load::is_name_char) {
@@ -606,11 +640,11 @@ impl Script {
                     None,
                 ));
             }
-            let slot = s.vars.intern(name);
-            s.defines.retain(|(sl, _)| *sl != slot);
-            s.defines.push((slot, value.clone()));
+            let slot = self.vars.intern(name);
+            self.defines.retain(|(sl, _)| *sl != slot);
+            self.defines.push((slot, value.clone()));
         }
-        Ok(s)
+        Ok(())
     }
 
     fn error(&self, at: CPos, message: String) -> ScriptError {
