@@ -152,7 +152,14 @@ fn new_order(
     // Round trip 2: the stock rows changed, the order, its new-order row, its lines.
     let mut s = Script::new(block);
     stock_update(&mut s, w, &rows, &found.stock);
-    let total = order_inserts(&mut s, (found.o_id, d, w, c_id), lines, all_local, &rows, &found);
+    let total = order_inserts(
+        &mut s,
+        (found.o_id, d, w, c_id),
+        lines,
+        all_local,
+        &rows,
+        &found,
+    );
     s.stmt().push_str("COMMIT");
     m.script(&mut s)?;
     // The terminal's total; computed as the specification asks, then discarded.
