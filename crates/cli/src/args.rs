@@ -5,11 +5,9 @@
 
 use clap::{Parser, ValueEnum};
 use oio_core::SizeMix;
-use oio_engine::TargetBinding;
 pub use oio_lab::WorkloadFlags;
 use oio_lab::{Pattern, RunSettings, WorkloadOverrides, WorkloadSource};
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// Access patterns for inline workloads (fio's names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -77,43 +75,6 @@ impl From<RoundOrderArg> for oio_lab::Order {
             RoundOrderArg::Shuffled => oio_lab::Order::Shuffled,
         }
     }
-}
-
-/// Engines on the command line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum EngineArg {
-    /// io_uring if the kernel allows it, else sync.
-    Auto,
-    /// io_uring only.
-    #[value(name = "io_uring", alias = "io-uring", alias = "uring")]
-    IoUring,
-    /// Thread pool with pread/pwrite.
-    Sync,
-    /// No I/O: measures oio's own overhead.
-    Null,
-}
-
-impl From<EngineArg> for oio_engine::EngineKind {
-    fn from(e: EngineArg) -> oio_engine::EngineKind {
-        match e {
-            EngineArg::Auto => oio_engine::EngineKind::Auto,
-            EngineArg::IoUring => oio_engine::EngineKind::IoUring,
-            EngineArg::Sync => oio_engine::EngineKind::Sync,
-            EngineArg::Null => oio_engine::EngineKind::Null,
-        }
-    }
-}
-
-/// Submission styles on the command line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum SubmitArg {
-    /// One system call per I/O.
-    PerIo,
-    /// One system call per batch.
-    Batch,
-    /// Batch for buffered I/O served from the page cache (the CPU is the limit there),
-    /// per-io otherwise; the result says which and why.
-    Auto,
 }
 
 pub use oio_lab::workload::parse::secs as parse_secs;
@@ -196,160 +157,7 @@ impl ShapeArgs {
     }
 }
 
-/// Where the I/O goes.
-#[derive(Clone, Debug, Default, clap::Args)]
-pub struct TargetArgs {
-    /// Files or block devices; several are striped. Default: ./oio-testfile (created, 1 GiB).
-    #[arg(value_name = "TARGET")]
-    pub targets: Vec<PathBuf>,
-
-    /// Bind targets to a role named by streams (`target = "log"`): ROLE=PATH[,PATH...].
-    #[arg(long = "target", value_name = "ROLE=PATHS")]
-    pub roles: Vec<TargetBinding>,
-
-    /// Size of the file to create, or the part of a file or device to use (e.g. 10G).
-    /// Default: the whole of an existing file or device; 1G for ./oio-testfile. A new file at
-    /// a path you name needs it.
-    #[arg(long, value_name = "SIZE", value_parser = crate::values::size_arg)]
-    pub size: Option<u64>,
-
-    /// Go through the page cache instead of O_DIRECT (needed on filesystems without O_DIRECT).
-    #[arg(long)]
-    pub buffered: bool,
-
-    /// Allow writing to files and block devices oio did not create.
-    #[arg(long)]
-    pub allow_overwrite: bool,
-
-    /// Allow writing to block devices that are partitioned, mounted or carry a signature.
-    #[arg(long)]
-    pub destroy_data: bool,
-
-    /// Waiting for a target another run holds.
-    #[command(flatten)]
-    pub wait: WaitArg,
-}
-
-/// `--wait`, one definition for every command that takes a target (run, sweep, replay, rerun).
-#[derive(Clone, Copy, Debug, Default, clap::Args)]
-pub struct WaitArg {
-    /// When another oio run holds a target (one writes at a time; runs that only read share
-    /// it), wait for it to end instead of refusing.
-    #[arg(long)]
-    pub wait: bool,
-}
-
-/// `--memory-limit`, one definition for every command that runs I/O (run, sweep, replay).
-#[derive(Clone, Copy, Debug, Default, clap::Args)]
-pub struct MemoryLimitArg {
-    /// Most memory a run may hold (buffers, histograms, its series, a replay's trace), e.g.
-    /// 2G; a run whose estimate is above it is refused before it starts. Default: half of
-    /// MemAvailable, or less under a cgroup or address-space limit.
-    #[arg(long, value_name = "SIZE", value_parser = crate::values::size_arg)]
-    pub memory_limit: Option<u64>,
-}
-
-/// How each run goes. Commands change the defaults of `--time` and `--ramp` (a sweep's runs
-/// and a blend's phases are shorter).
-#[derive(Clone, Debug, clap::Args)]
-pub struct ExecArgs {
-    /// Measured time of each run.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::values::duration_arg)]
-    pub time: Duration,
-
-    /// Warm-up before the measured time of each run (not counted).
-    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = crate::values::duration_arg)]
-    pub ramp: Duration,
-
-    /// Length of each interval of the time series.
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = crate::values::duration_arg)]
-    pub interval: Duration,
-
-    /// I/O engine; auto uses io_uring and falls back to sync with a notice.
-    #[arg(long, value_enum, default_value_t = EngineArg::Auto, value_name = "ENGINE")]
-    pub engine: EngineArg,
-
-    /// When queued I/Os reach the kernel: per-io (one system call per I/O, steady flow to the
-    /// device, what fio does by default), batch (one call per batch: less CPU, burstier), or
-    /// auto: batch for buffered I/O served from the page cache, where the CPU is the limit,
-    /// per-io otherwise.
-    #[arg(long, value_enum, default_value_t = SubmitArg::Auto, value_name = "MODE")]
-    pub submit: SubmitArg,
-
-    /// With --engine null: a simulated device instead of instant completions, e.g.
-    /// servers=8,service=1ms,dist=exp (fixed, exp, lognormal[,sigma=S]); '+' adds a slower
-    /// tier behind a fast one. The result says it is simulated.
-    #[arg(long, value_name = "MODEL")]
-    pub sim: Option<oio_engine::engines::null::Sim>,
-
-    /// Random-number seed for sizes, offsets and data, to repeat a run exactly; recorded in
-    /// the result (without a default below, a random one).
-    #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
-
-    /// Stop after this many I/Os in total (or at the end of --time, whichever comes first).
-    #[arg(long, value_name = "N")]
-    pub ios: Option<u64>,
-
-    /// Write self-checking 4 KiB blocks, check every block read back, and journal acknowledged
-    /// writes beside the target (`oio verify TARGET` checks them later, e.g. after a crash).
-    #[arg(long)]
-    pub verify: bool,
-
-    /// Report how sequential the I/O was in the order it completed, per target.
-    #[arg(long)]
-    pub access_order: bool,
-
-    /// Per-I/O latency log in fio's lat log format (time ms, latency ns, direction, size,
-    /// offset, priority), one file per worker: PREFIX_lat.N.log. Off by default.
-    #[arg(long, value_name = "PREFIX")]
-    pub lat_log: Option<PathBuf>,
-
-    /// HdrHistogram interval log of latency (ns) in the format HdrHistogram's tools read:
-    /// one line per interval and direction (tags read, write, sync). Off by default; never
-    /// written over an existing file.
-    #[arg(long, value_name = "FILE")]
-    pub hdr_log: Option<PathBuf>,
-
-    /// Do not time I/Os (measures what latency tracking costs).
-    #[arg(long, hide = true)]
-    pub no_latency: bool,
-
-    /// The memory a run may hold.
-    #[command(flatten)]
-    pub memory: MemoryLimitArg,
-}
-
-/// The typed run settings of the target and run flags.
-pub fn settings(t: &TargetArgs, e: &ExecArgs) -> RunSettings {
-    RunSettings {
-        targets: t.targets.clone(),
-        roles: t.roles.clone(),
-        size: t.size,
-        buffered: t.buffered,
-        allow_overwrite: t.allow_overwrite,
-        destroy_data: t.destroy_data,
-        wait: t.wait.wait,
-        engine: e.engine.into(),
-        submit: match e.submit {
-            SubmitArg::PerIo => oio_engine::SubmitMode::PerIo,
-            SubmitArg::Batch => oio_engine::SubmitMode::Batch,
-            SubmitArg::Auto => oio_engine::SubmitMode::Auto,
-        },
-        sim: e.sim.clone(),
-        time: e.time,
-        ramp: e.ramp,
-        interval: e.interval,
-        seed: e.seed,
-        ios: e.ios,
-        verify: e.verify,
-        access_order: e.access_order,
-        lat_log: e.lat_log.clone(),
-        hdr_log: e.hdr_log.clone(),
-        no_latency: e.no_latency,
-        memory_limit: e.memory.memory_limit,
-    }
-}
+pub use oio_lab::{MemoryLimit as MemoryLimitArg, WaitFlag as WaitArg};
 
 /// One run's flags: what `oio run` takes besides its own, and what each `compare --run`
 /// string is parsed against.
@@ -364,18 +172,16 @@ pub struct RunFlags {
     /// The other workload flags.
     #[command(flatten)]
     pub workload: WorkloadFlags,
-    /// Targets.
+    /// Targets and how the run goes.
     #[command(flatten)]
-    pub target: TargetArgs,
-    /// Run settings.
-    #[command(flatten)]
-    pub exec: ExecArgs,
+    pub settings: RunSettings,
 }
 
 impl RunFlags {
     /// The run these flags describe.
     pub fn config(&self) -> anyhow::Result<oio_lab::RunConfig> {
-        Ok(settings(&self.target, &self.exec)
+        Ok(self
+            .settings
             .config(&self.source.source(), &self.shape.overrides(&self.workload))?)
     }
 }
@@ -488,9 +294,19 @@ mod tests {
     fn a_run_line_parses_against_the_run_flags() {
         let f = parse_run_line("--engine null --qd 8 --rw randread t.dat").unwrap();
         assert_eq!(f.shape.qd, Some(8));
-        assert_eq!(f.exec.engine, EngineArg::Null);
-        assert_eq!(f.target.targets, vec![PathBuf::from("t.dat")]);
+        assert_eq!(f.settings.engine, oio_engine::EngineKind::Null);
+        assert_eq!(f.settings.targets, vec![PathBuf::from("t.dat")]);
         let e = parse_run_line("--nope").unwrap_err().to_string();
         assert!(e.contains("--nope"), "{e}");
+    }
+
+    /// What lab's experiments start from is what `oio run` with no flag gives.
+    #[test]
+    fn the_run_settings_defaults_are_the_command_lines() {
+        let parsed = parse_run_line("").unwrap().settings;
+        assert_eq!(
+            format!("{parsed:?}"),
+            format!("{:?}", RunSettings::default())
+        );
     }
 }

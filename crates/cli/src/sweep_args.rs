@@ -3,10 +3,11 @@
 //! [`SweepPlan`] through [`SweepRules::plan`], so the two cannot drift apart; only where the
 //! runs happen differs.
 
-use crate::args::{parse_with, ExecArgs, KneeArgs, RepeatArgs, RoundOrderArg, WorkloadFlags};
+use crate::args::{parse_with, KneeArgs, RepeatArgs, RoundOrderArg, WorkloadFlags};
 use oio_analysis::knee::LatencyTarget;
 use oio_core::SizeMix;
 use oio_lab::sweep::SweepPlan;
+use oio_lab::RunSettings;
 use oio_lab::{RunConfig, WorkloadOverrides, WorkloadSource};
 
 /// Repeats, order, steady state, knee rules and refinement of a sweep.
@@ -62,11 +63,15 @@ pub struct Grid<'a> {
 
 impl SweepRules {
     /// Folds `--with` into the workload flags and the seed (flags given directly win).
-    pub fn apply_with(&self, flags: &mut WorkloadFlags, exec: &mut ExecArgs) -> anyhow::Result<()> {
+    pub fn apply_with(
+        &self,
+        flags: &mut WorkloadFlags,
+        settings: &mut RunSettings,
+    ) -> anyhow::Result<()> {
         if let Some(w) = &self.with {
             let line = parse_with(w)?;
             *flags = flags.clone().or(line.workload);
-            exec.seed = exec.seed.or(line.seed);
+            settings.seed = settings.seed.or(line.seed);
         }
         Ok(())
     }

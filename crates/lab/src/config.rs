@@ -51,57 +51,148 @@ pub struct ReplaySpec {
     pub loaded: Option<std::sync::Arc<oio_engine::replay::ReplayTrace>>,
 }
 
-/// How and where to run, beside the workload: the run flags of the CLI, typed.
+/// How and where to run, beside the workload: the target and run flags of `oio run`,
+/// `sweep` and `blend` (their parser and help, behind the `cli` feature; commands change the
+/// defaults of `--time` and `--ramp`), and what lab's own experiments start from.
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct RunSettings {
-    /// Files or devices of the default role (empty with no roles: ./oio-testfile).
+    /// Files or block devices; several are striped. Default: ./oio-testfile (created, 1 GiB).
+    #[cfg_attr(feature = "cli", arg(value_name = "TARGET"))]
     pub targets: Vec<PathBuf>,
-    /// Targets bound to roles.
+
+    /// Bind targets to a role named by streams (`target = "log"`): ROLE=PATH[,PATH...].
+    #[cfg_attr(feature = "cli", arg(long = "target", value_name = "ROLE=PATHS"))]
     pub roles: Vec<TargetBinding>,
-    /// Size of the file to create or of the part to use.
+
+    /// Size of the file to create, or the part of a file or device to use (e.g. 10G).
+    /// Default: the whole of an existing file or device; 1G for ./oio-testfile. A new file at
+    /// a path you name needs it.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "SIZE", value_parser = flag::size))]
     pub size: Option<u64>,
-    /// Through the page cache instead of O_DIRECT.
+
+    /// Go through the page cache instead of O_DIRECT (needed on filesystems without O_DIRECT).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub buffered: bool,
-    /// Writing to files and devices oio did not create is allowed.
+
+    /// Allow writing to files and block devices oio did not create.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub allow_overwrite: bool,
-    /// Writing to partitioned, mounted or signed devices is allowed.
+
+    /// Allow writing to block devices that are partitioned, mounted or carry a signature.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub destroy_data: bool,
-    /// Wait for another run that holds a target instead of refusing.
-    pub wait: bool,
-    /// Engine.
-    pub engine: EngineKind,
-    /// Submission style.
-    pub submit: SubmitMode,
-    /// Simulated device (needs the null engine).
-    pub sim: Option<Sim>,
-    /// Measured time.
+
+    /// Waiting for a target another run holds.
+    #[cfg_attr(feature = "cli", command(flatten))]
+    pub wait: WaitFlag,
+
+    /// Measured time of each run.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "DURATION", default_value = "30s", value_parser = flag::duration))]
     pub time: Duration,
-    /// Warm-up.
+
+    /// Warm-up before the measured time of each run (not counted).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "DURATION", default_value = "5s", value_parser = flag::duration))]
     pub ramp: Duration,
-    /// Interval of the series.
+
+    /// Length of each interval of the time series.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "DURATION", default_value = "1s", value_parser = flag::duration))]
     pub interval: Duration,
-    /// Seed (None: a random one, recorded).
+
+    /// I/O engine; auto uses io_uring and falls back to sync with a notice.
+    #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = EngineKind::Auto, value_name = "ENGINE"))]
+    pub engine: EngineKind,
+
+    /// When queued I/Os reach the kernel: per-io (one system call per I/O, steady flow to the
+    /// device, what fio does by default), batch (one call per batch: less CPU, burstier), or
+    /// auto: batch for buffered I/O served from the page cache, where the CPU is the limit,
+    /// per-io otherwise.
+    #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = SubmitMode::Auto, value_name = "MODE"))]
+    pub submit: SubmitMode,
+
+    /// With --engine null: a simulated device instead of instant completions, e.g.
+    /// servers=8,service=1ms,dist=exp (fixed, exp, lognormal[,sigma=S]); '+' adds a slower
+    /// tier behind a fast one. The result says it is simulated.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "MODEL"))]
+    pub sim: Option<Sim>,
+
+    /// Random-number seed for sizes, offsets and data, to repeat a run exactly; recorded in
+    /// the result (without a default below, a random one).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
     pub seed: Option<u64>,
-    /// Stop after this many I/Os.
+
+    /// Stop after this many I/Os in total (or at the end of --time, whichever comes first).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
     pub ios: Option<u64>,
-    /// Self-checking blocks.
+
+    /// Write self-checking 4 KiB blocks, check every block read back, and journal acknowledged
+    /// writes beside the target (`oio verify TARGET` checks them later, e.g. after a crash).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub verify: bool,
-    /// Measure the order the target saw.
+
+    /// Report how sequential the I/O was in the order it completed, per target.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub access_order: bool,
-    /// Per-I/O latency logs.
+
+    /// Per-I/O latency log in fio's lat log format (time ms, latency ns, direction, size,
+    /// offset, priority), one file per worker: PREFIX_lat.N.log. Off by default.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "PREFIX"))]
     pub lat_log: Option<PathBuf>,
-    /// HdrHistogram interval log.
+
+    /// HdrHistogram interval log of latency (ns) in the format HdrHistogram's tools read:
+    /// one line per interval and direction (tags read, write, sync). Off by default; never
+    /// written over an existing file.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "FILE"))]
     pub hdr_log: Option<PathBuf>,
-    /// Do not time I/Os.
+
+    /// Do not time I/Os (measures what latency tracking costs).
+    #[cfg_attr(feature = "cli", arg(long, hide = true))]
     pub no_latency: bool,
-    /// Most memory a run may take (None: a share of what the host has).
+
+    /// The memory a run may hold.
+    #[cfg_attr(feature = "cli", command(flatten))]
+    pub memory: MemoryLimit,
+}
+
+/// `--wait`, one definition for every command that takes a target (run, sweep, replay, rerun).
+#[derive(Clone, Copy, Debug, Default)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+pub struct WaitFlag {
+    /// When another oio run holds a target (one writes at a time; runs that only read share
+    /// it), wait for it to end instead of refusing.
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub wait: bool,
+}
+
+/// `--memory-limit`, one definition for every command that runs I/O (run, sweep, replay).
+#[derive(Clone, Copy, Debug, Default)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+pub struct MemoryLimit {
+    /// Most memory a run may hold (buffers, histograms, its series, a replay's trace), e.g.
+    /// 2G; a run whose estimate is above it is refused before it starts. Default: half of
+    /// MemAvailable, or less under a cgroup or address-space limit.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "SIZE", value_parser = flag::size))]
     pub memory_limit: Option<u64>,
 }
 
+/// The run flags' value parsers, with oio's own message on a bad value.
+#[cfg(feature = "cli")]
+mod flag {
+    /// A duration such as `30s` or `500ms`.
+    pub fn duration(s: &str) -> Result<std::time::Duration, String> {
+        oio_core::units::parse_duration(s).map_err(|e| e.to_string())
+    }
+
+    /// A size (`4k`, `1G`) above 0.
+    pub fn size(s: &str) -> Result<u64, String> {
+        oio_core::units::parse_size_in(s, 1, oio_core::units::MAX_SIZE).map_err(|e| e.to_string())
+    }
+}
+
 impl Default for RunSettings {
-    /// `oio run`'s defaults: the default target, O_DIRECT, the engine and submission chosen
-    /// automatically, 30 s measured after 5 s of ramp in 1 s intervals, a random seed, no
-    /// logs, nothing destructive allowed.
+    /// `oio run`'s defaults (the command line's: a test checks they agree): the default
+    /// target, O_DIRECT, the engine and submission chosen automatically, 30 s measured after
+    /// 5 s of ramp in 1 s intervals, a random seed, no logs, nothing destructive allowed.
     fn default() -> Self {
         RunSettings {
             targets: vec![],
@@ -110,13 +201,13 @@ impl Default for RunSettings {
             buffered: false,
             allow_overwrite: false,
             destroy_data: false,
-            wait: false,
-            engine: EngineKind::Auto,
-            submit: SubmitMode::Auto,
-            sim: None,
+            wait: WaitFlag::default(),
             time: Duration::from_secs(30),
             ramp: Duration::from_secs(5),
             interval: Duration::from_secs(1),
+            engine: EngineKind::Auto,
+            submit: SubmitMode::Auto,
+            sim: None,
             seed: None,
             ios: None,
             verify: false,
@@ -124,7 +215,7 @@ impl Default for RunSettings {
             lat_log: None,
             hdr_log: None,
             no_latency: false,
-            memory_limit: None,
+            memory: MemoryLimit::default(),
         }
     }
 }
@@ -170,7 +261,7 @@ impl RunSettings {
                 allow_overwrite: self.allow_overwrite,
                 destroy_data: self.destroy_data,
                 fill_seed: 0,
-                wait: self.wait,
+                wait: self.wait.wait,
             },
             engine: self.engine,
             submit: self.submit,
@@ -185,7 +276,7 @@ impl RunSettings {
             lat_log: self.lat_log.clone(),
             hdr_log: self.hdr_log.clone(),
             sim: self.sim.clone(),
-            memory_limit: self.memory_limit,
+            memory_limit: self.memory.memory_limit,
         };
         Ok(RunConfig {
             plan,

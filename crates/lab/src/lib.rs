@@ -35,7 +35,9 @@ pub mod sink;
 pub mod sweep;
 pub mod workload;
 
-pub use config::{ReplaySpec, RunConfig, RunSettings, DEFAULT_SIZE, DEFAULT_TARGET};
+pub use config::{
+    MemoryLimit, ReplaySpec, RunConfig, RunSettings, WaitFlag, DEFAULT_SIZE, DEFAULT_TARGET,
+};
 pub use error::LabError;
 pub use order::Order;
 pub use plan::{Document, Done, Interleave, Lab, Labelled, Outcome, Plan, Progress, Step};

@@ -24,14 +24,17 @@ use std::path::Path;
 /// the blkparse reader, which this module's blkparse format reads through.
 pub use crate::blkparse::MAX_TRACE_IOS;
 
-/// Formats of replayable traces.
+/// Formats of replayable traces. The variants' docs are `oio replay --format`'s help
+/// (feature `cli`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum TraceFormat {
-    /// fio `write_iolog` output, version 2 or 3.
+    /// fio's write_iolog output, version 2 or 3.
+    #[cfg_attr(feature = "cli", value(name = "fio-iolog", alias = "iolog"))]
     FioIolog,
-    /// blkparse default text output.
+    /// blkparse's default text output.
     Blkparse,
-    /// MSR Cambridge / SNIA CSV.
+    /// MSR Cambridge / SNIA CSV (Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime).
     Msr,
 }
 

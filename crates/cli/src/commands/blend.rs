@@ -2,12 +2,12 @@
 //! together; the table shows how throughput and sequentiality change when regular streams
 //! are mixed on one target. The phases are `oio_lab::blend`.
 
-use crate::args::{settings, ExecArgs, TargetArgs};
 use crate::experiment::{execute_labelled, present};
 use clap::ValueEnum;
 use oio_core::SizeMix;
 use oio_lab::blend::{BlendPlan, BlendSpec};
 use oio_lab::Plan;
+use oio_lab::RunSettings;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -35,13 +35,9 @@ pub struct Args {
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub qd: u32,
 
-    /// The target (one file or device) and how to open it.
+    /// The target (one file or device), how to open it, and how each phase runs.
     #[command(flatten)]
-    pub target: TargetArgs,
-
-    /// How each phase runs.
-    #[command(flatten)]
-    pub exec: ExecArgs,
+    pub settings: RunSettings,
 
     /// Directory for the result files.
     #[arg(long, default_value = "oio-results", value_name = "DIR")]
@@ -68,14 +64,14 @@ pub enum BlendDir {
 
 /// Runs the phases.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let s = settings(&a.target, &a.exec);
+    let s = &a.settings;
     let spec = BlendSpec {
         streams: a.streams,
         write: a.rw == BlendDir::Write,
         bs: a.bs.clone(),
         qd: a.qd,
     };
-    let plan = Plan::Blend(BlendPlan::new(spec, &s)?);
+    let plan = Plan::Blend(BlendPlan::new(spec, s)?);
     crate::results::check_destination(&a.out, "--out DIR")?;
     let outcome = execute_labelled(&plan, &a.out, true, a.label.as_deref())?;
     present(&plan, &outcome, &a.out, a.json, &Default::default())

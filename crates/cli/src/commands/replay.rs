@@ -4,29 +4,17 @@
 //! as `oio run`, so the result is an ordinary run result: response time from each I/O's time
 //! in the trace, service time, oio's lag against the schedule, the backlog, the series.
 
-use crate::args::EngineArg;
 use crate::device_recording::Recording;
 use crate::experiment::{execute, present};
 use crate::output::style;
 use oio_core::units::{format_count, format_ns};
+use oio_engine::EngineKind;
 use oio_lab::replay::ReplayOptions;
 use oio_lab::{Plan, RunSettings};
 use oio_telemetry::blocktrace::TraceFormat;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
-
-/// Trace formats on the command line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum FormatArg {
-    /// fio's write_iolog output, version 2 or 3.
-    #[value(name = "fio-iolog", alias = "iolog")]
-    FioIolog,
-    /// blkparse's default text output.
-    Blkparse,
-    /// MSR Cambridge / SNIA CSV (Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime).
-    Msr,
-}
 
 /// Arguments of `oio replay`.
 #[derive(Clone, Debug, clap::Args)]
@@ -52,7 +40,7 @@ pub struct Args {
 
     /// The trace's format (default: detected from its first lines).
     #[arg(long, value_enum, value_name = "FORMAT")]
-    pub format: Option<FormatArg>,
+    pub format: Option<TraceFormat>,
 
     /// Time runs this many times faster than in the trace (0.5: half as fast).
     #[arg(
@@ -94,8 +82,8 @@ pub struct Args {
     pub destroy_data: bool,
 
     /// I/O engine; auto uses io_uring and falls back to sync with a notice.
-    #[arg(long, value_enum, default_value_t = EngineArg::Auto, value_name = "ENGINE")]
-    pub engine: EngineArg,
+    #[arg(long, value_enum, default_value_t = EngineKind::Auto, value_name = "ENGINE")]
+    pub engine: EngineKind,
 
     /// With --engine null: a simulated device, e.g. servers=8,service=1ms.
     #[arg(long, value_name = "MODEL")]
@@ -130,12 +118,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     oio_lab::replay::check_speed(args.speed).map_err(anyhow::Error::msg)?;
     crate::results::check_destination(&args.out, "--out DIR")?;
-    let format = args.format.map(|f| match f {
-        FormatArg::FioIolog => TraceFormat::FioIolog,
-        FormatArg::Blkparse => TraceFormat::Blkparse,
-        FormatArg::Msr => TraceFormat::Msr,
-    });
-    let bt = oio_telemetry::blocktrace::parse_file(&args.trace, format)?;
+    let bt = oio_telemetry::blocktrace::parse_file(&args.trace, args.format)?;
     let targets = if args.targets.is_empty() {
         vec![PathBuf::from(oio_lab::DEFAULT_TARGET)]
     } else {
@@ -160,28 +143,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .then(|| p.new_file_size())
     });
     let (n, span, count) = (p.trace.ios.len() as u64, p.span, targets.len());
+    // A replay's own run: the trace's I/Os once, at its times, with the seed fixed (the data
+    // written); the rest is `oio run`'s defaults.
     let mut config = RunSettings {
         targets,
-        roles: vec![],
         size,
         buffered: args.buffered,
         allow_overwrite: args.allow_overwrite,
         destroy_data: args.destroy_data,
-        wait: args.wait.wait,
-        engine: args.engine.into(),
-        submit: oio_engine::SubmitMode::Auto,
+        wait: args.wait,
+        engine: args.engine,
         sim: args.sim.clone(),
         time: p.run_time(),
         ramp: p.ramp(),
         interval: args.interval,
         seed: Some(0),
         ios: Some(n),
-        verify: false,
-        access_order: false,
         lat_log: args.lat_log.clone(),
-        hdr_log: None,
-        no_latency: false,
-        memory_limit: args.memory.memory_limit,
+        memory: args.memory,
+        ..RunSettings::default()
     }
     .config_of(p.workload.clone())?;
     config.replay = Some(p.into_spec(&bt, &opts, count));
@@ -189,7 +169,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let plan = Plan::Run { run: config };
     // The targets' devices are recorded while the replay runs, for `oio compare CAPTURE
     // RESULT` (a failure to record is said, and the replay runs regardless).
-    let recording = Recording::start(&targets, args.engine == EngineArg::Null, args.interval);
+    let recording = Recording::start(&targets, args.engine == EngineKind::Null, args.interval);
     let outcome = execute(&plan, &args.out, true);
     let recorded = recording.stop();
     let outcome = outcome?;

@@ -47,7 +47,7 @@ pub struct Args {
 /// Runs `oio run`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Usage errors first, then where the results go, both before any I/O.
-    workload_as_target(&args.flags.target.targets)?;
+    workload_as_target(&args.flags.settings.targets)?;
     let run = args.flags.config()?;
     crate::results::check_destination(&args.out, "--out DIR")?;
     let plan = if args.repeat > 1 {

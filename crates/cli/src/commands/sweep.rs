@@ -7,13 +7,13 @@
 //! depths the rules named. The sweep itself is `oio_lab::sweep`; every point's runs are
 //! ordinary run results, listed in the sweep document's `points[].sources`.
 
-use crate::args::{settings, ExecArgs, TargetArgs, WorkloadFlags};
+use crate::args::WorkloadFlags;
 use crate::experiment::{execute_labelled, present};
 use crate::sweep_args::{Grid, SweepRules};
 use oio_core::SizeMix;
 use oio_engine::EngineKind;
 use oio_lab::sweep::SweepPlan;
-use oio_lab::{Plan, WorkloadSource};
+use oio_lab::{Plan, RunSettings, WorkloadSource};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -82,13 +82,9 @@ pub struct Args {
     #[command(flatten)]
     pub flags: WorkloadFlags,
 
-    /// Targets.
+    /// Targets and how each run goes.
     #[command(flatten)]
-    pub target: TargetArgs,
-
-    /// How each run goes.
-    #[command(flatten)]
-    pub exec: ExecArgs,
+    pub settings: RunSettings,
 
     /// Repeats, order, steady state, knee rules, refinement (as `oio fleet sweep`).
     #[command(flatten)]
@@ -112,9 +108,8 @@ pub struct Args {
 /// The sweep these arguments describe.
 fn plan(args: &Args) -> anyhow::Result<SweepPlan> {
     let mut flags = args.flags.clone();
-    let mut exec = args.exec.clone();
-    args.rules.apply_with(&mut flags, &mut exec)?;
-    let mut s = settings(&args.target, &exec);
+    let mut s = args.settings.clone();
+    args.rules.apply_with(&mut flags, &mut s)?;
     // A simulated device needs the null engine, which the sweep then implies.
     if s.sim.is_some() && s.engine == EngineKind::Auto {
         s.engine = EngineKind::Null;
@@ -122,7 +117,7 @@ fn plan(args: &Args) -> anyhow::Result<SweepPlan> {
     if s.sim.is_some() && s.engine != EngineKind::Null {
         anyhow::bail!(
             "--sim simulates a device behind the null engine: drop --engine {} or use --engine null",
-            clap::ValueEnum::to_possible_value(&args.exec.engine)
+            clap::ValueEnum::to_possible_value(&args.settings.engine)
                 .map(|v| v.get_name().to_string())
                 .unwrap_or_default()
         );

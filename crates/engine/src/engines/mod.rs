@@ -70,15 +70,19 @@ pub struct EngineSetup {
 /// `iodepth_batch_submit=1`). One call per I/O costs a system call each but keeps the flow
 /// to the device steady, so it is what `Auto` picks for a device; `Batch` saves CPU where the
 /// CPU, not the device, is the limit (the page cache, memory), and `Auto` picks it there.
+///
+/// The variants' docs are `--submit`'s help (feature `cli`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "snake_case")]
 pub enum SubmitMode {
-    /// Each I/O is submitted as soon as it is queued (one `io_uring_enter` per I/O).
+    /// One system call per I/O
     #[default]
     PerIo,
-    /// I/Os queued together are submitted together, in the call that waits for completions.
+    /// One system call per batch
     Batch,
-    /// Chosen by the run from its targets: see [`SubmitMode::resolve`].
+    /// Batch for buffered I/O served from the page cache (the CPU is the limit there),
+    /// per-io otherwise; the result says which and why
     Auto,
 }
 
@@ -200,18 +204,23 @@ pub trait Engine {
     fn starts_on_queue(&self) -> bool;
 }
 
-/// Which engine to use.
+/// Which engine to use. The variants' docs are `--engine`'s help (feature `cli`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "snake_case")]
 pub enum EngineKind {
-    /// io_uring, falling back to sync with a notice when the kernel or a sandbox refuses it.
+    /// io_uring if the kernel allows it, else sync
     #[default]
     Auto,
-    /// io_uring only.
+    /// io_uring only
+    #[cfg_attr(
+        feature = "cli",
+        value(name = "io_uring", alias = "io-uring", alias = "uring")
+    )]
     IoUring,
-    /// A thread pool doing pread/pwrite.
+    /// Thread pool with pread/pwrite
     Sync,
-    /// No I/O at all: measures the generator itself.
+    /// No I/O: measures oio's own overhead
     Null,
 }
 

@@ -94,11 +94,11 @@ pub fn run(s: SweepArgs) -> anyhow::Result<ExitCode> {
 fn plan(s: &SweepArgs) -> anyhow::Result<SweepPlan> {
     let run = &s.fleet.run;
     let mut workload = run.workload.clone();
-    let mut exec = run.exec.clone();
-    s.rules.apply_with(&mut workload, &mut exec)?;
+    let mut settings = run.settings.clone();
+    s.rules.apply_with(&mut workload, &mut settings)?;
     let source = run.source.source();
     let overrides = run.shape.overrides(&workload);
-    let base = crate::args::settings(&run.target, &exec).config(&source, &overrides)?;
+    let base = settings.config(&source, &overrides)?;
     let grid = Grid {
         qd: &s.sweep_qd,
         bs: &[],
