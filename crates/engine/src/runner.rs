@@ -17,11 +17,12 @@
 
 mod assemble;
 mod collect;
+mod gate;
 mod hdrlog;
 mod tally;
 mod worker;
 
-use crate::clock::{Clock, Participant};
+use crate::clock::Clock;
 use crate::engines::null::{NullEngine, SimShared};
 use crate::engines::sync::SyncEngine;
 use crate::engines::uring::UringEngine;
@@ -30,6 +31,7 @@ use crate::plan::{PlanError, RunPlan, WorkerAssignment};
 use crate::target::{self, OpenTarget, TargetError, TargetOptions};
 use crate::verify::VerifyShared;
 use collect::Shape;
+use gate::{Gate, Opening};
 use oio_core::result::{Interval, RunResult, TargetInfo};
 use oio_core::workload::SyncWrites;
 use oio_core::Cancel;
@@ -155,7 +157,19 @@ pub fn run_replay(
     warnings.extend(verify.notes.iter().cloned());
     let lat_logs = open_lat_logs(plan, opened.assignments.len())?;
     let inputs = worker_inputs(plan, engine, &opened, lat_logs)?;
-    // A fleet agent starts at the instant shared with the other hosts, with its targets open.
+    let stops = Arc::new(Stops::new(cancel));
+    // Bounded, so a collector that falls behind holds up the workers (who say so) instead
+    // of queueing their intervals without limit.
+    let (tx, rx) = crossbeam_channel::bounded::<Msg>(
+        opened.assignments.len() * crate::budget::IN_FLIGHT_PER_WORKER,
+    );
+    // The workers build their engines first; the clock starts once every one is ready.
+    let gate = Arc::new(Gate::new());
+    let n_workers = inputs.len();
+    let handles = spawn_workers(plan, engine, submit, &opened, inputs, &stops, &gate, tx)?;
+    gate.wait_for(n_workers);
+    // A fleet agent starts at the instant shared with the other hosts, with its targets open
+    // and its engines built.
     if let Some(at) = observer.start_at() {
         wait_until(at, cancel);
     }
@@ -179,14 +193,15 @@ pub fn run_replay(
     let real_start = Instant::now();
     let began = SystemTime::now();
     let cpu_start = crate::sys::process_cpu();
-    let stops = Arc::new(Stops::new(cancel));
-    let shared = WorkerShared::new(plan, &opened, &verify, &timing, &stops);
-    // Bounded, so a collector that falls behind holds up the workers (who say so) instead
-    // of queueing their intervals without limit.
-    let (tx, rx) = crossbeam_channel::bounded::<Msg>(
-        opened.assignments.len() * crate::budget::IN_FLIGHT_PER_WORKER,
-    );
-    let handles = spawn_workers(plan, engine, submit, &opened, inputs, &shared, tx)?;
+    let shared = WorkerShared::new(plan, &opened, &verify, &timing);
+    // Every worker joins the clock before any starts, or the first could move virtual time
+    // on alone.
+    gate.open(Opening {
+        participants: (0..n_workers)
+            .map(|_| Some(shared.timing.clock.participant()))
+            .collect(),
+        shared,
+    });
     let infos: Vec<TargetInfo> = opened.targets.iter().map(|t| t.info.clone()).collect();
     observer.started(&Start {
         engine: engine.name(),
@@ -623,9 +638,9 @@ fn worker_inputs(
 }
 
 /// What every worker of a run shares.
+#[derive(Clone)]
 struct WorkerShared {
     timing: Timing,
-    stops: Arc<Stops>,
     verify: Option<Arc<VerifyShared>>,
     order: Option<Arc<Vec<AtomicU64>>>,
     sim: Option<Arc<SimShared>>,
@@ -637,11 +652,9 @@ impl WorkerShared {
         opened: &Opened,
         verify: &Verification,
         timing: &Timing,
-        stops: &Arc<Stops>,
     ) -> WorkerShared {
         WorkerShared {
             timing: timing.clone(),
-            stops: Arc::clone(stops),
             verify: verify.shared.clone(),
             order: plan.track_order.then(|| {
                 Arc::new(
@@ -663,46 +676,41 @@ impl WorkerShared {
     }
 }
 
-/// Starts one thread per worker; each builds its engine and runs its phases. If a thread
-/// cannot start, the ones started are stopped and joined before the error returns.
+/// A worker's engine, built before the clock starts (the null engine is built after: a
+/// simulated device's draws follow the run's clock). One per worker, held briefly: its size
+/// does not matter.
+#[allow(clippy::large_enum_variant)]
+enum Built {
+    Sync(SyncEngine),
+    Uring(UringEngine),
+    Null(EngineSetup),
+}
+
+/// Starts one thread per worker; each builds its engine, arrives at the gate, and once it
+/// opens runs its phases. If a thread cannot start, the gate is aborted and the ones started
+/// are joined before the error returns.
+#[allow(clippy::too_many_arguments)]
 fn spawn_workers(
     plan: &RunPlan,
     engine: EngineKind,
     submit: crate::SubmitMode,
     opened: &Opened,
     inputs: Vec<WorkerInput>,
-    shared: &WorkerShared,
+    stops: &Arc<Stops>,
+    gate: &Arc<Gate<WorkerShared>>,
     tx: crossbeam_channel::Sender<Msg>,
 ) -> Result<Vec<(JoinHandle<()>, usize)>, RunError> {
-    // Every worker joins the clock before any starts, or the first could move virtual time
-    // on alone.
-    let participants: Vec<Participant> = inputs
-        .iter()
-        .map(|_| shared.timing.clock.participant())
-        .collect();
     let mut handles = Vec::with_capacity(inputs.len());
-    let mut jobs = opened
-        .assignments
-        .iter()
-        .zip(inputs)
-        .zip(participants)
-        .enumerate();
-    while let Some((wi, ((a, input), participant))) = jobs.next() {
+    let mut jobs = opened.assignments.iter().zip(inputs).enumerate();
+    while let Some((wi, (a, input))) = jobs.next() {
         let a = a.clone();
         let stream = a.stream;
         let tx = tx.clone();
         let (lat, seed) = (plan.latency_tracking, plan.seed);
-        let (t, stops) = (shared.timing.clone(), Arc::clone(&shared.stops));
-        let (verify, order, sim) = (
-            shared.verify.clone(),
-            shared.order.clone(),
-            shared.sim.clone(),
-        );
+        let (w_stops, w_gate) = (Arc::clone(stops), Arc::clone(gate));
         let spawned = std::thread::Builder::new()
             .name(format!("oio-worker-{wi}"))
             .spawn(move || {
-                // Leaves the clock when the worker ends, however it ends.
-                let _participant = participant;
                 let setup = EngineSetup {
                     depth: a.depth,
                     buf_size: a.buf_size,
@@ -711,14 +719,26 @@ fn spawn_workers(
                     submit,
                     dsync_writes: a.sync_writes == Some(SyncWrites::RwfDsync),
                 };
+                let built =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match engine {
+                        EngineKind::Null => Ok(Built::Null(setup)),
+                        EngineKind::Sync => SyncEngine::new(setup).map(Built::Sync),
+                        _ => UringEngine::new(setup).map(Built::Uring),
+                    }))
+                    .unwrap_or_else(|p| Err(EngineError::Panicked(panic_message(p.as_ref()))));
+                let Some((shared, participant)) = w_gate.arrive(wi) else {
+                    return;
+                };
+                // Leaves the clock when the worker ends, however it ends.
+                let _participant = participant;
                 let w = Worker {
                     a: &a,
-                    order,
-                    verify,
+                    order: shared.order.clone(),
+                    verify: shared.verify.clone(),
                     quota: input.quota,
-                    t,
+                    t: shared.timing.clone(),
                     lat,
-                    stops: &stops,
+                    stops: &w_stops,
                     tx: &tx,
                     paths: &input.target_paths,
                     lat_log: std::cell::RefCell::new(input.lat_log),
@@ -732,27 +752,27 @@ fn spawn_workers(
                     if seed == tests::PANIC_SEED && wi == 0 {
                         panic!("injected by a test");
                     }
-                    match engine {
-                        EngineKind::Null => match sim {
+                    match built? {
+                        Built::Sync(e) => w.drive(e),
+                        Built::Uring(e) => w.drive(e),
+                        Built::Null(setup) => match shared.sim.clone() {
                             Some(d) => w.drive(NullEngine::simulated(&setup, d)),
                             None => w.drive(NullEngine::new(&setup)),
                         },
-                        EngineKind::Sync => SyncEngine::new(setup).and_then(|e| w.drive(e)),
-                        _ => UringEngine::new(setup).and_then(|e| w.drive(e)),
                     }
                 }))
                 .unwrap_or_else(|p| Err(EngineError::Panicked(panic_message(p.as_ref()))));
                 if let Err(error) = r {
-                    stops.stop_for_errors();
+                    w_stops.stop_for_errors();
                     let _ = tx.send(Msg::Failed { stream, error });
                 }
             });
         match spawned {
             Ok(h) => handles.push((h, stream)),
             Err(source) => {
-                // The workers not started leave the clock, so the started ones can finish.
                 drop(jobs);
-                shared.stops.stop_for_errors();
+                gate.abort();
+                stops.stop_for_errors();
                 for (h, _) in handles {
                     let _ = h.join();
                 }
