@@ -22,15 +22,9 @@ pub enum ColorWhen {
     Never,
 }
 
-/// Value parser for durations (`30s`, `5m`, `500ms`), with oio's message on error.
-pub fn duration_arg(s: &str) -> Result<std::time::Duration, String> {
-    oio_core::units::parse_duration(s).map_err(|e| e.to_string())
-}
-
-/// Value parser for sizes (`4k`, `1G`) above 0, with oio's message on error.
-pub fn size_arg(s: &str) -> Result<u64, String> {
-    oio_core::units::parse_size_in(s, 1, oio_core::units::MAX_SIZE).map_err(|e| e.to_string())
-}
+// Durations (`30s`, `5m`, `500ms`) and sizes above 0 (`4k`, `1G`): the run flags' own
+// parsers, one definition for every flag.
+pub use oio_lab::workload::parse::{duration as duration_arg, size_bytes as size_arg};
 
 /// Value parser for offered rates in I/Os per second, within oio's range.
 pub fn rate_arg(s: &str) -> Result<f64, String> {

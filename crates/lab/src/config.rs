@@ -68,7 +68,7 @@ pub struct RunSettings {
     /// Size of the file to create, or the part of a file or device to use (e.g. 10G).
     /// Default: the whole of an existing file or device; 1G for ./oio-testfile. A new file at
     /// a path you name needs it.
-    #[cfg_attr(feature = "cli", arg(long, value_name = "SIZE", value_parser = flag::size))]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "SIZE", value_parser = flag::size_bytes))]
     pub size: Option<u64>,
 
     /// Go through the page cache instead of O_DIRECT (needed on filesystems without O_DIRECT).
@@ -171,23 +171,12 @@ pub struct MemoryLimit {
     /// Most memory a run may hold (buffers, histograms, its series, a replay's trace), e.g.
     /// 2G; a run whose estimate is above it is refused before it starts. Default: half of
     /// MemAvailable, or less under a cgroup or address-space limit.
-    #[cfg_attr(feature = "cli", arg(long, value_name = "SIZE", value_parser = flag::size))]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "SIZE", value_parser = flag::size_bytes))]
     pub memory_limit: Option<u64>,
 }
 
-/// The run flags' value parsers, with oio's own message on a bad value.
 #[cfg(feature = "cli")]
-mod flag {
-    /// A duration such as `30s` or `500ms`.
-    pub fn duration(s: &str) -> Result<std::time::Duration, String> {
-        oio_core::units::parse_duration(s).map_err(|e| e.to_string())
-    }
-
-    /// A size (`4k`, `1G`) above 0.
-    pub fn size(s: &str) -> Result<u64, String> {
-        oio_core::units::parse_size_in(s, 1, oio_core::units::MAX_SIZE).map_err(|e| e.to_string())
-    }
-}
+use crate::workload::parse as flag;
 
 impl Default for RunSettings {
     /// `oio run`'s defaults (the command line's: a test checks they agree): the default

@@ -335,6 +335,16 @@ pub mod parse {
         oio_core::units::parse_rate(s).map_err(|e| e.to_string())
     }
 
+    /// A duration such as `30s` or `500ms`.
+    pub fn duration(s: &str) -> Result<std::time::Duration, String> {
+        oio_core::units::parse_duration(s).map_err(|e| e.to_string())
+    }
+
+    /// A size (`4k`, `1G`) above 0, in bytes.
+    pub fn size_bytes(s: &str) -> Result<u64, String> {
+        oio_core::units::parse_size_in(s, 1, oio_core::units::MAX_SIZE).map_err(|e| e.to_string())
+    }
+
     /// A size (`4k`, `1G`) above 0.
     pub fn size(s: &str) -> Result<oio_core::units::Bytes, String> {
         oio_core::units::parse_size_in(s, 1, oio_core::units::MAX_SIZE)
