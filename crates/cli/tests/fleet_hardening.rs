@@ -71,7 +71,9 @@ fn pid_of(dir: &Path, host: &str) -> Option<u32> {
         .ok()
 }
 
-/// True when process `pid` runs the engine's workers (it is measuring).
+/// True when process `pid` runs the engine's workers past the start gate (it is measuring):
+/// a worker is `oio-setup-N` while it builds its engine and waits for the start, through a
+/// fleet's arm, and `oio-worker-N` once the run has started.
 pub(crate) fn measuring(pid: u32) -> bool {
     std::fs::read_dir(format!("/proc/{pid}/task"))
         .map(|rd| {

@@ -687,6 +687,19 @@ enum Built {
 }
 
 /// Starts one thread per worker; each builds its engine, arrives at the gate, and once it
+/// The kernel's name of the calling worker thread (`top -H`, `/proc/PID/task/*/comm`):
+/// `oio-setup-N` while it builds its engine and waits at the start gate (through a fleet's
+/// arm), `oio-worker-N` once the run has started, so what is seen running says which. Shown
+/// only; nothing relies on it, and a name the kernel refuses is left as it was.
+fn name_thread(phase: &str, wi: usize) {
+    #[cfg(target_os = "linux")]
+    if let Ok(name) = std::ffi::CString::new(format!("oio-{phase}-{wi}")) {
+        let _ = rustix::thread::set_name(&name);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (phase, wi);
+}
+
 /// opens runs its phases. If a thread cannot start, the gate is aborted and the ones started
 /// are joined before the error returns.
 #[allow(clippy::too_many_arguments)]
@@ -711,6 +724,7 @@ fn spawn_workers(
         let spawned = std::thread::Builder::new()
             .name(format!("oio-worker-{wi}"))
             .spawn(move || {
+                name_thread("setup", wi);
                 let setup = EngineSetup {
                     depth: a.depth,
                     buf_size: a.buf_size,
@@ -729,6 +743,7 @@ fn spawn_workers(
                 let Some((shared, participant)) = w_gate.arrive(wi) else {
                     return;
                 };
+                name_thread("worker", wi);
                 // Leaves the clock when the worker ends, however it ends.
                 let _participant = participant;
                 let w = Worker {
