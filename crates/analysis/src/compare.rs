@@ -45,7 +45,7 @@ use crate::stats::{self, Interval, MergeableHist, WelchLog};
 use crate::summary_stats;
 use oio_core::document::Envelope;
 use oio_core::histogram::SparseHistogram;
-use oio_core::result::{DirStats, RunResult};
+use oio_core::result::{DirStats, Interval as RunInterval, RunResult};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -218,7 +218,8 @@ pub const MAX_NOISE_BIAS: f64 = 0.95;
 pub const MIN_NOISE_BIAS: f64 = 0.10;
 
 /// [`RunData::noise_bias`] of a noisy run on a host of `host_cpus` CPUs whose others used
-/// `others_cores_max` cores at most and the hypervisor stole `steal_pct_max` %.
+/// `others_cores_max` cores at most and the hypervisor stole `steal_pct_max` %: the bound of
+/// the worst interval, for a run whose intervals carry no host figure.
 ///
 /// The scheduler gives a runnable thread a fair share: beside others keeping k cores busy on
 /// C, a worker gets at least C / (k + 1) of a core (all of one when that is above 1), less
@@ -230,10 +231,43 @@ pub fn noise_bias(host_cpus: u32, others_cores_max: f64, steal_pct_max: f64) -> 
     if host_cpus == 0 {
         return MAX_NOISE_BIAS;
     }
-    let cpus = f64::from(host_cpus);
-    let share = (cpus / (others_cores_max.max(0.0) + 1.0)).min(1.0);
-    let left = share * (1.0 - (steal_pct_max / 100.0).clamp(0.0, 0.9));
-    (1.0 - left).clamp(MIN_NOISE_BIAS, MAX_NOISE_BIAS)
+    (1.0 - share_left(host_cpus, others_cores_max, steal_pct_max))
+        .clamp(MIN_NOISE_BIAS, MAX_NOISE_BIAS)
+}
+
+/// [`RunData::noise_bias`] of a noisy run from its measured intervals: the share of a core
+/// it did not get ([`noise_bias`]'s bound) averaged over its measured time. A run's figure
+/// is an average over that time, so what it lost is the average of what each interval lost,
+/// not the worst interval's. None when no interval carries the host's figure.
+pub fn interval_noise_bias(host_cpus: u32, intervals: &[RunInterval]) -> Option<f64> {
+    if host_cpus == 0 {
+        return None;
+    }
+    let (mut left, mut time) = (0.0, 0.0);
+    for iv in intervals {
+        let Some(h) = &iv.host_cpu else { continue };
+        // A received result is outside input: a length that is no length counts for nothing.
+        let d = if iv.duration_s.is_finite() {
+            iv.duration_s.max(0.0)
+        } else {
+            0.0
+        };
+        left += d * share_left(host_cpus, h.others_cores, h.steal_pct);
+        time += d;
+    }
+    (time > 0.0).then(|| (1.0 - left / time).clamp(MIN_NOISE_BIAS, MAX_NOISE_BIAS))
+}
+
+/// The share of a core a worker gets at least beside others keeping `others` of
+/// `host_cpus` cores busy, less `steal_pct` % taken by the hypervisor.
+fn share_left(host_cpus: u32, others: f64, steal_pct: f64) -> f64 {
+    let share = (f64::from(host_cpus) / (others.max(0.0) + 1.0)).min(1.0);
+    let steal = if steal_pct.is_finite() {
+        steal_pct / 100.0
+    } else {
+        0.9
+    };
+    share * (1.0 - steal.clamp(0.0, 0.9))
 }
 
 /// One run reduced to what a comparison needs.
@@ -254,11 +288,11 @@ pub struct RunData {
     /// still hold without such runs, or beyond what the neighbour could have changed
     /// ([`RunData::noise_bias`]), else it is "undecided". False unless a caller says so.
     pub noisy: bool,
-    /// The most a neighbour could have moved this run's figures, as a fraction (either way,
-    /// by a factor up to 1/(1 − bias)): the share of the host's CPU others took at most, times
-    /// the share of the run's time its workers needed a CPU (a run waiting on its device
-    /// loses little to a neighbour), and at least [`MIN_NOISE_BIAS`]. Not used for a quiet
-    /// run; a noisy run with 0 here is taken as moved by [`MAX_NOISE_BIAS`] (not known).
+    /// The most a neighbour could have moved this run's figures, as a fraction b: off by a
+    /// factor up to 1/(1 − b) either way ([`widened`]). It is the share of a core the run's
+    /// workers may not have got over its measured time ([`interval_noise_bias`]), at least
+    /// [`MIN_NOISE_BIAS`]. Not used for a quiet run; a noisy run with 0 here is taken as moved
+    /// by [`MAX_NOISE_BIAS`] (not known).
     pub noise_bias: f64,
     /// Relative width of the latency buckets of the tool that measured the run, when coarser
     /// than oio's own histogram ([`FIO_BIN_RESOLUTION`] for fio results), else 0.
@@ -323,7 +357,9 @@ impl RunData {
             // The one place a run's noise flag enters comparisons.
             noisy: r.noisy_host(),
             noise_bias: match r.host_noise.as_ref().filter(|h| h.noisy) {
-                Some(h) => noise_bias(h.host_cpus, h.others_cores_max, h.steal_pct_max),
+                Some(h) => interval_noise_bias(h.host_cpus, &r.intervals).unwrap_or_else(|| {
+                    noise_bias(h.host_cpus, h.others_cores_max, h.steal_pct_max)
+                }),
                 None => 0.0,
             },
             source_resolution: if r.options.engine_requested == "fio" {
@@ -1299,9 +1335,9 @@ fn decide(x: Assessed, p_adj: Option<f64>, tests: usize, o: &Options) -> MetricC
 
 /// Noise that weighs instead of vetoing: the margin's interval widened by the most the
 /// neighbour could have moved each side (either way: a neighbour usually slows a run, but one
-/// that left mid-run, or warmed a cache, may not), and the direction it still shows:
-/// `Some((upward, what was weighed))` when the widened interval excludes no change, None when
-/// the neighbour could explain the difference.
+/// that left mid-run, warmed a cache, or kept the CPUs out of their deep idle states, may
+/// not), and the direction it still shows: `Some((upward, what was weighed))` when the
+/// widened interval excludes no change, None when the neighbour could explain the difference.
 fn beyond_the_noise(c: &MetricComparison, [ba, bb]: [f64; 2]) -> Option<(bool, String)> {
     let (lo, hi) = (1.0 + c.ci_low_pct? / 100.0, 1.0 + c.ci_high_pct? / 100.0);
     if !(lo > 0.0 && hi.is_finite()) {
@@ -2361,6 +2397,34 @@ mod tests {
         assert_eq!(noise_bias(4, 0.5, 0.0), MIN_NOISE_BIAS);
         assert!(near(noise_bias(4, 0.0, 20.0), 0.2));
         assert_eq!(noise_bias(0, 1.0, 0.0), MAX_NOISE_BIAS);
+    }
+
+    /// Issue 38: a run's figure is an average over its measured time, so the share a
+    /// neighbour took is averaged over its intervals (by length), not its worst interval's.
+    #[test]
+    fn the_noise_of_a_run_is_its_intervals_average() {
+        let iv = |others: f64, d: f64| RunInterval {
+            duration_s: d,
+            host_cpu: Some(oio_core::result::HostCpu {
+                others_cores: others,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let near = |x: f64, y: f64| (x - y).abs() < 1e-9;
+        // Two busy loops on 2 CPUs for 3 s (a third of a core lost), quiet for 1 s.
+        let ivs = [iv(2.0, 1.0), iv(2.0, 1.0), iv(0.0, 1.0), iv(2.0, 1.0)];
+        assert!(near(interval_noise_bias(2, &ivs).unwrap(), 0.75 / 3.0));
+        // The worst interval's bound is larger.
+        assert!(noise_bias(2, 2.0, 0.0) > 0.3);
+        // Length-weighted; a length that is no number counts for nothing.
+        let ivs = [iv(3.0, 3.0), iv(0.0, 1.0), iv(0.0, f64::NAN)];
+        assert!(near(interval_noise_bias(2, &ivs).unwrap(), 0.75 * 0.5));
+        // No host figure, or no CPU count: not known from the intervals.
+        assert_eq!(interval_noise_bias(2, &[RunInterval::default()]), None);
+        assert_eq!(interval_noise_bias(0, &ivs), None);
+        // At least the floor.
+        assert_eq!(interval_noise_bias(4, &ivs), Some(MIN_NOISE_BIAS));
     }
 
     /// Repeated comparisons of groups drawn from one log-normal distribution (A/A) must call
