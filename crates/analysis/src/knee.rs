@@ -400,12 +400,6 @@ pub struct LastStep {
     pub margin: f64,
     /// It gained less than the doublings before it beyond the noise: I/Os waited at `to_qd`.
     pub slower: bool,
-    /// With a drift taken out of the runs: whether the same step is still slower beyond the
-    /// noise with the drift taken at either end of its margin (the drift's own uncertainty
-    /// moves each depth by its runs' places in the session, which the counterbalanced order
-    /// spreads). None without a drift, or in a document from before it was recorded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub slower_whatever_the_drift: Option<bool>,
 }
 
 /// The device's concurrency by Little's law: the I/Os in service at a depth are its IOPS ×
@@ -1050,17 +1044,7 @@ fn last_step(
         last: e.last,
         margin: e.margin,
         slower: e.kind == EdgeKind::Slower,
-        slower_whatever_the_drift: None,
     })
-}
-
-/// The last step of points as the knee reads them (its noise, its dips set aside), for the
-/// points with another drift taken out.
-fn last_step_of(points: &[KneeInput]) -> Option<LastStep> {
-    let iops: Vec<f64> = points.iter().map(KneeInput::iops).collect();
-    let noise = noise(points);
-    let (keep, _) = flag_dips(points, &iops, &noise);
-    last_step(points, &iops, &keep, &noise)
 }
 
 /// A point's runs' ln IOPS (runs that did none left out).
@@ -2379,17 +2363,7 @@ pub fn find_knee(points: &[KneeInput], opts: &KneeOptions, seed: u64) -> Option<
         margin_pct: (margin.exp() - 1.0) * 100.0,
         runs,
     };
-    let mut knee = knee_of(&fixed, opts, seed, Some((drift, moved)))?;
-    if let Some(l) = knee.last_step.as_mut() {
-        // Exact for the sweep's own order, where a bound from the session's length alone
-        // would take every depth's runs to sit at its two ends.
-        let same = |s: &LastStep| s.slower && s.from_qd == l.from_qd && s.to_qd == l.to_qd;
-        let holds = [beta - margin, beta + margin]
-            .iter()
-            .all(|&b| last_step_of(&without_drift(points, b)).is_some_and(|s| same(&s)));
-        l.slower_whatever_the_drift = Some(l.slower && holds);
-    }
-    Some(knee)
+    knee_of(&fixed, opts, seed, Some((drift, moved)))
 }
 
 fn knee_of(

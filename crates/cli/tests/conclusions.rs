@@ -274,36 +274,6 @@ fn the_edges_of_seed_777060_are_right_or_undecided() {
     assert_eq!(sat["status"], "undecided", "{sat}");
 }
 
-/// Issue 38: a knee inside the last doubling of a repeated sweep, where the drift the knee
-/// took out (a neighbour slowing a late run looks like one) is tried at either end of its
-/// margin on each run's own place in the session. Bounded by the session's length alone, as
-/// if each depth's runs sat at its two ends, it left this undecided; the step stays slower
-/// beyond the noise whichever drift, so diagnose finds saturation by qd 64 at the latest
-/// (45 servers: right).
-#[test]
-fn a_last_step_slower_whatever_the_drift_is_saturation_by_the_deepest_depth() {
-    let d = scratch();
-    let sim = "servers=45,service=1000us,dist=fixed,clock=virtual,jitter=5%,neighbour=2%:5";
-    let (v, path) = sweep(d.path(), "l0", sim, "1,2,4,8,16,32,64", 3, 689243115);
-    let k = &v["knee"];
-    assert!(k["drift"].is_object(), "{}", k["summary"]);
-    assert_eq!(k["last_step"]["slower"], true, "{}", k["summary"]);
-    assert_eq!(
-        k["last_step"]["slower_whatever_the_drift"], true,
-        "{}",
-        k["last_step"]
-    );
-    let sat = saturation_finding(d.path(), &path);
-    assert_eq!(sat["status"], "found", "{sat}");
-    let start = sat["evidence"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["what"] == "queue where saturation starts, at the latest")
-        .map(|e| e["value"].as_f64().unwrap());
-    assert_eq!(start, Some(64.0), "{sat}");
-}
-
 /// A model that never saturates inside the grid: no confident knee inside it, whatever the
 /// noise (a steadily rising curve with 12 % noise was once named "knee at 128").
 #[test]

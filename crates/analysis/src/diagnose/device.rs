@@ -1195,13 +1195,8 @@ fn inside_last_doubling(sat: &Saturation, k: &Knee) -> Option<Group> {
     let shift = drift_shift(k)?;
     let slower = k.last_step.is_some_and(|l| {
         let dx = (l.to_qd.max(1) as f64 / l.from_qd.max(1) as f64).ln();
-        // The knee tried the drift at either end of its margin on the runs' own places; a
-        // document from before that bounds it by the session's length: the shift may lower
-        // the last step and raise the ones before it.
-        let beyond_drift = match l.slower_whatever_the_drift {
-            Some(holds) => holds,
-            None => dx > 0.0 && l.before - l.last - l.margin > 2.0 * shift / dx,
-        };
+        // The shift may lower the last step and raise the ones before it.
+        let beyond_drift = dx > 0.0 && l.before - l.last - l.margin > 2.0 * shift / dx;
         l.slower && at_top(l.to_qd) && beyond_drift
     });
     let only = k.why.len() == 1 && !k.flags.iter().any(|x| x.kind == "unsteady_point");
