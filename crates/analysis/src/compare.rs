@@ -294,6 +294,10 @@ pub struct RunData {
     /// [`MIN_NOISE_BIAS`]. Not used for a quiet run; a noisy run with 0 here is taken as moved
     /// by [`MAX_NOISE_BIAS`] (not known).
     pub noise_bias: f64,
+    /// The same for a percentile: the worst interval's bound ([`noise_bias`]), since a tail
+    /// comes from the intervals the neighbour was in, not from the run's average. 0: as
+    /// `noise_bias`.
+    pub tail_noise_bias: f64,
     /// Relative width of the latency buckets of the tool that measured the run, when coarser
     /// than oio's own histogram ([`FIO_BIN_RESOLUTION`] for fio results), else 0.
     pub source_resolution: f64,
@@ -335,6 +339,10 @@ impl RunData {
     /// An oio run (total over directions).
     pub fn from_run(r: &RunResult) -> RunData {
         let t: &DirStats = &r.summary.total;
+        let noisy_host = r.host_noise.as_ref().filter(|h| h.noisy);
+        let worst = noisy_host.map_or(0.0, |h| {
+            noise_bias(h.host_cpus, h.others_cores_max, h.steal_pct_max)
+        });
         let mut values = BTreeMap::new();
         values.insert("iops".into(), t.iops);
         values.insert("bytes_per_sec".into(), t.bytes_per_sec);
@@ -356,12 +364,11 @@ impl RunData {
             sources: BTreeMap::new(),
             // The one place a run's noise flag enters comparisons.
             noisy: r.noisy_host(),
-            noise_bias: match r.host_noise.as_ref().filter(|h| h.noisy) {
-                Some(h) => interval_noise_bias(h.host_cpus, &r.intervals).unwrap_or_else(|| {
-                    noise_bias(h.host_cpus, h.others_cores_max, h.steal_pct_max)
-                }),
+            noise_bias: match noisy_host {
+                Some(h) => interval_noise_bias(h.host_cpus, &r.intervals).unwrap_or(worst),
                 None => 0.0,
             },
+            tail_noise_bias: if noisy_host.is_some() { worst } else { 0.0 },
             source_resolution: if r.options.engine_requested == "fio" {
                 FIO_BIN_RESOLUTION
             } else {
@@ -384,6 +391,7 @@ impl RunData {
             sources: BTreeMap::new(),
             noisy: t.noisy,
             noise_bias: if t.noisy { MAX_NOISE_BIAS } else { 0.0 },
+            tail_noise_bias: 0.0,
             source_resolution: 0.0,
         }
     }
@@ -406,6 +414,7 @@ impl RunData {
             // The database server shares the host's CPU: what a neighbour took is not known
             // apart from it, so a noisy TPC-C run is taken as moved as much as can be.
             noise_bias: if t.noisy { MAX_NOISE_BIAS } else { 0.0 },
+            tail_noise_bias: 0.0,
             source_resolution: 0.0,
         }
     }
@@ -717,6 +726,14 @@ struct Prepared<'a> {
     source_resolution: f64,
 }
 
+/// The run's noise bias for metric `m`: a percentile's is the worst interval's.
+fn bias_for(m: &MetricDef, r: &RunData) -> f64 {
+    match m.aggregate {
+        Aggregate::Quantile(_) => r.noise_bias.max(r.tail_noise_bias),
+        Aggregate::Mean => r.noise_bias,
+    }
+}
+
 fn prepare<'a>(m: &MetricDef, g: &'a Group, identical: bool) -> Prepared<'a> {
     let with: Vec<&RunData> = g
         .runs
@@ -734,7 +751,7 @@ fn prepare<'a>(m: &MetricDef, g: &'a Group, identical: bool) -> Prepared<'a> {
         noisy: with.iter().map(|r| r.noisy).collect(),
         bias: with
             .iter()
-            .map(|r| match (r.noisy, r.noise_bias) {
+            .map(|r| match (r.noisy, bias_for(m, r)) {
                 (false, _) => 0.0,
                 (true, b) if b > 0.0 => b.min(MAX_NOISE_BIAS),
                 (true, _) => MAX_NOISE_BIAS,
@@ -2420,6 +2437,20 @@ mod tests {
         // Length-weighted; a length that is no number counts for nothing.
         let ivs = [iv(3.0, 3.0), iv(0.0, 1.0), iv(0.0, f64::NAN)];
         assert!(near(interval_noise_bias(2, &ivs).unwrap(), 0.75 * 0.5));
+        // A percentile keeps the worst interval's bound: its tail is where the neighbour was.
+        let run = RunData {
+            noisy: true,
+            noise_bias: 0.25,
+            tail_noise_bias: noise_bias(2, 2.0, 0.0),
+            ..synthetic(1000.0, 1_000_000)
+        };
+        let g = runs_group("a", vec![run.clone(), run]);
+        let p99 = run_metrics()
+            .into_iter()
+            .find(|m| m.key == "latency_p99")
+            .unwrap();
+        assert!(near(prepare(&p99, &g, false).bias[0], 1.0 / 3.0));
+        assert!(near(prepare(&iops_def(), &g, false).bias[0], 0.25));
         // No host figure, or no CPU count: not known from the intervals.
         assert_eq!(interval_noise_bias(2, &[RunInterval::default()]), None);
         assert_eq!(interval_noise_bias(0, &ivs), None);
