@@ -105,6 +105,24 @@ pub fn write_comparison(out: &mut dyn Write, c: &Comparison) -> io::Result<()> {
                 writeln!(out, "  {DIM}- {n}{DIM:#}")?;
             }
         }
+        // A call made beside a neighbour says by how much its noise widened the interval
+        // (the table shows the measured one).
+        let weighed: Vec<&String> = c
+            .metric_order
+            .iter()
+            .filter_map(|k| cc.metrics.get(k))
+            .filter(|m| m.short.contains("beyond the noise"))
+            .map(|m| &m.verdict)
+            .collect();
+        if !weighed.is_empty() {
+            writeln!(
+                out,
+                "  {DIM}decided beside a neighbour, its noise weighed:{DIM:#}"
+            )?;
+            for v in weighed {
+                writeln!(out, "  {DIM}- {v}{DIM:#}")?;
+            }
+        }
         writeln!(out)?;
     }
     // How confidence was set, in one line: the family's correction.
@@ -189,5 +207,48 @@ mod tests {
             .unwrap();
         assert!(p99.contains("not available"), "{p99}");
         assert!(text.contains("raid10 against raid5"), "{text}");
+        // Quiet runs: nothing was weighed.
+        assert!(!text.contains("its noise weighed"), "{text}");
+    }
+
+    #[test]
+    fn a_call_beside_a_neighbour_prints_the_interval_its_noise_widened() {
+        let noisy = |label: &str, iops: &[f64]| {
+            let mut g = group(label, iops);
+            for r in &mut g.runs {
+                r.noisy = true;
+                r.noise_bias = 0.3;
+                r.tail_noise_bias = 0.3;
+            }
+            g
+        };
+        let c = compare(
+            &[
+                noisy("qd1", &[30000.0, 31000.0, 30500.0]),
+                noisy("qd16", &[86000.0, 87000.0, 85500.0]),
+            ],
+            Kind::Run,
+            &Options::default(),
+        );
+        let mut buf = Vec::new();
+        write_comparison(&mut buf, &c).unwrap();
+        let text = String::from_utf8(buf).unwrap();
+        let row = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("IOPS"))
+            .expect("an IOPS row");
+        assert!(
+            row.contains("better, significant beyond the noise"),
+            "{text}"
+        );
+        assert!(
+            text.contains("decided beside a neighbour, its noise weighed:"),
+            "{text}"
+        );
+        assert!(
+            text.contains("up to 30 % (baseline) and 30 % (candidate)"),
+            "{text}"
+        );
+        assert!(text.contains("(widened from ["), "{text}");
     }
 }
