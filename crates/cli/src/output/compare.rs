@@ -170,23 +170,26 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_table_has_one_row_per_metric_with_margin_interval_and_verdict() {
-        let c = compare(
-            &[
-                group("raid5", &[1000.0, 1010.0, 990.0]),
-                group("raid10", &[2170.0, 2190.0, 2180.0]),
-            ],
-            Kind::Run,
-            &Options::default(),
-        );
+    /// The comparison's text and its IOPS row.
+    fn table(groups: &[Group]) -> (String, String) {
+        let c = compare(groups, Kind::Run, &Options::default());
         let mut buf = Vec::new();
         write_comparison(&mut buf, &c).unwrap();
         let text = String::from_utf8(buf).unwrap();
         let row = text
             .lines()
             .find(|l| l.trim_start().starts_with("IOPS"))
-            .expect("an IOPS row");
+            .expect("an IOPS row")
+            .to_string();
+        (text, row)
+    }
+
+    #[test]
+    fn the_table_has_one_row_per_metric_with_margin_interval_and_verdict() {
+        let (text, row) = table(&[
+            group("raid5", &[1000.0, 1010.0, 990.0]),
+            group("raid10", &[2170.0, 2190.0, 2180.0]),
+        ]);
         assert!(row.contains("+118.0 %"), "{text}");
         assert!(row.contains("better, significant"), "{text}");
         assert!(row.contains("1,000 ±1%"), "{text}");
@@ -222,21 +225,10 @@ mod tests {
             }
             g
         };
-        let c = compare(
-            &[
-                noisy("qd1", &[30000.0, 31000.0, 30500.0]),
-                noisy("qd16", &[86000.0, 87000.0, 85500.0]),
-            ],
-            Kind::Run,
-            &Options::default(),
-        );
-        let mut buf = Vec::new();
-        write_comparison(&mut buf, &c).unwrap();
-        let text = String::from_utf8(buf).unwrap();
-        let row = text
-            .lines()
-            .find(|l| l.trim_start().starts_with("IOPS"))
-            .expect("an IOPS row");
+        let (text, row) = table(&[
+            noisy("qd1", &[30000.0, 31000.0, 30500.0]),
+            noisy("qd16", &[86000.0, 87000.0, 85500.0]),
+        ]);
         assert!(
             row.contains("better, significant beyond the noise"),
             "{text}"
