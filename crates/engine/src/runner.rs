@@ -686,7 +686,6 @@ enum Built {
     Null(EngineSetup),
 }
 
-/// Starts one thread per worker; each builds its engine, arrives at the gate, and once it
 /// The kernel's name of the calling worker thread (`top -H`, `/proc/PID/task/*/comm`):
 /// `oio-setup-N` while it builds its engine and waits at the start gate (through a fleet's
 /// arm), `oio-worker-N` once the run has started, so what is seen running says which. Shown
@@ -700,6 +699,7 @@ fn name_thread(phase: &str, wi: usize) {
     let _ = (phase, wi);
 }
 
+/// Starts one thread per worker; each builds its engine, arrives at the gate, and once it
 /// opens runs its phases. If a thread cannot start, the gate is aborted and the ones started
 /// are joined before the error returns.
 #[allow(clippy::too_many_arguments)]
