@@ -42,6 +42,9 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
+mod waited;
+pub use waited::Waited;
+
 /// Default share of the peak IOPS for the X %-of-peak rule.
 pub const DEFAULT_FRACTION: f64 = 0.9;
 /// Largest IOPS elasticity (d ln IOPS / d ln depth) that still counts as saturated: doubling
@@ -362,6 +365,10 @@ pub struct Knee {
     /// or more (null otherwise).
     #[serde(default)]
     pub beyond_range: Option<BeyondRange>,
+    /// The shallowest depth from which on, by Little's law and beyond the noise, at least half
+    /// of the I/Os waited (null: none shows it, or no latency).
+    #[serde(default)]
+    pub waited: Option<Waited>,
     /// One sentence for humans.
     pub summary: String,
 }
@@ -2465,6 +2472,7 @@ fn knee_of(
         drift: drift.map(|d| d.0),
         last_step: last_step(points, &iops, &keep, &noise),
         beyond_range: beyond_range(points, &iops, &keep, &noise, judged.range.up_to),
+        waited: waited::waited(points, &iops, &keep, &noise),
         summary,
     })
 }

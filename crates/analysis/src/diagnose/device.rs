@@ -1146,6 +1146,13 @@ pub fn follow_knee(sat: &mut Saturation, k: &Knee) {
         f.claim = format!("{} (the sweep's knee: {})", f.claim, k.summary);
         return;
     }
+    if open.is_none() && !rising {
+        if let Some((at, w)) = waited_at(sat, k) {
+            saturated_by_waiting(sat, k, at, w);
+            return;
+        }
+    }
+    let f = &mut sat.finding;
     if let Some(above) = open.filter(|_| f.status != Status::Found) {
         // The knee undecided only about where above the second-deepest depth it lies (the
         // last step still rose beyond the noise): "no saturation up to there" is the knee's
@@ -1228,6 +1235,56 @@ fn flat_beyond_range(sat: &Saturation, k: &Knee) -> Option<(Group, knee::BeyondR
     let drifting = !repeated(k) && fall < -knee::SATURATION_ELASTICITY;
     // A plateau over two steps or more: one slowed run cannot make it.
     (knee_undecided(k) && flat && !drifting).then(|| (g.clone(), b))
+}
+
+/// An undecided knee at whose depth `w.qd` on, by Little's law and beyond the noise, at least
+/// half of the I/Os waited, and beyond what a drift taken out of the runs could still move:
+/// that group. (Not with a range open above the second-deepest depth: the last step still
+/// rose, and the two together are a contradiction, not a saturation.)
+fn waited_at(sat: &Saturation, k: &Knee) -> Option<(Group, knee::Waited)> {
+    let w = k.waited?;
+    let shift = drift_shift(k)?;
+    let g = sat
+        .groups
+        .iter()
+        .find(|g| (g.queue - w.qd as f64).abs() < 0.5)?;
+    let half = w.in_service_upper * shift.exp() <= w.qd as f64 / 2.0;
+    (knee_undecided(k) && half).then(|| (g.clone(), w))
+}
+
+/// Saturation by the depth where more than half the I/Os waited, at the latest.
+fn saturated_by_waiting(sat: &mut Saturation, k: &Knee, at: Group, w: knee::Waited) {
+    let src = sat.finding.source.clone();
+    let f = Finding::new(
+        "queue_saturation",
+        Status::Found,
+        &src,
+        format!(
+            "queue saturation by a queue of {q} at the latest: {}; the device serves about {:.0} I/Os at once and a deeper queue only waits, though the sweep cannot place its knee (the sweep's knee: {})",
+            w.text(),
+            w.in_service,
+            k.summary,
+            q = w.qd,
+        ),
+    )
+    .ev("unloaded latency, fitted", w.unloaded_latency_ns, "ns", &src)
+    .ev(
+        "I/Os in service there, 95 % upper bound",
+        w.in_service_upper,
+        "I/Os",
+        &src,
+    );
+    // The effect it rests on: the share of the queue that waited, against the spread of the
+    // points from there on.
+    let effect = 100.0 * (1.0 - w.in_service / w.qd as f64);
+    let from = sat
+        .groups
+        .iter()
+        .position(|g| g.queue >= at.queue)
+        .unwrap_or(0);
+    let noise = noise_of(&sat.groups[from.saturating_sub(1)..]);
+    found_by(sat, k, at, f);
+    sat.finding = cap_by_noise(sat.finding.clone(), effect, noise);
 }
 
 /// The most a drift taken out of the runs can still move one depth's mean IOPS against
