@@ -62,6 +62,15 @@ fn saturation_finding(dir: &Path, path: &str) -> Value {
         .clone()
 }
 
+/// A finding's evidence value by its exact name.
+fn evidence(finding: &Value, name: &str) -> Option<f64> {
+    finding["evidence"]
+        .as_array()?
+        .iter()
+        .find(|e| e["what"] == name)
+        .and_then(|e| e["value"].as_f64())
+}
+
 /// The knee's verdict: None when undecided, else the range (above, up_to; None = open).
 fn knee_range(v: &Value) -> Option<(u64, Option<u64>)> {
     let k = &v["knee"];
@@ -275,12 +284,7 @@ fn the_edges_of_seed_777060_are_right_or_undecided() {
     );
     let sat = saturation_finding(d.path(), &path);
     assert_eq!(sat["status"], "found", "{sat}");
-    let start = sat["evidence"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["what"] == "queue where saturation starts, at the latest")
-        .and_then(|e| e["value"].as_f64());
+    let start = evidence(&sat, "queue where saturation starts, at the latest");
     assert_eq!(start, Some(48.0), "{sat}");
 }
 
@@ -413,14 +417,7 @@ fn diagnose_finds_saturation_by_the_top_an_undecided_knee_leaves_open() {
         let what = format!("k={k} {sim}: {}", v["knee"]["summary"]);
         assert_eq!(v["knee"]["confidence"], "undecided", "{what}");
         let sat = &saturation_finding(d.path(), &path);
-        let ev = |name: &str| {
-            sat["evidence"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|e| e["what"] == name)
-                .and_then(|e| e["value"].as_f64())
-        };
+        let ev = |name: &str| evidence(sat, name);
         // A drift taken out of the runs leaves its margin: where it reaches the last step's
         // difference, the top stays undecided; where the step is slower beyond it too (a 5 %
         // drift per run, known within 0.1 %), saturation is found.
@@ -466,14 +463,7 @@ fn diagnose_finds_where_most_io_waited_when_the_knee_cannot_be_placed() {
     assert_eq!(v["knee"]["confidence"], "undecided", "{}", v["knee"]);
     let sat = saturation_finding(d.path(), &path);
     assert_eq!(sat["status"], "found", "{sat}");
-    let ev = |name: &str| {
-        sat["evidence"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["what"] == name)
-            .and_then(|e| e["value"].as_f64())
-    };
+    let ev = |name: &str| evidence(&sat, name);
     assert_eq!(
         ev("queue where saturation starts, at the latest"),
         Some(256.0)
