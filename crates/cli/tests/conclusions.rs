@@ -484,3 +484,26 @@ fn diagnose_finds_where_most_io_waited_when_the_knee_cannot_be_placed() {
     let sat = saturation_finding(d.path(), &path);
     assert_ne!(sat["status"], "found", "{sat}");
 }
+
+/// Battery seed 777160 (exact on the virtual clock): 7 servers swept once per depth on the
+/// fine grid, each run 5 % slower than the last, had diagnose state saturation "by qd 6 at the
+/// latest" from a plateau falling 10 % ± 19 % per doubling: qd 6 gives 86 % of 7 servers. A
+/// fall is the drift's sign and may hide a rise as large, so the plateau decides nothing now;
+/// Little's law does: by qd 24 about 5 of the 24 I/Os were in service, at the noise 8 at most.
+#[test]
+fn the_edges_of_seed_777160_are_right_or_undecided() {
+    let d = scratch();
+    let sim = "servers=7,service=1000us,dist=fixed,clock=virtual,jitter=10%,neighbour=10%:2,drift=5%,outliers=0.1%:50";
+    let (_, path) = sweep(
+        d.path(),
+        "c",
+        sim,
+        "1,2,3,4,6,8,12,16,24,32,48,64",
+        1,
+        282126753,
+    );
+    let sat = saturation_finding(d.path(), &path);
+    assert_eq!(sat["status"], "found", "{sat}");
+    let start = evidence(&sat, "queue where saturation starts, at the latest");
+    assert_eq!(start, Some(24.0), "{sat}");
+}
