@@ -2412,6 +2412,7 @@ fn knee_of(
     short_of_plateau_caps(points, &iops, &keep, &noise, &mut judged);
     flat_then_rise_caps(points, &iops, &keep, &noise, &mut judged);
     lucky_step_caps(points, &iops, &keep, &noise, &mut judged);
+    little_floor_caps(points, &iops, &keep, &noise, peak_i, &mut judged);
     if let Some((d, moved)) = &drift {
         flags.push(KneeFlag {
             kind: "drift".into(),
@@ -2795,6 +2796,51 @@ fn lucky_step_caps(
     judged.decide.push(format!(
         "--repeat 3 (repeats measure run-to-run noise), or rerun qd {} and {}",
         points[j].qd, points[k].qd
+    ));
+    let further = (0..j).rev().find(|&i| keep[i]);
+    r.above = further.map_or(0, |i| points[i].qd);
+    r.steps = Some(steps + 1);
+}
+
+/// Little's law against the range's floor: at the sweep's most IOPS the device served about
+/// N = IOPS × unloaded latency I/Os at once, and k servers serve k. A range above qd A says the
+/// device serves more than A at once; when N, at the low end of its noise, is A or fewer, the
+/// knee may lie at A itself, its run short of the plateau for a reason of its own (a neighbour
+/// that slowed that one run), and the range reaches down over it, at low confidence. (Battery
+/// seed 777170: 8 servers, one run per depth, qd 8's run slowed 1.5× by a neighbour: "between
+/// 8 and 16, medium", though 8.0 I/Os were in service from qd 16 on.)
+fn little_floor_caps(
+    points: &[KneeInput],
+    iops: &[f64],
+    keep: &[bool],
+    noise: &NoiseModel,
+    peak: usize,
+    judged: &mut Judged,
+) {
+    if judged.confidence == KneeConfidence::Undecided {
+        return;
+    }
+    let r = &mut judged.range;
+    let (Some(steps), true) = (r.steps, r.above > 0) else {
+        return;
+    };
+    let Some(c) = concurrency(points, iops, peak).filter(|c| !c.not_full()) else {
+        return;
+    };
+    let (Some(u), Some(j)) = (
+        points.iter().position(|p| p.qd == c.unloaded_qd),
+        points.iter().position(|p| p.qd == r.above),
+    ) else {
+        return;
+    };
+    let low = c.in_service * (-NOISE_Z * noise.pair(peak, u)).exp();
+    if low > r.above as f64 {
+        return;
+    }
+    judged.confidence = judged.confidence.min(KneeConfidence::Low);
+    judged.why.push(format!(
+        "by Little's law the device served about {:.1} I/Os at once at qd {} (as few as {:.1} within the noise), not more than qd {}: the knee may lie at qd {} itself, its run short of the plateau for a reason of its own (a neighbour), so the range reaches down over it",
+        c.in_service, c.qd, low, r.above, r.above
     ));
     let further = (0..j).rev().find(|&i| keep[i]);
     r.above = further.map_or(0, |i| points[i].qd);
@@ -4200,6 +4246,28 @@ mod tests {
             "{}",
             k.summary
         );
+    }
+
+    #[test]
+    fn a_range_above_what_littles_law_says_is_in_service_reaches_down() {
+        // 8 servers of 1 ms, one run per depth; a neighbour slowed qd 8's run 1.5×, so qd 8
+        // falls short of the plateau and the rules name 16. From qd 16 on 8.0 I/Os were in
+        // service: the device serves 8 at once, and the knee may be at 8 itself.
+        let qds = [1, 2, 4, 8, 16, 32, 64, 128];
+        let iops = [
+            1000.0, 2000.0, 4000.0, 5333.0, 8000.0, 8000.0, 8000.0, 8000.0,
+        ];
+        let k = find_knee(&from_iops(&qds, &iops, Some(0.01)), &opts(), 1).unwrap();
+        let r = k.range.unwrap();
+        assert!(r.above < 8 && r.up_to >= Some(8), "{}", k.summary);
+        assert!(k.confidence <= Some(KneeConfidence::Low), "{}", k.summary);
+        assert!(k.why.iter().any(|w| w.contains("Little's law")), "{:?}", k.why);
+        // Not slowed: the range stays above qd 4, and Little's law adds nothing to it.
+        let iops = [
+            1000.0, 2000.0, 4000.0, 8000.0, 8000.0, 8000.0, 8000.0, 8000.0,
+        ];
+        let k = find_knee(&from_iops(&qds, &iops, Some(0.01)), &opts(), 1).unwrap();
+        assert!(!k.why.iter().any(|w| w.contains("Little's law")), "{:?}", k.why);
     }
 
     #[test]
