@@ -4261,13 +4261,21 @@ mod tests {
         let r = k.range.unwrap();
         assert!(r.above < 8 && r.up_to >= Some(8), "{}", k.summary);
         assert!(k.confidence <= Some(KneeConfidence::Low), "{}", k.summary);
-        assert!(k.why.iter().any(|w| w.contains("Little's law")), "{:?}", k.why);
+        assert!(
+            k.why.iter().any(|w| w.contains("Little's law")),
+            "{:?}",
+            k.why
+        );
         // Not slowed: the range stays above qd 4, and Little's law adds nothing to it.
         let iops = [
             1000.0, 2000.0, 4000.0, 8000.0, 8000.0, 8000.0, 8000.0, 8000.0,
         ];
         let k = find_knee(&from_iops(&qds, &iops, Some(0.01)), &opts(), 1).unwrap();
-        assert!(!k.why.iter().any(|w| w.contains("Little's law")), "{:?}", k.why);
+        assert!(
+            !k.why.iter().any(|w| w.contains("Little's law")),
+            "{:?}",
+            k.why
+        );
     }
 
     #[test]
