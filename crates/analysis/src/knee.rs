@@ -2579,13 +2579,19 @@ fn short_of_plateau_caps(
 
 /// One run's σ of ln IOPS from the pooled deviations, at its 95 % upper bound.
 fn pooled_run_noise(noise: &NoiseModel) -> Option<f64> {
-    use statrs::distribution::{ChiSquared, ContinuousCDF};
     let df = noise.pool_df as f64;
     if noise.pool.is_empty() || df < 1.0 {
         return None;
     }
     // The deviations are scaled to one run's variance already: their mean square is it.
     let sd = (noise.pool.iter().map(|e| e * e).sum::<f64>() / noise.pool.len() as f64).sqrt();
+    sd_upper(sd, df)
+}
+
+/// A σ estimated with `df` degrees of freedom, at its 95 % upper bound (chi-square): a σ from a
+/// few points can be half the true one by chance.
+fn sd_upper(sd: f64, df: f64) -> Option<f64> {
+    use statrs::distribution::{ChiSquared, ContinuousCDF};
     let lower = ChiSquared::new(df).ok()?.inverse_cdf(0.05);
     (lower > 0.0).then(|| sd * (df / lower).sqrt())
 }
@@ -2728,7 +2734,6 @@ fn flat_then_rise_caps(
 /// true one by chance), or the points' own noise when larger. None with fewer than 3 points:
 /// two say nothing of how far a run may stray.
 fn plausible_run_noise(iops: &[f64], noise: &NoiseModel, idx: &[usize]) -> Option<f64> {
-    use statrs::distribution::{ChiSquared, ContinuousCDF};
     if idx.len() < 3 {
         return None;
     }
@@ -2738,8 +2743,7 @@ fn plausible_run_noise(iops: &[f64], noise: &NoiseModel, idx: &[usize]) -> Optio
         .fold(0.0f64, f64::max);
     let df = (idx.len() - 1) as f64;
     let (_, sd) = ln_mean_sd(iops, idx);
-    let lower = ChiSquared::new(df).ok()?.inverse_cdf(0.05);
-    (lower > 0.0).then(|| own.max(sd * (df / lower).sqrt()))
+    sd_upper(sd, df).map(|u| own.max(u))
 }
 
 /// With one run per depth, a decided knee rests on the step into it, and one lucky run at the

@@ -3,9 +3,8 @@
 //! once, wherever below it the knee lies. A plateau needs several flat points to show through
 //! run-to-run noise; this needs one point far enough beyond the device's concurrency.
 
-use super::{KneeInput, NoiseModel, NOISE_Z};
+use super::{sd_upper, KneeInput, NoiseModel, NOISE_Z};
 use serde::{Deserialize, Serialize};
-use statrs::distribution::{ChiSquared, ContinuousCDF};
 
 /// The shallowest depth from which on, beyond the noise, at least half of the I/Os waited.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -70,13 +69,6 @@ fn fit(xy: &[(f64, f64)]) -> (f64, f64) {
     (best.1, (best.0 / df).sqrt())
 }
 
-/// σ at its 95 % upper bound from `df` degrees of freedom (a σ from a few points can be half
-/// the true one by chance).
-fn upper(sd: f64, df: f64) -> Option<f64> {
-    let lower = ChiSquared::new(df).ok()?.inverse_cdf(0.05);
-    (lower > 0.0).then(|| sd * (df / lower).sqrt())
-}
-
 /// The shallowest kept depth from which on every kept point had, beyond the noise, at least
 /// half its I/Os waiting, and whose IOPS are not below the sweep's most beyond the noise (a
 /// run slowed by something else shows fewer I/Os in service too: it must not be the
@@ -108,7 +100,7 @@ pub(super) fn waited(
         .iter()
         .filter_map(|&i| noise.sigma[i])
         .fold(0.0f64, f64::max);
-    let sigma = upper(sd, n - 2.0)?.max(own);
+    let sigma = sd_upper(sd, n - 2.0)?.max(own);
     let l0 = a.exp();
     // The point's own noise and that of the unloaded latency fitted from n points.
     let margin = NOISE_Z * sigma * (1.0 + 1.0 / n).sqrt();
