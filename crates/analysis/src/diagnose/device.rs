@@ -1264,7 +1264,7 @@ fn saturated_by_waiting(sat: &mut Saturation, k: &Knee, at: Group, w: knee::Wait
         Status::Found,
         &src,
         format!(
-            "queue saturation by a queue of {q} at the latest: {}; the device serves about {:.0} I/Os at once and a deeper queue only waits, though the sweep cannot place its knee (the sweep's knee: {})",
+            "queue saturation by a queue of {q} at the latest: {}; the device serves about {:.0} I/Os at once, so a deeper queue mostly waits; what IOPS it still gains the sweep cannot say, as it cannot place its knee (the sweep's knee: {})",
             w.text(),
             w.in_service,
             k.summary,
