@@ -407,6 +407,12 @@ pub struct LastStep {
     pub margin: f64,
     /// It gained less than the doublings before it beyond the noise: I/Os waited at `to_qd`.
     pub slower: bool,
+    /// I/Os in service at `to_qd` by Little's law (its IOPS × the unloaded latency fitted to
+    /// every point), at the 95 % upper bound of the noise: below `to_qd`, its latency rose
+    /// above the sweep's unloaded level beyond the noise too (null: no latency, too few
+    /// points, or an older document).
+    #[serde(default)]
+    pub in_service_upper: Option<f64>,
 }
 
 /// The device's concurrency by Little's law: the I/Os in service at a depth are its IOPS ×
@@ -469,7 +475,8 @@ fn concurrency(points: &[KneeInput], iops: &[f64], at: usize) -> Option<Concurre
 
 /// Drift over a sweep's runs: each run's ln IOPS moves by `per_run` with its place in the
 /// session, estimated within each point's repeats (pooled), so the curve itself does not
-/// enter it; the counterbalanced order puts every point early and late.
+/// enter it; the counterbalanced order puts every point early and late. With one run per
+/// depth, from the drift check instead: the first point measured again after the last.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Drift {
     /// IOPS change per run, percent (negative: each run slower than the last).
@@ -478,6 +485,29 @@ pub struct Drift {
     pub margin_pct: f64,
     /// Runs in the session.
     pub runs: usize,
+    /// The depth measured again at the end when the drift comes from that check (null: from
+    /// the repeats).
+    #[serde(default)]
+    pub check_qd: Option<u32>,
+}
+
+/// A sweep's drift check: with one run per depth, in depth order, a drift is the same as a
+/// curve that bends, so the first point is measured once more after the last; the two runs
+/// of one depth differ by the drift between them (and by their own noise).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DriftCheck {
+    /// The depth measured twice.
+    pub qd: u32,
+    /// Place of its first run in the session.
+    pub first_at: f64,
+    /// IOPS of its first run.
+    pub first_iops: f64,
+    /// Place of the check run.
+    pub again_at: f64,
+    /// IOPS of the check run.
+    pub again_iops: f64,
+    /// The noise of one run's mean from its intervals, as a share (null: unknown).
+    pub run_se: Option<f64>,
 }
 
 /// The depths between which the knee lies.
@@ -1051,6 +1081,7 @@ fn last_step(
         last: e.last,
         margin: e.margin,
         slower: e.kind == EdgeKind::Slower,
+        in_service_upper: waited::in_service_upper(points, iops, keep, noise, e.b),
     })
 }
 
@@ -2304,6 +2335,52 @@ fn estimate_drift(points: &[KneeInput]) -> Option<(f64, f64, usize)> {
     (beta.abs() > margin).then_some((beta, margin, runs))
 }
 
+/// Widens `range` over the depths `qds` (which other readings of the runs name), recounting
+/// its grid steps; an open range stays open.
+fn cover_depths(points: &[KneeInput], range: &mut KneeRange, qds: impl Iterator<Item = u32>) {
+    for q in qds {
+        if range.up_to.is_some_and(|u| q > u) {
+            range.up_to = Some(q);
+        }
+        if q <= range.above {
+            range.above = points
+                .iter()
+                .map(|p| p.qd)
+                .filter(|&x| x < q)
+                .max()
+                .unwrap_or(0);
+        }
+    }
+    if let Some(u) = range.up_to {
+        let steps = points
+            .iter()
+            .filter(|p| p.qd > range.above && p.qd <= u)
+            .count();
+        range.steps = Some(steps as u32);
+    }
+}
+
+/// The drift per run a drift check shows, with one run per point: None when its two runs agree
+/// within their intervals' noise. Its margin is the estimate itself: one pair cannot tell a
+/// drift from a neighbour that slowed one of its runs, so anything from none to twice as much
+/// stays possible, and a knee must hold at both ends to be decided.
+fn check_drift(points: &[KneeInput], c: &DriftCheck) -> Option<(f64, f64, usize)> {
+    let single = points
+        .iter()
+        .all(|p| p.iops_runs.len() == 1 && p.run_at.len() == 1);
+    let span = c.again_at - c.first_at;
+    if !single || span <= 0.0 || c.first_iops <= 0.0 || c.again_iops <= 0.0 {
+        return None;
+    }
+    let d = (c.again_iops / c.first_iops).ln();
+    let se = c.run_se.unwrap_or(0.0);
+    if d.abs() <= NOISE_Z * std::f64::consts::SQRT_2 * se {
+        return None;
+    }
+    let beta = d / span;
+    Some((beta, beta.abs(), c.again_at as usize + 1))
+}
+
 /// The points with a drift of `beta` (ln IOPS per run) taken out, about the session's mean
 /// place.
 fn without_drift(points: &[KneeInput], beta: f64) -> Vec<KneeInput> {
@@ -2357,27 +2434,77 @@ fn headline_qd(points: &[KneeInput], fraction: f64) -> Option<u32> {
 /// out of every run before the rules run; when the headline moves with the drift's own
 /// uncertainty (its estimate at either end of its margin), the knee is undecided.
 pub fn find_knee(points: &[KneeInput], opts: &KneeOptions, seed: u64) -> Option<Knee> {
-    let Some((beta, margin, runs)) = estimate_drift(points) else {
+    find_knee_checked(points, opts, seed, None)
+}
+
+/// [`find_knee`] with a sweep's drift check (one run per depth). A drift, estimated within
+/// repeats or shown by the check, is taken out of every run before the knee is placed, and the
+/// knee is undecided when the drift's uncertainty moves it: within its margin for repeats;
+/// for the check anywhere from none to twice the drift seen, as one pair cannot tell a drift
+/// from a neighbour that slowed one of its two runs.
+pub fn find_knee_checked(
+    points: &[KneeInput],
+    opts: &KneeOptions,
+    seed: u64,
+    check: Option<&DriftCheck>,
+) -> Option<Knee> {
+    if let Some((beta, margin, runs)) = estimate_drift(points) {
+        let fixed = without_drift(points, beta);
+        let moved = [beta - margin, beta + margin]
+            .map(|b| headline_qd(&without_drift(points, b), opts.fraction));
+        let drift = Drift {
+            per_run_pct: (beta.exp() - 1.0) * 100.0,
+            margin_pct: (margin.exp() - 1.0) * 100.0,
+            runs,
+            check_qd: None,
+        };
+        let seen = DriftSeen {
+            drift,
+            moved: moved.to_vec(),
+            fixed: None,
+        };
+        return knee_of(&fixed, opts, seed, Some(seen));
+    }
+    let Some((c, (beta, margin, runs))) =
+        check.and_then(|c| check_drift(points, c).map(|d| (c, d)))
+    else {
         return knee_of(points, opts, seed, None);
     };
-    let fixed = without_drift(points, beta);
-    let moved: Vec<Option<u32>> = [beta - margin, beta + margin]
-        .iter()
-        .map(|&b| headline_qd(&without_drift(points, b), opts.fraction))
-        .collect();
+    let moved = [beta, 2.0 * beta].map(|b| headline_qd(&without_drift(points, b), opts.fraction));
     let drift = Drift {
         per_run_pct: (beta.exp() - 1.0) * 100.0,
         margin_pct: (margin.exp() - 1.0) * 100.0,
         runs,
+        check_qd: Some(c.qd),
     };
-    knee_of(&fixed, opts, seed, Some((drift, moved)))
+    let fixed = knee_of(&without_drift(points, beta), opts, seed, None)
+        .and_then(|k| Some((k.range?, k.confidence?)));
+    knee_of(
+        points,
+        opts,
+        seed,
+        Some(DriftSeen {
+            drift,
+            moved: moved.to_vec(),
+            fixed,
+        }),
+    )
+}
+
+/// A drift over the session, for the knee: its figures, the depth the rules name at either
+/// end of its uncertainty, and with a drift check (whose runs are not corrected) where the
+/// knee lies with the drift taken out and how sure that is.
+struct DriftSeen {
+    drift: Drift,
+    moved: Vec<Option<u32>>,
+    fixed: Option<(KneeRange, KneeConfidence)>,
 }
 
 fn knee_of(
     points: &[KneeInput],
     opts: &KneeOptions,
     seed: u64,
-    drift: Option<(Drift, Vec<Option<u32>>)>,
+    drift: Option<DriftSeen>,
 ) -> Option<Knee> {
     let iops: Vec<f64> = points.iter().map(KneeInput::iops).collect();
     if !iops.iter().any(|&v| v > 0.0) {
@@ -2413,30 +2540,82 @@ fn knee_of(
     flat_then_rise_caps(points, &iops, &keep, &noise, &mut judged);
     lucky_step_caps(points, &iops, &keep, &noise, &mut judged);
     little_floor_caps(points, &iops, &keep, &noise, peak_i, &mut judged);
-    if let Some((d, moved)) = &drift {
+    if let Some(DriftSeen {
+        drift: d,
+        moved,
+        fixed,
+    }) = &drift
+    {
         flags.push(KneeFlag {
             kind: "drift".into(),
-            qd: None,
-            message: format!(
-                "IOPS drifted {:+.2} % per run ± {:.2} % over the session's {} runs (estimated within each depth's repeats, whose order puts every depth early and late): taken out of every run before the knee was placed",
-                d.per_run_pct, d.margin_pct, d.runs
-            ),
+            qd: d.check_qd,
+            message: match d.check_qd {
+                None => format!(
+                    "IOPS drifted {:+.2} % per run ± {:.2} % over the session's {} runs (estimated within each depth's repeats, whose order puts every depth early and late): taken out of every run before the knee was placed",
+                    d.per_run_pct, d.margin_pct, d.runs
+                ),
+                Some(q) => format!(
+                    "drift check: qd {q} measured again after the last depth differs from its first run beyond its noise: {:+.2} % per run over the session's {} runs, or a neighbour that slowed one of the two; the knee is placed on the runs as measured, and holds only if it stays with that drift taken out and with twice it",
+                    d.per_run_pct, d.runs
+                ),
+            },
         });
         let here = Some(points[k].qd);
         if judged.confidence != KneeConfidence::Undecided && moved.iter().any(|m| *m != here) {
             judged.confidence = KneeConfidence::Undecided;
             let name = |m: &Option<u32>| m.map_or("none".to_string(), |q| format!("qd {q}"));
-            judged.why.push(format!(
-                "the drift ({:+.2} % per run ± {:.2} %) moves the knee: at either end of its margin the rules name {} and {}, not qd {}",
-                d.per_run_pct,
-                d.margin_pct,
-                name(&moved[0]),
-                name(&moved[1]),
-                points[k].qd
-            ));
-            judged
-                .decide
-                .push("a device that does not drift (or more repeats, to pin the drift)".into());
+            judged.why.push(match d.check_qd {
+                None => format!(
+                    "the drift ({:+.2} % per run ± {:.2} %) moves the knee: at either end of its margin the rules name {} and {}, not qd {}",
+                    d.per_run_pct,
+                    d.margin_pct,
+                    name(&moved[0]),
+                    name(&moved[1]),
+                    points[k].qd
+                ),
+                Some(q) => format!(
+                    "the drift check (qd {q} again at the end: {:+.2} % per run) moves the knee: with that drift taken out the rules name {}, with twice it {}, not qd {}",
+                    d.per_run_pct,
+                    name(&moved[0]),
+                    name(&moved[1]),
+                    points[k].qd
+                ),
+            });
+            judged.decide.push(match d.check_qd {
+                None => "a device that does not drift (or more repeats, to pin the drift)".into(),
+                Some(_) => "--repeat 3 (counterbalanced repeats estimate the drift), or a device that does not drift".into(),
+            });
+            if d.check_qd.is_some() {
+                cover_depths(points, &mut judged.range, moved.iter().flatten().copied());
+            }
+        }
+        if let Some((r, c)) = fixed {
+            // Where the knee lies with the drift taken out, it may lie.
+            if *c == KneeConfidence::Undecided && judged.confidence != KneeConfidence::Undecided {
+                judged.confidence = KneeConfidence::Undecided;
+                judged.why.push(format!(
+                    "with the drift check's drift taken out the knee is undecided ({})",
+                    r.text()
+                ));
+            }
+            if *c < judged.confidence {
+                judged.confidence = *c;
+                judged.why.push(format!(
+                    "with the drift check's drift taken out the knee lies {} at {} confidence",
+                    r.text(),
+                    c.word()
+                ));
+            }
+            match r.up_to {
+                None => {
+                    judged.range.up_to = None;
+                    judged.range.steps = None;
+                }
+                Some(u) => {
+                    let low = points.iter().map(|p| p.qd).find(|&q| q > r.above);
+                    cover_depths(points, &mut judged.range, low.into_iter().chain([u]));
+                }
+            }
         }
     }
 
@@ -2470,7 +2649,7 @@ fn knee_of(
         why: judged.why,
         decide: judged.decide,
         concurrency: concurrency(points, &iops, peak_i),
-        drift: drift.map(|d| d.0),
+        drift: drift.map(|d| d.drift),
         last_step: last_step(points, &iops, &keep, &noise),
         beyond_range: beyond_range(points, &iops, &keep, &noise, judged.range.up_to),
         waited: waited::waited(points, &iops, &keep, &noise),
@@ -4340,6 +4519,80 @@ mod tests {
             })
             .collect();
         assert!(find_knee(&blind, &opts(), 1).unwrap().drift.is_none());
+    }
+
+    #[test]
+    fn a_drift_check_makes_a_knee_the_drift_moves_undecided_and_covers_both() {
+        // 40 servers of 1 ms, one run per depth in depth order, each run 10 % slower than the
+        // last: the deeper points carry more of the drift, so the curve bends early (qd 32 to
+        // 64 gains 14 %, not 25 %). qd 1 run again at the end (place 9) shows it: 1 / 1.1^9 of
+        // its first run.
+        let qds = [1u32, 2, 4, 8, 16, 32, 64, 128, 256];
+        let pts: Vec<KneeInput> = qds
+            .iter()
+            .enumerate()
+            .map(|(i, &qd)| {
+                let iops = 1000.0 * (qd.min(40)) as f64 / 1.1f64.powi(i as i32);
+                KneeInput {
+                    qd,
+                    iops_runs: vec![iops],
+                    latency_mean_ns: Some(qd as f64 / iops * 1e9),
+                    run_se: Some(0.002),
+                    run_at: vec![i as f64],
+                    ..Default::default()
+                }
+            })
+            .collect();
+        let blind = find_knee(&pts, &opts(), 1).unwrap();
+        let check = DriftCheck {
+            qd: 1,
+            first_at: 0.0,
+            first_iops: 1000.0,
+            again_at: 9.0,
+            again_iops: 1000.0 / 1.1f64.powi(9),
+            run_se: Some(0.002),
+        };
+        let k = find_knee_checked(&pts, &opts(), 1, Some(&check)).unwrap();
+        let d = k.drift.expect("the check's drift");
+        assert_eq!(d.check_qd, Some(1));
+        assert!(
+            (d.per_run_pct - (1.0 / 1.1 - 1.0) * 100.0).abs() < 1e-9,
+            "{d:?}"
+        );
+        assert_eq!(d.runs, 10);
+        assert!(has_flag(&k, "drift", Some(1)), "{:?}", k.flags);
+        // Without the check the drift's bend is the knee: qd 32, short of the model's 40.
+        assert_eq!(blind.qd, 32, "{}", blind.summary);
+        assert_ne!(
+            blind.confidence,
+            Some(KneeConfidence::Undecided),
+            "{}",
+            blind.summary
+        );
+        // With it, placed on the runs as measured (the pair may be a neighbour's, not a
+        // drift): the same depth, but with the drift taken out the rules name 64 (the model's
+        // knee lies between 32 and 64), so it is undecided and its range covers both.
+        assert_eq!(
+            headline_qd(&without_drift(&pts, (1.0f64 / 1.1).ln()), 0.9),
+            Some(64)
+        );
+        assert_eq!(k.qd, 32, "{}", k.summary);
+        assert_eq!(
+            k.confidence,
+            Some(KneeConfidence::Undecided),
+            "{}",
+            k.summary
+        );
+        let r = k.range.unwrap();
+        assert!(r.above < 32 && r.up_to >= Some(64), "{r:?}: {}", k.summary);
+        // A check within its runs' noise claims nothing.
+        let calm = DriftCheck {
+            again_iops: 1000.0 * 1.002,
+            ..check
+        };
+        let k = find_knee_checked(&pts, &opts(), 1, Some(&calm)).unwrap();
+        assert!(k.drift.is_none());
+        assert_eq!(k.summary, blind.summary);
     }
 
     /// Battery seed 777041 (lognormal, outliers, 3 repeats): the deepest point's runs scatter

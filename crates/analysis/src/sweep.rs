@@ -8,7 +8,7 @@
 //! value in `iops_runs`. Repeats run in rounds across all points (`options.order`); every
 //! run, kept or discarded as warm-up, is listed in `sequence` in the order it ran.
 
-use crate::knee::{self, Knee, KneeInput, KneeOptions, LatencyTarget, Production};
+use crate::knee::{self, DriftCheck, Knee, KneeInput, KneeOptions, LatencyTarget, Production};
 use oio_core::document::{Envelope, Kind};
 use oio_core::histogram::{LatencyHistogram, LatencySummary};
 use oio_core::result::{DirStats, Interval, RunResult};
@@ -50,6 +50,19 @@ pub struct Sweep {
     pub sequence: Vec<SweepRun>,
 }
 
+impl Sweep {
+    /// Every result file the sweep made and keeps: its points' runs, and its drift check's,
+    /// which belongs to no point.
+    pub fn sources(&self) -> impl Iterator<Item = &str> {
+        let checks = self.sequence.iter().filter(|r| r.check);
+        self.points
+            .iter()
+            .flat_map(|p| p.sources.iter())
+            .chain(checks.filter_map(|r| r.source.as_ref()))
+            .map(String::as_str)
+    }
+}
+
 /// One run of a sweep, in the order the runs were made.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SweepRun {
@@ -73,6 +86,10 @@ pub struct SweepRun {
     pub discarded: Option<String>,
     /// Its result file (null for a discarded run: only this record is kept).
     pub source: Option<String>,
+    /// A drift check: with one run per depth, the first point measured once more after the
+    /// last, not part of its point (false in older documents).
+    #[serde(default)]
+    pub check: bool,
 }
 
 /// Options of the sweep.
@@ -395,7 +412,11 @@ pub fn knee_inputs_in(points: &[&SweepPoint], sequence: &[SweepRun]) -> Vec<Knee
             .iter()
             .enumerate()
             .filter(|(_, r)| {
-                r.discarded.is_none() && r.qd == p.qd && r.bs == p.bs && r.read_pct == p.read_pct
+                r.discarded.is_none()
+                    && !r.check
+                    && r.qd == p.qd
+                    && r.bs == p.bs
+                    && r.read_pct == p.read_pct
             })
             .map(|(i, r)| (i as f64, r.iops))
             .collect();
@@ -411,6 +432,33 @@ pub fn knee_inputs_in(points: &[&SweepPoint], sequence: &[SweepRun]) -> Vec<Knee
     let mut v: Vec<KneeInput> = v.into_iter().map(|x| x.0).collect();
     v.sort_by_key(|k| k.qd);
     v
+}
+
+/// The drift check of a sweep of one run per depth: its first point's run and the same
+/// point measured again after the last, with their places in the session (None without a
+/// kept check run, or when that point has more than its one run).
+pub fn drift_check(points: &[SweepPoint], sequence: &[SweepRun]) -> Option<DriftCheck> {
+    let kept = |r: &&SweepRun| r.discarded.is_none() && r.iops > 0.0;
+    let (i1, again) = sequence
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.check && kept(r))?;
+    let same = |r: &SweepRun| r.qd == again.qd && r.bs == again.bs && r.read_pct == again.read_pct;
+    let (i0, first) = sequence
+        .iter()
+        .enumerate()
+        .find(|(_, r)| !r.check && kept(r) && same(r))?;
+    let point = points
+        .iter()
+        .find(|p| p.qd == first.qd && p.bs == first.bs && p.read_pct == first.read_pct)?;
+    (point.iops_runs.len() == 1 && i1 > i0).then(|| DriftCheck {
+        qd: first.qd,
+        first_at: i0 as f64,
+        first_iops: first.iops,
+        again_at: i1 as f64,
+        again_iops: again.iops,
+        run_se: point.interval_se_pct.map(|v| v / 100.0),
+    })
 }
 
 /// Groups points into (bs, read_pct) series in first-seen order.
@@ -435,13 +483,20 @@ pub fn analyse(s: &mut Sweep, production_qd: Option<f64>) {
         latency_target: s.options.latency_target,
     };
     let mut knees = Vec::new();
+    // A drift is the session's: the one check speaks for every series.
+    let check = drift_check(&s.points, &s.sequence);
     for (i, (bs, rp, pts)) in series(&s.points).into_iter().enumerate() {
         let inputs = knee_inputs_in(&pts, &s.sequence);
         knees.push((
             SeriesKnee {
                 bs,
                 read_pct: rp,
-                knee: knee::find_knee(&inputs, &opts, 0x6b6e_6565 + i as u64),
+                knee: knee::find_knee_checked(
+                    &inputs,
+                    &opts,
+                    0x6b6e_6565 + i as u64,
+                    check.as_ref(),
+                ),
             },
             inputs,
         ));

@@ -507,3 +507,73 @@ fn the_edges_of_seed_777160_are_right_or_undecided() {
     let start = evidence(&sat, "queue where saturation starts, at the latest");
     assert_eq!(start, Some(24.0), "{sat}");
 }
+
+/// Battery seeds 777200 and 777220 (exact on the virtual clock).
+/// - 13 servers swept once per depth, each run 5 % slower than the last and a neighbour on
+///   three of the deepest runs: a plateau from qd 8, "between qd 2 and 8" (low). The drift
+///   check (qd 1 again at the end, 27 % slower) shows the drift; with it taken out the knee may
+///   lie up to qd 16, and the range says so.
+/// - 256 servers (beyond the sweep) once per depth at 20 % jitter: a lucky qd 32 and an unlucky
+///   qd 64 made a knee "between 12 and 32" and diagnose a plateau of −6 % ± 2 % a doubling;
+///   qd 1's two runs differ by 39 %, and a plateau cannot be told at that noise.
+/// - 128 servers, 3 repeats, fine grid to 64: qd 48's runs fast, so the last step gained less
+///   than the ones before it and diagnose said "by qd 64 at the latest"; qd 64's latency is not
+///   above the sweep's unloaded level beyond the noise, so by Little's law nothing waited there.
+#[test]
+fn the_edges_of_seeds_777200_and_777220_are_right_or_undecided() {
+    let d = scratch();
+    let sim13 =
+        "servers=13,service=1000us,dist=lognormal,clock=virtual,jitter=2%,neighbour=20%:1.5,drift=5%";
+    let (v, path) = sweep(d.path(), "k13", sim13, "1,2,4,8,16,32,64", 1, 240485162);
+    let seq = v["sequence"].as_array().unwrap();
+    let last = seq.last().unwrap();
+    assert_eq!(
+        (last["qd"].as_u64(), last["check"].as_bool()),
+        (Some(1), Some(true))
+    );
+    assert_eq!(v["knee"]["drift"]["check_qd"], 1, "{}", v["knee"]);
+    let (above, up_to) = v["knee"]["range"]["above"]
+        .as_u64()
+        .zip(Some(v["knee"]["range"]["up_to"].as_u64()))
+        .unwrap();
+    assert!(
+        above < 13 && up_to.is_none_or(|u| u >= 13),
+        "{}",
+        v["knee"]["summary"]
+    );
+    let sat = saturation_finding(d.path(), &path);
+    if sat["status"] == "found" {
+        let at = evidence(&sat, "queue where saturation starts")
+            .or_else(|| evidence(&sat, "queue where saturation starts, at the latest"))
+            .unwrap();
+        assert!(at >= 0.9 * 13.0, "{sat}");
+    }
+
+    let sim256 = "servers=256,service=1000us,dist=fixed,clock=virtual,jitter=20%,neighbour=10%:2,outliers=0.1%:50";
+    let (v, path) = sweep(
+        d.path(),
+        "k256",
+        sim256,
+        "1,2,3,4,6,8,12,16,24,32,48,64",
+        1,
+        113304993,
+    );
+    assert_eq!(knee_range(&v), None, "{}", v["knee"]["summary"]);
+    let sat = saturation_finding(d.path(), &path);
+    assert_ne!(sat["status"], "found", "{sat}");
+
+    let sim128 = "servers=128,service=1000us,dist=fixed,clock=virtual,jitter=5%,neighbour=2%:5,outliers=0.1%:50";
+    let (v, path) = sweep(
+        d.path(),
+        "k128",
+        sim128,
+        "1,2,3,4,6,8,12,16,24,32,48,64",
+        3,
+        108845042,
+    );
+    assert_eq!(v["knee"]["last_step"]["slower"], true, "{}", v["knee"]);
+    let upper = v["knee"]["last_step"]["in_service_upper"].as_f64().unwrap();
+    assert!(upper >= 64.0, "{}", v["knee"]["last_step"]);
+    let sat = saturation_finding(d.path(), &path);
+    assert_ne!(sat["status"], "found", "{sat}");
+}

@@ -111,9 +111,10 @@ fn a_real_sweep_on_the_simulated_device_is_diagnosed_as_queue_saturation_at_its_
     assert_eq!(evidence(sat[0], "queue where saturation starts"), knee);
     assert!(!findings(&d, "simulated", "found").is_empty(), "{d:#}");
     assert_eq!(d["findings"][0]["status"], "found");
-    // The sweep's own run results, as a set of runs, with the adapter limit stated.
+    // The sweep's own run results, as a set of runs, with the adapter limit stated: one per
+    // depth and the drift check's second run of qd 1.
     let runs = files_named(&out, "run-");
-    assert_eq!(runs.len(), 7, "{runs:?}");
+    assert_eq!(runs.len(), 8, "{runs:?}");
     let refs: Vec<&Path> = runs.iter().map(PathBuf::as_path).collect();
     let d = diagnose_json(dir.path(), &refs, &["--queue-limit", "256"]);
     let sat = findings(&d, "queue_saturation", "found");
@@ -421,8 +422,8 @@ fn mixed_directories_are_named_apart_and_simulated_runs_feed_no_device_finding()
             )
         })
         .collect();
-    // depths (3 runs), three rates, randwrite, real (2 runs), and the sweep (its 6 runs are
-    // its own, not diagnosed again).
+    // depths (3 runs), three rates, randwrite, real (2 runs), and the sweep (its 6 runs and
+    // its drift check's are its own, not diagnosed again).
     assert_eq!(
         kinds,
         [

@@ -272,7 +272,7 @@ impl<R: PointRunner> Points<'_, R> {
             .enumerate()
         {
             for i in round {
-                if !self.repeat(&mut slots[i], first + r as u32)? {
+                if !self.repeat(&mut slots[i], first + r as u32, false)? {
                     let measured = slots.into_iter().filter(|s| !s.runs.is_empty());
                     return Ok((measured.map(|s| self.point(s)).collect(), false));
                 }
@@ -282,11 +282,35 @@ impl<R: PointRunner> Points<'_, R> {
         Ok((slots.into_iter().map(|s| self.point(s)).collect(), true))
     }
 
-    /// One repeat of a slot in round `round` (from 0), rerun while it drifts beyond the
-    /// steady-state bound; false when the runner said stop.
-    fn repeat(&mut self, slot: &mut Slot<R::Run>, round: u32) -> Result<bool> {
+    /// With one run per depth, in depth order, a drift bends the curve like a knee: the
+    /// first point runs once more after the last (its own seed, as a repeat's), and the
+    /// knee reads the drift from the two. False when the runner said stop.
+    fn check(&mut self) -> Result<bool> {
         let plan = self.plan;
-        let rep = round % plan.repeat.max(1);
+        let (Some(&qd), Some(bs), Some(rp)) = (
+            plan.qd.first(),
+            plan.bs_axis().into_iter().next(),
+            plan.read_axis().into_iter().next(),
+        ) else {
+            return Ok(true);
+        };
+        let mut slot = Slot::new(plan, qd, bs.as_ref(), rp)?;
+        slot.label = format!("{}, drift check", slot.label);
+        let go_on = self.repeat(&mut slot, self.rounds_done, true)?;
+        self.rounds_done += 1;
+        Ok(go_on)
+    }
+
+    /// One repeat of a slot in round `round` (from 0), rerun while it drifts beyond the
+    /// steady-state bound; false when the runner said stop. A drift check's run takes the
+    /// seed of a repeat of its own.
+    fn repeat(&mut self, slot: &mut Slot<R::Run>, round: u32, check: bool) -> Result<bool> {
+        let plan = self.plan;
+        let rep = if check {
+            round
+        } else {
+            round % plan.repeat.max(1)
+        };
         let label = if plan.repeat > 1 {
             format!("{}, round {}/{}", slot.label, rep + 1, plan.repeat)
         } else {
@@ -321,6 +345,7 @@ impl<R: PointRunner> Points<'_, R> {
                 drift_pct: drift,
                 discarded: None,
                 source: None,
+                check,
             };
             let cancelled = self.runner.cancelled();
             if !(ok || tries >= u64::from(plan.steady_max_runs) || cancelled) {
@@ -501,10 +526,12 @@ pub fn run<R: PointRunner>(plan: &SweepPlan, runner: &mut R, timestamp: String) 
             plan.order.name()
         ));
     }
+    // One run per depth: a drift check after the grid (see `Points::check`).
+    let check = plan.repeat == 1 && plan.qd.len() >= 3;
     let mut pts = Points {
         plan,
         runner,
-        total: bss.len() * rps.len() * plan.qd.len() * plan.repeat as usize,
+        total: bss.len() * rps.len() * plan.qd.len() * plan.repeat as usize + usize::from(check),
         done: 0,
         rounds_done: 0,
         engine: String::new(),
@@ -512,6 +539,9 @@ pub fn run<R: PointRunner>(plan: &SweepPlan, runner: &mut R, timestamp: String) 
         sequence: Vec::new(),
     };
     let (points, mut complete) = pts.measure(slots)?;
+    if check && complete {
+        complete = pts.check()?;
+    }
     let mut doc = document(plan, timestamp, points);
     // The knee reads each run's place in the session (the drift), so the sequence first.
     doc.sequence = pts.sequence.clone();
@@ -755,6 +785,64 @@ mod tests {
             .collect();
         let ran: Vec<u32> = doc.sequence.iter().map(|r| r.qd).collect();
         assert_eq!(ran, expected);
+    }
+
+    #[test]
+    fn one_run_per_depth_ends_with_a_drift_check_that_finds_a_drift() {
+        // Each run 5 % slower than the last (drift counts every drifting run this process
+        // starts, so the levels are read from the runs, not assumed): the first depth runs
+        // again after the last, with a seed of its own, not counted in its point.
+        let d = tempfile::tempdir().unwrap();
+        let p = plan(
+            d.path(),
+            "servers=2,service=1ms,dist=fixed,clock=virtual,drift=5%",
+            &[1, 2, 4, 8],
+            1,
+        );
+        let (out, doc) = run(&p);
+        let ran: Vec<(u32, u32, bool)> = doc
+            .sequence
+            .iter()
+            .map(|r| (r.qd, r.round, r.check))
+            .collect();
+        assert_eq!(
+            ran,
+            [
+                (1, 1, false),
+                (2, 1, false),
+                (4, 1, false),
+                (8, 1, false),
+                (1, 2, true)
+            ]
+        );
+        assert_eq!(out.runs.len(), 5, "the check run is stored like the others");
+        assert_ne!(doc.sequence[4].seed, doc.sequence[0].seed);
+        let first = &doc.points[0];
+        assert_eq!((first.qd, first.iops_runs.len()), (1, 1));
+        // The check ran 4 runs after the first, each at least 5 % slower (at least: drift
+        // follows every drifting run the process starts, a parallel test's too).
+        let ratio = doc.sequence[4].iops / doc.sequence[0].iops;
+        assert!(ratio < 1.05f64.powi(-4) + 1e-3, "{ratio}");
+        let k = doc.knee.unwrap();
+        let drift = k.drift.expect("the check's drift");
+        assert_eq!(drift.check_qd, Some(1));
+        let per_run = 100.0 * (ratio.powf(0.25) - 1.0);
+        assert!((drift.per_run_pct - per_run).abs() < 0.01, "{drift:?}");
+        // One pair cannot tell a drift from a neighbour: the margin is the estimate itself.
+        assert!((drift.margin_pct - (1.0 / (1.0 + per_run / 100.0) - 1.0) * 100.0).abs() < 0.01);
+        assert!(k.flags.iter().any(|f| f.kind == "drift" && f.qd == Some(1)));
+        // Repeats estimate the drift themselves: no check run.
+        let (_, doc) = run(&SweepPlan {
+            repeat: 2,
+            ..p.clone()
+        });
+        assert!(doc.sequence.iter().all(|r| !r.check));
+        // Neither does a sweep of two depths, which has no curve to bend.
+        let (_, doc) = run(&SweepPlan {
+            qd: vec![1, 2],
+            ..p
+        });
+        assert_eq!(doc.sequence.len(), 2);
     }
 
     #[test]

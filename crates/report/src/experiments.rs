@@ -211,12 +211,7 @@ type Section = (String, bool, Option<ExperimentKey>);
 /// Groups the report's runs into experiments, in the order they first appear.
 pub fn group(report: &Report) -> Vec<Experiment> {
     // Runs a sweep already shows.
-    let swept: Vec<&str> = report
-        .sweeps
-        .iter()
-        .flat_map(|s| s.doc.points.iter().flat_map(|p| p.sources.iter()))
-        .map(String::as_str)
-        .collect();
+    let swept: Vec<&str> = report.sweeps.iter().flat_map(|s| s.doc.sources()).collect();
     // Runs a fleet section shows beside their merged result.
     let fleet = crate::fleet::claimed_runs(report);
     let mut order: Vec<Section> = Vec::new();

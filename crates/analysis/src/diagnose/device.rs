@@ -1204,7 +1204,14 @@ fn inside_last_doubling(sat: &Saturation, k: &Knee) -> Option<Group> {
         let dx = (l.to_qd.max(1) as f64 / l.from_qd.max(1) as f64).ln();
         // The shift may lower the last step and raise the ones before it.
         let beyond_drift = dx > 0.0 && l.before - l.last - l.margin > 2.0 * shift / dx;
-        l.slower && at_top(l.to_qd) && beyond_drift
+        // The step is judged against its neighbours' points, whose luck it shares; the
+        // deepest latency must also stand above the whole sweep's unloaded level (Little's
+        // law), or a lucky point before the step made it. (Battery seed 777220: 128 servers,
+        // fine grid to 64, 3 repeats: qd 48's runs fast, "by qd 64 at the latest".)
+        let waited = l
+            .in_service_upper
+            .is_some_and(|u| u * shift.exp() < l.to_qd as f64);
+        l.slower && at_top(l.to_qd) && beyond_drift && waited
     });
     let only = k.why.len() == 1 && !k.flags.iter().any(|x| x.kind == "unsteady_point");
     (knee_undecided(k) && slower && only && repeated(k)).then(|| top.clone())
@@ -1219,8 +1226,13 @@ fn flat_beyond_range(sat: &Saturation, k: &Knee) -> Option<(Group, knee::BeyondR
         .groups
         .iter()
         .find(|g| (g.queue - b.from_qd as f64).abs() < 0.5)?;
-    // Flat beyond the noise already (the knee's own test); the drift's reach comes on top.
-    let shift = drift_shift(k)?;
+    // Flat beyond the noise already (the knee's own test); the drift's reach comes on top,
+    // and with one run per depth so does what its drift check's two runs differ by: a
+    // plateau claims less than 15 % a doubling, and runs that stray that far can hide it.
+    // (Battery seed 777200: 256 servers, one run per depth, 20 % jitter: a lucky qd 32 and
+    // an unlucky qd 64 made a plateau of −6 % ± 2 % a doubling while qd 1's two runs
+    // differed by 39 %.)
+    let shift = drift_shift(k)? + check_shift(k);
     let doublings = (b.to_qd.max(1) as f64 / b.from_qd.max(1) as f64).log2();
     let rise = (1.0 + (b.per_doubling_pct + b.margin_pct.unwrap_or(0.0)) / 100.0)
         .max(1e-9)
@@ -1293,13 +1305,28 @@ fn saturated_by_waiting(sat: &mut Saturation, k: &Knee, at: Group, w: knee::Wait
 
 /// The most a drift taken out of the runs can still move one depth's mean IOPS against
 /// another's, in ln IOPS: its per-run margin over the whole session (counterbalanced depths
-/// are spread over it, so this is the worst case). 0 without a drift; None when one was
-/// flagged without its figures (an older document).
+/// are spread over it, so this is the worst case). 0 without a drift, or with one a drift
+/// check showed (one run per depth): the knee was tested from none to twice it and made
+/// undecided where that moved it, and the one-run rules here carry their own allowance for a
+/// fall in depth order; None when one was flagged without its figures (an older document).
 fn drift_shift(k: &Knee) -> Option<f64> {
     match k.drift {
+        Some(d) if d.check_qd.is_some() => Some(0.0),
         Some(d) => Some(d.margin_pct.abs() / 100.0 * d.runs.saturating_sub(1) as f64),
         None if k.flags.iter().any(|x| x.kind == "drift") => None,
         None => Some(0.0),
+    }
+}
+
+/// What a sweep's drift check's two runs of one depth differ by, in ln IOPS (0 without one):
+/// a drift over the session or one run's own noise, either of which a depth's single run
+/// may carry.
+fn check_shift(k: &Knee) -> f64 {
+    match k.drift {
+        Some(d) if d.check_qd.is_some() => {
+            (1.0 + d.per_run_pct / 100.0).max(1e-9).ln().abs() * d.runs.saturating_sub(1) as f64
+        }
+        _ => 0.0,
     }
 }
 

@@ -79,11 +79,7 @@ pub(crate) fn build<'a>(inputs: &'a Inputs, notes: &mut Vec<String>) -> Vec<Grou
     }
     let claimed_by = |s: &Sweep| -> Vec<NamedRun<'a>> {
         runs.iter()
-            .filter(|(n, _)| {
-                s.points
-                    .iter()
-                    .any(|p| p.sources.iter().any(|src| same_file(n, src)))
-            })
+            .filter(|(n, _)| s.sources().any(|src| same_file(n, src)))
             .copied()
             .collect()
     };

@@ -69,17 +69,18 @@ fn fit(xy: &[(f64, f64)]) -> (f64, f64) {
     (best.1, (best.0 / df).sqrt())
 }
 
-/// The shallowest kept depth from which on every kept point had, beyond the noise, at least
-/// half its I/Os waiting, and whose IOPS are not below the sweep's most beyond the noise (a
-/// run slowed by something else shows fewer I/Os in service too: it must not be the
-/// evidence). None without latency, with fewer than [`MIN_POINTS`] points, or when no depth
-/// shows it.
-pub(super) fn waited(
-    points: &[KneeInput],
-    iops: &[f64],
-    keep: &[bool],
-    noise: &NoiseModel,
-) -> Option<Waited> {
+/// The latency fit over the kept points with latency: their indices, the unloaded latency
+/// (ns), the σ of a point's ln IOPS to allow for, and the 95 % margin of one point's I/Os in
+/// service (its own noise and that of the unloaded latency fitted from n points). None with
+/// fewer than [`MIN_POINTS`] points.
+struct Fitted {
+    idx: Vec<usize>,
+    l0: f64,
+    sigma: f64,
+    margin: f64,
+}
+
+fn fitted(points: &[KneeInput], iops: &[f64], keep: &[bool], noise: &NoiseModel) -> Option<Fitted> {
     let idx: Vec<usize> = (0..points.len())
         .filter(|&i| keep[i] && iops[i] > 0.0)
         .filter(|&i| points[i].latency_mean_ns.is_some_and(|l| l > 0.0))
@@ -101,9 +102,45 @@ pub(super) fn waited(
         .filter_map(|&i| noise.sigma[i])
         .fold(0.0f64, f64::max);
     let sigma = sd_upper(sd, n - 2.0)?.max(own);
-    let l0 = a.exp();
-    // The point's own noise and that of the unloaded latency fitted from n points.
-    let margin = NOISE_Z * sigma * (1.0 + 1.0 / n).sqrt();
+    Some(Fitted {
+        idx,
+        l0: a.exp(),
+        sigma,
+        margin: NOISE_Z * sigma * (1.0 + 1.0 / n).sqrt(),
+    })
+}
+
+/// I/Os in service at point `i` by Little's law (its IOPS × the fitted unloaded latency) at
+/// the 95 % upper bound of its noise: below the point's depth, some of its I/Os waited beyond
+/// the noise. None when the fit cannot be made.
+pub(super) fn in_service_upper(
+    points: &[KneeInput],
+    iops: &[f64],
+    keep: &[bool],
+    noise: &NoiseModel,
+    i: usize,
+) -> Option<f64> {
+    let f = fitted(points, iops, keep, noise)?;
+    Some(iops[i] * f.l0 / 1e9 * f.margin.exp())
+}
+
+/// The shallowest kept depth from which on every kept point had, beyond the noise, at least
+/// half its I/Os waiting, and whose IOPS are not below the sweep's most beyond the noise (a
+/// run slowed by something else shows fewer I/Os in service too: it must not be the
+/// evidence). None without latency, with fewer than [`MIN_POINTS`] points, or when no depth
+/// shows it.
+pub(super) fn waited(
+    points: &[KneeInput],
+    iops: &[f64],
+    keep: &[bool],
+    noise: &NoiseModel,
+) -> Option<Waited> {
+    let Fitted {
+        idx,
+        l0,
+        sigma,
+        margin,
+    } = fitted(points, iops, keep, noise)?;
     let top = idx.iter().map(|&i| iops[i]).fold(0.0f64, f64::max);
     let half_waited = |i: usize| {
         let q = points[i].qd as f64;

@@ -170,6 +170,16 @@ fn print_sequence(out: &mut impl Write, doc: &Sweep) -> anyhow::Result<()> {
             }
         )?;
     }
+    if let Some(c) = sweep::drift_check(&doc.points, &doc.sequence) {
+        writeln!(
+            out,
+            "drift check: qd {} measured again after the last depth: {} IOPS against {} in its first run ({:+.1} %)",
+            c.qd,
+            format_count(c.again_iops),
+            format_count(c.first_iops),
+            100.0 * (c.again_iops / c.first_iops - 1.0)
+        )?;
+    }
     for r in &doc.sequence {
         if let Some(why) = &r.discarded {
             writeln!(
