@@ -1449,7 +1449,18 @@ fn open_above_second_deepest(sat: &Saturation, k: &Knee) -> Option<f64> {
     // Only when that is all the knee is undecided about: a second reason (resamples spread
     // wide, an unsteady point) may have made the last step's rise itself.
     let only = k.why.len() == 1 && !k.flags.iter().any(|x| x.kind == "unsteady_point");
-    (knee_undecided(k) && only && (second - r.above as f64).abs() < 0.5).then_some(r.above as f64)
+    // With one run per depth a run may stray as far as the drift check's two runs of one
+    // depth differ: a rise no larger is no sign the top still rises. (Battery seed 777250: 27
+    // servers drifting 5 % a run, qd 32's run slowed 1.5× by a neighbour, "no saturation up
+    // to 32" from a last step of +43 % while qd 1's two runs differed by 53 %.)
+    let shift = check_shift(k);
+    let beyond_check = shift == 0.0
+        || k.last_step.is_some_and(|l| {
+            let dx = (l.to_qd.max(1) as f64 / l.from_qd.max(1) as f64).ln();
+            (l.last - knee::SATURATION_ELASTICITY) * dx > shift
+        });
+    let at_second = (second - r.above as f64).abs() < 0.5;
+    (knee_undecided(k) && only && at_second && beyond_check).then_some(r.above as f64)
 }
 
 /// Whether the knee itself says it cannot be placed (then nothing is placed against it).
