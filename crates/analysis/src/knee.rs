@@ -2590,21 +2590,20 @@ fn knee_of(
             }
         }
         if let Some((r, c)) = fixed {
-            // Where the knee lies with the drift taken out, it may lie.
-            if *c == KneeConfidence::Undecided && judged.confidence != KneeConfidence::Undecided {
-                judged.confidence = KneeConfidence::Undecided;
-                judged.why.push(format!(
-                    "with the drift check's drift taken out the knee is undecided ({})",
-                    r.text()
-                ));
-            }
+            // Where the knee lies with the drift taken out, it may lie, as surely as that.
             if *c < judged.confidence {
                 judged.confidence = *c;
-                judged.why.push(format!(
-                    "with the drift check's drift taken out the knee lies {} at {} confidence",
-                    r.text(),
-                    c.word()
-                ));
+                judged.why.push(match c {
+                    KneeConfidence::Undecided => format!(
+                        "with the drift check's drift taken out the knee is undecided ({})",
+                        r.text()
+                    ),
+                    _ => format!(
+                        "with the drift check's drift taken out the knee lies {} at {} confidence",
+                        r.text(),
+                        c.word()
+                    ),
+                });
             }
             match r.up_to {
                 None => {
